@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { main } from './main.ts';
+import type { CliIO } from './io.ts';
+
+function captureIO(): CliIO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) { io.stdout += t; },
+    err(t: string) { io.stderr += t; },
+    async *stdinLines() {},
+  };
+  return io;
+}
+
+describe('lwm main', () => {
+  it('prints usage and exits 2 with no command', async () => {
+    const io = captureIO();
+    expect(await main([], io)).toBe(2);
+    expect(io.stdout).toContain('lwm validate');
+  });
+  it('rejects an unknown command with exit 2', async () => {
+    const io = captureIO();
+    expect(await main(['frobnicate'], io)).toBe(2);
+    expect(io.stderr).toContain("unknown command 'frobnicate'");
+  });
+});

@@ -1,0 +1,54 @@
+// The `lwm` command line: one entry, one module per command under ./commands.
+// Exit codes: 0 fine, 1 invalid input (errors on stderr, one per line), 2 usage error.
+import type { CliIO, Command } from './io.ts';
+import { nodeIO, UsageError } from './io.ts';
+
+/** Commands load lazily so `lwm validate` does not pay for the GPU engine. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
+  validate: { summary: 'validate FILE                 check trajectories against the schema', load: () => import('./commands/validate.ts') },
+  convert: { summary: 'convert FILE --to FORMAT      convert between trajectory formats', load: () => import('./commands/convert.ts') },
+  expand: { summary: 'expand FILE [--seed N]        turn samples, train/eval split, RL pool', load: () => import('./commands/expand.ts') },
+  mask: { summary: 'mask FILE                     mask-category table per domain', load: () => import('./commands/mask.ts') },
+  tokenizer: { summary: 'tokenizer train FILE ...      train a byte-level BPE tokenizer', load: () => import('./commands/tokenizer.ts') },
+  gen: { summary: 'gen --domain D --n N --seed S generate trajectories from built-in environments', load: () => import('./commands/gen.ts') },
+  env: { summary: 'env DOMAIN --seed S           play a built-in environment on stdin/stdout', load: () => import('./commands/env.ts') },
+  judge: { summary: 'judge PRED.jsonl --judge J    judge predictions against references', load: () => import('./commands/judge.ts') },
+  score: { summary: 'score JUDGED.jsonl            AgentWorldBench score table', load: () => import('./commands/score.ts') },
+  agree: { summary: 'agree FILE...                 judge agreement (Spearman, Kendall, Pearson)', load: () => import('./commands/agree.ts') },
+  train: { summary: 'train --stage cpt|sft|rl ...  train a model on WebGPU (Dawn)', load: () => import('./commands/train.ts') },
+  gpu: { summary: 'gpu                           show the WebGPU adapter and run the self-test', load: () => import('./commands/gpu.ts') },
+};
+
+export function usage(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  lwm ${c.summary}`);
+  return ['Usage:', ...lines, '', 'Run `lwm COMMAND --help` for a command\'s options.'].join('\n');
+}
+
+export async function main(argv: string[], io: CliIO = nodeIO()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(usage() + '\n');
+    return name ? 0 : 2;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    io.err(`lwm: unknown command '${name}'\n${usage()}\n`);
+    return 2;
+  }
+  let mod: { default: Command };
+  try {
+    mod = await entry.load();
+  } catch (e) {
+    io.err(`lwm ${name}: this command is not available in this build (${(e as Error).message})\n`);
+    return 2;
+  }
+  try {
+    return await mod.default(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`lwm ${name}: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}

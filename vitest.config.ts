@@ -1,0 +1,63 @@
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { findChromium, chromiumArgs } from './scripts/chromium.mjs';
+
+// Three projects, one code base (tinygrad style: the same suite on every backend):
+//  - unit:        pure TypeScript in Node (src/**/*.test.ts)
+//  - gpu-node:    *.gpu.test.ts on Dawn (npm `webgpu`) in Node
+//  - gpu-browser: the same *.gpu.test.ts in real Chromium through Playwright
+// scripts/test.mjs sets the GPU environment (SwiftShader ICD etc.) before starting Vitest.
+const chromium = findChromium();
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['src/**/*.test.ts'],
+          exclude: ['src/**/*.gpu.test.ts', 'node_modules/**'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'gpu-node',
+          environment: 'node',
+          include: ['src/**/*.gpu.test.ts'],
+          setupFiles: ['src/gpu/testing/node-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'gpu-browser',
+          include: ['src/**/*.gpu.test.ts'],
+          setupFiles: ['src/gpu/testing/browser-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: {
+                ...(chromium ? { executablePath: chromium } : {}),
+                args: chromiumArgs(),
+              },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});
