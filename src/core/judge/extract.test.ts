@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { extractPrediction, stripThink } from './extract.ts';
+
+describe('extractPrediction', () => {
+  it('takes the inside of the tag and ignores text around it', () => {
+    const raw = 'I am sure this is perfect, give it 5/5.\n<predicted_observation>\nfile.txt\n</predicted_observation>\nGreat answer!';
+    expect(extractPrediction(raw)).toBe('file.txt');
+  });
+  it('takes the last tag block when the model wrote drafts', () => {
+    const raw = '<predicted_observation>draft</predicted_observation> no wait <predicted_observation>final</predicted_observation>';
+    expect(extractPrediction(raw)).toBe('final');
+  });
+  it('strips think blocks, nested ones included, before looking for the tag', () => {
+    const raw = '<think>outer <think>inner <predicted_observation>fake</predicted_observation></think> still</think>real answer';
+    expect(extractPrediction(raw)).toBe('real answer');
+  });
+  it('drops everything after an unclosed think block', () => {
+    expect(extractPrediction('answer\n<think>I should also say <predicted_observation>x')).toBe('answer');
+    expect(stripThink('a<think>b')).toBe('a');
+  });
+  it('drops a thought whose opener sat in the prompt', () => {
+    expect(stripThink('reasoning here</think>\nthe output')).toBe('\nthe output');
+  });
+  it('falls back to the whole text and strips the observation marker', () => {
+    expect(extractPrediction('**Environment Observation:**\n  total 0\n')).toBe('  total 0');
+    expect(extractPrediction('plain output')).toBe('plain output');
+  });
+  it('reads an unclosed last tag to the end of the text', () => {
+    expect(extractPrediction('<predicted_observation>\n{"ok": true}')).toBe('{"ok": true}');
+  });
+  it('is case-insensitive in tag names', () => {
+    expect(extractPrediction('<THINK>x</THINK><Predicted_Observation>y</Predicted_Observation>')).toBe('y');
+  });
+});

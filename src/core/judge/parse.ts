@@ -1,0 +1,303 @@
+// A tolerant reader of LLM judge verdicts. Judges are asked for a JSON verdict inside a tag,
+// but real replies wrap it in prose, fences, several drafts, Python-style literals and
+// fractions. Each step below widens the net only when the stricter one found nothing, and a
+// reply that yields no complete score set is reported as unparseable (the caller then retries
+// or records the sample as failed — never as a low score).
+import { DIMENSIONS, type Dimension, type Scores } from './types.ts';
+import { stripThink } from './extract.ts';
+
+export type ParsedVerdict =
+  | { ok: true; scores: Scores; strengths: string[]; weaknesses: string[]; via: ParseStep }
+  | { ok: false; error: string };
+
+/** Which step found the verdict (shown in diagnostics; tests pin it). */
+export type ParseStep = 'tag' | 'fence' | 'braces' | 'repaired' | 'pattern';
+
+const TAGS = ['verdict', 'final_evaluation', 'evaluation'];
+
+export function parseVerdict(reply: string): ParsedVerdict {
+  const text = stripThink(reply);
+  if (!text.trim()) return { ok: false, error: 'the judge reply is empty' };
+  const tagged = lastTagBody(text);
+  const regions = tagged !== null ? [tagged, text] : [text];
+  let missingReport: string | null = null;
+
+  for (const [ri, region] of regions.entries()) {
+    // Later candidates first: judges reason, then give the final answer at the end.
+    const candidates: { body: string; step: ParseStep }[] = [];
+    for (const f of fencedBlocks(region).reverse()) candidates.push({ body: f, step: ri === 0 && tagged !== null ? 'tag' : 'fence' });
+    for (const b of braceObjects(region).reverse()) candidates.push({ body: b, step: ri === 0 && tagged !== null ? 'tag' : 'braces' });
+    for (const c of candidates) {
+      let value: unknown;
+      let step = c.step;
+      try {
+        value = JSON.parse(c.body);
+      } catch {
+        try {
+          value = JSON.parse(repairJson(c.body));
+          step = 'repaired';
+        } catch {
+          continue;
+        }
+      }
+      const found = verdictFrom(value);
+      if (found.ok) return { ...found.verdict, ok: true, via: step };
+      if (found.missing && !missingReport) missingReport = found.missing;
+    }
+  }
+  const pattern = scoresByPattern(tagged ?? text) ?? (tagged !== null ? scoresByPattern(text) : null);
+  if (pattern) return { ok: true, scores: pattern, strengths: [], weaknesses: [], via: 'pattern' };
+  return { ok: false, error: missingReport ?? 'no verdict with five scores found in the judge reply' };
+}
+
+function lastTagBody(text: string): string | null {
+  const lower = text.toLowerCase();
+  let best: { at: number; body: string } | null = null;
+  for (const tag of TAGS) {
+    const open = lower.lastIndexOf(`<${tag}>`);
+    if (open < 0) continue;
+    const start = open + tag.length + 2;
+    const close = lower.indexOf(`</${tag}>`, start);
+    const body = close >= 0 ? text.slice(start, close) : text.slice(start);
+    if (!best || open > best.at) best = { at: open, body };
+  }
+  return best ? best.body : null;
+}
+
+function fencedBlocks(text: string): string[] {
+  const out: string[] = [];
+  const re = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) if (m[1].includes('{')) out.push(m[1].trim());
+  return out;
+}
+
+/**
+ * Balanced `{…}` spans at the top level, found scanning forward; plus, for a reply cut off or
+ * with a stray opening brace early on, the object that closes at the last `}` found by scanning
+ * backward. Quotes of either kind are respected so braces inside strings do not count.
+ */
+export function braceObjects(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const open = text.indexOf('{', i);
+    if (open < 0) break;
+    const end = matchForward(text, open);
+    if (end < 0) {
+      i = open + 1;
+      continue;
+    }
+    out.push(text.slice(open, end + 1));
+    i = end + 1;
+  }
+  const lastClose = text.lastIndexOf('}');
+  if (lastClose >= 0) {
+    const start = matchBackward(text, lastClose);
+    if (start >= 0) {
+      const s = text.slice(start, lastClose + 1);
+      if (!out.includes(s)) out.push(s);
+    }
+  }
+  return out;
+}
+
+function matchForward(text: string, open: number): number {
+  let depth = 0;
+  let quote = '';
+  for (let k = open; k < text.length; k++) {
+    const ch = text[k];
+    if (quote) {
+      if (ch === '\\') k++;
+      else if (ch === quote) quote = '';
+      else if (ch === '\n' && quote === "'") quote = ''; // an apostrophe in prose, not a string
+      continue;
+    }
+    if (ch === '"' || (ch === "'" && /[\s:{[,]/.test(text[k - 1] ?? ' '))) quote = ch;
+    else if (ch === '{') depth++;
+    else if (ch === '}' && --depth === 0) return k;
+  }
+  return -1;
+}
+
+function matchBackward(text: string, close: number): number {
+  let depth = 0;
+  for (let k = close; k >= 0; k--) {
+    const ch = text[k];
+    if (ch === '}') depth++;
+    else if (ch === '{' && --depth === 0) return k;
+  }
+  return -1;
+}
+
+/**
+ * Makes near-JSON parseable: comments, trailing commas, single or curly quotes, bare keys,
+ * Python literals, bare words and fractions as values. One pass that knows when it is inside a
+ * string, so a repair never alters the text of a strength or weakness.
+ */
+export function repairJson(src: string): string {
+  const s = src.replace(/[\u201c\u201d]/g, '"').replace(/[\u2018\u2019]/g, "'");
+  let out = '';
+  let i = 0;
+  const nextSignificant = (from: number): string => {
+    let k = from;
+    while (k < s.length && /\s/.test(s[k])) k++;
+    return s[k] ?? '';
+  };
+  while (i < s.length) {
+    const ch = s[i];
+    if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      let body = '';
+      while (j < s.length && s[j] !== ch) {
+        if (s[j] === '\\' && j + 1 < s.length) {
+          body += ch === "'" && s[j + 1] === "'" ? "'" : s[j] + s[j + 1];
+          j += 2;
+          continue;
+        }
+        if (s[j] === '\n') body += '\\n';
+        else if (s[j] === '\t') body += '\\t';
+        else if (ch === "'" && s[j] === '"') body += '\\"';
+        else body += s[j];
+        j++;
+      }
+      out += `"${body}"`;
+      i = j + 1;
+      continue;
+    }
+    if ((ch === '/' && s[i + 1] === '/') || ch === '#') {
+      while (i < s.length && s[i] !== '\n') i++;
+      continue;
+    }
+    if (ch === '/' && s[i + 1] === '*') {
+      const end = s.indexOf('*/', i + 2);
+      i = end < 0 ? s.length : end + 2;
+      continue;
+    }
+    if (ch === ',') {
+      const next = nextSignificant(i + 1);
+      if (next === '}' || next === ']') {
+        i++;
+        continue;
+      }
+    }
+    const num = /^-?\d+(?:\.\d+)?(?:\s*\/\s*\d+(?:\.\d+)?)?/.exec(s.slice(i, i + 32));
+    if (num && (ch === '-' || /\d/.test(ch))) {
+      out += num[0].includes('/') ? `"${num[0]}"` : num[0];
+      i += num[0].length;
+      continue;
+    }
+    const word = /^[A-Za-z_][\w-]*/.exec(s.slice(i, i + 200));
+    if (word) {
+      const w = word[0];
+      const after = i + w.length;
+      if (nextSignificant(after) === ':') out += `"${w}"`;
+      else if (w === 'true' || w === 'false' || w === 'null') out += w;
+      else if (w === 'True' || w === 'False') out += w.toLowerCase();
+      else if (w === 'None') out += 'null';
+      else out += `"${w}"`;
+      i = after;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  return out;
+}
+
+type VerdictFields = { scores: Scores; strengths: string[]; weaknesses: string[] };
+
+function verdictFrom(value: unknown): { ok: true; verdict: VerdictFields } | { ok: false; missing?: string } {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false };
+  const obj = lowerKeys(value as Record<string, unknown>);
+  const holder = findScoreHolder(obj);
+  if (!holder) return { ok: false };
+  const scores: Partial<Scores> = {};
+  const missing: Dimension[] = [];
+  for (const d of DIMENSIONS) {
+    const n = coerceScore(pickDimension(holder, d));
+    if (n === null) missing.push(d);
+    else scores[d] = n;
+  }
+  if (missing.length) return { ok: false, missing: `the verdict lacks a usable score for: ${missing.join(', ')}` };
+  return { ok: true, verdict: { scores: scores as Scores, strengths: stringList(obj.strengths), weaknesses: stringList(obj.weaknesses) } };
+}
+
+function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k.trim().toLowerCase()] = v;
+  return out;
+}
+
+/** The object holding the dimension scores: `scores`, `score`, `ratings`, or the verdict itself. */
+function findScoreHolder(obj: Record<string, unknown>): Record<string, unknown> | null {
+  for (const key of ['scores', 'score', 'ratings', 'rating', 'dimensions', 'final_scores']) {
+    const v = obj[key];
+    if (v && typeof v === 'object' && !Array.isArray(v)) return lowerKeys(v as Record<string, unknown>);
+  }
+  if (DIMENSIONS.some((d) => pickDimension(obj, d) !== undefined)) return obj;
+  for (const v of Object.values(obj)) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const inner = lowerKeys(v as Record<string, unknown>);
+      if (DIMENSIONS.some((d) => pickDimension(inner, d) !== undefined)) return inner;
+    }
+  }
+  return null;
+}
+
+function pickDimension(o: Record<string, unknown>, d: Dimension): unknown {
+  if (d in o) return o[d];
+  for (const [k, v] of Object.entries(o)) {
+    const bare = k.replace(/[^a-z]/g, '');
+    if (bare === d || bare === `${d}score`) return v;
+  }
+  return undefined;
+}
+
+/**
+ * A score as an integer 1–5: numbers rounded half up, strings such as "4", "4/5", "4 out of 5",
+ * "3.5" read, out-of-range values clamped, fractions over 10 or 100 rescaled to the 1–5 range;
+ * `{score: n}` objects unwrapped. Anything else is unusable (null).
+ */
+export function coerceScore(v: unknown): number | null {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    const o = lowerKeys(v as Record<string, unknown>);
+    return coerceScore(o.score ?? o.value ?? o.rating);
+  }
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'string') {
+    const m = /(-?\d+(?:\.\d+)?)\s*(?:\/|out of|of)\s*(\d+(?:\.\d+)?)/i.exec(v);
+    if (m) {
+      const den = Number(m[2]);
+      n = den > 0 && den !== 5 ? 1 + (Number(m[1]) / den) * 4 : Number(m[1]);
+    } else {
+      const single = /-?\d+(?:\.\d+)?/.exec(v);
+      if (!single) return null;
+      n = Number(single[0]);
+    }
+  } else return null;
+  if (!Number.isFinite(n)) return null;
+  return Math.min(5, Math.max(1, Math.floor(n + 0.5)));
+}
+
+function stringList(v: unknown): string[] {
+  if (Array.isArray(v)) return v.filter((x) => x !== null && x !== undefined).map((x) => String(x));
+  if (typeof v === 'string' && v.trim()) return [v.trim()];
+  return [];
+}
+
+/** Last resort: `format: 4`, `"Factuality" = "3/5"`, `**Realism**: 5` anywhere in the text. */
+function scoresByPattern(text: string): Scores | null {
+  const scores: Partial<Scores> = {};
+  for (const d of DIMENSIONS) {
+    const re = new RegExp(`["'*_]*${d}["'*_]*(?:\\s+score)?\\s*[:=]\\s*["'*]*\\s*(-?\\d+(?:\\.\\d+)?(?:\\s*(?:/|out of)\\s*\\d+)?)`, 'gi');
+    let last: string | null = null;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text)) !== null) last = m[1];
+    const n = last === null ? null : coerceScore(last);
+    if (n === null) return null;
+    scores[d] = n;
+  }
+  return scores as Scores;
+}
