@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { matmulExtents, matmulRef, type MatmulShape } from '../../reference/matmul.ts';
+import { gpuRuntime } from '../testing/runtime.ts';
+import { expectClose, randomArray } from '../testing/compare.ts';
+import { matmul, MatmulKernel } from './matmul.ts';
+
+const LAYOUTS = [
+  { name: 'A·B', transA: false, transB: false },
+  { name: 'A·Bᵀ', transA: false, transB: true },
+  { name: 'Aᵀ·B', transA: true, transB: false },
+  { name: 'Aᵀ·Bᵀ', transA: true, transB: true },
+];
+
+const SHAPES: [number, number, number][] = [
+  [1, 1, 1],
+  [17, 33, 65],
+  [64, 64, 64],
+  [3, 130, 7],
+  [68, 12, 20],
+];
+
+async function check(shape: MatmulShape, seed: number, forceScalar = false) {
+  const rt = await gpuRuntime();
+  const ext = matmulExtents(shape);
+  const a = randomArray(ext.a, seed);
+  const b = randomArray(ext.b, seed + 1);
+  const c0 = randomArray(ext.c, seed + 2);
+  const got = await matmul(rt, a, b, shape, { c: c0, forceScalar });
+  const want = matmulRef(a, b, c0.slice(), shape);
+  expectClose(got, want, 1e-4, 1e-4, `C (${JSON.stringify(shape)})`);
+}
+
+describe('matmul kernel vs reference', () => {
+  for (const layout of LAYOUTS) {
+    for (const [M, N, K] of SHAPES) {
+      it(`${layout.name} ${M}×${N}×${K}`, async () => {
+        await check({ M, N, K, transA: layout.transA, transB: layout.transB }, M * 7 + N * 3 + K);
+      });
+    }
+  }
+
+  it('picks the vec4 path only when aligned, and both paths agree', async () => {
+    const rt = await gpuRuntime();
+    const aligned = await MatmulKernel.create(rt, { M: 20, N: 36, K: 44 });
+    const odd = await MatmulKernel.create(rt, { M: 20, N: 36, K: 45 });
+    expect(aligned.variant).toBe('vec4');
+    expect(odd.variant).toBe('scalar');
+    aligned.dispose();
+    odd.dispose();
+    await check({ M: 20, N: 36, K: 44 }, 5, true);
+    await check({ M: 20, N: 36, K: 44, transA: true, transB: true }, 6);
+  });
+
+  it('batched, with a broadcast operand (stride 0), offsets and accumulation (beta = 1)', async () => {
+    await check({ M: 9, N: 10, K: 11, batch: 3 }, 11);
+    await check({ M: 8, N: 12, K: 16, batch: 4, strideB: 0, transB: true }, 12);
+    await check({ M: 5, N: 7, K: 3, batch: 2, offsetA: 3, offsetB: 1, offsetC: 2, alpha: 0.5, beta: 1 }, 13);
+    await check({ M: 16, N: 16, K: 16, batch: 2, offsetA: 4, offsetB: 8, offsetC: 4, beta: 1, transA: true }, 14);
+  });
+
+  it('leaves no buffers behind', async () => {
+    const rt = await gpuRuntime();
+    const before = rt.stats().live;
+    await check({ M: 33, N: 17, K: 9 }, 21);
+    expect(rt.stats().live).toBe(before);
+  });
+});

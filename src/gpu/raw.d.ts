@@ -1,0 +1,4 @@
+declare module '*.wgsl?raw' {
+  const text: string;
+  export default text;
+}

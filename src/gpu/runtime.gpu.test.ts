@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { ShaderCompileError } from './errors.ts';
+import { wgsl } from './shaders.ts';
+import { gpuRuntime } from './testing/runtime.ts';
+
+describe('GpuRuntime', () => {
+  it('reports the adapter and the limits training needs', async () => {
+    const rt = await gpuRuntime();
+    expect(rt.report.limits.maxStorageBufferBindingSize).toBeGreaterThanOrEqual(128 << 20);
+    expect(rt.report.limits.maxComputeInvocationsPerWorkgroup).toBeGreaterThanOrEqual(256);
+    expect(typeof rt.report.features.timestampQuery).toBe('boolean');
+    expect(rt.describe().length).toBeGreaterThan(0);
+  });
+
+  it('accounts for buffers: live count, bytes, peak, explicit release', async () => {
+    const rt = await gpuRuntime();
+    const base = rt.stats();
+    const a = rt.storage('acct.a', 1000);
+    const b = rt.storage('acct.b', new Float32Array(10));
+    let s = rt.stats();
+    expect(s.live).toBe(base.live + 2);
+    expect(s.bytes).toBe(base.bytes + 1000 + 40);
+    expect(s.byLabel.acct).toBe(1040);
+    rt.release(a, b);
+    s = rt.stats();
+    expect(s.live).toBe(base.live);
+    expect(s.bytes).toBe(base.bytes);
+    expect(s.peakBytes).toBeGreaterThanOrEqual(base.bytes + 1040);
+  });
+
+  it('round-trips data through a buffer', async () => {
+    const rt = await gpuRuntime();
+    const data = new Float32Array([1.5, -2, 3.25, 1e-20, 7]);
+    const buf = rt.storage('roundtrip', data);
+    expect(Array.from(await rt.readF32(buf))).toEqual(Array.from(data));
+    expect(Array.from(await rt.readF32(buf, 2, 2))).toEqual([3.25, 1e-20].map(Math.fround));
+    rt.release(buf);
+  });
+
+  it('names the shader file and line of a WGSL error', async () => {
+    const rt = await gpuRuntime();
+    const bad = wgsl('broken-example.wgsl', '// line 1\n@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = undefined_thing;\n}\n');
+    const err = await rt.pipeline(bad, 'main').catch((e) => e);
+    expect(err).toBeInstanceOf(ShaderCompileError);
+    expect((err as Error).message).toMatch(/shaders\/broken-example\.wgsl:4:\d+: error: .*undefined_thing/);
+  });
+
+  it('names the shader file when an entry point is missing', async () => {
+    const rt = await gpuRuntime();
+    const ok = wgsl('tiny-example.wgsl', '@compute @workgroup_size(1)\nfn main() {}\n');
+    const err = await rt.pipeline(ok, 'nope').catch((e) => e);
+    expect((err as Error).message).toContain('shaders/tiny-example.wgsl');
+    expect((err as Error).message).toContain("'nope'");
+  });
+
+  it('caches pipelines by shader, entry point and constants', async () => {
+    const rt = await gpuRuntime();
+    const src = wgsl('cache-example.wgsl', 'override X: u32 = 1u;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1)\nfn main() { o[0] = X; }\n');
+    const p1 = await rt.pipeline(src, 'main', { X: 3 });
+    const p2 = await rt.pipeline(src, 'main', { X: 3 });
+    const p3 = await rt.pipeline(src, 'main', { X: 4 });
+    expect(p1).toBe(p2);
+    expect(p3).not.toBe(p1);
+    const out = rt.storage('cache.out', 4);
+    const t = await rt.timed((enc, ts) => {
+      const pass = enc.beginComputePass({ timestampWrites: ts.first && { ...ts.first, endOfPassWriteIndex: 1 } });
+      pass.setPipeline(p3);
+      pass.setBindGroup(0, rt.bindGroup(p3, [out]));
+      pass.dispatchWorkgroups(1);
+      pass.end();
+    });
+    expect(t.wallMs).toBeGreaterThanOrEqual(0);
+    if (rt.report.features.timestampQuery) expect(t.gpuMs === null || t.gpuMs >= 0).toBe(true);
+    expect(Array.from(await rt.readU32(out))).toEqual([4]);
+    rt.release(out);
+  });
+});

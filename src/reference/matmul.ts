@@ -1,0 +1,82 @@
+// Plain-TypeScript twin of shaders/matmul.wgsl: the oracle its tests compare against.
+// Accumulates in f64 so the reference is the more accurate side of every comparison.
+
+export interface MatmulShape {
+  M: number;
+  N: number;
+  K: number;
+  batch?: number;
+  /** A is stored K×M and used transposed. */
+  transA?: boolean;
+  /** B is stored N×K and used transposed. */
+  transB?: boolean;
+  /** Elements between consecutive batch matrices; 0 broadcasts. Defaults: M*K, K*N, M*N. */
+  strideA?: number;
+  strideB?: number;
+  strideC?: number;
+  /** Element offset of the first matrix in each buffer. */
+  offsetA?: number;
+  offsetB?: number;
+  offsetC?: number;
+  alpha?: number;
+  /** 0 overwrites C; 1 accumulates into it (gradients). */
+  beta?: number;
+}
+
+export type ResolvedMatmulShape = Required<MatmulShape>;
+
+export function resolveMatmulShape(s: MatmulShape): ResolvedMatmulShape {
+  for (const [k, v] of Object.entries({ M: s.M, N: s.N, K: s.K })) {
+    if (!Number.isInteger(v) || v < 1) throw new RangeError(`matmul: ${k} must be a positive integer, got ${v}`);
+  }
+  return {
+    M: s.M,
+    N: s.N,
+    K: s.K,
+    batch: s.batch ?? 1,
+    transA: s.transA ?? false,
+    transB: s.transB ?? false,
+    strideA: s.strideA ?? s.M * s.K,
+    strideB: s.strideB ?? s.K * s.N,
+    strideC: s.strideC ?? s.M * s.N,
+    offsetA: s.offsetA ?? 0,
+    offsetB: s.offsetB ?? 0,
+    offsetC: s.offsetC ?? 0,
+    alpha: s.alpha ?? 1,
+    beta: s.beta ?? 0,
+  };
+}
+
+/** C[b] = alpha · op(A[b]) · op(B[b]) + beta · C[b], in place on `c`. */
+export function matmulRef(a: ArrayLike<number>, b: ArrayLike<number>, c: Float32Array, shape: MatmulShape): Float32Array {
+  const s = resolveMatmulShape(shape);
+  for (let bi = 0; bi < s.batch; bi++) {
+    const oa = s.offsetA + bi * s.strideA;
+    const ob = s.offsetB + bi * s.strideB;
+    const oc = s.offsetC + bi * s.strideC;
+    for (let m = 0; m < s.M; m++) {
+      for (let n = 0; n < s.N; n++) {
+        let acc = 0;
+        for (let k = 0; k < s.K; k++) {
+          const av = s.transA ? a[oa + k * s.M + m] : a[oa + m * s.K + k];
+          const bv = s.transB ? b[ob + n * s.K + k] : b[ob + k * s.N + n];
+          acc += av * bv;
+        }
+        const idx = oc + m * s.N + n;
+        c[idx] = s.alpha * acc + (s.beta !== 0 ? s.beta * c[idx] : 0);
+      }
+    }
+  }
+  return c;
+}
+
+/** Element counts each buffer must hold for `shape`. */
+export function matmulExtents(shape: MatmulShape): { a: number; b: number; c: number } {
+  const s = resolveMatmulShape(shape);
+  const last = s.batch - 1;
+  return {
+    a: s.offsetA + last * s.strideA + s.M * s.K,
+    b: s.offsetB + last * s.strideB + s.K * s.N,
+    c: s.offsetC + last * s.strideC + s.M * s.N,
+  };
+}
