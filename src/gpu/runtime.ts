@@ -51,6 +51,9 @@ const WANTED_LIMITS = [
 
 const WANTED_FEATURES: GPUFeatureName[] = ['timestamp-query', 'shader-f16', 'subgroups' as GPUFeatureName];
 
+/** A whole buffer, or a byte range of one (offset a multiple of 256). */
+export type BufferBinding = GPUBuffer | { buffer: GPUBuffer; offset: number; size: number };
+
 export type RuntimeEvent = { type: 'lost'; error: DeviceLostError } | { type: 'error'; message: string };
 
 /** Finds navigator.gpu in a page, a worker or Node (when a polyfill has set it). */
@@ -330,12 +333,15 @@ export class GpuRuntime {
     return p;
   }
 
-  /** Bind buffers to a pipeline's group 0 in binding order. */
-  bindGroup(pipeline: GPUComputePipeline, buffers: GPUBuffer[], label?: string): GPUBindGroup {
+  /**
+   * Bind buffers (or byte ranges of them) to a pipeline's group 0 in binding order. A range's
+   * offset must be a multiple of 256 bytes (minStorageBufferOffsetAlignment).
+   */
+  bindGroup(pipeline: GPUComputePipeline, buffers: BufferBinding[], label?: string): GPUBindGroup {
     return this.device.createBindGroup({
       label,
       layout: pipeline.getBindGroupLayout(0),
-      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      entries: buffers.map((b, binding) => ({ binding, resource: 'buffer' in b ? { buffer: b.buffer, offset: b.offset, size: b.size } : { buffer: b } })),
     });
   }
 
