@@ -1,0 +1,35 @@
+import { defineConfig } from '@playwright/test';
+import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
+
+// End-to-end tests drive the production build (dist/) served under a sub-path, in real
+// Chromium with WebGPU (SwiftShader on machines without a GPU). `npm test` builds first.
+const chromium = findChromium();
+const PORT = 4321;
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  timeout: 180_000,
+  expect: { timeout: 60_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}/studio/`,
+    viewport: { width: 1280, height: 800 },
+    launchOptions: {
+      ...(chromium ? { executablePath: chromium } : {}),
+      args: chromiumArgs(),
+    },
+    trace: 'off',
+    screenshot: 'only-on-failure',
+  },
+  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+  webServer: {
+    command: `node scripts/serve-dist.mjs --base /studio/ --port ${PORT}`,
+    url: `http://127.0.0.1:${PORT}/studio/`,
+    reuseExistingServer: false,
+    timeout: 30_000,
+  },
+});

@@ -1,0 +1,23 @@
+// The views the app shows, in navigation order. A view is listed only when it exists: no
+// placeholders. Heavy views are lazy so the first page stays light.
+import { lazy, type ComponentType, type LazyExoticComponent } from 'react';
+
+export interface ViewEntry {
+  /** Hash route, e.g. '/system' → '#/system'. */
+  path: string;
+  label: string;
+  /** Short description for the navigation's title attribute. */
+  title: string;
+  component: LazyExoticComponent<ComponentType> | ComponentType;
+}
+
+export const VIEWS: ViewEntry[] = [
+  {
+    path: '/system',
+    label: 'System',
+    title: 'GPU adapter, limits, memory and the kernel self-test',
+    component: lazy(() => import('./views/SystemView.tsx')),
+  },
+];
+
+export const DEFAULT_VIEW = '/system';
