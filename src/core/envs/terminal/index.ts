@@ -96,8 +96,9 @@ export class TerminalEnv implements Environment {
     const r = this.shell.run(cmd.includes('\n') ? cmd.split('\n')[0] : cmd);
     const st = new SpanText();
     for (const l of r.lines) {
-      for (const p of l.pieces) st.add(p.text, p.kind);
-      st.det('\n');
+      // The line break joins the line's last piece so same-class lines form one span.
+      l.pieces.forEach((p, i) => st.add(i === l.pieces.length - 1 ? p.text + '\n' : p.text, p.kind));
+      if (l.pieces.length === 0) st.det('\n');
       if (l.origin) l.origin.file.known[l.origin.idx] = true;
     }
     st.det(this.shell.prompt());

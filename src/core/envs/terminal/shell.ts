@@ -333,12 +333,12 @@ function namePiece(node: FsNode, text: string): Piece {
   return { text, kind: node.seen ? 'deterministic' : 'pre_existing' };
 }
 
-function lsLong(node: FsNode, name: string): Line {
+function lsLong(node: FsNode, name: string, user: string): Line {
   const p = namePiece(node, '');
   const size = nodeSize(node);
   return line(
     { text: `${node.mode} `, kind: p.kind },
-    { text: `${node.type === 'dir' ? 2 : 1} user user ${String(size).padStart(5)} ${lsDate(node.mtime)}`, kind: 'runtime_metadata' },
+    { text: `${node.type === 'dir' ? 2 : 1} ${user} ${user} ${String(size).padStart(5)} ${lsDate(node.mtime)}`, kind: 'runtime_metadata' },
     { text: ` ${name}`, kind: p.kind },
   );
 }
@@ -423,7 +423,7 @@ const COMMANDS: Record<string, CommandFn> = {
     const render = (entries: [string, FsNode][]) => {
       if (flags.has('l')) {
         out.push(line({ text: `total ${entries.reduce((s, [, n]) => s + Math.ceil(nodeSize(n) / 4096) * 4, 0)}`, kind: 'runtime_metadata' }));
-        for (const [name, n] of entries) { out.push(lsLong(n, name)); n.seen = true; }
+        for (const [name, n] of entries) { out.push(lsLong(n, name, this.cfg.user)); n.seen = true; }
       } else if (piped || flags.has('1')) {
         for (const [name, n] of entries) { out.push(line(namePiece(n, name))); n.seen = true; }
       } else if (entries.length) {
@@ -434,13 +434,13 @@ const COMMANDS: Record<string, CommandFn> = {
     };
     if (files.length) {
       const entries = files.map((f) => [f, this.fs.get(this.abs(f))!] as [string, FsNode]);
-      if (flags.has('l')) for (const [name, n] of entries) { out.push(lsLong(n, name)); n.seen = true; }
+      if (flags.has('l')) for (const [name, n] of entries) { out.push(lsLong(n, name, this.cfg.user)); n.seen = true; }
       else render(entries.map(([f, n]) => [f, n]));
     }
     for (const d of dirs) {
       const node = this.fs.get(this.abs(d)) as DirNode;
       if (targets.length > 1) { if (out.length) out.push(detLine('')); out.push(detLine(`${d}:`)); }
-      let entries = [...node.children.entries()].sort(([a], [b]) => a.localeCompare(b, 'en'));
+      let entries = [...node.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       if (flags.has('a')) entries = [['.', node], ['..', node], ...entries] as [string, FsNode][];
       else entries = entries.filter(([n]) => !n.startsWith('.'));
       render(entries);

@@ -94,7 +94,8 @@ describe('terminal environment', () => {
     expect(kinds.has('runtime_metadata')).toBe(true);
     expect(kinds.has('deterministic')).toBe(true);
     const readme = r.observation.split('\n').find((l) => l.endsWith(' README.md'))!;
-    expect(readme).toMatch(/^-rw-r--r-- 1 user user +\d+ [A-Z][a-z]{2} [ \d]\d \d\d:\d\d README\.md$/);
+    const u = env.state.user;
+    expect(readme).toMatch(new RegExp(`^-rw-r--r-- 1 ${u} ${u} +\\d+ [A-Z][a-z]{2} [ \\d]\\d \\d\\d:\\d\\d README\\.md$`));
   });
 
   it('find, glob and errors in redirections', () => {
