@@ -1,0 +1,225 @@
+// The shape of a GPT: everything needed to lay out its parameters and run it. Presets go from a
+// model small enough for a CPU-emulated GPU in CI up to one that fills a laptop GPU.
+
+export type NormKind = 'layernorm' | 'rmsnorm';
+export type PositionKind = 'learned' | 'rope';
+
+export interface ModelConfig {
+  /** Token ids are 0..vocabSize-1. */
+  vocabSize: number;
+  /** Longest sequence the model sees; sizes `wpe` for learned positions and the KV cache. */
+  contextLength: number;
+  layers: number;
+  heads: number;
+  dModel: number;
+  /** MLP hidden width = mlpRatio · dModel (GPT-2: 4). Must give an integer width. */
+  mlpRatio: number;
+  /** LayerNorm has weight and bias; RMSNorm has a weight only. */
+  norm: NormKind;
+  /** Learned absolute position embeddings (`wpe`) or rotary embeddings applied to q and k. */
+  positions: PositionKind;
+  /** Logits use `wte` transposed; otherwise a separate `lm_head.weight`. */
+  tiedEmbeddings: boolean;
+  /** Added to the variance (LayerNorm) or mean square (RMSNorm) before the square root. */
+  normEps: number;
+  /** RoPE frequency base: pair i of a head rotates by position · ropeBase^(-2i/headSize). */
+  ropeBase: number;
+}
+
+/** The attention kernel keeps one head's q, k, v rows in workgroup memory; 128 is its limit. */
+export const MAX_HEAD_SIZE = 128;
+
+export class ModelConfigError extends Error {
+  constructor(
+    readonly field: keyof ModelConfig | 'config',
+    message: string,
+  ) {
+    super(`model config: ${field}: ${message}`);
+    this.name = 'ModelConfigError';
+  }
+}
+
+export const CONFIG_FIELDS: readonly (keyof ModelConfig)[] = [
+  'vocabSize',
+  'contextLength',
+  'layers',
+  'heads',
+  'dModel',
+  'mlpRatio',
+  'norm',
+  'positions',
+  'tiedEmbeddings',
+  'normEps',
+  'ropeBase',
+];
+
+/** Checks every field; throws a ModelConfigError naming the first bad one. Returns the config. */
+export function validateConfig(c: ModelConfig): ModelConfig {
+  if (typeof c !== 'object' || c === null) throw new ModelConfigError('config', 'must be an object');
+  const posInt = (f: 'vocabSize' | 'contextLength' | 'layers' | 'heads' | 'dModel') => {
+    const v = c[f];
+    if (!Number.isInteger(v) || v < 1) throw new ModelConfigError(f, `must be a positive integer, got ${String(v)}`);
+  };
+  posInt('vocabSize');
+  posInt('contextLength');
+  posInt('layers');
+  posInt('heads');
+  posInt('dModel');
+  // Token ids travel as u32 on the GPU but as f32-exact integers in some places (one-hot maths).
+  if (c.vocabSize > 1 << 24) throw new ModelConfigError('vocabSize', `must be at most ${1 << 24}, got ${c.vocabSize}`);
+  if (c.dModel % c.heads !== 0) {
+    throw new ModelConfigError('dModel', `must be divisible by heads (${c.heads}), got ${c.dModel}`);
+  }
+  const hs = c.dModel / c.heads;
+  if (hs > MAX_HEAD_SIZE) {
+    throw new ModelConfigError('heads', `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads`);
+  }
+  if (typeof c.mlpRatio !== 'number' || !(c.mlpRatio > 0) || !Number.isInteger(c.mlpRatio * c.dModel)) {
+    throw new ModelConfigError('mlpRatio', `must be positive with mlpRatio·dModel an integer, got ${String(c.mlpRatio)}`);
+  }
+  if (c.norm !== 'layernorm' && c.norm !== 'rmsnorm') {
+    throw new ModelConfigError('norm', `must be 'layernorm' or 'rmsnorm', got ${JSON.stringify(c.norm)}`);
+  }
+  if (c.positions !== 'learned' && c.positions !== 'rope') {
+    throw new ModelConfigError('positions', `must be 'learned' or 'rope', got ${JSON.stringify(c.positions)}`);
+  }
+  // Rotate-half pairs element i with i + headSize/2, so the head size must be even.
+  if (c.positions === 'rope' && hs % 2 !== 0) {
+    throw new ModelConfigError('heads', `RoPE needs an even head size, got dModel/heads = ${hs}`);
+  }
+  if (typeof c.tiedEmbeddings !== 'boolean') {
+    throw new ModelConfigError('tiedEmbeddings', `must be true or false, got ${JSON.stringify(c.tiedEmbeddings)}`);
+  }
+  if (typeof c.normEps !== 'number' || !(c.normEps > 0) || !Number.isFinite(c.normEps)) {
+    throw new ModelConfigError('normEps', `must be a positive number, got ${String(c.normEps)}`);
+  }
+  if (typeof c.ropeBase !== 'number' || !(c.ropeBase > 1) || !Number.isFinite(c.ropeBase)) {
+    throw new ModelConfigError('ropeBase', `must be a number above 1, got ${String(c.ropeBase)}`);
+  }
+  return c;
+}
+
+export function headSize(c: ModelConfig): number {
+  return c.dModel / c.heads;
+}
+
+export function mlpHidden(c: ModelConfig): number {
+  return Math.round(c.mlpRatio * c.dModel);
+}
+
+/** GPT-2's defaults for everything a preset does not choose. */
+const GPT2_DEFAULTS = {
+  mlpRatio: 4,
+  norm: 'layernorm',
+  tiedEmbeddings: true, // halves the embedding parameters; GPT-2 ties them too
+  normEps: 1e-5, // PyTorch's LayerNorm default, so exported weights behave the same there
+  ropeBase: 10000, // the RoFormer / LLaMA value
+} as const;
+
+export const PRESETS = {
+  /**
+   * For CI on SwiftShader (a CPU-emulated GPU, well under 1 GFLOP/s): ~36K parameters, so a
+   * training step of 4×64 tokens is a few MFLOP. Byte-level vocab (256) needs no tokenizer.
+   */
+  micro: {
+    ...GPT2_DEFAULTS,
+    vocabSize: 256,
+    contextLength: 64,
+    layers: 2,
+    heads: 2,
+    dModel: 32,
+    positions: 'learned',
+  },
+  /**
+   * The benchmark model of the engine issue (2 layers, d_model 64, 4 heads, context 64, vocab
+   * 256; ~121K parameters). Plain GPT-2 choices so the tfjs peers can build the same network.
+   */
+  bench: {
+    ...GPT2_DEFAULTS,
+    vocabSize: 256,
+    contextLength: 64,
+    layers: 2,
+    heads: 4,
+    dModel: 64,
+    positions: 'learned',
+  },
+  /**
+   * ~1.1M parameters: trains a small BPE model on a toy environment in minutes on an
+   * integrated GPU. RoPE because LWM prompts are long and vary in length.
+   */
+  mini: {
+    ...GPT2_DEFAULTS,
+    vocabSize: 2048,
+    contextLength: 256,
+    layers: 4,
+    heads: 4,
+    dModel: 128,
+    positions: 'rope',
+  },
+  /**
+   * ~13.9M parameters for a laptop GPU: head size 64 (the attention kernel's sweet spot),
+   * context 512 to hold a system prompt plus a few turns, an 8K BPE vocabulary.
+   */
+  small: {
+    ...GPT2_DEFAULTS,
+    vocabSize: 8192,
+    contextLength: 512,
+    layers: 6,
+    heads: 6,
+    dModel: 384,
+    positions: 'rope',
+  },
+} as const satisfies Record<string, ModelConfig>;
+
+export type PresetName = keyof typeof PRESETS;
+
+/** A fresh, mutable copy of a preset with optional overrides, validated. */
+export function presetConfig(name: PresetName, overrides: Partial<ModelConfig> = {}): ModelConfig {
+  const base = PRESETS[name];
+  if (!base) throw new ModelConfigError('config', `unknown preset ${JSON.stringify(name)}; known: ${Object.keys(PRESETS).join(', ')}`);
+  return validateConfig({ ...base, ...overrides });
+}
+
+/** Number of real parameters (the flat buffer is a little larger: see params.ts padding). */
+export function paramCount(c: ModelConfig): number {
+  const d = c.dModel;
+  const f = mlpHidden(c);
+  const normParams = c.norm === 'layernorm' ? 2 * d : d;
+  const perLayer =
+    2 * normParams + // ln_1, ln_2
+    d * 3 * d + 3 * d + // c_attn
+    d * d + d + // attn.c_proj
+    d * f + f + // c_fc
+    f * d + d; // mlp.c_proj
+  return (
+    c.vocabSize * d + // wte
+    (c.positions === 'learned' ? c.contextLength * d : 0) + // wpe
+    c.layers * perLayer +
+    normParams + // ln_f
+    (c.tiedEmbeddings ? 0 : c.vocabSize * d) // lm_head
+  );
+}
+
+/**
+ * Floating-point operations of one forward pass over `batch` sequences of `tokens` tokens,
+ * counting a multiply-add as 2. Matmuls: 2·(input × output) per token for every matrix,
+ * including the logits; attention: q·kᵀ and p·v over the causal prefix, which averages
+ * (tokens + 1)/2 keys per query. Norms, GELU, softmax and the embedding lookup are left out
+ * (they are O(d) per token, a few percent at these sizes).
+ */
+export function forwardFlops(c: ModelConfig, batch: number, tokens: number): number {
+  const d = c.dModel;
+  const f = mlpHidden(c);
+  const matmulPerToken = c.layers * 2 * (d * 3 * d + d * d + d * f + f * d) + 2 * d * c.vocabSize;
+  const attnPerToken = c.layers * 2 * 2 * d * ((tokens + 1) / 2);
+  return batch * tokens * (matmulPerToken + attnPerToken);
+}
+
+/**
+ * FLOPs of one training step (forward + backward; AdamW's O(params) is left out): the backward
+ * computes two products per forward matmul (gradient wrt input and wrt weight), hence 3×.
+ * This is the "6·N·tokens" rule of thumb with attention added.
+ */
+export function trainStepFlops(c: ModelConfig, batch: number, tokens: number): number {
+  return 3 * forwardFlops(c, batch, tokens);
+}
