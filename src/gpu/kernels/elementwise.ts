@@ -1,0 +1,288 @@
+// Launchers for shaders/elementwise.wgsl (GELU, residual adds, bias add, bias gradient), and the
+// small helpers the other training-kernel launchers share (grid splitting, bind-group caching,
+// uniform packing). Like MatmulKernel, each class is built once per shape and encoded into any
+// compute pass as often as needed.
+import code from '../../../shaders/elementwise.wgsl?raw';
+import type { BufferBinding, GpuRuntime } from '../runtime.ts';
+import { wgsl } from '../shaders.ts';
+
+export const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code);
+
+// ---- shared helpers --------------------------------------------------------------------
+
+/**
+ * Workgroup grid for `count` workgroups: one dimension holds at most
+ * maxComputeWorkgroupsPerDimension, so large counts spill into y. Shaders take the linear id
+ * wg.x + wg.y·num_workgroups.x and return past the end.
+ */
+export function grid(rt: GpuRuntime, count: number): [number, number] {
+  const max = rt.report.limits.maxComputeWorkgroupsPerDimension;
+  if (count <= max) return [Math.max(1, count), 1];
+  const y = Math.ceil(count / max);
+  if (y > max) throw new RangeError(`${count} workgroups do not fit a ${max}×${max} grid`);
+  return [Math.ceil(count / y), y];
+}
+
+const bufferIds = new WeakMap<GPUBuffer, number>();
+let nextBufferId = 1;
+function bufferId(b: GPUBuffer): number {
+  let id = bufferIds.get(b);
+  if (id === undefined) {
+    id = nextBufferId++;
+    bufferIds.set(b, id);
+  }
+  return id;
+}
+
+/**
+ * Bind groups keyed by the bound buffers and ranges, so a kernel encoded every step with the
+ * same buffers builds its bind groups once. A kernel object used for several layers (by binding
+ * byte ranges) keeps one group per range set. Bounded: the cache is cleared past `limit`.
+ */
+export class BindGroupCache {
+  private readonly groups = new Map<string, GPUBindGroup>();
+  constructor(private readonly rt: GpuRuntime, private readonly label: string, private readonly limit = 64) {}
+
+  get(pipeline: GPUComputePipeline, entry: string, bindings: BufferBinding[]): GPUBindGroup {
+    const key =
+      entry +
+      '|' +
+      bindings.map((b) => ('buffer' in b ? `${bufferId(b.buffer)}@${b.offset}+${b.size}` : `${bufferId(b)}`)).join(',');
+    let g = this.groups.get(key);
+    if (!g) {
+      if (this.groups.size >= this.limit) this.groups.clear();
+      g = this.rt.bindGroup(pipeline, bindings, `${this.label}:${entry}`);
+      this.groups.set(key, g);
+    }
+    return g;
+  }
+
+  clear(): void {
+    this.groups.clear();
+  }
+}
+
+/** A 64-byte uniform block seen as u32 and f32 words (every Params struct here fits in 16 words). */
+export class ParamWords {
+  readonly bytes = new ArrayBuffer(64);
+  readonly u32 = new Uint32Array(this.bytes);
+  readonly f32 = new Float32Array(this.bytes);
+}
+
+/** Checks an element offset into a parameter buffer. */
+export function checkOffset(name: string, value: number): void {
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer element offset, got ${value}`);
+}
+
+function checkDims(what: string, dims: Record<string, number>): void {
+  for (const [k, v] of Object.entries(dims)) {
+    if (!Number.isInteger(v) || v < 1) throw new RangeError(`${what}: ${k} must be a positive integer, got ${v}`);
+  }
+}
+
+/** Rows per stage-1 block of a column sum: enough blocks to spread over cores, few enough to keep stage 2 short. */
+export function rowsPerBlockFor(rows: number): number {
+  return Math.max(16, Math.ceil(rows / 64));
+}
+
+// ---- residual adds -----------------------------------------------------------------------
+
+/** out = a + b, or (inPlace) a += b, over n elements. */
+export class AddKernel {
+  private readonly binds: BindGroupCache;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly n: number,
+    readonly inPlace: boolean,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'add');
+  }
+
+  static async create(rt: GpuRuntime, shape: { n: number; inPlace?: boolean }): Promise<AddKernel> {
+    checkDims('add', { n: shape.n });
+    const inPlace = shape.inPlace ?? false;
+    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, inPlace ? 'add_inplace' : 'add');
+    const w = new ParamWords();
+    w.u32[0] = shape.n;
+    w.u32[1] = 1;
+    return new AddKernel(rt, shape.n, inPlace, pipeline, rt.uniform('add.params', w.u32));
+  }
+
+  /** inPlace: encode(pass, acc, b) does acc += b. Otherwise encode(pass, a, b, out). */
+  encode(pass: GPUComputePassEncoder, a: BufferBinding, b: BufferBinding, out?: BufferBinding): void {
+    const bindings = this.inPlace ? [this.params, a, b] : [this.params, a, b, out ?? fail('add: out is required')];
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.binds.get(this.pipeline, 'add', bindings));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.n / 256)));
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+// ---- bias add and bias + GELU ----------------------------------------------------------------
+
+export interface BiasActShape {
+  rows: number;
+  C: number;
+  /** Element offset of the bias in the weights binding; null = no bias (GELU only). */
+  biasOffset: number | null;
+  /** 'none': x += bias in place. 'gelu': h += bias in place, out = gelu(h). */
+  activation: 'none' | 'gelu';
+}
+
+/**
+ * Forward of "+ bias" and of "+ bias, then GELU" over row-major [rows, C].
+ * - activation 'none': encode(pass, x, weights): x += bias (in place).
+ * - activation 'gelu': encode(pass, h, weights, out): h += bias (in place; h is what
+ *   GeluBackward/BiasGrad need later), out = gelu(h). Without a bias, h is left as is and
+ *   `weights` may be any buffer.
+ */
+export class BiasActKernel {
+  private readonly binds: BindGroupCache;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly shape: BiasActShape,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'biasact');
+  }
+
+  static async create(rt: GpuRuntime, shape: BiasActShape): Promise<BiasActKernel> {
+    checkDims('bias', { rows: shape.rows, C: shape.C });
+    if (shape.biasOffset !== null) checkOffset('biasOffset', shape.biasOffset);
+    if (shape.activation === 'none' && shape.biasOffset === null) throw new RangeError('bias add needs a biasOffset');
+    const pipeline =
+      shape.activation === 'gelu'
+        ? await rt.pipeline(ELEMENTWISE_SHADER, 'bias_gelu', { HAS_BIAS: shape.biasOffset === null ? 0 : 1 })
+        : await rt.pipeline(ELEMENTWISE_SHADER, 'bias_add');
+    const w = new ParamWords();
+    w.u32.set([shape.rows * shape.C, shape.C, shape.rows, shape.biasOffset ?? 0]);
+    return new BiasActKernel(rt, shape, pipeline, rt.uniform('biasact.params', w.u32));
+  }
+
+  encode(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, out?: BufferBinding): void {
+    const bindings =
+      this.shape.activation === 'gelu' ? [this.params, x, weights, out ?? fail('bias_gelu: out is required')] : [this.params, x, weights];
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.binds.get(this.pipeline, 'biasact', bindings));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / 256)));
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}
+
+// ---- GELU backward -----------------------------------------------------------------------
+
+/** encode(pass, g, h): g *= gelu'(h) over n elements, in place (dout becomes dh). */
+export class GeluBackwardKernel {
+  private readonly binds: BindGroupCache;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly n: number,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'gelu_bwd');
+  }
+
+  static async create(rt: GpuRuntime, shape: { n: number }): Promise<GeluBackwardKernel> {
+    checkDims('gelu backward', { n: shape.n });
+    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, 'gelu_backward');
+    const w = new ParamWords();
+    w.u32.set([shape.n, 1]);
+    return new GeluBackwardKernel(rt, shape.n, pipeline, rt.uniform('gelu_bwd.params', w.u32));
+  }
+
+  encode(pass: GPUComputePassEncoder, g: BufferBinding, h: BufferBinding): void {
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.binds.get(this.pipeline, 'gelu_bwd', [this.params, g, h]));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.n / 256)));
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}
+
+// ---- bias gradient (optionally fused with the GELU backward) -----------------------------------
+
+export interface BiasGradShape {
+  rows: number;
+  C: number;
+  /** Element offset of the bias gradient in the grads binding. */
+  gradOffset: number;
+  /** Add into the gradient (default true: the model zeroes gradients once per step) or overwrite it. */
+  accumulate?: boolean;
+  /** First turn dout into dh = dout·gelu'(h) in place (the bias sat before a GELU). */
+  gelu?: boolean;
+}
+
+/**
+ * dbias[c] (+)= Σ_r dout[r, c], as a deterministic two-stage column sum (2 dispatches).
+ * encode(pass, dout, grads) — or, with gelu, encode(pass, dout, grads, h): dout is rewritten in
+ * place to dh = dout·gelu'(h) and the bias gradient is the column sum of dh.
+ */
+export class BiasGradKernel {
+  private readonly binds: BindGroupCache;
+  readonly rowsPerBlock: number;
+  readonly numBlocks: number;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly shape: Required<BiasGradShape>,
+    private readonly partialPipeline: GPUComputePipeline,
+    private readonly finalPipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+    private readonly partial: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'biasgrad');
+    this.rowsPerBlock = rowsPerBlockFor(shape.rows);
+    this.numBlocks = Math.ceil(shape.rows / this.rowsPerBlock);
+  }
+
+  static async create(rt: GpuRuntime, shape: BiasGradShape): Promise<BiasGradKernel> {
+    checkDims('bias grad', { rows: shape.rows, C: shape.C });
+    checkOffset('gradOffset', shape.gradOffset);
+    const s: Required<BiasGradShape> = { accumulate: true, gelu: false, ...shape };
+    const [partialPipeline, finalPipeline] = await Promise.all([
+      rt.pipeline(ELEMENTWISE_SHADER, s.gelu ? 'gelu_colsum_partial' : 'colsum_partial'),
+      rt.pipeline(ELEMENTWISE_SHADER, 'colsum_final', { ACCUMULATE: s.accumulate ? 1 : 0 }),
+    ]);
+    const rowsPerBlock = rowsPerBlockFor(s.rows);
+    const numBlocks = Math.ceil(s.rows / rowsPerBlock);
+    const w = new ParamWords();
+    w.u32.set([s.rows * s.C, s.C, s.rows, 0, s.gradOffset, rowsPerBlock, numBlocks]);
+    const params = rt.uniform('biasgrad.params', w.u32);
+    const partial = rt.storage('biasgrad.partial', numBlocks * s.C * 4);
+    return new BiasGradKernel(rt, s, partialPipeline, finalPipeline, params, partial);
+  }
+
+  encode(pass: GPUComputePassEncoder, dout: BufferBinding, grads: BufferBinding, h?: BufferBinding): void {
+    const { C, gelu } = this.shape;
+    const stage1 = gelu ? [this.params, dout, h ?? fail('bias grad with gelu: h is required'), this.partial] : [this.params, dout, this.partial];
+    pass.setPipeline(this.partialPipeline);
+    pass.setBindGroup(0, this.binds.get(this.partialPipeline, 'partial', stage1));
+    pass.dispatchWorkgroups(Math.ceil(C / 64), this.numBlocks);
+    pass.setPipeline(this.finalPipeline);
+    pass.setBindGroup(0, this.binds.get(this.finalPipeline, 'final', [this.params, this.partial, grads]));
+    pass.dispatchWorkgroups(Math.ceil(C / 64));
+  }
+
+  dispose(): void {
+    this.rt.release(this.params, this.partial);
+    this.binds.clear();
+  }
+}
