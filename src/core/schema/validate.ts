@@ -1,0 +1,168 @@
+// Validation of trajectories and source records through ajv, with errors that say where
+// (file, line, JSON pointer) and what was expected, in words a user can act on.
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Trajectory } from './types.ts';
+import {
+  AGENTINSTRUCT_RECORD_SCHEMA,
+  AWB_RECORD_SCHEMA,
+  OPENAI_RECORD_SCHEMA,
+  SHAREGPT_RECORD_SCHEMA,
+  TRAJECTORY_SCHEMA,
+} from './schema.ts';
+import { joinPointer } from './locate.ts';
+
+/** One problem in the input. `pointer` is relative to the record the line holds. */
+export interface DataError {
+  file?: string;
+  /** 1-based line in the file (the record's line for JSONL, the field's line for JSON). */
+  line?: number;
+  /** JSON pointer of the offending value inside the record ('' for the record itself). */
+  pointer: string;
+  message: string;
+}
+
+/** `file:line: /pointer: message`, the one-line form the CLI prints. */
+export function formatDataError(e: DataError): string {
+  const where = `${e.file ?? '<input>'}${e.line !== undefined ? `:${e.line}` : ''}`;
+  return `${where}: ${e.pointer ? e.pointer + ': ' : ''}${e.message}`;
+}
+
+let ajv: Ajv | undefined;
+const compiled = new Map<object, ValidateFunction>();
+
+function validator(schema: object): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    // allErrors so one pass lists every problem of a record; strict off for the `raw: {}` field.
+    ajv ??= addFormats(new Ajv({ allErrors: true, strict: false }), ['date-time']);
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return v.length > 40 ? `a string ("${v.slice(0, 37)}...")` : `"${v}"`;
+  if (typeof v === 'object') return 'an object';
+  return `${typeof v} ${String(v)}`;
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let cur = root;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+function toDataErrors(errors: ErrorObject[], root: unknown): { pointer: string; message: string }[] {
+  const out: { pointer: string; message: string }[] = [];
+  const seen = new Set<string>();
+  // anyOf reports one error per branch plus a summary; keep only the summary, reworded.
+  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  for (const e of errors) {
+    const got = valueAt(root, e.instancePath);
+    let pointer = e.instancePath;
+    let message: string;
+    if (anyOfPaths.has(e.instancePath) && e.keyword !== 'anyOf') continue;
+    switch (e.keyword) {
+      case 'type':
+        message = `expected ${String(e.params.type).replace(',', ' or ')}, got ${describe(got)}`;
+        break;
+      case 'required':
+        pointer = joinPointer(e.instancePath, e.params.missingProperty as string);
+        message = 'missing required field';
+        break;
+      case 'additionalProperties':
+        pointer = joinPointer(e.instancePath, e.params.additionalProperty as string);
+        message = 'unknown field (not part of the schema; put extra data under "metadata")';
+        break;
+      case 'enum':
+        message = `expected one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${describe(got)}`;
+        break;
+      case 'format':
+        message = `expected a ${e.params.format} string (e.g. 2025-01-31T12:00:00Z), got ${describe(got)}`;
+        break;
+      case 'anyOf':
+        message = `expected a string, null or an array of content parts, got ${describe(got)}`;
+        break;
+      default:
+        message = `${e.message ?? 'invalid'}, got ${describe(got)}`;
+    }
+    const key = pointer + '\n' + message;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ pointer, message });
+    }
+  }
+  return out;
+}
+
+export type RecordSchemaName = 'trajectory' | 'agentworldbench' | 'openai' | 'sharegpt' | 'agentinstruct';
+
+const SCHEMAS: Record<RecordSchemaName, object> = {
+  trajectory: TRAJECTORY_SCHEMA,
+  agentworldbench: AWB_RECORD_SCHEMA,
+  openai: OPENAI_RECORD_SCHEMA,
+  sharegpt: SHAREGPT_RECORD_SCHEMA,
+  agentinstruct: AGENTINSTRUCT_RECORD_SCHEMA,
+};
+
+/** Schema problems of one record, pointers relative to the record. Empty when valid. */
+export function schemaErrors(kind: RecordSchemaName, record: unknown): { pointer: string; message: string }[] {
+  const fn = validator(SCHEMAS[kind]);
+  if (fn(record)) return [];
+  return toDataErrors(fn.errors ?? [], record);
+}
+
+/**
+ * Checks one trajectory: the JSON Schema, then what a schema cannot say (span ranges inside
+ * their observation, sorted and non-overlapping).
+ */
+export function validateTrajectory(value: unknown): { pointer: string; message: string }[] {
+  const errors = schemaErrors('trajectory', value);
+  if (errors.length) return errors;
+  const t = value as Trajectory;
+  t.turns.forEach((turn, i) => {
+    const spans = turn.metadata?.spans;
+    if (!spans) return;
+    let prevEnd = 0;
+    spans.forEach((s, j) => {
+      const p = joinPointer('', 'turns', i, 'metadata', 'spans', j);
+      if (s.end < s.start) errors.push({ pointer: p, message: `span end ${s.end} is before its start ${s.start}` });
+      else if (s.end > turn.observation.length)
+        errors.push({ pointer: joinPointer(p, 'end'), message: `span ends at ${s.end}, past the observation's length ${turn.observation.length}` });
+      else if (s.start < prevEnd)
+        errors.push({ pointer: joinPointer(p, 'start'), message: `span starts at ${s.start}, inside or before the previous span (which ends at ${prevEnd}); spans must be sorted and not overlap` });
+      prevEnd = Math.max(prevEnd, s.end);
+    });
+  });
+  return errors;
+}
+
+export function isTrajectory(value: unknown): value is Trajectory {
+  return validateTrajectory(value).length === 0;
+}
+
+/** Dataset-level checks: trajectory ids must be unique (splits and the RL pool key on them). */
+export function duplicateIdErrors(trajectories: { id: string; source?: { file?: string; line?: number } }[]): DataError[] {
+  const first = new Map<string, { file?: string; line?: number }>();
+  const errors: DataError[] = [];
+  for (const t of trajectories) {
+    const prev = first.get(t.id);
+    if (prev) {
+      errors.push({
+        file: t.source?.file,
+        line: t.source?.line,
+        pointer: '/id',
+        message: `duplicate trajectory id "${t.id}" (first seen at ${prev.file ?? '<input>'}${prev.line ? ':' + prev.line : ''})`,
+      });
+    } else first.set(t.id, t.source ?? {});
+  }
+  return errors;
+}

@@ -1,0 +1,121 @@
+// Trajectory-to-turn expansion (SPEC §3): turn samples, the train/eval split by trajectory and
+// the RL pool of one turn per trajectory.
+import type { SpanLabel, SystemPrompt, Trajectory, Turn } from '../schema/types.ts';
+import { keyedUniform } from './rng.ts';
+
+export { seededRandom, hashString, keyedUniform } from './rng.ts';
+
+/** Sample t of a trajectory: context (system prompt, turns before t, action t) and target o_t. */
+export interface TurnSample {
+  trajectoryId: string;
+  domain: string;
+  /** 0-based index of the target turn in its trajectory. */
+  turnIndex: number;
+  systemPrompt: SystemPrompt;
+  /** Turns 0 … turnIndex-1, shared with the trajectory (not copied). */
+  history: Turn[];
+  action: string;
+  targetObservation: string;
+  /** Span labels of the target observation, when the source had them. */
+  targetSpans?: SpanLabel[];
+  /** The target turn's metadata (loss_weight_override, timestamp, ...). */
+  targetMetadata?: Turn['metadata'];
+}
+
+export function turnSample(t: Trajectory, i: number): TurnSample {
+  const turn = t.turns[i];
+  const s: TurnSample = {
+    trajectoryId: t.id,
+    domain: t.domain,
+    turnIndex: i,
+    systemPrompt: t.system_prompt,
+    history: t.turns.slice(0, i),
+    action: turn.action,
+    targetObservation: turn.observation,
+  };
+  if (turn.metadata?.spans) s.targetSpans = turn.metadata.spans;
+  if (turn.metadata) s.targetMetadata = turn.metadata;
+  return s;
+}
+
+/** Every turn of every trajectory as a sample, in trajectory then turn order. */
+export function expandTurns(trajectories: Iterable<Trajectory>): TurnSample[] {
+  const out: TurnSample[] = [];
+  for (const t of trajectories) for (let i = 0; i < t.turns.length; i++) out.push(turnSample(t, i));
+  return out;
+}
+
+export interface SplitOptions {
+  /** Share of trajectories (not turns) that go to eval, in [0, 1]. Default 0.1. */
+  evalFraction?: number;
+  seed?: number;
+}
+
+export interface Split<T> {
+  train: T[];
+  eval: T[];
+}
+
+/**
+ * Splits by trajectory, never by turn, so no shared prefix of a trajectory leaks from train into
+ * eval. Trajectories are ranked by a hash of (id, seed) and the lowest round(n × evalFraction)
+ * go to eval: the split depends on the ids and the seed, not on the order of the input.
+ */
+export function splitByTrajectory(trajectories: Trajectory[], options: SplitOptions = {}): Split<Trajectory> {
+  const fraction = Math.min(1, Math.max(0, options.evalFraction ?? 0.1));
+  const seed = options.seed ?? 0;
+  const keyed = trajectories.map((t, i) => ({ t, i, u: keyedUniform(t.id, seed) }));
+  const nEval = Math.round(trajectories.length * fraction);
+  // The nEval lowest draws go to eval; ties broken by input position for determinism.
+  const order = [...keyed].sort((a, b) => a.u - b.u || a.i - b.i);
+  const evalSet = new Set(order.slice(0, nEval).map((k) => k.i));
+  const split: Split<Trajectory> = { train: [], eval: [] };
+  for (const k of keyed) (evalSet.has(k.i) ? split.eval : split.train).push(k.t);
+  return split;
+}
+
+/**
+ * The RL pool: exactly one turn per trajectory with at least one turn, chosen by (id, seed).
+ * Several turns of one trajectory share a prefix; in one RL batch they would collapse the
+ * group's reward signal (SPEC §3).
+ */
+export function rlPool(trajectories: Trajectory[], seed = 0): TurnSample[] {
+  const out: TurnSample[] = [];
+  for (const t of trajectories) {
+    if (!t.turns.length) continue;
+    const i = Math.floor(keyedUniform(t.id, seed ^ 0x5eed) * t.turns.length);
+    out.push(turnSample(t, i));
+  }
+  return out;
+}
+
+export interface ExpansionSummary {
+  trajectories: number;
+  turns: number;
+  train: { trajectories: number; samples: number };
+  eval: { trajectories: number; samples: number };
+  rlPool: number;
+  perDomain: Record<string, { trajectories: number; samples: number; train: number; eval: number }>;
+}
+
+export function summarizeExpansion(trajectories: Trajectory[], options: SplitOptions = {}): ExpansionSummary {
+  const split = splitByTrajectory(trajectories, options);
+  const count = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.turns.length, 0);
+  const perDomain: ExpansionSummary['perDomain'] = {};
+  const bump = (t: Trajectory, side: 'train' | 'eval') => {
+    const d = (perDomain[t.domain] ??= { trajectories: 0, samples: 0, train: 0, eval: 0 });
+    d.trajectories++;
+    d.samples += t.turns.length;
+    d[side] += t.turns.length;
+  };
+  split.train.forEach((t) => bump(t, 'train'));
+  split.eval.forEach((t) => bump(t, 'eval'));
+  return {
+    trajectories: trajectories.length,
+    turns: count(trajectories),
+    train: { trajectories: split.train.length, samples: count(split.train) },
+    eval: { trajectories: split.eval.length, samples: count(split.eval) },
+    rlPool: rlPool(split.train, options.seed ?? 0).length,
+    perDomain,
+  };
+}
