@@ -1,0 +1,94 @@
+// embedding.wgsl — token embedding (+ learned positions) and its deterministic backward.
+//
+// Shapes: tokens [rows] u32, rows = B·T, row r at position r mod T; wte [vocab, C] and wpe [T, C]
+// at element offsets of the flat parameter buffer; activations [rows, C] row-major. Binding 0 is
+// always the uniform Params.
+//
+// Entry points:
+//   embed_forward   bindings 1 tokens (read), 2 weights (read), 3 out [rows, C] (read_write).
+//                   Dispatch: ceil(rows·C / 256) workgroups of 256 (split over x, y; linear id
+//                   wg.x + wg.y·gx), one thread per output element:
+//                   out[r, c] = wte[tok[r], c] (+ wpe[r mod T, c] when LEARNED_POS).
+//   embed_backward  bindings 1 csr (read, u32), 2 dout [rows, C] (read), 3 grads (read_write).
+//                   Dispatch: maxDistinct (+ T when LEARNED_POS) workgroups of 64 (split over
+//                   x, y). Workgroup w < maxDistinct owns the w-th distinct token of the batch
+//                   (returns if w ≥ csr[0]) and sums the dout rows holding it, in ascending row
+//                   order, into dwte[token] — each token's row is written by exactly one
+//                   workgroup, so no atomics are needed. Workgroup maxDistinct + t owns position
+//                   t and sums dout rows t, t+T, t+2T, ... into dwpe[t]. Both always ADD to
+//                   grads (the model zeroes gradients once per step): an overwrite mode would
+//                   leave the rows of tokens absent from the batch stale, so there is none.
+//
+// csr layout (u32), built on the host from the batch's tokens (buildTokenCsr):
+//   [0]                                  n = number of distinct tokens
+//   [1 .. 1+maxDistinct)                 distinct token ids, ascending (first n valid)
+//   [1+maxDistinct .. 2+2·maxDistinct)   starts: rows of token i are list[starts[i] .. starts[i+1])
+//   [2+2·maxDistinct .. +rows)           list: row indices grouped by token, ascending within a token
+// maxDistinct = min(rows, vocab), so the buffer size and dispatch are fixed per shape.
+
+struct Params {
+  rows: u32,
+  C: u32,
+  T: u32,
+  maxDistinct: u32,
+  wteOffset: u32,
+  wpeOffset: u32,
+  dwteOffset: u32,
+  dwpeOffset: u32,
+}
+
+override LEARNED_POS: bool = false;
+
+@group(0) @binding(0) var<uniform> p: Params;
+
+// ---- forward -------------------------------------------------------------------------
+@group(0) @binding(1) var<storage, read> tokens: array<u32>;
+@group(0) @binding(2) var<storage, read> weights: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(256)
+fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  if (i >= p.rows * p.C) { return; }
+  let r = i / p.C;
+  let c = i - r * p.C;
+  var v = weights[p.wteOffset + tokens[r] * p.C + c];
+  if (LEARNED_POS) { v += weights[p.wpeOffset + (r % p.T) * p.C + c]; }
+  out[i] = v;
+}
+
+// ---- backward ------------------------------------------------------------------------
+@group(0) @binding(1) var<storage, read> csr: array<u32>;
+@group(0) @binding(2) var<storage, read> dout: array<f32>;
+@group(0) @binding(3) var<storage, read_write> grads: array<f32>;
+
+@compute @workgroup_size(64)
+fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = wg.x + wg.y * nwg.x;
+  let C = p.C;
+  if (w < p.maxDistinct) {
+    if (w >= csr[0]) { return; }
+    let tok = csr[1u + w];
+    let startsAt = 1u + p.maxDistinct;
+    let listAt = startsAt + p.maxDistinct + 1u;
+    let s = csr[startsAt + w];
+    let e = csr[startsAt + w + 1u];
+    for (var c = lid; c < C; c += 64u) {
+      var acc = 0.0;
+      for (var k = s; k < e; k++) { acc += dout[csr[listAt + k] * C + c]; }
+      let idx = p.dwteOffset + tok * C + c;
+      grads[idx] = grads[idx] + acc;
+    }
+    return;
+  }
+  if (LEARNED_POS) {
+    let t = w - p.maxDistinct;
+    if (t >= p.T) { return; }
+    for (var c = lid; c < C; c += 64u) {
+      var acc = 0.0;
+      for (var r = t; r < p.rows; r += p.T) { acc += dout[r * C + c]; }
+      let idx = p.dwpeOffset + t * C + c;
+      grads[idx] = grads[idx] + acc;
+    }
+  }
+}

@@ -1,0 +1,119 @@
+// Launcher for shaders/embedding.wgsl: token (+ learned position) embedding forward, and the
+// deterministic backward driven by a CSR of token → rows that the host builds when it uploads a
+// batch (it knows the tokens, so no GPU sort or float atomics are needed).
+import code from '../../../shaders/embedding.wgsl?raw';
+import { resolveEmbeddingShape, type EmbeddingShape, type ResolvedEmbeddingShape } from '../../reference/embedding.ts';
+import type { BufferBinding, GpuRuntime } from '../runtime.ts';
+import { wgsl } from '../shaders.ts';
+import { BindGroupCache, checkOffset, grid, ParamWords } from './elementwise.ts';
+
+export const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
+
+/** Distinct tokens a batch of `rows` tokens over `vocab` can hold: fixes the CSR size and the backward grid. */
+export function maxDistinctTokens(rows: number, vocab: number): number {
+  return Math.min(rows, vocab);
+}
+
+/** u32 words of the CSR buffer for a batch shape (see the layout in shaders/embedding.wgsl). */
+export function tokenCsrLength(rows: number, vocab: number): number {
+  return 2 + 2 * maxDistinctTokens(rows, vocab) + rows;
+}
+
+/**
+ * The batch's token → rows index, laid out for embed_backward: [n, distinct ids (ascending),
+ * starts, rows grouped by token (ascending within a token)]. A counting sort, O(rows + vocab).
+ */
+export function buildTokenCsr(tokens: ArrayLike<number>, vocab: number, out?: Uint32Array): Uint32Array {
+  const rows = tokens.length;
+  const maxDistinct = maxDistinctTokens(rows, vocab);
+  const csr = out ?? new Uint32Array(tokenCsrLength(rows, vocab));
+  if (csr.length < tokenCsrLength(rows, vocab)) throw new RangeError(`token CSR needs ${tokenCsrLength(rows, vocab)} words, got ${csr.length}`);
+  const counts = new Uint32Array(vocab);
+  for (let r = 0; r < rows; r++) {
+    const t = tokens[r];
+    if (!(Number.isInteger(t) && t >= 0 && t < vocab)) throw new RangeError(`token ${t} at row ${r} is outside the vocabulary (0..${vocab - 1})`);
+    counts[t]++;
+  }
+  const startsAt = 1 + maxDistinct;
+  const listAt = startsAt + maxDistinct + 1;
+  // slot[t] = where token t's next row goes in the list.
+  const slot = new Uint32Array(vocab);
+  let n = 0;
+  let pos = 0;
+  for (let t = 0; t < vocab; t++) {
+    if (counts[t] === 0) continue;
+    csr[1 + n] = t;
+    csr[startsAt + n] = pos;
+    slot[t] = pos;
+    pos += counts[t];
+    n++;
+  }
+  csr[0] = n;
+  for (let i = n; i < maxDistinct; i++) csr[1 + i] = 0;
+  for (let i = n; i <= maxDistinct; i++) csr[startsAt + i] = pos;
+  for (let r = 0; r < rows; r++) csr[listAt + slot[tokens[r]]++] = r;
+  return csr;
+}
+
+/**
+ * Forward: encodeForward(pass, tokens, weights, out) writes out = wte[tok] (+ wpe[pos]).
+ * Backward: encodeBackward(pass, csr, dout, grads) ADDS into dwte (and dwpe) inside `grads`,
+ * at dwteOffset/dwpeOffset; one dispatch covers both. Always accumulates (see the shader).
+ */
+export class EmbeddingKernel {
+  private readonly binds: BindGroupCache;
+  readonly maxDistinct: number;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly shape: ResolvedEmbeddingShape,
+    private readonly forward: GPUComputePipeline,
+    private readonly backward: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'embedding');
+    this.maxDistinct = maxDistinctTokens(shape.rows, shape.vocab);
+  }
+
+  static async create(rt: GpuRuntime, shape: EmbeddingShape): Promise<EmbeddingKernel> {
+    const s = resolveEmbeddingShape(shape);
+    for (const k of ['wteOffset', 'wpeOffset', 'dwteOffset', 'dwpeOffset'] as const) checkOffset(k, s[k]);
+    const constants = { LEARNED_POS: s.learnedPositions ? 1 : 0 };
+    const [forward, backward] = await Promise.all([
+      rt.pipeline(EMBEDDING_SHADER, 'embed_forward', constants),
+      rt.pipeline(EMBEDDING_SHADER, 'embed_backward', constants),
+    ]);
+    const w = new ParamWords();
+    w.u32.set([s.rows, s.C, s.T, maxDistinctTokens(s.rows, s.vocab), s.wteOffset, s.wpeOffset, s.dwteOffset, s.dwpeOffset]);
+    return new EmbeddingKernel(rt, s, forward, backward, rt.uniform('embedding.params', w.u32));
+  }
+
+  /** Bytes of the CSR buffer encodeBackward reads. */
+  get csrBytes(): number {
+    return tokenCsrLength(this.shape.rows, this.shape.vocab) * 4;
+  }
+
+  /** Uploads a batch's tokens (u32 [rows]) and, when given a csr buffer, its CSR. */
+  writeBatch(tokensBuffer: GPUBuffer, tokens: ArrayLike<number>, csrBuffer?: GPUBuffer): void {
+    if (tokens.length !== this.shape.rows) throw new RangeError(`embedding: batch has ${tokens.length} tokens, kernel expects ${this.shape.rows}`);
+    const csr = buildTokenCsr(tokens, this.shape.vocab);
+    this.rt.write(tokensBuffer, Uint32Array.from(tokens));
+    if (csrBuffer) this.rt.write(csrBuffer, csr);
+  }
+
+  encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding): void {
+    pass.setPipeline(this.forward);
+    pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, tokens, weights, out]));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / 256)));
+  }
+
+  encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding): void {
+    pass.setPipeline(this.backward);
+    pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, csr, dout, grads]));
+    pass.dispatchWorkgroups(...grid(this.rt, this.maxDistinct + (this.shape.learnedPositions ? this.shape.T : 0)));
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}

@@ -1,0 +1,70 @@
+// Plain-TypeScript twin of shaders/embedding.wgsl: token (+ learned position) embedding and its
+// backward. Sums in f64.
+
+export interface EmbeddingShape {
+  /** Rows of activations, B·T. Row r holds token r, at position r mod T. */
+  rows: number;
+  /** Model width. */
+  C: number;
+  /** Context length (positions per sequence). */
+  T: number;
+  vocab: number;
+  /** Add wpe[r mod T] (learned positions); false for RoPE models. */
+  learnedPositions: boolean;
+  /** Element offsets of wte [vocab, C] and wpe [T, C] in the parameter buffer. */
+  wteOffset?: number;
+  wpeOffset?: number;
+  /** Element offsets of their gradients in the gradient buffer (default: the same as the weights, one shared layout). */
+  dwteOffset?: number;
+  dwpeOffset?: number;
+}
+
+export type ResolvedEmbeddingShape = Required<EmbeddingShape>;
+
+export function resolveEmbeddingShape(s: EmbeddingShape): ResolvedEmbeddingShape {
+  for (const [k, v] of Object.entries({ rows: s.rows, C: s.C, T: s.T, vocab: s.vocab })) {
+    if (!Number.isInteger(v) || v < 1) throw new RangeError(`embedding: ${k} must be a positive integer, got ${v}`);
+  }
+  const wteOffset = s.wteOffset ?? 0;
+  const wpeOffset = s.wpeOffset ?? 0;
+  return {
+    ...s,
+    wteOffset,
+    wpeOffset,
+    dwteOffset: s.dwteOffset ?? wteOffset,
+    dwpeOffset: s.dwpeOffset ?? wpeOffset,
+  };
+}
+
+/** x[r] = wte[token[r]] (+ wpe[r mod T]). */
+export function embeddingForwardRef(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape): Float32Array {
+  const s = resolveEmbeddingShape(shape);
+  const out = new Float32Array(s.rows * s.C);
+  for (let r = 0; r < s.rows; r++) {
+    const tok = tokens[r];
+    if (!(tok >= 0 && tok < s.vocab)) throw new RangeError(`embedding: token ${tok} at row ${r} is outside the vocabulary (${s.vocab})`);
+    for (let c = 0; c < s.C; c++) {
+      let v = weights[s.wteOffset + tok * s.C + c];
+      if (s.learnedPositions) v += weights[s.wpeOffset + (r % s.T) * s.C + c];
+      out[r * s.C + c] = v;
+    }
+  }
+  return out;
+}
+
+/** Accumulates dwte[token[r]] += dout[r] and (learned positions) dwpe[r mod T] += dout[r] into `grads`. */
+export function embeddingBackwardRef(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: Float32Array, shape: EmbeddingShape): Float32Array {
+  const s = resolveEmbeddingShape(shape);
+  const dwte = new Float64Array(s.vocab * s.C);
+  const dwpe = new Float64Array(s.T * s.C);
+  for (let r = 0; r < s.rows; r++) {
+    for (let c = 0; c < s.C; c++) {
+      const g = dout[r * s.C + c];
+      dwte[tokens[r] * s.C + c] += g;
+      dwpe[(r % s.T) * s.C + c] += g;
+    }
+  }
+  for (let i = 0; i < dwte.length; i++) if (dwte[i] !== 0) grads[s.dwteOffset + i] += dwte[i];
+  if (s.learnedPositions) for (let i = 0; i < dwpe.length; i++) grads[s.dwpeOffset + i] += dwpe[i];
+  return grads;
+}
