@@ -1,0 +1,145 @@
+// AgentWorldBench record format (SPEC §8): one JSON object a line. Sample records carry the
+// trajectory up to the judged turn; predictions add `gen`; judged records add the five scores,
+// `total_score`, `failed`, `strengths`, `weaknesses`. Extra keys are kept as they are, so a file
+// passes through predict → judge → score without losing anything its producer wrote.
+import { extractPrediction } from '../judge/extract.ts';
+import { DIMENSIONS, type Dimension, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
+import type { SpanLabel } from '../schema/types.ts';
+
+export interface AwbSampleRecord {
+  task: string;
+  id: string | number;
+  /** Actions of turns 1 … turn_idx (the last one is the current action). */
+  prompt: string[];
+  /** Observations of turns 1 … turn_idx (the last one is the reference). */
+  response: string[];
+  current_prompt?: string;
+  system_str?: string;
+  /** 1-based. */
+  turn_idx: number;
+  total_turns?: number;
+  [key: string]: unknown;
+}
+
+export interface AwbPredictionRecord extends AwbSampleRecord {
+  /** The model's raw output; the prediction is extracted from it at judging time. */
+  gen: string;
+}
+
+export interface AwbJudgedRecord extends AwbPredictionRecord {
+  format: number | null;
+  factuality: number | null;
+  consistency: number | null;
+  realism: number | null;
+  quality: number | null;
+  /** Mean of the five scores (1–5); null when failed. */
+  total_score: number | null;
+  failed: boolean;
+  strengths: string[];
+  weaknesses: string[];
+}
+
+/** Reader problems, one per line, `file:line: message` as the CLI prints them. */
+export type RecordProblem = string;
+
+export function parseJsonl(text: string, file: string): { records: { line: number; value: unknown }[]; errors: RecordProblem[] } {
+  const records: { line: number; value: unknown }[] = [];
+  const errors: RecordProblem[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const t = lines[i].trim();
+    if (!t) continue;
+    try {
+      records.push({ line: i + 1, value: JSON.parse(t) });
+    } catch (e) {
+      errors.push(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
+    }
+  }
+  return { records, errors };
+}
+
+export type RecordKind = 'sample' | 'prediction' | 'judged';
+
+/** Checks the fields a record of the given kind must have; returns problems, empty if fine. */
+export function checkRecord(value: unknown, kind: RecordKind, where: string): RecordProblem[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [`${where}: expected a JSON object`];
+  const r = value as Record<string, unknown>;
+  const errs: string[] = [];
+  if (typeof r.task !== 'string' || !r.task) errs.push(`${where}: "task" (the domain) must be a non-empty string`);
+  if (typeof r.id !== 'string' && typeof r.id !== 'number') errs.push(`${where}: "id" must be a string or number`);
+  if (!Number.isInteger(r.turn_idx) || (r.turn_idx as number) < 1) errs.push(`${where}: "turn_idx" must be an integer ≥ 1`);
+  for (const k of ['prompt', 'response'] as const) {
+    if (!Array.isArray(r[k]) || !(r[k] as unknown[]).every((x) => typeof x === 'string')) errs.push(`${where}: "${k}" must be an array of strings`);
+  }
+  if (errs.length === 0) {
+    const t = r.turn_idx as number;
+    if ((r.response as string[]).length < t) errs.push(`${where}: "response" has ${(r.response as string[]).length} observations but turn_idx is ${t}: the reference observation is missing`);
+    if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string') errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
+  }
+  if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
+  if (kind === 'judged' && r.failed !== true) {
+    for (const d of DIMENSIONS) {
+      if (typeof r[d] !== 'number' || !Number.isFinite(r[d])) errs.push(`${where}: "${d}" must be a number (or mark the record "failed": true)`);
+    }
+  }
+  return errs;
+}
+
+export function readRecords<T extends AwbSampleRecord>(text: string, file: string, kind: RecordKind): { records: T[]; lines: number[]; errors: RecordProblem[] } {
+  const parsed = parseJsonl(text, file);
+  const records: T[] = [];
+  const lines: number[] = [];
+  const errors = [...parsed.errors];
+  for (const { line, value } of parsed.records) {
+    const errs = checkRecord(value, kind, `${file}:${line}`);
+    if (errs.length) errors.push(...errs);
+    else {
+      records.push(value as T);
+      lines.push(line);
+    }
+  }
+  // In file order, as an editor would walk them.
+  const lineOf = (e: string) => Number(/:(\d+): /.exec(e.slice(file.length))?.[1] ?? 0);
+  errors.sort((a, b) => lineOf(a) - lineOf(b));
+  return { records, lines, errors };
+}
+
+export function toJsonl(records: readonly object[]): string {
+  return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
+}
+
+// Headers the benchmark wraps around actions and observations in its records.
+const TURN_HEADER = /^\s*#{1,6}[ \t]*Turn[ \t]+\d+[ \t]*:?[ \t]*\r?\n/i;
+const ACTION_HEADER = /^\s*\*\*Action:?\*\*:?[ \t]*(?:\r?\n)?/i;
+const OBSERVATION_HEADER = /^\s*\*\*Environment Observation:?\*\*:?[ \t]*(?:\r?\n)?/i;
+
+export function plainAction(text: string): string {
+  return text.replace(TURN_HEADER, '').replace(ACTION_HEADER, '');
+}
+
+export function plainObservation(text: string): string {
+  return text.replace(TURN_HEADER, '').replace(OBSERVATION_HEADER, '');
+}
+
+/** A sample key shared across models and judges. */
+export function sampleKey(r: { task: string; id: string | number; turn_idx: number }): string {
+  return `${r.task}/${r.id}#${r.turn_idx}`;
+}
+
+/** What a judge needs, from a prediction record: history, current action, extracted prediction, reference. */
+export function judgeInputOf(r: AwbPredictionRecord): JudgeInput {
+  const t = r.turn_idx;
+  const history: HistoryTurn[] = [];
+  for (let i = 0; i < t - 1; i++) history.push({ action: plainAction(r.prompt[i] ?? ''), observation: plainObservation(r.response[i] ?? '') });
+  const action = plainAction(typeof r.current_prompt === 'string' ? r.current_prompt : r.prompt[t - 1]);
+  const input: JudgeInput = { domain: r.task, history, action, prediction: extractPrediction(r.gen), reference: plainObservation(r.response[t - 1]) };
+  if (r.system_str) input.context = r.system_str;
+  const spans = r.spans as SpanLabel[] | undefined;
+  if (Array.isArray(spans)) input.spans = spans;
+  return input;
+}
+
+export function dimensionValue(r: AwbJudgedRecord, d: Dimension): number | null {
+  const v = r[d];
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
