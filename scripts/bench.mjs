@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// `npm run bench [-- --suite NAME ...]`: benchmarks that print a table and append JSON lines
+//   {"suite","case","engine","metric","value","unit", ...run info}
+// to bench-results/bench.jsonl. Browser suites run in headless Chromium on its WebGPU adapter
+// (bench/main.ts, served by Vite); Node suites are scripts/bench-<name>.ts run through tsx.
+// Speed is reported beside a peer measured in the same run; compare ratios, not absolutes.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chromium.mjs';
+
+const BROWSER_SUITES = ['matmul', 'train', 'generate', 'rollout'];
+const NODE_SUITES = ['tokenizer', 'judge', 'pipeline'];
+
+const { values } = parseArgs({ options: { suite: { type: 'string', multiple: true }, out: { type: 'string', default: 'bench-results/bench.jsonl' } } });
+const wanted = values.suite ?? [...BROWSER_SUITES, ...NODE_SUITES];
+for (const s of wanted) {
+  if (!BROWSER_SUITES.includes(s) && !NODE_SUITES.includes(s)) {
+    console.error(`bench: unknown suite '${s}'. Suites: ${[...BROWSER_SUITES, ...NODE_SUITES].join(', ')}`);
+    process.exit(2);
+  }
+}
+mkdirSync('bench-results', { recursive: true });
+const runId = new Date().toISOString();
+const allRecords = [];
+
+async function runBrowserSuites(names) {
+  const chromium = findChromium();
+  if (!chromium) {
+    console.error(HOW_TO_GET_CHROMIUM);
+    process.exit(1);
+  }
+  Object.assign(process.env, gpuEnv());
+  const { createServer } = await import('vite');
+  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu'] } });
+  await server.listen();
+  const url = server.resolvedUrls.local[0] + 'bench/index.html';
+  const { chromium: pw } = await import('playwright');
+  const browser = await pw.launch({ executablePath: chromium, args: chromiumArgs(), headless: true });
+  try {
+    const page = await browser.newPage();
+    page.on('console', (m) => m.type() === 'log' && console.log(`  [page] ${m.text()}`));
+    page.on('pageerror', (e) => console.error(`  [page error] ${e.message}`));
+    await page.goto(url);
+    await page.waitForFunction(() => typeof window.runBench === 'function', null, { timeout: 120_000 });
+    const available = await page.evaluate(() => window.benchSuites);
+    const runnable = names.filter((n) => available.includes(n));
+    for (const n of names.filter((n) => !available.includes(n))) console.log(`bench: suite '${n}' is not built yet; skipped`);
+    if (runnable.length === 0) return;
+    const { adapter, records } = await page.evaluate((s) => window.runBench(s), runnable);
+    for (const r of records) allRecords.push({ ...r, adapter, runtime: 'chromium', run: runId });
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+function runNodeSuite(name) {
+  const script = `scripts/bench-${name}.ts`;
+  if (!existsSync(script)) {
+    console.log(`bench: suite '${name}' (${script}) is not built yet; skipped`);
+    return;
+  }
+  const tmp = join(tmpdir(), `lwm-bench-${process.pid}-${name}.jsonl`);
+  rmSync(tmp, { force: true });
+  console.log(`\n[bench] ${name}: npx tsx ${script}`);
+  const r = spawnSync('npx', ['tsx', '--import', './bin/raw-hook.mjs', script, '--json', tmp], { stdio: 'inherit', env: gpuEnv() });
+  if (r.status !== 0) {
+    console.error(`bench: suite '${name}' failed (exit ${r.status})`);
+    return;
+  }
+  if (existsSync(tmp)) {
+    for (const line of readFileSync(tmp, 'utf8').split('\n').filter(Boolean)) allRecords.push({ ...JSON.parse(line), runtime: 'node', run: runId });
+    rmSync(tmp, { force: true });
+  }
+}
+
+const browserWanted = wanted.filter((s) => BROWSER_SUITES.includes(s));
+if (browserWanted.length) await runBrowserSuites(browserWanted);
+for (const s of wanted.filter((s) => NODE_SUITES.includes(s))) runNodeSuite(s);
+
+// ---- report -------------------------------------------------------------------------------
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows.map((r, ri) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ') + (ri === 0 ? '\n' + widths.map((w) => '-'.repeat(w)).join('  ') : '')).join('\n');
+}
+
+const fmt = (v) => (Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3)) : 'n/a');
+const rows = [['suite', 'case', 'engine', 'metric', 'value', 'unit']];
+for (const r of allRecords) rows.push([r.suite, r.case, r.engine, r.metric, fmt(r.value), r.metric === 'error' ? r.unit : r.unit]);
+if (allRecords.length) {
+  console.log('\n' + table(rows));
+  // Our ratio against each peer, wherever the same suite/case/metric has both.
+  const ratios = [['suite', 'case', 'metric', 'peer', 'ours / peer']];
+  const ours = allRecords.filter((r) => r.engine.startsWith('lwm'));
+  for (const o of ours) {
+    const higherIsBetter = /gflops|tokens_per_s|per_s$/.test(o.metric);
+    for (const p of allRecords.filter((r) => !r.engine.startsWith('lwm') && r.suite === o.suite && r.case === o.case && r.metric === o.metric)) {
+      const ratio = higherIsBetter ? o.value / p.value : p.value / o.value;
+      ratios.push([o.suite, o.case, o.metric, p.engine, `${ratio.toFixed(2)}× ${ratio >= 1 ? 'faster' : 'slower'}`]);
+      allRecords.push({ suite: o.suite, case: o.case, engine: `lwm-vs-${p.engine}`, metric: `speedup_${o.metric}`, value: ratio, unit: 'x', run: runId });
+    }
+  }
+  if (ratios.length > 1) console.log('\n' + table(ratios));
+  for (const r of allRecords) appendFileSync(values.out, JSON.stringify(r) + '\n');
+  console.log(`\n[bench] ${allRecords.length} records appended to ${values.out}`);
+}
