@@ -1,10 +1,23 @@
 #!/usr/bin/env node
 // The `lwm` command: runs src/cli/main.ts through tsx, with a loader hook that makes
 // `import x from './file.wgsl?raw'` work in Node the way it does in Vite.
+// Commands that use the GPU (Dawn) need the Vulkan environment set before the process starts
+// (the dynamic linker reads LD_LIBRARY_PATH only then), so for those we re-run ourselves with it.
+import { spawnSync } from 'node:child_process';
 import { register } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { register as registerTsx } from 'tsx/esm/api';
+import { gpuEnv } from '../scripts/chromium.mjs';
+
+const GPU_COMMANDS = new Set(['gpu', 'train']);
+const args = process.argv.slice(2);
+if (GPU_COMMANDS.has(args[0]) && !process.env.LWM_GPU_ENV) {
+  const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
+  process.exit(r.status ?? 1);
+}
 
 registerTsx();
 register('./raw-loader.mjs', import.meta.url);
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await main(args);

@@ -4,8 +4,11 @@
 //   2. the production build, then Playwright end-to-end tests against it (e2e/)
 // Finds Chromium by itself ($CHROMIUM_PATH, /usr/bin/chromium, Playwright's browser) and sets
 // the environment WebGPU needs on GPU-less machines (SwiftShader). Extra arguments go to Vitest
-// (e.g. `npm test -- --project unit`); LWM_SKIP_E2E=1 skips step 2 outside CI.
+// and skip the end-to-end step (e.g. `npm test -- --project unit`). Ends with one line
+// `tests: N passed, M failed` over all suites.
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chromium.mjs';
 
 const chromium = findChromium();
@@ -16,20 +19,58 @@ if (!chromium) {
 const env = gpuEnv({ ...process.env, CHROMIUM_PATH: chromium });
 console.log(`[lwm test] Chromium: ${chromium}`);
 if (env.VK_ICD_FILENAMES) console.log(`[lwm test] Vulkan ICD: ${env.VK_ICD_FILENAMES}`);
+if (env.CI) console.log('[lwm test] CI=true: a GPU suite without a WebGPU adapter fails.');
 
-function run(label, cmd, args) {
+const reports = 'test-results/reports';
+rmSync(reports, { recursive: true, force: true });
+mkdirSync(reports, { recursive: true });
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+function count(file, pick) {
+  if (!existsSync(file)) return false;
+  const r = pick(JSON.parse(readFileSync(file, 'utf8')));
+  totals.passed += r.passed;
+  totals.failed += r.failed;
+  totals.skipped += r.skipped;
+  return true;
+}
+
+function finish(code) {
+  const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
+  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}`);
+  process.exit(code);
+}
+
+function run(label, cmd, args, extraEnv = {}) {
   console.log(`\n[lwm test] ${label}: ${cmd} ${args.join(' ')}`);
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env });
-  if (r.status !== 0) {
-    console.error(`[lwm test] ${label} failed (exit ${r.status ?? r.signal})`);
-    process.exit(r.status || 1);
-  }
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+  return r.status ?? 1;
 }
 
 const extra = process.argv.slice(2);
-run('vitest', 'npx', ['vitest', 'run', ...extra]);
-if (extra.length === 0 && !(process.env.LWM_SKIP_E2E && !process.env.CI)) {
-  run('build', 'npx', ['vite', 'build', '--logLevel', 'warn']);
-  run('e2e', 'npx', ['playwright', 'test']);
+const vitestJson = join(reports, 'vitest.json');
+const vitestCode = run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`, ...extra]);
+const counted = count(vitestJson, (j) => ({ passed: j.numPassedTests, failed: j.numFailedTests, skipped: j.numPendingTests + j.numTodoTests }));
+if (vitestCode !== 0) {
+  if (!counted) totals.failed += 1;
+  console.error(`[lwm test] vitest failed (exit ${vitestCode})`);
+  finish(vitestCode);
+}
+if (extra.length === 0) {
+  const buildCode = run('build', 'npx', ['vite', 'build', '--logLevel', 'warn']);
+  if (buildCode !== 0) {
+    totals.failed += 1;
+    console.error('[lwm test] the production build failed');
+    finish(buildCode);
+  }
+  const pwJson = join(reports, 'playwright.json');
+  const e2eCode = run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: pwJson });
+  const e2eCounted = count(pwJson, (j) => ({ passed: j.stats.expected, failed: j.stats.unexpected + j.stats.flaky, skipped: j.stats.skipped }));
+  if (e2eCode !== 0) {
+    if (!e2eCounted) totals.failed += 1;
+    console.error(`[lwm test] e2e failed (exit ${e2eCode})`);
+    finish(e2eCode);
+  }
 }
 console.log('\n[lwm test] all suites passed');
+finish(0);
