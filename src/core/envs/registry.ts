@@ -11,6 +11,9 @@ import { OsEnv } from './os/index.ts';
 import { osAgent, osKnowledge } from './os/agent.ts';
 import { WebEnv, webAgent, webKnowledge } from './web/index.ts';
 import { AndroidEnv, androidAgent, androidKnowledge } from './android/index.ts';
+import { SearchEnv, searchAgent, searchKnowledge } from './search/index.ts';
+import { McpEnv, mcpAgent, mcpKnowledge } from './mcp/index.ts';
+import { SweEnv, sweAgent, sweKnowledge } from './swe/index.ts';
 
 export interface DomainDef {
   create(): Environment;
@@ -22,7 +25,25 @@ export interface DomainDef {
   task(env: Environment): string;
 }
 
-export const ENV_DOMAINS: Partial<Record<KnownDomain, DomainDef>> = {
+export const ENV_DOMAINS: Record<KnownDomain, DomainDef> = {
+  mcp: {
+    create: () => new McpEnv(),
+    agent: (env, rng, kind) => mcpAgent(env as McpEnv, rng, kind),
+    knowledge: mcpKnowledge,
+    task: (env) => (env as McpEnv).task.kind,
+  },
+  search: {
+    create: () => new SearchEnv(),
+    agent: (env, rng, kind) => searchAgent(env as SearchEnv, rng, kind),
+    knowledge: searchKnowledge,
+    task: (env) => `${(env as SearchEnv).task.doc.kind}:${(env as SearchEnv).task.key}`,
+  },
+  swe: {
+    create: () => new SweEnv(),
+    agent: (env, rng, kind) => sweAgent(env as SweEnv, rng, kind),
+    knowledge: sweKnowledge,
+    task: (env) => (env as SweEnv).bug.hint,
+  },
   terminal: {
     create: () => new TerminalEnv(),
     agent: (env, rng, kind) => terminalAgent(env as TerminalEnv, rng, kind),
