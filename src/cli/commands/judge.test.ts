@@ -1,0 +1,111 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import judge from './judge.ts';
+import score from './score.ts';
+import { UsageError } from '../io.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CliIO } from '../io.ts';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => (tmp = await tempDir()));
+afterEach(async () => tmp.done());
+
+let server: Server;
+let base: string;
+let calls = 0;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    calls++;
+    req.resume();
+    req.on('end', () => {
+      if (req.headers.authorization !== 'Bearer k') {
+        res.writeHead(401);
+        return res.end('{"error": {"message": "bad key"}}');
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ message: { content: '<verdict>{"scores": {"format": 4, "factuality": 3, "consistency": 5, "realism": 4, "quality": 4}}</verdict>' } }] }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+const PRED = [
+  { task: 'terminal', id: 'a', turn_idx: 1, prompt: ['### Turn 1\n**Action:**\necho hi'], response: ['**Environment Observation:**\nhi'], gen: '<predicted_observation>hi</predicted_observation>' },
+  { task: 'terminal', id: 'b', turn_idx: 1, prompt: ['ls'], response: ['a.txt b.txt'], gen: '' },
+];
+
+describe('lwm judge', () => {
+  it('judges with the local rubric and writes judged records that lwm score reads', async () => {
+    await writeFile(tmp.path('p.jsonl'), PRED.map((r) => JSON.stringify(r)).join('\n'));
+    const io = captureIO();
+    expect(await judge([tmp.path('p.jsonl'), '--judge', 'local', '-o', tmp.path('j.jsonl')], io)).toBe(0);
+    const out = (await readFile(tmp.path('j.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(out[0]).toMatchObject({ id: 'a', format: 5, total_score: 5, failed: false, judge: 'local-rubric', verifier: { pass: 1, rule: 'echo' } });
+    expect(out[1]).toMatchObject({ id: 'b', format: 1, total_score: 1, failed: false });
+    expect(io.stdout).toMatch(/terminal\s+50\.00/);
+    const s = captureIO();
+    expect(await score([tmp.path('j.jsonl')], s)).toBe(0);
+    expect(s.stdout).toMatch(/overall\s+50\.00\s+50\.00\s+50\.00\s+50\.00\s+50\.00\s+50\.00\s+2\s+0/);
+  });
+
+  it('writes JSONL to stdout and the table to stderr without -o', async () => {
+    await writeFile(tmp.path('p.jsonl'), JSON.stringify(PRED[0]));
+    const io = captureIO();
+    expect(await judge([tmp.path('p.jsonl')], io)).toBe(0);
+    expect(JSON.parse(io.stdout).total_score).toBe(5);
+    expect(io.stderr).toContain('overall');
+  });
+
+  it('judges through an endpoint, and reports a refused key', async () => {
+    await writeFile(tmp.path('p.jsonl'), PRED.map((r) => JSON.stringify(r)).join('\n'));
+    const io = captureIO();
+    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'k', '-o', tmp.path('j.jsonl')], io)).toBe(0);
+    const out = (await readFile(tmp.path('j.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(out.map((r) => r.total_score)).toEqual([4, 4]);
+    expect(out[0].judge).toBe('judge:m');
+    const before = calls;
+    const bad = captureIO();
+    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'wrong', '--concurrency', '1'], bad)).toBe(1);
+    expect(bad.stderr).toContain('refused the API key (HTTP 401: bad key)');
+    expect(calls - before).toBe(1);
+  });
+
+  it('rejects bad input and bad usage', async () => {
+    await writeFile(tmp.path('p.jsonl'), JSON.stringify({ ...PRED[0], gen: undefined }));
+    const io = captureIO();
+    expect(await judge([tmp.path('p.jsonl')], io)).toBe(1);
+    expect(io.stderr).toContain('p.jsonl:1: "gen" (the model output) must be a string');
+    await expect(judge([tmp.path('p.jsonl'), '--judge', 'gpt'], captureIO())).rejects.toBeInstanceOf(UsageError);
+    await expect(judge([tmp.path('p.jsonl'), '--judge', 'endpoint'], captureIO())).rejects.toThrow('--base-url and --model');
+    await expect(judge([tmp.path('p.jsonl'), '--concurrency', '0'], captureIO())).rejects.toThrow('--concurrency');
+  });
+});
+
+
+function captureIO(): CliIO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) {
+      io.stdout += t;
+    },
+    err(t: string) {
+      io.stderr += t;
+    },
+    async *stdinLines() {},
+  };
+  return io;
+}
+
+async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));
+  return { dir, path: (n) => join(dir, n), done: () => rm(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import score from './score.ts';
+import { UsageError } from '../io.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CliIO } from '../io.ts';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => (tmp = await tempDir()));
+afterEach(async () => tmp.done());
+
+function rec(task: string, s: number[] | null, total?: number) {
+  const base = { task, id: Math.random().toString(36).slice(2), turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g', strengths: [], weaknesses: [] };
+  if (!s) return { ...base, failed: true, format: 0, factuality: 0, consistency: 0, realism: 0, quality: 0, total_score: 0 };
+  const [format, factuality, consistency, realism, quality] = s;
+  return { ...base, failed: false, format, factuality, consistency, realism, quality, total_score: total ?? s.reduce((a, b) => a + b) / 5 };
+}
+
+describe('lwm score', () => {
+  it('prints the per-domain table with the public formula, to two decimals', async () => {
+    const rows = [rec('terminal', [5, 4, 5, 5, 5]), rec('terminal', [3, 2, 4, 4, 3]), rec('terminal', null), rec('search', [2, 1, 3, 2, 2]), rec('search', [4, 4, 4, 4, 3])];
+    await writeFile(tmp.path('j.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const io = captureIO();
+    expect(await score([tmp.path('j.jsonl')], io)).toBe(0);
+    // By hand: terminal totals 4.8, 3.2 → mean 4 → 75.00; search totals 2.0, 3.8 → 2.9 → 47.50;
+    // overall (4.8 + 3.2 + 2.0 + 3.8) / 4 = 3.45 → 61.25. The failed record's zeros are ignored.
+    expect(io.stdout).toMatch(/search\s+50\.00\s+37\.50\s+62\.50\s+50\.00\s+37\.50\s+47\.50\s+2\s+0/);
+    expect(io.stdout).toMatch(/terminal\s+75\.00\s+50\.00\s+87\.50\s+87\.50\s+75\.00\s+75\.00\s+2\s+1/);
+    expect(io.stdout).toMatch(/overall\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+61\.25\s+4\s+1/);
+    const json = captureIO();
+    expect(await score([tmp.path('j.jsonl'), '--json'], json)).toBe(0);
+    expect(JSON.parse(json.stdout).overall.total).toBeCloseTo(61.25, 10);
+  });
+
+  it('reports bad records as file:line and exits 1', async () => {
+    await writeFile(tmp.path('bad.jsonl'), `${JSON.stringify(rec('os', [1, 1, 1, 1, 1]))}\n{oops\n${JSON.stringify({ ...rec('os', [1, 1, 1, 1, 1]), quality: 'high' })}\n`);
+    const io = captureIO();
+    expect(await score([tmp.path('bad.jsonl')], io)).toBe(1);
+    const lines = io.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/bad\.jsonl:2: not valid JSON/);
+    expect(lines[1]).toMatch(/bad\.jsonl:3: "quality" must be a number/);
+    expect(await score([tmp.path('missing.jsonl')], captureIO())).toBe(1);
+  });
+
+  it('treats a missing file argument as a usage error', async () => {
+    await expect(score([], captureIO())).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
+
+function captureIO(): CliIO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) {
+      io.stdout += t;
+    },
+    err(t: string) {
+      io.stderr += t;
+    },
+    async *stdinLines() {},
+  };
+  return io;
+}
+
+async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));
+  return { dir, path: (n) => join(dir, n), done: () => rm(dir, { recursive: true, force: true }) };
+}
