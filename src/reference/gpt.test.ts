@@ -133,7 +133,7 @@ describe('reference GPT: gradients', () => {
     expect(zero.loss).toBe(0);
     expect(zero.grad.every((g) => g === 0)).toBe(true);
     expect(() => gptLossAndGrad(p, c, { ...a, weights: weights.map(() => -1) })).toThrow(/loss weight -1 at row 0/);
-    expect(() => gptLossAndGrad(p, c, { ...a, targets: a.targets.map(() => 11), weights: undefined })).toThrow(/target 11 at row 0 is outside/);
+    expect(() => gptLossAndGrad(p, c, { ...a, targets: Array.from(a.targets, () => 11), weights: undefined })).toThrow(/target 11 at row 0 is outside/);
   });
 });
 
