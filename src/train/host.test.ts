@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import { JobHost, UserFacingError, type JobRunner } from './host.ts';
+import type { FromWorker } from './protocol.ts';
+
+const fakeRuntime = async () => ({}) as GpuRuntime;
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function makeHost(runners: Record<string, JobRunner>) {
+  const events: FromWorker[] = [];
+  const host = new JobHost(fakeRuntime, runners, (m) => events.push(m));
+  const states = (id: string) => events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
+  return { host, events, states };
+}
+
+/** A job of `n` steps that waits on `gate()` before each step so tests control time. */
+function steppedJob(n: number, gates: (() => void)[]): JobRunner {
+  return async (_spec, ctx) => {
+    for (let i = 0; i < n; i++) {
+      await ctx.step();
+      await new Promise<void>((r) => gates.push(r));
+      ctx.metric(i, { loss: 1 / (i + 1) });
+    }
+    return { steps: n };
+  };
+}
+
+describe('JobHost', () => {
+  it('runs a job to completion, streaming metrics', async () => {
+    const gates: (() => void)[] = [];
+    const { host, events, states } = makeHost({ t: steppedJob(3, gates) });
+    host.handle({ type: 'start', jobId: 'a', spec: { kind: 't' } });
+    for (let i = 0; i < 3; i++) {
+      while (!gates.length) await tick();
+      gates.shift()!();
+    }
+    while (!events.some((e) => e.type === 'done')) await tick();
+    expect(states('a')).toEqual(['queued', 'running', 'done']);
+    expect(events.filter((e) => e.type === 'metric').map((e) => (e as { step: number }).step)).toEqual([0, 1, 2]);
+    expect(events.find((e) => e.type === 'done')).toMatchObject({ result: { steps: 3 } });
+  });
+
+  it('pauses between steps, resumes, and stops on request', async () => {
+    const gates: (() => void)[] = [];
+    const { host, events, states } = makeHost({ t: steppedJob(100, gates) });
+    host.handle({ type: 'start', jobId: 'b', spec: { kind: 't' } });
+    while (!gates.length) await tick();
+    host.handle({ type: 'pause', jobId: 'b' });
+    gates.shift()!(); // finishes step 0; step 1 must wait for resume
+    for (let i = 0; i < 5; i++) await tick();
+    expect(gates.length).toBe(0);
+    expect(events.filter((e) => e.type === 'metric').length).toBe(1);
+    host.handle({ type: 'resume', jobId: 'b' });
+    while (!gates.length) await tick();
+    host.handle({ type: 'stop', jobId: 'b' });
+    gates.shift()!();
+    while (!states('b').includes('stopped')) await tick();
+    expect(states('b')).toEqual(['queued', 'running', 'paused', 'running', 'stopping', 'stopped']);
+    expect(events.some((e) => e.type === 'done')).toBe(false);
+  });
+
+  it('reports a failing job with a user-facing message and keeps serving', async () => {
+    const { host, events, states } = makeHost({
+      bad: async () => {
+        throw new UserFacingError('The dataset has no turns to train on.');
+      },
+      ok: async () => 42,
+    });
+    host.handle({ type: 'start', jobId: 'c', spec: { kind: 'bad' } });
+    host.handle({ type: 'start', jobId: 'd', spec: { kind: 'ok' } });
+    while (!events.some((e) => e.type === 'done')) await tick();
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ jobId: 'c', message: 'The dataset has no turns to train on.' });
+    expect(states('c')).toContain('failed');
+    expect(events.find((e) => e.type === 'done')).toMatchObject({ jobId: 'd', result: 42 });
+  });
+
+  it('rejects unknown kinds and duplicate ids with a message', () => {
+    const { host, events } = makeHost({ ok: async () => 1 });
+    host.handle({ type: 'start', jobId: 'e', spec: { kind: 'nope' } });
+    expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringContaining("Unknown job kind 'nope'") });
+    host.handle({ type: 'start', jobId: 'f', spec: { kind: 'ok' } });
+    host.handle({ type: 'start', jobId: 'f', spec: { kind: 'ok' } });
+    expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringContaining('already exists') });
+  });
+});

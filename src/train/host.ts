@@ -1,0 +1,162 @@
+// JobHost: runs jobs one at a time on one GPU runtime, with pause, resume and stop between
+// steps. Used by the Web Worker (worker.ts) and, in-process, by the Node CLI.
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import type { FromWorker, JobSpecBase, JobState, ToWorker } from './protocol.ts';
+
+/** Thrown inside a job by `ctx.step()` when the user asked it to stop. */
+export class StopRequested extends Error {
+  constructor() {
+    super('stopped by request');
+    this.name = 'StopRequested';
+  }
+}
+
+/** An error whose message is meant for the user as is. */
+export class UserFacingError extends Error {}
+
+export interface JobContext {
+  rt: GpuRuntime;
+  jobId: string;
+  /** Call between steps: waits while paused, throws StopRequested when stopped. */
+  step(): Promise<void>;
+  metric(step: number, values: Record<string, number>): void;
+  checkpoint(step: number, key: string, bytes: number): void;
+  text(text: string): void;
+  log(message: string): void;
+  readonly stopRequested: boolean;
+}
+
+export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
+
+interface JobEntry {
+  jobId: string;
+  spec: JobSpecBase;
+  state: JobState;
+  resume: (() => void) | null;
+  pausedGate: Promise<void> | null;
+}
+
+export class JobHost {
+  private readonly jobs = new Map<string, JobEntry>();
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly runtime: () => Promise<GpuRuntime>,
+    private readonly runners: Record<string, JobRunner>,
+    private readonly post: (m: FromWorker) => void,
+  ) {}
+
+  handle(msg: ToWorker): void {
+    switch (msg.type) {
+      case 'start':
+        return this.start(msg.jobId, msg.spec);
+      case 'pause':
+        return this.pause(msg.jobId);
+      case 'resume':
+        return this.resume(msg.jobId);
+      case 'stop':
+        return this.stop(msg.jobId);
+      case 'status':
+        this.post({ type: 'jobs', jobs: [...this.jobs.values()].map((j) => ({ jobId: j.jobId, kind: j.spec.kind, state: j.state })) });
+        return;
+    }
+  }
+
+  private setState(job: JobEntry, state: JobState, detail?: string) {
+    job.state = state;
+    this.post({ type: 'status', jobId: job.jobId, state, detail });
+  }
+
+  private start(jobId: string, spec: JobSpecBase) {
+    if (this.jobs.has(jobId)) {
+      this.post({ type: 'error', jobId, message: `A job with id ${jobId} already exists.` });
+      return;
+    }
+    const runner = this.runners[spec.kind];
+    if (!runner) {
+      this.post({ type: 'error', jobId, message: `Unknown job kind '${spec.kind}'. Known: ${Object.keys(this.runners).join(', ')}.` });
+      return;
+    }
+    const job: JobEntry = { jobId, spec, state: 'queued', resume: null, pausedGate: null };
+    this.jobs.set(jobId, job);
+    this.setState(job, 'queued');
+    // One job at a time: they share the device, and a second training run would halve both.
+    this.queue = this.queue.then(() => this.run(job, runner));
+  }
+
+  private async run(job: JobEntry, runner: JobRunner) {
+    if (job.state === 'stopped') return;
+    this.setState(job, 'running');
+    const ctx: JobContext = {
+      rt: undefined as unknown as GpuRuntime,
+      jobId: job.jobId,
+      step: async () => {
+        if (job.state === 'stopping') throw new StopRequested();
+        while (job.pausedGate) {
+          await job.pausedGate;
+          if ((job.state as JobState) === 'stopping') throw new StopRequested();
+        }
+      },
+      metric: (step, values) => this.post({ type: 'metric', jobId: job.jobId, step, values }),
+      checkpoint: (step, key, bytes) => this.post({ type: 'checkpoint', jobId: job.jobId, step, key, bytes }),
+      text: (text) => this.post({ type: 'text', jobId: job.jobId, text }),
+      log: (message) => this.post({ type: 'log', jobId: job.jobId, message }),
+      get stopRequested() {
+        return job.state === 'stopping';
+      },
+    };
+    try {
+      ctx.rt = await this.runtime();
+      const result = await runner(job.spec, ctx);
+      this.setState(job, 'done');
+      this.post({ type: 'done', jobId: job.jobId, result });
+    } catch (e) {
+      if (e instanceof StopRequested) {
+        this.setState(job, 'stopped');
+      } else {
+        const err = e as Error;
+        this.setState(job, 'failed', err.message);
+        this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
+      }
+    }
+  }
+
+  private pause(jobId: string) {
+    const job = this.jobs.get(jobId);
+    if (!job || (job.state !== 'running' && job.state !== 'queued')) return;
+    job.pausedGate = new Promise((r) => (job.resume = r));
+    this.setState(job, 'paused');
+  }
+
+  private resume(jobId: string) {
+    const job = this.jobs.get(jobId);
+    if (!job || job.state !== 'paused') return;
+    const r = job.resume;
+    job.pausedGate = null;
+    job.resume = null;
+    this.setState(job, 'running');
+    r?.();
+  }
+
+  private stop(jobId: string) {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    if (job.state === 'queued') {
+      this.setState(job, 'stopped');
+      return;
+    }
+    if (job.state !== 'running' && job.state !== 'paused') return;
+    const r = job.resume;
+    job.pausedGate = null;
+    job.resume = null;
+    this.setState(job, 'stopping');
+    r?.();
+  }
+}
+
+function userMessage(e: Error): string {
+  if (e instanceof UserFacingError) return e.message;
+  if (e.name === 'WebGPUUnavailableError' || e.name === 'DeviceLostError') return e.message;
+  if (/out of memory|OOM/i.test(e.message)) return `The GPU ran out of memory: ${e.message}. Try a smaller preset, batch or context.`;
+  return `The job failed: ${e.message}`;
+}

@@ -1,0 +1,43 @@
+// The typed message protocol between the page and the worker that owns the GPU device. The
+// same JobHost serves a Web Worker in the browser and an in-process host in Node (`lwm train`),
+// so a job's code never knows which one it runs in.
+
+/** What a job is asked to do. Job kinds register their spec type in JobSpecs (jobs.ts). */
+export interface JobSpecBase {
+  kind: string;
+}
+
+export type JobState = 'queued' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'failed';
+
+export type ToWorker =
+  | { type: 'start'; jobId: string; spec: JobSpecBase }
+  | { type: 'pause'; jobId: string }
+  | { type: 'resume'; jobId: string }
+  | { type: 'stop'; jobId: string }
+  | { type: 'status' };
+
+export interface AdapterSummary {
+  description: string;
+  isFallbackAdapter: boolean;
+}
+
+export type FromWorker =
+  | { type: 'ready'; adapter: AdapterSummary }
+  | { type: 'unavailable'; message: string }
+  | { type: 'status'; jobId: string; state: JobState; detail?: string }
+  | { type: 'jobs'; jobs: { jobId: string; kind: string; state: JobState }[] }
+  /** One logged step: values by metric name (loss, lr, tokens_per_s, reward, ...). */
+  | { type: 'metric'; jobId: string; step: number; values: Record<string, number> }
+  | { type: 'checkpoint'; jobId: string; step: number; key: string; bytes: number }
+  /** Streamed generation text. */
+  | { type: 'text'; jobId: string; text: string }
+  | { type: 'log'; jobId: string; message: string }
+  | { type: 'done'; jobId: string; result: unknown }
+  /** `message` is for the user (what went wrong, what to do); `detail` for a bug report. */
+  | { type: 'error'; jobId?: string; message: string; detail?: string };
+
+export function isToWorker(x: unknown): x is ToWorker {
+  if (!x || typeof x !== 'object') return false;
+  const t = (x as { type?: unknown }).type;
+  return t === 'start' || t === 'pause' || t === 'resume' || t === 'stop' || t === 'status';
+}
