@@ -168,7 +168,7 @@ export async function* importStream(source: ChunkSource, options: ImportOptions 
       continue;
     }
     if (l.text === null) {
-      yield error(l.line, '', 'not valid UTF-8 text (save the file as UTF-8)');
+      yield error(l.line, '', l.utf16 ? 'the file is UTF-16 text; save it as UTF-8' : 'not valid UTF-8 text (save the file as UTF-8)');
       continue;
     }
     const trimmed = l.text.trim();

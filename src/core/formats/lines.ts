@@ -11,6 +11,8 @@ export interface SourceLine {
   line: number;
   /** Bytes (or UTF-16 units for string input) consumed up to and including this line. */
   consumed: number;
+  /** Set on the single line yielded for a byte stream that starts with a UTF-16 byte order mark. */
+  utf16?: boolean;
 }
 
 const NEWLINE = 10;
@@ -60,6 +62,11 @@ export async function* readLines(source: ChunkSource): AsyncGenerator<SourceLine
       }
       carryText += chunk.slice(from);
       continue;
+    }
+    if (first && line === 0 && !carryBytes.length && chunk.length >= 2 && ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))) {
+      // UTF-16 text would otherwise come out as one bad line per newline; say it once.
+      yield { text: null, line: 1, consumed: chunk.length, utf16: true };
+      return;
     }
     let from = 0;
     for (;;) {

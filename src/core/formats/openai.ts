@@ -37,12 +37,13 @@ export const openAiImporter: FormatImporter = {
         const r = record as { messages: OpenAiMessage[]; tools?: unknown[]; id?: unknown; domain?: unknown };
         const callNames = new Map<string, string>();
         const steps: ConversationStep[] = [];
-        const toolReplies = r.messages.filter((m) => m.role === 'tool' || m.role === 'function');
+        let callsInStep = 0;
         for (const m of r.messages) {
           const text = contentText(m.content);
           if (m.role === 'system' || m.role === 'developer') steps.push({ kind: 'context', text });
           else if (m.role === 'assistant') {
             const parts = text ? [text] : [];
+            callsInStep = m.tool_calls?.length ?? 0;
             for (const call of m.tool_calls ?? []) {
               if (call.id) callNames.set(call.id, call.function.name);
               parts.push(toolCallText(call.function.name, call.function.arguments));
@@ -51,7 +52,7 @@ export const openAiImporter: FormatImporter = {
           } else if (m.role === 'tool' || m.role === 'function') {
             // With several tool replies in one step, say which call each answers.
             const label = m.tool_call_id ? callNames.get(m.tool_call_id) ?? m.tool_call_id : m.name;
-            const many = toolReplies.length > 1 && label;
+            const many = callsInStep > 1 && label;
             steps.push({ kind: 'observation', text: many ? `[${label}] ${text}` : text });
           } else steps.push({ kind: 'observation', text });
         }
