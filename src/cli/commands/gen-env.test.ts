@@ -1,0 +1,60 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../main.ts';
+import type { CliIO } from '../io.ts';
+
+function captureIO(stdin: string[] = []): CliIO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) { io.stdout += t; },
+    err(t: string) { io.stderr += t; },
+    async *stdinLines() { for (const l of stdin) yield l; },
+  };
+  return io;
+}
+
+describe('lwm gen', () => {
+  it('writes the same JSONL for the same arguments, to stdout or a file', async () => {
+    const a = captureIO();
+    expect(await main(['gen', '--domain', 'terminal', '--n', '3', '--seed', '9'], a)).toBe(0);
+    const lines = a.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[0]).id).toBe('env-terminal-9-00000');
+    const file = join(mkdtempSync(join(tmpdir(), 'lwm-gen-')), 'out.jsonl');
+    const b = captureIO();
+    expect(await main(['gen', '--domain', 'terminal', '--n', '3', '--seed', '9', '-o', file], b)).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(a.stdout);
+  });
+  it('makes N per domain with --domain all', async () => {
+    const io = captureIO();
+    expect(await main(['gen', '--domain', 'all', '--n', '1', '--seed', '1'], io)).toBe(0);
+    expect(io.stdout.trim().split('\n').map((l) => JSON.parse(l).domain)).toEqual(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
+  });
+  it('exits 2 on bad usage', async () => {
+    for (const argv of [['gen'], ['gen', '--domain', 'nope', '--n', '1', '--seed', '1'], ['gen', '--domain', 'os', '--n', 'x', '--seed', '1'], ['gen', '--domain', 'os', '--n', '1']]) {
+      const io = captureIO();
+      expect(await main(argv, io)).toBe(2);
+      expect(io.stderr).toMatch(/^lwm gen: /);
+    }
+  });
+});
+
+describe('lwm env', () => {
+  it('prints the system prompt, then one JSON line per action', async () => {
+    const io = captureIO(['echo hi > a.txt', 'cat a.txt', 'cat missing']);
+    expect(await main(['env', 'terminal', '--seed', '3'], io)).toBe(0);
+    const lines = io.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(Object.keys(lines[0])).toEqual(['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction']);
+    expect(lines).toHaveLength(4);
+    expect(lines[2].observation.split('\n')[0]).toBe('hi');
+    expect(lines[3].observation.split('\n')[0]).toBe('cat: missing: No such file or directory');
+    expect(lines[3].spans).toEqual([{ start: 0, end: lines[3].observation.length, kind: 'deterministic' }]);
+  });
+  it('exits 2 on an unknown domain or a missing seed', async () => {
+    expect(await main(['env', 'moon', '--seed', '1'], captureIO())).toBe(2);
+    expect(await main(['env', 'mcp'], captureIO())).toBe(2);
+  });
+});
