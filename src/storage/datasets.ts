@@ -1,0 +1,74 @@
+// Datasets in IndexedDB: metadata in 'datasets', trajectories in 'datasetChunks'. A dataset is
+// written in one transaction, so a failed or interrupted save leaves no half dataset behind, and
+// nothing already stored is touched by saving a new one.
+import type { Trajectory } from '../core/schema/types.ts';
+import { openStudioDB, type DatasetMeta } from './db.ts';
+
+export const CHUNK_SIZE = 500;
+
+export async function listDatasets(): Promise<DatasetMeta[]> {
+  const db = await openStudioDB();
+  const all = await db.getAll('datasets');
+  return all.sort((a, b) => a.createdAt - b.createdAt);
+}
+
+export function newDatasetId(): string {
+  return `ds-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Stores a dataset atomically; fills in turns, domains and chunks from the trajectories. */
+export async function saveDataset(meta: Omit<DatasetMeta, 'turns' | 'domains' | 'chunks' | 'trajectories'>, trajectories: Trajectory[]): Promise<DatasetMeta> {
+  const full: DatasetMeta = {
+    ...meta,
+    trajectories: trajectories.length,
+    turns: trajectories.reduce((n, t) => n + t.turns.length, 0),
+    domains: [...new Set(trajectories.map((t) => t.domain))].sort(),
+    chunks: Math.ceil(trajectories.length / CHUNK_SIZE),
+  };
+  const db = await openStudioDB();
+  const tx = db.transaction(['datasets', 'datasetChunks'], 'readwrite');
+  const chunks = tx.objectStore('datasetChunks');
+  const writes: Promise<unknown>[] = [];
+  for (let i = 0; i < full.chunks; i++) {
+    writes.push(chunks.put({ datasetId: full.id, index: i, trajectories: trajectories.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE) }));
+  }
+  writes.push(tx.objectStore('datasets').put(full));
+  await Promise.all([...writes, tx.done]);
+  return full;
+}
+
+export async function loadTrajectories(id: string): Promise<Trajectory[]> {
+  const db = await openStudioDB();
+  const chunks = await db.getAll('datasetChunks', IDBKeyRange.bound([id, 0], [id, Number.MAX_SAFE_INTEGER]));
+  chunks.sort((a, b) => a.index - b.index);
+  return chunks.flatMap((c) => c.trajectories);
+}
+
+/** Replaces one trajectory of a stored dataset (raw-trajectory editing), keeping its position. */
+export async function updateTrajectory(datasetId: string, position: number, trajectory: Trajectory): Promise<void> {
+  const db = await openStudioDB();
+  const tx = db.transaction(['datasets', 'datasetChunks'], 'readwrite');
+  const store = tx.objectStore('datasetChunks');
+  const key: [string, number] = [datasetId, Math.floor(position / CHUNK_SIZE)];
+  const chunk = await store.get(key);
+  const meta = await tx.objectStore('datasets').get(datasetId);
+  const old = chunk?.trajectories[position % CHUNK_SIZE];
+  if (!chunk || !meta || !old) throw new Error(`dataset ${datasetId} has no trajectory at position ${position}`);
+  chunk.trajectories[position % CHUNK_SIZE] = trajectory;
+  meta.turns += trajectory.turns.length - old.turns.length;
+  if (!meta.domains.includes(trajectory.domain)) meta.domains = [...meta.domains, trajectory.domain].sort();
+  await store.put(chunk);
+  await tx.objectStore('datasets').put(meta);
+  await tx.done;
+}
+
+export async function deleteDataset(id: string): Promise<void> {
+  const db = await openStudioDB();
+  const tx = db.transaction(['datasets', 'datasetChunks', 'tokenizers'], 'readwrite');
+  await Promise.all([
+    tx.objectStore('datasets').delete(id),
+    tx.objectStore('datasetChunks').delete(IDBKeyRange.bound([id, 0], [id, Number.MAX_SAFE_INTEGER])),
+    tx.objectStore('tokenizers').delete(id),
+    tx.done,
+  ]);
+}

@@ -1,0 +1,67 @@
+// Template versions (v0…vN) and cached tokenizers in IndexedDB.
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import type { TokenizerJSON } from '../core/tokenizer/index.ts';
+import { openStudioDB, type TemplateVersion } from './db.ts';
+
+/** Builtin lineage: v0 is the root, each later builtin derives from the one before. */
+function builtinVersions(): TemplateVersion[] {
+  const versions = Object.keys(BUILTIN_TEMPLATES).sort(compareVersions);
+  return versions.map((v, i) => ({
+    version: v,
+    parent: i === 0 ? null : versions[i - 1],
+    note: `built-in: ${BUILTIN_TEMPLATES[v].description}`,
+    createdAt: 0,
+    builtin: true,
+    template: structuredClone(BUILTIN_TEMPLATES[v]),
+  }));
+}
+
+/** 'v2' < 'v10': numeric order on the number after the v, then by name. */
+export function compareVersions(a: string, b: string): number {
+  const na = /^v(\d+)$/.exec(a);
+  const nb = /^v(\d+)$/.exec(b);
+  if (na && nb) return Number(na[1]) - Number(nb[1]);
+  if (na) return -1;
+  if (nb) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** All versions; the builtins are written on first use so the lineage always starts at v0. */
+export async function listTemplateVersions(): Promise<TemplateVersion[]> {
+  const db = await openStudioDB();
+  const tx = db.transaction('templates', 'readwrite');
+  for (const b of builtinVersions()) {
+    if (!(await tx.store.getKey(b.version))) await tx.store.put(b);
+  }
+  const all = await tx.store.getAll();
+  await tx.done;
+  return all.sort((a, b) => compareVersions(a.version, b.version));
+}
+
+/** The next free name in the lineage: one past the highest vN. */
+export function nextVersionName(existing: string[]): string {
+  let max = -1;
+  for (const v of existing) {
+    const m = /^v(\d+)$/.exec(v);
+    if (m) max = Math.max(max, Number(m[1]));
+  }
+  return `v${max + 1}`;
+}
+
+export async function addTemplateVersion(entry: TemplateVersion): Promise<void> {
+  const db = await openStudioDB();
+  const tx = db.transaction('templates', 'readwrite');
+  if (await tx.store.getKey(entry.version)) throw new Error(`a template version named ${entry.version} already exists`);
+  await tx.store.add(entry);
+  await tx.done;
+}
+
+export async function getCachedTokenizer(datasetId: string): Promise<TokenizerJSON | undefined> {
+  const db = await openStudioDB();
+  return (await db.get('tokenizers', datasetId))?.json;
+}
+
+export async function putCachedTokenizer(datasetId: string, vocabSize: number, json: TokenizerJSON): Promise<void> {
+  const db = await openStudioDB();
+  await db.put('tokenizers', { datasetId, vocabSize, createdAt: Date.now(), json });
+}
