@@ -134,19 +134,75 @@ function repetition(text: string): { dupLines: number; dupTrigrams: number; long
   const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
   const dupLines = lines.length >= 3 ? 1 - new Set(lines).size / lines.length : 0;
   const words = text.toLowerCase().match(/\S+/g) ?? [];
+  // Words as small integers so a 3-gram is one number, not a new string.
+  const ids = new Map<string, number>();
+  const seq = new Array<number>(words.length);
+  for (let i = 0; i < words.length; i++) {
+    let id = ids.get(words[i]);
+    if (id === undefined) ids.set(words[i], (id = ids.size));
+    seq[i] = id;
+  }
   let dupTrigrams = 0;
-  if (words.length >= 8) {
-    const grams = new Set<string>();
+  if (words.length >= 8 && ids.size < 1 << 17) {
+    const grams = new Set<number>();
     const total = words.length - 2;
-    for (let i = 0; i < total; i++) grams.add(`${words[i]}\u0000${words[i + 1]}\u0000${words[i + 2]}`);
+    for (let i = 0; i < total; i++) grams.add((seq[i] * 131072 + seq[i + 1]) * 131072 + seq[i + 2]);
     dupTrigrams = 1 - grams.size / total;
   }
   let longestRun = words.length ? 1 : 0;
-  for (let i = 1, run = 1; i < words.length; i++) {
-    run = words[i] === words[i - 1] ? run + 1 : 1;
+  for (let i = 1, run = 1; i < seq.length; i++) {
+    run = seq[i] === seq[i - 1] ? run + 1 : 1;
     if (run > longestRun) longestRun = run;
   }
   return { dupLines, dupTrigrams, longestRun };
+}
+
+/** Features of one text, each computed on first use (history texts only need values and fields). */
+class TextFeatures {
+  private _values?: Map<string, number>;
+  private _words?: Map<string, number>;
+  private _kv?: Map<string, string>;
+  private _rep?: ReturnType<typeof repetition>;
+  private _shapes?: string[];
+  private _punct?: string[];
+  constructor(private readonly text: string) {}
+  get values() {
+    return (this._values ??= valueTokens(this.text));
+  }
+  get words() {
+    return (this._words ??= contentWords(this.text));
+  }
+  get kv() {
+    return (this._kv ??= keyValues(this.text));
+  }
+  get rep() {
+    return (this._rep ??= repetition(this.text));
+  }
+  get shapes() {
+    return (this._shapes ??= this.text.split('\n').map(lineShape));
+  }
+  get punct() {
+    return (this._punct ??= this.text.match(/[^\w\s]/g) ?? []);
+  }
+}
+
+// References and history texts recur: an RL group judges G predictions against one reference,
+// and consecutive turns of a trajectory share their history. Their features are computed once.
+const featureCache = new Map<string, TextFeatures>();
+const FEATURE_CACHE_SIZE = 1024;
+
+/** Empties the feature cache (benchmarks measure the cold path with it). */
+export function clearRubricCache(): void {
+  featureCache.clear();
+}
+
+function cachedFeatures(text: string): TextFeatures {
+  let f = featureCache.get(text);
+  if (f) return f;
+  f = new TextFeatures(text);
+  if (featureCache.size >= FEATURE_CACHE_SIZE) featureCache.delete(featureCache.keys().next().value as string);
+  featureCache.set(text, f);
+  return f;
 }
 
 const META_TALK = /\b(as an ai|language model|i cannot|i can't|i'm sorry|i am sorry|simulated|simulation|predicted observation|world model|this output|the judge|score of|here is the (?:output|observation|result))\b/i;
@@ -202,12 +258,12 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
       features.jsonKeyJaccard = formatX;
     }
   } else {
-    const refLines = ref.split('\n');
+    const refShape = cachedFeatures(ref);
     const predLines = pred.split('\n');
-    const shapes = diceOfMultisets(refLines.map(lineShape), predLines.map(lineShape));
-    const lineCount = ratio(refLines.length, predLines.length);
+    const shapes = diceOfMultisets(refShape.shapes, predLines.map(lineShape));
+    const lineCount = ratio(refShape.shapes.length, predLines.length);
     const lengthFit = ratio(ref.length, pred.length);
-    const punct = diceOfMultisets(ref.match(/[^\w\s]/g) ?? [], pred.match(/[^\w\s]/g) ?? []);
+    const punct = diceOfMultisets(refShape.punct, pred.match(/[^\w\s]/g) ?? []);
     formatX = 0.45 * shapes + 0.2 * lineCount + 0.15 * lengthFit + 0.2 * punct;
     Object.assign(features, { lineShapes: shapes, lineCount, lengthFit, punctuation: punct });
   }
@@ -216,12 +272,13 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
 
   // ---- Factuality: are the reference's facts there, and nothing contradicts them? ----------
   const factual = factualPart(ref, input.spans);
-  const refValues = valueTokens(factual.text);
+  const refF = cachedFeatures(factual.text);
+  const refValues = refF.values;
   const predValues = valueTokens(pred);
   const valueOverlap = multisetOverlap(refValues, predValues);
   const valueScore = factual.excluded ? (valueOverlap.na === 0 ? 1 : valueOverlap.common / valueOverlap.na) : f1(valueOverlap);
-  const wordScore = f1(multisetOverlap(contentWords(factual.text), contentWords(pred)));
-  const refKv = keyValues(factual.text);
+  const wordScore = f1(multisetOverlap(refF.words, contentWords(pred)));
+  const refKv = refF.kv;
   const predKv = keyValues(pred);
   let kvMatch = 0;
   let kvConflict = 0;
@@ -256,12 +313,13 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   const histValues = new Map<string, number>();
   const seen = [...input.history.map((t) => t.observation), ...input.history.map((t) => t.action), input.action];
   for (const text of seen) {
-    for (const [k, v] of keyValues(text)) {
+    const f = cachedFeatures(text);
+    for (const [k, v] of f.kv) {
       let s = histKv.get(k);
       if (!s) histKv.set(k, (s = new Set()));
       s.add(v);
     }
-    for (const t of valueTokens(text).keys()) histValues.set(t, 1);
+    for (const t of f.values.keys()) histValues.set(t, 1);
   }
   let contradictions = 0;
   for (const [k, v] of predKv) {
@@ -288,7 +346,7 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
 
   // ---- Realism: could a real environment have printed this? --------------------------------
   const pr = repetition(pred);
-  const rr = repetition(ref);
+  const rr = ref === factual.text ? refF.rep : cachedFeatures(ref).rep;
   const excess = Math.max(pr.dupLines - rr.dupLines, pr.dupTrigrams - rr.dupTrigrams, 0);
   const runExcess = pr.longestRun - rr.longestRun;
   let degenerate = 0;
