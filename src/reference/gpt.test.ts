@@ -11,6 +11,8 @@ import {
   gptLoss,
   gptLossAndGrad,
   lrAt,
+  gptInternals,
+  weightedCrossEntropy,
   type TokenBatch,
 } from './gpt.ts';
 import { compactVocab, toyBatch, toyCorpus, unigramEntropy } from './tiny-data.ts';
@@ -218,5 +220,60 @@ describe('reference GPT: learning', () => {
     const final = losses.slice(-10).reduce((a, b) => a + b, 0) / 10;
     expect(losses[0]).toBeGreaterThan(0.9 * Math.log(vocab.length));
     expect(final).toBeLessThan(0.3 * baseline);
+  });
+});
+
+describe('reference GPT: same conventions as the kernel twins', () => {
+  // The GPU model is built from the kernels, whose twins live beside this file. Written
+  // independently, the two agree only if layouts, RoPE pairing and statistics match.
+  const c = tinyConfig({ positions: 'rope', dModel: 16, heads: 2 });
+  const B = 2;
+  const T = 5;
+  const rows = B * T;
+  const rng = new GaussianRng('conv');
+  const rand = (n: number) => Float64Array.from({ length: n }, () => rng.normal());
+  const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol: number) => {
+    expect(a.length).toBe(b.length);
+    for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i]), `at ${i}: ${a[i]} vs ${b[i]}`).toBeLessThan(tol);
+  };
+
+  it('RoPE and attention match rope.ts and attention.ts', async () => {
+    const { ropeRef } = await import('./rope.ts');
+    const { attentionForwardRef, attentionBackwardRef } = await import('./attention.ts');
+    const qkv = rand(rows * 3 * c.dModel);
+    const mine = qkv.slice();
+    gptInternals.rope(mine, B, T, c, 1, 3);
+    const theirs = ropeRef(qkv.slice(), { rows, T, H: c.heads, D: c.dModel / c.heads, base: c.ropeBase }, 3);
+    close(mine, theirs, 1e-12);
+
+    const shape = { B, T, H: c.heads, D: c.dModel / c.heads };
+    const { out, probs } = gptInternals.attention(qkv, B, T, c);
+    close(out, attentionForwardRef(qkv, shape).out, 1e-12);
+    const dout = rand(rows * c.dModel);
+    close(gptInternals.attentionBackward(dout, qkv, probs, B, T, c), attentionBackwardRef(qkv, dout, shape), 1e-12);
+  });
+
+  it('norms, GELU and weighted cross-entropy match norm.ts, elementwise.ts and xent.ts', async () => {
+    const { normForwardRef } = await import('./norm.ts');
+    const { gelu } = await import('./elementwise.ts');
+    const { xentRef, weightSum } = await import('./xent.ts');
+    const d = c.dModel;
+    const x = rand(rows * d);
+    const w = rand(2 * d);
+    for (const norm of ['layernorm', 'rmsnorm'] as const) {
+      const mine = gptInternals.normForward(x, rows, d, { ...c, norm }, w, 0, norm === 'layernorm' ? d : -1);
+      const theirs = normForwardRef(x, w, { rows, C: d, kind: norm === 'layernorm' ? 'layer' : 'rms', eps: c.normEps, gammaOffset: 0, betaOffset: d });
+      close(mine.y, theirs.y, 1e-5); // theirs rounds to f32
+    }
+    for (const v of [-3, -0.5, 0, 0.7, 2.5]) expect(gptInternals.gelu(v)).toBeCloseTo(gelu(v), 14);
+
+    const V = 7;
+    const logits = rand(rows * V);
+    const targets = Array.from({ length: rows }, (_, i) => (i * 3) % V);
+    const weights = [1, 0, 0.5, 1, 1, 0.1, 0, 1, 2, 1];
+    const mine = weightedCrossEntropy(logits, { B, T, inputs: targets, targets, weights }, V);
+    const theirs = xentRef(logits, targets, weights, rows, V, weightSum(targets, weights, V));
+    expect(mine.loss).toBeCloseTo(theirs.loss, 6);
+    close(mine.dlogits, theirs.dlogits!, 1e-7);
   });
 });
