@@ -66,6 +66,10 @@ export default async function agree(argv: string[], io: CliIO): Promise<number> 
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   const lines = rows.map((r) => r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
   for (const p of pairs) {
+    if (p.samples === 0) {
+      lines.push('', `${p.judges[0]} and ${p.judges[1]} share no judged (model, sample) pair: check the model names and sample ids`);
+      continue;
+    }
     lines.push('', `model means (1-5), ${p.judges[0]} vs ${p.judges[1]}:`);
     p.models.forEach((m, i) => lines.push(`  ${m}: ${p.means[0][i].toFixed(3)}  ${p.means[1][i].toFixed(3)}`));
   }

@@ -21,6 +21,10 @@ beforeAll(async () => {
     calls++;
     req.resume();
     req.on('end', () => {
+      if (req.headers.authorization === 'Bearer mute') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return res.end(JSON.stringify({ choices: [{ message: { content: 'I will not grade this.' } }] }));
+      }
       if (req.headers.authorization !== 'Bearer k') {
         res.writeHead(401);
         return res.end('{"error": {"message": "bad key"}}');
@@ -76,6 +80,14 @@ describe('lwm judge', () => {
     expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'wrong', '--concurrency', '1'], bad)).toBe(1);
     expect(bad.stderr).toContain('refused the API key (HTTP 401: bad key)');
     expect(calls - before).toBe(1);
+  });
+
+  it('exits 1 when every judgement failed, saying why', async () => {
+    await writeFile(tmp.path('p.jsonl'), JSON.stringify(PRED[0]));
+    const io = captureIO();
+    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'mute', '--retries', '1'], io)).toBe(1);
+    expect(io.stderr).toContain('1 of 1 judgements failed');
+    expect(io.stderr).toContain('no usable verdict after 2 attempts');
   });
 
   it('rejects bad input and bad usage', async () => {

@@ -93,6 +93,12 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
     }
     throw e;
   }
+  const failed = judged.filter((r) => r.failed);
+  if (failed.length) {
+    const first = String(failed[0].error ?? 'unknown error');
+    io.err(`lwm judge: ${failed.length} of ${judged.length} judgements failed (left out of the scores); first: ${first}\n`);
+    if (failed.length === judged.length) return 1;
+  }
   const table = formatScoreTable(scoreJudged(judged));
   if (values.output) {
     await writeFile(values.output, toJsonl(judged));

@@ -37,6 +37,14 @@ describe('local rubric judge on hand-made pairs', () => {
     expect(v.weaknesses.join(' ')).toMatch(/field values? differ/);
   });
 
+  it('two of three fields wrong caps Factuality at 2 even when the echoed id is right', () => {
+    const v = rubricJudge(input('{"user_id": 7, "name": "Bob", "plan": "free"}', '{"user_id": 7, "name": "Ann", "plan": "pro"}', { domain: 'mcp' }));
+    expect(v.scores.format).toBe(5);
+    expect(v.scores.factuality).toBe(2);
+    const oneWrong = rubricJudge(input('{"a": 1, "b": 2, "c": 3, "d": 4, "e": 9}', '{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}', { domain: 'mcp' }));
+    expect(oneWrong.scores.factuality).toBe(4);
+  });
+
   it('right structure with wrong facts → high Format, low Factuality (text listing)', () => {
     const wrong = 'total 40\n-rw-r--r-- 1 root root  981 Mar  9 08:01 .profile\n-rw-r--r-- 1 root root 7777 Mar  9 08:02 todo.md\ndrwxr-xr-x 2 root root 4096 Mar  9 08:03 lib';
     const v = rubricJudge(input(wrong, LS_REF));

@@ -297,6 +297,9 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   else factX = wordScore;
   Object.assign(features, { values: valueScore, words: wordScore, factuality: factX });
   let factuality = toScale(factX);
+  // Fields are the main facts of structured output: with two or more comparable fields the
+  // share that agree caps the score (2 of 3 wrong → at most 2).
+  if (kvMatch + kvConflict >= 2) factuality = Math.min(factuality, toScale(kvMatch / (kvMatch + kvConflict)));
   // 5 means "no obvious flaw": a single wrong or missing value already is one.
   if (kvConflict > 0 || valueOverlap.common < valueOverlap.na) factuality = Math.min(factuality, 4);
   if (input.spans?.some((s) => s.kind === 'deterministic')) {
@@ -342,7 +345,7 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   if (contradictions >= 2) consistency = 1;
   Object.assign(features, { carried, contradictions });
   if (contradictions > 0) weaknesses.push(`contradicts ${contradictions} value${contradictions > 1 ? 's' : ''} established in earlier turns`);
-  else if (carriedTotal > 0 && carried === 1) strengths.push('keeps every value carried over from earlier turns');
+  else if (carriedTotal > 0 && carried === 1) strengths.push('keeps the values the action and earlier turns established');
 
   // ---- Realism: could a real environment have printed this? --------------------------------
   const pr = repetition(pred);
