@@ -1,0 +1,33 @@
+/**
+ * src/model: what a GPT is, independent of where it runs.
+ *
+ *   config.ts       ModelConfig, validateConfig (errors name the field), PRESETS, paramCount,
+ *                   forwardFlops / trainStepFlops (napkin maths for benchmarks)
+ *   params.ts       paramLayout: every parameter in ONE flat Float32Array, GPT-2 names, each
+ *                   tensor at a 64-element (256-byte) aligned offset; gradients and Adam m, v
+ *                   share the layout; decayed tensors (matrices) form one contiguous range
+ *   init.ts         initParams(config, seed): GPT-2 initialisation, byte-identical per seed
+ *   safetensors.ts  readSafetensors / writeSafetensors, strict validation
+ *   checkpoint.ts   saveCheckpoint / loadCheckpoint: weights + config + tokenizer + step
+ *                   (+ AdamW state), byte-exact round trip; tensor names documented there
+ *
+ * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, AdamW, schedule,
+ * generation) on the same flat layout; the WebGPU model must follow its losses.
+ *
+ * Presets (parameters; flat buffer incl. padding; FLOPs of one training step at batch 8 × context,
+ * from trainStepFlops):
+ *
+ *   preset  params      buffer      step (8 × context)
+ *   micro      35,712      36,224   113 MFLOP  (8 × 64)    CI on SwiftShader
+ *   bench     120,576     120,576   378 MFLOP  (8 × 64)    the engine benchmark (400 ms goal ≈ 0.95 GFLOP/s)
+ *   mini    1,055,488   1,055,488    14.5 GFLOP (8 × 256)  integrated GPU, minutes
+ *   small  13,793,280  13,793,280   367 GFLOP (8 × 512)   laptop GPU
+ *
+ * Memory for training ≈ 4 buffers of the flat size (params, grads, m, v) × 4 bytes, plus
+ * activations: small needs ~220 MB for the four and its activations grow with batch × context.
+ */
+export * from './config.ts';
+export * from './params.ts';
+export * from './init.ts';
+export * from './safetensors.ts';
+export * from './checkpoint.ts';
