@@ -1,0 +1,124 @@
+// adamw.wgsl — AdamW over the flat parameter buffer, with global gradient-norm clipping, in
+// three dispatches and no CPU round trip.
+//
+// Shapes: params, grads, m, v: [n] f32, one flat layout (tensors at multiples of 64 elements).
+// mask: u32 bits, one per 64-element block, 1 = apply weight decay. gnorm: [2] f32 =
+// (‖g‖ before clipping, clip factor). partials: [numPartials] f32. Binding 0 is the uniform
+// Params, which the host rewrites before each step's submission (step, lr).
+//
+// Entry points:
+//   sumsq_partial  bindings 1 grads (read), 2 partials (read_write). Dispatch: numPartials
+//                  workgroups of 256 (split over x, y; linear id wg.x + wg.y·gx). Workgroup w sums
+//                  g² over its 4096-element chunk (thread t: elements w·4096 + t + 256·k, k < 16,
+//                  in order), then a tree reduction → partials[w].
+//   sumsq_final    bindings 1 partials (read), 2 gnorm (read_write). Dispatch: 1 workgroup of 256.
+//                  Thread t sums partials t, t+256, … in order; tree reduction; norm = √Σ,
+//                  gnorm = (norm, min(1, maxNorm/(norm + 1e-6))) — or factor 1 when maxNorm ≤ 0.
+//   adamw_update   bindings 1 params (read_write), 2 grads (read_write), 3 m (read_write),
+//                  4 v (read_write), 5 gnorm (read), 6 mask (read). Dispatch: ceil(n/256)
+//                  workgroups of 256 (split over x, y), one thread per element:
+//                    g = grad·clip;  m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²
+//                    p −= lr·wd·p  (masked blocks only, decoupled from the gradient)
+//                    p −= lr·(m/(1−β1^t)) / (√(v/(1−β2^t)) + eps),  t = step + 1
+//                  With ZERO_GRAD the gradient is cleared after use (saves the next step's clear).
+// Every reduction has a fixed order: bit-identical results run to run.
+
+struct Params {
+  n: u32,
+  step: u32,        // 0-based index of this optimiser step
+  numPartials: u32,
+  _pad: u32,
+  lr: f32,
+  beta1: f32,
+  beta2: f32,
+  eps: f32,
+  weightDecay: f32,
+  maxNorm: f32,
+}
+
+override ZERO_GRAD: bool = false;
+
+const CHUNK: u32 = 4096u; // 256 threads × 16 elements
+
+@group(0) @binding(0) var<uniform> p: Params;
+
+var<workgroup> red: array<f32, 256>;
+
+fn tree_sum(lid: u32, v: f32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
+    workgroupBarrier();
+  }
+  return red[0];
+}
+
+// ---- stage 1: Σ g² per chunk -----------------------------------------------------------
+@group(0) @binding(1) var<storage, read> s_grads: array<f32>;
+@group(0) @binding(2) var<storage, read_write> s_partials: array<f32>;
+
+@compute @workgroup_size(256)
+fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = wg.x + wg.y * nwg.x;
+  if (w >= p.numPartials) { return; }
+  let base = w * CHUNK;
+  var s = 0.0;
+  for (var k = 0u; k < 16u; k++) {
+    let i = base + k * 256u + lid;
+    if (i < p.n) {
+      let g = s_grads[i];
+      s += g * g;
+    }
+  }
+  let total = tree_sum(lid, s);
+  if (lid == 0u) { s_partials[w] = total; }
+}
+
+// ---- stage 2: the norm and the clip factor ----------------------------------------------------
+@group(0) @binding(1) var<storage, read> f_partials: array<f32>;
+@group(0) @binding(2) var<storage, read_write> f_gnorm: array<f32>;
+
+@compute @workgroup_size(256)
+fn sumsq_final(@builtin(local_invocation_index) lid: u32) {
+  var s = 0.0;
+  for (var i = lid; i < p.numPartials; i += 256u) { s += f_partials[i]; }
+  let total = tree_sum(lid, s);
+  if (lid == 0u) {
+    let norm = sqrt(total);
+    var scale = 1.0;
+    if (p.maxNorm > 0.0) { scale = min(1.0, p.maxNorm / (norm + 1e-6)); }
+    f_gnorm[0] = norm;
+    f_gnorm[1] = scale;
+  }
+}
+
+// ---- the update --------------------------------------------------------------------------
+@group(0) @binding(1) var<storage, read_write> u_params: array<f32>;
+@group(0) @binding(2) var<storage, read_write> u_grads: array<f32>;
+@group(0) @binding(3) var<storage, read_write> u_m: array<f32>;
+@group(0) @binding(4) var<storage, read_write> u_v: array<f32>;
+@group(0) @binding(5) var<storage, read> u_gnorm: array<f32>;
+@group(0) @binding(6) var<storage, read> u_mask: array<u32>;
+
+@compute @workgroup_size(256)
+fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  if (i >= p.n) { return; }
+  let g = u_grads[i] * u_gnorm[1];
+  if (ZERO_GRAD) { u_grads[i] = 0.0; }
+  let m = p.beta1 * u_m[i] + (1.0 - p.beta1) * g;
+  let v = p.beta2 * u_v[i] + (1.0 - p.beta2) * g * g;
+  u_m[i] = m;
+  u_v[i] = v;
+  let t = f32(p.step + 1u);
+  let bc1 = 1.0 - pow(p.beta1, t);
+  let bc2 = 1.0 - pow(p.beta2, t);
+  var param = u_params[i];
+  let block = i / 64u;
+  if (((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u) {
+    param -= p.lr * p.weightDecay * param;
+  }
+  param -= p.lr * (m / bc1) / (sqrt(v / bc2) + p.eps);
+  u_params[i] = param;
+}

@@ -1,0 +1,105 @@
+// Launcher for shaders/adamw.wgsl: the optimiser step over the flat parameter / gradient / m / v
+// buffers — Σ g² in two deterministic stages, then the AdamW update, which reads the clip factor
+// from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
+// submitting; the gradient norm stays readable for logging.
+import code from '../../../shaders/adamw.wgsl?raw';
+import { ADAMW_DEFAULTS, buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
+import type { BufferBinding, GpuRuntime } from '../runtime.ts';
+import { wgsl } from '../shaders.ts';
+import { BindGroupCache, grid, ParamWords } from './elementwise.ts';
+
+export const ADAMW_SHADER = wgsl('adamw.wgsl', code);
+const CHUNK = 4096;
+
+export interface AdamWShape extends Partial<AdamWConfig> {
+  /** Elements of each flat buffer (params, grads, m, v). */
+  size: number;
+  /** Which tensors get weight decay (matrices, typically; norms, biases and embeddings as configured). */
+  segments: DecaySegment[];
+  /** Clear each gradient after reading it, so the next step needs no separate clear. Default false. */
+  zeroGrads?: boolean;
+}
+
+/**
+ * setStep(step, lr) then encode(pass, params, grads, m, v): 3 dispatches. params, m and v are
+ * updated in place; grads are read (and cleared when zeroGrads). gradNorm (2 floats) then holds
+ * (‖g‖ before clipping, clip factor).
+ */
+export class AdamWKernel {
+  private readonly binds: BindGroupCache;
+  private readonly words = new ParamWords();
+  readonly numPartials: number;
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly size: number,
+    readonly config: AdamWConfig,
+    private readonly partial: GPUComputePipeline,
+    private readonly final: GPUComputePipeline,
+    private readonly update: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+    private readonly partials: GPUBuffer,
+    readonly gradNorm: GPUBuffer,
+    private readonly mask: GPUBuffer,
+  ) {
+    this.binds = new BindGroupCache(rt, 'adamw');
+    this.numPartials = Math.ceil(size / CHUNK);
+    const c = config;
+    this.words.u32.set([size, 0, this.numPartials, 0]);
+    this.words.f32.set([0, c.beta1, c.beta2, c.eps, c.weightDecay, c.maxGradNorm], 4);
+  }
+
+  static async create(rt: GpuRuntime, shape: AdamWShape): Promise<AdamWKernel> {
+    if (!Number.isInteger(shape.size) || shape.size < 1) throw new RangeError(`adamw: size must be a positive integer, got ${shape.size}`);
+    const config: AdamWConfig = {
+      beta1: shape.beta1 ?? ADAMW_DEFAULTS.beta1,
+      beta2: shape.beta2 ?? ADAMW_DEFAULTS.beta2,
+      eps: shape.eps ?? ADAMW_DEFAULTS.eps,
+      weightDecay: shape.weightDecay ?? ADAMW_DEFAULTS.weightDecay,
+      maxGradNorm: shape.maxGradNorm ?? ADAMW_DEFAULTS.maxGradNorm,
+    };
+    const maskWords = buildDecayMask(shape.segments, shape.size);
+    const [partial, final, update] = await Promise.all([
+      rt.pipeline(ADAMW_SHADER, 'sumsq_partial'),
+      rt.pipeline(ADAMW_SHADER, 'sumsq_final'),
+      rt.pipeline(ADAMW_SHADER, 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
+    ]);
+    const params = rt.uniform('adamw.params', new Uint32Array(16));
+    const partials = rt.storage('adamw.partials', Math.ceil(shape.size / CHUNK) * 4);
+    const gradNorm = rt.storage('adamw.gradnorm', 8);
+    const mask = rt.storage('adamw.mask', maskWords);
+    const k = new AdamWKernel(rt, shape.size, config, partial, final, update, params, partials, gradNorm, mask);
+    k.setStep(0, 0);
+    return k;
+  }
+
+  /** The 0-based index of the coming step and its learning rate (e.g. lrSchedule(step, …)). */
+  setStep(step: number, lr: number): void {
+    if (!Number.isInteger(step) || step < 0) throw new RangeError(`adamw: step must be a non-negative integer, got ${step}`);
+    this.words.u32[1] = step;
+    this.words.f32[4] = lr;
+    this.rt.write(this.params, this.words.u32);
+  }
+
+  encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
+    pass.setPipeline(this.partial);
+    pass.setBindGroup(0, this.binds.get(this.partial, 'partial', [this.params, grads, this.partials]));
+    pass.dispatchWorkgroups(...grid(this.rt, this.numPartials));
+    pass.setPipeline(this.final);
+    pass.setBindGroup(0, this.binds.get(this.final, 'final', [this.params, this.partials, this.gradNorm]));
+    pass.dispatchWorkgroups(1);
+    pass.setPipeline(this.update);
+    pass.setBindGroup(0, this.binds.get(this.update, 'update', [this.params, params, grads, m, v, this.gradNorm, this.mask]));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.size / 256)));
+  }
+
+  /** (‖g‖ before clipping, clip factor) of the last encoded step. */
+  async readGradNorm(): Promise<{ norm: number; scale: number }> {
+    const [norm, scale] = await this.rt.readF32(this.gradNorm, 2);
+    return { norm, scale };
+  }
+
+  dispose(): void {
+    this.rt.release(this.params, this.partials, this.gradNorm, this.mask);
+    this.binds.clear();
+  }
+}
