@@ -1,0 +1,407 @@
+// attention.wgsl — causal multi-head attention over a fused QKV buffer, flash-attention style,
+// plus KV-cache inference. Twin: src/reference/attention.ts. Launcher: src/gpu/kernels/attention.ts.
+//
+// Layouts (row-major f32, C = H·D, D = 4·D4 ≤ 128 with D4 = p.D4, everything read as vec4):
+//   qkv   [B, T, 3C]   row = [q (H·D) | k (H·D) | v (H·D)]; head h at h·D inside each part
+//   out   [B, T, C]
+//   lse   [B, H, T]    log-sum-exp of the scaled causal scores of each query row
+//   dvec  [B, H, T]    rowsum(dO ∘ O), made by the dq pass for the dkv pass
+//   dqkv  [B, T, 3C]
+//   cache [S, Tmax, C] one buffer for K, one for V
+// Scores are scale·q·k with scale = 1/sqrt(D); q is pre-multiplied by scale when loaded.
+//
+// Entry points and versions:
+//   attn_forward       one thread per query row, BR rows per workgroup; K/V stream through
+//                      workgroup memory in tiles of BC = p.BC rows; each tile updates the row's running
+//                      max m, sum l and output accumulator (online softmax), so no T×T matrix
+//                      ever exists. Writes out and lse = m + log l.
+//   attn_backward_dq   one thread per query row: D_t = dO_t·O_t (written to dvec), then over
+//                      the K/V tiles recomputes p = exp(s − lse) and sums dq += p(dO·v − D)·k.
+//                      Writes the q part of dqkv.
+//   attn_backward_dkv  one thread per key row j, query tiles (scaled q, dO, lse, D) stream
+//                      through workgroup memory for i ≥ j: dv += p·dO, dk += p(dO·v − D)·q.
+//                      Writes the k and v parts of dqkv. Run after attn_backward_dq (it reads
+//                      dvec). Each output element has exactly one writer: deterministic, no
+//                      atomics, and dqkv is overwritten, never accumulated.
+//   attn_decode        KV-cache attention for new rows: one workgroup of 64 threads per
+//                      (new row, head, sequence); keys are split over the threads 64 at a time,
+//                      with workgroup max/sum reductions and a per-tile online-softmax update.
+//   kv_append          copies the k and v parts of new QKV rows into the caches.
+//
+// Bindings (numbers are fixed across the file; each entry point binds only those it uses):
+//   0 params (uniform)   1 qkv   2 out   3 lse   4 dout   5 dvec   6 dqkv
+//   7 kCache   8 vCache   9 prefixK   10 prefixV
+
+struct Params {
+  T: u32,          // rows per sequence in qkv (training: T; decode: Tn new rows)
+  H: u32,
+  C4: u32,         // C / 4
+  scale: f32,
+  Tmax: u32,       // rows per sequence in a cache
+  pastLen: u32,    // rows already in each sequence's cache before this step
+  prefixLen: u32,  // rows in the shared prefix (0 = none)
+  D4: u32,         // head size / 4
+  BC: u32,         // rows per tile: min(MAX_BC, TILE_VEC4 / D4)
+  _pad0: u32,
+  _pad1: u32,
+}
+
+// Loop bounds come from the uniform, not from override constants: SwiftShader unrolls
+// constant-bound loops, and fully unrolled head loops nested in tile loops took it tens of
+// seconds per pipeline to compile (D = 128). FIXED_D4 > 0 re-specialises the head size for
+// real GPUs, where unrolling keeps the per-row arrays in registers.
+override FIXED_D4: u32 = 0u;
+override BR: u32 = 32u;    // rows (threads) per workgroup in the training kernels
+
+const MAX_D4: u32 = 32u;   // head size ≤ 128
+const MAX_BC: u32 = 32u;
+const TILE_VEC4: u32 = 448u; // two tiles of 448 vec4 + tileS fit the 16 KiB minimum
+const NEG_BIG: f32 = -3.0e38;
+const DEC_WG: u32 = 64u;
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> qkv: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(4) var<storage, read> dout: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> dvec: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dqkv: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> kCache: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> vCache: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read> prefixK: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read> prefixV: array<vec4<f32>>;
+
+// Forward and dq: K and V tiles. dkv: scaled-Q and dO tiles, plus (lse, D) per query row.
+var<workgroup> tileA: array<vec4<f32>, TILE_VEC4>;
+var<workgroup> tileB: array<vec4<f32>, TILE_VEC4>;
+var<workgroup> tileS: array<vec2<f32>, MAX_BC>;
+
+fn head4() -> u32 {
+  if (FIXED_D4 > 0u) { return FIXED_D4; }
+  return p.D4;
+}
+
+fn qkv_row(b: u32, t: u32) -> u32 {
+  return (b * p.T + t) * 3u * p.C4;
+}
+
+// Threads of the workgroup together copy keys k0 .. k0+BC of head h into tileA (K) and
+// tileB (V); rows past T are zero (and never used).
+fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  for (var i = tid; i < BC * D4; i += BR) {
+    let j = k0 + i / D4;
+    var kv = vec4<f32>(0.0);
+    var vv = vec4<f32>(0.0);
+    if (j < p.T) {
+      let o = qkv_row(b, j) + h * D4 + i % D4;
+      kv = qkv[o + p.C4];
+      vv = qkv[o + 2u * p.C4];
+    }
+    tileA[i] = kv;
+    tileB[i] = vv;
+  }
+}
+
+// attn_forward: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = query row t.
+// Reads qkv; writes out[b, t, h·D..] and lse[b, h, t].
+@compute @workgroup_size(BR)
+fn attn_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let b = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let t = r0 + tid;
+  let live = t < p.T;
+  var q: array<vec4<f32>, MAX_D4>;
+  var acc: array<vec4<f32>, MAX_D4>;
+  var s: array<f32, MAX_BC>;
+  if (live) {
+    let qo = qkv_row(b, t) + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      acc[d] = vec4<f32>(0.0);
+    }
+  }
+  var m = NEG_BIG;
+  var l = 0.0;
+  // The last row of this block needs keys up to itself; tiles past that are skipped.
+  let kEnd = min(r0 + BR, p.T);
+  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
+    load_kv_tile(b, h, k0, tid);
+    workgroupBarrier();
+    if (live && t >= k0) {
+      let n = min(BC, t - k0 + 1u);
+      // Scores of the whole tile first, so the rescale by exp(m_old − m_new) happens once per
+      // tile rather than once per key.
+      var mt = m;
+      for (var j = 0u; j < n; j++) {
+        var x = 0.0;
+        for (var d = 0u; d < D4; d++) { x += dot(q[d], tileA[j * D4 + d]); }
+        s[j] = x;
+        mt = max(mt, x);
+      }
+      let alpha = exp(m - mt);
+      l *= alpha;
+      for (var d = 0u; d < D4; d++) { acc[d] *= alpha; }
+      for (var j = 0u; j < n; j++) {
+        let pj = exp(s[j] - mt);
+        l += pj;
+        for (var d = 0u; d < D4; d++) { acc[d] += pj * tileB[j * D4 + d]; }
+      }
+      m = mt;
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    let oo = (b * p.T + t) * p.C4 + h * D4;
+    let inv = 1.0 / l;
+    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
+    lse[(b * p.H + h) * p.T + t] = m + log(l);
+  }
+}
+
+// attn_backward_dq: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = query row t.
+// Reads qkv, out, lse, dout; writes dvec[b, h, t] and the q part of dqkv.
+@compute @workgroup_size(BR)
+fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let b = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let t = r0 + tid;
+  let live = t < p.T;
+  var q: array<vec4<f32>, MAX_D4>;
+  var g: array<vec4<f32>, MAX_D4>;
+  var dq: array<vec4<f32>, MAX_D4>;
+  var rowD = 0.0;
+  var rowL = 0.0;
+  let qo = qkv_row(b, t) + h * D4;
+  if (live) {
+    let oo = (b * p.T + t) * p.C4 + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      g[d] = dout[oo + d];
+      rowD += dot(g[d], out[oo + d]);
+      dq[d] = vec4<f32>(0.0);
+    }
+    let si = (b * p.H + h) * p.T + t;
+    rowL = lse[si];
+    dvec[si] = rowD;
+  }
+  let kEnd = min(r0 + BR, p.T);
+  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
+    load_kv_tile(b, h, k0, tid);
+    workgroupBarrier();
+    if (live && t >= k0) {
+      let n = min(BC, t - k0 + 1u);
+      for (var j = 0u; j < n; j++) {
+        var x = 0.0;
+        var dp = 0.0;
+        for (var d = 0u; d < D4; d++) {
+          x += dot(q[d], tileA[j * D4 + d]);
+          dp += dot(g[d], tileB[j * D4 + d]);
+        }
+        let ds = exp(x - rowL) * (dp - rowD);
+        for (var d = 0u; d < D4; d++) { dq[d] += ds * tileA[j * D4 + d]; }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
+  }
+}
+
+// attn_backward_dkv: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = key row j.
+// Reads qkv, lse, dout, dvec; writes the k and v parts of dqkv.
+@compute @workgroup_size(BR)
+fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let b = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let j = r0 + tid;
+  let live = j < p.T;
+  var k: array<vec4<f32>, MAX_D4>;
+  var v: array<vec4<f32>, MAX_D4>;
+  var dk: array<vec4<f32>, MAX_D4>;
+  var dv: array<vec4<f32>, MAX_D4>;
+  let ko = qkv_row(b, j) + p.C4 + h * D4;
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      k[d] = qkv[ko + d];
+      v[d] = qkv[ko + p.C4 + d];
+      dk[d] = vec4<f32>(0.0);
+      dv[d] = vec4<f32>(0.0);
+    }
+  }
+  // Only queries i ≥ r0 can see any key of this block.
+  for (var q0 = r0; q0 < p.T; q0 += BC) {
+    for (var i = tid; i < BC * D4; i += BR) {
+      let row = q0 + i / D4;
+      var qv = vec4<f32>(0.0);
+      var gv = vec4<f32>(0.0);
+      if (row < p.T) {
+        qv = qkv[qkv_row(b, row) + h * D4 + i % D4] * p.scale;
+        gv = dout[(b * p.T + row) * p.C4 + h * D4 + i % D4];
+      }
+      tileA[i] = qv;
+      tileB[i] = gv;
+    }
+    for (var i = tid; i < BC; i += BR) {
+      let row = q0 + i;
+      var st = vec2<f32>(0.0);
+      if (row < p.T) {
+        let si = (b * p.H + h) * p.T + row;
+        st = vec2<f32>(lse[si], dvec[si]);
+      }
+      tileS[i] = st;
+    }
+    workgroupBarrier();
+    if (live) {
+      var i0 = 0u;
+      if (j > q0) { i0 = j - q0; }
+      let i1 = min(BC, p.T - q0);
+      for (var i = i0; i < i1; i++) {
+        var x = 0.0;
+        var dp = 0.0;
+        for (var d = 0u; d < D4; d++) {
+          x += dot(tileA[i * D4 + d], k[d]);
+          dp += dot(tileB[i * D4 + d], v[d]);
+        }
+        let st = tileS[i];
+        let pij = exp(x - st.x);
+        let ds = pij * (dp - st.y);
+        for (var d = 0u; d < D4; d++) {
+          dv[d] += pij * tileB[i * D4 + d];
+          dk[d] += ds * tileA[i * D4 + d];
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      dqkv[ko + d] = dk[d];
+      dqkv[ko + p.C4 + d] = dv[d];
+    }
+  }
+}
+
+// ---- KV-cache inference ------------------------------------------------------------------
+
+var<workgroup> decQ: array<vec4<f32>, MAX_D4>;
+var<workgroup> decP: array<f32, DEC_WG>;
+var<workgroup> decRed: array<f32, DEC_WG>;
+var<workgroup> decAcc: array<vec4<f32>, DEC_WG>;
+
+fn dec_reduce_max(tid: u32, x: f32) -> f32 {
+  decRed[tid] = x;
+  workgroupBarrier();
+  for (var st = DEC_WG / 2u; st > 0u; st >>= 1u) {
+    if (tid < st) { decRed[tid] = max(decRed[tid], decRed[tid + st]); }
+    workgroupBarrier();
+  }
+  let r = decRed[0];
+  workgroupBarrier();
+  return r;
+}
+
+fn dec_reduce_sum(tid: u32, x: f32) -> f32 {
+  decRed[tid] = x;
+  workgroupBarrier();
+  for (var st = DEC_WG / 2u; st > 0u; st >>= 1u) {
+    if (tid < st) { decRed[tid] += decRed[tid + st]; }
+    workgroupBarrier();
+  }
+  let r = decRed[0];
+  workgroupBarrier();
+  return r;
+}
+
+// attn_decode: dispatch (Tn, H, S), workgroup 64 threads.
+// Reads qkv [S, Tn, 3C] (new rows, rotated), prefixK/prefixV [prefixLen, C] (bind any buffer
+// when prefixLen = 0), kCache/vCache [S, Tmax, C] which already hold the new rows (kv_append
+// first). New row n of sequence s sees prefix rows 0..prefixLen and own rows 0..pastLen+n.
+// Writes out [S, Tn, C].
+@compute @workgroup_size(64)
+fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let n = wg.x;
+  let h = wg.y;
+  let s = wg.z;
+  if (tid < D4) { decQ[tid] = qkv[qkv_row(s, n) + h * D4 + tid] * p.scale; }
+  workgroupBarrier();
+  let P = p.prefixLen;
+  let nKeys = P + p.pastLen + n + 1u;
+  // For the P·V sum, thread = (column c of the head, slice of the tile's keys).
+  let col = tid % D4;
+  let nSlices = DEC_WG / D4;
+  let slice = tid / D4;
+  var m = NEG_BIG;
+  var l = 0.0;
+  var acc = vec4<f32>(0.0);
+  for (var k0 = 0u; k0 < nKeys; k0 += DEC_WG) {
+    let j = k0 + tid;
+    var x = NEG_BIG;
+    if (j < nKeys) {
+      x = 0.0;
+      if (j < P) {
+        let o = j * p.C4 + h * D4;
+        for (var d = 0u; d < D4; d++) { x += dot(decQ[d], prefixK[o + d]); }
+      } else {
+        let o = (s * p.Tmax + j - P) * p.C4 + h * D4;
+        for (var d = 0u; d < D4; d++) { x += dot(decQ[d], kCache[o + d]); }
+      }
+    }
+    let mt = max(m, dec_reduce_max(tid, x));
+    var pj = 0.0;
+    if (j < nKeys) { pj = exp(x - mt); }
+    decP[tid] = pj;
+    let alpha = exp(m - mt);
+    l = l * alpha + dec_reduce_sum(tid, pj);
+    m = mt;
+    acc *= alpha;
+    if (slice < nSlices) {
+      let kEnd = min(DEC_WG, nKeys - k0);
+      for (var jj = slice; jj < kEnd; jj += nSlices) {
+        let key = k0 + jj;
+        var vv: vec4<f32>;
+        if (key < P) {
+          vv = prefixV[key * p.C4 + h * D4 + col];
+        } else {
+          vv = vCache[(s * p.Tmax + key - P) * p.C4 + h * D4 + col];
+        }
+        acc += decP[jj] * vv;
+      }
+    }
+    workgroupBarrier();
+  }
+  decAcc[tid] = acc;
+  workgroupBarrier();
+  if (tid < D4) {
+    var total = vec4<f32>(0.0);
+    for (var sl = 0u; sl < nSlices; sl++) { total += decAcc[sl * D4 + tid]; }
+    out[(s * p.T + n) * p.C4 + h * D4 + tid] = total / l;
+  }
+}
+
+// kv_append: dispatch (ceil(Tn·C/4 / 64), S), workgroup 64 threads; thread = one vec4.
+// Copies k and v of qkv [S, Tn, 3C] into kCache/vCache [S, Tmax, C] at rows pastLen.. .
+@compute @workgroup_size(64)
+fn kv_append(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let s = gid.y;
+  let idx = gid.x;
+  if (idx >= p.T * p.C4) { return; }
+  let n = idx / p.C4;
+  let c = idx % p.C4;
+  let src = qkv_row(s, n) + p.C4 + c;
+  let dst = (s * p.Tmax + p.pastLen + n) * p.C4 + c;
+  kCache[dst] = qkv[src];
+  vCache[dst] = qkv[src + p.C4];
+}

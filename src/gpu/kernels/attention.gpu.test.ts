@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { attentionBackwardRef, attentionDecodeRef, attentionForwardRef, kvAppendRef, type AttentionShape, type DecodeShape } from '../../reference/attention.ts';
+import { gpuRuntime } from '../testing/runtime.ts';
+import { expectClose, randomArray } from '../testing/compare.ts';
+import { AttentionBackwardKernel, AttentionDecodeKernel, AttentionForwardKernel, KvAppendKernel } from './attention.ts';
+
+// T not a multiple of the 32-row blocks or the tiles, T = 1, several blocks and tiles, and every
+// head size the model may use (8, 24, 64, 128; 128 also gets the smaller tiles it needs).
+const SHAPES: AttentionShape[] = [
+  { B: 2, T: 37, H: 3, D: 8 },
+  { B: 1, T: 70, H: 1, D: 8 },
+  { B: 1, T: 1, H: 2, D: 24 },
+  { B: 2, T: 5, H: 2, D: 24 },
+  { B: 1, T: 20, H: 1, D: 64 },
+  { B: 1, T: 33, H: 1, D: 128 },
+];
+
+async function run(encode: (pass: GPUComputePassEncoder) => void) {
+  const rt = await gpuRuntime();
+  const enc = rt.device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  encode(pass);
+  pass.end();
+  rt.device.queue.submit([enc.finish()]);
+}
+
+describe('attention kernels vs reference', () => {
+  for (const s of SHAPES) {
+    it(`forward and backward ${JSON.stringify(s)}`, async () => {
+      const rt = await gpuRuntime();
+      const C = s.H * s.D;
+      const qkv = randomArray(s.B * s.T * 3 * C, s.T * 31 + s.D);
+      // Spread the scores (|s| up to a few units) so the softmax is far from uniform.
+      for (let i = 0; i < qkv.length; i++) qkv[i] *= 2;
+      const dout = randomArray(s.B * s.T * C, s.T * 17 + s.D);
+      const fwd = await AttentionForwardKernel.create(rt, s);
+      const bwd = await AttentionBackwardKernel.create(rt, s);
+      const bQkv = rt.storage('t.qkv', qkv);
+      const bOut = rt.storage('t.out', s.B * s.T * C * 4);
+      const bLse = rt.storage('t.lse', s.B * s.H * s.T * 4);
+      const bDout = rt.storage('t.dout', dout);
+      // Garbage in dqkv proves the backward overwrites every element.
+      const bDqkv = rt.storage('t.dqkv', randomArray(qkv.length, 99));
+      try {
+        await run((pass) => {
+          fwd.encode(pass, bQkv, bOut, bLse);
+          bwd.encode(pass, bQkv, bOut, bLse, bDout, bDqkv);
+        });
+        const want = attentionForwardRef(qkv, s);
+        expectClose(await rt.readF32(bOut), want.out, 2e-5, 1e-4, 'out');
+        expectClose(await rt.readF32(bLse), want.lse, 2e-5, 1e-4, 'lse');
+        expectClose(await rt.readF32(bDqkv), attentionBackwardRef(qkv, dout, s), 5e-5, 2e-4, 'dqkv');
+      } finally {
+        rt.release(bQkv, bOut, bLse, bDout, bDqkv);
+        fwd.dispose();
+        bwd.dispose();
+      }
+    });
+  }
+
+  it('is deterministic: the same inputs give bit-identical gradients', async () => {
+    const rt = await gpuRuntime();
+    const s = SHAPES[0];
+    const C = s.H * s.D;
+    const fwd = await AttentionForwardKernel.create(rt, s);
+    const bwd = await AttentionBackwardKernel.create(rt, s);
+    const bufs = [
+      rt.storage('t.qkv', randomArray(s.B * s.T * 3 * C, 1)),
+      rt.storage('t.out', s.B * s.T * C * 4),
+      rt.storage('t.lse', s.B * s.H * s.T * 4),
+      rt.storage('t.dout', randomArray(s.B * s.T * C, 2)),
+      rt.storage('t.dqkv', s.B * s.T * 3 * C * 4),
+    ];
+    const once = async () => {
+      await run((pass) => {
+        fwd.encode(pass, bufs[0], bufs[1], bufs[2]);
+        bwd.encode(pass, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]);
+      });
+      return rt.readF32(bufs[4]);
+    };
+    expect(await once()).toEqual(await once());
+    rt.release(...bufs);
+    fwd.dispose();
+    bwd.dispose();
+  });
+
+  for (const D of [8, 24, 128]) {
+    it(`KV-cache decode with a shared prefix, then plain decode (D = ${D})`, async () => {
+      const rt = await gpuRuntime();
+      const H = D === 128 ? 1 : 2, C = H * D, S = 3, Tmax = 80, P = 9;
+      const prefK = randomArray(P * C, D + 1);
+      const prefV = randomArray(P * C, D + 2);
+      const kCache = new Float32Array(S * Tmax * C);
+      const vCache = new Float32Array(S * Tmax * C);
+      const bPK = rt.storage('t.pk', prefK);
+      const bPV = rt.storage('t.pv', prefV);
+      const bKC = rt.storage('t.kc', kCache);
+      const bVC = rt.storage('t.vc', vCache);
+      const kernels: { release(): void }[] = [];
+      try {
+        // Continuation prefill of 67 rows (more than one 64-key tile), then two single-row steps.
+        let past = 0;
+        for (const [Tn, withPrefix] of [[67, true], [1, true], [1, false]] as [number, boolean][]) {
+          const shape: DecodeShape = { S, Tn, H, D, Tmax };
+          const step = { pastLen: past, prefixLen: withPrefix ? P : 0 };
+          const qkv = randomArray(S * Tn * 3 * C, Tn * 5 + past + D);
+          const dec = await AttentionDecodeKernel.create(rt, shape);
+          const app = await KvAppendKernel.create(rt, shape);
+          const bQkv = rt.storage('t.qkv', qkv);
+          const bOut = rt.storage('t.out', S * Tn * C * 4);
+          kernels.push({ release: () => (dec.dispose(), app.dispose(), rt.release(bQkv, bOut)) });
+          await run((pass) => {
+            app.encode(pass, bQkv, bKC, bVC, past);
+            dec.encode(pass, { qkv: bQkv, kCache: bKC, vCache: bVC, out: bOut, prefixK: bPK, prefixV: bPV }, step);
+          });
+          kvAppendRef(qkv, kCache, vCache, shape, past);
+          expectClose(await rt.readF32(bKC), kCache, 0, 0, 'kCache');
+          expectClose(await rt.readF32(bVC), vCache, 0, 0, 'vCache');
+          const want = attentionDecodeRef(qkv, kCache, vCache, withPrefix ? prefK : null, withPrefix ? prefV : null, shape, step);
+          expectClose(await rt.readF32(bOut), want, 2e-5, 1e-4, `decode out (Tn ${Tn})`);
+          past += Tn;
+        }
+      } finally {
+        for (const k of kernels) k.release();
+        rt.release(bPK, bPV, bKC, bVC);
+      }
+    });
+  }
+
+  it('leaves no buffers behind', async () => {
+    const rt = await gpuRuntime();
+    expect(rt.stats().live).toBe(0);
+  });
+});

@@ -1,0 +1,295 @@
+// Launchers for shaders/attention.wgsl: causal attention forward and backward over a fused QKV
+// buffer (training), and KV-cache decode attention plus the cache append (inference). Each
+// class is built once per shape (pipelines and uniforms reused) and encoded into any compute
+// pass, so a training step or a decode step stays one submission.
+import code from '../../../shaders/attention.wgsl?raw';
+import { checkAttentionShape, checkDecode, type AttentionShape, type DecodeShape, type DecodeStep } from '../../reference/attention.ts';
+import type { BufferBinding, GpuRuntime } from '../runtime.ts';
+import { wgsl } from '../shaders.ts';
+
+export const ATTENTION_SHADER = wgsl('attention.wgsl', code);
+
+// Binding numbers of shaders/attention.wgsl (fixed across its entry points).
+const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;
+
+/**
+ * A bind group with explicit binding numbers: the runtime's bindGroup() numbers buffers 0..n-1,
+ * but entry points that share one file's bindings use a sparse subset of them.
+ */
+export function bindSparse(rt: GpuRuntime, pipeline: GPUComputePipeline, entries: [number, BufferBinding][], label?: string): GPUBindGroup {
+  return rt.device.createBindGroup({
+    label,
+    layout: pipeline.getBindGroupLayout(0),
+    entries: entries.map(([binding, b]) => ({ binding, resource: 'buffer' in b ? { buffer: b.buffer, offset: b.offset, size: b.size } : { buffer: b } })),
+  });
+}
+
+/** Re-creates a bind group only when the buffers change (cheap to call every encode). */
+export class BindCache {
+  private key: BufferBinding[] = [];
+  private group: GPUBindGroup | null = null;
+  get(buffers: BufferBinding[], make: () => GPUBindGroup): GPUBindGroup {
+    if (!this.group || buffers.length !== this.key.length || buffers.some((b, i) => b !== this.key[i])) {
+      this.group = make();
+      this.key = buffers.slice();
+    }
+    return this.group;
+  }
+  clear(): void {
+    this.group = null;
+    this.key = [];
+  }
+}
+
+// Workgroup tiles hold TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as many rows
+// of one head as fit, at most 32.
+const TILE_VEC4 = 448;
+const MAX_BC = 32;
+
+function paramsBytes(T: number, H: number, C: number, D: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint8Array {
+  const u = new ArrayBuffer(48);
+  const D4 = D / 4;
+  new Uint32Array(u).set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(MAX_BC, Math.floor(TILE_VEC4 / D4)), 0, 0]);
+  new Float32Array(u, 12, 1)[0] = 1 / Math.sqrt(D);
+  return new Uint8Array(u);
+}
+
+export interface AttentionOptions {
+  /** rows (threads) per workgroup; default 32 */
+  rowsPerWorkgroup?: number;
+  /**
+   * Compile the head size into the pipeline (loops unrolled, per-row arrays in registers).
+   * Default: on real GPUs yes; on a fallback (CPU) adapter no, where unrolling makes compiles
+   * slow and buys nothing, and one pipeline then serves every head size.
+   */
+  specialise?: boolean;
+}
+
+function constants(rt: GpuRuntime, D: number, options: AttentionOptions, br?: number): Record<string, number> {
+  const specialise = options.specialise ?? !rt.report.isFallbackAdapter;
+  const c: Record<string, number> = { FIXED_D4: specialise ? D / 4 : 0 };
+  if (br !== undefined) c.BR = br;
+  return c;
+}
+
+function checkGrid(rt: GpuRuntime, s: AttentionShape, br: number) {
+  const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
+  if (s.B > lim || s.H > lim || Math.ceil(s.T / br) > lim) throw new RangeError(`attention ${JSON.stringify(s)} exceeds ${lim} workgroups per dimension`);
+}
+
+/**
+ * Causal attention forward. encode(pass, qkv [B,T,3C], out [B,T,C], lse [B,H,T]) overwrites
+ * out and lse.
+ */
+export class AttentionForwardKernel {
+  private readonly binds = new BindCache();
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly shape: AttentionShape,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+    private readonly br: number,
+  ) {}
+
+  static async create(rt: GpuRuntime, shape: AttentionShape, options: AttentionOptions = {}): Promise<AttentionForwardKernel> {
+    checkAttentionShape(shape);
+    const br = options.rowsPerWorkgroup ?? 32;
+    checkGrid(rt, shape, br);
+    const pipeline = await rt.pipeline(ATTENTION_SHADER, 'attn_forward', constants(rt, shape.D, options, br));
+    const params = rt.uniform('attention.params', paramsBytes(shape.T, shape.H, shape.H * shape.D, shape.D));
+    return new AttentionForwardKernel(rt, shape, pipeline, params, br);
+  }
+
+  encode(pass: GPUComputePassEncoder, qkv: BufferBinding, out: BufferBinding, lse: BufferBinding): void {
+    const group = this.binds.get([qkv, out, lse], () =>
+      bindSparse(this.rt, this.pipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_OUT, out], [B_LSE, lse]], 'attention.forward'),
+    );
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B);
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}
+
+/**
+ * Causal attention backward: two dispatches (dq, then dk/dv), recomputing the scores from qkv
+ * and the forward's lse. encode(pass, qkv, out, lse, dout [B,T,C], dqkv [B,T,3C]) overwrites
+ * every element of dqkv. Owns a [B,H,T] scratch for rowsum(dO ∘ O).
+ */
+export class AttentionBackwardKernel {
+  private readonly binds = new BindCache();
+  private readonly binds2 = new BindCache();
+  private constructor(
+    private readonly rt: GpuRuntime,
+    readonly shape: AttentionShape,
+    private readonly dqPipeline: GPUComputePipeline,
+    private readonly dkvPipeline: GPUComputePipeline,
+    private readonly params: GPUBuffer,
+    private readonly dvec: GPUBuffer,
+    private readonly br: number,
+  ) {}
+
+  static async create(rt: GpuRuntime, shape: AttentionShape, options: AttentionOptions = {}): Promise<AttentionBackwardKernel> {
+    checkAttentionShape(shape);
+    const br = options.rowsPerWorkgroup ?? 32;
+    checkGrid(rt, shape, br);
+    const [dq, dkv] = await Promise.all([
+      rt.pipeline(ATTENTION_SHADER, 'attn_backward_dq', constants(rt, shape.D, options, br)),
+      rt.pipeline(ATTENTION_SHADER, 'attn_backward_dkv', constants(rt, shape.D, options, br)),
+    ]);
+    const params = rt.uniform('attention.params', paramsBytes(shape.T, shape.H, shape.H * shape.D, shape.D));
+    const dvec = rt.storage('attention.dvec', shape.B * shape.H * shape.T * 4);
+    return new AttentionBackwardKernel(rt, shape, dq, dkv, params, dvec, br);
+  }
+
+  encode(pass: GPUComputePassEncoder, qkv: BufferBinding, out: BufferBinding, lse: BufferBinding, dout: BufferBinding, dqkv: BufferBinding): void {
+    const g1 = this.binds.get([qkv, out, lse, dout, dqkv], () =>
+      bindSparse(
+        this.rt,
+        this.dqPipeline,
+        [[B_PARAMS, this.params], [B_QKV, qkv], [B_OUT, out], [B_LSE, lse], [B_DOUT, dout], [B_DVEC, this.dvec], [B_DQKV, dqkv]],
+        'attention.dq',
+      ),
+    );
+    const g2 = this.binds2.get([qkv, lse, dout, dqkv], () =>
+      bindSparse(this.rt, this.dkvPipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_LSE, lse], [B_DOUT, dout], [B_DVEC, this.dvec], [B_DQKV, dqkv]], 'attention.dkv'),
+    );
+    const grid: [number, number, number] = [Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B];
+    pass.setPipeline(this.dqPipeline);
+    pass.setBindGroup(0, g1);
+    pass.dispatchWorkgroups(...grid);
+    pass.setPipeline(this.dkvPipeline);
+    pass.setBindGroup(0, g2);
+    pass.dispatchWorkgroups(...grid);
+  }
+
+  dispose(): void {
+    this.rt.release(this.params, this.dvec);
+    this.binds.clear();
+    this.binds2.clear();
+  }
+}
+
+/** Where one step's new rows sit: in every step-dependent kernel below. */
+function checkDecodeGrid(rt: GpuRuntime, s: DecodeShape) {
+  const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
+  if (s.S > lim || s.Tn > lim || s.H > lim || Math.ceil((s.Tn * s.H * s.D) / 4 / 64) > lim) {
+    throw new RangeError(`decode ${JSON.stringify(s)} exceeds ${lim} workgroups per dimension`);
+  }
+}
+
+/**
+ * The step-dependent uniform (pastLen, prefixLen) is written with queue.writeBuffer when it
+ * changes, which takes effect at the next queue.submit: encode one decode step per submission
+ * (each step ends in a token read-back anyway), or build one kernel per step.
+ */
+abstract class StepKernel {
+  protected last = '';
+  constructor(
+    protected readonly rt: GpuRuntime,
+    readonly shape: DecodeShape,
+    protected readonly params: GPUBuffer,
+  ) {}
+  protected setStep(step: DecodeStep): void {
+    checkDecode(this.shape, step);
+    const key = `${step.pastLen}/${step.prefixLen}`;
+    if (key === this.last) return;
+    const s = this.shape;
+    this.rt.write(this.params, paramsBytes(s.Tn, s.H, s.H * s.D, s.D, s.Tmax, step.pastLen, step.prefixLen));
+    this.last = key;
+  }
+}
+
+export interface DecodeBuffers {
+  /** [S, Tn, 3C], already rotated for positions prefixLen + pastLen + n */
+  qkv: BufferBinding;
+  /** [S, Tmax, C], already holding this step's rows (KvAppendKernel first) */
+  kCache: BufferBinding;
+  vCache: BufferBinding;
+  /** [S, Tn, C], overwritten */
+  out: BufferBinding;
+  /** [prefixLen, C]: the group's shared prompt (e.g. a one-sequence cache); omit when prefixLen = 0 */
+  prefixK?: BufferBinding;
+  prefixV?: BufferBinding;
+}
+
+/** KV-cache attention of Tn new rows per sequence over a shared prefix and the sequence's own cache. */
+export class AttentionDecodeKernel extends StepKernel {
+  private readonly binds = new BindCache();
+  private constructor(
+    rt: GpuRuntime,
+    shape: DecodeShape,
+    params: GPUBuffer,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly empty: GPUBuffer,
+  ) {
+    super(rt, shape, params);
+  }
+
+  static async create(rt: GpuRuntime, shape: DecodeShape, options: Pick<AttentionOptions, 'specialise'> = {}): Promise<AttentionDecodeKernel> {
+    checkDecode(shape, { pastLen: 0, prefixLen: 0 });
+    checkDecodeGrid(rt, shape);
+    const pipeline = await rt.pipeline(ATTENTION_SHADER, 'attn_decode', constants(rt, shape.D, options));
+    const params = rt.uniform('attention.decode.params', paramsBytes(shape.Tn, shape.H, shape.H * shape.D, shape.D, shape.Tmax));
+    const empty = rt.storage('attention.noprefix', 16);
+    return new AttentionDecodeKernel(rt, shape, params, pipeline, empty);
+  }
+
+  encode(pass: GPUComputePassEncoder, bufs: DecodeBuffers, step: DecodeStep): void {
+    if (step.prefixLen > 0 && (!bufs.prefixK || !bufs.prefixV)) throw new Error('attention decode: prefixLen > 0 needs prefixK and prefixV');
+    this.setStep(step);
+    const pk = step.prefixLen > 0 ? bufs.prefixK! : this.empty;
+    const pv = step.prefixLen > 0 ? bufs.prefixV! : this.empty;
+    const group = this.binds.get([bufs.qkv, bufs.kCache, bufs.vCache, bufs.out, pk, pv], () =>
+      bindSparse(
+        this.rt,
+        this.pipeline,
+        [[B_PARAMS, this.params], [B_QKV, bufs.qkv], [B_OUT, bufs.out], [B_KC, bufs.kCache], [B_VC, bufs.vCache], [B_PK, pk], [B_PV, pv]],
+        'attention.decode',
+      ),
+    );
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(this.shape.Tn, this.shape.H, this.shape.S);
+  }
+
+  dispose(): void {
+    this.rt.release(this.params, this.empty);
+    this.binds.clear();
+  }
+}
+
+/** Copies k and v of qkv [S, Tn, 3C] into rows pastLen.. of kCache/vCache [S, Tmax, C] (overwrite). */
+export class KvAppendKernel extends StepKernel {
+  private readonly binds = new BindCache();
+  private constructor(rt: GpuRuntime, shape: DecodeShape, params: GPUBuffer, private readonly pipeline: GPUComputePipeline) {
+    super(rt, shape, params);
+  }
+
+  static async create(rt: GpuRuntime, shape: DecodeShape): Promise<KvAppendKernel> {
+    checkDecode(shape, { pastLen: 0, prefixLen: 0 });
+    checkDecodeGrid(rt, shape);
+    const pipeline = await rt.pipeline(ATTENTION_SHADER, 'kv_append');
+    const params = rt.uniform('attention.append.params', paramsBytes(shape.Tn, shape.H, shape.H * shape.D, shape.D, shape.Tmax));
+    return new KvAppendKernel(rt, shape, params, pipeline);
+  }
+
+  encode(pass: GPUComputePassEncoder, qkv: BufferBinding, kCache: BufferBinding, vCache: BufferBinding, pastLen: number): void {
+    this.setStep({ pastLen, prefixLen: 0 });
+    const group = this.binds.get([qkv, kCache, vCache], () =>
+      bindSparse(this.rt, this.pipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_KC, kCache], [B_VC, vCache]], 'attention.append'),
+    );
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(Math.ceil((this.shape.Tn * this.shape.H * this.shape.D) / 4 / 64), this.shape.S);
+  }
+
+  dispose(): void {
+    this.rt.release(this.params);
+    this.binds.clear();
+  }
+}
