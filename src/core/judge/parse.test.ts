@@ -94,6 +94,11 @@ describe('parseVerdict on a corpus of messy replies', () => {
     });
   }
 
+  it('finds the verdict after thousands of stray braces', () => {
+    const v = parseVerdict('{'.repeat(5000) + ' final: {"format": 3, "factuality": 3, "consistency": 3, "realism": 3, "quality": 3}');
+    expect(v.ok && v.scores.format).toBe(3);
+  });
+
   it('keeps strengths and weaknesses', () => {
     const v = parseVerdict(PARSEABLE[0].reply);
     expect(v.ok && v.strengths).toEqual(['right columns']);
@@ -107,8 +112,8 @@ describe('parseVerdict on a corpus of messy replies', () => {
   });
 
   it('fails on a reply with nothing parseable', () => {
-    for (const reply of ['', '   ', 'I cannot evaluate this.', '{"scores": "excellent"}', '```json\n{ broken\n```', 'format: great, factuality: poor']) {
-      expect(parseVerdict(reply).ok, reply).toBe(false);
+    for (const reply of ['', '   ', 'I cannot evaluate this.', '{"scores": "excellent"}', '```json\n{ broken\n```', 'format: great, factuality: poor', '{'.repeat(20000), "'{".repeat(10000)]) {
+      expect(parseVerdict(reply).ok, reply.slice(0, 40)).toBe(false);
     }
   });
 });

@@ -78,18 +78,19 @@ function fencedBlocks(text: string): string[] {
  * backward. Quotes of either kind are respected so braces inside strings do not count.
  */
 export function braceObjects(text: string): string[] {
+  // Bounded work on pathological replies (thousands of stray braces): verdicts sit near the end,
+  // so only the last MAX_OPENERS openers are tried, each scanned at most MAX_SCAN characters.
+  const openers: number[] = [];
+  for (let k = text.lastIndexOf('{'); k >= 0 && openers.length < MAX_OPENERS; k = k > 0 ? text.lastIndexOf('{', k - 1) : -1) openers.push(k);
+  openers.reverse();
   const out: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const open = text.indexOf('{', i);
-    if (open < 0) break;
+  let coveredTo = -1;
+  for (const open of openers) {
+    if (open <= coveredTo) continue; // inside an object already taken
     const end = matchForward(text, open);
-    if (end < 0) {
-      i = open + 1;
-      continue;
-    }
+    if (end < 0) continue;
     out.push(text.slice(open, end + 1));
-    i = end + 1;
+    coveredTo = end;
   }
   const lastClose = text.lastIndexOf('}');
   if (lastClose >= 0) {
@@ -102,10 +103,14 @@ export function braceObjects(text: string): string[] {
   return out;
 }
 
+const MAX_OPENERS = 256;
+const MAX_SCAN = 65536;
+
 function matchForward(text: string, open: number): number {
   let depth = 0;
   let quote = '';
-  for (let k = open; k < text.length; k++) {
+  const stop = Math.min(text.length, open + MAX_SCAN);
+  for (let k = open; k < stop; k++) {
     const ch = text[k];
     if (quote) {
       if (ch === '\\') k++;
@@ -122,7 +127,8 @@ function matchForward(text: string, open: number): number {
 
 function matchBackward(text: string, close: number): number {
   let depth = 0;
-  for (let k = close; k >= 0; k--) {
+  const stop = Math.max(0, close - MAX_SCAN);
+  for (let k = close; k >= stop; k--) {
     const ch = text[k];
     if (ch === '}') depth++;
     else if (ch === '{' && --depth === 0) return k;
