@@ -44,7 +44,7 @@ export function ropeTable(D: number, maxPos: number, base = 10000): Float64Array
 }
 
 /** Rotates q and k of `x` ([rows, 3C]) in place by +θ (forward) or −θ (backward, on dqkv). */
-export function ropeRef(x: Float64Array | Float32Array, s: RopeShape, offset = 0, direction: 1 | -1 = 1): typeof x {
+export function ropeRef<A extends Float64Array | Float32Array>(x: A, s: RopeShape, offset = 0, direction: 1 | -1 = 1): A {
   checkRopeShape(s);
   const { rows, T, H, D } = s;
   const base = s.base ?? 10000;
