@@ -279,6 +279,15 @@ describe('EndpointClient.stream and the LWM backend', () => {
     expect(seen[seen.length - 1].body.messages).toEqual([{ role: 'user', content: 'raw text' }]);
   });
 
+  it('frees its concurrency slot when the consumer stops early', async () => {
+    const c = client('stream', { maxConcurrency: 1 });
+    for await (const piece of c.stream([{ role: 'user', content: 'x' }], OPTS)) {
+      expect(piece).toBe('total 8\n');
+      break;
+    }
+    expect(await drain(c.stream([{ role: 'user', content: 'x' }], OPTS))).toEqual(['total 8\n', 'file.txt']);
+  });
+
   it('fails on a garbage event after yielding the good ones', async () => {
     const got: string[] = [];
     const e = await failure((async () => { for await (const p of client('stream-garbage').stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p); })());
