@@ -144,5 +144,14 @@ describe('checkpoint', () => {
     expect(() => loadCheckpoint(bare, { config: { ...PRESETS.micro, tiedEmbeddings: false } })).toThrow(/tensor 'lm_head.weight' \[256, 32\] is missing/);
     expect(() => loadCheckpoint(bare, { config: { ...PRESETS.micro, layers: 1 } })).toThrow(/tensor 'h.1.ln_1.weight' \[32\] is not part of this model/);
     expect(() => loadCheckpoint(bare, { config: PRESETS.micro })).not.toThrow(CheckpointError);
+
+    // PyTorch's save_file tags files {"format": "pt"}: foreign, fine; a future version of ours is not.
+    const pt = writeSafetensors(
+      f.tensors.map((t) => ({ name: t.name, dtype: 'F32' as const, shape: t.shape, data: tensorToF32(t) })),
+      { format: 'pt' },
+    );
+    expect(loadCheckpoint(pt, { config: PRESETS.micro }).step).toBe(0);
+    const future = writeSafetensors([], { format: 'lwm-studio-checkpoint/2' });
+    expect(() => loadCheckpoint(future, { source: 'next.safetensors' })).toThrow(/next\.safetensors: format 'lwm-studio-checkpoint\/2'/);
   });
 });

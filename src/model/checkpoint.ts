@@ -143,8 +143,10 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
   };
   const file = readSafetensors(bytes, source);
   const meta = file.metadata;
-  if (meta.format !== undefined && meta.format !== CHECKPOINT_FORMAT) {
-    fail(`format '${meta.format}' is not '${CHECKPOINT_FORMAT}' (written by a newer version?)`);
+  // Other tools write their own format tag (PyTorch: "pt"); such a file is read by tensor names
+  // against options.config. Only another version of ours is refused, since its names may differ.
+  if (meta.format?.startsWith('lwm-studio-checkpoint/') && meta.format !== CHECKPOINT_FORMAT) {
+    fail(`format '${meta.format}' is not '${CHECKPOINT_FORMAT}' (written by a newer version of LWM Studio?)`);
   }
 
   let config: ModelConfig;

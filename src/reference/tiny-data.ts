@@ -49,7 +49,7 @@ export function toyBatch(tokens: ArrayLike<number>, B: number, T: number, index:
   for (let b = 0; b < B; b++) {
     let h = Math.imul((Math.imul(index, 0x9e3779b1) + Math.imul(b, 0x85ebca6b) + Math.imul(seed, 0xc2b2ae35)) | 0, 0x27d4eb2f) >>> 0;
     h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-    const start = (h ^ (h >>> 13)) % span;
+    const start = ((h ^ (h >>> 13)) >>> 0) % span;
     for (let t = 0; t < T; t++) {
       inputs[b * T + t] = tokens[start + t];
       targets[b * T + t] = tokens[start + t + 1];
