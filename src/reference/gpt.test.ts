@@ -298,7 +298,7 @@ describe('tiny data', () => {
     for (let i = 0; i < 50; i++) {
       const b = toyBatch(tokens, 3, 16, i, 5);
       expect(Array.from(b.inputs).every((t) => t >= 32 && t < 128)).toBe(true);
-      for (let r = 0; r < 3; r++) expect(Array.from(b.inputs.slice(r * 16 + 1, r * 16 + 16))).toEqual(Array.from(b.targets.slice(r * 16, r * 16 + 15)));
+      for (let r = 0; r < 3; r++) expect(Array.from(b.inputs).slice(r * 16 + 1, r * 16 + 16)).toEqual(Array.from(b.targets).slice(r * 16, r * 16 + 15));
       expect(toyBatch(tokens, 3, 16, i, 5)).toEqual(b);
     }
   });
