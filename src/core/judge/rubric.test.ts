@@ -112,6 +112,13 @@ describe('local rubric judge on hand-made pairs', () => {
     expect(wrongResult.weaknesses.join(' ')).toContain('deterministic content differs');
   });
 
+  it('applies span offsets to the raw reference, before leading blank lines are trimmed', () => {
+    const ref = '\n'.repeat(9) + 'PID 4242 ok';
+    const pid = ref.indexOf('4242');
+    const spans = [{ start: pid, end: pid + 4, kind: 'runtime_metadata' as const }];
+    expect(rubricJudge(input('PID 1111 ok', ref, { spans })).scores.factuality).toBe(5);
+  });
+
   it('is deterministic and exposes its features', async () => {
     const a = rubricJudgeDetailed(input(MCP_WRONG, MCP_REF));
     const b = rubricJudgeDetailed(input(MCP_WRONG, MCP_REF));

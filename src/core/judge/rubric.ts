@@ -22,10 +22,10 @@ function normalize(s: string): string {
   return s.replace(/\r\n?/g, '\n').replace(/\s+$/, '').replace(/^(?:[ \t]*\n)+/, '');
 }
 
-/** Content words: lower-case alphanumeric runs of 3+ characters that are not stop words. */
+/** Content words: lower-case alphanumeric runs of 3+ characters, not stop words, not bare numbers (those are values). */
 function contentWords(text: string): Map<string, number> {
   const m = new Map<string, number>();
-  for (const w of text.toLowerCase().match(/[a-z0-9_]{3,}/g) ?? []) if (!STOP.has(w)) m.set(w, (m.get(w) ?? 0) + 1);
+  for (const w of text.toLowerCase().match(/[a-z0-9_]{3,}/g) ?? []) if (!STOP.has(w) && !/^\d+$/.test(w)) m.set(w, (m.get(w) ?? 0) + 1);
   return m;
 }
 
@@ -271,13 +271,16 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   const format = toScale(formatX);
 
   // ---- Factuality: are the reference's facts there, and nothing contradicts them? ----------
-  const factual = factualPart(ref, input.spans);
+  // Span offsets index the raw reference, so blank out before normalising.
+  const blanked = factualPart(input.reference, input.spans);
+  const factual = { text: normalize(blanked.text), excluded: blanked.excluded };
   const refF = cachedFeatures(factual.text);
   const refValues = refF.values;
   const predValues = valueTokens(pred);
   const valueOverlap = multisetOverlap(refValues, predValues);
   const valueScore = factual.excluded ? (valueOverlap.na === 0 ? 1 : valueOverlap.common / valueOverlap.na) : f1(valueOverlap);
-  const wordScore = f1(multisetOverlap(refF.words, contentWords(pred)));
+  const wordOverlap = multisetOverlap(refF.words, contentWords(pred));
+  const wordScore = factual.excluded ? (wordOverlap.na === 0 ? 1 : wordOverlap.common / wordOverlap.na) : f1(wordOverlap);
   const refKv = refF.kv;
   const predKv = keyValues(pred);
   let kvMatch = 0;
