@@ -18,6 +18,24 @@ export const VIEWS: ViewEntry[] = [
     title: 'GPU adapter, limits, memory and the kernel self-test',
     component: lazy(() => import('./views/SystemView.tsx')),
   },
+  {
+    path: '/data',
+    label: 'Data',
+    title: 'Datasets: the default data, import, statistics and export',
+    component: lazy(() => import('./views/DataView.tsx')),
+  },
+  {
+    path: '/trajectories',
+    label: 'Trajectories',
+    title: 'Browse trajectories, mask categories and token loss weights',
+    component: lazy(() => import('./views/TrajectoriesView.tsx')),
+  },
+  {
+    path: '/prompts',
+    label: 'Prompts',
+    title: 'Edit system-prompt templates and raw trajectories',
+    component: lazy(() => import('./views/PromptsView.tsx')),
+  },
 ];
 
 export const DEFAULT_VIEW = '/system';

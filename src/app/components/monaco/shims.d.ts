@@ -1,0 +1,6 @@
+// Monaco's ESM entry points that this app imports by path (to leave out the ~80 basic languages
+// the package's main entry registers) have no type declarations of their own.
+declare module 'monaco-editor/esm/vs/editor/edcore.main.js' {
+  export * from 'monaco-editor';
+}
+declare module 'monaco-editor/esm/vs/language/json/monaco.contribution.js';

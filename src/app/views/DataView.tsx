@@ -1,0 +1,387 @@
+// Data: the datasets kept in this browser, importing files (every format the data core reads),
+// per-domain statistics with the mask-category mix, and export in every format it writes.
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'wouter';
+import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, type ExportTarget, type FormatName } from '../../core/formats/index.ts';
+import { checkDistribution } from '../../core/templates/index.ts';
+import { DOMAINS } from '../../core/schema/types.ts';
+import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
+import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
+import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
+import { pct } from '../components/categories.ts';
+import { describeError, useDatasetStore } from '../stores/datasets.ts';
+import { useMaskResult, useMaskSettings } from '../stores/mask.ts';
+import { templateSet, useTemplateStore } from '../stores/templates.ts';
+
+const FORMAT_LABEL: Record<FormatName, string> = {
+  native: 'LWM native JSONL / JSON',
+  agentworldbench: 'AgentWorldBench ({domain}_test.jsonl)',
+  openai: 'OpenAI chat messages',
+  sharegpt: 'ShareGPT conversations',
+  agentinstruct: 'AgentInstruct',
+};
+
+const EXPORT_LABEL: Record<ExportTarget, string> = {
+  native: 'LWM native JSONL',
+  agentworldbench: 'AgentWorldBench JSONL',
+  trl: 'TRL (prompt / completion)',
+  verl: 'verl (prompt / response)',
+};
+
+function DatasetList() {
+  const { datasets, loadedId, activeId, select, remove, defaultSeeded, loadDefault, status } = useDatasetStore();
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const target = datasets.find((d) => d.id === confirm);
+  return (
+    <article className="card wide" aria-labelledby="datasets-title">
+      <div className="card-head">
+        <h2 id="datasets-title">Datasets in this browser</h2>
+        {!datasets.some((d) => d.origin === 'builtin') && defaultSeeded && status !== 'loading' ? (
+          <button type="button" className="secondary" onClick={() => void loadDefault()}>
+            Load the default dataset
+          </button>
+        ) : null}
+      </div>
+      {datasets.length === 0 ? (
+        <p className="muted">No datasets stored yet.</p>
+      ) : (
+        <div className="table-scroll">
+          <table className="table" data-testid="dataset-list">
+            <thead>
+              <tr>
+                <th scope="col">Active</th>
+                <th scope="col">Name</th>
+                <th scope="col">Trajectories</th>
+                <th scope="col">Turns</th>
+                <th scope="col">Domains</th>
+                <th scope="col">Skipped lines</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {datasets.map((d) => (
+                <tr key={d.id} aria-current={d.id === loadedId ? 'true' : undefined}>
+                  <td>
+                    <input
+                      type="radio"
+                      name="active-dataset"
+                      checked={d.id === activeId}
+                      onChange={() => void select(d.id)}
+                      aria-label={`Use ${d.name}`}
+                    />
+                  </td>
+                  <td>
+                    {d.name}
+                    <div className="muted small">
+                      {d.origin === 'builtin' ? 'built in' : `imported ${new Date(d.createdAt).toLocaleString()}`} · {d.formats.join(', ')}
+                    </div>
+                  </td>
+                  <td className="num">{d.trajectories.toLocaleString()}</td>
+                  <td className="num">{d.turns.toLocaleString()}</td>
+                  <td>{d.domains.join(', ')}</td>
+                  <td className="num">{d.errorCount}</td>
+                  <td>
+                    <button type="button" className="secondary small" onClick={() => setConfirm(d.id)} aria-label={`Delete ${d.name}`}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ConfirmDialog
+        open={!!target}
+        title="Delete this dataset?"
+        confirmLabel="Delete dataset"
+        onCancel={() => setConfirm(null)}
+        onConfirm={() => {
+          if (target) void remove(target.id);
+          setConfirm(null);
+        }}
+      >
+        <p>
+          <strong>{target?.name}</strong> ({target?.trajectories.toLocaleString()} trajectories) will be removed from this browser. Files you imported it from
+          are not touched.
+        </p>
+      </ConfirmDialog>
+    </article>
+  );
+}
+
+function ImportCard() {
+  const importing = useDatasetStore((s) => s.importing);
+  const lastImport = useDatasetStore((s) => s.lastImport);
+  const importFiles = useDatasetStore((s) => s.importFiles);
+  const dismiss = useDatasetStore((s) => s.dismissImport);
+  const [format, setFormat] = useState<FormatName | 'auto'>('auto');
+  const [dragging, setDragging] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  const busy = !!importing;
+
+  const start = (list: FileList | null) => {
+    const files = list ? [...list] : [];
+    if (!files.length || busy) return;
+    void importFiles(files, format);
+  };
+
+  return (
+    <article className="card span2" aria-labelledby="import-title">
+      <h2 id="import-title">Import</h2>
+      <div
+        className={dragging ? 'dropzone dragging' : 'dropzone'}
+        data-testid="dropzone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setDragging(false);
+          start(e.dataTransfer.files);
+        }}
+      >
+        <p>Drop JSONL or JSON files here, or</p>
+        <label className="button-like">
+          Choose files…
+          <input
+            ref={input}
+            type="file"
+            accept=".jsonl,.json,.ndjson,application/json,application/x-ndjson,text/plain"
+            multiple
+            disabled={busy}
+            className="sr-only"
+            data-testid="import-input"
+            onChange={(e) => {
+              start(e.target.files);
+              e.target.value = '';
+            }}
+          />
+        </label>
+        <p className="muted small">Each import becomes a new dataset; nothing stored is changed.</p>
+      </div>
+      <div className="field">
+        <label htmlFor="import-format">File format</label>
+        <select id="import-format" value={format} onChange={(e) => setFormat(e.target.value as FormatName | 'auto')} disabled={busy}>
+          <option value="auto">Detect automatically</option>
+          {FORMAT_NAMES.map((f) => (
+            <option key={f} value={f}>
+              {FORMAT_LABEL[f]}
+            </option>
+          ))}
+        </select>
+      </div>
+      {importing ? (
+        <div role="status" aria-live="polite">
+          <progress className="wide" max={importing.total || 1} value={importing.consumed} aria-label={`Importing ${importing.file}`} data-testid="import-progress" />
+          <p className="small">
+            {importing.file}: {importing.trajectories} trajectories, {importing.errors} errors so far
+          </p>
+        </div>
+      ) : null}
+      {lastImport ? (
+        <div className={lastImport.failure ? 'callout error' : lastImport.errorCount ? 'callout warn' : 'callout'} role={lastImport.failure || lastImport.errorCount ? 'alert' : 'status'} data-testid="import-result">
+          <p>
+            {lastImport.failure ?? `Imported ${lastImport.imported.toLocaleString()} trajectories from ${lastImport.files.join(', ')} into a new dataset.`}
+            {lastImport.errorCount ? ` ${lastImport.errorCount} problem${lastImport.errorCount === 1 ? '' : 's'}: the lines below were skipped.` : ''}
+          </p>
+          {lastImport.errors.length ? (
+            <ol className="errors" data-testid="import-errors">
+              {lastImport.errors.map((e, i) => (
+                <li key={i} className="mono">
+                  {describeError(e)}
+                </li>
+              ))}
+              {lastImport.errorCount > lastImport.errors.length ? <li>… and {lastImport.errorCount - lastImport.errors.length} more</li> : null}
+            </ol>
+          ) : null}
+          <button type="button" className="secondary small" onClick={dismiss}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+    </article>
+  );
+}
+
+function ExportCard() {
+  const trajectories = useDatasetStore((s) => s.trajectories);
+  const name = useDatasetStore((s) => s.datasets.find((d) => d.id === s.loadedId)?.name ?? 'dataset');
+  const config = useMaskSettings((s) => s.config);
+  const versions = useTemplateStore((s) => s.versions);
+  const stages = useTemplateStore((s) => s.stages);
+  const [target, setTarget] = useState<ExportTarget>('native');
+  const [kind, setKind] = useState<'sft' | 'rl'>('sft');
+  const [error, setError] = useState<string | null>(null);
+  const training = target === 'trl' || target === 'verl';
+
+  const download = () => {
+    setError(null);
+    try {
+      const set = versions.length ? templateSet(versions) : undefined;
+      const dist = set ? stages[kind] : undefined;
+      if (set && dist) {
+        const problems = checkDistribution(dist, set);
+        if (problems.length) throw new Error(`the ${kind.toUpperCase()} template distribution is invalid: ${problems.join('; ')}`);
+      }
+      const lines = [...exportLines(target, trajectories, { kind, mask: config, templateSet: set, templates: dist })];
+      const blob = new Blob([lines.join('\n') + '\n'], { type: 'application/x-ndjson' });
+      const url = URL.createObjectURL(blob);
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.jsonl`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (e) {
+      setError(`Export failed: ${(e as Error).message}`);
+    }
+  };
+
+  return (
+    <article className="card" aria-labelledby="export-title">
+      <h2 id="export-title">Export</h2>
+      <div className="field">
+        <label htmlFor="export-target">Export format</label>
+        <select id="export-target" value={target} onChange={(e) => setTarget(e.target.value as ExportTarget)}>
+          {EXPORT_TARGETS.map((t) => (
+            <option key={t} value={t}>
+              {EXPORT_LABEL[t]}
+            </option>
+          ))}
+        </select>
+      </div>
+      {training ? (
+        <div className="field">
+          <label htmlFor="export-kind">Samples</label>
+          <select id="export-kind" value={kind} onChange={(e) => setKind(e.target.value as 'sft' | 'rl')}>
+            <option value="sft">SFT: every turn, with mask category and loss weight</option>
+            <option value="rl">RL pool: one turn per trajectory</option>
+          </select>
+          <p className="muted small">Rendered with the stage's template mix from the Prompts view and the current mask settings.</p>
+        </div>
+      ) : null}
+      <button type="button" onClick={download} disabled={!trajectories.length}>
+        Download {trajectories.length.toLocaleString()} trajectories
+      </button>
+      {error ? (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </article>
+  );
+}
+
+function Statistics() {
+  const trajectories = useDatasetStore((s) => s.trajectories);
+  const result = useMaskResult(trajectories);
+  const perDomain = useMemo(() => {
+    const m = new Map<string, number>();
+    for (const t of trajectories) m.set(t.domain, (m.get(t.domain) ?? 0) + 1);
+    // Known domains in their canonical order, then anything else an import brought.
+    return [...m.entries()].sort(([a], [b]) => {
+      const ia = (DOMAINS as readonly string[]).indexOf(a);
+      const ib = (DOMAINS as readonly string[]).indexOf(b);
+      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || (a < b ? -1 : 1);
+    });
+  }, [trajectories]);
+  if (!trajectories.length) return null;
+  return (
+    <article className="card wide" aria-labelledby="stats-title">
+      <div className="card-head">
+        <h2 id="stats-title">Statistics by domain</h2>
+        <Link href="~/trajectories">Adjust mask thresholds and ratios →</Link>
+      </div>
+      {!result ? (
+        <p className="loading">Computing mask categories…</p>
+      ) : (
+        <>
+          <div className="table-scroll">
+            <table className="table stats" data-testid="stats-table">
+              <thead>
+                <tr>
+                  <th scope="col">Domain</th>
+                  <th scope="col">Trajectories</th>
+                  <th scope="col">Turns</th>
+                  <th scope="col" title="Mean loss weight of an observation under the current mask settings">
+                    Mean loss weight
+                  </th>
+                  <th scope="col">Mask categories</th>
+                </tr>
+              </thead>
+              <tbody>
+                {perDomain.map(([d, n]) => {
+                  const c = result.stats.perDomain[d];
+                  return (
+                    <tr key={d} data-domain={d}>
+                      <th scope="row">{d}</th>
+                      <td className="num">{n.toLocaleString()}</td>
+                      <td className="num">{c?.total.toLocaleString() ?? 0}</td>
+                      <td className="num" data-testid={`mean-weight-${d}`}>
+                        {c ? c.meanWeight.toFixed(3) : '–'}
+                      </td>
+                      <td className="bar-cell">{c ? <CategoryBar shares={c.shares} width="100%" label={d} /> : null}</td>
+                    </tr>
+                  );
+                })}
+                <tr className="total" data-domain="overall">
+                  <th scope="row">All</th>
+                  <td className="num" data-testid="total-trajectories">
+                    {trajectories.length.toLocaleString()}
+                  </td>
+                  <td className="num" data-testid="total-turns">
+                    {result.stats.overall.total.toLocaleString()}
+                  </td>
+                  <td className="num" data-testid="mean-weight-overall">
+                    {result.stats.overall.meanWeight.toFixed(3)}
+                  </td>
+                  <td className="bar-cell">
+                    <CategoryBar shares={result.stats.overall.shares} width="100%" label="all domains" />
+                  </td>
+                </tr>
+              </tbody>
+            </table>
+          </div>
+          <CategoryLegend counts={result.stats.overall.counts} />
+          <p className="muted small">
+            Shares of turns per mask category; overall:{' '}
+            {Object.entries(result.stats.overall.shares)
+              .filter(([, v]) => v > 0)
+              .map(([k, v]) => `${k} ${pct(v)}`)
+              .join(', ')}
+            .
+          </p>
+        </>
+      )}
+    </article>
+  );
+}
+
+export default function DataView() {
+  const { status } = useDatasets();
+  const loadTemplates = useTemplateStore((s) => s.load);
+  const templateStatus = useTemplateStore((s) => s.status);
+  useEffect(() => {
+    // Exports render training samples with the user's template versions.
+    if (templateStatus === 'idle') void loadTemplates();
+  }, [templateStatus, loadTemplates]);
+  return (
+    <section className="view" aria-labelledby="data-title">
+      <h1 id="data-title">Data</h1>
+      <DatasetError />
+      {status === 'loading' ? <LoadProgress /> : null}
+      <div className="cards">
+        <DatasetList />
+        <ImportCard />
+        <ExportCard />
+        <Statistics />
+      </div>
+    </section>
+  );
+}

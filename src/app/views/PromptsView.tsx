@@ -1,0 +1,42 @@
+// Prompts: the system-prompt template editor (Monaco, loaded with this view's first editor) and
+// the raw-trajectory JSON editor. The URL names the mode and the trajectory being edited.
+import { Link, Route, Switch, useLocation } from 'wouter';
+import { DatasetError, useDatasets } from '../components/DatasetGate.tsx';
+import { RawTrajectoryEditor } from './prompts/RawTrajectoryEditor.tsx';
+import { TemplateEditor } from './prompts/TemplateEditor.tsx';
+
+function Tabs() {
+  const [location] = useLocation();
+  const raw = location.startsWith('/raw');
+  return (
+    <nav className="tabs" aria-label="Prompt editor modes">
+      <Link href="/" className="tab" aria-current={!raw ? 'page' : undefined}>
+        Templates
+      </Link>
+      <Link href="/raw" className="tab" aria-current={raw ? 'page' : undefined}>
+        Raw trajectory
+      </Link>
+    </nav>
+  );
+}
+
+export default function PromptsView() {
+  useDatasets();
+  return (
+    <section className="view" aria-labelledby="prompts-title">
+      <h1 id="prompts-title">Prompts</h1>
+      <DatasetError />
+      <Tabs />
+      <Switch>
+        <Route path="/raw/:id">{(p) => <RawTrajectoryEditor id={p.id} />}</Route>
+        <Route path="/raw">
+          <RawTrajectoryEditor />
+        </Route>
+        <Route>
+          <TemplateEditor />
+        </Route>
+      </Switch>
+    </section>
+  );
+}
+

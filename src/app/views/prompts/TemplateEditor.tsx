@@ -1,0 +1,331 @@
+// The template editor: a draft (JSON of the data core's PromptTemplate) in Monaco with live
+// validation, a preview of the exact training text for a chosen trajectory and turn, the
+// version lineage with a diff between any two versions, and the stage → template mix.
+import { useEffect, useMemo, useState } from 'react';
+import type { Trajectory } from '../../../core/schema/types.ts';
+import { turnSample } from '../../../core/turns/index.ts';
+import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
+import { CodeEditor, DiffEditor } from '../../components/monaco/CodeEditor.tsx';
+import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { useDatasetStore } from '../../stores/datasets.ts';
+import { useTokenizerStore } from '../../stores/tokenizer.ts';
+import { EDITABLE_STAGES, templateSet, useTemplateStore } from '../../stores/templates.ts';
+import { parseTemplate, templateText, type TemplateBody } from './validation.ts';
+
+const STAGE_LABEL: Record<string, string> = { cpt: 'CPT', sft: 'SFT', rl: 'RL (GSPO)' };
+
+function Preview({ template, trajectories }: { template: TemplateBody | null; trajectories: Trajectory[] }) {
+  const [ti, setTi] = useState(0);
+  const [turnText, setTurnText] = useState('1');
+  const tokenizer = useTokenizerStore((s) => s.tokenizer);
+  const kind = useTokenizerStore((s) => s.kind);
+  const loadedId = useDatasetStore((s) => s.loadedId);
+  const ensure = useTokenizerStore((s) => s.ensure);
+  useEffect(() => {
+    if (loadedId && trajectories.length) ensure(loadedId, trajectories);
+  }, [loadedId, trajectories, ensure]);
+  const t = trajectories[Math.min(ti, trajectories.length - 1)];
+  const turn = Number(turnText);
+  const turnError = !t ? null : !Number.isInteger(turn) || turn < 1 || turn > t.turns.length ? `Turn must be a whole number from 1 to ${t.turns.length}` : null;
+  const rendered = useMemo(() => {
+    if (!template || !t || turnError) return null;
+    const r = renderSample({ ...template, version: 'draft' }, turnSample(t, turn - 1));
+    return { ...r, tokens: tokenizer.encode(r.text).length, targetTokens: tokenizer.encode(r.text.slice(r.targetStart, r.targetEnd)).length };
+  }, [template, t, turn, turnError, tokenizer]);
+
+  if (!t) return <p className="muted">Load a dataset to preview the template.</p>;
+  return (
+    <article className="card" aria-labelledby="preview-title">
+      <h2 id="preview-title">Preview</h2>
+      <div className="toolbar">
+        <div className="field" style={{ flex: '1 1 14rem' }}>
+          <label htmlFor="preview-trajectory">Trajectory</label>
+          <select id="preview-trajectory" value={ti} onChange={(e) => setTi(Number(e.target.value))}>
+            {trajectories.map((x, i) => (
+              <option key={x.id} value={i}>
+                {x.id} ({x.domain}, {x.turns.length} turns)
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="preview-turn">Target turn</label>
+          <input id="preview-turn" type="number" min={1} max={t.turns.length} value={turnText} onChange={(e) => setTurnText(e.target.value)} aria-invalid={turnError ? true : undefined} style={{ width: '6rem' }} />
+        </div>
+      </div>
+      {turnError ? (
+        <p className="error-text" role="alert">
+          {turnError}
+        </p>
+      ) : null}
+      {!template ? <p className="error-text">Fix the template's problems to see the preview.</p> : null}
+      {rendered ? (
+        <>
+          <p className="small" data-testid="preview-stats">
+            <strong data-testid="preview-tokens">{rendered.tokens.toLocaleString()} tokens</strong> ({kind === 'bpe' ? `BPE ${tokenizer.vocabSize.toLocaleString()} trained on this dataset` : 'byte tokens'}), of which{' '}
+            {rendered.targetTokens.toLocaleString()} in the target · {rendered.text.length.toLocaleString()} characters
+          </p>
+          <pre className="preview" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
+            {rendered.text.slice(0, rendered.targetStart)}
+            <mark data-testid="preview-target">{rendered.text.slice(rendered.targetStart, rendered.targetEnd)}</mark>
+            {rendered.text.slice(rendered.targetEnd)}
+          </pre>
+        </>
+      ) : null}
+    </article>
+  );
+}
+
+function Versions({ selected, setSelected }: { selected: [string, string]; setSelected(s: [string, string]): void }) {
+  const versions = useTemplateStore((s) => s.versions);
+  const byName = useMemo(() => new Map(versions.map((v) => [v.version, v])), [versions]);
+  const a = byName.get(selected[0]);
+  const b = byName.get(selected[1]);
+  return (
+    <article className="card wide" aria-labelledby="versions-title">
+      <h2 id="versions-title">Versions</h2>
+      <div className="table-scroll">
+        <table className="table versions" data-testid="versions">
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Parent</th>
+              <th scope="col">Note</th>
+              <th scope="col">Saved</th>
+            </tr>
+          </thead>
+          <tbody>
+            {versions.map((v) => (
+              <tr key={v.version}>
+                <th scope="row" className="mono">
+                  {v.version}
+                </th>
+                <td className="mono">{v.parent ?? '—'}</td>
+                <td>{v.note}</td>
+                <td>{v.builtin ? 'built in' : new Date(v.createdAt).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <h3>Compare two versions</h3>
+      <div className="toolbar">
+        {(['Original', 'Modified'] as const).map((label, k) => (
+          <div className="field" key={label}>
+            <label htmlFor={`diff-${k}`}>{label}</label>
+            <select
+              id={`diff-${k}`}
+              value={selected[k]}
+              onChange={(e) => setSelected(k === 0 ? [e.target.value, selected[1]] : [selected[0], e.target.value])}
+            >
+              {versions.map((v) => (
+                <option key={v.version} value={v.version}>
+                  {v.version}
+                </option>
+              ))}
+            </select>
+          </div>
+        ))}
+      </div>
+      {a && b ? <DiffEditor original={templateText(a.template)} modified={templateText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
+    </article>
+  );
+}
+
+function StageMix() {
+  const versions = useTemplateStore((s) => s.versions);
+  const stages = useTemplateStore((s) => s.stages);
+  const setStage = useTemplateStore((s) => s.setStage);
+  const [texts, setTexts] = useState<Record<string, Record<string, string>>>({});
+  const [errors, setErrors] = useState<Record<string, string[]>>({});
+  const cell = (stage: string, v: string) => texts[stage]?.[v] ?? String(stages[stage as TrainingStage]?.[v] ?? 0);
+  const change = (stage: TrainingStage, version: string, value: string) => {
+    const row = { ...Object.fromEntries(versions.map((v) => [v.version, cell(stage, v.version)])), [version]: value };
+    setTexts({ ...texts, [stage]: row });
+    const dist: TemplateDistribution = {};
+    const problems: string[] = [];
+    for (const [v, s] of Object.entries(row)) {
+      const w = Number(s);
+      if (s.trim() === '' || !Number.isFinite(w) || w < 0) problems.push(`${v}: weight must be a number ≥ 0, got "${s}"`);
+      else if (w > 0) dist[v] = w;
+    }
+    if (!problems.length) problems.push(...checkDistribution(dist, templateSet(versions)));
+    if (!problems.length) problems.push(...setStage(stage, dist));
+    setErrors({ ...errors, [stage]: problems });
+  };
+  return (
+    <article className="card wide" aria-labelledby="mix-title">
+      <h2 id="mix-title">Template mix per training stage</h2>
+      <p className="muted small">Each sample of a stage is rendered with a template drawn by these weights (relative; they must sum to more than 0).</p>
+      <div className="table-scroll">
+        <table className="table dist-table" data-testid="stage-mix">
+          <thead>
+            <tr>
+              <th scope="col">Stage</th>
+              {versions.map((v) => (
+                <th scope="col" key={v.version} className="mono">
+                  {v.version}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {EDITABLE_STAGES.map((stage) => (
+              <tr key={stage}>
+                <th scope="row">{STAGE_LABEL[stage]}</th>
+                {versions.map((v) => (
+                  <td key={v.version}>
+                    <input
+                      type="number"
+                      min={0}
+                      step={0.1}
+                      value={cell(stage, v.version)}
+                      onChange={(e) => change(stage, v.version, e.target.value)}
+                      aria-label={`${STAGE_LABEL[stage]} weight of ${v.version}`}
+                      aria-invalid={errors[stage]?.length ? true : undefined}
+                    />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {EDITABLE_STAGES.map((s) =>
+        errors[s]?.length ? (
+          <p key={s} className="error-text small" role="alert">
+            {STAGE_LABEL[s]}: {errors[s].join('; ')} (the last valid mix stays in use)
+          </p>
+        ) : null,
+      )}
+    </article>
+  );
+}
+
+export function TemplateEditor() {
+  const { versions, status, error, draft, setDraft, createVersion, load } = useTemplateStore();
+  const trajectories = useDatasetStore((s) => s.trajectories);
+  const [note, setNote] = useState('');
+  const [saved, setSaved] = useState<string | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
+  const [pendingBase, setPendingBase] = useState<string | null>(null);
+  const [compare, setCompare] = useState<[string, string]>(['v0', 'v0']);
+  useEffect(() => {
+    if (status === 'idle') void load();
+  }, [status, load]);
+
+  const base = versions.find((v) => v.version === (draft?.base ?? 'v0')) ?? versions[0];
+  const baseText = base ? templateText(base.template) : '';
+  const text = draft?.text ?? baseText;
+  const dirty = text !== baseText;
+  const parsed = useMemo(() => parseTemplate(text), [text]);
+  useEffect(() => {
+    // Compare the newest version with v0 by default, as the lineage grows.
+    if (versions.length) setCompare((c) => (c[0] === 'v0' && c[1] === 'v0' ? ['v0', versions[versions.length - 1].version] : c));
+  }, [versions]);
+
+  if (status === 'error') return <div className="callout error" role="alert">{error}</div>;
+  if (!base) return <p className="loading">Loading template versions…</p>;
+
+  const switchBase = (v: string) => {
+    if (dirty) setPendingBase(v);
+    else setDraft({ base: v, text: templateText(versions.find((x) => x.version === v)!.template) });
+  };
+  const save = async () => {
+    if (!parsed.template) return;
+    setSaveError(null);
+    try {
+      const v = await createVersion(parsed.template, base.version, note.trim() || `derived from ${base.version}`);
+      setDraft({ base: v, text });
+      setNote('');
+      setSaved(v);
+      setCompare(['v0', v]);
+    } catch (e) {
+      setSaveError(`Saving failed: ${(e as Error).message}`);
+    }
+  };
+
+  return (
+    <>
+      <div className="prompt-layout">
+        <article className="card" aria-labelledby="template-title">
+          <h2 id="template-title">Template</h2>
+          <div className="toolbar">
+            <div className="field">
+              <label htmlFor="template-base">Start from</label>
+              <select id="template-base" value={base.version} onChange={(e) => switchBase(e.target.value)}>
+                {versions.map((v) => (
+                  <option key={v.version} value={v.version}>
+                    {v.version}
+                    {v.note ? ` — ${v.note.slice(0, 40)}` : ''}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <button type="button" className="secondary" disabled={!dirty} onClick={() => setDraft(null)}>
+              Discard changes
+            </button>
+          </div>
+          <CodeEditor
+            value={text}
+            onChange={(t) => setDraft({ base: base.version, text: t })}
+            language="lwm-template"
+            markers={parsed.problems}
+            ariaLabel="System-prompt template (JSON)"
+            testId="template-editor"
+          />
+          <p className="muted small">
+            Placeholders: <code>{'{{domain}}'}</code> <code>{'{{index}}'}</code> <code>{'{{action}}'}</code> <code>{'{{observation}}'}</code>; type <code>{'{{'}</code> or press
+            Ctrl+Space for completions, including the five field names.
+          </p>
+          {parsed.problems.length ? (
+            <ul className="problems" data-testid="template-problems" aria-live="polite">
+              {parsed.problems.map((p, i) => (
+                <li key={i}>
+                  line {p.line}: {p.message}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+          <div className="toolbar">
+            <div className="field" style={{ flex: '1 1 14rem' }}>
+              <label htmlFor="version-note">Note for the new version</label>
+              <input id="version-note" type="text" value={note} onChange={(e) => setNote(e.target.value)} placeholder={`what changed since ${base.version}`} maxLength={300} />
+            </div>
+            <button type="button" onClick={() => void save()} disabled={!parsed.template || !dirty}>
+              Save as new version
+            </button>
+          </div>
+          {saved ? (
+            <p role="status" className="small">
+              Saved as <strong>{saved}</strong>.
+            </p>
+          ) : null}
+          {saveError ? (
+            <p className="error-text" role="alert">
+              {saveError}
+            </p>
+          ) : null}
+        </article>
+        <Preview template={parsed.template} trajectories={trajectories} />
+      </div>
+      <div className="cards" style={{ marginTop: '1rem' }}>
+        <Versions selected={compare} setSelected={setCompare} />
+        <StageMix />
+      </div>
+      <ConfirmDialog
+        open={pendingBase !== null}
+        title="Discard your changes?"
+        confirmLabel="Discard and switch"
+        onCancel={() => setPendingBase(null)}
+        onConfirm={() => {
+          const v = versions.find((x) => x.version === pendingBase);
+          if (v) setDraft({ base: v.version, text: templateText(v.template) });
+          setPendingBase(null);
+        }}
+      >
+        <p>The draft has unsaved changes to {base.version}. Save it as a new version first to keep them.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
