@@ -195,6 +195,14 @@ export function allocParams(layout: ParamLayout): Float32Array {
   return new Float32Array(layout.totalSize);
 }
 
+/**
+ * Every tensor as [start, end) with its decay flag: the shape src/reference/adamw.ts's
+ * buildDecayMask takes (it builds the per-64-block bit mask the AdamW kernel reads).
+ */
+export function tensorSegments(layout: ParamLayout): { start: number; end: number; decay: boolean }[] {
+  return layout.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay }));
+}
+
 /** Per-element 0/1 decay mask of the flat buffer, for kernels that prefer a mask to segments. */
 export function decayMask(layout: ParamLayout): Uint8Array {
   const mask = new Uint8Array(layout.totalSize);

@@ -197,7 +197,7 @@ describe('reference GPT: optimiser', () => {
     const o = { lr: 0.01, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, gradClip: 1 };
     const { gradNorm, clipScale } = adamwStep(L, p, g, m, v, 1, o);
     expect(gradNorm).toBeCloseTo(0.25 * Math.sqrt(L.paramCount), 9);
-    expect(clipScale).toBeCloseTo(1 / gradNorm, 12);
+    expect(clipScale).toBeCloseTo(1 / (gradNorm + 1e-6), 12);
     // Step 1: m̂ = g', v̂ = g'², so the update is lr·g'/(|g'| + eps) ≈ lr, whatever the clip.
     const matrix = L.blocks[0].fcWeight.offset;
     const biasAt = L.blocks[0].fcBias.offset;
@@ -206,6 +206,30 @@ describe('reference GPT: optimiser', () => {
     expect(p[L.wte.offset]).toBeCloseTo(0.49, 6); // embeddings are not decayed
     expect(m[biasAt]).toBeCloseTo(0.1 * 0.25 * clipScale, 9);
     expect(p[L.wte.offset + L.wte.size]).toBe(0); // padding stays 0
+  });
+});
+
+describe('reference GPT: optimiser agrees with the AdamW kernel twin', () => {
+  it('same update, decay mask and schedule as adamw.ts, over clipped and unclipped steps', async () => {
+    const { adamwStepRef, buildDecayMask, lrSchedule } = await import('./adamw.ts');
+    const { tensorSegments } = await import('../model/params.ts');
+    const c = tinyConfig({ tiedEmbeddings: false });
+    const L = paramLayout(c);
+    const mask = buildDecayMask(tensorSegments(L), L.totalSize);
+    const p1 = initParams(c, 9, L);
+    const p2 = p1.slice();
+    const [m1, v1, m2, v2] = [0, 0, 0, 0].map(() => new Float32Array(L.totalSize));
+    const o = { ...DEFAULT_ADAMW, gradClip: 0.5 };
+    const sched = { maxLr: 1e-2, minLr: 1e-3, warmupSteps: 2, totalSteps: 5 };
+    for (let step = 0; step < 6; step++) {
+      const g = gptLossAndGrad(p1, c, batchOf(c, 2, 6, step)).grad.map((x) => x * (step % 2 ? 0.01 : 10));
+      const lr = lrAt(step, sched);
+      expect(lr).toBe(lrSchedule(step, { warmup: 2, total: 5, peak: 1e-2, min: 1e-3 }));
+      const mine = adamwStep(L, p1, g, m1, v1, step + 1, { ...o, lr });
+      const theirs = adamwStepRef(p2, g, m2, v2, mask, { ...o, maxGradNorm: o.gradClip }, step, lr);
+      expect(mine.clipScale).toBe(theirs.scale);
+      expect(Buffer.from(p1.buffer).equals(Buffer.from(p2.buffer))).toBe(true);
+    }
   });
 });
 

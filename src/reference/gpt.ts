@@ -495,7 +495,7 @@ export const DEFAULT_ADAMW: Omit<AdamWOptions, 'lr'> = { beta1: 0.9, beta2: 0.95
 /**
  * One AdamW step, in place on params, m and v (all in the flat layout). `t` is the 1-based
  * number of this step. Exactly (PyTorch's AdamW, with clipping first):
- *   norm  = sqrt(Σ g²) over the whole flat gradient;  s = norm > clip > 0 ? clip / norm : 1
+ *   norm  = sqrt(Σ g²) over the whole flat gradient;  s = clip > 0 ? min(1, clip / (norm + 1e-6)) : 1
  *   g' = s·g;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²
  *   p  = p − lr·wd·p  (decay segments only);  p = p − lr·(m / (1−β1^t)) / (sqrt(v / (1−β2^t)) + eps)
  * Returns the norm before clipping and the scale applied.
@@ -513,7 +513,8 @@ export function adamwStep(
   let sq = 0;
   for (let i = 0; i < grad.length; i++) sq += grad[i] * grad[i];
   const gradNorm = Math.sqrt(sq);
-  const clipScale = o.gradClip > 0 && gradNorm > o.gradClip ? o.gradClip / gradNorm : 1;
+  // The 1e-6 keeps a zero gradient finite; it matches the AdamW kernel (shaders/adamw.wgsl).
+  const clipScale = o.gradClip > 0 ? Math.min(1, o.gradClip / (gradNorm + 1e-6)) : 1;
   const bc1 = 1 - Math.pow(o.beta1, t);
   const bc2 = 1 - Math.pow(o.beta2, t);
   const decay = new Uint8Array(layout.totalSize);
