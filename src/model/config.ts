@@ -157,7 +157,7 @@ export const PRESETS = {
     positions: 'rope',
   },
   /**
-   * ~13.9M parameters for a laptop GPU: head size 64 (the attention kernel's sweet spot),
+   * ~13.8M parameters for a laptop GPU: head size 64 (the attention kernel's sweet spot),
    * context 512 to hold a system prompt plus a few turns, an 8K BPE vocabulary.
    */
   small: {

@@ -606,7 +606,7 @@ export function gptLogits(p: Floats, c: ModelConfig, tokens: ArrayLike<number>):
   return gptForward(p, c, tokens, 1, tokens.length).logits;
 }
 
-export interface GenerateOptions {
+export interface GenerateRefOptions {
   maxNewTokens: number;
   /** 0 = greedy. */
   temperature: number;
@@ -624,7 +624,7 @@ export interface GenerateOptions {
  * (sampleRef): token i is drawn with uniform(seed, step = i, row), so a GPU run with the same
  * seed should emit the same tokens (up to f32 ties: see SampleResult.margin).
  */
-export function generateRef(p: Floats, c: ModelConfig, prompt: ArrayLike<number>, o: GenerateOptions): number[] {
+export function generateRef(p: Floats, c: ModelConfig, prompt: ArrayLike<number>, o: GenerateRefOptions): number[] {
   if (prompt.length < 1) throw new RangeError('generate: the prompt needs at least one token');
   if (prompt.length + o.maxNewTokens > c.contextLength) {
     throw new RangeError(`generate: prompt ${prompt.length} + ${o.maxNewTokens} new tokens exceed contextLength ${c.contextLength}`);
