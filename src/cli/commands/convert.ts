@@ -32,7 +32,7 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
     );
     return 0;
   }
-  const file = singleFile(positionals, USAGE);
+  const file = singleFile(positionals, USAGE, io);
   if (!values.to) throw new UsageError(`--to is required\nusage: ${USAGE}`);
   if (!(EXPORT_TARGETS as readonly string[]).includes(values.to)) throw new UsageError(`--to must be one of ${EXPORT_TARGETS.join(', ')}; got '${values.to}'`);
   const kind = values.kind ?? 'sft';

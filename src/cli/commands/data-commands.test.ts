@@ -50,10 +50,17 @@ describe('lwm validate', () => {
   });
   it('exits 1 on a missing file and 2 on usage errors', async () => {
     expect((await run('validate', join(tmp, 'nope.jsonl'))).code).toBe(1);
-    expect((await run('validate')).code).toBe(2);
+    expect((await run('validate', 'a', 'b')).code).toBe(2);
     expect((await run('validate', 'a', 'b')).code).toBe(2);
     expect((await run('validate', fx('empty.jsonl'), '--format', 'csv')).code).toBe(2);
     expect((await run('validate', fx('empty.jsonl'), '--bogus')).code).toBe(2);
+  });
+  it('validates the built-in default dataset when given no FILE', async () => {
+    const r = await run('validate', '--json');
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('built-in default dataset');
+    expect(JSON.parse(r.out)).toMatchObject({ valid: true, errors: 0 });
+    expect(JSON.parse(r.out).trajectories).toBeGreaterThanOrEqual(1400);
   });
   it('honours a forced format', async () => {
     const r = await run('validate', fx('openai/chat.jsonl'), '--format', 'native');

@@ -15,7 +15,7 @@ export default async function expand(argv: string[], io: CliIO): Promise<number>
     io.out(`usage: ${USAGE}\nSplits by trajectory (default eval fraction 0.1) and picks one RL turn per train trajectory.\n`);
     return 0;
   }
-  const file = singleFile(positionals, USAGE);
+  const file = singleFile(positionals, USAGE, io);
   const seed = parseSeed(values.seed);
   const fraction = values['eval-fraction'] === undefined ? 0.1 : Number(values['eval-fraction']);
   if (!(fraction >= 0 && fraction <= 1)) throw new UsageError(`--eval-fraction must be a number in [0, 1], got '${values['eval-fraction']}'`);

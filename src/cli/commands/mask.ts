@@ -46,7 +46,7 @@ export default async function mask(argv: string[], io: CliIO): Promise<number> {
     io.out(`usage: ${USAGE}\nDefaults:\n${JSON.stringify(DEFAULT_MASK_CONFIG, null, 2)}\n`);
     return 0;
   }
-  const file = singleFile(positionals, USAGE);
+  const file = singleFile(positionals, USAGE, io);
   const config = configFromSettings(values.set ?? []);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: false });
   if (!r.readable) return 1;

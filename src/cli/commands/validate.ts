@@ -3,6 +3,7 @@
 // Also home of the file helpers the other data commands share.
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
 import { FORMAT_NAMES, importStream, type FormatName, type ImportOptions } from '../../core/formats/index.ts';
@@ -22,7 +23,15 @@ export function importFormat(value: string | undefined): FormatName | 'auto' {
   return value as FormatName;
 }
 
-export function singleFile(positionals: string[], usage: string): string {
+/** The built-in default dataset, used when a command is given no FILE. */
+export const DEFAULT_DATASET = fileURLToPath(new URL('../../../public/default-dataset.jsonl', import.meta.url));
+
+/** The one FILE argument; with none, the built-in default dataset (said on stderr when `io` is given). */
+export function singleFile(positionals: string[], usage: string, io?: CliIO): string {
+  if (positionals.length === 0) {
+    io?.err(`(no FILE given: using the built-in default dataset, ${DEFAULT_DATASET})\n`);
+    return DEFAULT_DATASET;
+  }
   if (positionals.length !== 1) throw new UsageError(`expected one FILE, got ${positionals.length}\nusage: ${usage}`);
   return positionals[0];
 }
@@ -111,7 +120,7 @@ export default async function validate(argv: string[], io: CliIO): Promise<numbe
     io.out(`usage: ${USAGE}\nChecks every record against the trajectory schema; errors go to stderr as file:line: /pointer: message.\n`);
     return 0;
   }
-  const file = singleFile(positionals, USAGE);
+  const file = singleFile(positionals, USAGE, io);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: false, collect: false });
   if (!r.readable) return 1;
   if (values.json) {
