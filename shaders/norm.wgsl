@@ -4,29 +4,34 @@
 // gamma/beta (and their gradients) sit in flat buffers at element offsets given in Params.
 // stats [rows, 2]: stats[2r] = mean (0 for RMSNorm), stats[2r + 1] = rstd = 1/√(var + eps)
 // (RMSNorm: 1/√(mean(x²) + eps)); the forward writes them, the backward reads them.
-// Binding 0 is always the uniform Params. WG (a power of two, 32..256) threads per workgroup;
-// a thread owns columns lid, lid + WG, … (at most 8 of them, so C ≤ 8·WG).
+// Binding 0 is always the uniform Params. Workgroups of 64 threads; grids are split over x, y
+// (linear workgroup id wg.x + wg.y·gx) and threads past the end return.
+//
+// Why one thread per row rather than a workgroup tree reduction: on SwiftShader (the CPU WebGPU
+// every CI machine has) a workgroupBarrier costs about a microsecond per invocation, so a
+// 64-thread tree over 512 rows took ~90 ms where these barrier-free loops take ~1 ms; on a GPU a
+// thread walking one contiguous row of C ≤ a few thousand floats is cache-friendly.
 //
 // Entry points:
-//   norm_forward       bindings 1 x (read), 2 weights (read), 3 y (read_write), 4 stats
-//                      (read_write). Dispatch: rows workgroups (split over x, y; linear id
-//                      wg.x + wg.y·gx). One workgroup per row: a single tree reduction of
-//                      (Σ d, Σ d²) with d = x − x[row, 0] (the shift keeps E[d²] − E[d]² from
-//                      cancelling when the row's mean is large), then y.
-//   norm_backward      bindings 1 dy (read), 2 x (read), 3 weights (read), 4 stats (read),
-//                      5 dx (read_write), 6 partial [numBlocks, 2C] (read_write).
-//                      Dispatch: numBlocks workgroups (split over x, y). Workgroup b handles rows
-//                      [b·rowsPerBlock, …) in order: per row one tree reduction of
-//                      (Σ dx̂, Σ dx̂·x̂), dx̂ = dy·gamma, then
-//                      dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂))   (RMSNorm drops mean(dx̂)),
-//                      written or, ACCUM_DX, added (into the residual stream's gradient).
-//                      It also sums dy·x̂ and dy over its rows per column into partial[b]
-//                      (stage 1 of dgamma / dbeta).
-//   norm_param_grad    bindings 1 partial (read), 2 grads (read_write). Dispatch ceil(C/64)
-//                      workgroups of 64: thread c sums partial over blocks in order (stage 2)
-//                      into grads[dgammaOffset + c] and (LayerNorm) grads[dbetaOffset + c],
-//                      added when ACCUMULATE, else overwritten.
-// No atomics; every sum has a fixed order, so results are bit-identical run to run.
+//   norm_forward    bindings 1 x (read), 2 weights (read), 3 y (read_write), 4 stats
+//                   (read_write). Dispatch: ceil(rows/64) workgroups; thread = row: the mean
+//                   (summing x − x[row, 0]), then Σ(x − mean)² (two passes, no cancellation),
+//                   then y = x̂·gamma (+ beta).
+//   norm_backward   bindings 1 dy (read), 2 x (read), 3 weights (read), 4 stats (read),
+//                   5 dx (read_write), 6 partial [numBlocks, 2C] (read_write).
+//                   Dispatch: rowGroups + colGroups·numBlocks workgroups, two roles:
+//                   - workgroup w < rowGroups: thread = row r: with dx̂ = dy·gamma,
+//                     dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂))  (RMSNorm drops mean(dx̂)),
+//                     written, or added when ACCUM_DX (into the residual stream's gradient);
+//                   - the others: thread = (column c, row block b): Σ dy·x̂ and Σ dy over the
+//                     block's rows in order → partial[b, c] and partial[b, C + c] (stage 1 of
+//                     dgamma / dbeta).
+//                   rowGroups = ceil(rows/64), colGroups = ceil(C/64).
+//   norm_param_grad bindings 1 partial (read), 2 grads (read_write). Dispatch ceil(C/64)
+//                   workgroups: thread c sums partial over blocks in order (stage 2) into
+//                   grads[dgammaOffset + c] and (LayerNorm) grads[dbetaOffset + c], added when
+//                   ACCUMULATE, else overwritten.
+// No atomics, no barriers; every sum has a fixed order, so results are bit-identical run to run.
 
 struct Params {
   rows: u32,
@@ -41,27 +46,13 @@ struct Params {
 }
 
 override RMS: bool = false;
-override WG: u32 = 64u;
 override ACCUM_DX: bool = false;
 override ACCUMULATE: bool = true;
 
-const MAX_COLS_PER_THREAD: u32 = 8u;
-
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red: array<vec2<f32>, WG>;
-
-// Sum of v over the workgroup, returned to every thread. Call in uniform control flow.
-fn reduce2(lid: u32, v: vec2<f32>) -> vec2<f32> {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier(); // everyone has read red[0] before the next call overwrites it
-  return total;
+fn wg_linear(wg: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wg.x + wg.y * nwg.x;
 }
 
 // ---- forward -------------------------------------------------------------------------
@@ -70,40 +61,38 @@ fn reduce2(lid: u32, v: vec2<f32>) -> vec2<f32> {
 @group(0) @binding(3) var<storage, read_write> f_y: array<f32>;
 @group(0) @binding(4) var<storage, read_write> f_stats: array<f32>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(64)
 fn norm_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = wg.x + wg.y * nwg.x;
+  let row = wg_linear(wg, nwg) * 64u + lid;
   if (row >= p.rows) { return; }
   let C = p.C;
   let base = row * C;
-  var shift = 0.0;
-  if (!RMS) { shift = f_x[base]; }
-  var s = vec2<f32>(0.0);
-  for (var c = lid; c < C; c += WG) {
-    let d = f_x[base + c] - shift;
-    s += vec2<f32>(d, d * d);
-  }
-  let t = reduce2(lid, s) / f32(C);
+  let invC = 1.0 / f32(C);
   var mean = 0.0;
-  var rstd = 0.0;
-  if (RMS) {
-    rstd = 1.0 / sqrt(t.y + p.eps);
-  } else {
-    mean = shift + t.x;
-    rstd = 1.0 / sqrt(max(t.y - t.x * t.x, 0.0) + p.eps);
+  if (!RMS) {
+    // Summing x − x[row, 0] keeps the f32 sum small when the row's mean is far from 0
+    // (residual streams drift), so the mean stays accurate to the inputs' own rounding.
+    let shift = f_x[base];
+    var s = 0.0;
+    for (var c = 0u; c < C; c++) { s += f_x[base + c] - shift; }
+    mean = shift + s * invC;
   }
-  for (var c = lid; c < C; c += WG) {
+  var ss = 0.0;
+  for (var c = 0u; c < C; c++) {
+    let d = f_x[base + c] - mean;
+    ss += d * d;
+  }
+  let rstd = 1.0 / sqrt(ss * invC + p.eps);
+  for (var c = 0u; c < C; c++) {
     var y = (f_x[base + c] - mean) * rstd * f_w[p.gammaOffset + c];
     if (!RMS) { y += f_w[p.betaOffset + c]; }
     f_y[base + c] = y;
   }
-  if (lid == 0u) {
-    f_stats[2u * row] = mean;
-    f_stats[2u * row + 1u] = rstd;
-  }
+  f_stats[2u * row] = mean;
+  f_stats[2u * row + 1u] = rstd;
 }
 
-// ---- backward: dx and per-block parameter partials ----------------------------------------
+// ---- backward: dx rows and per-block parameter partials ------------------------------------
 @group(0) @binding(1) var<storage, read> b_dy: array<f32>;
 @group(0) @binding(2) var<storage, read> b_x: array<f32>;
 @group(0) @binding(3) var<storage, read> b_w: array<f32>;
@@ -111,53 +100,54 @@ fn norm_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 @group(0) @binding(5) var<storage, read_write> b_dx: array<f32>;
 @group(0) @binding(6) var<storage, read_write> b_partial: array<f32>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(64)
 fn norm_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let blk = wg.x + wg.y * nwg.x;
-  if (blk >= p.numBlocks) { return; }
+  let w = wg_linear(wg, nwg);
   let C = p.C;
-  let invC = 1.0 / f32(C);
-  var pg: array<f32, MAX_COLS_PER_THREAD>;
-  var pb: array<f32, MAX_COLS_PER_THREAD>;
-  let r0 = blk * p.rowsPerBlock;
-  let r1 = min(r0 + p.rowsPerBlock, p.rows);
-  for (var row = r0; row < r1; row++) {
+  let rowGroups = (p.rows + 63u) / 64u;
+  if (w < rowGroups) {
+    let row = w * 64u + lid;
+    if (row >= p.rows) { return; }
     let base = row * C;
     let mean = b_stats[2u * row];
     let rstd = b_stats[2u * row + 1u];
-    var s = vec2<f32>(0.0);
-    for (var j = 0u; j < MAX_COLS_PER_THREAD; j++) {
-      let c = lid + j * WG;
-      if (c < C) {
-        let xhat = (b_x[base + c] - mean) * rstd;
-        let dxhat = b_dy[base + c] * b_w[p.gammaOffset + c];
-        s += vec2<f32>(dxhat, dxhat * xhat);
-      }
+    var sD = 0.0;
+    var sDX = 0.0;
+    for (var c = 0u; c < C; c++) {
+      let xhat = (b_x[base + c] - mean) * rstd;
+      let dxhat = b_dy[base + c] * b_w[p.gammaOffset + c];
+      sD += dxhat;
+      sDX += dxhat * xhat;
     }
-    let t = reduce2(lid, s) * invC;
-    var meanD = t.x;
+    let invC = 1.0 / f32(C);
+    var meanD = sD * invC;
     if (RMS) { meanD = 0.0; }
-    for (var j = 0u; j < MAX_COLS_PER_THREAD; j++) {
-      let c = lid + j * WG;
-      if (c < C) {
-        let dy = b_dy[base + c];
-        let xhat = (b_x[base + c] - mean) * rstd;
-        let dxhat = dy * b_w[p.gammaOffset + c];
-        var dx = rstd * (dxhat - meanD - xhat * t.y);
-        if (ACCUM_DX) { dx += b_dx[base + c]; }
-        b_dx[base + c] = dx;
-        pg[j] += dy * xhat;
-        pb[j] += dy;
-      }
+    let meanDX = sDX * invC;
+    for (var c = 0u; c < C; c++) {
+      let xhat = (b_x[base + c] - mean) * rstd;
+      let dxhat = b_dy[base + c] * b_w[p.gammaOffset + c];
+      var dx = rstd * (dxhat - meanD - xhat * meanDX);
+      if (ACCUM_DX) { dx += b_dx[base + c]; }
+      b_dx[base + c] = dx;
     }
+    return;
   }
-  for (var j = 0u; j < MAX_COLS_PER_THREAD; j++) {
-    let c = lid + j * WG;
-    if (c < C) {
-      b_partial[blk * 2u * C + c] = pg[j];
-      b_partial[blk * 2u * C + C + c] = pb[j];
-    }
+  let colGroups = (C + 63u) / 64u;
+  let k = w - rowGroups;
+  let blk = k / colGroups;
+  let c = (k - blk * colGroups) * 64u + lid;
+  if (blk >= p.numBlocks || c >= C) { return; }
+  let r0 = blk * p.rowsPerBlock;
+  let r1 = min(r0 + p.rowsPerBlock, p.rows);
+  var sg = 0.0;
+  var sb = 0.0;
+  for (var r = r0; r < r1; r++) {
+    let dy = b_dy[r * C + c];
+    sg += dy * (b_x[r * C + c] - b_stats[2u * r]) * b_stats[2u * r + 1u];
+    sb += dy;
   }
+  b_partial[blk * 2u * C + c] = sg;
+  b_partial[blk * 2u * C + C + c] = sb;
 }
 
 // ---- backward stage 2: dgamma, dbeta --------------------------------------------------------

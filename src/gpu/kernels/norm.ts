@@ -1,5 +1,6 @@
 // Launcher for shaders/norm.wgsl: LayerNorm / RMSNorm forward (1 dispatch) and backward
-// (2 dispatches: dx with per-block dgamma/dbeta partials, then the sum over blocks).
+// (2 dispatches: dx rows and per-block dgamma/dbeta partials side by side, then the sum over
+// blocks). All barrier-free: see the shader's header for why.
 import code from '../../../shaders/norm.wgsl?raw';
 import { resolveNormShape, type NormShape, type ResolvedNormShape } from '../../reference/norm.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
@@ -15,16 +16,9 @@ export interface NormOptions {
   accumulateParams?: boolean;
 }
 
-/** Threads per row: a power of two near C/2, between 32 and 256 (a thread owns ≤ 8 columns). */
-export function normWorkgroupSize(C: number): number {
-  let wg = 32;
-  while (wg < 256 && wg * 2 < C) wg *= 2;
-  return wg;
-}
-
-/** Rows per backward workgroup: keeps ~64 workgroups busy while each reduces a handful of rows. */
+/** Rows per dgamma/dbeta stage-1 block: ~32 blocks, so stage 2 sums few partials. */
 function rowsPerBlock(rows: number): number {
-  return Math.max(4, Math.ceil(rows / 64));
+  return Math.max(16, Math.ceil(rows / 32));
 }
 
 /**
@@ -50,12 +44,10 @@ export class NormKernel {
   static async create(rt: GpuRuntime, shape: NormShape, options: NormOptions = {}): Promise<NormKernel> {
     const s = resolveNormShape(shape);
     for (const k of ['gammaOffset', 'betaOffset', 'dgammaOffset', 'dbetaOffset'] as const) checkOffset(k, s[k]);
-    const WG = normWorkgroupSize(s.C);
-    if (s.C > 8 * WG) throw new RangeError(`norm: C = ${s.C} exceeds the ${8 * WG} columns a workgroup handles`);
     const RMS = s.kind === 'rms' ? 1 : 0;
     const [forward, backward, paramGrad] = await Promise.all([
-      rt.pipeline(NORM_SHADER, 'norm_forward', { RMS, WG }),
-      rt.pipeline(NORM_SHADER, 'norm_backward', { RMS, WG, ACCUM_DX: options.accumulateDx ? 1 : 0 }),
+      rt.pipeline(NORM_SHADER, 'norm_forward', { RMS }),
+      rt.pipeline(NORM_SHADER, 'norm_backward', { RMS, ACCUM_DX: options.accumulateDx ? 1 : 0 }),
       rt.pipeline(NORM_SHADER, 'norm_param_grad', { RMS, ACCUMULATE: options.accumulateParams === false ? 0 : 1 }),
     ]);
     const rpb = rowsPerBlock(s.rows);
@@ -76,7 +68,7 @@ export class NormKernel {
   encodeForward(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, y: BufferBinding, stats: BufferBinding): void {
     pass.setPipeline(this.forward);
     pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, x, weights, y, stats]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.shape.rows));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.shape.rows / 64)));
   }
 
   encodeBackward(
@@ -90,7 +82,8 @@ export class NormKernel {
   ): void {
     pass.setPipeline(this.backward);
     pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, dy, x, weights, stats, dx, this.partial]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.numBlocks));
+    const rowGroups = Math.ceil(this.shape.rows / 64);
+    pass.dispatchWorkgroups(...grid(this.rt, rowGroups + Math.ceil(this.shape.C / 64) * this.numBlocks));
     pass.setPipeline(this.paramGrad);
     pass.setBindGroup(0, this.binds.get(this.paramGrad, 'pgrad', [this.params, this.partial, grads]));
     pass.dispatchWorkgroups(Math.ceil(this.shape.C / 64));
