@@ -1,0 +1,185 @@
+// From trajectories to token batches, on the CPU, before anything reaches the GPU.
+//
+// SFT (SPEC §5): each turn sample is rendered with a template drawn from the stage's template
+// distribution and tokenised piece by piece; only the target observation (and its closing tag,
+// so the model learns to stop) carries loss, weighted by the sample's mask ratio (SPEC §4).
+//
+// Context-truncation policy, applied when a sample has more tokens than the model's context:
+//   1. drop the oldest history turns, one at a time (the most recent turns matter most for the
+//      next observation, and the system prompt says what the environment is);
+//   2. then shorten the system text from its end (its start holds the role and the task);
+//   3. then shorten the current action from its start (its end is nearest the target);
+//   4. then cut the target's end (and drop the closing tag, which no longer closes anything);
+//   5. last, for a budget below the minimal context, keep the row's last tokens (the target's).
+// CPT (SPEC §5): texts are joined with <|bos|>/<|eos|> and cut into context-length windows.
+import { renderSystem, fillPlaceholders, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
+import { SPECIAL_TOKENS, type Tokenizer } from '../core/tokenizer/index.ts';
+import type { TurnSample } from '../core/turns/index.ts';
+import { keyedUniform } from '../core/turns/rng.ts';
+
+/** One training row: `ids` are tokens; `weights[i]` is the loss weight of predicting ids[i]. */
+export interface EncodedRow {
+  ids: number[];
+  weights: number[];
+  /** Tokens before the completion (the prompt a generator would be given). */
+  promptLength: number;
+  /** Oldest history turns dropped by truncation. */
+  droppedTurns: number;
+  truncated: boolean;
+  trajectoryId?: string;
+  turnIndex?: number;
+  domain?: string;
+}
+
+/** B rows of T positions: predict targets[r·T + t] from inputs[r·T .. r·T + t]. */
+export interface TokenBatch {
+  batch: number;
+  T: number;
+  inputs: Uint32Array;
+  targets: Uint32Array;
+  weights: Float32Array;
+  /** Σ weights: the loss is Σ w·ℓ / W. */
+  weightSum: number;
+}
+
+export interface SftEncodeOptions {
+  /** Most tokens a row may have: the model's context length + 1 (inputs and targets overlap). */
+  maxTokens: number;
+  reasoning?: string;
+}
+
+/** Encodes a turn sample with a template, applying the truncation policy above. */
+export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: PromptTemplate, targetWeight: number, options: SftEncodeOptions): EncodedRow {
+  const enc = (s: string) => tok.encode(s, { allowSpecial: true });
+  let system = enc(`${SPECIAL_TOKENS.system}\n${renderSystem(template, sample)}\n`);
+  const history = sample.history.map((turn, i) => enc(fillPlaceholders(template.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation })));
+  let action = enc(fillPlaceholders(template.currentAction, { index: String(sample.history.length + 1), action: sample.action }));
+  const reasoning = options.reasoning !== undefined ? enc(`${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`) : [];
+  const open = enc(template.targetOpen);
+  let target = enc(sample.targetObservation);
+  let close = enc(template.targetClose);
+
+  const budget = options.maxTokens;
+  let first = 0;
+  let histLen = history.reduce((n, h) => n + h.length, 0);
+  const size = () => system.length + histLen + action.length + reasoning.length + open.length + target.length + close.length;
+  let truncated = false;
+  while (size() > budget && first < history.length) {
+    histLen -= history[first].length;
+    first++;
+    truncated = true;
+  }
+  if (size() > budget) {
+    truncated = true;
+    const keep = Math.max(1, system.length - (size() - budget));
+    system = system.slice(0, keep);
+  }
+  if (size() > budget) {
+    const keep = Math.max(1, action.length - (size() - budget));
+    action = action.slice(action.length - keep);
+  }
+  if (open.length + target.length + close.length > budget - 1) {
+    close = [];
+    target = target.slice(0, Math.max(1, budget - 1 - open.length));
+  }
+  const context = [...system, ...history.slice(first).flat(), ...action];
+  let ids = [...context, ...reasoning, ...open, ...target, ...close];
+  let weights = new Array<number>(ids.length).fill(0);
+  const targetFrom = context.length + reasoning.length + open.length;
+  for (let i = targetFrom; i < ids.length; i++) weights[i] = targetWeight;
+  // Last resort (a budget smaller than the minimal context): keep the row's end, where the target is.
+  const drop = Math.max(0, ids.length - budget);
+  ids = ids.slice(drop);
+  weights = weights.slice(drop);
+  return {
+    ids,
+    weights,
+    promptLength: Math.max(0, context.length - drop),
+    droppedTurns: first,
+    truncated,
+    trajectoryId: sample.trajectoryId,
+    turnIndex: sample.turnIndex,
+    domain: sample.domain,
+  };
+}
+
+/** Encodes SFT samples, each with a template drawn (reproducibly) from `distribution`. */
+export function encodeSftSamples(
+  tok: Tokenizer,
+  samples: TurnSample[],
+  weightOf: (s: TurnSample) => number,
+  distribution: TemplateDistribution,
+  options: SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> },
+): EncodedRow[] {
+  return samples.map((s) => encodeSftSample(tok, s, templateForSample(distribution, s, options.seed ?? 0, options.templates), weightOf(s), options));
+}
+
+/** CPT: texts joined with bos/eos into one stream, cut into windows of T + 1 tokens (stride T). */
+export function packCorpus(tok: Tokenizer, texts: Iterable<string>, T: number): EncodedRow[] {
+  const stream: number[] = [];
+  for (const text of texts) {
+    stream.push(tok.special.bos, ...tok.encode(text), tok.special.eos);
+  }
+  const rows: EncodedRow[] = [];
+  for (let start = 0; start + 1 < stream.length; start += T) {
+    const ids = stream.slice(start, start + T + 1);
+    if (ids.length < 2) break;
+    rows.push({ ids, weights: ids.map((_, i) => (i === 0 ? 0 : 1)), promptLength: 0, droppedTurns: 0, truncated: false });
+  }
+  return rows;
+}
+
+/** Lays rows out as a batch of B × T, padding short rows with weight-0 pad tokens. */
+export function makeBatch(rows: EncodedRow[], T: number, pad: number): TokenBatch {
+  const B = rows.length;
+  const inputs = new Uint32Array(B * T).fill(pad);
+  const targets = new Uint32Array(B * T).fill(pad);
+  const weights = new Float32Array(B * T);
+  let weightSum = 0;
+  rows.forEach((row, r) => {
+    const n = Math.min(T, row.ids.length - 1);
+    for (let t = 0; t < n; t++) {
+      inputs[r * T + t] = row.ids[t];
+      targets[r * T + t] = row.ids[t + 1];
+      const w = row.weights[t + 1];
+      weights[r * T + t] = w;
+      weightSum += w;
+    }
+  });
+  return { batch: B, T, inputs, targets, weights, weightSum };
+}
+
+/**
+ * Endless seeded batches from a row set: each epoch is a fresh permutation (keyed by seed and
+ * epoch), so a resumed run that skips to batch k sees exactly the batches it would have seen.
+ */
+export class BatchSampler {
+  constructor(
+    private readonly rows: EncodedRow[],
+    private readonly batchSize: number,
+    private readonly T: number,
+    private readonly pad: number,
+    private readonly seed = 0,
+  ) {
+    if (rows.length === 0) throw new Error('no training rows: the dataset gave no samples for this stage');
+  }
+
+  private order(epoch: number): number[] {
+    const idx = this.rows.map((_, i) => i);
+    return idx.sort((a, b) => keyedUniform(`${epoch}:${a}`, this.seed) - keyedUniform(`${epoch}:${b}`, this.seed) || a - b);
+  }
+
+  private cache: { epoch: number; order: number[] } | null = null;
+
+  /** Batch number k (0-based). */
+  batch(k: number): TokenBatch {
+    const picked: EncodedRow[] = [];
+    for (let j = 0; j < this.batchSize; j++) {
+      const flat = k * this.batchSize + j;
+      const epoch = Math.floor(flat / this.rows.length);
+      if (!this.cache || this.cache.epoch !== epoch) this.cache = { epoch, order: this.order(epoch) };
+      picked.push(this.rows[this.cache.order[flat % this.rows.length]]);
+    }
+    return makeBatch(picked, this.T, this.pad);
+  }
+}
