@@ -1,0 +1,457 @@
+// The GPT on the GPU: forward, backward and AdamW as one command submission per training step,
+// every operation one of our WGSL kernels (src/gpu/kernels), parameters, gradients and Adam
+// state in four flat buffers with the layout of params.ts. The plain-TypeScript twin of this
+// whole model is src/reference/gpt.ts; the parity test holds the two to the same loss curve.
+//
+// Activations are row-major [N = B·T rows, width]. Per layer the forward keeps what the
+// backward needs (norm inputs and statistics, qkv after RoPE, attention output and its
+// log-sum-exp rows, the MLP's pre-activation), so the backward recomputes nothing but the
+// attention scores (flash-style, from the saved row statistics).
+//
+//   x_l ─ norm1 ─ ·Wqkv+b ─ RoPE ─ attention ─ ·Wproj+b ─(+x_l)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU ─ ·Wmlp+b ─(+xMid)─ x_{l+1}
+//   x_L ─ normF ─ ·wteᵀ (or lm_head) ─ weighted cross-entropy
+import { AttentionBackwardKernel, AttentionForwardKernel } from '../gpu/kernels/attention.ts';
+import { AddKernel, BiasActKernel, BiasGradKernel } from '../gpu/kernels/elementwise.ts';
+import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
+import { MatmulKernel } from '../gpu/kernels/matmul.ts';
+import { NormKernel } from '../gpu/kernels/norm.ts';
+import { RopeKernel } from '../gpu/kernels/rope.ts';
+import { XentKernel } from '../gpu/kernels/xent.ts';
+import { AdamWKernel } from '../gpu/kernels/adamw.ts';
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import type { MatmulShape } from '../reference/matmul.ts';
+import { ADAMW_DEFAULTS, type AdamWConfig } from '../reference/adamw.ts';
+import { headSize, mlpHidden, type ModelConfig } from './config.ts';
+import { paramLayout, tensorSegments, type ParamLayout, type ParamTensor } from './params.ts';
+
+/** What a training or evaluation batch gives the model (src/train/data.ts makes these). */
+export interface ModelBatch {
+  B: number;
+  T: number;
+  inputs: ArrayLike<number>;
+  targets: ArrayLike<number>;
+  /** Per-token loss weights (all 1 when absent). */
+  weights?: ArrayLike<number>;
+}
+
+export interface GpuGptOptions {
+  /** Sequences per step. */
+  batch: number;
+  /** Tokens per sequence (≤ contextLength). */
+  T: number;
+  adamw?: Partial<AdamWConfig>;
+}
+
+interface LayerKernels {
+  norm1: NormKernel;
+  qkv: MatmulKernel;
+  qkvBias: BiasActKernel;
+  proj: MatmulKernel;
+  projBias: BiasActKernel;
+  norm2: NormKernel;
+  fc: MatmulKernel;
+  fcBiasGelu: BiasActKernel;
+  mlp: MatmulKernel;
+  mlpBias: BiasActKernel;
+  // backward
+  mlpBiasGrad: BiasGradKernel;
+  dMlpW: MatmulKernel;
+  dFc: MatmulKernel;
+  fcBiasGrad: BiasGradKernel;
+  dFcW: MatmulKernel;
+  dLn2: MatmulKernel;
+  projBiasGrad: BiasGradKernel;
+  dProjW: MatmulKernel;
+  dAtt: MatmulKernel;
+  qkvBiasGrad: BiasGradKernel;
+  dQkvW: MatmulKernel;
+  dLn1: MatmulKernel;
+}
+
+interface LayerActs {
+  xIn: GPUBuffer;
+  ln1: GPUBuffer;
+  ln1Stats: GPUBuffer;
+  qkv: GPUBuffer;
+  att: GPUBuffer;
+  lse: GPUBuffer;
+  xMid: GPUBuffer;
+  ln2: GPUBuffer;
+  ln2Stats: GPUBuffer;
+  fcH: GPUBuffer;
+  fcA: GPUBuffer;
+}
+
+export interface StepResult {
+  /** Weighted-mean loss of the batch (before the update), when read. */
+  loss?: number;
+  /** ‖g‖ before clipping, when read. */
+  gradNorm?: number;
+}
+
+export class GpuGpt {
+  readonly layout: ParamLayout;
+  readonly N: number;
+  /** Flat buffers in the params.ts layout. */
+  readonly params: GPUBuffer;
+  readonly grads: GPUBuffer;
+  readonly m: GPUBuffer;
+  readonly v: GPUBuffer;
+  private readonly owned: GPUBuffer[] = [];
+  private readonly disposables: { dispose(): void }[] = [];
+  private layers: LayerKernels[] = [];
+  private acts: LayerActs[] = [];
+  private xFinal!: GPUBuffer;
+  private lnf!: GPUBuffer;
+  private lnfStats!: GPUBuffer;
+  private logits!: GPUBuffer;
+  private tokens!: GPUBuffer;
+  private csr!: GPUBuffer;
+  private targets!: GPUBuffer;
+  private weights!: GPUBuffer;
+  private nll!: GPUBuffer;
+  private loss!: GPUBuffer;
+  private dX!: GPUBuffer;
+  private dT!: GPUBuffer;
+  private dQkv!: GPUBuffer;
+  private dFcBuf!: GPUBuffer;
+  private embed!: EmbeddingKernel;
+  private rope: RopeKernel | null = null;
+  private attnF!: AttentionForwardKernel;
+  private attnB!: AttentionBackwardKernel;
+  private add!: AddKernel;
+  private normF!: NormKernel;
+  private head!: MatmulKernel;
+  private xent!: XentKernel;
+  private xentEval!: XentKernel;
+  private dLnf!: MatmulKernel;
+  private dHead!: MatmulKernel;
+  private adamw!: AdamWKernel;
+  /** Optimiser steps taken (the next step's 0-based index). */
+  step = 0;
+  /** Dispatches in one training step (for the benchmark's report). */
+  dispatchesPerStep = 0;
+
+  private constructor(
+    readonly rt: GpuRuntime,
+    readonly config: ModelConfig,
+    readonly options: GpuGptOptions,
+  ) {
+    this.layout = paramLayout(config);
+    if (options.T > config.contextLength) throw new RangeError(`GpuGpt: T = ${options.T} exceeds the model's context of ${config.contextLength}`);
+    if (!Number.isInteger(options.batch) || options.batch < 1) throw new RangeError(`GpuGpt: batch must be a positive integer, got ${options.batch}`);
+    this.N = options.batch * options.T;
+    const size = this.layout.totalSize * 4;
+    this.params = this.buf('gpt.params', size);
+    this.grads = this.buf('gpt.grads', size);
+    this.m = this.buf('gpt.adam_m', size);
+    this.v = this.buf('gpt.adam_v', size);
+  }
+
+  private buf(label: string, bytes: number): GPUBuffer {
+    const b = this.rt.storage(label, bytes);
+    this.owned.push(b);
+    return b;
+  }
+
+  private keep<T extends { dispose(): void }>(k: T): T {
+    this.disposables.push(k);
+    return k;
+  }
+
+  static async create(rt: GpuRuntime, config: ModelConfig, options: GpuGptOptions): Promise<GpuGpt> {
+    const g = new GpuGpt(rt, config, options);
+    await g.build();
+    return g;
+  }
+
+  private async build() {
+    const { rt, config: c, layout: L, N } = this;
+    const { batch: B, T } = this.options;
+    const C = c.dModel;
+    const F = mlpHidden(c);
+    const V = c.vocabSize;
+    const H = c.heads;
+    const D = headSize(c);
+    const kind = c.norm === 'layernorm' ? 'layer' : 'rms';
+    const f32 = (label: string, n: number) => this.buf(label, n * 4);
+    const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
+    const normOf = (w: ParamTensor, b: ParamTensor | undefined, accumulateDx: boolean) =>
+      NormKernel.create(rt, { rows: N, C, kind, eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 }, { accumulateDx }).then((k) => this.keep(k));
+    const biasAct = (t: ParamTensor, width: number, activation: 'none' | 'gelu') =>
+      BiasActKernel.create(rt, { rows: N, C: width, biasOffset: t.offset, activation }).then((k) => this.keep(k));
+    const biasGrad = (t: ParamTensor, width: number, gelu = false) => BiasGradKernel.create(rt, { rows: N, C: width, gradOffset: t.offset, gelu }).then((k) => this.keep(k));
+
+    for (let l = 0; l <= c.layers; l++) {
+      if (l === c.layers) {
+        this.xFinal = f32(`gpt.x${l}`, N * C);
+        break;
+      }
+      this.acts.push({
+        xIn: f32(`gpt.x${l}`, N * C),
+        ln1: f32(`gpt.ln1.${l}`, N * C),
+        ln1Stats: f32(`gpt.ln1s.${l}`, N * 2),
+        qkv: f32(`gpt.qkv.${l}`, N * 3 * C),
+        att: f32(`gpt.att.${l}`, N * C),
+        lse: f32(`gpt.lse.${l}`, B * H * T),
+        xMid: f32(`gpt.xmid.${l}`, N * C),
+        ln2: f32(`gpt.ln2.${l}`, N * C),
+        ln2Stats: f32(`gpt.ln2s.${l}`, N * 2),
+        fcH: f32(`gpt.fch.${l}`, N * F),
+        fcA: f32(`gpt.fca.${l}`, N * F),
+      });
+    }
+    this.lnf = f32('gpt.lnf', N * C);
+    this.lnfStats = f32('gpt.lnfs', N * 2);
+    this.logits = f32('gpt.logits', N * V);
+    this.tokens = f32('gpt.tokens', N);
+    this.targets = f32('gpt.targets', N);
+    this.weights = f32('gpt.weights', N);
+    this.nll = f32('gpt.nll', N);
+    this.loss = f32('gpt.loss', 2);
+    this.dX = f32('gpt.dx', N * C);
+    this.dT = f32('gpt.dt', N * C);
+    this.dQkv = f32('gpt.dqkv', N * 3 * C);
+    this.dFcBuf = f32('gpt.dfc', N * F);
+
+    const headT = L.lmHead ?? L.wte;
+    const [embed, attnF, attnB, add, normF, head, xent, xentEval, dLnf, dHead, adamw, rope] = await Promise.all([
+      EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+      AttentionForwardKernel.create(rt, { B, T, H, D }),
+      AttentionBackwardKernel.create(rt, { B, T, H, D }),
+      AddKernel.create(rt, { n: N * C, inPlace: true }),
+      normOf(L.lnFWeight, L.lnFBias, false),
+      mm({ M: N, N: V, K: C, transB: true, offsetB: headT.offset }),
+      XentKernel.create(rt, { N, V, grad: true }),
+      XentKernel.create(rt, { N, V, grad: false }),
+      // dLnf = dlogits · head   ([N,V]·[V,C])
+      mm({ M: N, N: C, K: V, offsetB: headT.offset }),
+      // dHead += dlogitsᵀ · lnf ([V,N]·[N,C])
+      mm({ M: V, N: C, K: N, transA: true, offsetC: headT.offset, beta: 1 }),
+      AdamWKernel.create(rt, { size: L.totalSize, segments: tensorSegments(L), zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      c.positions === 'rope' ? RopeKernel.create(rt, { rows: N, T, H, D, base: c.ropeBase }, { maxPositions: Math.max(1024, c.contextLength) }) : Promise.resolve(null),
+    ]);
+    for (const k of [embed, attnF, attnB, add, xent, xentEval, adamw]) this.keep(k);
+    if (rope) this.keep(rope);
+    Object.assign(this, { embed, attnF, attnB, add, normF, head, xent, xentEval, dLnf, dHead, adamw, rope });
+    this.csr = this.buf('gpt.csr', embed.csrBytes);
+
+    for (const p of L.blocks) {
+      const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias] = await Promise.all([
+        normOf(p.ln1Weight, p.ln1Bias, true),
+        mm({ M: N, N: 3 * C, K: C, offsetB: p.attnWeight.offset }),
+        biasAct(p.attnBias, 3 * C, 'none'),
+        mm({ M: N, N: C, K: C, offsetB: p.attnProjWeight.offset }),
+        biasAct(p.attnProjBias, C, 'none'),
+        normOf(p.ln2Weight, p.ln2Bias, true),
+        mm({ M: N, N: F, K: C, offsetB: p.fcWeight.offset }),
+        biasAct(p.fcBias, F, 'gelu'),
+        mm({ M: N, N: C, K: F, offsetB: p.mlpProjWeight.offset }),
+        biasAct(p.mlpProjBias, C, 'none'),
+      ]);
+      const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
+        biasGrad(p.mlpProjBias, C),
+        mm({ M: F, N: C, K: N, transA: true, offsetC: p.mlpProjWeight.offset, beta: 1 }),
+        mm({ M: N, N: F, K: C, transB: true, offsetB: p.mlpProjWeight.offset }),
+        biasGrad(p.fcBias, F, true),
+        mm({ M: C, N: F, K: N, transA: true, offsetC: p.fcWeight.offset, beta: 1 }),
+        mm({ M: N, N: C, K: F, transB: true, offsetB: p.fcWeight.offset }),
+        biasGrad(p.attnProjBias, C),
+        mm({ M: C, N: C, K: N, transA: true, offsetC: p.attnProjWeight.offset, beta: 1 }),
+        mm({ M: N, N: C, K: C, transB: true, offsetB: p.attnProjWeight.offset }),
+        biasGrad(p.attnBias, 3 * C),
+        mm({ M: C, N: 3 * C, K: N, transA: true, offsetC: p.attnWeight.offset, beta: 1 }),
+        mm({ M: N, N: C, K: 3 * C, transB: true, offsetB: p.attnWeight.offset }),
+      ]);
+      this.layers.push({ norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias, mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 });
+    }
+    this.dispatchesPerStep = this.countDispatches();
+  }
+
+  // ---- parameters ------------------------------------------------------------------------
+
+  /** Uploads weights (flat layout); optionally Adam state and the step counter. */
+  setParams(params: Float32Array, optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
+    this.checkFlat(params, 'params');
+    this.rt.write(this.params, params);
+    const zeros = new Float32Array(this.layout.totalSize);
+    this.rt.write(this.grads, zeros);
+    if (optimizer) {
+      this.checkFlat(optimizer.m, 'optimizer m');
+      this.checkFlat(optimizer.v, 'optimizer v');
+      this.rt.write(this.m, optimizer.m);
+      this.rt.write(this.v, optimizer.v);
+      this.step = optimizer.step;
+    } else {
+      this.rt.write(this.m, zeros);
+      this.rt.write(this.v, zeros);
+      this.step = 0;
+    }
+  }
+
+  private checkFlat(a: Float32Array, what: string) {
+    if (a.length !== this.layout.totalSize) throw new RangeError(`GpuGpt: ${what} has ${a.length} elements, the layout needs ${this.layout.totalSize}`);
+  }
+
+  async getParams(): Promise<Float32Array> {
+    return this.rt.readF32(this.params, this.layout.totalSize);
+  }
+
+  async getOptimizerState(): Promise<{ m: Float32Array; v: Float32Array; step: number }> {
+    return { m: await this.rt.readF32(this.m, this.layout.totalSize), v: await this.rt.readF32(this.v, this.layout.totalSize), step: this.step };
+  }
+
+  // ---- batches ---------------------------------------------------------------------------
+
+  private writeBatch(batch: ModelBatch): number {
+    const { batch: B, T } = this.options;
+    if (batch.B !== B || batch.T !== T) throw new RangeError(`GpuGpt: batch is ${batch.B}×${batch.T}, the model was built for ${B}×${T}`);
+    const V = this.config.vocabSize;
+    for (let i = 0; i < this.N; i++) {
+      if (!(batch.inputs[i] >= 0 && batch.inputs[i] < V)) throw new RangeError(`GpuGpt: input token ${batch.inputs[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
+    }
+    const weights = Float32Array.from(batch.weights ?? new Float32Array(this.N).fill(1));
+    let W = 0;
+    for (let i = 0; i < this.N; i++) {
+      // Padding targets (≥ V) carry no loss whatever their weight says.
+      if (batch.targets[i] >= V) weights[i] = 0;
+      W += weights[i];
+    }
+    this.embed.writeBatch(this.tokens, batch.inputs, this.csr);
+    this.rt.write(this.targets, Uint32Array.from(batch.targets));
+    this.rt.write(this.weights, weights);
+    return W;
+  }
+
+  // ---- encoding --------------------------------------------------------------------------
+
+  private encodeForward(pass: GPUComputePassEncoder): void {
+    const P = this.params;
+    this.embed.encodeForward(pass, this.tokens, P, this.acts[0]?.xIn ?? this.xFinal);
+    this.acts.forEach((a, l) => {
+      const k = this.layers[l];
+      const xNext = this.acts[l + 1]?.xIn ?? this.xFinal;
+      k.norm1.encodeForward(pass, a.xIn, P, a.ln1, a.ln1Stats);
+      k.qkv.encode(pass, a.ln1, P, a.qkv);
+      k.qkvBias.encode(pass, a.qkv, P);
+      this.rope?.encode(pass, a.qkv);
+      this.attnF.encode(pass, a.qkv, a.att, a.lse);
+      k.proj.encode(pass, a.att, P, a.xMid);
+      k.projBias.encode(pass, a.xMid, P);
+      this.add.encode(pass, a.xMid, a.xIn);
+      k.norm2.encodeForward(pass, a.xMid, P, a.ln2, a.ln2Stats);
+      k.fc.encode(pass, a.ln2, P, a.fcH);
+      k.fcBiasGelu.encode(pass, a.fcH, P, a.fcA);
+      k.mlp.encode(pass, a.fcA, P, xNext);
+      k.mlpBias.encode(pass, xNext, P);
+      this.add.encode(pass, xNext, a.xMid);
+    });
+    this.normF.encodeForward(pass, this.xFinal, P, this.lnf, this.lnfStats);
+    this.head.encode(pass, this.lnf, P, this.logits);
+  }
+
+  /** From dlogits (in the logits buffer) to every parameter gradient (accumulated into grads). */
+  private encodeBackward(pass: GPUComputePassEncoder): void {
+    const { params: P, grads: G } = this;
+    this.dLnf.encode(pass, this.logits, P, this.dT);
+    this.dHead.encode(pass, this.logits, this.lnf, G);
+    this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
+    for (let l = this.acts.length - 1; l >= 0; l--) {
+      const a = this.acts[l];
+      const k = this.layers[l];
+      // MLP branch: dX is d x_{l+1}.
+      k.mlpBiasGrad.encode(pass, this.dX, G);
+      k.dMlpW.encode(pass, a.fcA, this.dX, G);
+      k.dFc.encode(pass, this.dX, P, this.dFcBuf);
+      k.fcBiasGrad.encode(pass, this.dFcBuf, G, a.fcH);
+      k.dFcW.encode(pass, a.ln2, this.dFcBuf, G);
+      k.dLn2.encode(pass, this.dFcBuf, P, this.dT);
+      k.norm2.encodeBackward(pass, this.dT, a.xMid, P, a.ln2Stats, this.dX, G);
+      // Attention branch: dX is now d xMid.
+      k.projBiasGrad.encode(pass, this.dX, G);
+      k.dProjW.encode(pass, a.att, this.dX, G);
+      k.dAtt.encode(pass, this.dX, P, this.dT);
+      this.attnB.encode(pass, a.qkv, a.att, a.lse, this.dT, this.dQkv);
+      this.rope?.encodeBackward(pass, this.dQkv);
+      k.qkvBiasGrad.encode(pass, this.dQkv, G);
+      k.dQkvW.encode(pass, a.ln1, this.dQkv, G);
+      k.dLn1.encode(pass, this.dQkv, P, this.dT);
+      k.norm1.encodeBackward(pass, this.dT, a.xIn, P, a.ln1Stats, this.dX, G);
+    }
+    this.embed.encodeBackward(pass, this.csr, this.dX, G);
+  }
+
+  private countDispatches(): number {
+    let n = 0;
+    const counter = new Proxy({} as GPUComputePassEncoder, {
+      get: (_t, prop) => (prop === 'dispatchWorkgroups' ? () => void n++ : () => undefined),
+    });
+    this.encodeForward(counter);
+    this.xent.encode(counter, this.logits, this.targets, this.weights, this.nll, this.loss);
+    this.encodeBackward(counter);
+    this.adamw.encode(counter, this.params, this.grads, this.m, this.v);
+    return n;
+  }
+
+  /**
+   * One optimiser step on `batch` with learning rate `lr`, in one submission: forward, loss
+   * and dlogits, backward, gradient-norm clipping and AdamW. Reading the loss or the gradient
+   * norm costs a small read-back after the step; skip it on steps you don't log.
+   */
+  async trainStep(batch: ModelBatch, lr: number, read: { loss?: boolean; gradNorm?: boolean } = { loss: true }): Promise<StepResult> {
+    const W = this.writeBatch(batch);
+    this.xent.setWeightSum(W);
+    this.adamw.setStep(this.step, lr);
+    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.train_step' });
+    const pass = enc.beginComputePass({ label: 'gpt.train_step' });
+    this.encodeForward(pass);
+    this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+    this.encodeBackward(pass);
+    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    this.step++;
+    const out: StepResult = {};
+    if (read.loss) out.loss = (await this.rt.readF32(this.loss, 1))[0];
+    if (read.gradNorm) out.gradNorm = (await this.adamw.readGradNorm()).norm;
+    if (!read.loss && !read.gradNorm) await this.rt.sync();
+    return out;
+  }
+
+  /** Weighted-mean loss of `batch` under the current weights (no update). */
+  async evalLoss(batch: ModelBatch): Promise<number> {
+    const W = this.writeBatch(batch);
+    this.xentEval.setWeightSum(W);
+    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.eval' });
+    const pass = enc.beginComputePass({ label: 'gpt.eval' });
+    this.encodeForward(pass);
+    this.xentEval.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    return (await this.rt.readF32(this.loss, 1))[0];
+  }
+
+  /** Logits [B·T, V] of `batch.inputs` under the current weights. */
+  async logitsOf(batch: Pick<ModelBatch, 'B' | 'T' | 'inputs'>): Promise<Float32Array> {
+    const N = this.N;
+    this.writeBatch({ ...batch, targets: new Uint32Array(N), weights: new Float32Array(N) });
+    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logits' });
+    const pass = enc.beginComputePass();
+    this.encodeForward(pass);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    return this.rt.readF32(this.logits, N * this.config.vocabSize);
+  }
+
+  /** Bytes of GPU memory this model holds (parameters, optimiser state, activations). */
+  bytes(): number {
+    return this.owned.reduce((n, b) => n + b.size, 0);
+  }
+
+  dispose(): void {
+    for (const k of this.disposables) k.dispose();
+    this.rt.release(...this.owned);
+    this.disposables.length = 0;
+    this.owned.length = 0;
+  }
+}
