@@ -2,31 +2,34 @@
 // three dispatches and no CPU round trip.
 //
 // Shapes: params, grads, m, v: [n] f32, one flat layout (tensors at multiples of 64 elements).
-// mask: u32 bits, one per 64-element block, 1 = apply weight decay. gnorm: [2] f32 =
-// (‖g‖ before clipping, clip factor). partials: [numPartials] f32. Binding 0 is the uniform
+// mask: u32 bits, one per 64-element block, 1 = apply weight decay. gnorm: [4] f32 =
+// (‖g‖ before clipping, clip factor, 1 − β1^t, 1 − β2^t). partials: [numPartials] f32. Binding 0 is the uniform
 // Params, which the host rewrites before each step's submission (step, lr).
 //
 // Entry points:
-//   sumsq_partial  bindings 1 grads (read), 2 partials (read_write). Dispatch: numPartials
-//                  workgroups of 256 (split over x, y; linear id wg.x + wg.y·gx). Workgroup w sums
-//                  g² over its 4096-element chunk (thread t: elements w·4096 + t + 256·k, k < 16,
-//                  in order), then a tree reduction → partials[w].
-//   sumsq_final    bindings 1 partials (read), 2 gnorm (read_write). Dispatch: 1 workgroup of 256.
-//                  Thread t sums partials t, t+256, … in order; tree reduction; norm = √Σ,
-//                  gnorm = (norm, min(1, maxNorm/(norm + 1e-6))) — or factor 1 when maxNorm ≤ 0.
+//   sumsq_partial  bindings 1 grads (read), 2 partials (read_write). Dispatch: ceil(n/2048)
+//                  workgroups of 64 (split over x, y; linear id wg.x + wg.y·gx). Thread t of
+//                  workgroup w sums g² over elements w·2048 + t + 64·k, k < 32, in order, into
+//                  partials[w·64 + t]. No barrier: on SwiftShader a workgroupBarrier costs about
+//                  a microsecond per invocation, more than the whole sum.
+//   sumsq_final    bindings 1 partials (read), 2 gnorm (read_write). Dispatch: 1 workgroup of 64.
+//                  Thread t sums its contiguous share of the partials in order; after one barrier
+//                  thread 0 adds the 64 sums in order: norm = √Σ, and writes
+//                  gnorm = (norm, clip = min(1, maxNorm/(norm + 1e-6)) or 1 when maxNorm ≤ 0,
+//                           1 − β1^t, 1 − β2^t), t = step + 1.
 //   adamw_update   bindings 1 params (read_write), 2 grads (read_write), 3 m (read_write),
 //                  4 v (read_write), 5 gnorm (read), 6 mask (read). Dispatch: ceil(n/256)
 //                  workgroups of 256 (split over x, y), one thread per element:
 //                    g = grad·clip;  m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²
 //                    p −= lr·wd·p  (masked blocks only, decoupled from the gradient)
-//                    p −= lr·(m/(1−β1^t)) / (√(v/(1−β2^t)) + eps),  t = step + 1
+//                    p −= lr·(m/(1−β1^t)) / (√(v/(1−β2^t)) + eps)
 //                  With ZERO_GRAD the gradient is cleared after use (saves the next step's clear).
 // Every reduction has a fixed order: bit-identical results run to run.
 
 struct Params {
   n: u32,
   step: u32,        // 0-based index of this optimiser step
-  numPartials: u32,
+  numPartials: u32, // ceil(n / 2048)·64
   _pad: u32,
   lr: f32,
   beta1: f32,
@@ -38,58 +41,57 @@ struct Params {
 
 override ZERO_GRAD: bool = false;
 
-const CHUNK: u32 = 4096u; // 256 threads × 16 elements
+const PER_THREAD: u32 = 32u;
+const CHUNK: u32 = 2048u; // 64 threads × PER_THREAD
 
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, 256>;
-
-fn tree_sum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  return red[0];
-}
-
-// ---- stage 1: Σ g² per chunk -----------------------------------------------------------
+// ---- stage 1: Σ g² per thread ----------------------------------------------------------
 @group(0) @binding(1) var<storage, read> s_grads: array<f32>;
 @group(0) @binding(2) var<storage, read_write> s_partials: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let w = wg.x + wg.y * nwg.x;
-  if (w >= p.numPartials) { return; }
-  let base = w * CHUNK;
+  if (w * 64u >= p.numPartials) { return; }
+  let base = w * CHUNK + lid;
   var s = 0.0;
-  for (var k = 0u; k < 16u; k++) {
-    let i = base + k * 256u + lid;
+  for (var k = 0u; k < PER_THREAD; k++) {
+    let i = base + k * 64u;
     if (i < p.n) {
       let g = s_grads[i];
       s += g * g;
     }
   }
-  let total = tree_sum(lid, s);
-  if (lid == 0u) { s_partials[w] = total; }
+  s_partials[w * 64u + lid] = s;
 }
 
-// ---- stage 2: the norm and the clip factor ----------------------------------------------------
+// ---- stage 2: the norm, the clip factor, the bias corrections ----------------------------------
 @group(0) @binding(1) var<storage, read> f_partials: array<f32>;
 @group(0) @binding(2) var<storage, read_write> f_gnorm: array<f32>;
 
-@compute @workgroup_size(256)
+var<workgroup> sums: array<f32, 64>;
+
+@compute @workgroup_size(64)
 fn sumsq_final(@builtin(local_invocation_index) lid: u32) {
+  let share = (p.numPartials + 63u) / 64u;
+  let i0 = lid * share;
+  let i1 = min(i0 + share, p.numPartials);
   var s = 0.0;
-  for (var i = lid; i < p.numPartials; i += 256u) { s += f_partials[i]; }
-  let total = tree_sum(lid, s);
+  for (var i = i0; i < i1; i++) { s += f_partials[i]; }
+  sums[lid] = s;
+  workgroupBarrier();
   if (lid == 0u) {
+    var total = 0.0;
+    for (var t = 0u; t < 64u; t++) { total += sums[t]; }
     let norm = sqrt(total);
-    var scale = 1.0;
-    if (p.maxNorm > 0.0) { scale = min(1.0, p.maxNorm / (norm + 1e-6)); }
+    var clip = 1.0;
+    if (p.maxNorm > 0.0) { clip = min(1.0, p.maxNorm / (norm + 1e-6)); }
+    let t = f32(p.step + 1u);
     f_gnorm[0] = norm;
-    f_gnorm[1] = scale;
+    f_gnorm[1] = clip;
+    f_gnorm[2] = 1.0 - pow(p.beta1, t);
+    f_gnorm[3] = 1.0 - pow(p.beta2, t);
   }
 }
 
@@ -111,14 +113,11 @@ fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
   let v = p.beta2 * u_v[i] + (1.0 - p.beta2) * g * g;
   u_m[i] = m;
   u_v[i] = v;
-  let t = f32(p.step + 1u);
-  let bc1 = 1.0 - pow(p.beta1, t);
-  let bc2 = 1.0 - pow(p.beta2, t);
   var param = u_params[i];
   let block = i / 64u;
   if (((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u) {
     param -= p.lr * p.weightDecay * param;
   }
-  param -= p.lr * (m / bc1) / (sqrt(v / bc2) + p.eps);
+  param -= p.lr * (m / u_gnorm[2]) / (sqrt(v / u_gnorm[3]) + p.eps);
   u_params[i] = param;
 }

@@ -3,94 +3,147 @@
 // Shapes: logits [N, V] row-major (V up to 8192 and beyond), targets [N] u32, weights [N] f32
 // (≥ 0), nll [N] f32, out [2] f32. W = Σ weights (host-computed, in Params). A target ≥ V marks a
 // padding row: it counts as weight 0 (nll 0, zero gradient). Binding 0 is the uniform Params.
+// Workgroups of 64 threads; grids split over x, y (linear workgroup id wg.x + wg.y·gx).
+//
+// A row is cut into S = ceil(V / SEG) segments of SEG = 512 columns, and each thread owns one
+// (row, segment). No workgroup barriers on the per-row path: on SwiftShader a barrier costs about
+// a microsecond per invocation, which made a workgroup-per-row tree reduction ~90 ms at 512×256;
+// splitting long rows into segments keeps enough threads busy on a GPU.
 //
 // Entry points:
-//   xent_rows    bindings 1 logits (read_write), 2 targets (read), 3 weights (read), 4 nll
-//                (read_write). Dispatch: N workgroups (split over x, y; linear id wg.x + wg.y·gx)
-//                of WG threads (a power of two, 32..256). One workgroup per row:
-//                  pass 1: each thread keeps an online (max, Σ exp) over its columns
-//                          lid, lid + WG, …; one tree reduction merges them → logsumexp;
-//                  nll[r] = logsumexp − logits[r, target] (unweighted);
-//                  pass 2 (GRAD): logits[r, c] ← (w_r/W)·(softmax_c − [c = target]) in place
-//                          (each thread rewrites only the columns it read), or zeros if W = 0.
-//                With GRAD = false (evaluation) the logits are left untouched.
-//   xent_reduce  bindings 1 nll (read), 2 weights (read), 3 out (read_write). Dispatch: 1
-//                workgroup of 256. Thread t sums w_r·nll[r] for r = t, t+256, … in order, then a
-//                tree reduction: out[0] = Σ w·nll / W (0 when W = 0), out[1] = Σ w·nll.
+//   xent_rows     (S = 1) bindings 1 logits (read_write), 2 targets (read), 3 weights (read),
+//                 4 nll (read_write). Dispatch ceil(N/64) workgroups; thread = row:
+//                 max, Σ exp(l − max) → logsumexp; nll[r] = logsumexp − logits[r, target]
+//                 (unweighted); GRAD: logits[r, c] ← (w_r/W)·(softmax_c − [c = target]) in place
+//                 (zeros when W = 0 or w_r = 0). GRAD = false (evaluation) leaves logits alone.
+//   xent_partial  (S > 1) bindings 1 logits (read), 2 targets (read), 3 scratch (read_write).
+//                 Dispatch ceil(N·S/64) workgroups; thread = (row, segment): the segment's
+//                 (max, Σ exp(l − max)) → scratch[2·(row·S + seg) ..]; the thread whose segment
+//                 holds the target copies its logit to scratch[2·N·S + row] (before pass 2 can
+//                 overwrite it).
+//   xent_finish   (S > 1) bindings 1 logits (read_write), 2 targets (read), 3 weights (read),
+//                 4 nll (read_write), 5 scratch (read). Dispatch as xent_partial; thread =
+//                 (row, segment): merges the row's S partials in segment order → logsumexp;
+//                 segment 0 writes nll[row]; GRAD: the gradient over the thread's columns.
+//   xent_reduce   bindings 1 nll (read), 2 weights (read), 3 out (read_write). Dispatch: 1
+//                 workgroup of 64. Thread t sums w·nll over its contiguous ceil(N/64) rows in
+//                 order; after one barrier thread 0 adds the 64 sums in order:
+//                 out[0] = Σ w·nll / W (0 when W = 0), out[1] = Σ w·nll.
 // No atomics; every sum has a fixed order, so results are bit-identical run to run.
 
 struct Params {
   N: u32,
   V: u32,
   W: f32,
-  _pad: u32,
+  S: u32, // segments per row
 }
 
-override WG: u32 = 256u;
 override GRAD: bool = true;
 
+const SEG: u32 = 512u;
 const NEG_BIG: f32 = -3.0e38;
 
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red: array<vec2<f32>, 256>;
+fn thread_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+  return (wg.x + wg.y * nwg.x) * 64u + lid;
+}
 
-// ---- per-row loss and gradient ---------------------------------------------------------
+fn grad_scale(valid: bool, w: f32) -> f32 {
+  if (valid && p.W > 0.0) { return w / p.W; }
+  return 0.0;
+}
+
+// ---- whole rows (S = 1) ------------------------------------------------------------------
 @group(0) @binding(1) var<storage, read_write> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
 @group(0) @binding(3) var<storage, read> weights: array<f32>;
 @group(0) @binding(4) var<storage, read_write> nll: array<f32>;
 
-fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-  let m = max(a.x, b.x);
-  return vec2<f32>(m, a.y * exp(a.x - m) + b.y * exp(b.x - m));
-}
-
-@compute @workgroup_size(WG)
+@compute @workgroup_size(64)
 fn xent_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = wg.x + wg.y * nwg.x;
+  let row = thread_id(wg, nwg, lid);
   if (row >= p.N) { return; }
   let V = p.V;
   let base = row * V;
   let tgt = targets[row];
   let valid = tgt < V;
-  var lt = 0.0;
-  if (valid) { lt = logits[base + tgt]; }
-  // Every thread has read the target's logit before any thread rewrites the row.
-  storageBarrier();
-
-  var acc = vec2<f32>(NEG_BIG, 0.0);
-  for (var c = lid; c < V; c += WG) {
-    let l = logits[base + c];
-    if (l > acc.x) {
-      acc = vec2<f32>(l, acc.y * exp(acc.x - l) + 1.0);
+  var m = NEG_BIG;
+  for (var c = 0u; c < V; c++) { m = max(m, logits[base + c]); }
+  var s = 0.0;
+  for (var c = 0u; c < V; c++) { s += exp(logits[base + c] - m); }
+  let lse = m + log(s);
+  var l = 0.0;
+  if (valid) { l = lse - logits[base + tgt]; }
+  nll[row] = l;
+  if (GRAD) {
+    let scale = grad_scale(valid, weights[row]);
+    if (scale == 0.0) {
+      for (var c = 0u; c < V; c++) { logits[base + c] = 0.0; }
     } else {
-      acc.y += exp(l - acc.x);
+      for (var c = 0u; c < V; c++) { logits[base + c] = scale * exp(logits[base + c] - lse); }
+      logits[base + tgt] -= scale;
     }
   }
-  red[lid] = acc;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = merge(red[lid], red[lid + s]); }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  let lse = total.x + log(total.y);
-  if (lid == 0u) {
-    var v = 0.0;
-    if (valid) { v = lse - lt; }
-    nll[row] = v;
+}
+
+// ---- long rows, pass 1: per-segment (max, Σ exp) ---------------------------------------------
+@group(0) @binding(1) var<storage, read> pl_logits: array<f32>;
+@group(0) @binding(3) var<storage, read_write> pl_scratch: array<f32>;
+
+@compute @workgroup_size(64)
+fn xent_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let id = thread_id(wg, nwg, lid);
+  if (id >= p.N * p.S) { return; }
+  let row = id / p.S;
+  let seg = id - row * p.S;
+  let V = p.V;
+  let base = row * V;
+  let c0 = seg * SEG;
+  let c1 = min(c0 + SEG, V);
+  var m = NEG_BIG;
+  for (var c = c0; c < c1; c++) { m = max(m, pl_logits[base + c]); }
+  var s = 0.0;
+  for (var c = c0; c < c1; c++) { s += exp(pl_logits[base + c] - m); }
+  pl_scratch[2u * id] = m;
+  pl_scratch[2u * id + 1u] = s;
+  let tgt = targets[row];
+  if (tgt >= c0 && tgt < c1) { pl_scratch[2u * p.N * p.S + row] = pl_logits[base + tgt]; }
+}
+
+// ---- long rows, pass 2: logsumexp, nll, gradient --------------------------------------------
+@group(0) @binding(5) var<storage, read> fin_scratch: array<f32>;
+
+@compute @workgroup_size(64)
+fn xent_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let id = thread_id(wg, nwg, lid);
+  if (id >= p.N * p.S) { return; }
+  let row = id / p.S;
+  let seg = id - row * p.S;
+  let V = p.V;
+  let first = row * p.S;
+  var m = NEG_BIG;
+  for (var j = 0u; j < p.S; j++) { m = max(m, fin_scratch[2u * (first + j)]); }
+  var s = 0.0;
+  for (var j = 0u; j < p.S; j++) { s += fin_scratch[2u * (first + j) + 1u] * exp(fin_scratch[2u * (first + j)] - m); }
+  let lse = m + log(s);
+  let tgt = targets[row];
+  let valid = tgt < V;
+  if (seg == 0u) {
+    var l = 0.0;
+    if (valid) { l = lse - fin_scratch[2u * p.N * p.S + row]; }
+    nll[row] = l;
   }
   if (GRAD) {
-    var scale = 0.0;
-    if (valid && p.W > 0.0) { scale = weights[row] / p.W; }
-    for (var c = lid; c < V; c += WG) {
-      var g = 0.0;
-      if (scale != 0.0) {
-        g = scale * exp(logits[base + c] - lse);
-        if (c == tgt) { g -= scale; }
-      }
-      logits[base + c] = g;
+    let base = row * V;
+    let c0 = seg * SEG;
+    let c1 = min(c0 + SEG, V);
+    let scale = grad_scale(valid, weights[row]);
+    if (scale == 0.0) {
+      for (var c = c0; c < c1; c++) { logits[base + c] = 0.0; }
+    } else {
+      for (var c = c0; c < c1; c++) { logits[base + c] = scale * exp(logits[base + c] - lse); }
+      if (tgt >= c0 && tgt < c1) { logits[base + tgt] -= scale; }
     }
   }
 }
@@ -100,18 +153,20 @@ fn xent_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
 @group(0) @binding(2) var<storage, read> r_w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> r_out: array<f32>;
 
-@compute @workgroup_size(256)
+var<workgroup> sums: array<f32, 64>;
+
+@compute @workgroup_size(64)
 fn xent_reduce(@builtin(local_invocation_index) lid: u32) {
+  let chunk = (p.N + 63u) / 64u;
+  let r0 = lid * chunk;
+  let r1 = min(r0 + chunk, p.N);
   var s = 0.0;
-  for (var r = lid; r < p.N; r += 256u) { s += r_w[r] * r_nll[r]; }
-  red[lid] = vec2<f32>(s, 0.0);
+  for (var r = r0; r < r1; r++) { s += r_w[r] * r_nll[r]; }
+  sums[lid] = s;
   workgroupBarrier();
-  for (var k = 128u; k > 0u; k = k >> 1u) {
-    if (lid < k) { red[lid] = red[lid] + red[lid + k]; }
-    workgroupBarrier();
-  }
   if (lid == 0u) {
-    let total = red[0].x;
+    var total = 0.0;
+    for (var t = 0u; t < 64u; t++) { total += sums[t]; }
     var mean = 0.0;
     if (p.W > 0.0) { mean = total / p.W; }
     r_out[0] = mean;

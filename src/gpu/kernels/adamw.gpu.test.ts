@@ -70,7 +70,7 @@ describe('AdamW kernel vs reference', () => {
     expect(norms[2].scale).toBe(1);
   });
 
-  it('several 4096-element norm chunks, gradients cleared after use; a single element', async () => {
+  it('several grad-norm chunks, gradients cleared after use; a single element', async () => {
     const rt = await gpuRuntime();
     await run(rt, 2 * 4096 + 77, [{ start: 0, end: 4096 + 64, decay: true }], [3, 0.2, 5], true, 2);
     await run(rt, 1, [{ start: 0, end: 1, decay: false }], [0.3, 7, 1], true, 3);

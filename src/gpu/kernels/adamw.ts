@@ -9,7 +9,7 @@ import { wgsl } from '../shaders.ts';
 import { BindGroupCache, grid, ParamWords } from './elementwise.ts';
 
 export const ADAMW_SHADER = wgsl('adamw.wgsl', code);
-const CHUNK = 4096;
+const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
 export interface AdamWShape extends Partial<AdamWConfig> {
   /** Elements of each flat buffer (params, grads, m, v). */
@@ -22,8 +22,8 @@ export interface AdamWShape extends Partial<AdamWConfig> {
 
 /**
  * setStep(step, lr) then encode(pass, params, grads, m, v): 3 dispatches. params, m and v are
- * updated in place; grads are read (and cleared when zeroGrads). gradNorm (2 floats) then holds
- * (‖g‖ before clipping, clip factor).
+ * updated in place; grads are read (and cleared when zeroGrads). gradNorm (4 floats) then holds
+ * (‖g‖ before clipping, clip factor, 1 − β1^t, 1 − β2^t).
  */
 export class AdamWKernel {
   private readonly binds: BindGroupCache;
@@ -42,7 +42,7 @@ export class AdamWKernel {
     private readonly mask: GPUBuffer,
   ) {
     this.binds = new BindGroupCache(rt, 'adamw');
-    this.numPartials = Math.ceil(size / CHUNK);
+    this.numPartials = Math.ceil(size / CHUNK) * 64;
     const c = config;
     this.words.u32.set([size, 0, this.numPartials, 0]);
     this.words.f32.set([0, c.beta1, c.beta2, c.eps, c.weightDecay, c.maxGradNorm], 4);
@@ -64,8 +64,8 @@ export class AdamWKernel {
       rt.pipeline(ADAMW_SHADER, 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
     ]);
     const params = rt.uniform('adamw.params', new Uint32Array(16));
-    const partials = rt.storage('adamw.partials', Math.ceil(shape.size / CHUNK) * 4);
-    const gradNorm = rt.storage('adamw.gradnorm', 8);
+    const partials = rt.storage('adamw.partials', Math.ceil(shape.size / CHUNK) * 64 * 4);
+    const gradNorm = rt.storage('adamw.gradnorm', 16);
     const mask = rt.storage('adamw.mask', maskWords);
     const k = new AdamWKernel(rt, shape.size, config, partial, final, update, params, partials, gradNorm, mask);
     k.setStep(0, 0);
@@ -83,7 +83,7 @@ export class AdamWKernel {
   encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
     pass.setPipeline(this.partial);
     pass.setBindGroup(0, this.binds.get(this.partial, 'partial', [this.params, grads, this.partials]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.numPartials));
+    pass.dispatchWorkgroups(...grid(this.rt, this.numPartials / 64));
     pass.setPipeline(this.final);
     pass.setBindGroup(0, this.binds.get(this.final, 'final', [this.params, this.partials, this.gradNorm]));
     pass.dispatchWorkgroups(1);

@@ -7,11 +7,16 @@ import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from './
 
 // Awkward shapes: 1 element, C below/above the 64-thread column groups, rows spanning several
 // 16-row blocks with a ragged last one, n not a multiple of 256.
+// Shapes with n and C multiples of 4 take the vec4 kernels: one vec4, a partial workgroup, and
+// more than one 1024-float workgroup.
 const SHAPES: [number, number][] = [
   [1, 1],
   [7, 5],
   [3, 130],
   [70, 3],
+  [1, 4],
+  [5, 12],
+  [33, 64],
 ];
 const BIAS_OFFSET = 64; // biases and their gradients live inside flat parameter buffers
 
@@ -32,6 +37,7 @@ describe('elementwise kernels vs reference', () => {
       const a = randomArray(n, n);
       const b = randomArray(n, n + 1);
       const [k1, k2] = await Promise.all([AddKernel.create(rt, { n }), AddKernel.create(rt, { n, inPlace: true })]);
+      expect(k1.vec4).toBe(n % 4 === 0);
       const A = rt.storage('t.a', a);
       const B = rt.storage('t.b', b);
       const O = rt.storage('t.o', n * 4);
@@ -58,6 +64,7 @@ describe('elementwise kernels vs reference', () => {
       const add = await BiasActKernel.create(rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'none' });
       const fused = await BiasActKernel.create(rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'gelu' });
       const plain = await BiasActKernel.create(rt, { rows, C, biasOffset: null, activation: 'gelu' });
+      expect(fused.vec4).toBe(C % 4 === 0);
       const X1 = rt.storage('t.x1', x);
       const X2 = rt.storage('t.x2', x);
       const X3 = rt.storage('t.x3', x);

@@ -85,6 +85,11 @@ export function rowsPerBlockFor(rows: number): number {
   return Math.max(16, Math.ceil(rows / 64));
 }
 
+/** Dispatch size of an element-wise kernel: 256 floats per workgroup (scalar) or 1024 (vec4). */
+function elementwiseGrid(rt: GpuRuntime, n: number, vec4: boolean): [number, number] {
+  return grid(rt, Math.ceil(n / (vec4 ? 1024 : 256)));
+}
+
 // ---- residual adds -----------------------------------------------------------------------
 
 /** out = a + b, or (inPlace) a += b, over n elements. */
@@ -94,20 +99,23 @@ export class AddKernel {
     private readonly rt: GpuRuntime,
     readonly n: number,
     readonly inPlace: boolean,
+    readonly vec4: boolean,
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
   ) {
     this.binds = new BindGroupCache(rt, 'add');
   }
 
-  static async create(rt: GpuRuntime, shape: { n: number; inPlace?: boolean }): Promise<AddKernel> {
+  /** vec4 loads when n is a multiple of 4 (forceScalar: for tests). */
+  static async create(rt: GpuRuntime, shape: { n: number; inPlace?: boolean; forceScalar?: boolean }): Promise<AddKernel> {
     checkDims('add', { n: shape.n });
     const inPlace = shape.inPlace ?? false;
-    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, inPlace ? 'add_inplace' : 'add');
+    const vec4 = !shape.forceScalar && shape.n % 4 === 0;
+    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, (inPlace ? 'add_inplace' : 'add') + (vec4 ? '_vec4' : ''));
     const w = new ParamWords();
     w.u32[0] = shape.n;
     w.u32[1] = 1;
-    return new AddKernel(rt, shape.n, inPlace, pipeline, rt.uniform('add.params', w.u32));
+    return new AddKernel(rt, shape.n, inPlace, vec4, pipeline, rt.uniform('add.params', w.u32));
   }
 
   /** inPlace: encode(pass, acc, b) does acc += b. Otherwise encode(pass, a, b, out). */
@@ -115,7 +123,7 @@ export class AddKernel {
     const bindings = this.inPlace ? [this.params, a, b] : [this.params, a, b, out ?? fail('add: out is required')];
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'add', bindings));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.n / 256)));
+    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
   }
 
   dispose(): void {
@@ -137,6 +145,8 @@ export interface BiasActShape {
   biasOffset: number | null;
   /** 'none': x += bias in place. 'gelu': h += bias in place, out = gelu(h). */
   activation: 'none' | 'gelu';
+  /** Use the scalar kernel even where vec4 applies (tests). */
+  forceScalar?: boolean;
 }
 
 /**
@@ -151,6 +161,7 @@ export class BiasActKernel {
   private constructor(
     private readonly rt: GpuRuntime,
     readonly shape: BiasActShape,
+    readonly vec4: boolean,
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
   ) {
@@ -161,13 +172,15 @@ export class BiasActKernel {
     checkDims('bias', { rows: shape.rows, C: shape.C });
     if (shape.biasOffset !== null) checkOffset('biasOffset', shape.biasOffset);
     if (shape.activation === 'none' && shape.biasOffset === null) throw new RangeError('bias add needs a biasOffset');
+    const vec4 = !shape.forceScalar && shape.C % 4 === 0 && (shape.biasOffset ?? 0) % 4 === 0;
+    const suffix = vec4 ? '_vec4' : '';
     const pipeline =
       shape.activation === 'gelu'
-        ? await rt.pipeline(ELEMENTWISE_SHADER, 'bias_gelu', { HAS_BIAS: shape.biasOffset === null ? 0 : 1 })
-        : await rt.pipeline(ELEMENTWISE_SHADER, 'bias_add');
+        ? await rt.pipeline(ELEMENTWISE_SHADER, 'bias_gelu' + suffix, { HAS_BIAS: shape.biasOffset === null ? 0 : 1 })
+        : await rt.pipeline(ELEMENTWISE_SHADER, 'bias_add' + suffix);
     const w = new ParamWords();
     w.u32.set([shape.rows * shape.C, shape.C, shape.rows, shape.biasOffset ?? 0]);
-    return new BiasActKernel(rt, shape, pipeline, rt.uniform('biasact.params', w.u32));
+    return new BiasActKernel(rt, shape, vec4, pipeline, rt.uniform('biasact.params', w.u32));
   }
 
   encode(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, out?: BufferBinding): void {
@@ -175,7 +188,7 @@ export class BiasActKernel {
       this.shape.activation === 'gelu' ? [this.params, x, weights, out ?? fail('bias_gelu: out is required')] : [this.params, x, weights];
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'biasact', bindings));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / 256)));
+    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.shape.rows * this.shape.C, this.vec4));
   }
 
   dispose(): void {
@@ -192,24 +205,26 @@ export class GeluBackwardKernel {
   private constructor(
     private readonly rt: GpuRuntime,
     readonly n: number,
+    readonly vec4: boolean,
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
   ) {
     this.binds = new BindGroupCache(rt, 'gelu_bwd');
   }
 
-  static async create(rt: GpuRuntime, shape: { n: number }): Promise<GeluBackwardKernel> {
+  static async create(rt: GpuRuntime, shape: { n: number; forceScalar?: boolean }): Promise<GeluBackwardKernel> {
     checkDims('gelu backward', { n: shape.n });
-    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, 'gelu_backward');
+    const vec4 = !shape.forceScalar && shape.n % 4 === 0;
+    const pipeline = await rt.pipeline(ELEMENTWISE_SHADER, vec4 ? 'gelu_backward_vec4' : 'gelu_backward');
     const w = new ParamWords();
     w.u32.set([shape.n, 1]);
-    return new GeluBackwardKernel(rt, shape.n, pipeline, rt.uniform('gelu_bwd.params', w.u32));
+    return new GeluBackwardKernel(rt, shape.n, vec4, pipeline, rt.uniform('gelu_bwd.params', w.u32));
   }
 
   encode(pass: GPUComputePassEncoder, g: BufferBinding, h: BufferBinding): void {
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'gelu_bwd', [this.params, g, h]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.n / 256)));
+    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
   }
 
   dispose(): void {

@@ -61,12 +61,13 @@ describe('cross-entropy kernel vs reference', () => {
     k.dispose();
   });
 
-  it('small vocabularies, ragged rows and columns, weight-0 and padding rows, W = 0', async () => {
+  it('vocabularies of one and several segments, ragged rows and columns, weight-0 and padding rows, W = 0', async () => {
     const rt = await gpuRuntime();
     for (const [N, V] of [
       [5, 7],
       [70, 33],
       [3, 250],
+      [4, 1000], // two 512-column segments, the second ragged
     ]) {
       const k = await XentKernel.create(rt, { N, V });
       await check(rt, k, N, V, N + V);
@@ -84,17 +85,19 @@ describe('cross-entropy kernel vs reference', () => {
 
   it('evaluation mode leaves the logits alone', async () => {
     const rt = await gpuRuntime();
-    const k = await XentKernel.create(rt, { N: 9, V: 33, grad: false });
-    await check(rt, k, 9, 33, 6);
-    k.dispose();
+    for (const V of [33, 1000]) {
+      const k = await XentKernel.create(rt, { N: 9, V, grad: false });
+      await check(rt, k, 9, V, 6);
+      k.dispose();
+    }
   });
 
   it('is deterministic and leaves no buffers behind', async () => {
     const rt = await gpuRuntime();
     const before = rt.stats().live;
-    const k = await XentKernel.create(rt, { N: 70, V: 33 });
-    const a = await check(rt, k, 70, 33, 7);
-    const b = await check(rt, k, 70, 33, 7);
+    const k = await XentKernel.create(rt, { N: 70, V: 700 });
+    const a = await check(rt, k, 70, 700, 7);
+    const b = await check(rt, k, 70, 700, 7);
     expect(Array.from(b.out)).toEqual(Array.from(a.out));
     expect(Array.from(b.after)).toEqual(Array.from(a.after));
     k.dispose();

@@ -1,5 +1,6 @@
 // Launcher for shaders/xent.wgsl: fused softmax cross-entropy + gradient with per-token loss
-// weights (1 dispatch), and the deterministic weighted-mean loss (1 more, optional).
+// weights (1 dispatch for V ≤ 512, 2 for longer rows), and the deterministic weighted-mean loss
+// (1 more, optional).
 import code from '../../../shaders/xent.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
@@ -16,12 +17,8 @@ export interface XentShape {
   grad?: boolean;
 }
 
-/** Threads per row: a power of two near V/8, between 32 and 256. */
-export function xentWorkgroupSize(V: number): number {
-  let wg = 32;
-  while (wg < 256 && wg * 8 < V) wg *= 2;
-  return wg;
-}
+/** Columns per thread segment (SEG in the shader). */
+export const XENT_SEGMENT = 512;
 
 /**
  * encode(pass, logits, targets, weights, nll, lossOut?):
@@ -36,12 +33,15 @@ export class XentKernel {
   private constructor(
     private readonly rt: GpuRuntime,
     readonly shape: Required<XentShape>,
-    private readonly rows: GPUComputePipeline,
+    /** xent_rows (one segment) or [xent_partial, xent_finish]. */
+    private readonly rowPipelines: GPUComputePipeline[],
     private readonly reduce: GPUComputePipeline,
     private readonly params: GPUBuffer,
+    private readonly scratch: GPUBuffer | null,
+    readonly segments: number,
   ) {
     this.binds = new BindGroupCache(rt, 'xent');
-    this.words.u32.set([shape.N, shape.V]);
+    this.words.u32.set([shape.N, shape.V, 0, segments]);
   }
 
   static async create(rt: GpuRuntime, shape: XentShape): Promise<XentKernel> {
@@ -49,12 +49,18 @@ export class XentKernel {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`xent: ${k} must be a positive integer, got ${v}`);
     }
     const s: Required<XentShape> = { grad: true, ...shape };
-    const [rows, reduce] = await Promise.all([
-      rt.pipeline(XENT_SHADER, 'xent_rows', { WG: xentWorkgroupSize(s.V), GRAD: s.grad ? 1 : 0 }),
+    const segments = Math.ceil(s.V / XENT_SEGMENT);
+    const GRAD = s.grad ? 1 : 0;
+    const [reduce, ...rowPipelines] = await Promise.all([
       rt.pipeline(XENT_SHADER, 'xent_reduce'),
+      ...(segments === 1
+        ? [rt.pipeline(XENT_SHADER, 'xent_rows', { GRAD })]
+        : [rt.pipeline(XENT_SHADER, 'xent_partial'), rt.pipeline(XENT_SHADER, 'xent_finish', { GRAD })]),
     ]);
     const params = rt.uniform('xent.params', new Uint32Array(16));
-    const k = new XentKernel(rt, s, rows, reduce, params);
+    // Per (row, segment): (max, Σ exp); then each row's target logit.
+    const scratch = segments === 1 ? null : rt.storage('xent.scratch', (2 * s.N * segments + s.N) * 4);
+    const k = new XentKernel(rt, s, rowPipelines, reduce, params, scratch, segments);
     k.setWeightSum(0);
     return k;
   }
@@ -74,9 +80,21 @@ export class XentKernel {
     nll: BufferBinding,
     lossOut?: BufferBinding,
   ): void {
-    pass.setPipeline(this.rows);
-    pass.setBindGroup(0, this.binds.get(this.rows, 'rows', [this.params, logits, targets, weights, nll]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.shape.N));
+    const threads = grid(this.rt, Math.ceil((this.shape.N * this.segments) / 64));
+    if (!this.scratch) {
+      const rows = this.rowPipelines[0];
+      pass.setPipeline(rows);
+      pass.setBindGroup(0, this.binds.get(rows, 'rows', [this.params, logits, targets, weights, nll]));
+      pass.dispatchWorkgroups(...threads);
+    } else {
+      const [partial, finish] = this.rowPipelines;
+      pass.setPipeline(partial);
+      pass.setBindGroup(0, this.binds.get(partial, 'partial', [this.params, logits, targets, this.scratch]));
+      pass.dispatchWorkgroups(...threads);
+      pass.setPipeline(finish);
+      pass.setBindGroup(0, this.binds.get(finish, 'finish', [this.params, logits, targets, weights, nll, this.scratch]));
+      pass.dispatchWorkgroups(...threads);
+    }
     if (lossOut) {
       pass.setPipeline(this.reduce);
       pass.setBindGroup(0, this.binds.get(this.reduce, 'reduce', [this.params, nll, weights, lossOut]));
@@ -85,7 +103,7 @@ export class XentKernel {
   }
 
   dispose(): void {
-    this.rt.release(this.params);
+    this.rt.release(this.params, this.scratch);
     this.binds.clear();
   }
 }
