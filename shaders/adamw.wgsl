@@ -24,6 +24,7 @@
 //                    p −= lr·wd·p  (masked blocks only, decoupled from the gradient)
 //                    p −= lr·(m/(1−β1^t)) / (√(v/(1−β2^t)) + eps)
 //                  With ZERO_GRAD the gradient is cleared after use (saves the next step's clear).
+//   adamw_update_vec4  the same on vec4s, 16 elements per thread, for n a multiple of 4.
 // Every reduction has a fixed order: bit-identical results run to run.
 
 struct Params {
@@ -120,4 +121,40 @@ fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
   }
   param -= p.lr * (m / u_gnorm[2]) / (sqrt(v / u_gnorm[3]) + p.eps);
   u_params[i] = param;
+}
+
+// ---- the update on vec4s ------------------------------------------------------------------
+// Same bindings as vec4 arrays, for n a multiple of 4 (the host checks); 4 vec4 per thread, as
+// SwiftShader pays per access and per invocation. A vec4 never straddles a 64-element decay
+// block. Dispatch: ceil(n/1024) workgroups of 64 (split over x, y); thread lid of workgroup w
+// handles vec4 indices w·256 + lid + 64·j, j < 4.
+@group(0) @binding(1) var<storage, read_write> u_params4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> u_grads4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> u_m4: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> u_v4: array<vec4<f32>>;
+
+@compute @workgroup_size(64)
+fn adamw_update_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let n4 = p.n / 4u;
+  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let clip = u_gnorm[1];
+  let bc1 = u_gnorm[2];
+  let bc2 = u_gnorm[3];
+  for (var j = 0u; j < 4u; j++) {
+    let i = base + j * 64u;
+    if (i >= n4) { break; }
+    let g = u_grads4[i] * clip;
+    if (ZERO_GRAD) { u_grads4[i] = vec4<f32>(0.0); }
+    let m = p.beta1 * u_m4[i] + (1.0 - p.beta1) * g;
+    let v = p.beta2 * u_v4[i] + (1.0 - p.beta2) * g * g;
+    u_m4[i] = m;
+    u_v4[i] = v;
+    var param = u_params4[i];
+    let block = i / 16u;
+    if (((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u) {
+      param -= p.lr * p.weightDecay * param;
+    }
+    param -= p.lr * (m / bc1) / (sqrt(v / bc2) + p.eps);
+    u_params4[i] = param;
+  }
 }

@@ -23,6 +23,7 @@ const SCHEDULE = { warmup: 2, total: 10, peak: 1e-2, min: 1e-3 };
 async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradScales: number[], zeroGrads: boolean, seed: number) {
   const cfg = { ...ADAMW_DEFAULTS, weightDecay: 0.2, maxGradNorm: 1 };
   const k = await AdamWKernel.create(rt, { size, segments, ...cfg, zeroGrads });
+  expect(k.vec4).toBe(size % 4 === 0);
   const mask = buildDecayMask(segments, size);
   const params = randomArray(size, seed);
   const m = new Float32Array(size);
@@ -70,17 +71,18 @@ describe('AdamW kernel vs reference', () => {
     expect(norms[2].scale).toBe(1);
   });
 
-  it('several grad-norm chunks, gradients cleared after use; a single element', async () => {
+  it('several grad-norm chunks, gradients cleared after use (scalar and vec4 updates); a single element', async () => {
     const rt = await gpuRuntime();
     await run(rt, 2 * 4096 + 77, [{ start: 0, end: 4096 + 64, decay: true }], [3, 0.2, 5], true, 2);
+    await run(rt, 2 * 4096 + 1024 + 64, [{ start: 0, end: 4096 + 64, decay: true }], [3, 0.2, 5], true, 22);
     await run(rt, 1, [{ start: 0, end: 1, decay: false }], [0.3, 7, 1], true, 3);
   });
 
   it('is deterministic and leaves no buffers behind', async () => {
     const rt = await gpuRuntime();
     const before = rt.stats().live;
-    const a = await run(rt, 300, [{ start: 64, end: 300, decay: true }], [2, 1, 9], true, 4);
-    const b = await run(rt, 300, [{ start: 64, end: 300, decay: true }], [2, 1, 9], true, 4);
+    const a = await run(rt, 300, [{ start: 64, end: 300, decay: true }], [2, 1, 9], false, 4);
+    const b = await run(rt, 300, [{ start: 64, end: 300, decay: true }], [2, 1, 9], false, 4);
     expect(Array.from(b.final)).toEqual(Array.from(a.final));
     expect(rt.stats().live).toBe(before);
   });

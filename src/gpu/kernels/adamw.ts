@@ -18,6 +18,8 @@ export interface AdamWShape extends Partial<AdamWConfig> {
   segments: DecaySegment[];
   /** Clear each gradient after reading it, so the next step needs no separate clear. Default false. */
   zeroGrads?: boolean;
+  /** Use the scalar update even when size is a multiple of 4 (tests). */
+  forceScalar?: boolean;
 }
 
 /**
@@ -40,6 +42,7 @@ export class AdamWKernel {
     private readonly partials: GPUBuffer,
     readonly gradNorm: GPUBuffer,
     private readonly mask: GPUBuffer,
+    readonly vec4: boolean,
   ) {
     this.binds = new BindGroupCache(rt, 'adamw');
     this.numPartials = Math.ceil(size / CHUNK) * 64;
@@ -58,16 +61,17 @@ export class AdamWKernel {
       maxGradNorm: shape.maxGradNorm ?? ADAMW_DEFAULTS.maxGradNorm,
     };
     const maskWords = buildDecayMask(shape.segments, shape.size);
+    const vec4 = !shape.forceScalar && shape.size % 4 === 0;
     const [partial, final, update] = await Promise.all([
       rt.pipeline(ADAMW_SHADER, 'sumsq_partial'),
       rt.pipeline(ADAMW_SHADER, 'sumsq_final'),
-      rt.pipeline(ADAMW_SHADER, 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
+      rt.pipeline(ADAMW_SHADER, vec4 ? 'adamw_update_vec4' : 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
     ]);
     const params = rt.uniform('adamw.params', new Uint32Array(16));
     const partials = rt.storage('adamw.partials', Math.ceil(shape.size / CHUNK) * 64 * 4);
     const gradNorm = rt.storage('adamw.gradnorm', 16);
     const mask = rt.storage('adamw.mask', maskWords);
-    const k = new AdamWKernel(rt, shape.size, config, partial, final, update, params, partials, gradNorm, mask);
+    const k = new AdamWKernel(rt, shape.size, config, partial, final, update, params, partials, gradNorm, mask, vec4);
     k.setStep(0, 0);
     return k;
   }
@@ -89,7 +93,7 @@ export class AdamWKernel {
     pass.dispatchWorkgroups(1);
     pass.setPipeline(this.update);
     pass.setBindGroup(0, this.binds.get(this.update, 'update', [this.params, params, grads, m, v, this.gradNorm, this.mask]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.size / 256)));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
   }
 
   /** (‖g‖ before clipping, clip factor) of the last encoded step. */
