@@ -1,13 +1,13 @@
 // React wrappers around Monaco's editor and diff editor. Monaco itself arrives with the first
-// editor that mounts (a dynamic import of ./setup.ts), so views that never show an editor never
+// editor that mounts (a dynamic import of ./monacoSetup.ts), so views that never show an editor never
 // load it.
 import { useEffect, useRef, useState } from 'react';
 import type * as Monaco from 'monaco-editor';
 
-type MonacoModule = typeof import('./setup.ts');
+type MonacoModule = typeof import('./monacoSetup.ts');
 let loading: Promise<MonacoModule> | null = null;
 export function loadMonaco(): Promise<MonacoModule> {
-  loading ??= import('./setup.ts');
+  loading ??= import('./monacoSetup.ts');
   return loading;
 }
 
@@ -63,6 +63,8 @@ export function CodeEditor({ value, onChange, language, markers, ariaLabel, clas
           fontSize: 13,
           scrollBeyondLastLine: false,
           tabSize: 2,
+          // Sticky headings cover the first lines of a deep JSON document; the outline is short anyway.
+          stickyScroll: { enabled: false },
         });
         ed.onDidChangeModelContent(() => onChangeRef.current(ed.getValue()));
         editor.current = ed;

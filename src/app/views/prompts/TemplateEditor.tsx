@@ -1,7 +1,7 @@
 // The template editor: a draft (JSON of the data core's PromptTemplate) in Monaco with live
 // validation, a preview of the exact training text for a chosen trajectory and turn, the
 // version lineage with a diff between any two versions, and the stage → template mix.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Trajectory } from '../../../core/schema/types.ts';
 import { turnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
@@ -32,6 +32,13 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
     const r = renderSample({ ...template, version: 'draft' }, turnSample(t, turn - 1));
     return { ...r, tokens: tokenizer.encode(r.text).length, targetTokens: tokenizer.encode(r.text.slice(r.targetStart, r.targetEnd)).length };
   }, [template, t, turn, turnError, tokenizer]);
+  // The target sits after a long context: keep it in view as the sample or template changes.
+  const pre = useRef<HTMLPreElement>(null);
+  const targetStart = rendered?.targetStart;
+  useLayoutEffect(() => {
+    const mark = pre.current?.querySelector('mark');
+    if (pre.current && mark) pre.current.scrollTop = Math.max(0, mark.offsetTop - pre.current.offsetTop - 120);
+  }, [targetStart, ti, turn]);
 
   if (!t) return <p className="muted">Load a dataset to preview the template.</p>;
   return (
@@ -65,7 +72,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
             <strong data-testid="preview-tokens">{rendered.tokens.toLocaleString()} tokens</strong> ({kind === 'bpe' ? `BPE ${tokenizer.vocabSize.toLocaleString()} trained on this dataset` : 'byte tokens'}), of which{' '}
             {rendered.targetTokens.toLocaleString()} in the target · {rendered.text.length.toLocaleString()} characters
           </p>
-          <pre className="preview" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
+          <pre ref={pre} className="preview" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
             {rendered.text.slice(0, rendered.targetStart)}
             <mark data-testid="preview-target">{rendered.text.slice(rendered.targetStart, rendered.targetEnd)}</mark>
             {rendered.text.slice(rendered.targetEnd)}

@@ -1,0 +1,137 @@
+import { expect, test, type Page } from '@playwright/test';
+import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+
+/** Replaces text in the focused Monaco editor through its own find/replace widget, as a user would. */
+async function replaceInEditor(page: Page, editor: ReturnType<Page['getByTestId']>, find: string, replace: string) {
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+H');
+  const findInput = editor.getByRole('textbox', { name: 'Find' });
+  await findInput.fill(find);
+  await editor.getByRole('textbox', { name: 'Replace' }).fill(replace);
+  await editor.getByRole('button', { name: /Replace All/ }).click();
+  await page.keyboard.press('Escape');
+}
+
+test('Monaco loads only with the Prompts view, from this site, workers included', async ({ page }) => {
+  const requests: string[] = [];
+  const workers: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('worker', (w) => workers.push(w.url()));
+  const foreign = forbidForeignRequests(page);
+  await page.goto('./#/data');
+  await expect(page.getByTestId('stats-table')).toBeVisible({ timeout: 120_000 });
+  expect(requests.filter((u) => /monacoSetup|editor\.worker|json\.worker/.test(u))).toEqual([]);
+  await page.getByRole('link', { name: 'Prompts', exact: true }).click();
+  await expect(page.getByTestId('template-editor')).toHaveAttribute('data-ready', 'true', { timeout: 60_000 });
+  expect(requests.some((u) => /monacoSetup-[\w-]+\.js$/.test(u))).toBe(true);
+  await expect.poll(() => workers.some((u) => /editor\.worker/.test(u))).toBe(true);
+  expect(workers.every((u) => u.startsWith('http://127.0.0.1'))).toBe(true);
+  expect(foreign).toEqual([]);
+});
+
+test('edit a template and watch the preview; save it as a version and diff it against v0', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await page.goto('./#/prompts');
+  const editor = page.getByTestId('template-editor');
+  await expect(editor).toHaveAttribute('data-ready', 'true', { timeout: 120_000 });
+  const preview = page.getByTestId('preview-text');
+  await expect(preview).toContainText('You are the environment.', { timeout: 60_000 });
+  await expect(page.getByTestId('preview-target')).not.toBeEmpty();
+  await expect(page.getByTestId('preview-tokens')).toHaveText(/^[\d,]+ tokens$/);
+  const tokensBefore = await page.getByTestId('preview-tokens').textContent();
+  // Placeholders and field names are highlighted by the template language.
+  await expect(editor.locator('.view-line', { hasText: 'task_description' }).first()).toBeVisible();
+
+  await replaceInEditor(page, editor, 'You are the environment.', 'You are the terminal, the web and every other world at once.');
+  await expect(preview).toContainText('You are the terminal, the web and every other world at once.');
+  await expect(preview).not.toContainText('You are the environment.');
+  await expect(page.getByTestId('preview-tokens')).not.toHaveText(tokensBefore!);
+
+  // A broken placeholder is named, with its line, and the preview waits for a fix.
+  await replaceInEditor(page, editor, '{{action}}\\n<|observation|>\\n{{observation}}', '{{acton}}\\n<|observation|>\\n{{observation}}');
+  await expect(page.getByTestId('template-problems')).toContainText('unknown placeholder {{acton}}');
+  await expect(editor.locator('.squiggly-error').first()).toBeAttached();
+  await replaceInEditor(page, editor, '{{acton}}', '{{action}}');
+  await expect(page.getByTestId('template-problems')).toHaveCount(0);
+
+  // Completion offers the five field names inside a section's "field".
+  await replaceInEditor(page, editor, '"field": "demonstrations"', '"field": "demo"');
+  await expect(page.getByTestId('template-problems')).toContainText('"demo" is not one of');
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+F');
+  await editor.getByRole('textbox', { name: 'Find' }).fill('"demo"');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('Control+Space');
+  await expect(page.locator('.suggest-widget')).toContainText('demonstrations');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('template-problems')).toHaveCount(0);
+  await snap(page, 'prompts-template');
+
+  await page.getByLabel('Note for the new version').fill('names the simulated worlds');
+  await page.getByRole('button', { name: 'Save as new version' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as v3' })).toBeVisible();
+  const versions = page.getByTestId('versions');
+  await expect(versions.locator('tr', { hasText: 'names the simulated worlds' })).toContainText('v0');
+
+  await expect(page.getByLabel('Original')).toHaveValue('v0');
+  await expect(page.getByLabel('Modified')).toHaveValue('v3');
+  const diff = page.getByTestId('diff-editor');
+  await diff.scrollIntoViewIfNeeded();
+  await expect(diff).toHaveAttribute('data-ready', 'true');
+  await expect(diff.locator('.monaco-diff-editor')).toBeVisible();
+  await expect(diff.locator('.char-insert, .line-insert').first()).toBeAttached({ timeout: 30_000 });
+  await snap(page, 'prompts-diff');
+
+  // The stage mix takes the new version and refuses an all-zero mix.
+  await page.getByLabel('SFT weight of v3').fill('2');
+  await page.getByLabel('CPT weight of v0').fill('0');
+  await expect(page.getByRole('alert').filter({ hasText: 'the weights sum to 0' })).toBeVisible();
+
+  // Versions and the stage mix survive a reload.
+  await page.reload();
+  await expect(page.getByTestId('versions')).toContainText('names the simulated worlds');
+  await expect(page.getByLabel('SFT weight of v3')).toHaveValue('2');
+  await expect(page.getByLabel('CPT weight of v0')).toHaveValue('1');
+  expect(errors).toEqual([]);
+});
+
+test('raw-trajectory mode: broken JSON and schema errors show as markers; only valid JSON saves', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await page.goto('./#/prompts');
+  await page.getByRole('link', { name: 'Raw trajectory' }).click();
+  await expect(page).toHaveURL(/#\/prompts\/raw$/);
+  const editor = page.getByTestId('raw-editor');
+  await expect(editor).toHaveAttribute('data-ready', 'true', { timeout: 120_000 });
+  await expect(page.getByTestId('raw-valid')).toBeVisible({ timeout: 60_000 });
+  const save = page.getByRole('button', { name: 'Save trajectory' });
+
+  // Break the JSON: a stray brace at the end.
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('}');
+  await expect(page.getByTestId('raw-problems')).toContainText('JSON syntax');
+  await expect(editor.locator('.squiggly-error').first()).toBeAttached();
+  await expect(save).toBeDisabled();
+  await snap(page, 'prompts-raw-error');
+  await page.keyboard.press('Control+Z');
+  await expect(page.getByTestId('raw-valid')).toBeVisible();
+
+  // Valid JSON, invalid trajectory: the schema validator's errors land on their lines.
+  await replaceInEditor(page, editor, '"observation":', '"observaton":');
+  await expect(page.getByTestId('raw-problems')).toContainText('missing required field');
+  await expect(page.getByTestId('raw-problems')).toContainText('unknown field');
+  await expect(save).toBeDisabled();
+
+  // Fixing it and changing a value saves; the viewer shows the edit.
+  await replaceInEditor(page, editor, '"observaton":', '"observation":');
+  await replaceInEditor(page, editor, 'Model Context Protocol', 'MODEL CONTEXT PROTOCOL');
+  await expect(page.getByTestId('raw-valid')).toBeVisible();
+  await save.click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved' })).toBeVisible();
+  await page.getByRole('link', { name: 'View in Trajectories →' }).click();
+  await expect(page.getByTestId('trajectory-detail')).toContainText('MODEL CONTEXT PROTOCOL');
+  expect(errors).toEqual([]);
+});
