@@ -87,6 +87,19 @@ export class EmbeddingKernel {
     return new EmbeddingKernel(rt, s, forward, backward, rt.uniform('embedding.params', w.u32));
   }
 
+  /**
+   * Generation: row r reads wpe at position (r mod T) + offset instead of r mod T (the position
+   * of a decode step's token, or of a prefill after a shared prefix). A uniform write: it takes
+   * effect at the next submit, so encode one step per submission.
+   */
+  setPositionOffset(offset: number): void {
+    checkOffset('position offset', offset);
+    const s = this.shape;
+    const w = new ParamWords();
+    w.u32.set([s.rows, s.C, s.T, this.maxDistinct, s.wteOffset, s.wpeOffset + offset * s.C, s.dwteOffset, s.dwpeOffset]);
+    this.rt.write(this.params, w.u32);
+  }
+
   /** Bytes of the CSR buffer encodeBackward reads. */
   get csrBytes(): number {
     return tokenCsrLength(this.shape.rows, this.shape.vocab) * 4;

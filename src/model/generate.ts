@@ -1,0 +1,339 @@
+// Generation on the GPU with a KV cache: prefill a prompt in one pass, then one submission per
+// new token (decode), sampling on the GPU so only the chosen token ids come back. A group of G
+// samples for one prompt (a GSPO rollout) prefills the prompt ONCE into a shared prefix cache
+// and decodes the G continuations against it (SPEC §10).
+//
+// A "graph" is the set of kernels for one (S sequences × Tn new rows) shape: prefill of a P-token
+// prompt is (1 × P), a decode step is (S × 1). Graphs are built on first use and kept; their
+// per-step values (positions, cache lengths) are uniforms written before each submission.
+import { AttentionDecodeKernel, KvAppendKernel } from '../gpu/kernels/attention.ts';
+import { AddKernel, BiasActKernel } from '../gpu/kernels/elementwise.ts';
+import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
+import { MatmulKernel } from '../gpu/kernels/matmul.ts';
+import { NormKernel } from '../gpu/kernels/norm.ts';
+import { RopeKernel } from '../gpu/kernels/rope.ts';
+import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import { headSize, mlpHidden, type ModelConfig } from './config.ts';
+import { paramLayout, type ParamLayout } from './params.ts';
+
+export interface SamplingOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  topK?: number;
+  topP?: number;
+  seed?: number;
+}
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  sampling: SamplingOptions;
+  /** Token ids that end a sequence (kept in the output). */
+  stop?: number[];
+  /** false: recompute the whole sequence for every token (the baseline the cache is measured against). */
+  useCache?: boolean;
+  signal?: AbortSignal;
+}
+
+interface Caches {
+  k: GPUBuffer[];
+  v: GPUBuffer[];
+}
+
+/** Kernels and activations for S sequences × Tn new rows. */
+class Graph {
+  private constructor(
+    readonly S: number,
+    readonly Tn: number,
+    readonly kernels: {
+      embed: EmbeddingKernel;
+      rope: RopeKernel | null;
+      append: KvAppendKernel;
+      attend: AttentionDecodeKernel;
+      add: AddKernel;
+      layers: { norm1: NormKernel; qkv: MatmulKernel; qkvBias: BiasActKernel; proj: MatmulKernel; projBias: BiasActKernel; norm2: NormKernel; fc: MatmulKernel; fcAct: BiasActKernel; mlp: MatmulKernel; mlpBias: BiasActKernel }[];
+      normF: NormKernel;
+      head: MatmulKernel;
+    },
+    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer>,
+    private readonly all: { dispose(): void }[],
+    private readonly rt: GpuRuntime,
+  ) {}
+
+  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number): Promise<Graph> {
+    const rows = S * Tn;
+    const C = c.dModel;
+    const F = mlpHidden(c);
+    const H = c.heads;
+    const D = headSize(c);
+    const kind = c.norm === 'layernorm' ? 'layer' : 'rms';
+    const all: { dispose(): void }[] = [];
+    const keep = <T extends { dispose(): void }>(p: Promise<T>) => p.then((k) => (all.push(k), k));
+    const norm = (w: { offset: number }, b?: { offset: number }) => keep(NormKernel.create(rt, { rows, C, kind, eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 }));
+    const mm = (K: number, N: number, offsetB: number, transB = false) => keep(MatmulKernel.create(rt, { M: rows, N, K, offsetB, transB }));
+    const bias = (offset: number, width: number, activation: 'none' | 'gelu') => keep(BiasActKernel.create(rt, { rows, C: width, biasOffset: offset, activation }));
+    const decode = { S, Tn, H, D, Tmax };
+    const [embed, rope, append, attend, add, normF, head] = await Promise.all([
+      keep(EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 })),
+      c.positions === 'rope' ? keep(RopeKernel.create(rt, { rows, T: Tn, H, D, base: c.ropeBase }, { maxPositions: Math.max(1024, Tmax) })) : Promise.resolve(null),
+      keep(KvAppendKernel.create(rt, decode)),
+      keep(AttentionDecodeKernel.create(rt, decode)),
+      keep(AddKernel.create(rt, { n: rows * C, inPlace: true })),
+      norm(L.lnFWeight, L.lnFBias),
+      mm(C, c.vocabSize, (L.lmHead ?? L.wte).offset, true),
+    ]);
+    const layers = await Promise.all(
+      L.blocks.map(async (p) => {
+        const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcAct, mlp, mlpBias] = await Promise.all([
+          norm(p.ln1Weight, p.ln1Bias),
+          mm(C, 3 * C, p.attnWeight.offset),
+          bias(p.attnBias.offset, 3 * C, 'none'),
+          mm(C, C, p.attnProjWeight.offset),
+          bias(p.attnProjBias.offset, C, 'none'),
+          norm(p.ln2Weight, p.ln2Bias),
+          mm(C, F, p.fcWeight.offset),
+          bias(p.fcBias.offset, F, 'gelu'),
+          mm(F, C, p.mlpProjWeight.offset),
+          bias(p.mlpProjBias.offset, C, 'none'),
+        ]);
+        return { norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcAct, mlp, mlpBias };
+      }),
+    );
+    const f32 = (label: string, n: number) => rt.storage(label, n * 4);
+    const bufs = {
+      tokens: f32('gen.tokens', rows),
+      x: f32('gen.x', rows * C),
+      ln: f32('gen.ln', rows * C),
+      stats: f32('gen.stats', rows * 2),
+      qkv: f32('gen.qkv', rows * 3 * C),
+      att: f32('gen.att', rows * C),
+      xMid: f32('gen.xmid', rows * C),
+      fcH: f32('gen.fch', rows * F),
+      fcA: f32('gen.fca', rows * F),
+      logits: f32('gen.logits', rows * c.vocabSize),
+    };
+    return new Graph(S, Tn, { embed, rope, append, attend, add, layers, normF, head }, bufs, all, rt);
+  }
+
+  /**
+   * Encodes the forward of Tn new rows per sequence at cache rows pastLen.. (positions
+   * prefixLen + pastLen + n), appending their K/V to `caches`, up to the logits.
+   */
+  encode(pass: GPUComputePassEncoder, params: GPUBuffer, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
+    const k = this.kernels;
+    const b = this.bufs;
+    const pos = prefix.len + pastLen;
+    k.embed.setPositionOffset(pos);
+    k.embed.encodeForward(pass, b.tokens, params, b.x);
+    k.layers.forEach((lk, l) => {
+      lk.norm1.encodeForward(pass, b.x, params, b.ln, b.stats);
+      lk.qkv.encode(pass, b.ln, params, b.qkv);
+      lk.qkvBias.encode(pass, b.qkv, params);
+      k.rope?.encode(pass, b.qkv, pos);
+      k.append.encode(pass, b.qkv, caches.k[l], caches.v[l], pastLen);
+      k.attend.encode(
+        pass,
+        { qkv: b.qkv, kCache: caches.k[l], vCache: caches.v[l], out: b.att, prefixK: prefix.caches?.k[l], prefixV: prefix.caches?.v[l] },
+        { pastLen, prefixLen: prefix.len },
+      );
+      lk.proj.encode(pass, b.att, params, b.xMid);
+      lk.projBias.encode(pass, b.xMid, params);
+      k.add.encode(pass, b.xMid, b.x);
+      lk.norm2.encodeForward(pass, b.xMid, params, b.ln, b.stats);
+      lk.fc.encode(pass, b.ln, params, b.fcH);
+      lk.fcAct.encode(pass, b.fcH, params, b.fcA);
+      lk.mlp.encode(pass, b.fcA, params, b.x);
+      lk.mlpBias.encode(pass, b.x, params);
+      k.add.encode(pass, b.x, b.xMid);
+    });
+    k.normF.encodeForward(pass, b.x, params, b.ln, b.stats);
+    k.head.encode(pass, b.ln, params, b.logits);
+  }
+
+  dispose(): void {
+    for (const k of this.all) k.dispose();
+    this.rt.release(...Object.values(this.bufs));
+  }
+}
+
+export class GpuGenerator {
+  readonly layout: ParamLayout;
+  private readonly graphs = new Map<string, Promise<Graph>>();
+  private readonly samplers = new Map<string, Promise<SamplingKernel>>();
+  private readonly cacheBufs: GPUBuffer[] = [];
+  private seqCaches: Caches | null = null;
+  private prefixCaches: Caches | null = null;
+  private readonly sampled: GPUBuffer;
+
+  constructor(
+    readonly rt: GpuRuntime,
+    readonly config: ModelConfig,
+    /** The flat parameter buffer (e.g. GpuGpt.params, so generation sees the latest weights). */
+    readonly params: GPUBuffer,
+    readonly limits: { maxSequences: number; maxLength: number },
+  ) {
+    this.layout = paramLayout(config);
+    if (config.positions === 'learned' && limits.maxLength > config.contextLength) {
+      throw new RangeError(`generator: maxLength ${limits.maxLength} exceeds the context of ${config.contextLength} learned positions`);
+    }
+    this.sampled = rt.storage('gen.sampled', Math.max(4, limits.maxSequences * 4));
+  }
+
+  private caches(which: 'seq' | 'prefix'): Caches {
+    const existing = which === 'seq' ? this.seqCaches : this.prefixCaches;
+    if (existing) return existing;
+    const S = which === 'seq' ? this.limits.maxSequences : 1;
+    const bytes = S * this.limits.maxLength * this.config.dModel * 4;
+    const c: Caches = { k: [], v: [] };
+    for (let l = 0; l < this.config.layers; l++) {
+      const k = this.rt.storage(`gen.${which}.k${l}`, bytes);
+      const v = this.rt.storage(`gen.${which}.v${l}`, bytes);
+      this.cacheBufs.push(k, v);
+      c.k.push(k);
+      c.v.push(v);
+    }
+    if (which === 'seq') this.seqCaches = c;
+    else this.prefixCaches = c;
+    return c;
+  }
+
+  /** Graphs kept at most; prefill shapes vary with prompt length, so the oldest are let go. */
+  static readonly MAX_GRAPHS = 8;
+
+  private graph(S: number, Tn: number): Promise<Graph> {
+    const key = `${S}x${Tn}`;
+    let g = this.graphs.get(key);
+    if (g) {
+      this.graphs.delete(key); // re-insert: Map order is the recency order
+    } else {
+      g = Graph.create(this.rt, this.config, this.layout, S, Tn, this.limits.maxLength);
+      if (this.graphs.size >= GpuGenerator.MAX_GRAPHS) {
+        const [oldKey, old] = this.graphs.entries().next().value!;
+        this.graphs.delete(oldKey);
+        void old.then((x) => x.dispose());
+      }
+    }
+    this.graphs.set(key, g);
+    return g;
+  }
+
+  /** Sampler for N rows taken from logits of `rowsPerSeq` rows per sequence (the last of each; stride 0 = one shared row). */
+  private sampler(N: number, rowsPerSeq: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
+    const V = this.config.vocabSize;
+    const key = `${N}/${rowsPerSeq}/${shared}`;
+    let s = this.samplers.get(key);
+    if (!s) {
+      s = SamplingKernel.create(this.rt, { N, V, rowOffset: (rowsPerSeq - 1) * V, rowStride: shared ? 0 : rowsPerSeq * V }, settings);
+      this.samplers.set(key, s);
+    }
+    return s.then((k) => (k.setSettings(settings), k));
+  }
+
+  private check(prompt: number[], maxNew: number, S: number) {
+    if (prompt.length === 0) throw new RangeError('generate: the prompt is empty');
+    if (S > this.limits.maxSequences) throw new RangeError(`generate: ${S} sequences exceed the generator's ${this.limits.maxSequences}`);
+    if (prompt.length + maxNew > this.limits.maxLength) {
+      throw new RangeError(`generate: ${prompt.length} prompt tokens + ${maxNew} new exceed the generator's ${this.limits.maxLength} (the model's context)`);
+    }
+    const V = this.config.vocabSize;
+    for (const t of prompt) if (!(t >= 0 && t < V)) throw new RangeError(`generate: token ${t} is outside the vocabulary (0..${V - 1})`);
+  }
+
+  /** One submission: forward of `graph` on `tokens`, then sampling; returns the sampled ids. */
+  private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
+    this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
+    const enc = this.rt.device.createCommandEncoder({ label: 'gen.step' });
+    const pass = enc.beginComputePass({ label: 'gen.step' });
+    graph.encode(pass, this.params, caches, pastLen, prefix);
+    sampler.encode(pass, graph.bufs.logits, this.sampled, step);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    return this.rt.readU32(this.sampled, sampler.shape.N);
+  }
+
+  private settings(o: SamplingOptions): SamplingSettings {
+    return { temperature: o.temperature, topK: o.topK ?? 0, topP: o.topP ?? 1, seed: o.seed ?? 0 };
+  }
+
+  /** Streams new token ids for one prompt. */
+  async *generate(prompt: number[], o: GenerateOptions): AsyncGenerator<number> {
+    this.check(prompt, o.maxNewTokens, 1);
+    const settings = this.settings(o.sampling);
+    const caches = this.caches('seq');
+    const stop = new Set(o.stop ?? []);
+    const seq = [...prompt];
+    for (let i = 0; i < o.maxNewTokens; i++) {
+      if (o.signal?.aborted) return;
+      let next: number;
+      if (o.useCache === false || i === 0) {
+        // Prefill (or, without the cache, re-process everything so far).
+        const g = await this.graph(1, seq.length);
+        next = (await this.run(g, seq, caches, 0, { len: 0 }, await this.sampler(1, seq.length, false, settings), i))[0];
+      } else {
+        const g = await this.graph(1, 1);
+        next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, 1, false, settings), i))[0];
+      }
+      seq.push(next);
+      yield next;
+      if (stop.has(next)) return;
+    }
+  }
+
+  /**
+   * G continuations of one prompt. shared = true prefills the prompt once and decodes all G
+   * against that shared prefix; false prefills G copies (the baseline). Sequences stop at a stop
+   * token or maxNewTokens; the result has each continuation's ids.
+   */
+  async generateGroup(prompt: number[], G: number, o: GenerateOptions & { shared?: boolean }, timing?: { prefillMs: number; decodeMs: number }): Promise<number[][]> {
+    this.check(prompt, o.maxNewTokens, G);
+    const settings = this.settings(o.sampling);
+    const shared = o.shared ?? true;
+    const P = prompt.length;
+    const seq = this.caches('seq');
+    const t0 = performance.now();
+    let first: Uint32Array;
+    let prefix: { len: number; caches?: Caches };
+    if (shared) {
+      const pc = this.caches('prefix');
+      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, P, true, settings), 0);
+      prefix = { len: P, caches: pc };
+    } else {
+      const tokens = Array.from({ length: G }, () => prompt).flat();
+      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, P, false, settings), 0);
+      prefix = { len: 0 };
+    }
+    const t1 = performance.now();
+    const out = Array.from(first, (t) => [t]);
+    const stop = new Set(o.stop ?? []);
+    const done = out.map((s) => stop.has(s[0]));
+    const decode = await this.graph(G, 1);
+    const sampler = await this.sampler(G, 1, false, settings);
+    for (let i = 1; i < o.maxNewTokens && !done.every(Boolean); i++) {
+      if (o.signal?.aborted) break;
+      const last = out.map((s) => s[s.length - 1]);
+      // Own-cache rows so far: the continuation minus the token being fed (plus the prompt when not shared).
+      const pastLen = (shared ? 0 : P) + i - 1;
+      const next = await this.run(decode, last, seq, pastLen, prefix, sampler, i);
+      next.forEach((t, g) => {
+        if (done[g]) return;
+        out[g].push(t);
+        if (stop.has(t)) done[g] = true;
+      });
+    }
+    if (timing) {
+      timing.prefillMs = t1 - t0;
+      timing.decodeMs = performance.now() - t1;
+    }
+    return out;
+  }
+
+  dispose(): void {
+    for (const g of this.graphs.values()) void g.then((x) => x.dispose());
+    for (const s of this.samplers.values()) void s.then((x) => x.dispose());
+    this.graphs.clear();
+    this.samplers.clear();
+    this.rt.release(...this.cacheBufs, this.sampled);
+    this.cacheBufs.length = 0;
+    this.seqCaches = this.prefixCaches = null;
+  }
+}
