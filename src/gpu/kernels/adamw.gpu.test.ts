@@ -14,6 +14,15 @@ async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => v
   await rt.sync();
 }
 
+/**
+ * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
+ * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
+ */
+function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
+  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
+  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
+}
+
 const SCHEDULE = { warmup: 2, total: 10, peak: 1e-2, min: 1e-3 };
 
 /**
@@ -76,6 +85,13 @@ describe('AdamW kernel vs reference', () => {
     await run(rt, 2 * 4096 + 77, [{ start: 0, end: 4096 + 64, decay: true }], [3, 0.2, 5], true, 2);
     await run(rt, 2 * 4096 + 1024 + 64, [{ start: 0, end: 4096 + 64, decay: true }], [3, 0.2, 5], true, 22);
     await run(rt, 1, [{ start: 0, end: 1, decay: false }], [0.3, 7, 1], true, 3);
+  });
+
+  it('spills large grids into y', async () => {
+    const base = await gpuRuntime();
+    // vec4: 4 norm-partial and 8 update workgroups; scalar: 3 and 20
+    await run(withGridLimit(base, 3), 8000, [{ start: 0, end: 8000, decay: true }], [1, 9, 1], false, 9);
+    await run(withGridLimit(base, 5), 5001, [{ start: 0, end: 5001, decay: true }], [1, 9, 1], false, 10);
   });
 
   it('is deterministic and leaves no buffers behind', async () => {

@@ -29,6 +29,15 @@ async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => v
   await rt.sync();
 }
 
+/**
+ * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
+ * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
+ */
+function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
+  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
+  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
+}
+
 describe('elementwise kernels vs reference', () => {
   it('add and in-place add', async () => {
     const rt = await gpuRuntime();
@@ -128,6 +137,23 @@ describe('elementwise kernels vs reference', () => {
       expectClose(await rt.readF32(D2), want2, 1e-5, 1e-5, `dbias overwritten ${rows}×${C}`);
       rt.release(Hb, G1, G2, D1, D2, D3);
       for (const k of [gb, accum, over, fused]) k.dispose();
+    }
+  });
+
+  it('spills large grids into y', async () => {
+    const base = await gpuRuntime();
+    const rt = withGridLimit(base, 5);
+    for (const n of [6000 /* vec4: 6 workgroups */, 4101 /* scalar: 17 */]) {
+      const a = randomArray(n, 1);
+      const b = randomArray(n, 2);
+      const k = await AddKernel.create(rt, { n });
+      const A = base.storage('t.a', a);
+      const B = base.storage('t.b', b);
+      const O = base.storage('t.o', n * 4);
+      await submit(base, (pass) => k.encode(pass, A, B, O));
+      expect(Array.from(await base.readF32(O))).toEqual(Array.from(addRef(a, b)));
+      base.release(A, B, O);
+      k.dispose();
     }
   });
 

@@ -14,6 +14,15 @@ async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => v
   await rt.sync();
 }
 
+/**
+ * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
+ * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
+ */
+function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
+  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
+  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
+}
+
 const align64 = (n: number) => Math.ceil(n / 64) * 64;
 
 /** Tokens with heavy repetition: a few hot ids, the rest spread. */
@@ -72,6 +81,12 @@ describe('embedding kernels vs reference', () => {
   it('without learned positions (RoPE models), vocab smaller than the batch', async () => {
     const rt = await gpuRuntime();
     await check(rt, { rows: 70, C: 66, T: 35, vocab: 5, learnedPositions: false }, 5);
+  });
+
+  it('spills large grids into y', async () => {
+    const base = await gpuRuntime();
+    // forward 10 workgroups, backward 20 + 8
+    await check(withGridLimit(base, 6), { rows: 80, C: 30, T: 8, vocab: 20, learnedPositions: true }, 7);
   });
 
   it('leaves no buffers behind', async () => {

@@ -14,6 +14,15 @@ async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => v
   await rt.sync();
 }
 
+/**
+ * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
+ * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
+ */
+function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
+  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
+  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
+}
+
 // 1 element; C below one workgroup; C spanning several threads per column set (130 → 128
 // threads, two columns for some); rows spanning several backward blocks with a ragged last one.
 const SHAPES: [number, number][] = [
@@ -80,6 +89,11 @@ describe('norm kernels vs reference', () => {
     const rt = await gpuRuntime();
     await check(rt, 'layer', 6, 33, 90, { shift: 100 });
     await check(rt, 'rms', 5, 7, 91, { accumulateDx: true });
+  });
+
+  it('spills large grids into y', async () => {
+    const base = await gpuRuntime();
+    await check(withGridLimit(base, 6), 'layer', 400, 10, 77); // forward 7 workgroups, backward 32
   });
 
   it('leaves no buffers behind', async () => {

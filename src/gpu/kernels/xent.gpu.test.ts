@@ -14,6 +14,15 @@ async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => v
   await rt.sync();
 }
 
+/**
+ * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
+ * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
+ */
+function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
+  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
+  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
+}
+
 function batch(N: number, V: number, seed: number, logitScale: number) {
   const logits = randomArray(N * V, seed).map((v) => v * logitScale);
   const u = randomArray(2 * N, seed + 1);
@@ -88,6 +97,16 @@ describe('cross-entropy kernel vs reference', () => {
     for (const V of [33, 1000]) {
       const k = await XentKernel.create(rt, { N: 9, V, grad: false });
       await check(rt, k, 9, V, 6);
+      k.dispose();
+    }
+  });
+
+  it('spills large grids into y', async () => {
+    const base = await gpuRuntime();
+    const rt = withGridLimit(base, 4); // 5 workgroups for whole rows, 10 for 2 segments
+    for (const V of [9, 1000]) {
+      const k = await XentKernel.create(rt, { N: 300, V });
+      await check(base, k, 300, V, 8);
       k.dispose();
     }
   });
