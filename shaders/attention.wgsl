@@ -300,14 +300,13 @@ var<workgroup> decP: array<f32, DEC_WG>;
 var<workgroup> decRed: array<f32, DEC_WG>;
 var<workgroup> decAcc: array<vec4<f32>, DEC_WG>;
 
+// Two-barrier reductions: every thread folds the 64 partials in the same order (so all agree,
+// deterministically); on CPU WebGPU a log-depth tree's extra barriers cost far more.
 fn dec_reduce_max(tid: u32, x: f32) -> f32 {
   decRed[tid] = x;
   workgroupBarrier();
-  for (var st = DEC_WG / 2u; st > 0u; st >>= 1u) {
-    if (tid < st) { decRed[tid] = max(decRed[tid], decRed[tid + st]); }
-    workgroupBarrier();
-  }
-  let r = decRed[0];
+  var r = decRed[0];
+  for (var i = 1u; i < DEC_WG; i++) { r = max(r, decRed[i]); }
   workgroupBarrier();
   return r;
 }
@@ -315,11 +314,8 @@ fn dec_reduce_max(tid: u32, x: f32) -> f32 {
 fn dec_reduce_sum(tid: u32, x: f32) -> f32 {
   decRed[tid] = x;
   workgroupBarrier();
-  for (var st = DEC_WG / 2u; st > 0u; st >>= 1u) {
-    if (tid < st) { decRed[tid] += decRed[tid + st]; }
-    workgroupBarrier();
-  }
-  let r = decRed[0];
+  var r = 0.0;
+  for (var i = 0u; i < DEC_WG; i++) { r += decRed[i]; }
   workgroupBarrier();
   return r;
 }

@@ -1,0 +1,215 @@
+// sampling.wgsl — one token per row of logits, on the GPU, seedable: greedy, or temperature with
+// top-k and top-p (nucleus), drawn with a counter-based hash of (seed, step, row).
+// Twin: src/reference/sampling.ts (the exact rules). Launcher: src/gpu/kernels/sampling.ts.
+//
+// sample_tokens
+//   Bindings: 0 params (uniform), 1 logits f32 (row r at rowOffset + r·rowStride, V entries),
+//             2 scratch [N, V] f32 (e_v of the row, reused by the later passes),
+//             3 tokens u32 (row r's token at outOffset + r·outStride, so a decode step can
+//             write straight into a token history).
+//   Dispatch: (N) workgroups of 64; one workgroup per row.
+//   Computes, with no sort: each logit maps to an order-preserving u32 key; the top-k threshold
+//   is the largest key θ with count(key ≥ θ) ≥ k, found by a 32-step binary search over keys
+//   with a workgroup count reduction per step (exact: it lands on the k-th largest logit).
+//   e_v = exp((x_v − max)/τ) for tokens at or above it go to scratch; the top-p threshold is
+//   the largest key whose kept mass Σ_{key ≥ θ} e_v reaches p · (top-k mass), again by binary
+//   search. The draw: u ∈ [0,1) from the hash; each thread sums the kept e_v of a contiguous
+//   chunk of ids, thread 0 scans the 64 chunk sums, and the thread whose chunk holds u · total
+//   walks it to the token. Every sum has a fixed order, so a (seed, step, row) always gives the
+//   same token. Greedy (τ = 0 or k = 1) is an argmax reduction, ties to the lowest id.
+
+struct Params {
+  N: u32,
+  V: u32,
+  topK: u32,        // 0 = off
+  seed: u32,
+  step: u32,
+  rowStride: u32,
+  rowOffset: u32,
+  outOffset: u32,
+  outStride: u32,
+  invTemp: f32,
+  topP: f32,        // 1 = off
+  greedy: u32,
+}
+
+// 64 threads, and reductions that cost two barriers (every thread sums the 64 partials in the
+// same order) rather than a log-depth tree: barriers dominate on CPU WebGPU (SwiftShader).
+const WG: u32 = 64u;
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> scratch: array<f32>;
+@group(0) @binding(3) var<storage, read_write> tokens: array<u32>;
+
+var<workgroup> redF: array<f32, WG>;
+var<workgroup> redU: array<u32, WG>;
+var<workgroup> chunkStart: array<f32, WG>;
+var<workgroup> lastNonEmpty: u32;
+
+fn mix32(v: u32) -> u32 {
+  var x = v;
+  x ^= x >> 16u;
+  x *= 0x7feb352du;
+  x ^= x >> 15u;
+  x *= 0x846ca68bu;
+  x ^= x >> 16u;
+  return x;
+}
+
+fn uniform01(seed: u32, step: u32, row: u32) -> f32 {
+  var h = mix32(row + 0x9e3779b9u);
+  h = mix32(h ^ (step + 0x85ebca6bu));
+  h = mix32(h ^ (seed + 0xc2b2ae35u));
+  return f32(h >> 8u) * (1.0 / 16777216.0);
+}
+
+// Order-preserving map of f32 onto u32: larger float, larger key.
+fn key(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x80000000u) != 0u) { return ~b; }
+  return b | 0x80000000u;
+}
+
+fn sum_f(tid: u32, x: f32) -> f32 {
+  redF[tid] = x;
+  workgroupBarrier();
+  var r = 0.0;
+  for (var i = 0u; i < WG; i++) { r += redF[i]; }
+  workgroupBarrier();
+  return r;
+}
+
+fn sum_u(tid: u32, x: u32) -> u32 {
+  redU[tid] = x;
+  workgroupBarrier();
+  var r = 0u;
+  for (var i = 0u; i < WG; i++) { r += redU[i]; }
+  workgroupBarrier();
+  return r;
+}
+
+// Upper midpoint of [lo, hi] without overflow: ceil((lo + hi) / 2).
+fn upper_mid(lo: u32, hi: u32) -> u32 {
+  let d = hi - lo;
+  return lo + (d >> 1u) + (d & 1u);
+}
+
+@compute @workgroup_size(64)
+fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let r = wg.x;
+  let base = p.rowOffset + r * p.rowStride;
+  let V = p.V;
+
+  // Max logit and its lowest id: the greedy answer, and the softmax shift otherwise.
+  var best = -3.4e38;
+  var bestId = 0xffffffffu;
+  for (var v = tid; v < V; v += WG) {
+    let x = logits[base + v];
+    if (x > best || bestId == 0xffffffffu) { best = x; bestId = v; }
+  }
+  redF[tid] = best;
+  redU[tid] = bestId;
+  workgroupBarrier();
+  // Strided partials: among equal maxima the lowest id must win explicitly.
+  var xMax = redF[0];
+  var argmax = redU[0];
+  for (var i = 1u; i < WG; i++) {
+    let better = redF[i] > xMax || (redF[i] == xMax && redU[i] < argmax);
+    if (redU[i] != 0xffffffffu && (better || argmax == 0xffffffffu)) {
+      xMax = redF[i];
+      argmax = redU[i];
+    }
+  }
+  workgroupBarrier();
+  let out = p.outOffset + r * p.outStride;
+  if (p.greedy != 0u) {
+    if (tid == 0u) { tokens[out] = argmax; }
+    return;
+  }
+
+  // Top-k threshold on keys (0 keeps everything).
+  var thrK = 0u;
+  if (p.topK > 0u && p.topK < V) {
+    var lo = 0u;
+    var hi = key(xMax);
+    for (var it = 0u; it < 32u; it++) {
+      let mid = upper_mid(lo, hi);
+      var c = 0u;
+      for (var v = tid; v < V; v += WG) { c += select(0u, 1u, key(logits[base + v]) >= mid); }
+      let cnt = sum_u(tid, c);
+      if (cnt >= p.topK) { lo = mid; } else { hi = mid - 1u; }
+    }
+    thrK = lo;
+  }
+
+  // Unnormalised probabilities of the tokens top-k keeps.
+  let zMax = xMax * p.invTemp;
+  var part = 0.0;
+  for (var v = tid; v < V; v += WG) {
+    let x = logits[base + v];
+    var e = 0.0;
+    if (key(x) >= thrK) { e = exp(x * p.invTemp - zMax); }
+    scratch[r * V + v] = e;
+    part += e;
+  }
+  let massK = sum_f(tid, part);
+
+  // Top-p threshold: the largest key whose mass at or above reaches topP · massK.
+  var thr = thrK;
+  if (p.topP < 1.0) {
+    var lo = thrK;
+    var hi = key(xMax);
+    let need = p.topP * massK;
+    for (var it = 0u; it < 32u; it++) {
+      let mid = upper_mid(lo, hi);
+      var m = 0.0;
+      for (var v = tid; v < V; v += WG) {
+        if (key(logits[base + v]) >= mid) { m += scratch[r * V + v]; }
+      }
+      let mass = sum_f(tid, m);
+      if (mass >= need) { lo = mid; } else { hi = mid - 1u; }
+    }
+    thr = lo;
+  }
+
+  // The draw: chunk sums, a scan of them by thread 0, then one thread walks its chunk.
+  let chunk = (V + WG - 1u) / WG;
+  let v0 = min(V, tid * chunk);
+  let v1 = min(V, v0 + chunk);
+  var mine = 0.0;
+  for (var v = v0; v < v1; v++) {
+    if (key(logits[base + v]) >= thr) { mine += scratch[r * V + v]; }
+  }
+  redF[tid] = mine;
+  workgroupBarrier();
+  if (tid == 0u) {
+    var acc = 0.0;
+    var lastNE = 0u;
+    for (var i = 0u; i < WG; i++) {
+      chunkStart[i] = acc;
+      acc += redF[i];
+      if (redF[i] > 0.0) { lastNE = i; }
+    }
+    lastNonEmpty = lastNE;
+    redU[0] = bitcast<u32>(acc);
+  }
+  workgroupBarrier();
+  let total = bitcast<f32>(redU[0]);
+  let goal = uniform01(p.seed, p.step, r) * total;
+  let start = chunkStart[tid];
+  if (mine > 0.0 && goal >= start && (goal < start + mine || tid == lastNonEmpty)) {
+    var cum = start;
+    var chosen = 0xffffffffu;
+    var lastKept = v0;
+    for (var v = v0; v < v1; v++) {
+      if (key(logits[base + v]) >= thr) {
+        lastKept = v;
+        cum += scratch[r * V + v];
+        if (goal < cum) { chosen = v; break; }
+      }
+    }
+    if (chosen == 0xffffffffu) { chosen = lastKept; }
+    tokens[out] = chosen;
+  }
+}
