@@ -63,10 +63,10 @@ function Filters({ domains, shown, total }: { domains: string[]; shown: number; 
         <div className="field">
           <label htmlFor="traj-category">Mask category</label>
           <select id="traj-category" value={f.category} onChange={(e) => f.set({ category: e.target.value as MaskCategory | '' })}>
-            <option value="">Any category</option>
+            <option value="">Any</option>
             {MASK_CATEGORIES.map((c) => (
-              <option key={c} value={c}>
-                has {CATEGORY_LABEL[c]} turns
+              <option key={c} value={c} title={`trajectories with at least one ${CATEGORY_LABEL[c]} turn`}>
+                {CATEGORY_LABEL[c]}
               </option>
             ))}
           </select>

@@ -37,7 +37,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
   const targetStart = rendered?.targetStart;
   useLayoutEffect(() => {
     const mark = pre.current?.querySelector('mark');
-    if (pre.current && mark) pre.current.scrollTop = Math.max(0, mark.offsetTop - pre.current.offsetTop - 120);
+    if (pre.current && mark) pre.current.scrollTop = Math.max(0, mark.offsetTop - 120); // .preview is the offsetParent
   }, [targetStart, ti, turn]);
 
   if (!t) return <p className="muted">Load a dataset to preview the template.</p>;
