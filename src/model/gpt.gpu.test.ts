@@ -2,7 +2,7 @@
 // the same initial weights on the same batches, step by step.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { DEFAULT_ADAMW, ReferenceTrainer, gptLossAndGrad, lrAt, type LrSchedule } from '../reference/gpt.ts';
+import { DEFAULT_ADAMW, ReferenceTrainer, gptLogits, gptLossAndGrad, lrAt, type LrSchedule } from '../reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
 import { presetConfig, type ModelConfig } from './config.ts';
 import { GpuGpt } from './gpt.ts';
@@ -69,6 +69,55 @@ describe('GPU GPT vs reference', () => {
     const { gpu, cpu } = await parity(config, 2, 16, 6);
     for (let s = 0; s < gpu.length; s++) {
       expect(Math.abs(gpu[s] - cpu[s]) / cpu[s], `step ${s}: GPU ${gpu[s]}, reference ${cpu[s]}`).toBeLessThan(1e-3);
+    }
+  });
+
+  it('GSPO: response log-probs match the reference, and a step gradient is the ratio-weighted log-prob gradient', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro');
+    const B = 3;
+    const T = 16;
+    const Lmax = 8;
+    const init = initParams(config, 9);
+    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax } });
+    try {
+      model.setParams(init);
+      const base = toyBatch(corpus, B, T, 2);
+      const spans = [
+        { start: 4, len: 8 },
+        { start: 7, len: 5 },
+        { start: 15, len: 1 },
+      ];
+      const batch = { B, T, inputs: base.inputs, targets: base.targets, spans };
+      const old = await model.responseLogprobs(batch);
+      // Reference log-probs, sequence by sequence.
+      const V = config.vocabSize;
+      for (let i = 0; i < B; i++) {
+        const logits = gptLogits(init, config, Array.from(base.inputs).slice(i * T, (i + 1) * T));
+        for (let t = 0; t < spans[i].len; t++) {
+          const row = logits.subarray((spans[i].start + t) * V, (spans[i].start + t + 1) * V);
+          const max = Math.max(...row);
+          const lse = max + Math.log(row.reduce((n, x) => n + Math.exp(x - max), 0));
+          expect(old[i * Lmax + t]).toBeCloseTo(row[base.targets[i * T + spans[i].start + t]] - lse, 4);
+        }
+        for (let t = spans[i].len; t < Lmax; t++) expect(old[i * Lmax + t]).toBe(0);
+      }
+      const adv = [0.5, 1, 2];
+      const r = await model.gspoStep(batch, old, adv, 0, { gradNorm: true });
+      expect(r.meanRatio).toBeCloseTo(1, 5);
+      expect(r.clipFraction).toBe(0);
+      expect(r.objective).toBeCloseTo(3.5 / 3, 5);
+      // With s = 1: ∇L = Σ_i A_i/(len_i·B) Σ_t ∇nll_t, i.e. W·∇(weighted cross-entropy) with those weights.
+      const weights = new Float32Array(B * T);
+      spans.forEach((s, i) => {
+        for (let t = 0; t < s.len; t++) weights[i * T + s.start + t] = adv[i] / (s.len * B);
+      });
+      const W = weights.reduce((a, b) => a + b, 0);
+      const ref = gptLossAndGrad(init, config, { ...base, weights });
+      const refNorm = W * Math.sqrt(ref.grad.reduce((n, g) => n + g * g, 0));
+      expect(Math.abs(r.gradNorm! - refNorm) / refNorm).toBeLessThan(1e-3);
+    } finally {
+      model.dispose();
     }
   });
 });

@@ -18,6 +18,10 @@ import { NormKernel } from '../gpu/kernels/norm.ts';
 import { RopeKernel } from '../gpu/kernels/rope.ts';
 import { XentKernel } from '../gpu/kernels/xent.ts';
 import { AdamWKernel } from '../gpu/kernels/adamw.ts';
+import { GspoKernel, type GspoStats } from '../gpu/kernels/gspo.ts';
+import { LogprobKernel } from '../gpu/kernels/logprob.ts';
+import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
+import type { SeqSpan } from '../reference/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
 import { ADAMW_DEFAULTS, type AdamWConfig } from '../reference/adamw.ts';
@@ -40,6 +44,37 @@ export interface GpuGptOptions {
   /** Tokens per sequence (≤ contextLength). */
   T: number;
   adamw?: Partial<AdamWConfig>;
+  /** Build the GSPO path too: responses of at most `Lmax` tokens, clip range (SPEC §6). */
+  rl?: { Lmax: number; epsLow?: number; epsHigh?: number };
+}
+
+/** The GSPO path's kernels and buffers (built only when options.rl is given). */
+interface RlPath {
+  logprob: LogprobKernel;
+  gather: SeqGatherKernel;
+  gspo: GspoKernel;
+  logp: GPUBuffer;
+  lse: GPUBuffer;
+  packed: GPUBuffer;
+  old: GPUBuffer;
+  lengths: GPUBuffer;
+  advantages: GPUBuffer;
+  gradPacked: GPUBuffer;
+  seqStats: GPUBuffer;
+  stats: GPUBuffer;
+  gRows: GPUBuffer;
+  dlogits: GPUBuffer;
+}
+
+/** A GSPO batch: B sequences (prompt + response) laid out as a model batch, and where each response is. */
+export interface RlBatch {
+  B: number;
+  T: number;
+  /** [B·T] tokens; targets[i] = inputs[i + 1] within a sequence. */
+  inputs: ArrayLike<number>;
+  targets: ArrayLike<number>;
+  /** Per sequence: the first position whose target is a response token, and the response length. */
+  spans: SeqSpan[];
 }
 
 interface LayerKernels {
@@ -127,6 +162,7 @@ export class GpuGpt {
   private dLnf!: MatmulKernel;
   private dHead!: MatmulKernel;
   private adamw!: AdamWKernel;
+  private rl: RlPath | null = null;
   /** Optimiser steps taken (the next step's 0-based index). */
   step = 0;
   /** Dispatches in one training step (for the benchmark's report). */
@@ -265,7 +301,38 @@ export class GpuGpt {
       ]);
       this.layers.push({ norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias, mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 });
     }
+    if (this.options.rl) await this.buildRl(this.options.rl);
     this.dispatchesPerStep = this.countDispatches();
+  }
+
+  private async buildRl(o: NonNullable<GpuGptOptions['rl']>) {
+    const { rt, N } = this;
+    const B = this.options.batch;
+    const L = o.Lmax;
+    const V = this.config.vocabSize;
+    const [logprob, gather, gspo] = await Promise.all([
+      LogprobKernel.create(rt, { N, V }),
+      SeqGatherKernel.create(rt, { S: B, T: this.options.T, L }),
+      GspoKernel.create(rt, { numSeqs: B, Lmax: L, ...(o.epsLow !== undefined && { epsLow: o.epsLow }), ...(o.epsHigh !== undefined && { epsHigh: o.epsHigh }) }),
+    ]);
+    for (const k of [logprob, gather, gspo]) this.keep(k);
+    const f32 = (label: string, n: number) => this.buf(label, n * 4);
+    this.rl = {
+      logprob,
+      gather,
+      gspo,
+      logp: f32('gpt.rl.logp', N),
+      lse: f32('gpt.rl.lse', N),
+      packed: f32('gpt.rl.logp_new', B * L),
+      old: f32('gpt.rl.logp_old', B * L),
+      lengths: f32('gpt.rl.lengths', B),
+      advantages: f32('gpt.rl.advantages', B),
+      gradPacked: f32('gpt.rl.grad', B * L),
+      seqStats: f32('gpt.rl.seqstats', B * 4),
+      stats: f32('gpt.rl.stats', 4),
+      gRows: f32('gpt.rl.grows', N),
+      dlogits: f32('gpt.rl.dlogits', N * V),
+    };
   }
 
   // ---- parameters ------------------------------------------------------------------------
@@ -351,10 +418,10 @@ export class GpuGpt {
   }
 
   /** From dlogits (in the logits buffer) to every parameter gradient (accumulated into grads). */
-  private encodeBackward(pass: GPUComputePassEncoder): void {
+  private encodeBackward(pass: GPUComputePassEncoder, dlogits: GPUBuffer = this.logits): void {
     const { params: P, grads: G } = this;
-    this.dLnf.encode(pass, this.logits, P, this.dT);
-    this.dHead.encode(pass, this.logits, this.lnf, G);
+    this.dLnf.encode(pass, dlogits, P, this.dT);
+    this.dHead.encode(pass, dlogits, this.lnf, G);
     this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
     for (let l = this.acts.length - 1; l >= 0; l--) {
       const a = this.acts[l];
@@ -441,6 +508,63 @@ export class GpuGpt {
     pass.end();
     this.rt.device.queue.submit([enc.finish()]);
     return this.rt.readF32(this.logits, N * this.config.vocabSize);
+  }
+
+  // ---- GSPO ------------------------------------------------------------------------------
+
+  private rlPath(): RlPath {
+    if (!this.rl) throw new Error('GpuGpt: built without the GSPO path (pass options.rl)');
+    return this.rl;
+  }
+
+  private writeRlBatch(batch: RlBatch): RlPath {
+    const rl = this.rlPath();
+    this.writeBatch({ B: batch.B, T: batch.T, inputs: batch.inputs, targets: batch.targets });
+    rl.gather.setSpans(batch.spans);
+    this.rt.write(rl.lengths, Uint32Array.from(batch.spans.map((s) => s.len)));
+    return rl;
+  }
+
+  /** Per-token log-probabilities of each response under the current weights, packed [B, Lmax]. */
+  async responseLogprobs(batch: RlBatch): Promise<Float32Array> {
+    const rl = this.writeRlBatch(batch);
+    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logprobs' });
+    const pass = enc.beginComputePass();
+    this.encodeForward(pass);
+    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+    rl.gather.encodeGather(pass, rl.logp, rl.packed);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    return this.rt.readF32(rl.packed, batch.B * this.options.rl!.Lmax);
+  }
+
+  /**
+   * One GSPO optimiser step (SPEC §6) in one submission: forward, per-token log-probs, the
+   * sequence ratios against `logpOld` (packed [B, Lmax], from responseLogprobs at rollout
+   * time), the clipped objective and its gradient into the logits, backward, AdamW.
+   */
+  async gspoStep(batch: RlBatch, logpOld: Float32Array, advantages: ArrayLike<number>, lr: number, read: { gradNorm?: boolean } = {}): Promise<GspoStats & { gradNorm?: number }> {
+    const rl = this.writeRlBatch(batch);
+    if (logpOld.length !== batch.B * this.options.rl!.Lmax) throw new RangeError(`gspoStep: logpOld has ${logpOld.length} values, expected ${batch.B}×${this.options.rl!.Lmax}`);
+    if (advantages.length !== batch.B) throw new RangeError(`gspoStep: ${advantages.length} advantages for ${batch.B} sequences`);
+    this.rt.write(rl.old, logpOld);
+    this.rt.write(rl.advantages, Float32Array.from(advantages));
+    this.adamw.setStep(this.step, lr);
+    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.gspo_step' });
+    const pass = enc.beginComputePass({ label: 'gpt.gspo_step' });
+    this.encodeForward(pass);
+    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+    rl.gather.encodeGather(pass, rl.logp, rl.packed);
+    rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
+    rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
+    rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
+    this.encodeBackward(pass, rl.dlogits);
+    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    pass.end();
+    this.rt.device.queue.submit([enc.finish()]);
+    this.step++;
+    const stats = await GspoKernel.readStats(this.rt, rl.stats);
+    return read.gradNorm ? { ...stats, gradNorm: (await this.adamw.readGradNorm()).norm } : stats;
   }
 
   /** Bytes of GPU memory this model holds (parameters, optimiser state, activations). */
