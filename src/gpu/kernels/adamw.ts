@@ -6,7 +6,7 @@ import code from '../../../shaders/adamw.wgsl?raw';
 import { ADAMW_DEFAULTS, buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, ParamWords } from './elementwise.ts';
+import { BindGroupCache, grid, needWords, ParamWords } from './elementwise.ts';
 
 export const ADAMW_SHADER = wgsl('adamw.wgsl', code);
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
@@ -85,6 +85,7 @@ export class AdamWKernel {
   }
 
   encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
+    for (const [what, b] of [['params', params], ['grads', grads], ['m', m], ['v', v]] as const) needWords('adamw', what, b, this.size);
     pass.setPipeline(this.partial);
     pass.setBindGroup(0, this.binds.get(this.partial, 'partial', [this.params, grads, this.partials]));
     pass.dispatchWorkgroups(...grid(this.rt, this.numPartials / 64));

@@ -140,6 +140,21 @@ describe('elementwise kernels vs reference', () => {
     }
   });
 
+  it('refuses bindings too small for the shape', async () => {
+    const rt = await gpuRuntime();
+    const k = await BiasGradKernel.create(rt, { rows: 4, C: 8, gradOffset: 64 });
+    const dout = rt.storage('t.dout', 32 * 4);
+    const grads = rt.storage('t.grads', 70 * 4); // needs 64 + 8
+    const enc = rt.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    expect(() => k.encode(pass, dout, grads)).toThrow(/bias grad: grads holds 70 elements, needs 72/);
+    expect(() => k.encode(pass, { buffer: dout, offset: 0, size: 64 }, grads)).toThrow(/dout holds 16 elements, needs 32/);
+    pass.end();
+    enc.finish();
+    rt.release(dout, grads);
+    k.dispose();
+  });
+
   it('spills large grids into y', async () => {
     const base = await gpuRuntime();
     const rt = withGridLimit(base, 5);

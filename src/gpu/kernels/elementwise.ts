@@ -69,6 +69,14 @@ export class ParamWords {
   readonly f32 = new Float32Array(this.bytes);
 }
 
+/**
+ * Throws unless `b` holds at least `elems` 32-bit words. A short binding would not fail on the
+ * GPU (out-of-bounds accesses are clamped or dropped) but silently compute garbage.
+ */
+export function needWords(kernel: string, what: string, b: BufferBinding, elems: number): void {
+  if (b.size < elems * 4) throw new RangeError(`${kernel}: ${what} holds ${Math.floor(b.size / 4)} elements, needs ${elems}`);
+}
+
 /** Checks an element offset into a parameter buffer. */
 export function checkOffset(name: string, value: number): void {
   if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer element offset, got ${value}`);
@@ -121,6 +129,7 @@ export class AddKernel {
   /** inPlace: encode(pass, acc, b) does acc += b. Otherwise encode(pass, a, b, out). */
   encode(pass: GPUComputePassEncoder, a: BufferBinding, b: BufferBinding, out?: BufferBinding): void {
     const bindings = this.inPlace ? [this.params, a, b] : [this.params, a, b, out ?? fail('add: out is required')];
+    for (const [i, x] of bindings.slice(1).entries()) needWords('add', ['a', 'b', 'out'][i], x, this.n);
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'add', bindings));
     pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
@@ -184,8 +193,12 @@ export class BiasActKernel {
   }
 
   encode(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, out?: BufferBinding): void {
+    const { rows, C, biasOffset } = this.shape;
     const bindings =
       this.shape.activation === 'gelu' ? [this.params, x, weights, out ?? fail('bias_gelu: out is required')] : [this.params, x, weights];
+    needWords('bias', 'x', x, rows * C);
+    if (biasOffset !== null) needWords('bias', 'weights', weights, biasOffset + C);
+    if (out) needWords('bias', 'out', out, rows * C);
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'biasact', bindings));
     pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.shape.rows * this.shape.C, this.vec4));
@@ -222,6 +235,8 @@ export class GeluBackwardKernel {
   }
 
   encode(pass: GPUComputePassEncoder, g: BufferBinding, h: BufferBinding): void {
+    needWords('gelu backward', 'g', g, this.n);
+    needWords('gelu backward', 'h', h, this.n);
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.binds.get(this.pipeline, 'gelu_bwd', [this.params, g, h]));
     pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
@@ -286,7 +301,10 @@ export class BiasGradKernel {
   }
 
   encode(pass: GPUComputePassEncoder, dout: BufferBinding, grads: BufferBinding, h?: BufferBinding): void {
-    const { C, gelu } = this.shape;
+    const { rows, C, gelu, gradOffset } = this.shape;
+    needWords('bias grad', 'dout', dout, rows * C);
+    needWords('bias grad', 'grads', grads, gradOffset + C);
+    if (h) needWords('bias grad', 'h', h, rows * C);
     const stage1 = gelu ? [this.params, dout, h ?? fail('bias grad with gelu: h is required'), this.partial] : [this.params, dout, this.partial];
     pass.setPipeline(this.partialPipeline);
     pass.setBindGroup(0, this.binds.get(this.partialPipeline, 'partial', stage1));

@@ -5,7 +5,7 @@ import code from '../../../shaders/embedding.wgsl?raw';
 import { resolveEmbeddingShape, type EmbeddingShape, type ResolvedEmbeddingShape } from '../../reference/embedding.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, ParamWords } from './elementwise.ts';
+import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './elementwise.ts';
 
 export const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
 
@@ -114,12 +114,22 @@ export class EmbeddingKernel {
   }
 
   encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding): void {
+    const s = this.shape;
+    needWords('embedding', 'tokens', tokens, s.rows);
+    needWords('embedding', 'weights (wte)', weights, s.wteOffset + s.vocab * s.C);
+    if (s.learnedPositions) needWords('embedding', 'weights (wpe)', weights, s.wpeOffset + s.T * s.C);
+    needWords('embedding', 'out', out, s.rows * s.C);
     pass.setPipeline(this.forward);
     pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, tokens, weights, out]));
     pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / 256)));
   }
 
   encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding): void {
+    const s = this.shape;
+    needWords('embedding backward', 'csr', csr, tokenCsrLength(s.rows, s.vocab));
+    needWords('embedding backward', 'dout', dout, s.rows * s.C);
+    needWords('embedding backward', 'grads (dwte)', grads, s.dwteOffset + s.vocab * s.C);
+    if (s.learnedPositions) needWords('embedding backward', 'grads (dwpe)', grads, s.dwpeOffset + s.T * s.C);
     pass.setPipeline(this.backward);
     pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, csr, dout, grads]));
     pass.dispatchWorkgroups(...grid(this.rt, this.maxDistinct + (this.shape.learnedPositions ? this.shape.T : 0)));

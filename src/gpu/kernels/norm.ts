@@ -5,7 +5,7 @@ import code from '../../../shaders/norm.wgsl?raw';
 import { resolveNormShape, type NormShape, type ResolvedNormShape } from '../../reference/norm.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, ParamWords } from './elementwise.ts';
+import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './elementwise.ts';
 
 export const NORM_SHADER = wgsl('norm.wgsl', code);
 
@@ -65,7 +65,17 @@ export class NormKernel {
     return this.shape.rows * 2 * 4;
   }
 
+  private checkWeights(what: string, b: BufferBinding, gammaOffset: number, betaOffset: number): void {
+    needWords('norm', `${what} (gamma)`, b, gammaOffset + this.shape.C);
+    if (this.shape.kind === 'layer') needWords('norm', `${what} (beta)`, b, betaOffset + this.shape.C);
+  }
+
   encodeForward(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, y: BufferBinding, stats: BufferBinding): void {
+    const { rows, C, gammaOffset, betaOffset } = this.shape;
+    needWords('norm', 'x', x, rows * C);
+    needWords('norm', 'y', y, rows * C);
+    needWords('norm', 'stats', stats, 2 * rows);
+    this.checkWeights('weights', weights, gammaOffset, betaOffset);
     pass.setPipeline(this.forward);
     pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, x, weights, y, stats]));
     pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.shape.rows / 64)));
@@ -80,6 +90,11 @@ export class NormKernel {
     dx: BufferBinding,
     grads: BufferBinding,
   ): void {
+    const { rows, C, gammaOffset, betaOffset, dgammaOffset, dbetaOffset } = this.shape;
+    for (const [what, b] of [['dy', dy], ['x', x], ['dx', dx]] as const) needWords('norm backward', what, b, rows * C);
+    needWords('norm backward', 'stats', stats, 2 * rows);
+    this.checkWeights('weights', weights, gammaOffset, betaOffset);
+    this.checkWeights('grads', grads, dgammaOffset, dbetaOffset);
     pass.setPipeline(this.backward);
     pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, dy, x, weights, stats, dx, this.partial]));
     const rowGroups = Math.ceil(this.shape.rows / 64);

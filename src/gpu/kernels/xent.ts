@@ -4,7 +4,7 @@
 import code from '../../../shaders/xent.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, ParamWords } from './elementwise.ts';
+import { BindGroupCache, grid, needWords, ParamWords } from './elementwise.ts';
 
 export const XENT_SHADER = wgsl('xent.wgsl', code);
 
@@ -80,6 +80,10 @@ export class XentKernel {
     nll: BufferBinding,
     lossOut?: BufferBinding,
   ): void {
+    const { N, V } = this.shape;
+    needWords('xent', 'logits', logits, N * V);
+    for (const [what, b] of [['targets', targets], ['weights', weights], ['nll', nll]] as const) needWords('xent', what, b, N);
+    if (lossOut) needWords('xent', 'lossOut', lossOut, 2);
     const threads = grid(this.rt, Math.ceil((this.shape.N * this.segments) / 64));
     if (!this.scratch) {
       const rows = this.rowPipelines[0];
