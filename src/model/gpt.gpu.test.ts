@@ -7,6 +7,7 @@ import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
 import { presetConfig, type ModelConfig } from './config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
+import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 
 const corpus = toyCorpus();
 const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 3, totalSteps: 20 };
@@ -118,6 +119,36 @@ describe('GPU GPT vs reference', () => {
       expect(Math.abs(r.gradNorm! - refNorm) / refNorm).toBeLessThan(1e-3);
     } finally {
       model.dispose();
+    }
+  });
+
+  it('a checkpoint saved mid-run resumes the same loss curve, and saves back byte for byte', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro');
+    const B = 2;
+    const T = 16;
+    const batch = (s: number) => toyBatch(corpus, B, T, 100 + s);
+    const a = await GpuGpt.create(rt, config, { batch: B, T });
+    const b = await GpuGpt.create(rt, config, { batch: B, T });
+    try {
+      a.setParams(initParams(config, 5));
+      for (let s = 0; s < 3; s++) await a.trainStep(batch(s), lrAt(s, schedule), {});
+      const bytes = saveCheckpoint(await a.toCheckpoint({ extraMetadata: { stage: 'sft' } }));
+      const ck = loadCheckpoint(bytes, { config });
+      expect(saveCheckpoint(ck)).toEqual(bytes);
+      b.loadCheckpoint(ck);
+      expect(b.step).toBe(3);
+      for (let s = 3; s < 6; s++) {
+        const la = (await a.trainStep(batch(s), lrAt(s, schedule))).loss!;
+        const lb = (await b.trainStep(batch(s), lrAt(s, schedule))).loss!;
+        expect(lb).toBe(la);
+      }
+      expect(Array.from(await b.getParams())).toEqual(Array.from(await a.getParams()));
+      const other = presetConfig('micro', { dModel: 64 });
+      expect(() => loadCheckpoint(bytes, { config: other })).toThrow(/dModel/);
+    } finally {
+      a.dispose();
+      b.dispose();
     }
   });
 });

@@ -27,6 +27,7 @@ import type { MatmulShape } from '../reference/matmul.ts';
 import { ADAMW_DEFAULTS, type AdamWConfig } from '../reference/adamw.ts';
 import { headSize, mlpHidden, type ModelConfig } from './config.ts';
 import { paramLayout, tensorSegments, type ParamLayout, type ParamTensor } from './params.ts';
+import type { Checkpoint } from './checkpoint.ts';
 
 /** What a training or evaluation batch gives the model (src/train/data.ts makes these). */
 export interface ModelBatch {
@@ -366,6 +367,19 @@ export class GpuGpt {
 
   async getOptimizerState(): Promise<{ m: Float32Array; v: Float32Array; step: number }> {
     return { m: await this.rt.readF32(this.m, this.layout.totalSize), v: await this.rt.readF32(this.v, this.layout.totalSize), step: this.step };
+  }
+
+  /** The model's state as a checkpoint (weights, config, optimiser state, step). */
+  async toCheckpoint(extra: Pick<Checkpoint, 'tokenizer' | 'extraMetadata'> = {}): Promise<Checkpoint> {
+    return { config: this.config, params: await this.getParams(), step: this.step, optimizer: await this.getOptimizerState(), ...extra };
+  }
+
+  /** Restores a checkpoint (from loadCheckpoint, which has checked it against this config). */
+  loadCheckpoint(ck: Checkpoint): void {
+    const mismatch = (['vocabSize', 'contextLength', 'layers', 'heads', 'dModel', 'mlpRatio', 'norm', 'positions', 'tiedEmbeddings'] as const).find((k) => ck.config[k] !== this.config[k]);
+    if (mismatch) throw new RangeError(`checkpoint: ${mismatch} is ${ck.config[mismatch]} in the checkpoint but ${this.config[mismatch]} in this model`);
+    this.setParams(ck.params, ck.optimizer ? { ...ck.optimizer, step: ck.optimizer.step } : undefined);
+    if (!ck.optimizer) this.step = ck.step;
   }
 
   // ---- batches ---------------------------------------------------------------------------
