@@ -145,11 +145,17 @@ fn attn_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
       }
       let alpha = exp(m - mt);
       l *= alpha;
-      for (var d = 0u; d < D4; d++) { acc[d] *= alpha; }
       for (var j = 0u; j < n; j++) {
         let pj = exp(s[j] - mt);
+        s[j] = pj;
         l += pj;
-        for (var d = 0u; d < D4; d++) { acc[d] += pj * tileB[j * D4 + d]; }
+      }
+      // Column by column into a local: on SwiftShader a write to a private array inside the
+      // key loop costs several times the arithmetic, so each acc[d] is written once per tile.
+      for (var d = 0u; d < D4; d++) {
+        var a = acc[d] * alpha;
+        for (var j = 0u; j < n; j++) { a += s[j] * tileB[j * D4 + d]; }
+        acc[d] = a;
       }
       m = mt;
     }
@@ -177,6 +183,7 @@ fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocat
   var q: array<vec4<f32>, MAX_D4>;
   var g: array<vec4<f32>, MAX_D4>;
   var dq: array<vec4<f32>, MAX_D4>;
+  var s: array<f32, MAX_BC>;
   var rowD = 0.0;
   var rowL = 0.0;
   let qo = qkv_row(b, t) + h * D4;
@@ -205,8 +212,13 @@ fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocat
           x += dot(q[d], tileA[j * D4 + d]);
           dp += dot(g[d], tileB[j * D4 + d]);
         }
-        let ds = exp(x - rowL) * (dp - rowD);
-        for (var d = 0u; d < D4; d++) { dq[d] += ds * tileA[j * D4 + d]; }
+        s[j] = exp(x - rowL) * (dp - rowD);
+      }
+      // Column by column, one private-array write per column per tile (see attn_forward).
+      for (var d = 0u; d < D4; d++) {
+        var a = dq[d];
+        for (var j = 0u; j < n; j++) { a += s[j] * tileA[j * D4 + d]; }
+        dq[d] = a;
       }
     }
     workgroupBarrier();
@@ -231,6 +243,8 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
   var v: array<vec4<f32>, MAX_D4>;
   var dk: array<vec4<f32>, MAX_D4>;
   var dv: array<vec4<f32>, MAX_D4>;
+  var sp: array<f32, MAX_BC>;
+  var sd: array<f32, MAX_BC>;
   let ko = qkv_row(b, j) + p.C4 + h * D4;
   if (live) {
     for (var d = 0u; d < D4; d++) {
@@ -276,11 +290,19 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
         }
         let st = tileS[i];
         let pij = exp(x - st.x);
-        let ds = pij * (dp - st.y);
-        for (var d = 0u; d < D4; d++) {
-          dv[d] += pij * tileB[i * D4 + d];
-          dk[d] += ds * tileA[i * D4 + d];
+        sp[i] = pij;
+        sd[i] = pij * (dp - st.y);
+      }
+      // Column by column, one private-array write per column per tile (see attn_forward).
+      for (var d = 0u; d < D4; d++) {
+        var av = dv[d];
+        var ak = dk[d];
+        for (var i = i0; i < i1; i++) {
+          av += sp[i] * tileB[i * D4 + d];
+          ak += sd[i] * tileA[i * D4 + d];
         }
+        dv[d] = av;
+        dk[d] = ak;
       }
     }
     workgroupBarrier();
