@@ -174,3 +174,113 @@ fn norm_param_grad(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
     g_grads[ib] = sb;
   }
 }
+
+// ---- vec4 versions ------------------------------------------------------------------------
+// The same bindings with x, y, dy, dx and the weights seen as vec4 arrays, for C, gammaOffset
+// and betaOffset all multiples of 4 (the host checks): a thread walks its row 4 floats per access,
+// which SwiftShader (bounds checks and bookkeeping per access) runs several times faster. Same
+// dispatch grids and the same arithmetic per element; only the order of the row sums changes
+// (four interleaved partial sums, added at the end).
+//   norm_forward_vec4   bindings as norm_forward.
+//   norm_backward_vec4  bindings as norm_backward; the (column, block) role reads single floats
+//                       out of the vec4s.
+
+@group(0) @binding(1) var<storage, read> f_x4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> f_w4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> f_y4: array<vec4<f32>>;
+
+fn hsum(v: vec4<f32>) -> f32 {
+  return (v.x + v.y) + (v.z + v.w);
+}
+
+@compute @workgroup_size(64)
+fn norm_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let row = wg_linear(wg, nwg) * 64u + lid;
+  if (row >= p.rows) { return; }
+  let C4 = p.C / 4u;
+  let base = row * C4;
+  let invC = 1.0 / f32(p.C);
+  var mean = 0.0;
+  if (!RMS) {
+    let shift = f_x4[base].x;
+    var s = vec4<f32>(0.0);
+    for (var c = 0u; c < C4; c++) { s += f_x4[base + c] - shift; }
+    mean = shift + hsum(s) * invC;
+  }
+  var ss = vec4<f32>(0.0);
+  for (var c = 0u; c < C4; c++) {
+    let d = f_x4[base + c] - mean;
+    ss += d * d;
+  }
+  let rstd = 1.0 / sqrt(hsum(ss) * invC + p.eps);
+  let g0 = p.gammaOffset / 4u;
+  let b0 = p.betaOffset / 4u;
+  for (var c = 0u; c < C4; c++) {
+    var y = (f_x4[base + c] - mean) * rstd * f_w4[g0 + c];
+    if (!RMS) { y += f_w4[b0 + c]; }
+    f_y4[base + c] = y;
+  }
+  f_stats[2u * row] = mean;
+  f_stats[2u * row + 1u] = rstd;
+}
+
+@group(0) @binding(1) var<storage, read> b_dy4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> b_x4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> b_w4: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> b_dx4: array<vec4<f32>>;
+
+@compute @workgroup_size(64)
+fn norm_backward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = wg_linear(wg, nwg);
+  let C = p.C;
+  let C4 = C / 4u;
+  let rowGroups = (p.rows + 63u) / 64u;
+  if (w < rowGroups) {
+    let row = w * 64u + lid;
+    if (row >= p.rows) { return; }
+    let base = row * C4;
+    let g0 = p.gammaOffset / 4u;
+    let mean = b_stats[2u * row];
+    let rstd = b_stats[2u * row + 1u];
+    var sD = vec4<f32>(0.0);
+    var sDX = vec4<f32>(0.0);
+    for (var c = 0u; c < C4; c++) {
+      let xhat = (b_x4[base + c] - mean) * rstd;
+      let dxhat = b_dy4[base + c] * b_w4[g0 + c];
+      sD += dxhat;
+      sDX += dxhat * xhat;
+    }
+    let invC = 1.0 / f32(C);
+    var meanD = hsum(sD) * invC;
+    if (RMS) { meanD = 0.0; }
+    let meanDX = hsum(sDX) * invC;
+    for (var c = 0u; c < C4; c++) {
+      let xhat = (b_x4[base + c] - mean) * rstd;
+      let dxhat = b_dy4[base + c] * b_w4[g0 + c];
+      var dx = rstd * (dxhat - meanD - xhat * meanDX);
+      if (ACCUM_DX) { dx += b_dx4[base + c]; }
+      b_dx4[base + c] = dx;
+    }
+    return;
+  }
+  // (column quad, row block): thread = 4 adjacent columns, so the partial sums load vec4s too.
+  let quadGroups = (C4 + 63u) / 64u;
+  let k = w - rowGroups;
+  let blk = k / quadGroups;
+  let q = (k - blk * quadGroups) * 64u + lid;
+  if (blk >= p.numBlocks || q >= C4) { return; }
+  let r0 = blk * p.rowsPerBlock;
+  let r1 = min(r0 + p.rowsPerBlock, p.rows);
+  var sg = vec4<f32>(0.0);
+  var sb = vec4<f32>(0.0);
+  for (var r = r0; r < r1; r++) {
+    let dy = b_dy4[r * C4 + q];
+    sg += dy * (b_x4[r * C4 + q] - b_stats[2u * r]) * b_stats[2u * r + 1u];
+    sb += dy;
+  }
+  let o = blk * 2u * C + 4u * q;
+  for (var j = 0u; j < 4u; j++) {
+    b_partial[o + j] = sg[j];
+    b_partial[o + C + j] = sb[j];
+  }
+}

@@ -25,14 +25,19 @@ function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
 
 // 1 element; C below one workgroup; C spanning several threads per column set (130 → 128
 // threads, two columns for some); rows spanning several backward blocks with a ragged last one.
+// C a multiple of 4 takes the vec4 kernels: one quad; several rows and blocks; more than 64 quads
+// (two column-role workgroups).
 const SHAPES: [number, number][] = [
   [1, 1],
   [5, 7],
   [3, 130],
   [70, 33],
+  [1, 4],
+  [70, 12],
+  [3, 260],
 ];
 
-async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, seed: number, opts: { shift?: number; accumulateDx?: boolean } = {}) {
+async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, seed: number, opts: { shift?: number; accumulateDx?: boolean; forceScalar?: boolean } = {}) {
   const shape: NormShape = { rows, C, kind, gammaOffset: 64, betaOffset: 64 + Math.ceil(C / 64) * 64 };
   const total = 64 + 2 * Math.ceil(C / 64) * 64;
   const x = randomArray(rows * C, seed).map((v) => 2 * v + (opts.shift ?? 0));
@@ -40,7 +45,8 @@ async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, se
   const dy = randomArray(rows * C, seed + 2);
   const dx0 = randomArray(rows * C, seed + 3);
   const grads0 = randomArray(total, seed + 4);
-  const k = await NormKernel.create(rt, shape, { accumulateDx: opts.accumulateDx });
+  const k = await NormKernel.create(rt, shape, { accumulateDx: opts.accumulateDx, forceScalar: opts.forceScalar });
+  expect(k.vec4).toBe(C % 4 === 0 && !opts.forceScalar);
   const X = rt.storage('t.x', x);
   const W = rt.storage('t.w', weights);
   const Y = rt.storage('t.y', rows * C * 4);
@@ -88,12 +94,16 @@ describe('norm kernels vs reference', () => {
   it('LayerNorm of rows with a large mean; dx accumulated into an existing gradient', async () => {
     const rt = await gpuRuntime();
     await check(rt, 'layer', 6, 33, 90, { shift: 100 });
+    await check(rt, 'layer', 6, 32, 92, { shift: 100 });
     await check(rt, 'rms', 5, 7, 91, { accumulateDx: true });
+    await check(rt, 'rms', 5, 8, 93, { accumulateDx: true });
+    await check(rt, 'layer', 70, 12, 94, { forceScalar: true });
   });
 
   it('spills large grids into y', async () => {
     const base = await gpuRuntime();
     await check(withGridLimit(base, 6), 'layer', 400, 10, 77); // forward 7 workgroups, backward 32
+    await check(withGridLimit(base, 6), 'rms', 400, 8, 78); // vec4: the same
   });
 
   it('leaves no buffers behind', async () => {

@@ -14,6 +14,8 @@ export interface NormOptions {
   accumulateDx?: boolean;
   /** Add dgamma/dbeta into the gradient buffer (default true: the model zeroes gradients once per step) or overwrite them. */
   accumulateParams?: boolean;
+  /** Use the scalar kernels even where the vec4 ones apply (tests). */
+  forceScalar?: boolean;
 }
 
 /** Rows per dgamma/dbeta stage-1 block: ~32 blocks, so stage 2 sums few partials. */
@@ -32,6 +34,7 @@ export class NormKernel {
     private readonly rt: GpuRuntime,
     readonly shape: ResolvedNormShape,
     readonly numBlocks: number,
+    readonly vec4: boolean,
     private readonly forward: GPUComputePipeline,
     private readonly backward: GPUComputePipeline,
     private readonly paramGrad: GPUComputePipeline,
@@ -45,9 +48,12 @@ export class NormKernel {
     const s = resolveNormShape(shape);
     for (const k of ['gammaOffset', 'betaOffset', 'dgammaOffset', 'dbetaOffset'] as const) checkOffset(k, s[k]);
     const RMS = s.kind === 'rms' ? 1 : 0;
+    // vec4 loads need every row and parameter to start on a 4-float boundary.
+    const vec4 = !options.forceScalar && [s.C, s.gammaOffset, s.betaOffset].every((v) => v % 4 === 0);
+    const suffix = vec4 ? '_vec4' : '';
     const [forward, backward, paramGrad] = await Promise.all([
-      rt.pipeline(NORM_SHADER, 'norm_forward', { RMS }),
-      rt.pipeline(NORM_SHADER, 'norm_backward', { RMS, ACCUM_DX: options.accumulateDx ? 1 : 0 }),
+      rt.pipeline(NORM_SHADER, 'norm_forward' + suffix, { RMS }),
+      rt.pipeline(NORM_SHADER, 'norm_backward' + suffix, { RMS, ACCUM_DX: options.accumulateDx ? 1 : 0 }),
       rt.pipeline(NORM_SHADER, 'norm_param_grad', { RMS, ACCUMULATE: options.accumulateParams === false ? 0 : 1 }),
     ]);
     const rpb = rowsPerBlock(s.rows);
@@ -57,7 +63,7 @@ export class NormKernel {
     w.f32[2] = s.eps;
     const params = rt.uniform('norm.params', w.u32);
     const partial = rt.storage('norm.partial', numBlocks * 2 * s.C * 4);
-    return new NormKernel(rt, s, numBlocks, forward, backward, paramGrad, params, partial);
+    return new NormKernel(rt, s, numBlocks, vec4, forward, backward, paramGrad, params, partial);
   }
 
   /** Bytes of the stats buffer (mean, rstd per row). */
@@ -98,7 +104,9 @@ export class NormKernel {
     pass.setPipeline(this.backward);
     pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, dy, x, weights, stats, dx, this.partial]));
     const rowGroups = Math.ceil(this.shape.rows / 64);
-    pass.dispatchWorkgroups(...grid(this.rt, rowGroups + Math.ceil(this.shape.C / 64) * this.numBlocks));
+    // Column role: one thread per column (scalar) or per 4 columns (vec4), per row block.
+    const colGroups = Math.ceil(this.shape.C / (this.vec4 ? 256 : 64));
+    pass.dispatchWorkgroups(...grid(this.rt, rowGroups + colGroups * this.numBlocks));
     pass.setPipeline(this.paramGrad);
     pass.setBindGroup(0, this.binds.get(this.paramGrad, 'pgrad', [this.params, this.partial, grads]));
     pass.dispatchWorkgroups(Math.ceil(this.shape.C / 64));
