@@ -99,13 +99,27 @@ test('search, domain and length filters; the list is usable at 390 px', async ({
   await page.getByRole('button', { name: 'Clear' }).click();
   await page.getByLabel('Search', { exact: true }).fill('env-web-20240501-00007');
   await expect(count).toHaveText(/^1 of /);
+  // Keyboard only: from the search field, Tab reaches the row and Enter opens it.
+  await page.getByLabel('Search', { exact: true }).focus();
+  const row = page.getByTestId('trajectory-row').first();
+  for (let i = 0; i < 12 && !(await row.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab');
+  await expect(row).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page).toHaveURL(/#\/trajectories\/env-web-20240501-00007$/);
+  await expect(page.getByRole('heading', { name: 'env-web-20240501-00007' })).toBeFocused();
+
+  // Dark mode follows the system setting.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await snap(page, 'trajectory-view-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  // At 390 px the list and the open trajectory take turns on screen.
   await page.setViewportSize({ width: 390, height: 800 });
+  await expect(page.getByTestId('trajectory-list')).toBeHidden();
+  await page.getByRole('link', { name: '← All trajectories' }).click();
+  await expect(page).toHaveURL(/#\/trajectories\/?$/);
   await page.getByTestId('trajectory-row').first().click();
   await expect(page.getByTestId('trajectory-detail')).toBeVisible();
-  await expect(page.getByRole('link', { name: '← All trajectories' })).toBeVisible();
   await snap(page, 'trajectory-view-narrow');
-  await page.getByRole('link', { name: '← All trajectories' }).click();
-  await expect(page.getByTestId('trajectory-row').first()).toBeVisible();
 });
 
 test('10,000 trajectories stay a short DOM and scroll to the end', async ({ page }) => {
