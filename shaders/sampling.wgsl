@@ -9,8 +9,9 @@
 //             write straight into a token history).
 //   Dispatch: (N) workgroups of 64; one workgroup per row.
 //   Computes, with no sort: each logit maps to an order-preserving u32 key; the top-k threshold
-//   is the largest key θ with count(key ≥ θ) ≥ k, found by a 32-step binary search over keys
-//   with a workgroup count reduction per step (exact: it lands on the k-th largest logit).
+//   is the key of the k-th largest logit, found by a 4-pass radix select (per pass, a 256-bin
+//   histogram of the next 8 key bits among the keys matching the bits fixed so far, counted
+//   with integer workgroup atomics; exact and order-independent).
 //   e_v = exp((x_v − max)/τ) for tokens at or above it go to scratch; the top-p threshold is
 //   the largest key whose kept mass Σ_{key ≥ θ} e_v reaches p · (top-k mass), again by binary
 //   search. The draw: u ∈ [0,1) from the hash; each thread sums the kept e_v of a contiguous
@@ -46,6 +47,7 @@ var<workgroup> redF: array<f32, WG>;
 var<workgroup> redU: array<u32, WG>;
 var<workgroup> chunkStart: array<f32, WG>;
 var<workgroup> lastNonEmpty: u32;
+var<workgroup> hist: array<atomic<u32>, 256>;
 
 fn mix32(v: u32) -> u32 {
   var x = v;
@@ -76,15 +78,6 @@ fn sum_f(tid: u32, x: f32) -> f32 {
   workgroupBarrier();
   var r = 0.0;
   for (var i = 0u; i < WG; i++) { r += redF[i]; }
-  workgroupBarrier();
-  return r;
-}
-
-fn sum_u(tid: u32, x: u32) -> u32 {
-  redU[tid] = x;
-  workgroupBarrier();
-  var r = 0u;
-  for (var i = 0u; i < WG; i++) { r += redU[i]; }
   workgroupBarrier();
   return r;
 }
@@ -128,19 +121,38 @@ fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
     return;
   }
 
-  // Top-k threshold on keys (0 keeps everything).
+  // Top-k threshold on keys (0 keeps everything): radix select, 8 bits of the key per pass.
+  // Each pass counts, among the keys that match the digits fixed so far, how many have each
+  // value of the next digit; scanning those 256 counts from the top fixes the digit holding
+  // the k-th largest. Four passes land exactly on its key. Integer counts: order-free and exact.
   var thrK = 0u;
   if (p.topK > 0u && p.topK < V) {
-    var lo = 0u;
-    var hi = key(xMax);
-    for (var it = 0u; it < 32u; it++) {
-      let mid = upper_mid(lo, hi);
-      var c = 0u;
-      for (var v = tid; v < V; v += WG) { c += select(0u, 1u, key(logits[base + v]) >= mid); }
-      let cnt = sum_u(tid, c);
-      if (cnt >= p.topK) { lo = mid; } else { hi = mid - 1u; }
+    var prefix = 0u;
+    var mask = 0u;
+    var kRem = p.topK;
+    for (var round = 0u; round < 4u; round++) {
+      let shift = 24u - 8u * round;
+      for (var i = tid; i < 256u; i += WG) { atomicStore(&hist[i], 0u); }
+      workgroupBarrier();
+      for (var v = tid; v < V; v += WG) {
+        let kk = key(logits[base + v]);
+        if ((kk & mask) == prefix) { atomicAdd(&hist[(kk >> shift) & 255u], 1u); }
+      }
+      workgroupBarrier();
+      var above = 0u;
+      var digit = 0u;
+      for (var dd = 0u; dd < 256u; dd++) {
+        let d = 255u - dd;
+        let c = atomicLoad(&hist[d]);
+        if (above + c >= kRem) { digit = d; break; }
+        above += c;
+      }
+      kRem -= above;
+      prefix |= digit << shift;
+      mask |= 255u << shift;
+      workgroupBarrier();
     }
-    thrK = lo;
+    thrK = prefix;
   }
 
   // Unnormalised probabilities of the tokens top-k keeps.
