@@ -31,9 +31,9 @@ export interface EncodedRow {
   domain?: string;
 }
 
-/** B rows of T positions: predict targets[r·T + t] from inputs[r·T .. r·T + t]. */
+/** B rows of T positions: predict targets[r·T + t] from inputs[r·T .. r·T + t] (a ModelBatch). */
 export interface TokenBatch {
-  batch: number;
+  B: number;
   T: number;
   inputs: Uint32Array;
   targets: Uint32Array;
@@ -146,7 +146,7 @@ export function makeBatch(rows: EncodedRow[], T: number, pad: number): TokenBatc
       weightSum += w;
     }
   });
-  return { batch: B, T, inputs, targets, weights, weightSum };
+  return { B, T, inputs, targets, weights, weightSum };
 }
 
 /**
@@ -182,4 +182,11 @@ export class BatchSampler {
     }
     return makeBatch(picked, this.T, this.pad);
   }
+}
+
+/** The prompt a generator is given for a sample: context and the opening target tag, within `maxTokens`. */
+export function encodePrompt(tok: Tokenizer, sample: TurnSample, template: PromptTemplate, maxTokens: number): number[] {
+  const closeLen = tok.encode(template.targetClose, { allowSpecial: true }).length;
+  const row = encodeSftSample(tok, { ...sample, targetObservation: '' }, template, 0, { maxTokens: maxTokens + closeLen });
+  return row.ids.slice(0, Math.min(maxTokens, row.ids.length - closeLen));
 }
