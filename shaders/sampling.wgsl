@@ -48,6 +48,10 @@ var<workgroup> redU: array<u32, WG>;
 var<workgroup> chunkStart: array<f32, WG>;
 var<workgroup> lastNonEmpty: u32;
 var<workgroup> hist: array<atomic<u32>, 256>;
+const CAND: u32 = 256u;
+var<workgroup> candKey: array<u32, CAND>;
+var<workgroup> candE: array<f32, CAND>;
+var<workgroup> candCount: u32;
 
 fn mix32(v: u32) -> u32 {
   var x = v;
@@ -167,9 +171,58 @@ fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
   }
   let massK = sum_f(tid, part);
 
-  // Top-p threshold: the largest key whose mass at or above reaches topP · massK.
+  // Top-p threshold: the largest key whose mass at or above reaches topP · massK. After top-k
+  // the survivors are usually few: when at most CAND, they are compacted (in id order, so the
+  // sums keep a fixed order) into workgroup memory and searched there instead of over V.
   var thr = thrK;
-  if (p.topP < 1.0) {
+  var searched = false;
+  if (p.topP < 1.0 && p.topK > 0u && p.topK < V) {
+    let chunk = (V + WG - 1u) / WG;
+    let v0 = min(V, tid * chunk);
+    let v1 = min(V, v0 + chunk);
+    var cnt = 0u;
+    for (var v = v0; v < v1; v++) { cnt += select(0u, 1u, key(logits[base + v]) >= thrK); }
+    redU[tid] = cnt;
+    workgroupBarrier();
+    if (tid == 0u) {
+      var acc = 0u;
+      for (var i = 0u; i < WG; i++) {
+        let c = redU[i];
+        redU[i] = acc;
+        acc += c;
+      }
+      candCount = acc;
+    }
+    let total = workgroupUniformLoad(&candCount);
+    if (total <= CAND) {
+      var slot = redU[tid];
+      for (var v = v0; v < v1; v++) {
+        let kk = key(logits[base + v]);
+        if (kk >= thrK) {
+          candKey[slot] = kk;
+          candE[slot] = scratch[r * V + v];
+          slot++;
+        }
+      }
+      workgroupBarrier();
+      var lo = thrK;
+      var hi = key(xMax);
+      let need = p.topP * massK;
+      for (var it = 0u; it < 32u; it++) {
+        let mid = upper_mid(lo, hi);
+        var m = 0.0;
+        for (var c = tid; c < total; c += WG) {
+          if (candKey[c] >= mid) { m += candE[c]; }
+        }
+        let mass = sum_f(tid, m);
+        if (mass >= need) { lo = mid; } else { hi = mid - 1u; }
+      }
+      thr = lo;
+      searched = true;
+    }
+    workgroupBarrier();
+  }
+  if (p.topP < 1.0 && !searched) {
     var lo = thrK;
     var hi = key(xMax);
     let need = p.topP * massK;
