@@ -76,6 +76,8 @@ describe('cross-entropy kernel vs reference', () => {
       [5, 7],
       [70, 33],
       [3, 250],
+      [6, 4], // vec4 rows: one quad
+      [70, 256], // vec4 rows: the bench model's vocabulary
       [4, 1000], // two 512-column segments, the second ragged
     ]) {
       const k = await XentKernel.create(rt, { N, V });
@@ -83,6 +85,9 @@ describe('cross-entropy kernel vs reference', () => {
       await check(rt, k, N, V, N + V + 1, { zeroW: true });
       k.dispose();
     }
+    const scalar = await XentKernel.create(rt, { N: 70, V: 256, forceScalar: true });
+    await check(rt, scalar, 70, 256, 3);
+    scalar.dispose();
   });
 
   it('V = 8192 with large logits (online max keeps exp in range)', async () => {
@@ -94,7 +99,7 @@ describe('cross-entropy kernel vs reference', () => {
 
   it('evaluation mode leaves the logits alone', async () => {
     const rt = await gpuRuntime();
-    for (const V of [33, 1000]) {
+    for (const V of [33, 256, 1000]) {
       const k = await XentKernel.create(rt, { N: 9, V, grad: false });
       await check(rt, k, 9, V, 6);
       k.dispose();
@@ -104,7 +109,7 @@ describe('cross-entropy kernel vs reference', () => {
   it('spills large grids into y', async () => {
     const base = await gpuRuntime();
     const rt = withGridLimit(base, 4); // 5 workgroups for whole rows, 10 for 2 segments
-    for (const V of [9, 1000]) {
+    for (const V of [9, 12, 1000]) {
       const k = await XentKernel.create(rt, { N: 300, V });
       await check(base, k, 300, V, 8);
       k.dispose();

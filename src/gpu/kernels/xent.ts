@@ -15,6 +15,8 @@ export interface XentShape {
   V: number;
   /** Write dlogits over the logits (training, default) or leave them (evaluation: nll and loss only). */
   grad?: boolean;
+  /** Use the scalar row kernel even when V is a multiple of 4 (tests). */
+  forceScalar?: boolean;
 }
 
 /** Columns per thread segment (SEG in the shader). */
@@ -48,13 +50,13 @@ export class XentKernel {
     for (const [k, v] of Object.entries({ N: shape.N, V: shape.V })) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`xent: ${k} must be a positive integer, got ${v}`);
     }
-    const s: Required<XentShape> = { grad: true, ...shape };
+    const s: Required<XentShape> = { grad: true, forceScalar: false, ...shape };
     const segments = Math.ceil(s.V / XENT_SEGMENT);
     const GRAD = s.grad ? 1 : 0;
     const [reduce, ...rowPipelines] = await Promise.all([
       rt.pipeline(XENT_SHADER, 'xent_reduce'),
       ...(segments === 1
-        ? [rt.pipeline(XENT_SHADER, 'xent_rows', { GRAD })]
+        ? [rt.pipeline(XENT_SHADER, s.V % 4 === 0 && !s.forceScalar ? 'xent_rows_vec4' : 'xent_rows', { GRAD })]
         : [rt.pipeline(XENT_SHADER, 'xent_partial'), rt.pipeline(XENT_SHADER, 'xent_finish', { GRAD })]),
     ]);
     const params = rt.uniform('xent.params', new Uint32Array(16));
