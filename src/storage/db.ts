@@ -2,19 +2,22 @@
 // sessions. Upgrades run in order from the version the user has to DB_VERSION, so a user who
 // skipped releases still gets every store; nothing already stored is rewritten by an upgrade.
 //
-// Version history (add a case to `upgrade` and a line here for each new version):
+// Version history (add a step to `upgrade` and a line here for each new version):
 //   1  datasets, datasetChunks, templates, tokenizers
-//   2  (reserved for the training pipeline) checkpoints: keyPath 'id', values
-//      { id, name, createdAt, config, bytes: ArrayBuffer (safetensors) }, index 'byCreatedAt';
-//      runs: keyPath 'id', values { id, stage, startedAt, config, history: {step, loss, ...}[] },
-//      index 'byStartedAt'. Large tensors go in their own records so listing stays cheap.
+//   2  training runs (src/storage/runs.ts):
+//      runs: keyPath 'id', index 'byCreatedAt'; a RunRecord: spec, state, and the 'last' and
+//        'best' checkpoint pointers (small, so listing runs stays cheap);
+//      checkpoints: keyPath 'key', index 'byRun'; safetensors bytes, one record per checkpoint,
+//        never overwritten in place (atomic replacement: see runs.ts);
+//      runMetrics: keyPath ['runId', 'step']; one record per logged step, values merged.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
+import type { TrainSpec } from '../train/pipeline.ts';
 
 export const DB_NAME = 'lwm-studio';
-export const DB_VERSION = 1;
+export const DB_VERSION = 2;
 
 /** What the dataset list shows, without loading any trajectory. */
 export interface DatasetMeta {
@@ -58,11 +61,63 @@ export interface CachedTokenizer {
   json: TokenizerJSON;
 }
 
+export type RunState = 'queued' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'failed';
+export type CheckpointTag = 'last' | 'best';
+
+/** A run's pointer to one stored checkpoint. */
+export interface CheckpointRef {
+  key: string;
+  step: number;
+  size: number;
+  createdAt: number;
+  evalLoss?: number;
+}
+
+/** One training run (one stage): what it was asked to do, where it is, its checkpoints. */
+export interface RunRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  stage: TrainSpec['stage'];
+  /** The spec as given (defaults are applied by the pipeline; the checkpoint records them). */
+  spec: TrainSpec;
+  data: { datasetId: string | null; name: string; trajectories: number };
+  /** The stored checkpoint this run started from (an earlier stage), if any. */
+  from: { runId: string; runName: string; tag: CheckpointTag; step: number; stage: string; key: string } | null;
+  state: RunState;
+  /** The user-facing message of a failed run. */
+  error?: string;
+  /** The last step that reported metrics. */
+  step: number;
+  checkpoints: Partial<Record<CheckpointTag, CheckpointRef>>;
+  /** Steps at which the run was resumed from its 'last' checkpoint (the chart marks them). */
+  resumes: number[];
+}
+
+export interface StoredCheckpoint {
+  key: string;
+  runId: string;
+  step: number;
+  createdAt: number;
+  /** safetensors bytes: weights, Adam state, step, tokenizer and stage in the metadata. */
+  bytes: ArrayBuffer;
+}
+
+export interface RunMetric {
+  runId: string;
+  step: number;
+  values: Record<string, number>;
+}
+
 export interface StudioDB extends DBSchema {
   datasets: { key: string; value: DatasetMeta };
   datasetChunks: { key: [string, number]; value: DatasetChunk };
   templates: { key: string; value: TemplateVersion };
   tokenizers: { key: string; value: CachedTokenizer };
+  runs: { key: string; value: RunRecord; indexes: { byCreatedAt: number } };
+  checkpoints: { key: string; value: StoredCheckpoint; indexes: { byRun: string } };
+  runMetrics: { key: [string, number]; value: RunMetric };
 }
 
 let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
@@ -70,14 +125,19 @@ let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
 export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
   dbPromise ??= openDB<StudioDB>(DB_NAME, DB_VERSION, {
     upgrade(db, oldVersion) {
-      // Fall through on purpose: each case brings the schema one version forward.
-      switch (oldVersion) {
-        case 0:
-          db.createObjectStore('datasets', { keyPath: 'id' });
-          db.createObjectStore('datasetChunks', { keyPath: ['datasetId', 'index'] });
-          db.createObjectStore('templates', { keyPath: 'version' });
-          db.createObjectStore('tokenizers', { keyPath: 'datasetId' });
-        // case 1: the training pipeline adds 'checkpoints' and 'runs' here (see the header).
+      // Each step brings the schema one version forward, so every older version gets them all.
+      if (oldVersion < 1) {
+        db.createObjectStore('datasets', { keyPath: 'id' });
+        db.createObjectStore('datasetChunks', { keyPath: ['datasetId', 'index'] });
+        db.createObjectStore('templates', { keyPath: 'version' });
+        db.createObjectStore('tokenizers', { keyPath: 'datasetId' });
+      }
+      if (oldVersion < 2) {
+        const runs = db.createObjectStore('runs', { keyPath: 'id' });
+        runs.createIndex('byCreatedAt', 'createdAt');
+        const checkpoints = db.createObjectStore('checkpoints', { keyPath: 'key' });
+        checkpoints.createIndex('byRun', 'runId');
+        db.createObjectStore('runMetrics', { keyPath: ['runId', 'step'] });
       }
     },
     blocked() {
@@ -90,4 +150,11 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
     },
   });
   return dbPromise;
+}
+
+/** Closes the shared connection (tests reopen the database; a page never needs this). */
+export async function closeStudioDB(): Promise<void> {
+  const p = dbPromise;
+  dbPromise = null;
+  if (p) (await p.catch(() => null))?.close();
 }
