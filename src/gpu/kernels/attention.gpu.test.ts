@@ -17,6 +17,8 @@ const SHAPES: [AttentionShape, boolean][] = [
   [{ B: 1, T: 20, H: 1, D: 64 }, false],
   [{ B: 1, T: 33, H: 1, D: 128 }, false],
   [{ B: 2, T: 45, H: 2, D: 16 }, true],
+  // Long context: 1030 rows, 33 blocks, many tiles.
+  [{ B: 1, T: 1030, H: 1, D: 8 }, false],
 ];
 
 async function run(encode: (pass: GPUComputePassEncoder) => void) {
