@@ -12,6 +12,7 @@
 //                  workgroup w sums g² over elements w·2048 + t + 64·k, k < 32, in order, into
 //                  partials[w·64 + t]. No barrier: on SwiftShader a workgroupBarrier costs about
 //                  a microsecond per invocation, more than the whole sum.
+//   sumsq_partial_vec4  the same on vec4s, for n a multiple of 4.
 //   sumsq_final    bindings 1 partials (read), 2 gnorm (read_write). Dispatch: 1 workgroup of 64.
 //                  Thread t sums its contiguous share of the partials in order; after one barrier
 //                  thread 0 adds the 64 sums in order: norm = √Σ, and writes
@@ -65,6 +66,27 @@ fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     }
   }
   s_partials[w * 64u + lid] = s;
+}
+
+// Stage 1 on vec4s (n a multiple of 4): the same 2048-element chunk per workgroup, thread lid
+// summing vec4 indices w·512 + lid + 64·k, k < 8; same partials layout.
+@group(0) @binding(1) var<storage, read> s_grads4: array<vec4<f32>>;
+
+@compute @workgroup_size(64)
+fn sumsq_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = wg.x + wg.y * nwg.x;
+  if (w * 64u >= p.numPartials) { return; }
+  let n4 = p.n / 4u;
+  let base = w * (CHUNK / 4u) + lid;
+  var s = vec4<f32>(0.0);
+  for (var k = 0u; k < PER_THREAD / 4u; k++) {
+    let i = base + k * 64u;
+    if (i < n4) {
+      let g = s_grads4[i];
+      s += g * g;
+    }
+  }
+  s_partials[w * 64u + lid] = (s.x + s.y) + (s.z + s.w);
 }
 
 // ---- stage 2: the norm, the clip factor, the bias corrections ----------------------------------

@@ -20,6 +20,8 @@
 //   colsum_final     grad[gradOffset + c] (+)= Σ_blk partial[blk, c]     stage 2, fixed block order
 //   add_vec4, add_inplace_vec4, bias_add_vec4, bias_gelu_vec4, gelu_backward_vec4
 //                    the same on vec4s, 16 floats per thread (see "vec4 versions" below)
+//   colsum_partial_vec4, gelu_colsum_partial_vec4
+//                    stage 1 with a thread per 4 adjacent columns (C a multiple of 4)
 // The bias gradient is a two-stage column sum: no float atomics, and the summation order is fixed
 // by (block, row) indices, so results are bit-identical run to run.
 
@@ -160,6 +162,51 @@ fn gelu_colsum_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invo
     s += d;
   }
   gc_partial[wg.y * p.C + c] = s;
+}
+
+// ---- vec4 column sums: the same bindings and grids, a thread owning 4 adjacent columns -------
+// For C a multiple of 4: dispatch (ceil(C/256), numBlocks); partial layout unchanged.
+@group(0) @binding(1) var<storage, read> cs_g4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> gc_h4: array<vec4<f32>>;
+
+fn store_quad(buf_offset: u32, s: vec4<f32>) {
+  gc_partial[buf_offset] = s.x;
+  gc_partial[buf_offset + 1u] = s.y;
+  gc_partial[buf_offset + 2u] = s.z;
+  gc_partial[buf_offset + 3u] = s.w;
+}
+
+@compute @workgroup_size(64)
+fn colsum_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let C4 = p.C / 4u;
+  let q = wg.x * 64u + lid;
+  if (q >= C4) { return; }
+  let r0 = wg.y * p.rowsPerBlock;
+  let r1 = min(r0 + p.rowsPerBlock, p.rows);
+  var s = vec4<f32>(0.0);
+  for (var r = r0; r < r1; r++) { s += cs_g4[r * C4 + q]; }
+  let o = wg.y * p.C + 4u * q;
+  cs_partial[o] = s.x;
+  cs_partial[o + 1u] = s.y;
+  cs_partial[o + 2u] = s.z;
+  cs_partial[o + 3u] = s.w;
+}
+
+@compute @workgroup_size(64)
+fn gelu_colsum_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let C4 = p.C / 4u;
+  let q = wg.x * 64u + lid;
+  if (q >= C4) { return; }
+  let r0 = wg.y * p.rowsPerBlock;
+  let r1 = min(r0 + p.rowsPerBlock, p.rows);
+  var s = vec4<f32>(0.0);
+  for (var r = r0; r < r1; r++) {
+    let i = r * C4 + q;
+    let d = acc_x4[i] * gelu_grad4(gc_h4[i]);
+    acc_x4[i] = d;
+    s += d;
+  }
+  store_quad(wg.y * p.C + 4u * q, s);
 }
 
 // ---- colsum_final: bindings 1 partial [numBlocks, C] (read), 2 grads (read_write) ----------

@@ -63,7 +63,7 @@ export class AdamWKernel {
     const maskWords = buildDecayMask(shape.segments, shape.size);
     const vec4 = !shape.forceScalar && shape.size % 4 === 0;
     const [partial, final, update] = await Promise.all([
-      rt.pipeline(ADAMW_SHADER, 'sumsq_partial'),
+      rt.pipeline(ADAMW_SHADER, vec4 ? 'sumsq_partial_vec4' : 'sumsq_partial'),
       rt.pipeline(ADAMW_SHADER, 'sumsq_final'),
       rt.pipeline(ADAMW_SHADER, vec4 ? 'adamw_update_vec4' : 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
     ]);

@@ -17,6 +17,7 @@ const SHAPES: [number, number][] = [
   [1, 4],
   [5, 12],
   [33, 64],
+  [3, 260], // vec4 column sums over two workgroups of 64 quads
 ];
 const BIAS_OFFSET = 64; // biases and their gradients live inside flat parameter buffers
 
@@ -107,7 +108,8 @@ describe('elementwise kernels vs reference', () => {
       const grads0 = randomArray(BIAS_OFFSET + C + 3, 17);
       const gb = await GeluBackwardKernel.create(rt, { n });
       const accum = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET });
-      const over = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET, accumulate: false });
+      // the scalar stage 1, also where vec4 would apply
+      const over = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET, accumulate: false, forceScalar: true });
       const fused = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET, gelu: true });
       const Hb = rt.storage('t.h', h);
       const G1 = rt.storage('t.g1', dout);

@@ -259,6 +259,8 @@ export interface BiasGradShape {
   accumulate?: boolean;
   /** First turn dout into dh = dout·gelu'(h) in place (the bias sat before a GELU). */
   gelu?: boolean;
+  /** Use the scalar stage 1 even when C is a multiple of 4 (tests). */
+  forceScalar?: boolean;
 }
 
 /**
@@ -286,9 +288,10 @@ export class BiasGradKernel {
   static async create(rt: GpuRuntime, shape: BiasGradShape): Promise<BiasGradKernel> {
     checkDims('bias grad', { rows: shape.rows, C: shape.C });
     checkOffset('gradOffset', shape.gradOffset);
-    const s: Required<BiasGradShape> = { accumulate: true, gelu: false, ...shape };
+    const s: Required<BiasGradShape> = { accumulate: true, gelu: false, forceScalar: false, ...shape };
+    const vec4 = !s.forceScalar && s.C % 4 === 0;
     const [partialPipeline, finalPipeline] = await Promise.all([
-      rt.pipeline(ELEMENTWISE_SHADER, s.gelu ? 'gelu_colsum_partial' : 'colsum_partial'),
+      rt.pipeline(ELEMENTWISE_SHADER, (s.gelu ? 'gelu_colsum_partial' : 'colsum_partial') + (vec4 ? '_vec4' : '')),
       rt.pipeline(ELEMENTWISE_SHADER, 'colsum_final', { ACCUMULATE: s.accumulate ? 1 : 0 }),
     ]);
     const rowsPerBlock = rowsPerBlockFor(s.rows);
@@ -308,7 +311,7 @@ export class BiasGradKernel {
     const stage1 = gelu ? [this.params, dout, h ?? fail('bias grad with gelu: h is required'), this.partial] : [this.params, dout, this.partial];
     pass.setPipeline(this.partialPipeline);
     pass.setBindGroup(0, this.binds.get(this.partialPipeline, 'partial', stage1));
-    pass.dispatchWorkgroups(Math.ceil(C / 64), this.numBlocks);
+    pass.dispatchWorkgroups(Math.ceil(C / (this.shape.C % 4 === 0 && !this.shape.forceScalar ? 256 : 64)), this.numBlocks);
     pass.setPipeline(this.finalPipeline);
     pass.setBindGroup(0, this.binds.get(this.finalPipeline, 'final', [this.params, this.partial, grads]));
     pass.dispatchWorkgroups(Math.ceil(C / 64));
