@@ -20,7 +20,10 @@ export interface JobContext {
   /** Call between steps: waits while paused, throws StopRequested when stopped. */
   step(): Promise<void>;
   metric(step: number, values: Record<string, number>): void;
-  checkpoint(step: number, key: string, bytes: number): void;
+  /** Tells the page a checkpoint was stored (the job persists it; only its key travels). */
+  checkpoint(step: number, key: string, bytes: number, tag?: 'last' | 'best'): void;
+  /** Calls `listener` on each later state change of this job (paused, running, stopping). */
+  onState(listener: (state: JobState) => void): () => void;
   text(text: string): void;
   log(message: string): void;
   readonly stopRequested: boolean;
@@ -34,6 +37,7 @@ interface JobEntry {
   state: JobState;
   resume: (() => void) | null;
   pausedGate: Promise<void> | null;
+  listeners: Set<(state: JobState) => void>;
 }
 
 export class JobHost {
@@ -65,6 +69,13 @@ export class JobHost {
   private setState(job: JobEntry, state: JobState, detail?: string) {
     job.state = state;
     this.post({ type: 'status', jobId: job.jobId, state, detail });
+    for (const l of job.listeners) {
+      try {
+        l(state);
+      } catch {
+        /* a listener's failure must not change the job's state machine */
+      }
+    }
   }
 
   private start(jobId: string, spec: JobSpecBase) {
@@ -77,7 +88,7 @@ export class JobHost {
       this.post({ type: 'error', jobId, message: `Unknown job kind '${spec.kind}'. Known: ${Object.keys(this.runners).join(', ')}.` });
       return;
     }
-    const job: JobEntry = { jobId, spec, state: 'queued', resume: null, pausedGate: null };
+    const job: JobEntry = { jobId, spec, state: 'queued', resume: null, pausedGate: null, listeners: new Set() };
     this.jobs.set(jobId, job);
     this.setState(job, 'queued');
     // One job at a time: they share the device, and a second training run would halve both.
@@ -98,7 +109,11 @@ export class JobHost {
         }
       },
       metric: (step, values) => this.post({ type: 'metric', jobId: job.jobId, step, values }),
-      checkpoint: (step, key, bytes) => this.post({ type: 'checkpoint', jobId: job.jobId, step, key, bytes }),
+      checkpoint: (step, key, bytes, tag) => this.post({ type: 'checkpoint', jobId: job.jobId, step, key, bytes, tag }),
+      onState: (listener) => {
+        job.listeners.add(listener);
+        return () => job.listeners.delete(listener);
+      },
       text: (text) => this.post({ type: 'text', jobId: job.jobId, text }),
       log: (message) => this.post({ type: 'log', jobId: job.jobId, message }),
       get stopRequested() {
@@ -108,9 +123,11 @@ export class JobHost {
     try {
       ctx.rt = await this.runtime();
       const result = await runner(job.spec, ctx);
+      job.listeners.clear();
       this.setState(job, 'done');
       this.post({ type: 'done', jobId: job.jobId, result });
     } catch (e) {
+      job.listeners.clear();
       if (e instanceof StopRequested) {
         this.setState(job, 'stopped');
       } else {
@@ -154,9 +171,11 @@ export class JobHost {
   }
 }
 
-function userMessage(e: Error): string {
+/** The message a user sees for an error a job threw. */
+export function userMessage(e: Error): string {
   if (e instanceof UserFacingError) return e.message;
-  if (e.name === 'WebGPUUnavailableError' || e.name === 'DeviceLostError') return e.message;
+  // These carry messages written for the user (storage full, a checkpoint that does not parse).
+  if (['WebGPUUnavailableError', 'DeviceLostError', 'StorageFullError', 'CheckpointError', 'SafetensorsError'].includes(e.name)) return e.message;
   if (/out of memory|OOM/i.test(e.message)) return `The GPU ran out of memory: ${e.message}. Try a smaller preset, batch or context.`;
   return `The job failed: ${e.message}`;
 }

@@ -1,9 +1,232 @@
 // The job kinds a JobHost runs. Each runner takes its spec and a JobContext.
+//
+// 'train' runs one stage of the pipeline (pipeline.ts) and persists everything itself, in the
+// worker: the run record, its metric history and its checkpoints go to IndexedDB
+// (src/storage/runs.ts), and only small events (metrics, "checkpoint stored under key K") travel
+// to the page. So checkpoint bytes never cross the worker boundary, a run keeps its history when
+// no view watches it, and a reload finds in storage everything needed to resume.
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import type { Trajectory } from '../core/schema/types.ts';
 import { runSelfTest } from '../gpu/selftest.ts';
-import type { JobRunner } from './host.ts';
+import { loadTrajectories } from '../storage/datasets.ts';
+import type { RunRecord, RunState } from '../storage/db.ts';
+import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
+import { StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
+import { runTraining, type TrainResult, type TrainSpec } from './pipeline.ts';
 
 export interface SelfTestSpec {
   kind: 'selftest';
+}
+
+/** Where a run's trajectories come from. */
+export type TrainData =
+  /** A dataset stored in IndexedDB: the worker reads it itself (the app). */
+  | { datasetId: string; name?: string }
+  /** Trajectories sent with the job (tests, and hosts without IndexedDB datasets). */
+  | { trajectories: Trajectory[]; name: string };
+
+export type TrainJobSpec =
+  | {
+      kind: 'train';
+      /** The run record this job creates and writes to. */
+      runId: string;
+      resume?: false;
+      name?: string;
+      /** The stage and its settings; `train.templates` is the stage's template mix. */
+      train: TrainSpec;
+      data: TrainData;
+      /** A stored checkpoint to start from, e.g. the CPT run an SFT run builds on. */
+      from?: RunRecord['from'];
+    }
+  | {
+      kind: 'train';
+      runId: string;
+      /**
+       * Continue the stored run from its 'last' checkpoint, with its stored spec, so the batches
+       * and schedule continue where they stopped (from scratch when it has no checkpoint yet).
+       */
+      resume: true;
+      /** Needed only when the run's data was sent inline. */
+      data?: TrainData;
+    };
+
+export interface TrainJobResult extends Omit<TrainResult, 'checkpoint'> {
+  runId: string;
+}
+
+/** How often buffered metrics are written to IndexedDB (they are also written before each checkpoint). */
+const METRIC_FLUSH_MS = 1000;
+
+async function loadData(data: TrainData): Promise<Trajectory[]> {
+  if ('trajectories' in data) return data.trajectories;
+  const trajectories = await loadTrajectories(data.datasetId);
+  if (!trajectories.length) throw new UserFacingError(`The dataset ${data.name ?? data.datasetId} has no trajectories in browser storage; load or import data in the Data view.`);
+  return trajectories;
+}
+
+function checkTemplateMix(spec: TrainSpec) {
+  // The pipeline renders with the built-in templates; a user's own versions cannot reach it yet.
+  const unknown = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v]);
+  if (unknown.length) {
+    throw new UserFacingError(`The ${spec.stage.toUpperCase()} template mix names ${unknown.join(', ')}; training can use the built-in templates (${Object.keys(BUILTIN_TEMPLATES).join(', ')}) only. Change the mix in the Prompts view.`);
+  }
+}
+
+/** Holds the run's Web Lock while it trains, so a second tab cannot resume the same run. */
+async function withRunLock<T>(runId: string, body: () => Promise<T>): Promise<T> {
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  if (!locks) return body();
+  return locks.request(runLockName(runId), { ifAvailable: true }, async (lock) => {
+    if (!lock) throw new UserFacingError('This run is training in another tab of LWM Studio; watch it there or close that tab first.');
+    return body();
+  });
+}
+
+export function runLockName(runId: string): string {
+  return `lwm-run:${runId}`;
+}
+
+async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJobResult> {
+  if (!spec.runId) throw new UserFacingError('a train job needs a runId');
+  return withRunLock(spec.runId, async () => {
+    let run: RunRecord;
+    let data: TrainData;
+    let from: Uint8Array | undefined;
+    const existing = await getRun(spec.runId);
+    if (spec.resume) {
+      if (!existing) throw new UserFacingError(`There is no stored run ${spec.runId} to resume; it may have been deleted.`);
+      data = spec.data ?? (existing.data.datasetId ? { datasetId: existing.data.datasetId, name: existing.data.name } : (() => {
+        throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
+      })());
+      // The last checkpoint, or where the run began when it has none yet.
+      const last = existing.checkpoints.last;
+      const startKey = last?.key ?? existing.from?.key;
+      if (startKey) from = await loadCheckpointBytes(startKey).catch((e: Error) => {
+        throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
+      });
+      const at = last?.step ?? 0;
+      // Metrics after the checkpoint are recomputed, the same batches in the same order.
+      await truncateMetrics(spec.runId, at);
+      await collectOrphans(spec.runId);
+      run = await updateRun(spec.runId, (r) => {
+        r.state = 'running';
+        r.error = undefined;
+        r.step = at;
+        r.resumes = [...r.resumes, at];
+      });
+      ctx.log(last ? `resuming from the checkpoint at step ${at}` : 'no checkpoint yet: starting the run again from its beginning');
+    } else {
+      if (existing) throw new UserFacingError(`A run with id ${spec.runId} already exists.`);
+      checkTemplateMix(spec.train);
+      data = spec.data;
+      if (spec.from) {
+        from = await loadCheckpointBytes(spec.from.key).catch((e: Error) => {
+          throw new UserFacingError(`The starting checkpoint could not be read: ${e.message}`);
+        });
+      }
+      const now = Date.now();
+      run = {
+        id: spec.runId,
+        name: spec.name ?? `${spec.train.stage.toUpperCase()} ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
+        createdAt: now,
+        updatedAt: now,
+        stage: spec.train.stage,
+        spec: spec.train,
+        data: { datasetId: 'datasetId' in data ? data.datasetId : null, name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'), trajectories: 0 },
+        from: spec.from ?? null,
+        state: 'running',
+        step: 0,
+        checkpoints: {},
+        resumes: [],
+      };
+      await putRun(run);
+    }
+    let trajectories: Trajectory[];
+    try {
+      trajectories = await loadData(data);
+      if (!spec.resume) run = await updateRun(run.id, (r) => (r.data.trajectories = trajectories.length));
+    } catch (e) {
+      await updateRun(run.id, (r) => {
+        r.state = 'failed';
+        r.error = userMessage(e as Error);
+      }).catch(() => {});
+      throw e;
+    }
+    return train(run, trajectories, from, ctx);
+  });
+}
+
+async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext): Promise<TrainJobResult> {
+  const runId = run.id;
+  let pending: { step: number; values: Record<string, number> }[] = [];
+  let lastStep = run.step;
+  let flushing: Promise<void> = Promise.resolve();
+  let storageError: Error | null = null;
+  const flush = () => {
+    flushing = flushing.then(async () => {
+      if (!pending.length) return;
+      const batch = pending;
+      pending = [];
+      try {
+        await appendMetrics(runId, batch);
+        const step = lastStep;
+        await updateRun(runId, (r) => (r.step = Math.max(r.step, step)));
+      } catch (e) {
+        storageError ??= e as Error;
+      }
+    });
+    return flushing;
+  };
+  const timer = setInterval(() => void flush(), METRIC_FLUSH_MS);
+  const setState = (state: RunState, error?: string) =>
+    updateRun(runId, (r) => {
+      r.state = state;
+      r.error = error;
+    }).catch((e: Error) => ctx.log(`could not record the run's state (${state}): ${e.message}`));
+  const offState = ctx.onState((s) => {
+    if (s === 'paused' || s === 'running' || s === 'stopping') void setState(s);
+  });
+  try {
+    const result = await runTraining(
+      run.spec,
+      trajectories,
+      {
+        rt: ctx.rt,
+        step: async () => {
+          // A metric write that failed (storage full) ends the run with its message.
+          if (storageError) throw storageError;
+          await ctx.step();
+        },
+        metric: (step, values) => {
+          lastStep = Math.max(lastStep, step);
+          pending.push({ step, values });
+          ctx.metric(step, values);
+        },
+        log: (m) => ctx.log(m),
+        checkpoint: async (bytes, info) => {
+          await flush();
+          if (storageError) throw storageError;
+          const ref = await saveCheckpoint(runId, info.tag, bytes, { step: info.step, evalLoss: info.evalLoss });
+          ctx.checkpoint(info.step, ref.key, ref.size, info.tag);
+        },
+      },
+      from,
+    );
+    await flush();
+    if (storageError) throw storageError;
+    await setState('done');
+    const { checkpoint: _final, ...rest } = result;
+    void _final; // the last checkpoint point is the final step, already stored as 'last'
+    return { runId, ...rest };
+  } catch (e) {
+    await flush();
+    if (e instanceof StopRequested) await setState('stopped');
+    else await setState('failed', userMessage(e as Error));
+    throw e;
+  } finally {
+    clearInterval(timer);
+    offState();
+  }
 }
 
 export const JOB_RUNNERS: Record<string, JobRunner> = {
@@ -12,4 +235,6 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
     const results = await runSelfTest(ctx.rt, (r) => ctx.log(`${r.pass ? 'pass' : 'FAIL'} ${r.name}: ${r.detail}`));
     return { passed: results.filter((r) => r.pass).length, total: results.length, results };
   },
+  /** One training stage, persisted in IndexedDB (see the header). */
+  train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
 };

@@ -28,7 +28,8 @@ export type FromWorker =
   | { type: 'jobs'; jobs: { jobId: string; kind: string; state: JobState }[] }
   /** One logged step: values by metric name (loss, lr, tokens_per_s, reward, ...). */
   | { type: 'metric'; jobId: string; step: number; values: Record<string, number> }
-  | { type: 'checkpoint'; jobId: string; step: number; key: string; bytes: number }
+  /** A checkpoint was stored (by the job, in IndexedDB under `key`); `bytes` is its size. */
+  | { type: 'checkpoint'; jobId: string; step: number; key: string; bytes: number; tag?: 'last' | 'best' }
   /** Streamed generation text. */
   | { type: 'text'; jobId: string; text: string }
   | { type: 'log'; jobId: string; message: string }

@@ -1,0 +1,84 @@
+// The 'train' job on the GPU, persisted in IndexedDB (real in Chromium, fake-indexeddb in Node):
+// a run stopped midway and resumed from its last checkpoint produces the same loss curve as a
+// run that was never interrupted, and its stored history says so.
+import { describe, expect, it } from 'vitest';
+import { generateTrajectories } from '../core/envs/generate.ts';
+import { gpuRuntime } from '../gpu/testing/runtime.ts';
+import { JobHost } from './host.ts';
+import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
+import type { TrainSpec } from './pipeline.ts';
+import type { FromWorker } from './protocol.ts';
+
+if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
+const { getRun, loadCheckpointBytes, loadMetrics } = await import('../storage/runs.ts');
+
+const data = generateTrajectories('terminal', 16, 3);
+const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 6, batch: 2, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, seed: 5 };
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+function makeHost(onEvent?: (m: FromWorker, host: JobHost) => void) {
+  const events: FromWorker[] = [];
+  const host: JobHost = new JobHost(gpuRuntime, JOB_RUNNERS, (m) => {
+    events.push(m);
+    onEvent?.(m, host);
+  });
+  const finished = async (jobId: string) => {
+    for (;;) {
+      const end = events.find((e) => 'jobId' in e && e.jobId === jobId && ((e.type === 'status' && (e.state === 'stopped' || e.state === 'failed' || e.state === 'done')) || e.type === 'error'));
+      if (end) return end;
+      await tick();
+    }
+  };
+  return { host, events, finished };
+}
+
+const losses = (m: { step: number; values: Record<string, number> }[]) => m.filter((x) => 'loss' in x.values).map((x) => [x.step, x.values.loss]);
+
+describe('train job', () => {
+  it('stops midway, resumes from the last checkpoint, and continues the same loss curve', async () => {
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const whole = makeHost();
+    const a: TrainJobSpec = { kind: 'train', runId: `whole-${suffix}`, train: spec, data: { trajectories: data, name: 'terminal×16' } };
+    whole.host.handle({ type: 'start', jobId: 'a', spec: a });
+    expect(await whole.finished('a')).toMatchObject({ type: 'status', state: 'done' });
+    const reference = losses(await loadMetrics(a.runId));
+    expect(reference.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6]);
+
+    // Stop right when step 3 is reported (the event arrives synchronously, before the next step):
+    // the last checkpoint is then the one of step 2.
+    const { host, events, finished } = makeHost((m, h) => {
+      if (m.type === 'metric' && m.jobId === 'b1' && m.step === 3) h.handle({ type: 'stop', jobId: 'b1' });
+    });
+    const b: TrainJobSpec = { kind: 'train', runId: `split-${suffix}`, train: spec, data: { trajectories: data, name: 'terminal×16' } };
+    host.handle({ type: 'start', jobId: 'b1', spec: b });
+    expect(await finished('b1')).toMatchObject({ state: 'stopped' });
+    const stopped = (await getRun(b.runId))!;
+    expect(stopped.state).toBe('stopped');
+    expect(stopped.checkpoints.last?.step).toBe(2);
+    expect((await loadMetrics(b.runId)).at(-1)?.step).toBe(3);
+    expect(events.filter((e) => e.type === 'checkpoint' && e.jobId === 'b1').map((e) => (e as { tag?: string }).tag)).toEqual(['last', 'best']);
+
+    host.handle({ type: 'start', jobId: 'b2', spec: { kind: 'train', runId: b.runId, resume: true, data: b.data } });
+    expect(await finished('b2')).toMatchObject({ state: 'done' });
+    const resumed = (await getRun(b.runId))!;
+    expect(resumed).toMatchObject({ state: 'done', resumes: [2], step: 6 });
+    expect(resumed.checkpoints.last?.step).toBe(6);
+    expect((await loadCheckpointBytes(resumed.checkpoints.last!.key)).byteLength).toBe(resumed.checkpoints.last!.size);
+    // The resumed job reported from step 3 on; the stored history is one continuous curve.
+    expect(events.filter((e) => e.type === 'metric' && e.jobId === 'b2' && 'loss' in e.values).map((e) => (e as { step: number }).step)).toEqual([3, 4, 5, 6]);
+    const curve = losses(await loadMetrics(b.runId));
+    expect(curve.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (let i = 0; i < curve.length; i++) expect(curve[i][1]).toBeCloseTo(reference[i][1], 5);
+    expect((await loadMetrics(b.runId)).filter((m) => 'eval_loss' in m.values).map((m) => m.step)).toEqual([2, 4, 6]);
+  });
+
+  it('reports a bad spec, an unknown template version and a missing run in words', async () => {
+    const { host, events, finished } = makeHost();
+    host.handle({ type: 'start', jobId: 'x', spec: { kind: 'train', runId: 'nope', resume: true } as TrainJobSpec });
+    expect(await finished('x')).toBeTruthy();
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('no stored run') });
+    host.handle({ type: 'start', jobId: 'y', spec: { kind: 'train', runId: `t-${Math.random()}`, train: { ...spec, templates: { v9: 1 } }, data: { trajectories: data, name: 'x' } } as TrainJobSpec });
+    await finished('y');
+    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: expect.stringContaining('built-in templates') });
+  });
+});
