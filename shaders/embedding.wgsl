@@ -9,6 +9,7 @@
 //                   Dispatch: ceil(rows·C / 256) workgroups of 256 (split over x, y; linear id
 //                   wg.x + wg.y·gx), one thread per output element:
 //                   out[r, c] = wte[tok[r], c] (+ wpe[r mod T, c] when LEARNED_POS).
+//   embed_forward_vec4  the same on vec4s, 16 floats per thread (C and offsets multiples of 4).
 //   embed_backward  bindings 1 csr (read, u32), 2 dout [rows, C] (read), 3 grads (read_write).
 //                   Dispatch: maxDistinct (+ T when LEARNED_POS) workgroups of 64 (split over
 //                   x, y). Workgroup w < maxDistinct owns the w-th distinct token of the batch
@@ -55,6 +56,28 @@ fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
   var v = weights[p.wteOffset + tokens[r] * p.C + c];
   if (LEARNED_POS) { v += weights[p.wpeOffset + (r % p.T) * p.C + c]; }
   out[i] = v;
+}
+
+// Forward on vec4s, for C, wteOffset and wpeOffset multiples of 4 (the host checks): same
+// bindings seen as vec4 arrays; dispatch ceil(rows·C / 1024) workgroups of 64 (split over x, y),
+// thread lid of workgroup w writing vec4 indices w·256 + lid + 64·j, j < 4.
+@group(0) @binding(2) var<storage, read> weights4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> out4: array<vec4<f32>>;
+
+@compute @workgroup_size(64)
+fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let C4 = p.C / 4u;
+  let n4 = p.rows * C4;
+  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  for (var j = 0u; j < 4u; j++) {
+    let i = base + j * 64u;
+    if (i >= n4) { break; }
+    let r = i / C4;
+    let c = i - r * C4;
+    var v = weights4[p.wteOffset / 4u + tokens[r] * C4 + c];
+    if (LEARNED_POS) { v += weights4[p.wpeOffset / 4u + (r % p.T) * C4 + c]; }
+    out4[i] = v;
+  }
 }
 
 // ---- backward ------------------------------------------------------------------------

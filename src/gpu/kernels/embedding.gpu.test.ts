@@ -31,7 +31,7 @@ function tokensFor(rows: number, vocab: number, seed: number): number[] {
   return Array.from(r, (v, i) => (i % 3 === 0 ? 0 : Math.floor(((v + 1) / 2) * Math.min(vocab, 9)) % vocab));
 }
 
-async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, seed: number) {
+async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, seed: number, forceScalar = false) {
   const wteOffset = 64;
   const wpeOffset = align64(wteOffset + base.vocab * base.C);
   const shape: EmbeddingShape = { ...base, wteOffset, wpeOffset };
@@ -41,7 +41,8 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
   const tokens = tokensFor(base.rows, base.vocab, seed + 2);
   const dout = randomArray(base.rows * base.C, seed + 3);
 
-  const k = await EmbeddingKernel.create(rt, shape);
+  const k = await EmbeddingKernel.create(rt, shape, { forceScalar });
+  expect(k.vec4).toBe(base.C % 4 === 0 && !forceScalar);
   const tok = rt.storage('t.tokens', base.rows * 4);
   const csr = rt.storage('t.csr', k.csrBytes);
   k.writeBatch(tok, tokens, csr);
@@ -83,10 +84,19 @@ describe('embedding kernels vs reference', () => {
     await check(rt, { rows: 70, C: 66, T: 35, vocab: 5, learnedPositions: false }, 5);
   });
 
+  it('vec4 forward (C a multiple of 4), and the scalar one on the same shape', async () => {
+    const rt = await gpuRuntime();
+    await check(rt, { rows: 1, C: 4, T: 1, vocab: 3, learnedPositions: true }, 11);
+    await check(rt, { rows: 70, C: 64, T: 7, vocab: 300, learnedPositions: true }, 12);
+    await check(rt, { rows: 33, C: 12, T: 11, vocab: 9, learnedPositions: false }, 13);
+    await check(rt, { rows: 70, C: 64, T: 7, vocab: 300, learnedPositions: true }, 14, true);
+  });
+
   it('spills large grids into y', async () => {
     const base = await gpuRuntime();
-    // forward 10 workgroups, backward 20 + 8
+    // forward 10 workgroups, backward 20 + 8; vec4 forward 5 and backward 1 + 8 (limit 3)
     await check(withGridLimit(base, 6), { rows: 80, C: 30, T: 8, vocab: 20, learnedPositions: true }, 7);
+    await check(withGridLimit(base, 3), { rows: 80, C: 64, T: 8, vocab: 1, learnedPositions: true }, 8);
   });
 
   it('leaves no buffers behind', async () => {

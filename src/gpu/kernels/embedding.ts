@@ -69,22 +69,25 @@ export class EmbeddingKernel {
     private readonly forward: GPUComputePipeline,
     private readonly backward: GPUComputePipeline,
     private readonly params: GPUBuffer,
+    /** The forward reads and writes vec4s (C and the weight offsets are multiples of 4). */
+    readonly vec4: boolean,
   ) {
     this.binds = new BindGroupCache(rt, 'embedding');
     this.maxDistinct = maxDistinctTokens(shape.rows, shape.vocab);
   }
 
-  static async create(rt: GpuRuntime, shape: EmbeddingShape): Promise<EmbeddingKernel> {
+  static async create(rt: GpuRuntime, shape: EmbeddingShape, options: { forceScalar?: boolean } = {}): Promise<EmbeddingKernel> {
     const s = resolveEmbeddingShape(shape);
     for (const k of ['wteOffset', 'wpeOffset', 'dwteOffset', 'dwpeOffset'] as const) checkOffset(k, s[k]);
     const constants = { LEARNED_POS: s.learnedPositions ? 1 : 0 };
+    const vec4 = !options.forceScalar && [s.C, s.wteOffset, s.wpeOffset].every((v) => v % 4 === 0);
     const [forward, backward] = await Promise.all([
-      rt.pipeline(EMBEDDING_SHADER, 'embed_forward', constants),
+      rt.pipeline(EMBEDDING_SHADER, vec4 ? 'embed_forward_vec4' : 'embed_forward', constants),
       rt.pipeline(EMBEDDING_SHADER, 'embed_backward', constants),
     ]);
     const w = new ParamWords();
     w.u32.set([s.rows, s.C, s.T, maxDistinctTokens(s.rows, s.vocab), s.wteOffset, s.wpeOffset, s.dwteOffset, s.dwpeOffset]);
-    return new EmbeddingKernel(rt, s, forward, backward, rt.uniform('embedding.params', w.u32));
+    return new EmbeddingKernel(rt, s, forward, backward, rt.uniform('embedding.params', w.u32), vec4);
   }
 
   /**
@@ -121,7 +124,7 @@ export class EmbeddingKernel {
     needWords('embedding', 'out', out, s.rows * s.C);
     pass.setPipeline(this.forward);
     pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, tokens, weights, out]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / 256)));
+    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
   }
 
   encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding): void {
