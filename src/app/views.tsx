@@ -36,6 +36,12 @@ export const VIEWS: ViewEntry[] = [
     title: 'Edit system-prompt templates and raw trajectories',
     component: lazy(() => import('./views/PromptsView.tsx')),
   },
+  {
+    path: '/train',
+    label: 'Train',
+    title: 'Train CPT, SFT and RL runs on the GPU; live loss, checkpoints, resume',
+    component: lazy(() => import('./views/TrainView.tsx')),
+  },
 ];
 
 export const DEFAULT_VIEW = '/system';

@@ -9,7 +9,11 @@ import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from './pipeline.ts';
 import type { FromWorker } from './protocol.ts';
 
-if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
+if (typeof indexedDB === 'undefined') {
+  // Node has no IndexedDB: the same code runs against fake-indexeddb there.
+  const fake = await import('fake-indexeddb');
+  Object.assign(globalThis, { indexedDB: fake.indexedDB, IDBKeyRange: fake.IDBKeyRange });
+}
 const { getRun, loadCheckpointBytes, loadMetrics } = await import('../storage/runs.ts');
 
 const data = generateTrajectories('terminal', 16, 3);

@@ -5,6 +5,8 @@
 /** What a job is asked to do. Job kinds register their spec type in JobSpecs (jobs.ts). */
 export interface JobSpecBase {
   kind: string;
+  /** A kind's own fields (each runner checks its spec). */
+  [field: string]: unknown;
 }
 
 export type JobState = 'queued' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'failed';

@@ -1,0 +1,66 @@
+// Train: start a CPT, SFT or RL run in the jobs worker, watch its loss (and reward) live, pause,
+// resume or stop it, and keep its checkpoints. Runs live in IndexedDB: a reload during a run
+// offers to resume it from its last checkpoint, and the curve continues where it was.
+import { useEffect } from 'react';
+import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
+import { useTemplateStore } from '../stores/templates.ts';
+import { useTrainStore } from '../stores/train.ts';
+import { NewRunForm } from './train/NewRunForm.tsx';
+import { RunList } from './train/RunList.tsx';
+import { RunPanel } from './train/RunPanel.tsx';
+
+function Interrupted() {
+  const { interrupted, resumeRun, dismissInterrupted, live } = useTrainStore();
+  if (!interrupted.length) return null;
+  return (
+    <>
+      {interrupted.map((r) => (
+        <div key={r.id} className="callout warn" role="region" aria-label="Interrupted run" data-testid="resume-offer">
+          <p>
+            <strong>{r.name}</strong> was {r.state === 'paused' ? 'paused' : 'training'} when the page closed (step {r.step} of {r.spec.steps}).{' '}
+            {r.checkpoints.last ? `Its last checkpoint is at step ${r.checkpoints.last.step}.` : 'It has no checkpoint yet, so it would start again from the beginning.'}
+          </p>
+          <div className="toolbar">
+            <button type="button" disabled={!!live} onClick={() => void resumeRun(r.id)}>
+              {r.checkpoints.last ? `Resume from step ${r.checkpoints.last.step}` : 'Restart it'}
+            </button>
+            <button type="button" className="secondary" onClick={() => void dismissInterrupted(r.id)}>
+              Leave it stopped
+            </button>
+          </div>
+        </div>
+      ))}
+    </>
+  );
+}
+
+export default function TrainView() {
+  useDatasets();
+  const loadTemplates = useTemplateStore((s) => s.load);
+  const { init, error, dismissError } = useTrainStore();
+  useEffect(() => {
+    void loadTemplates();
+    void init();
+  }, [init, loadTemplates]);
+  return (
+    <section className="view" aria-labelledby="train-title">
+      <h1 id="train-title">Train</h1>
+      <LoadProgress />
+      <DatasetError />
+      <Interrupted />
+      {error ? (
+        <div className="callout error" role="alert" data-testid="train-error">
+          <p>{error}</p>
+          <button type="button" className="secondary small" onClick={dismissError}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      <div className="train-layout">
+        <NewRunForm />
+        <RunPanel />
+      </div>
+      <RunList />
+    </section>
+  );
+}

@@ -1,0 +1,178 @@
+// The form that starts a run: data, stage, model, schedule, and (RL) rollout settings. Every
+// field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
+import { useMemo, useState, type ReactNode } from 'react';
+import { Link } from 'wouter';
+import { PRESETS, type PresetName } from '../../../model/config.ts';
+import type { Stage } from '../../../train/pipeline.ts';
+import { useDatasetStore } from '../../stores/datasets.ts';
+import { useTemplateStore } from '../../stores/templates.ts';
+import { useTrainStore } from '../../stores/train.ts';
+import { useTrainFormStore } from '../../stores/trainForm.ts';
+import { buildSpec, checkpointChoices, STAGE_LABEL, type FormErrors, type FormField, type TrainForm } from './form.ts';
+
+function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint ? <span className="muted small" id={`${id}-hint`}>{hint}</span> : null}
+      {error ? (
+        <span className="error-text small" id={`${id}-error`}>
+          {error}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+export function NewRunForm() {
+  const form = useTrainFormStore((s) => s.form);
+  const setForm = useTrainFormStore((s) => s.set);
+  const datasets = useDatasetStore((s) => s.datasets);
+  const activeId = useDatasetStore((s) => s.activeId);
+  const stages = useTemplateStore((s) => s.stages);
+  const { runs, live, worker, workerError, adapter, start } = useTrainStore();
+  const [errors, setErrors] = useState<FormErrors>({});
+  const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
+  const dataset = datasets.find((d) => d.id === datasetId);
+  const choices = useMemo(() => checkpointChoices(runs), [runs]);
+  const fromChoice = choices.find((c) => c.value === form.from);
+
+  const webgpuProblem = worker === 'unavailable' ? (workerError ?? 'WebGPU is not available.') : null;
+
+  function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const f: TrainForm = { ...form, datasetId };
+    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem });
+    setErrors(errors);
+    if (!spec) {
+      // Move focus to the first field with a problem so a keyboard user lands on it.
+      const first = Object.keys(errors).find((k) => k !== 'webgpu' && k !== 'form');
+      if (first) document.getElementById(`train-${first}`)?.focus();
+      return;
+    }
+    start(spec);
+  }
+
+  const input = (field: FormField, label: string, hint?: ReactNode, type: 'number' | 'text' = 'text') => (
+    <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
+      <input
+        id={`train-${field}`}
+        type="text"
+        inputMode={type === 'number' ? 'numeric' : undefined}
+        value={form[field]}
+        onChange={(e) => setForm({ [field]: e.target.value })}
+        aria-invalid={errors[field] ? true : undefined}
+        aria-describedby={errors[field] ? `train-${field}-error` : hint ? `train-${field}-hint` : undefined}
+      />
+    </Field>
+  );
+
+  const problems = Object.entries(errors).filter(([k]) => k !== 'webgpu');
+  const context = PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? 64;
+  return (
+    <form className="card train-form" aria-labelledby="new-run-title" onSubmit={submit} noValidate>
+      <h2 id="new-run-title">New run</h2>
+      {errors.webgpu ? (
+        <div className="callout error" role="alert">
+          <p>
+            <strong>Training needs WebGPU.</strong> {errors.webgpu}
+          </p>
+          <p>
+            See the <Link href="/system">System view</Link> for what this browser offers and how to enable WebGPU.
+          </p>
+        </div>
+      ) : null}
+      <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="/data">Load or import data</Link>}>
+        <select id="train-datasetId" value={datasetId} onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })} aria-invalid={errors.datasetId ? true : undefined}>
+          {datasets.length === 0 ? <option value="">(no datasets yet)</option> : null}
+          {datasets.map((d) => (
+            <option key={d.id} value={d.id}>
+              {d.name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field id="train-domain" label="Domains" error={errors.domain} hint="One domain trains faster on a slow GPU">
+        <select id="train-domain" value={form.domain} onChange={(e) => setForm({ domain: e.target.value })}>
+          <option value="">All domains</option>
+          {(dataset?.domains ?? []).map((d) => (
+            <option key={d} value={d}>
+              {d}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <div className="train-grid">
+        <Field id="train-stage" label="Stage" error={errors.stage}>
+          <select id="train-stage" value={form.stage} onChange={(e) => setForm({ stage: e.target.value as Stage })}>
+            {(Object.keys(STAGE_LABEL) as Stage[]).map((s) => (
+              <option key={s} value={s}>
+                {STAGE_LABEL[s]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="train-preset" label="Model preset" error={errors.preset} hint={fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined}>
+          <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
+            {Object.entries(PRESETS).map(([name, c]) => (
+              <option key={name} value={name}>
+                {name} ({c.layers}×{c.dModel}, context {c.contextLength})
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <Field id="train-from" label="Start from" error={errors.from} hint={fromChoice ? (fromChoice.run.stage === form.stage ? 'same stage: continues its step count' : 'a new stage on these weights and tokenizer') : 'a new tokenizer and fresh weights'}>
+        <select id="train-from" value={form.from} onChange={(e) => setForm({ from: e.target.value })}>
+          <option value="">Scratch</option>
+          {choices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <div className="train-grid">
+        {input('steps', 'Steps', undefined, 'number')}
+        {form.stage === 'rl' ? null : input('batch', 'Batch', 'sequences per step', 'number')}
+        {input('tokens', 'Tokens per sequence', `8–${context}`, 'number')}
+        {input('lr', 'Learning rate', 'peak; empty: the stage default')}
+        {input('evalEvery', 'Evaluate every', 'steps; a checkpoint each time', 'number')}
+        {form.stage === 'sft' ? input('judgeSamples', 'Judged samples', 'per evaluation (slow on CPU)', 'number') : null}
+      </div>
+      {form.stage === 'rl' ? (
+        <fieldset className="train-grid rl-settings">
+          <legend>GSPO rollouts</legend>
+          {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
+          {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
+          {input('maxNewTokens', 'Response length', 'tokens', 'number')}
+        </fieldset>
+      ) : null}
+      <details className="advanced">
+        <summary>Name and seed</summary>
+        <div className="train-grid">
+          {input('name', 'Run name', 'empty: stage and dataset')}
+          {input('seed', 'Seed', undefined, 'number')}
+        </div>
+      </details>
+      {problems.length ? (
+        <div className="callout error" role="alert" data-testid="train-form-errors">
+          <p>
+            <strong>Fix {problems.length === 1 ? 'this' : `these ${problems.length}`} before training:</strong>
+          </p>
+          <ul className="errors">
+            {problems.map(([k, v]) => (
+              <li key={k}>{v}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <div className="toolbar">
+        <button type="submit" disabled={!!live || worker === 'starting'}>
+          {live ? 'Training…' : worker === 'starting' ? 'Starting the GPU worker…' : 'Start training'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,156 @@
+// Stored runs and their checkpoints: view, resume, download (.safetensors), delete, and start the
+// next stage from a checkpoint.
+import { useState } from 'react';
+import type { CheckpointTag, RunRecord } from '../../../storage/db.ts';
+import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { useTrainStore } from '../../stores/train.ts';
+import { useTrainFormStore } from '../../stores/trainForm.ts';
+import { nextStage } from './form.ts';
+import { StatePill } from './RunPanel.tsx';
+
+const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} KB`);
+
+function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; busy: boolean }) {
+  const { download, deleteCheckpoint } = useTrainStore();
+  const setForm = useTrainFormStore((s) => s.set);
+  const [confirm, setConfirm] = useState(false);
+  const c = run.checkpoints[tag];
+  if (!c) return null;
+  const label = `${tag} checkpoint of ${run.name}`;
+  const next = nextStage(run.stage);
+  return (
+    <li className="ckpt">
+      <span>
+        <strong>{tag}</strong> · step {c.step}
+        {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} · {size(c.size)}
+      </span>
+      <span className="ckpt-actions">
+        <button type="button" className="secondary small" onClick={() => void download(run.id, tag)} aria-label={`Download the ${label}`}>
+          Download
+        </button>
+        {run.stage !== 'rl' ? (
+          <button
+            type="button"
+            className="secondary small"
+            onClick={() => {
+              setForm({ from: `${run.id}|${tag}`, stage: next });
+              document.getElementById('train-steps')?.focus();
+            }}
+            aria-label={`Train ${next.toUpperCase()} from the ${label}`}
+          >
+            Train {next.toUpperCase()} from it
+          </button>
+        ) : null}
+        <button type="button" className="secondary small" disabled={busy} onClick={() => setConfirm(true)} aria-label={`Delete the ${label}`}>
+          Delete
+        </button>
+      </span>
+      <ConfirmDialog
+        open={confirm}
+        title={`Delete the ${tag} checkpoint?`}
+        confirmLabel="Delete checkpoint"
+        onCancel={() => setConfirm(false)}
+        onConfirm={() => {
+          setConfirm(false);
+          void deleteCheckpoint(run.id, tag);
+        }}
+      >
+        <p>
+          The {label} (step {c.step}) is removed from this browser.{tag === 'last' ? ' The run can then only resume from its beginning.' : ''}
+        </p>
+      </ConfirmDialog>
+    </li>
+  );
+}
+
+export function RunList() {
+  const { runs, selectedRunId, select, live, deleteRun, resumeRun, storage } = useTrainStore();
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const target = runs.find((r) => r.id === confirm);
+  return (
+    <section className="card wide" aria-labelledby="runs-title">
+      <div className="card-head">
+        <h2 id="runs-title">Runs in this browser</h2>
+        {storage && storage.quota ? (
+          <span className="muted small">
+            browser storage: {size(storage.usage)} used of {size(storage.quota)}
+          </span>
+        ) : null}
+      </div>
+      {runs.length === 0 ? (
+        <p className="muted">No runs yet.</p>
+      ) : (
+        <div className="table-scroll">
+          <table className="table" data-testid="run-list">
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">State</th>
+                <th scope="col" className="num">
+                  Step
+                </th>
+                <th scope="col">Checkpoints</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => {
+                const busy = live?.runId === r.id;
+                return (
+                  <tr key={r.id} aria-current={r.id === selectedRunId ? 'true' : undefined}>
+                    <td>
+                      <button type="button" className="linklike" onClick={() => void select(r.id)}>
+                        {r.name}
+                      </button>
+                      <div className="muted small">
+                        {r.stage.toUpperCase()} · {r.spec.preset} · {new Date(r.createdAt).toLocaleString()}
+                      </div>
+                    </td>
+                    <td>
+                      <StatePill state={busy ? (live?.state ?? r.state) : r.state} />
+                    </td>
+                    <td className="num">
+                      {r.step} / {r.spec.steps}
+                    </td>
+                    <td>
+                      <ul className="ckpts">
+                        <Checkpoint run={r} tag="last" busy={busy} />
+                        <Checkpoint run={r} tag="best" busy={busy} />
+                      </ul>
+                      {!r.checkpoints.last && !r.checkpoints.best ? <span className="muted small">none yet</span> : null}
+                    </td>
+                    <td className="actions">
+                      {!live && r.state !== 'done' && r.step < r.spec.steps ? (
+                        <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
+                          Resume
+                        </button>
+                      ) : null}
+                      <button type="button" className="secondary small" disabled={busy} onClick={() => setConfirm(r.id)} aria-label={`Delete run ${r.name}`}>
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ConfirmDialog
+        open={!!target}
+        title="Delete this run?"
+        confirmLabel="Delete run"
+        onCancel={() => setConfirm(null)}
+        onConfirm={() => {
+          const id = confirm;
+          setConfirm(null);
+          if (id) void deleteRun(id);
+        }}
+      >
+        <p>{target ? `${target.name}, its metric history and its checkpoints are removed from this browser.` : ''}</p>
+      </ConfirmDialog>
+    </section>
+  );
+}

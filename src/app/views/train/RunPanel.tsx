@@ -1,0 +1,158 @@
+// The run on screen: its state, pause / resume / stop, progress, the loss (and reward) chart,
+// and the latest value of every metric.
+import { useMemo } from 'react';
+import type { RunRecord } from '../../../storage/db.ts';
+import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
+import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
+import { formatMetric, METRIC_HELP, metricOrder } from './metrics.ts';
+
+const series = (history: MetricPoint[], key: string): [number, number][] => history.filter((m) => key in m.values).map((m) => [m.step, m.values[key]]);
+
+export function latestValues(history: MetricPoint[]): { name: string; value: number; step: number }[] {
+  const latest = new Map<string, { value: number; step: number }>();
+  for (const m of history) for (const [k, v] of Object.entries(m.values)) latest.set(k, { value: v, step: m.step });
+  return [...latest.entries()].map(([name, x]) => ({ name, ...x })).sort((a, b) => metricOrder(a.name, b.name));
+}
+
+export function StatePill({ state }: { state: RunRecord['state'] | string }) {
+  const cls = state === 'done' ? 'ok' : state === 'failed' ? 'bad' : state === 'running' || state === 'queued' ? 'run' : 'off';
+  return <span className={`pill ${cls}`}>{state}</span>;
+}
+
+export function RunPanel() {
+  const { runs, selectedRunId, metrics, live, logs, pause, resume, stop, resumeRun } = useTrainStore();
+  const run = runs.find((r) => r.id === selectedRunId);
+  const history = useMemo(() => (selectedRunId ? (metrics[selectedRunId] ?? []) : []), [metrics, selectedRunId]);
+  const isLive = !!live && live.runId === selectedRunId;
+  if (!selectedRunId) {
+    return (
+      <section className="card run-panel" aria-labelledby="run-title">
+        <h2 id="run-title">Run</h2>
+        <p className="muted">Start a run, or pick one from the list below to see its curve.</p>
+      </section>
+    );
+  }
+  const state = isLive ? live.state : (run?.state ?? 'queued');
+  const total = run?.spec.steps ?? 0;
+  const step = history.reduce((n, m) => Math.max(n, m.step), run?.step ?? 0);
+  const rl = run?.stage === 'rl';
+  const lossSeries: ChartSeries[] = [
+    { name: rl ? 'loss (−objective)' : 'train loss', points: series(history, 'loss'), className: 'chart-s0' },
+    { name: 'eval loss', points: series(history, 'eval_loss'), className: 'chart-s1', dots: true },
+  ];
+  const unigram = series(history, 'unigram_loss').at(-1)?.[1];
+  const markers = (run?.resumes ?? []).map((x) => ({ x, label: `resumed at step ${x}` }));
+  const latest = latestValues(history);
+  const tps = latest.find((m) => m.name === 'tokens_per_s')?.value;
+  return (
+    <section className="card run-panel" aria-labelledby="run-title" data-testid="run-panel">
+      <div className="card-head">
+        <h2 id="run-title">{run?.name ?? 'Starting…'}</h2>
+        <span data-testid="run-state">
+          <StatePill state={state} />
+        </span>
+      </div>
+      {run ? (
+        <p className="muted small">
+          {run.stage.toUpperCase()} · {run.spec.preset} · {run.data.name}
+          {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
+          {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
+        </p>
+      ) : null}
+      <div className="toolbar run-controls">
+        {isLive && state !== 'paused' ? (
+          <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
+            Pause
+          </button>
+        ) : null}
+        {isLive && state === 'paused' ? (
+          <button type="button" onClick={resume}>
+            Resume
+          </button>
+        ) : null}
+        {isLive ? (
+          <button type="button" className="secondary" onClick={stop} disabled={state === 'stopping'}>
+            Stop
+          </button>
+        ) : null}
+        {!isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && step < total ? (
+          <button type="button" onClick={() => void resumeRun(run.id)}>
+            Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
+          </button>
+        ) : null}
+      </div>
+      <div className="run-progress">
+        <progress max={total || 1} value={step} aria-label="Training progress" />
+        <span className="small" data-testid="run-step">
+          step {step} / {total}
+          {tps !== undefined ? ` · ${formatMetric('tokens_per_s', tps)} tokens/s` : ''}
+        </span>
+      </div>
+      {run?.state === 'failed' && run.error ? (
+        <p className="error-text" role="alert">
+          {run.error}
+        </p>
+      ) : null}
+      <LineChart
+        title={rl ? 'Loss by step' : 'Loss by step, with eval loss and the unigram baseline'}
+        testId="loss-chart"
+        series={lossSeries}
+        references={unigram !== undefined ? [{ name: 'unigram baseline', y: unigram, className: 'chart-s2' }] : []}
+        markers={markers}
+        xMax={total}
+      />
+      {rl ? (
+        <LineChart
+          title="Reward by step"
+          testId="reward-chart"
+          series={[
+            { name: 'reward', points: series(history, 'reward'), className: 'chart-s0' },
+            { name: 'judge part', points: series(history, 'reward_judge'), className: 'chart-s1' },
+            { name: 'verifier part', points: series(history, 'reward_verifier'), className: 'chart-s3' },
+          ]}
+          markers={markers}
+          xMax={total}
+        />
+      ) : null}
+      {latest.length ? (
+        <div className="table-scroll">
+          <table className="table metrics-table" data-testid="latest-metrics">
+            <caption className="sr-only">Latest value of each metric</caption>
+            <thead>
+              <tr>
+                <th scope="col">Metric</th>
+                <th scope="col" className="num">
+                  Latest
+                </th>
+                <th scope="col" className="num">
+                  At step
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {latest.map((m) => (
+                <tr key={m.name}>
+                  <th scope="row" title={METRIC_HELP[m.name]}>
+                    <code>{m.name}</code>
+                  </th>
+                  <td className="num">{formatMetric(m.name, m.value)}</td>
+                  <td className="num">{m.step}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p className="muted" role="status">
+          {isLive ? 'Preparing the data, tokenizer and model; the first step appears here…' : 'No metrics recorded.'}
+        </p>
+      )}
+      {isLive || logs.length ? (
+        <details className="advanced">
+          <summary>Log ({logs.length})</summary>
+          <pre className="field-text train-log">{logs.join('\n')}</pre>
+        </details>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,169 @@
+// The Train view's form: what a person types, checked field by field into a job spec. Pure, so
+// every message is tested without a browser (form.test.ts).
+import { PRESETS, type PresetName } from '../../../model/config.ts';
+import { BUILTIN_TEMPLATES, type TemplateDistribution } from '../../../core/templates/index.ts';
+import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
+import type { TrainJobSpec } from '../../../train/jobs.ts';
+import type { Stage, TrainSpec } from '../../../train/pipeline.ts';
+
+/** Text as typed (numbers stay strings until checked, so a bad value can be shown and fixed). */
+export interface TrainForm {
+  name: string;
+  datasetId: string;
+  /** '' for every domain of the dataset. */
+  domain: string;
+  stage: Stage;
+  preset: PresetName;
+  /** '' to start fresh; else `${runId}|${tag}` of a stored checkpoint. */
+  from: string;
+  steps: string;
+  batch: string;
+  tokens: string;
+  lr: string;
+  evalEvery: string;
+  judgeSamples: string;
+  groupSize: string;
+  promptsPerStep: string;
+  maxNewTokens: string;
+  seed: string;
+}
+
+export type FormField = keyof TrainForm;
+export type FormErrors = Partial<Record<FormField | 'webgpu' | 'form', string>>;
+
+export const STAGE_LABEL: Record<Stage, string> = {
+  cpt: 'CPT: continued pre-training on packed text',
+  sft: 'SFT: predict observations from turns',
+  rl: 'RL: GSPO with judge and verifier rewards',
+};
+
+/** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
+export const DEFAULT_FORM: TrainForm = {
+  name: '',
+  datasetId: '',
+  domain: '',
+  stage: 'sft',
+  preset: 'micro',
+  from: '',
+  steps: '40',
+  batch: '4',
+  tokens: '64',
+  lr: '',
+  evalEvery: '10',
+  judgeSamples: '0',
+  groupSize: '4',
+  promptsPerStep: '2',
+  maxNewTokens: '16',
+  seed: '0',
+};
+
+export interface FormContext {
+  datasets: DatasetMeta[];
+  runs: RunRecord[];
+  /** The stage's template mix from the Prompts view. */
+  templateMix: (stage: Stage) => TemplateDistribution;
+  /** null when WebGPU is fine; else what is wrong (the form says where to look). */
+  webgpuProblem: string | null;
+}
+
+function int(errors: FormErrors, field: FormField, text: string, label: string, min: number, max: number): number {
+  const t = text.trim();
+  const n = Number(t);
+  if (t === '' || !Number.isFinite(n)) errors[field] = `${label} must be a number; got '${text}'.`;
+  else if (!Number.isInteger(n)) errors[field] = `${label} must be a whole number; got ${text}.`;
+  else if (n < min || n > max) errors[field] = `${label} must be between ${min} and ${max}; got ${n}.`;
+  return n;
+}
+
+/** A stored checkpoint the form can start from. */
+export interface CheckpointChoice {
+  value: string;
+  run: RunRecord;
+  tag: 'last' | 'best';
+  label: string;
+}
+
+export function checkpointChoices(runs: RunRecord[]): CheckpointChoice[] {
+  const out: CheckpointChoice[] = [];
+  for (const run of runs) {
+    for (const tag of ['best', 'last'] as const) {
+      const c = run.checkpoints[tag];
+      if (!c) continue;
+      out.push({ value: `${run.id}|${tag}`, run, tag, label: `${run.name} · ${run.stage.toUpperCase()} · ${tag} · step ${c.step}` });
+    }
+  }
+  return out;
+}
+
+/** The stage that usually follows a checkpoint's stage (CPT → SFT → RL). */
+export function nextStage(stage: Stage): Stage {
+  return stage === 'cpt' ? 'sft' : 'rl';
+}
+
+/** Checks every field; returns the job spec (without its runId) or the problems by field. */
+export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extract<TrainJobSpec, { resume?: false }>, 'runId'> | null; errors: FormErrors } {
+  const errors: FormErrors = {};
+  if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
+  const dataset = ctx.datasets.find((d) => d.id === form.datasetId);
+  if (!form.datasetId || !dataset) errors.datasetId = ctx.datasets.length ? 'Pick a dataset to train on.' : 'There is no dataset in this browser yet: load the default dataset or import one in the Data view.';
+  else if (dataset.trajectories === 0) errors.datasetId = `The dataset ${dataset.name} is empty: it has no trajectories to train on. Import data in the Data view.`;
+  else if (form.domain && !dataset.domains.includes(form.domain)) errors.domain = `The dataset ${dataset.name} has no ${form.domain} trajectories; it has ${dataset.domains.join(', ')}.`;
+
+  if (!(form.stage in STAGE_LABEL)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
+  let from: RunRecord['from'] = null;
+  let preset = form.preset;
+  let minSteps = 1;
+  if (form.from) {
+    const choice = checkpointChoices(ctx.runs).find((c) => c.value === form.from);
+    if (!choice) errors.from = 'That checkpoint is no longer stored; pick another or start fresh.';
+    else {
+      const ref = choice.run.checkpoints[choice.tag]!;
+      from = { runId: choice.run.id, runName: choice.run.name, tag: choice.tag, step: ref.step, stage: choice.run.stage, key: ref.key };
+      // The checkpoint fixes the model's shape and tokenizer.
+      preset = choice.run.spec.preset;
+      // The same stage continues the checkpoint's step count (its schedule and batches).
+      if (choice.run.stage === form.stage) minSteps = ref.step + 1;
+    }
+  } else if (!(form.preset in PRESETS)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
+
+  const context = preset in PRESETS ? PRESETS[preset].contextLength : 64;
+  const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
+  if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
+  const tokens = int(errors, 'tokens', form.tokens, 'Tokens per sequence', 8, context);
+  const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
+  if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
+  const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
+  let lr: number | undefined;
+  if (form.lr.trim() !== '') {
+    lr = Number(form.lr.trim());
+    if (!Number.isFinite(lr)) errors.lr = `Learning rate must be a number such as 0.002 or 2e-3; got '${form.lr}'.`;
+    else if (!(lr > 0 && lr < 1)) errors.lr = `Learning rate must be above 0 and below 1; got ${lr}.`;
+  }
+  const spec: TrainSpec = {
+    kind: 'train',
+    stage: form.stage,
+    preset,
+    steps,
+    T: tokens,
+    evalEvery,
+    seed,
+    templates: ctx.templateMix(form.stage),
+    ...(form.domain ? { domains: [form.domain] } : {}),
+    ...(lr !== undefined ? { lr: { peak: lr, min: lr / 10 } } : {}),
+  };
+  if (form.stage === 'rl') {
+    const groupSize = int(errors, 'groupSize', form.groupSize, 'Group size', 2, 64);
+    const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
+    const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
+    if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= tokens - 8) errors.maxNewTokens = `Response length must leave room for a prompt: below ${tokens - 8} with ${tokens} tokens per sequence.`;
+    spec.rl = { groupSize, promptsPerStep, maxNewTokens };
+  } else {
+    spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
+    spec.evalJudgeSamples = form.stage === 'sft' ? int(errors, 'judgeSamples', form.judgeSamples, 'Judged samples', 0, 64) : 0;
+  }
+  const custom = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v]);
+  if (custom.length) errors.form = `The ${form.stage.toUpperCase()} template mix (Prompts view) names ${custom.join(', ')}; training uses the built-in templates (${Object.keys(BUILTIN_TEMPLATES).join(', ')}) only for now. Change the mix in the Prompts view.`;
+  if (Object.keys(errors).length) return { spec: null, errors };
+  const name = form.name.trim() || `${form.stage.toUpperCase()} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
+  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from }, errors };
+}
