@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from './main.ts';
-import type { CliIO } from './io.ts';
+import { captureIO } from './testing.ts';
 
-function captureIO(): CliIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out(t: string) { io.stdout += t; },
-    err(t: string) { io.stderr += t; },
-    async *stdinLines() {},
-  };
-  return io;
-}
 
 describe('lwm main', () => {
   it('prints usage and exits 2 with no command', async () => {

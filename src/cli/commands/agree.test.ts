@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import agree from './agree.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CliIO } from '../io.ts';
+import { captureIO } from '../testing.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => (tmp = await tempDir()));
@@ -61,20 +61,6 @@ describe('lwm agree', () => {
 });
 
 
-function captureIO(): CliIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out(t: string) {
-      io.stdout += t;
-    },
-    err(t: string) {
-      io.stderr += t;
-    },
-    async *stdinLines() {},
-  };
-  return io;
-}
 
 async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));

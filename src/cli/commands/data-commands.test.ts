@@ -4,19 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../main.ts';
-import type { CliIO } from '../io.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
+import { captureIO } from '../testing.ts';
 
-function captureIO(): CliIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out(t: string) { io.stdout += t; },
-    err(t: string) { io.stderr += t; },
-    async *stdinLines() {},
-  };
-  return io;
-}
 const fx = (name: string) => fileURLToPath(new URL(`../../core/formats/fixtures/${name}`, import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-cli-'));
 async function run(...argv: string[]) {

@@ -3,18 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../main.ts';
-import type { CliIO } from '../io.ts';
+import { captureIO } from '../testing.ts';
 
-function captureIO(stdin: string[] = []): CliIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out(t: string) { io.stdout += t; },
-    err(t: string) { io.stderr += t; },
-    async *stdinLines() { for (const l of stdin) yield l; },
-  };
-  return io;
-}
 
 describe('lwm gen', () => {
   it('writes the same JSONL for the same arguments, to stdout or a file', async () => {

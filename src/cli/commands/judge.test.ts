@@ -7,7 +7,7 @@ import score from './score.ts';
 import { UsageError } from '../io.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CliIO } from '../io.ts';
+import { captureIO } from '../testing.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => (tmp = await tempDir()));
@@ -102,20 +102,6 @@ describe('lwm judge', () => {
 });
 
 
-function captureIO(): CliIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out(t: string) {
-      io.stdout += t;
-    },
-    err(t: string) {
-      io.stderr += t;
-    },
-    async *stdinLines() {},
-  };
-  return io;
-}
 
 async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));

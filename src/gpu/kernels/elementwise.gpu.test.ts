@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { addRef, biasAddRef, biasGradRef, geluBackwardRef, geluForwardRef } from '../../reference/elementwise.ts';
-import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
+import { submit, withGridLimit } from '../testing/submit.ts';
 import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from './elementwise.ts';
 
 // Awkward shapes: 1 element, C below/above the 64-thread column groups, rows spanning several
@@ -20,24 +20,6 @@ const SHAPES: [number, number][] = [
   [3, 260], // vec4 column sums over two workgroups of 64 quads
 ];
 const BIAS_OFFSET = 64; // biases and their gradients live inside flat parameter buffers
-
-async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => void): Promise<void> {
-  const enc = rt.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  encode(pass);
-  pass.end();
-  rt.device.queue.submit([enc.finish()]);
-  await rt.sync();
-}
-
-/**
- * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
- * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
- */
-function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
-  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
-  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
-}
 
 describe('elementwise kernels vs reference', () => {
   it('add and in-place add', async () => {

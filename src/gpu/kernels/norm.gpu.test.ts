@@ -3,25 +3,8 @@ import { normBackwardRef, normForwardRef, type NormKind, type NormShape } from '
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
+import { submit, withGridLimit } from '../testing/submit.ts';
 import { NormKernel } from './norm.ts';
-
-async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => void): Promise<void> {
-  const enc = rt.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  encode(pass);
-  pass.end();
-  rt.device.queue.submit([enc.finish()]);
-  await rt.sync();
-}
-
-/**
- * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
- * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
- */
-function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
-  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
-  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
-}
 
 // 1 element; C below one workgroup; C spanning several threads per column set (130 → 128
 // threads, two columns for some); rows spanning several backward blocks with a ragged last one.

@@ -3,25 +3,8 @@ import { weightSum, xentRef } from '../../reference/xent.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
+import { submit, withGridLimit } from '../testing/submit.ts';
 import { XentKernel } from './xent.ts';
-
-async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => void): Promise<void> {
-  const enc = rt.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  encode(pass);
-  pass.end();
-  rt.device.queue.submit([enc.finish()]);
-  await rt.sync();
-}
-
-/**
- * The same device, claiming at most `max` workgroups per grid dimension, so launchers must
- * spill their grids into y (real limits need far bigger shapes than SwiftShader can test).
- */
-function withGridLimit(rt: GpuRuntime, max: number): GpuRuntime {
-  const limits = { ...rt.report.limits, maxComputeWorkgroupsPerDimension: max };
-  return Object.create(rt, { report: { value: { ...rt.report, limits } } }) as GpuRuntime;
-}
 
 function batch(N: number, V: number, seed: number, logitScale: number) {
   const logits = randomArray(N * V, seed).map((v) => v * logitScale);
