@@ -79,11 +79,11 @@ export function NewRunForm() {
             <strong>Training needs WebGPU.</strong> {errors.webgpu}
           </p>
           <p>
-            See the <Link href="/system">System view</Link> for what this browser offers and how to enable WebGPU.
+            See the <Link href="~/system">System view</Link> for what this browser offers and how to enable WebGPU.
           </p>
         </div>
       ) : null}
-      <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="/data">Load or import data</Link>}>
+      <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="~/data">Load or import data</Link>}>
         <select id="train-datasetId" value={datasetId} onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })} aria-invalid={errors.datasetId ? true : undefined}>
           {datasets.length === 0 ? <option value="">(no datasets yet)</option> : null}
           {datasets.map((d) => (
@@ -104,11 +104,11 @@ export function NewRunForm() {
         </select>
       </Field>
       <div className="train-grid">
-        <Field id="train-stage" label="Stage" error={errors.stage}>
+        <Field id="train-stage" label="Stage" error={errors.stage} hint={STAGE_LABEL[form.stage]}>
           <select id="train-stage" value={form.stage} onChange={(e) => setForm({ stage: e.target.value as Stage })}>
             {(Object.keys(STAGE_LABEL) as Stage[]).map((s) => (
               <option key={s} value={s}>
-                {STAGE_LABEL[s]}
+                {s === 'rl' ? 'RL (GSPO)' : s.toUpperCase()}
               </option>
             ))}
           </select>
@@ -117,7 +117,7 @@ export function NewRunForm() {
           <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
             {Object.entries(PRESETS).map(([name, c]) => (
               <option key={name} value={name}>
-                {name} ({c.layers}×{c.dModel}, context {c.contextLength})
+                {name} · {c.layers}×{c.dModel} · ctx {c.contextLength}
               </option>
             ))}
           </select>

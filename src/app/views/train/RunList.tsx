@@ -121,15 +121,17 @@ export function RunList() {
                       </ul>
                       {!r.checkpoints.last && !r.checkpoints.best ? <span className="muted small">none yet</span> : null}
                     </td>
-                    <td className="actions">
-                      {!live && r.state !== 'done' && r.step < r.spec.steps ? (
-                        <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
-                          Resume
+                    <td>
+                      <div className="actions">
+                        {!live && r.state !== 'done' && r.step < r.spec.steps ? (
+                          <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
+                            Resume
+                          </button>
+                        ) : null}
+                        <button type="button" className="secondary small" disabled={busy} onClick={() => setConfirm(r.id)} aria-label={`Delete run ${r.name}`}>
+                          Delete
                         </button>
-                      ) : null}
-                      <button type="button" className="secondary small" disabled={busy} onClick={() => setConfirm(r.id)} aria-label={`Delete run ${r.name}`}>
-                        Delete
-                      </button>
+                      </div>
                     </td>
                   </tr>
                 );

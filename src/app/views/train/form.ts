@@ -32,9 +32,9 @@ export type FormField = keyof TrainForm;
 export type FormErrors = Partial<Record<FormField | 'webgpu' | 'form', string>>;
 
 export const STAGE_LABEL: Record<Stage, string> = {
-  cpt: 'CPT: continued pre-training on packed text',
-  sft: 'SFT: predict observations from turns',
-  rl: 'RL: GSPO with judge and verifier rewards',
+  cpt: 'continued pre-training on packed knowledge text and trajectories',
+  sft: 'predict the next observation of each turn (loss on the observation)',
+  rl: 'GSPO: groups of sampled predictions rewarded by the judge and the verifier',
 };
 
 /** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */

@@ -1,0 +1,123 @@
+// Training as a person does it, on the micro preset with tiny settings (SwiftShader in CI):
+// start an SFT run on the default dataset and watch the loss appear; pause and resume; reload
+// mid-run, accept the offer to resume and see the curve continue from the checkpoint; download
+// a checkpoint.
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+
+const STEPS = 40;
+const EVAL_EVERY = 4;
+
+async function openTrain(page: Page) {
+  await page.goto('./#/train');
+  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
+  // The default dataset is stored on first start; the form lists it once it is.
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+}
+
+/** "step N / 40" under the progress bar. */
+async function shownStep(page: Page): Promise<number> {
+  const text = (await page.getByTestId('run-step').textContent()) ?? '';
+  return Number(/step (\d+)/.exec(text)?.[1] ?? -1);
+}
+
+test('train SFT on the default dataset: live loss, pause/resume, reload and resume the curve, download', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  await openTrain(page);
+
+  // Tiny settings: one domain, 2 × 32 tokens per step, a checkpoint every 4 steps.
+  await page.getByLabel('Domains').selectOption('terminal');
+  await page.getByLabel('Stage').selectOption('sft');
+  await expect(page.getByLabel('Model preset')).toHaveValue('micro');
+  await page.getByLabel('Steps', { exact: true }).fill('ten');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  await expect(page.getByTestId('train-form-errors')).toContainText("Steps must be a number; got 'ten'.");
+  await expect(page.getByLabel('Steps', { exact: true })).toBeFocused();
+  await page.getByLabel('Steps', { exact: true }).fill(String(STEPS));
+  await page.getByLabel('Batch').fill('2');
+  await page.getByLabel('Tokens per sequence').fill('32');
+  await page.getByLabel('Evaluate every').fill(String(EVAL_EVERY));
+  await page.getByLabel('Judged samples').fill('0');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  await expect(page.getByTestId('train-form-errors')).toHaveCount(0);
+
+  // The loss appears, live.
+  const latest = page.getByTestId('latest-metrics');
+  await expect(latest.getByRole('rowheader', { name: 'loss', exact: true })).toBeVisible({ timeout: 240_000 });
+  await expect(page.getByTestId('run-state')).toHaveText('running');
+  console.log(`[e2e] first loss at step ${await shownStep(page)}`);
+
+  // Pause: the state says so and the step count stands still; resume: it moves again.
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(page.getByTestId('run-state')).toHaveText('paused');
+  const pausedAt = await shownStep(page);
+  await page.waitForTimeout(1500);
+  expect(await shownStep(page)).toBe(pausedAt);
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await expect(page.getByTestId('run-state')).toHaveText('running');
+  await expect.poll(() => shownStep(page), { timeout: 120_000 }).toBeGreaterThan(pausedAt);
+
+  // Wait for a stored checkpoint past the first one, then reload in the middle of the run.
+  const runList = page.getByTestId('run-list');
+  await expect(runList).toContainText(/last · step (8|1\d|2\d)/, { timeout: 240_000 });
+  const beforeReload = await shownStep(page);
+  expect(beforeReload, 'the run must still be going when the page reloads').toBeLessThan(STEPS);
+  await page.reload();
+
+  // The page offers to resume from the last checkpoint; accepting continues the same curve.
+  const offer = page.getByTestId('resume-offer');
+  await expect(offer).toContainText('was training when the page closed', { timeout: 60_000 });
+  const offerText = (await offer.textContent()) ?? '';
+  const checkpointStep = Number(/last checkpoint is at step (\d+)/.exec(offerText)?.[1]);
+  expect(checkpointStep % EVAL_EVERY).toBe(0);
+  console.log(`[e2e] reloaded at step ${beforeReload}; last checkpoint at step ${checkpointStep}`);
+  // The chart still holds the old curve before resuming.
+  await expect(page.getByTestId('loss-chart').locator('desc')).toContainText('train loss:');
+  await offer.getByRole('button', { name: `Resume from step ${checkpointStep}` }).click();
+  await expect(offer).toHaveCount(0);
+  await expect(page.getByTestId('loss-chart')).toContainText(`resumed at step ${checkpointStep}`);
+  await expect.poll(() => shownStep(page), { timeout: 240_000 }).toBeGreaterThan(checkpointStep);
+  await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 300_000 });
+  // One continuous curve: every step 1..40 has a training loss, old ones and new ones.
+  await expect(page.getByTestId('loss-chart').locator('desc')).toContainText(`train loss: ${STEPS} points, latest`);
+  await expect(page.getByTestId('loss-chart').locator('desc')).toContainText(`at step ${STEPS}`);
+  await expect(latest.getByRole('rowheader', { name: 'eval_loss' })).toBeVisible();
+  await expect(latest.getByRole('rowheader', { name: 'unigram_loss' })).toBeVisible();
+  await expect(runList).toContainText(`last · step ${STEPS}`);
+
+  // Download the last checkpoint: a safetensors file with the stage and tokenizer in its metadata.
+  const download = page.waitForEvent('download');
+  await runList.getByRole('button', { name: /^Download the last checkpoint/ }).click();
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/-sft-last-step40\.safetensors$/);
+  const path = `${ARTIFACTS}/${file.suggestedFilename()}`;
+  await file.saveAs(path);
+  const bytes = readFileSync(path);
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8'));
+  expect(header.__metadata__.stage).toBe('sft');
+  expect(header.__metadata__.tokenizer).toBeTruthy();
+
+  await page.getByRole('heading', { name: 'Train', level: 1 }).scrollIntoViewIfNeeded();
+  const shot = await snap(page, 'train-view');
+  console.log(`[e2e] screenshot: ${shot}`);
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});
+
+test('without WebGPU the Train view says so and points to the System view', async ({ page }) => {
+  await page.addInitScript(() => {
+    delete (Navigator.prototype as unknown as { gpu?: unknown }).gpu;
+  });
+  const errors = collectPageErrors(page);
+  await openTrain(page);
+  await page.getByRole('button', { name: 'Start training' }).click();
+  const alert = page.getByRole('alert').filter({ hasText: 'Training needs WebGPU' });
+  await expect(alert).toContainText('navigator.gpu is missing');
+  await alert.getByRole('link', { name: 'System view' }).click();
+  await expect(page).toHaveURL(/#\/system$/);
+  expect(errors).toEqual([]);
+});
