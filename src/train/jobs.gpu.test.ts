@@ -9,12 +9,10 @@ import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from './pipeline.ts';
 import type { FromWorker } from './protocol.ts';
 
-if (typeof indexedDB === 'undefined') {
-  // Node has no IndexedDB: the same code runs against fake-indexeddb there.
-  const fake = await import('fake-indexeddb');
-  Object.assign(globalThis, { indexedDB: fake.indexedDB, IDBKeyRange: fake.IDBKeyRange });
-}
-const { getRun, loadCheckpointBytes, loadMetrics } = await import('../storage/runs.ts');
+// Node has no IndexedDB: the same code runs against fake-indexeddb there (all its globals).
+// @ts-expect-error -- the package's types do not resolve through its exports map
+if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
+const { getRun, loadCheckpointBytes, loadMetrics, STORAGE_FULL_MESSAGE } = await import('../storage/runs.ts');
 
 const data = generateTrajectories('terminal', 16, 3);
 const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 6, batch: 2, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, seed: 5 };
@@ -84,5 +82,30 @@ describe('train job', () => {
     host.handle({ type: 'start', jobId: 'y', spec: { kind: 'train', runId: `t-${Math.random()}`, train: { ...spec, templates: { v9: 1 } }, data: { trajectories: data, name: 'x' } } as TrainJobSpec });
     await finished('y');
     expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: expect.stringContaining('built-in templates') });
+  });
+
+  it('a full quota at a checkpoint fails the run with the storage-full message and keeps the previous checkpoint', async () => {
+    const { host, events, finished } = makeHost();
+    const runId = `quota-${Math.random().toString(36).slice(2, 8)}`;
+    // After the first checkpoint, every new checkpoint record fails as a full disk would.
+    const proto = IDBObjectStore.prototype;
+    const put = proto.put;
+    let stored = 0;
+    proto.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      if (this.name === 'checkpoints' && stored++ >= 1) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.call(this, value, key);
+    };
+    try {
+      host.handle({ type: 'start', jobId: 'q', spec: { kind: 'train', runId, train: { ...spec, steps: 4 }, data: { trajectories: data, name: 'terminal×16' } } });
+      expect(await finished('q')).toMatchObject({ type: 'status', state: 'failed' });
+    } finally {
+      proto.put = put;
+    }
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ message: STORAGE_FULL_MESSAGE });
+    const run = (await getRun(runId))!;
+    expect(run).toMatchObject({ state: 'failed', error: STORAGE_FULL_MESSAGE });
+    expect(run.checkpoints.last?.step).toBe(2);
+    expect((await loadCheckpointBytes(run.checkpoints.last!.key)).byteLength).toBe(run.checkpoints.last!.size);
+    expect((await loadMetrics(runId)).map((m) => m.step)).toEqual([1, 2, 3, 4]);
   });
 });
