@@ -13,6 +13,7 @@ import type { RunRecord, RunState } from '../storage/db.ts';
 import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
 import { runTraining, type TrainResult, type TrainSpec } from './pipeline.ts';
+import { runLockName } from './protocol.ts';
 
 export interface SelfTestSpec {
   kind: 'selftest';
@@ -82,9 +83,6 @@ async function withRunLock<T>(runId: string, body: () => Promise<T>): Promise<T>
   });
 }
 
-export function runLockName(runId: string): string {
-  return `lwm-run:${runId}`;
-}
 
 async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJobResult> {
   if (!spec.runId) throw new UserFacingError('a train job needs a runId');

@@ -39,6 +39,11 @@ export type FromWorker =
   /** `message` is for the user (what went wrong, what to do); `detail` for a bug report. */
   | { type: 'error'; jobId?: string; message: string; detail?: string };
 
+/** The Web Lock a training job holds on its run, so two tabs never train the same run. */
+export function runLockName(runId: string): string {
+  return `lwm-run:${runId}`;
+}
+
 export function isToWorker(x: unknown): x is ToWorker {
   if (!x || typeof x !== 'object') return false;
   const t = (x as { type?: unknown }).type;

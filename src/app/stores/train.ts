@@ -6,8 +6,8 @@ import { create } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
 import { JobClient } from '../../train/client.ts';
-import { runLockName, type TrainJobSpec } from '../../train/jobs.ts';
-import type { FromWorker, JobState } from '../../train/protocol.ts';
+import type { TrainJobSpec } from '../../train/jobs.ts';
+import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 
 export interface MetricPoint {
   step: number;
