@@ -4,18 +4,12 @@
 import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
 import { randomArray } from '../src/gpu/testing/compare.ts';
+import { timeIt, type BenchRecord, type Suite } from './common.ts';
+import { generateSuite, rolloutSuite } from './generate.ts';
 import { matmulOnnxModel } from './onnx-matmul.ts';
+import { trainSuite } from './train.ts';
 
-export interface BenchRecord {
-  suite: string;
-  case: string;
-  engine: string;
-  metric: string;
-  value: number;
-  unit: string;
-}
-
-type Suite = (rt: GpuRuntime, log: (s: string) => void) => Promise<BenchRecord[]>;
+export type { BenchRecord };
 
 const logEl = document.getElementById('log')!;
 const log = (s: string) => {
@@ -23,17 +17,12 @@ const log = (s: string) => {
   console.log(s);
 };
 
-/** Median of `reps` timings of `fn`, after `warmup` untimed calls. */
-async function timeIt(fn: () => Promise<void>, reps: number, warmup = 1): Promise<number> {
-  for (let i = 0; i < warmup; i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+// The page runs on the repository's dev server while the tree may be edited under it; without an
+// accepting module, a saved source file makes Vite reload the page and the run's results are
+// lost. Accepting keeps the code loaded at the start running, and the log says it happened.
+if (import.meta.hot) {
+  import.meta.hot.accept(() => log('note: a source file changed during the run; the results are for the code loaded at its start'));
+  import.meta.hot.on('vite:beforeFullReload', () => console.log('note: the dev server is reloading the page (new dependency bundle); this run is lost'));
 }
 
 // Every engine runs the same work per timed call: `INNER` back-to-back n³ products on data
@@ -142,7 +131,7 @@ const matmulSuite: Suite = async (rt, log) => {
   return records;
 };
 
-const SUITES: Record<string, Suite> = { matmul: matmulSuite };
+const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite };
 
 declare global {
   interface Window {
