@@ -81,7 +81,7 @@ describe('train job', () => {
     expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('no stored run') });
     host.handle({ type: 'start', jobId: 'y', spec: { kind: 'train', runId: `t-${Math.random()}`, train: { ...spec, templates: { v9: 1 } }, data: { trajectories: data, name: 'x' } } as TrainJobSpec });
     await finished('y');
-    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: expect.stringContaining('built-in templates') });
+    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: expect.stringContaining('names v9, which no stored template version has') });
   });
 
   it('a full quota at a checkpoint fails the run with the storage-full message and keeps the previous checkpoint', async () => {

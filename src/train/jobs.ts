@@ -6,6 +6,7 @@
 // to the page. So checkpoint bytes never cross the worker boundary, a run keeps its history when
 // no view watches it, and a reload finds in storage everything needed to resume.
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import { listTemplateVersions } from '../storage/templates.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { runSelfTest } from '../gpu/selftest.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
@@ -65,12 +66,19 @@ async function loadData(data: TrainData): Promise<Trajectory[]> {
   return trajectories;
 }
 
-function checkTemplateMix(spec: TrainSpec) {
-  // The pipeline renders with the built-in templates; a user's own versions cannot reach it yet.
-  const unknown = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v]);
-  if (unknown.length) {
-    throw new UserFacingError(`The ${spec.stage.toUpperCase()} template mix names ${unknown.join(', ')}; training can use the built-in templates (${Object.keys(BUILTIN_TEMPLATES).join(', ')}) only. Change the mix in the Prompts view.`);
+/**
+ * Carries the user's own template versions (from the Prompts view) that the stage's mix names
+ * into the spec, so the run renders with them and a resumed run still has them.
+ */
+async function attachTemplates(spec: TrainSpec): Promise<TrainSpec> {
+  const named = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v] && !spec.templateSet?.[v]);
+  if (!named.length) return spec;
+  const stored = new Map((await listTemplateVersions()).map((v) => [v.version, v.template]));
+  const missing = named.filter((v) => !stored.has(v));
+  if (missing.length) {
+    throw new UserFacingError(`The ${spec.stage.toUpperCase()} template mix names ${missing.join(', ')}, which no stored template version has; change the mix in the Prompts view.`);
   }
+  return { ...spec, templateSet: { ...spec.templateSet, ...Object.fromEntries(named.map((v) => [v, stored.get(v)!])) } };
 }
 
 /** Holds the run's Web Lock while it trains, so a second tab cannot resume the same run. */
@@ -115,7 +123,7 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
       ctx.log(last ? `resuming from the checkpoint at step ${at}` : 'no checkpoint yet: starting the run again from its beginning');
     } else {
       if (existing) throw new UserFacingError(`A run with id ${spec.runId} already exists.`);
-      checkTemplateMix(spec.train);
+      spec.train = await attachTemplates(spec.train);
       data = spec.data;
       if (spec.from) {
         from = await loadCheckpointBytes(spec.from.key).catch((e: Error) => {

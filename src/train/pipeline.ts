@@ -21,7 +21,7 @@ import { DIMENSIONS, type Scores } from '../core/judge/types.ts';
 import { verify } from '../core/judge/verifier.ts';
 import { categorizeDataset } from '../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSystem, renderTrajectory, templateForSample, type TemplateDistribution } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderSystem, renderTrajectory, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns, rlPool, splitByTrajectory, type TurnSample } from '../core/turns/index.ts';
 import { keyedUniform } from '../core/turns/rng.ts';
@@ -80,6 +80,8 @@ export interface TrainSpec {
   seed?: number;
   /** Template distribution of this stage (default DEFAULT_STAGE_TEMPLATES[stage]). */
   templates?: TemplateDistribution;
+  /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
+  templateSet?: Record<string, PromptTemplate>;
   rl?: RlSettings;
 }
 
@@ -121,8 +123,13 @@ export function resolveSpec(spec: TrainSpec) {
   const evalEvery = spec.evalEvery ?? Math.max(1, Math.floor(spec.steps / 4));
   const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, ...spec.rl };
   if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2)) throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
+  const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
+  const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
+  const problems = checkDistribution(templates, templateSet);
+  if (problems.length) throw new UserFacingError(`the ${spec.stage} template mix: ${problems.join('; ')}`);
   return {
     ...spec,
+    templateSet,
     batch: spec.batch ?? 8,
     lr,
     evalEvery,
@@ -130,7 +137,7 @@ export function resolveSpec(spec: TrainSpec) {
     evalJudgeSamples: spec.evalJudgeSamples ?? 2,
     evalFraction: spec.evalFraction ?? 0.1,
     seed: spec.seed ?? 0,
-    templates: spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage],
+    templates,
     rl,
   };
 }
@@ -209,16 +216,24 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
 }
 
 /** Rows of a stage for a trajectory set (CPT: packed text; SFT/RL: weighted turn samples). */
-export function stageRows(stage: Stage, p: Pick<Prepared, 'tok' | 'T'>, trajectories: Trajectory[], templates: TemplateDistribution, seed: number, withKnowledge: boolean): EncodedRow[] {
+export function stageRows(
+  stage: Stage,
+  p: Pick<Prepared, 'tok' | 'T'>,
+  trajectories: Trajectory[],
+  templates: TemplateDistribution,
+  seed: number,
+  withKnowledge: boolean,
+  templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
+): EncodedRow[] {
   if (stage === 'cpt') {
     const texts: string[] = [];
     if (withKnowledge) for (const d of new Set(trajectories.map((t) => t.domain))) if ((DOMAINS as readonly string[]).includes(d)) texts.push(knowledgeText(d as KnownDomain));
-    for (const t of trajectories) texts.push(renderTrajectory(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed), t));
+    for (const t of trajectories) texts.push(renderTrajectory(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed, templateSet), t));
     return packCorpus(p.tok, texts, p.T);
   }
   const masks = new Map(categorizeDataset(trajectories).map((m) => [m.id, m]));
   const samples = expandTurns(trajectories);
-  return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed });
+  return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
 }
 
 function checkpointBytes(model: GpuGpt, ck: Awaited<ReturnType<GpuGpt['toCheckpoint']>>, tok: Tokenizer, spec: ResolvedSpec): Uint8Array {
@@ -235,7 +250,7 @@ export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[],
   const p = prepare(spec, trajectories, from);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') return runRl(spec, p, host);
-  const rows = stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true);
+  const rows = stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
@@ -344,7 +359,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
       const groups: { sample: TurnSample; prompt: number[]; responses: number[][]; rewards: { reward: number; judge?: number; verifier?: number; scores?: Scores }[] }[] = [];
       for (let g = 0; g < promptsPerStep; g++) {
         const sample = pool[Math.floor(keyedUniform(`rl:${step}:${g}`, spec.seed) * pool.length)];
-        const template = templateForSample(spec.templates, sample, spec.seed);
+        const template = templateForSample(spec.templates, sample, spec.seed, spec.templateSet);
         const prompt = encodePrompt(p.tok, sample, template, T - maxNewTokens);
         const timing = { prefillMs: 0, decodeMs: 0 };
         const t0 = performance.now();

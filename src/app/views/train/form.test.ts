@@ -53,7 +53,9 @@ describe('Train form', () => {
     expect(buildSpec(form({ from: 'gone|last' }), ctx()).errors.from).toMatch(/no longer stored/);
   });
 
-  it("refuses a template mix with the user's own versions (the pipeline renders built-ins only)", () => {
-    expect(buildSpec(form({}), ctx({ templateMix: () => ({ v0: 1, v3: 1 }) })).errors.form).toMatch(/names v3/);
+  it("passes a template mix with the user's own versions on to the job (which attaches them)", () => {
+    const r = buildSpec(form({}), ctx({ templateMix: () => ({ v0: 1, v3: 1 }) }));
+    expect(r.errors.form).toBeUndefined();
+    expect(r.spec?.train.templates).toEqual({ v0: 1, v3: 1 });
   });
 });

@@ -1,7 +1,7 @@
 // The Train view's form: what a person types, checked field by field into a job spec. Pure, so
 // every message is tested without a browser (form.test.ts).
 import { PRESETS, type PresetName } from '../../../model/config.ts';
-import { BUILTIN_TEMPLATES, type TemplateDistribution } from '../../../core/templates/index.ts';
+import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
 import type { Stage, TrainSpec } from '../../../train/pipeline.ts';
@@ -161,8 +161,6 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
     spec.evalJudgeSamples = form.stage === 'sft' ? int(errors, 'judgeSamples', form.judgeSamples, 'Judged samples', 0, 64) : 0;
   }
-  const custom = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v]);
-  if (custom.length) errors.form = `The ${form.stage.toUpperCase()} template mix (Prompts view) names ${custom.join(', ')}; training uses the built-in templates (${Object.keys(BUILTIN_TEMPLATES).join(', ')}) only for now. Change the mix in the Prompts view.`;
   if (Object.keys(errors).length) return { spec: null, errors };
   const name = form.name.trim() || `${form.stage.toUpperCase()} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
   return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from }, errors };

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { generateTrajectories } from '../core/envs/generate.ts';
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import { trainBpe } from '../core/tokenizer/index.ts';
+import { resolveSpec, stageRows, unigramLoss } from './pipeline.ts';
+
+const data = generateTrajectories('mcp', 4, 1);
+const tok = trainBpe(data.flatMap((t) => t.turns.map((u) => u.observation)), { vocabSize: 300 });
+
+describe('pipeline settings', () => {
+  it('renders SFT rows with a user template version named in the mix', () => {
+    const v3 = { ...BUILTIN_TEMPLATES.v0, version: 'v3', preamble: 'ZEBRA-MARKER simulate {{domain}}.' };
+    const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v3: 1 }, templateSet: { v3 } });
+    const rows = stageRows('sft', { tok, T: 400 }, data, spec.templates, 0, false, spec.templateSet);
+    expect(rows.length).toBe(data.reduce((n, t) => n + t.turns.length, 0));
+    expect(tok.decode(rows[0].ids)).toContain('ZEBRA-MARKER simulate mcp.');
+  });
+
+  it('refuses a mix naming an unknown version, and nonsense settings, in words', () => {
+    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v9: 1 } })).toThrow(/v9: no template with this version/);
+    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 0 })).toThrow(/steps must be a positive integer/);
+    expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { groupSize: 1 } })).toThrow(/groupSize must be an integer ≥ 2/);
+  });
+
+  it('the unigram baseline is the entropy of the weighted targets', () => {
+    const rows = [{ ids: [0, 1, 1, 2, 2], weights: [0, 1, 1, 1, 1], promptLength: 0, droppedTurns: 0, truncated: false }];
+    expect(unigramLoss(rows)).toBeCloseTo(Math.log(2), 12);
+  });
+});
