@@ -11,7 +11,7 @@ describe('pipeline settings', () => {
   it('renders SFT rows with a user template version named in the mix', () => {
     const v3 = { ...BUILTIN_TEMPLATES.v0, version: 'v3', preamble: 'ZEBRA-MARKER simulate {{domain}}.' };
     const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v3: 1 }, templateSet: { v3 } });
-    const rows = stageRows('sft', { tok, T: 400 }, data, spec.templates, 0, false, spec.templateSet);
+    const rows = stageRows('sft', { tok, T: 20_000 }, data, spec.templates, 0, false, spec.templateSet);
     expect(rows.length).toBe(data.reduce((n, t) => n + t.turns.length, 0));
     expect(tok.decode(rows[0].ids)).toContain('ZEBRA-MARKER simulate mcp.');
   });
