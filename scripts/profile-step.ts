@@ -58,7 +58,7 @@ for (let rep = 0; rep < 3; rep++) {
   const t = new BigUint64Array(await rt.read(resolve));
   if (rep === 0) continue; // first replay warms caches
   calls.forEach((c, i) => {
-    const key = c.pipeline.label;
+    const key = c.pipeline.label.includes("matmul") ? `${c.pipeline.label} grid ${c.wg.join("×")}` : c.pipeline.label;
     const e = byKernel.get(key) ?? { ms: 0, n: 0 };
     e.ms += Number(t[2 * i + 1] - t[2 * i]) / 1e6 / 2;
     e.n += 1 / 2;
