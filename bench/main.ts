@@ -83,10 +83,11 @@ async function ortMatmul(n: number, reps: number): Promise<number> {
     executionProviders: ['webgpu'],
     preferredOutputLocation: 'gpu-buffer',
   });
-  const device = ort.env.webgpu.device as GPUDevice;
+  // Typed as a promise in some onnxruntime-web versions; awaiting a device is harmless either way.
+  const device = (await (ort.env.webgpu.device as unknown as Promise<GPUDevice> | GPUDevice)) as GPUDevice;
   const upload = (data: Float32Array) => {
     const buf = device.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
-    device.queue.writeBuffer(buf, 0, data);
+    device.queue.writeBuffer(buf, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
     return ort.Tensor.fromGpuBuffer(buf, { dataType: 'float32', dims: [n, n] });
   };
   const A = upload(randomArray(n * n, 1));
