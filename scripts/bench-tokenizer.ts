@@ -1,11 +1,11 @@
 // Tokenizer benchmark: trains byte-level BPE on ~10 MB of generated agent-like text (shell
 // sessions, JSON tool results, prose, a little non-Latin text) and prints the time per phase.
-//   npx tsx scripts/bench-tokenizer.ts [--mb 10] [--vocab 4096]
+//   npx tsx scripts/bench-tokenizer.ts [--mb 10] [--vocab 4096] [--json FILE]
 import { parseArgs } from 'node:util';
 import { countPretokens, trainBpe } from '../src/core/tokenizer/index.ts';
 import { seededRandom } from '../src/core/turns/rng.ts';
 
-const { values } = parseArgs({ options: { mb: { type: 'string', default: '10' }, vocab: { type: 'string', default: '4096' } } });
+const { values } = parseArgs({ options: { mb: { type: 'string', default: '10' }, vocab: { type: 'string', default: '4096' }, json: { type: 'string' } } });
 const targetBytes = Number(values.mb) * 1024 * 1024;
 const vocabSize = Number(values.vocab);
 
@@ -47,3 +47,15 @@ console.log(`corpus      ${(bytes / 1048576).toFixed(1)} MiB, ${corpus.length} t
 console.log(`count       ${((t2 - t1) / 1000).toFixed(2)} s  (pre-token counting alone)`);
 console.log(`train       ${((t3 - t2) / 1000).toFixed(2)} s  to vocab ${tok.vocabSize} (${tok.merges.length} merges), counting included`);
 console.log(`encode      ${(sample.length / 1024).toFixed(0)} KiB in ${((t4 - t3) * 1000 / 1000).toFixed(0)} ms, ${(sample.length / ids.length).toFixed(2)} chars/token, round trip ${roundTrip ? 'exact' : 'BROKEN'}`);
+
+// `--json FILE` (as `npm run bench -- --suite tokenizer` passes): the figures as JSON lines.
+if (values.json) {
+  const { appendFileSync } = await import('node:fs');
+  const c = `${(bytes / 1048576).toFixed(0)}MiB-vocab${tok.vocabSize}`;
+  for (const [metric, value, unit] of [
+    ['train_s', (t3 - t2) / 1000, 's'],
+    ['encode_chars_per_token', sample.length / ids.length, 'chars/token'],
+  ] as const) {
+    appendFileSync(values.json, JSON.stringify({ suite: 'tokenizer', case: c, engine: 'lwm-bpe', metric, value, unit }) + '\n');
+  }
+}
