@@ -27,3 +27,20 @@ describe('pipeline settings', () => {
     expect(unigramLoss(rows)).toBeCloseTo(Math.log(2), 12);
   });
 });
+
+describe('SFT from chosen labels', () => {
+  it('trains on the label, with the reasoning trace weighted apart from the observation', async () => {
+    const { expandTurns } = await import('../core/turns/index.ts');
+    const { labelledRows } = await import('./pipeline.ts');
+    const s = expandTurns(data)[1];
+    const [plain, traced] = labelledRows({ tok, T: 20_000 }, [
+      { sample: { ...s, targetObservation: 'LABEL-A' }, weight: 0.8 },
+      { sample: { ...s, targetObservation: 'LABEL-B' }, reasoning: 'because the note exists', weight: 1 },
+    ], { v0: 1 }, 0);
+    const weighted = (r: typeof plain, w: number) => tok.decode(r.ids.filter((_, i) => r.weights[i] === w));
+    expect(weighted(plain, 0.8)).toContain('LABEL-A');
+    expect(weighted(traced, 0.5)).toContain('because the note exists');
+    expect(weighted(traced, 1)).toContain('LABEL-B');
+    expect(weighted(traced, 1)).not.toContain('because');
+  });
+});

@@ -33,7 +33,7 @@ import { GpuGpt } from '../model/gpt.ts';
 import { initParams } from '../model/init.ts';
 import { lrAt } from '../reference/gpt.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
-import { BatchSampler, encodePrompt, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
+import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 import { UserFacingError } from './host.ts';
 
 export type Stage = 'cpt' | 'sft' | 'rl';
@@ -244,13 +244,45 @@ function checkpointBytes(model: GpuGpt, ck: Awaited<ReturnType<GpuGpt['toCheckpo
   });
 }
 
+/**
+ * SFT rows from chosen labels (e.g. rejectionSample's kept candidates): each sample's target is
+ * the label, optionally preceded by its reasoning trace (trained on at `reasoningWeight`).
+ */
+export function labelledRows(
+  p: Pick<Prepared, 'tok' | 'T'>,
+  labelled: { sample: TurnSample; reasoning?: string; weight?: number }[],
+  templates: TemplateDistribution,
+  seed: number,
+  templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
+  reasoningWeight = 0.5,
+): EncodedRow[] {
+  return labelled.map(({ sample, reasoning, weight }) => {
+    const row = encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning });
+    if (reasoning === undefined) return row;
+    // The trace sits between the context and the tag: give it its own (lower) weight.
+    const traceIds = p.tok.encode(`<think>\n${reasoning}\n</think>\n`, { allowSpecial: true }).length;
+    const start = row.promptLength;
+    for (let i = start; i < Math.min(row.ids.length, start + traceIds); i++) row.weights[i] = reasoningWeight;
+    return row;
+  });
+}
+
 /** Runs one stage. Resumable: a checkpoint from this stage continues at its step. */
-export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[], host: TrainHost, from?: Uint8Array): Promise<TrainResult> {
+export async function runTraining(
+  specIn: TrainSpec,
+  trajectories: Trajectory[],
+  host: TrainHost,
+  from?: Uint8Array,
+  extra: { sftLabels?: { sample: TurnSample; reasoning?: string; weight?: number }[] } = {},
+): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
   const p = prepare(spec, trajectories, from);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') return runRl(spec, p, host);
-  const rows = stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet);
+  const rows =
+    spec.stage === 'sft' && extra.sftLabels?.length
+      ? labelledRows(p, extra.sftLabels, spec.templates, spec.seed, spec.templateSet)
+      : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
