@@ -3,7 +3,7 @@
 import { matmulExtents, matmulRef, type MatmulShape } from '../reference/matmul.ts';
 import { matmul, MatmulKernel } from './kernels/matmul.ts';
 import type { GpuRuntime } from './runtime.ts';
-import { maxAbsDiff, randomArray } from './testing/compare.ts';
+import { maxAbsDiff, randomArray } from './numeric.ts';
 
 export interface SelfTestResult {
   name: string;

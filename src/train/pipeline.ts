@@ -236,8 +236,7 @@ export function stageRows(
   return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
 }
 
-function checkpointBytes(model: GpuGpt, ck: Awaited<ReturnType<GpuGpt['toCheckpoint']>>, tok: Tokenizer, spec: ResolvedSpec): Uint8Array {
-  void model;
+function checkpointBytes(ck: Checkpoint, tok: Tokenizer, spec: ResolvedSpec): Uint8Array {
   return saveCheckpoint({
     ...ck,
     extraMetadata: { stage: spec.stage, tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ ...spec, kind: undefined }) },
@@ -303,7 +302,7 @@ export async function runTraining(
     let sum = 0;
     for (const b of evalBatches) sum += await model.evalLoss(b);
     const evalLoss = sum / Math.max(1, evalBatches.length);
-    const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec, 'sft') : null;
+    const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec) : null;
     host.metric(step, { eval_loss: evalLoss, unigram_loss: unigram, ...(judged ?? {}) });
     lastEval = evalLoss;
     return evalLoss;
@@ -322,7 +321,7 @@ export async function runTraining(
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
         const evalLoss = await evaluate(step + 1);
         const ck = await model.toCheckpoint();
-        const bytes = checkpointBytes(model, ck, p.tok, spec);
+        const bytes = checkpointBytes(ck, p.tok, spec);
         await host.checkpoint(bytes, { step: step + 1, tag: 'last', evalLoss });
         if (!best || evalLoss < best.evalLoss) {
           best = { step: step + 1, evalLoss };
@@ -330,7 +329,7 @@ export async function runTraining(
         }
       }
     }
-    const final = checkpointBytes(model, await model.toCheckpoint(), p.tok, spec);
+    const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
     return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0 };
   } finally {
     gen.dispose();
@@ -340,7 +339,7 @@ export async function runTraining(
 
 
 /** Generates predictions for a few eval samples and scores them with the local judge. */
-async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, stage: 'sft' | 'rl'): Promise<Record<string, number>> {
+async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Promise<Record<string, number>> {
   const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.evalJudgeSamples);
   const sums: Record<string, number> = {};
   let n = 0;
@@ -357,7 +356,6 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, sta
     for (const d of DIMENSIONS) sums[`eval_judge_${d}`] = (sums[`eval_judge_${d}`] ?? 0) + v.scores[d];
     sums.eval_judge_mean = (sums.eval_judge_mean ?? 0) + v.total;
   }
-  void stage;
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(1, n)]));
 }
 
@@ -447,7 +445,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
       });
       const meanReward = mean((r) => r.reward);
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
-        const bytes = checkpointBytes(model, await model.toCheckpoint(), p.tok, spec);
+        const bytes = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
         await host.checkpoint(bytes, { step: step + 1, tag: 'last' });
         // Higher reward is better: keep it under evalLoss as its negative so "lower is better" holds.
         if (!best || -meanReward < best.evalLoss) {
@@ -456,7 +454,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
         }
       }
     }
-    const final = checkpointBytes(model, await model.toCheckpoint(), p.tok, spec);
+    const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
     return { stage: 'rl', steps: spec.steps, checkpoint: final, best, evalLoss: null, unigramLoss: null, tokensPerSecond: genMs > 0 ? genTokens / (genMs / 1000) : 0 };
   } finally {
     gen.dispose();
