@@ -136,7 +136,8 @@ const train: Command = async (argv, io) => {
         stage,
         steps: result.steps,
         checkpoint: out,
-        best: result.best,
+        // RL keeps its best by mean reward (stored as a negative "loss" so lower is better).
+        best: result.best && (stage === 'rl' ? { step: result.best.step, mean_reward: -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
         eval_loss: result.evalLoss,
         unigram_loss: result.unigramLoss,
         tokens_per_s: Math.round(result.tokensPerSecond),
