@@ -1,8 +1,8 @@
 // `lwm agree FILE...`: how well judges agree on several models' judged files.
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { readRecords, sampleKey, type AwbJudgedRecord } from '../../core/bench/records.ts';
+import { sampleKey, type AwbJudgedRecord } from '../../core/bench/records.ts';
+import { readRecordFile } from './record-file.ts';
 import { judgeAgreement, type JudgedScore } from '../../core/judge/agree.ts';
 
 const HELP = `Usage: lwm agree FILE... [--json]
@@ -28,14 +28,7 @@ export default async function agree(argv: string[], io: CliIO): Promise<number> 
   for (const arg of positionals) {
     const m = /^([^@=]+)@([^=]+)=(.+)$/.exec(arg);
     const path = m ? m[3] : arg;
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (e) {
-      errors.push(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      continue;
-    }
-    const r = readRecords<AwbJudgedRecord>(text, path, 'judged');
+    const r = await readRecordFile<AwbJudgedRecord>(path, 'judged');
     errors.push(...r.errors);
     r.records.forEach((rec, i) => {
       const judge = m ? m[1] : typeof rec.judge === 'string' ? rec.judge : null;

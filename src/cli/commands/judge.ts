@@ -1,7 +1,8 @@
 // `lwm judge PRED.jsonl --judge local|endpoint ...`: judged records from prediction records.
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { readRecords, toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
+import { toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
+import { readRecordFile } from './record-file.ts';
 import { judgeRecord, scoreJudged } from '../../core/bench/runner.ts';
 import { formatScoreTable } from '../../core/bench/score.ts';
 import { localJudge } from '../../core/judge/rubric.ts';
@@ -63,14 +64,7 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   } else throw new UsageError(`--judge must be local or endpoint, got ${JSON.stringify(kind)}`);
 
   const file = positionals[0];
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    io.err(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-    return 1;
-  }
-  const { records, errors } = readRecords<AwbPredictionRecord>(text, file, 'prediction');
+  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction');
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

@@ -1,7 +1,7 @@
 // `lwm score JUDGED.jsonl [--json]`: the AgentWorldBench table of a judged file.
-import { readFile } from 'node:fs/promises';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { readRecords, type AwbJudgedRecord } from '../../core/bench/records.ts';
+import { type AwbJudgedRecord } from '../../core/bench/records.ts';
+import { readRecordFile } from './record-file.ts';
 import { scoreJudged } from '../../core/bench/runner.ts';
 import { formatScoreTable } from '../../core/bench/score.ts';
 
@@ -20,14 +20,7 @@ export default async function score(argv: string[], io: CliIO): Promise<number> 
   }
   if (positionals.length !== 1) throw new UsageError('expected one JUDGED.jsonl file');
   const file = positionals[0];
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    io.err(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-    return 1;
-  }
-  const { records, errors } = readRecords<AwbJudgedRecord>(text, file, 'judged');
+  const { records, errors } = await readRecordFile<AwbJudgedRecord>(file, 'judged');
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

@@ -1,0 +1,15 @@
+// Reads an AgentWorldBench prediction or judged JSONL file for the judge, score and agree
+// commands: an unreadable file is one more error, in the same `file: message` form.
+import { readFile } from 'node:fs/promises';
+import { readRecords, type AwbSampleRecord, type RecordKind } from '../../core/bench/records.ts';
+
+export async function readRecordFile<T extends AwbSampleRecord>(file: string, kind: RecordKind): Promise<{ records: T[]; lines: number[]; errors: string[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    return { records: [], lines: [], errors: [`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
+  }
+  const r = readRecords<T>(text, file, kind);
+  return r;
+}
