@@ -1,13 +1,13 @@
 // GPU memory must not grow with training: every buffer a step needs is allocated once.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
+import { toyBatch, toyCorpus, unigramEntropy } from '../reference/tiny-data.ts';
 import { presetConfig } from './config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
 
 describe('GPU memory over a long run', () => {
-  it('1,000 micro training steps leave the live buffers and their bytes unchanged', async () => {
+  it('1,000 micro training steps leave the live buffers and their bytes unchanged, and learn the toy corpus', async () => {
     const rt = await gpuRuntime();
     const config = presetConfig('micro');
     const corpus = toyCorpus();
@@ -23,10 +23,12 @@ describe('GPU memory over a long run', () => {
         if (r.loss !== undefined) last = r.loss;
       }
       const after = rt.stats();
-      console.log(`[memory] ${after.live} live buffers, ${after.bytes} bytes before and after 1,000 steps; last loss ${last.toFixed(3)}`);
+      console.log(`[memory] ${after.live} live buffers, ${after.bytes} bytes before and after 1,000 steps; last loss ${last.toFixed(3)} (unigram ${unigramEntropy(corpus).toFixed(3)})`);
       expect(after.live).toBe(before.live);
       expect(after.bytes).toBe(before.bytes);
-      expect(Number.isFinite(last)).toBe(true);
+      // The toy corpus is nearly deterministic after a few characters: the loss must fall far
+      // below the unigram entropy (2.33 nats), here under 0.3 of it.
+      expect(last).toBeLessThan(0.3 * unigramEntropy(corpus));
     } finally {
       model.dispose();
     }
