@@ -17,9 +17,10 @@ import { knowledgeText } from '../core/envs/index.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
 import { DEFAULT_REWARD_MIX, reward as mixReward, type RewardMix } from '../core/judge/reward.ts';
 import { localJudge, rubricJudge } from '../core/judge/rubric.ts';
+import { judgeInputFor } from '../core/judge/sample.ts';
 import { DIMENSIONS, type Scores } from '../core/judge/types.ts';
 import { verify } from '../core/judge/verifier.ts';
-import { categorizeDataset } from '../core/masking/index.ts';
+import { categorizeDataset, type TrajectoryMask } from '../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
 import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderSystem, renderTrajectory, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../core/tokenizer/index.ts';
@@ -182,6 +183,8 @@ interface Prepared {
   T: number;
   train: Trajectory[];
   eval: Trajectory[];
+  /** Every trajectory of the run (train and eval), for dataset-level statistics such as boilerplate recurrence. */
+  all: Trajectory[];
   start: { params: Float32Array; optimizer?: Checkpoint['optimizer']; step: number };
 }
 
@@ -212,7 +215,7 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
     start = { params: initParams(config, spec.seed), step: 0 };
   }
   const T = Math.min(spec.T ?? config.contextLength, config.contextLength);
-  return { tok, config, T, train: split.train, eval: split.eval, start };
+  return { tok, config, T, train: split.train, eval: split.eval, all: data, start };
 }
 
 /** Rows of a stage for a trajectory set (CPT: packed text; SFT/RL: weighted turn samples). */
@@ -224,6 +227,8 @@ export function stageRows(
   seed: number,
   withKnowledge: boolean,
   templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
+  /** Mask categories by trajectory id; default: categorised within `trajectories` alone. */
+  masks: ReadonlyMap<string, TrajectoryMask> = new Map(stage === 'cpt' ? [] : categorizeDataset(trajectories).map((m) => [m.id, m])),
 ): EncodedRow[] {
   if (stage === 'cpt') {
     const texts: string[] = [];
@@ -231,7 +236,6 @@ export function stageRows(
     for (const t of trajectories) texts.push(renderTrajectory(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed, templateSet), t));
     return packCorpus(p.tok, texts, p.T);
   }
-  const masks = new Map(categorizeDataset(trajectories).map((m) => [m.id, m]));
   const samples = expandTurns(trajectories);
   return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
 }
@@ -278,11 +282,14 @@ export async function runTraining(
   const p = prepare(spec, trajectories, from);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') return runRl(spec, p, host);
+  // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
+  // it; train and eval rows then weigh the same turn alike.
+  const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all).map((m) => [m.id, m]));
   const rows =
     spec.stage === 'sft' && extra.sftLabels?.length
       ? labelledRows(p, extra.sftLabels, spec.templates, spec.seed, spec.templateSet)
-      : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet);
-  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false);
+      : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
+  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
   const evalBatches = Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
@@ -350,7 +357,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
     const out: number[] = [];
     for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
     const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
-    const v = await localJudge.judge({ domain: sample.domain, context: renderSystem(template, sample), history: sample.history, action: sample.action, prediction, reference: sample.targetObservation, spans: sample.targetSpans });
+    const v = await localJudge.judge(judgeInputFor(sample, renderSystem(template, sample), prediction));
     if (v.failed) continue;
     n++;
     for (const d of DIMENSIONS) sums[`eval_judge_${d}`] = (sums[`eval_judge_${d}`] ?? 0) + v.scores[d];
@@ -464,7 +471,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
 
 /** The SPEC §7 reward of one prediction: local rubric judge and rule verifier, mixed. */
 export function judgeReward(prediction: string, sample: TurnSample, context: string, mix: RewardMix = DEFAULT_REWARD_MIX) {
-  const input = { domain: sample.domain, context, history: sample.history, action: sample.action, prediction, reference: sample.targetObservation, spans: sample.targetSpans };
+  const input = judgeInputFor(sample, context, prediction);
   // The local judge is synchronous underneath; its Judge interface is async for LLM judges.
   const v = rubricJudge(input);
   const pass = verify(input).pass;

@@ -6,6 +6,7 @@
 // reasoning trace (a <think> block before the tag, if any) can be trained on too.
 import type { LwmBackend, GenerateRequest } from '../backends/types.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
+import { judgeInputFor } from '../core/judge/sample.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { BUILTIN_TEMPLATES, renderSample, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
@@ -104,7 +105,7 @@ export async function rejectionSample(
       }
       const prediction = extractPrediction(output);
       const verdict = await judge.judge(
-        { domain: sample.domain, context: renderSystem(template, sample), history: sample.history, action: sample.action, prediction, reference: sample.targetObservation, spans: sample.targetSpans },
+        judgeInputFor(sample, renderSystem(template, sample), prediction),
         options.signal,
       );
       overall.total++;
