@@ -6,8 +6,11 @@ import { fileURLToPath } from 'node:url';
 import score from '../../cli/commands/score.ts';
 import { captureIO } from '../../cli/testing.ts';
 import { exactMean, pyFixed } from '../judge/pyfloat.ts';
-import { readRecords, type AwbJudgedRecord } from './records.ts';
-import { scoreJudged } from './runner.ts';
+import { extractPrediction } from '../judge/extract.ts';
+import { createLlmJudge } from '../judge/llm.ts';
+import { DIMENSIONS } from '../judge/types.ts';
+import { isFailedRecord, readRecords, type AwbJudgedRecord, type AwbPredictionRecord } from './records.ts';
+import { judgeRecord, scoreJudged } from './runner.ts';
 import { formatOfficial } from './score.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -41,6 +44,39 @@ describe('lwm score --format official against the public scorer', () => {
     // Factuality 4, 0 (invalid), 2, 4 → mean of 4, 2, 4 = 10/3 → 58.33, not (4+0+2+4)/4 → 37.50.
     expect(pyFixed(term.dimensions.factuality!, 2)).toBe('58.33');
     expect(formatOfficial(table)).toBe(text('awb-public-judged.score.txt'));
+  });
+});
+
+describe('lwm judge on the public judge\'s inputs and replies', () => {
+  it('writes the scores the public judge wrote, and scores them to the same printed report', async () => {
+    const { records: pub } = readRecords<AwbJudgedRecord>(text('awb-public-judged.jsonl'), 'j.jsonl', 'judged');
+    const JUDGED_KEYS = ['total_score', ...DIMENSIONS, 'failed', 'strengths', 'weaknesses', 'extracted_output', 'judge_raw_output', 'error_message'];
+    const ours: AwbJudgedRecord[] = [];
+    for (const r of pub) {
+      const pred = Object.fromEntries(Object.entries(r).filter(([k]) => !JUDGED_KEYS.includes(k))) as AwbPredictionRecord;
+      // The reply the public judge parsed; a case it could not parse gets an unparseable reply.
+      const reply = typeof r.judge_raw_output === 'string' ? r.judge_raw_output : 'I cannot grade this.';
+      const judge = createLlmJudge({ name: 'replay', retries: 0, complete: async () => reply });
+      const j = await judgeRecord(pred, judge);
+      const label = String(r.id);
+      if (r.id === 'w1') {
+        // Where we differ on purpose: a verdict whose "scores" object holds no usable score is a
+        // success with total 0 for the public judge (then counted valid but scored nowhere); for
+        // us it is no verdict (retried, then failed). Score the public record in its place.
+        expect(j.failed && String(j.error)).toContain('lacks a usable score');
+        ours.push(r);
+        continue;
+      }
+      expect(j.failed, label).toBe(isFailedRecord(r));
+      if (typeof r.extracted_output === 'string') expect(extractPrediction(pred.gen), label).toBe(r.extracted_output);
+      if (!j.failed) {
+        for (const d of DIMENSIONS) expect(j[d], `${label} ${d}`).toBe(r[d]);
+        expect(j.total_score, label).toBe(r.total_score);
+      }
+      ours.push(j);
+    }
+    expect(ours.find((r) => r.id === 't4')).toMatchObject({ failed: true, error: 'No model generation' });
+    expect(formatOfficial(scoreJudged(ours))).toBe(text('awb-public-judged.score.txt'));
   });
 });
 

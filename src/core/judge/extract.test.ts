@@ -14,12 +14,17 @@ describe('extractPrediction', () => {
     const raw = '<think>outer <think>inner <predicted_observation>fake</predicted_observation></think> still</think>real answer';
     expect(extractPrediction(raw)).toBe('real answer');
   });
-  it('drops everything after an unclosed think block', () => {
-    expect(extractPrediction('answer\n<think>I should also say <predicted_observation>x')).toBe('answer');
+  it('stops an unclosed think block at the answer tag, as the public parser does', () => {
+    expect(extractPrediction('answer\n<think>I should also say <predicted_observation>x')).toBe('x');
+    expect(extractPrediction('<think>never closed\n<predicted_observation>ok</predicted_observation>')).toBe('ok');
+    expect(stripThink('a<think>b<predicted_observation>c', ['predicted_observation'])).toBe('a<predicted_observation>c');
+    // With no answer tag after it, the unclosed thought runs to the end.
     expect(stripThink('a<think>b')).toBe('a');
   });
   it('drops a thought whose opener sat in the prompt', () => {
     expect(stripThink('reasoning here</think>\nthe output')).toBe('\nthe output');
+    // Any unpaired closer drops everything before it, an earlier closed block included.
+    expect(stripThink('<think>a</think>b</think>c')).toBe('c');
   });
   it('falls back to the whole text and strips the observation marker', () => {
     expect(extractPrediction('**Environment Observation:**\n  total 0\n')).toBe('  total 0');
