@@ -63,6 +63,8 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       return sse(res, [': keep-alive\n\n', `data: ${JSON.stringify({ choices: [{ delta: { role: 'assistant' } }] })}\r\n\r\n`, delta('total 8\n').slice(0, 20), delta('total 8\n').slice(20), delta('file.txt'), 'data: [DONE]\n\n'], 5);
     case 'stream-garbage':
       return sse(res, [delta('ok'), 'data: {not json\n\n'], 1);
+    case 'stream-vllm-error':
+      return sse(res, [delta('ok'), `data: ${JSON.stringify({ object: 'error', message: 'engine died', type: 'InternalServerError', code: 500 })}\n\n`], 1);
     case 'stream-stall':
       return sse(res, [delta('partial')], 1, false);
     case 'stream-empty':
@@ -315,6 +317,11 @@ describe('EndpointClient.stream and the LWM backend', () => {
     const e = await failure((async () => { for await (const p of client('stream-garbage').stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p); })());
     expect(got).toEqual(['ok']);
     expect(e.message).toContain('not JSON: {not json');
+  });
+
+  it("fails on vLLM's error event, with its message", async () => {
+    const e = await failure(drain(client('stream-vllm-error').stream([{ role: 'user', content: 'x' }], OPTS)));
+    expect(e.message).toContain('reported an error mid-stream: engine died');
   });
 
   it('times out a stream that stalls mid-way', async () => {

@@ -377,8 +377,12 @@ export class EndpointClient {
     } catch {
       throw new EndpointError('protocol', this.url, `the endpoint ${this.url} sent a stream event that is not JSON: ${excerpt(data)}`);
     }
-    const err = (json as { error?: { message?: string } | string })?.error;
-    if (err) throw new EndpointError('protocol', this.url, `the endpoint ${this.url} reported an error mid-stream: ${typeof err === 'string' ? err : err.message ?? JSON.stringify(err)}`);
+    const { error: err, object } = (json ?? {}) as { error?: unknown; object?: unknown };
+    if (err || object === 'error') {
+      // OpenAI-style `{"error": …}`, or vLLM's `{"object": "error", "message": …}`.
+      const why = errorMessageOfBody(json) ?? JSON.stringify(err ?? json);
+      throw new EndpointError('protocol', this.url, `the endpoint ${this.url} reported an error mid-stream: ${why}`);
+    }
     const choice = (json as { choices?: { delta?: { content?: unknown }; text?: unknown }[] })?.choices?.[0];
     const content = choice?.delta?.content ?? choice?.text;
     return typeof content === 'string' ? content : '';
