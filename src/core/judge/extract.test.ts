@@ -20,6 +20,12 @@ describe('extractPrediction', () => {
     expect(stripThink('a<think>b<predicted_observation>c', ['predicted_observation'])).toBe('a<predicted_observation>c');
     // With no answer tag after it, the unclosed thought runs to the end.
     expect(stripThink('a<think>b')).toBe('a');
+    expect(stripThink('<think>x<predicted_observation>y', ['predicted_observation'])).toBe('<predicted_observation>y');
+    // Linear on floods of unclosed openers.
+    const flood = '<think>'.repeat(50_000) + '<predicted_observation>ok';
+    const t0 = performance.now();
+    expect(extractPrediction(flood)).toBe('ok');
+    expect(performance.now() - t0).toBeLessThan(2000);
   });
   it('drops a thought whose opener sat in the prompt', () => {
     expect(stripThink('reasoning here</think>\nthe output')).toBe('\nthe output');

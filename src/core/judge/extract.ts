@@ -31,11 +31,16 @@ export function stripThink(text: string, stopTags: readonly string[] = []): stri
   }
   if (!cuts.length && head === pending.length) return text;
   const lower = stopTags.length ? text.toLowerCase() : '';
+  // Unpaired openers come in increasing order, so each tag's next occurrence only moves forward.
+  const next = stopTags.map((t) => ({ tag: `<${t.toLowerCase()}>`, at: -1 }));
   for (const open of pending.slice(head)) {
     let stop = text.length;
-    for (const tag of stopTags) {
-      const at = lower.indexOf(`<${tag.toLowerCase()}>`, open);
-      if (at >= 0 && at < stop) stop = at;
+    for (const n of next) {
+      if (n.at < open) {
+        const at = lower.indexOf(n.tag, open);
+        n.at = at < 0 ? Infinity : at;
+      }
+      if (n.at < stop) stop = n.at;
     }
     cuts.push([open, stop]);
   }
