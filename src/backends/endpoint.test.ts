@@ -63,6 +63,8 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       return sse(res, [': keep-alive\n\n', `data: ${JSON.stringify({ choices: [{ delta: { role: 'assistant' } }] })}\r\n\r\n`, delta('total 8\n').slice(0, 20), delta('total 8\n').slice(20), delta('file.txt'), 'data: [DONE]\n\n'], 5);
     case 'stream-garbage':
       return sse(res, [delta('ok'), 'data: {not json\n\n'], 1);
+    case 'stream-vllm-error':
+      return sse(res, [delta('ok'), `data: ${JSON.stringify({ object: 'error', message: 'engine died', type: 'InternalServerError', code: 500 })}\n\n`], 1);
     case 'stream-stall':
       return sse(res, [delta('partial')], 1, false);
     case 'stream-empty':
@@ -92,6 +94,13 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       return res.end(completion(`ok after ${n}`));
     }
+    case 'vllm-400':
+      // vLLM's error body: the message is at the top level, not under "error".
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 32868 tokens.", type: 'BadRequestError', param: null, code: 400 }));
+    case 'retry-later':
+      res.writeHead(429, { 'Retry-After': '30' });
+      return res.end('come back later');
     case 'always-500':
       res.writeHead(500);
       return res.end('boom');
@@ -208,6 +217,21 @@ describe('EndpointClient.complete', () => {
     expect(seen.length - before).toBe(5);
   });
 
+  it("reads vLLM's top-level error message and says how to fix a too-large max_tokens", async () => {
+    const e = await failure(client('vllm-400').complete([{ role: 'user', content: 'x' }], OPTS));
+    expect(e).toMatchObject({ kind: 'http', status: 400, retryable: false });
+    expect(e.message).toContain("HTTP 400 from");
+    expect(e.message).toContain("This model's maximum context length is 4096 tokens");
+    expect(e.message).toContain('lower the max tokens');
+  });
+
+  it("honours Retry-After beyond the back-off cap, up to its own cap", async () => {
+    const pauses: number[] = [];
+    await failure(client('retry-later', { retries: 1, sleep: async (ms) => void pauses.push(ms) }).complete([{ role: 'user', content: 'x' }], OPTS));
+    await failure(client('retry-later', { retries: 1, maxRetryAfterMs: 10_000, sleep: async (ms) => void pauses.push(ms) }).complete([{ role: 'user', content: 'x' }], OPTS));
+    expect(pauses).toEqual([30_000, 10_000]);
+  });
+
   it('retries rate limiting', async () => {
     const before = seen.length;
     const e = await failure(client('rate', { retries: 2 }).complete([{ role: 'user', content: 'x' }], OPTS));
@@ -295,6 +319,11 @@ describe('EndpointClient.stream and the LWM backend', () => {
     expect(e.message).toContain('not JSON: {not json');
   });
 
+  it("fails on vLLM's error event, with its message", async () => {
+    const e = await failure(drain(client('stream-vllm-error').stream([{ role: 'user', content: 'x' }], OPTS)));
+    expect(e.message).toContain('reported an error mid-stream: engine died');
+  });
+
   it('times out a stream that stalls mid-way', async () => {
     const got: string[] = [];
     const e = await failure((async () => { for await (const p of client('stream-stall', { timeoutMs: 150 }).stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p); })());
@@ -320,6 +349,27 @@ describe('endpointJudge', () => {
     const v = await endpointJudge({ baseUrl: base, model: 'judge-garbage', pageOrigin: null }, { retries: 1 }).judge(input);
     expect(v.failed).toBe(true);
     expect(seen.length - before).toBe(2);
+  });
+  it('has one retry policy: at most retries + 1 requests per sample, Retry-After capped', async () => {
+    const before = seen.length;
+    const pauses: number[] = [];
+    const sleep = async (ms: number) => void pauses.push(ms);
+    const v = await endpointJudge({ baseUrl: base, model: 'always-500', pageOrigin: null, sleep }, { retries: 2 }).judge(input);
+    expect(v.failed).toBe(true);
+    expect(seen.length - before).toBe(3); // not (judge retries + 1) × (client retries + 1) = 12
+    expect(pauses).toEqual([1000, 2000]);
+    pauses.length = 0;
+    const limited = await endpointJudge({ baseUrl: base, model: 'retry-later', pageOrigin: null, sleep, maxRetryAfterMs: 5000 }, { retries: 1 }).judge(input);
+    expect(limited.failed && limited.error).toContain('rate limiting');
+    expect(pauses).toEqual([5000]);
+    const refused = await endpointJudge({ baseUrl: base, model: 'vllm-400', pageOrigin: null, sleep }).judge(input);
+    expect(refused.failed && refused.error).toContain('no usable verdict after 1 attempt (HTTP 400');
+  });
+  it('sends the max tokens and temperature it is given (public defaults otherwise)', async () => {
+    await endpointJudge({ baseUrl: base, model: 'judge', pageOrigin: null }).judge(input);
+    expect(seen[seen.length - 1].body).toMatchObject({ max_tokens: 32768, temperature: 0.6 });
+    await endpointJudge({ baseUrl: base, model: 'judge', pageOrigin: null }, { maxTokens: 2000, temperature: 0.1 }).judge(input);
+    expect(seen[seen.length - 1].body).toMatchObject({ max_tokens: 2000, temperature: 0.1 });
   });
   it('stops on a refused key', async () => {
     await expect(endpointJudge({ baseUrl: base, model: 'key', apiKey: 'bad', pageOrigin: null }).judge(input)).rejects.toMatchObject({ kind: 'auth' });

@@ -4,7 +4,7 @@
 // (fetch, AbortController, ReadableStream, TextDecoder only).
 import type { GenerateOptions, GenerateRequest, LwmBackend } from './types.ts';
 import { isChatRequest } from './types.ts';
-import { createLlmJudge, type ChatComplete, type JudgeChatMessage } from '../core/judge/llm.ts';
+import { createLlmJudge, type ChatComplete, type JudgeChatMessage, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 
 export type EndpointErrorKind = 'unreachable' | 'auth' | 'timeout' | 'cors' | 'rate_limit' | 'http' | 'protocol' | 'aborted';
@@ -44,6 +44,8 @@ export interface EndpointConfig {
   /** First back-off pause; doubles each attempt up to `maxBackoffMs`. Defaults 500 ms, 8 s. */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /** A server's Retry-After is honoured up to this pause. Default 60 s. */
+  maxRetryAfterMs?: number;
   /** Requests in flight at once (a stream holds its slot until it ends). Default 4. */
   maxConcurrency?: number;
   headers?: Record<string, string>;
@@ -121,15 +123,26 @@ function excerpt(text: string, n = 200): string {
   return t.length > n ? `${t.slice(0, n)}…` : t;
 }
 
-/** The `error.message` (or string `error`) that OpenAI-style servers put in error bodies. */
+/**
+ * The message in an error body: OpenAI-style `error.message` (or a string `error`), or the
+ * top-level `message` vLLM sends (`{"object": "error", "message": …, "code": 400}`).
+ */
 function errorMessageOf(text: string): string | undefined {
+  let body: { error?: { message?: unknown } | string; message?: unknown } | null;
   try {
-    const err = (JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown })?.error;
-    if (typeof err === 'string') return err;
-    if (err && typeof err.message === 'string') return err.message;
+    body = JSON.parse(text);
   } catch {
-    /* not JSON: the raw text is the detail */
+    return undefined; // not JSON: the raw text is the detail
   }
+  return errorMessageOfBody(body);
+}
+
+function errorMessageOfBody(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const { error: err, message } = body as { error?: { message?: unknown } | string; message?: unknown };
+  if (typeof err === 'string') return err;
+  if (err && typeof err.message === 'string') return err.message;
+  if (typeof message === 'string') return message;
   return undefined;
 }
 
@@ -240,14 +253,20 @@ export class EndpointClient {
       return new EndpointError('auth', this.url, `the endpoint ${this.url} refused the API key (HTTP ${res.status}: ${detail}); check --api-key or the key in settings`, { status: res.status });
     if (res.status === 429)
       return new EndpointError('rate_limit', this.url, `the endpoint ${this.url} is rate limiting (HTTP 429: ${detail})`, { status: 429, retryAfterMs: retryAfter(res) });
-    const hint = res.status === 404 ? ' (is the base URL right? it usually ends in /v1; and is the model name one the server serves?)' : '';
+    const hint =
+      res.status === 404
+        ? ' (is the base URL right? it usually ends in /v1; and is the model name one the server serves?)'
+        : res.status === 400 && /max_tokens|max_completion_tokens|context length|maximum context/i.test(detail)
+          ? ' (the request asks for more tokens than the model allows; lower the max tokens, e.g. --max-tokens)'
+          : '';
     return new EndpointError('http', this.url, `HTTP ${res.status} from ${this.url}: ${detail}${hint}`, { status: res.status, retryAfterMs: retryAfter(res) });
   }
 
   private backoff(attempt: number, e: EndpointError): number {
     const base = this.config.backoffMs ?? 500;
     const max = this.config.maxBackoffMs ?? 8000;
-    return Math.min(max, e.retryAfterMs ?? base * 2 ** attempt);
+    if (e.retryAfterMs !== undefined) return Math.min(e.retryAfterMs, this.config.maxRetryAfterMs ?? 60_000);
+    return Math.min(max, base * 2 ** attempt);
   }
 
   private async withRetries<T>(signal: AbortSignal | undefined, once: () => Promise<T>): Promise<T> {
@@ -284,8 +303,7 @@ export class EndpointClient {
         }
         const content = (json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
         if (typeof content !== 'string') {
-          const err = (json as { error?: { message?: string } | string })?.error;
-          const why = typeof err === 'string' ? err : err?.message;
+          const why = errorMessageOfBody(json);
           throw new EndpointError('protocol', this.url, `the endpoint ${this.url} answered without choices[0].message.content${why ? `: ${why}` : `: ${excerpt(text)}`}`);
         }
         return content;
@@ -359,8 +377,12 @@ export class EndpointClient {
     } catch {
       throw new EndpointError('protocol', this.url, `the endpoint ${this.url} sent a stream event that is not JSON: ${excerpt(data)}`);
     }
-    const err = (json as { error?: { message?: string } | string })?.error;
-    if (err) throw new EndpointError('protocol', this.url, `the endpoint ${this.url} reported an error mid-stream: ${typeof err === 'string' ? err : err.message ?? JSON.stringify(err)}`);
+    const { error: err, object } = (json ?? {}) as { error?: unknown; object?: unknown };
+    if (err || object === 'error') {
+      // OpenAI-style `{"error": …}`, or vLLM's `{"object": "error", "message": …}`.
+      const why = errorMessageOfBody(json) ?? JSON.stringify(err ?? json);
+      throw new EndpointError('protocol', this.url, `the endpoint ${this.url} reported an error mid-stream: ${why}`);
+    }
     const choice = (json as { choices?: { delta?: { content?: unknown }; text?: unknown }[] })?.choices?.[0];
     const content = choice?.delta?.content ?? choice?.text;
     return typeof content === 'string' ? content : '';
@@ -386,8 +408,21 @@ export function endpointBackend(config: EndpointConfig): LwmBackend {
   };
 }
 
-/** An LLM judge served by the endpoint. */
-export function endpointJudge(config: EndpointConfig, options: { retries?: number; name?: string } = {}): Judge {
-  const client = new EndpointClient(config);
-  return createLlmJudge({ name: options.name ?? `judge:${config.model}`, complete: client.asChatComplete, retries: options.retries });
+export type EndpointJudgeOptions = Omit<LlmJudgeOptions, 'name' | 'complete' | 'sleep'> & { name?: string };
+
+/**
+ * An LLM judge served by the endpoint. The judge's one retry policy covers transport errors too
+ * (Retry-After honoured up to `maxRetryAfterMs`, else the endpoint's `maxRetryAfterMs`): the
+ * client itself does not retry, so a sample costs at most `retries + 1` requests.
+ */
+export function endpointJudge(config: EndpointConfig, options: EndpointJudgeOptions = {}): Judge {
+  const client = new EndpointClient({ ...config, retries: 0 });
+  const { name, ...rest } = options;
+  return createLlmJudge({
+    maxRetryAfterMs: config.maxRetryAfterMs,
+    ...rest,
+    name: name ?? `judge:${config.model}`,
+    complete: client.asChatComplete,
+    ...(config.sleep ? { sleep: config.sleep } : {}),
+  });
 }

@@ -51,6 +51,16 @@ describe('lwm agree', () => {
     expect(pair.samples).toBe(4);
   });
 
+  it("reads the public scorer's records: numeric failed, prefixed tasks matched to plain ones", async () => {
+    // Judge A wrote public-style records (failed 1.0 / 0.0, task agentworldbench/os); judge B ours.
+    const pub = (totals: (number | null)[]) => file(totals, { judge: 'A', model: 'm1', task: 'agentworldbench/os' }).split('\n').map((l) => JSON.stringify({ ...JSON.parse(l), failed: JSON.parse(l).failed ? 1.0 : 0.0 })).join('\n');
+    await writeFile(tmp.path('a.jsonl'), pub([3, 4, null]) + '\n' + file([1, 2], { judge: 'A', model: 'm2', task: 'agentworldbench/os', failed: 0 }));
+    await writeFile(tmp.path('b.jsonl'), file([3, 5, 5], { judge: 'B', model: 'm1' }) + '\n' + file([2, 2], { judge: 'B', model: 'm2' }));
+    const io = captureIO();
+    expect(await agree([tmp.path('a.jsonl'), tmp.path('b.jsonl'), '--json'], io)).toBe(0);
+    expect(JSON.parse(io.stdout)[0].samples).toBe(4);
+  });
+
   it('asks for a judge name when records lack one', async () => {
     await writeFile(tmp.path('x.jsonl'), file([3]));
     await writeFile(tmp.path('y.jsonl'), file([3]));

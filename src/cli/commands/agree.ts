@@ -1,7 +1,7 @@
 // `lwm agree FILE...`: how well judges agree on several models' judged files.
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { sampleKey, type AwbJudgedRecord } from '../../core/bench/records.ts';
+import { sampleKey, type AwbJudgedRecord, isFailedRecord } from '../../core/bench/records.ts';
 import { readRecordFile } from './record-file.ts';
 import { judgeAgreement, type JudgedScore } from '../../core/judge/agree.ts';
 
@@ -37,7 +37,8 @@ export default async function agree(argv: string[], io: CliIO): Promise<number> 
         errors.push(`${path}:${r.lines[i]}: the record names no "judge"; pass the file as JUDGE@MODEL=${path}`);
         return;
       }
-      if (rec.failed || typeof rec.total_score !== 'number') return;
+      // Failed as the public scorer reads it (a missing or non-zero "failed"); a total of 0 is none.
+      if (isFailedRecord(rec) || typeof rec.total_score !== 'number' || rec.total_score === 0) return;
       scores.push({ judge, model, key: sampleKey(rec), score: rec.total_score });
     });
   }

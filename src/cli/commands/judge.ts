@@ -1,29 +1,42 @@
 // `lwm judge PRED.jsonl --judge local|endpoint ...`: judged records from prediction records.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import { toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
 import { readRecordFile } from './record-file.ts';
-import { judgeRecord, scoreJudged } from '../../core/bench/runner.ts';
+import { judgedRecord, judgeRecord, scoreJudged } from '../../core/bench/runner.ts';
 import { formatScoreTable } from '../../core/bench/score.ts';
 import { localJudge } from '../../core/judge/rubric.ts';
+import { DEFAULT_JUDGE_MAX_TOKENS, DEFAULT_JUDGE_TEMPERATURE } from '../../core/judge/llm.ts';
 import type { Judge } from '../../core/judge/types.ts';
-import { endpointJudge, EndpointError } from '../../backends/endpoint.ts';
+import { domainOfTask } from '../../core/schema/types.ts';
+import { endpointJudge } from '../../backends/endpoint.ts';
 
 const HELP = `Usage: lwm judge PRED.jsonl --judge local|endpoint [options]
 
 Judges AgentWorldBench prediction records (records with "gen") against their reference
 observations and writes judged records (five scores, total_score, failed, strengths,
-weaknesses, plus the rule verifier's result).
+weaknesses, plus the rule verifier's result). The domain is the last '/'-part of "task". A
+record with an empty "gen" is failed ("No model generation"), as in the public judge; a verdict
+missing a dimension scores the others (the missing one is 0, left out of the means).
 
   --judge local|endpoint   the deterministic local rubric judge, or an LLM judge
   --base-url URL           OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
   --model NAME             the judge model served there
   --api-key KEY            API key (default: $LWM_API_KEY, then $OPENAI_API_KEY)
+  --max-tokens N           reply budget per request (default ${DEFAULT_JUDGE_MAX_TOKENS}, as the public judge)
+  --temperature T          sampling temperature (default ${DEFAULT_JUDGE_TEMPERATURE}, as the public judge)
+  --judge-prompts DIR      system prompts per domain from DIR/DOMAIN/judge_system_prompt.txt
+                           (the public prompts/ folder); default: our built-in prompt
   --concurrency N          judgements in flight (default 4)
-  --retries N              extra attempts for an unparseable verdict (default 2)
+  --retries N              extra attempts after an unparseable verdict or a transient error
+                           (default 2; one policy: a sample costs at most N + 1 requests)
+  --max-retry-wait S       longest pause a server's Retry-After may ask for (default 60)
   --timeout S              seconds per request (default 120)
   -o, --output FILE        write judged records here (default: standard output)
 
+Every record is written, failures included as failed records (with "error"); a refused key
+or another error that stops the run marks the records not yet judged as failed and exits 1.
 The score table goes to standard output when -o is given, else to standard error.
 `;
 
@@ -34,14 +47,40 @@ function positiveInt(name: string, v: string | undefined, dflt: number, min = 1)
   return n;
 }
 
+function nonNegative(name: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number ≥ 0, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** DIR/DOMAIN/judge_system_prompt.txt for every domain in the records; missing files are errors. */
+async function loadJudgePrompts(dir: string, domains: Iterable<string>): Promise<{ prompts: Record<string, string>; errors: string[] }> {
+  const prompts: Record<string, string> = {};
+  const errors: string[] = [];
+  for (const d of domains) {
+    const file = join(dir, d, 'judge_system_prompt.txt');
+    try {
+      prompts[d] = await readFile(file, 'utf8');
+    } catch (e) {
+      errors.push(`${file}: cannot read the judge prompt for domain "${d}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  return { prompts, errors };
+}
+
 export default async function judge(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     judge: { type: 'string' },
     'base-url': { type: 'string' },
     model: { type: 'string' },
     'api-key': { type: 'string' },
+    'max-tokens': { type: 'string' },
+    temperature: { type: 'string' },
+    'judge-prompts': { type: 'string' },
     concurrency: { type: 'string' },
     retries: { type: 'string' },
+    'max-retry-wait': { type: 'string' },
     timeout: { type: 'string' },
     output: { type: 'string', short: 'o' },
     help: { type: 'boolean', short: 'h' },
@@ -55,13 +94,14 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   const concurrency = positiveInt('concurrency', values.concurrency, 4);
   const retries = positiveInt('retries', values.retries, 2, 0);
   const timeout = positiveInt('timeout', values.timeout, 120);
-  let theJudge: Judge;
-  if (kind === 'local') theJudge = localJudge;
-  else if (kind === 'endpoint') {
-    if (!values['base-url'] || !values.model) throw new UsageError('--judge endpoint needs --base-url and --model');
-    const apiKey = values['api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
-    theJudge = endpointJudge({ baseUrl: values['base-url'], model: values.model, apiKey, maxConcurrency: concurrency, timeoutMs: timeout * 1000, pageOrigin: null }, { retries });
-  } else throw new UsageError(`--judge must be local or endpoint, got ${JSON.stringify(kind)}`);
+  const maxTokens = positiveInt('max-tokens', values['max-tokens'], DEFAULT_JUDGE_MAX_TOKENS);
+  const temperature = nonNegative('temperature', values.temperature, DEFAULT_JUDGE_TEMPERATURE);
+  const maxRetryWait = nonNegative('max-retry-wait', values['max-retry-wait'], 60);
+  if (kind !== 'local' && kind !== 'endpoint') throw new UsageError(`--judge must be local or endpoint, got ${JSON.stringify(kind)}`);
+  if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--judge endpoint needs --base-url and --model');
+  if (kind === 'local') {
+    for (const f of ['base-url', 'model', 'max-tokens', 'temperature', 'judge-prompts', 'max-retry-wait'] as const) if (values[f] !== undefined) throw new UsageError(`--${f} is for --judge endpoint`);
+  }
 
   const file = positionals[0];
   const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction');
@@ -70,36 +110,60 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
     return 1;
   }
 
-  const judged: AwbJudgedRecord[] = new Array(records.length);
+  let theJudge: Judge;
+  if (kind === 'local') theJudge = localJudge;
+  else {
+    let systemPrompts: Record<string, string> | undefined;
+    if (values['judge-prompts']) {
+      const loaded = await loadJudgePrompts(values['judge-prompts'], new Set(records.map((r) => domainOfTask(r.task))));
+      if (loaded.errors.length) {
+        io.err(loaded.errors.join('\n') + '\n');
+        return 1;
+      }
+      systemPrompts = loaded.prompts;
+    }
+    const apiKey = values['api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
+    theJudge = endpointJudge(
+      { baseUrl: values['base-url']!, model: values.model!, apiKey, maxConcurrency: concurrency, timeoutMs: timeout * 1000, pageOrigin: null, maxRetryAfterMs: maxRetryWait * 1000 },
+      { retries, maxTokens, temperature, systemPrompts },
+    );
+  }
+
+  // Every record gets a line: judged, failed, or (after an error that stops the run) not judged.
+  const judged: (AwbJudgedRecord | undefined)[] = new Array(records.length);
+  const stop = new AbortController();
+  const run: { error: Error | null } = { error: null };
   let next = 0;
   const worker = async () => {
-    while (next < records.length) {
+    while (next < records.length && !run.error) {
       const i = next++;
-      judged[i] = await judgeRecord(records[i], theJudge);
+      try {
+        judged[i] = await judgeRecord(records[i], theJudge, stop.signal);
+      } catch (e) {
+        run.error ??= e instanceof Error ? e : new Error(String(e));
+        stop.abort(run.error);
+      }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, records.length)) }, worker));
-  } catch (e) {
-    if (e instanceof EndpointError) {
-      io.err(`lwm judge: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
-  }
-  const failed = judged.filter((r) => r.failed);
-  if (failed.length) {
-    const first = String(failed[0].error ?? 'unknown error');
-    io.err(`lwm judge: ${failed.length} of ${judged.length} judgements failed (left out of the scores); first: ${first}\n`);
-    if (failed.length === judged.length) return 1;
-  }
-  const table = formatScoreTable(scoreJudged(judged));
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, records.length)) }, worker));
+  const out = Array.from(records, (rec, i) => judged[i] ?? judgedRecord(rec, { failed: true, error: `not judged: ${run.error?.message ?? 'the run stopped'}` }, { judge: theJudge.name }));
+
+  const table = formatScoreTable(scoreJudged(out));
   if (values.output) {
-    await writeFile(values.output, toJsonl(judged));
+    await writeFile(values.output, toJsonl(out));
     io.out(table);
   } else {
-    io.out(toJsonl(judged));
+    io.out(toJsonl(out));
     io.err(table);
+  }
+  if (run.error) {
+    io.err(`lwm judge: ${run.error.message}\n`);
+    return 1;
+  }
+  const failed = out.filter((r) => r.failed);
+  if (failed.length) {
+    io.err(`lwm judge: ${failed.length} of ${out.length} judgements failed (written as failed records, left out of the scores); first: ${String(failed[0].error ?? 'unknown error')}\n`);
+    if (failed.length === out.length) return 1;
   }
   return 0;
 }

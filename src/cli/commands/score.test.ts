@@ -40,7 +40,27 @@ describe('lwm score', () => {
     const lines = io.stderr.trim().split('\n');
     expect(lines[0]).toMatch(/bad\.jsonl:2: not valid JSON/);
     expect(lines[1]).toMatch(/bad\.jsonl:3: "quality" must be a number/);
+    await writeFile(tmp.path('f.jsonl'), JSON.stringify({ ...rec('os', [1, 1, 1, 1, 1]), failed: 'no' }) + '\n');
+    const f = captureIO();
+    expect(await score([tmp.path('f.jsonl')], f)).toBe(1);
+    expect(f.stderr).toContain('f.jsonl:1: "failed" must be a boolean or a number');
     expect(await score([tmp.path('missing.jsonl')], captureIO())).toBe(1);
+  });
+
+  it("accepts the public scorer's failed records: numeric failed, no score fields, missing failed counted as failed", async () => {
+    const { format, factuality, consistency, realism, quality, total_score, ...bare } = rec('terminal', [1, 1, 1, 1, 1]);
+    void [format, factuality, consistency, realism, quality, total_score];
+    const rows = [
+      { ...rec('agentworldbench/terminal', [5, 4, 5, 5, 5]), failed: 0.0 },
+      { ...bare, task: 'agentworldbench/terminal', failed: 1.0, error_message: 'No model generation' },
+      { ...bare, task: 'terminal', failed: undefined },
+    ];
+    await writeFile(tmp.path('p.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const io = captureIO();
+    expect(await score([tmp.path('p.jsonl'), '--format', 'official'], io)).toBe(0);
+    expect(io.stdout).toContain('--- Terminal (1/3 valid, 2 failed) ---');
+    expect(io.stdout).toContain('Total samples: 3, Valid: 1, Failed: 2');
+    await expect(score([tmp.path('p.jsonl'), '--format', 'csv'], captureIO())).rejects.toBeInstanceOf(UsageError);
   });
 
   it('treats a missing file argument as a usage error', async () => {

@@ -45,6 +45,18 @@ describe('AgentWorldBench scoring', () => {
     expect(formatScoreTable(allFailed)).toContain('-');
   });
 
+  it('leaves a 0 score out of its dimension and a 0 total out of the total, as the public scorer does', () => {
+    const t = scoreSamples([
+      { domain: 'os', failed: false, scores: { format: 4, factuality: 0, consistency: 3, realism: 4, quality: 4 }, total: 3.75 },
+      { domain: 'os', failed: false, scores: { format: 2, factuality: 2, consistency: 2, realism: 2, quality: 2 }, total: 2 },
+      { domain: 'os', failed: false, scores: { format: 0, factuality: 0, consistency: 0, realism: 0, quality: 0 }, total: 0 },
+    ]);
+    expect(t.overall.dimensions.factuality).toBe(25); // only the 2: (2 - 1) / 4 × 100
+    expect(t.overall.dimensions.format).toBe(50); // (4 + 2) / 2 = 3
+    expect(t.overall.total).toBeCloseTo(((3.75 + 2) / 2 - 1) * 25, 12);
+    expect([t.overall.valid, t.overall.scored]).toEqual([3, 2]);
+  });
+
   it('uses the record total_score when given', () => {
     const t = scoreSamples([{ domain: 'os', failed: false, scores: { format: 5, factuality: 5, consistency: 5, realism: 5, quality: 5 }, total: 3 }]);
     expect(t.overall.total).toBe(50);
@@ -151,6 +163,23 @@ describe('runBenchmark', () => {
     const back = readRecords<AwbJudgedRecord>(toJsonl(res.judged), 'judged.jsonl', 'judged');
     expect(back.errors).toEqual([]);
     expect(scoreJudged(back.records)).toEqual(res.table);
+  });
+
+  it('records an empty generation as failed ("No model generation") without asking the judge', async () => {
+    let asked = 0;
+    const counting: Judge = { name: 'c', judge: async (input) => (asked++, localJudge.judge(input)) };
+    const res = await runBenchmark([samples[0]], { backend: tableBackend({ 'cat a.txt': '' }), judge: counting, generate: { maxTokens: 8, temperature: 0 } });
+    expect(res.judged[0]).toMatchObject({ failed: true, error: 'No model generation', total_score: null });
+    expect(asked).toBe(0);
+    expect(res.table.overall).toMatchObject({ valid: 0, failed: 1 });
+  });
+
+  it('reads the domain as the last part of a prefixed task, so the verifier stays on', async () => {
+    const prefixed = sampleFromRecord({ ...SAMPLE, task: 'agentworldbench/terminal' });
+    expect(prefixed.domain).toBe('terminal');
+    const res = await runBenchmark([prefixed], { backend: tableBackend({ 'cat a.txt': '<predicted_observation>hi</predicted_observation>' }), judge: localJudge, generate: { maxTokens: 8, temperature: 0 } });
+    expect(res.judged[0]).toMatchObject({ task: 'agentworldbench/terminal', verifier: { applicable: true, rule: 'read-after-write' } });
+    expect(res.table.domains.map((d) => d.domain)).toEqual(['terminal']);
   });
 
   it('stops on a fatal judge error', async () => {

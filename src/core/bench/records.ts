@@ -4,7 +4,7 @@
 // passes through predict → judge → score without losing anything its producer wrote.
 import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type Dimension, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
-import type { SpanLabel } from '../schema/types.ts';
+import { domainOfTask, type SpanLabel } from '../schema/types.ts';
 
 export interface AwbSampleRecord {
   task: string;
@@ -27,16 +27,26 @@ export interface AwbPredictionRecord extends AwbSampleRecord {
 }
 
 export interface AwbJudgedRecord extends AwbPredictionRecord {
-  format: number | null;
-  factuality: number | null;
-  consistency: number | null;
-  realism: number | null;
-  quality: number | null;
-  /** Mean of the five scores (1–5); null when failed. */
-  total_score: number | null;
-  failed: boolean;
-  strengths: string[];
-  weaknesses: string[];
+  /** 1–5; 0 (the public scorer's invalid mark), null or absent: no usable score. */
+  format?: number | null;
+  factuality?: number | null;
+  consistency?: number | null;
+  realism?: number | null;
+  quality?: number | null;
+  /** Mean of the valid scores (1–5); 0, null or absent when there is none. */
+  total_score?: number | null;
+  /**
+   * We write booleans; the public scorer writes 1.0 / 0.0. A record is valid only when this is
+   * false or 0: a missing `failed` counts as failed, as the public scorer reads it.
+   */
+  failed?: boolean | number | null;
+  strengths?: string[];
+  weaknesses?: string[];
+}
+
+/** Whether a judged record is left out of the scores (the public scorer's `failed != 0.0`). */
+export function isFailedRecord(r: { failed?: unknown }): boolean {
+  return !(r.failed === false || r.failed === 0);
 }
 
 /** Reader problems, one per line, `file:line: message` as the CLI prints them. */
@@ -77,9 +87,15 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
     if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string') errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
   }
   if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
-  if (kind === 'judged' && r.failed !== true) {
-    for (const d of DIMENSIONS) {
-      if (typeof r[d] !== 'number' || !Number.isFinite(r[d])) errs.push(`${where}: "${d}" must be a number (or mark the record "failed": true)`);
+  if (kind === 'judged') {
+    if (!(r.failed === undefined || r.failed === null || typeof r.failed === 'boolean' || (typeof r.failed === 'number' && Number.isFinite(r.failed))))
+      errs.push(`${where}: "failed" must be a boolean or a number (0 = scored, anything else = failed)`);
+    else if (!isFailedRecord(r)) {
+      // A valid record's scores: numbers, or 0 / null / absent for a dimension with no usable score.
+      for (const k of [...DIMENSIONS, 'total_score']) {
+        const v = r[k];
+        if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v))) errs.push(`${where}: "${k}" must be a number (0 or absent when there is no usable score; or mark the record "failed": true)`);
+      }
     }
   }
   return errs;
@@ -123,7 +139,7 @@ export function plainObservation(text: string): string {
 
 /** A sample key shared across models and judges. */
 export function sampleKey(r: { task: string; id: string | number; turn_idx: number }): string {
-  return `${r.task}/${r.id}#${r.turn_idx}`;
+  return `${domainOfTask(r.task)}/${r.id}#${r.turn_idx}`;
 }
 
 /** What a judge needs, from a prediction record: history, current action, extracted prediction, reference. */
@@ -132,14 +148,15 @@ export function judgeInputOf(r: AwbPredictionRecord): JudgeInput {
   const history: HistoryTurn[] = [];
   for (let i = 0; i < t - 1; i++) history.push({ action: plainAction(r.prompt[i] ?? ''), observation: plainObservation(r.response[i] ?? '') });
   const action = plainAction(typeof r.current_prompt === 'string' ? r.current_prompt : r.prompt[t - 1]);
-  const input: JudgeInput = { domain: r.task, history, action, prediction: extractPrediction(r.gen), reference: plainObservation(r.response[t - 1]) };
+  const input: JudgeInput = { domain: domainOfTask(r.task), history, action, prediction: extractPrediction(r.gen), reference: plainObservation(r.response[t - 1]) };
   if (r.system_str) input.context = r.system_str;
   const spans = r.spans as SpanLabel[] | undefined;
   if (Array.isArray(spans)) input.spans = spans;
   return input;
 }
 
+/** A record's score for one dimension; null when it has none (0, the invalid mark, included). */
 export function dimensionValue(r: AwbJudgedRecord, d: Dimension): number | null {
   const v = r[d];
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+  return typeof v === 'number' && Number.isFinite(v) && v !== 0 ? v : null;
 }

@@ -5,8 +5,8 @@ import type { GenerateOptions, GenerateRequest, LwmBackend } from '../../backend
 import { isFatal } from '../judge/llm.ts';
 import { DIMENSIONS, type HistoryTurn, type Judge, type Verdict } from '../judge/types.ts';
 import { verify, type VerifierResult } from '../judge/verifier.ts';
-import type { SpanLabel } from '../schema/types.ts';
-import { judgeInputOf, type AwbJudgedRecord, type AwbPredictionRecord, type AwbSampleRecord } from './records.ts';
+import { domainOfTask, type SpanLabel } from '../schema/types.ts';
+import { isFailedRecord, judgeInputOf, type AwbJudgedRecord, type AwbPredictionRecord, type AwbSampleRecord } from './records.ts';
 import { scoreSamples, type ScoreTable } from './score.ts';
 
 /** One benchmark item: a turn to predict, with what came before it. */
@@ -29,7 +29,7 @@ export interface BenchSample {
 /** A sample from an AgentWorldBench record (headers around actions and observations removed). */
 export function sampleFromRecord(r: AwbSampleRecord): BenchSample {
   const input = judgeInputOf({ ...r, gen: '' });
-  const s: BenchSample = { id: r.id, domain: r.task, turnIdx: r.turn_idx, system: r.system_str ?? '', history: input.history, action: input.action, reference: input.reference, record: r };
+  const s: BenchSample = { id: r.id, domain: input.domain, turnIdx: r.turn_idx, system: r.system_str ?? '', history: input.history, action: input.action, reference: input.reference, record: r };
   if (r.total_turns !== undefined) s.totalTurns = r.total_turns;
   if (input.spans) s.spans = input.spans;
   return s;
@@ -106,8 +106,15 @@ export function judgedRecord(p: AwbPredictionRecord, verdict: Verdict, extra: { 
   return r;
 }
 
-/** Judges one prediction record: extraction, judge, verifier. */
+/** What a sample with an empty `gen` records, as the public judge does: failed, never five 1s. */
+export const NO_GENERATION = 'No model generation';
+
+/**
+ * Judges one prediction record: extraction, judge, verifier. An empty generation is a failed
+ * sample (the judge is not asked), as in the public judge.
+ */
 export async function judgeRecord(p: AwbPredictionRecord, judge: Judge, signal?: AbortSignal): Promise<AwbJudgedRecord> {
+  if (!p.gen) return judgedRecord(p, { failed: true, error: NO_GENERATION }, { judge: judge.name });
   const input = judgeInputOf(p);
   const verdict = await judge.judge(input, signal);
   const verifier = verify(input);
@@ -173,8 +180,8 @@ export async function runBenchmark(samples: readonly BenchSample[], options: Ben
     if (genError) rec = judgedRecord(p, { failed: true, error: genError }, { judge: options.judge.name });
     else {
       rec = await judgeRecord(p, options.judge, options.signal);
-      const v = rec.verifier as { applicable: boolean; pass: number };
-      if (v.applicable) {
+      const v = rec.verifier as { applicable: boolean; pass: number } | undefined;
+      if (v?.applicable) {
         verifierCount.applicable++;
         verifierCount.passed += v.pass;
       }
@@ -200,10 +207,11 @@ export async function runBenchmark(samples: readonly BenchSample[], options: Ben
 export function scoreJudged(records: readonly AwbJudgedRecord[]): ScoreTable {
   return scoreSamples(
     records.map((r) => ({
-      domain: r.task,
-      failed: r.failed === true,
+      domain: domainOfTask(r.task),
+      failed: isFailedRecord(r),
       scores: { format: r.format, factuality: r.factuality, consistency: r.consistency, realism: r.realism, quality: r.quality },
-      total: r.total_score,
+      // A record without total_score has none (the public scorer does not recompute it).
+      total: r.total_score ?? null,
     })),
   );
 }

@@ -4,7 +4,7 @@
 // merge back into it; headers the benchmark puts around actions and observations are removed.
 import { schemaErrors } from '../schema/validate.ts';
 import { joinPointer } from '../schema/locate.ts';
-import type { Trajectory, Turn } from '../schema/types.ts';
+import { domainOfTask, type Trajectory, type Turn } from '../schema/types.ts';
 import { systemPromptFromText, systemPromptToText } from './systemPromptText.ts';
 import { isObject, type FormatImporter, type RecordError, type SessionContext, type SessionOutput } from './types.ts';
 
@@ -93,7 +93,8 @@ function session(ctx: SessionContext) {
     const complete = g.total === turns.length && indices.length === turns.length;
     const t: Trajectory = {
       id: g.id,
-      domain: ctx.domainOverride ?? (g.task || ctx.fallbackDomain),
+      // The domain is the task's last '/'-part, as the public scorer reads it (`agentworldbench/terminal`).
+      domain: ctx.domainOverride ?? ((g.task ? domainOfTask(g.task) : '') || ctx.fallbackDomain),
       system_prompt: systemPromptFromText(g.systemStr ?? ''),
       turns,
       source: {

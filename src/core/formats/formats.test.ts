@@ -116,6 +116,13 @@ describe('AgentWorldBench importer', () => {
     expect(Array.isArray(t.source?.raw) && t.source.raw).toHaveLength(3);
     expect(u.system_prompt.text).toBe('You are a Linux terminal. Reply with command output only.');
   });
+  it('reads the domain as the last part of a prefixed task', async () => {
+    const text = fixture('agentworldbench/terminal_test.jsonl').toString('utf8').replace(/"task": ?"terminal"/g, '"task": "agentworldbench/terminal"');
+    expect(text).toContain('agentworldbench/terminal');
+    const r = await importAll([Buffer.from(text)], { file: 'x.jsonl' });
+    expect(r.errors).toEqual([]);
+    expect(r.trajectories.map((t) => t.domain)).toEqual(['terminal', 'terminal']);
+  });
   it('accepts loose headers, a shared id and records out of order', async () => {
     const r = await load('agentworldbench/search_test.jsonl');
     expect(r.errors).toEqual([]);

@@ -14,12 +14,23 @@ describe('extractPrediction', () => {
     const raw = '<think>outer <think>inner <predicted_observation>fake</predicted_observation></think> still</think>real answer';
     expect(extractPrediction(raw)).toBe('real answer');
   });
-  it('drops everything after an unclosed think block', () => {
-    expect(extractPrediction('answer\n<think>I should also say <predicted_observation>x')).toBe('answer');
+  it('stops an unclosed think block at the answer tag, as the public parser does', () => {
+    expect(extractPrediction('answer\n<think>I should also say <predicted_observation>x')).toBe('x');
+    expect(extractPrediction('<think>never closed\n<predicted_observation>ok</predicted_observation>')).toBe('ok');
+    expect(stripThink('a<think>b<predicted_observation>c', ['predicted_observation'])).toBe('a<predicted_observation>c');
+    // With no answer tag after it, the unclosed thought runs to the end.
     expect(stripThink('a<think>b')).toBe('a');
+    expect(stripThink('<think>x<predicted_observation>y', ['predicted_observation'])).toBe('<predicted_observation>y');
+    // Linear on floods of unclosed openers.
+    const flood = '<think>'.repeat(50_000) + '<predicted_observation>ok';
+    const t0 = performance.now();
+    expect(extractPrediction(flood)).toBe('ok');
+    expect(performance.now() - t0).toBeLessThan(2000);
   });
   it('drops a thought whose opener sat in the prompt', () => {
     expect(stripThink('reasoning here</think>\nthe output')).toBe('\nthe output');
+    // Any unpaired closer drops everything before it, an earlier closed block included.
+    expect(stripThink('<think>a</think>b</think>c')).toBe('c');
   });
   it('falls back to the whole text and strips the observation marker', () => {
     expect(extractPrediction('**Environment Observation:**\n  total 0\n')).toBe('  total 0');

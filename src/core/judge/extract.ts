@@ -3,41 +3,55 @@
 // judge or the verifier.
 
 const THINK_TOKEN = /<\/?think(?:ing)?\s*>/gi;
-const OBS_OPEN = '<predicted_observation>';
-const OBS_CLOSE = '</predicted_observation>';
+const OBS_TAG = 'predicted_observation';
+const OBS_OPEN = `<${OBS_TAG}>`;
+const OBS_CLOSE = `</${OBS_TAG}>`;
 const MARKER = /^\s*\*\*Environment Observation:?\*\*:?[ \t]*\r?\n?/i;
 
 /**
- * Removes `<think>` blocks, nested ones included. An unclosed `<think>` swallows the rest of the
- * text (the model never finished thinking, so nothing after it is an answer). A stray closing
- * tag with no opener drops everything before it: some chat templates put the opener in the
- * prompt, so the output starts mid-thought.
+ * Removes `<think>` blocks the way the public AgentWorldBench parser does: each opener is paired
+ * with the next unpaired closer after it (so nested blocks go whole); a closer with no opener
+ * removes everything before it (some chat templates put the opener in the prompt, so the output
+ * starts mid-thought); an unclosed opener removes the rest of the text, but only up to the
+ * first answer tag after it (`stopTags`, e.g. `predicted_observation`), so a model that never
+ * closed its thought still has its answer read.
  */
-export function stripThink(text: string): string {
+export function stripThink(text: string, stopTags: readonly string[] = []): string {
   if (!/<\/?think/i.test(text)) return text;
-  let out = '';
-  let depth = 0;
-  let last = 0;
+  const cuts: [number, number][] = [];
+  const pending: number[] = []; // openers not yet paired, oldest first
+  let head = 0;
   THINK_TOKEN.lastIndex = 0;
   let m: RegExpExecArray | null;
-  let sawOpen = false;
   while ((m = THINK_TOKEN.exec(text)) !== null) {
-    const closing = m[0][1] === '/';
-    if (!closing) {
-      if (depth === 0) out += text.slice(last, m.index);
-      depth++;
-      sawOpen = true;
-    } else if (depth > 0) {
-      depth--;
-      if (depth === 0) last = m.index + m[0].length;
-    } else {
-      // A closer with no opener: the thought began before the output did.
-      out = sawOpen ? out + text.slice(last, m.index) : '';
-      last = m.index + m[0].length;
-    }
+    const end = m.index + m[0].length;
+    if (m[0][1] !== '/') pending.push(m.index);
+    else if (head < pending.length) cuts.push([pending[head++], end]);
+    else cuts.push([0, end]);
   }
-  if (depth === 0) out += text.slice(last);
-  return out;
+  if (!cuts.length && head === pending.length) return text;
+  const lower = stopTags.length ? text.toLowerCase() : '';
+  // Unpaired openers come in increasing order, so each tag's next occurrence only moves forward.
+  const next = stopTags.map((t) => ({ tag: `<${t.toLowerCase()}>`, at: -1 }));
+  for (const open of pending.slice(head)) {
+    let stop = text.length;
+    for (const n of next) {
+      if (n.at < open) {
+        const at = lower.indexOf(n.tag, open);
+        n.at = at < 0 ? Infinity : at;
+      }
+      if (n.at < stop) stop = n.at;
+    }
+    cuts.push([open, stop]);
+  }
+  cuts.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let last = 0;
+  for (const [a, b] of cuts) {
+    if (a > last) out += text.slice(last, a);
+    last = Math.max(last, b);
+  }
+  return out + text.slice(last);
 }
 
 /**
@@ -46,7 +60,7 @@ export function stripThink(text: string): string {
  * whole text; a leading `**Environment Observation:**` marker removed; outer blank lines trimmed.
  */
 export function extractPrediction(raw: string): string {
-  const text = stripThink(raw);
+  const text = stripThink(raw, [OBS_TAG]);
   const lower = text.toLowerCase();
   const open = lower.lastIndexOf(OBS_OPEN);
   let body: string;

@@ -52,9 +52,9 @@ const PARSEABLE: { name: string; reply: string; scores: Record<string, number>; 
     scores: { format: 5, factuality: 3, consistency: 4, realism: 4, quality: 2 },
   },
   {
-    name: 'floats rounded half up and out-of-range clamped',
+    name: 'floats rounded half to even, 0 invalid, out-of-range clamped',
     reply: '{"format": 4.5, "factuality": 2.4, "consistency": 7, "realism": 0, "quality": -3}',
-    scores: { format: 5, factuality: 2, consistency: 5, realism: 1, quality: 1 },
+    scores: { format: 4, factuality: 2, consistency: 5, realism: 0, quality: 1 },
   },
   {
     name: 'capitalised keys and nested score objects',
@@ -105,10 +105,12 @@ describe('parseVerdict on a corpus of messy replies', () => {
     expect(v.ok && v.weaknesses).toEqual(['wrong PID']);
   });
 
-  it('reports missing dimensions instead of inventing scores', () => {
+  it('scores the dimensions a verdict gives and marks the missing ones invalid (0), never inventing scores', () => {
     const v = parseVerdict('{"scores": {"format": 4, "factuality": 3, "realism": 4}}');
-    expect(v.ok).toBe(false);
-    expect(!v.ok && v.error).toContain('consistency, quality');
+    expect(v.ok && v.scores).toEqual({ format: 4, factuality: 3, consistency: 0, realism: 4, quality: 0 });
+    const none = parseVerdict('{"scores": {"format": 0, "factuality": "n/a"}}');
+    expect(none.ok).toBe(false);
+    expect(!none.ok && none.error).toContain('format, factuality, consistency, realism, quality');
   });
 
   it('fails on a reply with nothing parseable', () => {
@@ -121,13 +123,20 @@ describe('parseVerdict on a corpus of messy replies', () => {
 describe('coerceScore', () => {
   it('reads numbers, strings and fractions', () => {
     expect(coerceScore(3)).toBe(3);
+    // Python's round: half to even.
     expect(coerceScore(3.5)).toBe(4);
+    expect(coerceScore(2.5)).toBe(2);
+    expect(coerceScore(4.5)).toBe(4);
     expect(coerceScore(2.49)).toBe(2);
+    // Strings by their part before '/', as the public parser reads them.
     expect(coerceScore('4/5')).toBe(4);
-    expect(coerceScore('8/10')).toBe(4);
+    expect(coerceScore('8/10')).toBe(5);
     expect(coerceScore('score: 5')).toBe(5);
     expect(coerceScore(9)).toBe(5);
-    expect(coerceScore(0)).toBe(1);
+    expect(coerceScore(true)).toBe(1);
+    // 0 is the invalid mark, not a low score.
+    expect(coerceScore(0)).toBe(null);
+    expect(coerceScore(0.4)).toBe(null);
     expect(coerceScore('n/a')).toBe(null);
     expect(coerceScore(null)).toBe(null);
     expect(coerceScore(Number.NaN)).toBe(null);

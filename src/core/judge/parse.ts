@@ -1,10 +1,13 @@
 // A tolerant reader of LLM judge verdicts. Judges are asked for a JSON verdict inside a tag,
 // but real replies wrap it in prose, fences, several drafts, Python-style literals and
-// fractions. Each step below widens the net only when the stricter one found nothing, and a
-// reply that yields no complete score set is reported as unparseable (the caller then retries
-// or records the sample as failed — never as a low score).
-import { DIMENSIONS, type Dimension, type Scores } from './types.ts';
+// fractions. Each step below widens the net only when the stricter one found nothing. Scores are
+// read as the public AgentWorldBench parser reads them: a missing or 0 dimension is invalid
+// (INVALID_SCORE, left out of the total) while the others still count; a reply with no usable
+// score at all is reported as unparseable (the caller then retries or records the sample as
+// failed — never as a low score).
+import { DIMENSIONS, INVALID_SCORE, type Dimension, type Scores } from './types.ts';
 import { stripThink } from './extract.ts';
+import { pyRound } from './pyfloat.ts';
 
 export type ParsedVerdict =
   | { ok: true; scores: Scores; strengths: string[]; weaknesses: string[]; via: ParseStep }
@@ -16,7 +19,8 @@ export type ParseStep = 'tag' | 'fence' | 'braces' | 'repaired' | 'pattern';
 const TAGS = ['verdict', 'final_evaluation', 'evaluation'];
 
 export function parseVerdict(reply: string): ParsedVerdict {
-  const text = stripThink(reply);
+  // An unclosed <think> stops at the verdict tag instead of swallowing it.
+  const text = stripThink(reply, TAGS);
   if (!text.trim()) return { ok: false, error: 'the judge reply is empty' };
   const tagged = lastTagBody(text);
   const regions = tagged !== null ? [tagged, text] : [text];
@@ -218,15 +222,16 @@ function verdictFrom(value: unknown): { ok: true; verdict: VerdictFields } | { o
   const obj = lowerKeys(value as Record<string, unknown>);
   const holder = findScoreHolder(obj);
   if (!holder) return { ok: false };
-  const scores: Partial<Scores> = {};
+  const scores = {} as Scores;
   const missing: Dimension[] = [];
   for (const d of DIMENSIONS) {
     const n = coerceScore(pickDimension(holder, d));
     if (n === null) missing.push(d);
-    else scores[d] = n;
+    scores[d] = n ?? INVALID_SCORE;
   }
-  if (missing.length) return { ok: false, missing: `the verdict lacks a usable score for: ${missing.join(', ')}` };
-  return { ok: true, verdict: { scores: scores as Scores, strengths: stringList(obj.strengths), weaknesses: stringList(obj.weaknesses) } };
+  // A verdict missing some dimensions still scores the others (as the public parser does).
+  if (missing.length === DIMENSIONS.length) return { ok: false, missing: `the verdict lacks a usable score for: ${missing.join(', ')}` };
+  return { ok: true, verdict: { scores, strengths: stringList(obj.strengths), weaknesses: stringList(obj.weaknesses) } };
 }
 
 function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
@@ -261,9 +266,12 @@ function pickDimension(o: Record<string, unknown>, d: Dimension): unknown {
 }
 
 /**
- * A score as an integer 1–5: numbers rounded half up, strings such as "4", "4/5", "4 out of 5",
- * "3.5" read, out-of-range values clamped, fractions over 10 or 100 rescaled to the 1–5 range;
- * `{score: n}` objects unwrapped. Anything else is unusable (null).
+ * A score as an integer 1–5, read as the public AgentWorldBench parser reads it: integers as
+ * they are, other numbers rounded like Python's round (half to even: 2.5 → 2, 3.5 → 4), `true`
+ * as 1, a string by its part before any '/' ("4/5" → 4, "8/10" → 8 → 5); then clamped to 1–5.
+ * Beyond the public parser, a string's first number is read when that part is not a plain integer
+ * ("4 out of 5", "score: 5", "3.5"), and `{score: n}` objects are unwrapped. 0, and anything that
+ * gives no number, is unusable (null): the public scorer's invalid mark.
  */
 export function coerceScore(v: unknown): number | null {
   if (v && typeof v === 'object' && !Array.isArray(v)) {
@@ -271,20 +279,21 @@ export function coerceScore(v: unknown): number | null {
     return coerceScore(o.score ?? o.value ?? o.rating);
   }
   let n: number;
-  if (typeof v === 'number') n = v;
+  if (typeof v === 'boolean') n = v ? 1 : 0;
+  else if (typeof v === 'number') n = v;
   else if (typeof v === 'string') {
-    const m = /(-?\d+(?:\.\d+)?)\s*(?:\/|out of|of)\s*(\d+(?:\.\d+)?)/i.exec(v);
-    if (m) {
-      const den = Number(m[2]);
-      n = den > 0 && den !== 5 ? 1 + (Number(m[1]) / den) * 4 : Number(m[1]);
-    } else {
+    const head = v.split('/')[0].trim();
+    if (/^[+-]?\d+$/.test(head)) n = Number(head);
+    else {
       const single = /-?\d+(?:\.\d+)?/.exec(v);
       if (!single) return null;
       n = Number(single[0]);
     }
   } else return null;
   if (!Number.isFinite(n)) return null;
-  return Math.min(5, Math.max(1, Math.floor(n + 0.5)));
+  n = pyRound(n);
+  if (n === INVALID_SCORE) return null;
+  return Math.min(5, Math.max(1, n));
 }
 
 function stringList(v: unknown): string[] {

@@ -4,7 +4,14 @@ import type { SpanLabel } from '../schema/types.ts';
 /** The five rubric dimensions (SPEC §7), in the order every table prints them. */
 export const DIMENSIONS = ['format', 'factuality', 'consistency', 'realism', 'quality'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
+/**
+ * A verdict's scores, 1–5 each. A dimension the judge gave no usable score for is
+ * `INVALID_SCORE` (0), as in AgentWorldBench's judged records: it is left out of the mean.
+ */
 export type Scores = Record<Dimension, number>;
+
+/** The public scorer's mark for a missing or unusable dimension score. */
+export const INVALID_SCORE = 0;
 
 export interface HistoryTurn {
   action: string;
@@ -30,7 +37,7 @@ export interface JudgeInput {
 export interface ScoredVerdict {
   failed: false;
   scores: Scores;
-  /** Mean of the five scores, 1–5: AgentWorldBench's `total_score`. */
+  /** Mean of the valid scores, 1–5: AgentWorldBench's `total_score` (0 when none is valid). */
   total: number;
   strengths: string[];
   weaknesses: string[];
@@ -52,10 +59,16 @@ export interface Judge {
   judge(input: JudgeInput, signal?: AbortSignal): Promise<Verdict>;
 }
 
+/** The mean of the valid (non-zero) scores, as the public judge computes `total_score`; 0 when none is valid. */
 export function meanScore(scores: Scores): number {
   let s = 0;
-  for (const d of DIMENSIONS) s += scores[d];
-  return s / DIMENSIONS.length;
+  let n = 0;
+  for (const d of DIMENSIONS) {
+    if (scores[d] === INVALID_SCORE) continue;
+    s += scores[d];
+    n++;
+  }
+  return n ? s / n : 0;
 }
 
 export function scoredVerdict(scores: Scores, strengths: string[], weaknesses: string[], raw?: string): ScoredVerdict {

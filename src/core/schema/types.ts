@@ -6,6 +6,15 @@
 export const DOMAINS = ['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os'] as const;
 export type KnownDomain = (typeof DOMAINS)[number];
 
+/**
+ * The domain named by an AgentWorldBench `task` field: its last '/'-separated part, as the
+ * public scorer reads it (`agentworldbench/terminal` is `terminal`).
+ */
+export function domainOfTask(task: string): string {
+  const slash = task.lastIndexOf('/');
+  return slash < 0 ? task : task.slice(slash + 1);
+}
+
 /** The five system-prompt fields, in the order a template renders them by default. */
 export const SYSTEM_PROMPT_FIELDS = [
   'task_description',
