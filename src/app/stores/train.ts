@@ -5,9 +5,10 @@
 import { create } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
-import { JobClient } from '../../train/client.ts';
+import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { jobClient } from './jobClient.ts';
 
 export interface MetricPoint {
   step: number;
@@ -121,6 +122,9 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         void get().refreshRuns();
         return;
       }
+      case 'lost':
+        set({ error: m.message });
+        return;
       case 'error':
         if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
         set({ error: m.message });
@@ -132,13 +136,16 @@ export const useTrainStore = create<TrainState>()((set, get) => {
 
   function ensureClient(): JobClient | null {
     if (client) return client;
-    if (typeof navigator === 'undefined' || !('gpu' in navigator)) {
-      set({ worker: 'unavailable', workerError: 'WebGPU is not available in this browser (navigator.gpu is missing).' });
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ worker: 'unavailable', workerError: missing.message });
       return null;
     }
     set({ worker: 'starting' });
-    client = JobClient.spawn();
+    client = jobClient();
     client.on(onEvent);
+    // The System view may have started the worker already, before this store listened.
+    client.device('report');
     return client;
   }
 
