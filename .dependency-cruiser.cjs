@@ -93,7 +93,7 @@ module.exports = {
     },
     {
       name: 'app-stores-below-views',
-      comment: 'inside the app: views use components and stores; stores use neither.',
+      comment: 'inside the app: views use components, stores and lib; stores use lib only.',
       severity: 'error',
       from: { path: '^src/app/stores/' },
       to: { path: '^src/app/(views|components)/|^src/app/[^/]+$' },
@@ -104,6 +104,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/app/components/' },
       to: { path: '^src/app/views/|^src/app/[^/]+$' },
+    },
+    {
+      name: 'app-lib-below-stores',
+      comment: 'app/lib holds small browser helpers (a file download) that stores and views share; it imports neither.',
+      severity: 'error',
+      from: { path: '^src/app/lib/' },
+      to: { path: '^src/app/(stores|views|components)/|^src/app/[^/]+$' },
     },
     {
       name: 'no-react-below-app',

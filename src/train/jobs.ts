@@ -17,9 +17,8 @@ import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
 import { runLockName } from './protocol.ts';
 
-export interface SelfTestSpec {
-  kind: 'selftest';
-}
+/** The kernel self-test on the worker's device (the System view's button). */
+export type SelfTestSpec = { kind: 'selftest' };
 
 /** Where a run's trajectories come from. */
 export type TrainData =

@@ -3,6 +3,7 @@
 // a 'selftest' job on that same device. The page opens no GPU device of its own.
 import { create } from 'zustand';
 import { missingWebGpu } from '../../train/client.ts';
+import type { SelfTestSpec } from '../../train/jobs.ts';
 import type { AdapterReport, BufferStats, FromWorker, SelfTestResult } from '../../train/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
@@ -122,7 +123,8 @@ export const useGpuStore = create<GpuState>()((set, get) => {
     async runSelfTest() {
       if (get().status !== 'ready' || get().selfTest.running) return;
       set({ selfTest: { ...NO_SELFTEST, running: true } });
-      selfTestJob = jobClient().start({ kind: 'selftest' });
+      const spec: SelfTestSpec = { kind: 'selftest' };
+      selfTestJob = jobClient().start(spec);
     },
 
     simulateLoss() {

@@ -8,6 +8,7 @@ import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns,
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
 
 export interface MetricPoint {
@@ -317,14 +318,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       if (!run || !ref) return;
       try {
         const bytes = await loadCheckpointBytes(ref.key);
-        const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
-        const a = document.createElement('a');
-        a.href = url;
-        a.download = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
+        saveFile(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }), `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`);
       } catch (e) {
         set({ error: `Could not read the checkpoint: ${(e as Error).message}` });
       }

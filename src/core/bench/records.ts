@@ -3,7 +3,7 @@
 // `total_score`, `failed`, `strengths`, `weaknesses`. Extra keys are kept as they are, so a file
 // passes through predict → judge → score without losing anything its producer wrote.
 import { extractPrediction } from '../judge/extract.ts';
-import { DIMENSIONS, type Dimension, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
+import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
 import type { SpanLabel } from '../schema/types.ts';
 
 export interface AwbSampleRecord {
@@ -139,7 +139,3 @@ export function judgeInputOf(r: AwbPredictionRecord): JudgeInput {
   return input;
 }
 
-export function dimensionValue(r: AwbJudgedRecord, d: Dimension): number | null {
-  const v = r[d];
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
-}
