@@ -113,6 +113,13 @@ module.exports = {
       to: { path: '^src/app/(stores|views|components)/|^src/app/[^/]+$' },
     },
     {
+      name: 'no-circular',
+      comment: 'no module reaches itself through its imports: a cycle is a layer that has folded back.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'no-react-below-app',
       comment: 'nothing outside the app knows about React or the app state library.',
       severity: 'error',

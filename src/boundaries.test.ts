@@ -22,12 +22,15 @@ const CASES: [string, string, string[]][] = [
   ['src/app/stores/gpu.ts', "import { GpuRuntime } from '../../gpu/runtime.ts';", ['app-never-touches-the-gpu']],
   ['src/app/views/Playground.tsx', "import { GpuGenerator } from '../../model/generate.ts';", ['app-reads-only-model-config']],
   ['src/gpu/kernels/matmul.ts', "import type { ModelConfig } from '../../model/config.ts';", ['gpu-below-model']],
-  ['src/model/gpt.ts', "import { runTraining } from '../train/pipeline.ts';", ['model-below-train']],
+  ['src/model/gpt.ts', "import { makeBatch } from '../train/data.ts';", ['model-below-train']],
   ['src/train/rejection.ts', "import { endpointBackend } from '../backends/endpoint.ts';", ['train-beside-backends']],
   ['src/backends/local.ts', "import type { TrainSpec } from '../train/spec.ts';", ['backends-beside-train']],
   ['src/reference/matmul.ts', "import { matmul } from '../gpu/kernels/matmul.ts';", ['reference-imports-core']],
   ['src/train/jobs.ts', "import { main } from '../cli/main.ts';", ['nothing-imports-cli', 'train-beside-backends']],
   ['src/core/judge/verifier.test.ts', "import { useGpuStore } from '../../app/stores/gpu.ts';", ['nothing-imports-app']],
+  // a cycle is reported once, at the module where the cruise closes it
+  ['src/core/turns/split.ts', "import { mix } from './rng.ts';", []],
+  ['src/core/turns/rng.ts', "import { split } from './split.ts';", ['no-circular']],
   ['src/core/envs/view.ts', "import { useState } from 'react';", ['no-react-below-app']],
   ['src/core/schema/store.ts', "import { openDB } from 'idb';", ['core-needs-no-browser-or-gpu']],
   // doors that are open
