@@ -38,7 +38,9 @@ import type { Stage, TrainSpec } from './spec.ts';
 import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 import { UserFacingError } from './host.ts';
 
-export type { RlSettings, Stage, TrainSpec } from './spec.ts';
+// The spec types live in spec.ts, where storage and the app can import them without the
+// pipeline; its own importers may still take them from here.
+export type { Stage, TrainSpec } from './spec.ts';
 
 /** What the pipeline needs from wherever it runs (worker or Node). */
 export interface TrainHost {
