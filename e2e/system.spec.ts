@@ -33,6 +33,27 @@ test('a lost device is reported and can be re-created', async ({ page }) => {
   await expect(page.getByRole('alert')).toHaveCount(0);
 });
 
+test('the page opens no GPU device: the System view shows the jobs worker\'s', async ({ page }) => {
+  await page.addInitScript(() => {
+    // Counts devices requested by the page itself (init scripts do not run in workers).
+    const w = window as unknown as { pageDevices: number };
+    w.pageDevices = 0;
+    const request = GPUAdapter.prototype.requestDevice;
+    GPUAdapter.prototype.requestDevice = function (this: GPUAdapter, ...args: Parameters<GPUAdapter['requestDevice']>) {
+      w.pageDevices++;
+      return request.apply(this, args);
+    };
+  });
+  await page.goto('./#/system');
+  await expect(page.getByTestId('adapter-vendor')).not.toHaveText('');
+  await page.getByText('Recovery').click();
+  await page.getByRole('button', { name: 'Simulate device loss' }).click();
+  await expect(page.getByRole('alert')).toContainText('The GPU device was lost');
+  await page.getByRole('button', { name: 'Re-create device' }).click();
+  await expect(page.getByTestId('adapter-vendor')).not.toHaveText('');
+  expect(await page.evaluate(() => (window as unknown as { pageDevices: number }).pageDevices)).toBe(0);
+});
+
 test('without WebGPU the app says so plainly and how to get it', async ({ page }) => {
   await page.addInitScript(() => {
     // As in a browser that has no WebGPU at all.

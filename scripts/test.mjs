@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm test`: every suite in one go.
-//   1. Vitest: unit (Node), gpu-node (Dawn), gpu-browser (Chromium) — see vitest.config.ts
-//   2. the production build, then Playwright end-to-end tests against it (e2e/)
+//   1. the import boundaries: dependency-cruiser with .dependency-cruiser.cjs (one test)
+//   2. Vitest: unit (Node), gpu-node (Dawn), gpu-browser (Chromium) — see vitest.config.ts
+//   3. the production build, then Playwright end-to-end tests against it (e2e/)
 // Finds Chromium by itself ($CHROMIUM_PATH, /usr/bin/chromium, Playwright's browser) and sets
 // the environment WebGPU needs on GPU-less machines (SwiftShader). Extra arguments go to Vitest
-// and skip the end-to-end step (e.g. `npm test -- --project unit`). Ends with one line
+// and skip the boundary and end-to-end steps (e.g. `npm test -- --project unit`). Ends with one line
 // `tests: N passed, M failed` over all suites.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -48,6 +49,16 @@ function run(label, cmd, args, extraEnv = {}) {
 }
 
 const extra = process.argv.slice(2);
+if (extra.length === 0) {
+  // A wrong import fails here, before the long suites: one test, passed or failed.
+  const boundaryCode = run('boundaries', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err']);
+  if (boundaryCode !== 0) {
+    totals.failed += 1;
+    console.error('[lwm test] an import crosses a layer boundary (see .dependency-cruiser.cjs and docs/architecture.md)');
+    finish(boundaryCode);
+  }
+  totals.passed += 1;
+}
 const vitestJson = join(reports, 'vitest.json');
 const vitestCode = run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`, ...extra]);
 const counted = count(vitestJson, (j) => ({ passed: j.numPassedTests, failed: j.numFailedTests, skipped: j.numPendingTests + j.numTodoTests }));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatCompletionsUrl, EndpointClient, EndpointError, endpointBackend, endpointJudge, type EndpointConfig } from './endpoint.ts';
-import { generateText } from './types.ts';
+import { generateText } from '../core/backend.ts';
 
 interface Seen {
   model: string;

@@ -2,8 +2,8 @@
 // APIs). One client serves two roles: an LLM judge's transport and an LWM backend, so a user
 // can drive the whole product with a large model served elsewhere. Runs in Node and browsers
 // (fetch, AbortController, ReadableStream, TextDecoder only).
-import type { GenerateOptions, GenerateRequest, LwmBackend } from './types.ts';
-import { isChatRequest } from './types.ts';
+import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backend.ts';
+import { isChatRequest } from '../core/backend.ts';
 import { createLlmJudge, type ChatComplete, type JudgeChatMessage, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 

@@ -9,7 +9,7 @@ import { presetConfig } from '../model/config.ts';
 import { GpuGenerator } from '../model/generate.ts';
 import { initParams } from '../model/init.ts';
 import { rejectionSample } from '../train/rejection.ts';
-import { generateText } from './types.ts';
+import { generateText } from '../core/backend.ts';
 import { localBackend } from './local.ts';
 
 describe('local backend', () => {

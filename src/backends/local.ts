@@ -4,7 +4,7 @@
 // predicted observation.
 import { SPECIAL_TOKENS, type Tokenizer } from '../core/tokenizer/index.ts';
 import type { GpuGenerator } from '../model/generate.ts';
-import { isChatRequest, type GenerateOptions, type GenerateRequest, type LwmBackend } from './types.ts';
+import { isChatRequest, type GenerateOptions, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
 
 function chatToPrompt(r: Extract<GenerateRequest, { messages: unknown }>): string {
   const S = SPECIAL_TOKENS;

@@ -14,7 +14,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
-import type { TrainSpec } from '../train/pipeline.ts';
+import type { TrainSpec } from '../train/spec.ts';
 
 export const DB_NAME = 'lwm-studio';
 export const DB_VERSION = 2;

@@ -1,5 +1,16 @@
 // The page's side of the job protocol: starts the worker, sends commands, fans out events.
-import type { FromWorker, JobSpecBase, ToWorker } from './protocol.ts';
+import { WEBGPU_HELP } from '../gpu/errors.ts';
+import type { DeviceRequest, FromWorker, JobSpecBase, ToWorker } from './protocol.ts';
+
+/**
+ * What to tell the user when this page has no navigator.gpu, or null when it has one. Browsers
+ * give a page's workers WebGPU exactly when they give it to the page, so a page without it does
+ * not start a worker to find out.
+ */
+export function missingWebGpu(): { message: string; help: string } | null {
+  if (typeof navigator !== 'undefined' && 'gpu' in navigator) return null;
+  return { message: 'This browser does not expose WebGPU (navigator.gpu is missing).', help: WEBGPU_HELP };
+}
 
 export type WorkerEventListener = (m: FromWorker) => void;
 
@@ -39,6 +50,11 @@ export class JobClient {
 
   stop(jobId: string) {
     this.worker.postMessage({ type: 'stop', jobId });
+  }
+
+  /** Asks about the worker's device (see DeviceRequest); the answer arrives as an event. */
+  device(request: DeviceRequest) {
+    this.worker.postMessage({ type: 'device', request });
   }
 
   /** Resolves with the job's result, rejects with its user-facing error, or 'stopped'. */

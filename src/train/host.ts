@@ -1,7 +1,7 @@
 // JobHost: runs jobs one at a time on one GPU runtime, with pause, resume and stop between
 // steps. Used by the Web Worker (worker.ts) and, in-process, by the Node CLI.
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { FromWorker, JobSpecBase, JobState, ToWorker } from './protocol.ts';
+import type { FromWorker, JobCommand, JobSpecBase, JobState } from './protocol.ts';
 
 /** Thrown inside a job by `ctx.step()` when the user asked it to stop. */
 export class StopRequested extends Error {
@@ -26,6 +26,8 @@ export interface JobContext {
   onState(listener: (state: JobState) => void): () => void;
   text(text: string): void;
   log(message: string): void;
+  /** A structured progress record for the page (what it holds is the job kind's own). */
+  progress(data: unknown): void;
   readonly stopRequested: boolean;
 }
 
@@ -50,7 +52,7 @@ export class JobHost {
     private readonly post: (m: FromWorker) => void,
   ) {}
 
-  handle(msg: ToWorker): void {
+  handle(msg: JobCommand): void {
     switch (msg.type) {
       case 'start':
         return this.start(msg.jobId, msg.spec);
@@ -116,6 +118,7 @@ export class JobHost {
       },
       text: (text) => this.post({ type: 'text', jobId: job.jobId, text }),
       log: (message) => this.post({ type: 'log', jobId: job.jobId, message }),
+      progress: (data) => this.post({ type: 'progress', jobId: job.jobId, data }),
       get stopRequested() {
         return job.state === 'stopping';
       },

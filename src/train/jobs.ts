@@ -13,12 +13,12 @@ import { loadTrajectories } from '../storage/datasets.ts';
 import type { RunRecord, RunState } from '../storage/db.ts';
 import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
-import { runTraining, type TrainResult, type TrainSpec } from './pipeline.ts';
+import { runTraining, type TrainResult } from './pipeline.ts';
+import type { TrainSpec } from './spec.ts';
 import { runLockName } from './protocol.ts';
 
-export interface SelfTestSpec {
-  kind: 'selftest';
-}
+/** The kernel self-test on the worker's device (the System view's button). */
+export type SelfTestSpec = { kind: 'selftest' };
 
 /** Where a run's trajectories come from. */
 export type TrainData =
@@ -236,9 +236,15 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
 }
 
 export const JOB_RUNNERS: Record<string, JobRunner> = {
-  /** The kernel self-test, run where training runs: proves the worker owns a working device. */
+  /**
+   * The kernel self-test, run where training runs (the System view's "Run self-test"): each
+   * check's result goes to the page as it finishes (a 'progress' record), then all of them.
+   */
   selftest: async (_spec, ctx) => {
-    const results = await runSelfTest(ctx.rt, (r) => ctx.log(`${r.pass ? 'pass' : 'FAIL'} ${r.name}: ${r.detail}`));
+    const results = await runSelfTest(ctx.rt, (r) => {
+      ctx.log(`${r.pass ? 'pass' : 'FAIL'} ${r.name}: ${r.detail}`);
+      ctx.progress(r);
+    });
     return { passed: results.filter((r) => r.pass).length, total: results.length, results };
   },
   /** One training stage, persisted in IndexedDB (see the header). */

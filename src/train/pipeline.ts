@@ -28,63 +28,19 @@ import { expandTurns, rlPool, splitByTrajectory, type TurnSample } from '../core
 import { keyedUniform } from '../core/turns/rng.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../model/checkpoint.ts';
-import { presetConfig, type ModelConfig, type PresetName } from '../model/config.ts';
+import { presetConfig, type ModelConfig } from '../model/config.ts';
 import { GpuGenerator } from '../model/generate.ts';
 import { GpuGpt } from '../model/gpt.ts';
 import { initParams } from '../model/init.ts';
 import { lrAt } from '../reference/gpt.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
+import type { Stage, TrainSpec } from './spec.ts';
 import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 import { UserFacingError } from './host.ts';
 
-export type Stage = 'cpt' | 'sft' | 'rl';
-
-export interface RlSettings {
-  /** Samples per prompt (G). Default 4. */
-  groupSize?: number;
-  /** Prompts (groups) per rollout batch; each is one optimiser step. Default 2. */
-  promptsPerStep?: number;
-  /** Longest response. Default 32. */
-  maxNewTokens?: number;
-  /** Sampling temperature of the rollout. Default 1. */
-  temperature?: number;
-  topK?: number;
-  epsLow?: number;
-  epsHigh?: number;
-  rewardMix?: RewardMix;
-}
-
-export interface TrainSpec {
-  kind: 'train';
-  stage: Stage;
-  preset: PresetName;
-  /** Tokenizer vocabulary when a new one is trained (default: the preset's vocabSize, at least 384). */
-  vocabSize?: number;
-  /** Steps of this stage (RL: rollout batches). */
-  steps: number;
-  /** Sequences per step (SFT/CPT). Default 8. */
-  batch?: number;
-  /** Tokens per sequence. Default: the model's context length. */
-  T?: number;
-  /** Learning rate: peak, floor, warmup steps. Defaults by stage. */
-  lr?: { peak?: number; min?: number; warmup?: number };
-  /** Evaluate every N steps (0: only at the end). Default steps / 4. */
-  evalEvery?: number;
-  /** Eval batches averaged for eval_loss. Default 2. */
-  evalBatches?: number;
-  /** Eval samples generated and judged by the local judge at each evaluation. Default 2. */
-  evalJudgeSamples?: number;
-  /** Share of trajectories held out for evaluation. Default 0.1. */
-  evalFraction?: number;
-  /** Only these domains. */
-  domains?: string[];
-  seed?: number;
-  /** Template distribution of this stage (default DEFAULT_STAGE_TEMPLATES[stage]). */
-  templates?: TemplateDistribution;
-  /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
-  templateSet?: Record<string, PromptTemplate>;
-  rl?: RlSettings;
-}
+// The spec types live in spec.ts, where storage and the app can import them without the
+// pipeline; its own importers may still take them from here.
+export type { Stage, TrainSpec } from './spec.ts';
 
 /** What the pipeline needs from wherever it runs (worker or Node). */
 export interface TrainHost {

@@ -1,6 +1,13 @@
 // The typed message protocol between the page and the worker that owns the GPU device. The
 // same JobHost serves a Web Worker in the browser and an in-process host in Node (`lwm train`),
-// so a job's code never knows which one it runs in.
+// so a job's code never knows which one it runs in. The worker's GPU device is the page's only
+// one: the System view asks the worker for its adapter report and memory, and runs the kernel
+// self-test as a job there ('device' commands, the 'selftest' job kind).
+import type { AdapterReport, BufferStats } from '../gpu/runtime.ts';
+
+// What the page may show of the worker's GPU (the app imports no src/gpu module itself).
+export type { AdapterReport, BufferStats } from '../gpu/runtime.ts';
+export type { SelfTestResult } from '../gpu/selftest.ts';
 
 /** What a job is asked to do. Job kinds register their spec type in JobSpecs (jobs.ts). */
 export interface JobSpecBase {
@@ -11,12 +18,23 @@ export interface JobSpecBase {
 
 export type JobState = 'queued' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'failed';
 
-export type ToWorker =
+/** Commands about jobs (JobHost handles them). */
+export type JobCommand =
   | { type: 'start'; jobId: string; spec: JobSpecBase }
   | { type: 'pause'; jobId: string }
   | { type: 'resume'; jobId: string }
   | { type: 'stop'; jobId: string }
   | { type: 'status' };
+
+/**
+ * Commands about the worker's device (WorkerDevice handles them): 'report' acquires it when none
+ * is held (first use, or after a loss) and answers 'ready' or 'unavailable'; 'stats' answers
+ * 'stats'; 'destroy' destroys it on purpose, to exercise recovery (answered by 'lost').
+ */
+export type DeviceRequest = 'report' | 'stats' | 'destroy';
+export type DeviceCommand = { type: 'device'; request: DeviceRequest };
+
+export type ToWorker = JobCommand | DeviceCommand;
 
 export interface AdapterSummary {
   description: string;
@@ -24,8 +42,13 @@ export interface AdapterSummary {
 }
 
 export type FromWorker =
-  | { type: 'ready'; adapter: AdapterSummary }
-  | { type: 'unavailable'; message: string }
+  | { type: 'ready'; adapter: AdapterSummary; report: AdapterReport; stats: BufferStats }
+  /** `message` says what failed and how to get WebGPU; `help` is that second part alone, when known. */
+  | { type: 'unavailable'; message: string; help?: string }
+  /** The device was lost; the next job or 'report' acquires a fresh one. */
+  | { type: 'lost'; message: string }
+  /** GPU memory the worker holds. */
+  | { type: 'stats'; stats: BufferStats }
   | { type: 'status'; jobId: string; state: JobState; detail?: string }
   | { type: 'jobs'; jobs: { jobId: string; kind: string; state: JobState }[] }
   /** One logged step: values by metric name (loss, lr, tokens_per_s, reward, ...). */
@@ -35,6 +58,8 @@ export type FromWorker =
   /** Streamed generation text. */
   | { type: 'text'; jobId: string; text: string }
   | { type: 'log'; jobId: string; message: string }
+  /** A job kind's own progress record ('selftest': one SelfTestResult per check, as it finishes). */
+  | { type: 'progress'; jobId: string; data: unknown }
   | { type: 'done'; jobId: string; result: unknown }
   /** `message` is for the user (what went wrong, what to do); `detail` for a bug report. */
   | { type: 'error'; jobId?: string; message: string; detail?: string };
@@ -47,5 +72,10 @@ export function runLockName(runId: string): string {
 export function isToWorker(x: unknown): x is ToWorker {
   if (!x || typeof x !== 'object') return false;
   const t = (x as { type?: unknown }).type;
+  if (t === 'device') return isDeviceRequest((x as { request?: unknown }).request);
   return t === 'start' || t === 'pause' || t === 'resume' || t === 'stop' || t === 'status';
+}
+
+function isDeviceRequest(r: unknown): r is DeviceRequest {
+  return r === 'report' || r === 'stats' || r === 'destroy';
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LwmBackend } from '../backends/types.ts';
+import type { LwmBackend } from '../core/backend.ts';
 import { generateTrajectories } from '../core/envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';

@@ -4,7 +4,7 @@
 // candidates — is reported overall and per domain (the method kept 7,094 of 10,250, 69.2%).
 // A kept candidate becomes an SFT sample whose target is the candidate's prediction and whose
 // reasoning trace (a <think> block before the tag, if any) can be trained on too.
-import type { LwmBackend, GenerateRequest } from '../backends/types.ts';
+import type { LwmBackend, GenerateRequest } from '../core/backend.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
 import type { Judge } from '../core/judge/types.ts';

@@ -30,5 +30,7 @@ describe(`jobs ${inBrowser ? 'in a Web Worker' : 'in-process (Node)'}`, () => {
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
     expect(result).toMatchObject({ passed: 4, total: 4 });
     expect(events.filter((e) => e.type === 'log').length).toBe(4);
+    // Each check's result also reaches the page as it finishes (the System view's table).
+    expect(events.filter((e) => e.type === 'progress').map((e) => (e as { data: { name: string } }).data.name)).toEqual((result as { results: { name: string }[] }).results.map((r) => r.name));
   });
 });

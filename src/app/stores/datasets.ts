@@ -265,6 +265,3 @@ export function describeError(e: DataError): string {
   return formatDataError(e);
 }
 
-export function useActiveDataset(): DatasetMeta | undefined {
-  return useDatasetStore((s) => s.datasets.find((d) => d.id === s.loadedId));
-}

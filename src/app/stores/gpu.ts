@@ -1,85 +1,134 @@
-// App state for the GPU: the page's runtime (for the System view and its self-test), its
-// status, and device-loss recovery. Training jobs own their own device in a worker.
+// App state for the GPU, as the jobs worker reports it: the adapter and limits of the worker's
+// device, the GPU memory it holds, device-loss recovery, and the kernel self-test, which runs as
+// a 'selftest' job on that same device. The page opens no GPU device of its own.
 import { create } from 'zustand';
-import { WebGPUUnavailableError } from '../../gpu/errors.ts';
-import { GpuRuntime, type AdapterReport, type BufferStats } from '../../gpu/runtime.ts';
-import { runSelfTest, type SelfTestResult } from '../../gpu/selftest.ts';
+import { missingWebGpu } from '../../train/client.ts';
+import type { SelfTestSpec } from '../../train/jobs.ts';
+import type { AdapterReport, BufferStats, FromWorker, SelfTestResult } from '../../train/protocol.ts';
+import { jobClient } from './jobClient.ts';
 
 export type GpuStatus = 'idle' | 'acquiring' | 'ready' | 'unavailable' | 'lost';
 
+export interface SelfTestState {
+  running: boolean;
+  results: SelfTestResult[];
+  finishedAt: number | null;
+  /** Why the self-test job itself failed (the device was lost mid-run), for the user. */
+  error: string | null;
+}
+
 interface GpuState {
   status: GpuStatus;
-  runtime: GpuRuntime | null;
   report: AdapterReport | null;
   /** Why WebGPU is unavailable or the device was lost, in words for the user. */
   error: string | null;
   help: string | null;
   stats: BufferStats | null;
-  selfTest: { running: boolean; results: SelfTestResult[]; finishedAt: number | null };
+  selfTest: SelfTestState;
   acquire(): Promise<void>;
   recreate(): Promise<void>;
   refreshStats(): void;
   runSelfTest(): Promise<void>;
-  /** Destroys the device on purpose, to exercise recovery. */
+  /** Destroys the worker's device on purpose, to exercise recovery. */
   simulateLoss(): void;
 }
 
+const NO_SELFTEST: SelfTestState = { running: false, results: [], finishedAt: null, error: null };
+
 export const useGpuStore = create<GpuState>()((set, get) => {
-  function adopt(rt: GpuRuntime) {
-    rt.on((e) => {
-      if (e.type === 'lost' && get().runtime === rt) {
-        set({ status: 'lost', error: e.error.message, help: null, stats: null });
+  let listening = false;
+  /** The self-test job this page started, whose events the store follows. */
+  let selfTestJob: string | null = null;
+
+  function onEvent(m: FromWorker) {
+    switch (m.type) {
+      case 'ready':
+        set({ status: 'ready', report: m.report, stats: m.stats, error: null, help: null });
+        return;
+      case 'unavailable': {
+        const [first, ...rest] = m.message.split('\n');
+        set({ status: 'unavailable', report: null, stats: null, error: first, help: m.help ?? (rest.join('\n') || null) });
+        return;
       }
-    });
-    set({ runtime: rt, report: rt.report, status: 'ready', error: null, help: null, stats: rt.stats() });
+      case 'lost':
+        set({ status: 'lost', error: m.message, help: null, stats: null });
+        return;
+      case 'stats':
+        if (get().status === 'ready') set({ stats: m.stats });
+        return;
+      case 'progress':
+        if (m.jobId === selfTestJob) set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, m.data as SelfTestResult] } }));
+        return;
+      case 'done':
+        if (m.jobId === selfTestJob) finishSelfTest(null);
+        return;
+      case 'error':
+        if (m.jobId && m.jobId === selfTestJob) finishSelfTest(m.message);
+        return;
+      case 'status':
+        if (m.jobId === selfTestJob && m.state === 'stopped') finishSelfTest(null);
+        return;
+      default:
+        return;
+    }
+  }
+
+  function finishSelfTest(error: string | null) {
+    selfTestJob = null;
+    set((s) => ({ selfTest: { ...s.selfTest, running: false, finishedAt: Date.now(), error } }));
+    get().refreshStats();
+  }
+
+  /** Asks the worker to report its device (acquiring one when it holds none); false without WebGPU. */
+  function askWorker(): boolean {
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ status: 'unavailable', error: missing.message, help: missing.help, report: null, stats: null });
+      return false;
+    }
+    const client = jobClient();
+    if (!listening) {
+      client.on(onEvent);
+      listening = true;
+    }
+    set({ status: 'acquiring', error: null });
+    client.device('report');
+    return true;
   }
 
   return {
     status: 'idle',
-    runtime: null,
     report: null,
     error: null,
     help: null,
     stats: null,
-    selfTest: { running: false, results: [], finishedAt: null },
+    selfTest: NO_SELFTEST,
 
     async acquire() {
       if (get().status === 'acquiring' || get().status === 'ready') return;
-      set({ status: 'acquiring', error: null });
-      try {
-        adopt(await GpuRuntime.create());
-      } catch (e) {
-        const help = e instanceof WebGPUUnavailableError ? e.help : null;
-        const message = e instanceof WebGPUUnavailableError ? e.message.split('\n')[0] : (e as Error).message;
-        set({ status: 'unavailable', error: message, help, runtime: null });
-      }
+      askWorker();
     },
 
     async recreate() {
-      const old = get().runtime;
-      set({ status: 'acquiring', runtime: null, selfTest: { running: false, results: [], finishedAt: null } });
-      try {
-        adopt(old ? await old.recreate() : await GpuRuntime.create());
-      } catch (e) {
-        set({ status: 'unavailable', error: (e as Error).message.split('\n')[0], help: e instanceof WebGPUUnavailableError ? e.help : null });
-      }
+      // After a loss the worker holds no device, so its report acquires a fresh one.
+      set({ report: null, selfTest: NO_SELFTEST });
+      selfTestJob = null;
+      askWorker();
     },
 
     refreshStats() {
-      const rt = get().runtime;
-      if (rt && get().status === 'ready') set({ stats: rt.stats() });
+      if (get().status === 'ready') jobClient().device('stats');
     },
 
     async runSelfTest() {
-      const rt = get().runtime;
-      if (!rt || get().selfTest.running) return;
-      set({ selfTest: { running: true, results: [], finishedAt: null } });
-      await runSelfTest(rt, (r) => set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, r] } })));
-      set((s) => ({ selfTest: { ...s.selfTest, running: false, finishedAt: Date.now() }, stats: rt.stats() }));
+      if (get().status !== 'ready' || get().selfTest.running) return;
+      set({ selfTest: { ...NO_SELFTEST, running: true } });
+      const spec: SelfTestSpec = { kind: 'selftest' };
+      selfTestJob = jobClient().start(spec);
     },
 
     simulateLoss() {
-      get().runtime?.device.destroy();
+      if (get().status === 'ready') jobClient().device('destroy');
     },
   };
 });

@@ -2,15 +2,15 @@
 // for every turn on each call (about half a second on the default dataset), too slow to follow
 // a slider. Word-set metrics do not depend on the configuration, and recurrence depends only on
 // the two boilerplate settings, so this adapter computes both once and re-runs only the core's
-// rule table (categorizeTurn) when a threshold or ratio changes. It returns the core's own
-// TrajectoryMask shape, so maskStats and the exporters see the same thing as categorizeDataset
-// (maskEngine.test.ts checks that they agree).
+// per-turn rule (turnMask: category, ratio, override) when a threshold or ratio changes. It
+// returns the core's own TrajectoryMask shape, so maskStats and the exporters see the same thing
+// as categorizeDataset (maskEngine.test.ts checks that they agree).
 import type { Trajectory } from '../../core/schema/types.ts';
 import {
-  categorizeTurn,
-  normalizeForRecurrence,
+  observationRecurrence,
   recurrenceTable,
   turnFeatures,
+  turnMask,
   type MaskConfig,
   type TrajectoryMask,
   type TurnFeatures,
@@ -48,9 +48,7 @@ function recurrenceFor(f: DatasetFeatures, config: MaskConfig): number[][] {
   const key = `${config.boilerplateMaxChars}|${config.boilerplateMinRecurrence}`;
   if (f.recurrence?.key === key) return f.recurrence.values;
   const table = recurrenceTable(f.trajectories, config);
-  const values = f.trajectories.map((t) =>
-    t.turns.map((turn) => (turn.observation.length > config.boilerplateMaxChars ? 1 : table.get(normalizeForRecurrence(turn.observation))?.size ?? 1)),
-  );
+  const values = f.trajectories.map((t) => t.turns.map((turn) => observationRecurrence(turn.observation, table, config)));
   f.recurrence = { key, values };
   return values;
 }
@@ -61,19 +59,6 @@ export function categorize(f: DatasetFeatures, config: MaskConfig): TrajectoryMa
   return f.trajectories.map((t, ti) => ({
     id: t.id,
     domain: t.domain,
-    turns: t.turns.map((turn, i) => {
-      const b = f.base[ti][i];
-      const recurrence = rec[ti][i];
-      const category = categorizeTurn({ ...b, recurrence }, config);
-      const override = turn.metadata?.loss_weight_override;
-      const overridden = config.useOverrides && typeof override === 'number';
-      return {
-        category,
-        metrics: { ol: b.ol, nov: b.nov, jac: b.jac, r: b.r },
-        weight: overridden ? (override as number) : config.ratios[category],
-        overridden,
-        recurrence,
-      };
-    }),
+    turns: t.turns.map((turn, i) => turnMask({ ...f.base[ti][i], recurrence: rec[ti][i] }, turn.metadata?.loss_weight_override, config)),
   }));
 }

@@ -5,9 +5,11 @@
 import { create } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
-import { JobClient } from '../../train/client.ts';
+import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { saveFile } from '../lib/download.ts';
+import { jobClient } from './jobClient.ts';
 
 export interface MetricPoint {
   step: number;
@@ -121,6 +123,9 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         void get().refreshRuns();
         return;
       }
+      case 'lost':
+        set({ error: m.message });
+        return;
       case 'error':
         if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
         set({ error: m.message });
@@ -132,13 +137,16 @@ export const useTrainStore = create<TrainState>()((set, get) => {
 
   function ensureClient(): JobClient | null {
     if (client) return client;
-    if (typeof navigator === 'undefined' || !('gpu' in navigator)) {
-      set({ worker: 'unavailable', workerError: 'WebGPU is not available in this browser (navigator.gpu is missing).' });
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ worker: 'unavailable', workerError: missing.message });
       return null;
     }
     set({ worker: 'starting' });
-    client = JobClient.spawn();
+    client = jobClient();
     client.on(onEvent);
+    // The System view may have started the worker already, before this store listened.
+    client.device('report');
     return client;
   }
 
@@ -310,14 +318,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       if (!run || !ref) return;
       try {
         const bytes = await loadCheckpointBytes(ref.key);
-        const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
-        const a = document.createElement('a');
-        a.href = url;
-        a.download = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
+        saveFile(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }), `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`);
       } catch (e) {
         set({ error: `Could not read the checkpoint: ${(e as Error).message}` });
       }

@@ -1,7 +1,52 @@
-// The Train view's form as typed, kept in localStorage so a reload keeps the settings.
+// The Train view's form as typed, kept in localStorage so a reload keeps the settings. Its
+// checks and the job spec it becomes are in views/train/form.ts.
 import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
-import { DEFAULT_FORM, type TrainForm } from '../views/train/form.ts';
+import type { PresetName } from '../../model/config.ts';
+import type { Stage } from '../../train/spec.ts';
+
+/** Text as typed (numbers stay strings until checked, so a bad value can be shown and fixed). */
+export interface TrainForm {
+  name: string;
+  datasetId: string;
+  /** '' for every domain of the dataset. */
+  domain: string;
+  stage: Stage;
+  preset: PresetName;
+  /** '' to start fresh; else `${runId}|${tag}` of a stored checkpoint. */
+  from: string;
+  steps: string;
+  batch: string;
+  tokens: string;
+  lr: string;
+  evalEvery: string;
+  judgeSamples: string;
+  groupSize: string;
+  promptsPerStep: string;
+  maxNewTokens: string;
+  seed: string;
+}
+
+/** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
+export const DEFAULT_FORM: TrainForm = {
+  name: '',
+  datasetId: '',
+  domain: '',
+  stage: 'sft',
+  preset: 'micro',
+  from: '',
+  steps: '40',
+  batch: '4',
+  tokens: '64',
+  lr: '',
+  evalEvery: '10',
+  judgeSamples: '0',
+  groupSize: '4',
+  promptsPerStep: '2',
+  maxNewTokens: '16',
+  seed: '0',
+};
+
 
 interface TrainFormState {
   form: TrainForm;

@@ -9,6 +9,7 @@ import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
 import { pct } from '../components/categories.ts';
+import { saveFile } from '../lib/download.ts';
 import { describeError, useDatasetStore } from '../stores/datasets.ts';
 import { useMaskResult, useMaskSettings } from '../stores/mask.ts';
 import { templateSet, useTemplateStore } from '../stores/templates.ts';
@@ -230,14 +231,7 @@ function ExportCard() {
       }
       const lines = [...exportLines(target, trajectories, { kind, mask: config, templateSet: set, templates: dist })];
       const blob = new Blob([lines.join('\n') + '\n'], { type: 'application/x-ndjson' });
-      const url = URL.createObjectURL(blob);
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.jsonl`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      saveFile(blob, `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.jsonl`);
     } catch (e) {
       setError(`Export failed: ${(e as Error).message}`);
     }

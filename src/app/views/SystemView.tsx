@@ -1,5 +1,6 @@
 // System: what GPU the app runs on, what it allows, what the app holds on it, and whether our
-// kernels compute correctly here (the self-test).
+// kernels compute correctly here (the self-test). All of it is the jobs worker's device, as the
+// worker reports it (stores/gpu.ts): the page opens no device of its own.
 import { useEffect } from 'react';
 import { useGpuStore } from '../stores/gpu.ts';
 
@@ -160,7 +161,7 @@ export default function SystemView() {
                 {selfTest.running ? 'Running…' : 'Run self-test'}
               </button>
             </div>
-            <p className="muted">Runs our WGSL kernels on this GPU and compares each with its plain-TypeScript reference.</p>
+            <p className="muted">Runs our WGSL kernels on this GPU, in the worker that trains, and compares each with its plain-TypeScript reference.</p>
             {selfTest.results.length > 0 ? (
               <table className="table" data-testid="selftest-table">
                 <thead>
@@ -185,7 +186,11 @@ export default function SystemView() {
                 </tbody>
               </table>
             ) : null}
-            {done ? (
+            {done && selfTest.error ? (
+              <p data-testid="selftest-summary" className="summary bad">
+                The self-test could not finish: {selfTest.error}
+              </p>
+            ) : done ? (
               <p role="status" data-testid="selftest-summary" className={passed === selfTest.results.length ? 'summary ok' : 'summary bad'}>
                 {passed === selfTest.results.length ? `Self-test passed: ${passed} of ${selfTest.results.length} checks` : `Self-test failed: ${selfTest.results.length - passed} of ${selfTest.results.length} checks failed`}
               </p>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GenerateOptions, GenerateRequest, LwmBackend } from '../../backends/types.ts';
+import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
 import { localJudge } from '../judge/rubric.ts';
 import type { Judge } from '../judge/types.ts';
 import { judgeInputOf, readRecords, toJsonl, type AwbJudgedRecord, type AwbSampleRecord } from './records.ts';

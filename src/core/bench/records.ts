@@ -3,7 +3,7 @@
 // `total_score`, `failed`, `strengths`, `weaknesses`. Extra keys are kept as they are, so a file
 // passes through predict → judge → score without losing anything its producer wrote.
 import { extractPrediction } from '../judge/extract.ts';
-import { DIMENSIONS, type Dimension, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
+import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
 
 export interface AwbSampleRecord {
@@ -155,8 +155,3 @@ export function judgeInputOf(r: AwbPredictionRecord): JudgeInput {
   return input;
 }
 
-/** A record's score for one dimension; null when it has none (0, the invalid mark, included). */
-export function dimensionValue(r: AwbJudgedRecord, d: Dimension): number | null {
-  const v = r[d];
-  return typeof v === 'number' && Number.isFinite(v) && v !== 0 ? v : null;
-}

@@ -1,7 +1,7 @@
 // The benchmark runner: turn samples → backend predictions → judge + verifier → AgentWorldBench
-// records and the score table. The backend interface is type-only here (src/backends/types.ts
-// has no code), so core stays runnable without any backend module.
-import type { GenerateOptions, GenerateRequest, LwmBackend } from '../../backends/types.ts';
+// records and the score table. It drives any LwmBackend (the interface lives in core,
+// src/core/backend.ts; the implementations in src/backends/ are handed in by the caller).
+import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
 import { isFatal } from '../judge/llm.ts';
 import { DIMENSIONS, type HistoryTurn, type Judge, type Verdict } from '../judge/types.ts';
 import { verify, type VerifierResult } from '../judge/verifier.ts';

@@ -33,7 +33,3 @@ export function hhmm(ms: number): string {
   return `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}`;
 }
 
-/** "2024-03-04" */
-export function ymd(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}

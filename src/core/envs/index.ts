@@ -1,6 +1,6 @@
 // The seven built-in environments (issue 5): one interface, scripted agents, a generator of
 // unified-schema trajectories, and knowledge text for the CPT corpus.
-import { DOMAINS, type KnownDomain } from '../schema/types.ts';
+import type { KnownDomain } from '../schema/types.ts';
 import { ENV_DOMAINS } from './registry.ts';
 
 export type { Environment, EnvReset, StepResult } from './types.ts';
@@ -10,11 +10,6 @@ export { Rng } from './rng.ts';
 export { parseCall, formatCall } from './action.ts';
 export { generateTrajectory, generateTrajectories, toJsonl, episodeSeed, MIN_TURNS, MAX_TURNS } from './generate.ts';
 export { ENV_DOMAINS } from './registry.ts';
-
-/** Domains that have a built-in environment. */
-export function envDomains(): KnownDomain[] {
-  return DOMAINS.filter((d) => ENV_DOMAINS[d] !== undefined);
-}
 
 /** A fresh, un-reset environment for a domain. */
 export function createEnv(domain: KnownDomain) {

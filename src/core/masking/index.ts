@@ -190,26 +190,33 @@ export function turnFeatures(action: string, observation: string, recurrence: nu
   return { ...metricsOfSets(a, o, codePointLength(action), codePointLength(observation)), obsWords: o.size, recurrence, empty: o.size === 0 };
 }
 
+/** How often an observation recurs in a recurrenceTable (distinct actions); a long one counts once. */
+export function observationRecurrence(observation: string, table: Map<string, Set<string>>, config: MaskConfig): number {
+  return observation.length > config.boilerplateMaxChars ? 1 : table.get(normalizeForRecurrence(observation))?.size ?? 1;
+}
+
+/** A turn's mask from its features: its category's ratio as the weight, or its loss_weight_override when overrides are on. */
+export function turnMask(f: TurnFeatures, override: unknown, config: MaskConfig): TurnMask {
+  const category = categorizeTurn(f, config);
+  const overridden = config.useOverrides && typeof override === 'number';
+  return {
+    category,
+    metrics: { ol: f.ol, nov: f.nov, jac: f.jac, r: f.r },
+    weight: overridden ? (override as number) : config.ratios[category],
+    overridden,
+    recurrence: f.recurrence,
+  };
+}
+
 /** Per trajectory, per turn: category, metrics and loss weight. Boilerplate looks at the whole dataset. */
 export function categorizeDataset(trajectories: Trajectory[], config: MaskConfig = DEFAULT_MASK_CONFIG): TrajectoryMask[] {
   const table = recurrenceTable(trajectories, config);
   return trajectories.map((t) => ({
     id: t.id,
     domain: t.domain,
-    turns: t.turns.map((turn) => {
-      const recurrence = turn.observation.length > config.boilerplateMaxChars ? 1 : table.get(normalizeForRecurrence(turn.observation))?.size ?? 1;
-      const f = turnFeatures(turn.action, turn.observation, recurrence);
-      const category = categorizeTurn(f, config);
-      const override = turn.metadata?.loss_weight_override;
-      const overridden = config.useOverrides && typeof override === 'number';
-      return {
-        category,
-        metrics: { ol: f.ol, nov: f.nov, jac: f.jac, r: f.r },
-        weight: overridden ? (override as number) : config.ratios[category],
-        overridden,
-        recurrence,
-      };
-    }),
+    turns: t.turns.map((turn) =>
+      turnMask(turnFeatures(turn.action, turn.observation, observationRecurrence(turn.observation, table, config)), turn.metadata?.loss_weight_override, config),
+    ),
   }));
 }
 

@@ -145,10 +145,6 @@ export function validateTrajectory(value: unknown): { pointer: string; message: 
   return errors;
 }
 
-export function isTrajectory(value: unknown): value is Trajectory {
-  return validateTrajectory(value).length === 0;
-}
-
 /** Dataset-level checks: trajectory ids must be unique (splits and the RL pool key on them). */
 export function duplicateIdErrors(trajectories: { id: string; source?: { file?: string; line?: number } }[]): DataError[] {
   const first = new Map<string, { file?: string; line?: number }>();

@@ -9,7 +9,7 @@ import EditorWorker from 'monaco-editor/esm/vs/editor/editor.worker.js?worker';
 import JsonWorker from 'monaco-editor/esm/vs/language/json/json.worker.js?worker';
 import { SYSTEM_PROMPT_FIELDS } from '../../../core/schema/types.ts';
 import { SPECIAL_TOKENS } from '../../../core/tokenizer/index.ts';
-import type { PLACEHOLDER_NAMES } from '../../views/prompts/placeholders.ts';
+import type { PLACEHOLDER_NAMES } from './placeholders.ts';
 
 export { monaco };
 

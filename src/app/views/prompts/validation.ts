@@ -6,7 +6,7 @@ import { validateTrajectory } from '../../../core/schema/validate.ts';
 import { checkTemplate, type PromptTemplate } from '../../../core/templates/index.ts';
 import { jsonSyntaxError, positionAt } from '../../components/monaco/jsonLocate.ts';
 import type { EditorMarker } from '../../components/monaco/CodeEditor.tsx';
-import { PLACEHOLDER_NAMES } from './placeholders.ts';
+import { PLACEHOLDER_NAMES } from '../../components/monaco/placeholders.ts';
 
 export type TemplateBody = Omit<PromptTemplate, 'version'>;
 

@@ -3,12 +3,12 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
-import type { Stage } from '../../../train/pipeline.ts';
+import type { Stage } from '../../../train/spec.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
-import { useTrainFormStore } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, STAGE_LABEL, type FormErrors, type FormField, type TrainForm } from './form.ts';
+import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
+import { buildSpec, checkpointChoices, STAGE_LABEL, type FormErrors, type FormField } from './form.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
   return (

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STAGE_TEMPLATES } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
-import { buildSpec, checkpointChoices, DEFAULT_FORM, type FormContext, type TrainForm } from './form.ts';
+import { DEFAULT_FORM, type TrainForm } from '../../stores/trainForm.ts';
+import { buildSpec, checkpointChoices, type FormContext } from './form.ts';
 
 const dataset: DatasetMeta = { id: 'default', name: 'Default', createdAt: 0, origin: 'builtin', formats: ['native'], files: [], trajectories: 1400, turns: 9000, domains: ['mcp', 'terminal'], errorCount: 0, chunks: 3 };
 const ctx = (extra: Partial<FormContext> = {}): FormContext => ({ datasets: [dataset], runs: [], templateMix: (s) => ({ ...DEFAULT_STAGE_TEMPLATES[s] }), webgpuProblem: null, ...extra });

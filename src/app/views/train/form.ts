@@ -1,32 +1,11 @@
 // The Train view's form: what a person types, checked field by field into a job spec. Pure, so
 // every message is tested without a browser (form.test.ts).
-import { PRESETS, type PresetName } from '../../../model/config.ts';
+import { PRESETS } from '../../../model/config.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
-import type { Stage, TrainSpec } from '../../../train/pipeline.ts';
-
-/** Text as typed (numbers stay strings until checked, so a bad value can be shown and fixed). */
-export interface TrainForm {
-  name: string;
-  datasetId: string;
-  /** '' for every domain of the dataset. */
-  domain: string;
-  stage: Stage;
-  preset: PresetName;
-  /** '' to start fresh; else `${runId}|${tag}` of a stored checkpoint. */
-  from: string;
-  steps: string;
-  batch: string;
-  tokens: string;
-  lr: string;
-  evalEvery: string;
-  judgeSamples: string;
-  groupSize: string;
-  promptsPerStep: string;
-  maxNewTokens: string;
-  seed: string;
-}
+import type { Stage, TrainSpec } from '../../../train/spec.ts';
+import type { TrainForm } from '../../stores/trainForm.ts';
 
 export type FormField = keyof TrainForm;
 export type FormErrors = Partial<Record<FormField | 'webgpu' | 'form', string>>;
@@ -35,26 +14,6 @@ export const STAGE_LABEL: Record<Stage, string> = {
   cpt: 'continued pre-training on packed knowledge text and trajectories',
   sft: 'predict the next observation of each turn (loss on the observation)',
   rl: 'GSPO: groups of sampled predictions rewarded by the judge and the verifier',
-};
-
-/** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
-export const DEFAULT_FORM: TrainForm = {
-  name: '',
-  datasetId: '',
-  domain: '',
-  stage: 'sft',
-  preset: 'micro',
-  from: '',
-  steps: '40',
-  batch: '4',
-  tokens: '64',
-  lr: '',
-  evalEvery: '10',
-  judgeSamples: '0',
-  groupSize: '4',
-  promptsPerStep: '2',
-  maxNewTokens: '16',
-  seed: '0',
 };
 
 export interface FormContext {

@@ -1,7 +1,9 @@
 // The one interface every LWM in the product is driven through: the local WebGPU model, an
 // ONNX model, or a large model served elsewhere behind an OpenAI-compatible endpoint.
 // Generation is streamed so the playground can show text as it arrives and a caller can stop
-// early (abort signal) without waiting for the whole observation.
+// early (abort signal) without waiting for the whole observation. The interface lives in core so
+// that core (the benchmark runner) and train (rejection sampling) can drive a backend without
+// importing src/backends/, which holds the implementations.
 
 export interface ChatMessage {
   role: 'user' | 'assistant';

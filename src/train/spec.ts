@@ -1,0 +1,56 @@
+// The spec of one training stage: what a run was asked to do. Plain data, shared by the pipeline
+// that runs it (pipeline.ts), the job that starts it (jobs.ts), the stored run record
+// (src/storage/db.ts) and the Train view's form. It imports only core and the model's preset
+// names, so storage can keep it without importing the pipeline (see .dependency-cruiser.cjs).
+import type { RewardMix } from '../core/judge/reward.ts';
+import type { PromptTemplate, TemplateDistribution } from '../core/templates/index.ts';
+import type { PresetName } from '../model/config.ts';
+
+export type Stage = 'cpt' | 'sft' | 'rl';
+
+export interface RlSettings {
+  /** Samples per prompt (G). Default 4. */
+  groupSize?: number;
+  /** Prompts (groups) per rollout batch; each is one optimiser step. Default 2. */
+  promptsPerStep?: number;
+  /** Longest response. Default 32. */
+  maxNewTokens?: number;
+  /** Sampling temperature of the rollout. Default 1. */
+  temperature?: number;
+  topK?: number;
+  epsLow?: number;
+  epsHigh?: number;
+  rewardMix?: RewardMix;
+}
+
+export interface TrainSpec {
+  kind: 'train';
+  stage: Stage;
+  preset: PresetName;
+  /** Tokenizer vocabulary when a new one is trained (default: the preset's vocabSize, at least 384). */
+  vocabSize?: number;
+  /** Steps of this stage (RL: rollout batches). */
+  steps: number;
+  /** Sequences per step (SFT/CPT). Default 8. */
+  batch?: number;
+  /** Tokens per sequence. Default: the model's context length. */
+  T?: number;
+  /** Learning rate: peak, floor, warmup steps. Defaults by stage. */
+  lr?: { peak?: number; min?: number; warmup?: number };
+  /** Evaluate every N steps (0: only at the end). Default steps / 4. */
+  evalEvery?: number;
+  /** Eval batches averaged for eval_loss. Default 2. */
+  evalBatches?: number;
+  /** Eval samples generated and judged by the local judge at each evaluation. Default 2. */
+  evalJudgeSamples?: number;
+  /** Share of trajectories held out for evaluation. Default 0.1. */
+  evalFraction?: number;
+  /** Only these domains. */
+  domains?: string[];
+  seed?: number;
+  /** Template distribution of this stage (default DEFAULT_STAGE_TEMPLATES[stage]). */
+  templates?: TemplateDistribution;
+  /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
+  templateSet?: Record<string, PromptTemplate>;
+  rl?: RlSettings;
+}
