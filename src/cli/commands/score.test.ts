@@ -5,6 +5,11 @@ import { UsageError } from '../io.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { captureIO } from '../testing.ts';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+// Fixtures written by the public AgentWorldBench scorer (scripts/fixtures/agentworldbench-scorer.py).
+const awbFixture = (name: string) => fileURLToPath(new URL(`../../core/bench/fixtures/${name}`, import.meta.url));
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => (tmp = await tempDir()));
@@ -74,3 +79,22 @@ async function tempDir(): Promise<{ dir: string; path: (name: string) => string;
   const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));
   return { dir, path: (n) => join(dir, n), done: () => rm(dir, { recursive: true, force: true }) };
 }
+
+describe('lwm score --format official against the public scorer', () => {
+  it('prints exactly what the public scorer printed for the judged file its judge wrote', async () => {
+    // Numeric failed (1.0 / 0.0), prefixed tasks (agentworldbench/terminal), a 0 score, a missing
+    // dimension, failed records without score fields, an empty generation, a verdict with no scores.
+    const io = captureIO();
+    expect(await score([awbFixture('awb-public-judged.jsonl'), '--format', 'official'], io)).toBe(0);
+    expect(io.stderr).toBe('');
+    expect(io.stdout).toBe(readFileSync(awbFixture('awb-public-judged.score.txt'), 'utf8'));
+  });
+
+  it('prints exactly what the public scorer printed for edge-case records', async () => {
+    // Boolean and integer failed, a missing failed, a valid record without total_score, a rounding
+    // tie (3.125 prints 3.12), totals whose float sum is not the exact sum.
+    const io = captureIO();
+    expect(await score([awbFixture('awb-public-edge.jsonl'), '--format', 'official'], io)).toBe(0);
+    expect(io.stdout).toBe(readFileSync(awbFixture('awb-public-edge.score.txt'), 'utf8'));
+  });
+});

@@ -3,8 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import score from '../../cli/commands/score.ts';
-import { captureIO } from '../../cli/testing.ts';
 import { exactMean, pyFixed } from '../judge/pyfloat.ts';
 import { extractPrediction } from '../judge/extract.ts';
 import { createLlmJudge } from '../judge/llm.ts';
@@ -16,24 +14,7 @@ import { formatOfficial } from './score.ts';
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const text = (name: string) => readFileSync(fixture(name), 'utf8');
 
-describe('lwm score --format official against the public scorer', () => {
-  it('prints exactly what the public scorer printed for the judged file its judge wrote', async () => {
-    // Numeric failed (1.0 / 0.0), prefixed tasks (agentworldbench/terminal), a 0 score, a missing
-    // dimension, failed records without score fields, an empty generation, a verdict with no scores.
-    const io = captureIO();
-    expect(await score([fixture('awb-public-judged.jsonl'), '--format', 'official'], io)).toBe(0);
-    expect(io.stderr).toBe('');
-    expect(io.stdout).toBe(text('awb-public-judged.score.txt'));
-  });
-
-  it('prints exactly what the public scorer printed for edge-case records', async () => {
-    // Boolean and integer failed, a missing failed, a valid record without total_score, a rounding
-    // tie (3.125 prints 3.12), totals whose float sum is not the exact sum.
-    const io = captureIO();
-    expect(await score([fixture('awb-public-edge.jsonl'), '--format', 'official'], io)).toBe(0);
-    expect(io.stdout).toBe(text('awb-public-edge.score.txt'));
-  });
-
+describe('the public scorer\'s judged file', () => {
   it('reads the public file: domains without their prefix, numeric failed, 0 left out of the mean', () => {
     const { records, errors } = readRecords<AwbJudgedRecord>(text('awb-public-judged.jsonl'), 'j.jsonl', 'judged');
     expect(errors).toEqual([]);
