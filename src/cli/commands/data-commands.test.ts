@@ -118,7 +118,7 @@ describe('lwm mask', () => {
     expect(j.overall.counts.action).toBe(0);
     expect(j.histograms.r.counts.reduce((a: number, b: number) => a + b, 0)).toBe(8);
     expect((await run('mask', fx('empty.jsonl'), '--set', 'nope=1')).code).toBe(2);
-    expect((await run('mask', fx('empty.jsonl'), '--set', 'echoMinOverlap=7')).code).toBe(2);
+    expect((await run('mask', fx('empty.jsonl'), '--set', 'echoMinJaccard=7')).code).toBe(2);
     expect((await run('mask', fx('empty.jsonl'), '--set', 'ratios.other=abc')).code).toBe(2);
   });
 });
