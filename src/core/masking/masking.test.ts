@@ -210,6 +210,11 @@ describe('docs/masking.md: every worked example is filed as the doc says', () =>
     expect(rows.find((r) => r.action === 'Think(check config)')?.category).toBe('echo');
     for (const a of ['cat /etc/hostname', 'pwd']) expect(rows.find((r) => r.action === a)?.category).toBe('retrieval');
   });
+  it('the limits the doc names hold as stated', () => {
+    expect(doc).toContain("`rm build.log` → `removed 'build.log'` has exactly");
+    expect(categorizeTurn(turnFeatures('rm build.log', "removed 'build.log'", 1))).toBe('echo');
+    expect(categorizeTurn(turnFeatures('search("who founded Fenbra Foundry")', 'Fenbra Foundry was founded in 1883 by Gala Garzo.', 1))).toBe('action');
+  });
   for (const row of rows) {
     it(`${row.category}: ${row.action.slice(0, 50)}`, () => {
       const features = turnFeatures(row.action, row.observation, row.recurrence);
