@@ -33,6 +33,8 @@ test('train SFT on the default dataset: live loss, pause/resume, reload and resu
   await page.getByLabel('Domains').selectOption('terminal');
   await page.getByLabel('Stage').selectOption('sft');
   await expect(page.getByLabel('Model preset')).toHaveValue('micro');
+  // SFT trains with the Trajectories panel's mask settings, and the form says so.
+  await expect(page.getByTestId('train-mask')).toContainText("Trajectories panel's current settings — the default thresholds and ratios");
   await page.getByLabel('Steps', { exact: true }).fill('ten');
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('train-form-errors')).toContainText("Steps must be a number; got 'ten'.");

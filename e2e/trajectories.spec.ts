@@ -80,7 +80,7 @@ test('filter by a mask category, open a trajectory, read its badges and token co
 
   // Thresholds move turns between categories live.
   const echoCount = Number(await page.getByTestId('count-echo').textContent());
-  await page.getByLabel('Echo Min. OL').fill('0.1');
+  await page.getByLabel('Echo Min. Jac').fill('0.1');
   await page.getByLabel('Echo Max. Nov').fill('0.9');
   await expect(page.getByTestId('count-echo')).not.toHaveText(String(echoCount));
   expect(errors).toEqual([]);

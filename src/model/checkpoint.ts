@@ -28,7 +28,9 @@
  *   step            training steps taken, decimal
  *   tokenizer_id    optional: which tokenizer produced the token ids
  *   tokenizer_hash  optional: a hash of its vocabulary and merges
- *   anything else   kept as given, sorted by key
+ *   anything else   kept as given, sorted by key; training writes `stage`, `tokenizer` (JSON),
+ *                   `spec` (the resolved TrainSpec as JSON) and, for SFT, `mask_config` (the loss
+ *                   mask's settings in the file format of docs/masking.md)
  *
  * save → load → save gives identical bytes. Loading into a model whose config differs names
  * the first differing field; a tensor missing, extra or of the wrong shape is named with both

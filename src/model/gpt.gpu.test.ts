@@ -56,6 +56,30 @@ describe('GPU GPT vs reference', () => {
     }
   });
 
+  it('mask weights: the step follows Σ w·ℓ / lossNorm (not Σ w), the loss read is the weighted mean', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro');
+    const B = 2;
+    const T = 16;
+    const init = initParams(config, 4);
+    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 } });
+    try {
+      const weights = Float32Array.from({ length: B * T }, (_, i) => (i < 5 ? 0 : i < 12 ? 0.05 : 1));
+      for (const lossNorm of [undefined, 40]) {
+        model.setParams(init);
+        const batch = { ...toyBatch(corpus, B, T, 7), weights, lossNorm };
+        const r = await model.trainStep(batch, 0, { loss: true, gradNorm: true });
+        const want = gptLossAndGrad(init, config, batch);
+        expect(want.lossNorm).toBe(lossNorm ?? 27);
+        const norm = Math.sqrt(want.grad.reduce((n, g) => n + g * g, 0));
+        expect(r.loss!).toBeCloseTo(want.loss, 4);
+        expect(Math.abs(r.gradNorm! - norm) / norm).toBeLessThan(1e-3);
+      }
+    } finally {
+      model.dispose();
+    }
+  });
+
   it('20 training steps of micro follow the reference losses within 1e-3 relative', async () => {
     const { gpu, cpu, model } = await parity(presetConfig('micro'), 2, 32, 20);
     console.log(`[parity] micro: ${model.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`);
@@ -114,7 +138,7 @@ describe('GPU GPT vs reference', () => {
         for (let t = 0; t < s.len; t++) weights[i * T + s.start + t] = adv[i] / (s.len * B);
       });
       const W = weights.reduce((a, b) => a + b, 0);
-      const ref = gptLossAndGrad(init, config, { ...base, weights });
+      const ref = gptLossAndGrad(init, config, { ...base, weights, lossNorm: W });
       const refNorm = W * Math.sqrt(ref.grad.reduce((n, g) => n + g * g, 0));
       expect(Math.abs(r.gradNorm! - refNorm) / refNorm).toBeLessThan(1e-3);
     } finally {

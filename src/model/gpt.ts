@@ -37,6 +37,8 @@ export interface ModelBatch {
   targets: ArrayLike<number>;
   /** Per-token loss weights (all 1 when absent). */
   weights?: ArrayLike<number>;
+  /** trainStep's gradient is that of Σ w·ℓ / lossNorm. Default: the batch's target tokens (weight > 0). */
+  lossNorm?: number;
 }
 
 export interface GpuGptOptions {
@@ -384,7 +386,7 @@ export class GpuGpt {
 
   // ---- batches ---------------------------------------------------------------------------
 
-  private writeBatch(batch: ModelBatch): number {
+  private writeBatch(batch: ModelBatch): { weightSum: number; targets: number } {
     const { batch: B, T } = this.options;
     if (batch.B !== B || batch.T !== T) throw new RangeError(`GpuGpt: batch is ${batch.B}×${batch.T}, the model was built for ${B}×${T}`);
     const V = this.config.vocabSize;
@@ -393,15 +395,17 @@ export class GpuGpt {
     }
     const weights = Float32Array.from(batch.weights ?? new Float32Array(this.N).fill(1));
     let W = 0;
+    let targets = 0;
     for (let i = 0; i < this.N; i++) {
       // Padding targets (≥ V) carry no loss whatever their weight says.
       if (batch.targets[i] >= V) weights[i] = 0;
       W += weights[i];
+      if (weights[i] > 0) targets++;
     }
     this.embed.writeBatch(this.tokens, batch.inputs, this.csr);
     this.rt.write(this.targets, Uint32Array.from(batch.targets));
     this.rt.write(this.weights, weights);
-    return W;
+    return { weightSum: W, targets };
   }
 
   // ---- encoding --------------------------------------------------------------------------
@@ -480,8 +484,12 @@ export class GpuGpt {
    * norm costs a small read-back after the step; skip it on steps you don't log.
    */
   async trainStep(batch: ModelBatch, lr: number, read: { loss?: boolean; gradNorm?: boolean } = { loss: true }): Promise<StepResult> {
-    const W = this.writeBatch(batch);
-    this.xent.setWeightSum(W);
+    // The gradient is that of Σ w·ℓ / norm with norm independent of the weights (never Σ w), so a
+    // token's gradient follows its own mask weight whatever else the batch holds; the loss read
+    // back is rescaled to the weighted mean Σ w·ℓ / Σ w, the measure evalLoss reports.
+    const { weightSum, targets } = this.writeBatch(batch);
+    const norm = batch.lossNorm ?? targets;
+    this.xent.setWeightSum(norm);
     this.adamw.setStep(this.step, lr);
     const enc = this.rt.device.createCommandEncoder({ label: 'gpt.train_step' });
     const pass = enc.beginComputePass({ label: 'gpt.train_step' });
@@ -493,7 +501,7 @@ export class GpuGpt {
     this.rt.device.queue.submit([enc.finish()]);
     this.step++;
     const out: StepResult = {};
-    if (read.loss) out.loss = (await this.rt.readF32(this.loss, 1))[0];
+    if (read.loss) out.loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
     if (read.gradNorm) out.gradNorm = (await this.adamw.readGradNorm()).norm;
     if (!read.loss && !read.gradNorm) await this.rt.sync();
     return out;
@@ -501,8 +509,7 @@ export class GpuGpt {
 
   /** Weighted-mean loss of `batch` under the current weights (no update). */
   async evalLoss(batch: ModelBatch): Promise<number> {
-    const W = this.writeBatch(batch);
-    this.xentEval.setWeightSum(W);
+    this.xentEval.setWeightSum(this.writeBatch(batch).weightSum);
     const enc = this.rt.device.createCommandEncoder({ label: 'gpt.eval' });
     const pass = enc.beginComputePass({ label: 'gpt.eval' });
     this.encodeForward(pass);

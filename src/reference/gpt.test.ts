@@ -80,8 +80,11 @@ describe('reference GPT: gradients', () => {
       // Mixed weights, including zeros and a non-unit scale, as the SFT mask produces.
       const weights = [1, 0.5, 0, 1, 1, 0.1, 1, 0, 1, 1, 2, 1, 0.5, 1];
       const batch = batchOf(c, 2, 7, 3, weights);
-      const { grad, loss } = gptLossAndGrad(p, c, batch);
+      const { grad, loss, weightSum, lossNorm } = gptLossAndGrad(p, c, batch);
       expect(loss).toBeCloseTo(gptLoss(p, c, batch), 12);
+      // The gradient is that of Σ w·CE / lossNorm (the weighted mean times Σ w / lossNorm).
+      expect(lossNorm).toBe(weights.filter((w) => w > 0).length);
+      const scale = weightSum / lossNorm;
 
       // One sample from every tensor (embedding rows that were actually looked up), plus extras.
       const rng = new GaussianRng('pick');
@@ -104,7 +107,7 @@ describe('reference GPT: gradients', () => {
         p[i] = keep - eps;
         const down = gptLoss(p, c, batch);
         p[i] = keep;
-        const numeric = (up - down) / (2 * eps);
+        const numeric = (scale * (up - down)) / (2 * eps);
         const where = L.tensors.find((t) => i >= t.offset && i < t.offset + t.size)!.name;
         expect(Math.abs(numeric - grad[i]), `${where}[${i}]: numeric ${numeric}, analytic ${grad[i]}`).toBeLessThan(1e-7 + 1e-5 * Math.abs(numeric));
       }
@@ -280,7 +283,7 @@ describe('reference GPT: same conventions as the kernel twins', () => {
   it('norms, GELU and weighted cross-entropy match norm.ts, elementwise.ts and xent.ts', async () => {
     const { normForwardRef } = await import('./norm.ts');
     const { gelu } = await import('./elementwise.ts');
-    const { xentRef, weightSum } = await import('./xent.ts');
+    const { xentRef, weightSum, targetCount } = await import('./xent.ts');
     const d = c.dModel;
     const x = rand(rows * d);
     const w = rand(2 * d);
@@ -296,8 +299,9 @@ describe('reference GPT: same conventions as the kernel twins', () => {
     const targets = Array.from({ length: rows }, (_, i) => (i * 3) % V);
     const weights = [1, 0, 0.5, 1, 1, 0.1, 0, 1, 2, 1];
     const mine = weightedCrossEntropy(logits, { B, T, inputs: targets, targets, weights }, V);
-    const theirs = xentRef(logits, targets, weights, rows, V, weightSum(targets, weights, V));
-    expect(mine.loss).toBeCloseTo(theirs.loss, 6);
+    const theirs = xentRef(logits, targets, weights, rows, V, targetCount(targets, weights, V));
+    expect(mine.objective).toBeCloseTo(theirs.loss, 6);
+    expect(mine.loss).toBeCloseTo(theirs.weightedSum / weightSum(targets, weights, V), 6);
     close(mine.dlogits, theirs.dlogits!, 1e-7);
   });
 });

@@ -37,6 +37,8 @@ export interface TokenBatch {
   targets: ArrayLike<number>;
   /** [B·T] per-token loss weight ≥ 0 (SPEC §4's mask); all 1 when absent. */
   weights?: ArrayLike<number>;
+  /** The gradient's normaliser: a step minimises Σ w·CE / lossNorm. Default: the batch's target tokens (weight > 0). */
+  lossNorm?: number;
 }
 
 // ---- building blocks --------------------------------------------------------------------
@@ -363,13 +365,17 @@ export function gptForward(
 }
 
 export interface LossResult {
-  /** Σ w·CE / Σ w (0 when Σ w = 0). */
+  /** Σ w·CE / Σ w (0 when Σ w = 0): the weighted mean, what is reported. */
   loss: number;
+  /** Σ w·CE / lossNorm: what the gradient is of, so a token's gradient scales with its own weight only. */
+  objective: number;
   /** Σ w. */
   weightSum: number;
+  /** batch.lossNorm, else the number of tokens with weight > 0. */
+  lossNorm: number;
   /** [B·T] CE of each token (0 where its weight is 0). */
   tokenLoss: Float64Array;
-  /** [B·T, vocab] ∂loss/∂logits = w/W · (softmax − onehot). */
+  /** [B·T, vocab] ∂objective/∂logits = w/lossNorm · (softmax − onehot). */
   dlogits: Float64Array;
 }
 
@@ -380,11 +386,15 @@ export function weightedCrossEntropy(logits: Float64Array, batch: TokenBatch, V:
   if (batch.weights && batch.weights.length !== rows) throw new RangeError(`gpt: ${batch.weights.length} weights for B·T = ${rows}`);
   const w = (r: number) => (batch.weights ? batch.weights[r] : 1);
   let W = 0;
+  let targets = 0;
   for (let r = 0; r < rows; r++) {
     const wr = w(r);
     if (!(wr >= 0) || !Number.isFinite(wr)) throw new RangeError(`gpt: loss weight ${wr} at row ${r} must be finite and ≥ 0`);
     W += wr;
+    if (wr > 0) targets++;
   }
+  const norm = batch.lossNorm ?? targets;
+  if (!(norm > 0 || (norm === 0 && W === 0)) || !Number.isFinite(norm)) throw new RangeError(`gpt: lossNorm ${norm} must be finite and > 0`);
   const tokenLoss = new Float64Array(rows);
   const dlogits = new Float64Array(rows * V);
   let total = 0;
@@ -401,11 +411,11 @@ export function weightedCrossEntropy(logits: Float64Array, batch: TokenBatch, V:
     const lse = max + Math.log(sum);
     tokenLoss[r] = lse - logits[o + tgt];
     total += wr * tokenLoss[r];
-    const k = wr / W;
+    const k = wr / norm;
     for (let v = 0; v < V; v++) dlogits[o + v] = k * Math.exp(logits[o + v] - lse);
     dlogits[o + tgt] -= k;
   }
-  return { loss: W > 0 ? total / W : 0, weightSum: W, tokenLoss, dlogits };
+  return { loss: W > 0 ? total / W : 0, objective: norm > 0 ? total / norm : 0, weightSum: W, lossNorm: norm, tokenLoss, dlogits };
 }
 
 /** The loss only (for finite differences and evaluation). */
@@ -415,7 +425,7 @@ export function gptLoss(p: Floats, c: ModelConfig, batch: TokenBatch): number {
 }
 
 export interface LossAndGrad extends LossResult {
-  /** ∂loss/∂params in the flat layout (padding stays 0). */
+  /** ∂objective/∂params in the flat layout (padding stays 0); (Σ w / lossNorm)·∂loss/∂params. */
   grad: Float64Array;
 }
 

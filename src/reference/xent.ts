@@ -3,7 +3,8 @@
 //
 // Semantics (shared with the kernel):
 //   nll[r]  = logsumexp(logits[r]) − logits[r, target[r]]   (unweighted; 0 when target[r] ≥ V)
-//   loss    = Σ_r w_r·nll[r] / W,  W = Σ_r w_r as passed by the host (0 when W = 0)
+//   loss    = Σ_r w_r·nll[r] / W,  W as passed by the host (0 when W = 0): training passes the
+//             number of target tokens (targetCount), evaluation Σ_r w_r (weightSum)
 //   dlogits = (w_r / W)·(softmax(logits[r]) − onehot(target[r]))   (all zeros when W = 0)
 // A target ≥ V marks a padding row: it counts as weight 0 (the host's W must not include it).
 
@@ -51,4 +52,16 @@ export function weightSum(targets: ArrayLike<number>, weights: ArrayLike<number>
   let W = 0;
   for (let r = 0; r < targets.length; r++) if (targets[r] < V) W += weights[r];
   return W;
+}
+
+/**
+ * The W that training passes: the number of rows with a real target and a weight > 0. Dividing
+ * by it instead of Σ w keeps a token's gradient proportional to its own weight, whatever the
+ * weights of the other tokens in the batch (SPEC §4: an echo token always gets 5% of a
+ * retrieval token's gradient).
+ */
+export function targetCount(targets: ArrayLike<number>, weights: ArrayLike<number>, V: number): number {
+  let n = 0;
+  for (let r = 0; r < targets.length; r++) if (targets[r] < V && weights[r] > 0) n++;
+  return n;
 }

@@ -18,6 +18,7 @@ import {
   loadCheckpointBytes,
   loadMetrics,
   putRun,
+  runMaskConfig,
   saveCheckpoint,
   STORAGE_FULL_MESSAGE,
   StorageFullError,
@@ -112,6 +113,16 @@ describe('runs and metrics', () => {
     const updated = await updateRun('r', (r) => (r.state = 'paused'));
     expect(updated.state).toBe('paused');
     expect((await getRun('r'))?.state).toBe('paused');
+  });
+
+  it('keeps the mask settings an SFT run trains with', async () => {
+    const { maskConfig, DEFAULT_MASK_CONFIG } = await import('../core/masking/index.ts');
+    const mask = maskConfig({ echoMinJaccard: 0.4, ratios: { echo: 0.1 } });
+    await putRun(run('m', { spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 8, mask } }));
+    await updateRun('m', (r) => (r.state = 'stopped'));
+    expect(runMaskConfig((await getRun('m'))!)).toEqual(mask);
+    expect(runMaskConfig(run('old'))).toEqual(DEFAULT_MASK_CONFIG);
+    expect(runMaskConfig(run('c', { stage: 'cpt', spec: { kind: 'train', stage: 'cpt', preset: 'micro', steps: 8 } }))).toBeNull();
   });
 
   it('deleteRun removes the run, its metrics and its checkpoints, and nothing of other runs', async () => {

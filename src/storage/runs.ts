@@ -13,6 +13,7 @@
 // the transaction it happened in, so nothing stored before is touched; it surfaces here as a
 // StorageFullError with a message for the user.
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
+import { maskConfig, maskConfigFromJson, type MaskConfig } from '../core/masking/index.ts';
 import { openStudioDB, type CheckpointRef, type CheckpointTag, type RunMetric, type RunRecord, type StudioDB } from './db.ts';
 
 export const STORAGE_FULL_MESSAGE = 'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';
@@ -72,6 +73,16 @@ export async function listRuns(): Promise<RunRecord[]> {
 export async function getRun(id: string): Promise<RunRecord | undefined> {
   const db = await openStudioDB();
   return db.get('runs', id);
+}
+
+/**
+ * The loss-mask settings an SFT run trains with, as stored in its spec (`spec.mask`, written when
+ * the run starts and reused when it resumes); runs stored before the mask was recorded trained
+ * with the defaults. null for CPT and RL, which do not weigh by the mask.
+ */
+export function runMaskConfig(run: RunRecord): MaskConfig | null {
+  if (run.stage !== 'sft') return null;
+  return run.spec.mask ? maskConfigFromJson(run.spec.mask, `run ${run.id}`) : maskConfig();
 }
 
 export async function putRun(run: RunRecord): Promise<void> {

@@ -38,8 +38,14 @@ export interface TokenBatch {
   inputs: Uint32Array;
   targets: Uint32Array;
   weights: Float32Array;
-  /** Σ weights: the loss is Σ w·ℓ / W. */
+  /** Σ weights: the reported loss is the weighted mean Σ w·ℓ / weightSum. */
   weightSum: number;
+  /**
+   * The gradient's normaliser: a step minimises Σ w·ℓ / lossNorm. It never depends on the
+   * weights, so a token's gradient is proportional to its own mask weight in every batch (an
+   * echo token gets 5% of a retrieval token's, at any batch size and category mix).
+   */
+  lossNorm: number;
 }
 
 export interface SftEncodeOptions {
@@ -129,8 +135,18 @@ export function packCorpus(tok: Tokenizer, texts: Iterable<string>, T: number): 
   return rows;
 }
 
-/** Lays rows out as a batch of B × T, padding short rows with weight-0 pad tokens. */
-export function makeBatch(rows: EncodedRow[], T: number, pad: number): TokenBatch {
+/** Target tokens (weight > 0) a row contributes to a batch of T positions. */
+export function targetTokens(row: EncodedRow, T: number): number {
+  let n = 0;
+  for (let t = 0; t < Math.min(T, row.ids.length - 1); t++) if (row.weights[t + 1] > 0) n++;
+  return n;
+}
+
+/**
+ * Lays rows out as a batch of B × T, padding short rows with weight-0 pad tokens. `lossNorm`
+ * defaults to this batch's target tokens; a sampler passes one value for the whole run.
+ */
+export function makeBatch(rows: EncodedRow[], T: number, pad: number, lossNorm?: number): TokenBatch {
   const B = rows.length;
   const inputs = new Uint32Array(B * T).fill(pad);
   const targets = new Uint32Array(B * T).fill(pad);
@@ -146,7 +162,7 @@ export function makeBatch(rows: EncodedRow[], T: number, pad: number): TokenBatc
       weightSum += w;
     }
   });
-  return { B, T, inputs, targets, weights, weightSum };
+  return { B, T, inputs, targets, weights, weightSum, lossNorm: lossNorm ?? rows.reduce((n, row) => n + targetTokens(row, T), 0) };
 }
 
 /**
@@ -162,7 +178,15 @@ export class BatchSampler {
     private readonly seed = 0,
   ) {
     if (rows.length === 0) throw new Error('no training rows: the dataset gave no samples for this stage');
+    this.lossNorm = (batchSize * rows.reduce((n, row) => n + targetTokens(row, T), 0)) / rows.length || 1;
   }
+
+  /**
+   * The run's gradient normaliser: the expected number of target tokens in a batch (batch size ×
+   * the rows' mean). The same for every batch, so each token's gradient is w / lossNorm whatever
+   * rows it was drawn with; with all weights 1 and full rows (CPT) it is B·T, the plain mean.
+   */
+  readonly lossNorm: number;
 
   private order(epoch: number): number[] {
     const idx = this.rows.map((_, i) => i);
@@ -180,7 +204,7 @@ export class BatchSampler {
       if (!this.cache || this.cache.epoch !== epoch) this.cache = { epoch, order: this.order(epoch) };
       picked.push(this.rows[this.cache.order[flat % this.rows.length]]);
     }
-    return makeBatch(picked, this.T, this.pad);
+    return makeBatch(picked, this.T, this.pad, this.lossNorm);
   }
 }
 

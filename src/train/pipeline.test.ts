@@ -22,6 +22,14 @@ describe('pipeline settings', () => {
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { groupSize: 1 } })).toThrow(/groupSize must be an integer ≥ 2/);
   });
 
+  it('carries the mask settings: missing keys take the defaults, a bad one is named', async () => {
+    const { DEFAULT_MASK_CONFIG } = await import('../core/masking/index.ts');
+    expect(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 }).mask).toEqual(DEFAULT_MASK_CONFIG);
+    const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, mask: { echoMinJaccard: 0.3 } });
+    expect(spec.mask).toEqual({ ...DEFAULT_MASK_CONFIG, echoMinJaccard: 0.3 });
+    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, mask: { echoMinJaccard: 3 } })).toThrow('the mask configuration: echoMinJaccard: must be a number in [0, 1], got 3');
+  });
+
   it('the unigram baseline is the entropy of the weighted targets', () => {
     const rows = [{ ids: [0, 1, 1, 2, 2], weights: [0, 1, 1, 1, 1], promptLength: 0, droppedTurns: 0, truncated: false }];
     expect(unigramLoss(rows)).toBeCloseTo(Math.log(2), 12);

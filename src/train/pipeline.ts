@@ -20,7 +20,7 @@ import { localJudge, rubricJudge } from '../core/judge/rubric.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
 import { DIMENSIONS, type Scores } from '../core/judge/types.ts';
 import { verify } from '../core/judge/verifier.ts';
-import { categorizeDataset, type TrajectoryMask } from '../core/masking/index.ts';
+import { categorizeDataset, maskConfig, maskConfigChanges, maskConfigFromJson, maskConfigToJson, type MaskConfig, type TrajectoryMask } from '../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
 import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderSystem, renderTrajectory, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../core/tokenizer/index.ts';
@@ -84,6 +84,12 @@ export function resolveSpec(spec: TrainSpec) {
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
   if (problems.length) throw new UserFacingError(`the ${spec.stage} template mix: ${problems.join('; ')}`);
+  let mask: MaskConfig;
+  try {
+    mask = spec.mask ? maskConfigFromJson(spec.mask, 'the mask configuration') : maskConfig();
+  } catch (e) {
+    throw new UserFacingError((e as Error).message);
+  }
   return {
     ...spec,
     templateSet,
@@ -96,6 +102,7 @@ export function resolveSpec(spec: TrainSpec) {
     seed: spec.seed ?? 0,
     templates,
     rl,
+    mask,
   };
 }
 export type ResolvedSpec = ReturnType<typeof resolveSpec>;
@@ -199,7 +206,12 @@ export function stageRows(
 function checkpointBytes(ck: Checkpoint, tok: Tokenizer, spec: ResolvedSpec): Uint8Array {
   return saveCheckpoint({
     ...ck,
-    extraMetadata: { stage: spec.stage, tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ ...spec, kind: undefined }) },
+    extraMetadata: {
+      stage: spec.stage,
+      tokenizer: JSON.stringify(tok.toJSON()),
+      spec: JSON.stringify({ ...spec, kind: undefined }),
+      ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}),
+    },
   });
 }
 
@@ -240,7 +252,8 @@ export async function runTraining(
   if (spec.stage === 'rl') return runRl(spec, p, host);
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
-  const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all).map((m) => [m.id, m]));
+  const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
+  if (spec.stage === 'sft') host.log(`loss mask: ${maskConfigChanges(spec.mask).join(', ') || 'the default thresholds and ratios'}`);
   const rows =
     spec.stage === 'sft' && extra.sftLabels?.length
       ? labelledRows(p, extra.sftLabels, spec.templates, spec.seed, spec.templateSet)

@@ -2,6 +2,7 @@
 // that runs it (pipeline.ts), the job that starts it (jobs.ts), the stored run record
 // (src/storage/db.ts) and the Train view's form. It imports only core and the model's preset
 // names, so storage can keep it without importing the pipeline (see .dependency-cruiser.cjs).
+import type { MaskConfig } from '../core/masking/index.ts';
 import type { RewardMix } from '../core/judge/reward.ts';
 import type { PromptTemplate, TemplateDistribution } from '../core/templates/index.ts';
 import type { PresetName } from '../model/config.ts';
@@ -53,4 +54,6 @@ export interface TrainSpec {
   /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
   templateSet?: Record<string, PromptTemplate>;
   rl?: RlSettings;
+  /** The loss mask's thresholds and ratios (SFT); missing keys take the defaults (docs/masking.md). */
+  mask?: Partial<MaskConfig>;
 }

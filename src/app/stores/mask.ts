@@ -41,7 +41,9 @@ export const useMaskSettings = create<MaskSettingsState>()(
       merge(persisted, current) {
         const p = (persisted as Partial<MaskSettingsState> | undefined)?.config;
         if (!p) return current;
-        const merged: MaskConfig = { ...defaultMaskConfig(), ...p, ratios: { ...DEFAULT_MASK_CONFIG.ratios, ...p.ratios } };
+        // Only keys this build knows: a setting an earlier build had (echoMinOverlap) is dropped.
+        const known = Object.fromEntries(Object.entries(p).filter(([k]) => k in DEFAULT_MASK_CONFIG));
+        const merged: MaskConfig = { ...defaultMaskConfig(), ...known, ratios: { ...DEFAULT_MASK_CONFIG.ratios, ...p.ratios } };
         return checkMaskConfig(merged).length ? current : { ...current, config: merged };
       },
       partialize: (s) => ({ config: s.config }),

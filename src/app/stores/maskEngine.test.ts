@@ -13,7 +13,7 @@ describe('viewer mask engine', () => {
     const f = await computeFeatures(trajectories);
     const configs = [
       maskConfig(),
-      maskConfig({ echoMinOverlap: 0.3, ratios: { echo: 1 } }),
+      maskConfig({ echoMinJaccard: 0.3, ratios: { echo: 1 } }),
       maskConfig({ boilerplateMinRecurrence: 2, boilerplateMaxChars: 50 }),
       maskConfig({ retrievalMinRatio: 1, useOverrides: false }),
       maskConfig(),

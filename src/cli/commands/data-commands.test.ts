@@ -118,8 +118,31 @@ describe('lwm mask', () => {
     expect(j.overall.counts.action).toBe(0);
     expect(j.histograms.r.counts.reduce((a: number, b: number) => a + b, 0)).toBe(8);
     expect((await run('mask', fx('empty.jsonl'), '--set', 'nope=1')).code).toBe(2);
-    expect((await run('mask', fx('empty.jsonl'), '--set', 'echoMinOverlap=7')).code).toBe(2);
+    expect((await run('mask', fx('empty.jsonl'), '--set', 'echoMinJaccard=7')).code).toBe(2);
     expect((await run('mask', fx('empty.jsonl'), '--set', 'ratios.other=abc')).code).toBe(2);
+  });
+  it('writes its configuration to a file that --config and lwm train --mask-config read', async () => {
+    const cfg = join(tmp, 'mask.json');
+    const w = await run('mask', fx('native/trajectories.jsonl'), '--json', '--set', 'ratios.action=0.3', '--set', 'echoMinJaccard=0.4', '--write-config', cfg);
+    expect(w.code).toBe(0);
+    const written = JSON.parse(readFileSync(cfg, 'utf8'));
+    expect(written).toMatchObject({ format: 'lwm-mask-config/1', echoMinJaccard: 0.4, ratios: { action: 0.3, echo: 0.05 } });
+    const r = await run('mask', fx('native/trajectories.jsonl'), '--json', '--config', cfg);
+    expect(JSON.parse(r.out).config).toEqual(JSON.parse(w.out).config);
+    // --set applies over the file.
+    expect(JSON.parse((await run('mask', fx('native/trajectories.jsonl'), '--json', '--config', cfg, '--set', 'ratios.action=0.5')).out).config.ratios.action).toBe(0.5);
+  });
+  it('refuses a bad configuration file naming the file and the field', async () => {
+    const bad = join(tmp, 'bad-mask.json');
+    writeFileSync(bad, '{"ratios": {"echo": 1.5}}');
+    const r = await run('mask', fx('native/trajectories.jsonl'), '--config', bad);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`${bad}: ratios.echo: must be a number in [0, 1], got 1.5\n`);
+    // lwm train reads the same file before it loads data or looks for a GPU.
+    const t = await run('train', '--stage', 'sft', '--data', fx('native/trajectories.jsonl'), '--mask-config', bad);
+    expect(t.code).toBe(1);
+    expect(t.err).toBe(`${bad}: ratios.echo: must be a number in [0, 1], got 1.5\n`);
+    expect((await run('mask', fx('native/trajectories.jsonl'), '--config', join(tmp, 'absent.json'))).err).toMatch(/absent\.json: cannot read the mask configuration \(ENOENT\)/);
   });
 });
 

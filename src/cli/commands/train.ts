@@ -5,9 +5,10 @@ import { parseCommandArgs, UsageError, type Command } from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
 import { loadFile } from './validate.ts';
 import { DEFAULT_DATASET } from './validate.ts';
+import { readMaskConfigFile } from './mask.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
-  [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V]
+  [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)`;
 
 /** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
@@ -45,6 +46,7 @@ const train: Command = async (argv, io) => {
       group: { type: 'string' },
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
+      'mask-config': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -58,6 +60,9 @@ const train: Command = async (argv, io) => {
   if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
+  // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
+  const mask = values['mask-config'] ? readMaskConfigFile(values['mask-config'], io) : undefined;
+  if (mask === null) return 1;
   const spec = {
     kind: 'train' as const,
     stage: stage as 'cpt' | 'sft' | 'rl',
@@ -71,6 +76,7 @@ const train: Command = async (argv, io) => {
     domains: values.domain,
     ...(lr !== undefined && { lr: { peak: lr, min: lr / 10 } }),
     rl: { groupSize: int('group', values.group, 2), promptsPerStep: int('prompts', values.prompts), maxNewTokens: int('max-new', values['max-new']) },
+    ...(mask && { mask }),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
 

@@ -1,153 +1,16 @@
 // Turn-level information-theoretic loss masking (SPEC §4): four metrics per (action,
-// observation) pair, seven categories, one loss ratio per category applied to every token of
-// the observation ("soft filtering": tokens are weighted, never deleted).
+// observation) pair (metrics.ts), seven categories by a rule table (rules.ts, documented with a
+// worked example per category in docs/masking.md), one loss ratio per category applied to every
+// token of the observation ("soft filtering": tokens are weighted, never deleted). This file is
+// the front door: the dataset-level pass (boilerplate recurrence), statistics, and re-exports.
 import type { Trajectory } from '../schema/types.ts';
-import { codePointLength, wordSet } from './words.ts';
+import { normalizeForRecurrence, turnFeatures, type TurnFeatures, type TurnMetrics } from './metrics.ts';
+import { categorizeTurn, DEFAULT_MASK_CONFIG, MASK_CATEGORIES, type MaskCategory, type MaskConfig } from './rules.ts';
 
 export { extractWords, wordSet, codePointLength } from './words.ts';
-
-export type MaskCategory = 'retrieval' | 'expansion' | 'action' | 'transform' | 'other' | 'boilerplate' | 'echo';
-
-/** In the order the viewer lists them. */
-export const MASK_CATEGORIES: readonly MaskCategory[] = ['retrieval', 'expansion', 'action', 'transform', 'other', 'boilerplate', 'echo'];
-
-export interface TurnMetrics {
-  /** |A∩O| / |A|: how much of the action the observation echoes. 0 when the action has no words. */
-  ol: number;
-  /** |O\A| / |O|: share of new words in the observation. 0 when the observation has no words. */
-  nov: number;
-  /** |A∩O| / |A∪O|. 0 when both have no words. */
-  jac: number;
-  /** Observation length / action length in code points; an empty action counts as length 1. */
-  r: number;
-}
-
-/**
- * Every threshold and ratio of the categorisation. Rules are tried in this order and the first
- * that holds decides (see categorizeTurn):
- *  1. boilerplate: the observation has no words, or the same normalised observation (lower-case,
- *     whitespace collapsed, digit runs → 0) of at most `boilerplateMaxChars` follows at least
- *     `boilerplateMinRecurrence` different actions in the dataset: text that does not depend on
- *     what the agent did ("OK", "Command executed.", an empty output);
- *  2. echo:        OL ≥ echoMinOverlap and Nov ≤ echoMaxNovelty (the observation repeats the action);
- *  3. retrieval:   Nov ≥ retrievalMinNovelty and R ≥ retrievalMinRatio (long, mostly new: file
- *                  contents, listings, search results, a new page);
- *  4. expansion:   Nov ≥ expansionMinNovelty, R ≥ expansionMinRatio and OL ≥ expansionMinOverlap
- *                  (restates part of the action and adds much to it);
- *  5. transform:   Nov ≤ transformMaxNovelty and OL ≥ transformMinOverlap (built from the action's
- *                  own words, reshaped: sorted, reformatted, computed);
- *  6. action:      at most actionMaxWords distinct words and R ≤ actionMaxRatio (a short, visible
- *                  effect of a state-changing action: "removed 'a.txt'", `{"id": 17}`);
- *  7. other.
- */
-export interface MaskConfig {
-  boilerplateMinRecurrence: number;
-  boilerplateMaxChars: number;
-  echoMinOverlap: number;
-  echoMaxNovelty: number;
-  retrievalMinNovelty: number;
-  retrievalMinRatio: number;
-  expansionMinNovelty: number;
-  expansionMinRatio: number;
-  expansionMinOverlap: number;
-  transformMaxNovelty: number;
-  transformMinOverlap: number;
-  actionMaxWords: number;
-  actionMaxRatio: number;
-  /** Loss ratio per category, each in [0, 1]. */
-  ratios: Record<MaskCategory, number>;
-  /** Use a turn's `metadata.loss_weight_override` (e.g. AgentInstruct loss flags) instead of its ratio. */
-  useOverrides: boolean;
-}
-
-export const DEFAULT_MASK_CONFIG: Readonly<MaskConfig> = Object.freeze({
-  // Three different actions answered by the same short text is already a pattern, not a fact.
-  boilerplateMinRecurrence: 3,
-  // Longer texts that recur are usually the same file or page read again: information, not noise.
-  boilerplateMaxChars: 200,
-  // `echo hello world` → "hello world" has OL 2/3; Think(x) → {"thought": x} is close to 1.
-  echoMinOverlap: 0.6,
-  echoMaxNovelty: 0.2,
-  retrievalMinNovelty: 0.6,
-  // Four times the action's length: a command line against a file or listing it returns.
-  retrievalMinRatio: 4,
-  expansionMinNovelty: 0.4,
-  expansionMinRatio: 1.5,
-  expansionMinOverlap: 0.3,
-  transformMaxNovelty: 0.25,
-  transformMinOverlap: 0.2,
-  actionMaxWords: 24,
-  actionMaxRatio: 3,
-  ratios: Object.freeze({
-    retrieval: 1.0, // fact of the method
-    expansion: 0.8,
-    action: 0.6,
-    transform: 0.4,
-    other: 0.5,
-    boilerplate: 0.1, // fact of the method
-    echo: 0.05, // fact of the method
-  }) as Record<MaskCategory, number>,
-  useOverrides: true,
-});
-
-/** DEFAULT_MASK_CONFIG with some values replaced; ratios merge key by key. */
-export function maskConfig(partial: Partial<Omit<MaskConfig, 'ratios'>> & { ratios?: Partial<Record<MaskCategory, number>> } = {}): MaskConfig {
-  return { ...DEFAULT_MASK_CONFIG, ...partial, ratios: { ...DEFAULT_MASK_CONFIG.ratios, ...partial.ratios } };
-}
-
-/** Problems with a configuration, as messages naming the field; empty when usable. */
-export function checkMaskConfig(config: MaskConfig): string[] {
-  const errors: string[] = [];
-  const unit = ['echoMinOverlap', 'echoMaxNovelty', 'retrievalMinNovelty', 'expansionMinNovelty', 'expansionMinOverlap', 'transformMaxNovelty', 'transformMinOverlap'] as const;
-  for (const k of unit) if (!(config[k] >= 0 && config[k] <= 1)) errors.push(`${k} must be in [0, 1], got ${config[k]}`);
-  const positive = ['boilerplateMinRecurrence', 'boilerplateMaxChars', 'retrievalMinRatio', 'expansionMinRatio', 'actionMaxWords', 'actionMaxRatio'] as const;
-  for (const k of positive) if (!(config[k] >= 0) || !Number.isFinite(config[k])) errors.push(`${k} must be a finite number ≥ 0, got ${config[k]}`);
-  for (const c of MASK_CATEGORIES) {
-    const v = config.ratios[c];
-    if (!(v >= 0 && v <= 1)) errors.push(`ratios.${c} must be in [0, 1], got ${v}`);
-  }
-  return errors;
-}
-
-function metricsOfSets(a: Set<string>, o: Set<string>, actLen: number, obsLen: number): TurnMetrics {
-  let inter = 0;
-  for (const w of a) if (o.has(w)) inter++;
-  const union = a.size + o.size - inter;
-  return {
-    ol: a.size ? inter / a.size : 0,
-    nov: o.size ? (o.size - inter) / o.size : 0,
-    jac: union ? inter / union : 0,
-    r: obsLen / Math.max(actLen, 1),
-  };
-}
-
-export function turnMetrics(action: string, observation: string): TurnMetrics {
-  return metricsOfSets(wordSet(action), wordSet(observation), codePointLength(action), codePointLength(observation));
-}
-
-/** The key under which recurring observations are counted. */
-export function normalizeForRecurrence(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').replace(/\d+/g, '0').trim();
-}
-
-export interface TurnFeatures extends TurnMetrics {
-  obsWords: number;
-  /** How many different actions in the dataset were answered by this (normalised) observation. */
-  recurrence: number;
-  /** The observation has no words at all (empty, whitespace, or only punctuation). */
-  empty: boolean;
-}
-
-/** The rule table of MaskConfig, on precomputed features. */
-export function categorizeTurn(f: TurnFeatures, config: MaskConfig = DEFAULT_MASK_CONFIG): MaskCategory {
-  if (f.empty || f.recurrence >= config.boilerplateMinRecurrence) return 'boilerplate';
-  if (f.ol >= config.echoMinOverlap && f.nov <= config.echoMaxNovelty) return 'echo';
-  if (f.nov >= config.retrievalMinNovelty && f.r >= config.retrievalMinRatio) return 'retrieval';
-  if (f.nov >= config.expansionMinNovelty && f.r >= config.expansionMinRatio && f.ol >= config.expansionMinOverlap) return 'expansion';
-  if (f.nov <= config.transformMaxNovelty && f.ol >= config.transformMinOverlap) return 'transform';
-  if (f.obsWords <= config.actionMaxWords && f.r <= config.actionMaxRatio) return 'action';
-  return 'other';
-}
+export { normalizeForRecurrence, turnFeatures, turnMetrics, type TurnFeatures, type TurnMetrics } from './metrics.ts';
+export { categorizeTurn, checkMaskConfig, DEFAULT_MASK_CONFIG, MASK_CATEGORIES, maskConfig, NUMERIC_SETTINGS, type MaskCategory, type MaskConfig, type NumericSetting } from './rules.ts';
+export { MASK_CONFIG_FORMAT, MaskConfigError, maskConfigChanges, maskConfigFromJson, maskConfigToJson, parseMaskConfig } from './config.ts';
 
 export interface TurnMask {
   category: MaskCategory;
@@ -182,12 +45,6 @@ export function recurrenceTable(trajectories: Iterable<Trajectory>, config: Mask
     }
   }
   return table;
-}
-
-export function turnFeatures(action: string, observation: string, recurrence: number): TurnFeatures {
-  const a = wordSet(action);
-  const o = wordSet(observation);
-  return { ...metricsOfSets(a, o, codePointLength(action), codePointLength(observation)), obsWords: o.size, recurrence, empty: o.size === 0 };
 }
 
 /** How often an observation recurs in a recurrenceTable (distinct actions); a long one counts once. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   categorizeDataset,
@@ -69,15 +70,18 @@ describe('categorizeTurn: every rule and its boundaries', () => {
     expect(categorizeTurn(f({ recurrence: c.boilerplateMinRecurrence }))).toBe('boilerplate');
     expect(categorizeTurn(f({ recurrence: c.boilerplateMinRecurrence - 1 }))).not.toBe('boilerplate');
   });
-  it('echo: OL ≥ 0.6 and Nov ≤ 0.2, inclusive', () => {
-    expect(categorizeTurn(f({ ol: 0.6, nov: 0.2 }))).toBe('echo');
-    expect(categorizeTurn(f({ ol: 0.5999, nov: 0.2 }))).not.toBe('echo');
-    expect(categorizeTurn(f({ ol: 0.6, nov: 0.2001 }))).not.toBe('echo');
+  it('echo: Jac ≥ 0.5 and Nov ≤ 0.4, inclusive', () => {
+    expect(categorizeTurn(f({ jac: 0.5, ol: 0.5, nov: 0.4 }))).toBe('echo');
+    expect(categorizeTurn(f({ jac: 0.4999, ol: 0.5, nov: 0.4 }))).not.toBe('echo');
+    expect(categorizeTurn(f({ jac: 0.5, ol: 0.5, nov: 0.4001 }))).not.toBe('echo');
+    // OL alone does not make an echo: a transform keeps all of few action words.
+    expect(categorizeTurn(f({ jac: 0.43, ol: 0.43, nov: 0 }))).toBe('transform');
   });
-  it('retrieval: Nov ≥ 0.6 and R ≥ 4', () => {
-    expect(categorizeTurn(f({ nov: 0.6, r: 4 }))).toBe('retrieval');
+  it('retrieval: Nov ≥ 0.6 and (R ≥ 4 or OL ≤ 0.25)', () => {
+    expect(categorizeTurn(f({ nov: 0.6, r: 4, ol: 0.9 }))).toBe('retrieval');
+    expect(categorizeTurn(f({ nov: 0.6, r: 0.3, ol: 0.25 }))).toBe('retrieval');
     expect(categorizeTurn(f({ nov: 0.5999, r: 4, ol: 0 }))).not.toBe('retrieval');
-    expect(categorizeTurn(f({ nov: 0.6, r: 3.999 }))).not.toBe('retrieval');
+    expect(categorizeTurn(f({ nov: 0.6, r: 3.999, ol: 0.2501 }))).not.toBe('retrieval');
   });
   it('expansion: Nov ≥ 0.4, R ≥ 1.5 and OL ≥ 0.3', () => {
     expect(categorizeTurn(f({ nov: 0.4, r: 1.5, ol: 0.3 }))).toBe('expansion');
@@ -96,9 +100,11 @@ describe('categorizeTurn: every rule and its boundaries', () => {
     expect(categorizeTurn(f({ obsWords: 24, r: 3.001 }))).toBe('other');
   });
   it('follows the configured thresholds', () => {
-    const loose = maskConfig({ echoMinOverlap: 0.5 });
-    expect(categorizeTurn(f({ ol: 0.5, nov: 0 }), loose)).toBe('echo');
-    expect(categorizeTurn(f({ ol: 0.5, nov: 0 }))).toBe('transform');
+    const loose = maskConfig({ echoMinJaccard: 0.4 });
+    expect(categorizeTurn(f({ jac: 0.43, ol: 0.43, nov: 0 }), loose)).toBe('echo');
+    expect(categorizeTurn(f({ jac: 0.43, ol: 0.43, nov: 0 }))).toBe('transform');
+    expect(categorizeTurn(f({ nov: 0.8, ol: 0.2, jac: 0.1, r: 0.4, obsWords: 5 }))).toBe('retrieval');
+    expect(categorizeTurn(f({ nov: 0.8, ol: 0.2, jac: 0.1, r: 0.4, obsWords: 5 }), maskConfig({ retrievalMaxOverlap: 0.1 }))).toBe('action');
   });
 });
 
@@ -110,7 +116,7 @@ describe('categorizeDataset on agent-like turns', () => {
       ['cat README.md', '# Demo project\n\nThis project parses invoices and exports them as CSV files for the accounting team.'],
       ['echo hello world', 'hello world'],
       ['ls -la', listing],
-      ['rm build.log', "removed 'build.log'"],
+      ['rm -v build.log', "removed 'build.log'"],
       ['python3 -c "print(sorted([3, 1, 2]))"', '[1, 2, 3]'],
     ]),
     traj('t2', 'mcp', [
@@ -158,7 +164,7 @@ describe('categorizeDataset on agent-like turns', () => {
   });
   it('checks configurations', () => {
     expect(checkMaskConfig(DEFAULT_MASK_CONFIG)).toEqual([]);
-    expect(checkMaskConfig(maskConfig({ echoMinOverlap: 2, ratios: { echo: -1 } }))).toEqual(['echoMinOverlap must be in [0, 1], got 2', 'ratios.echo must be in [0, 1], got -1']);
+    expect(checkMaskConfig(maskConfig({ echoMinJaccard: 2, ratios: { echo: -1 } }))).toEqual(['echoMinJaccard must be in [0, 1], got 2', 'ratios.echo must be in [0, 1], got -1']);
   });
   it('turnFeatures agrees with turnMetrics', () => {
     const a = 'grep -r TODO src';
@@ -184,4 +190,36 @@ describe('tokenLossWeights', () => {
     expect(tok.decode(w.ids.slice(n0, n0 + n1))).toBe('the observation text');
     expect([...w.weights.slice(n0)].every((x) => Math.abs(x - 0.6) < 1e-6)).toBe(true);
   });
+});
+
+describe('docs/masking.md: every worked example is filed as the doc says', () => {
+  const doc = readFileSync(new URL('../../../docs/masking.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Worked examples'), doc.indexOf('\n## ', doc.indexOf('## Worked examples') + 1));
+  const cell = (c: string) => c.trim().replace(/^`|`$/g, '');
+  const rows = section
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| category') && !l.startsWith('|---'))
+    .map((l) => {
+      // Split on the table's pipes only: the JSON cells hold no unescaped pipe.
+      const cells = l.slice(1, -1).split(' | ').map(cell);
+      const [category, action, observation, recurrence, ol, nov, jac, r] = cells;
+      return { category: category as MaskCategory, action: JSON.parse(action) as string, observation: JSON.parse(observation) as string, recurrence: Number(recurrence), metrics: { ol: Number(ol), nov: Number(nov), jac: Number(jac), r: Number(r) } };
+    });
+  it('covers all seven categories, and the method\'s own examples', () => {
+    expect(new Set(rows.map((r) => r.category))).toEqual(new Set(['retrieval', 'expansion', 'action', 'transform', 'other', 'boilerplate', 'echo']));
+    expect(rows.find((r) => r.action === 'Think(check config)')?.category).toBe('echo');
+    for (const a of ['cat /etc/hostname', 'pwd']) expect(rows.find((r) => r.action === a)?.category).toBe('retrieval');
+  });
+  it('the limits the doc names hold as stated', () => {
+    expect(doc).toContain("`rm build.log` → `removed 'build.log'` has exactly");
+    expect(categorizeTurn(turnFeatures('rm build.log', "removed 'build.log'", 1))).toBe('echo');
+    expect(categorizeTurn(turnFeatures('search("who founded Fenbra Foundry")', 'Fenbra Foundry was founded in 1883 by Gala Garzo.', 1))).toBe('action');
+  });
+  for (const row of rows) {
+    it(`${row.category}: ${row.action.slice(0, 50)}`, () => {
+      const features = turnFeatures(row.action, row.observation, row.recurrence);
+      for (const k of ['ol', 'nov', 'jac', 'r'] as const) expect(Number(features[k].toFixed(2)), `${k} in the doc`).toBe(row.metrics[k]);
+      expect(categorizeTurn(features)).toBe(row.category);
+    });
+  }
 });

@@ -4,7 +4,9 @@ import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
 import type { Stage } from '../../../train/spec.ts';
+import { maskConfigChanges } from '../../../core/masking/index.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
+import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
@@ -31,6 +33,8 @@ export function NewRunForm() {
   const datasets = useDatasetStore((s) => s.datasets);
   const activeId = useDatasetStore((s) => s.activeId);
   const stages = useTemplateStore((s) => s.stages);
+  const mask = useMaskSettings((s) => s.config);
+  const maskChanges = maskConfigChanges(mask);
   const { runs, live, worker, workerError, adapter, start } = useTrainStore();
   const [errors, setErrors] = useState<FormErrors>({});
   const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
@@ -43,7 +47,7 @@ export function NewRunForm() {
   function submit(e: React.FormEvent) {
     e.preventDefault();
     const f: TrainForm = { ...form, datasetId };
-    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem });
+    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask });
     setErrors(errors);
     if (!spec) {
       // Move focus to the first field with a problem so a keyboard user lands on it.
@@ -141,6 +145,12 @@ export function NewRunForm() {
         {input('evalEvery', 'Evaluate every', 'steps; a checkpoint each time', 'number')}
         {form.stage === 'sft' ? input('judgeSamples', 'Judged samples', 'per evaluation (slow on CPU)', 'number') : null}
       </div>
+      {form.stage === 'sft' ? (
+        <p className="muted small" data-testid="train-mask">
+          Loss mask: the <Link href="~/trajectories">Trajectories panel</Link>&apos;s current settings —{' '}
+          {maskChanges.length ? `changed from the defaults: ${maskChanges.join(', ')}` : 'the default thresholds and ratios'}. The run and its checkpoints keep them.
+        </p>
+      ) : null}
       {form.stage === 'rl' ? (
         <fieldset className="train-grid rl-settings">
           <legend>GSPO rollouts</legend>

@@ -1,10 +1,25 @@
 // The run on screen: its state, pause / resume / stop, progress, the loss (and reward) chart,
 // and the latest value of every metric.
 import { useMemo } from 'react';
+import { maskConfigChanges } from '../../../core/masking/index.ts';
 import type { RunRecord } from '../../../storage/db.ts';
+import { runMaskConfig } from '../../../storage/runs.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { formatMetric, METRIC_HELP, metricOrder } from './metrics.ts';
+
+/** The loss-mask settings of an SFT run, in a few words. */
+function maskNote(run: RunRecord): string {
+  let mask;
+  try {
+    mask = runMaskConfig(run);
+  } catch {
+    return ' · loss mask: unreadable settings';
+  }
+  if (!mask) return '';
+  const changes = maskConfigChanges(mask);
+  return ` · loss mask: ${changes.length ? changes.join(', ') : 'defaults'}`;
+}
 
 const series = (history: MetricPoint[], key: string): [number, number][] => history.filter((m) => key in m.values).map((m) => [m.step, m.values[key]]);
 
@@ -57,6 +72,7 @@ export function RunPanel() {
           {run.stage.toUpperCase()} · {run.spec.preset} · {run.data.name}
           {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
           {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
+          {maskNote(run)}
         </p>
       ) : null}
       <div className="toolbar run-controls">

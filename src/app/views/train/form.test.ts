@@ -21,6 +21,15 @@ describe('Train form', () => {
     expect(spec).toMatchObject({ kind: 'train', data: { datasetId: 'default' }, from: null, train: { stage: 'sft', preset: 'micro', steps: 8, batch: 2, T: 32, evalEvery: 2, domains: ['terminal'], lr: { peak: 3e-3 }, evalJudgeSamples: 0, templates: DEFAULT_STAGE_TEMPLATES.sft } });
   });
 
+  it("an SFT run carries the Trajectories panel's mask settings; other stages do not use them", async () => {
+    const { maskConfig } = await import('../../../core/masking/index.ts');
+    const mask = maskConfig({ echoMinJaccard: 0.4, ratios: { echo: 0.2 } });
+    const { spec } = buildSpec(form({ steps: '8', evalEvery: '2' }), ctx({ mask }));
+    expect(spec!.train.mask).toEqual(mask);
+    expect(spec!.train.mask).not.toBe(mask);
+    expect(buildSpec(form({ stage: 'cpt', steps: '8', evalEvery: '2' }), ctx({ mask })).spec!.train.mask).toBeUndefined();
+  });
+
   it('says what is wrong with each field', () => {
     const { spec, errors } = buildSpec(form({ steps: 'ten', batch: '2.5', tokens: '500', lr: '2', evalEvery: '0' }), ctx());
     expect(spec).toBeNull();

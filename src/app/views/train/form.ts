@@ -1,6 +1,7 @@
 // The Train view's form: what a person types, checked field by field into a job spec. Pure, so
 // every message is tested without a browser (form.test.ts).
 import { PRESETS } from '../../../model/config.ts';
+import type { MaskConfig } from '../../../core/masking/index.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
@@ -23,6 +24,8 @@ export interface FormContext {
   templateMix: (stage: Stage) => TemplateDistribution;
   /** null when WebGPU is fine; else what is wrong (the form says where to look). */
   webgpuProblem: string | null;
+  /** The Trajectories panel's current loss-mask settings: an SFT run trains with them. */
+  mask?: MaskConfig;
 }
 
 function int(errors: FormErrors, field: FormField, text: string, label: string, min: number, max: number): number {
@@ -118,6 +121,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     spec.rl = { groupSize, promptsPerStep, maxNewTokens };
   } else {
     spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
+    if (form.stage === 'sft' && ctx.mask) spec.mask = structuredClone(ctx.mask);
     spec.evalJudgeSamples = form.stage === 'sft' ? int(errors, 'judgeSamples', form.judgeSamples, 'Judged samples', 0, 64) : 0;
   }
   if (Object.keys(errors).length) return { spec: null, errors };

@@ -29,7 +29,7 @@ const GROUPS: { title: string; fields: FieldSpec[] }[] = [
   {
     title: 'Echo',
     fields: [
-      { key: 'echoMinOverlap', label: 'Min. OL', help: 'share of the action repeated', step: 0.05, min: 0, max: 1 },
+      { key: 'echoMinJaccard', label: 'Min. Jac', help: 'shared words / all words of both', step: 0.05, min: 0, max: 1 },
       { key: 'echoMaxNovelty', label: 'Max. Nov', help: 'share of new words allowed', step: 0.05, min: 0, max: 1 },
     ],
   },
@@ -37,7 +37,8 @@ const GROUPS: { title: string; fields: FieldSpec[] }[] = [
     title: 'Retrieval',
     fields: [
       { key: 'retrievalMinNovelty', label: 'Min. Nov', help: 'mostly new words', step: 0.05, min: 0, max: 1 },
-      { key: 'retrievalMinRatio', label: 'Min. R', help: 'observation/action length', step: 0.5, min: 0 },
+      { key: 'retrievalMinRatio', label: 'Min. R', help: 'long: observation/action length', step: 0.5, min: 0 },
+      { key: 'retrievalMaxOverlap', label: 'Max. OL', help: 'or short but sharing little with the action', step: 0.05, min: 0, max: 1 },
     ],
   },
   {
