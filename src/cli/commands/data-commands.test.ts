@@ -35,8 +35,21 @@ describe('lwm validate', () => {
     writeFileSync(f, `${line}\n${line}\n`);
     const r = await run('validate', f, '--json');
     expect(r.code).toBe(1);
-    expect(r.err).toContain('dup.jsonl:2: /id: duplicate trajectory id "term-0002" (first seen at');
-    expect(JSON.parse(r.out)).toMatchObject({ trajectories: 2, errors: 1, valid: false });
+    expect(r.err).toBe(`${f}:2: /id: duplicate trajectory id "term-0002": this copy (${f}:2) is left out, the id was first seen at ${f}:1\n`);
+    expect(JSON.parse(r.out)).toMatchObject({ trajectories: 1, errors: 1, valid: false });
+  });
+  it('lwm expand keeps one copy of a repeated id: no id in both splits, one RL turn per id', async () => {
+    const f = join(tmp, 'dup-expand.jsonl');
+    const t = JSON.parse(readFileSync(fx('native/trajectories.jsonl'), 'utf8').split('\n')[0]);
+    const lines = Array.from({ length: 10 }, () => JSON.stringify(t));
+    writeFileSync(f, lines.join('\n') + '\n');
+    const r = await run('expand', f, '--json', '--eval-fraction', '0.5');
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split('\n')).toHaveLength(9);
+    const s = JSON.parse(r.out);
+    expect(s).toMatchObject({ trajectories: 1, errors: 9 });
+    expect(s.train.trajectories + s.eval.trajectories).toBe(1);
+    expect(s.rlPool).toBeLessThanOrEqual(1);
   });
   it('exits 1 on a missing file and 2 on usage errors', async () => {
     expect((await run('validate', join(tmp, 'nope.jsonl'))).code).toBe(1);

@@ -270,6 +270,49 @@ describe('AgentInstruct importer', () => {
   });
 });
 
+describe('duplicate trajectory ids', () => {
+  /** The first record of a fixture, with `id` set when the format carries ids on the record. */
+  const firstRecord = (name: string, id?: string) => {
+    const r = JSON.parse(fixture(name).toString('utf8').split('\n')[0]);
+    if (id !== undefined) r.id = id;
+    return JSON.stringify(r);
+  };
+  it.each([
+    ['native', 'native/trajectories.jsonl', undefined],
+    ['openai', 'openai/chat.jsonl', 'chat-1'],
+    ['sharegpt', 'sharegpt/tools.jsonl', 'conv-1'],
+    ['agentinstruct', 'agentinstruct/agentinstruct.jsonl', undefined],
+  ] as const)('%s: the later copy is left out with an error naming both lines', async (_format, name, id) => {
+    const line = firstRecord(name, id);
+    const r = await importText(`${line}\n${line}\n`, { file: 'dup.jsonl' });
+    expect(r.trajectories).toHaveLength(1);
+    expect(r.trajectories[0].source?.line).toBe(1);
+    expect(errorLines(r)).toEqual([
+      `dup.jsonl:2: /id: duplicate trajectory id "${r.trajectories[0].id}": this copy (dup.jsonl:2) is left out, the id was first seen at dup.jsonl:1`,
+    ]);
+  });
+  it('agentworldbench and multi-file imports: one map of taken ids spans the files', async () => {
+    const seenIds = new Map();
+    const a = await load('agentworldbench/terminal_test.jsonl', { seenIds, file: 'a/terminal_test.jsonl' });
+    const b = await load('agentworldbench/terminal_test.jsonl', { seenIds, file: 'b/terminal_test.jsonl' });
+    expect(a.trajectories.map((t) => t.id)).toEqual(['terminal_0007', 'terminal_0008']);
+    expect(a.errors).toEqual([]);
+    expect(b.trajectories).toEqual([]);
+    expect(errorLines(b)).toEqual([
+      'b/terminal_test.jsonl:1: /id: duplicate trajectory id "terminal_0007": this copy (b/terminal_test.jsonl:1) is left out, the id was first seen at a/terminal_test.jsonl:1',
+      'b/terminal_test.jsonl:4: /id: duplicate trajectory id "terminal_0008": this copy (b/terminal_test.jsonl:4) is left out, the id was first seen at a/terminal_test.jsonl:4',
+    ]);
+  });
+  it('a native record carrying a source from elsewhere is located by its own line', async () => {
+    const t = JSON.parse(firstRecord('native/trajectories.jsonl'));
+    t.source = { format: 'openai', file: 'orig.jsonl', line: 77 };
+    const line = JSON.stringify(t);
+    const r = await importText(`${line}\n\n${line}\n`, { file: 'dup.jsonl' });
+    expect(r.trajectories).toHaveLength(1);
+    expect(errorLines(r)[0]).toContain('this copy (dup.jsonl:3) is left out, the id was first seen at dup.jsonl:1');
+  });
+});
+
 describe('format detection and options', () => {
   it('detects each format and can be overridden', async () => {
     expect(detectFormat({ id: 'a', system_prompt: {}, turns: [] })).toBe('native');
