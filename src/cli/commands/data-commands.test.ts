@@ -88,6 +88,26 @@ describe('lwm convert', () => {
     const rl = await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'rl', '--seed', '4');
     expect(rl.out.trim().split('\n').map((l) => JSON.parse(l).extra_info.trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
   });
+  it('writes verl Parquet for -o *.parquet, JSON lines for *.jsonl, and refuses anything else', async () => {
+    const { parquetReadObjects } = await import('hyparquet');
+    const pq = join(tmp, 'rl.parquet');
+    const r = await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'rl', '-o', pq);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('wrote 3 verl Parquet rows');
+    const bytes = readFileSync(pq);
+    expect(bytes.subarray(0, 4).toString('latin1')).toBe('PAR1');
+    const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+    expect(rows.map((x) => (x.extra_info as { trajectory_id: string }).trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
+    const jl = join(tmp, 'mt.jsonl');
+    expect((await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'multiturn', '-o', jl)).code).toBe(0);
+    expect(readFileSync(jl, 'utf8').trim().split('\n').map((l) => JSON.parse(l).extra_info.turns)).toEqual([5, 1, 2]);
+    for (const bad of [['verl', 'x.csv'], ['verl', 'x.json'], ['trl', 'x.parquet'], ['native', 'x.parquet']]) {
+      const b = await run('convert', fx('native/trajectories.jsonl'), '--to', bad[0], '-o', join(tmp, bad[1]));
+      expect(b.code).toBe(2);
+      expect(b.err).toMatch(/\.parquet|Parquet/);
+    }
+    expect((await run('convert', fx('native/trajectories.jsonl'), '--to', 'trl', '--kind', 'multiturn')).code).toBe(2);
+  });
   it('converts what imports, lists the rest and exits 1', async () => {
     const r = await run('convert', fx('openai/malformed.jsonl'), '--to', 'native');
     expect(r.code).toBe(1);
