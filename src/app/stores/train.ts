@@ -5,6 +5,7 @@
 import { create } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
+import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
@@ -310,14 +311,22 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       if (!run || !ref) return;
       try {
         const bytes = await loadCheckpointBytes(ref.key);
-        const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
-        const a = document.createElement('a');
-        a.href = url;
-        a.download = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
+        // Storage keeps one buffer; the user gets the weights file (loads in Hugging Face tools)
+        // and, when the run kept it, the optimizer state beside it as NAME.optim.safetensors.
+        const base = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
+        const files = checkpointFiles(bytes, base);
+        const save = (data: Uint8Array, name: string) => {
+          const url = URL.createObjectURL(new Blob([data as BlobPart], { type: 'application/octet-stream' }));
+          const a = document.createElement('a');
+          a.href = url;
+          a.download = name;
+          document.body.append(a);
+          a.click();
+          a.remove();
+          setTimeout(() => URL.revokeObjectURL(url), 10_000);
+        };
+        save(files.weights, base);
+        if (files.optimizer) save(files.optimizer, optimizerFileName(base));
       } catch (e) {
         set({ error: `Could not read the checkpoint: ${(e as Error).message}` });
       }

@@ -1,6 +1,7 @@
 // `lwm train`: the training pipeline (src/train/pipeline.ts) in Node, on WebGPU through Dawn —
 // the same job code the app's worker runs.
-import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { parseCommandArgs, UsageError, type Command } from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
 import { loadFile } from './validate.ts';
@@ -15,6 +16,14 @@ function writeAtomic(path: string, bytes: Uint8Array) {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, bytes);
   renameSync(tmp, path);
+}
+
+/** A checkpoint as two files: PATH (weights, loads in Hugging Face tools) and PATH's .optim.safetensors. */
+function writeCheckpoint(path: string, bytes: Uint8Array) {
+  const files = checkpointFiles(bytes, path);
+  if (files.optimizer) writeAtomic(optimizerFileName(path), files.optimizer);
+  else rmSync(optimizerFileName(path), { force: true });
+  writeAtomic(path, files.weights);
 }
 
 const int = (name: string, v: string | undefined, min = 1): number | undefined => {
@@ -91,6 +100,16 @@ const train: Command = async (argv, io) => {
       io.err(`${values.from}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
       return 1;
     }
+    // The optimizer state beside the weights, when there, lets a run of the same stage resume.
+    const optPath = optimizerFileName(values.from);
+    if (existsSync(optPath)) {
+      try {
+        from = joinCheckpointFiles({ weights: from, optimizer: new Uint8Array(readFileSync(optPath)) }, values.from);
+      } catch (e) {
+        io.err(`${(e as Error).message}\n`);
+        return 1;
+      }
+    }
   }
 
   const { nodeGpu } = await import('../../gpu/node.ts');
@@ -125,12 +144,12 @@ const train: Command = async (argv, io) => {
           io.err(`[${stage} ${step}/${spec.steps}] ${shown}\n`);
         },
         checkpoint: (bytes, info) => {
-          writeAtomic(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
+          writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
         },
       },
       from,
     );
-    writeAtomic(out, result.checkpoint);
+    writeCheckpoint(out, result.checkpoint);
     io.out(
       JSON.stringify({
         stage,
