@@ -191,6 +191,13 @@ describe('checkpoint', () => {
     expect(readSafetensors(bytes).metadata).toEqual({ format: 'pt' });
     expect(() => loadCheckpoint(bytes)).toThrow(/has no config/);
     const ck = loadCheckpoint(bytes, { config });
+    // Older transformers files also carry the blocks' causal-mask buffers: read past them.
+    const f = readSafetensors(bytes);
+    const withBuffers = writeSafetensors([
+      ...f.tensors.map((t) => ({ name: t.name, dtype: 'F32' as const, shape: t.shape, data: tensorToF32(t) })),
+      { name: 'transformer.h.0.attn.bias', dtype: 'F32', shape: [1, 1, 8, 8], data: new Float32Array(64).fill(1) },
+    ]);
+    expect(same(loadCheckpoint(withBuffers, { config }).params, ck.params)).toBe(true);
     const { logits } = gptForward(ck.params, config, expected.tokens, 1, expected.tokens.length);
     expect(logits.length).toBe(expected.logits.length);
     let maxDiff = 0;

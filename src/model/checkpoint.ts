@@ -258,8 +258,10 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
   }
 
   if (optimizer) found.add('optimizer.step');
+  // Older transformers GPT-2 files also store each block's causal mask buffers; they hold no weights.
+  const hfBuffer = /^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/;
   for (const t of file.tensors) {
-    if (!found.has(t.name)) fail(`tensor '${t.name}' [${t.shape.join(', ')}] is not part of this model (${describe(layout)})`);
+    if (!found.has(t.name) && !hfBuffer.test(t.name)) fail(`tensor '${t.name}' [${t.shape.join(', ')}] is not part of this model (${describe(layout)})`);
   }
 
   const extraMetadata: Record<string, string> = {};
