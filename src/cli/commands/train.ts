@@ -9,7 +9,9 @@ import { DEFAULT_DATASET } from './validate.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V]
-  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)`;
+  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+-o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
+which --from X.safetensors picks up to resume a run of the same stage.`;
 
 /** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
 function writeAtomic(path: string, bytes: Uint8Array) {
@@ -155,6 +157,7 @@ const train: Command = async (argv, io) => {
         stage,
         steps: result.steps,
         checkpoint: out,
+        ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
         // RL keeps its best by mean reward (stored as a negative "loss" so lower is better).
         best: result.best && (stage === 'rl' ? { step: result.best.step, mean_reward: -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
         eval_loss: result.evalLoss,
