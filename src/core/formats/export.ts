@@ -1,5 +1,6 @@
 // Exporters: our JSONL, AgentWorldBench JSONL, and SFT / RL datasets for TRL and verl. Each
-// yields one JSON line at a time (no trailing newline) so large datasets stream to a file.
+// yields one JSON line at a time (no trailing newline) so large datasets stream to a file; verl's
+// rows also go out as one Parquet file (exportVerlParquet), the format verl reads.
 import type { Trajectory } from '../schema/types.ts';
 import { categorizeDataset, DEFAULT_MASK_CONFIG, type MaskCategory, type MaskConfig } from '../masking/index.ts';
 import { rlPool, turnSample, type TurnSample } from '../turns/index.ts';
