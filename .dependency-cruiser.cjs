@@ -72,10 +72,10 @@ module.exports = {
     },
     {
       name: 'app-reads-only-model-config',
-      comment: 'from the model the app needs only its presets and config; running one goes through a worker job or a backend.',
+      comment: 'from the model the app needs only its presets and config, and the checkpoint file format (pure bytes in, bytes out: splitting a download into weights and optimizer files); running one goes through a worker job or a backend.',
       severity: 'error',
       from: { path: src('app') },
-      to: { path: '^src/model/', pathNot: '^src/model/config\\.ts$' },
+      to: { path: '^src/model/', pathNot: '^src/model/(config|checkpoint|params|safetensors)\\.ts$' },
     },
     {
       name: 'nothing-imports-app',

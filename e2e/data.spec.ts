@@ -91,6 +91,20 @@ test('an import with one broken line names the file and line, keeps the rest, an
   expect(errors).toEqual([]);
 });
 
+test('a trajectory id repeated across imported files is kept once, the later copy named with both places', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await openData(page);
+  const id = JSON.parse(DEFAULT_LINES[1]).id;
+  await page.getByTestId('import-input').setInputFiles([
+    { name: 'a.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from([DEFAULT_LINES[0], DEFAULT_LINES[1]].join('\n') + '\n') },
+    { name: 'b.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from([DEFAULT_LINES[1], DEFAULT_LINES[2]].join('\n') + '\n') },
+  ]);
+  await expect(page.getByTestId('import-result')).toContainText('Imported 3 trajectories from a.jsonl, b.jsonl');
+  await expect(page.getByTestId('import-errors')).toContainText(`b.jsonl:1: /id: duplicate trajectory id "${id}": this copy (b.jsonl:1) is left out, the id was first seen at a.jsonl:2`);
+  await expect(page.getByTestId('total-trajectories')).toHaveText('3');
+  expect(errors).toEqual([]);
+});
+
 test('export downloads every format the data core writes', async ({ page }) => {
   await openData(page);
   for (const target of ['native', 'agentworldbench', 'trl', 'verl']) {
@@ -98,6 +112,13 @@ test('export downloads every format the data core writes', async ({ page }) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download/ }).click()]);
     expect(download.suggestedFilename()).toContain(`.${target}`);
     const path = await download.path();
+    if (target === 'verl') {
+      // verl reads Parquet: the file starts and ends with the magic bytes.
+      expect(download.suggestedFilename()).toMatch(/\.verl\.sft\.parquet$/);
+      const bytes = readFileSync(path);
+      expect([bytes.subarray(0, 4).toString('latin1'), bytes.subarray(-4).toString('latin1')]).toEqual(['PAR1', 'PAR1']);
+      continue;
+    }
     const first = readFileSync(path, 'utf8').split('\n')[0];
     expect(() => JSON.parse(first)).not.toThrow();
   }

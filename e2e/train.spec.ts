@@ -106,6 +106,10 @@ test('train SFT on the default dataset: live loss, pause/resume, reload and resu
   const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8'));
   expect(header.__metadata__.stage).toBe('sft');
   expect(header.__metadata__.tokenizer).toBeTruthy();
+  // Hugging Face tools load it: format "pt", weights only (the optimizer state is a second file).
+  expect(header.__metadata__.format).toBe('pt');
+  expect(Object.keys(header)).toContain('wte.weight');
+  expect(Object.keys(header).filter((k) => k.startsWith('optimizer.'))).toEqual([]);
 
   await page.getByRole('heading', { name: 'Train', level: 1 }).scrollIntoViewIfNeeded();
   const shot = await snap(page, 'train-view');

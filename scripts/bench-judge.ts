@@ -1,7 +1,7 @@
 // Local rubric judge speed: judgements per second in this process, over a fixed mix of
 // realistic pairs (shell listings, JSON tool results, accessibility-tree text, with history).
 //   npx tsx scripts/bench-judge.ts [--n 5000] [--json FILE]
-import { writeFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { clearRubricCache, rubricJudge } from '../src/core/judge/rubric.ts';
 import { verify } from '../src/core/judge/verifier.ts';
 import type { JudgeInput } from '../src/core/judge/types.ts';
@@ -87,5 +87,18 @@ console.log(`  rubric judge      ${result.judge_per_s} judgements/s (${result.ju
 console.log(`  rubric judge cold ${result.judge_cold_per_s} judgements/s (every reference and history new)`);
 console.log(`  rule verifier     ${result.verify_per_s} checks/s`);
 console.log(`  mean total score  ${result.mean_total} (checksum: same inputs give the same value)`);
+// `--json FILE` (as `npm run bench -- --suite judge` passes): the figures as JSON lines, one
+// bench record each, like every other suite.
 const out = arg('json', '');
-if (out) writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+if (out) {
+  const c = `${n} pairs, ${result.avg_chars_per_pair} chars, ${result.history_turns} history turns`;
+  const rows: [string, string, number, string][] = [
+    ['lwm-rubric', 'judge_per_s', result.judge_per_s, 'judgements/s'],
+    ['lwm-rubric', 'judge_us_each', result.judge_us_each, 'µs'],
+    ['lwm-rubric', 'judge_cold_per_s', result.judge_cold_per_s, 'judgements/s'],
+    ['lwm-verifier', 'verify_per_s', result.verify_per_s, 'checks/s'],
+    ['lwm-rubric', 'mean_total', result.mean_total, 'score'],
+    ['lwm-verifier', 'pass_rate', result.verifier_pass_rate, 'fraction'],
+  ];
+  for (const [engine, metric, value, unit] of rows) appendFileSync(out, JSON.stringify({ suite: 'judge', case: c, engine, metric, value, unit, node: result.node }) + '\n');
+}

@@ -21,8 +21,11 @@ function arg(name: string, dflt: string): string {
 const preset = arg('preset', 'micro') as PresetName;
 const steps = Number(arg('steps', '6'));
 const jsonFile = process.argv.includes('--json') ? arg('json', '') : '';
-const records: Record<string, unknown>[] = [];
-const record = (c: string, engine: string, metric: string, value: number, unit: string) => records.push({ suite: 'pipeline', case: c, engine, metric, value, unit });
+// Each record goes to the --json file as soon as it is measured, so a crash later keeps it.
+const record = (c: string, engine: string, metric: string, value: number, unit: string) => {
+  const r = { suite: 'pipeline', case: c, engine, metric, value, unit };
+  if (jsonFile) appendFileSync(jsonFile, JSON.stringify(r) + '\n');
+};
 
 const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
 console.log(`adapter: ${rt.describe()}`);
@@ -82,5 +85,4 @@ for (const stage of ['cpt', 'sft', 'rl'] as Stage[]) {
   }
 }
 rt.dispose();
-if (jsonFile) for (const r of records) appendFileSync(jsonFile, JSON.stringify(r) + '\n');
 process.exit(0);

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // `npm run bench [-- --suite NAME ...]`: benchmarks that print a table and append JSON lines
 //   {"suite","case","engine","metric","value","unit", ...run info}
-// to bench-results/bench.jsonl. Browser suites run in headless Chromium on its WebGPU adapter
+// to bench-results/bench.jsonl, each suite's as soon as that suite finishes (a later crash or a
+// failing suite loses nothing already measured). Browser suites run in headless Chromium on its WebGPU adapter
 // (bench/main.ts, served by Vite); Node suites are scripts/bench-<name>.ts run through tsx.
 // Speed is reported beside a peer measured in the same run; compare ratios, not absolutes.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chromium.mjs';
+import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
 const BROWSER_SUITES = ['matmul', 'train', 'generate', 'rollout'];
 const NODE_SUITES = ['tokenizer', 'judge', 'pipeline'];
@@ -25,12 +27,19 @@ for (const s of wanted) {
 mkdirSync('bench-results', { recursive: true });
 const runId = new Date().toISOString();
 const allRecords = [];
+const failed = [];
+/** Writes a finished suite's records to the results file now and keeps them for the tables. */
+function keep(records, extra) {
+  allRecords.push(...appendRecords(values.out, records, extra));
+  if (records.length) console.log(`[bench] ${records.length} records appended to ${values.out}`);
+}
 
 async function runBrowserSuites(names) {
   const chromium = findChromium();
   if (!chromium) {
     console.error(HOW_TO_GET_CHROMIUM);
-    process.exit(1);
+    failed.push(...names);
+    return;
   }
   Object.assign(process.env, gpuEnv());
   const { createServer } = await import('vite');
@@ -49,8 +58,16 @@ async function runBrowserSuites(names) {
     const runnable = names.filter((n) => available.includes(n));
     for (const n of names.filter((n) => !available.includes(n))) console.log(`bench: suite '${n}' is not built yet; skipped`);
     if (runnable.length === 0) return;
-    const { adapter, records } = await page.evaluate((s) => window.runBench(s), runnable);
-    for (const r of records) allRecords.push({ ...r, adapter, runtime: 'chromium', run: runId });
+    // One suite per call, so each suite's records are on disk before the next one starts.
+    for (const name of runnable) {
+      try {
+        const { adapter, records } = await page.evaluate((s) => window.runBench(s), [name]);
+        keep(records, { adapter, runtime: 'chromium', run: runId });
+      } catch (e) {
+        failed.push(name);
+        console.error(`bench: suite '${name}' failed: ${e.message}`);
+      }
+    }
   } finally {
     await browser.close();
     await server.close();
@@ -68,17 +85,27 @@ function runNodeSuite(name) {
   console.log(`\n[bench] ${name}: npx tsx ${script}`);
   const r = spawnSync('npx', ['tsx', '--import', './bin/raw-hook.mjs', script, '--json', tmp], { stdio: 'inherit', env: gpuEnv() });
   if (r.status !== 0) {
-    console.error(`bench: suite '${name}' failed (exit ${r.status})`);
-    return;
+    failed.push(name);
+    console.error(`bench: suite '${name}' failed (exit ${r.status}); keeping the records it wrote before failing`);
   }
-  if (existsSync(tmp)) {
-    for (const line of readFileSync(tmp, 'utf8').split('\n').filter(Boolean)) allRecords.push({ ...JSON.parse(line), runtime: 'node', run: runId });
-    rmSync(tmp, { force: true });
-  }
+  if (!existsSync(tmp)) return;
+  const { records, errors } = parseRecords(readFileSync(tmp, 'utf8'), name);
+  rmSync(tmp, { force: true });
+  keep(records, { runtime: 'node', run: runId });
+  for (const e of errors) console.error(`bench: ${e}`);
+  if (errors.length && !failed.includes(name)) failed.push(name);
 }
 
 const browserWanted = wanted.filter((s) => BROWSER_SUITES.includes(s));
-if (browserWanted.length) await runBrowserSuites(browserWanted);
+if (browserWanted.length) {
+  try {
+    await runBrowserSuites(browserWanted);
+  } catch (e) {
+    // Records of the suites that finished are already on disk; the Node suites still run.
+    failed.push(...browserWanted.filter((s) => !allRecords.some((r) => r.suite === s) && !failed.includes(s)));
+    console.error(`bench: the browser suites stopped: ${e.message}`);
+  }
+}
 for (const s of wanted.filter((s) => NODE_SUITES.includes(s))) runNodeSuite(s);
 
 // ---- report -------------------------------------------------------------------------------
@@ -93,17 +120,13 @@ for (const r of allRecords) rows.push([r.suite, r.case, r.engine, r.metric, fmt(
 if (allRecords.length) {
   console.log('\n' + table(rows));
   // Our ratio against each peer, wherever the same suite/case/metric has both.
-  const ratios = [['suite', 'case', 'metric', 'peer', 'ours / peer']];
-  const ours = allRecords.filter((r) => r.engine.startsWith('lwm'));
-  for (const o of ours) {
-    const higherIsBetter = /gflops|tokens_per_s|per_s$/.test(o.metric);
-    for (const p of allRecords.filter((r) => !r.engine.startsWith('lwm') && r.suite === o.suite && r.case === o.case && r.metric === o.metric)) {
-      const ratio = higherIsBetter ? o.value / p.value : p.value / o.value;
-      ratios.push([o.suite, o.case, o.metric, p.engine, `${ratio.toFixed(2)}× ${ratio >= 1 ? 'faster' : 'slower'}`]);
-      allRecords.push({ suite: o.suite, case: o.case, engine: `lwm-vs-${p.engine}`, metric: `speedup_${o.metric}`, value: ratio, unit: 'x', run: runId });
-    }
+  const speedups = speedupRecords(allRecords, runId);
+  if (speedups.length) {
+    const ratios = [['suite', 'case', 'metric', 'peer', 'ours / peer']];
+    for (const r of speedups) ratios.push([r.suite, r.case, r.metric.replace(/^speedup_/, ''), r.peer, `${r.value.toFixed(2)}× ${r.value >= 1 ? 'faster' : 'slower'}`]);
+    console.log('\n' + table(ratios));
+    keep(speedups, {});
   }
-  if (ratios.length > 1) console.log('\n' + table(ratios));
-  for (const r of allRecords) appendFileSync(values.out, JSON.stringify(r) + '\n');
-  console.log(`\n[bench] ${allRecords.length} records appended to ${values.out}`);
 }
+console.log(`\n[bench] ${allRecords.length} records in ${values.out} from this run${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+process.exitCode = failed.length ? 1 : 0;

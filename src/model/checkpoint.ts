@@ -1,11 +1,12 @@
 /**
- * Checkpoints: a model's weights, its config, the tokenizer it was trained with, the training
- * step and (optionally) the AdamW state, in one safetensors file.
+ * Checkpoints: a model's weights, its config, the tokenizer it was trained with and the training
+ * step in one safetensors file; the AdamW state, when kept, in a second file beside it
+ * (`X.safetensors` + `X.optim.safetensors`), so the weights file holds only what a model loads.
  *
- * Tensors (all F32, row-major, in the flat layout's order; see params.ts for shapes):
+ * Weights file tensors (all F32, row-major, in the flat layout's order; see params.ts for shapes):
  *
- *   wte                                   [vocab, d]
- *   wpe                                   [context, d]      learned positions only
+ *   wte.weight                            [vocab, d]
+ *   wpe.weight                            [context, d]      learned positions only
  *   h.{i}.ln_1.weight, h.{i}.ln_1.bias    [d]               bias: LayerNorm only
  *   h.{i}.attn.c_attn.weight              [d, 3d]           input-major (y = x·W), q|k|v
  *   h.{i}.attn.c_attn.bias                [3d]
@@ -15,22 +16,33 @@
  *   h.{i}.mlp.c_proj.weight / .bias       [f, d] / [d]
  *   ln_f.weight, ln_f.bias                [d]
  *   lm_head.weight                        [vocab, d]        untied only
- *   optimizer.m.<name>, optimizer.v.<name>  same shape as <name>   AdamW moments (optional)
- *   optimizer.step                        I32 []            AdamW's step count t (bias correction)
  *
- * The matrices follow GPT-2's Conv1D convention ([in, out]), so `h.*` tensors load into
- * Hugging Face GPT-2 after prefixing `transformer.`; `lm_head.weight` is [vocab, d] like an
- * nn.Linear's weight.
+ * These are the names and shapes of Hugging Face's GPT2Model state dict (the matrices in GPT-2's
+ * Conv1D [in, out] convention). A model with GPT-2's choices — LayerNorm, learned positions, tied
+ * embeddings, tanh GELU, mlpRatio 4 — IS a GPT-2: the file loads into transformers' GPT2 models
+ * (which add their `transformer.` prefix themselves) given a matching GPT2Config. Other choices
+ * (RMSNorm: no `.bias` norms; RoPE: no `wpe.weight`; another mlpRatio) keep the same names but
+ * are not a GPT-2 architecture; Python tools read their tensors, only our model code runs them.
+ * Files written before these names (format "lwm-studio-checkpoint/1": `wte`, `wpe`) still load, and
+ * so does transformers' own GPT2LMHeadModel.save_pretrained file (`transformer.` prefix).
+ *
+ * Optimizer file tensors: optimizer.m.<name>, optimizer.v.<name> (same shapes as the weights) and
+ * optimizer.step (I32 [], AdamW's step count t for the bias correction).
  *
  * `__metadata__` (all strings, as safetensors requires):
- *   format          "lwm-studio-checkpoint/1"
+ *   format          "pt" (what transformers requires of a safetensors file it loads)
+ *   lwm_format      "lwm-studio-checkpoint/2" (optimizer file: "lwm-studio-optimizer/2")
  *   config          the ModelConfig as JSON (fields in CONFIG_FIELDS order)
- *   step            training steps taken, decimal
+ *   step            training steps taken, decimal (both files: they must agree)
  *   tokenizer_id    optional: which tokenizer produced the token ids
  *   tokenizer_hash  optional: a hash of its vocabulary and merges
  *   anything else   kept as given, sorted by key; training writes `stage`, `tokenizer` (JSON),
  *                   `spec` (the resolved TrainSpec as JSON) and, for SFT, `mask_config` (the loss
  *                   mask's settings in the file format of docs/masking.md)
+ *
+ * In a process (training, the browser's run storage) a checkpoint travels as ONE buffer from
+ * saveCheckpoint: the weights file's tensors followed by the optimizer's. checkpointFiles splits it
+ * into the two files users get; joinCheckpointFiles puts them back together to resume.
  *
  * save → load → save gives identical bytes. Loading into a model whose config differs names
  * the first differing field; a tensor missing, extra or of the wrong shape is named with both
@@ -38,10 +50,23 @@
  */
 import { CONFIG_FIELDS, validateConfig, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
-import { readSafetensors, tensorToF32, tensorToInts, writeSafetensors, type TensorToWrite } from './safetensors.ts';
+import { readSafetensors, SafetensorsError, tensorToF32, tensorToInts, writeSafetensors, type StoredTensor, type TensorToWrite } from './safetensors.ts';
 
-export const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/1';
-const RESERVED_META = ['format', 'config', 'step', 'tokenizer_id', 'tokenizer_hash'];
+export const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/2';
+export const OPTIMIZER_FORMAT = 'lwm-studio-optimizer/2';
+/** The format of files written before the GPT-2 embedding names (`wte`, `wpe`); still read. */
+const LEGACY_FORMAT = 'lwm-studio-checkpoint/1';
+const RESERVED_META = ['format', 'lwm_format', 'config', 'step', 'tokenizer_id', 'tokenizer_hash'];
+
+/** A layout tensor's name in files: the embeddings get GPT-2's `.weight` suffix. */
+export function fileTensorName(layoutName: string): string {
+  return layoutName === 'wte' || layoutName === 'wpe' ? `${layoutName}.weight` : layoutName;
+}
+
+/** `X.safetensors` → `X.optim.safetensors`: where the optimizer state of a weights file lives. */
+export function optimizerFileName(weightsPath: string): string {
+  return weightsPath.replace(/(\.safetensors)?$/, '.optim.safetensors');
+}
 
 export interface TokenizerRef {
   id: string;
@@ -89,7 +114,8 @@ export function saveCheckpoint(ck: Checkpoint): Uint8Array {
   }
   if (!Number.isSafeInteger(ck.step) || ck.step < 0) throw new CheckpointError(`step must be a non-negative integer, got ${ck.step}`);
   const metadata: Record<string, string> = {
-    format: CHECKPOINT_FORMAT,
+    format: 'pt',
+    lwm_format: CHECKPOINT_FORMAT,
     config: configToJson(ck.config),
     step: String(ck.step),
   };
@@ -102,7 +128,7 @@ export function saveCheckpoint(ck: Checkpoint): Uint8Array {
     metadata[k] = ck.extraMetadata![k];
   }
   const tensors: TensorToWrite[] = layout.tensors.map((t) => ({
-    name: t.name,
+    name: fileTensorName(t.name),
     dtype: 'F32',
     shape: t.shape,
     data: ck.params.subarray(t.offset, t.offset + t.size),
@@ -114,7 +140,7 @@ export function saveCheckpoint(ck: Checkpoint): Uint8Array {
         throw new CheckpointError(`optimizer ${which} holds ${flat.length} elements; this config's layout needs ${layout.totalSize}`);
       }
       for (const t of layout.tensors) {
-        tensors.push({ name: `optimizer.${which}.${t.name}`, dtype: 'F32', shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) });
+        tensors.push({ name: `optimizer.${which}.${fileTensorName(t.name)}`, dtype: 'F32', shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) });
       }
     }
     if (!Number.isInteger(opt.step) || opt.step < 0 || opt.step > 0x7fffffff) {
@@ -145,10 +171,12 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
   };
   const file = readSafetensors(bytes, source);
   const meta = file.metadata;
-  // Other tools write their own format tag (PyTorch: "pt"); such a file is read by tensor names
-  // against options.config. Only another version of ours is refused, since its names may differ.
-  if (meta.format?.startsWith('lwm-studio-checkpoint/') && meta.format !== CHECKPOINT_FORMAT) {
-    fail(`format '${meta.format}' is not '${CHECKPOINT_FORMAT}' (written by a newer version of LWM Studio?)`);
+  // Our tag is `lwm_format` (files before it: `format`); files of other tools carry none and are
+  // read by tensor names against options.config. Only another version of ours is refused.
+  const tag = meta.lwm_format ?? (meta.format?.startsWith('lwm-studio-') ? meta.format : undefined);
+  if (tag === OPTIMIZER_FORMAT) fail(`is an optimizer state file (${OPTIMIZER_FORMAT}), not a checkpoint; load the weights file beside it`);
+  if (tag !== undefined && tag !== CHECKPOINT_FORMAT && tag !== LEGACY_FORMAT) {
+    fail(`format '${tag}' is not '${CHECKPOINT_FORMAT}' (written by a newer version of LWM Studio?)`);
   }
 
   let config: ModelConfig;
@@ -200,14 +228,20 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
   }
 
   const layout = paramLayout(config);
+  const found = new Set<string>();
   const readFlat = (prefix: string): Float32Array => {
     const flat = new Float32Array(layout.totalSize);
     for (const t of layout.tensors) {
-      const name = prefix + t.name;
-      const stored = file.byName.get(name);
+      // GPT-2's names first; files written before them call the embeddings `wte` / `wpe`;
+      // transformers' GPT2LMHeadModel.save_pretrained prefixes the body with `transformer.`.
+      const name = prefix + fileTensorName(t.name);
+      const legacy = prefix + t.name;
+      const hf = prefix || t.name === 'lm_head.weight' ? undefined : `transformer.${name}`;
+      const stored = file.byName.get(name) ?? file.byName.get(legacy) ?? (hf !== undefined ? file.byName.get(hf) : undefined);
       if (!stored) return fail(`tensor '${name}' [${t.shape.join(', ')}] is missing`);
+      found.add(stored.name);
       if (stored.shape.length !== t.shape.length || stored.shape.some((s, i) => s !== t.shape[i])) {
-        fail(`tensor '${name}' has shape [${stored.shape.join(', ')}] in the checkpoint, the model expects [${t.shape.join(', ')}]`);
+        fail(`tensor '${stored.name}' has shape [${stored.shape.join(', ')}] in the checkpoint, the model expects [${t.shape.join(', ')}]`);
       }
       flat.set(tensorToF32(stored), t.offset);
     }
@@ -225,13 +259,11 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
     optimizer = { m: readFlat('optimizer.m.'), v: readFlat('optimizer.v.'), step: ints[0] };
   }
 
-  const expected = new Set(layout.tensors.map((t) => t.name));
-  if (optimizer) {
-    for (const t of layout.tensors) expected.add(`optimizer.m.${t.name}`).add(`optimizer.v.${t.name}`);
-    expected.add('optimizer.step');
-  }
+  if (optimizer) found.add('optimizer.step');
+  // Older transformers GPT-2 files also store each block's causal mask buffers; they hold no weights.
+  const hfBuffer = /^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/;
   for (const t of file.tensors) {
-    if (!expected.has(t.name)) fail(`tensor '${t.name}' [${t.shape.join(', ')}] is not part of this model (${describe(layout)})`);
+    if (!found.has(t.name) && !hfBuffer.test(t.name)) fail(`tensor '${t.name}' [${t.shape.join(', ')}] is not part of this model (${describe(layout)})`);
   }
 
   const extraMetadata: Record<string, string> = {};
@@ -244,6 +276,66 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
     ...(optimizer ? { optimizer } : {}),
     ...(Object.keys(extraMetadata).length ? { extraMetadata } : {}),
   };
+}
+
+/** The two files of a checkpoint: the weights (what a model loads) and the optimizer state. */
+export interface CheckpointFiles {
+  weights: Uint8Array;
+  optimizer?: Uint8Array;
+}
+
+function rewritable(t: StoredTensor, source: string): TensorToWrite {
+  if (t.dtype === 'F32') return { name: t.name, dtype: 'F32', shape: t.shape, data: tensorToF32(t) };
+  if (t.dtype === 'I32' || t.dtype === 'U32') {
+    const ints = tensorToInts(t);
+    return { name: t.name, dtype: t.dtype, shape: t.shape, data: t.dtype === 'I32' ? Int32Array.from(ints) : Uint32Array.from(ints) };
+  }
+  throw new SafetensorsError(`${source}: tensor '${t.name}' is ${t.dtype}; checkpoints hold F32, I32 and U32 tensors`);
+}
+
+/**
+ * Splits saveCheckpoint's buffer into the weights file (its metadata and model tensors, byte for
+ * byte what saveCheckpoint writes without optimizer state) and, when it holds optimizer state,
+ * the optimizer file (`optimizer.*` tensors; metadata: format, lwm_format, config, step).
+ */
+export function checkpointFiles(bytes: Uint8Array, source = 'checkpoint'): CheckpointFiles {
+  const file = readSafetensors(bytes, source);
+  const opt = file.tensors.filter((t) => t.name.startsWith('optimizer.'));
+  if (!opt.length) return { weights: bytes };
+  const weights = writeSafetensors(
+    file.tensors.filter((t) => !t.name.startsWith('optimizer.')).map((t) => rewritable(t, source)),
+    file.metadata,
+  );
+  const meta = file.metadata;
+  const optimizer = writeSafetensors(
+    opt.map((t) => rewritable(t, source)),
+    { format: 'pt', lwm_format: OPTIMIZER_FORMAT, ...(meta.config !== undefined ? { config: meta.config } : {}), step: meta.step ?? '0' },
+  );
+  return { weights, optimizer };
+}
+
+/**
+ * The one buffer loadCheckpoint and training take, from a weights file and (to resume) the
+ * optimizer file written beside it. Refuses an optimizer file of another step or config: a stale
+ * one would resume the wrong moments.
+ */
+export function joinCheckpointFiles(files: CheckpointFiles, source = 'checkpoint'): Uint8Array {
+  if (!files.optimizer) return files.weights;
+  const optSource = `${source} (optimizer state)`;
+  const w = readSafetensors(files.weights, source);
+  const o = readSafetensors(files.optimizer, optSource);
+  const fail = (msg: string): never => {
+    throw new CheckpointError(`${optSource}: ${msg}`);
+  };
+  if (o.metadata.lwm_format !== OPTIMIZER_FORMAT) fail(`lwm_format is ${JSON.stringify(o.metadata.lwm_format ?? null)}, not '${OPTIMIZER_FORMAT}'`);
+  if ((o.metadata.step ?? '0') !== (w.metadata.step ?? '0')) {
+    fail(`is for step ${o.metadata.step} but the weights are at step ${w.metadata.step ?? 0}; a stale file? remove it to start from the weights alone`);
+  }
+  if (o.metadata.config !== undefined && w.metadata.config !== undefined && o.metadata.config !== w.metadata.config) fail('was written for another model config');
+  const bad = o.tensors.find((t) => !t.name.startsWith('optimizer.'));
+  if (bad) fail(`tensor '${bad.name}' is not optimizer state`);
+  if (w.tensors.some((t) => t.name.startsWith('optimizer.'))) throw new CheckpointError(`${source}: already holds optimizer state`);
+  return writeSafetensors([...w.tensors, ...o.tensors].map((t) => rewritable(t, source)), w.metadata);
 }
 
 function describe(layout: ParamLayout): string {

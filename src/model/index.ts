@@ -3,13 +3,15 @@
  *
  *   config.ts       ModelConfig, validateConfig (errors name the field), PRESETS, paramCount,
  *                   forwardFlops / trainStepFlops (napkin maths for benchmarks)
- *   params.ts       paramLayout: every parameter in ONE flat Float32Array, GPT-2 names, each
+ *   params.ts       paramLayout: every parameter in ONE flat Float32Array, GPT-2 names (files
+ *                   add `.weight` to the embeddings `wte`, `wpe`, as transformers does), each
  *                   tensor at a 64-element (256-byte) aligned offset; gradients and Adam m, v
  *                   share the layout; decayed tensors (matrices) form one contiguous range
  *   init.ts         initParams(config, seed): GPT-2 initialisation, byte-identical per seed
  *   safetensors.ts  readSafetensors / writeSafetensors, strict validation
  *   checkpoint.ts   saveCheckpoint / loadCheckpoint: weights + config + tokenizer + step
- *                   (+ AdamW state), byte-exact round trip; tensor names documented there
+ *                   (+ AdamW state), byte-exact round trip; checkpointFiles splits it into the
+ *                   weights file (loads in transformers) and the optimizer file; names there
  *
  * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, AdamW, schedule,
  * generation) on the same flat layout; the WebGPU model must follow its losses.

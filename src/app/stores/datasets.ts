@@ -4,8 +4,8 @@
 import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
 import type { Trajectory } from '../../core/schema/types.ts';
-import { duplicateIdErrors, formatDataError, type DataError } from '../../core/schema/validate.ts';
-import { importStream, type FormatName } from '../../core/formats/index.ts';
+import { formatDataError, type DataError } from '../../core/schema/validate.ts';
+import { importStream, type FormatName, type IdSource } from '../../core/formats/index.ts';
 import { deleteDataset, listDatasets, loadTrajectories, newDatasetId, saveDataset, updateTrajectory } from '../../storage/datasets.ts';
 import type { DatasetMeta } from '../../storage/db.ts';
 
@@ -173,6 +173,9 @@ export const useDatasetStore = create<DatasetState>()(
             return out;
           };
           set({ importing: { file: files[0]?.name ?? '', consumed: 0, total, trajectories: 0, errors: 0 }, lastImport: null });
+          // Ids must be unique within a dataset (splits and the RL pool key on them): one map of
+          // taken ids across all files, so the importer leaves every later copy out with an error.
+          const seenIds = new Map<string, IdSource>();
           try {
             for (const file of files) {
               const base = before;
@@ -181,6 +184,7 @@ export const useDatasetStore = create<DatasetState>()(
                 format,
                 total: file.size,
                 progressEvery: 200,
+                seenIds,
                 onProgress: (p) => set({ importing: { file: file.name, consumed: base + p.consumed, total, trajectories: trajectories.length, errors: errorCount } }),
               })) {
                 if (ev.kind === 'format') formats.add(ev.format);
@@ -194,17 +198,6 @@ export const useDatasetStore = create<DatasetState>()(
             }
           } catch (e) {
             return outcome({ failure: `Reading the file failed: ${(e as Error).message}. Nothing was stored.` });
-          }
-          // Ids must be unique within a dataset (splits and the RL pool key on them): keep the first.
-          const dups = duplicateIdErrors(trajectories);
-          if (dups.length) {
-            const seen = new Set<string>();
-            const unique = trajectories.filter((t) => (seen.has(t.id) ? false : (seen.add(t.id), true)));
-            trajectories.splice(0, trajectories.length, ...unique);
-            for (const d of dups) {
-              errorCount++;
-              if (errors.length < MAX_SHOWN_ERRORS) errors.push({ ...d, message: `${d.message}; skipped` });
-            }
           }
           if (!trajectories.length) return outcome({ failure: 'No trajectory could be read from the file. Nothing was stored.' });
           try {

@@ -5,6 +5,7 @@
 import { create } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
+import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
@@ -318,7 +319,13 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       if (!run || !ref) return;
       try {
         const bytes = await loadCheckpointBytes(ref.key);
-        saveFile(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }), `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`);
+        // Storage keeps one buffer; the user gets the weights file (loads in Hugging Face tools)
+        // and, when the run kept it, the optimizer state beside it as NAME.optim.safetensors.
+        const base = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
+        const files = checkpointFiles(bytes, base);
+        const octets = (data: Uint8Array) => new Blob([data as BlobPart], { type: 'application/octet-stream' });
+        saveFile(octets(files.weights), base);
+        if (files.optimizer) saveFile(octets(files.optimizer), optimizerFileName(base));
       } catch (e) {
         set({ error: `Could not read the checkpoint: ${(e as Error).message}` });
       }

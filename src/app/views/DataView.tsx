@@ -2,7 +2,7 @@
 // per-domain statistics with the mask-category mix, and export in every format it writes.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, type ExportTarget, type FormatName } from '../../core/formats/index.ts';
+import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, exportVerlParquet, type ExportTarget, type FormatName, type TrainingExportKind } from '../../core/formats/index.ts';
 import { checkDistribution } from '../../core/templates/index.ts';
 import { DOMAINS } from '../../core/schema/types.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
@@ -216,7 +216,9 @@ function ExportCard() {
   const versions = useTemplateStore((s) => s.versions);
   const stages = useTemplateStore((s) => s.stages);
   const [target, setTarget] = useState<ExportTarget>('native');
-  const [kind, setKind] = useState<'sft' | 'rl'>('sft');
+  const [chosenKind, setKind] = useState<TrainingExportKind>('sft');
+  // Multi-turn rows (one per trajectory) are a verl layout; other targets fall back to SFT.
+  const kind = chosenKind === 'multiturn' && target !== 'verl' ? 'sft' : chosenKind;
   const [error, setError] = useState<string | null>(null);
   const training = target === 'trl' || target === 'verl';
 
@@ -224,14 +226,19 @@ function ExportCard() {
     setError(null);
     try {
       const set = versions.length ? templateSet(versions) : undefined;
-      const dist = set ? stages[kind] : undefined;
+      const stage = kind === 'rl' ? 'rl' : 'sft';
+      const dist = set ? stages[stage] : undefined;
       if (set && dist) {
         const problems = checkDistribution(dist, set);
-        if (problems.length) throw new Error(`the ${kind.toUpperCase()} template distribution is invalid: ${problems.join('; ')}`);
+        if (problems.length) throw new Error(`the ${stage.toUpperCase()} template distribution is invalid: ${problems.join('; ')}`);
       }
-      const lines = [...exportLines(target, trajectories, { kind, mask: config, templateSet: set, templates: dist })];
-      const blob = new Blob([lines.join('\n') + '\n'], { type: 'application/x-ndjson' });
-      saveFile(blob, `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.jsonl`);
+      const options = { kind, mask: config, templateSet: set, templates: dist };
+      // verl reads Parquet; every other target is JSON lines.
+      const blob =
+        target === 'verl'
+          ? new Blob([exportVerlParquet(trajectories, options).bytes as BlobPart], { type: 'application/vnd.apache.parquet' })
+          : new Blob([[...exportLines(target, trajectories, options)].join('\n') + '\n'], { type: 'application/x-ndjson' });
+      saveFile(blob, `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.${target === 'verl' ? 'parquet' : 'jsonl'}`);
     } catch (e) {
       setError(`Export failed: ${(e as Error).message}`);
     }
@@ -253,9 +260,10 @@ function ExportCard() {
       {training ? (
         <div className="field">
           <label htmlFor="export-kind">Samples</label>
-          <select id="export-kind" value={kind} onChange={(e) => setKind(e.target.value as 'sft' | 'rl')}>
+          <select id="export-kind" value={kind} onChange={(e) => setKind(e.target.value as TrainingExportKind)}>
             <option value="sft">SFT: every turn, with mask category and loss weight</option>
             <option value="rl">RL pool: one turn per trajectory</option>
+            {target === 'verl' ? <option value="multiturn">Multi-turn SFT: one row per trajectory, a loss weight per turn</option> : null}
           </select>
           <p className="muted small">Rendered with the stage's template mix from the Prompts view and the current mask settings.</p>
         </div>

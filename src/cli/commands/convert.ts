@@ -1,12 +1,13 @@
 // `lwm convert FILE --to native|agentworldbench|trl|verl [-o OUT]`: imports FILE and writes it in
-// another format, one JSON object per line. Records that do not import are listed on stderr
-// (exit 1) and left out of the output; the rest is still written.
+// another format, one JSON object per line (verl: Parquet when OUT ends in .parquet). Records that
+// do not import are listed on stderr (exit 1) and left out of the output; the rest is still written.
+import { writeFileSync } from 'node:fs';
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
-import { EXPORT_TARGETS, exportLines, type ExportTarget } from '../../core/formats/index.ts';
+import { EXPORT_TARGETS, exportLines, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile, writeLines } from './validate.ts';
 
-const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft|rl] [--seed N] [-o OUT] [--format F] [--domain D]';
+const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft|rl|multiturn] [--seed N] [-o OUT] [--format F] [--domain D]';
 
 export function parseSeed(value: string | undefined): number {
   if (value === undefined) return 0;
@@ -28,21 +29,35 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
       `usage: ${USAGE}\n` +
         '  native           our trajectory JSONL\n' +
         '  agentworldbench  one record per turn, {task, id, prompt, response, current_prompt, system_str, turn_idx, total_turns}\n' +
-        '  trl | verl       SFT (every turn) or RL (--kind rl: one turn per trajectory) rows with mask category and loss weight\n',
+        '  trl | verl       SFT (every turn) or RL (--kind rl: one turn per trajectory) rows with mask category and loss weight;\n' +
+        '                   verl also --kind multiturn (one row per trajectory, a loss weight per turn)\n' +
+        '  -o OUT           JSON lines; for verl OUT must end in .parquet (Parquet, what verl reads) or .jsonl\n',
     );
     return 0;
   }
   const file = singleFile(positionals, USAGE, io);
   if (!values.to) throw new UsageError(`--to is required\nusage: ${USAGE}`);
   if (!(EXPORT_TARGETS as readonly string[]).includes(values.to)) throw new UsageError(`--to must be one of ${EXPORT_TARGETS.join(', ')}; got '${values.to}'`);
-  const kind = values.kind ?? 'sft';
-  if (kind !== 'sft' && kind !== 'rl') throw new UsageError(`--kind must be sft or rl, got '${kind}'`);
+  const kind = (values.kind ?? 'sft') as TrainingExportKind;
+  if (!(TRAINING_EXPORT_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${TRAINING_EXPORT_KINDS.join(', ')}, got '${kind}'`);
   if (values.kind && values.to !== 'trl' && values.to !== 'verl') throw new UsageError('--kind only applies to --to trl or --to verl');
+  if (kind === 'multiturn' && values.to !== 'verl') throw new UsageError('--kind multiturn only applies to --to verl');
   const seed = parseSeed(values.seed);
   const target = values.to as ExportTarget;
+  const out = values.out;
+  const parquet = out !== undefined && /\.parquet$/i.test(out);
+  if (parquet && target !== 'verl') throw new UsageError(`-o ${out}: Parquet is written for --to verl only; name the output .jsonl`);
+  if (target === 'verl' && out !== undefined && !parquet && !/\.jsonl$/i.test(out)) {
+    throw new UsageError(`-o ${out}: for --to verl the output must end in .parquet (Parquet, what verl reads) or .jsonl (JSON lines)`);
+  }
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: target === 'agentworldbench' });
   if (!r.readable) return 1;
-  const n = await writeLines(io, values.out, exportLines(target, r.trajectories, { kind, seed }));
-  if (values.out) io.err(`${values.out}: wrote ${n} ${target} records from ${r.trajectories.length} trajectories\n`);
+  let n: number;
+  if (parquet) {
+    const written = exportVerlParquet(r.trajectories, { kind, seed });
+    writeFileSync(out, written.bytes);
+    n = written.rows;
+  } else n = await writeLines(io, out, exportLines(target, r.trajectories, { kind, seed }));
+  if (out) io.err(`${out}: wrote ${n} ${target} ${parquet ? 'Parquet rows' : 'records'} from ${r.trajectories.length} trajectories\n`);
   return r.errorCount ? 1 : 0;
 }

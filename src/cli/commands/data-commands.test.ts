@@ -35,8 +35,21 @@ describe('lwm validate', () => {
     writeFileSync(f, `${line}\n${line}\n`);
     const r = await run('validate', f, '--json');
     expect(r.code).toBe(1);
-    expect(r.err).toContain('dup.jsonl:2: /id: duplicate trajectory id "term-0002" (first seen at');
-    expect(JSON.parse(r.out)).toMatchObject({ trajectories: 2, errors: 1, valid: false });
+    expect(r.err).toBe(`${f}:2: /id: duplicate trajectory id "term-0002": this copy (${f}:2) is left out, the id was first seen at ${f}:1\n`);
+    expect(JSON.parse(r.out)).toMatchObject({ trajectories: 1, errors: 1, valid: false });
+  });
+  it('lwm expand keeps one copy of a repeated id: no id in both splits, one RL turn per id', async () => {
+    const f = join(tmp, 'dup-expand.jsonl');
+    const t = JSON.parse(readFileSync(fx('native/trajectories.jsonl'), 'utf8').split('\n')[0]);
+    const lines = Array.from({ length: 10 }, () => JSON.stringify(t));
+    writeFileSync(f, lines.join('\n') + '\n');
+    const r = await run('expand', f, '--json', '--eval-fraction', '0.5');
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split('\n')).toHaveLength(9);
+    const s = JSON.parse(r.out);
+    expect(s).toMatchObject({ trajectories: 1, errors: 9 });
+    expect(s.train.trajectories + s.eval.trajectories).toBe(1);
+    expect(s.rlPool).toBeLessThanOrEqual(1);
   });
   it('exits 1 on a missing file and 2 on usage errors', async () => {
     expect((await run('validate', join(tmp, 'nope.jsonl'))).code).toBe(1);
@@ -74,6 +87,26 @@ describe('lwm convert', () => {
     expect(rows[0].completion[0].role).toBe('assistant');
     const rl = await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'rl', '--seed', '4');
     expect(rl.out.trim().split('\n').map((l) => JSON.parse(l).extra_info.trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
+  });
+  it('writes verl Parquet for -o *.parquet, JSON lines for *.jsonl, and refuses anything else', async () => {
+    const { parquetReadObjects } = await import('hyparquet');
+    const pq = join(tmp, 'rl.parquet');
+    const r = await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'rl', '-o', pq);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('wrote 3 verl Parquet rows');
+    const bytes = readFileSync(pq);
+    expect(bytes.subarray(0, 4).toString('latin1')).toBe('PAR1');
+    const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+    expect(rows.map((x) => (x.extra_info as { trajectory_id: string }).trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
+    const jl = join(tmp, 'mt.jsonl');
+    expect((await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'multiturn', '-o', jl)).code).toBe(0);
+    expect(readFileSync(jl, 'utf8').trim().split('\n').map((l) => JSON.parse(l).extra_info.turns)).toEqual([5, 1, 2]);
+    for (const bad of [['verl', 'x.csv'], ['verl', 'x.json'], ['trl', 'x.parquet'], ['native', 'x.parquet']]) {
+      const b = await run('convert', fx('native/trajectories.jsonl'), '--to', bad[0], '-o', join(tmp, bad[1]));
+      expect(b.code).toBe(2);
+      expect(b.err).toMatch(/\.parquet|Parquet/);
+    }
+    expect((await run('convert', fx('native/trajectories.jsonl'), '--to', 'trl', '--kind', 'multiturn')).code).toBe(2);
   });
   it('converts what imports, lists the rest and exits 1', async () => {
     const r = await run('convert', fx('openai/malformed.jsonl'), '--to', 'native');

@@ -1,6 +1,7 @@
 // `lwm train`: the training pipeline (src/train/pipeline.ts) in Node, on WebGPU through Dawn —
 // the same job code the app's worker runs.
-import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { parseCommandArgs, UsageError, type Command } from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
 import { loadFile } from './validate.ts';
@@ -9,13 +10,23 @@ import { readMaskConfigFile } from './mask.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
-  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)`;
+  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+-o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
+which --from X.safetensors picks up to resume a run of the same stage.`;
 
 /** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
 function writeAtomic(path: string, bytes: Uint8Array) {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, bytes);
   renameSync(tmp, path);
+}
+
+/** A checkpoint as two files: PATH (weights, loads in Hugging Face tools) and PATH's .optim.safetensors. */
+function writeCheckpoint(path: string, bytes: Uint8Array) {
+  const files = checkpointFiles(bytes, path);
+  if (files.optimizer) writeAtomic(optimizerFileName(path), files.optimizer);
+  else rmSync(optimizerFileName(path), { force: true });
+  writeAtomic(path, files.weights);
 }
 
 const int = (name: string, v: string | undefined, min = 1): number | undefined => {
@@ -97,6 +108,16 @@ const train: Command = async (argv, io) => {
       io.err(`${values.from}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
       return 1;
     }
+    // The optimizer state beside the weights, when there, lets a run of the same stage resume.
+    const optPath = optimizerFileName(values.from);
+    if (existsSync(optPath)) {
+      try {
+        from = joinCheckpointFiles({ weights: from, optimizer: new Uint8Array(readFileSync(optPath)) }, values.from);
+      } catch (e) {
+        io.err(`${(e as Error).message}\n`);
+        return 1;
+      }
+    }
   }
 
   const { nodeGpu } = await import('../../gpu/node.ts');
@@ -131,17 +152,18 @@ const train: Command = async (argv, io) => {
           io.err(`[${stage} ${step}/${spec.steps}] ${shown}\n`);
         },
         checkpoint: (bytes, info) => {
-          writeAtomic(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
+          writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
         },
       },
       from,
     );
-    writeAtomic(out, result.checkpoint);
+    writeCheckpoint(out, result.checkpoint);
     io.out(
       JSON.stringify({
         stage,
         steps: result.steps,
         checkpoint: out,
+        ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
         // RL keeps its best by mean reward (stored as a negative "loss" so lower is better).
         best: result.best && (stage === 'rl' ? { step: result.best.step, mean_reward: -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
         eval_loss: result.evalLoss,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
 import { FORMAT_NAMES, importStream, type FormatName, type ImportOptions } from '../../core/formats/index.ts';
-import { duplicateIdErrors, formatDataError, type DataError } from '../../core/schema/validate.ts';
+import { formatDataError, type DataError } from '../../core/schema/validate.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
 
 /** Options every data command accepts. */
@@ -52,7 +52,7 @@ export interface LoadedFile {
 export async function loadFile(
   io: CliIO,
   file: string,
-  options: ImportOptions & { collect?: boolean; maxShown?: number; checkDuplicates?: boolean } = {},
+  options: ImportOptions & { collect?: boolean; maxShown?: number } = {},
 ): Promise<LoadedFile & { turns: number; count: number }> {
   const out = { trajectories: [] as Trajectory[], errors: [] as DataError[], errorCount: 0, format: undefined as FormatName | undefined, readable: true, turns: 0, count: 0 };
   let total: number;
@@ -72,7 +72,6 @@ export async function loadFile(
       io.err(formatDataError(e) + '\n');
     }
   };
-  const ids = new Map<string, { file?: string; line?: number }>();
   for await (const ev of importStream(createReadStream(file, { highWaterMark: 1 << 20 }), { file, total, ...options })) {
     if (ev.kind === 'format') out.format = ev.format;
     else if (ev.kind === 'error') report(ev.error);
@@ -80,11 +79,6 @@ export async function loadFile(
       const t = ev.trajectory;
       out.count++;
       out.turns += t.turns.length;
-      if (options.checkDuplicates !== false) {
-        const prev = ids.get(t.id);
-        if (prev) for (const e of duplicateIdErrors([{ id: t.id, source: prev }, t])) report(e);
-        else ids.set(t.id, { file: t.source?.file, line: t.source?.line });
-      }
       if (options.collect !== false) out.trajectories.push(t);
     }
   }

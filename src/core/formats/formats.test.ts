@@ -3,7 +3,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { importAll, importStream, importText, detectFormat, domainFromFileName, type ImportProgress } from './import.ts';
 import { readLines } from './lines.ts';
-import { exportAgentWorldBench, exportNative, exportTrl, exportVerl } from './export.ts';
+import { exportAgentWorldBench, exportNative, exportTrl, exportVerl, exportVerlParquet, verlRows, VERL_COLUMNS } from './export.ts';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { renderChat, templateForSample, BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES } from '../templates/index.ts';
+import { turnSample } from '../turns/index.ts';
+import { categorizeDataset, DEFAULT_MASK_CONFIG } from '../masking/index.ts';
 import { cleanAction, cleanObservation, idStem, toAgentWorldBenchRecords } from './agentworldbench.ts';
 import { systemPromptFromText, systemPromptToText } from './systemPromptText.ts';
 import { formatDataError } from '../schema/validate.ts';
@@ -277,6 +281,49 @@ describe('AgentInstruct importer', () => {
   });
 });
 
+describe('duplicate trajectory ids', () => {
+  /** The first record of a fixture, with `id` set when the format carries ids on the record. */
+  const firstRecord = (name: string, id?: string) => {
+    const r = JSON.parse(fixture(name).toString('utf8').split('\n')[0]);
+    if (id !== undefined) r.id = id;
+    return JSON.stringify(r);
+  };
+  it.each([
+    ['native', 'native/trajectories.jsonl', undefined],
+    ['openai', 'openai/chat.jsonl', 'chat-1'],
+    ['sharegpt', 'sharegpt/tools.jsonl', 'conv-1'],
+    ['agentinstruct', 'agentinstruct/agentinstruct.jsonl', undefined],
+  ] as const)('%s: the later copy is left out with an error naming both lines', async (_format, name, id) => {
+    const line = firstRecord(name, id);
+    const r = await importText(`${line}\n${line}\n`, { file: 'dup.jsonl' });
+    expect(r.trajectories).toHaveLength(1);
+    expect(r.trajectories[0].source?.line).toBe(1);
+    expect(errorLines(r)).toEqual([
+      `dup.jsonl:2: /id: duplicate trajectory id "${r.trajectories[0].id}": this copy (dup.jsonl:2) is left out, the id was first seen at dup.jsonl:1`,
+    ]);
+  });
+  it('agentworldbench and multi-file imports: one map of taken ids spans the files', async () => {
+    const seenIds = new Map();
+    const a = await load('agentworldbench/terminal_test.jsonl', { seenIds, file: 'a/terminal_test.jsonl' });
+    const b = await load('agentworldbench/terminal_test.jsonl', { seenIds, file: 'b/terminal_test.jsonl' });
+    expect(a.trajectories.map((t) => t.id)).toEqual(['terminal_0007', 'terminal_0008']);
+    expect(a.errors).toEqual([]);
+    expect(b.trajectories).toEqual([]);
+    expect(errorLines(b)).toEqual([
+      'b/terminal_test.jsonl:1: /id: duplicate trajectory id "terminal_0007": this copy (b/terminal_test.jsonl:1) is left out, the id was first seen at a/terminal_test.jsonl:1',
+      'b/terminal_test.jsonl:4: /id: duplicate trajectory id "terminal_0008": this copy (b/terminal_test.jsonl:4) is left out, the id was first seen at a/terminal_test.jsonl:4',
+    ]);
+  });
+  it('a native record carrying a source from elsewhere is located by its own line', async () => {
+    const t = JSON.parse(firstRecord('native/trajectories.jsonl'));
+    t.source = { format: 'openai', file: 'orig.jsonl', line: 77 };
+    const line = JSON.stringify(t);
+    const r = await importText(`${line}\n\n${line}\n`, { file: 'dup.jsonl' });
+    expect(r.trajectories).toHaveLength(1);
+    expect(errorLines(r)[0]).toContain('this copy (dup.jsonl:3) is left out, the id was first seen at dup.jsonl:1');
+  });
+});
+
 describe('format detection and options', () => {
   it('detects each format and can be overridden', async () => {
     expect(detectFormat({ id: 'a', system_prompt: {}, turns: [] })).toBe('native');
@@ -350,19 +397,72 @@ describe('exporters', () => {
     expect(rows.map((r) => r.trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
     for (const r of rows) expect(r.reference).toBe(ts.find((t) => t.id === r.trajectory_id)!.turns[r.turn_index].observation);
     const verl = [...exportVerl(ts, { kind: 'rl', seed: 3 })].map((l) => JSON.parse(l));
-    expect(verl[0]).toMatchObject({ data_source: 'lwm/terminal', ability: 'world_model', reward_model: { style: 'model' } });
+    // verl validates only rule-style rows (it skips validation of style "model" when a reward model is on).
+    expect(verl[0]).toMatchObject({ data_source: 'lwm/terminal', ability: 'world_model', reward_model: { style: 'rule' } });
     expect(verl.map((r) => r.extra_info.turn_index)).toEqual(rows.map((r) => r.turn_index));
+    expect(verl.map((r) => r.extra_info.index)).toEqual([0, 1, 2]);
+    // The SFT and RL prompts share one chat layout, so the RL stage sees what SFT trained on.
+    for (const r of verl) {
+      const ts2 = ts.find((t) => t.id === r.extra_info.trajectory_id)!;
+      const s = turnSample(ts2, r.extra_info.turn_index);
+      expect(r.prompt).toEqual(renderChat(BUILTIN_TEMPLATES[r.extra_info.template], s).prompt);
+    }
   });
-  it('verl SFT rows split prompt and response at the target observation', async () => {
-    const rows = [...exportVerl(await trajectories())].map((l) => JSON.parse(l));
-    for (const r of rows) {
+  it('verl SFT rows: the prompt as chat messages (the RL layout), the wrapped observation as the response', async () => {
+    const ts = await trajectories();
+    const rows = [...exportVerl(ts)].map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(8);
+    rows.forEach((r, i) => {
       // The model generates the tag itself (SPEC §7), so the tag belongs to the response.
       expect(r.response.startsWith('<predicted_observation>\n')).toBe(true);
       expect(r.response.endsWith('\n</predicted_observation>')).toBe(true);
-      expect(r.prompt.endsWith('<|observation|>\n') || r.prompt.endsWith('Environment output:\n') || /#\d+\n$/.test(r.prompt)).toBe(true);
-      expect(r.messages.at(-1).content).toBe(r.response);
-      expect(r.messages.at(-1).role).toBe('assistant');
+      const t = ts.find((x) => x.id === r.extra_info.trajectory_id)!;
+      const chat = renderChat(BUILTIN_TEMPLATES[r.extra_info.template], turnSample(t, r.extra_info.turn_index));
+      expect(r.prompt).toEqual(chat.prompt);
+      expect(r.response).toBe(chat.completion.content);
+      // No markers of our own text layout: plain chat messages for the trainer's chat template.
+      expect(JSON.stringify(r.prompt)).not.toMatch(/<\|(system|observation|action)\|>/);
       expect(r.extra_info.mask_category).toBeTruthy();
-    }
+      expect(r.extra_info.index).toBe(i);
+    });
   });
+  it('verl multi-turn rows: one per trajectory, every observation a trained assistant message with its weight', async () => {
+    const ts = await trajectories();
+    const rows = [...verlRows(ts, { kind: 'multiturn', seed: 2 })] as {
+      messages: { role: string; content: string }[];
+      extra_info: { trajectory_id: string; turns: number; turn_loss_weights: number[]; turn_mask_categories: string[]; index: number; template: string };
+    }[];
+    expect(rows.map((r) => r.extra_info.trajectory_id)).toEqual(ts.map((t) => t.id));
+    const masks = categorizeDataset(ts, DEFAULT_MASK_CONFIG);
+    rows.forEach((r, i) => {
+      const t = ts[i];
+      const template = templateForSample(DEFAULT_STAGE_TEMPLATES.sft, { trajectoryId: t.id, turnIndex: 0 }, 2);
+      expect(r.extra_info.template).toBe(template.version);
+      expect(r.extra_info.index).toBe(i);
+      expect(r.messages.map((m) => m.role)).toEqual(['system', ...t.turns.flatMap(() => ['user', 'assistant'])]);
+      const assistants = r.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+      expect(assistants).toEqual(t.turns.map((u) => `${template.targetOpen}${u.observation}${template.targetClose}`));
+      expect(r.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(t.turns.map((u) => u.action));
+      expect(r.extra_info.turns).toBe(t.turns.length);
+      expect(r.extra_info.turn_loss_weights).toEqual(masks[i].turns.map((m) => m.weight));
+      expect(r.extra_info.turn_mask_categories).toEqual(masks[i].turns.map((m) => m.category));
+    });
+    expect(() => [...exportTrl(ts, { kind: 'multiturn' })]).toThrow(/for verl/);
+  });
+  it.each(['sft', 'rl', 'multiturn'] as const)('verl %s Parquet: same schema and rows as pyarrow writes for them', async (kind) => {
+    const ts = await trajectories();
+    const ours = exportVerlParquet(ts, { kind }).bytes;
+    const theirs = new Uint8Array(fixture(`verl/${kind}.pyarrow.parquet`));
+    const buf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+    // The fixture is what scripts/fixtures/verl_parquet.py had pyarrow write for these rows.
+    const shape = (b: Uint8Array) =>
+      parquetMetadata(buf(b)).schema.map((e) => ({ name: e.name, type: e.type, repetition: e.repetition_type ?? null, converted: e.converted_type ?? null, logical: e.logical_type?.type ?? null, children: e.num_children ?? null }));
+    expect(shape(ours)).toEqual(shape(theirs));
+    const read = async (b: Uint8Array) => JSON.parse(JSON.stringify(await parquetReadObjects({ file: buf(b) }), (_k, v) => (typeof v === 'bigint' ? Number(v) : v)));
+    const expected = [...verlRows(ts, { kind })];
+    expect(await read(ours)).toEqual(expected);
+    expect(await read(theirs)).toEqual(expected);
+    expect(Object.keys(expected[0])).toEqual(Object.keys(VERL_COLUMNS[kind]));
+  });
+
 });

@@ -48,6 +48,22 @@ export interface ImportOptions {
   maxErrors?: number;
   /** Largest JSON (non-JSONL) document held in memory, in UTF-16 units. Default 512 MiB. */
   maxDocumentChars?: number;
+  /**
+   * Ids already taken, with where each was first seen. A trajectory whose id is taken is left out
+   * with an error naming both places (ids key the train/eval split, the RL pool and the masks).
+   * Pass one map to several imports that build one dataset; the driver adds every id it keeps.
+   */
+  seenIds?: Map<string, IdSource>;
+}
+
+/** Where a trajectory id was first seen. */
+export interface IdSource {
+  file?: string;
+  line?: number;
+}
+
+function where(s: IdSource): string {
+  return `${s.file ?? '<input>'}${s.line !== undefined ? ':' + s.line : ''}`;
 }
 
 export type ImportEvent =
@@ -106,6 +122,7 @@ export async function* importStream(source: ChunkSource, options: ImportOptions 
   let format: FormatName | undefined = options.format && options.format !== 'auto' ? options.format : undefined;
   let session: ImportSession | undefined;
   const progress: ImportProgress = { consumed: 0, total: options.total, lines: 0, records: 0, trajectories: 0, errors: 0, done: false };
+  const seenIds = options.seenIds ?? new Map<string, IdSource>();
 
   const openSession = (f: FormatName) => {
     session = IMPORTERS[f].session({ file, keepRaw, fallbackDomain, domainOverride: options.domain });
@@ -123,6 +140,17 @@ export async function* importStream(source: ChunkSource, options: ImportOptions 
         for (const b of bad) yield error(t.source?.line ?? rec?.line, b.pointer, `converted trajectory "${t.id}" is invalid: ${b.message}`);
         continue;
       }
+      // One behaviour for every format: the first trajectory with an id wins, a later copy is
+      // rejected with an error naming both places, so no id can reach both splits.
+      // Importers that merge records (AgentWorldBench) know the trajectory's first line; a native
+      // record may carry a source from elsewhere, so its own line is used then.
+      const line = t.source?.line !== undefined && (t.source.file === file || !rec) ? t.source.line : rec?.line ?? t.source?.line;
+      const first = seenIds.get(t.id);
+      if (first) {
+        yield error(line, '/id', `duplicate trajectory id "${t.id}": this copy (${where({ file, line })}) is left out, the id was first seen at ${where(first)}`);
+        continue;
+      }
+      seenIds.set(t.id, { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}) });
       progress.trajectories++;
       yield { kind: 'trajectory', trajectory: t };
     }

@@ -57,32 +57,37 @@ export interface Split<T> {
 }
 
 /**
- * Splits by trajectory, never by turn, so no shared prefix of a trajectory leaks from train into
- * eval. Trajectories are ranked by a hash of (id, seed) and the lowest round(n × evalFraction)
- * go to eval: the split depends on the ids and the seed, not on the order of the input.
+ * Splits by trajectory id, never by turn, so no shared prefix of a trajectory leaks from train into
+ * eval. Distinct ids are ranked by a hash of (id, seed) and the lowest round(ids × evalFraction)
+ * go to eval: the split depends on the ids and the seed, not on the order of the input. Every
+ * trajectory with a given id goes to the same side, so even data with repeated ids (the importers
+ * refuse them, but data built in memory may have them) cannot put one id in both splits.
  */
 export function splitByTrajectory(trajectories: Trajectory[], options: SplitOptions = {}): Split<Trajectory> {
   const fraction = Math.min(1, Math.max(0, options.evalFraction ?? 0.1));
   const seed = options.seed ?? 0;
-  const keyed = trajectories.map((t, i) => ({ t, i, u: keyedUniform(t.id, seed) }));
-  const nEval = Math.round(trajectories.length * fraction);
-  // The nEval lowest draws go to eval; ties broken by input position for determinism.
-  const order = [...keyed].sort((a, b) => a.u - b.u || a.i - b.i);
-  const evalSet = new Set(order.slice(0, nEval).map((k) => k.i));
+  const ids = [...new Set(trajectories.map((t) => t.id))];
+  const nEval = Math.round(ids.length * fraction);
+  // The nEval lowest draws go to eval; ties (equal draws) broken by the id itself.
+  const order = ids.map((id) => ({ id, u: keyedUniform(id, seed) })).sort((a, b) => a.u - b.u || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const evalIds = new Set(order.slice(0, nEval).map((k) => k.id));
   const split: Split<Trajectory> = { train: [], eval: [] };
-  for (const k of keyed) (evalSet.has(k.i) ? split.eval : split.train).push(k.t);
+  for (const t of trajectories) (evalIds.has(t.id) ? split.eval : split.train).push(t);
   return split;
 }
 
 /**
- * The RL pool: exactly one turn per trajectory with at least one turn, chosen by (id, seed).
- * Several turns of one trajectory share a prefix; in one RL batch they would collapse the
- * group's reward signal (SPEC §3).
+ * The RL pool: exactly one turn per trajectory id with at least one turn, chosen by (id, seed);
+ * of several trajectories with one id only the first non-empty one is drawn from. Several turns
+ * of one trajectory share a prefix; in one RL batch they would collapse the group's reward
+ * signal (SPEC §3).
  */
 export function rlPool(trajectories: Trajectory[], seed = 0): TurnSample[] {
   const out: TurnSample[] = [];
+  const taken = new Set<string>();
   for (const t of trajectories) {
-    if (!t.turns.length) continue;
+    if (!t.turns.length || taken.has(t.id)) continue;
+    taken.add(t.id);
     const i = Math.floor(keyedUniform(t.id, seed ^ 0x5eed) * t.turns.length);
     out.push(turnSample(t, i));
   }

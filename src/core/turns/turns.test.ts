@@ -54,6 +54,25 @@ describe('splitByTrajectory', () => {
     const c = splitByTrajectory(ts, { evalFraction: 0.3, seed: 8 });
     expect(new Set(c.eval.map((t) => t.id))).not.toEqual(new Set(a.eval.map((t) => t.id)));
   });
+  it('keeps every copy of a repeated id on one side, whatever the seed and fraction', () => {
+    // 40 distinct ids, one of them repeated 10 times (as a careless merge of files produces).
+    const ts = dataset(40);
+    const dup = ts[3];
+    for (let k = 0; k < 9; k++) ts.push({ ...dup, turns: dup.turns.map((t) => ({ ...t })) });
+    for (const seed of [0, 1, 2, 3, 4, 5, 6, 7, 42]) {
+      for (const evalFraction of [0.1, 0.25, 0.5]) {
+        const { train, eval: ev } = splitByTrajectory(ts, { evalFraction, seed });
+        const trainIds = new Set(train.map((t) => t.id));
+        expect(ev.filter((t) => trainIds.has(t.id))).toEqual([]);
+        expect(train.length + ev.length).toBe(ts.length);
+        // The eval share is of distinct ids, not of rows.
+        expect(new Set(ev.map((t) => t.id)).size).toBe(Math.round(40 * evalFraction));
+        // The RL pool takes one turn per id, never nine from the repeated one.
+        const pool = rlPool(train, seed);
+        expect(pool.map((s) => s.trajectoryId).sort()).toEqual([...trainIds].sort());
+      }
+    }
+  });
   it('handles the edge fractions', () => {
     const ts = dataset(10);
     expect(splitByTrajectory(ts, { evalFraction: 0 }).eval).toEqual([]);
