@@ -13,6 +13,7 @@ import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { RopeKernel } from '../gpu/kernels/rope.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
+import { submit } from '../gpu/kernels/common.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { headSize, mlpHidden, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
@@ -242,12 +243,10 @@ export class GpuGenerator {
   /** One submission: forward of `graph` on `tokens`, then sampling; returns the sampled ids. */
   private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
     this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
-    const enc = this.rt.device.createCommandEncoder({ label: 'gen.step' });
-    const pass = enc.beginComputePass({ label: 'gen.step' });
-    graph.encode(pass, this.params, caches, pastLen, prefix);
-    sampler.encode(pass, graph.bufs.logits, this.sampled, step);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gen.step', (pass) => {
+      graph.encode(pass, this.params, caches, pastLen, prefix);
+      sampler.encode(pass, graph.bufs.logits, this.sampled, step);
+    });
     return this.rt.readU32(this.sampled, sampler.shape.N);
   }
 

@@ -17,6 +17,7 @@ import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { RopeKernel } from '../gpu/kernels/rope.ts';
 import { XentKernel } from '../gpu/kernels/xent.ts';
+import { submit } from '../gpu/kernels/common.ts';
 import { AdamWKernel } from '../gpu/kernels/adamw.ts';
 import { GspoKernel, type GspoStats } from '../gpu/kernels/gspo.ts';
 import { LogprobKernel } from '../gpu/kernels/logprob.ts';
@@ -483,14 +484,12 @@ export class GpuGpt {
     const W = this.writeBatch(batch);
     this.xent.setWeightSum(W);
     this.adamw.setStep(this.step, lr);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.train_step' });
-    const pass = enc.beginComputePass({ label: 'gpt.train_step' });
-    this.encodeForward(pass);
-    this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
-    this.encodeBackward(pass);
-    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.train_step', (pass) => {
+      this.encodeForward(pass);
+      this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+      this.encodeBackward(pass);
+      this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    });
     this.step++;
     const out: StepResult = {};
     if (read.loss) out.loss = (await this.rt.readF32(this.loss, 1))[0];
@@ -503,12 +502,10 @@ export class GpuGpt {
   async evalLoss(batch: ModelBatch): Promise<number> {
     const W = this.writeBatch(batch);
     this.xentEval.setWeightSum(W);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.eval' });
-    const pass = enc.beginComputePass({ label: 'gpt.eval' });
-    this.encodeForward(pass);
-    this.xentEval.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.eval', (pass) => {
+      this.encodeForward(pass);
+      this.xentEval.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+    });
     return (await this.rt.readF32(this.loss, 1))[0];
   }
 
@@ -516,11 +513,9 @@ export class GpuGpt {
   async logitsOf(batch: Pick<ModelBatch, 'B' | 'T' | 'inputs'>): Promise<Float32Array> {
     const N = this.N;
     this.writeBatch({ ...batch, targets: new Uint32Array(N), weights: new Float32Array(N) });
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logits' });
-    const pass = enc.beginComputePass();
-    this.encodeForward(pass);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.logits', (pass) => {
+      this.encodeForward(pass);
+    });
     return this.rt.readF32(this.logits, N * this.config.vocabSize);
   }
 
@@ -542,13 +537,11 @@ export class GpuGpt {
   /** Per-token log-probabilities of each response under the current weights, packed [B, Lmax]. */
   async responseLogprobs(batch: RlBatch): Promise<Float32Array> {
     const rl = this.writeRlBatch(batch);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logprobs' });
-    const pass = enc.beginComputePass();
-    this.encodeForward(pass);
-    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
-    rl.gather.encodeGather(pass, rl.logp, rl.packed);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.logprobs', (pass) => {
+      this.encodeForward(pass);
+      rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+      rl.gather.encodeGather(pass, rl.logp, rl.packed);
+    });
     return this.rt.readF32(rl.packed, batch.B * this.options.rl!.Lmax);
   }
 
@@ -564,18 +557,16 @@ export class GpuGpt {
     this.rt.write(rl.old, logpOld);
     this.rt.write(rl.advantages, Float32Array.from(advantages));
     this.adamw.setStep(this.step, lr);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.gspo_step' });
-    const pass = enc.beginComputePass({ label: 'gpt.gspo_step' });
-    this.encodeForward(pass);
-    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
-    rl.gather.encodeGather(pass, rl.logp, rl.packed);
-    rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
-    rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
-    rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
-    this.encodeBackward(pass, rl.dlogits);
-    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.gspo_step', (pass) => {
+      this.encodeForward(pass);
+      rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+      rl.gather.encodeGather(pass, rl.logp, rl.packed);
+      rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
+      rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
+      rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
+      this.encodeBackward(pass, rl.dlogits);
+      this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    });
     this.step++;
     const stats = await GspoKernel.readStats(this.rt, rl.stats);
     return read.gradNorm ? { ...stats, gradNorm: (await this.adamw.readGradNorm()).norm } : stats;

@@ -3,7 +3,8 @@ import { ADAMW_DEFAULTS, adamwStepRef, buildDecayMask, lrSchedule, type DecaySeg
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { AdamWKernel } from './adamw.ts';
 
 const SCHEDULE = { warmup: 2, total: 10, peak: 1e-2, min: 1e-3 };
@@ -30,7 +31,7 @@ async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradS
     rt.write(G, grads);
     const lr = lrSchedule(step, SCHEDULE);
     k.setStep(step, lr);
-    await submit(rt, (pass) => k.encode(pass, P, G, M, Vb));
+    submit(rt, 'test', (pass) => k.encode(pass, P, G, M, Vb));
     const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
     const got = await k.readGradNorm();
     const what = `size ${size} step ${step}`;

@@ -6,7 +6,7 @@ import code from '../../../shaders/adamw.wgsl?raw';
 import { ADAMW_DEFAULTS, buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './elementwise.ts';
+import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
 
 export const ADAMW_SHADER = wgsl('adamw.wgsl', code);
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
@@ -86,15 +86,9 @@ export class AdamWKernel {
 
   encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
     for (const [what, b] of [['params', params], ['grads', grads], ['m', m], ['v', v]] as const) needWords('adamw', what, b, this.size);
-    pass.setPipeline(this.partial);
-    pass.setBindGroup(0, this.binds.get(this.partial, 'partial', [this.params, grads, this.partials]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.numPartials / 64));
-    pass.setPipeline(this.final);
-    pass.setBindGroup(0, this.binds.get(this.final, 'final', [this.params, this.partials, this.gradNorm]));
-    pass.dispatchWorkgroups(1);
-    pass.setPipeline(this.update);
-    pass.setBindGroup(0, this.binds.get(this.update, 'update', [this.params, params, grads, m, v, this.gradNorm, this.mask]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
+    this.binds.dispatch(pass, this.partial, [this.params, grads, this.partials], grid(this.rt, this.numPartials / 64));
+    this.binds.dispatch(pass, this.final, [this.params, this.partials, this.gradNorm], [1]);
+    this.binds.dispatch(pass, this.update, [this.params, params, grads, m, v, this.gradNorm, this.mask], grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
   }
 
   /** (‖g‖ before clipping, clip factor) of the last encoded step. */
