@@ -25,7 +25,7 @@ import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { SeqSpan } from '../reference/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
-import { ADAMW_DEFAULTS, type AdamWConfig } from '../reference/adamw.ts';
+import { ADAMW_DEFAULTS, type AdamWConfig } from './optim.ts';
 import { headSize, mlpHidden, type ModelConfig } from './config.ts';
 import { paramLayout, tensorSegments, type ParamLayout, type ParamTensor } from './params.ts';
 import type { Checkpoint } from './checkpoint.ts';
