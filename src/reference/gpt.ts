@@ -21,10 +21,11 @@
 //   logits = norm_f(x)·wteᵀ   (or ·lm_headᵀ when untied)
 //   loss = Σ w_r · CE_r / Σ w_r   (0 when Σ w_r = 0; weight-0 rows are skipped entirely, so
 //          their targets may be anything, e.g. padding)
-import { headSize, mlpHidden, type ModelConfig } from '../model/config.ts';
+import type { ModelConfig } from '../model/config.ts';
 import type { AdamWConfig, LrSchedule } from '../model/optim.ts';
 import { lrAt } from '../model/optim.ts';
 import { paramLayout, tensorSegments, type BlockParams, type ParamLayout } from '../model/params.ts';
+import { blockPlan, type BlockPlan } from '../model/plan.ts';
 import { adamwStepRef, buildDecayMask } from './adamw.ts';
 import { attentionBackwardRef, attentionForwardRef } from './attention.ts';
 import { addRef, biasAddRef, biasGradRef, geluBackwardRef, geluForwardRef } from './elementwise.ts';
@@ -72,7 +73,7 @@ interface NormActs {
 
 /** The norm twin's shape for a norm over d of `rows` rows with gamma at w (and beta at b). */
 function normShape(c: ModelConfig, rows: number, w: { offset: number }, b?: { offset: number }): NormShape {
-  return { rows, C: c.dModel, kind: c.norm === 'layernorm' ? 'layer' : 'rms', eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 };
+  return { rows, C: c.dModel, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 };
 }
 
 function normForward(x: F64, p: F64, s: NormShape): NormActs {
@@ -104,23 +105,26 @@ interface BlockActivations {
 /** Shapes shared by every block of one forward: B sequences of T tokens from position `pos`. */
 interface BlockDims {
   c: ModelConfig;
+  plan: BlockPlan;
   B: number;
   T: number;
   rows: number;
   pos: number;
 }
 
-const ropeShape = ({ c, rows, T }: BlockDims) => ({ rows, T, H: c.heads, D: headSize(c), base: c.ropeBase });
-const attnShape = ({ c, B, T }: BlockDims) => ({ B, T, H: c.heads, D: headSize(c) });
+const ropeShape = ({ c, plan, rows, T }: BlockDims) => ({ rows, T, H: plan.heads, D: plan.headSize, base: c.ropeBase });
+const attnShape = ({ plan, B, T }: BlockDims) => ({ B, T, H: plan.heads, D: plan.headSize });
 
-/** x → x + attn(norm1(x)) → + mlp(norm2(·)): the same ops, in the same order, as the GPU block. */
+/**
+ * x → x + attn(norm1(x)) → + mlp(norm2(·)): the ops of the config's BlockPlan (src/model/plan.ts),
+ * in the order the GPU block (src/model/block.ts) encodes them.
+ */
 function blockForward(xIn: F64, bp: BlockParams, p: F64, g: BlockDims): BlockActivations {
-  const { c, rows } = g;
-  const d = c.dModel;
-  const f = mlpHidden(c);
+  const { c, plan, rows } = g;
+  const { C: d, F: f } = plan;
   const ln1 = normForward(xIn, p, normShape(c, rows, bp.ln1Weight, bp.ln1Bias));
   const qkv = linear(ln1.y, rows, d, 3 * d, p, bp.attnWeight.offset, bp.attnBias.offset);
-  if (c.positions === 'rope') ropeRef(qkv, ropeShape(g), g.pos, 1);
+  if (plan.rope) ropeRef(qkv, ropeShape(g), g.pos, 1);
   const att = attentionForwardRef(qkv, attnShape(g)).out;
   const proj = linear(att, rows, d, d, p, bp.attnProjWeight.offset, bp.attnProjBias.offset);
   const xMid = addRef(xIn, proj, new Float64Array(rows * d));
@@ -132,15 +136,14 @@ function blockForward(xIn: F64, bp: BlockParams, p: F64, g: BlockDims): BlockAct
 
 /** The block's output x_{l+1} = xMid + mlp(ln2(xMid)). */
 function blockOutput(a: BlockActivations, bp: BlockParams, p: F64, g: BlockDims): F64 {
-  const mlp = linear(a.act, g.rows, mlpHidden(g.c), g.c.dModel, p, bp.mlpProjWeight.offset, bp.mlpProjBias.offset);
+  const mlp = linear(a.act, g.rows, g.plan.F, g.plan.C, p, bp.mlpProjWeight.offset, bp.mlpProjBias.offset);
   return addRef(a.xMid, mlp, mlp);
 }
 
 /** From d x_{l+1} to d x_l; every parameter gradient of the block accumulates into grad. */
 function blockBackward(dx: F64, a: BlockActivations, bp: BlockParams, p: F64, g: BlockDims, grad: F64): F64 {
-  const { c, rows } = g;
-  const d = c.dModel;
-  const f = mlpHidden(c);
+  const { c, plan, rows } = g;
+  const { C: d, F: f } = plan;
   // MLP branch: x = xMid + mlp(ln2(xMid)).
   const dAct = linearBackward(dx, a.act, rows, f, d, p, bp.mlpProjWeight.offset, bp.mlpProjBias.offset, grad);
   const dFc = geluBackwardRef(a.fc, dAct, dAct);
@@ -150,7 +153,7 @@ function blockBackward(dx: F64, a: BlockActivations, bp: BlockParams, p: F64, g:
   // Attention branch: xMid = xIn + proj(attn(ln1(xIn))).
   const dAtt = linearBackward(dMid, a.att, rows, d, d, p, bp.attnProjWeight.offset, bp.attnProjBias.offset, grad);
   const dQkv = attentionBackwardRef(a.qkv, dAtt, attnShape(g));
-  if (c.positions === 'rope') ropeRef(dQkv, ropeShape(g), g.pos, -1);
+  if (plan.rope) ropeRef(dQkv, ropeShape(g), g.pos, -1);
   const dLn1 = linearBackward(dQkv, a.ln1.y, rows, d, 3 * d, p, bp.attnWeight.offset, bp.attnBias.offset, grad);
   const dIn = normBackward(dLn1, a.xIn, a.ln1, p, normShape(c, rows, bp.ln1Weight, bp.ln1Bias), grad);
   return addRef(dIn, dMid, dIn);
@@ -204,7 +207,7 @@ export function gptForward(
   const p = params instanceof Float64Array ? params : Float64Array.from(params);
   const rows = B * T;
   checkInputs(c, inputs, rows, T, positionOffset);
-  const g: BlockDims = { c, B, T, rows, pos: positionOffset };
+  const g: BlockDims = { c, plan: blockPlan(c), B, T, rows, pos: positionOffset };
   let x: F64 = embeddingForwardRef(inputs, p, embeddingShape(c, layout, rows, T, positionOffset), new Float64Array(rows * c.dModel));
   const blocks: BlockActivations[] = [];
   for (const bp of layout.blocks) {
@@ -285,7 +288,7 @@ export function gptLossAndGrad(params: Floats, c: ModelConfig, batch: TokenBatch
   const d = c.dModel;
   const V = c.vocabSize;
   const rows = B * T;
-  const g: BlockDims = { c, B, T, rows, pos: 0 };
+  const g: BlockDims = { c, plan: blockPlan(c), B, T, rows, pos: 0 };
   // logits = lnF·Eᵀ: dlnF = dlogits·E, dE += dlogitsᵀ·lnF (rows with weight 0 have dlogits 0).
   const head = (layout.lmHead ?? layout.wte).offset;
   const dLnF = matmulRef(ce.dlogits, p, new Float64Array(rows * d), { M: rows, N: d, K: V, offsetB: head });
