@@ -35,8 +35,8 @@ module.exports = {
     onlyImports(
       'reference-imports-core',
       'reference',
-      ['core', 'model/(config|params)\\.ts$'],
-      'the CPU oracle never uses what it checks: per-op twins import core only; the whole-model reference reads the model config and parameter layout.',
+      ['core', 'model/(config|params|plan|optim)\\.ts$'],
+      'the CPU oracle never uses what it checks: per-op twins import core only; the whole-model reference reads the model config, parameter layout, block plan and optimiser settings (plain data, no GPU).',
     ),
     onlyImports('gpu-below-model', 'gpu', ['reference', 'core'], 'the GPU runtime and kernels know no model, training or UI; they share shape checks with their reference twins.'),
     onlyImports('model-below-train', 'model', ['gpu', 'reference', 'core'], 'the model is driven by train and backends, never the other way.'),

@@ -9,7 +9,8 @@ import '@tensorflow/tfjs-backend-wasm';
 import { parseArgs } from 'node:util';
 import { presetConfig } from '../src/model/config.ts';
 import { initParams } from '../src/model/init.ts';
-import { DEFAULT_ADAMW, ReferenceTrainer, gptLossAndGrad } from '../src/reference/gpt.ts';
+import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import { ReferenceTrainer, gptLossAndGrad } from '../src/reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { TfjsGpt } from './tfjs-gpt.ts';
 
@@ -47,7 +48,7 @@ for (const t of [...(await import('../src/model/params.ts')).paramLayout(config)
 }
 console.log(`worst relative gradient difference: ${worst.toExponential(2)}`);
 
-const trainer = new ReferenceTrainer(config, init, DEFAULT_ADAMW, { maxLr: LR, minLr: LR, warmupSteps: 0, totalSteps: 1 });
+const trainer = new ReferenceTrainer(config, init, ADAMW_DEFAULTS, { maxLr: LR, minLr: LR, warmupSteps: 0, totalSteps: 1 });
 const refLosses: number[] = [];
 const tfLosses: number[] = [];
 for (const b of batches) {

@@ -12,7 +12,7 @@ import type * as tfjs from '@tensorflow/tfjs-core';
 import type { ModelConfig } from '../src/model/config.ts';
 import { headSize } from '../src/model/config.ts';
 import { paramLayout, type ParamLayout } from '../src/model/params.ts';
-import { ADAMW_DEFAULTS } from '../src/reference/adamw.ts';
+import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
 
 type Tf = typeof tfjs;
 type T2 = tfjs.Tensor2D;

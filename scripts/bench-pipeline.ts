@@ -10,7 +10,8 @@ import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { presetConfig, type PresetName } from '../src/model/config.ts';
 import { GpuGpt } from '../src/model/gpt.ts';
 import { initParams } from '../src/model/init.ts';
-import { DEFAULT_ADAMW, ReferenceTrainer } from '../src/reference/gpt.ts';
+import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import { ReferenceTrainer } from '../src/reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { runTraining, type Stage } from '../src/train/pipeline.ts';
 
@@ -41,7 +42,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   const init = initParams(config, 1);
   const model = await GpuGpt.create(rt, config, { batch: B, T });
   model.setParams(init);
-  const ref = new ReferenceTrainer(config, init, DEFAULT_ADAMW, { maxLr: 1e-3, minLr: 1e-4, warmupSteps: 1, totalSteps: 100 });
+  const ref = new ReferenceTrainer(config, init, ADAMW_DEFAULTS, { maxLr: 1e-3, minLr: 1e-4, warmupSteps: 1, totalSteps: 100 });
   const gpu: number[] = [];
   const cpu: number[] = [];
   for (let s = 0; s < 6; s++) {

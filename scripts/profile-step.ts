@@ -35,11 +35,7 @@ const recorder = {
   dispatchWorkgroups: (x: number, y = 1, z = 1) => void calls.push({ pipeline: pipeline!, groups: [...groups], wg: [x, y, z] }),
   end: () => {},
 } as unknown as GPUComputePassEncoder;
-const m = model as unknown as { encodeForward(p: GPUComputePassEncoder): void; encodeBackward(p: GPUComputePassEncoder): void; xent: { encode(...a: unknown[]): void }; adamw: { encode(...a: unknown[]): void }; logits: GPUBuffer; targets: GPUBuffer; weights: GPUBuffer; nll: GPUBuffer; loss: GPUBuffer };
-m.encodeForward(recorder);
-m.xent.encode(recorder, m.logits, m.targets, m.weights, m.nll, m.loss);
-m.encodeBackward(recorder);
-m.adamw.encode(recorder, model.params, model.grads, model.m, model.v);
+model.encodeTrainStep(recorder);
 
 const qs = rt.device.createQuerySet({ type: 'timestamp', count: calls.length * 2 });
 const resolve = rt.createBuffer('profile.ts', calls.length * 16, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC);

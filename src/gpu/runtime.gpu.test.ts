@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ShaderCompileError } from './errors.ts';
+import { makeBindGroup } from './kernels/common.ts';
 import { wgsl } from './shaders.ts';
 import { gpuRuntime } from './testing/runtime.ts';
 
@@ -65,7 +66,7 @@ describe('GpuRuntime', () => {
     const t = await rt.timed((enc, ts) => {
       const pass = enc.beginComputePass({ timestampWrites: ts.first && { ...ts.first, endOfPassWriteIndex: 1 } });
       pass.setPipeline(p3);
-      pass.setBindGroup(0, rt.bindGroup(p3, [out]));
+      pass.setBindGroup(0, makeBindGroup(rt, p3, [out]));
       pass.dispatchWorkgroups(1);
       pass.end();
     });

@@ -1,6 +1,7 @@
 // The WebGPU runtime: one device, with accounting for every buffer it allocates, a pipeline
 // cache, read-back helpers, GPU timing and device-loss handling. Kernel launchers in
-// src/gpu/kernels take a GpuRuntime; nothing above this layer touches navigator.gpu.
+// src/gpu/kernels take a GpuRuntime (bind groups and submissions: src/gpu/kernels/common.ts);
+// nothing above this layer touches navigator.gpu.
 import { DeviceLostError, ShaderCompileError, WEBGPU_HELP, WebGPUUnavailableError, type ShaderMessage } from './errors.ts';
 import type { ShaderSource } from './shaders.ts';
 
@@ -331,18 +332,6 @@ export class GpuRuntime {
       p.catch(() => this.pipelines.delete(key));
     }
     return p;
-  }
-
-  /**
-   * Bind buffers (or byte ranges of them) to a pipeline's group 0 in binding order. A range's
-   * offset must be a multiple of 256 bytes (minStorageBufferOffsetAlignment).
-   */
-  bindGroup(pipeline: GPUComputePipeline, buffers: BufferBinding[], label?: string): GPUBindGroup {
-    return this.device.createBindGroup({
-      label,
-      layout: pipeline.getBindGroupLayout(0),
-      entries: buffers.map((b, binding) => ({ binding, resource: 'buffer' in b ? { buffer: b.buffer, offset: b.offset, size: b.size } : { buffer: b } })),
-    });
   }
 
   // ---- timing --------------------------------------------------------------------------

@@ -4,18 +4,20 @@
 // and decodes the G continuations against it (SPEC §10).
 //
 // A "graph" is the set of kernels for one (S sequences × Tn new rows) shape: prefill of a P-token
-// prompt is (1 × P), a decode step is (S × 1). Graphs are built on first use and kept; their
+// prompt is (1 × P), a decode step is (S × 1). Its blocks are block.ts's encoder (shared with
+// training), with attention against the KV cache. Graphs are built on first use and kept; their
 // per-step values (positions, cache lengths) are uniforms written before each submission.
 import { AttentionDecodeKernel, KvAppendKernel } from '../gpu/kernels/attention.ts';
-import { AddKernel, BiasActKernel } from '../gpu/kernels/elementwise.ts';
 import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
 import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
-import { RopeKernel } from '../gpu/kernels/rope.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
+import { submit } from '../gpu/kernels/common.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
+import { GpuBlocks, type BlockAttention, type BlockBuffers } from './block.ts';
 import { headSize, mlpHidden, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
+import { blockPlan } from './plan.ts';
 
 export interface SamplingOptions {
   /** 0 = greedy. */
@@ -45,61 +47,26 @@ class Graph {
   private constructor(
     readonly S: number,
     readonly Tn: number,
-    readonly kernels: {
-      embed: EmbeddingKernel;
-      rope: RopeKernel | null;
-      append: KvAppendKernel;
-      attend: AttentionDecodeKernel;
-      add: AddKernel;
-      layers: { norm1: NormKernel; qkv: MatmulKernel; qkvBias: BiasActKernel; proj: MatmulKernel; projBias: BiasActKernel; norm2: NormKernel; fc: MatmulKernel; fcAct: BiasActKernel; mlp: MatmulKernel; mlpBias: BiasActKernel }[];
-      normF: NormKernel;
-      head: MatmulKernel;
-    },
+    private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel },
     readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer>,
-    private readonly all: { dispose(): void }[],
     private readonly rt: GpuRuntime,
   ) {}
 
   static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
-    const F = mlpHidden(c);
-    const H = c.heads;
-    const D = headSize(c);
-    const kind = c.norm === 'layernorm' ? 'layer' : 'rms';
-    const all: { dispose(): void }[] = [];
-    const keep = <T extends { dispose(): void }>(p: Promise<T>) => p.then((k) => (all.push(k), k));
-    const norm = (w: { offset: number }, b?: { offset: number }) => keep(NormKernel.create(rt, { rows, C, kind, eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 }));
-    const mm = (K: number, N: number, offsetB: number, transB = false) => keep(MatmulKernel.create(rt, { M: rows, N, K, offsetB, transB }));
-    const bias = (offset: number, width: number, activation: 'none' | 'gelu') => keep(BiasActKernel.create(rt, { rows, C: width, biasOffset: offset, activation }));
-    const decode = { S, Tn, H, D, Tmax };
-    const [embed, rope, append, attend, add, normF, head] = await Promise.all([
-      keep(EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 })),
-      c.positions === 'rope' ? keep(RopeKernel.create(rt, { rows, T: Tn, H, D, base: c.ropeBase }, { maxPositions: Math.max(1024, Tmax) })) : Promise.resolve(null),
-      keep(KvAppendKernel.create(rt, decode)),
-      keep(AttentionDecodeKernel.create(rt, decode)),
-      keep(AddKernel.create(rt, { n: rows * C, inPlace: true })),
-      norm(L.lnFWeight, L.lnFBias),
-      mm(C, c.vocabSize, (L.lmHead ?? L.wte).offset, true),
+    const decode = { S, Tn, H: c.heads, D: headSize(c), Tmax };
+    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
+    const [embed, append, attend, blocks, normF, head] = await Promise.all([
+      EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+      KvAppendKernel.create(rt, decode),
+      AttentionDecodeKernel.create(rt, decode),
+      GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }),
+      NormKernel.create(rt, normShape),
+      MatmulKernel.create(rt, { M: rows, N: c.vocabSize, K: C, offsetB: (L.lmHead ?? L.wte).offset, transB: true }),
     ]);
-    const layers = await Promise.all(
-      L.blocks.map(async (p) => {
-        const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcAct, mlp, mlpBias] = await Promise.all([
-          norm(p.ln1Weight, p.ln1Bias),
-          mm(C, 3 * C, p.attnWeight.offset),
-          bias(p.attnBias.offset, 3 * C, 'none'),
-          mm(C, C, p.attnProjWeight.offset),
-          bias(p.attnProjBias.offset, C, 'none'),
-          norm(p.ln2Weight, p.ln2Bias),
-          mm(C, F, p.fcWeight.offset),
-          bias(p.fcBias.offset, F, 'gelu'),
-          mm(F, C, p.mlpProjWeight.offset),
-          bias(p.mlpProjBias.offset, C, 'none'),
-        ]);
-        return { norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcAct, mlp, mlpBias };
-      }),
-    );
     const f32 = (label: string, n: number) => rt.storage(label, n * 4);
+    const F = mlpHidden(c);
     const bufs = {
       tokens: f32('gen.tokens', rows),
       x: f32('gen.x', rows * C),
@@ -112,7 +79,7 @@ class Graph {
       fcA: f32('gen.fca', rows * F),
       logits: f32('gen.logits', rows * c.vocabSize),
     };
-    return new Graph(S, Tn, { embed, rope, append, attend, add, layers, normF, head }, bufs, all, rt);
+    return new Graph(S, Tn, { embed, append, attend, blocks, normF, head }, bufs, rt);
   }
 
   /**
@@ -120,38 +87,32 @@ class Graph {
    * prefixLen + pastLen + n), appending their K/V to `caches`, up to the logits.
    */
   encode(pass: GPUComputePassEncoder, params: GPUBuffer, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
-    const k = this.kernels;
+    const { embed, append, attend, blocks, normF, head } = this.kernels;
     const b = this.bufs;
-    const pos = prefix.len + pastLen;
-    k.embed.setPositionOffset(pos);
-    k.embed.encodeForward(pass, b.tokens, params, b.x);
-    k.layers.forEach((lk, l) => {
-      lk.norm1.encodeForward(pass, b.x, params, b.ln, b.stats);
-      lk.qkv.encode(pass, b.ln, params, b.qkv);
-      lk.qkvBias.encode(pass, b.qkv, params);
-      k.rope?.encode(pass, b.qkv, pos);
-      k.append.encode(pass, b.qkv, caches.k[l], caches.v[l], pastLen);
-      k.attend.encode(
-        pass,
-        { qkv: b.qkv, kCache: caches.k[l], vCache: caches.v[l], out: b.att, prefixK: prefix.caches?.k[l], prefixV: prefix.caches?.v[l] },
-        { pastLen, prefixLen: prefix.len },
-      );
-      lk.proj.encode(pass, b.att, params, b.xMid);
-      lk.projBias.encode(pass, b.xMid, params);
-      k.add.encode(pass, b.xMid, b.x);
-      lk.norm2.encodeForward(pass, b.xMid, params, b.ln, b.stats);
-      lk.fc.encode(pass, b.ln, params, b.fcH);
-      lk.fcAct.encode(pass, b.fcH, params, b.fcA);
-      lk.mlp.encode(pass, b.fcA, params, b.x);
-      lk.mlpBias.encode(pass, b.x, params);
-      k.add.encode(pass, b.x, b.xMid);
-    });
-    k.normF.encodeForward(pass, b.x, params, b.ln, b.stats);
-    k.head.encode(pass, b.ln, params, b.logits);
+    const position = prefix.len + pastLen;
+    // One set of activations for every layer; each layer overwrites x with its output.
+    const acts: BlockBuffers = { x: b.x, ln1: b.ln, ln1Stats: b.stats, qkv: b.qkv, att: b.att, xMid: b.xMid, ln2: b.ln, ln2Stats: b.stats, fcH: b.fcH, fcA: b.fcA };
+    const attention: BlockAttention = {
+      position,
+      forward: (p, l, a) => {
+        append.encode(p, a.qkv, caches.k[l], caches.v[l], pastLen);
+        const kv = { qkv: a.qkv, kCache: caches.k[l], vCache: caches.v[l], out: a.att, prefixK: prefix.caches?.k[l], prefixV: prefix.caches?.v[l] };
+        attend.encode(p, kv, { pastLen, prefixLen: prefix.len });
+      },
+    };
+    embed.setPositionOffset(position);
+    embed.encodeForward(pass, b.tokens, params, b.x);
+    for (let l = 0; l < this.layers; l++) blocks.encodeForward(pass, params, l, acts, b.x, attention);
+    normF.encodeForward(pass, b.x, params, b.ln, b.stats);
+    head.encode(pass, b.ln, params, b.logits);
+  }
+
+  private get layers(): number {
+    return this.kernels.blocks.layers;
   }
 
   dispose(): void {
-    for (const k of this.all) k.dispose();
+    for (const k of Object.values(this.kernels)) k.dispose();
     this.rt.release(...Object.values(this.bufs));
   }
 }
@@ -242,12 +203,10 @@ export class GpuGenerator {
   /** One submission: forward of `graph` on `tokens`, then sampling; returns the sampled ids. */
   private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
     this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
-    const enc = this.rt.device.createCommandEncoder({ label: 'gen.step' });
-    const pass = enc.beginComputePass({ label: 'gen.step' });
-    graph.encode(pass, this.params, caches, pastLen, prefix);
-    sampler.encode(pass, graph.bufs.logits, this.sampled, step);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gen.step', (pass) => {
+      graph.encode(pass, this.params, caches, pastLen, prefix);
+      sampler.encode(pass, graph.bufs.logits, this.sampled, step);
+    });
     return this.rt.readU32(this.sampled, sampler.shape.N);
   }
 

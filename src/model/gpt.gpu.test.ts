@@ -2,12 +2,13 @@
 // the same initial weights on the same batches, step by step.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { DEFAULT_ADAMW, ReferenceTrainer, gptLogits, gptLossAndGrad, lrAt, type LrSchedule } from '../reference/gpt.ts';
+import { ReferenceTrainer, gptLogits, gptLossAndGrad } from '../reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
 import { presetConfig, type ModelConfig } from './config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from './optim.ts';
 
 const corpus = toyCorpus();
 const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 3, totalSteps: 20 };
@@ -16,7 +17,7 @@ async function parity(config: ModelConfig, B: number, T: number, steps: number) 
   const rt = await gpuRuntime();
   const init = initParams(config, 1);
   const model = await GpuGpt.create(rt, config, { batch: B, T });
-  const ref = new ReferenceTrainer(config, init, DEFAULT_ADAMW, schedule);
+  const ref = new ReferenceTrainer(config, init, ADAMW_DEFAULTS, schedule);
   try {
     model.setParams(init);
     const gpu: number[] = [];

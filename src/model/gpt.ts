@@ -1,22 +1,22 @@
 // The GPT on the GPU: forward, backward and AdamW as one command submission per training step,
 // every operation one of our WGSL kernels (src/gpu/kernels), parameters, gradients and Adam
-// state in four flat buffers with the layout of params.ts. The plain-TypeScript twin of this
-// whole model is src/reference/gpt.ts; the parity test holds the two to the same loss curve.
+// state in four flat buffers with the layout of params.ts. The blocks are block.ts's encoder
+// (shared with generation), with attention over the whole causal batch. The plain-TypeScript
+// twin of this whole model is src/reference/gpt.ts; the parity test holds the two to the same
+// loss curve.
 //
 // Activations are row-major [N = B·T rows, width]. Per layer the forward keeps what the
 // backward needs (norm inputs and statistics, qkv after RoPE, attention output and its
 // log-sum-exp rows, the MLP's pre-activation), so the backward recomputes nothing but the
 // attention scores (flash-style, from the saved row statistics).
 //
-//   x_l ─ norm1 ─ ·Wqkv+b ─ RoPE ─ attention ─ ·Wproj+b ─(+x_l)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU ─ ·Wmlp+b ─(+xMid)─ x_{l+1}
-//   x_L ─ normF ─ ·wteᵀ (or lm_head) ─ weighted cross-entropy
+//   tokens ─ embedding ─ x_0 ─ block_0 ─ … ─ block_{L−1} ─ x_L ─ normF ─ ·wteᵀ (or lm_head) ─ weighted cross-entropy
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../gpu/kernels/attention.ts';
-import { AddKernel, BiasActKernel, BiasGradKernel } from '../gpu/kernels/elementwise.ts';
 import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
 import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
-import { RopeKernel } from '../gpu/kernels/rope.ts';
 import { XentKernel } from '../gpu/kernels/xent.ts';
+import { submit } from '../gpu/kernels/common.ts';
 import { AdamWKernel } from '../gpu/kernels/adamw.ts';
 import { GspoKernel, type GspoStats } from '../gpu/kernels/gspo.ts';
 import { LogprobKernel } from '../gpu/kernels/logprob.ts';
@@ -24,10 +24,12 @@ import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { SeqSpan } from '../reference/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
-import { ADAMW_DEFAULTS, type AdamWConfig } from '../reference/adamw.ts';
+import { ADAMW_DEFAULTS, type AdamWConfig } from './optim.ts';
 import { headSize, mlpHidden, type ModelConfig } from './config.ts';
-import { paramLayout, tensorSegments, type ParamLayout, type ParamTensor } from './params.ts';
+import { paramLayout, tensorSegments, type ParamLayout } from './params.ts';
 import type { Checkpoint } from './checkpoint.ts';
+import { GpuBlocks, type BlockAttention, type BlockBuffers } from './block.ts';
+import { blockPlan } from './plan.ts';
 
 /** What a training or evaluation batch gives the model (src/train/data.ts makes these). */
 export interface ModelBatch {
@@ -80,46 +82,6 @@ export interface RlBatch {
   spans: SeqSpan[];
 }
 
-interface LayerKernels {
-  norm1: NormKernel;
-  qkv: MatmulKernel;
-  qkvBias: BiasActKernel;
-  proj: MatmulKernel;
-  projBias: BiasActKernel;
-  norm2: NormKernel;
-  fc: MatmulKernel;
-  fcBiasGelu: BiasActKernel;
-  mlp: MatmulKernel;
-  mlpBias: BiasActKernel;
-  // backward
-  mlpBiasGrad: BiasGradKernel;
-  dMlpW: MatmulKernel;
-  dFc: MatmulKernel;
-  fcBiasGrad: BiasGradKernel;
-  dFcW: MatmulKernel;
-  dLn2: MatmulKernel;
-  projBiasGrad: BiasGradKernel;
-  dProjW: MatmulKernel;
-  dAtt: MatmulKernel;
-  qkvBiasGrad: BiasGradKernel;
-  dQkvW: MatmulKernel;
-  dLn1: MatmulKernel;
-}
-
-interface LayerActs {
-  xIn: GPUBuffer;
-  ln1: GPUBuffer;
-  ln1Stats: GPUBuffer;
-  qkv: GPUBuffer;
-  att: GPUBuffer;
-  lse: GPUBuffer;
-  xMid: GPUBuffer;
-  ln2: GPUBuffer;
-  ln2Stats: GPUBuffer;
-  fcH: GPUBuffer;
-  fcA: GPUBuffer;
-}
-
 export interface StepResult {
   /** Weighted-mean loss of the batch (before the update), when read. */
   loss?: number;
@@ -137,8 +99,8 @@ export class GpuGpt {
   readonly v: GPUBuffer;
   private readonly owned: GPUBuffer[] = [];
   private readonly disposables: { dispose(): void }[] = [];
-  private layers: LayerKernels[] = [];
-  private acts: LayerActs[] = [];
+  private blocks!: GpuBlocks;
+  private acts: BlockBuffers[] = [];
   private xFinal!: GPUBuffer;
   private lnf!: GPUBuffer;
   private lnfStats!: GPUBuffer;
@@ -154,10 +116,7 @@ export class GpuGpt {
   private dQkv!: GPUBuffer;
   private dFcBuf!: GPUBuffer;
   private embed!: EmbeddingKernel;
-  private rope: RopeKernel | null = null;
-  private attnF!: AttentionForwardKernel;
-  private attnB!: AttentionBackwardKernel;
-  private add!: AddKernel;
+  private attention!: BlockAttention;
   private normF!: NormKernel;
   private head!: MatmulKernel;
   private xent!: XentKernel;
@@ -205,34 +164,60 @@ export class GpuGpt {
   }
 
   private async build() {
+    this.allocate();
     const { rt, config: c, layout: L, N } = this;
+    const { batch: B, T } = this.options;
+    const C = c.dModel;
+    const V = c.vocabSize;
+    const H = c.heads;
+    const D = headSize(c);
+    const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
+    const headT = L.lmHead ?? L.wte;
+    const normShape = { rows: N, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
+    const [embed, attnF, attnB, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks] = await Promise.all([
+      EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+      AttentionForwardKernel.create(rt, { B, T, H, D }),
+      AttentionBackwardKernel.create(rt, { B, T, H, D }),
+      NormKernel.create(rt, normShape, { accumulateDx: false }).then((k) => this.keep(k)),
+      mm({ M: N, N: V, K: C, transB: true, offsetB: headT.offset }),
+      XentKernel.create(rt, { N, V, grad: true }),
+      XentKernel.create(rt, { N, V, grad: false }),
+      // dLnf = dlogits · head   ([N,V]·[V,C])
+      mm({ M: N, N: C, K: V, offsetB: headT.offset }),
+      // dHead += dlogitsᵀ · lnf ([V,N]·[N,C])
+      mm({ M: V, N: C, K: N, transA: true, offsetC: headT.offset, beta: 1 }),
+      AdamWKernel.create(rt, { size: L.totalSize, segments: tensorSegments(L), zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true }),
+    ]);
+    for (const k of [embed, attnF, attnB, xent, xentEval, adamw, blocks]) this.keep(k);
+    Object.assign(this, { embed, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks });
+    // Training attention: causal over the whole batch, keeping the lse rows for the backward.
+    this.attention = {
+      position: 0,
+      forward: (pass, _l, b) => attnF.encode(pass, b.qkv, b.att, b.lse!),
+      backward: (pass, b, dAtt, dQkv) => attnB.encode(pass, b.qkv, b.att, b.lse!, dAtt, dQkv),
+    };
+    this.csr = this.buf('gpt.csr', embed.csrBytes);
+    if (this.options.rl) await this.buildRl(this.options.rl);
+    this.dispatchesPerStep = this.countDispatches();
+  }
+
+  /** The activation and gradient buffers of one step. */
+  private allocate() {
+    const { config: c, N } = this;
     const { batch: B, T } = this.options;
     const C = c.dModel;
     const F = mlpHidden(c);
     const V = c.vocabSize;
-    const H = c.heads;
-    const D = headSize(c);
-    const kind = c.norm === 'layernorm' ? 'layer' : 'rms';
     const f32 = (label: string, n: number) => this.buf(label, n * 4);
-    const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
-    const normOf = (w: ParamTensor, b: ParamTensor | undefined, accumulateDx: boolean) =>
-      NormKernel.create(rt, { rows: N, C, kind, eps: c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 }, { accumulateDx }).then((k) => this.keep(k));
-    const biasAct = (t: ParamTensor, width: number, activation: 'none' | 'gelu') =>
-      BiasActKernel.create(rt, { rows: N, C: width, biasOffset: t.offset, activation }).then((k) => this.keep(k));
-    const biasGrad = (t: ParamTensor, width: number, gelu = false) => BiasGradKernel.create(rt, { rows: N, C: width, gradOffset: t.offset, gelu }).then((k) => this.keep(k));
-
-    for (let l = 0; l <= c.layers; l++) {
-      if (l === c.layers) {
-        this.xFinal = f32(`gpt.x${l}`, N * C);
-        break;
-      }
+    for (let l = 0; l < c.layers; l++) {
       this.acts.push({
-        xIn: f32(`gpt.x${l}`, N * C),
+        x: f32(`gpt.x${l}`, N * C),
         ln1: f32(`gpt.ln1.${l}`, N * C),
         ln1Stats: f32(`gpt.ln1s.${l}`, N * 2),
         qkv: f32(`gpt.qkv.${l}`, N * 3 * C),
         att: f32(`gpt.att.${l}`, N * C),
-        lse: f32(`gpt.lse.${l}`, B * H * T),
+        lse: f32(`gpt.lse.${l}`, B * c.heads * T),
         xMid: f32(`gpt.xmid.${l}`, N * C),
         ln2: f32(`gpt.ln2.${l}`, N * C),
         ln2Stats: f32(`gpt.ln2s.${l}`, N * 2),
@@ -240,6 +225,7 @@ export class GpuGpt {
         fcA: f32(`gpt.fca.${l}`, N * F),
       });
     }
+    this.xFinal = f32(`gpt.x${c.layers}`, N * C);
     this.lnf = f32('gpt.lnf', N * C);
     this.lnfStats = f32('gpt.lnfs', N * 2);
     this.logits = f32('gpt.logits', N * V);
@@ -252,60 +238,6 @@ export class GpuGpt {
     this.dT = f32('gpt.dt', N * C);
     this.dQkv = f32('gpt.dqkv', N * 3 * C);
     this.dFcBuf = f32('gpt.dfc', N * F);
-
-    const headT = L.lmHead ?? L.wte;
-    const [embed, attnF, attnB, add, normF, head, xent, xentEval, dLnf, dHead, adamw, rope] = await Promise.all([
-      EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
-      AttentionForwardKernel.create(rt, { B, T, H, D }),
-      AttentionBackwardKernel.create(rt, { B, T, H, D }),
-      AddKernel.create(rt, { n: N * C, inPlace: true }),
-      normOf(L.lnFWeight, L.lnFBias, false),
-      mm({ M: N, N: V, K: C, transB: true, offsetB: headT.offset }),
-      XentKernel.create(rt, { N, V, grad: true }),
-      XentKernel.create(rt, { N, V, grad: false }),
-      // dLnf = dlogits · head   ([N,V]·[V,C])
-      mm({ M: N, N: C, K: V, offsetB: headT.offset }),
-      // dHead += dlogitsᵀ · lnf ([V,N]·[N,C])
-      mm({ M: V, N: C, K: N, transA: true, offsetC: headT.offset, beta: 1 }),
-      AdamWKernel.create(rt, { size: L.totalSize, segments: tensorSegments(L), zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
-      c.positions === 'rope' ? RopeKernel.create(rt, { rows: N, T, H, D, base: c.ropeBase }, { maxPositions: Math.max(1024, c.contextLength) }) : Promise.resolve(null),
-    ]);
-    for (const k of [embed, attnF, attnB, add, xent, xentEval, adamw]) this.keep(k);
-    if (rope) this.keep(rope);
-    Object.assign(this, { embed, attnF, attnB, add, normF, head, xent, xentEval, dLnf, dHead, adamw, rope });
-    this.csr = this.buf('gpt.csr', embed.csrBytes);
-
-    for (const p of L.blocks) {
-      const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias] = await Promise.all([
-        normOf(p.ln1Weight, p.ln1Bias, true),
-        mm({ M: N, N: 3 * C, K: C, offsetB: p.attnWeight.offset }),
-        biasAct(p.attnBias, 3 * C, 'none'),
-        mm({ M: N, N: C, K: C, offsetB: p.attnProjWeight.offset }),
-        biasAct(p.attnProjBias, C, 'none'),
-        normOf(p.ln2Weight, p.ln2Bias, true),
-        mm({ M: N, N: F, K: C, offsetB: p.fcWeight.offset }),
-        biasAct(p.fcBias, F, 'gelu'),
-        mm({ M: N, N: C, K: F, offsetB: p.mlpProjWeight.offset }),
-        biasAct(p.mlpProjBias, C, 'none'),
-      ]);
-      const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
-        biasGrad(p.mlpProjBias, C),
-        mm({ M: F, N: C, K: N, transA: true, offsetC: p.mlpProjWeight.offset, beta: 1 }),
-        mm({ M: N, N: F, K: C, transB: true, offsetB: p.mlpProjWeight.offset }),
-        biasGrad(p.fcBias, F, true),
-        mm({ M: C, N: F, K: N, transA: true, offsetC: p.fcWeight.offset, beta: 1 }),
-        mm({ M: N, N: C, K: F, transB: true, offsetB: p.fcWeight.offset }),
-        biasGrad(p.attnProjBias, C),
-        mm({ M: C, N: C, K: N, transA: true, offsetC: p.attnProjWeight.offset, beta: 1 }),
-        mm({ M: N, N: C, K: C, transB: true, offsetB: p.attnProjWeight.offset }),
-        biasGrad(p.attnBias, 3 * C),
-        mm({ M: C, N: 3 * C, K: N, transA: true, offsetC: p.attnWeight.offset, beta: 1 }),
-        mm({ M: N, N: C, K: 3 * C, transB: true, offsetB: p.attnWeight.offset }),
-      ]);
-      this.layers.push({ norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias, mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 });
-    }
-    if (this.options.rl) await this.buildRl(this.options.rl);
-    this.dispatchesPerStep = this.countDispatches();
   }
 
   private async buildRl(o: NonNullable<GpuGptOptions['rl']>) {
@@ -412,25 +344,8 @@ export class GpuGpt {
 
   private encodeForward(pass: GPUComputePassEncoder): void {
     const P = this.params;
-    this.embed.encodeForward(pass, this.tokens, P, this.acts[0]?.xIn ?? this.xFinal);
-    this.acts.forEach((a, l) => {
-      const k = this.layers[l];
-      const xNext = this.acts[l + 1]?.xIn ?? this.xFinal;
-      k.norm1.encodeForward(pass, a.xIn, P, a.ln1, a.ln1Stats);
-      k.qkv.encode(pass, a.ln1, P, a.qkv);
-      k.qkvBias.encode(pass, a.qkv, P);
-      this.rope?.encode(pass, a.qkv);
-      this.attnF.encode(pass, a.qkv, a.att, a.lse);
-      k.proj.encode(pass, a.att, P, a.xMid);
-      k.projBias.encode(pass, a.xMid, P);
-      this.add.encode(pass, a.xMid, a.xIn);
-      k.norm2.encodeForward(pass, a.xMid, P, a.ln2, a.ln2Stats);
-      k.fc.encode(pass, a.ln2, P, a.fcH);
-      k.fcBiasGelu.encode(pass, a.fcH, P, a.fcA);
-      k.mlp.encode(pass, a.fcA, P, xNext);
-      k.mlpBias.encode(pass, xNext, P);
-      this.add.encode(pass, xNext, a.xMid);
-    });
+    this.embed.encodeForward(pass, this.tokens, P, this.acts[0]?.x ?? this.xFinal);
+    this.acts.forEach((a, l) => this.blocks.encodeForward(pass, P, l, a, this.acts[l + 1]?.x ?? this.xFinal, this.attention));
     this.normF.encodeForward(pass, this.xFinal, P, this.lnf, this.lnfStats);
     this.head.encode(pass, this.lnf, P, this.logits);
   }
@@ -441,29 +356,17 @@ export class GpuGpt {
     this.dLnf.encode(pass, dlogits, P, this.dT);
     this.dHead.encode(pass, dlogits, this.lnf, G);
     this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
-    for (let l = this.acts.length - 1; l >= 0; l--) {
-      const a = this.acts[l];
-      const k = this.layers[l];
-      // MLP branch: dX is d x_{l+1}.
-      k.mlpBiasGrad.encode(pass, this.dX, G);
-      k.dMlpW.encode(pass, a.fcA, this.dX, G);
-      k.dFc.encode(pass, this.dX, P, this.dFcBuf);
-      k.fcBiasGrad.encode(pass, this.dFcBuf, G, a.fcH);
-      k.dFcW.encode(pass, a.ln2, this.dFcBuf, G);
-      k.dLn2.encode(pass, this.dFcBuf, P, this.dT);
-      k.norm2.encodeBackward(pass, this.dT, a.xMid, P, a.ln2Stats, this.dX, G);
-      // Attention branch: dX is now d xMid.
-      k.projBiasGrad.encode(pass, this.dX, G);
-      k.dProjW.encode(pass, a.att, this.dX, G);
-      k.dAtt.encode(pass, this.dX, P, this.dT);
-      this.attnB.encode(pass, a.qkv, a.att, a.lse, this.dT, this.dQkv);
-      this.rope?.encodeBackward(pass, this.dQkv);
-      k.qkvBiasGrad.encode(pass, this.dQkv, G);
-      k.dQkvW.encode(pass, a.ln1, this.dQkv, G);
-      k.dLn1.encode(pass, this.dQkv, P, this.dT);
-      k.norm1.encodeBackward(pass, this.dT, a.xIn, P, a.ln1Stats, this.dX, G);
-    }
+    const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf };
+    for (let l = this.acts.length - 1; l >= 0; l--) this.blocks.encodeBackward(pass, P, G, l, this.acts[l], d, this.attention);
     this.embed.encodeBackward(pass, this.csr, this.dX, G);
+  }
+
+  /** A whole training step's dispatches (forward, loss and dlogits, backward, AdamW) into `pass`. */
+  encodeTrainStep(pass: GPUComputePassEncoder): void {
+    this.encodeForward(pass);
+    this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+    this.encodeBackward(pass);
+    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
   }
 
   private countDispatches(): number {
@@ -471,10 +374,7 @@ export class GpuGpt {
     const counter = new Proxy({} as GPUComputePassEncoder, {
       get: (_t, prop) => (prop === 'dispatchWorkgroups' ? () => void n++ : () => undefined),
     });
-    this.encodeForward(counter);
-    this.xent.encode(counter, this.logits, this.targets, this.weights, this.nll, this.loss);
-    this.encodeBackward(counter);
-    this.adamw.encode(counter, this.params, this.grads, this.m, this.v);
+    this.encodeTrainStep(counter);
     return n;
   }
 
@@ -491,14 +391,7 @@ export class GpuGpt {
     const norm = batch.lossNorm ?? targets;
     this.xent.setWeightSum(norm);
     this.adamw.setStep(this.step, lr);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.train_step' });
-    const pass = enc.beginComputePass({ label: 'gpt.train_step' });
-    this.encodeForward(pass);
-    this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
-    this.encodeBackward(pass);
-    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.train_step', (pass) => this.encodeTrainStep(pass));
     this.step++;
     const out: StepResult = {};
     if (read.loss) out.loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
@@ -510,12 +403,10 @@ export class GpuGpt {
   /** Weighted-mean loss of `batch` under the current weights (no update). */
   async evalLoss(batch: ModelBatch): Promise<number> {
     this.xentEval.setWeightSum(this.writeBatch(batch).weightSum);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.eval' });
-    const pass = enc.beginComputePass({ label: 'gpt.eval' });
-    this.encodeForward(pass);
-    this.xentEval.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.eval', (pass) => {
+      this.encodeForward(pass);
+      this.xentEval.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+    });
     return (await this.rt.readF32(this.loss, 1))[0];
   }
 
@@ -523,11 +414,9 @@ export class GpuGpt {
   async logitsOf(batch: Pick<ModelBatch, 'B' | 'T' | 'inputs'>): Promise<Float32Array> {
     const N = this.N;
     this.writeBatch({ ...batch, targets: new Uint32Array(N), weights: new Float32Array(N) });
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logits' });
-    const pass = enc.beginComputePass();
-    this.encodeForward(pass);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.logits', (pass) => {
+      this.encodeForward(pass);
+    });
     return this.rt.readF32(this.logits, N * this.config.vocabSize);
   }
 
@@ -549,13 +438,11 @@ export class GpuGpt {
   /** Per-token log-probabilities of each response under the current weights, packed [B, Lmax]. */
   async responseLogprobs(batch: RlBatch): Promise<Float32Array> {
     const rl = this.writeRlBatch(batch);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.logprobs' });
-    const pass = enc.beginComputePass();
-    this.encodeForward(pass);
-    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
-    rl.gather.encodeGather(pass, rl.logp, rl.packed);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.logprobs', (pass) => {
+      this.encodeForward(pass);
+      rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+      rl.gather.encodeGather(pass, rl.logp, rl.packed);
+    });
     return this.rt.readF32(rl.packed, batch.B * this.options.rl!.Lmax);
   }
 
@@ -571,18 +458,16 @@ export class GpuGpt {
     this.rt.write(rl.old, logpOld);
     this.rt.write(rl.advantages, Float32Array.from(advantages));
     this.adamw.setStep(this.step, lr);
-    const enc = this.rt.device.createCommandEncoder({ label: 'gpt.gspo_step' });
-    const pass = enc.beginComputePass({ label: 'gpt.gspo_step' });
-    this.encodeForward(pass);
-    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
-    rl.gather.encodeGather(pass, rl.logp, rl.packed);
-    rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
-    rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
-    rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
-    this.encodeBackward(pass, rl.dlogits);
-    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
-    pass.end();
-    this.rt.device.queue.submit([enc.finish()]);
+    submit(this.rt, 'gpt.gspo_step', (pass) => {
+      this.encodeForward(pass);
+      rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+      rl.gather.encodeGather(pass, rl.logp, rl.packed);
+      rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
+      rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
+      rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
+      this.encodeBackward(pass, rl.dlogits);
+      this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    });
     this.step++;
     const stats = await GspoKernel.readStats(this.rt, rl.stats);
     return read.gradNorm ? { ...stats, gradNorm: (await this.adamw.readGradNorm()).norm } : stats;

@@ -13,8 +13,14 @@
  *                   (+ AdamW state), byte-exact round trip; checkpointFiles splits it into the
  *                   weights file (loads in transformers) and the optimizer file; names there
  *
- * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, AdamW, schedule,
- * generation) on the same flat layout; the WebGPU model must follow its losses.
+ *   plan.ts         blockPlan(config): which ops a transformer block runs (norm kind, RoPE, MLP)
+ *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for training
+ *                   (gpt.ts) and KV-cache generation (generate.ts)
+ *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule
+ *
+ * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, the training loop,
+ * generation), built from the kernels' twins on the same flat layout and the same block plan;
+ * the WebGPU model must follow its losses.
  *
  * Presets (parameters; flat buffer incl. padding; FLOPs of one training step at batch 8 × context,
  * from trainStepFlops):

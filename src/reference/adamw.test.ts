@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ADAMW_DEFAULTS, adamwStepRef, buildDecayMask, clipScale, decayAt, lrSchedule } from './adamw.ts';
+import { ADAMW_DEFAULTS } from '../model/optim.ts';
+import { adamwStepRef, buildDecayMask, clipScale, decayAt } from './adamw.ts';
 
 // AdamW has no backward; these check the twin against hand-computed values.
 describe('AdamW reference', () => {
-  it('lrSchedule: linear warmup, cosine to min at total, then min', () => {
-    const s = { warmup: 10, total: 110, peak: 1e-3, min: 1e-4 };
-    expect(lrSchedule(0, s)).toBeCloseTo(1e-4, 15);
-    expect(lrSchedule(4, s)).toBeCloseTo(5e-4, 15);
-    expect(lrSchedule(9, s)).toBeCloseTo(1e-3, 15);
-    expect(lrSchedule(10, s)).toBeCloseTo(1e-3, 15);
-    expect(lrSchedule(60, s)).toBeCloseTo(5.5e-4, 15); // halfway down the cosine
-    expect(lrSchedule(110, s)).toBeCloseTo(1e-4, 15);
-    expect(lrSchedule(500, s)).toBe(1e-4);
-    for (let i = 10; i < 110; i++) expect(lrSchedule(i + 1, s)).toBeLessThanOrEqual(lrSchedule(i, s));
-    expect(lrSchedule(0, { warmup: 0, total: 0, peak: 2, min: 1 })).toBe(1);
-  });
-
   it('decay mask: per 64-block bits, with alignment checks', () => {
     const mask = buildDecayMask(
       [

@@ -1,27 +1,7 @@
 // Plain-TypeScript twin of shaders/adamw.wgsl — AdamW with bias correction, decoupled weight
 // decay on the tensors marked for it, and global gradient-norm clipping over the flat gradient
-// buffer — plus the learning-rate schedule the host feeds it. Arithmetic in f64; the optimiser
-// state (m, v) is kept in f32 arrays, as on the GPU.
-
-export interface LrScheduleConfig {
-  /** Steps of linear warmup from peak/warmup up to peak. */
-  warmup: number;
-  /** Step at which the cosine reaches `min`; later steps stay at `min`. */
-  total: number;
-  peak: number;
-  min: number;
-}
-
-/**
- * Learning rate of optimiser step `step` (0-based): linear warmup (step + 1)/warmup·peak for
- * step < warmup, then a half cosine from peak down to min at step = total, then min.
- */
-export function lrSchedule(step: number, s: LrScheduleConfig): number {
-  if (step < s.warmup) return (s.peak * (step + 1)) / s.warmup;
-  if (step >= s.total) return s.min;
-  const progress = (step - s.warmup) / Math.max(1, s.total - s.warmup);
-  return s.min + 0.5 * (s.peak - s.min) * (1 + Math.cos(Math.PI * progress));
-}
+// buffer. Arithmetic in f64; the optimiser state (m, v) is kept in f32 arrays, as on the GPU.
+// The default settings and the learning-rate schedule the host feeds it: src/model/optim.ts.
 
 /** A tensor's span [start, end) of the flat parameter buffer and whether weight decay applies. */
 export interface DecaySegment {
@@ -68,6 +48,7 @@ export function decayAt(mask: Uint32Array, i: number): boolean {
   return ((mask[b >>> 5] >>> (b & 31)) & 1) === 1;
 }
 
+/** The kernel's settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts). */
 export interface AdamWConfig {
   beta1: number;
   beta2: number;
@@ -76,14 +57,6 @@ export interface AdamWConfig {
   /** Clip the global gradient norm to this; ≤ 0 disables clipping. */
   maxGradNorm: number;
 }
-
-export const ADAMW_DEFAULTS: AdamWConfig = {
-  beta1: 0.9,
-  beta2: 0.95, // GPT-style: forgets old squared gradients faster than 0.999, steadier on small batches
-  eps: 1e-8,
-  weightDecay: 0.1,
-  maxGradNorm: 1.0,
-};
 
 /** √Σ g² over the whole buffer, in f64. */
 export function gradNormRef(grads: ArrayLike<number>): number {

@@ -1,6 +1,9 @@
 // Plain-TypeScript twins of shaders/elementwise.wgsl: GELU (tanh form), residual adds, bias add
 // and the bias gradient. f64 arithmetic throughout, so the reference is the more accurate side of
-// every comparison.
+// every comparison. Results are f32 (as on the GPU) unless the caller passes an `out` array (f64
+// in the reference GPT; out may be an input, for the in-place forms the kernels have).
+
+type Floats = Float32Array | Float64Array;
 
 /** sqrt(2/π), the tanh-GELU scale. */
 export const GELU_K = Math.sqrt(2 / Math.PI);
@@ -18,29 +21,32 @@ export function geluGrad(x: number): number {
 }
 
 /** out = a + b elementwise. */
-export function addRef(a: ArrayLike<number>, b: ArrayLike<number>): Float32Array {
-  const out = new Float32Array(a.length);
+export function addRef<A extends Floats = Float32Array>(a: ArrayLike<number>, b: ArrayLike<number>, out = new Float32Array(a.length) as A): A {
   for (let i = 0; i < a.length; i++) out[i] = a[i] + b[i];
   return out;
 }
 
 /** x[r, c] + bias[biasOffset + c] over a row-major [rows, C] matrix. */
-export function biasAddRef(x: ArrayLike<number>, weights: ArrayLike<number>, rows: number, C: number, biasOffset = 0): Float32Array {
-  const out = new Float32Array(rows * C);
+export function biasAddRef<A extends Floats = Float32Array>(
+  x: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  rows: number,
+  C: number,
+  biasOffset = 0,
+  out = new Float32Array(rows * C) as A,
+): A {
   for (let r = 0; r < rows; r++) for (let c = 0; c < C; c++) out[r * C + c] = x[r * C + c] + weights[biasOffset + c];
   return out;
 }
 
 /** gelu(h) elementwise. */
-export function geluForwardRef(h: ArrayLike<number>): Float32Array {
-  const out = new Float32Array(h.length);
+export function geluForwardRef<A extends Floats = Float32Array>(h: ArrayLike<number>, out = new Float32Array(h.length) as A): A {
   for (let i = 0; i < h.length; i++) out[i] = gelu(h[i]);
   return out;
 }
 
 /** dh = dout · gelu'(h). */
-export function geluBackwardRef(h: ArrayLike<number>, dout: ArrayLike<number>): Float32Array {
-  const out = new Float32Array(h.length);
+export function geluBackwardRef<A extends Floats = Float32Array>(h: ArrayLike<number>, dout: ArrayLike<number>, out = new Float32Array(h.length) as A): A {
   for (let i = 0; i < h.length; i++) out[i] = dout[i] * geluGrad(h[i]);
   return out;
 }

@@ -1,5 +1,7 @@
 // Plain-TypeScript twin of shaders/embedding.wgsl: token (+ learned position) embedding and its
-// backward. Sums in f64.
+// backward. Sums in f64; results f32 (as on the GPU) unless the caller passes f64 arrays.
+
+type Floats = Float32Array | Float64Array;
 
 export interface EmbeddingShape {
   /** Rows of activations, B·T. Row r holds token r, at position r mod T. */
@@ -37,9 +39,9 @@ export function resolveEmbeddingShape(s: EmbeddingShape): ResolvedEmbeddingShape
 }
 
 /** x[r] = wte[token[r]] (+ wpe[r mod T]). */
-export function embeddingForwardRef(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape): Float32Array {
+export function embeddingForwardRef<A extends Floats = Float32Array>(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape, out?: A): A {
   const s = resolveEmbeddingShape(shape);
-  const out = new Float32Array(s.rows * s.C);
+  out ??= new Float32Array(s.rows * s.C) as A;
   for (let r = 0; r < s.rows; r++) {
     const tok = tokens[r];
     if (!(tok >= 0 && tok < s.vocab)) throw new RangeError(`embedding: token ${tok} at row ${r} is outside the vocabulary (${s.vocab})`);
@@ -53,7 +55,7 @@ export function embeddingForwardRef(tokens: ArrayLike<number>, weights: ArrayLik
 }
 
 /** Accumulates dwte[token[r]] += dout[r] and (learned positions) dwpe[r mod T] += dout[r] into `grads`. */
-export function embeddingBackwardRef(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: Float32Array, shape: EmbeddingShape): Float32Array {
+export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: A, shape: EmbeddingShape): A {
   const s = resolveEmbeddingShape(shape);
   const dwte = new Float64Array(s.vocab * s.C);
   const dwpe = new Float64Array(s.T * s.C);

@@ -47,23 +47,26 @@ export function resolveMatmulShape(s: MatmulShape): ResolvedMatmulShape {
   };
 }
 
-/** C[b] = alpha · op(A[b]) · op(B[b]) + beta · C[b], in place on `c`. */
-export function matmulRef(a: ArrayLike<number>, b: ArrayLike<number>, c: Float32Array, shape: MatmulShape): Float32Array {
+/** C[b] = alpha · op(A[b]) · op(B[b]) + beta · C[b], in place on `c` (f32 as on the GPU, or f64). */
+export function matmulRef<A extends Float32Array | Float64Array>(a: ArrayLike<number>, b: ArrayLike<number>, c: A, shape: MatmulShape): A {
   const s = resolveMatmulShape(shape);
+  const { M, N, K, alpha, beta } = s;
+  // Element strides of op(A) along m and k, and of op(B) along k and n: one loop for every
+  // transpose combination (the reference GPT runs through here, so keep it monomorphic).
+  const [am, ak] = s.transA ? [1, M] : [K, 1];
+  const [bk, bn] = s.transB ? [1, K] : [N, 1];
   for (let bi = 0; bi < s.batch; bi++) {
     const oa = s.offsetA + bi * s.strideA;
     const ob = s.offsetB + bi * s.strideB;
     const oc = s.offsetC + bi * s.strideC;
-    for (let m = 0; m < s.M; m++) {
-      for (let n = 0; n < s.N; n++) {
+    for (let m = 0; m < M; m++) {
+      for (let n = 0; n < N; n++) {
         let acc = 0;
-        for (let k = 0; k < s.K; k++) {
-          const av = s.transA ? a[oa + k * s.M + m] : a[oa + m * s.K + k];
-          const bv = s.transB ? b[ob + n * s.K + k] : b[ob + k * s.N + n];
-          acc += av * bv;
-        }
-        const idx = oc + m * s.N + n;
-        c[idx] = s.alpha * acc + (s.beta !== 0 ? s.beta * c[idx] : 0);
+        let ia = oa + m * am;
+        let ib = ob + n * bn;
+        for (let k = 0; k < K; k++, ia += ak, ib += bk) acc += a[ia] * b[ib];
+        const idx = oc + m * N + n;
+        c[idx] = alpha * acc + (beta !== 0 ? beta * c[idx] : 0);
       }
     }
   }

@@ -1,5 +1,9 @@
 // Plain-TypeScript twin of shaders/norm.wgsl: LayerNorm (gamma, beta) or RMSNorm (gamma only)
 // over the last dimension of a row-major [rows, C] matrix, forward and backward, in f64.
+// Outputs are stored as f32 (as on the GPU) unless the caller passes f64 arrays to fill (the
+// reference GPT does, so its finite differences see no f32 rounding).
+
+type Floats = Float32Array | Float64Array;
 
 export type NormKind = 'layer' | 'rms';
 
@@ -40,11 +44,13 @@ export function resolveNormShape(s: NormShape): ResolvedNormShape {
  * y = (x − mean)·rstd·gamma + beta (LayerNorm) or x·rstd·gamma (RMSNorm).
  * stats[2r] = mean (0 for RMSNorm), stats[2r + 1] = rstd: what the backward needs.
  */
-export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape): { y: Float32Array; stats: Float32Array } {
+export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape): { y: Float32Array; stats: Float32Array };
+export function normForwardRef<A extends Floats>(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape, out: { y: A; stats: A }): { y: A; stats: A };
+export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape, out?: { y: Floats; stats: Floats }): { y: Floats; stats: Floats } {
   const s = resolveNormShape(shape);
   const { rows, C } = s;
-  const y = new Float32Array(rows * C);
-  const stats = new Float32Array(2 * rows);
+  const y = out?.y ?? new Float32Array(rows * C);
+  const stats = out?.stats ?? new Float32Array(2 * rows);
   for (let r = 0; r < rows; r++) {
     let mean = 0;
     if (s.kind === 'layer') {
@@ -65,17 +71,18 @@ export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>,
   return { y, stats };
 }
 
-/** dx, dgamma and dbeta (zeros for RMSNorm) from dy, using the saved stats. */
-export function normBackwardRef(
+/** dx, dgamma and dbeta (zeros for RMSNorm) from dy, using the saved stats. dx fills `dxOut` when given. */
+export function normBackwardRef<A extends Floats = Float32Array>(
   dy: ArrayLike<number>,
   x: ArrayLike<number>,
   weights: ArrayLike<number>,
   stats: ArrayLike<number>,
   shape: NormShape,
-): { dx: Float32Array; dgamma: Float64Array; dbeta: Float64Array } {
+  dxOut?: A,
+): { dx: A; dgamma: Float64Array; dbeta: Float64Array } {
   const s = resolveNormShape(shape);
   const { rows, C } = s;
-  const dx = new Float32Array(rows * C);
+  const dx = dxOut ?? (new Float32Array(rows * C) as A);
   const dgamma = new Float64Array(C);
   const dbeta = new Float64Array(C);
   const xhat = new Float64Array(C);

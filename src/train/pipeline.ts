@@ -32,7 +32,7 @@ import { presetConfig, type ModelConfig } from '../model/config.ts';
 import { GpuGenerator } from '../model/generate.ts';
 import { GpuGpt } from '../model/gpt.ts';
 import { initParams } from '../model/init.ts';
-import { lrAt } from '../reference/gpt.ts';
+import { lrAt } from '../model/optim.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
 import type { Stage, TrainSpec } from './spec.ts';
 import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ADAMW_DEFAULTS, adamwStepRef, buildDecayMask, lrSchedule, type DecaySegment } from '../../reference/adamw.ts';
+import { ADAMW_DEFAULTS, lrAt } from '../../model/optim.ts';
+import { adamwStepRef, buildDecayMask, type DecaySegment } from '../../reference/adamw.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { AdamWKernel } from './adamw.ts';
 
-const SCHEDULE = { warmup: 2, total: 10, peak: 1e-2, min: 1e-3 };
+const SCHEDULE = { warmupSteps: 2, totalSteps: 10, maxLr: 1e-2, minLr: 1e-3 };
 
 /**
  * Three optimiser steps on the GPU and on the twin from the same start. gradScales[k] scales
@@ -28,9 +30,9 @@ async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradS
   for (let step = 0; step < gradScales.length; step++) {
     const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
     rt.write(G, grads);
-    const lr = lrSchedule(step, SCHEDULE);
+    const lr = lrAt(step, SCHEDULE);
     k.setStep(step, lr);
-    await submit(rt, (pass) => k.encode(pass, P, G, M, Vb));
+    submit(rt, 'test', (pass) => k.encode(pass, P, G, M, Vb));
     const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
     const got = await k.readGradNorm();
     const what = `size ${size} step ${step}`;

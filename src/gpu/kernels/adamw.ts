@@ -3,15 +3,16 @@
 // from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
 // submitting; the gradient norm stays readable for logging.
 import code from '../../../shaders/adamw.wgsl?raw';
-import { ADAMW_DEFAULTS, buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
+import { buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './elementwise.ts';
+import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
 
 export const ADAMW_SHADER = wgsl('adamw.wgsl', code);
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
-export interface AdamWShape extends Partial<AdamWConfig> {
+/** The settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
+export interface AdamWShape extends AdamWConfig {
   /** Elements of each flat buffer (params, grads, m, v). */
   size: number;
   /** Which tensors get weight decay (matrices, typically; norms, biases and embeddings as configured). */
@@ -53,13 +54,8 @@ export class AdamWKernel {
 
   static async create(rt: GpuRuntime, shape: AdamWShape): Promise<AdamWKernel> {
     if (!Number.isInteger(shape.size) || shape.size < 1) throw new RangeError(`adamw: size must be a positive integer, got ${shape.size}`);
-    const config: AdamWConfig = {
-      beta1: shape.beta1 ?? ADAMW_DEFAULTS.beta1,
-      beta2: shape.beta2 ?? ADAMW_DEFAULTS.beta2,
-      eps: shape.eps ?? ADAMW_DEFAULTS.eps,
-      weightDecay: shape.weightDecay ?? ADAMW_DEFAULTS.weightDecay,
-      maxGradNorm: shape.maxGradNorm ?? ADAMW_DEFAULTS.maxGradNorm,
-    };
+    const { beta1, beta2, eps, weightDecay, maxGradNorm } = shape;
+    const config: AdamWConfig = { beta1, beta2, eps, weightDecay, maxGradNorm };
     const maskWords = buildDecayMask(shape.segments, shape.size);
     const vec4 = !shape.forceScalar && shape.size % 4 === 0;
     const [partial, final, update] = await Promise.all([
@@ -76,7 +72,7 @@ export class AdamWKernel {
     return k;
   }
 
-  /** The 0-based index of the coming step and its learning rate (e.g. lrSchedule(step, …)). */
+  /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/model/optim.ts). */
   setStep(step: number, lr: number): void {
     if (!Number.isInteger(step) || step < 0) throw new RangeError(`adamw: step must be a non-negative integer, got ${step}`);
     this.words.u32[1] = step;
@@ -86,15 +82,9 @@ export class AdamWKernel {
 
   encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
     for (const [what, b] of [['params', params], ['grads', grads], ['m', m], ['v', v]] as const) needWords('adamw', what, b, this.size);
-    pass.setPipeline(this.partial);
-    pass.setBindGroup(0, this.binds.get(this.partial, 'partial', [this.params, grads, this.partials]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.numPartials / 64));
-    pass.setPipeline(this.final);
-    pass.setBindGroup(0, this.binds.get(this.final, 'final', [this.params, this.partials, this.gradNorm]));
-    pass.dispatchWorkgroups(1);
-    pass.setPipeline(this.update);
-    pass.setBindGroup(0, this.binds.get(this.update, 'update', [this.params, params, grads, m, v, this.gradNorm, this.mask]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
+    this.binds.dispatch(pass, this.partial, [this.params, grads, this.partials], grid(this.rt, this.numPartials / 64));
+    this.binds.dispatch(pass, this.final, [this.params, this.partials, this.gradNorm], [1]);
+    this.binds.dispatch(pass, this.update, [this.params, params, grads, m, v, this.gradNorm, this.mask], grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
   }
 
   /** (‖g‖ before clipping, clip factor) of the last encoded step. */

@@ -3,6 +3,7 @@ import { attentionBackwardRef, attentionDecodeRef, attentionForwardRef, kvAppend
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { AttentionBackwardKernel, AttentionDecodeKernel, AttentionForwardKernel, KvAppendKernel } from './attention.ts';
+import { submit } from './common.ts';
 
 // T not a multiple of the 32-row blocks or the tiles, T = 1, several blocks and tiles, and every
 // head size the model may use (8, 24, 64, 128; 128 also gets the smaller tiles it needs). These
@@ -22,12 +23,7 @@ const SHAPES: [AttentionShape, boolean][] = [
 ];
 
 async function run(encode: (pass: GPUComputePassEncoder) => void) {
-  const rt = await gpuRuntime();
-  const enc = rt.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  encode(pass);
-  pass.end();
-  rt.device.queue.submit([enc.finish()]);
+  submit(await gpuRuntime(), 'test', encode);
 }
 
 describe('attention kernels vs reference', () => {

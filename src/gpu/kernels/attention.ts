@@ -6,52 +6,24 @@ import code from '../../../shaders/attention.wgsl?raw';
 import { checkAttentionShape, checkDecode, type AttentionShape, type DecodeShape, type DecodeStep } from '../../reference/attention.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
+import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
 export const ATTENTION_SHADER = wgsl('attention.wgsl', code);
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
 const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;
 
-/**
- * A bind group with explicit binding numbers: the runtime's bindGroup() numbers buffers 0..n-1,
- * but entry points that share one file's bindings use a sparse subset of them.
- */
-export function bindSparse(rt: GpuRuntime, pipeline: GPUComputePipeline, entries: [number, BufferBinding][], label?: string): GPUBindGroup {
-  return rt.device.createBindGroup({
-    label,
-    layout: pipeline.getBindGroupLayout(0),
-    entries: entries.map(([binding, b]) => ({ binding, resource: 'buffer' in b ? { buffer: b.buffer, offset: b.offset, size: b.size } : { buffer: b } })),
-  });
-}
-
-/** Re-creates a bind group only when the buffers change (cheap to call every encode). */
-export class BindCache {
-  private key: BufferBinding[] = [];
-  private group: GPUBindGroup | null = null;
-  get(buffers: BufferBinding[], make: () => GPUBindGroup): GPUBindGroup {
-    if (!this.group || buffers.length !== this.key.length || buffers.some((b, i) => b !== this.key[i])) {
-      this.group = make();
-      this.key = buffers.slice();
-    }
-    return this.group;
-  }
-  clear(): void {
-    this.group = null;
-    this.key = [];
-  }
-}
-
 // Workgroup tiles hold TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as many rows
 // of one head as fit, at most 32.
 const TILE_VEC4 = 448;
 const MAX_BC = 32;
 
-function paramsBytes(T: number, H: number, C: number, D: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint8Array {
-  const u = new ArrayBuffer(48);
+function paramsBytes(T: number, H: number, C: number, D: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint32Array {
+  const w = new ParamWords(12);
   const D4 = D / 4;
-  new Uint32Array(u).set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(MAX_BC, Math.floor(TILE_VEC4 / D4)), 0, 0]);
-  new Float32Array(u, 12, 1)[0] = 1 / Math.sqrt(D);
-  return new Uint8Array(u);
+  w.u32.set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(MAX_BC, Math.floor(TILE_VEC4 / D4)), 0, 0]);
+  w.f32[3] = 1 / Math.sqrt(D);
+  return w.u32;
 }
 
 export interface AttentionOptions {
@@ -74,8 +46,7 @@ function constants(rt: GpuRuntime, D: number, options: AttentionOptions, br?: nu
 }
 
 function checkGrid(rt: GpuRuntime, s: AttentionShape, br: number) {
-  const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
-  if (s.B > lim || s.H > lim || Math.ceil(s.T / br) > lim) throw new RangeError(`attention ${JSON.stringify(s)} exceeds ${lim} workgroups per dimension`);
+  checkGridFits(rt, `attention ${JSON.stringify(s)}`, [s.B, s.H, Math.ceil(s.T / br)]);
 }
 
 /**
@@ -83,14 +54,16 @@ function checkGrid(rt: GpuRuntime, s: AttentionShape, br: number) {
  * out and lse.
  */
 export class AttentionForwardKernel {
-  private readonly binds = new BindCache();
+  private readonly binds: BindGroupCache;
   private constructor(
     private readonly rt: GpuRuntime,
     readonly shape: AttentionShape,
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
     private readonly br: number,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'attention.forward');
+  }
 
   static async create(rt: GpuRuntime, shape: AttentionShape, options: AttentionOptions = {}): Promise<AttentionForwardKernel> {
     checkAttentionShape(shape);
@@ -102,12 +75,8 @@ export class AttentionForwardKernel {
   }
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, out: BufferBinding, lse: BufferBinding): void {
-    const group = this.binds.get([qkv, out, lse], () =>
-      bindSparse(this.rt, this.pipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_OUT, out], [B_LSE, lse]], 'attention.forward'),
-    );
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B);
+    const bindings = { [B_PARAMS]: this.params, [B_QKV]: qkv, [B_OUT]: out, [B_LSE]: lse };
+    this.binds.dispatch(pass, this.pipeline, bindings, [Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B]);
   }
 
   dispose(): void {
@@ -122,8 +91,7 @@ export class AttentionForwardKernel {
  * every element of dqkv. Owns a [B,H,T] scratch for rowsum(dO ∘ O).
  */
 export class AttentionBackwardKernel {
-  private readonly binds = new BindCache();
-  private readonly binds2 = new BindCache();
+  private readonly binds: BindGroupCache;
   private constructor(
     private readonly rt: GpuRuntime,
     readonly shape: AttentionShape,
@@ -132,7 +100,9 @@ export class AttentionBackwardKernel {
     private readonly params: GPUBuffer,
     private readonly dvec: GPUBuffer,
     private readonly br: number,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'attention.backward');
+  }
 
   static async create(rt: GpuRuntime, shape: AttentionShape, options: AttentionOptions = {}): Promise<AttentionBackwardKernel> {
     checkAttentionShape(shape);
@@ -148,39 +118,21 @@ export class AttentionBackwardKernel {
   }
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, out: BufferBinding, lse: BufferBinding, dout: BufferBinding, dqkv: BufferBinding): void {
-    const g1 = this.binds.get([qkv, out, lse, dout, dqkv], () =>
-      bindSparse(
-        this.rt,
-        this.dqPipeline,
-        [[B_PARAMS, this.params], [B_QKV, qkv], [B_OUT, out], [B_LSE, lse], [B_DOUT, dout], [B_DVEC, this.dvec], [B_DQKV, dqkv]],
-        'attention.dq',
-      ),
-    );
-    const g2 = this.binds2.get([qkv, lse, dout, dqkv], () =>
-      bindSparse(this.rt, this.dkvPipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_LSE, lse], [B_DOUT, dout], [B_DVEC, this.dvec], [B_DQKV, dqkv]], 'attention.dkv'),
-    );
-    const grid: [number, number, number] = [Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B];
-    pass.setPipeline(this.dqPipeline);
-    pass.setBindGroup(0, g1);
-    pass.dispatchWorkgroups(...grid);
-    pass.setPipeline(this.dkvPipeline);
-    pass.setBindGroup(0, g2);
-    pass.dispatchWorkgroups(...grid);
+    const dkv = { [B_PARAMS]: this.params, [B_QKV]: qkv, [B_LSE]: lse, [B_DOUT]: dout, [B_DVEC]: this.dvec, [B_DQKV]: dqkv };
+    const grid = [Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B];
+    this.binds.dispatch(pass, this.dqPipeline, { ...dkv, [B_OUT]: out }, grid);
+    this.binds.dispatch(pass, this.dkvPipeline, dkv, grid);
   }
 
   dispose(): void {
     this.rt.release(this.params, this.dvec);
     this.binds.clear();
-    this.binds2.clear();
   }
 }
 
 /** Where one step's new rows sit: in every step-dependent kernel below. */
 function checkDecodeGrid(rt: GpuRuntime, s: DecodeShape) {
-  const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
-  if (s.S > lim || s.Tn > lim || s.H > lim || Math.ceil((s.Tn * s.H * s.D) / 4 / 64) > lim) {
-    throw new RangeError(`decode ${JSON.stringify(s)} exceeds ${lim} workgroups per dimension`);
-  }
+  checkGridFits(rt, `decode ${JSON.stringify(s)}`, [s.S, s.Tn, s.H, Math.ceil((s.Tn * s.H * s.D) / 4 / 64)]);
 }
 
 /**
@@ -190,11 +142,14 @@ function checkDecodeGrid(rt: GpuRuntime, s: DecodeShape) {
  */
 abstract class StepKernel {
   protected last = '';
+  protected readonly binds: BindGroupCache;
   constructor(
     protected readonly rt: GpuRuntime,
     readonly shape: DecodeShape,
     protected readonly params: GPUBuffer,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'attention.decode');
+  }
   protected setStep(step: DecodeStep): void {
     checkDecode(this.shape, step);
     const key = `${step.pastLen}/${step.prefixLen}`;
@@ -220,7 +175,6 @@ export interface DecodeBuffers {
 
 /** KV-cache attention of Tn new rows per sequence over a shared prefix and the sequence's own cache. */
 export class AttentionDecodeKernel extends StepKernel {
-  private readonly binds = new BindCache();
   private constructor(
     rt: GpuRuntime,
     shape: DecodeShape,
@@ -245,17 +199,8 @@ export class AttentionDecodeKernel extends StepKernel {
     this.setStep(step);
     const pk = step.prefixLen > 0 ? bufs.prefixK! : this.empty;
     const pv = step.prefixLen > 0 ? bufs.prefixV! : this.empty;
-    const group = this.binds.get([bufs.qkv, bufs.kCache, bufs.vCache, bufs.out, pk, pv], () =>
-      bindSparse(
-        this.rt,
-        this.pipeline,
-        [[B_PARAMS, this.params], [B_QKV, bufs.qkv], [B_OUT, bufs.out], [B_KC, bufs.kCache], [B_VC, bufs.vCache], [B_PK, pk], [B_PV, pv]],
-        'attention.decode',
-      ),
-    );
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(this.shape.Tn, this.shape.H, this.shape.S);
+    const bindings = { [B_PARAMS]: this.params, [B_QKV]: bufs.qkv, [B_OUT]: bufs.out, [B_KC]: bufs.kCache, [B_VC]: bufs.vCache, [B_PK]: pk, [B_PV]: pv };
+    this.binds.dispatch(pass, this.pipeline, bindings, [this.shape.Tn, this.shape.H, this.shape.S]);
   }
 
   dispose(): void {
@@ -266,7 +211,6 @@ export class AttentionDecodeKernel extends StepKernel {
 
 /** Copies k and v of qkv [S, Tn, 3C] into rows pastLen.. of kCache/vCache [S, Tmax, C] (overwrite). */
 export class KvAppendKernel extends StepKernel {
-  private readonly binds = new BindCache();
   private constructor(rt: GpuRuntime, shape: DecodeShape, params: GPUBuffer, private readonly pipeline: GPUComputePipeline) {
     super(rt, shape, params);
   }
@@ -281,12 +225,8 @@ export class KvAppendKernel extends StepKernel {
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, kCache: BufferBinding, vCache: BufferBinding, pastLen: number): void {
     this.setStep({ pastLen, prefixLen: 0 });
-    const group = this.binds.get([qkv, kCache, vCache], () =>
-      bindSparse(this.rt, this.pipeline, [[B_PARAMS, this.params], [B_QKV, qkv], [B_KC, kCache], [B_VC, vCache]], 'attention.append'),
-    );
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(Math.ceil((this.shape.Tn * this.shape.H * this.shape.D) / 4 / 64), this.shape.S);
+    const bindings = { [B_PARAMS]: this.params, [B_QKV]: qkv, [B_KC]: kCache, [B_VC]: vCache };
+    this.binds.dispatch(pass, this.pipeline, bindings, [Math.ceil((this.shape.Tn * this.shape.H * this.shape.D) / 4 / 64), this.shape.S]);
   }
 
   dispose(): void {

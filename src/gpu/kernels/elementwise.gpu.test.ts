@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { addRef, biasAddRef, biasGradRef, geluBackwardRef, geluForwardRef } from '../../reference/elementwise.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from './elementwise.ts';
 
 // Awkward shapes: 1 element, C below/above the 64-thread column groups, rows spanning several
@@ -33,7 +34,7 @@ describe('elementwise kernels vs reference', () => {
       const A = rt.storage('t.a', a);
       const B = rt.storage('t.b', b);
       const O = rt.storage('t.o', n * 4);
-      await submit(rt, (pass) => {
+      submit(rt, 'test', (pass) => {
         k1.encode(pass, A, B, O);
         k2.encode(pass, A, B); // A = a + b
         k2.encode(pass, A, B); // A = a + 2b
@@ -63,7 +64,7 @@ describe('elementwise kernels vs reference', () => {
       const W = rt.storage('t.w', weights);
       const O2 = rt.storage('t.o2', n * 4);
       const O3 = rt.storage('t.o3', n * 4);
-      await submit(rt, (pass) => {
+      submit(rt, 'test', (pass) => {
         add.encode(pass, X1, W);
         fused.encode(pass, X2, W, O2);
         plain.encode(pass, X3, W, O3);
@@ -99,7 +100,7 @@ describe('elementwise kernels vs reference', () => {
       const D1 = rt.storage('t.d1', grads0);
       const D2 = rt.storage('t.d2', grads0);
       const D3 = rt.storage('t.d3', grads0);
-      await submit(rt, (pass) => {
+      submit(rt, 'test', (pass) => {
         over.encode(pass, G1, D2); // plain column sums of dout, before G1 is rewritten
         gb.encode(pass, G1, Hb);
         accum.encode(pass, G1, D1);
@@ -129,12 +130,10 @@ describe('elementwise kernels vs reference', () => {
     const k = await BiasGradKernel.create(rt, { rows: 4, C: 8, gradOffset: 64 });
     const dout = rt.storage('t.dout', 32 * 4);
     const grads = rt.storage('t.grads', 70 * 4); // needs 64 + 8
-    const enc = rt.device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    expect(() => k.encode(pass, dout, grads)).toThrow(/bias grad: grads holds 70 elements, needs 72/);
-    expect(() => k.encode(pass, { buffer: dout, offset: 0, size: 64 }, grads)).toThrow(/dout holds 16 elements, needs 32/);
-    pass.end();
-    enc.finish();
+    submit(rt, 'test', (pass) => {
+      expect(() => k.encode(pass, dout, grads)).toThrow(/bias grad: grads holds 70 elements, needs 72/);
+      expect(() => k.encode(pass, { buffer: dout, offset: 0, size: 64 }, grads)).toThrow(/dout holds 16 elements, needs 32/);
+    });
     rt.release(dout, grads);
     k.dispose();
   });
@@ -149,7 +148,7 @@ describe('elementwise kernels vs reference', () => {
       const A = base.storage('t.a', a);
       const B = base.storage('t.b', b);
       const O = base.storage('t.o', n * 4);
-      await submit(base, (pass) => k.encode(pass, A, B, O));
+      submit(base, 'test', (pass) => k.encode(pass, A, B, O));
       expect(Array.from(await base.readF32(O))).toEqual(Array.from(addRef(a, b)));
       base.release(A, B, O);
       k.dispose();
@@ -167,7 +166,7 @@ describe('elementwise kernels vs reference', () => {
     const D = rt.storage('t.d', C * 4);
     const results: Float32Array[] = [];
     for (let i = 0; i < 2; i++) {
-      await submit(rt, (pass) => k.encode(pass, G, D));
+      submit(rt, 'test', (pass) => k.encode(pass, G, D));
       results.push(await rt.readF32(D));
     }
     expect(Array.from(results[1])).toEqual(Array.from(results[0]));

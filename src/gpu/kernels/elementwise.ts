@@ -1,101 +1,16 @@
-// Launchers for shaders/elementwise.wgsl (GELU, residual adds, bias add, bias gradient), and the
-// small helpers the other training-kernel launchers share (grid splitting, bind-group caching,
-// uniform packing). Like MatmulKernel, each class is built once per shape and encoded into any
-// compute pass as often as needed.
+// Launchers for shaders/elementwise.wgsl (GELU, residual adds, bias add, bias gradient). Like
+// every launcher, each class is built once per shape and encoded into any compute pass as often
+// as needed (the shared toolkit is ./common.ts).
 import code from '../../../shaders/elementwise.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
+import { BindGroupCache, checkDims, checkOffset, elementwiseGrid, needWords, ParamWords } from './common.ts';
 
 export const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code);
-
-// ---- shared helpers --------------------------------------------------------------------
-
-/**
- * Workgroup grid for `count` workgroups: one dimension holds at most
- * maxComputeWorkgroupsPerDimension, so large counts spill into y. Shaders take the linear id
- * wg.x + wg.y·num_workgroups.x and return past the end.
- */
-export function grid(rt: GpuRuntime, count: number): [number, number] {
-  const max = rt.report.limits.maxComputeWorkgroupsPerDimension;
-  if (count <= max) return [Math.max(1, count), 1];
-  const y = Math.ceil(count / max);
-  if (y > max) throw new RangeError(`${count} workgroups do not fit a ${max}×${max} grid`);
-  return [Math.ceil(count / y), y];
-}
-
-const bufferIds = new WeakMap<GPUBuffer, number>();
-let nextBufferId = 1;
-function bufferId(b: GPUBuffer): number {
-  let id = bufferIds.get(b);
-  if (id === undefined) {
-    id = nextBufferId++;
-    bufferIds.set(b, id);
-  }
-  return id;
-}
-
-/**
- * Bind groups keyed by the bound buffers and ranges, so a kernel encoded every step with the
- * same buffers builds its bind groups once. A kernel object used for several layers (by binding
- * byte ranges) keeps one group per range set. Bounded: the cache is cleared past `limit`.
- */
-export class BindGroupCache {
-  private readonly groups = new Map<string, GPUBindGroup>();
-  constructor(private readonly rt: GpuRuntime, private readonly label: string, private readonly limit = 64) {}
-
-  get(pipeline: GPUComputePipeline, entry: string, bindings: BufferBinding[]): GPUBindGroup {
-    const key =
-      entry +
-      '|' +
-      bindings.map((b) => ('buffer' in b ? `${bufferId(b.buffer)}@${b.offset}+${b.size}` : `${bufferId(b)}`)).join(',');
-    let g = this.groups.get(key);
-    if (!g) {
-      if (this.groups.size >= this.limit) this.groups.clear();
-      g = this.rt.bindGroup(pipeline, bindings, `${this.label}:${entry}`);
-      this.groups.set(key, g);
-    }
-    return g;
-  }
-
-  clear(): void {
-    this.groups.clear();
-  }
-}
-
-/** A 64-byte uniform block seen as u32 and f32 words (every Params struct here fits in 16 words). */
-export class ParamWords {
-  readonly bytes = new ArrayBuffer(64);
-  readonly u32 = new Uint32Array(this.bytes);
-  readonly f32 = new Float32Array(this.bytes);
-}
-
-/**
- * Throws unless `b` holds at least `elems` 32-bit words. A short binding would not fail on the
- * GPU (out-of-bounds accesses are clamped or dropped) but silently compute garbage.
- */
-export function needWords(kernel: string, what: string, b: BufferBinding, elems: number): void {
-  if (b.size < elems * 4) throw new RangeError(`${kernel}: ${what} holds ${Math.floor(b.size / 4)} elements, needs ${elems}`);
-}
-
-/** Checks an element offset into a parameter buffer. */
-export function checkOffset(name: string, value: number): void {
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer element offset, got ${value}`);
-}
-
-function checkDims(what: string, dims: Record<string, number>): void {
-  for (const [k, v] of Object.entries(dims)) {
-    if (!Number.isInteger(v) || v < 1) throw new RangeError(`${what}: ${k} must be a positive integer, got ${v}`);
-  }
-}
 
 /** Rows per stage-1 block of a column sum: enough blocks to spread over cores, few enough to keep stage 2 short. */
 export function rowsPerBlockFor(rows: number): number {
   return Math.max(16, Math.ceil(rows / 64));
-}
-
-/** Dispatch size of an element-wise kernel: 256 floats per workgroup (scalar) or 1024 (vec4). */
-function elementwiseGrid(rt: GpuRuntime, n: number, vec4: boolean): [number, number] {
-  return grid(rt, Math.ceil(n / (vec4 ? 1024 : 256)));
 }
 
 // ---- residual adds -----------------------------------------------------------------------
@@ -130,9 +45,7 @@ export class AddKernel {
   encode(pass: GPUComputePassEncoder, a: BufferBinding, b: BufferBinding, out?: BufferBinding): void {
     const bindings = this.inPlace ? [this.params, a, b] : [this.params, a, b, out ?? fail('add: out is required')];
     for (const [i, x] of bindings.slice(1).entries()) needWords('add', ['a', 'b', 'out'][i], x, this.n);
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.binds.get(this.pipeline, 'add', bindings));
-    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
+    this.binds.dispatch(pass, this.pipeline, bindings, elementwiseGrid(this.rt, this.n, this.vec4));
   }
 
   dispose(): void {
@@ -199,9 +112,7 @@ export class BiasActKernel {
     needWords('bias', 'x', x, rows * C);
     if (biasOffset !== null) needWords('bias', 'weights', weights, biasOffset + C);
     if (out) needWords('bias', 'out', out, rows * C);
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.binds.get(this.pipeline, 'biasact', bindings));
-    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.shape.rows * this.shape.C, this.vec4));
+    this.binds.dispatch(pass, this.pipeline, bindings, elementwiseGrid(this.rt, rows * C, this.vec4));
   }
 
   dispose(): void {
@@ -237,9 +148,7 @@ export class GeluBackwardKernel {
   encode(pass: GPUComputePassEncoder, g: BufferBinding, h: BufferBinding): void {
     needWords('gelu backward', 'g', g, this.n);
     needWords('gelu backward', 'h', h, this.n);
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.binds.get(this.pipeline, 'gelu_bwd', [this.params, g, h]));
-    pass.dispatchWorkgroups(...elementwiseGrid(this.rt, this.n, this.vec4));
+    this.binds.dispatch(pass, this.pipeline, [this.params, g, h], elementwiseGrid(this.rt, this.n, this.vec4));
   }
 
   dispose(): void {
@@ -309,12 +218,8 @@ export class BiasGradKernel {
     needWords('bias grad', 'grads', grads, gradOffset + C);
     if (h) needWords('bias grad', 'h', h, rows * C);
     const stage1 = gelu ? [this.params, dout, h ?? fail('bias grad with gelu: h is required'), this.partial] : [this.params, dout, this.partial];
-    pass.setPipeline(this.partialPipeline);
-    pass.setBindGroup(0, this.binds.get(this.partialPipeline, 'partial', stage1));
-    pass.dispatchWorkgroups(Math.ceil(C / (this.shape.C % 4 === 0 && !this.shape.forceScalar ? 256 : 64)), this.numBlocks);
-    pass.setPipeline(this.finalPipeline);
-    pass.setBindGroup(0, this.binds.get(this.finalPipeline, 'final', [this.params, this.partial, grads]));
-    pass.dispatchWorkgroups(Math.ceil(C / 64));
+    this.binds.dispatch(pass, this.partialPipeline, stage1, [Math.ceil(C / (C % 4 === 0 && !this.shape.forceScalar ? 256 : 64)), this.numBlocks]);
+    this.binds.dispatch(pass, this.finalPipeline, [this.params, this.partial, grads], [Math.ceil(C / 64)]);
   }
 
   dispose(): void {

@@ -3,7 +3,8 @@ import { embeddingBackwardRef, embeddingForwardRef, type EmbeddingShape } from '
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { EmbeddingKernel } from './embedding.ts';
 
 const align64 = (n: number) => Math.ceil(n / 64) * 64;
@@ -33,7 +34,7 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
   const X = rt.storage('t.x', base.rows * base.C * 4);
   const D = rt.storage('t.dout', dout);
   const G = rt.storage('t.g', grads0);
-  await submit(rt, (pass) => {
+  submit(rt, 'test', (pass) => {
     k.encodeForward(pass, tok, W, X);
     k.encodeBackward(pass, csr, D, G);
   });
@@ -43,7 +44,7 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
   expectClose(got, embeddingBackwardRef(tokens, dout, grads0.slice(), shape), 1e-5, 1e-5, `grads ${what}`);
   // Second run on the same inputs: bit-identical (accumulating again from the same start).
   rt.write(G, grads0);
-  await submit(rt, (pass) => k.encodeBackward(pass, csr, D, G));
+  submit(rt, 'test', (pass) => k.encodeBackward(pass, csr, D, G));
   expect(Array.from(await rt.readF32(G))).toEqual(Array.from(got));
   rt.release(tok, csr, W, X, D, G);
   k.dispose();

@@ -5,7 +5,7 @@ import code from '../../../shaders/embedding.wgsl?raw';
 import { resolveEmbeddingShape, type EmbeddingShape, type ResolvedEmbeddingShape } from '../../reference/embedding.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './elementwise.ts';
+import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
 
 export const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
 
@@ -122,9 +122,7 @@ export class EmbeddingKernel {
     needWords('embedding', 'weights (wte)', weights, s.wteOffset + s.vocab * s.C);
     if (s.learnedPositions) needWords('embedding', 'weights (wpe)', weights, s.wpeOffset + s.T * s.C);
     needWords('embedding', 'out', out, s.rows * s.C);
-    pass.setPipeline(this.forward);
-    pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, tokens, weights, out]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
+    this.binds.dispatch(pass, this.forward, [this.params, tokens, weights, out], grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
   }
 
   encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding): void {
@@ -133,9 +131,7 @@ export class EmbeddingKernel {
     needWords('embedding backward', 'dout', dout, s.rows * s.C);
     needWords('embedding backward', 'grads (dwte)', grads, s.dwteOffset + s.vocab * s.C);
     if (s.learnedPositions) needWords('embedding backward', 'grads (dwpe)', grads, s.dwpeOffset + s.T * s.C);
-    pass.setPipeline(this.backward);
-    pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, csr, dout, grads]));
-    pass.dispatchWorkgroups(...grid(this.rt, this.maxDistinct + (this.shape.learnedPositions ? this.shape.T : 0)));
+    this.binds.dispatch(pass, this.backward, [this.params, csr, dout, grads], grid(this.rt, this.maxDistinct + (this.shape.learnedPositions ? this.shape.T : 0)));
   }
 
   dispose(): void {

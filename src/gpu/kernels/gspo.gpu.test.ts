@@ -3,6 +3,7 @@ import { groupAdvantages, gspoRef, type GspoInput } from '../../reference/gspo.t
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { GspoKernel } from './gspo.ts';
+import { submit } from './common.ts';
 
 function make(lengths: number[], Lmax: number, adv: ArrayLike<number>, deltaScale: number, seed: number, eps = [3e-4, 4e-4]): GspoInput & { logpNew: Float32Array; logpOld: Float32Array } {
   const n = lengths.length;
@@ -25,11 +26,9 @@ async function check(x: GspoInput) {
     rt.storage('t.stats', 16),
   ];
   try {
-    const enc = rt.device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    k.encode(pass, ...(bufs as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer]));
-    pass.end();
-    rt.device.queue.submit([enc.finish()]);
+    submit(rt, 'test', (pass) => {
+      k.encode(pass, ...(bufs as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer]));
+    });
     // The twin sees the same f32-rounded inputs as the GPU.
     const want = gspoRef({ ...x, logpNew: Float32Array.from(x.logpNew), logpOld: Float32Array.from(x.logpOld), advantages: Float32Array.from(x.advantages) });
     const got = await GspoKernel.readStats(rt, bufs[6]);

@@ -4,7 +4,7 @@ import code from '../../../shaders/gspo.wgsl?raw';
 import { GSPO_EPS_HIGH, GSPO_EPS_LOW } from '../../reference/gspo.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindCache } from './attention.ts';
+import { BindGroupCache, ParamWords } from './common.ts';
 
 export const GSPO_SHADER = wgsl('gspo.wgsl', code);
 
@@ -31,13 +31,15 @@ export interface GspoStats {
  * One dispatch of one workgroup.
  */
 export class GspoKernel {
-  private readonly binds = new BindCache();
+  private readonly binds: BindGroupCache;
   private constructor(
     private readonly rt: GpuRuntime,
     readonly shape: Required<GspoShape>,
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'gspo');
+  }
 
   static async create(rt: GpuRuntime, shape: GspoShape): Promise<GspoKernel> {
     const s = { epsLow: GSPO_EPS_LOW, epsHigh: GSPO_EPS_HIGH, ...shape };
@@ -46,10 +48,10 @@ export class GspoKernel {
     }
     if (!(s.epsLow >= 0 && s.epsLow < 1) || !(s.epsHigh >= 0)) throw new RangeError(`gspo: need 0 ≤ ε_low < 1 and ε_high ≥ 0`);
     const pipeline = await rt.pipeline(GSPO_SHADER, 'gspo_loss');
-    const u = new ArrayBuffer(16);
-    new Uint32Array(u).set([s.numSeqs, s.Lmax]);
-    new Float32Array(u, 8, 2).set([s.epsLow, s.epsHigh]);
-    return new GspoKernel(rt, s, pipeline, rt.uniform('gspo.params', new Uint8Array(u)));
+    const w = new ParamWords(4);
+    w.u32.set([s.numSeqs, s.Lmax]);
+    w.f32.set([s.epsLow, s.epsHigh], 2);
+    return new GspoKernel(rt, s, pipeline, rt.uniform('gspo.params', w.u32));
   }
 
   encode(
@@ -62,11 +64,7 @@ export class GspoKernel {
     seqStats: BufferBinding,
     stats: BufferBinding,
   ): void {
-    const bufs = [logpNew, logpOld, lengths, advantages, grad, seqStats, stats];
-    const group = this.binds.get(bufs, () => this.rt.bindGroup(this.pipeline, [this.params, ...bufs], 'gspo'));
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(1);
+    this.binds.dispatch(pass, this.pipeline, [this.params, logpNew, logpOld, lengths, advantages, grad, seqStats, stats], [1]);
   }
 
   /** Reads a stats buffer written by encode(). */

@@ -3,6 +3,7 @@ import { logprobBackwardRef, logprobRef } from '../../reference/logprob.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { LogprobKernel } from './logprob.ts';
+import { submit } from './common.ts';
 
 const CASES = [
   { N: 1, V: 1, temperature: 1 },
@@ -29,12 +30,10 @@ describe('logprob kernel vs reference', () => {
         d: rt.storage('t.d', randomArray(s.N * s.V, 9)),
       };
       try {
-        const enc = rt.device.createCommandEncoder();
-        const pass = enc.beginComputePass();
-        k.encode(pass, bufs.logits, bufs.targets, bufs.logp, bufs.lse);
-        k.encodeBackward(pass, bufs.logits, bufs.targets, bufs.lse, bufs.g, bufs.d);
-        pass.end();
-        rt.device.queue.submit([enc.finish()]);
+        submit(rt, 'test', (pass) => {
+          k.encode(pass, bufs.logits, bufs.targets, bufs.logp, bufs.lse);
+          k.encodeBackward(pass, bufs.logits, bufs.targets, bufs.lse, bufs.g, bufs.d);
+        });
         const want = logprobRef(logits, targets, s.N, s.V, s.temperature);
         expectClose(await rt.readF32(bufs.logp), want.logp, 2e-5, 2e-5, 'logp');
         expectClose(await rt.readF32(bufs.lse), want.lse, 2e-5, 2e-5, 'lse');

@@ -5,6 +5,7 @@ import code from '../../../shaders/matmul.wgsl?raw';
 import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmulShape } from '../../reference/matmul.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
+import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
 
 export const MATMUL_SHADER = wgsl('matmul.wgsl', code);
 const TILE = 64;
@@ -17,7 +18,7 @@ export function canUseVec4(s: ResolvedMatmulShape): boolean {
 }
 
 export class MatmulKernel {
-  private bindCache: { a: GPUBuffer; b: GPUBuffer; c: GPUBuffer; group: GPUBindGroup } | null = null;
+  private readonly binds: BindGroupCache;
 
   private constructor(
     private readonly rt: GpuRuntime,
@@ -25,34 +26,28 @@ export class MatmulKernel {
     readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
     readonly variant: 'scalar' | 'vec4',
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'matmul');
+  }
 
   static async create(rt: GpuRuntime, shape: MatmulShape, options: { forceScalar?: boolean } = {}): Promise<MatmulKernel> {
     const s = resolveMatmulShape(shape);
-    const wgLimit = rt.report.limits.maxComputeWorkgroupsPerDimension;
-    if (s.batch > wgLimit || Math.ceil(s.M / TILE) > wgLimit || Math.ceil(s.N / TILE) > wgLimit) {
-      throw new RangeError(`matmul ${s.M}×${s.N}×${s.K} batch ${s.batch} exceeds ${wgLimit} workgroups per dimension`);
-    }
+    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, [s.batch, Math.ceil(s.M / TILE), Math.ceil(s.N / TILE)]);
     const variant = !options.forceScalar && canUseVec4(s) ? 'vec4' : 'scalar';
     const pipeline = await rt.pipeline(MATMUL_SHADER, variant === 'vec4' ? 'matmul_vec4' : 'matmul', {
       TRANS_A: s.transA ? 1 : 0,
       TRANS_B: s.transB ? 1 : 0,
     });
-    const u = new ArrayBuffer(48);
-    new Uint32Array(u, 0, 9).set([s.M, s.N, s.K, s.strideA, s.strideB, s.strideC, s.offsetA, s.offsetB, s.offsetC]);
-    new Float32Array(u, 36, 2).set([s.alpha, s.beta]);
-    const params = rt.uniform('matmul.params', new Uint8Array(u));
+    const w = new ParamWords(12);
+    w.u32.set([s.M, s.N, s.K, s.strideA, s.strideB, s.strideC, s.offsetA, s.offsetB, s.offsetC]);
+    w.f32.set([s.alpha, s.beta], 9);
+    const params = rt.uniform('matmul.params', w.u32);
     return new MatmulKernel(rt, s, pipeline, params, variant);
   }
 
   /** Records the product into `pass`; a, b, c must hold matmulExtents(shape) elements. */
   encode(pass: GPUComputePassEncoder, a: GPUBuffer, b: GPUBuffer, c: GPUBuffer): void {
-    if (!this.bindCache || this.bindCache.a !== a || this.bindCache.b !== b || this.bindCache.c !== c) {
-      this.bindCache = { a, b, c, group: this.rt.bindGroup(this.pipeline, [a, b, c, this.params], 'matmul') };
-    }
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.bindCache.group);
-    pass.dispatchWorkgroups(Math.ceil(this.shape.N / TILE), Math.ceil(this.shape.M / TILE), this.shape.batch);
+    this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], [Math.ceil(this.shape.N / TILE), Math.ceil(this.shape.M / TILE), this.shape.batch]);
   }
 
   flops(): number {
@@ -61,7 +56,7 @@ export class MatmulKernel {
 
   dispose(): void {
     this.rt.release(this.params);
-    this.bindCache = null;
+    this.binds.clear();
   }
 }
 
@@ -82,11 +77,7 @@ export async function matmul(
   const bufB = rt.storage('matmul.b', b);
   const bufC = rt.storage('matmul.c', options.c ?? ext.c * 4);
   try {
-    const enc = rt.device.createCommandEncoder({ label: 'matmul' });
-    const pass = enc.beginComputePass({ label: 'matmul' });
-    kernel.encode(pass, bufA, bufB, bufC);
-    pass.end();
-    rt.device.queue.submit([enc.finish()]);
+    submit(rt, 'matmul', (pass) => kernel.encode(pass, bufA, bufB, bufC));
     return await rt.readF32(bufC, ext.c);
   } finally {
     rt.release(bufA, bufB, bufC);

@@ -3,7 +3,8 @@ import { normBackwardRef, normForwardRef, type NormKind, type NormShape } from '
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { NormKernel } from './norm.ts';
 
 // 1 element; C below one workgroup; C spanning several threads per column set (130 → 128
@@ -37,7 +38,7 @@ async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, se
   const DY = rt.storage('t.dy', dy);
   const DX = rt.storage('t.dx', dx0);
   const G = rt.storage('t.g', grads0);
-  await submit(rt, (pass) => {
+  submit(rt, 'test', (pass) => {
     k.encodeForward(pass, X, W, Y, S);
     k.encodeBackward(pass, DY, X, W, S, DX, G);
   });
@@ -59,7 +60,7 @@ async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, se
   // Determinism: the same backward again from the same starting gradients.
   rt.write(G, grads0);
   rt.write(DX, dx0);
-  await submit(rt, (pass) => k.encodeBackward(pass, DY, X, W, S, DX, G));
+  submit(rt, 'test', (pass) => k.encodeBackward(pass, DY, X, W, S, DX, G));
   expect(Array.from(await rt.readF32(G))).toEqual(Array.from(gotG));
   rt.release(X, W, Y, S, DY, DX, G);
   k.dispose();

@@ -5,7 +5,7 @@ import code from '../../../shaders/norm.wgsl?raw';
 import { resolveNormShape, type NormShape, type ResolvedNormShape } from '../../reference/norm.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './elementwise.ts';
+import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
 
 export const NORM_SHADER = wgsl('norm.wgsl', code);
 
@@ -82,9 +82,7 @@ export class NormKernel {
     needWords('norm', 'y', y, rows * C);
     needWords('norm', 'stats', stats, 2 * rows);
     this.checkWeights('weights', weights, gammaOffset, betaOffset);
-    pass.setPipeline(this.forward);
-    pass.setBindGroup(0, this.binds.get(this.forward, 'fwd', [this.params, x, weights, y, stats]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil(this.shape.rows / 64)));
+    this.binds.dispatch(pass, this.forward, [this.params, x, weights, y, stats], grid(this.rt, Math.ceil(this.shape.rows / 64)));
   }
 
   encodeBackward(
@@ -101,15 +99,11 @@ export class NormKernel {
     needWords('norm backward', 'stats', stats, 2 * rows);
     this.checkWeights('weights', weights, gammaOffset, betaOffset);
     this.checkWeights('grads', grads, dgammaOffset, dbetaOffset);
-    pass.setPipeline(this.backward);
-    pass.setBindGroup(0, this.binds.get(this.backward, 'bwd', [this.params, dy, x, weights, stats, dx, this.partial]));
     const rowGroups = Math.ceil(this.shape.rows / 64);
     // Column role: one thread per column (scalar) or per 4 columns (vec4), per row block.
     const colGroups = Math.ceil(this.shape.C / (this.vec4 ? 256 : 64));
-    pass.dispatchWorkgroups(...grid(this.rt, rowGroups + colGroups * this.numBlocks));
-    pass.setPipeline(this.paramGrad);
-    pass.setBindGroup(0, this.binds.get(this.paramGrad, 'pgrad', [this.params, this.partial, grads]));
-    pass.dispatchWorkgroups(Math.ceil(this.shape.C / 64));
+    this.binds.dispatch(pass, this.backward, [this.params, dy, x, weights, stats, dx, this.partial], grid(this.rt, rowGroups + colGroups * this.numBlocks));
+    this.binds.dispatch(pass, this.paramGrad, [this.params, this.partial, grads], [Math.ceil(this.shape.C / 64)]);
   }
 
   dispose(): void {

@@ -3,6 +3,7 @@ import { ropeRef, type RopeShape } from '../../reference/rope.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { RopeKernel } from './rope.ts';
+import { submit } from './common.ts';
 
 const CASES: [RopeShape, number][] = [
   [{ rows: 74, T: 37, H: 3, D: 8 }, 0],
@@ -22,12 +23,10 @@ describe('rope kernel vs reference', () => {
       const bx = rt.storage('t.x', x);
       const bd = rt.storage('t.dy', dy);
       try {
-        const enc = rt.device.createCommandEncoder();
-        const pass = enc.beginComputePass();
-        k.encode(pass, bx, offset);
-        k.encodeBackward(pass, bd, offset);
-        pass.end();
-        rt.device.queue.submit([enc.finish()]);
+        submit(rt, 'test', (pass) => {
+          k.encode(pass, bx, offset);
+          k.encodeBackward(pass, bd, offset);
+        });
         expectClose(await rt.readF32(bx), ropeRef(Float64Array.from(x), s, offset), 1e-6, 1e-5, 'rotated qkv');
         expectClose(await rt.readF32(bd), ropeRef(Float64Array.from(dy), s, offset, -1), 1e-6, 1e-5, 'dqkv');
       } finally {
@@ -40,11 +39,8 @@ describe('rope kernel vs reference', () => {
   it('rejects positions past the table', async () => {
     const rt = await gpuRuntime();
     const k = await RopeKernel.create(rt, { rows: 2, T: 2, H: 1, D: 8 }, { maxPositions: 16 });
-    const enc = rt.device.createCommandEncoder();
-    const pass = enc.beginComputePass();
     const b = rt.storage('t.x', 2 * 24 * 4);
-    expect(() => k.encode(pass, b, 15)).toThrow(/outside the table/);
-    pass.end();
+    submit(rt, 'test', (pass) => expect(() => k.encode(pass, b, 15)).toThrow(/outside the table/));
     rt.release(b);
     k.dispose();
     expect(rt.stats().live).toBe(0);

@@ -4,7 +4,7 @@ import code from '../../../shaders/rope.wgsl?raw';
 import { checkRopeShape, ropeTable, type RopeShape } from '../../reference/rope.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindCache } from './attention.ts';
+import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
 export const ROPE_SHADER = wgsl('rope.wgsl', code);
 
@@ -21,7 +21,7 @@ export interface RopeOptions {
  * step per submission.
  */
 export class RopeKernel {
-  private readonly binds = [new BindCache(), new BindCache()];
+  private readonly binds: BindGroupCache;
   private readonly lastOffset = [0, 0];
   private constructor(
     private readonly rt: GpuRuntime,
@@ -30,14 +30,15 @@ export class RopeKernel {
     private readonly pipeline: GPUComputePipeline,
     private readonly params: [GPUBuffer, GPUBuffer],
     private readonly table: GPUBuffer,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'rope');
+  }
 
   static async create(rt: GpuRuntime, shape: RopeShape, options: RopeOptions = {}): Promise<RopeKernel> {
     checkRopeShape(shape);
     const maxPositions = options.maxPositions ?? 1024;
     if (shape.T > maxPositions) throw new RangeError(`rope: T = ${shape.T} exceeds the table's ${maxPositions} positions`);
-    const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
-    if (shape.rows > lim) throw new RangeError(`rope: ${shape.rows} rows exceed ${lim} workgroups per dimension`);
+    checkGridFits(rt, `rope (${shape.rows} rows)`, [shape.rows]);
     const pipeline = await rt.pipeline(ROPE_SHADER, 'rope_apply');
     const table = rt.storage('rope.table', new Float32Array(ropeTable(shape.D, maxPositions, shape.base ?? 10000)));
     const params: [GPUBuffer, GPUBuffer] = [
@@ -47,11 +48,11 @@ export class RopeKernel {
     return new RopeKernel(rt, shape, maxPositions, pipeline, params, table);
   }
 
-  private static bytes(s: RopeShape, offset: number, sign: 1 | -1): Uint8Array {
-    const u = new ArrayBuffer(32);
-    new Uint32Array(u).set([s.rows, s.T, s.H, s.D, offset]);
-    new Float32Array(u, 20, 1)[0] = sign;
-    return new Uint8Array(u);
+  private static bytes(s: RopeShape, offset: number, sign: 1 | -1): Uint32Array {
+    const w = new ParamWords(8);
+    w.u32.set([s.rows, s.T, s.H, s.D, offset]);
+    w.f32[5] = sign;
+    return w.u32;
   }
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, offset = 0): void {
@@ -70,15 +71,11 @@ export class RopeKernel {
       this.rt.write(this.params[dir], RopeKernel.bytes(this.shape, offset, dir === 0 ? 1 : -1));
       this.lastOffset[dir] = offset;
     }
-    const params = this.params[dir];
-    const group = this.binds[dir].get([x], () => this.rt.bindGroup(this.pipeline, [params, x, this.table], 'rope'));
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(Math.ceil((this.shape.H * this.shape.D) / 64), this.shape.rows);
+    this.binds.dispatch(pass, this.pipeline, [this.params[dir], x, this.table], [Math.ceil((this.shape.H * this.shape.D) / 64), this.shape.rows]);
   }
 
   dispose(): void {
     this.rt.release(...this.params, this.table);
-    for (const b of this.binds) b.clear();
+    this.binds.clear();
   }
 }

@@ -3,6 +3,7 @@ import { sampleRef, type SampleOptions } from '../../reference/sampling.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { randomArray } from '../testing/compare.ts';
 import { SamplingKernel, type SamplingShape } from './sampling.ts';
+import { submit } from './common.ts';
 
 async function sample(logits: Float32Array, shape: SamplingShape, o: SampleOptions, outLen = shape.N): Promise<Uint32Array> {
   const rt = await gpuRuntime();
@@ -10,11 +11,9 @@ async function sample(logits: Float32Array, shape: SamplingShape, o: SampleOptio
   const bl = rt.storage('t.logits', logits);
   const bt = rt.storage('t.tokens', new Uint32Array(outLen).fill(0xdead));
   try {
-    const enc = rt.device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    k.encode(pass, bl, bt, o.step);
-    pass.end();
-    rt.device.queue.submit([enc.finish()]);
+    submit(rt, 'test', (pass) => {
+      k.encode(pass, bl, bt, o.step);
+    });
     return await rt.readU32(bt, outLen);
   } finally {
     rt.release(bl, bt);

@@ -5,7 +5,7 @@ import code from '../../../shaders/sampling.wgsl?raw';
 import { checkSampleOptions, type SampleOptions } from '../../reference/sampling.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindCache } from './attention.ts';
+import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
 export const SAMPLING_SHADER = wgsl('sampling.wgsl', code);
 
@@ -31,7 +31,7 @@ export type SamplingSettings = Omit<SampleOptions, 'step'>;
  * submit: one sampling step per submission.
  */
 export class SamplingKernel {
-  private readonly binds = new BindCache();
+  private readonly binds: BindGroupCache;
   private step = 0;
   private constructor(
     private readonly rt: GpuRuntime,
@@ -40,27 +40,28 @@ export class SamplingKernel {
     private readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
     private readonly scratch: GPUBuffer,
-  ) {}
+  ) {
+    this.binds = new BindGroupCache(rt, 'sampling');
+  }
 
   static async create(rt: GpuRuntime, shape: SamplingShape, settings: SamplingSettings): Promise<SamplingKernel> {
     const s: Required<SamplingShape> = { rowStride: shape.V, rowOffset: 0, outOffset: 0, outStride: 1, ...shape };
     checkSampleOptions(s.N, s.V, { ...settings, step: 0 });
-    const lim = rt.report.limits.maxComputeWorkgroupsPerDimension;
-    if (s.N > lim) throw new RangeError(`sampling: ${s.N} rows exceed ${lim} workgroups per dimension`);
+    checkGridFits(rt, `sampling (${s.N} rows)`, [s.N]);
     const pipeline = await rt.pipeline(SAMPLING_SHADER, 'sample_tokens');
     const params = rt.uniform('sampling.params', SamplingKernel.bytes(s, settings, 0));
     const scratch = rt.storage('sampling.scratch', s.N * s.V * 4);
     return new SamplingKernel(rt, s, settings, pipeline, params, scratch);
   }
 
-  private static bytes(s: Required<SamplingShape>, o: SamplingSettings, step: number): Uint8Array {
-    const u = new ArrayBuffer(48);
+  private static bytes(s: Required<SamplingShape>, o: SamplingSettings, step: number): Uint32Array {
+    const w = new ParamWords(12);
     const topK = o.topK ?? 0;
     const greedy = o.temperature === 0 || topK === 1;
-    new Uint32Array(u).set([s.N, s.V, topK, o.seed >>> 0, step >>> 0, s.rowStride, s.rowOffset, s.outOffset, s.outStride]);
-    new Float32Array(u, 36, 2).set([greedy ? 0 : 1 / o.temperature, o.topP ?? 1]);
-    new Uint32Array(u, 44, 1)[0] = greedy ? 1 : 0;
-    return new Uint8Array(u);
+    w.u32.set([s.N, s.V, topK, o.seed >>> 0, step >>> 0, s.rowStride, s.rowOffset, s.outOffset, s.outStride]);
+    w.f32.set([greedy ? 0 : 1 / o.temperature, o.topP ?? 1], 9);
+    w.u32[11] = greedy ? 1 : 0;
+    return w.u32;
   }
 
   setSettings(settings: SamplingSettings): void {
@@ -75,10 +76,7 @@ export class SamplingKernel {
       this.step = step;
       this.rt.write(this.params, SamplingKernel.bytes(this.shape, this.settings, step));
     }
-    const group = this.binds.get([logits, tokens], () => this.rt.bindGroup(this.pipeline, [this.params, logits, this.scratch, tokens], 'sampling'));
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(this.shape.N);
+    this.binds.dispatch(pass, this.pipeline, [this.params, logits, this.scratch, tokens], [this.shape.N]);
   }
 
   dispose(): void {

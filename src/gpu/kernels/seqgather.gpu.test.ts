@@ -3,6 +3,7 @@ import { seqGatherRef, seqScatterRef } from '../../reference/seqgather.ts';
 import { randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { SeqGatherKernel } from './seqgather.ts';
+import { submit } from './common.ts';
 
 describe('seqgather kernel vs reference', () => {
   it('gathers responses into [S, L] and scatters them back, zero elsewhere', async () => {
@@ -20,12 +21,10 @@ describe('seqgather kernel vs reference', () => {
         [{ start: 5, len: 0 }, { start: 30, len: 7 }, { start: 1, len: 13 }],
       ]) {
         k.setSpans(spans);
-        const enc = rt.device.createCommandEncoder();
-        const pass = enc.beginComputePass();
-        k.encodeGather(pass, rowsBuf, packedBuf);
-        k.encodeScatter(pass, packedBuf, backBuf);
-        pass.end();
-        rt.device.queue.submit([enc.finish()]);
+        submit(rt, 'test', (pass) => {
+          k.encodeGather(pass, rowsBuf, packedBuf);
+          k.encodeScatter(pass, packedBuf, backBuf);
+        });
         const rows = await rt.readF32(rowsBuf);
         const packed = seqGatherRef(rows, spans, T, L);
         expect(Array.from(await rt.readF32(packedBuf))).toEqual(Array.from(packed));

@@ -3,7 +3,7 @@ import code from '../../../shaders/seqgather.wgsl?raw';
 import { checkSpans, type SeqSpan } from '../../reference/seqgather.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid } from './elementwise.ts';
+import { BindGroupCache, checkDims, grid } from './common.ts';
 
 export const SEQGATHER_SHADER = wgsl('seqgather.wgsl', code);
 
@@ -28,7 +28,7 @@ export class SeqGatherKernel {
   }
 
   static async create(rt: GpuRuntime, shape: { S: number; T: number; L: number }): Promise<SeqGatherKernel> {
-    for (const [k, v] of Object.entries(shape)) if (!Number.isInteger(v) || v < 1) throw new RangeError(`seqgather: ${k} must be a positive integer, got ${v}`);
+    checkDims('seqgather', shape);
     const [gather, scatter] = await Promise.all([rt.pipeline(SEQGATHER_SHADER, 'seq_gather'), rt.pipeline(SEQGATHER_SHADER, 'seq_scatter')]);
     const params = rt.uniform('seqgather.params', new Uint32Array([shape.S, shape.T, shape.L, 0]));
     const spans = rt.storage('seqgather.spans', shape.S * 8);
@@ -42,15 +42,11 @@ export class SeqGatherKernel {
   }
 
   encodeGather(pass: GPUComputePassEncoder, src: BufferBinding, dst: BufferBinding): void {
-    pass.setPipeline(this.gather);
-    pass.setBindGroup(0, this.binds.get(this.gather, 'gather', [this.params, this.spans, src, dst]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.S * this.L) / 256)));
+    this.binds.dispatch(pass, this.gather, [this.params, this.spans, src, dst], grid(this.rt, Math.ceil((this.S * this.L) / 256)));
   }
 
   encodeScatter(pass: GPUComputePassEncoder, src: BufferBinding, dst: BufferBinding): void {
-    pass.setPipeline(this.scatter);
-    pass.setBindGroup(0, this.binds.get(this.scatter, 'scatter', [this.params, this.spans, src, dst]));
-    pass.dispatchWorkgroups(...grid(this.rt, Math.ceil((this.S * this.T) / 256)));
+    this.binds.dispatch(pass, this.scatter, [this.params, this.spans, src, dst], grid(this.rt, Math.ceil((this.S * this.T) / 256)));
   }
 
   dispose(): void {

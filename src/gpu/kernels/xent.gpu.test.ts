@@ -3,7 +3,8 @@ import { weightSum, xentRef } from '../../reference/xent.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { submit, withGridLimit } from '../testing/submit.ts';
+import { withGridLimit } from '../testing/submit.ts';
+import { submit } from './common.ts';
 import { XentKernel } from './xent.ts';
 
 function batch(N: number, V: number, seed: number, logitScale: number) {
@@ -30,7 +31,7 @@ async function check(rt: GpuRuntime, k: XentKernel, N: number, V: number, seed: 
   const Wb = rt.storage('t.weights', weights);
   const NLL = rt.storage('t.nll', N * 4);
   const OUT = rt.storage('t.out', 8);
-  await submit(rt, (pass) => k.encode(pass, L, T, Wb, NLL, OUT));
+  submit(rt, 'test', (pass) => k.encode(pass, L, T, Wb, NLL, OUT));
   const ref = xentRef(logits, targets, weights, N, V, W, k.shape.grad);
   const what = `${N}×${V}${k.shape.grad ? '' : ' (eval)'}`;
   expectClose(await rt.readF32(NLL), ref.nll, 2e-5, 2e-5, `nll ${what}`);

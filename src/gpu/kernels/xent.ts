@@ -4,7 +4,7 @@
 import code from '../../../shaders/xent.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './elementwise.ts';
+import { BindGroupCache, checkDims, grid, needWords, ParamWords } from './common.ts';
 
 export const XENT_SHADER = wgsl('xent.wgsl', code);
 
@@ -47,9 +47,7 @@ export class XentKernel {
   }
 
   static async create(rt: GpuRuntime, shape: XentShape): Promise<XentKernel> {
-    for (const [k, v] of Object.entries({ N: shape.N, V: shape.V })) {
-      if (!Number.isInteger(v) || v < 1) throw new RangeError(`xent: ${k} must be a positive integer, got ${v}`);
-    }
+    checkDims('xent', { N: shape.N, V: shape.V });
     const s: Required<XentShape> = { grad: true, forceScalar: false, ...shape };
     const segments = Math.ceil(s.V / XENT_SEGMENT);
     const GRAD = s.grad ? 1 : 0;
@@ -89,23 +87,13 @@ export class XentKernel {
     const threads = grid(this.rt, Math.ceil((this.shape.N * this.segments) / 64));
     if (!this.scratch) {
       const rows = this.rowPipelines[0];
-      pass.setPipeline(rows);
-      pass.setBindGroup(0, this.binds.get(rows, 'rows', [this.params, logits, targets, weights, nll]));
-      pass.dispatchWorkgroups(...threads);
+      this.binds.dispatch(pass, rows, [this.params, logits, targets, weights, nll], threads);
     } else {
       const [partial, finish] = this.rowPipelines;
-      pass.setPipeline(partial);
-      pass.setBindGroup(0, this.binds.get(partial, 'partial', [this.params, logits, targets, this.scratch]));
-      pass.dispatchWorkgroups(...threads);
-      pass.setPipeline(finish);
-      pass.setBindGroup(0, this.binds.get(finish, 'finish', [this.params, logits, targets, weights, nll, this.scratch]));
-      pass.dispatchWorkgroups(...threads);
+      this.binds.dispatch(pass, partial, [this.params, logits, targets, this.scratch], threads);
+      this.binds.dispatch(pass, finish, [this.params, logits, targets, weights, nll, this.scratch], threads);
     }
-    if (lossOut) {
-      pass.setPipeline(this.reduce);
-      pass.setBindGroup(0, this.binds.get(this.reduce, 'reduce', [this.params, nll, weights, lossOut]));
-      pass.dispatchWorkgroups(1);
-    }
+    if (lossOut) this.binds.dispatch(pass, this.reduce, [this.params, nll, weights, lossOut], [1]);
   }
 
   dispose(): void {

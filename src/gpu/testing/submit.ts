@@ -1,15 +1,5 @@
-// Helpers the kernel tests share.
+// Helpers the kernel tests share (submissions: submit() in src/gpu/kernels/common.ts).
 import type { GpuRuntime } from '../runtime.ts';
-
-/** Encodes one compute pass, submits it and waits for the GPU. */
-export async function submit(rt: GpuRuntime, encode: (pass: GPUComputePassEncoder) => void): Promise<void> {
-  const enc = rt.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  encode(pass);
-  pass.end();
-  rt.device.queue.submit([enc.finish()]);
-  await rt.sync();
-}
 
 /**
  * The same device, claiming at most `max` workgroups per grid dimension, so launchers must

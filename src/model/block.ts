@@ -1,0 +1,247 @@
+// The transformer block on the GPU, written once for training and generation: the kernels of
+// every layer (norms, projections, biases, GELU, residual adds, RoPE) and the order they are
+// encoded in, forward and backward, following the config's BlockPlan (plan.ts). How attention
+// itself runs is the caller's: training attends over the whole causal batch and keeps the
+// log-sum-exp rows for the backward; generation appends to a KV cache and attends over it
+// (prefill and decode alike), so the same encoder serves GpuGpt and GpuGenerator.
+//
+//   x ─ norm1 ─ ·Wqkv+b ─ RoPE ─ attention ─ ·Wproj+b ─(+x)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU ─ ·Wmlp+b ─(+xMid)─ x_out
+import { AddKernel, BiasActKernel, BiasGradKernel } from '../gpu/kernels/elementwise.ts';
+import type { Disposable } from '../gpu/kernels/common.ts';
+import { MatmulKernel } from '../gpu/kernels/matmul.ts';
+import { NormKernel } from '../gpu/kernels/norm.ts';
+import { RopeKernel } from '../gpu/kernels/rope.ts';
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import type { MatmulShape } from '../reference/matmul.ts';
+import type { ModelConfig } from './config.ts';
+import type { BlockParams, ParamLayout, ParamTensor } from './params.ts';
+import { blockPlan, type BlockPlan } from './plan.ts';
+
+/** The activations of one block. Training keeps one set per layer; generation shares one set (ln2 = ln1). */
+export interface BlockBuffers {
+  /** The block's input (the residual stream). */
+  x: GPUBuffer;
+  ln1: GPUBuffer;
+  ln1Stats: GPUBuffer;
+  /** q | k | v after RoPE. */
+  qkv: GPUBuffer;
+  att: GPUBuffer;
+  /** Attention's log-sum-exp rows (training only: the backward recomputes scores from them). */
+  lse?: GPUBuffer;
+  xMid: GPUBuffer;
+  ln2: GPUBuffer;
+  ln2Stats: GPUBuffer;
+  /** The MLP's pre-activation (bias added) and its GELU. */
+  fcH: GPUBuffer;
+  fcA: GPUBuffer;
+}
+
+/** How attention runs for one submission: training (causal over the batch) or against a KV cache. */
+export interface BlockAttention {
+  /** Position of each sequence's first row in these buffers (RoPE). */
+  position: number;
+  /** att = attention(qkv) of layer `layer` (qkv already rotated); training also writes lse. */
+  forward(pass: GPUComputePassEncoder, layer: number, b: BlockBuffers): void;
+  /** dqkv from datt (training only). */
+  backward?(pass: GPUComputePassEncoder, b: BlockBuffers, dAtt: GPUBuffer, dQkv: GPUBuffer): void;
+}
+
+/** Gradient scratch of the backward: dX enters as d x_out and leaves as d x (the block's input). */
+export interface BlockGradBuffers {
+  dX: GPUBuffer;
+  /** [rows, C] scratch. */
+  dT: GPUBuffer;
+  dQkv: GPUBuffer;
+  dFc: GPUBuffer;
+}
+
+export interface BlockShape {
+  /** Rows of the activation buffers (sequences × tokens per sequence). */
+  rows: number;
+  /** Tokens per sequence in the buffers (RoPE's position = row mod T). */
+  T: number;
+  /** Positions RoPE's table covers. */
+  maxPositions: number;
+  /** Build the backward kernels too (training). */
+  backward: boolean;
+}
+
+interface LayerKernels {
+  norm1: NormKernel;
+  qkv: MatmulKernel;
+  qkvBias: BiasActKernel;
+  proj: MatmulKernel;
+  projBias: BiasActKernel;
+  norm2: NormKernel;
+  fc: MatmulKernel;
+  fcBiasGelu: BiasActKernel;
+  mlp: MatmulKernel;
+  mlpBias: BiasActKernel;
+}
+
+interface LayerGradKernels {
+  mlpBiasGrad: BiasGradKernel;
+  dMlpW: MatmulKernel;
+  dFc: MatmulKernel;
+  fcBiasGrad: BiasGradKernel;
+  dFcW: MatmulKernel;
+  dLn2: MatmulKernel;
+  projBiasGrad: BiasGradKernel;
+  dProjW: MatmulKernel;
+  dAtt: MatmulKernel;
+  qkvBiasGrad: BiasGradKernel;
+  dQkvW: MatmulKernel;
+  dLn1: MatmulKernel;
+}
+
+/** Kernel factories for one shape; every kernel made is kept for dispose(). */
+class Maker {
+  readonly made: Disposable[] = [];
+  constructor(
+    readonly rt: GpuRuntime,
+    readonly c: ModelConfig,
+    readonly plan: BlockPlan,
+    readonly s: BlockShape,
+  ) {}
+  private keep<T extends Disposable>(p: Promise<T>): Promise<T> {
+    return p.then((k) => (this.made.push(k), k));
+  }
+  mm(shape: Omit<MatmulShape, 'M'> & { M?: number }): Promise<MatmulKernel> {
+    return this.keep(MatmulKernel.create(this.rt, { M: this.s.rows, ...shape }));
+  }
+  norm(w: ParamTensor, b?: ParamTensor): Promise<NormKernel> {
+    const shape = { rows: this.s.rows, C: this.plan.C, kind: this.plan.norm, eps: this.c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 };
+    return this.keep(NormKernel.create(this.rt, shape, { accumulateDx: this.s.backward }));
+  }
+  bias(t: ParamTensor, width: number, activation: 'none' | 'gelu'): Promise<BiasActKernel> {
+    return this.keep(BiasActKernel.create(this.rt, { rows: this.s.rows, C: width, biasOffset: t.offset, activation }));
+  }
+  biasGrad(t: ParamTensor, width: number, gelu = false): Promise<BiasGradKernel> {
+    return this.keep(BiasGradKernel.create(this.rt, { rows: this.s.rows, C: width, gradOffset: t.offset, gelu }));
+  }
+  add(): Promise<AddKernel> {
+    return this.keep(AddKernel.create(this.rt, { n: this.s.rows * this.plan.C, inPlace: true }));
+  }
+  rope(): Promise<RopeKernel | null> {
+    if (!this.plan.rope) return Promise.resolve(null);
+    const { rows, T, maxPositions } = this.s;
+    return this.keep(RopeKernel.create(this.rt, { rows, T, H: this.plan.heads, D: this.plan.headSize, base: this.c.ropeBase }, { maxPositions }));
+  }
+}
+
+async function forwardKernels(k: Maker, p: BlockParams): Promise<LayerKernels> {
+  const { C, F } = k.plan;
+  const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias] = await Promise.all([
+    k.norm(p.ln1Weight, p.ln1Bias),
+    k.mm({ N: 3 * C, K: C, offsetB: p.attnWeight.offset }),
+    k.bias(p.attnBias, 3 * C, 'none'),
+    k.mm({ N: C, K: C, offsetB: p.attnProjWeight.offset }),
+    k.bias(p.attnProjBias, C, 'none'),
+    k.norm(p.ln2Weight, p.ln2Bias),
+    k.mm({ N: F, K: C, offsetB: p.fcWeight.offset }),
+    k.bias(p.fcBias, F, 'gelu'),
+    k.mm({ N: C, K: F, offsetB: p.mlpProjWeight.offset }),
+    k.bias(p.mlpProjBias, C, 'none'),
+  ]);
+  return { norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias };
+}
+
+/** dW += xᵀ·dy ([K, N] from [rows, K] and [rows, N]) and dx = dy·Wᵀ, for the weight at w. */
+async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKernels> {
+  const { C, F } = k.plan;
+  const rows = k.s.rows;
+  const dW = (w: ParamTensor, K: number, N: number) => k.mm({ M: K, N, K: rows, transA: true, offsetC: w.offset, beta: 1 });
+  const dx = (w: ParamTensor, N: number, K: number) => k.mm({ N, K, transB: true, offsetB: w.offset });
+  const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
+    k.biasGrad(p.mlpProjBias, C),
+    dW(p.mlpProjWeight, F, C),
+    dx(p.mlpProjWeight, F, C),
+    k.biasGrad(p.fcBias, F, true),
+    dW(p.fcWeight, C, F),
+    dx(p.fcWeight, C, F),
+    k.biasGrad(p.attnProjBias, C),
+    dW(p.attnProjWeight, C, C),
+    dx(p.attnProjWeight, C, C),
+    k.biasGrad(p.attnBias, 3 * C),
+    dW(p.attnWeight, C, 3 * C),
+    dx(p.attnWeight, C, 3 * C),
+  ]);
+  return { mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 };
+}
+
+/** Every block of a model at one shape: encodeForward / encodeBackward one layer at a time. */
+export class GpuBlocks {
+  private constructor(
+    readonly plan: BlockPlan,
+    private readonly fwd: LayerKernels[],
+    private readonly bwd: LayerGradKernels[],
+    private readonly add: AddKernel,
+    private readonly rope: RopeKernel | null,
+    private readonly made: Disposable[],
+  ) {}
+
+  get layers(): number {
+    return this.fwd.length;
+  }
+
+  static async create(rt: GpuRuntime, config: ModelConfig, layout: ParamLayout, shape: BlockShape): Promise<GpuBlocks> {
+    const k = new Maker(rt, config, blockPlan(config), shape);
+    const [add, rope] = await Promise.all([k.add(), k.rope()]);
+    const layers: LayerKernels[] = [];
+    const grads: LayerGradKernels[] = [];
+    for (const p of layout.blocks) {
+      layers.push(await forwardKernels(k, p));
+      if (shape.backward) grads.push(await backwardKernels(k, p));
+    }
+    return new GpuBlocks(k.plan, layers, grads, add, rope, k.made);
+  }
+
+  /** Layer `l` from b.x to xOut (which may be b.x itself: generation overwrites its input). */
+  encodeForward(pass: GPUComputePassEncoder, P: GPUBuffer, l: number, b: BlockBuffers, xOut: GPUBuffer, attention: BlockAttention): void {
+    const k = this.fwd[l];
+    k.norm1.encodeForward(pass, b.x, P, b.ln1, b.ln1Stats);
+    k.qkv.encode(pass, b.ln1, P, b.qkv);
+    k.qkvBias.encode(pass, b.qkv, P);
+    this.rope?.encode(pass, b.qkv, attention.position);
+    attention.forward(pass, l, b);
+    k.proj.encode(pass, b.att, P, b.xMid);
+    k.projBias.encode(pass, b.xMid, P);
+    this.add.encode(pass, b.xMid, b.x);
+    k.norm2.encodeForward(pass, b.xMid, P, b.ln2, b.ln2Stats);
+    k.fc.encode(pass, b.ln2, P, b.fcH);
+    k.fcBiasGelu.encode(pass, b.fcH, P, b.fcA);
+    k.mlp.encode(pass, b.fcA, P, xOut);
+    k.mlpBias.encode(pass, xOut, P);
+    this.add.encode(pass, xOut, b.xMid);
+  }
+
+  /** Layer `l`'s backward (training, positions from 0): d.dX from d x_out to d x; gradients add into G. */
+  encodeBackward(pass: GPUComputePassEncoder, P: GPUBuffer, G: GPUBuffer, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
+    const k = this.bwd[l];
+    const n = this.fwd[l];
+    if (!k || !attention.backward) throw new Error('GpuBlocks: built without the backward (shape.backward) or given no attention backward');
+    // MLP branch: dX is d x_out.
+    k.mlpBiasGrad.encode(pass, d.dX, G);
+    k.dMlpW.encode(pass, b.fcA, d.dX, G);
+    k.dFc.encode(pass, d.dX, P, d.dFc);
+    k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
+    k.dFcW.encode(pass, b.ln2, d.dFc, G);
+    k.dLn2.encode(pass, d.dFc, P, d.dT);
+    n.norm2.encodeBackward(pass, d.dT, b.xMid, P, b.ln2Stats, d.dX, G);
+    // Attention branch: dX is now d xMid.
+    k.projBiasGrad.encode(pass, d.dX, G);
+    k.dProjW.encode(pass, b.att, d.dX, G);
+    k.dAtt.encode(pass, d.dX, P, d.dT);
+    attention.backward(pass, b, d.dT, d.dQkv);
+    this.rope?.encodeBackward(pass, d.dQkv);
+    k.qkvBiasGrad.encode(pass, d.dQkv, G);
+    k.dQkvW.encode(pass, b.ln1, d.dQkv, G);
+    k.dLn1.encode(pass, d.dQkv, P, d.dT);
+    n.norm1.encodeBackward(pass, d.dT, b.x, P, b.ln1Stats, d.dX, G);
+  }
+
+  dispose(): void {
+    for (const k of this.made) k.dispose();
+    this.made.length = 0;
+  }
+}
