@@ -2,7 +2,7 @@
 // another format, one JSON object per line. Records that do not import are listed on stderr
 // (exit 1) and left out of the output; the rest is still written.
 import type { CliIO } from '../io.ts';
-import { parseCommandArgs, UsageError } from '../io.ts';
+import { checkOutputPath, intOption, parseCommandArgs, UsageError } from '../io.ts';
 import { EXPORT_TARGETS, exportLines, type ExportTarget } from '../../core/formats/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile, writeLines } from './validate.ts';
 
@@ -10,9 +10,7 @@ const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft
 
 export function parseSeed(value: string | undefined): number {
   if (value === undefined) return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new UsageError(`--seed must be an integer from 0 to 4294967295, got '${value}'`);
-  return n;
+  return intOption('seed', value, 0, 0xffffffff);
 }
 
 export default async function convert(argv: string[], io: CliIO): Promise<number> {
@@ -40,8 +38,13 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
   if (values.kind && values.to !== 'trl' && values.to !== 'verl') throw new UsageError('--kind only applies to --to trl or --to verl');
   const seed = parseSeed(values.seed);
   const target = values.to as ExportTarget;
+  if (values.out !== undefined) checkOutputPath(values.out);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: target === 'agentworldbench' });
   if (!r.readable) return 1;
+  if (values.out !== undefined && r.errorCount && r.trajectories.length === 0) {
+    io.err(`${values.out}: left as it was (nothing in ${file} converted)\n`);
+    return 1;
+  }
   const n = await writeLines(io, values.out, exportLines(target, r.trajectories, { kind, seed }));
   if (values.out) io.err(`${values.out}: wrote ${n} ${target} records from ${r.trajectories.length} trajectories\n`);
   return r.errorCount ? 1 : 0;

@@ -49,6 +49,11 @@ export function isFailedRecord(r: { failed?: unknown }): boolean {
   return !(r.failed === false || r.failed === 0);
 }
 
+/** A score a judged file may hold: 1–5, or 0 (the public scorer's "no usable score"). */
+export function isScoreValue(v: number): boolean {
+  return v === 0 || (v >= 1 && v <= 5);
+}
+
 /** Reader problems, one per line, `file:line: message` as the CLI prints them. */
 export type RecordProblem = string;
 
@@ -92,9 +97,12 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
       errs.push(`${where}: "failed" must be a boolean or a number (0 = scored, anything else = failed)`);
     else if (!isFailedRecord(r)) {
       // A valid record's scores: numbers, or 0 / null / absent for a dimension with no usable score.
+      // A number that cannot be a score (6, -100, 1e308) is an error, never a figure like 125 or
+      // Infinity in the table. (Verdict parsing clamps what a judge writes; a file is not clamped.)
       for (const k of [...DIMENSIONS, 'total_score']) {
         const v = r[k];
         if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v))) errs.push(`${where}: "${k}" must be a number (0 or absent when there is no usable score; or mark the record "failed": true)`);
+        else if (typeof v === 'number' && !isScoreValue(v)) errs.push(`${where}: /${k}: ${v} is not a score: scores run from 1 to 5 (0, null or absent: no usable score; or mark the record "failed": true)`);
       }
     }
   }
