@@ -38,7 +38,9 @@ export function escapeControl(text: string): string {
 
 /** `scheme://user:password@host` → `scheme://***@host`: credentials are never echoed. */
 export function redactCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*(?:@[^\s/?#@]*)*@/gi, '$1***@');
+  // A bounded scheme keeps this linear on long runs such as 'a.a.a.a…'.
+  if (!text.includes('@')) return text;
+  return text.replace(/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@]*(?:@[^\s/?#@]*)*@/gi, '$1***@');
 }
 
 /** What main() hands a command: everything printed is escaped, credentials on stderr redacted. */

@@ -129,6 +129,11 @@ describe('values that cannot be scores', () => {
     ]);
     writeFileSync(f, rec({ format: 0 }) + '\n');
     expect((await run('score', f)).code).toBe(0);
+    // Elsewhere in a record too: judge would write it back as null.
+    writeFileSync(f, rec({ meta: { weight: 1 } }).replace('"weight":1', '"weight":-1e400') + '\n');
+    const j = await run('judge', f);
+    expect(j.code).toBe(1);
+    expect(j.err).toMatch(/scores\.jsonl:1: \/meta\/weight: number out of range/);
   });
   it('lwm validate rejects 1e400 (Infinity once parsed) instead of writing null later', async () => {
     const line = readFileSync(fx('native/trajectories.jsonl'), 'utf8').split('\n')[0];
@@ -163,6 +168,11 @@ describe('terminal safety', () => {
   });
   it('never echoes credentials of a base URL', async () => {
     expect(redactCredentials('fetch http://alice:s3cret@host:8000/v1 failed')).toBe('fetch http://***@host:8000/v1 failed');
+    expect(redactCredentials('at https://u:p@ss@example.com/x and mailto:a@b.c')).toBe('at https://***@example.com/x and mailto:a@b.c');
+    // Linear on hostile text: long dotted runs with an @ at the end.
+    const t0 = performance.now();
+    redactCredentials('a.'.repeat(200_000) + '@');
+    expect(performance.now() - t0).toBeLessThan(2000);
     const r = await run('judge', fx('native/trajectories.jsonl'), '--judge', 'endpoint', '--model', 'm', '--base-url', 'http://alice:s3cret@127.0.0.1:9/v1');
     expect(r.code).toBe(2);
     expect(r.err).not.toContain('s3cret');

@@ -5,6 +5,7 @@
 import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type Dimension, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
+import { nonFiniteNumbers } from '../schema/validate.ts';
 
 export interface AwbSampleRecord {
   task: string;
@@ -92,6 +93,12 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
     if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string') errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
   }
   if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
+  // 1e400 parses to Infinity and would be written back as null: an error wherever it is.
+  const scored = kind === 'judged' && !isFailedRecord(r);
+  for (const p of nonFiniteNumbers(r)) {
+    if (scored && [...DIMENSIONS, 'total_score'].some((k) => p === `/${k}`)) continue; // checked below
+    errs.push(`${where}: ${p}: number out of range (JSON has no Infinity; it would be written back as null)`);
+  }
   if (kind === 'judged') {
     if (!(r.failed === undefined || r.failed === null || typeof r.failed === 'boolean' || (typeof r.failed === 'number' && Number.isFinite(r.failed))))
       errs.push(`${where}: "failed" must be a boolean or a number (0 = scored, anything else = failed)`);
