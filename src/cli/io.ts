@@ -1,6 +1,6 @@
 // What a command sees of the outside world, so tests can run commands in-process; and the one
 // place where the CLI writes files, checks input paths and makes printed text safe for terminals.
-import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync, chmodSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { open, rename, unlink, chmod } from 'node:fs/promises';
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
@@ -195,7 +195,9 @@ export function checkOutputPath(path: string): Target {
     return { path, direct: false };
   }
   if (st.isDirectory()) throw new FileError(`${path}: cannot write (EISDIR: is a directory)`);
-  return { path, direct: !st.isFile(), mode: st.mode & 0o7777 };
+  // A symbolic link stays a link: the file it points to is the one replaced.
+  const real = lstatSync(path).isSymbolicLink() ? realpathSync(path) : path;
+  return { path: real, direct: !st.isFile(), mode: st.mode & 0o7777 };
 }
 
 function tempBeside(path: string): string {
@@ -224,7 +226,7 @@ export async function writeOutput(io: CliIO, path: string | undefined, content: 
     return;
   }
   const target = checkOutputPath(path);
-  const file = target.direct ? path : tempBeside(path);
+  const file = target.direct ? target.path : tempBeside(target.path);
   let handle;
   try {
     handle = await open(file, target.direct ? 'w' : 'wx', 0o666);
@@ -260,7 +262,7 @@ export async function writeOutput(io: CliIO, path: string | undefined, content: 
       if (ok) {
         try {
           if (target.mode !== undefined) await chmod(file, target.mode);
-          await rename(file, path);
+          await rename(file, target.path);
         } catch (e) {
           ok = false;
           throw new FileError(`${path}: cannot write (${errnoText(e)})`);
@@ -279,7 +281,7 @@ export async function writeOutput(io: CliIO, path: string | undefined, content: 
 /** writeOutput for bytes already in memory, synchronously (training checkpoints). */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
   const target = checkOutputPath(path);
-  const file = target.direct ? path : tempBeside(path);
+  const file = target.direct ? target.path : tempBeside(target.path);
   let fd: number;
   try {
     fd = openSync(file, target.direct ? 'w' : 'wx', 0o666);
@@ -294,7 +296,7 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array): vo
     closeSync(fd);
     if (!target.direct) {
       if (target.mode !== undefined) chmodSync(file, target.mode);
-      renameSync(file, path);
+      renameSync(file, target.path);
     }
   } catch (e) {
     try {

@@ -2,7 +2,7 @@
 // scores that cannot be scores, terminal escapes in data, credentials, odd input files.
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,15 @@ describe('outputs are atomic', () => {
     expect(readFileSync(f, 'utf8')).toBe(expected);
     expect(expected.trim().split('\n')).toHaveLength(3);
     expect(leftovers(dir, 'f.jsonl')).toEqual([]);
+  });
+
+  it('an -o that is a symbolic link replaces the file it points to and keeps the link', async () => {
+    const dir = mkdtempSync(join(tmp, 'link-'));
+    writeFileSync(join(dir, 'real.jsonl'), 'old\n');
+    symlinkSync('real.jsonl', join(dir, 'link.jsonl'));
+    expect((await run('gen', '--domain', 'os', '--n', '1', '--seed', '1', '-o', join(dir, 'link.jsonl'))).code).toBe(0);
+    expect(lstatSync(join(dir, 'link.jsonl')).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'real.jsonl'), 'utf8')).domain).toBe('os');
   });
 
   it('a producer that throws half-way replaces nothing and leaves no temp file', async () => {
