@@ -206,6 +206,11 @@ describe('other inputs', () => {
       expect(r.err, argv.join(' ')).toMatch(/must be an integer from/);
     }
   });
+  it("refuses an empty --eval-fraction (Number('') is 0)", async () => {
+    const r = await run('expand', fx('empty.jsonl'), '--eval-fraction', '');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--eval-fraction must be a number/);
+  });
   it('refuses a FIFO or /dev/zero as FILE at once, with exit 1', async () => {
     const fifo = join(tmp, 'fifo');
     execFileSync('mkfifo', [fifo]);
