@@ -1,11 +1,20 @@
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+import { contentSecurityPolicy } from './scripts/csp.mjs';
+
+// The built index.html carries the Content-Security-Policy (scripts/csp.mjs) as a <meta> tag; the
+// dev server does not (its React refresh preamble is an inline script).
+const csp: Plugin = {
+  name: 'lwm-csp',
+  apply: 'build',
+  transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: contentSecurityPolicy() }, injectTo: 'head-prepend' }],
+};
 
 // base: './' makes every asset URL relative, so dist/ works from any sub-path
 // (GitHub Pages, a folder on a static host). Views are addressed by hash routes.
 export default defineConfig({
   base: './',
-  plugins: [react()],
+  plugins: [react(), csp],
   worker: { format: 'es' },
   build: {
     target: 'es2022',

@@ -20,4 +20,11 @@ if (GPU_COMMANDS.has(args[0]) && !process.env.LWM_GPU_ENV) {
 registerTsx();
 register('./raw-loader.mjs', import.meta.url);
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(args);
+const { escapeControl, redactCredentials } = await import('../src/cli/io.ts');
+try {
+  process.exitCode = await main(args);
+} catch (e) {
+  // A crash still prints nothing raw from the data: escaped, credentials masked.
+  process.stderr.write(escapeControl(redactCredentials(`lwm: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`)));
+  process.exitCode = 1;
+}

@@ -1,7 +1,7 @@
 // The `lwm` command line: one entry, one module per command under ./commands.
 // Exit codes: 0 fine, 1 invalid input (errors on stderr, one per line), 2 usage error.
 import type { CliIO, Command } from './io.ts';
-import { nodeIO, UsageError } from './io.ts';
+import { FileError, nodeIO, safeIO, UsageError } from './io.ts';
 
 /** Commands load lazily so `lwm validate` does not pay for the GPU engine. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
@@ -24,7 +24,9 @@ export function usage(): string {
   return ['Usage:', ...lines, '', 'Run `lwm COMMAND --help` for a command\'s options.'].join('\n');
 }
 
-export async function main(argv: string[], io: CliIO = nodeIO()): Promise<number> {
+export async function main(argv: string[], rawIO: CliIO = nodeIO()): Promise<number> {
+  // Everything printed goes through escapeControl (and stderr through redactCredentials).
+  const io = safeIO(rawIO);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(usage() + '\n');
@@ -48,6 +50,10 @@ export async function main(argv: string[], io: CliIO = nodeIO()): Promise<number
     if (e instanceof UsageError) {
       io.err(`lwm ${name}: ${e.message}\n`);
       return 2;
+    }
+    if (e instanceof FileError) {
+      io.err(`lwm ${name}: ${e.message}\n`);
+      return 1;
     }
     throw e;
   }

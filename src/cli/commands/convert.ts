@@ -1,9 +1,8 @@
 // `lwm convert FILE --to native|agentworldbench|trl|verl [-o OUT]`: imports FILE and writes it in
 // another format, one JSON object per line (verl: Parquet when OUT ends in .parquet). Records that
 // do not import are listed on stderr (exit 1) and left out of the output; the rest is still written.
-import { writeFileSync } from 'node:fs';
 import type { CliIO } from '../io.ts';
-import { parseCommandArgs, UsageError } from '../io.ts';
+import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeFileAtomicSync } from '../io.ts';
 import { EXPORT_TARGETS, exportLines, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile, writeLines } from './validate.ts';
 
@@ -11,9 +10,7 @@ const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft
 
 export function parseSeed(value: string | undefined): number {
   if (value === undefined) return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new UsageError(`--seed must be an integer from 0 to 4294967295, got '${value}'`);
-  return n;
+  return intOption('seed', value, 0, 0xffffffff);
 }
 
 export default async function convert(argv: string[], io: CliIO): Promise<number> {
@@ -50,12 +47,17 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
   if (target === 'verl' && out !== undefined && !parquet && !/\.jsonl$/i.test(out)) {
     throw new UsageError(`-o ${out}: for --to verl the output must end in .parquet (Parquet, what verl reads) or .jsonl (JSON lines)`);
   }
+  if (out !== undefined) checkOutputPath(out);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: target === 'agentworldbench' });
   if (!r.readable) return 1;
+  if (out !== undefined && r.errorCount && r.trajectories.length === 0) {
+    io.err(`${out}: left as it was (nothing in ${file} converted)\n`);
+    return 1;
+  }
   let n: number;
   if (parquet) {
     const written = exportVerlParquet(r.trajectories, { kind, seed });
-    writeFileSync(out, written.bytes);
+    writeFileAtomicSync(out, written.bytes);
     n = written.rows;
   } else n = await writeLines(io, out, exportLines(target, r.trajectories, { kind, seed }));
   if (out) io.err(`${out}: wrote ${n} ${target} ${parquet ? 'Parquet rows' : 'records'} from ${r.trajectories.length} trajectories\n`);

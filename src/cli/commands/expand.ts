@@ -18,7 +18,7 @@ export default async function expand(argv: string[], io: CliIO): Promise<number>
   const file = singleFile(positionals, USAGE, io);
   const seed = parseSeed(values.seed);
   const fraction = values['eval-fraction'] === undefined ? 0.1 : Number(values['eval-fraction']);
-  if (!(fraction >= 0 && fraction <= 1)) throw new UsageError(`--eval-fraction must be a number in [0, 1], got '${values['eval-fraction']}'`);
+  if (!(fraction >= 0 && fraction <= 1) || values['eval-fraction']?.trim() === '') throw new UsageError(`--eval-fraction must be a number in [0, 1], got '${values['eval-fraction']}'`);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: false });
   if (!r.readable) return 1;
   const s = summarizeExpansion(r.trajectories, { evalFraction: fraction, seed });

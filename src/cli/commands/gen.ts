@@ -1,19 +1,20 @@
 // lwm gen --domain D|all --n N --seed S [-o FILE]: trajectories from the built-in environments,
 // as native JSONL, byte-identical for the same arguments.
-import { writeFileSync } from 'node:fs';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
-import { generateTrajectories, toJsonl } from '../../core/envs/index.ts';
-import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
+import { generateTrajectory } from '../../core/envs/index.ts';
+import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 
-const HELP = `Usage: lwm gen --domain ${DOMAINS.join('|')}|all --n N --seed S [-o FILE]
+/** Trajectories per domain at most: ids number them with five digits (env-D-S-00000). */
+export const MAX_GEN_N = 100_000;
+
+const HELP = `Usage: lwm gen --domain ${DOMAINS.join('|')}|all --n N --seed S [-o FILE]   (N from 1 to ${MAX_GEN_N})
 Runs the scripted agents in the built-in environments and writes one trajectory per line.
 With --domain all, N trajectories are made for each of the seven domains.
 `;
 
-export function parseInt10(name: string, v: string | undefined, min: number): number {
+export function parseInt10(name: string, v: string | undefined, min: number, max = 0xffffffff): number {
   if (v === undefined) throw new UsageError(`missing --${name}\n${HELP}`);
-  if (!/^-?\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v))) throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
-  return Number(v);
+  return intOption(name, v, min, max);
 }
 
 export default async function gen(argv: string[], io: CliIO): Promise<number> {
@@ -29,13 +30,15 @@ export default async function gen(argv: string[], io: CliIO): Promise<number> {
   const domain = values.domain;
   if (domain === undefined) throw new UsageError(`missing --domain\n${HELP}`);
   if (domain !== 'all' && !(DOMAINS as readonly string[]).includes(domain)) throw new UsageError(`unknown domain '${domain}'; expected one of ${DOMAINS.join(', ')} or all`);
-  const n = parseInt10('n', values.n, 1);
+  const n = parseInt10('n', values.n, 1, MAX_GEN_N);
   const seed = parseInt10('seed', values.seed, 0);
   const domains: KnownDomain[] = domain === 'all' ? [...DOMAINS] : [domain as KnownDomain];
-  const text = domains.map((d) => toJsonl(generateTrajectories(d, n, seed))).join('');
-  if (values.output) {
-    writeFileSync(values.output, text);
-    io.err(`wrote ${n * domains.length} trajectories to ${values.output}\n`);
-  } else io.out(text);
+  if (values.output !== undefined) checkOutputPath(values.output);
+  // One trajectory at a time, so memory stays flat and a slow reader holds generation back.
+  function* lines() {
+    for (const d of domains) for (let i = 0; i < n; i++) yield JSON.stringify(generateTrajectory(d, seed, i)) + '\n';
+  }
+  await writeOutput(io, values.output, lines());
+  if (values.output) io.err(`wrote ${n * domains.length} trajectories to ${values.output}\n`);
   return 0;
 }

@@ -1,7 +1,7 @@
 // `lwm judge PRED.jsonl --judge local|endpoint ...`: judged records from prediction records.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
+import { checkOutputPath, inputFileProblem, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 import { toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
 import { readRecordFile } from './record-file.ts';
 import { judgedRecord, judgeRecord, scoreJudged } from '../../core/bench/runner.ts';
@@ -42,9 +42,20 @@ The score table goes to standard output when -o is given, else to standard error
 
 function positiveInt(name: string, v: string | undefined, dflt: number, min = 1): number {
   if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
-  return n;
+  return intOption(name, v, min);
+}
+
+/** --base-url: an absolute http(s) URL (file:, javascript:, data: ... are usage errors). */
+export function checkBaseUrl(v: string): void {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new UsageError(`--base-url must be an absolute http:// or https:// URL, got ${JSON.stringify(v)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--base-url must be an http:// or https:// URL, not ${u.protocol}`);
+  // Never echoed back: the message does not repeat the URL.
+  if (u.username || u.password) throw new UsageError('--base-url must not hold a user name or password; pass the key with --api-key or $LWM_API_KEY');
 }
 
 function nonNegative(name: string, v: string | undefined, dflt: number): number {
@@ -60,6 +71,11 @@ async function loadJudgePrompts(dir: string, domains: Iterable<string>): Promise
   const errors: string[] = [];
   for (const d of domains) {
     const file = join(dir, d, 'judge_system_prompt.txt');
+    const problem = inputFileProblem(file);
+    if (problem) {
+      errors.push(`${problem} (the judge prompt for domain "${d}")`);
+      continue;
+    }
     try {
       prompts[d] = await readFile(file, 'utf8');
     } catch (e) {
@@ -99,11 +115,13 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   const maxRetryWait = nonNegative('max-retry-wait', values['max-retry-wait'], 60);
   if (kind !== 'local' && kind !== 'endpoint') throw new UsageError(`--judge must be local or endpoint, got ${JSON.stringify(kind)}`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--judge endpoint needs --base-url and --model');
+  if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   if (kind === 'local') {
     for (const f of ['base-url', 'model', 'max-tokens', 'temperature', 'judge-prompts', 'max-retry-wait'] as const) if (values[f] !== undefined) throw new UsageError(`--${f} is for --judge endpoint`);
   }
 
   const file = positionals[0];
+  if (values.output !== undefined) checkOutputPath(values.output);
   const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction');
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
@@ -150,10 +168,10 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
 
   const table = formatScoreTable(scoreJudged(out));
   if (values.output) {
-    await writeFile(values.output, toJsonl(out));
+    await writeOutput(io, values.output, toJsonl(out));
     io.out(table);
   } else {
-    io.out(toJsonl(out));
+    await writeOutput(io, undefined, out.map((r) => toJsonl([r])));
     io.err(table);
   }
   if (run.error) {

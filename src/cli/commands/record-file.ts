@@ -2,13 +2,16 @@
 // commands: an unreadable file is one more error, in the same `file: message` form.
 import { readFile } from 'node:fs/promises';
 import { readRecords, type AwbSampleRecord, type RecordKind } from '../../core/bench/records.ts';
+import { errnoText, inputFileProblem } from '../io.ts';
 
 export async function readRecordFile<T extends AwbSampleRecord>(file: string, kind: RecordKind): Promise<{ records: T[]; lines: number[]; errors: string[] }> {
   let text: string;
+  const problem = inputFileProblem(file);
+  if (problem) return { records: [], lines: [], errors: [problem] };
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    return { records: [], lines: [], errors: [`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
+    return { records: [], lines: [], errors: [`${file}: cannot read (${errnoText(e)})`] };
   }
   const r = readRecords<T>(text, file, kind);
   return r;

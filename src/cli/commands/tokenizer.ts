@@ -2,9 +2,9 @@
 // JSON. A trajectory file (.json/.jsonl in any supported format) is rendered with the CPT
 // template first, so the merges fit what training will see; any other file (or --text) is read
 // as plain text.
-import { createReadStream, writeFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { CliIO } from '../io.ts';
-import { parseCommandArgs, UsageError } from '../io.ts';
+import { checkOutputPath, inputFileProblem, parseCommandArgs, UsageError, writeOutput } from '../io.ts';
 import { MAX_VOCAB, MIN_VOCAB, trainBpe } from '../../core/tokenizer/index.ts';
 import { BUILTIN_TEMPLATES, renderTrajectory } from '../../core/templates/index.ts';
 import { readLines } from '../../core/formats/lines.ts';
@@ -26,6 +26,7 @@ export default async function tokenizer(argv: string[], io: CliIO): Promise<numb
   if (values.vocab === undefined || !Number.isInteger(vocab) || vocab < MIN_VOCAB || vocab > MAX_VOCAB) {
     throw new UsageError(`--vocab must be an integer from ${MIN_VOCAB} (256 bytes + special tokens) to ${MAX_VOCAB}, got '${values.vocab ?? ''}'`);
   }
+  checkOutputPath(values.out);
   const started = performance.now();
   let corpus: string[];
   let errors = 0;
@@ -36,6 +37,11 @@ export default async function tokenizer(argv: string[], io: CliIO): Promise<numb
     corpus = r.trajectories.map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t));
   } else {
     corpus = [];
+    const problem = inputFileProblem(file);
+    if (problem) {
+      io.err(problem + '\n');
+      return 1;
+    }
     try {
       for await (const l of readLines(createReadStream(file))) {
         if (l.text === null) {
@@ -49,7 +55,7 @@ export default async function tokenizer(argv: string[], io: CliIO): Promise<numb
     }
   }
   const tok = trainBpe(corpus, { vocabSize: vocab });
-  writeFileSync(values.out, JSON.stringify(tok.toJSON()) + '\n');
+  await writeOutput(io, values.out, JSON.stringify(tok.toJSON()) + '\n');
   const seconds = (performance.now() - started) / 1000;
   io.out(`${values.out}: vocabulary ${tok.vocabSize} (${tok.merges.length} merges) from ${corpus.length} texts in ${seconds.toFixed(2)} s\n`);
   if (tok.vocabSize < vocab) io.err(`${file}: the corpus ran out of pairs to merge at ${tok.vocabSize} < ${vocab}\n`);

@@ -1,8 +1,8 @@
 // `lwm train`: the training pipeline (src/train/pipeline.ts) in Node, on WebGPU through Dawn —
 // the same job code the app's worker runs.
-import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
-import { parseCommandArgs, UsageError, type Command } from '../io.ts';
+import { checkOutputPath, errnoText, FileError, inputFileProblem, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type Command } from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
 import { loadFile } from './validate.ts';
 import { DEFAULT_DATASET } from './validate.ts';
@@ -14,12 +14,8 @@ const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
 
-/** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
-function writeAtomic(path: string, bytes: Uint8Array) {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, bytes);
-  renameSync(tmp, path);
-}
+/** Checkpoints go through writeFileAtomicSync: a crash mid-write leaves the previous file whole. */
+const writeAtomic = writeFileAtomicSync;
 
 /** A checkpoint as two files: PATH (weights, loads in Hugging Face tools) and PATH's .optim.safetensors. */
 function writeCheckpoint(path: string, bytes: Uint8Array) {
@@ -29,12 +25,7 @@ function writeCheckpoint(path: string, bytes: Uint8Array) {
   writeAtomic(path, files.weights);
 }
 
-const int = (name: string, v: string | undefined, min = 1): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got '${v}'`);
-  return n;
-};
+const int = (name: string, v: string | undefined, min = 1): number | undefined => (v === undefined ? undefined : intOption(name, v, min));
 
 const train: Command = async (argv, io) => {
   const { values } = parseCommandArgs(
@@ -100,8 +91,17 @@ const train: Command = async (argv, io) => {
   }
   if (loaded.errorCount > 0) io.err(`${file}: ${loaded.errorCount} bad records skipped; training on the ${loaded.trajectories.length} good ones\n`);
 
+  const out = values.out ?? `lwm-${stage}.safetensors`;
+  // Before any training: an output that cannot be written fails now, not after the last step.
+  checkOutputPath(out);
+  if (values.metrics !== undefined) checkOutputPath(values.metrics);
   let from: Uint8Array | undefined;
   if (values.from) {
+    const problem = inputFileProblem(values.from);
+    if (problem) {
+      io.err(problem + '\n');
+      return 1;
+    }
     try {
       from = new Uint8Array(readFileSync(values.from));
     } catch (e) {
@@ -132,7 +132,6 @@ const train: Command = async (argv, io) => {
     return 1;
   }
   io.err(`adapter: ${rt.describe()}\n`);
-  const out = values.out ?? `lwm-${stage}.safetensors`;
   const t0 = Date.now();
   try {
     const result = await runTraining(
@@ -144,7 +143,13 @@ const train: Command = async (argv, io) => {
         log: (m) => io.err(`${m}\n`),
         metric: (step, v) => {
           const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...v };
-          if (values.metrics) appendFileSync(values.metrics, JSON.stringify(line) + '\n');
+          if (values.metrics) {
+            try {
+              appendFileSync(values.metrics, JSON.stringify(line) + '\n');
+            } catch (e) {
+              throw new FileError(`${values.metrics}: cannot write (${errnoText(e)})`);
+            }
+          }
           const shown = Object.entries(v)
             .filter(([k]) => !k.startsWith('judge_') && !k.startsWith('eval_judge_') && !k.startsWith('share_'))
             .map(([k, x]) => `${k} ${Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(4)}`)

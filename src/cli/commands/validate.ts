@@ -1,11 +1,10 @@
 // `lwm validate FILE`: imports FILE (any supported format, streamed) and lists every problem as
 // `file:line: /pointer: message` on stderr. Exit 0 when clean, 1 when anything is wrong.
 // Also home of the file helpers the other data commands share.
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
-import { once } from 'node:events';
+import { createReadStream, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CliIO } from '../io.ts';
-import { parseCommandArgs, UsageError } from '../io.ts';
+import { inputFileProblem, parseCommandArgs, UsageError, writeOutput } from '../io.ts';
 import { FORMAT_NAMES, importStream, type FormatName, type ImportOptions } from '../../core/formats/index.ts';
 import { formatDataError, type DataError } from '../../core/schema/validate.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
@@ -55,15 +54,12 @@ export async function loadFile(
   options: ImportOptions & { collect?: boolean; maxShown?: number } = {},
 ): Promise<LoadedFile & { turns: number; count: number }> {
   const out = { trajectories: [] as Trajectory[], errors: [] as DataError[], errorCount: 0, format: undefined as FormatName | undefined, readable: true, turns: 0, count: 0 };
-  let total: number;
-  try {
-    const st = statSync(file);
-    if (st.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
-    total = st.size;
-  } catch (e) {
-    io.err(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+  const problem = inputFileProblem(file);
+  if (problem) {
+    io.err(problem + '\n');
     return { ...out, readable: false, errorCount: 1 };
   }
+  const total = statSync(file).size;
   const maxShown = options.maxShown ?? 200;
   const report = (e: DataError) => {
     out.errorCount++;
@@ -86,23 +82,18 @@ export async function loadFile(
   return out;
 }
 
-/** Writes lines to a file (or stdout when `path` is undefined), respecting stream back-pressure. */
+/**
+ * Writes lines to a file (or stdout when `path` is undefined) through writeOutput: respecting
+ * back-pressure, and replacing the file only once every line is written.
+ */
 export async function writeLines(io: CliIO, path: string | undefined, lines: Iterable<string>): Promise<number> {
   let n = 0;
-  if (!path) {
+  await writeOutput(io, path, (function* () {
     for (const l of lines) {
-      io.out(l + '\n');
       n++;
+      yield l + '\n';
     }
-    return n;
-  }
-  const stream = createWriteStream(path);
-  for (const l of lines) {
-    n++;
-    if (!stream.write(l + '\n')) await once(stream, 'drain');
-  }
-  stream.end();
-  await once(stream, 'finish');
+  })());
   return n;
 }
 

@@ -5,6 +5,7 @@
 import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
+import { nonFiniteNumbers } from '../schema/validate.ts';
 
 export interface AwbSampleRecord {
   task: string;
@@ -49,6 +50,11 @@ export function isFailedRecord(r: { failed?: unknown }): boolean {
   return !(r.failed === false || r.failed === 0);
 }
 
+/** A score a judged file may hold: 1–5, or 0 (the public scorer's "no usable score"). */
+export function isScoreValue(v: number): boolean {
+  return v === 0 || (v >= 1 && v <= 5);
+}
+
 /** Reader problems, one per line, `file:line: message` as the CLI prints them. */
 export type RecordProblem = string;
 
@@ -87,14 +93,23 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
     if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string') errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
   }
   if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
+  // 1e400 parses to Infinity and would be written back as null: an error wherever it is.
+  const scored = kind === 'judged' && !isFailedRecord(r);
+  for (const p of nonFiniteNumbers(r)) {
+    if (scored && [...DIMENSIONS, 'total_score'].some((k) => p === `/${k}`)) continue; // checked below
+    errs.push(`${where}: ${p}: number out of range (JSON has no Infinity; it would be written back as null)`);
+  }
   if (kind === 'judged') {
     if (!(r.failed === undefined || r.failed === null || typeof r.failed === 'boolean' || (typeof r.failed === 'number' && Number.isFinite(r.failed))))
       errs.push(`${where}: "failed" must be a boolean or a number (0 = scored, anything else = failed)`);
     else if (!isFailedRecord(r)) {
       // A valid record's scores: numbers, or 0 / null / absent for a dimension with no usable score.
+      // A number that cannot be a score (6, -100, 1e308) is an error, never a figure like 125 or
+      // Infinity in the table. (Verdict parsing clamps what a judge writes; a file is not clamped.)
       for (const k of [...DIMENSIONS, 'total_score']) {
         const v = r[k];
         if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v))) errs.push(`${where}: "${k}" must be a number (0 or absent when there is no usable score; or mark the record "failed": true)`);
+        else if (typeof v === 'number' && !isScoreValue(v)) errs.push(`${where}: /${k}: ${v} is not a score: scores run from 1 to 5 (0, null or absent: no usable score; or mark the record "failed": true)`);
       }
     }
   }

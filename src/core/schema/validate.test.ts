@@ -82,3 +82,14 @@ describe('locating pointers in JSON text', () => {
     expect(arrayElementLines('[]')).toEqual([]);
   });
 });
+
+describe('numbers that JSON cannot hold', () => {
+  it('rejects a non-finite number in a typed field and in free-form metadata, at its pointer', () => {
+    // What JSON.parse makes of 1e400 and -1e400: the output would carry null instead.
+    const t = JSON.parse(JSON.stringify(good()).replace('"extra":1', '"extra":[1,{"deep":1e400}]').replace('"start":0', '"start":-1e400')) as Trajectory;
+    const errors = validateTrajectory(t);
+    expect(errors).toContainEqual({ pointer: '/turns/0/metadata/extra/1/deep', message: expect.stringMatching(/out of range/) });
+    expect(errors).toContainEqual({ pointer: '/turns/0/metadata/spans/0/start', message: expect.stringMatching(/out of range/) });
+    expect(schemaErrors('openai', JSON.parse('{"messages":[{"role":"user","content":"x"}],"weight":1e999}'))).toContainEqual({ pointer: '/weight', message: expect.stringMatching(/out of range/) });
+  });
+});

@@ -1,15 +1,10 @@
 // Validation of trajectories and source records through ajv, with errors that say where
-// (file, line, JSON pointer) and what was expected, in words a user can act on.
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+// (file, line, JSON pointer) and what was expected, in words a user can act on. The validators
+// are compiled ahead of time (validators.generated.ts, by scripts/gen-validators.ts), so nothing
+// here needs eval: the app runs under a Content-Security-Policy without 'unsafe-eval'.
+import type { ErrorObject } from 'ajv';
 import type { Trajectory } from './types.ts';
-import {
-  AGENTINSTRUCT_RECORD_SCHEMA,
-  AWB_RECORD_SCHEMA,
-  OPENAI_RECORD_SCHEMA,
-  SHAREGPT_RECORD_SCHEMA,
-  TRAJECTORY_SCHEMA,
-} from './schema.ts';
+import * as generated from './validators.generated.ts';
 import { joinPointer } from './locate.ts';
 
 /** One problem in the input. `pointer` is relative to the record the line holds. */
@@ -28,19 +23,8 @@ export function formatDataError(e: DataError): string {
   return `${where}: ${e.pointer ? e.pointer + ': ' : ''}${e.message}`;
 }
 
-let ajv: Ajv | undefined;
-const compiled = new Map<object, ValidateFunction>();
-
-function validator(schema: object): ValidateFunction {
-  let fn = compiled.get(schema);
-  if (!fn) {
-    // allErrors so one pass lists every problem of a record; strict off for the `raw: {}` field.
-    ajv ??= addFormats(new Ajv({ allErrors: true, strict: false }), ['date-time']);
-    fn = ajv.compile(schema);
-    compiled.set(schema, fn);
-  }
-  return fn;
-}
+/** An ajv validate function as the standalone code exports it. */
+type ValidateFunction = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -60,6 +44,27 @@ function valueAt(root: unknown, pointer: string): unknown {
   return cur;
 }
 
+const NOT_FINITE = 'number out of range (JSON has no Infinity or NaN; it would be written back as null)';
+
+/**
+ * Pointers of every non-finite number in a parsed record (1e400 parses to Infinity), free-form
+ * fields such as metadata included. Iterative, so deep nesting cannot overflow the stack.
+ */
+export function nonFiniteNumbers(root: unknown, limit = 20): string[] {
+  const found: string[] = [];
+  const stack: [unknown, string][] = [[root, '']];
+  while (stack.length && found.length < limit) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) found.push(p);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], joinPointer(p, entries[i][0])]);
+    }
+  }
+  return found;
+}
+
 function toDataErrors(errors: ErrorObject[], root: unknown): { pointer: string; message: string }[] {
   const out: { pointer: string; message: string }[] = [];
   const seen = new Set<string>();
@@ -72,6 +77,10 @@ function toDataErrors(errors: ErrorObject[], root: unknown): { pointer: string; 
     if (anyOfPaths.has(e.instancePath) && e.keyword !== 'anyOf') continue;
     switch (e.keyword) {
       case 'type':
+        if (typeof got === 'number' && !Number.isFinite(got)) {
+          message = NOT_FINITE;
+          break;
+        }
         message = `expected ${String(e.params.type).replace(',', ' or ')}, got ${describe(got)}`;
         break;
       case 'required':
@@ -105,19 +114,22 @@ function toDataErrors(errors: ErrorObject[], root: unknown): { pointer: string; 
 
 export type RecordSchemaName = 'trajectory' | 'agentworldbench' | 'openai' | 'sharegpt' | 'agentinstruct';
 
-const SCHEMAS: Record<RecordSchemaName, object> = {
-  trajectory: TRAJECTORY_SCHEMA,
-  agentworldbench: AWB_RECORD_SCHEMA,
-  openai: OPENAI_RECORD_SCHEMA,
-  sharegpt: SHAREGPT_RECORD_SCHEMA,
-  agentinstruct: AGENTINSTRUCT_RECORD_SCHEMA,
+const VALIDATORS: Record<RecordSchemaName, ValidateFunction> = {
+  trajectory: generated.trajectory,
+  agentworldbench: generated.agentworldbench,
+  openai: generated.openai,
+  sharegpt: generated.sharegpt,
+  agentinstruct: generated.agentinstruct,
 };
 
 /** Schema problems of one record, pointers relative to the record. Empty when valid. */
 export function schemaErrors(kind: RecordSchemaName, record: unknown): { pointer: string; message: string }[] {
-  const fn = validator(SCHEMAS[kind]);
-  if (fn(record)) return [];
-  return toDataErrors(fn.errors ?? [], record);
+  const fn = VALIDATORS[kind];
+  const errors = fn(record) ? [] : toDataErrors(fn.errors ?? [], record);
+  for (const pointer of nonFiniteNumbers(record)) {
+    if (!errors.some((e) => e.pointer === pointer)) errors.push({ pointer, message: NOT_FINITE });
+  }
+  return errors;
 }
 
 /**

@@ -1,0 +1,3 @@
+export const LOCAL_ENDPOINTS: string[];
+export function extraConnectSources(value?: string): string[];
+export function contentSecurityPolicy(extra?: string[]): string;
