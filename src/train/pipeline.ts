@@ -36,6 +36,7 @@ import { lrAt } from '../reference/gpt.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
 import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 import { UserFacingError } from './host.ts';
+import type { SftLabel } from './rejection.ts';
 
 export type Stage = 'cpt' | 'sft' | 'rl';
 
@@ -270,13 +271,25 @@ export function labelledRows(
   });
 }
 
+/**
+ * The labels a run trains on: only those of train-split trajectories (a label of a held-out turn
+ * would leak it), each at its turn's mask weight in this run unless the label carries its own.
+ */
+export function trainLabels(labels: SftLabel[], p: Pick<Prepared, 'train'>, masks: ReadonlyMap<string, TrajectoryMask>, host?: Pick<TrainHost, 'log'>): SftLabel[] {
+  const train = new Set(p.train.map((t) => t.id));
+  const kept = labels.filter((l) => train.has(l.sample.trajectoryId));
+  if (kept.length < labels.length) host?.log(`labels: ${labels.length - kept.length} of ${labels.length} belong to eval-split trajectories and are left out (made with another seed or eval share?)`);
+  if (kept.length === 0) throw new UserFacingError(`none of the ${labels.length} labels belongs to a train-split trajectory of this run`);
+  return kept.map((l) => ({ ...l, weight: l.weight ?? masks.get(l.sample.trajectoryId)?.turns[l.sample.turnIndex]?.weight ?? 1 }));
+}
+
 /** Runs one stage. Resumable: a checkpoint from this stage continues at its step. */
 export async function runTraining(
   specIn: TrainSpec,
   trajectories: Trajectory[],
   host: TrainHost,
   from?: Uint8Array,
-  extra: { sftLabels?: { sample: TurnSample; reasoning?: string; weight?: number }[] } = {},
+  extra: { sftLabels?: SftLabel[] } = {},
 ): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
   const p = prepare(spec, trajectories, from);
@@ -287,7 +300,7 @@ export async function runTraining(
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all).map((m) => [m.id, m]));
   const rows =
     spec.stage === 'sft' && extra.sftLabels?.length
-      ? labelledRows(p, extra.sftLabels, spec.templates, spec.seed, spec.templateSet)
+      ? labelledRows(p, trainLabels(extra.sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
       : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);

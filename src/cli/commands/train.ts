@@ -8,7 +8,8 @@ import { DEFAULT_DATASET } from './validate.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V]
-  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)`;
+  [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+  [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)`;
 
 /** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
 function writeAtomic(path: string, bytes: Uint8Array) {
@@ -45,6 +46,7 @@ const train: Command = async (argv, io) => {
       group: { type: 'string' },
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
+      labels: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -82,6 +84,31 @@ const train: Command = async (argv, io) => {
     return 1;
   }
   if (loaded.errorCount > 0) io.err(`${file}: ${loaded.errorCount} bad records skipped; training on the ${loaded.trajectories.length} good ones\n`);
+
+  // Labels are read (and every problem reported) before the GPU starts.
+  let sftLabels: import('../../train/rejection.ts').SftLabel[] | undefined;
+  if (values.labels !== undefined) {
+    if (stage !== 'sft') throw new UsageError(`--labels is for --stage sft (the labels replace the reference observations); got --stage ${stage}`);
+    const { readLabelFile } = await import('../../train/labels.ts');
+    let text: string;
+    try {
+      text = readFileSync(values.labels, 'utf8');
+    } catch (e) {
+      io.err(`${values.labels}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+      return 1;
+    }
+    const r = readLabelFile(text, values.labels, loaded.trajectories);
+    if (r.errors.length) {
+      io.err(r.errors.join('\n') + '\n');
+      return 1;
+    }
+    if (r.labels.length === 0) {
+      io.err(`${values.labels}: no labels to train on\n`);
+      return 1;
+    }
+    sftLabels = r.labels;
+    io.err(`${values.labels}: ${r.labels.length} labels\n`);
+  }
 
   let from: Uint8Array | undefined;
   if (values.from) {
@@ -129,6 +156,7 @@ const train: Command = async (argv, io) => {
         },
       },
       from,
+      { sftLabels },
     );
     writeAtomic(out, result.checkpoint);
     io.out(
