@@ -9,6 +9,9 @@ import { DEFAULT_DATASET } from './validate.ts';
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V]
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+  [--reward rubric|reference-ab|turing]            (RL: the reward; default rubric = 0.9 judge + 0.1 verifier)
+  [--reward-judge local|endpoint --judge-base-url U --judge-model M --judge-api-key K]
+  [--eval-samples N]                               (RL: held-out turns judged at each evaluation; default 8)
   [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)`;
 
 /** Writes next to the target, then renames: a crash mid-write leaves the previous file whole. */
@@ -47,6 +50,12 @@ const train: Command = async (argv, io) => {
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
       labels: { type: 'string' },
+      reward: { type: 'string' },
+      'reward-judge': { type: 'string' },
+      'judge-base-url': { type: 'string' },
+      'judge-model': { type: 'string' },
+      'judge-api-key': { type: 'string' },
+      'eval-samples': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -60,6 +69,13 @@ const train: Command = async (argv, io) => {
   if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
+  const reward = values.reward ?? 'rubric';
+  if (reward !== 'rubric' && reward !== 'reference-ab' && reward !== 'turing') throw new UsageError(`--reward must be rubric, reference-ab or turing; got '${reward}'`);
+  const rewardJudge = values['reward-judge'] ?? 'local';
+  if (rewardJudge !== 'local' && rewardJudge !== 'endpoint') throw new UsageError(`--reward-judge must be local or endpoint; got '${rewardJudge}'`);
+  if (rewardJudge === 'endpoint' && (!values['judge-base-url'] || !values['judge-model'])) throw new UsageError('--reward-judge endpoint needs --judge-base-url and --judge-model');
+  const rlOnly = ['reward', 'reward-judge', 'judge-base-url', 'judge-model', 'eval-samples'].filter((k) => values[k as keyof typeof values] !== undefined);
+  if (stage !== 'rl' && rlOnly.length) throw new UsageError(`--${rlOnly[0]} is for --stage rl`);
   const spec = {
     kind: 'train' as const,
     stage: stage as 'cpt' | 'sft' | 'rl',
@@ -72,7 +88,16 @@ const train: Command = async (argv, io) => {
     vocabSize: int('vocab', values.vocab, 267),
     domains: values.domain,
     ...(lr !== undefined && { lr: { peak: lr, min: lr / 10 } }),
-    rl: { groupSize: int('group', values.group, 2), promptsPerStep: int('prompts', values.prompts), maxNewTokens: int('max-new', values['max-new']) },
+    rl: {
+      groupSize: int('group', values.group, 2),
+      promptsPerStep: int('prompts', values.prompts),
+      maxNewTokens: int('max-new', values['max-new']),
+      evalSamples: int('eval-samples', values['eval-samples']),
+      reward: reward as 'rubric' | 'reference-ab' | 'turing',
+      rewardJudge: rewardJudge as 'local' | 'endpoint',
+      // The key stays out of the spec: the spec is stored in every checkpoint.
+      ...(rewardJudge === 'endpoint' ? { judgeEndpoint: { baseUrl: values['judge-base-url']!, model: values['judge-model']! } } : {}),
+    },
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
 
@@ -143,7 +168,8 @@ const train: Command = async (argv, io) => {
         step: async () => {},
         log: (m) => io.err(`${m}\n`),
         metric: (step, v) => {
-          const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...v };
+          // RL lines name their reward, so runs with different rewards can be told apart and compared.
+          const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}), ...v };
           if (values.metrics) appendFileSync(values.metrics, JSON.stringify(line) + '\n');
           const shown = Object.entries(v)
             .filter(([k]) => !k.startsWith('judge_') && !k.startsWith('eval_judge_') && !k.startsWith('share_'))
@@ -156,7 +182,7 @@ const train: Command = async (argv, io) => {
         },
       },
       from,
-      { sftLabels },
+      { sftLabels, judgeApiKey: values['judge-api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY },
     );
     writeAtomic(out, result.checkpoint);
     io.out(
@@ -164,8 +190,9 @@ const train: Command = async (argv, io) => {
         stage,
         steps: result.steps,
         checkpoint: out,
-        // RL keeps its best by mean reward (stored as a negative "loss" so lower is better).
-        best: result.best && (stage === 'rl' ? { step: result.best.step, mean_reward: -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+        // RL keeps its best by the held-out reward (rubric + verifier on eval-split turns).
+        best: result.best && (stage === 'rl' ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+        ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}),
         eval_loss: result.evalLoss,
         unigram_loss: result.unigramLoss,
         tokens_per_s: Math.round(result.tokensPerSecond),
