@@ -12,7 +12,7 @@
 // never teaches the model a held-out turn.
 import { parseJsonl, toJsonl } from '../core/bench/records.ts';
 import type { Trajectory } from '../core/schema/types.ts';
-import { expandTurns, splitByTrajectory, turnSample, type TurnSample } from '../core/turns/index.ts';
+import { expandTurns, keyedUniform, splitByTrajectory, turnSample, type TurnSample } from '../core/turns/index.ts';
 import { formatRetention, type KeptCandidate, type RejectionResult, type SftLabel } from './rejection.ts';
 
 export interface LabelRecord {
@@ -111,7 +111,15 @@ export function retentionMetrics(r: Pick<RejectionResult, 'overall' | 'perDomain
   for (const [d, x] of Object.entries(r.perDomain)) {
     m[`labels_kept_${d}`] = x.kept;
     m[`labels_judged_${d}`] = x.judged;
+    m[`labels_judge_failed_${d}`] = x.failed;
     m[`labels_retention_${d}`] = x.rate;
   }
   return m;
+}
+
+/** At most `n` samples, a seeded spread over trajectories and domains rather than the first n. */
+export function spreadSamples(samples: TurnSample[], n: number | undefined, seed: number): TurnSample[] {
+  if (n === undefined || n >= samples.length) return samples;
+  const key = (s: TurnSample) => keyedUniform(`${s.trajectoryId}#${s.turnIndex}`, seed);
+  return [...samples].sort((a, b) => key(a) - key(b)).slice(0, n);
 }

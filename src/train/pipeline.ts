@@ -37,7 +37,7 @@ import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatc
 import { UserFacingError } from './host.ts';
 import type { SftLabel } from './rejection.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, rewardJudges, sequenceRatios } from './rlMetrics.ts';
-import type { JudgeKind } from './teacher.ts';
+import { checkLabelSettings, rejectionLabels, type JudgeKind, type LabelSettings } from './teacher.ts';
 
 export type Stage = 'cpt' | 'sft' | 'rl';
 
@@ -94,6 +94,8 @@ export interface TrainSpec {
   /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
   templateSet?: Record<string, PromptTemplate>;
   rl?: RlSettings;
+  /** SFT: train on labels chosen by rejection sampling instead of the reference observations. */
+  labels?: LabelSettings;
 }
 
 /** What the pipeline needs from wherever it runs (worker or Node). */
@@ -139,6 +141,10 @@ export function resolveSpec(spec: TrainSpec) {
   if (spec.stage === 'rl' && rl.rewardJudge !== 'local' && rl.rewardJudge !== 'endpoint') throw new UserFacingError(`rl.rewardJudge must be local or endpoint; got '${rl.rewardJudge}'`);
   if (spec.stage === 'rl' && rl.rewardJudge === 'endpoint' && (!rl.judgeEndpoint?.baseUrl || !rl.judgeEndpoint.model)) throw new UserFacingError('an endpoint reward judge needs rl.judgeEndpoint with a base URL and a model');
   if (spec.stage === 'rl' && (!Number.isInteger(rl.evalSamples) || rl.evalSamples < 1)) throw new UserFacingError(`rl.evalSamples must be a positive integer; got ${rl.evalSamples}`);
+  if (spec.labels) {
+    if (spec.stage !== 'sft') throw new UserFacingError(`labels are for the SFT stage (they replace its reference observations); this is ${spec.stage}`);
+    checkLabelSettings(spec.labels);
+  }
   const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
@@ -308,6 +314,9 @@ export async function runTraining(
     /** RL: the reward judges (default: built from spec.rl, with `judgeApiKey` for an endpoint). */
     rewardJudges?: RewardJudges;
     judgeApiKey?: string;
+    /** SFT with spec.labels: the teacher's endpoint key, and the local teacher (default: `from` on a fresh run). */
+    teacherApiKey?: string;
+    teacherCheckpoint?: Uint8Array;
   } = {},
 ): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
@@ -320,9 +329,23 @@ export async function runTraining(
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all).map((m) => [m.id, m]));
+  let sftLabels = extra.sftLabels;
+  if (spec.stage === 'sft' && spec.labels && !sftLabels?.length) {
+    sftLabels = await rejectionLabels(spec.labels, expandTurns(p.train), {
+      rt: host.rt,
+      seed: spec.seed,
+      weightOf: (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1,
+      // A resumed run's `from` is its own last checkpoint, not the teacher.
+      teacherCheckpoint: extra.teacherCheckpoint ?? (p.start.step === 0 ? from : undefined),
+      teacherApiKey: extra.teacherApiKey,
+      judgeApiKey: extra.judgeApiKey,
+      log: (m) => host.log(m),
+      metric: (step, v) => host.metric(step, v),
+    });
+  }
   const rows =
-    spec.stage === 'sft' && extra.sftLabels?.length
-      ? labelledRows(p, trainLabels(extra.sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
+    spec.stage === 'sft' && sftLabels?.length
+      ? labelledRows(p, trainLabels(sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
       : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);

@@ -13,7 +13,8 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { GpuGenerator } from '../model/generate.ts';
 import { UserFacingError } from './host.ts';
-import { promptRequest } from './rejection.ts';
+import { spreadSamples, retentionMetrics, retentionReport } from './labels.ts';
+import { formatRetention, keptAsSamples, promptRequest, rejectionSample, type SftLabel } from './rejection.ts';
 
 /** An OpenAI-compatible endpoint. The key is never stored with a run or a checkpoint. */
 export interface EndpointRef {
@@ -64,4 +65,83 @@ export function localTeacher(rt: GpuRuntime, checkpoint: Uint8Array, template: P
       rt.release(params);
     },
   };
+}
+
+/** Rejection sampling inside an SFT run (the app's Train view): where the labels come from. */
+export interface LabelSettings {
+  /** 'local': the run's starting checkpoint writes the candidates; 'endpoint': a served model. */
+  teacher: 'local' | 'endpoint';
+  teacherEndpoint?: { baseUrl: string; model: string };
+  /** Who scores the candidates. Default local. */
+  judge?: JudgeKind;
+  judgeEndpoint?: { baseUrl: string; model: string };
+  candidates?: number;
+  threshold?: number;
+  keep?: 'all' | 'best';
+  /** Train-split turns to label (a seeded spread). Default: every one. */
+  samples?: number;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+export function checkLabelSettings(l: LabelSettings): void {
+  if (l.teacher !== 'local' && l.teacher !== 'endpoint') throw new UserFacingError(`labels.teacher must be local or endpoint; got '${l.teacher}'`);
+  if (l.teacher === 'endpoint' && (!l.teacherEndpoint?.baseUrl || !l.teacherEndpoint.model)) throw new UserFacingError('an endpoint teacher needs a base URL and a model');
+  if ((l.judge ?? 'local') === 'endpoint' && (!l.judgeEndpoint?.baseUrl || !l.judgeEndpoint.model)) throw new UserFacingError('an endpoint judge for the labels needs a base URL and a model');
+  if (l.threshold !== undefined && !(l.threshold >= 1 && l.threshold <= 5)) throw new UserFacingError(`labels.threshold must be within 1–5 (the judge's scale); got ${l.threshold}`);
+  if (l.candidates !== undefined && !(Number.isInteger(l.candidates) && l.candidates >= 1)) throw new UserFacingError(`labels.candidates must be a positive integer; got ${l.candidates}`);
+}
+
+/**
+ * Labels an SFT run's train split by rejection sampling and reports retention (log, and metrics
+ * at step 0 that the Train view shows with the run). The teacher is released before training.
+ */
+export async function rejectionLabels(
+  settings: LabelSettings,
+  samples: TurnSample[],
+  ctx: {
+    rt: GpuRuntime;
+    seed: number;
+    weightOf: (s: TurnSample) => number;
+    teacherCheckpoint?: Uint8Array;
+    teacherApiKey?: string;
+    judgeApiKey?: string;
+    log(m: string): void;
+    metric(step: number, values: Record<string, number>): void;
+  },
+): Promise<SftLabel[]> {
+  checkLabelSettings(settings);
+  const judge = makeJudge(settings.judge ?? 'local', settings.judgeEndpoint && { ...settings.judgeEndpoint, apiKey: ctx.judgeApiKey });
+  let teacher: { backend: LwmBackend; request: (s: TurnSample) => GenerateRequest };
+  let maxTokens = settings.maxTokens ?? 256;
+  let dispose = () => {};
+  if (settings.teacher === 'local') {
+    if (!ctx.teacherCheckpoint) throw new UserFacingError('rejection sampling with the local teacher samples from the starting checkpoint: start the SFT run from a checkpoint');
+    const local = localTeacher(ctx.rt, ctx.teacherCheckpoint);
+    teacher = local;
+    maxTokens = Math.min(maxTokens, local.maxTokens);
+    dispose = () => local.dispose();
+  } else teacher = endpointTeacher({ ...settings.teacherEndpoint!, apiKey: ctx.teacherApiKey });
+  try {
+    const picked = spreadSamples(samples, settings.samples, ctx.seed);
+    const candidates = settings.candidates ?? 4;
+    ctx.log(`labels: ${picked.length} train-split turns × ${candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (keep at ≥ ${settings.threshold ?? 4})`);
+    const r = await rejectionSample(picked, teacher.backend, judge, {
+      candidates,
+      threshold: settings.threshold,
+      keep: settings.keep,
+      temperature: settings.temperature,
+      maxTokens,
+      seed: ctx.seed,
+      request: teacher.request,
+      weightOf: ctx.weightOf,
+      concurrency: settings.teacher === 'endpoint' ? 4 : 1,
+    });
+    ctx.log(retentionReport(r).trimEnd());
+    ctx.metric(0, retentionMetrics(r));
+    if (!r.kept.length) throw new UserFacingError(`rejection sampling kept no candidate (${formatRetention(r.overall)}); lower the threshold or use a stronger teacher`);
+    return keptAsSamples(r.kept);
+  } finally {
+    dispose();
+  }
 }

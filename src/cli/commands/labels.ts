@@ -105,11 +105,10 @@ const labels: Command = async (argv, io) => {
     return 1;
   }
 
-  const { labelSamples, labelsJsonl, retentionReport } = await import('../../train/labels.ts');
+  const { labelSamples, labelsJsonl, retentionReport, spreadSamples } = await import('../../train/labels.ts');
   const { rejectionSample } = await import('../../train/rejection.ts');
   const { makeJudge, endpointTeacher } = await import('../../train/teacher.ts');
   const { categorizeDataset } = await import('../../core/masking/index.ts');
-  const { keyedUniform } = await import('../../core/turns/index.ts');
   const { EndpointError } = await import('../../backends/endpoint.ts');
   const { UserFacingError } = await import('../../train/host.ts');
 
@@ -118,11 +117,7 @@ const labels: Command = async (argv, io) => {
     io.err(`${file}: no train-split turns${values.domain ? ` in ${values.domain.join(', ')}` : ''} to label\n`);
     return 1;
   }
-  if (maxSamples !== undefined && maxSamples < samples.length) {
-    // A seeded spread over trajectories and domains rather than the first N turns.
-    const key = (s: (typeof samples)[number]) => keyedUniform(`${s.trajectoryId}#${s.turnIndex}`, options.seed);
-    samples = [...samples].sort((a, b) => key(a) - key(b)).slice(0, maxSamples);
-  }
+  samples = spreadSamples(samples, maxSamples, options.seed);
   // The mask weight of each turn, categorised over the whole file as lwm train does.
   const masks = new Map(categorizeDataset(loaded.trajectories).map((m) => [m.id, m]));
   const weightOf = (s: (typeof samples)[number]) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1;
