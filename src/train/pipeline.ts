@@ -159,6 +159,8 @@ export function resolveSpec(spec: TrainSpec) {
     evalJudgeSamples: spec.evalJudgeSamples ?? 2,
     evalFraction: spec.evalFraction ?? 0.1,
     seed: spec.seed ?? 0,
+    /** SFT on chosen labels (spec.labels here, or labels passed to runTraining). */
+    sftLabelled: spec.stage === 'sft' && !!spec.labels,
     templates,
     rl,
   };
@@ -226,7 +228,9 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
     tok = Tokenizer.fromJSON(JSON.parse(tj));
     config = ck.config;
     // Same stage: resume where it stopped (same batches, same schedule). New stage: weights only.
-    const resume = ck.extraMetadata?.stage === spec.stage && ck.optimizer;
+    // SFT on chosen labels and SFT on the reference observations train on different rows, so
+    // one never resumes the other (an SFT teacher's checkpoint starts a labelled run afresh).
+    const resume = ck.extraMetadata?.stage === spec.stage && ck.optimizer && labelledRun(ck.extraMetadata?.spec) === spec.sftLabelled;
     start = resume ? { params: ck.params, optimizer: ck.optimizer, step: ck.step } : { params: ck.params, step: 0 };
   } else {
     const base = presetConfig(spec.preset);
@@ -237,6 +241,15 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
   }
   const T = Math.min(spec.T ?? config.contextLength, config.contextLength);
   return { tok, config, T, train: split.train, eval: split.eval, all: data, start };
+}
+
+/** Whether a checkpoint's stored spec was an SFT run on chosen labels. */
+function labelledRun(specJson: string | undefined): boolean {
+  try {
+    return !!(specJson && (JSON.parse(specJson) as { sftLabelled?: boolean }).sftLabelled);
+  } catch {
+    return false;
+  }
 }
 
 /** Rows of a stage for a trajectory set (CPT: packed text; SFT/RL: weighted turn samples). */
@@ -320,6 +333,7 @@ export async function runTraining(
   } = {},
 ): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
+  if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {

@@ -142,7 +142,13 @@ const labels: Command = async (argv, io) => {
       const { nodeGpu } = await import('../../gpu/node.ts');
       const { GpuRuntime } = await import('../../gpu/runtime.ts');
       const { localTeacher } = await import('../../train/teacher.ts');
-      const runtime = await GpuRuntime.create({ gpu: await nodeGpu() });
+      let runtime;
+      try {
+        runtime = await GpuRuntime.create({ gpu: await nodeGpu() });
+      } catch (e) {
+        io.err(`lwm labels: the local teacher needs WebGPU: ${(e as Error).message}\n`);
+        return 1;
+      }
       rt = runtime;
       io.err(`adapter: ${runtime.describe()}\n`);
       const local = localTeacher(runtime, bytes);
