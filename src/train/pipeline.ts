@@ -6,9 +6,11 @@
 //   SFT  turn samples rendered with templates drawn from the SFT distribution; loss on the target
 //        observation only, each token weighted by its turn's mask ratio (SPEC §4).
 //   RL   GSPO on the RL pool (one turn per trajectory): G samples per prompt from a shared-prefix
-//        rollout, rewards from the local judge and the rule verifier (0.9 / 0.1), advantages
-//        normalised within each group, one optimiser step per group so later groups of a rollout
-//        batch see a policy that has moved (the ratio matters).
+//        rollout, rewards by the chosen kind (rubric judge + rule verifier 0.9 / 0.1, or the
+//        binary reference comparison or Turing test) from the local or an endpoint judge,
+//        advantages normalised within each group, one optimiser step per group so later groups
+//        of a rollout batch see a policy that has moved (the ratio matters). Evaluation writes
+//        greedy predictions for held-out turns and keeps the best checkpoint by their reward.
 //
 // Every stage: warmup + cosine learning rate, evaluation every N steps on the eval split (loss,
 // and the local judge on a few generated predictions), the best checkpoint kept, a checkpoint
