@@ -173,11 +173,13 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
       }).catch(() => {});
       throw e;
     }
-    return train(run, trajectories, from, ctx, { ...spec.secrets, teacherCheckpoint });
+    const best = spec.resume ? run.checkpoints.best : undefined;
+    const bestSoFar = best?.evalLoss !== undefined ? { step: best.step, evalLoss: best.evalLoss } : undefined;
+    return train(run, trajectories, from, ctx, { ...spec.secrets, teacherCheckpoint, bestSoFar });
   });
 }
 
-async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array } = {}): Promise<TrainJobResult> {
+async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number } } = {}): Promise<TrainJobResult> {
   const runId = run.id;
   let pending: { step: number; values: Record<string, number> }[] = [];
   let lastStep = run.step;

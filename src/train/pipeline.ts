@@ -332,6 +332,8 @@ export async function runTraining(
     /** SFT with spec.labels: the teacher's endpoint key, and the local teacher (default: `from` on a fresh run). */
     teacherApiKey?: string;
     teacherCheckpoint?: Uint8Array;
+    /** A resumed run's best checkpoint so far (RL: evalLoss = −reward), so a worse one never replaces it. */
+    bestSoFar?: { step: number; evalLoss: number };
   } = {},
 ): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
@@ -340,7 +342,7 @@ export async function runTraining(
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {
     const judges = extra.rewardJudges ?? rewardJudges(spec.rl.rewardJudge, spec.rl.judgeEndpoint && { ...spec.rl.judgeEndpoint, apiKey: extra.judgeApiKey });
-    return runRl(spec, p, host, judges);
+    return runRl(spec, p, host, judges, p.start.step > 0 ? extra.bestSoFar : undefined);
   }
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
@@ -375,7 +377,7 @@ export async function runTraining(
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
-  let best: TrainResult['best'] = null;
+  let best: TrainResult['best'] = p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null;
   let lastEval: number | null = null;
   let tokens = 0;
   let ms = 0;
@@ -442,7 +444,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
 
 // ---- RL ----------------------------------------------------------------------------------
 
-async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: RewardJudges): Promise<TrainResult> {
+async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: RewardJudges, bestSoFar?: { step: number; evalLoss: number }): Promise<TrainResult> {
   const { groupSize: G, promptsPerStep, maxNewTokens, temperature, topK } = spec.rl;
   const pool = rlPool(p.train, spec.seed);
   if (pool.length === 0) throw new UserFacingError('the RL pool is empty: no trajectory has a turn');
@@ -457,6 +459,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
   const stop = [p.tok.special.predictedClose, p.tok.special.eos];
   const best = new BestTracker();
+  if (bestSoFar) best.best = { step: bestSoFar.step, value: -bestSoFar.evalLoss };
   let genTokens = 0;
   let genMs = 0;
   const rewardsOf = async (predictions: string[], sample: TurnSample, context: string, key: string): Promise<(SampleReward | null)[]> => {

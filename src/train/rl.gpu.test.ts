@@ -18,6 +18,7 @@ describe('RL evaluation (micro)', () => {
     const seen: { phase: string; id: string }[] = [];
     const metrics: { step: number; values: Record<string, number> }[] = [];
     const best: number[] = [];
+    let lastAt2: Uint8Array | undefined;
     // A toy reward that varies with the prediction, so evaluations differ between steps.
     const toy: TrainHost['reward'] = (prediction, sample, phase) => {
       seen.push({ phase, id: sample.trajectoryId });
@@ -28,7 +29,10 @@ describe('RL evaluation (micro)', () => {
       step: async () => {},
       log: () => {},
       metric: (step, values) => metrics.push({ step, values }),
-      checkpoint: (_b, info) => void (info.tag === 'best' && best.push(info.step)),
+      checkpoint: (b, info) => {
+        if (info.tag === 'best') best.push(info.step);
+        if (info.tag === 'last' && info.step === 2) lastAt2 = b;
+      },
       reward: toy,
     };
     const r = await runTraining(RL, data, host);
@@ -45,6 +49,15 @@ describe('RL evaluation (micro)', () => {
     for (const m of evals) if (m.values.eval_reward > max) (max = m.values.eval_reward), expected.push(m.step);
     expect(best).toEqual(expected);
     expect(r.best).toMatchObject({ step: expected.at(-1), evalReward: max });
+    // Resumed from step 2 with a best so far that no evaluation reaches: no new 'best', and the
+    // old best is what the run reports. Without it, the first evaluation after resuming wins.
+    const resumedBest: number[] = [];
+    const resumedHost = { ...host, checkpoint: (_b: Uint8Array, info: { step: number; tag: string }) => void (info.tag === 'best' && resumedBest.push(info.step)) };
+    const resumed = await runTraining({ ...RL, steps: 3 }, data, resumedHost, lastAt2, { bestSoFar: { step: 2, evalLoss: -1e9 } });
+    expect(resumedBest).toEqual([]);
+    expect(resumed.best).toMatchObject({ step: 2, evalReward: 1e9 });
+    await runTraining({ ...RL, steps: 3 }, data, resumedHost, lastAt2);
+    expect(resumedBest).toEqual([3]);
     // The ratio spread of each rollout batch: the first group's ratios are exactly 1.
     const steps = metrics.filter((m) => 'reward' in m.values);
     for (const m of steps) {
