@@ -182,7 +182,7 @@ export function NewRunForm() {
       {form.stage === 'sft' ? (
         <fieldset className="train-grid sft-labels">
           <legend>SFT labels</legend>
-          {select('labels', 'Labels', [['reference', 'The real observations'], ['rejection', 'Rejection sampling from a teacher']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
+          {select('labels', 'Labels', [['reference', 'Real observations'], ['rejection', 'Rejection sampling']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
           {form.labels === 'rejection' ? (
             <>
               {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
