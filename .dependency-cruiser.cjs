@@ -1,6 +1,6 @@
 // The import boundaries of src/ (docs/architecture.md draws them): dependencies point one way,
 //
-//   app, cli  →  train, backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
+//   app, cli  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
 //
 // and everything may import core, which imports nothing of ours but core. `npm test` runs this
 // check as its own step (scripts/test.mjs); src/boundaries.test.ts shows each rule catching a
@@ -61,7 +61,7 @@ module.exports = {
       from: { path: '^src/train/spec\\.ts$' },
       to: { path: '^src/', pathNot: '^src/core/|^src/model/config\\.ts$|^src/train/spec\\.ts$' },
     },
-    onlyImports('train-beside-backends', 'train', ['storage', 'model', 'gpu', 'reference', 'core'], 'train drives the model and storage; backends are its siblings (it drives them through core/backend.ts).'),
+    onlyImports('train-above-backends', 'train', ['storage', 'backends', 'model', 'gpu', 'reference', 'core'], 'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); backends never import train.'),
     onlyImports('backends-beside-train', 'backends', ['model', 'gpu', 'core'], 'a backend wraps a model or an endpoint; it does not reach into training or storage.'),
     {
       name: 'app-never-touches-the-gpu',

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { register as registerTsx } from 'tsx/esm/api';
 import { gpuEnv } from '../scripts/chromium.mjs';
 
-const GPU_COMMANDS = new Set(['gpu', 'train']);
+const GPU_COMMANDS = new Set(['gpu', 'train', 'labels']);
 const args = process.argv.slice(2);
 if (GPU_COMMANDS.has(args[0]) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };

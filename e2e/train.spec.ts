@@ -131,3 +131,33 @@ test('without WebGPU the Train view says so and points to the System view', asyn
   await expect(page).toHaveURL(/#\/system$/);
   expect(errors).toEqual([]);
 });
+
+test('RL reward and SFT label settings: the method’s three rewards, an endpoint judge, rejection-sampled labels', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  await openTrain(page);
+  await page.getByLabel('Stage').selectOption('rl');
+  const reward = page.getByLabel('Reward', { exact: true });
+  await expect(reward.locator('option')).toHaveText(['Rubric + verifier', 'Binary: closer to the reference (A/B)', 'Binary: Turing test']);
+  await reward.selectOption('turing');
+  await expect(page.locator('#train-reward-hint')).toContainText('takes the sample for the real environment');
+  await page.getByLabel('Judge', { exact: true }).selectOption('endpoint');
+  await page.getByLabel('Judge base URL').fill('localhost:8000');
+  await page.getByLabel('Judge API key').fill('sk-never-stored');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  const problems = page.getByTestId('train-form-errors');
+  await expect(problems).toContainText('Judge base URL must start with http:// or https://');
+  await expect(problems).toContainText('Judge model: the model name the endpoint serves.');
+  // The key is kept in memory only, never in the persisted form.
+  expect(await page.evaluate(() => localStorage.getItem('lwm.trainForm') ?? '')).not.toContain('sk-never-stored');
+
+  await page.getByLabel('Stage').selectOption('sft');
+  await page.getByLabel('Labels', { exact: true }).selectOption('rejection');
+  await page.getByLabel('Teacher', { exact: true }).selectOption('local');
+  await page.getByLabel('Judge', { exact: true }).selectOption('local');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  await expect(problems).toContainText('Rejection sampling with the local teacher samples from the starting checkpoint');
+  await expect(page.getByLabel('Keep threshold')).toHaveValue('4');
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});

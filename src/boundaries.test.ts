@@ -23,10 +23,11 @@ const CASES: [string, string, string[]][] = [
   ['src/app/views/Playground.tsx', "import { GpuGenerator } from '../../model/generate.ts';", ['app-reads-only-model-config']],
   ['src/gpu/kernels/matmul.ts', "import type { ModelConfig } from '../../model/config.ts';", ['gpu-below-model']],
   ['src/model/gpt.ts', "import { makeBatch } from '../train/data.ts';", ['model-below-train']],
-  ['src/train/rejection.ts', "import { endpointBackend } from '../backends/endpoint.ts';", ['train-beside-backends']],
+  // a rejection-sampling teacher or an endpoint reward judge: train may use a backend
+  ['src/train/rejection.ts', "import { endpointBackend } from '../backends/endpoint.ts';", []],
   ['src/backends/local.ts', "import type { TrainSpec } from '../train/spec.ts';", ['backends-beside-train']],
   ['src/reference/matmul.ts', "import { matmul } from '../gpu/kernels/matmul.ts';", ['reference-imports-core']],
-  ['src/train/jobs.ts', "import { main } from '../cli/main.ts';", ['nothing-imports-cli', 'train-beside-backends']],
+  ['src/train/jobs.ts', "import { main } from '../cli/main.ts';", ['nothing-imports-cli', 'train-above-backends']],
   ['src/core/judge/verifier.test.ts', "import { useGpuStore } from '../../app/stores/gpu.ts';", ['nothing-imports-app']],
   // a cycle is reported once, at the module where the cruise closes it
   ['src/core/turns/split.ts', "import { mix } from './rng.ts';", []],

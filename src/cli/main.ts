@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   judge: { summary: 'judge PRED.jsonl --judge J    judge predictions against references', load: () => import('./commands/judge.ts') },
   score: { summary: 'score JUDGED.jsonl            AgentWorldBench score table', load: () => import('./commands/score.ts') },
   agree: { summary: 'agree FILE...                 judge agreement (Spearman, Kendall, Pearson)', load: () => import('./commands/agree.ts') },
+  labels: { summary: 'labels --teacher T -o FILE     SFT labels by rejection sampling (for train --labels)', load: () => import('./commands/labels.ts') },
   train: { summary: 'train --stage cpt|sft|rl ...  train a model on WebGPU (Dawn)', load: () => import('./commands/train.ts') },
   gpu: { summary: 'gpu                           show the WebGPU adapter and run the self-test', load: () => import('./commands/gpu.ts') },
 };

@@ -39,6 +39,8 @@ export type TrainJobSpec =
       data: TrainData;
       /** A stored checkpoint to start from, e.g. the CPT run an SFT run builds on. */
       from?: RunRecord['from'];
+      /** Endpoint API keys for the reward judge and the label teacher: used, never stored. */
+      secrets?: TrainSecrets;
     }
   | {
       kind: 'train';
@@ -50,7 +52,13 @@ export type TrainJobSpec =
       resume: true;
       /** Needed only when the run's data was sent inline. */
       data?: TrainData;
+      secrets?: TrainSecrets;
     };
+
+export interface TrainSecrets {
+  judgeApiKey?: string;
+  teacherApiKey?: string;
+}
 
 export interface TrainJobResult extends Omit<TrainResult, 'checkpoint'> {
   runId: string;
@@ -98,6 +106,7 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
     let run: RunRecord;
     let data: TrainData;
     let from: Uint8Array | undefined;
+    let teacherCheckpoint: Uint8Array | undefined;
     const existing = await getRun(spec.runId);
     if (spec.resume) {
       if (!existing) throw new UserFacingError(`There is no stored run ${spec.runId} to resume; it may have been deleted.`);
@@ -110,6 +119,12 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
       if (startKey) from = await loadCheckpointBytes(startKey).catch((e: Error) => {
         throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
       });
+      // Rejection sampling with the local teacher samples from where the run began, also on resume.
+      if (last && existing.spec.labels?.teacher === 'local' && existing.from?.key) {
+        teacherCheckpoint = await loadCheckpointBytes(existing.from.key).catch((e: Error) => {
+          throw new UserFacingError(`The teacher checkpoint (where this run began) could not be read: ${e.message}`);
+        });
+      }
       const at = last?.step ?? 0;
       // Metrics after the checkpoint are recomputed, the same batches in the same order.
       await truncateMetrics(spec.runId, at);
@@ -158,11 +173,13 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
       }).catch(() => {});
       throw e;
     }
-    return train(run, trajectories, from, ctx);
+    const best = spec.resume ? run.checkpoints.best : undefined;
+    const bestSoFar = best?.evalLoss !== undefined ? { step: best.step, evalLoss: best.evalLoss } : undefined;
+    return train(run, trajectories, from, ctx, { ...spec.secrets, teacherCheckpoint, bestSoFar });
   });
 }
 
-async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext): Promise<TrainJobResult> {
+async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number } } = {}): Promise<TrainJobResult> {
   const runId = run.id;
   let pending: { step: number; values: Record<string, number> }[] = [];
   let lastStep = run.step;
@@ -217,6 +234,7 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
         },
       },
       from,
+      extra,
     );
     await flush();
     if (storageError) throw storageError;

@@ -52,3 +52,24 @@ describe('SFT from chosen labels', () => {
     expect(weighted(traced, 1)).not.toContain('because');
   });
 });
+
+describe('starting from a checkpoint', () => {
+  it('SFT on labels never resumes an SFT run on references (nor the other way round)', async () => {
+    const { presetConfig } = await import('../model/config.ts');
+    const { initParams } = await import('../model/init.ts');
+    const { saveCheckpoint } = await import('../model/checkpoint.ts');
+    const { prepare } = await import('./pipeline.ts');
+    const config = presetConfig('micro', { vocabSize: tok.vocabSize });
+    const params = initParams(config, 1);
+    const ckpt = (spec: object) =>
+      saveCheckpoint({ config, params, step: 4, optimizer: { m: new Float32Array(params.length), v: new Float32Array(params.length), step: 4 }, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify(spec) } });
+    const plain = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 8 });
+    const labelled = { ...plain, sftLabelled: true };
+    const fromPlain = ckpt(plain);
+    const fromLabelled = ckpt(labelled);
+    expect(prepare(plain, data, fromPlain).start.step).toBe(4); // same kind of run: resumes
+    expect(prepare(labelled, data, fromPlain).start.step).toBe(0); // the teacher's checkpoint: a fresh labelled run
+    expect(prepare(labelled, data, fromLabelled).start.step).toBe(4);
+    expect(prepare(plain, data, fromLabelled).start.step).toBe(0);
+  });
+});

@@ -6,19 +6,21 @@
 //   SFT  turn samples rendered with templates drawn from the SFT distribution; loss on the target
 //        observation only, each token weighted by its turn's mask ratio (SPEC §4).
 //   RL   GSPO on the RL pool (one turn per trajectory): G samples per prompt from a shared-prefix
-//        rollout, rewards from the local judge and the rule verifier (0.9 / 0.1), advantages
-//        normalised within each group, one optimiser step per group so later groups of a rollout
-//        batch see a policy that has moved (the ratio matters).
+//        rollout, rewards by the chosen kind (rubric judge + rule verifier 0.9 / 0.1, or the
+//        binary reference comparison or Turing test) from the local or an endpoint judge,
+//        advantages normalised within each group, one optimiser step per group so later groups
+//        of a rollout batch see a policy that has moved (the ratio matters). Evaluation writes
+//        greedy predictions for held-out turns and keeps the best checkpoint by their reward.
 //
 // Every stage: warmup + cosine learning rate, evaluation every N steps on the eval split (loss,
 // and the local judge on a few generated predictions), the best checkpoint kept, a checkpoint
 // that resumes the same loss curve.
 import { knowledgeText } from '../core/envs/index.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
-import { DEFAULT_REWARD_MIX, reward as mixReward, type RewardMix } from '../core/judge/reward.ts';
-import { localJudge, rubricJudge } from '../core/judge/rubric.ts';
+import { DEFAULT_REWARD_MIX, groupRewards, REWARD_KINDS, rewardOf, type RewardJudges, type RewardKind, type RewardMix, type SampleReward } from '../core/judge/reward.ts';
+import { localJudge } from '../core/judge/rubric.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
-import { DIMENSIONS, type Scores } from '../core/judge/types.ts';
+import { DIMENSIONS, type JudgeInput } from '../core/judge/types.ts';
 import { verify } from '../core/judge/verifier.ts';
 import { categorizeDataset, maskConfig, maskConfigChanges, maskConfigFromJson, maskConfigToJson, type MaskConfig, type TrajectoryMask } from '../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
@@ -37,6 +39,9 @@ import { groupAdvantages } from '../reference/gspo.ts';
 import type { Stage, TrainSpec } from './spec.ts';
 import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 import { UserFacingError } from './host.ts';
+import type { SftLabel } from './rejection.ts';
+import { advantagesWithFailures, BestTracker, ratioSpread, rewardJudges, sequenceRatios } from './rlMetrics.ts';
+import { checkLabelSettings, rejectionLabels, type JudgeKind, type LabelSettings } from './teacher.ts';
 
 // The spec types live in spec.ts, where storage and the app can import them without the
 // pipeline; its own importers may still take them from here.
@@ -51,8 +56,8 @@ export interface TrainHost {
   log(message: string): void;
   /** A checkpoint to keep: 'last' at every checkpoint point, 'best' when eval improves. */
   checkpoint(bytes: Uint8Array, info: { step: number; tag: 'last' | 'best'; evalLoss?: number }): Promise<void> | void;
-  /** Replaces the judge+verifier reward (tests: a toy reward). */
-  reward?: (prediction: string, sample: TurnSample) => { reward: number; judge?: number; verifier?: number };
+  /** Replaces the judge+verifier reward, in rollouts and in evaluation (tests: a toy reward). */
+  reward?: (prediction: string, sample: TurnSample, phase: 'train' | 'eval') => { reward: number; judge?: number; verifier?: number };
 }
 
 export interface TrainResult {
@@ -60,7 +65,8 @@ export interface TrainResult {
   steps: number;
   /** The final state (weights, Adam, tokenizer), as safetensors bytes. */
   checkpoint: Uint8Array;
-  best: { step: number; evalLoss: number } | null;
+  /** The best checkpoint by evaluation (RL: by held-out reward, stored as evalLoss = −reward). */
+  best: { step: number; evalLoss: number; evalReward?: number } | null;
   evalLoss: number | null;
   unigramLoss: number | null;
   tokensPerSecond: number;
@@ -78,8 +84,16 @@ export function resolveSpec(spec: TrainSpec) {
   if (!Number.isInteger(spec.steps) || spec.steps < 1) throw new UserFacingError(`steps must be a positive integer; got ${spec.steps}`);
   const lr = { ...STAGE_LR[spec.stage], ...spec.lr };
   const evalEvery = spec.evalEvery ?? Math.max(1, Math.floor(spec.steps / 4));
-  const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, ...spec.rl };
+  const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, reward: 'rubric' as RewardKind, rewardJudge: 'local' as JudgeKind, evalSamples: 8, ...spec.rl };
   if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2)) throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
+  if (spec.stage === 'rl' && !REWARD_KINDS.includes(rl.reward)) throw new UserFacingError(`rl.reward must be one of ${REWARD_KINDS.join(', ')}; got '${rl.reward}'`);
+  if (spec.stage === 'rl' && rl.rewardJudge !== 'local' && rl.rewardJudge !== 'endpoint') throw new UserFacingError(`rl.rewardJudge must be local or endpoint; got '${rl.rewardJudge}'`);
+  if (spec.stage === 'rl' && rl.rewardJudge === 'endpoint' && (!rl.judgeEndpoint?.baseUrl || !rl.judgeEndpoint.model)) throw new UserFacingError('an endpoint reward judge needs rl.judgeEndpoint with a base URL and a model');
+  if (spec.stage === 'rl' && (!Number.isInteger(rl.evalSamples) || rl.evalSamples < 1)) throw new UserFacingError(`rl.evalSamples must be a positive integer; got ${rl.evalSamples}`);
+  if (spec.labels) {
+    if (spec.stage !== 'sft') throw new UserFacingError(`labels are for the SFT stage (they replace its reference observations); this is ${spec.stage}`);
+    checkLabelSettings(spec.labels);
+  }
   const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
@@ -100,6 +114,8 @@ export function resolveSpec(spec: TrainSpec) {
     evalJudgeSamples: spec.evalJudgeSamples ?? 2,
     evalFraction: spec.evalFraction ?? 0.1,
     seed: spec.seed ?? 0,
+    /** SFT on chosen labels (spec.labels here, or labels passed to runTraining). */
+    sftLabelled: spec.stage === 'sft' && !!spec.labels,
     templates,
     rl,
     mask,
@@ -168,7 +184,9 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
     tok = Tokenizer.fromJSON(JSON.parse(tj));
     config = ck.config;
     // Same stage: resume where it stopped (same batches, same schedule). New stage: weights only.
-    const resume = ck.extraMetadata?.stage === spec.stage && ck.optimizer;
+    // SFT on chosen labels and SFT on the reference observations train on different rows, so
+    // one never resumes the other (an SFT teacher's checkpoint starts a labelled run afresh).
+    const resume = ck.extraMetadata?.stage === spec.stage && ck.optimizer && labelledRun(ck.extraMetadata?.spec) === spec.sftLabelled;
     start = resume ? { params: ck.params, optimizer: ck.optimizer, step: ck.step } : { params: ck.params, step: 0 };
   } else {
     const base = presetConfig(spec.preset);
@@ -179,6 +197,15 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
   }
   const T = Math.min(spec.T ?? config.contextLength, config.contextLength);
   return { tok, config, T, train: split.train, eval: split.eval, all: data, start };
+}
+
+/** Whether a checkpoint's stored spec was an SFT run on chosen labels. */
+function labelledRun(specJson: string | undefined): boolean {
+  try {
+    return !!(specJson && (JSON.parse(specJson) as { sftLabelled?: boolean }).sftLabelled);
+  } catch {
+    return false;
+  }
 }
 
 /** Rows of a stage for a trajectory set (CPT: packed text; SFT/RL: weighted turn samples). */
@@ -238,25 +265,65 @@ export function labelledRows(
   });
 }
 
+/**
+ * The labels a run trains on: only those of train-split trajectories (a label of a held-out turn
+ * would leak it), each at its turn's mask weight in this run unless the label carries its own.
+ */
+export function trainLabels(labels: SftLabel[], p: Pick<Prepared, 'train'>, masks: ReadonlyMap<string, TrajectoryMask>, host?: Pick<TrainHost, 'log'>): SftLabel[] {
+  const train = new Set(p.train.map((t) => t.id));
+  const kept = labels.filter((l) => train.has(l.sample.trajectoryId));
+  if (kept.length < labels.length) host?.log(`labels: ${labels.length - kept.length} of ${labels.length} belong to eval-split trajectories and are left out (made with another seed or eval share?)`);
+  if (kept.length === 0) throw new UserFacingError(`none of the ${labels.length} labels belongs to a train-split trajectory of this run`);
+  return kept.map((l) => ({ ...l, weight: l.weight ?? masks.get(l.sample.trajectoryId)?.turns[l.sample.turnIndex]?.weight ?? 1 }));
+}
+
 /** Runs one stage. Resumable: a checkpoint from this stage continues at its step. */
 export async function runTraining(
   specIn: TrainSpec,
   trajectories: Trajectory[],
   host: TrainHost,
   from?: Uint8Array,
-  extra: { sftLabels?: { sample: TurnSample; reasoning?: string; weight?: number }[] } = {},
+  extra: {
+    sftLabels?: SftLabel[];
+    /** RL: the reward judges (default: built from spec.rl, with `judgeApiKey` for an endpoint). */
+    rewardJudges?: RewardJudges;
+    judgeApiKey?: string;
+    /** SFT with spec.labels: the teacher's endpoint key, and the local teacher (default: `from` on a fresh run). */
+    teacherApiKey?: string;
+    teacherCheckpoint?: Uint8Array;
+    /** A resumed run's best checkpoint so far (RL: evalLoss = −reward), so a worse one never replaces it. */
+    bestSoFar?: { step: number; evalLoss: number };
+  } = {},
 ): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
+  if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
-  if (spec.stage === 'rl') return runRl(spec, p, host);
+  if (spec.stage === 'rl') {
+    const judges = extra.rewardJudges ?? rewardJudges(spec.rl.rewardJudge, spec.rl.judgeEndpoint && { ...spec.rl.judgeEndpoint, apiKey: extra.judgeApiKey });
+    return runRl(spec, p, host, judges, p.start.step > 0 ? extra.bestSoFar : undefined);
+  }
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
   if (spec.stage === 'sft') host.log(`loss mask: ${maskConfigChanges(spec.mask).join(', ') || 'the default thresholds and ratios'}`);
+  let sftLabels = extra.sftLabels;
+  if (spec.stage === 'sft' && spec.labels && !sftLabels?.length) {
+    sftLabels = await rejectionLabels(spec.labels, expandTurns(p.train), {
+      rt: host.rt,
+      seed: spec.seed,
+      weightOf: (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1,
+      // A resumed run's `from` is its own last checkpoint, not the teacher.
+      teacherCheckpoint: extra.teacherCheckpoint ?? (p.start.step === 0 ? from : undefined),
+      teacherApiKey: extra.teacherApiKey,
+      judgeApiKey: extra.judgeApiKey,
+      log: (m) => host.log(m),
+      metric: (step, v) => host.metric(step, v),
+    });
+  }
   const rows =
-    spec.stage === 'sft' && extra.sftLabels?.length
-      ? labelledRows(p, extra.sftLabels, spec.templates, spec.seed, spec.templateSet)
+    spec.stage === 'sft' && sftLabels?.length
+      ? labelledRows(p, trainLabels(sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
       : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
@@ -270,7 +337,7 @@ export async function runTraining(
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
-  let best: TrainResult['best'] = null;
+  let best: TrainResult['best'] = p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null;
   let lastEval: number | null = null;
   let tokens = 0;
   let ms = 0;
@@ -337,24 +404,27 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
 
 // ---- RL ----------------------------------------------------------------------------------
 
-async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<TrainResult> {
+async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: RewardJudges, bestSoFar?: { step: number; evalLoss: number }): Promise<TrainResult> {
   const { groupSize: G, promptsPerStep, maxNewTokens, temperature, topK } = spec.rl;
   const pool = rlPool(p.train, spec.seed);
   if (pool.length === 0) throw new UserFacingError('the RL pool is empty: no trajectory has a turn');
   const T = p.T;
   if (maxNewTokens >= T - 8) throw new UserFacingError(`rl.maxNewTokens (${maxNewTokens}) leaves no room for a prompt in ${T} tokens`);
+  if (!p.eval.length) host.log('rl: no eval-split trajectories: evaluation falls back to training turns, so the best checkpoint is chosen on data it trained on');
+  host.log(`rl: reward ${spec.rl.reward} judged by ${judges.judge.name}; evaluation on ${spec.rl.evalSamples} held-out turns every ${spec.evalEvery} steps (rubric + verifier reward)`);
   const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh } });
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
   const stop = [p.tok.special.predictedClose, p.tok.special.eos];
-  let best: TrainResult['best'] = null;
+  const best = new BestTracker();
+  if (bestSoFar) best.best = { step: bestSoFar.step, value: -bestSoFar.evalLoss };
   let genTokens = 0;
   let genMs = 0;
-  const rewardOf = (prediction: string, sample: TurnSample, context: string) => {
-    if (host.reward) return host.reward(prediction, sample);
-    return judgeReward(prediction, sample, context, spec.rl.rewardMix);
+  const rewardsOf = async (predictions: string[], sample: TurnSample, context: string, key: string): Promise<(SampleReward | null)[]> => {
+    if (host.reward) return predictions.map((x) => ({ pass: false, ...host.reward!(x, sample, 'train') }));
+    return groupRewards(spec.rl.reward, judges, judgeTurn(sample, context), predictions, { mix: spec.rl.rewardMix, key, seed: spec.seed });
   };
   const firstStep = Math.floor(model.step / promptsPerStep);
   try {
@@ -362,7 +432,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
       await host.step();
       const times = { rollout: 0, prefill: 0, judge: 0, update: 0 };
       // 1. Rollouts: G samples per prompt over a shared prefix, with the current weights.
-      const groups: { sample: TurnSample; prompt: number[]; responses: number[][]; rewards: { reward: number; judge?: number; verifier?: number; scores?: Scores }[] }[] = [];
+      const groups: { sample: TurnSample; prompt: number[]; responses: number[][]; rewards: (SampleReward | null)[] }[] = [];
       for (let g = 0; g < promptsPerStep; g++) {
         const sample = pool[Math.floor(keyedUniform(`rl:${step}:${g}`, spec.seed) * pool.length)];
         const template = templateForSample(spec.templates, sample, spec.seed, spec.templateSet);
@@ -376,7 +446,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
         genMs += performance.now() - t0;
         const t1 = performance.now();
         const context = renderSystem(template, sample);
-        const rewards = responses.map((r) => rewardOf(extractPrediction(template.targetOpen + p.tok.decode(r)), sample, context));
+        const rewards = await rewardsOf(responses.map((r) => extractPrediction(template.targetOpen + p.tok.decode(r))), sample, context, `rl:${step}:${g}`);
         times.judge += performance.now() - t1;
         groups.push({ sample, prompt, responses, rewards });
       }
@@ -385,10 +455,15 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
       const batches = groups.map((grp) => rlBatch(grp.prompt, grp.responses, T, maxNewTokens, p.tok.special.pad));
       const olds: Float32Array[] = [];
       for (const b of batches) olds.push(await model.responseLogprobs(b));
-      // 3. One GSPO step per group.
+      // 3. One GSPO step per group. The first group's ratios are 1 (π_θ = π_old); later groups
+      //    see a policy that has moved, and their s_i are read before the step that uses them.
       const stats = { objective: 0, clipFraction: 0, meanRatio: 0, gradNorm: 0 };
+      const ratios: number[] = [];
       for (let g = 0; g < groups.length; g++) {
-        const adv = groupAdvantages(groups[g].rewards.map((r) => r.reward), G);
+        const lengths = batches[g].spans.map((sp) => sp.len);
+        if (g === 0) ratios.push(...lengths.map(() => 1));
+        else ratios.push(...sequenceRatios(await model.responseLogprobs(batches[g]), olds[g], lengths, maxNewTokens));
+        const adv = advantagesWithFailures(groups[g].rewards.map((r) => r?.reward ?? null));
         const lr = lrAt(model.step, schedule);
         const s = await model.gspoStep(batches[g], olds[g], adv, lr, { gradNorm: true });
         stats.objective += s.objective / groups.length;
@@ -397,57 +472,103 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
         stats.gradNorm += (s.gradNorm ?? 0) / groups.length;
       }
       times.update += performance.now() - tU;
-      const all = groups.flatMap((g) => g.rewards);
-      const mean = (f: (r: (typeof all)[number]) => number | undefined) => all.reduce((n, r) => n + (f(r) ?? 0), 0) / all.length;
+      const all = groups.flatMap((g) => g.rewards).filter((r): r is SampleReward => r !== null);
+      const failed = groups.reduce((n, g) => n + g.rewards.filter((r) => r === null).length, 0);
+      const mean = (f: (r: SampleReward) => number | undefined) => (all.length ? all.reduce((n, r) => n + (f(r) ?? 0), 0) / all.length : NaN);
       const dims: Record<string, number> = {};
-      if (all.every((r) => r.scores)) for (const d of DIMENSIONS) dims[`judge_${d}`] = mean((r) => r.scores![d]);
+      if (all.length && all.every((r) => r.scores)) for (const d of DIMENSIONS) dims[`judge_${d}`] = mean((r) => r.scores![d]);
+      const parts: Record<string, number> = spec.rl.reward === 'rubric' && !host.reward ? { reward_judge: mean((r) => r.judge), reward_verifier: mean((r) => r.verifier) } : {};
       const total = times.rollout + times.judge + times.update;
       const responseTokens = groups.reduce((n, g) => n + g.responses.reduce((m, r) => m + r.length, 0), 0);
+      const spread = ratioSpread(ratios);
       host.metric(step + 1, {
         reward: mean((r) => r.reward),
-        reward_judge: mean((r) => r.judge),
-        reward_verifier: mean((r) => r.verifier),
+        ...parts,
+        ...(host.reward ? {} : { verifier_pass: mean((r) => (r.pass ? 1 : 0)) }),
+        reward_failed: failed,
         ...dims,
         clip_fraction: stats.clipFraction,
         mean_ratio: stats.meanRatio,
+        ratio_std: spread.std,
+        ratio_min: spread.min,
+        ratio_max: spread.max,
         loss: -stats.objective,
         grad_norm: stats.gradNorm,
-        response_length: responseTokens / all.length,
+        response_length: responseTokens / (groups.length * G),
         tokens_per_s: (responseTokens + groups.length * G * T) / (total / 1000),
         share_rollout: (times.rollout - times.prefill) / total,
         share_prefill: times.prefill / total,
         share_judge: times.judge / total,
         share_update: times.update / total,
       });
-      const meanReward = mean((r) => r.reward);
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
+        const ev = await evaluateRl(gen, p, spec, judges, host);
+        host.metric(step + 1, ev);
         const bytes = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
         await host.checkpoint(bytes, { step: step + 1, tag: 'last' });
-        // Higher reward is better: keep it under evalLoss as its negative so "lower is better" holds.
-        if (!best || -meanReward < best.evalLoss) {
-          best = { step: step + 1, evalLoss: -meanReward };
-          await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss: -meanReward });
-        }
+        // The best checkpoint by the held-out reward; stored under evalLoss as its negative so
+        // "lower is better" holds for every stage.
+        if (ev.eval_reward !== undefined && best.offer(step + 1, ev.eval_reward)) await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss: -ev.eval_reward });
       }
     }
     const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
-    return { stage: 'rl', steps: spec.steps, checkpoint: final, best, evalLoss: null, unigramLoss: null, tokensPerSecond: genMs > 0 ? genTokens / (genMs / 1000) : 0 };
+    const b = best.best && { step: best.best.step, evalLoss: -best.best.value, evalReward: best.best.value };
+    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: genMs > 0 ? genTokens / (genMs / 1000) : 0 };
   } finally {
     gen.dispose();
     model.dispose();
   }
 }
 
-/** The SPEC §7 reward of one prediction: local rubric judge and rule verifier, mixed. */
-export function judgeReward(prediction: string, sample: TurnSample, context: string, mix: RewardMix = DEFAULT_REWARD_MIX) {
-  const input = judgeInputFor(sample, context, prediction);
-  // The local judge is synchronous underneath; its Judge interface is async for LLM judges.
-  const v = rubricJudge(input);
-  const pass = verify(input).pass;
-  const parts = mixReward(v.scores, pass, mix);
-  return { ...parts, scores: v.scores };
+/** What a judge sees of a turn, before the prediction is known. */
+function judgeTurn(sample: TurnSample, context: string): Omit<JudgeInput, 'prediction'> {
+  const { prediction: _, ...turn } = judgeInputFor(sample, context, '');
+  void _;
+  return turn;
 }
 
+/**
+ * Held-out evaluation of the policy (SPEC §7 figures): one greedy prediction for each of
+ * `evalSamples` eval-split turns (one per trajectory), judged on the five dimensions and checked
+ * by the verifier. Whatever reward trains the policy, `eval_reward` is the rubric + verifier
+ * reward, so runs with different rewards are compared on one scale; it picks the best checkpoint.
+ */
+async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, judges: RewardJudges, host: TrainHost): Promise<Record<string, number>> {
+  const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.rl.evalSamples);
+  const maxNew = spec.rl.maxNewTokens;
+  const sums: Record<string, number> = {};
+  let n = 0;
+  let failed = 0;
+  const add = (k: string, v: number) => (sums[k] = (sums[k] ?? 0) + v);
+  for (const sample of pool) {
+    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed, spec.templateSet);
+    const prompt = encodePrompt(p.tok, sample, template, p.T - maxNew);
+    const out: number[] = [];
+    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
+    const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
+    if (host.reward) {
+      n++;
+      add('eval_reward', host.reward(prediction, sample, 'eval').reward);
+      continue;
+    }
+    const input = judgeInputFor(sample, renderSystem(template, sample), prediction);
+    const v = await judges.judge.judge(input);
+    const pass = verify(input).pass;
+    const parts = rewardOf(v, pass, spec.rl.rewardMix);
+    if (!parts || v.failed) {
+      failed++;
+      continue;
+    }
+    n++;
+    add('eval_reward', parts.reward);
+    add('eval_verifier_pass', pass ? 1 : 0);
+    add('eval_judge_mean', v.total);
+    for (const d of DIMENSIONS) add(`eval_judge_${d}`, v.scores[d]);
+  }
+  const out: Record<string, number> = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / n]));
+  out.eval_failed = failed;
+  return out;
+}
 
 /** Prompt + response sequences of one group as a model batch, with the response spans. */
 function rlBatch(prompt: number[], responses: number[][], T: number, Lmax: number, pad: number) {

@@ -4,7 +4,7 @@ import { generateTrajectories } from '../core/envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
-import { keptAsSamples, rejectionSample } from './rejection.ts';
+import { formatRetention, keptAsSamples, rejectionSample } from './rejection.ts';
 
 const samples = [...expandTurns(generateTrajectories('terminal', 1, 4)).slice(0, 3), ...expandTurns(generateTrajectories('mcp', 1, 4)).slice(0, 2)];
 
@@ -35,9 +35,9 @@ describe('rejection sampling', () => {
     const progress: number[] = [];
     const r = await rejectionSample(samples, backend, localJudge, { candidates: 2, threshold: 4, request }, (d) => progress.push(d));
     expect(backend.calls).toBe(10);
-    expect(r.overall).toEqual({ kept: 5, total: 10, rate: 0.5, failed: 0 });
-    expect(r.perDomain.terminal).toMatchObject({ kept: 3, total: 6 });
-    expect(r.perDomain.mcp).toMatchObject({ kept: 2, total: 4 });
+    expect(r.overall).toEqual({ kept: 5, rejected: 5, failed: 0, judged: 10, total: 10, rate: 0.5 });
+    expect(r.perDomain.terminal).toMatchObject({ kept: 3, rejected: 3, total: 6 });
+    expect(r.perDomain.mcp).toMatchObject({ kept: 2, rejected: 2, total: 4 });
     expect(progress).toEqual([1, 2, 3, 4, 5]);
     expect(r.kept.every((k) => k.prediction === k.sample.targetObservation.trim() && k.reasoning === 'the file was written before')).toBe(true);
     const sft = keptAsSamples(r.kept);
@@ -48,11 +48,32 @@ describe('rejection sampling', () => {
   it("'best' keeps at most one per sample; a failed judgement is counted, never kept", async () => {
     const backend = teacher((_c, ref) => `<predicted_observation>\n${ref}\n</predicted_observation>`);
     const best = await rejectionSample(samples, backend, localJudge, { candidates: 3, keep: 'best', request });
-    expect(best.overall.kept).toBe(5);
-    expect(best.overall.total).toBe(15);
+    // Three candidates pass per turn; 'best' keeps one and the other two count as rejected.
+    expect(best.overall).toMatchObject({ kept: 5, rejected: 10, failed: 0, judged: 15, total: 15 });
     const failing: Judge = { name: 'down', judge: async () => ({ failed: true, error: 'endpoint unreachable' }) };
     const none = await rejectionSample(samples.slice(0, 2), backend, failing, { candidates: 2, request });
-    expect(none.overall).toEqual({ kept: 0, total: 4, rate: 0, failed: 4 });
+    expect(none.overall).toEqual({ kept: 0, rejected: 0, failed: 4, judged: 0, total: 4, rate: 0 });
     await expect(rejectionSample(samples, backend, localJudge, { threshold: 7 })).rejects.toThrow(/threshold must be within 1–5/);
+  });
+
+  it('counts judge failures apart from rejections: the rate is kept over judged', async () => {
+    // Candidate 0 exact, candidate 1 garbage (rejected), candidate 2 one the judge cannot judge.
+    const backend = teacher((c, ref) => (c === 0 ? `<predicted_observation>\n${ref}\n</predicted_observation>` : c === 1 ? 'lorem ipsum lorem ipsum' : 'JUDGE-FAILS-ON-THIS'));
+    const flaky: Judge = {
+      name: 'flaky',
+      judge: async (input) => (input.prediction.includes('JUDGE-FAILS') ? { failed: true, error: 'no verdict' } : localJudge.judge(input)),
+    };
+    const weights = new Map(samples.map((s, i) => [keyOf(s), [1, 0.05, 0.6, 0.1, 0.8][i]]));
+    const r = await rejectionSample(samples, backend, flaky, { candidates: 3, threshold: 4, request, weightOf: (s) => weights.get(keyOf(s))! });
+    expect(r.overall).toEqual({ kept: 5, rejected: 5, failed: 5, judged: 10, total: 15, rate: 0.5 });
+    expect(r.perDomain.terminal).toEqual({ kept: 3, rejected: 3, failed: 3, judged: 6, total: 9, rate: 0.5 });
+    // Before, failures were counted in the denominator: 5 of 15 (33.3%) instead of 5 of 10.
+    expect(formatRetention(r.overall)).toBe('5 of 10 kept, 50.0% (5 judge failures left out)');
+    // Each kept label carries its turn's mask weight into SFT.
+    expect(keptAsSamples(r.kept).map((l) => l.weight)).toEqual([1, 0.05, 0.6, 0.1, 0.8]);
+  });
+
+  it('formats retention as the method reports it', () => {
+    expect(formatRetention({ kept: 7094, rejected: 3156, failed: 0, judged: 10250, total: 10250, rate: 7094 / 10250 })).toBe('7,094 of 10,250 kept, 69.2%');
   });
 });

@@ -1,9 +1,12 @@
 // Rejection-sampling SFT builder (SPEC §5): N candidate observations per turn sample from a
 // teacher backend (the local model or an endpoint), each judged against the real observation,
-// kept when the judge's mean score reaches a threshold. Retention — kept candidates over all
-// candidates — is reported overall and per domain (the method kept 7,094 of 10,250, 69.2%).
-// A kept candidate becomes an SFT sample whose target is the candidate's prediction and whose
-// reasoning trace (a <think> block before the tag, if any) can be trained on too.
+// kept when the judge's mean score reaches a threshold. Retention — kept candidates over judged
+// candidates — is reported overall and per domain (the method kept 7,094 of 10,250, 69.2%). A
+// candidate whose judging failed is neither kept nor rejected: it is counted apart and left out
+// of the rate, as a failed judgement is left out of every benchmark mean.
+// A kept candidate becomes an SFT sample whose target is the candidate's prediction, trained at
+// its turn's mask weight, and whose reasoning trace (a <think> block before the tag, if any) can
+// be trained on too.
 import type { LwmBackend, GenerateRequest } from '../core/backend.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
@@ -25,6 +28,8 @@ export interface RejectionOptions {
   template?: PromptTemplate;
   /** How a sample becomes a request. Default: the template's prompt text up to the opening target tag. */
   request?: (sample: TurnSample) => GenerateRequest;
+  /** The turn's mask weight (SPEC §4), carried on each kept candidate. Default: none (the trainer weighs it). */
+  weightOf?: (sample: TurnSample) => number;
   /** Samples generated at once (endpoints take parallel requests; a local GPU model wants 1). Default 1. */
   concurrency?: number;
   signal?: AbortSignal;
@@ -39,15 +44,34 @@ export interface KeptCandidate {
   /** Text of the first <think> block, when the output has one. */
   reasoning?: string;
   score: number;
+  /** The turn's mask weight, when `weightOf` was given. */
+  weight?: number;
 }
 
 export interface Retention {
+  /** Judged and at or above the threshold (and, with keep 'best', the best of its sample). */
   kept: number;
-  total: number;
-  /** kept / total (0 when there were no candidates). */
-  rate: number;
-  /** Candidates whose judging failed (neither kept nor scored). */
+  /** Judged and below the threshold (or, with keep 'best', beaten by another of its sample). */
+  rejected: number;
+  /** Candidates whose judging failed: neither kept nor rejected, left out of the rate. */
   failed: number;
+  /** kept + rejected: candidates that got a verdict. */
+  judged: number;
+  /** Every candidate generated: judged + failed. */
+  total: number;
+  /** kept / judged (0 when nothing was judged). */
+  rate: number;
+}
+
+export function emptyRetention(): Retention {
+  return { kept: 0, rejected: 0, failed: 0, judged: 0, total: 0, rate: 0 };
+}
+
+/** "7,094 of 10,250 kept, 69.2%", plus the judge failures when there were any. */
+export function formatRetention(r: Retention): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const base = `${n(r.kept)} of ${n(r.judged)} kept, ${(r.rate * 100).toFixed(1)}%`;
+  return r.failed ? `${base} (${n(r.failed)} judge ${r.failed === 1 ? 'failure' : 'failures'} left out)` : base;
 }
 
 export interface RejectionResult {
@@ -83,13 +107,13 @@ export async function rejectionSample(
   const template = options.template ?? BUILTIN_TEMPLATES.v0;
   const request = options.request ?? promptRequest(template);
   const perDomain: Record<string, Retention> = {};
-  const overall: Retention = { kept: 0, total: 0, rate: 0, failed: 0 };
+  const overall = emptyRetention();
   const kept: KeptCandidate[][] = samples.map(() => []);
   let done = 0;
 
   const one = async (index: number) => {
     const sample = samples[index];
-    const dom = (perDomain[sample.domain] ??= { kept: 0, total: 0, rate: 0, failed: 0 });
+    const dom = (perDomain[sample.domain] ??= emptyRetention());
     const here: KeptCandidate[] = [];
     for (let c = 0; c < n; c++) {
       if (options.signal?.aborted) return;
@@ -115,12 +139,24 @@ export async function rejectionSample(
         dom.failed++;
         continue;
       }
-      if (verdict.total >= threshold) here.push({ sample, output, prediction, reasoning: thinkOf(output), score: verdict.total });
+      overall.judged++;
+      dom.judged++;
+      if (verdict.total >= threshold) {
+        const k: KeptCandidate = { sample, output, prediction, reasoning: thinkOf(output), score: verdict.total };
+        if (options.weightOf) k.weight = options.weightOf(sample);
+        here.push(k);
+      } else {
+        overall.rejected++;
+        dom.rejected++;
+      }
     }
     const chosen = options.keep === 'best' ? here.sort((a, b) => b.score - a.score).slice(0, 1) : here;
     kept[index] = chosen;
-    overall.kept += chosen.length;
-    dom.kept += chosen.length;
+    // Above the threshold but not the best of its sample: rejected by the keep rule.
+    for (const r of [overall, dom]) {
+      r.kept += chosen.length;
+      r.rejected += here.length - chosen.length;
+    }
     onProgress?.(++done, samples.length);
   };
 
@@ -130,11 +166,24 @@ export async function rejectionSample(
     while (next < samples.length) await one(next++);
   });
   await Promise.all(workers);
-  for (const r of [overall, ...Object.values(perDomain)]) r.rate = r.total ? r.kept / r.total : 0;
+  for (const r of [overall, ...Object.values(perDomain)]) r.rate = r.judged ? r.kept / r.judged : 0;
   return { kept: kept.flat(), overall, perDomain };
 }
 
-/** Kept candidates as SFT samples: the prediction becomes the target; the reasoning rides along. */
-export function keptAsSamples(kept: KeptCandidate[]): { sample: TurnSample; reasoning?: string }[] {
-  return kept.map((k) => ({ sample: { ...k.sample, targetObservation: k.prediction, targetSpans: undefined }, reasoning: k.reasoning }));
+/** A chosen SFT label: the sample with its target replaced, what `runTraining` trains on. */
+export interface SftLabel {
+  sample: TurnSample;
+  reasoning?: string;
+  /** The turn's mask weight; when absent the trainer uses the run's mask for that turn. */
+  weight?: number;
+}
+
+/** Kept candidates as SFT samples: the prediction becomes the target; reasoning and mask weight ride along. */
+export function keptAsSamples(kept: KeptCandidate[]): SftLabel[] {
+  return kept.map((k) => {
+    const l: SftLabel = { sample: { ...k.sample, targetObservation: k.prediction, targetSpans: undefined } };
+    if (k.reasoning !== undefined) l.reasoning = k.reasoning;
+    if (k.weight !== undefined) l.weight = k.weight;
+    return l;
+  });
 }

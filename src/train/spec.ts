@@ -3,11 +3,32 @@
 // (src/storage/db.ts) and the Train view's form. It imports only core and the model's preset
 // names, so storage can keep it without importing the pipeline (see .dependency-cruiser.cjs).
 import type { MaskConfig } from '../core/masking/index.ts';
-import type { RewardMix } from '../core/judge/reward.ts';
+import type { RewardKind, RewardMix } from '../core/judge/reward.ts';
 import type { PromptTemplate, TemplateDistribution } from '../core/templates/index.ts';
 import type { PresetName } from '../model/config.ts';
 
 export type Stage = 'cpt' | 'sft' | 'rl';
+
+/** Who judges: the local rubric or an LLM judge behind an OpenAI-compatible endpoint. */
+export type JudgeKind = 'local' | 'endpoint';
+
+/** Rejection sampling inside an SFT run (the app's Train view): where the labels come from. */
+export interface LabelSettings {
+  /** 'local': the run's starting checkpoint writes the candidates; 'endpoint': a served model. */
+  teacher: 'local' | 'endpoint';
+  teacherEndpoint?: { baseUrl: string; model: string };
+  /** Who scores the candidates. Default local. */
+  judge?: JudgeKind;
+  judgeEndpoint?: { baseUrl: string; model: string };
+  candidates?: number;
+  threshold?: number;
+  keep?: 'all' | 'best';
+  /** Train-split turns to label (a seeded spread). Default: every one. */
+  samples?: number;
+  temperature?: number;
+  maxTokens?: number;
+}
+
 
 export interface RlSettings {
   /** Samples per prompt (G). Default 4. */
@@ -22,6 +43,14 @@ export interface RlSettings {
   epsLow?: number;
   epsHigh?: number;
   rewardMix?: RewardMix;
+  /** The reward (SPEC §7 ablation): rubric + verifier (default), binary reference comparison, binary Turing test. */
+  reward?: RewardKind;
+  /** Who judges: the local rubric (default) or an LLM judge behind an endpoint. */
+  rewardJudge?: JudgeKind;
+  /** The endpoint judge (its API key is never stored: pass it to runTraining). */
+  judgeEndpoint?: { baseUrl: string; model: string };
+  /** Held-out eval turns generated and judged at each evaluation. Default 8. */
+  evalSamples?: number;
 }
 
 export interface TrainSpec {
@@ -54,6 +83,8 @@ export interface TrainSpec {
   /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
   templateSet?: Record<string, PromptTemplate>;
   rl?: RlSettings;
+  /** SFT: train on labels chosen by rejection sampling instead of the reference observations. */
+  labels?: LabelSettings;
   /** The loss mask's thresholds and ratios (SFT); missing keys take the defaults (docs/masking.md). */
   mask?: Partial<MaskConfig>;
 }

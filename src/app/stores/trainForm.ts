@@ -4,6 +4,7 @@ import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
 import type { PresetName } from '../../model/config.ts';
 import type { Stage } from '../../train/spec.ts';
+import type { RewardKind } from '../../core/judge/reward.ts';
 
 /** Text as typed (numbers stay strings until checked, so a bad value can be shown and fixed). */
 export interface TrainForm {
@@ -25,7 +26,28 @@ export interface TrainForm {
   promptsPerStep: string;
   maxNewTokens: string;
   seed: string;
+  /** RL: the reward of the method's ablation, and who judges it. */
+  reward: RewardKind;
+  rewardJudge: 'local' | 'endpoint';
+  judgeBaseUrl: string;
+  judgeModel: string;
+  /** Sent with the job, never stored (not in the run, not in localStorage). */
+  judgeApiKey: string;
+  /** RL: held-out turns judged at each evaluation. */
+  evalSamples: string;
+  /** SFT: the reference observations, or labels chosen by rejection sampling. */
+  labels: 'reference' | 'rejection';
+  teacher: 'local' | 'endpoint';
+  teacherBaseUrl: string;
+  teacherModel: string;
+  teacherApiKey: string;
+  labelCandidates: string;
+  labelThreshold: string;
+  labelSamples: string;
 }
+
+/** Fields never persisted (API keys). */
+export const SECRET_FIELDS = ['judgeApiKey', 'teacherApiKey'] as const;
 
 /** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
 export const DEFAULT_FORM: TrainForm = {
@@ -45,6 +67,20 @@ export const DEFAULT_FORM: TrainForm = {
   promptsPerStep: '2',
   maxNewTokens: '16',
   seed: '0',
+  reward: 'rubric',
+  rewardJudge: 'local',
+  judgeBaseUrl: '',
+  judgeModel: '',
+  judgeApiKey: '',
+  evalSamples: '4',
+  labels: 'reference',
+  teacher: 'local',
+  teacherBaseUrl: '',
+  teacherModel: '',
+  teacherApiKey: '',
+  labelCandidates: '4',
+  labelThreshold: '4',
+  labelSamples: '32',
 };
 
 
@@ -61,6 +97,12 @@ export const useTrainFormStore = create<TrainFormState>()(
       set: (patch) => set((s) => ({ form: { ...s.form, ...patch } })),
       reset: () => set({ form: DEFAULT_FORM }),
     }),
-    { name: 'lwm.trainForm', version: 1, merge: (persisted, current) => ({ ...current, form: { ...DEFAULT_FORM, ...(persisted as Partial<TrainFormState>)?.form } }) },
+    {
+      name: 'lwm.trainForm',
+      version: 1,
+      // API keys stay in memory only.
+      partialize: (s) => ({ form: { ...s.form, ...Object.fromEntries(SECRET_FIELDS.map((k) => [k, ''])) } }),
+      merge: (persisted, current) => ({ ...current, form: { ...DEFAULT_FORM, ...(persisted as Partial<TrainFormState>)?.form } }),
+    },
   ),
 );

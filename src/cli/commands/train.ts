@@ -10,6 +10,10 @@ import { readMaskConfigFile } from './mask.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
+  [--reward rubric|reference-ab|turing]            (RL: the reward; default rubric = 0.9 judge + 0.1 verifier)
+  [--reward-judge local|endpoint --judge-base-url U --judge-model M --judge-api-key K]
+  [--eval-samples N]                               (RL: held-out turns judged at each evaluation; default 8)
+  [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
@@ -49,6 +53,13 @@ const train: Command = async (argv, io) => {
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
       'mask-config': { type: 'string' },
+      labels: { type: 'string' },
+      reward: { type: 'string' },
+      'reward-judge': { type: 'string' },
+      'judge-base-url': { type: 'string' },
+      'judge-model': { type: 'string' },
+      'judge-api-key': { type: 'string' },
+      'eval-samples': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -65,6 +76,13 @@ const train: Command = async (argv, io) => {
   // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
   const mask = values['mask-config'] ? readMaskConfigFile(values['mask-config'], io) : undefined;
   if (mask === null) return 1;
+  const reward = values.reward ?? 'rubric';
+  if (reward !== 'rubric' && reward !== 'reference-ab' && reward !== 'turing') throw new UsageError(`--reward must be rubric, reference-ab or turing; got '${reward}'`);
+  const rewardJudge = values['reward-judge'] ?? 'local';
+  if (rewardJudge !== 'local' && rewardJudge !== 'endpoint') throw new UsageError(`--reward-judge must be local or endpoint; got '${rewardJudge}'`);
+  if (rewardJudge === 'endpoint' && (!values['judge-base-url'] || !values['judge-model'])) throw new UsageError('--reward-judge endpoint needs --judge-base-url and --judge-model');
+  const rlOnly = ['reward', 'reward-judge', 'judge-base-url', 'judge-model', 'eval-samples'].filter((k) => values[k as keyof typeof values] !== undefined);
+  if (stage !== 'rl' && rlOnly.length) throw new UsageError(`--${rlOnly[0]} is for --stage rl`);
   const spec = {
     kind: 'train' as const,
     stage: stage as 'cpt' | 'sft' | 'rl',
@@ -77,7 +95,16 @@ const train: Command = async (argv, io) => {
     vocabSize: int('vocab', values.vocab, 267),
     domains: values.domain,
     ...(lr !== undefined && { lr: { peak: lr, min: lr / 10 } }),
-    rl: { groupSize: int('group', values.group, 2), promptsPerStep: int('prompts', values.prompts), maxNewTokens: int('max-new', values['max-new']) },
+    rl: {
+      groupSize: int('group', values.group, 2),
+      promptsPerStep: int('prompts', values.prompts),
+      maxNewTokens: int('max-new', values['max-new']),
+      evalSamples: int('eval-samples', values['eval-samples']),
+      reward: reward as 'rubric' | 'reference-ab' | 'turing',
+      rewardJudge: rewardJudge as 'local' | 'endpoint',
+      // The key stays out of the spec: the spec is stored in every checkpoint.
+      ...(rewardJudge === 'endpoint' ? { judgeEndpoint: { baseUrl: values['judge-base-url']!, model: values['judge-model']! } } : {}),
+    },
     ...(mask && { mask }),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
@@ -95,6 +122,31 @@ const train: Command = async (argv, io) => {
   // Before any training: an output that cannot be written fails now, not after the last step.
   checkOutputPath(out);
   if (values.metrics !== undefined) checkOutputPath(values.metrics);
+  // Labels are read (and every problem reported) before the GPU starts.
+  let sftLabels: import('../../train/rejection.ts').SftLabel[] | undefined;
+  if (values.labels !== undefined) {
+    if (stage !== 'sft') throw new UsageError(`--labels is for --stage sft (the labels replace the reference observations); got --stage ${stage}`);
+    const { readLabelFile } = await import('../../train/labels.ts');
+    let text: string;
+    try {
+      text = readFileSync(values.labels, 'utf8');
+    } catch (e) {
+      io.err(`${values.labels}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+      return 1;
+    }
+    const r = readLabelFile(text, values.labels, loaded.trajectories);
+    if (r.errors.length) {
+      io.err(r.errors.join('\n') + '\n');
+      return 1;
+    }
+    if (r.labels.length === 0) {
+      io.err(`${values.labels}: no labels to train on\n`);
+      return 1;
+    }
+    sftLabels = r.labels;
+    io.err(`${values.labels}: ${r.labels.length} labels\n`);
+  }
+
   let from: Uint8Array | undefined;
   if (values.from) {
     const problem = inputFileProblem(values.from);
@@ -142,7 +194,8 @@ const train: Command = async (argv, io) => {
         step: async () => {},
         log: (m) => io.err(`${m}\n`),
         metric: (step, v) => {
-          const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...v };
+          // RL lines name their reward, so runs with different rewards can be told apart and compared.
+          const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}), ...v };
           if (values.metrics) {
             try {
               appendFileSync(values.metrics, JSON.stringify(line) + '\n');
@@ -161,6 +214,7 @@ const train: Command = async (argv, io) => {
         },
       },
       from,
+      { sftLabels, judgeApiKey: values['judge-api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY },
     );
     writeCheckpoint(out, result.checkpoint);
     io.out(
@@ -169,8 +223,9 @@ const train: Command = async (argv, io) => {
         steps: result.steps,
         checkpoint: out,
         ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
-        // RL keeps its best by mean reward (stored as a negative "loss" so lower is better).
-        best: result.best && (stage === 'rl' ? { step: result.best.step, mean_reward: -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+        // RL keeps its best by the held-out reward (rubric + verifier on eval-split turns).
+        best: result.best && (stage === 'rl' ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+        ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}),
         eval_loss: result.evalLoss,
         unigram_loss: result.unigramLoss,
         tokens_per_s: Math.round(result.tokensPerSecond),

@@ -10,7 +10,8 @@ import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, STAGE_LABEL, type FormErrors, type FormField } from './form.ts';
+import { buildSpec, checkpointChoices, REWARD_LABEL, STAGE_LABEL, type FormErrors, type FormField } from './form.ts';
+import { REWARD_KINDS } from '../../../core/judge/reward.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
   return (
@@ -58,11 +59,24 @@ export function NewRunForm() {
     start(spec);
   }
 
-  const input = (field: FormField, label: string, hint?: ReactNode, type: 'number' | 'text' = 'text') => (
+  const select = (field: FormField, label: string, options: [string, string][], hint?: ReactNode) => (
+    <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
+      <select id={`train-${field}`} value={form[field]} onChange={(e) => setForm({ [field]: e.target.value })} aria-invalid={errors[field] ? true : undefined}>
+        {options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+
+  const input = (field: FormField, label: string, hint?: ReactNode, type: 'number' | 'text' | 'password' = 'text') => (
     <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
       <input
         id={`train-${field}`}
-        type="text"
+        type={type === 'password' ? 'password' : 'text'}
+        autoComplete={type === 'password' ? 'off' : undefined}
         inputMode={type === 'number' ? 'numeric' : undefined}
         value={form[field]}
         onChange={(e) => setForm({ [field]: e.target.value })}
@@ -70,6 +84,19 @@ export function NewRunForm() {
         aria-describedby={errors[field] ? `train-${field}-error` : hint ? `train-${field}-hint` : undefined}
       />
     </Field>
+  );
+
+  const judgeFields = (
+    <>
+      {select('rewardJudge', 'Judge', [['local', 'Local rubric (in the browser)'], ['endpoint', 'LLM judge (OpenAI-compatible endpoint)']], form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)')}
+      {form.rewardJudge === 'endpoint' ? (
+        <>
+          {input('judgeBaseUrl', 'Judge base URL', 'e.g. http://127.0.0.1:8000/v1')}
+          {input('judgeModel', 'Judge model')}
+          {input('judgeApiKey', 'Judge API key', 'sent with the job, never stored', 'password')}
+        </>
+      ) : null}
+    </>
   );
 
   const problems = Object.entries(errors).filter(([k]) => k !== 'webgpu');
@@ -157,6 +184,31 @@ export function NewRunForm() {
           {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
           {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
           {input('maxNewTokens', 'Response length', 'tokens', 'number')}
+          {select('reward', 'Reward', REWARD_KINDS.map((k) => [k, k === 'rubric' ? 'Rubric + verifier' : k === 'reference-ab' ? 'Binary: closer to the reference (A/B)' : 'Binary: Turing test']), REWARD_LABEL[form.reward])}
+          {input('evalSamples', 'Held-out turns judged', 'per evaluation; the best checkpoint is chosen on them', 'number')}
+          {judgeFields}
+        </fieldset>
+      ) : null}
+      {form.stage === 'sft' ? (
+        <fieldset className="train-grid sft-labels">
+          <legend>SFT labels</legend>
+          {select('labels', 'Labels', [['reference', 'Real observations'], ['rejection', 'Rejection sampling']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
+          {form.labels === 'rejection' ? (
+            <>
+              {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
+              {form.teacher === 'endpoint' ? (
+                <>
+                  {input('teacherBaseUrl', 'Teacher base URL', 'e.g. http://127.0.0.1:8000/v1')}
+                  {input('teacherModel', 'Teacher model')}
+                  {input('teacherApiKey', 'Teacher API key', 'sent with the job, never stored', 'password')}
+                </>
+              ) : null}
+              {input('labelCandidates', 'Candidates per turn', undefined, 'number')}
+              {input('labelThreshold', 'Keep threshold', 'judge mean, 1–5')}
+              {input('labelSamples', 'Turns to label', 'of the train split', 'number')}
+              {judgeFields}
+            </>
+          ) : null}
         </fieldset>
       ) : null}
       <details className="advanced">

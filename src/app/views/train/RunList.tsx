@@ -22,7 +22,7 @@ function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; bu
     <li className="ckpt">
       <span>
         <strong>{tag}</strong> · step {c.step}
-        {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} · {size(c.size)}
+        {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `held-out reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} · {size(c.size)}
       </span>
       <span className="ckpt-actions">
         <button type="button" className="secondary small" onClick={() => void download(run.id, tag)} aria-label={`Download the ${label}`}>

@@ -6,7 +6,8 @@ import type { RunRecord } from '../../../storage/db.ts';
 import { runMaskConfig } from '../../../storage/runs.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
-import { formatMetric, METRIC_HELP, metricOrder } from './metrics.ts';
+import { DIMENSIONS } from '../../../core/judge/types.ts';
+import { formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -59,6 +60,8 @@ export function RunPanel() {
   const markers = (run?.resumes ?? []).map((x) => ({ x, label: `resumed at step ${x}` }));
   const latest = latestValues(history);
   const tps = latest.find((m) => m.name === 'tokens_per_s')?.value;
+  const retention = retentionLines(Object.fromEntries(latest.map((m) => [m.name, m.value])));
+  const rlSpec = run?.spec.rl;
   return (
     <section className="card run-panel" aria-labelledby="run-title" data-testid="run-panel">
       <div className="card-head">
@@ -73,7 +76,19 @@ export function RunPanel() {
           {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
           {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
           {maskNote(run)}
+          {rl ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
+          {run.spec.labels ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? 4})` : ''}
         </p>
+      ) : null}
+      {retention.length ? (
+        <div className="small" data-testid="label-retention">
+          <strong>Label retention</strong>
+          <ul className="plain">
+            {retention.map((l) => (
+              <li key={l}>{l}</li>
+            ))}
+          </ul>
+        </div>
       ) : null}
       <div className="toolbar run-controls">
         {isLive && state !== 'paused' ? (
@@ -125,6 +140,38 @@ export function RunPanel() {
             { name: 'reward', points: series(history, 'reward'), className: 'chart-s0' },
             { name: 'judge part', points: series(history, 'reward_judge'), className: 'chart-s1' },
             { name: 'verifier part', points: series(history, 'reward_verifier'), className: 'chart-s3' },
+            { name: 'held-out reward (rubric + verifier)', points: series(history, 'eval_reward'), className: 'chart-s4', dots: true },
+          ]}
+          markers={markers}
+          xMax={total}
+        />
+      ) : null}
+      {rl ? (
+        <LineChart
+          title="Judge dimensions on held-out turns by step (1–5)"
+          testId="dimension-chart"
+          series={DIMENSIONS.map((d, i) => ({ name: d, points: series(history, `eval_judge_${d}`), className: ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-s5'][i], dots: true }))}
+          markers={markers}
+          xMax={total}
+        />
+      ) : null}
+      {rl ? (
+        <LineChart
+          title="Clip fraction by step"
+          testId="clip-chart"
+          series={[{ name: 'clip fraction', points: series(history, 'clip_fraction'), className: 'chart-s1' }]}
+          markers={markers}
+          xMax={total}
+        />
+      ) : null}
+      {rl ? (
+        <LineChart
+          title="Sequence importance ratio s_i by step: min, mean, max"
+          testId="ratio-chart"
+          series={[
+            { name: 'min s_i', points: series(history, 'ratio_min'), className: 'chart-s3' },
+            { name: 'mean s_i', points: series(history, 'mean_ratio'), className: 'chart-s0' },
+            { name: 'max s_i', points: series(history, 'ratio_max'), className: 'chart-s1' },
           ]}
           markers={markers}
           xMax={total}

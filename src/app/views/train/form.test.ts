@@ -50,7 +50,7 @@ describe('Train form', () => {
 
   it('checks RL settings against the sequence length', () => {
     const ok = buildSpec(form({ stage: 'rl', tokens: '48', maxNewTokens: '12', groupSize: '4', promptsPerStep: '1', evalEvery: '2', steps: '4' }), ctx());
-    expect(ok.spec?.train.rl).toEqual({ groupSize: 4, promptsPerStep: 1, maxNewTokens: 12 });
+    expect(ok.spec?.train.rl).toEqual({ groupSize: 4, promptsPerStep: 1, maxNewTokens: 12, evalSamples: 4, reward: 'rubric', rewardJudge: 'local' });
     expect(buildSpec(form({ stage: 'rl', groupSize: '1' }), ctx()).errors.groupSize).toMatch(/between 2 and 64/);
     expect(buildSpec(form({ stage: 'rl', tokens: '32', maxNewTokens: '30' }), ctx()).errors.maxNewTokens).toMatch(/room for a prompt/);
   });
@@ -67,5 +67,36 @@ describe('Train form', () => {
     const r = buildSpec(form({}), ctx({ templateMix: () => ({ v0: 1, v3: 1 }) }));
     expect(r.errors.form).toBeUndefined();
     expect(r.spec?.train.templates).toEqual({ v0: 1, v3: 1 });
+  });
+
+  it('RL: the reward of the ablation and an endpoint judge, whose key travels with the job and not in the stored spec', () => {
+    const rl = { stage: 'rl' as const, steps: '4', evalEvery: '2', tokens: '64', maxNewTokens: '16' };
+    const local = buildSpec(form({ ...rl, reward: 'turing', evalSamples: '6' }), ctx());
+    expect(local.errors).toEqual({});
+    expect(local.spec!.train.rl).toMatchObject({ reward: 'turing', rewardJudge: 'local', evalSamples: 6 });
+    const bad = buildSpec(form({ ...rl, rewardJudge: 'endpoint', judgeBaseUrl: 'localhost:8000', judgeModel: ' ' }), ctx());
+    expect(bad.errors.judgeBaseUrl).toMatch(/Judge base URL must start with http:\/\/ or https:\/\//);
+    expect(bad.errors.judgeModel).toMatch(/Judge model/);
+    const ep = buildSpec(form({ ...rl, reward: 'reference-ab', rewardJudge: 'endpoint', judgeBaseUrl: 'http://127.0.0.1:8000/v1', judgeModel: 'qwen', judgeApiKey: 'sk-secret' }), ctx());
+    expect(ep.errors).toEqual({});
+    expect(ep.spec!.train.rl).toMatchObject({ reward: 'reference-ab', rewardJudge: 'endpoint', judgeEndpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' } });
+    expect(ep.spec!.secrets).toEqual({ judgeApiKey: 'sk-secret' });
+    expect(JSON.stringify(ep.spec!.train)).not.toContain('sk-secret');
+    expect(buildSpec(form({ ...rl, evalSamples: '0' }), ctx()).errors.evalSamples).toMatch(/Held-out turns judged must be between 1 and/);
+  });
+
+  it('SFT: labels by rejection sampling from the starting checkpoint or an endpoint teacher', () => {
+    const sft = { steps: '8', evalEvery: '2', labels: 'rejection' as const };
+    expect(buildSpec(form({ ...sft, teacher: 'local' }), ctx()).errors.from).toMatch(/local teacher samples from the starting checkpoint/);
+    const local = buildSpec(form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '3.5', labelCandidates: '2', labelSamples: '20' }), ctx({ runs: [cptRun] }));
+    expect(local.errors).toEqual({});
+    expect(local.spec!.train.labels).toEqual({ teacher: 'local', candidates: 2, threshold: 3.5, samples: 20, judge: 'local' });
+    expect(buildSpec(form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '6' }), ctx({ runs: [cptRun] })).errors.labelThreshold).toMatch(/judge mean from 1 to 5/);
+    const ep = buildSpec(form({ ...sft, teacher: 'endpoint', teacherBaseUrl: 'https://api.example/v1', teacherModel: 'big', teacherApiKey: 'k1' }), ctx());
+    expect(ep.errors).toEqual({});
+    expect(ep.spec!.train.labels).toMatchObject({ teacher: 'endpoint', teacherEndpoint: { baseUrl: 'https://api.example/v1', model: 'big' } });
+    expect(ep.spec!.secrets).toEqual({ teacherApiKey: 'k1' });
+    // The reference labels (the default) add nothing to the spec.
+    expect(buildSpec(form({ steps: '8', evalEvery: '2' }), ctx()).spec!.train.labels).toBeUndefined();
   });
 });

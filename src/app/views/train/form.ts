@@ -7,6 +7,13 @@ import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
 import type { Stage, TrainSpec } from '../../../train/spec.ts';
 import type { TrainForm } from '../../stores/trainForm.ts';
+import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
+
+export const REWARD_LABEL: Record<RewardKind, string> = {
+  rubric: 'rubric + verifier (0.9 / 0.1): the method’s default, the one that converged stably',
+  'reference-ab': 'binary: 1 when the judge finds the sample closer to the real observation than a sibling sample',
+  turing: 'binary: 1 when the judge takes the sample for the real environment’s output',
+};
 
 export type FormField = keyof TrainForm;
 export type FormErrors = Partial<Record<FormField | 'webgpu' | 'form', string>>;
@@ -101,6 +108,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     if (!Number.isFinite(lr)) errors.lr = `Learning rate must be a number such as 0.002 or 2e-3; got '${form.lr}'.`;
     else if (!(lr > 0 && lr < 1)) errors.lr = `Learning rate must be above 0 and below 1; got ${lr}.`;
   }
+  const secrets: NonNullable<Extract<TrainJobSpec, { resume?: false }>['secrets']> = {};
   const spec: TrainSpec = {
     kind: 'train',
     stage: form.stage,
@@ -118,13 +126,46 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
     const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
     if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= tokens - 8) errors.maxNewTokens = `Response length must leave room for a prompt: below ${tokens - 8} with ${tokens} tokens per sequence.`;
-    spec.rl = { groupSize, promptsPerStep, maxNewTokens };
+    const evalSamples = int(errors, 'evalSamples', form.evalSamples, 'Held-out turns judged', 1, 256);
+    if (!REWARD_KINDS.includes(form.reward)) errors.reward = `Pick a reward: ${REWARD_KINDS.join(', ')}.`;
+    spec.rl = { groupSize, promptsPerStep, maxNewTokens, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
+    if (form.rewardJudge === 'endpoint') {
+      endpointFields(errors, form, 'judge');
+      spec.rl.judgeEndpoint = { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() };
+      if (form.judgeApiKey.trim()) secrets.judgeApiKey = form.judgeApiKey.trim();
+    }
   } else {
     spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
     if (form.stage === 'sft' && ctx.mask) spec.mask = structuredClone(ctx.mask);
     spec.evalJudgeSamples = form.stage === 'sft' ? int(errors, 'judgeSamples', form.judgeSamples, 'Judged samples', 0, 64) : 0;
   }
+  if (form.stage === 'sft' && form.labels === 'rejection') {
+    const candidates = int(errors, 'labelCandidates', form.labelCandidates, 'Candidates per turn', 1, 64);
+    const samples = int(errors, 'labelSamples', form.labelSamples, 'Turns to label', 1, 1_000_000);
+    const threshold = Number(form.labelThreshold.trim());
+    if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5)) errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
+    if (form.teacher === 'local' && !form.from) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
+    spec.labels = { teacher: form.teacher, candidates, threshold, samples, judge: form.rewardJudge };
+    if (form.teacher === 'endpoint') {
+      endpointFields(errors, form, 'teacher');
+      spec.labels.teacherEndpoint = { baseUrl: form.teacherBaseUrl.trim(), model: form.teacherModel.trim() };
+      if (form.teacherApiKey.trim()) secrets.teacherApiKey = form.teacherApiKey.trim();
+    }
+    if (form.rewardJudge === 'endpoint') {
+      endpointFields(errors, form, 'judge');
+      spec.labels.judgeEndpoint = { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() };
+      if (form.judgeApiKey.trim()) secrets.judgeApiKey = form.judgeApiKey.trim();
+    }
+  }
   if (Object.keys(errors).length) return { spec: null, errors };
   const name = form.name.trim() || `${form.stage.toUpperCase()} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
-  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from }, errors };
+  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
+}
+
+function endpointFields(errors: FormErrors, form: TrainForm, who: 'judge' | 'teacher') {
+  const url = who === 'judge' ? form.judgeBaseUrl : form.teacherBaseUrl;
+  const model = who === 'judge' ? form.judgeModel : form.teacherModel;
+  const Who = who === 'judge' ? 'Judge' : 'Teacher';
+  if (!/^https?:\/\/\S+$/i.test(url.trim())) errors[`${who}BaseUrl`] = `${Who} base URL must start with http:// or https://, e.g. http://127.0.0.1:8000/v1; got '${url}'.`;
+  if (!model.trim()) errors[`${who}Model`] = `${Who} model: the model name the endpoint serves.`;
 }

@@ -7,7 +7,19 @@ export const METRIC_HELP: Record<string, string> = {
   grad_norm: 'Norm of the gradient before clipping',
   tokens_per_s: 'Tokens processed per second on this step',
   eval_judge_mean: 'Mean local-judge total of generated eval predictions',
-  reward: 'Mean reward of the rollouts: 0.9 × judge + 0.1 × verifier',
+  reward: 'Mean reward of the rollouts (rubric: 0.9 × judge + 0.1 × verifier, 0–25; binary rewards: the share of samples that won, 0–1)',
+  reward_failed: 'Rollout samples whose judgement failed (left out of their group, advantage 0)',
+  verifier_pass: 'Share of rollout samples the rule verifier passed',
+  eval_reward: 'Held-out reward: rubric + verifier on greedy predictions for eval-split turns, whatever the training reward; picks the best checkpoint',
+  eval_verifier_pass: 'Share of held-out predictions the rule verifier passed',
+  eval_failed: 'Held-out judgements that failed (left out of the means)',
+  ratio_std: 'Standard deviation of the sequence importance ratios s_i in the rollout batch',
+  ratio_min: 'Smallest sequence importance ratio s_i in the rollout batch',
+  ratio_max: 'Largest sequence importance ratio s_i in the rollout batch',
+  labels_kept: 'Rejection sampling: candidates kept as SFT labels',
+  labels_rejected: 'Rejection sampling: candidates judged below the threshold',
+  labels_judge_failed: 'Rejection sampling: candidates whose judgement failed (neither kept nor rejected)',
+  labels_retention: 'Rejection sampling: kept over judged candidates',
   reward_judge: 'Judge part of the reward (five rubric dimensions, 5–25)',
   reward_verifier: 'Rule-verifier part of the reward (0 or 25)',
   clip_fraction: 'Share of sequences whose importance ratio was clipped',
@@ -20,7 +32,7 @@ export const METRIC_HELP: Record<string, string> = {
 };
 
 /** Display order: the headline numbers first, then the rest alphabetically. */
-const ORDER = ['loss', 'eval_loss', 'unigram_loss', 'reward', 'reward_judge', 'reward_verifier', 'clip_fraction', 'mean_ratio', 'response_length', 'lr', 'grad_norm', 'tokens_per_s'];
+const ORDER = ['loss', 'eval_loss', 'unigram_loss', 'reward', 'reward_judge', 'reward_verifier', 'eval_reward', 'eval_verifier_pass', 'clip_fraction', 'mean_ratio', 'ratio_std', 'ratio_min', 'ratio_max', 'response_length', 'lr', 'grad_norm', 'tokens_per_s'];
 
 export function metricOrder(a: string, b: string): number {
   const ia = ORDER.indexOf(a);
@@ -31,9 +43,30 @@ export function metricOrder(a: string, b: string): number {
 
 export function formatMetric(name: string, v: number): string {
   if (!Number.isFinite(v)) return String(v);
-  if (name.startsWith('share_') || name === 'clip_fraction') return `${(v * 100).toFixed(1)}%`;
+  if (name.startsWith('share_') || name.startsWith('labels_retention') || name === 'clip_fraction' || name.endsWith('verifier_pass')) return `${(v * 100).toFixed(1)}%`;
+  if (name.startsWith('labels_') || name.endsWith('_failed')) return Math.round(v).toLocaleString('en-US');
   if (name === 'lr') return v.toExponential(2);
   if (name === 'tokens_per_s') return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
-  if (name === 'mean_ratio') return v.toFixed(5);
+  if (name === 'mean_ratio' || name.startsWith('ratio_')) return v.toFixed(5);
   return Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(4);
+}
+
+/**
+ * Rejection-sampling retention from a run's label metrics, as the method reports it: overall,
+ * then per domain ("7,094 of 10,250 kept, 69.2%"), judge failures apart. Empty without labels.
+ */
+export function retentionLines(values: Record<string, number>): string[] {
+  if (!('labels_kept' in values)) return [];
+  const line = (kept: number, judged: number, failed: number) => {
+    const n = (x: number) => Math.round(x).toLocaleString('en-US');
+    const base = `${n(kept)} of ${n(judged)} kept, ${judged ? ((kept / judged) * 100).toFixed(1) : '0.0'}%`;
+    return failed ? `${base} (${n(failed)} judge ${failed === 1 ? 'failure' : 'failures'} left out)` : base;
+  };
+  const out = [`overall: ${line(values.labels_kept, values.labels_kept + (values.labels_rejected ?? 0), values.labels_judge_failed ?? 0)}`];
+  const domains = Object.keys(values)
+    .filter((k) => k.startsWith('labels_judged_'))
+    .map((k) => k.slice('labels_judged_'.length))
+    .sort();
+  for (const d of domains) out.push(`${d}: ${line(values[`labels_kept_${d}`] ?? 0, values[`labels_judged_${d}`], values[`labels_judge_failed_${d}`] ?? 0)}`);
+  return out;
 }

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { retentionMetrics } from '../../../train/labels.ts';
+import { formatMetric, retentionLines } from './metrics.ts';
+
+describe('Train view metrics', () => {
+  it('show label retention overall and per domain, as the method reports it, from the run’s metrics', () => {
+    const values = retentionMetrics({
+      overall: { kept: 7094, rejected: 3156, failed: 3, judged: 10250, total: 10253, rate: 7094 / 10250 },
+      perDomain: {
+        terminal: { kept: 94, rejected: 156, failed: 3, judged: 250, total: 253, rate: 94 / 250 },
+        mcp: { kept: 7000, rejected: 3000, failed: 0, judged: 10000, total: 10000, rate: 0.7 },
+      },
+    });
+    expect(retentionLines(values)).toEqual(['overall: 7,094 of 10,250 kept, 69.2% (3 judge failures left out)', 'mcp: 7,000 of 10,000 kept, 70.0%', 'terminal: 94 of 250 kept, 37.6% (3 judge failures left out)']);
+    expect(retentionLines({ loss: 1 })).toEqual([]);
+    expect(formatMetric('labels_retention', 0.692)).toBe('69.2%');
+    expect(formatMetric('eval_verifier_pass', 0.25)).toBe('25.0%');
+    expect(formatMetric('ratio_std', 0.000123456)).toBe('0.00012');
+  });
+});

@@ -1,0 +1,23 @@
+// `lwm train` settings that are checked before any data is read or the GPU starts.
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../io.ts';
+import { captureIO } from '../testing.ts';
+import train from './train.ts';
+
+const run = (...a: string[]) => train(a, captureIO());
+
+describe('lwm train reward settings', () => {
+  it('offers the three rewards of the method and the two judges, and says what is wrong', async () => {
+    await expect(run('--stage', 'rl', '--reward', 'closest')).rejects.toThrow(/--reward must be rubric, reference-ab or turing; got 'closest'/);
+    await expect(run('--stage', 'rl', '--reward-judge', 'oracle')).rejects.toThrow(/--reward-judge must be local or endpoint/);
+    await expect(run('--stage', 'rl', '--reward-judge', 'endpoint', '--judge-model', 'm')).rejects.toThrow(/--reward-judge endpoint needs --judge-base-url and --judge-model/);
+    await expect(run('--stage', 'sft', '--reward', 'turing')).rejects.toThrow(/--reward is for --stage rl/);
+    await expect(run('--stage', 'sft', '--eval-samples', '4')).rejects.toThrow(/--eval-samples is for --stage rl/);
+    await expect(run('--stage', 'rl', '--eval-samples', '0')).rejects.toThrow(UsageError);
+    const help = captureIO();
+    expect(await train(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('--reward rubric|reference-ab|turing');
+    expect(help.stdout).toContain('--reward-judge local|endpoint');
+    expect(help.stdout).toContain('--labels LABELS.jsonl');
+  });
+});
