@@ -14,7 +14,7 @@ import { XentKernel } from '../src/gpu/kernels/xent.ts';
 import { randomArray } from '../src/gpu/numeric.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
-import { median, type BenchRecord, type Suite } from './common.ts';
+import type { BenchRecord, Suite } from './common.ts';
 import * as N from './napkin.ts';
 
 /** A kernel set up on its buffers: encode one call into a pass; release everything. */
@@ -28,13 +28,15 @@ interface KernelCase {
   name: string;
   bound: N.Bound;
   napkin: N.Napkin;
-  /** Part of the ceiling: the matmuls (compute) and the add kernel (memory). */
+  /** Candidate for the ceiling of its bound: the matmuls (compute) and the add kernel (memory). */
   ceiling?: boolean;
   prepare(rt: GpuRuntime): Promise<Prepared>;
 }
 
 // Each timed submission holds enough back-to-back calls to take about TARGET_MS, so launch and
-// submit overheads are spread thin; the median of REPS such submissions is kept.
+// submit overheads are spread thin; the fastest of REPS such submissions is kept: on a shared
+// machine (SwiftShader runs on the CPU) other work only ever adds time, so the minimum is the
+// steadiest estimate of what the kernel itself costs.
 const TARGET_MS = 40;
 const MAX_INNER = 32;
 const REPS = 3;
@@ -45,9 +47,10 @@ function buffers(rt: GpuRuntime, label: string, sizes: number[]): GPUBuffer[] {
 
 // ---- cases ---------------------------------------------------------------------------------
 
-function matmulCase(name: string, M: number, N_: number, K: number, ceiling = false): KernelCase {
+/** Every matmul counts toward the compute ceiling: the best shape sets it. */
+function matmulCase(name: string, M: number, N_: number, K: number): KernelCase {
   return {
-    family: 'matmul', name, bound: 'compute', ceiling,
+    family: 'matmul', name, bound: 'compute', ceiling: true,
     napkin: N.matmulNapkin.count({ M, N: N_, K, batch: 1 }),
     async prepare(rt) {
       const k = await MatmulKernel.create(rt, { M, N: N_, K });
@@ -187,23 +190,23 @@ export function kernelCases(): KernelCase[] {
   const rows = 8 * 64;
   return [
     // Ceilings first, so the table reads top-down from the best this adapter does.
-    matmulCase('256x256x256', 256, 256, 256, true),
-    matmulCase('512x512x512', 512, 512, 512, true),
+    matmulCase('256x256x256', 256, 256, 256),
+    matmulCase('512x512x512', 512, 512, 512),
     addCase(1 << 20),
-    addCase(1 << 22),
+    addCase(1 << 21),
     matmulCase('qkv 512x192x64', rows, 192, 64),
     matmulCase('fc 512x256x64', rows, 256, 64),
     matmulCase('proj 512x64x256', rows, 64, 256),
     ...attentionCases('B8 T64 H4 D16', 8, 64, 4, 16),
-    ...attentionCases('B4 T256 H4 D32', 4, 256, 4, 32),
+    ...attentionCases('B4 T128 H4 D32', 4, 128, 4, 32),
     ...normCases(rows, 64),
-    ...normCases(4096, 256),
+    ...normCases(2048, 256),
     xentCase(rows, 256),
-    xentCase(2048, 2048),
+    xentCase(1024, 2048),
     adamwCase('bench model', 1 << 17),
-    adamwCase('larger', 1 << 21),
+    adamwCase('larger', 1 << 20),
     ...geluCases(rows, 256, true),
-    ...geluCases(4096, 1024, true),
+    ...geluCases(2048, 1024, true),
   ];
 }
 
@@ -220,21 +223,22 @@ async function timeCalls(rt: GpuRuntime, k: Prepared, inner: number): Promise<nu
   return gpuMs ?? wallMs;
 }
 
-/** Median ms per call: one warm-up call sizes the batch, then REPS batches. */
+/** Best ms per call: one warm-up call sizes the batch, then REPS batches. */
 async function msPerCall(rt: GpuRuntime, k: Prepared): Promise<number> {
   const first = await timeCalls(rt, k, 1);
   const inner = Math.max(1, Math.min(MAX_INNER, Math.round(TARGET_MS / Math.max(first, 0.01))));
   const times: number[] = [];
   for (let i = 0; i < REPS; i++) times.push((await timeCalls(rt, k, inner)) / inner);
-  return median(times);
+  return Math.min(...times);
 }
 
 // ---- suite ---------------------------------------------------------------------------------
 
 export const kernelsSuite: Suite = async (rt, log) => {
+  const t0 = performance.now();
   const records: BenchRecord[] = [];
   const timing = rt.report.features.timestampQuery ? 'GPU timestamps' : 'submit-to-done wall time';
-  log(`kernels: ${timing}; median of ${REPS} batches of back-to-back calls`);
+  log(`kernels: ${timing}; best of ${REPS} batches of back-to-back calls`);
   const measured: { c: KernelCase; ms: number }[] = [];
   for (const c of kernelCases()) {
     const record = (metric: string, value: number, unit: string) =>
@@ -251,7 +255,7 @@ export const kernelsSuite: Suite = async (rt, log) => {
       k?.dispose();
     }
   }
-  // The ceilings: the best matmul (GFLOP/s) and the best add (GB/s) of this run.
+  // The ceilings: the best matmul (GFLOP/s) and the best add (GB/s) of this run, whatever the shape.
   const best = (bound: N.Bound, of: (x: { c: KernelCase; ms: number }) => number) =>
     Math.max(...measured.filter((m) => m.c.ceiling && m.c.bound === bound).map(of));
   const ceiling = {
@@ -271,6 +275,7 @@ export const kernelsSuite: Suite = async (rt, log) => {
     rows.push([c.family, c.name, c.bound, ms.toFixed(3), t.gflops.toFixed(3), t.gbps.toFixed(3), `${(100 * t.share).toFixed(0)}%${c.bound === 'compute' ? ' of matmul' : ' of add'}`]);
   }
   for (const line of table(rows).split('\n')) log(line);
+  log(`kernels: ${measured.length} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return records;
 };
 
