@@ -6,6 +6,7 @@ import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
 import { randomArray } from '../src/gpu/numeric.ts';
 import { timeIt, type BenchRecord, type Suite } from './common.ts';
 import { generateSuite, rolloutSuite } from './generate.ts';
+import { kernelsSuite } from './kernels.ts';
 import { matmulOnnxModel } from './onnx-matmul.ts';
 import { trainSuite } from './train.ts';
 
@@ -132,7 +133,7 @@ const matmulSuite: Suite = async (rt, log) => {
   return records;
 };
 
-const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite };
+const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite, kernels: kernelsSuite };
 
 declare global {
   interface Window {

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chromium.mjs';
 import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
-const BROWSER_SUITES = ['matmul', 'train', 'generate', 'rollout'];
+const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout'];
 const NODE_SUITES = ['tokenizer', 'judge', 'pipeline'];
 
 const { values } = parseArgs({ options: { suite: { type: 'string', multiple: true }, out: { type: 'string', default: 'bench-results/bench.jsonl' } } });

@@ -27,6 +27,13 @@
 //                  With ZERO_GRAD the gradient is cleared after use (saves the next step's clear).
 //   adamw_update_vec4  the same on vec4s, 16 elements per thread, for n a multiple of 4.
 // Every reduction has a fixed order: bit-identical results run to run.
+//
+// Napkin maths (per step over n parameters; bench/napkin.ts, measured by `npm run bench --
+// --suite kernels`): Σ g² is 2 FLOPs per element and the update ≈ 16 (clip, two moments,
+// decay, bias corrections, sqrt, divide); the bytes are g read twice (sumsq, update), p, m, v
+// read and written: 32 bytes per element. Under 1 FLOP per byte: memory-bound, held against
+// the add kernel's GB/s.
+// napkin(adamw): flops = 18*n; bytes = 4*8*n
 
 struct Params {
   n: u32,

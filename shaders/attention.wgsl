@@ -31,6 +31,16 @@
 // Bindings (numbers are fixed across the file; each entry point binds only those it uses):
 //   0 params (uniform)   1 qkv   2 out   3 lse   4 dout   5 dvec   6 dqkv
 //   7 kCache   8 vCache   9 prefixK   10 prefixV
+//
+// Napkin maths (per call, training kernels; bench/napkin.ts, measured by `npm run bench --
+// --suite kernels`): causal attention touches T(T+1)/2 (query, key) pairs per (b, h); the
+// forward does q·k and p·v (2·D FLOPs each per pair, softmax exps not counted), the backward
+// recomputes s and dO·v in both passes and adds dq (dq pass) and dk, dv (dkv pass): 14·D per
+// pair. Bytes: qkv, out, lse once (forward); qkv, out, lse, dout, dqkv, dvec twice (backward).
+// napkin(attn_forward): flops = 2*B*H*D*T*(T + 1); bytes = 4*B*T*(4*C + H)
+// napkin(attn_backward): flops = 7*B*H*D*T*(T + 1); bytes = 4*B*T*(8*C + 3*H)
+// Intensity (forward, C = H·D) ≈ 2·C·T² / (16·C·T) = T/8 FLOPs per byte: compute-bound once T
+// is a few dozen, so held against the matmul ceiling.
 
 struct Params {
   T: u32,          // rows per sequence in qkv (training: T; decode: Tn new rows)

@@ -24,6 +24,15 @@
 //                    stage 1 with a thread per 4 adjacent columns (C a multiple of 4)
 // The bias gradient is a two-stage column sum: no float atomics, and the summation order is fixed
 // by (block, row) indices, so results are bit-identical run to run.
+//
+// Napkin maths (per call; bench/napkin.ts, measured by `npm run bench -- --suite kernels`):
+// every entry point here is memory-bound (≤ 1.5 FLOPs per byte). `add` is the plainest kernel
+// there is (1 FLOP, 12 bytes per element), so its best GB/s is the ceiling the suite holds
+// every memory-bound kernel against. bias_gelu: bias add + tanh GELU ≈ 10 FLOPs per element,
+// h read and written, out written; gelu_backward ≈ 14 FLOPs, g and h read, g written.
+// napkin(add): flops = n; bytes = 4*3*n
+// napkin(bias_gelu): flops = 10*rows*C; bytes = 4*(3*rows*C + C)
+// napkin(gelu_backward): flops = 14*n; bytes = 4*3*n
 
 struct Params {
   n: u32,            // elements, rows·C

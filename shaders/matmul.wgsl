@@ -21,6 +21,12 @@
 //                batch stride is a multiple of 4 (the host checks); rows and columns past the
 //                edge are still bounds-checked, a vec4 being wholly in or wholly out.
 // beta = 0 never reads C, so C may start as garbage.
+//
+// Napkin maths (per call; bench/napkin.ts, measured by `npm run bench -- --suite kernels`):
+// napkin(matmul): flops = 2*M*N*K*batch; bytes = 4*(M*K + K*N + M*N)*batch
+// Arithmetic intensity is 2·M·N·K / (4·(MK + KN + MN)) FLOPs per byte, n/6 for n³: already ~10
+// at the bench model's 512×192×64, so every shape the model uses is compute-bound and the
+// best matmul's GFLOP/s is the ceiling the suite holds compute-bound kernels against.
 
 struct Params {
   M: u32,

@@ -31,6 +31,13 @@
 //                 order; after one barrier thread 0 adds the 64 sums in order:
 //                 out[0] = Σ w·nll / W (0 when W = 0), out[1] = Σ w·nll.
 // No atomics; every sum has a fixed order, so results are bit-identical run to run.
+//
+// Napkin maths (per call with GRAD, no loss reduction; bench/napkin.ts, measured by `npm run
+// bench -- --suite kernels`): ≈ 8 FLOPs per logit (max; sub, exp, add; then exp again, scale,
+// subtract the one-hot) against 8 bytes (the logit read, its gradient written in place), plus
+// targets, weights and nll per row. Memory-bound on a GPU (held against the add kernel's
+// GB/s), though on a CPU adapter the exps make it closer to balanced.
+// napkin(xent): flops = 8*N*V; bytes = 4*(2*N*V + 3*N)
 
 struct Params {
   N: u32,

@@ -1,0 +1,286 @@
+// `kernels` suite, in the manner of llm.c's dev/cuda: every kernel family alone, at the bench
+// model's shapes (d_model 64, 4 heads, T 64, batch 8, vocab 256) and one larger, reported as
+// time per call, GFLOP/s and GB/s by the napkin maths of bench/napkin.ts (also in each shader's
+// header), and as a share of what this adapter's best kernel reaches in the same run: the best
+// matmul's GFLOP/s for compute-bound kernels, the plain add kernel's GB/s for memory-bound ones.
+// A low share says where the next performance work pays; absolute numbers only compare within
+// one machine and one run.
+import { AdamWKernel } from '../src/gpu/kernels/adamw.ts';
+import { AttentionBackwardKernel, AttentionForwardKernel } from '../src/gpu/kernels/attention.ts';
+import { AddKernel, BiasActKernel, GeluBackwardKernel } from '../src/gpu/kernels/elementwise.ts';
+import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
+import { NormKernel } from '../src/gpu/kernels/norm.ts';
+import { XentKernel } from '../src/gpu/kernels/xent.ts';
+import { randomArray } from '../src/gpu/numeric.ts';
+import type { GpuRuntime } from '../src/gpu/runtime.ts';
+import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import type { BenchRecord, Suite } from './common.ts';
+import * as N from './napkin.ts';
+
+/** A kernel set up on its buffers: encode one call into a pass; release everything. */
+interface Prepared {
+  encode(pass: GPUComputePassEncoder): void;
+  dispose(): void;
+}
+
+interface KernelCase {
+  family: string;
+  name: string;
+  bound: N.Bound;
+  napkin: N.Napkin;
+  /** Candidate for the ceiling of its bound: the matmuls (compute) and the add kernel (memory). */
+  ceiling?: boolean;
+  prepare(rt: GpuRuntime): Promise<Prepared>;
+}
+
+// Each timed submission holds enough back-to-back calls to take about TARGET_MS, so launch and
+// submit overheads are spread thin; the fastest of REPS such submissions is kept: on a shared
+// machine (SwiftShader runs on the CPU) other work only ever adds time, so the minimum is the
+// steadiest estimate of what the kernel itself costs.
+const TARGET_MS = 40;
+const MAX_INNER = 32;
+const REPS = 3;
+
+function buffers(rt: GpuRuntime, label: string, sizes: number[]): GPUBuffer[] {
+  return sizes.map((n, i) => rt.storage(`bench.${label}.${i}`, randomArray(n, i + 1)));
+}
+
+// ---- cases ---------------------------------------------------------------------------------
+
+/** Every matmul counts toward the compute ceiling: the best shape sets it. */
+function matmulCase(name: string, M: number, N_: number, K: number): KernelCase {
+  return {
+    family: 'matmul', name, bound: 'compute', ceiling: true,
+    napkin: N.matmulNapkin.count({ M, N: N_, K, batch: 1 }),
+    async prepare(rt) {
+      const k = await MatmulKernel.create(rt, { M, N: N_, K });
+      const [a, b, c] = buffers(rt, 'mm', [M * K, K * N_, M * N_]);
+      return { encode: (p) => k.encode(p, a, b, c), dispose: () => (rt.release(a, b, c), k.dispose()) };
+    },
+  };
+}
+
+function attentionCases(label: string, B: number, T: number, H: number, D: number): KernelCase[] {
+  const C = H * D;
+  const s = { B, T, H, D };
+  const sizes = [B * T * 3 * C, B * T * C, B * H * T, B * T * C, B * T * 3 * C];
+  return [
+    {
+      family: 'attention', name: `forward ${label}`, bound: 'compute',
+      napkin: N.attentionForwardNapkin.count({ ...s, C }),
+      async prepare(rt) {
+        const k = await AttentionForwardKernel.create(rt, s);
+        const [qkv, out, lse] = buffers(rt, 'attn', sizes.slice(0, 3));
+        return { encode: (p) => k.encode(p, qkv, out, lse), dispose: () => (rt.release(qkv, out, lse), k.dispose()) };
+      },
+    },
+    {
+      family: 'attention', name: `backward ${label}`, bound: 'compute',
+      napkin: N.attentionBackwardNapkin.count({ ...s, C }),
+      async prepare(rt) {
+        const fwd = await AttentionForwardKernel.create(rt, s);
+        const k = await AttentionBackwardKernel.create(rt, s);
+        const [qkv, out, lse, dout, dqkv] = buffers(rt, 'attnb', sizes);
+        // A real lse and out for the scores the backward recomputes.
+        const enc = rt.device.createCommandEncoder();
+        const pass = enc.beginComputePass();
+        fwd.encode(pass, qkv, out, lse);
+        pass.end();
+        rt.device.queue.submit([enc.finish()]);
+        fwd.dispose();
+        return { encode: (p) => k.encode(p, qkv, out, lse, dout, dqkv), dispose: () => (rt.release(qkv, out, lse, dout, dqkv), k.dispose()) };
+      },
+    },
+  ];
+}
+
+function normCases(rows: number, C: number): KernelCase[] {
+  const label = `${rows}x${C}`;
+  const prepare = async (rt: GpuRuntime, backward: boolean): Promise<Prepared> => {
+    const k = await NormKernel.create(rt, { rows, C, kind: 'layer' });
+    const [x, w, y, stats, dy, dx, grads] = buffers(rt, 'norm', [rows * C, 2 * C, rows * C, 2 * rows, rows * C, rows * C, 2 * C]);
+    // Real statistics for the backward.
+    const enc = rt.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    k.encodeForward(pass, x, w, y, stats);
+    pass.end();
+    rt.device.queue.submit([enc.finish()]);
+    return {
+      encode: backward ? (p) => k.encodeBackward(p, dy, x, w, stats, dx, grads) : (p) => k.encodeForward(p, x, w, y, stats),
+      dispose: () => (rt.release(x, w, y, stats, dy, dx, grads), k.dispose()),
+    };
+  };
+  return [
+    { family: 'layernorm', name: `forward ${label}`, bound: 'memory', napkin: N.normForwardNapkin.count({ rows, C }), prepare: (rt) => prepare(rt, false) },
+    { family: 'layernorm', name: `backward ${label}`, bound: 'memory', napkin: N.normBackwardNapkin.count({ rows, C }), prepare: (rt) => prepare(rt, true) },
+  ];
+}
+
+function xentCase(rows: number, V: number): KernelCase {
+  return {
+    family: 'cross-entropy', name: `fwd+grad ${rows}x${V}`, bound: 'memory',
+    napkin: N.xentNapkin.count({ N: rows, V }),
+    async prepare(rt) {
+      const k = await XentKernel.create(rt, { N: rows, V });
+      k.setWeightSum(rows);
+      const [logits, nll] = buffers(rt, 'xent', [rows * V, rows]);
+      const targets = rt.storage('bench.xent.targets', Uint32Array.from({ length: rows }, (_, i) => (i * 7919) % V));
+      const weights = rt.storage('bench.xent.weights', new Float32Array(rows).fill(1));
+      // The gradient overwrites the logits, so later calls see gradients as logits: the same work.
+      return { encode: (p) => k.encode(p, logits, targets, weights, nll), dispose: () => (rt.release(logits, nll, targets, weights), k.dispose()) };
+    },
+  };
+}
+
+function adamwCase(label: string, n: number): KernelCase {
+  return {
+    family: 'adamw', name: `${label} n=${n}`, bound: 'memory',
+    napkin: N.adamwNapkin.count({ n }),
+    async prepare(rt) {
+      const k = await AdamWKernel.create(rt, { ...ADAMW_DEFAULTS, size: n, segments: [{ start: 0, end: n, decay: true }] });
+      k.setStep(0, 1e-3);
+      const [p, g, m] = buffers(rt, 'adamw', [n, n, n]);
+      const v = rt.storage('bench.adamw.v', new Float32Array(n).fill(1e-3));
+      return { encode: (pass) => k.encode(pass, p, g, m, v), dispose: () => (rt.release(p, g, m, v), k.dispose()) };
+    },
+  };
+}
+
+function geluCases(rows: number, C: number, backward: boolean): KernelCase[] {
+  const n = rows * C;
+  const out: KernelCase[] = [
+    {
+      family: 'gelu', name: `bias+gelu ${rows}x${C}`, bound: 'memory',
+      napkin: N.biasGeluNapkin.count({ rows, C }),
+      async prepare(rt) {
+        const k = await BiasActKernel.create(rt, { rows, C, biasOffset: 0, activation: 'gelu' });
+        const [h, w, o] = buffers(rt, 'gelu', [n, C, n]);
+        return { encode: (p) => k.encode(p, h, w, o), dispose: () => (rt.release(h, w, o), k.dispose()) };
+      },
+    },
+  ];
+  if (backward) {
+    out.push({
+      family: 'gelu', name: `backward n=${n}`, bound: 'memory',
+      napkin: N.geluBackwardNapkin.count({ n }),
+      async prepare(rt) {
+        const k = await GeluBackwardKernel.create(rt, { n });
+        const [g, h] = buffers(rt, 'gelub', [n, n]);
+        return { encode: (p) => k.encode(p, g, h), dispose: () => (rt.release(g, h), k.dispose()) };
+      },
+    });
+  }
+  return out;
+}
+
+function addCase(n: number): KernelCase {
+  return {
+    family: 'copy (add)', name: `a+b n=${n}`, bound: 'memory', ceiling: true,
+    napkin: N.addNapkin.count({ n }),
+    async prepare(rt) {
+      const k = await AddKernel.create(rt, { n });
+      const [a, b, c] = buffers(rt, 'add', [n, n, n]);
+      return { encode: (p) => k.encode(p, a, b, c), dispose: () => (rt.release(a, b, c), k.dispose()) };
+    },
+  };
+}
+
+/** The bench model: 2 layers, d_model 64, 4 heads, T 64, batch 8, vocab 256 (rows = 512). */
+export function kernelCases(): KernelCase[] {
+  const rows = 8 * 64;
+  return [
+    // Ceilings first, so the table reads top-down from the best this adapter does.
+    matmulCase('256x256x256', 256, 256, 256),
+    matmulCase('512x512x512', 512, 512, 512),
+    addCase(1 << 20),
+    addCase(1 << 21),
+    matmulCase('qkv 512x192x64', rows, 192, 64),
+    matmulCase('fc 512x256x64', rows, 256, 64),
+    matmulCase('proj 512x64x256', rows, 64, 256),
+    ...attentionCases('B8 T64 H4 D16', 8, 64, 4, 16),
+    ...attentionCases('B4 T128 H4 D32', 4, 128, 4, 32),
+    ...normCases(rows, 64),
+    ...normCases(2048, 256),
+    xentCase(rows, 256),
+    xentCase(1024, 2048),
+    adamwCase('bench model', 1 << 17),
+    adamwCase('larger', 1 << 20),
+    ...geluCases(rows, 256, true),
+    ...geluCases(2048, 1024, true),
+  ];
+}
+
+// ---- timing --------------------------------------------------------------------------------
+
+/** ms for `inner` back-to-back calls in one pass: GPU timestamps when the adapter has them, else submit-to-done wall time. */
+async function timeCalls(rt: GpuRuntime, k: Prepared, inner: number): Promise<number> {
+  const { gpuMs, wallMs } = await rt.timed((enc, ts) => {
+    const timestampWrites = ts.first ? { ...ts.first, endOfPassWriteIndex: 1 } : undefined;
+    const pass = enc.beginComputePass({ label: 'bench.kernels', timestampWrites });
+    for (let i = 0; i < inner; i++) k.encode(pass);
+    pass.end();
+  });
+  return gpuMs ?? wallMs;
+}
+
+/** Best ms per call: one warm-up call sizes the batch, then REPS batches. */
+async function msPerCall(rt: GpuRuntime, k: Prepared): Promise<number> {
+  const first = await timeCalls(rt, k, 1);
+  const inner = Math.max(1, Math.min(MAX_INNER, Math.round(TARGET_MS / Math.max(first, 0.01))));
+  const times: number[] = [];
+  for (let i = 0; i < REPS; i++) times.push((await timeCalls(rt, k, inner)) / inner);
+  return Math.min(...times);
+}
+
+// ---- suite ---------------------------------------------------------------------------------
+
+export const kernelsSuite: Suite = async (rt, log) => {
+  const t0 = performance.now();
+  const records: BenchRecord[] = [];
+  const timing = rt.report.features.timestampQuery ? 'GPU timestamps' : 'submit-to-done wall time';
+  log(`kernels: ${timing}; best of ${REPS} batches of back-to-back calls`);
+  const measured: { c: KernelCase; ms: number }[] = [];
+  for (const c of kernelCases()) {
+    const record = (metric: string, value: number, unit: string) =>
+      records.push({ suite: 'kernels', case: `${c.family}: ${c.name}`, engine: 'lwm-wgsl', metric, value, unit });
+    let k: Prepared | null = null;
+    try {
+      k = await c.prepare(rt);
+      const ms = await msPerCall(rt, k);
+      measured.push({ c, ms });
+    } catch (e) {
+      log(`kernels ${c.family} ${c.name}: FAILED ${(e as Error).message}`);
+      record('error', NaN, (e as Error).message.slice(0, 200));
+    } finally {
+      k?.dispose();
+    }
+  }
+  // The ceilings: the best matmul (GFLOP/s) and the best add (GB/s) of this run, whatever the shape.
+  const best = (bound: N.Bound, of: (x: { c: KernelCase; ms: number }) => number) =>
+    Math.max(...measured.filter((m) => m.c.ceiling && m.c.bound === bound).map(of));
+  const ceiling = {
+    gflops: best('compute', (m) => m.c.napkin.flops / (m.ms * 1e6)),
+    gbps: best('memory', (m) => m.c.napkin.bytes / (m.ms * 1e6)),
+  };
+  log(`kernels: ceilings on this adapter: ${ceiling.gflops.toFixed(3)} GFLOP/s (best matmul), ${ceiling.gbps.toFixed(3)} GB/s (best add)`);
+  const rows: string[][] = [['family', 'case', 'bound', 'ms/call', 'GFLOP/s', 'GB/s', '% of ceiling']];
+  for (const { c, ms } of measured) {
+    const t = N.throughput(c.napkin, ms, c.bound, ceiling);
+    const cse = `${c.family}: ${c.name}`;
+    const push = (metric: string, value: number, unit: string) => records.push({ suite: 'kernels', case: cse, engine: 'lwm-wgsl', metric, value, unit });
+    push('ms_per_call', ms, 'ms');
+    push('gflops', t.gflops, 'GFLOP/s');
+    push('gbps', t.gbps, 'GB/s');
+    push(c.bound === 'compute' ? 'share_of_best_matmul' : 'share_of_best_add', t.share, 'fraction');
+    rows.push([c.family, c.name, c.bound, ms.toFixed(3), t.gflops.toFixed(3), t.gbps.toFixed(3), `${(100 * t.share).toFixed(0)}%${c.bound === 'compute' ? ' of matmul' : ' of add'}`]);
+  }
+  for (const line of table(rows).split('\n')) log(line);
+  log(`kernels: ${measured.length} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return records;
+};
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const fmt = (r: string[]) => r.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  return [fmt(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(fmt)].join('\n');
+}
