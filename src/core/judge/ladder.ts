@@ -7,7 +7,7 @@ import type { KnownDomain, SpanLabel, Trajectory } from '../schema/types.ts';
 import { BUILTIN_TEMPLATES, renderSystem } from '../templates/index.ts';
 import { expandTurns, hashString, seededRandom, splitByTrajectory, type SplitOptions, type TurnSample } from '../turns/index.ts';
 import { judgeInputFor } from './sample.ts';
-import type { JudgeInput, ScoredVerdict } from './types.ts';
+import { DIMENSIONS, type JudgeInput, type Scores, type ScoredVerdict } from './types.ts';
 
 export const RUNGS = ['reference', 'one_token', 'previous', 'fixed', 'random', 'empty'] as const;
 export type Rung = (typeof RUNGS)[number];
@@ -23,8 +23,9 @@ export const RUNG_LABELS: Record<Rung, string> = {
 };
 
 /**
- * One plausible observation per domain, written in the style of that domain's environment but
- * tied to no turn: what a model that ignores its input would print every time.
+ * One plausible observation per domain, in the format of that domain's environment but tied to
+ * no turn and never printed verbatim by it (another host, store, app or test suite): what a
+ * model that ignores its input would print every time.
  */
 export const FIXED_STRINGS: Record<KnownDomain, string> = {
   terminal: 'total 12\ndrwxr-xr-x 3 user user 4096 Mar  3 09:14 .\n-rw-r--r-- 1 user user  812 Mar  3 09:14 config.yaml\n-rw-r--r-- 1 user user 2301 Mar  3 09:12 main.py\nuser@workstation:~/project$',
@@ -32,7 +33,7 @@ export const FIXED_STRINGS: Record<KnownDomain, string> = {
   search: 'Results 1-3 of about 40 for "history":\n1. History\n   https://wiki.example/History\n   History is the study of past events.\n2. Historian\n   https://wiki.example/Historian\n   A historian writes about the past.\n3. Museum of History\n   https://wiki.example/Museum_of_History\n   The Museum of History is a museum in the capital.',
   swe: 'running 4 tests\ntest parse handles empty input ... ok\ntest sum of a list ... ok\ntest trims whitespace ... ok\ntest upper case ... ok\n\ntest result: ok. 4 passed; 0 failed; finished in 12ms',
   web: '[1] RootWebArea "Home | Example Store"\n  [2] banner\n    [3] link "Example Store"\n    [4] searchbox "Search" value=""\n    [5] button "Search"\n  [6] main\n    [7] heading "Welcome"\n    [8] link "Products"\n    [9] link "About us"',
-  android: '[1] FrameLayout "Launcher"\n  [2] LinearLayout "status_bar"\n    [3] TextView "12:00"\n    [4] TextView "Wi-Fi · 80%"\n  [5] ImageButton "Phone"\n  [6] ImageButton "Camera"\n  [7] ImageButton "Gallery"',
+  android: '[1] FrameLayout "Camera"\n  [2] LinearLayout "status_bar"\n    [3] TextView "12:00"\n    [4] TextView "Wi-Fi · 80%"\n  [5] ImageButton "Shutter"\n  [6] ImageButton "Switch camera"\n  [7] TextView "Photo"',
   os: '[1] desktop "Desktop"\n  [2] window "Text Editor - untitled" (focused)\n    [3] textbox "Document" value=""\n    [4] button "Save"\n  [5] panel "Taskbar"\n    [6] button "Files"\n    [7] button "Terminal"\n    [8] label "12:00"',
 };
 
@@ -98,6 +99,8 @@ export interface LadderRow {
   skipped: number;
   /** Mean 1–5 total per rung. */
   mean: Record<Rung, number>;
+  /** Mean 1–5 score of each dimension per rung. */
+  dims: Record<Rung, Scores>;
 }
 
 /** The AgentWorldBench scale: (mean − 1) / 4 × 100. */
@@ -105,11 +108,16 @@ export function toPercent(mean: number): number {
   return ((mean - 1) / 4) * 100;
 }
 
+function emptyRow(domain: string): LadderRow {
+  const zeros = () => Object.fromEntries(DIMENSIONS.map((d) => [d, 0])) as Scores;
+  return { domain, turns: 0, skipped: 0, mean: Object.fromEntries(RUNGS.map((r) => [r, 0])) as Record<Rung, number>, dims: Object.fromEntries(RUNGS.map((r) => [r, zeros()])) as Record<Rung, Scores> };
+}
+
 /** Judges every rung of every sample with `judge` and averages per domain, in order of first appearance. */
 export function runLadder(samples: readonly TurnSample[], inputFor: (s: TurnSample, prediction: string) => JudgeInput, judge: (input: JudgeInput) => ScoredVerdict): LadderRow[] {
   const rows = new Map<string, LadderRow>();
   for (const s of samples) {
-    const row = rows.get(s.domain) ?? { domain: s.domain, turns: 0, skipped: 0, mean: Object.fromEntries(RUNGS.map((r) => [r, 0])) as Record<Rung, number> };
+    const row = rows.get(s.domain) ?? emptyRow(s.domain);
     rows.set(s.domain, row);
     const preds = ladderPredictions(s);
     if (!preds) {
@@ -117,9 +125,18 @@ export function runLadder(samples: readonly TurnSample[], inputFor: (s: TurnSamp
       continue;
     }
     row.turns++;
-    for (const r of RUNGS) row.mean[r] += judge(inputFor(s, preds[r])).total;
+    for (const r of RUNGS) {
+      const v = judge(inputFor(s, preds[r]));
+      row.mean[r] += v.total;
+      for (const d of DIMENSIONS) row.dims[r][d] += v.scores[d];
+    }
   }
-  for (const row of rows.values()) for (const r of RUNGS) row.mean[r] /= Math.max(1, row.turns);
+  for (const row of rows.values()) {
+    for (const r of RUNGS) {
+      row.mean[r] /= Math.max(1, row.turns);
+      for (const d of DIMENSIONS) row.dims[r][d] /= Math.max(1, row.turns);
+    }
+  }
   return [...rows.values()];
 }
 

@@ -1,0 +1,495 @@
+// The five scorers of the local rubric judge, one function per dimension, over one shared
+// comparison of the prediction with its reference. Every weight and threshold is in
+// RUBRIC_WEIGHTS; docs/judging.md §3 prints the table and says what each dimension rewards.
+import { scoredVerdict, type JudgeInput, type Scores, type ScoredVerdict } from './types.ts';
+import {
+  alignTokens,
+  cachedFeatures,
+  contentTokens,
+  diceOfMultisets,
+  ERROR_MARK,
+  f1,
+  isJsonish,
+  jsonKeyTokens,
+  jaccard,
+  jsonPaths,
+  META_TALK,
+  multisetOverlap,
+  normalize,
+  PLACEHOLDER,
+  ratio,
+  repetition,
+  TextFeatures,
+  tokenClasses,
+  tryJson,
+  type TokenClass,
+} from './rubricText.ts';
+import { verify } from './verifier.ts';
+
+/** Every weight of the rubric judge, by dimension. */
+export const RUBRIC_WEIGHTS = {
+  format: {
+    /** Text references: shares of line-shape overlap, line-count fit, length fit, punctuation overlap. */
+    lineShapes: 0.7,
+    lineCount: 0.1,
+    length: 0.1,
+    punctuation: 0.1,
+    /** JSON references, a prediction that does not parse: looks like JSON / does not (plus the length term). */
+    brokenJson: 0.3,
+    notJson: 0.1,
+  },
+  factuality: {
+    /** Weight of a reference token by content class (SPEC §8): runtime metadata is never a fact to reproduce. */
+    class: { deterministic: 1, unlabelled: 1, pre_existing: 0.5, runtime_metadata: 0 } as Record<TokenClass, number>,
+    /**
+     * A token the context already showed in k earlier texts (history, action, task context)
+     * weighs 1 / (1 + k): repeating boilerplate is easy, the turn's new content is what counts.
+     * Single characters weigh this much.
+     */
+    singleChar: 0.1,
+    /** Invented prediction tokens allowed per free (pre-existing or runtime) reference token it did not reproduce. */
+    freeAllowance: 1.5,
+    /**
+     * Factuality weighs a token by informativeness to this power: the turn's new content is the
+     * fact to get right, text shown before is nearly free (Quality uses the power 1).
+     */
+    knownPower: 2,
+    /** Highest Factuality when the deterministic region does not match exactly (the rule verifier fails). */
+    verifierCap: 2,
+    /** References without span labels: value, word and field agreement. */
+    values: 0.45,
+    words: 0.2,
+    fields: 0.35,
+    valuesNoFields: 0.7,
+  },
+  consistency: {
+    /** Cost of the share of prediction words that only earlier observations had: a stale screen or file. */
+    stale: 0,
+    /**
+     * Cost of the share of prediction words nobody showed: not the reference, not the context
+     * (invented). Higher than for stale words: repeating the session never contradicts it,
+     * invented entities may.
+     */
+    invented: 0.75,
+  },
+  realism: {
+    /** Multiplier when one of the two is an error and the other is not. */
+    behaviourMismatch: 0.4,
+    /** Plausibility when the prediction has no word or number of two or more characters. */
+    noTokens: 0.3,
+    /** Share of plausibility (words the reference or the context has) against style (the reference's own vocabulary, Dice). */
+    plausibility: 0.7,
+    /** Excess repetition (share of lines or 3-grams) for Realism 2 / 1; excess longest run of one word likewise. */
+    repetitionMild: 0.4,
+    repetitionSevere: 0.75,
+    runMild: 6,
+    runSevere: 12,
+    metaTalk: 2,
+    placeholder: 1,
+    /** Length ratio (prediction / reference, references of 20+ characters) costing 1 and 2 points. */
+    lengthMild: 4,
+    lengthSevere: 10,
+    brokenJson: 1,
+    /** Realism stays within this many points above the mean of Factuality and Consistency (rounded down). */
+    aboveGrounding: 1,
+  },
+  quality: {
+    /** Weight of a reference token by content class when counting what the prediction covers. */
+    class: { deterministic: 1, unlabelled: 1, pre_existing: 1, runtime_metadata: 0.5 } as Record<TokenClass, number>,
+    /** Prediction tokens beyond this multiple of the reference's count cut Quality proportionally. */
+    lengthSlack: 1.25,
+    /** Quality stays within this many points above Factuality. */
+    aboveFactuality: 1,
+  },
+} as const;
+
+/** Maps a 0–1 quality to the 1–5 scale: ≥0.9 → 5, ≥0.7 → 4, ≥0.45 → 3, ≥0.2 → 2, else 1. */
+export function toScale(x: number): number {
+  if (x >= 0.9) return 5;
+  if (x >= 0.7) return 4;
+  if (x >= 0.45) return 3;
+  if (x >= 0.2) return 2;
+  return 1;
+}
+
+/** What one scorer found. */
+export interface DimensionResult {
+  score: number;
+  features: Record<string, number>;
+  strengths: string[];
+  weaknesses: string[];
+}
+
+/** The prediction set against its reference, computed once and read by every scorer. */
+export interface Comparison {
+  input: JudgeInput;
+  pred: string;
+  ref: string;
+  predF: TextFeatures;
+  refF: TextFeatures;
+  /** The reference parsed as JSON, when it is a JSON object or array. */
+  refJson: object | undefined;
+  /** True when span labels classify the reference's content. */
+  labelled: boolean;
+  /** Reference content tokens: informativeness (see `informativeness`), matched by the prediction (LCS), class. */
+  refInfo: Float64Array;
+  refMatched: Uint8Array;
+  refClass: TokenClass[];
+  /** Prediction content tokens and which belong to the alignment. */
+  predTokens: string[];
+  predMatched: Uint8Array;
+  /** In how many texts the context showed a lower-cased word before this turn (history, action, task context). */
+  knownIn: (w: string) => number;
+  known: (w: string) => boolean;
+  /** On how many lines of the session itself (earlier turns and this action, not the task context) a word appeared. */
+  sessionLines: (w: string) => number;
+  /** Words of earlier observations only. */
+  seenInObservations: (w: string) => boolean;
+}
+
+function vocabOf(texts: string[]): (w: string) => number {
+  const sets = texts.map((t) => cachedFeatures(t).vocab);
+  return (w) => {
+    let k = 0;
+    for (const s of sets) if (s.has(w)) k++;
+    return k;
+  };
+}
+
+/** How much a reference token tells: single characters little, words the context showed often less. */
+export function informativeness(token: string, knownIn: (w: string) => number): number {
+  return token.length < 2 ? RUBRIC_WEIGHTS.factuality.singleChar : 1 / (1 + knownIn(token.toLowerCase()));
+}
+
+export function compare(input: JudgeInput): Comparison {
+  const pred = normalize(input.prediction);
+  const ref = normalize(input.reference);
+  const refF = cachedFeatures(ref);
+  const refParsed = isJsonish(ref) ? tryJson(ref) : undefined;
+  const refJson = refParsed !== null && typeof refParsed === 'object' ? refParsed : undefined;
+  const observations = input.history.map((t) => t.observation);
+  const knownIn = vocabOf([...observations, ...input.history.map((t) => t.action), input.action, input.context ?? '']);
+  const seen = vocabOf(observations);
+  const sessionTexts = [...observations, ...input.history.map((t) => t.action), input.action].map((t) => cachedFeatures(t).lineVocab);
+  const sessionLines = (w: string) => sessionTexts.reduce((n, m) => n + (m.get(w) ?? 0), 0);
+  const labelled = (input.spans?.length ?? 0) > 0;
+  // Span offsets index the raw reference, so its tokens are read there, not in the normalised text.
+  const refToks = contentTokens(input.reference);
+  const refClass = tokenClasses(refToks, labelled ? input.spans : undefined);
+  const predTokens = contentTokens(pred).map((t) => t.text);
+  const align = alignTokens(refToks.map((t) => t.text), predTokens);
+  const w = RUBRIC_WEIGHTS.factuality;
+  const refInfo = Float64Array.from(refToks, (t) => informativeness(t.text, knownIn));
+  // Field names of a JSON reference are its structure (Format's key paths), not facts.
+  if (refJson !== undefined) jsonKeyTokens(input.reference, refToks).forEach((isKey, i) => isKey && (refInfo[i] = 0));
+  const known = (t: string) => knownIn(t) > 0;
+  return { input, pred, ref, predF: new TextFeatures(pred), refF, refJson, labelled, refInfo, refMatched: align.a, refClass, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0 };
+}
+
+// ---- Format ------------------------------------------------------------------------------
+
+/** Layout only: JSON key paths for JSON references; line shapes, line count, length and punctuation for text. */
+export function scoreFormat(c: Comparison): DimensionResult {
+  const w = RUBRIC_WEIGHTS.format;
+  const r: DimensionResult = { score: 1, features: {}, strengths: [], weaknesses: [] };
+  let x: number;
+  if (c.refJson !== undefined) {
+    const predJson = isJsonish(c.pred) ? tryJson(c.pred) : undefined;
+    if (predJson === undefined || predJson === null || typeof predJson !== 'object') {
+      x = (isJsonish(c.pred) ? w.brokenJson : w.notJson) + w.length * ratio(c.ref.length, c.pred.length);
+      r.weaknesses.push('the real observation is JSON but the prediction does not parse as JSON');
+    } else {
+      const a = new Set<string>();
+      const b = new Set<string>();
+      jsonPaths(c.refJson, '$', a);
+      jsonPaths(predJson, '$', b);
+      x = r.features.jsonKeyJaccard = jaccard(a, b);
+    }
+  } else {
+    const lineShapes = diceOfMultisets(c.refF.shapes, c.predF.shapes);
+    const lineCount = ratio(c.refF.shapes.length, c.predF.shapes.length);
+    const lengthFit = ratio(c.ref.length, c.pred.length);
+    const punctuation = diceOfMultisets(c.refF.punct, c.predF.punct);
+    x = w.lineShapes * lineShapes + w.lineCount * lineCount + w.length * lengthFit + w.punctuation * punctuation;
+    Object.assign(r.features, { lineShapes, lineCount, lengthFit, punctuation });
+  }
+  r.features.format = x;
+  r.score = toScale(x);
+  if (r.score >= 4) r.strengths.push(c.refJson !== undefined ? 'same JSON structure as the real observation' : 'layout matches the real observation');
+  else if (r.score <= 2 && c.refJson === undefined) r.weaknesses.push('layout differs from the real observation');
+  return r;
+}
+
+// ---- Factuality --------------------------------------------------------------------------
+
+/**
+ * Labelled references: the weighted share of the reference's content tokens the prediction
+ * reproduces in order (deterministic and unlabelled in full, pre-existing at half weight,
+ * runtime metadata not at all; text the context already showed at a quarter), times the share
+ * of the prediction that is either reproduced or stands in for free content it did not
+ * reproduce. A deterministic region that is not reproduced exactly caps the score.
+ */
+export function scoreFactuality(c: Comparison): DimensionResult {
+  const r = c.labelled ? labelledFacts(c) : unlabelledFacts(c);
+  if (c.input.spans?.some((s) => s.kind === 'deterministic')) {
+    const v = verify({ domain: c.input.domain, history: c.input.history, action: c.input.action, reference: c.input.reference, prediction: c.input.prediction, spans: c.input.spans });
+    r.features.verifier = v.pass ? 1 : 0;
+    if (!v.pass) {
+      r.score = Math.min(r.score, RUBRIC_WEIGHTS.factuality.verifierCap);
+      r.weaknesses.push(`deterministic content differs (${v.failure?.region.label}: ${v.failure?.reason})`);
+    }
+  }
+  if (r.score >= 4) r.strengths.push('reproduces the facts of the real observation');
+  return r;
+}
+
+function labelledFacts(c: Comparison): DimensionResult {
+  const w = RUBRIC_WEIGHTS.factuality;
+  let total = 0;
+  let got = 0;
+  let freeMissing = 0;
+  for (let i = 0; i < c.refInfo.length; i++) {
+    const weight = w.class[c.refClass[i]] * c.refInfo[i] ** w.knownPower;
+    total += weight;
+    if (c.refMatched[i]) got += weight;
+    else if (c.refClass[i] === 'pre_existing' || c.refClass[i] === 'runtime_metadata') freeMissing++;
+  }
+  const recall = total === 0 ? 1 : got / total;
+  // Fabrication: prediction tokens that neither the reference nor anything shown before has
+  // (repeating earlier output is Consistency's concern), beyond what stands in for free content.
+  let invented = 0;
+  for (let i = 0; i < c.predTokens.length; i++) if (!c.predMatched[i] && c.knownIn(c.predTokens[i].toLowerCase()) === 0) invented++;
+  const unexplained = Math.max(0, invented - w.freeAllowance * freeMissing);
+  const precision = c.predTokens.length === 0 ? 1 : 1 - unexplained / c.predTokens.length;
+  const x = recall * precision;
+  const r: DimensionResult = { score: toScale(x), features: { recall, precision, factuality: x }, strengths: [], weaknesses: [] };
+  if (r.score <= 2) r.weaknesses.push('misses most facts of the real observation');
+  if (precision < 0.7) r.weaknesses.push('invents content that neither the real observation nor the session has');
+  return r;
+}
+
+/** References without span labels: value tokens, content words and `key: value` fields. */
+function unlabelledFacts(c: Comparison): DimensionResult {
+  const w = RUBRIC_WEIGHTS.factuality;
+  const r: DimensionResult = { score: 1, features: {}, strengths: [], weaknesses: [] };
+  const valueOverlap = multisetOverlap(c.refF.values, c.predF.values);
+  const values = f1(valueOverlap);
+  const words = f1(multisetOverlap(c.refF.words, c.predF.words));
+  let kvMatch = 0;
+  let kvConflict = 0;
+  for (const [k, v] of c.refF.kv) {
+    const p = c.predF.kv.get(k);
+    if (p === undefined) continue;
+    if (p === v) kvMatch++;
+    else kvConflict++;
+  }
+  let x: number;
+  if (kvMatch + kvConflict > 0) {
+    const agree = (r.features.keyValueAgreement = kvMatch / (kvMatch + kvConflict));
+    x = w.values * values + w.words * words + w.fields * agree;
+  } else if (valueOverlap.na + valueOverlap.nb > 0) x = w.valuesNoFields * values + (1 - w.valuesNoFields) * words;
+  else x = words;
+  Object.assign(r.features, { values, words, factuality: x });
+  r.score = toScale(x);
+  // Fields are the main facts of structured output: with two or more comparable fields the
+  // share that agree caps the score (2 of 3 wrong → at most 2).
+  if (kvMatch + kvConflict >= 2) r.score = Math.min(r.score, toScale(kvMatch / (kvMatch + kvConflict)));
+  // 5 means "no obvious flaw": a single wrong or missing value already is one.
+  if (kvConflict > 0 || valueOverlap.common < valueOverlap.na) r.score = Math.min(r.score, 4);
+  if (kvConflict > 0) r.weaknesses.push(`${kvConflict} field value${kvConflict > 1 ? 's' : ''} differ from the real observation`);
+  else if (r.score <= 2) r.weaknesses.push('misses most facts of the real observation');
+  return r;
+}
+
+// ---- Consistency -------------------------------------------------------------------------
+
+/**
+ * Agreement with what earlier turns established: the share of the reference's words that the
+ * context already showed which the prediction keeps (with nothing established, its agreement
+ * with the reference's content), less the share of its words that only earlier observations
+ * had (a stale copy); field values that contradict earlier turns cap the score.
+ */
+export function scoreConsistency(c: Comparison): DimensionResult {
+  const r: DimensionResult = { score: 1, features: {}, strengths: [], weaknesses: [] };
+  // A word the session showed on k lines weighs 1 / k: one file name from an earlier turn says
+  // more about the session than a label on every line of every screen.
+  let established = 0;
+  let kept = 0;
+  for (const t of c.refF.vocab) {
+    const k = c.sessionLines(t);
+    if (k === 0) continue;
+    const weight = 1 / k;
+    established += weight;
+    if (c.predF.vocab.has(t)) kept += weight;
+  }
+  const carried = established > 0 ? kept / established : weightedRecall(c, RUBRIC_WEIGHTS.factuality.knownPower);
+  let stale = 0;
+  let invented = 0;
+  for (const t of c.predF.vocab) {
+    if (c.refF.vocab.has(t)) continue;
+    if (c.seenInObservations(t)) stale++;
+    else if (!c.known(t) && !/^\d/.test(t)) invented++;
+  }
+  const n = Math.max(1, c.predF.vocab.size);
+  const w = RUBRIC_WEIGHTS.consistency;
+  const x = carried * Math.max(0, 1 - w.stale * (stale / n) - w.invented * (invented / n));
+  const staleShare = stale / n;
+  const contradictions = contradictedFields(c);
+  r.score = toScale(x);
+  if (contradictions === 1) r.score = Math.min(r.score, 2);
+  if (contradictions >= 2) r.score = 1;
+  Object.assign(r.features, { carried, stale: staleShare, invented: invented / n, contradictions, consistency: x });
+  if (contradictions > 0) r.weaknesses.push(`contradicts ${contradictions} value${contradictions > 1 ? 's' : ''} established in earlier turns`);
+  else if (established > 0 && carried === 1 && staleShare === 0) r.strengths.push('keeps the values the action and earlier turns established');
+  if (staleShare >= 0.3) r.weaknesses.push('repeats earlier output the real environment no longer shows');
+  return r;
+}
+
+/** Share of the reference's content reproduced, each token weighted by class (Quality's table) and informativeness^power. */
+function weightedRecall(c: Comparison, power: number): number {
+  const classW = RUBRIC_WEIGHTS.quality.class;
+  let total = 0;
+  let got = 0;
+  for (let i = 0; i < c.refInfo.length; i++) {
+    const weight = classW[c.refClass[i]] * c.refInfo[i] ** power;
+    total += weight;
+    if (c.refMatched[i]) got += weight;
+  }
+  return total === 0 ? 1 : got / total;
+}
+
+/** Fields of the prediction whose key earlier turns gave other values, where the real environment kept an earlier one. */
+function contradictedFields(c: Comparison): number {
+  const histKv = new Map<string, Set<string>>();
+  for (const text of [...c.input.history.map((t) => t.observation), ...c.input.history.map((t) => t.action), c.input.action]) {
+    for (const [k, v] of cachedFeatures(text).kv) {
+      let s = histKv.get(k);
+      if (!s) histKv.set(k, (s = new Set()));
+      s.add(v);
+    }
+  }
+  let n = 0;
+  for (const [k, v] of c.predF.kv) {
+    const known = histKv.get(k);
+    if (!known || known.has(v)) continue;
+    const refV = c.refF.kv.get(k);
+    if (refV === undefined || known.has(refV)) n++;
+  }
+  return n;
+}
+
+// ---- Realism -----------------------------------------------------------------------------
+
+/**
+ * Could this environment have printed it? The share of the prediction's words and numbers that
+ * are the reference's, or words the context showed, or numbers of a length the reference uses;
+ * cut when it is an error and the reference is not (or the reverse); then points off for
+ * degenerate repetition, talk about itself, placeholders, a wrong order of length, broken JSON.
+ */
+export function scoreRealism(c: Comparison, grounded: number): DimensionResult & { degenerate: number } {
+  const w = RUBRIC_WEIGHTS.realism;
+  const r = { score: 1, features: {} as Record<string, number>, strengths: [] as string[], weaknesses: [] as string[], degenerate: 0 };
+  const numberLengths = new Set(contentTokens(c.ref).filter((t) => /^\d/.test(t.text)).map((t) => t.text.length));
+  let counted = 0;
+  let plausible = 0;
+  for (let i = 0; i < c.predTokens.length; i++) {
+    const t = c.predTokens[i];
+    if (t.length < 2) continue;
+    counted++;
+    if (c.predMatched[i] || (/^\d/.test(t) ? numberLengths.has(t.length) : c.refF.vocab.has(t.toLowerCase()) || c.known(t.toLowerCase()))) plausible++;
+  }
+  const plausibility = counted === 0 ? (c.refF.vocab.size === 0 ? 1 : w.noTokens) : plausible / counted;
+  const style = styleAgreement(c.refF.vocab, c.predF.vocab);
+  const behaviour = ERROR_MARK.test(c.pred) === ERROR_MARK.test(c.ref) ? 1 : w.behaviourMismatch;
+  let score = toScale((w.plausibility * plausibility + (1 - w.plausibility) * style) * behaviour);
+  if (behaviour < 1) r.weaknesses.push(ERROR_MARK.test(c.ref) ? 'the real action failed but the prediction does not show an error' : 'shows an error where the real action succeeded');
+  const pr = repetition(c.pred);
+  const rr = c.refF.rep;
+  const excess = Math.max(pr.dupLines - rr.dupLines, pr.dupTrigrams - rr.dupTrigrams, 0);
+  const runExcess = pr.longestRun - rr.longestRun;
+  if (excess >= w.repetitionSevere || runExcess >= w.runSevere) r.degenerate = 2;
+  else if (excess >= w.repetitionMild || runExcess >= w.runMild) r.degenerate = 1;
+  if (r.degenerate) {
+    score = Math.min(score, r.degenerate === 2 ? 1 : 2);
+    r.weaknesses.push('degenerate repetition');
+  }
+  if (META_TALK.test(c.pred) && !META_TALK.test(c.ref)) {
+    score -= w.metaTalk;
+    r.weaknesses.push('talks about itself instead of being the environment');
+  }
+  if (PLACEHOLDER.test(c.pred) && !PLACEHOLDER.test(c.ref)) {
+    score -= w.placeholder;
+    r.weaknesses.push('contains placeholder text');
+  }
+  if (c.ref.length >= 20) {
+    const lr = (r.features.lengthRatio = c.pred.length / c.ref.length);
+    if (lr > w.lengthSevere || lr < 1 / w.lengthSevere) score -= 2;
+    else if (lr > w.lengthMild || lr < 1 / w.lengthMild) score -= 1;
+  }
+  if (c.refJson !== undefined && isJsonish(c.pred) && tryJson(c.pred) === undefined) score -= w.brokenJson;
+  // Behavioural fidelity needs evidence, from the reference (Factuality) and from the session
+  // (Consistency): output that agrees with neither is not how this environment answers this
+  // action, however well it reads.
+  r.score = Math.max(1, Math.min(score, grounded + w.aboveGrounding));
+  Object.assign(r.features, { plausibility, style, behaviour, repetitionExcess: excess, runExcess });
+  if (r.score === 5) r.strengths.push('reads like real environment output');
+  return r;
+}
+
+/** Dice of two vocabularies, numbers compared by their number of digits (another PID or time is the same style). */
+function styleAgreement(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  const form = (v: Set<string>) => new Set([...v].map((t) => (/^\d/.test(t) ? `#${t.length}` : t)));
+  const fa = form(a);
+  const fb = form(b);
+  let common = 0;
+  for (const t of fa) if (fb.has(t)) common++;
+  return (2 * common) / (fa.size + fb.size);
+}
+
+// ---- Quality -----------------------------------------------------------------------------
+
+/**
+ * Completeness and proportion: the share of the reference's content reproduced (each token
+ * weighted by class and by informativeness, runtime metadata at half), cut when the prediction
+ * runs longer than the reference; at most one point above Factuality; degenerate output 1–2.
+ */
+export function scoreQuality(c: Comparison, factuality: number, degenerate: number): DimensionResult {
+  const w = RUBRIC_WEIGHTS.quality;
+  let total = 0;
+  let got = 0;
+  for (let i = 0; i < c.refInfo.length; i++) {
+    const weight = w.class[c.refClass[i]] * c.refInfo[i] ** RUBRIC_WEIGHTS.factuality.knownPower;
+    total += weight;
+    if (c.refMatched[i]) got += weight;
+  }
+  const completeness = total === 0 ? (c.predTokens.length === 0 ? 1 : 0) : got / total;
+  const limit = w.lengthSlack * c.refMatched.length + 2;
+  const proportion = c.predTokens.length <= limit ? 1 : limit / c.predTokens.length;
+  const x = completeness * proportion;
+  let score = Math.min(toScale(x), factuality + w.aboveFactuality);
+  if (degenerate === 2) score = 1;
+  else if (degenerate === 1) score = Math.min(score, 2);
+  const r: DimensionResult = { score, features: { completeness, proportion, quality: x }, strengths: [], weaknesses: [] };
+  if (completeness < 0.45) r.weaknesses.push('leaves out most of what the real observation shows');
+  if (proportion < 0.7) r.weaknesses.push('much longer than the real observation');
+  return r;
+}
+
+/** All five, in one verdict. */
+export function scoreAll(input: JudgeInput): { verdict: ScoredVerdict; features: Record<string, number> } {
+  const c = compare(input);
+  const format = scoreFormat(c);
+  const factuality = scoreFactuality(c);
+  const consistency = scoreConsistency(c);
+  const realism = scoreRealism(c, Math.floor((factuality.score + consistency.score) / 2));
+  const quality = scoreQuality(c, factuality.score, realism.degenerate);
+  const parts = { format, factuality, consistency, realism, quality };
+  const scores = Object.fromEntries(Object.entries(parts).map(([d, p]) => [d, Math.min(5, Math.max(1, Math.round(p.score)))])) as Scores;
+  const features: Record<string, number> = {};
+  for (const p of Object.values(parts)) Object.assign(features, p.features);
+  const strengths = Object.values(parts).flatMap((p) => p.strengths);
+  const weaknesses = Object.values(parts).flatMap((p) => p.weaknesses);
+  return { verdict: scoredVerdict(scores, strengths, weaknesses), features };
+}
+
