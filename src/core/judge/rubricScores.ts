@@ -70,7 +70,7 @@ export const RUBRIC_WEIGHTS = {
      * (invented). Higher than for stale words: repeating the session never contradicts it,
      * invented entities may.
      */
-    invented: 0.75,
+    invented: 1,
   },
   realism: {
     /** Multiplier when one of the two is an error and the other is not. */
@@ -179,9 +179,17 @@ export function compare(input: JudgeInput): Comparison {
   const predTokens = contentTokens(pred).map((t) => t.text);
   const align = alignTokens(refToks.map((t) => t.text), predTokens);
   const w = RUBRIC_WEIGHTS.factuality;
-  const refInfo = Float64Array.from(refToks, (t) => informativeness(t.text, knownIn));
-  // Field names of a JSON reference are its structure (Format's key paths), not facts.
-  if (refJson !== undefined) jsonKeyTokens(input.reference, refToks).forEach((isKey, i) => isKey && (refInfo[i] = 0));
+  // A word on many lines of the reference is part of its layout (an element role, a column, a
+  // URL scheme); the facts are what varies from line to line.
+  const refLines = refF.lineVocab;
+  const refInfo = Float64Array.from(refToks, (t) => informativeness(t.text, knownIn) / Math.max(1, refLines.get(t.text.toLowerCase()) ?? 1));
+  // Field names of a JSON reference are its structure (Format's key paths), not facts; so is a
+  // field name's word where it appears as a value (`"type": "text"` beside a `"text"` field).
+  if (refJson !== undefined) {
+    const isKey = jsonKeyTokens(input.reference, refToks);
+    const keyWords = new Set(refToks.filter((_, i) => isKey[i]).map((t) => t.text.toLowerCase()));
+    refToks.forEach((t, i) => keyWords.has(t.text.toLowerCase()) && (refInfo[i] = 0));
+  }
   const known = (t: string) => knownIn(t) > 0;
   return { input, pred, ref, predF: new TextFeatures(pred), refF, refJson, labelled, refInfo, refMatched: align.a, refClass, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0 };
 }
