@@ -328,4 +328,4 @@ export function alignTokens(a: readonly string[], b: readonly string[]): { a: Ui
 export const META_TALK = /\b(as an ai|language model|i cannot|i can't|i'm sorry|i am sorry|simulated|simulation|predicted observation|world model|this output|the judge|score of|here is the (?:output|observation|result))\b/i;
 export const PLACEHOLDER = /lorem ipsum|\[(?:insert|placeholder|output|todo|redacted)[^\]]*\]|<(?:insert|placeholder|output)[^>]*>|\bTODO\b|\bxxx+\b|\{\{[^}]*\}\}/i;
 /** Marks of a failed action: an error observation is a different behaviour from a success. */
-export const ERROR_MARK = /\b(?:error|errors|exception|traceback|no such|not found|cannot|denied|invalid|unknown command|usage:)\b|"isError"\s*:\s*true/i;
+export const ERROR_MARK = /\b(?:error|errors|exception|traceback|no such|not found|cannot|denied|invalid|unknown command|usage:)\b|"isError"\s*:\s*true|"error"\s*:\s*\{/i;
