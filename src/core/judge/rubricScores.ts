@@ -75,6 +75,8 @@ export const RUBRIC_WEIGHTS = {
   realism: {
     /** Multiplier when one of the two is an error and the other is not. */
     behaviourMismatch: 0.4,
+    /** Credit of a number the reference does not have, of a length it uses (another PID, time, size). */
+    numberCredit: 0.5,
     /** Plausibility when the prediction has no word or number of two or more characters. */
     noTokens: 0.3,
     /** Share of plausibility (words the reference or the context has) against style (the reference's own vocabulary, Dice). */
@@ -390,7 +392,8 @@ function contradictedFields(c: Comparison): number {
 
 /**
  * Could this environment have printed it? The share of the prediction's words and numbers that
- * are the reference's, or words the context showed, or numbers of a length the reference uses;
+ * are the reference's or the context's (a number of a length the reference uses: half), blended
+ * with the Dice of the two vocabularies (style);
  * cut when it is an error and the reference is not (or the reverse); then points off for
  * degenerate repetition, talk about itself, placeholders, a wrong order of length, broken JSON.
  */
@@ -404,7 +407,9 @@ export function scoreRealism(c: Comparison, grounded: number): DimensionResult &
     const t = c.predTokens[i];
     if (t.length < 2) continue;
     counted++;
-    if (c.predMatched[i] || (/^\d/.test(t) ? numberLengths.has(t.length) : c.refF.vocab.has(t.toLowerCase()) || c.known(t.toLowerCase()))) plausible++;
+    if (c.predMatched[i] || c.refF.vocab.has(t.toLowerCase()) || c.known(t.toLowerCase())) plausible++;
+    // Another number of the right size is plausible in form only: half the credit.
+    else if (/^\d/.test(t) && numberLengths.has(t.length)) plausible += w.numberCredit;
   }
   const plausibility = counted === 0 ? (c.refF.vocab.size === 0 ? 1 : w.noTokens) : plausible / counted;
   const style = styleAgreement(c.refF.vocab, c.predF.vocab);
