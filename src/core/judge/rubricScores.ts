@@ -42,16 +42,16 @@ export const RUBRIC_WEIGHTS = {
     /** Weight of a reference token by content class (SPEC §8): runtime metadata is never a fact to reproduce. */
     class: { deterministic: 1, unlabelled: 1, pre_existing: 0.5, runtime_metadata: 0 } as Record<TokenClass, number>,
     /**
-     * A token the context already showed in k earlier texts (history, action, task context)
-     * weighs 1 / (1 + k): repeating boilerplate is easy, the turn's new content is what counts.
-     * Single characters weigh this much.
+     * Informativeness of a reference token: 1 / (1 + k) when the context already showed it in k
+     * earlier texts (history, action, task context), divided by the number of reference lines
+     * that hold it (a word on every line is layout); single characters weigh this much.
      */
     singleChar: 0.1,
     /** Invented prediction tokens allowed per free (pre-existing or runtime) reference token it did not reproduce. */
     freeAllowance: 1.5,
     /**
-     * Factuality weighs a token by informativeness to this power: the turn's new content is the
-     * fact to get right, text shown before is nearly free (Quality uses the power 1).
+     * Factuality and Quality weigh a token by its informativeness to this power: the turn's new
+     * content is the fact to get right, text shown before is nearly free.
      */
     knownPower: 2,
     /** Highest Factuality when the deterministic region does not match exactly (the rule verifier fails). */
@@ -63,13 +63,12 @@ export const RUBRIC_WEIGHTS = {
     valuesNoFields: 0.7,
   },
   consistency: {
-    /** Cost of the share of prediction words that only earlier observations had: a stale screen or file. */
-    stale: 0,
     /**
-     * Cost of the share of prediction words nobody showed: not the reference, not the context
-     * (invented). Higher than for stale words: repeating the session never contradicts it,
-     * invented entities may.
+     * Cost of the share of prediction words that only earlier observations had (a stale screen):
+     * none, repeating the session never contradicts it; Factuality and Quality miss the new content.
      */
+    stale: 0,
+    /** Cost of the share of prediction words nobody showed, neither the reference nor the context: invented entities. */
     invented: 1,
   },
   realism: {
@@ -235,9 +234,10 @@ export function scoreFormat(c: Comparison): DimensionResult {
 /**
  * Labelled references: the weighted share of the reference's content tokens the prediction
  * reproduces in order (deterministic and unlabelled in full, pre-existing at half weight,
- * runtime metadata not at all; text the context already showed at a quarter), times the share
- * of the prediction that is either reproduced or stands in for free content it did not
- * reproduce. A deterministic region that is not reproduced exactly caps the score.
+ * runtime metadata not at all; each also by informativeness², so text the context already
+ * showed is nearly free), times one minus the share of invented tokens beyond what stands in
+ * for free content it did not reproduce. A deterministic region that is not reproduced exactly
+ * caps the score (the rule verifier). References without spans: value, word and field agreement.
  */
 export function scoreFactuality(c: Comparison): DimensionResult {
   const r = c.labelled ? labelledFacts(c) : unlabelledFacts(c);
@@ -315,9 +315,10 @@ function unlabelledFacts(c: Comparison): DimensionResult {
 
 /**
  * Agreement with what earlier turns established: the share of the reference's words that the
- * context already showed which the prediction keeps (with nothing established, its agreement
- * with the reference's content), less the share of its words that only earlier observations
- * had (a stale copy); field values that contradict earlier turns cap the score.
+ * session already showed which the prediction keeps, each weighted 1 / (lines of the session
+ * that hold it) (with nothing established, its agreement with the reference's content), less
+ * the share of its words nobody showed (invented); field values that contradict earlier turns
+ * cap the score.
  */
 export function scoreConsistency(c: Comparison): DimensionResult {
   const r: DimensionResult = { score: 1, features: {}, strengths: [], weaknesses: [] };
