@@ -9,13 +9,14 @@
 // judges: scripts/judge-ladder.ts measures that.
 import { DIMENSIONS, scoredVerdict, type Judge, type JudgeInput, type Scores, type ScoredVerdict } from './types.ts';
 import { clearFeatureCache, normalize } from './rubricText.ts';
-import { scoreAll } from './rubricScores.ts';
+import { clearShapeCache, scoreAll } from './rubricScores.ts';
 
 export { RUBRIC_WEIGHTS, toScale } from './rubricScores.ts';
 
 /** Empties the feature cache of references and history texts (benchmarks measure the cold path with it). */
 export function clearRubricCache(): void {
   clearFeatureCache();
+  clearShapeCache();
 }
 
 export interface RubricDetail {

@@ -136,6 +136,8 @@ export interface Comparison {
   refInfo: Float64Array;
   refMatched: Uint8Array;
   refClass: TokenClass[];
+  /** Digit counts of the reference's numbers. */
+  refNumberLengths: Set<number>;
   /** Prediction content tokens and which belong to the alignment. */
   predTokens: string[];
   predMatched: Uint8Array;
@@ -162,37 +164,68 @@ export function informativeness(token: string, knownIn: (w: string) => number): 
   return token.length < 2 ? RUBRIC_WEIGHTS.factuality.singleChar : 1 / (1 + knownIn(token.toLowerCase()));
 }
 
+/** What a judgement needs of a reference alone, computed once per reference and span labels. */
+interface ReferenceShape {
+  json: object | undefined;
+  tokens: string[];
+  classes: TokenClass[];
+  /** Per token: 0 for JSON structure, else 1 / (reference lines that hold the word). */
+  layout: Float64Array;
+  /** Digit counts of the reference's numbers. */
+  numberLengths: Set<number>;
+}
+
+const shapeCache = new Map<string, ReferenceShape>();
+const SHAPE_CACHE_SIZE = 256;
+
+export function clearShapeCache(): void {
+  shapeCache.clear();
+}
+
+function referenceShape(input: JudgeInput, ref: string, refF: TextFeatures): ReferenceShape {
+  const key = input.spans?.length ? `${JSON.stringify(input.spans)}\u0000${input.reference}` : input.reference;
+  const hit = shapeCache.get(key);
+  if (hit) return hit;
+  const parsed = isJsonish(ref) ? tryJson(ref) : undefined;
+  const json = parsed !== null && typeof parsed === 'object' ? parsed : undefined;
+  // Span offsets index the raw reference, so its tokens are read there, not in the normalised text.
+  const toks = contentTokens(input.reference);
+  const classes = tokenClasses(toks, input.spans?.length ? input.spans : undefined);
+  // A word on many lines of the reference is part of its layout (an element role, a column, a
+  // URL scheme); the facts are what varies from line to line.
+  const layout = Float64Array.from(toks, (t) => 1 / Math.max(1, refF.lineVocab.get(t.text.toLowerCase()) ?? 1));
+  // Field names of a JSON reference are its structure (Format's key paths), not facts; so is a
+  // field name's word where it appears as a value (`"type": "text"` beside a `"text"` field).
+  if (json !== undefined) {
+    const isKey = jsonKeyTokens(input.reference, toks);
+    const keyWords = new Set(toks.filter((_, i) => isKey[i]).map((t) => t.text.toLowerCase()));
+    toks.forEach((t, i) => keyWords.has(t.text.toLowerCase()) && (layout[i] = 0));
+  }
+  const numberLengths = new Set(toks.filter((t) => /^\d/.test(t.text)).map((t) => t.text.length));
+  const shape: ReferenceShape = { json, tokens: toks.map((t) => t.text), classes, layout, numberLengths };
+  if (shapeCache.size >= SHAPE_CACHE_SIZE) shapeCache.delete(shapeCache.keys().next().value as string);
+  shapeCache.set(key, shape);
+  return shape;
+}
+
 export function compare(input: JudgeInput): Comparison {
   const pred = normalize(input.prediction);
   const ref = normalize(input.reference);
   const refF = cachedFeatures(ref);
-  const refParsed = isJsonish(ref) ? tryJson(ref) : undefined;
-  const refJson = refParsed !== null && typeof refParsed === 'object' ? refParsed : undefined;
+  const shape = referenceShape(input, ref, refF);
   const observations = input.history.map((t) => t.observation);
   const knownIn = vocabOf([...observations, ...input.history.map((t) => t.action), input.action, input.context ?? '']);
   const seen = vocabOf(observations);
   const sessionTexts = [...observations, ...input.history.map((t) => t.action), input.action].map((t) => cachedFeatures(t).lineVocab);
   const sessionLines = (w: string) => sessionTexts.reduce((n, m) => n + (m.get(w) ?? 0), 0);
-  const labelled = (input.spans?.length ?? 0) > 0;
-  // Span offsets index the raw reference, so its tokens are read there, not in the normalised text.
-  const refToks = contentTokens(input.reference);
-  const refClass = tokenClasses(refToks, labelled ? input.spans : undefined);
   const predTokens = contentTokens(pred).map((t) => t.text);
-  const align = alignTokens(refToks.map((t) => t.text), predTokens);
-  const w = RUBRIC_WEIGHTS.factuality;
-  // A word on many lines of the reference is part of its layout (an element role, a column, a
-  // URL scheme); the facts are what varies from line to line.
-  const refLines = refF.lineVocab;
-  const refInfo = Float64Array.from(refToks, (t) => informativeness(t.text, knownIn) / Math.max(1, refLines.get(t.text.toLowerCase()) ?? 1));
-  // Field names of a JSON reference are its structure (Format's key paths), not facts; so is a
-  // field name's word where it appears as a value (`"type": "text"` beside a `"text"` field).
-  if (refJson !== undefined) {
-    const isKey = jsonKeyTokens(input.reference, refToks);
-    const keyWords = new Set(refToks.filter((_, i) => isKey[i]).map((t) => t.text.toLowerCase()));
-    refToks.forEach((t, i) => keyWords.has(t.text.toLowerCase()) && (refInfo[i] = 0));
-  }
+  const align = alignTokens(shape.tokens, predTokens);
+  const refInfo = Float64Array.from(shape.tokens, (t, i) => (shape.layout[i] === 0 ? 0 : informativeness(t, knownIn) * shape.layout[i]));
   const known = (t: string) => knownIn(t) > 0;
-  return { input, pred, ref, predF: new TextFeatures(pred), refF, refJson, labelled, refInfo, refMatched: align.a, refClass, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0 };
+  return {
+    input, pred, ref, predF: new TextFeatures(pred), refF, refJson: shape.json, labelled: (input.spans?.length ?? 0) > 0, refInfo, refMatched: align.a, refClass: shape.classes,
+    refNumberLengths: shape.numberLengths, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0,
+  };
 }
 
 // ---- Format ------------------------------------------------------------------------------
@@ -401,7 +434,6 @@ function contradictedFields(c: Comparison): number {
 export function scoreRealism(c: Comparison, grounded: number): DimensionResult & { degenerate: number } {
   const w = RUBRIC_WEIGHTS.realism;
   const r = { score: 1, features: {} as Record<string, number>, strengths: [] as string[], weaknesses: [] as string[], degenerate: 0 };
-  const numberLengths = new Set(contentTokens(c.ref).filter((t) => /^\d/.test(t.text)).map((t) => t.text.length));
   let counted = 0;
   let plausible = 0;
   for (let i = 0; i < c.predTokens.length; i++) {
@@ -410,7 +442,7 @@ export function scoreRealism(c: Comparison, grounded: number): DimensionResult &
     counted++;
     if (c.predMatched[i] || c.refF.vocab.has(t.toLowerCase()) || c.known(t.toLowerCase())) plausible++;
     // Another number of the right size is plausible in form only: half the credit.
-    else if (/^\d/.test(t) && numberLengths.has(t.length)) plausible += w.numberCredit;
+    else if (/^\d/.test(t) && c.refNumberLengths.has(t.length)) plausible += w.numberCredit;
   }
   const plausibility = counted === 0 ? (c.refF.vocab.size === 0 ? 1 : w.noTokens) : plausible / counted;
   const style = styleAgreement(c.refF.vocab, c.predF.vocab);
