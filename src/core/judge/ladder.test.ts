@@ -65,4 +65,9 @@ describe('the local rubric judge on the ladder (eval split of the default datase
     for (const r of ['fixed', 'random'] as const) expect(toPercent(row.mean[r])).toBeLessThan(25);
     for (let i = 1; i < RUNGS.length; i++) expect(row.mean[RUNGS[i - 1]]).toBeGreaterThan(row.mean[RUNGS[i]]);
   });
+
+  it('holds without span labels too (data imported from formats that carry none)', () => {
+    const bare = runLadder(samples, (s, p) => ({ ...ladderInput(s, p), spans: undefined }), rubricJudge);
+    expect(bare.flatMap((r) => ladderViolations(r))).toEqual([]);
+  });
 });

@@ -8,7 +8,6 @@ import {
   contentTokens,
   diceOfMultisets,
   ERROR_MARK,
-  f1,
   isJsonish,
   jsonKeyTokens,
   jaccard,
@@ -56,11 +55,6 @@ export const RUBRIC_WEIGHTS = {
     knownPower: 2,
     /** Highest Factuality when the deterministic region does not match exactly (the rule verifier fails). */
     verifierCap: 2,
-    /** References without span labels: value, word and field agreement. */
-    values: 0.45,
-    words: 0.2,
-    fields: 0.35,
-    valuesNoFields: 0.7,
   },
   consistency: {
     /**
@@ -311,13 +305,13 @@ function labelledFacts(c: Comparison): DimensionResult {
   return r;
 }
 
-/** References without span labels: value tokens, content words and `key: value` fields. */
+/**
+ * References without span labels: every content token is a fact (weighted as for labelled ones,
+ * class `unlabelled`); `key: value` fields cap the score by the share that agree when two or
+ * more are comparable, and 5 needs every field and value right.
+ */
 function unlabelledFacts(c: Comparison): DimensionResult {
-  const w = RUBRIC_WEIGHTS.factuality;
-  const r: DimensionResult = { score: 1, features: {}, strengths: [], weaknesses: [] };
-  const valueOverlap = multisetOverlap(c.refF.values, c.predF.values);
-  const values = f1(valueOverlap);
-  const words = f1(multisetOverlap(c.refF.words, c.predF.words));
+  const r = labelledFacts(c);
   let kvMatch = 0;
   let kvConflict = 0;
   for (const [k, v] of c.refF.kv) {
@@ -326,21 +320,11 @@ function unlabelledFacts(c: Comparison): DimensionResult {
     if (p === v) kvMatch++;
     else kvConflict++;
   }
-  let x: number;
-  if (kvMatch + kvConflict > 0) {
-    const agree = (r.features.keyValueAgreement = kvMatch / (kvMatch + kvConflict));
-    x = w.values * values + w.words * words + w.fields * agree;
-  } else if (valueOverlap.na + valueOverlap.nb > 0) x = w.valuesNoFields * values + (1 - w.valuesNoFields) * words;
-  else x = words;
-  Object.assign(r.features, { values, words, factuality: x });
-  r.score = toScale(x);
-  // Fields are the main facts of structured output: with two or more comparable fields the
-  // share that agree caps the score (2 of 3 wrong → at most 2).
+  if (kvMatch + kvConflict > 0) r.features.keyValueAgreement = kvMatch / (kvMatch + kvConflict);
   if (kvMatch + kvConflict >= 2) r.score = Math.min(r.score, toScale(kvMatch / (kvMatch + kvConflict)));
-  // 5 means "no obvious flaw": a single wrong or missing value already is one.
-  if (kvConflict > 0 || valueOverlap.common < valueOverlap.na) r.score = Math.min(r.score, 4);
+  const values = multisetOverlap(c.refF.values, c.predF.values);
+  if (kvConflict > 0 || values.common < values.na) r.score = Math.min(r.score, 4);
   if (kvConflict > 0) r.weaknesses.push(`${kvConflict} field value${kvConflict > 1 ? 's' : ''} differ from the real observation`);
-  else if (r.score <= 2) r.weaknesses.push('misses most facts of the real observation');
   return r;
 }
 
