@@ -31,11 +31,12 @@ export const RUBRIC_WEIGHTS = {
     /** Text references: shares of line-shape overlap, line-count fit, length fit, punctuation overlap. */
     lineShapes: 0.7,
     lineCount: 0.1,
-    length: 0.1,
-    punctuation: 0.1,
-    /** JSON references, a prediction that does not parse: looks like JSON / does not (plus the length term). */
+    length: 0.05,
+    punctuation: 0.15,
+    /** JSON references, a prediction that does not parse: looks like JSON / does not, plus this share of the length fit. */
     brokenJson: 0.3,
     notJson: 0.1,
+    unparsedLength: 0.1,
   },
   factuality: {
     /** Weight of a reference token by content class (SPEC §8): runtime metadata is never a fact to reproduce. */
@@ -232,7 +233,7 @@ export function scoreFormat(c: Comparison): DimensionResult {
   if (c.refJson !== undefined) {
     const predJson = isJsonish(c.pred) ? tryJson(c.pred) : undefined;
     if (predJson === undefined || predJson === null || typeof predJson !== 'object') {
-      x = (isJsonish(c.pred) ? w.brokenJson : w.notJson) + w.length * ratio(c.ref.length, c.pred.length);
+      x = (isJsonish(c.pred) ? w.brokenJson : w.notJson) + w.unparsedLength * ratio(c.ref.length, c.pred.length);
       r.weaknesses.push('the real observation is JSON but the prediction does not parse as JSON');
     } else {
       const a = new Set<string>();
