@@ -133,6 +133,8 @@ export interface Comparison {
   refClass: TokenClass[];
   /** Digit counts of the reference's numbers. */
   refNumberLengths: Set<number>;
+  /** Lower-cased words that are JSON structure in the reference (field names): not state. */
+  refStructure: Set<string>;
   /** Prediction content tokens and which belong to the alignment. */
   predTokens: string[];
   predMatched: Uint8Array;
@@ -168,6 +170,8 @@ interface ReferenceShape {
   layout: Float64Array;
   /** Digit counts of the reference's numbers. */
   numberLengths: Set<number>;
+  /** Lower-cased words that are JSON structure (field names) in the reference. */
+  structure: Set<string>;
 }
 
 const shapeCache = new Map<string, ReferenceShape>();
@@ -191,13 +195,14 @@ function referenceShape(input: JudgeInput, ref: string, refF: TextFeatures): Ref
   const layout = Float64Array.from(toks, (t) => 1 / Math.max(1, refF.lineVocab.get(t.text.toLowerCase()) ?? 1));
   // Field names of a JSON reference are its structure (Format's key paths), not facts; so is a
   // field name's word where it appears as a value (`"type": "text"` beside a `"text"` field).
+  const structure = new Set<string>();
   if (json !== undefined) {
     const isKey = jsonKeyTokens(input.reference, toks);
-    const keyWords = new Set(toks.filter((_, i) => isKey[i]).map((t) => t.text.toLowerCase()));
-    toks.forEach((t, i) => keyWords.has(t.text.toLowerCase()) && (layout[i] = 0));
+    toks.forEach((t, i) => isKey[i] && structure.add(t.text.toLowerCase()));
+    toks.forEach((t, i) => structure.has(t.text.toLowerCase()) && (layout[i] = 0));
   }
   const numberLengths = new Set(toks.filter((t) => /^\d/.test(t.text)).map((t) => t.text.length));
-  const shape: ReferenceShape = { json, tokens: toks.map((t) => t.text), classes, layout, numberLengths };
+  const shape: ReferenceShape = { json, tokens: toks.map((t) => t.text), classes, layout, numberLengths, structure };
   if (shapeCache.size >= SHAPE_CACHE_SIZE) shapeCache.delete(shapeCache.keys().next().value as string);
   shapeCache.set(key, shape);
   return shape;
@@ -219,7 +224,7 @@ export function compare(input: JudgeInput): Comparison {
   const known = (t: string) => knownIn(t) > 0;
   return {
     input, pred, ref, predF: new TextFeatures(pred), refF, refJson: shape.json, labelled: (input.spans?.length ?? 0) > 0, refInfo, refMatched: align.a, refClass: shape.classes,
-    refNumberLengths: shape.numberLengths, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0,
+    refNumberLengths: shape.numberLengths, refStructure: shape.structure, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0,
   };
 }
 
@@ -346,7 +351,7 @@ export function scoreConsistency(c: Comparison): DimensionResult {
   let kept = 0;
   for (const t of c.refF.vocab) {
     const k = c.sessionLines(t);
-    if (k === 0) continue;
+    if (k === 0 || c.refStructure.has(t)) continue;
     const weight = 1 / k;
     established += weight;
     if (c.predF.vocab.has(t)) kept += weight;
