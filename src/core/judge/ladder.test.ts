@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DOMAINS, type Trajectory } from '../schema/types.ts';
+import { generateTrajectories } from '../envs/index.ts';
+import { expandTurns } from '../turns/index.ts';
 import { verify } from './verifier.ts';
 import { FIXED_STRINGS, ladderInput, ladderPredictions, ladderSamples, ladderViolations, oneTokenChange, randomText, RUNGS, runLadder, toPercent } from './ladder.ts';
 import { rubricJudge } from './rubric.ts';
@@ -64,6 +66,11 @@ describe('the local rubric judge on the ladder (eval split of the default datase
     expect(row.mean.one_token).toBeGreaterThan(row.mean.previous);
     for (const r of ['fixed', 'random'] as const) expect(toPercent(row.mean[r])).toBeLessThan(25);
     for (let i = 1; i < RUNGS.length; i++) expect(row.mean[RUNGS[i - 1]]).toBeGreaterThan(row.mean[RUNGS[i]]);
+  });
+
+  it('holds on fresh trajectories from the environments too (seed 7, not the default dataset)', () => {
+    const fresh = expandTurns(DOMAINS.flatMap((d) => generateTrajectories(d, 25, 7)));
+    expect(runLadder(fresh, ladderInput, rubricJudge).flatMap((r) => ladderViolations(r))).toEqual([]);
   });
 
   it('holds without span labels too (data imported from formats that carry none)', () => {
