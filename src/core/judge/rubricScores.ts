@@ -140,6 +140,7 @@ export interface Comparison {
   predMatched: Uint8Array;
   /** In how many texts the context showed a lower-cased word before this turn (history, action, task context). */
   knownIn: (w: string) => number;
+  /** Whether the context showed a word before this turn. */
   known: (w: string) => boolean;
   /** On how many lines of the session itself (earlier turns and this action, not the task context) a word appeared. */
   sessionLines: (w: string) => number;
