@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { localJudge, rubricJudge, rubricJudgeDetailed, toScale } from './rubric.ts';
+import { localJudge, RUBRIC_WEIGHTS, rubricJudge, rubricJudgeDetailed, toScale } from './rubric.ts';
+import { randomText } from './ladder.ts';
+import { seededRandom } from '../turns/index.ts';
 import type { JudgeInput } from './types.ts';
 
 const LS_REF = 'total 12\n-rw-r--r-- 1 user user  220 Jan  4 10:12 .bashrc\n-rw-r--r-- 1 user user 1024 Jan  4 10:15 notes.txt\ndrwxr-xr-x 2 user user 4096 Jan  4 10:16 src';
@@ -40,7 +42,8 @@ describe('local rubric judge on hand-made pairs', () => {
   it('two of three fields wrong caps Factuality at 2 even when the echoed id is right', () => {
     const v = rubricJudge(input('{"user_id": 7, "name": "Bob", "plan": "free"}', '{"user_id": 7, "name": "Ann", "plan": "pro"}', { domain: 'mcp' }));
     expect(v.scores.format).toBe(5);
-    expect(v.scores.factuality).toBe(2);
+    expect(v.scores.factuality).toBeLessThanOrEqual(2);
+    expect(v.weaknesses.join(' ')).toContain('2 field values differ');
     const oneWrong = rubricJudge(input('{"a": 1, "b": 2, "c": 3, "d": 4, "e": 9}', '{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}', { domain: 'mcp' }));
     expect(oneWrong.scores.factuality).toBe(4);
   });
@@ -129,5 +132,79 @@ describe('local rubric judge on hand-made pairs', () => {
 
   it('maps 0–1 to the scale at the documented thresholds', () => {
     expect([0, 0.19, 0.2, 0.45, 0.7, 0.9, 1].map(toScale)).toEqual([1, 1, 2, 3, 4, 5, 5]);
+  });
+});
+
+describe('local rubric judge: content over shape', () => {
+  const pct = (total: number) => ((total - 1) / 4) * 100;
+
+  it('random text in the reference layout gets Realism 1 and scores under 25', () => {
+    const rand = seededRandom(3);
+    const garbage = randomText(LS_REF, rand);
+    const v = rubricJudge(input(garbage, LS_REF));
+    expect(v.scores.realism).toBe(1);
+    expect(pct(v.total)).toBeLessThan(25);
+  });
+
+  it('the reference shape with other words and numbers does not pay', () => {
+    // Every letter and digit replaced, layout, punctuation and line count kept.
+    const copy = LS_REF.replace(/[a-z]/g, (ch) => String.fromCharCode(((ch.charCodeAt(0) - 97 + 7) % 26) + 97)).replace(/\d/g, (d) => String((Number(d) + 3) % 10));
+    const v = rubricJudge(input(copy, LS_REF));
+    expect(v.scores.format).toBeGreaterThanOrEqual(4);
+    expect(pct(v.total)).toBeLessThan(25);
+  });
+
+  it('text the context already showed is nearly free; the turn’s new content is the fact', () => {
+    const history = [{ action: 'cd reports', observation: 'dev@box:~/reports$' }];
+    const ref = 'alpha beta gamma delta\ndev@box:~/reports$';
+    const spans = [{ start: 0, end: ref.length, kind: 'deterministic' as const }];
+    const promptOnly = rubricJudgeDetailed(input('dev@box:~/reports$', ref, { history, action: 'cat notes.txt', spans }));
+    expect(promptOnly.features.recall).toBeLessThan(0.2);
+    expect(promptOnly.verdict.scores.factuality).toBe(1);
+  });
+
+  it('runtime metadata is never a fact to reproduce, pre-existing content counts at half weight', () => {
+    const ref = 'Job 4242 started\nowner alice';
+    const spans = [
+      { start: 0, end: 4, kind: 'deterministic' as const },
+      { start: 4, end: 8, kind: 'runtime_metadata' as const },
+      { start: 8, end: 23, kind: 'deterministic' as const },
+      { start: 23, end: ref.length, kind: 'pre_existing' as const },
+    ];
+    const otherPid = rubricJudgeDetailed(input('Job 1717 started\nowner alice', ref, { spans }));
+    const otherOwner = rubricJudgeDetailed(input('Job 4242 started\nowner bruno', ref, { spans }));
+    expect(otherPid.features.recall).toBe(1);
+    expect(otherOwner.features.recall).toBeLessThan(1);
+    expect(otherOwner.features.recall).toBeGreaterThan(0.5);
+  });
+
+  it('invented words cost Consistency, repeating the session does not contradict it', () => {
+    const history = [{ action: 'ls', observation: 'notes.txt todo.txt' }];
+    const ref = 'notes.txt report.md';
+    const stale = rubricJudgeDetailed(input('notes.txt todo.txt', ref, { history, action: 'ls' }));
+    const invented = rubricJudgeDetailed(input('notes.txt zebra.cfg', ref, { history, action: 'ls' }));
+    expect(stale.features.invented).toBe(0);
+    expect(invented.features.invented).toBeGreaterThan(0);
+    expect(stale.verdict.scores.consistency).toBeGreaterThan(invented.verdict.scores.consistency);
+  });
+
+  it('Realism needs evidence from the reference or the session', () => {
+    for (const pred of ['total 12\n-rw-r--r-- 1 root root 99 Feb  1 01:01 a.cfg', MCP_WRONG]) {
+      const v = rubricJudge(input(pred, LS_REF));
+      expect(v.scores.realism).toBeLessThanOrEqual(Math.floor((v.scores.factuality + v.scores.consistency) / 2) + RUBRIC_WEIGHTS.realism.aboveGrounding);
+    }
+  });
+
+  it('field names of a JSON reference are structure: the same fields with other values score Factuality 1', () => {
+    const ref = '{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\\"title\\":\\"Budget\\",\\"total\\":915}"}]}}';
+    const other = '{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"{\\"title\\":\\"Garden\\",\\"total\\":12}"}]}}';
+    const spans = [{ start: 0, end: ref.length, kind: 'deterministic' as const }];
+    const v = rubricJudgeDetailed(input(other, ref, { domain: 'mcp', spans }));
+    expect(v.verdict.scores.format).toBe(5);
+    expect(v.verdict.scores.factuality).toBe(1);
+  });
+
+  it('keeps every weight in one table', () => {
+    expect(Object.keys(RUBRIC_WEIGHTS)).toEqual(['format', 'factuality', 'consistency', 'realism', 'quality']);
   });
 });
