@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../envs/generate.ts';
 import { expandTurns } from '../turns/index.ts';
-import { createLlmPairJudge, localPairJudge, parseChoice, type PairJudge } from './pairwise.ts';
+import { createLlmPairJudge, localPairJudge, parseChoice, simulatorTells, type PairJudge } from './pairwise.ts';
 import { DEFAULT_REWARD_MIX, groupRewards, reward } from './reward.ts';
 import { localJudge, rubricJudge } from './rubric.ts';
 import { judgeInputFor } from './sample.ts';
@@ -46,6 +46,12 @@ describe('binary Turing test (local: each output scored with the other as refere
       const r = await groupRewards('turing', local, turn, [degenerate, selfTalk], { key, seed: 1 });
       expect(r.map((x) => x!.reward)).toEqual([0, 0]);
     }
+  });
+
+  it('counts simulator tells: self-talk, placeholders, heavy repetition; none in a real observation', () => {
+    expect(simulatorTells(ref)).toBe(0);
+    expect(simulatorTells(degenerate)).toBe(1);
+    expect(simulatorTells(`As an AI language model, [insert output here]\n${degenerate}`)).toBe(3);
   });
 
   it('an exact copy of the real observation cannot be told apart: it wins on the seeded coin, about half the time', async () => {

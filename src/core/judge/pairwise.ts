@@ -15,12 +15,15 @@
 //   turing        each output is scored with the OTHER output as its reference, so what decides
 //                 is what the rubric checks beyond agreement (repetition, self-talk, placeholders,
 //                 length, contradictions of earlier turns): the output that scores higher that way
-//                 is called real; a tie goes to A (a coin, as above).
+//                 is called real. Two outputs far from each other score alike both ways, so a tie
+//                 goes to the one with fewer simulator tells (self-talk, placeholders, heavy
+//                 repetition), and only then to A (a coin, as above).
 import { stripThink } from './extract.ts';
 import type { ChatComplete, JudgeChatMessage } from './llm.ts';
 import { isFatal } from './llm.ts';
 import { clip, DEFAULT_PROMPT_LIMITS } from './prompt.ts';
 import { rubricJudge } from './rubric.ts';
+import { META_TALK, PLACEHOLDER, repetition } from './rubricText.ts';
 import type { JudgeInput } from './types.ts';
 
 export type PairKind = 'reference-ab' | 'turing';
@@ -46,7 +49,18 @@ export function localPairChoice(q: PairQuestion): 'A' | 'B' {
   const score = (prediction: string, reference: string, spans = q.input.spans) => rubricJudge({ ...q.input, prediction, reference, spans }).total;
   if (q.kind === 'reference-ab') return score(q.b, q.input.reference) > score(q.a, q.input.reference) ? 'B' : 'A';
   // The real observation's span labels do not describe the other output: leave them out.
-  return score(q.b, q.a, undefined) > score(q.a, q.b, undefined) ? 'B' : 'A';
+  const a = score(q.a, q.b, undefined);
+  const b = score(q.b, q.a, undefined);
+  if (a !== b) return b > a ? 'B' : 'A';
+  return simulatorTells(q.b) < simulatorTells(q.a) ? 'B' : 'A';
+}
+
+/** Marks no real environment leaves: talk about itself, placeholders, a text mostly repeated. */
+export function simulatorTells(text: string): number {
+  const r = repetition(text);
+  // Half the lines or 3-grams repeated, or one word five times in a row: loops, not output.
+  const repeats = r.dupLines >= 0.5 || r.dupTrigrams >= 0.5 || r.longestRun >= 5;
+  return Number(META_TALK.test(text)) + Number(PLACEHOLDER.test(text)) + Number(repeats);
 }
 
 export const localPairJudge: PairJudge = {
