@@ -104,7 +104,7 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   }
 
   const file = positionals[0];
-  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction');
+  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction', io);
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

@@ -32,7 +32,7 @@ export default async function score(argv: string[], io: CliIO): Promise<number> 
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   if (values.json && values.format && values.format !== 'json') throw new UsageError('--json and --format disagree');
   const file = positionals[0];
-  const { records, errors } = await readRecordFile<AwbJudgedRecord>(file, 'judged');
+  const { records, errors } = await readRecordFile<AwbJudgedRecord>(file, 'judged', io);
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

@@ -102,7 +102,7 @@ export function judgedRecord(p: AwbPredictionRecord, verdict: Verdict, extra: { 
     r.weaknesses = verdict.weaknesses;
   }
   if (extra.judge) r.judge = extra.judge;
-  if (extra.verifier) r.verifier = { pass: extra.verifier.pass ? 1 : 0, applicable: extra.verifier.applicable, rule: extra.verifier.rule, ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}) };
+  if (extra.verifier) r.verifier = { pass: extra.verifier.pass ? 1 : 0, applicable: extra.verifier.applicable, rule: extra.verifier.rule, regions: extra.verifier.regions.length, ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}) };
   return r;
 }
 
@@ -212,7 +212,16 @@ export function scoreJudged(records: readonly AwbJudgedRecord[]): ScoreTable {
       scores: { format: r.format, factuality: r.factuality, consistency: r.consistency, realism: r.realism, quality: r.quality },
       // A record without total_score has none (the public scorer does not recompute it).
       total: r.total_score ?? null,
+      ...verifierVerdict(r.verifier),
     })),
   );
 }
 
+
+/** The verdict a judged record's `verifier` field holds (ours: `{pass: 1|0, applicable, ...}`), if any. */
+function verifierVerdict(v: unknown): { verifier?: { applicable: boolean; pass: boolean } } {
+  if (!v || typeof v !== 'object') return {};
+  const { pass, applicable } = v as { pass?: unknown; applicable?: unknown };
+  if (typeof pass !== 'number' && typeof pass !== 'boolean') return {};
+  return { verifier: { applicable: applicable !== false, pass: pass === true || pass === 1 } };
+}
