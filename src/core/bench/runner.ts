@@ -1,7 +1,9 @@
 // The benchmark runner: turn samples → backend predictions → judge + verifier → AgentWorldBench
 // records and the score table. It drives any LwmBackend (the interface lives in core,
 // src/core/backend.ts; the implementations in src/backends/ are handed in by the caller).
-import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
+import type { GenerateOptions, GenerateRequest, LwmBackend, TurnRequest } from '../backend.ts';
+import { systemPromptFromText } from '../formats/systemPromptText.ts';
+import { turnRequestFromRecord } from './awb-layout.ts';
 import { isFatal } from '../judge/llm.ts';
 import { DIMENSIONS, type HistoryTurn, type Judge, type Verdict } from '../judge/types.ts';
 import { verify, type VerifierResult } from '../judge/verifier.ts';
@@ -72,6 +74,15 @@ export function defaultRequest(s: BenchSample): GenerateRequest {
   const blocks = s.history.map((h, i) => `### Turn ${i + 1}\n**Action:**\n${h.action}\n\n**Environment Observation:**\n${h.observation}`);
   blocks.push(`### Turn ${s.turnIdx}\n**Action:**\n${s.action}\n\n${PREDICTION_INSTRUCTION}`);
   return { system: s.system, messages: [{ role: 'user', content: blocks.join('\n\n') }] };
+}
+
+/**
+ * The sample as a turn request (src/core/backend.ts): what every backend serves, the baselines
+ * included; an endpoint lays it out as the public inference script does (awb-layout.ts).
+ */
+export function turnRequestOf(s: BenchSample): TurnRequest {
+  if (s.record) return turnRequestFromRecord(s.record);
+  return { sample: { domain: s.domain, systemPrompt: systemPromptFromText(s.system), history: s.history, action: s.action }, reference: s.reference };
 }
 
 /** The sample as an AgentWorldBench record (its own record when it came from one). */
