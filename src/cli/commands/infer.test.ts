@@ -138,6 +138,8 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   switch (s.model) {
     case 'echo':
       return reply(res, s.stream, content);
+    case 'fake-model': // the public fixture's fake client: the last message as it came, tagged
+      return reply(res, s.stream, `<predicted_observation>${last}</predicted_observation>`);
     case 'flaky': // a 500 on each record's first request, then the answer
       if (!failedOnce.has(last)) {
         failedOnce.add(last);
@@ -206,6 +208,16 @@ describe('lwm infer: endpoint', () => {
     ]);
     expect(second.body).toMatchObject({ model: 'echo', max_tokens: 64, temperature: 0.2, top_p: 0.9, seed: 5 });
     expect(r.err).not.toContain('sk-test');
+  });
+
+  it("sends exactly the public inference script's requests and writes its prediction records", async () => {
+    // Written by the public eval.py run_inference with a recording fake client (scripts/fixtures/agentworldbench-infer.py).
+    const fixture = JSON.parse(readFileSync(fileURLToPath(new URL('../../core/bench/fixtures/awb-public-infer.json', import.meta.url)), 'utf8'));
+    await writeFile(path('public.jsonl'), fixture.records.map((r: unknown) => JSON.stringify(r)).join('\n') + '\n');
+    const r = await run([path('public.jsonl'), '--backend', 'endpoint', '--base-url', base, '--model', 'fake-model', '--no-stream', '--concurrency', '1']);
+    expect(r.code).toBe(0);
+    expect(seen.map((x) => ({ model: x.model, messages: x.messages, max_tokens: x.body.max_tokens, temperature: x.body.temperature }))).toEqual(fixture.requests);
+    expect(r.records).toEqual(fixture.predictions);
   });
 
   it('asks for whole replies with --no-stream; public defaults for tokens and temperature', async () => {
