@@ -92,6 +92,11 @@ describe('lwm infer: baselines', () => {
     await expect(run([path('awb.jsonl'), '--backend', 'nope'])).rejects.toBeInstanceOf(UsageError);
     await expect(run([path('awb.jsonl'), '--backend', 'endpoint', '--model', 'm'])).rejects.toBeInstanceOf(UsageError);
     await expect(run([path('awb.jsonl'), '--backend', 'reference', '--resume'])).rejects.toBeInstanceOf(UsageError);
+    const data = generateTrajectories('terminal', 1, 3);
+    await writeFile(path('one.jsonl'), JSON.stringify(data[0]) + '\n');
+    const none = await run([path('one.jsonl'), '--backend', 'reference']);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain('raise --eval-fraction');
   });
 });
 

@@ -215,7 +215,7 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   const concurrency = intArg('concurrency', values.concurrency, 4, 1)!;
   const timeout = numArg('timeout', values.timeout, 0, 86_400, true) ?? 120;
   const retries = intArg('retries', values.retries, 3, 0)!;
-  const limit = intArg('limit', values.limit, undefined, 0);
+  const limit = intArg('limit', values.limit, undefined, 1);
   const evalFraction = numArg('eval-fraction', values['eval-fraction'], 0, 1) ?? 0.1;
   const splitSeed = values['split-seed'] === undefined ? 0 : parseSeed(values['split-seed']);
   const output = values.output === '-' ? undefined : values.output;
@@ -249,6 +249,10 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     io.err(`${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${evalFraction}, split seed ${splitSeed})\n`);
   }
   if (limit !== undefined) records = records.slice(0, limit);
+  if (records.length === 0) {
+    io.err(`${file}: no records to predict${awb ? '' : ' (no trajectory fell in the eval split; raise --eval-fraction)'}\n`);
+    return 1;
+  }
 
   // What an earlier run left.
   const previous = values.resume && output ? await previousRecords(output) : new Map<string, AwbPredictionRecord>();
