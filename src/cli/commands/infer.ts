@@ -314,10 +314,12 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   }
   const t0 = Date.now();
   let lastReport = 0;
+  let lastDone = -1;
   const report = (done: number, failed: number, force = false) => {
     const now = Date.now();
-    if (!force && now - lastReport < 1000) return;
+    if (force ? done === lastDone : now - lastReport < 1000) return;
     lastReport = now;
+    lastDone = done;
     const s = (now - t0) / 1000;
     const rate = s > 0 ? done / s : 0;
     const eta = rate > 0 ? ` ETA ${Math.ceil((todo.length - done) / rate)}s` : '';
