@@ -271,6 +271,17 @@ describe('lwm infer: endpoint', () => {
     expect(again.err).toContain('1 of 3 records already in');
     expect(seen.length).toBe(2);
     expect(lines(readFileSync(path('p.jsonl'), 'utf8'))).toEqual(AWB.map((a, i) => ({ ...a, gen: expectedGens[i] })));
+    // A torn last line (a kill mid-write) is skipped, and the records appended after it stay readable.
+    await writeFile(path('p.jsonl'), readFileSync(path('p.jsonl'), 'utf8').split('\n')[0] + '\n{"task": "mcp", "id": 7, "tu');
+    served = 0;
+    expect((await run(endpoint('dies-after-1', '--resume', '--concurrency', '1', '-o', path('p.jsonl')))).code).toBe(1);
+    const journal = readFileSync(path('p.jsonl'), 'utf8').split('\n').filter((l) => l.trim());
+    expect(journal.length).toBe(3);
+    expect([JSON.parse(journal[0]).id, JSON.parse(journal[2]).id]).toEqual(['a_t1', 'a_t2']);
+    seen = [];
+    expect((await run(endpoint('echo', '--resume', '-o', path('p.jsonl')))).code).toBe(0);
+    expect(seen.length).toBe(1);
+    expect(lines(readFileSync(path('p.jsonl'), 'utf8'))).toEqual(AWB.map((a, i) => ({ ...a, gen: expectedGens[i] })));
     // A record that failed is generated again on --resume, and lands in its place.
     const withError = lines(readFileSync(path('p.jsonl'), 'utf8'));
     withError[1] = { ...withError[1], gen: '', gen_error: 'x' };

@@ -306,6 +306,13 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   if (output) {
     try {
       handle = await open(output, values.resume ? 'a' : 'w');
+      // A run killed mid-line left a torn last line: start the next record on a line of its own.
+      if (values.resume && (await handle.stat()).size > 0) {
+        const tail = Buffer.alloc(1);
+        const probe = await open(output, 'r');
+        await probe.read(tail, 0, 1, (await probe.stat()).size - 1).finally(() => probe.close());
+        if (tail[0] !== 0x0a) await handle.write('\n');
+      }
     } catch (e) {
       dispose();
       io.err(`${output}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
