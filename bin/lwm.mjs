@@ -11,7 +11,9 @@ import { gpuEnv } from '../scripts/chromium.mjs';
 
 const GPU_COMMANDS = new Set(['gpu', 'train', 'labels']);
 const args = process.argv.slice(2);
-if (GPU_COMMANDS.has(args[0]) && !process.env.LWM_GPU_ENV) {
+// `lwm infer --backend local` generates on the GPU.
+const localInfer = args[0] === 'infer' && args.some((a, i) => a === '--backend=local' || (a === '--backend' && args[i + 1] === 'local'));
+if ((GPU_COMMANDS.has(args[0]) || localInfer) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
   const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
   process.exit(r.status ?? 1);

@@ -3,7 +3,8 @@
 // can drive the whole product with a large model served elsewhere. Runs in Node and browsers
 // (fetch, AbortController, ReadableStream, TextDecoder only).
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backend.ts';
-import { isChatRequest } from '../core/backend.ts';
+import { isChatRequest, isTurnRequest } from '../core/backend.ts';
+import { awbMessages } from '../core/bench/awb-layout.ts';
 import { createLlmJudge, type ChatComplete, type JudgeChatMessage, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 
@@ -49,6 +50,8 @@ export interface EndpointConfig {
   /** Requests in flight at once (a stream holds its slot until it ends). Default 4. */
   maxConcurrency?: number;
   headers?: Record<string, string>;
+  /** As a backend: stream the reply (server-sent events, default) or ask for it whole. */
+  stream?: boolean;
   /** Merged into every request body (e.g. `{"chat_template_kwargs": {...}}` for vLLM). */
   extraBody?: Record<string, unknown>;
   fetch?: typeof fetch;
@@ -394,15 +397,24 @@ export class EndpointClient {
 
 const DONE = Symbol('done');
 
-/** The endpoint as an LWM backend: chat requests go as they are, prompt requests as one user message. */
+/**
+ * The endpoint as an LWM backend: a turn request in the AgentWorldBench message layout
+ * (src/core/bench/awb-layout.ts), chat requests as they are, prompt requests as one user message.
+ */
 export function endpointBackend(config: EndpointConfig): LwmBackend {
   const client = new EndpointClient(config);
   return {
     name: `endpoint:${config.model}`,
     generate(request: GenerateRequest, options: GenerateOptions): AsyncIterable<string> {
-      const messages: EndpointMessage[] = isChatRequest(request)
-        ? [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages]
-        : [{ role: 'user', content: request.prompt }];
+      const messages: EndpointMessage[] = isTurnRequest(request)
+        ? awbMessages(request)
+        : isChatRequest(request)
+          ? [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages]
+          : [{ role: 'user', content: request.prompt }];
+      if (config.stream === false)
+        return (async function* () {
+          yield await client.complete(messages, options);
+        })();
       return client.stream(messages, options);
     },
   };

@@ -4,7 +4,9 @@
 // predicted observation.
 import { SPECIAL_TOKENS, type Tokenizer } from '../core/tokenizer/index.ts';
 import type { GpuGenerator } from '../model/generate.ts';
-import { isChatRequest, type GenerateOptions, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
+import { turnPromptText } from '../core/bench/awb-layout.ts';
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
 
 function chatToPrompt(r: Extract<GenerateRequest, { messages: unknown }>): string {
   const S = SPECIAL_TOKENS;
@@ -17,7 +19,7 @@ export function localBackend(gen: GpuGenerator, tok: Tokenizer, name = 'local'):
   return {
     name,
     async *generate(request: GenerateRequest, o: GenerateOptions) {
-      const text = isChatRequest(request) ? chatToPrompt(request) : request.prompt;
+      const text = isTurnRequest(request) ? turnPromptText(request, request.template ?? BUILTIN_TEMPLATES.v0) : isChatRequest(request) ? chatToPrompt(request) : request.prompt;
       let ids = tok.encode(text, { allowSpecial: true });
       const room = gen.limits.maxLength - o.maxTokens;
       if (room < 1) throw new RangeError(`local backend: maxTokens ${o.maxTokens} leaves no room for a prompt in ${gen.limits.maxLength} tokens`);

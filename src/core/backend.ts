@@ -4,6 +4,8 @@
 // early (abort signal) without waiting for the whole observation. The interface lives in core so
 // that core (the benchmark runner) and train (rejection sampling) can drive a backend without
 // importing src/backends/, which holds the implementations.
+import type { PromptTemplate } from './templates/index.ts';
+import type { TurnSample } from './turns/index.ts';
 
 export interface ChatMessage {
   role: 'user' | 'assistant';
@@ -11,10 +13,37 @@ export interface ChatMessage {
 }
 
 /**
- * What to continue. Chat form for models with a chat template (system = the rendered task
- * context); prompt form for a raw causal LM that was trained on flat text.
+ * One turn of a world to predict the observation of, structured, so every backend lays it out
+ * its own way: the local model renders it with the template it was trained with; an endpoint
+ * gets the AgentWorldBench message layout (src/core/bench/awb-layout.ts); the baselines read
+ * the fields they need (copy-last the previous observation or the initial state, reference the
+ * real observation).
  */
-export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string };
+export interface TurnRequest {
+  /** System-prompt fields (or unsplit text), earlier turns (plain), the current action. */
+  sample: Pick<TurnSample, 'domain' | 'systemPrompt' | 'history' | 'action'>;
+  /** How a model that renders text lays the turn out (default: the backend's choice). */
+  template?: PromptTemplate;
+  /** The real observation of this turn. Only the reference baseline reads it; a model never sees it. */
+  reference?: string;
+  /**
+   * The turn as an AgentWorldBench record writes it (`system_str`, and the `prompt` / `response`
+   * entries with their headers): an endpoint is sent these texts unchanged, as the public
+   * inference script sends them. `actions` holds turns 1 … t, `observations` turns 1 … t-1.
+   */
+  awb?: { system: string; actions: string[]; observations: string[] };
+}
+
+/**
+ * What to continue. Turn form for world-model work (what every backend, baselines included,
+ * can serve); chat form for models with a chat template (system = the rendered task context);
+ * prompt form for a raw causal LM that was trained on flat text.
+ */
+export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string } | TurnRequest;
+
+export function isTurnRequest(r: GenerateRequest): r is TurnRequest {
+  return 'sample' in r;
+}
 
 export interface GenerateOptions {
   maxTokens: number;

@@ -16,7 +16,9 @@ const HELP = `Usage: lwm judge PRED.jsonl --judge local|endpoint [options]
 
 Judges AgentWorldBench prediction records (records with "gen") against their reference
 observations and writes judged records (five scores, total_score, failed, strengths,
-weaknesses, plus the rule verifier's result). The domain is the last '/'-part of "task". A
+weaknesses, plus the rule verifier's verdict as "verifier": {pass, applicable, rule, regions,
+failure}, which lwm score reads and the public scorer ignores). PRED.jsonl may be - (standard
+input). The domain is the last '/'-part of "task". A
 record with an empty "gen" is failed ("No model generation"), as in the public judge; a verdict
 missing a dimension scores the others (the missing one is 0, left out of the means).
 
@@ -122,7 +124,7 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
 
   const file = positionals[0];
   if (values.output !== undefined) checkOutputPath(values.output);
-  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction');
+  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction', io);
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

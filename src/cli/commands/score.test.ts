@@ -68,6 +68,39 @@ describe('lwm score', () => {
     await expect(score([tmp.path('p.jsonl'), '--format', 'csv'], captureIO())).rejects.toBeInstanceOf(UsageError);
   });
 
+  it("reports the verifier's exact-match rate per domain where records carry its verdict", async () => {
+    const v = (pass: number, applicable = true) => ({ verifier: { pass, applicable, rule: 'spans', regions: 1 } });
+    const rows = [
+      { ...rec('terminal', [5, 4, 5, 5, 5]), ...v(1) },
+      { ...rec('terminal', [3, 2, 4, 4, 3]), ...v(0) },
+      { ...rec('terminal', null), ...v(1) }, // a failed judgement: the verifier's verdict still counts
+      { ...rec('terminal', [3, 3, 3, 3, 3]), ...v(1, false) }, // nothing deterministic to check
+      rec('search', [2, 1, 3, 2, 2]), // no verdict
+    ];
+    await writeFile(tmp.path('v.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const io = captureIO();
+    expect(await score([tmp.path('v.jsonl')], io)).toBe(0);
+    const [head, , ...body] = io.stdout.trim().split('\n');
+    expect(head).toMatch(/failed\s+exact\s+checked$/);
+    expect(body.find((l) => l.startsWith('terminal'))).toMatch(/\s3\s+1\s+66\.67\s+3$/);
+    expect(body.find((l) => l.startsWith('search'))).toMatch(/\s-\s+0$/);
+    expect(body.find((l) => l.startsWith('overall'))).toMatch(/\s66\.67\s+3$/);
+    const json = captureIO();
+    await score([tmp.path('v.jsonl'), '--json'], json);
+    expect(JSON.parse(json.stdout).domains.find((d: { domain: string }) => d.domain === 'terminal').verifier).toEqual({ checked: 3, matched: 2, rate: (2 / 3) * 100 });
+    // Without verdicts the table is as before: no exact-match columns.
+    const plain = captureIO();
+    await writeFile(tmp.path('p.jsonl'), JSON.stringify(rec('os', [2, 2, 2, 2, 2])) + '\n');
+    await score([tmp.path('p.jsonl')], plain);
+    expect(plain.stdout.split('\n')[0]).toMatch(/valid\s+failed$/);
+  });
+
+  it('reads standard input for -', async () => {
+    const io = captureIO([JSON.stringify(rec('os', [5, 5, 5, 5, 5])), '']);
+    expect(await score(['-'], io)).toBe(0);
+    expect(io.stdout).toMatch(/os\s+100\.00/);
+  });
+
   it('treats a missing file argument as a usage error', async () => {
     await expect(score([], captureIO())).rejects.toBeInstanceOf(UsageError);
   });
@@ -87,6 +120,19 @@ describe('lwm score --format official against the public scorer', () => {
     const io = captureIO();
     expect(await score([awbFixture('awb-public-judged.jsonl'), '--format', 'official'], io)).toBe(0);
     expect(io.stderr).toBe('');
+    expect(io.stdout).toBe(readFileSync(awbFixture('awb-public-judged.score.txt'), 'utf8'));
+  });
+
+  it('prints the same official report when the records carry verifier verdicts (an extra field the public scorer ignores)', async () => {
+    const text = readFileSync(awbFixture('awb-public-judged.jsonl'), 'utf8');
+    const withVerdicts = text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l, i) => JSON.stringify({ ...JSON.parse(l), verifier: { pass: i % 2, applicable: true, rule: 'spans', regions: 1 } }))
+      .join('\n');
+    await writeFile(tmp.path('v.jsonl'), withVerdicts + '\n');
+    const io = captureIO();
+    expect(await score([tmp.path('v.jsonl'), '--format', 'official'], io)).toBe(0);
     expect(io.stdout).toBe(readFileSync(awbFixture('awb-public-judged.score.txt'), 'utf8'));
   });
 

@@ -12,7 +12,11 @@ public scorer does: the domain is the last '/'-part of "task"; a record counts o
 "failed" is false or 0 (a missing "failed" counts as failed); per domain and dimension
 (mean - 1) / 4 x 100 over the valid samples, a score of 0 or none left out of that mean; the
 total from each sample's total_score; the overall figure over the totals of all valid samples.
-Failed samples are counted, never scored as zero.
+Failed samples are counted, never scored as zero. JUDGED.jsonl may be - (standard input).
+
+Where the records carry the rule verifier's verdict ("verifier", as lwm judge writes it), the
+table adds, per domain, the verifier's exact-match rate on the deterministic region (exact,
+0-100) over the records it could check (checked); --format official stays the public report.
 
   --format table      one aligned row per domain plus overall (default)
   --format official   the public scorer's printed report, character for character
@@ -32,7 +36,7 @@ export default async function score(argv: string[], io: CliIO): Promise<number> 
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   if (values.json && values.format && values.format !== 'json') throw new UsageError('--json and --format disagree');
   const file = positionals[0];
-  const { records, errors } = await readRecordFile<AwbJudgedRecord>(file, 'judged');
+  const { records, errors } = await readRecordFile<AwbJudgedRecord>(file, 'judged', io);
   if (errors.length) {
     io.err(errors.join('\n') + '\n');
     return 1;

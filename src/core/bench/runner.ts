@@ -1,7 +1,9 @@
 // The benchmark runner: turn samples → backend predictions → judge + verifier → AgentWorldBench
 // records and the score table. It drives any LwmBackend (the interface lives in core,
 // src/core/backend.ts; the implementations in src/backends/ are handed in by the caller).
-import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
+import type { GenerateOptions, GenerateRequest, LwmBackend, TurnRequest } from '../backend.ts';
+import { systemPromptFromText } from '../formats/systemPromptText.ts';
+import { turnRequestFromRecord } from './awb-layout.ts';
 import { isFatal } from '../judge/llm.ts';
 import { DIMENSIONS, type HistoryTurn, type Judge, type Verdict } from '../judge/types.ts';
 import { verify, type VerifierResult } from '../judge/verifier.ts';
@@ -74,6 +76,15 @@ export function defaultRequest(s: BenchSample): GenerateRequest {
   return { system: s.system, messages: [{ role: 'user', content: blocks.join('\n\n') }] };
 }
 
+/**
+ * The sample as a turn request (src/core/backend.ts): what every backend serves, the baselines
+ * included; an endpoint lays it out as the public inference script does (awb-layout.ts).
+ */
+export function turnRequestOf(s: BenchSample): TurnRequest {
+  if (s.record) return turnRequestFromRecord(s.record);
+  return { sample: { domain: s.domain, systemPrompt: systemPromptFromText(s.system), history: s.history, action: s.action }, reference: s.reference };
+}
+
 /** The sample as an AgentWorldBench record (its own record when it came from one). */
 export function sampleRecord(s: BenchSample): AwbSampleRecord {
   if (s.record) return s.record;
@@ -102,7 +113,7 @@ export function judgedRecord(p: AwbPredictionRecord, verdict: Verdict, extra: { 
     r.weaknesses = verdict.weaknesses;
   }
   if (extra.judge) r.judge = extra.judge;
-  if (extra.verifier) r.verifier = { pass: extra.verifier.pass ? 1 : 0, applicable: extra.verifier.applicable, rule: extra.verifier.rule, ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}) };
+  if (extra.verifier) r.verifier = { pass: extra.verifier.pass ? 1 : 0, applicable: extra.verifier.applicable, rule: extra.verifier.rule, regions: extra.verifier.regions.length, ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}) };
   return r;
 }
 
@@ -212,7 +223,16 @@ export function scoreJudged(records: readonly AwbJudgedRecord[]): ScoreTable {
       scores: { format: r.format, factuality: r.factuality, consistency: r.consistency, realism: r.realism, quality: r.quality },
       // A record without total_score has none (the public scorer does not recompute it).
       total: r.total_score ?? null,
+      ...verifierVerdict(r.verifier),
     })),
   );
 }
 
+
+/** The verdict a judged record's `verifier` field holds (ours: `{pass: 1|0, applicable, ...}`), if any. */
+function verifierVerdict(v: unknown): { verifier?: { applicable: boolean; pass: boolean } } {
+  if (!v || typeof v !== 'object') return {};
+  const { pass, applicable } = v as { pass?: unknown; applicable?: unknown };
+  if (typeof pass !== 'number' && typeof pass !== 'boolean') return {};
+  return { verifier: { applicable: applicable !== false, pass: pass === true || pass === 1 } };
+}

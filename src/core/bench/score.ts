@@ -16,6 +16,16 @@ export interface ScoredSample {
   scores?: Partial<Record<Dimension, number | null>>;
   /** The sample's total_score (0 or null: none); when absent, the mean of its valid scores. */
   total?: number | null;
+  /** The rule verifier's verdict, when the record carries one: whether it had a deterministic region to check, and whether the prediction reproduced it exactly. */
+  verifier?: { applicable: boolean; pass: boolean };
+}
+
+/** Verifier exact-match on the deterministic region: records checked (an applicable verdict, judged or not), how many matched. */
+export interface VerifierRate {
+  checked: number;
+  matched: number;
+  /** matched / checked × 100; null when nothing was checked. */
+  rate: number | null;
 }
 
 export interface ScoreRow {
@@ -28,6 +38,8 @@ export interface ScoreRow {
   dimensions: Record<Dimension, number | null>;
   /** 0–100 (null when no valid sample has a total_score). */
   total: number | null;
+  /** Over every sample with a verifier verdict, failed judgements included (the verifier does not depend on the judge). */
+  verifier: VerifierRate;
 }
 
 export interface ScoreTable {
@@ -55,7 +67,10 @@ function row(domain: string, samples: ScoredSample[]): ScoreRow {
   const dimensions = {} as Record<Dimension, number | null>;
   for (const d of DIMENSIONS) dimensions[d] = mean(valid.map((s) => s.scores?.[d]));
   const totals = valid.map(sampleTotal);
-  return { domain, valid: valid.length, failed: samples.length - valid.length, scored: totals.filter(usable).length, dimensions, total: mean(totals) };
+  const checked = samples.filter((s) => s.verifier?.applicable);
+  const matched = checked.filter((s) => s.verifier!.pass).length;
+  const verifier = { checked: checked.length, matched, rate: checked.length ? (matched / checked.length) * 100 : null };
+  return { domain, valid: valid.length, failed: samples.length - valid.length, scored: totals.filter(usable).length, dimensions, total: mean(totals), verifier };
 }
 
 /** Known domains first in benchmark order, then any others alphabetically. */
@@ -79,10 +94,22 @@ export function scoreSamples(samples: readonly ScoredSample[]): ScoreTable {
 
 const fmt = (x: number | null): string => (x === null ? '-' : pyFixed(x, 2));
 
-/** The per-domain table as aligned text: each dimension, total, valid and failed counts. */
+/**
+ * The per-domain table as aligned text: each dimension, total, valid and failed counts; and,
+ * when the records carry verifier verdicts, the verifier's exact-match rate on the deterministic
+ * region (`exact`, 0–100) over the records it could check (`checked`).
+ */
 export function formatScoreTable(table: ScoreTable): string {
-  const head = ['domain', ...DIMENSIONS, 'total', 'valid', 'failed'];
-  const rows = [...table.domains, table.overall].map((r) => [r.domain, ...DIMENSIONS.map((d) => fmt(r.dimensions[d])), fmt(r.total), String(r.valid), String(r.failed)]);
+  const withVerifier = table.overall.verifier.checked > 0;
+  const head = ['domain', ...DIMENSIONS, 'total', 'valid', 'failed', ...(withVerifier ? ['exact', 'checked'] : [])];
+  const rows = [...table.domains, table.overall].map((r) => [
+    r.domain,
+    ...DIMENSIONS.map((d) => fmt(r.dimensions[d])),
+    fmt(r.total),
+    String(r.valid),
+    String(r.failed),
+    ...(withVerifier ? [fmt(r.verifier.rate), String(r.verifier.checked)] : []),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  ')];

@@ -1,0 +1,47 @@
+// `lwm infer --backend local`: a micro checkpoint (random weights, its tokenizer and training
+// spec in the metadata) generating on the GPU, prompted with the template it was trained with.
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import infer from './infer.ts';
+import { captureIO } from '../testing.ts';
+import { generateTrajectories } from '../../core/envs/generate.ts';
+import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
+import { trainBpe } from '../../core/tokenizer/index.ts';
+import { presetConfig } from '../../model/config.ts';
+import { initParams } from '../../model/init.ts';
+import { saveCheckpoint } from '../../model/checkpoint.ts';
+
+describe('lwm infer --backend local', () => {
+  it('writes one prediction per record from a micro checkpoint, greedy and repeatable', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
+    try {
+      const data = generateTrajectories('terminal', 2, 5);
+      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
+      const ckpt = join(dir, 'micro.safetensors');
+      await writeFile(ckpt, saveCheckpoint({ config, params: initParams(config, 3), step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v1: 1 } }) } }));
+      const records = toAgentWorldBenchRecords(data[0]).slice(0, 2);
+      await writeFile(join(dir, 'awb.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const run = async (...more: string[]) => {
+        const io = captureIO();
+        const code = await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ckpt, '--max-tokens', '6', ...more], io);
+        expect(io.stderr).toContain('local:micro.safetensors 2/2');
+        return { code, records: io.stdout.trim().split('\n').map((l) => JSON.parse(l)) };
+      };
+      const a = await run('-o', '-');
+      expect(a.code).toBe(0);
+      expect(a.records.length).toBe(2);
+      a.records.forEach((r, i) => {
+        expect(r).toMatchObject({ ...records[i], gen: expect.any(String) });
+        expect(r.gen_error).toBeUndefined();
+      });
+      // The checkpoint's template (v1, from its spec) is the default; greedy decoding repeats.
+      const b = await run('--template', 'v1');
+      expect(b.records.map((r) => r.gen)).toEqual(a.records.map((r) => r.gen));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

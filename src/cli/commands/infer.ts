@@ -1,0 +1,363 @@
+// `lwm infer RECORDS --backend local|endpoint|copy-last|reference [-o PRED.jsonl]`: the
+// AgentWorldBench protocol's first step. RECORDS is an AgentWorldBench file (one record per
+// judged turn) or native trajectories (their eval-split turns, as `lwm convert --to
+// agentworldbench` writes them). One prediction record per input, in input order, every input
+// field kept and `gen` added; a generation that fails gets `gen_error` and the run goes on.
+import { readFileSync } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
+import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
+import { inferRecords } from '../../core/bench/infer.ts';
+import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
+import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
+import { splitByTrajectory } from '../../core/turns/index.ts';
+import type { Trajectory } from '../../core/schema/types.ts';
+import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
+import { endpointBackend } from '../../backends/endpoint.ts';
+import { loadFile } from './validate.ts';
+import { parseSeed } from './convert.ts';
+
+const BACKENDS = ['local', 'endpoint', 'copy-last', 'reference'] as const;
+type BackendKind = (typeof BACKENDS)[number];
+
+const HELP = `Usage: lwm infer RECORDS --backend local|endpoint|copy-last|reference [options] [-o PRED.jsonl]
+
+Writes one AgentWorldBench prediction record per input, in input order: every input field kept
+and "gen" (the raw output) added. RECORDS is an AgentWorldBench file, or native trajectories
+(any format lwm reads), whose eval-split turns are used, laid out as \`lwm convert --to
+agentworldbench\` writes them (with the turns' span labels, for the verifier). A record whose
+generation fails gets an empty "gen" and "gen_error" and the run goes on (the judge counts it
+failed); a refused key stops the run (exit 1). Progress goes to standard error.
+
+  --backend local        a checkpoint of ours (--model CKPT.safetensors), on the GPU, prompted
+                         with the template it was trained with
+  --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
+                         sent the AgentWorldBench layout: system_str, earlier actions and
+                         observations as user/assistant messages, the current action
+  --backend copy-last    baseline: the previous observation (turn 1: the initial state)
+  --backend reference    baseline: the real observation (the ceiling; a check of the judge)
+
+  --model M              checkpoint path (local) or model name (endpoint)
+  --base-url URL         endpoint base URL, e.g. http://127.0.0.1:8000/v1
+  --api-key KEY          endpoint API key (default: $LWM_API_KEY, then $OPENAI_API_KEY)
+  --max-tokens N         output budget (endpoint default 32768, as the public script; local
+                         default a quarter of the context)
+  --temperature T        endpoint default 0.6 (the public script's); local default 0 (greedy)
+  --top-p P, --seed S    sampling
+  --concurrency N        endpoint requests in flight (default 4); output order is kept
+  --no-stream            endpoint: ask for whole replies instead of a stream
+  --timeout S            endpoint: seconds per request, or between streamed chunks (default 120)
+  --retries N            endpoint: extra attempts after a transient error (default 3)
+  --template V           local: the template version to prompt with (default: the checkpoint's)
+  --limit N              only the first N records
+  --eval-fraction F      native input: share of trajectories held out (default 0.1, as training)
+  --split-seed N         native input: the split's seed (default 0, as training's default)
+  -o, --output FILE      write here (default, or -: standard output)
+  --resume               keep the records FILE already holds (by task, id and turn) and generate
+                         the rest; failed ones (gen_error) are tried again
+`;
+
+function intArg(name: string, v: string | undefined, dflt: number | undefined, min: number): number | undefined {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function numArg(name: string, v: string | undefined, lo: number, hi: number, loOpen = false): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo)) throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** AgentWorldBench records when the file's first record is one; otherwise null (read as trajectories). */
+function awbRecordsOf(text: string, file: string): { records: AwbSampleRecord[]; errors: string[] } | null {
+  const first = text.split('\n').find((l) => l.trim());
+  if (!first) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(first);
+  } catch {
+    return null;
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v) || !('turn_idx' in v) || !('prompt' in v || 'response' in v)) return null;
+  const r = readRecords<AwbSampleRecord>(text, file, 'sample');
+  return { records: r.records, errors: r.errors };
+}
+
+/** The eval-split turns of trajectories as AgentWorldBench records (with span labels when the turns have them). */
+export function evalTurnRecords(trajectories: Trajectory[], evalFraction: number, seed: number): AwbSampleRecord[] {
+  const { eval: held } = splitByTrajectory(trajectories, { evalFraction, seed });
+  const out: AwbSampleRecord[] = [];
+  for (const t of held) {
+    toAgentWorldBenchRecords({ ...t, source: undefined }).forEach((r, i) => {
+      const spans = t.turns[i].metadata?.spans;
+      out.push(spans ? { ...(r as AwbSampleRecord), spans } : (r as AwbSampleRecord));
+    });
+  }
+  return out;
+}
+
+/** Records a previous run wrote: those with a generation and no gen_error, by sample key (a torn last line is ignored). */
+async function previousRecords(file: string): Promise<Map<string, AwbPredictionRecord>> {
+  const kept = new Map<string, AwbPredictionRecord>();
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return kept;
+    throw e;
+  }
+  for (const { value } of parseJsonl(text, file).records) {
+    const r = value as AwbPredictionRecord;
+    if (!r || typeof r !== 'object' || typeof r.gen !== 'string' || typeof r.task !== 'string' || !Number.isInteger(r.turn_idx)) continue;
+    if (r.gen_error !== undefined) continue;
+    kept.set(sampleKey(r), r);
+  }
+  return kept;
+}
+
+/** The final rewrite in input order: src/cli/io.ts's write-then-rename (the progress file stays whole on failure). */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  writeFileAtomicSync(path, text);
+}
+
+async function localModel(checkpoint: string, templateVersion: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; dispose: () => void }> {
+  const { loadCheckpoint } = await import('../../model/checkpoint.ts');
+  const { Tokenizer } = await import('../../core/tokenizer/index.ts');
+  const { BUILTIN_TEMPLATES } = await import('../../core/templates/index.ts');
+  const bytes = new Uint8Array(readFileSync(checkpoint));
+  const ck = loadCheckpoint(bytes, { source: checkpoint });
+  const tj = ck.extraMetadata?.tokenizer;
+  if (!tj) throw new Error(`${checkpoint}: the checkpoint holds no tokenizer (metadata "tokenizer"); it was not written by LWM Studio training`);
+  const tok = Tokenizer.fromJSON(JSON.parse(tj));
+  // The template it was trained with: the heaviest of its stage's mix (ties: the first version).
+  let spec: { templates?: Record<string, number>; templateSet?: Record<string, unknown> } = {};
+  try {
+    spec = JSON.parse(ck.extraMetadata?.spec ?? '{}');
+  } catch {
+    /* no spec: the default template */
+  }
+  const templates = { ...BUILTIN_TEMPLATES, ...(spec.templateSet ?? {}) } as typeof BUILTIN_TEMPLATES;
+  const mix = Object.entries(spec.templates ?? { v0: 1 }).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));
+  const version = templateVersion ?? mix[0]?.[0] ?? 'v0';
+  const template = templates[version];
+  if (!template) throw new UsageError(`--template ${version}: no such template (known: ${Object.keys(templates).join(', ')})`);
+  const { nodeGpu } = await import('../../gpu/node.ts');
+  const { GpuRuntime } = await import('../../gpu/runtime.ts');
+  const { GpuGenerator } = await import('../../model/generate.ts');
+  const { localBackend } = await import('../../backends/local.ts');
+  const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
+  const params = rt.storage('infer.params', ck.params);
+  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: 1, maxLength: ck.config.contextLength });
+  const inner = localBackend(gen, tok, `local:${basename(checkpoint)}`);
+  const backend: LwmBackend = { name: inner.name, generate: (req, o) => inner.generate('sample' in req ? { ...req, template: req.template ?? template } : req, o) };
+  return {
+    backend,
+    contextLength: ck.config.contextLength,
+    dispose: () => {
+      gen.dispose();
+      rt.release(params);
+      rt.dispose();
+    },
+  };
+}
+
+export default async function infer(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    backend: { type: 'string' },
+    model: { type: 'string' },
+    'base-url': { type: 'string' },
+    'api-key': { type: 'string' },
+    'max-tokens': { type: 'string' },
+    temperature: { type: 'string' },
+    'top-p': { type: 'string' },
+    seed: { type: 'string' },
+    concurrency: { type: 'string' },
+    'no-stream': { type: 'boolean' },
+    timeout: { type: 'string' },
+    retries: { type: 'string' },
+    template: { type: 'string' },
+    limit: { type: 'string' },
+    'eval-fraction': { type: 'string' },
+    'split-seed': { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    resume: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('expected one RECORDS file');
+  const kind = values.backend as BackendKind | undefined;
+  if (!kind || !(BACKENDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(values.backend ?? '')}`);
+  const isModel = kind === 'local' || kind === 'endpoint';
+  const endpointOnly = ['base-url', 'api-key', 'concurrency', 'no-stream', 'timeout', 'retries'] as const;
+  const modelOnly = ['model', 'max-tokens', 'temperature', 'top-p', 'seed'] as const;
+  for (const f of endpointOnly) if (values[f] !== undefined && kind !== 'endpoint') throw new UsageError(`--${f} is for --backend endpoint`);
+  for (const f of modelOnly) if (values[f] !== undefined && !isModel) throw new UsageError(`--${f} is for a model backend (local or endpoint), not the ${kind} baseline`);
+  if (values.template !== undefined && kind !== 'local') throw new UsageError('--template is for --backend local');
+  if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
+  if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
+  const maxTokensArg = intArg('max-tokens', values['max-tokens'], undefined, 1);
+  const temperatureArg = numArg('temperature', values.temperature, 0, 100);
+  const topP = numArg('top-p', values['top-p'], 0, 1, true);
+  const seed = values.seed === undefined ? undefined : parseSeed(values.seed);
+  const concurrency = intArg('concurrency', values.concurrency, 4, 1)!;
+  const timeout = numArg('timeout', values.timeout, 0, 86_400, true) ?? 120;
+  const retries = intArg('retries', values.retries, 3, 0)!;
+  const limit = intArg('limit', values.limit, undefined, 1);
+  const evalFraction = numArg('eval-fraction', values['eval-fraction'], 0, 1) ?? 0.1;
+  const splitSeed = values['split-seed'] === undefined ? 0 : parseSeed(values['split-seed']);
+  const output = values.output === '-' ? undefined : values.output;
+  if (values.resume && !output) throw new UsageError('--resume needs -o FILE (the file the earlier run wrote)');
+
+  // The records.
+  const file = positionals[0];
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    io.err(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+    return 1;
+  }
+  let records: AwbSampleRecord[];
+  const awb = awbRecordsOf(text, file);
+  if (awb) {
+    if (awb.errors.length) {
+      io.err(awb.errors.join('\n') + '\n');
+      return 1;
+    }
+    records = awb.records;
+  } else {
+    const loaded = await loadFile(io, file, { keepRaw: false });
+    if (!loaded.readable) return 1;
+    if (loaded.errorCount) {
+      io.err(`${file}: ${loaded.errorCount} bad records; fix them or drop them first (lwm validate ${file})\n`);
+      return 1;
+    }
+    records = evalTurnRecords(loaded.trajectories, evalFraction, splitSeed);
+    io.err(`${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${evalFraction}, split seed ${splitSeed})\n`);
+  }
+  if (limit !== undefined) records = records.slice(0, limit);
+  if (records.length === 0) {
+    io.err(`${file}: no records to predict${awb ? '' : ' (no trajectory fell in the eval split; raise --eval-fraction)'}\n`);
+    return 1;
+  }
+
+  // What an earlier run left.
+  const previous = values.resume && output ? await previousRecords(output) : new Map<string, AwbPredictionRecord>();
+  const todo = records.filter((r) => !previous.has(sampleKey(r)));
+  if (values.resume) io.err(`lwm infer: resuming: ${records.length - todo.length} of ${records.length} records already in ${output}\n`);
+
+  // The backend.
+  let backend: LwmBackend;
+  let dispose = () => {};
+  let generate: Omit<GenerateOptions, 'signal'>;
+  let workers = 1;
+  if (kind === 'copy-last') {
+    backend = copyLastBackend();
+    generate = { maxTokens: 1, temperature: 0 };
+  } else if (kind === 'reference') {
+    backend = referenceBackend();
+    generate = { maxTokens: 1, temperature: 0 };
+  } else if (kind === 'endpoint') {
+    const apiKey = values['api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
+    backend = endpointBackend({ baseUrl: values['base-url']!, model: values.model!, apiKey, maxConcurrency: concurrency, timeoutMs: timeout * 1000, retries, stream: !values['no-stream'], pageOrigin: null });
+    generate = { maxTokens: maxTokensArg ?? 32768, temperature: temperatureArg ?? 0.6, ...(topP !== undefined && { topP }), ...(seed !== undefined && { seed }) };
+    workers = concurrency;
+  } else {
+    if (todo.length === 0) {
+      backend = { name: 'local', generate: () => (async function* () {})() };
+      generate = { maxTokens: 1, temperature: 0 };
+    } else {
+      let m;
+      try {
+        m = await localModel(values.model!, values.template);
+      } catch (e) {
+        if (e instanceof UsageError) throw e;
+        io.err(`lwm infer: ${(e as Error).message}\n`);
+        return 1;
+      }
+      backend = m.backend;
+      dispose = m.dispose;
+      const maxTokens = maxTokensArg ?? Math.max(1, Math.floor(m.contextLength / 4));
+      if (maxTokens >= m.contextLength) {
+        dispose();
+        throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
+      }
+      generate = { maxTokens, temperature: temperatureArg ?? 0, ...(topP !== undefined && { topP }), ...(seed !== undefined && { seed }) };
+    }
+  }
+
+  // The output: to a file, appended record by record (what --resume reads after a crash), then
+  // rewritten in input order once everything is there; or to standard output as it comes.
+  const fresh = new Map<string, AwbPredictionRecord>();
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  if (output) {
+    try {
+      handle = await open(output, values.resume ? 'a' : 'w');
+      // A run killed mid-line left a torn last line: start the next record on a line of its own.
+      if (values.resume && (await handle.stat()).size > 0) {
+        const tail = Buffer.alloc(1);
+        const probe = await open(output, 'r');
+        await probe.read(tail, 0, 1, (await probe.stat()).size - 1).finally(() => probe.close());
+        if (tail[0] !== 0x0a) await handle.write('\n');
+      }
+    } catch (e) {
+      dispose();
+      io.err(`${output}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+      return 1;
+    }
+  }
+  const t0 = Date.now();
+  let lastReport = 0;
+  let lastDone = -1;
+  const report = (done: number, failed: number, force = false) => {
+    const now = Date.now();
+    if (force ? done === lastDone : now - lastReport < 1000) return;
+    lastReport = now;
+    lastDone = done;
+    const s = (now - t0) / 1000;
+    const rate = s > 0 ? done / s : 0;
+    const eta = rate > 0 ? ` ETA ${Math.ceil((todo.length - done) / rate)}s` : '';
+    io.err(`lwm infer: ${backend.name} ${done}/${todo.length}${failed ? ` (${failed} failed)` : ''} ${rate.toFixed(1)} rec/s${done < todo.length ? eta : ''}\n`);
+  };
+  let result;
+  try {
+    if (!output) for (const r of records) if (previous.has(sampleKey(r))) io.out(JSON.stringify(previous.get(sampleKey(r))) + '\n');
+    result = await inferRecords(todo, {
+      backend,
+      generate,
+      concurrency: workers,
+      onProgress: (p) => report(p.done, p.failed),
+      onRecord: async (rec) => {
+        const line = JSON.stringify(rec) + '\n';
+        if (handle) {
+          fresh.set(sampleKey(rec), rec);
+          await handle.write(line);
+        } else io.out(line);
+      },
+    });
+  } finally {
+    await handle?.close();
+    dispose();
+  }
+  report(result.done, result.failed, true);
+  if (result.error) {
+    io.err(`lwm infer: stopped after ${result.done} of ${todo.length} records: ${result.error.message}${output ? `\n(the finished records are in ${output}; run again with --resume to generate the rest)` : ''}\n`);
+    return 1;
+  }
+  if (output) {
+    const ordered = records.map((r) => fresh.get(sampleKey(r)) ?? previous.get(sampleKey(r))!);
+    await writeAtomic(output, ordered.map((r) => JSON.stringify(r) + '\n').join(''));
+  }
+  if (result.failed) {
+    io.err(`lwm infer: ${result.failed} of ${todo.length} generations failed (written with "gen_error" and an empty "gen"; run again with --resume to retry them)\n`);
+    if (result.failed === todo.length) return 1;
+  }
+  return 0;
+}
