@@ -20,7 +20,7 @@ import { extractPrediction } from '../core/judge/extract.ts';
 import { DEFAULT_REWARD_MIX, groupRewards, REWARD_KINDS, rewardOf, type RewardJudges, type RewardKind, type RewardMix, type SampleReward } from '../core/judge/reward.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
-import { DIMENSIONS, type JudgeInput } from '../core/judge/types.ts';
+import { DIMENSIONS, INVALID_SCORE, type JudgeInput } from '../core/judge/types.ts';
 import { verify } from '../core/judge/verifier.ts';
 import { categorizeDataset, maskConfig, maskConfigChanges, maskConfigFromJson, maskConfigToJson, type MaskConfig, type TrajectoryMask } from '../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
@@ -537,9 +537,14 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
   const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.rl.evalSamples);
   const maxNew = spec.rl.maxNewTokens;
   const sums: Record<string, number> = {};
-  let n = 0;
   let failed = 0;
-  const add = (k: string, v: number) => (sums[k] = (sums[k] ?? 0) + v);
+  // Each figure is a mean over the samples that have it: an endpoint judge's missing dimension
+  // (INVALID_SCORE, 0) is left out of that dimension's mean, as the benchmark scorer does.
+  const counts: Record<string, number> = {};
+  const add = (k: string, v: number) => {
+    sums[k] = (sums[k] ?? 0) + v;
+    counts[k] = (counts[k] ?? 0) + 1;
+  };
   for (const sample of pool) {
     const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed, spec.templateSet);
     const prompt = encodePrompt(p.tok, sample, template, p.T - maxNew);
@@ -547,7 +552,6 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
     for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
     const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
     if (host.reward) {
-      n++;
       add('eval_reward', host.reward(prediction, sample, 'eval').reward);
       continue;
     }
@@ -559,13 +563,12 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
       failed++;
       continue;
     }
-    n++;
     add('eval_reward', parts.reward);
     add('eval_verifier_pass', pass ? 1 : 0);
     add('eval_judge_mean', v.total);
-    for (const d of DIMENSIONS) add(`eval_judge_${d}`, v.scores[d]);
+    for (const d of DIMENSIONS) if (v.scores[d] !== INVALID_SCORE) add(`eval_judge_${d}`, v.scores[d]);
   }
-  const out: Record<string, number> = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / n]));
+  const out: Record<string, number> = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / counts[k]]));
   out.eval_failed = failed;
   return out;
 }
