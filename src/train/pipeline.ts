@@ -80,6 +80,10 @@ export function resolveSpec(spec: TrainSpec) {
   const evalEvery = spec.evalEvery ?? Math.max(1, Math.floor(spec.steps / 4));
   const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, ...spec.rl };
   if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2)) throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
+  // GSPO's old and new log-probs are those of softmax(logits/τ), the distribution the rollouts are
+  // drawn from; greedy or top-k rollouts would be drawn from another one.
+  if (spec.stage === 'rl' && !(rl.temperature > 0 && Number.isFinite(rl.temperature))) throw new UserFacingError(`rl.temperature must be a number above 0 (rollouts are sampled); got ${rl.temperature}`);
+  if (spec.stage === 'rl' && rl.topK !== 0) throw new UserFacingError(`rl.topK must be 0: GSPO's log-probs are those of the full tempered distribution the rollouts are sampled from; got ${rl.topK}`);
   const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
@@ -343,7 +347,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
   if (pool.length === 0) throw new UserFacingError('the RL pool is empty: no trajectory has a turn');
   const T = p.T;
   if (maxNewTokens >= T - 8) throw new UserFacingError(`rl.maxNewTokens (${maxNewTokens}) leaves no room for a prompt in ${T} tokens`);
-  const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh } });
+  const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature } });
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;

@@ -24,6 +24,8 @@ export interface TrainForm {
   groupSize: string;
   promptsPerStep: string;
   maxNewTokens: string;
+  /** RL rollout sampling temperature. */
+  temperature: string;
   seed: string;
 }
 
@@ -44,6 +46,7 @@ export const DEFAULT_FORM: TrainForm = {
   groupSize: '4',
   promptsPerStep: '2',
   maxNewTokens: '16',
+  temperature: '1',
   seed: '0',
 };
 

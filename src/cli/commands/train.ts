@@ -11,6 +11,8 @@ import { readMaskConfigFile } from './mask.ts';
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+  [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
+                                                    log-probs are those of the same tempered distribution)
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
 
@@ -57,6 +59,7 @@ const train: Command = async (argv, io) => {
       group: { type: 'string' },
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
+      temperature: { type: 'string' },
       'mask-config': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -69,6 +72,8 @@ const train: Command = async (argv, io) => {
   const stage = values.stage;
   if (stage !== 'cpt' && stage !== 'sft' && stage !== 'rl') throw new UsageError(`--stage must be cpt, sft or rl\nusage: ${USAGE}`);
   if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
+  const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+  if (temperature !== undefined && !(temperature > 0 && Number.isFinite(temperature))) throw new UsageError(`--temperature must be a number above 0, got '${values.temperature}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
   // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
@@ -86,7 +91,7 @@ const train: Command = async (argv, io) => {
     vocabSize: int('vocab', values.vocab, 267),
     domains: values.domain,
     ...(lr !== undefined && { lr: { peak: lr, min: lr / 10 } }),
-    rl: { groupSize: int('group', values.group, 2), promptsPerStep: int('prompts', values.prompts), maxNewTokens: int('max-new', values['max-new']) },
+    rl: { groupSize: int('group', values.group, 2), promptsPerStep: int('prompts', values.prompts), maxNewTokens: int('max-new', values['max-new']), temperature },
     ...(mask && { mask }),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;

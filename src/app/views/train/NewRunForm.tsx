@@ -157,6 +157,7 @@ export function NewRunForm() {
           {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
           {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
           {input('maxNewTokens', 'Response length', 'tokens', 'number')}
+          {input('temperature', 'Temperature', 'rollout sampling; log-probs use the same')}
         </fieldset>
       ) : null}
       <details className="advanced">

@@ -118,7 +118,9 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
     const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
     if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= tokens - 8) errors.maxNewTokens = `Response length must leave room for a prompt: below ${tokens - 8} with ${tokens} tokens per sequence.`;
-    spec.rl = { groupSize, promptsPerStep, maxNewTokens };
+    const temperature = Number((form.temperature ?? '1').trim() || '1');
+    if (!(temperature > 0 && temperature <= 10)) errors.temperature = `Temperature must be a number above 0 and at most 10; got '${form.temperature}'.`;
+    spec.rl = { groupSize, promptsPerStep, maxNewTokens, temperature };
   } else {
     spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
     if (form.stage === 'sft' && ctx.mask) spec.mask = structuredClone(ctx.mask);
