@@ -158,6 +158,20 @@ describe('GPU GPT vs reference', () => {
       // gspoGradient left no gradient behind: the step above applied exactly the reference one.
       const after = await model.gspoGradient(batch, old, adv);
       expectClose(after.grad, g.grad, 1e-6 * maxAbs, 1e-4, 'gradient after a step at lr 0');
+      // π_old = the current weights: the step's own forward gives the old log-probs, same gradient.
+      const cur = await model.gspoGradient(batch, 'current', adv);
+      expect(cur.meanRatio).toBe(1);
+      expect(cur.objective).toBeCloseTo(g.objective, 6);
+      expectClose(cur.grad, g.grad, 1e-6 * maxAbs, 1e-4, "gradient with logpOld 'current'");
+      const before = await model.getParams();
+      model.setParams(before);
+      model.step = 0;
+      await model.gspoStep(batch, 'current', adv, 1e-3);
+      const a1 = await model.getParams();
+      model.setParams(before);
+      model.step = 0;
+      await model.gspoStep(batch, old, adv, 1e-3);
+      expectClose(await model.getParams(), a1, 1e-6, 1e-4, "a step with logpOld 'current'");
     } finally {
       model.dispose();
     }

@@ -387,8 +387,9 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost): Promise<
       // 2. π_old: log-probs of every group's responses before any update of this rollout batch.
       const tU = performance.now();
       const batches = groups.map((grp) => rlBatch(grp.prompt, grp.responses, T, maxNewTokens, p.tok.special.pad));
-      const olds: Float32Array[] = [];
-      for (const b of batches) olds.push(await model.responseLogprobs(b));
+      // The first group's step runs at those weights, so its own forward gives π_old: no extra pass.
+      const olds: (Float32Array | 'current')[] = ['current'];
+      for (const b of batches.slice(1)) olds.push(await model.responseLogprobs(b));
       // 3. One GSPO step per group.
       const stats = { objective: 0, clipFraction: 0, meanRatio: 0, gradNorm: 0 };
       for (let g = 0; g < groups.length; g++) {
