@@ -2,6 +2,8 @@
 // the same initial weights on the same batches, step by step.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
+import { expectClose } from '../gpu/testing/compare.ts';
+import { logprobRef } from '../reference/logprob.ts';
 import { ReferenceTrainer, gptLogits, gptLossAndGrad } from '../reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
 import { presetConfig, type ModelConfig } from './config.ts';
@@ -128,20 +130,87 @@ describe('GPU GPT vs reference', () => {
         }
         for (let t = spans[i].len; t < Lmax; t++) expect(old[i * Lmax + t]).toBe(0);
       }
-      const adv = [0.5, 1, 2];
+      // Mixed-sign advantages: a sign error anywhere in the chain shows element by element.
+      const adv = [0.5, -1, 2];
+      // With s = 1: ∇L = Σ_i A_i/(len_i·B) Σ_t ∇nll_t. The reference takes weights ≥ 0, so split
+      // by the advantage's sign: ∇L = W₊·∇(weighted CE)₊ − W₋·∇(weighted CE)₋.
+      const part = (sign: number) => {
+        const weights = new Float32Array(B * T);
+        spans.forEach((s, i) => {
+          if (Math.sign(adv[i]) !== sign) return;
+          for (let t = 0; t < s.len; t++) weights[i * T + s.start + t] = Math.abs(adv[i]) / (s.len * B);
+        });
+        const W = weights.reduce((a, b) => a + b, 0);
+        return gptLossAndGrad(init, config, { ...base, weights, lossNorm: W }).grad.map((g) => sign * W * g);
+      };
+      const [pos, neg] = [part(1), part(-1)];
+      const want = pos.map((g, j) => g + neg[j]);
+      const maxAbs = want.reduce((m, g) => Math.max(m, Math.abs(g)), 0);
+      const g = await model.gspoGradient(batch, old, adv);
+      expect(g.objective).toBeCloseTo(1.5 / 3, 5);
+      expectClose(g.grad, want, 1e-4 * maxAbs, 1e-3, 'GSPO gradient');
       const r = await model.gspoStep(batch, old, adv, 0, { gradNorm: true });
       expect(r.meanRatio).toBeCloseTo(1, 5);
       expect(r.clipFraction).toBe(0);
-      expect(r.objective).toBeCloseTo(3.5 / 3, 5);
-      // With s = 1: ∇L = Σ_i A_i/(len_i·B) Σ_t ∇nll_t, i.e. W·∇(weighted cross-entropy) with those weights.
-      const weights = new Float32Array(B * T);
-      spans.forEach((s, i) => {
-        for (let t = 0; t < s.len; t++) weights[i * T + s.start + t] = adv[i] / (s.len * B);
-      });
-      const W = weights.reduce((a, b) => a + b, 0);
-      const ref = gptLossAndGrad(init, config, { ...base, weights, lossNorm: W });
-      const refNorm = W * Math.sqrt(ref.grad.reduce((n, g) => n + g * g, 0));
+      expect(r.objective).toBeCloseTo(1.5 / 3, 5);
+      const refNorm = Math.sqrt(want.reduce((n, x) => n + x * x, 0));
       expect(Math.abs(r.gradNorm! - refNorm) / refNorm).toBeLessThan(1e-3);
+      // gspoGradient left no gradient behind: the step above applied exactly the reference one.
+      const after = await model.gspoGradient(batch, old, adv);
+      expectClose(after.grad, g.grad, 1e-6 * maxAbs, 1e-4, 'gradient after a step at lr 0');
+      // π_old = the current weights: the step's own forward gives the old log-probs, same gradient.
+      const cur = await model.gspoGradient(batch, 'current', adv);
+      expect(cur.meanRatio).toBe(1);
+      expect(cur.objective).toBeCloseTo(g.objective, 6);
+      expectClose(cur.grad, g.grad, 1e-6 * maxAbs, 1e-4, "gradient with logpOld 'current'");
+      const before = await model.getParams();
+      model.setParams(before);
+      model.step = 0;
+      await model.gspoStep(batch, 'current', adv, 1e-3);
+      const a1 = await model.getParams();
+      model.setParams(before);
+      model.step = 0;
+      await model.gspoStep(batch, old, adv, 1e-3);
+      expectClose(await model.getParams(), a1, 1e-6, 1e-4, "a step with logpOld 'current'");
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('GSPO at rollout temperature τ: old and new log-probs are those of softmax(logits/τ), the distribution sampled from', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro');
+    const B = 2;
+    const T = 12;
+    const Lmax = 6;
+    const tau = 0.7;
+    const init = initParams(config, 11);
+    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax, temperature: tau } });
+    try {
+      model.setParams(init);
+      const base = toyBatch(corpus, B, T, 3);
+      const spans = [
+        { start: 3, len: 6 },
+        { start: 8, len: 4 },
+      ];
+      const batch = { B, T, inputs: base.inputs, targets: base.targets, spans };
+      const old = await model.responseLogprobs(batch);
+      const V = config.vocabSize;
+      for (let i = 0; i < B; i++) {
+        const logits = gptLogits(init, config, Array.from(base.inputs).slice(i * T, (i + 1) * T));
+        const rows = logits.subarray(spans[i].start * V, (spans[i].start + spans[i].len) * V);
+        const targets = Array.from(base.targets).slice(i * T + spans[i].start, i * T + spans[i].start + spans[i].len);
+        const tempered = logprobRef(rows, targets, spans[i].len, V, tau).logp;
+        const plain = logprobRef(rows, targets, spans[i].len, V, 1).logp;
+        expectClose(old.subarray(i * Lmax, i * Lmax + spans[i].len), tempered, 1e-4, 1e-4, `tempered log-probs of sequence ${i}`);
+        // The tempered distribution is a different one: the check above would catch τ being ignored.
+        expect(Math.max(...tempered.map((x, t) => Math.abs(x - plain[t])))).toBeGreaterThan(1e-2);
+      }
+      // The new policy is evaluated at the same τ: unchanged weights give ratio 1 exactly where a
+      // τ-mismatch between old and new would not.
+      const r = await model.gspoStep(batch, old, [1, -1], 0);
+      expect(r.meanRatio).toBeCloseTo(1, 5);
+      expect(r.clipFraction).toBe(0);
     } finally {
       model.dispose();
     }

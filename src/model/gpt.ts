@@ -49,8 +49,12 @@ export interface GpuGptOptions {
   /** Tokens per sequence (≤ contextLength). */
   T: number;
   adamw?: Partial<AdamWConfig>;
-  /** Build the GSPO path too: responses of at most `Lmax` tokens, clip range (SPEC §6). */
-  rl?: { Lmax: number; epsLow?: number; epsHigh?: number };
+  /**
+   * Build the GSPO path too: responses of at most `Lmax` tokens, clip range (SPEC §6), and the
+   * sampling temperature τ of the rollouts (default 1): every log-prob of this path, old and new,
+   * is that of the tempered distribution softmax(logits/τ) the responses were drawn from.
+   */
+  rl?: { Lmax: number; epsLow?: number; epsHigh?: number; temperature?: number };
 }
 
 /** The GSPO path's kernels and buffers (built only when options.rl is given). */
@@ -246,7 +250,7 @@ export class GpuGpt {
     const L = o.Lmax;
     const V = this.config.vocabSize;
     const [logprob, gather, gspo] = await Promise.all([
-      LogprobKernel.create(rt, { N, V }),
+      LogprobKernel.create(rt, { N, V, ...(o.temperature !== undefined && { temperature: o.temperature }) }),
       SeqGatherKernel.create(rt, { S: B, T: this.options.T, L }),
       GspoKernel.create(rt, { numSeqs: B, Lmax: L, ...(o.epsLow !== undefined && { epsLow: o.epsLow }), ...(o.epsHigh !== undefined && { epsHigh: o.epsHigh }) }),
     ]);
@@ -450,27 +454,50 @@ export class GpuGpt {
    * One GSPO optimiser step (SPEC §6) in one submission: forward, per-token log-probs, the
    * sequence ratios against `logpOld` (packed [B, Lmax], from responseLogprobs at rollout
    * time), the clipped objective and its gradient into the logits, backward, AdamW.
+   * logpOld 'current': π_old is the current weights (the first update after a rollout), so the
+   * step's own forward gives the old log-probs too and no separate responseLogprobs pass is run.
    */
-  async gspoStep(batch: RlBatch, logpOld: Float32Array, advantages: ArrayLike<number>, lr: number, read: { gradNorm?: boolean } = {}): Promise<GspoStats & { gradNorm?: number }> {
-    const rl = this.writeRlBatch(batch);
-    if (logpOld.length !== batch.B * this.options.rl!.Lmax) throw new RangeError(`gspoStep: logpOld has ${logpOld.length} values, expected ${batch.B}×${this.options.rl!.Lmax}`);
-    if (advantages.length !== batch.B) throw new RangeError(`gspoStep: ${advantages.length} advantages for ${batch.B} sequences`);
-    this.rt.write(rl.old, logpOld);
-    this.rt.write(rl.advantages, Float32Array.from(advantages));
+  async gspoStep(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>, lr: number, read: { gradNorm?: boolean } = {}): Promise<GspoStats & { gradNorm?: number }> {
+    const rl = this.writeGspo(batch, logpOld, advantages);
     this.adamw.setStep(this.step, lr);
     submit(this.rt, 'gpt.gspo_step', (pass) => {
-      this.encodeForward(pass);
-      rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
-      rl.gather.encodeGather(pass, rl.logp, rl.packed);
-      rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
-      rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
-      rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
-      this.encodeBackward(pass, rl.dlogits);
+      this.encodeGspo(pass, rl);
       this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
     });
     this.step++;
     const stats = await GspoKernel.readStats(this.rt, rl.stats);
     return read.gradNorm ? { ...stats, gradNorm: (await this.adamw.readGradNorm()).norm } : stats;
+  }
+
+  /** dL/dθ of the GSPO loss L = −J that gspoStep would apply (no update; the gradient buffer is cleared after). */
+  async gspoGradient(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): Promise<{ grad: Float32Array } & GspoStats> {
+    const rl = this.writeGspo(batch, logpOld, advantages);
+    submit(this.rt, 'gpt.gspo_grad', (pass) => this.encodeGspo(pass, rl));
+    const grad = await this.rt.readF32(this.grads, this.layout.totalSize);
+    this.rt.write(this.grads, new Float32Array(grad.length));
+    return { grad, ...(await GspoKernel.readStats(this.rt, rl.stats)) };
+  }
+
+  private writeGspo(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): RlPath & { current: boolean } {
+    const rl = this.writeRlBatch(batch);
+    if (advantages.length !== batch.B) throw new RangeError(`gspoStep: ${advantages.length} advantages for ${batch.B} sequences`);
+    this.rt.write(rl.advantages, Float32Array.from(advantages));
+    if (logpOld === 'current') return { ...rl, current: true };
+    if (logpOld.length !== batch.B * this.options.rl!.Lmax) throw new RangeError(`gspoStep: logpOld has ${logpOld.length} values, expected ${batch.B}×${this.options.rl!.Lmax}`);
+    this.rt.write(rl.old, logpOld);
+    return { ...rl, current: false };
+  }
+
+  /** Forward, per-token log-probs, the GSPO objective and its gradient, backward into this.grads. */
+  private encodeGspo(pass: GPUComputePassEncoder, rl: RlPath & { current: boolean }): void {
+    this.encodeForward(pass);
+    rl.logprob.encode(pass, this.logits, this.targets, rl.logp, rl.lse);
+    if (rl.current) rl.gather.encodeGather(pass, rl.logp, rl.old);
+    rl.gather.encodeGather(pass, rl.logp, rl.packed);
+    rl.gspo.encode(pass, rl.packed, rl.old, rl.lengths, rl.advantages, rl.gradPacked, rl.seqStats, rl.stats);
+    rl.gather.encodeScatter(pass, rl.gradPacked, rl.gRows);
+    rl.logprob.encodeBackward(pass, this.logits, this.targets, rl.lse, rl.gRows, rl.dlogits);
+    this.encodeBackward(pass, rl.dlogits);
   }
 
   /** Bytes of GPU memory this model holds (parameters, optimiser state, activations). */

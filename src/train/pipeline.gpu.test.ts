@@ -1,11 +1,16 @@
 // Proof that the pipeline learns, on the micro preset at CI scale (SwiftShader): SFT beats the
 // unigram baseline on held-out turns, CPT before SFT is compared with SFT alone, and GSPO on a
-// toy reward raises the reward.
+// toy reward raises the policy's probability of the rewarded tokens.
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../core/envs/generate.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';
+import { rlPool } from '../core/turns/index.ts';
+import { templateForSample } from '../core/templates/index.ts';
+import { loadCheckpoint } from '../model/checkpoint.ts';
+import { gptLogits } from '../reference/gpt.ts';
+import { encodePrompt } from './data.ts';
+import { prepare, resolveSpec, runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';
 
 const data: Trajectory[] = generateTrajectories('terminal', 48, 7);
 
@@ -46,25 +51,51 @@ describe('training learns (micro)', () => {
     expect(b, `CPT then SFT ${verdict}`).toBeLessThan(a * 1.05);
   });
 
-  it('a few GSPO steps on a toy reward raise the mean reward', async () => {
+  it('GSPO at the default RL learning rate moves the policy\'s probability of the rewarded tokens, up when rewarded and down in the mirror run, on every held prompt', async () => {
     const rt = await gpuRuntime();
     const m: { step: number; values: Record<string, number> }[] = [];
     // Toy reward: the share of response characters that are digits. Checkable, graded, and
     // reachable from a fresh model whose samples are near-uniform over the vocabulary.
-    const toy = (prediction: string) => {
+    const digitShare = (prediction: string) => {
       const chars = [...prediction];
-      return { reward: chars.length ? chars.filter((c) => c >= '0' && c <= '9').length / chars.length : 0 };
+      return chars.length ? chars.filter((c) => c >= '0' && c <= '9').length / chars.length : 0;
     };
-    await runTraining(
-      { kind: 'train', stage: 'rl', preset: 'micro', vocabSize: 300, steps: 12, T: 48, seed: 2, lr: { peak: 3e-3, min: 3e-3, warmup: 0 }, evalEvery: 12, rl: { groupSize: 8, promptsPerStep: 2, maxNewTokens: 12, temperature: 1 } },
-      data,
-      host(rt, m, { reward: toy }),
-    );
+    // The default RL learning rate (no lr override) and a sampling temperature other than 1.
+    const tau = 0.9;
+    const spec: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', vocabSize: 300, steps: 6, T: 48, seed: 2, evalEvery: 6, rl: { groupSize: 8, promptsPerStep: 2, maxNewTokens: 12, temperature: tau } };
+    const resolved = resolveSpec(spec);
+    const p = prepare(resolved, data);
+    const V = p.config.vocabSize;
+    const digits = Array.from({ length: V }, (_, id) => id).filter((id) => /^[0-9]+$/.test(p.tok.decode([id])));
+    expect(digits.length).toBeGreaterThan(5);
+    // The statistic is exact, not sampled: on fixed prompts of the RL pool, the log of the
+    // probability the policy gives to digit-only tokens at the first response position (at the
+    // rollout temperature), after training minus before, from the weights by the CPU reference.
+    const logDigitMass = (params: Float32Array, prompt: number[]) => {
+      const z = Array.from(gptLogits(params, p.config, prompt).subarray((prompt.length - 1) * V, prompt.length * V), (x) => x / tau);
+      const max = Math.max(...z);
+      const sum = z.reduce((n, x) => n + Math.exp(x - max), 0);
+      return Math.log(digits.reduce((n, id) => n + Math.exp(z[id] - max), 0) / sum);
+    };
+    const prompts = rlPool(p.train, 7)
+      .slice(0, 12)
+      .map((sample) => encodePrompt(p.tok, sample, templateForSample(resolved.templates, sample, 2, resolved.templateSet), 48 - 12));
+    const before = prompts.map((prompt) => logDigitMass(p.start.params, prompt));
+    const gainsUnder = async (reward: (prediction: string) => number, metrics: typeof m) => {
+      const r = await runTraining(spec, data, host(rt, metrics, { reward: (prediction) => ({ reward: reward(prediction) }) }));
+      const after = loadCheckpoint(r.checkpoint, { config: p.config }).params;
+      return prompts.map((prompt, i) => logDigitMass(after, prompt) - before[i]);
+    };
+    // Rewarding digits must raise their probability on every prompt, and the mirror run (rewarding
+    // non-digits) must lower it: whatever moves both alike (weight decay, drift of an untrained
+    // model) cannot make both hold, and neither compares noisy sample means.
+    const control: typeof m = [];
+    const up = await gainsUnder(digitShare, m);
+    const down = await gainsUnder((prediction) => 1 - digitShare(prediction), control);
     const rewards = m.filter((x) => 'reward' in x.values).map((x) => x.values.reward);
-    const first = (rewards[0] + rewards[1] + rewards[2]) / 3;
-    const final = (rewards.at(-1)! + rewards.at(-2)! + rewards.at(-3)!) / 3;
-    console.log(`[learn] GSPO toy reward: ${rewards.map((r) => r.toFixed(3)).join(' ')}; clip fraction ${last(m, 'clip_fraction').toFixed(2)}, mean ratio ${last(m, 'mean_ratio').toFixed(4)}`);
-    expect(final).toBeGreaterThan(first);
+    console.log(`[learn] GSPO toy reward at lr ${resolved.lr.peak}, τ ${tau}: ${rewards.map((x) => x.toFixed(3)).join(' ')}; log-gain of digit probability per prompt: rewarded ${up.map((g) => g.toFixed(4)).join(' ')}; mirror ${down.map((g) => g.toFixed(4)).join(' ')}; clip fraction ${last(m, 'clip_fraction').toFixed(2)}, mean ratio ${last(m, 'mean_ratio').toFixed(4)}`);
+    for (const g of up) expect(g).toBeGreaterThan(0.002);
+    for (const g of down) expect(g).toBeLessThan(-0.002);
     expect(m.every((x) => !('reward' in x.values) || Number.isFinite(x.values.share_update))).toBe(true);
   });
 });

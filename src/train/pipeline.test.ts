@@ -20,6 +20,10 @@ describe('pipeline settings', () => {
     expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v9: 1 } })).toThrow(/v9: no template with this version/);
     expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 0 })).toThrow(/steps must be a positive integer/);
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { groupSize: 1 } })).toThrow(/groupSize must be an integer ≥ 2/);
+    // Rollouts are sampled from softmax(logits/τ) and GSPO's log-probs are those of the same distribution.
+    for (const temperature of [0, -1, Number.NaN]) expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature } })).toThrow(/rl.temperature must be a number above 0/);
+    expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { topK: 5 } })).toThrow(/rl.topK must be 0/);
+    expect(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature: 0.6 } }).rl.temperature).toBe(0.6);
   });
 
   it('carries the mask settings: missing keys take the defaults, a bad one is named', async () => {

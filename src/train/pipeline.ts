@@ -94,6 +94,10 @@ export function resolveSpec(spec: TrainSpec) {
     if (spec.stage !== 'sft') throw new UserFacingError(`labels are for the SFT stage (they replace its reference observations); this is ${spec.stage}`);
     checkLabelSettings(spec.labels);
   }
+  // GSPO's old and new log-probs are those of softmax(logits/τ), the distribution the rollouts are
+  // drawn from; greedy or top-k rollouts would be drawn from another one.
+  if (spec.stage === 'rl' && !(rl.temperature > 0 && Number.isFinite(rl.temperature))) throw new UserFacingError(`rl.temperature must be a number above 0 (rollouts are sampled); got ${rl.temperature}`);
+  if (spec.stage === 'rl' && rl.topK !== 0) throw new UserFacingError(`rl.topK must be 0: GSPO's log-probs are those of the full tempered distribution the rollouts are sampled from; got ${rl.topK}`);
   const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
@@ -412,7 +416,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
   if (maxNewTokens >= T - 8) throw new UserFacingError(`rl.maxNewTokens (${maxNewTokens}) leaves no room for a prompt in ${T} tokens`);
   if (!p.eval.length) host.log('rl: no eval-split trajectories: evaluation falls back to training turns, so the best checkpoint is chosen on data it trained on');
   host.log(`rl: reward ${spec.rl.reward} judged by ${judges.judge.name}; evaluation on ${spec.rl.evalSamples} held-out turns every ${spec.evalEvery} steps (rubric + verifier reward)`);
-  const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh } });
+  const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature } });
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
@@ -453,8 +457,9 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
       // 2. π_old: log-probs of every group's responses before any update of this rollout batch.
       const tU = performance.now();
       const batches = groups.map((grp) => rlBatch(grp.prompt, grp.responses, T, maxNewTokens, p.tok.special.pad));
-      const olds: Float32Array[] = [];
-      for (const b of batches) olds.push(await model.responseLogprobs(b));
+      // The first group's step runs at those weights, so its own forward gives π_old: no extra pass.
+      const olds: (Float32Array | 'current')[] = ['current'];
+      for (const b of batches.slice(1)) olds.push(await model.responseLogprobs(b));
       // 3. One GSPO step per group. The first group's ratios are 1 (π_θ = π_old); later groups
       //    see a policy that has moved, and their s_i are read before the step that uses them.
       const stats = { objective: 0, clipFraction: 0, meanRatio: 0, gradNorm: 0 };
@@ -462,7 +467,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
       for (let g = 0; g < groups.length; g++) {
         const lengths = batches[g].spans.map((sp) => sp.len);
         if (g === 0) ratios.push(...lengths.map(() => 1));
-        else ratios.push(...sequenceRatios(await model.responseLogprobs(batches[g]), olds[g], lengths, maxNewTokens));
+        else ratios.push(...sequenceRatios(await model.responseLogprobs(batches[g]), olds[g] as Float32Array, lengths, maxNewTokens));
         const adv = advantagesWithFailures(groups[g].rewards.map((r) => r?.reward ?? null));
         const lr = lrAt(model.step, schedule);
         const s = await model.gspoStep(batches[g], olds[g], adv, lr, { gradNorm: true });

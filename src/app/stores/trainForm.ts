@@ -25,6 +25,8 @@ export interface TrainForm {
   groupSize: string;
   promptsPerStep: string;
   maxNewTokens: string;
+  /** RL rollout sampling temperature. */
+  temperature: string;
   seed: string;
   /** RL: the reward of the method's ablation, and who judges it. */
   reward: RewardKind;
@@ -66,6 +68,7 @@ export const DEFAULT_FORM: TrainForm = {
   groupSize: '4',
   promptsPerStep: '2',
   maxNewTokens: '16',
+  temperature: '1',
   seed: '0',
   reward: 'rubric',
   rewardJudge: 'local',

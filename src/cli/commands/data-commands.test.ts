@@ -179,6 +179,16 @@ describe('lwm mask', () => {
   });
 });
 
+describe('lwm train --temperature', () => {
+  it('refuses an RL rollout temperature that is not above 0, before it loads data or looks for a GPU', async () => {
+    for (const t of ['0', '-0.5', 'warm']) {
+      const r = await run('train', '--stage', 'rl', `--temperature=${t}`, '--data', fx('native/trajectories.jsonl'));
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/--temperature must be a number above 0/);
+    }
+  });
+});
+
 describe('lwm tokenizer', () => {
   it('trains from trajectories and from plain text, and the saved JSON loads', async () => {
     const out = join(tmp, 'tok.json');

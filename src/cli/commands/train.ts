@@ -15,6 +15,8 @@ const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join
   [--eval-samples N]                               (RL: held-out turns judged at each evaluation; default 8)
   [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
+  [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
+                                                    log-probs are those of the same tempered distribution)
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
 
@@ -52,6 +54,7 @@ const train: Command = async (argv, io) => {
       group: { type: 'string' },
       prompts: { type: 'string' },
       'max-new': { type: 'string' },
+      temperature: { type: 'string' },
       'mask-config': { type: 'string' },
       labels: { type: 'string' },
       reward: { type: 'string' },
@@ -71,6 +74,8 @@ const train: Command = async (argv, io) => {
   const stage = values.stage;
   if (stage !== 'cpt' && stage !== 'sft' && stage !== 'rl') throw new UsageError(`--stage must be cpt, sft or rl\nusage: ${USAGE}`);
   if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
+  const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+  if (temperature !== undefined && !(temperature > 0 && Number.isFinite(temperature))) throw new UsageError(`--temperature must be a number above 0, got '${values.temperature}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
   // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
@@ -99,6 +104,7 @@ const train: Command = async (argv, io) => {
       groupSize: int('group', values.group, 2),
       promptsPerStep: int('prompts', values.prompts),
       maxNewTokens: int('max-new', values['max-new']),
+      temperature,
       evalSamples: int('eval-samples', values['eval-samples']),
       reward: reward as 'rubric' | 'reference-ab' | 'turing',
       rewardJudge: rewardJudge as 'local' | 'endpoint',

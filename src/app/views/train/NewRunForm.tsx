@@ -184,6 +184,7 @@ export function NewRunForm() {
           {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
           {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
           {input('maxNewTokens', 'Response length', 'tokens', 'number')}
+          {input('temperature', 'Temperature', 'rollout sampling; log-probs use the same')}
           {select('reward', 'Reward', REWARD_KINDS.map((k) => [k, k === 'rubric' ? 'Rubric + verifier' : k === 'reference-ab' ? 'Binary: closer to the reference (A/B)' : 'Binary: Turing test']), REWARD_LABEL[form.reward])}
           {input('evalSamples', 'Held-out turns judged', 'per evaluation; the best checkpoint is chosen on them', 'number')}
           {judgeFields}

@@ -50,7 +50,9 @@ describe('Train form', () => {
 
   it('checks RL settings against the sequence length', () => {
     const ok = buildSpec(form({ stage: 'rl', tokens: '48', maxNewTokens: '12', groupSize: '4', promptsPerStep: '1', evalEvery: '2', steps: '4' }), ctx());
-    expect(ok.spec?.train.rl).toEqual({ groupSize: 4, promptsPerStep: 1, maxNewTokens: 12, evalSamples: 4, reward: 'rubric', rewardJudge: 'local' });
+    expect(ok.spec?.train.rl).toEqual({ groupSize: 4, promptsPerStep: 1, maxNewTokens: 12, temperature: 1, evalSamples: 4, reward: 'rubric', rewardJudge: 'local' });
+    expect(buildSpec(form({ stage: 'rl', tokens: '48', maxNewTokens: '12', temperature: '0.6' }), ctx()).spec?.train.rl?.temperature).toBe(0.6);
+    for (const t of ['0', '-1', 'hot']) expect(buildSpec(form({ stage: 'rl', temperature: t }), ctx()).errors.temperature).toMatch(/above 0/);
     expect(buildSpec(form({ stage: 'rl', groupSize: '1' }), ctx()).errors.groupSize).toMatch(/between 2 and 64/);
     expect(buildSpec(form({ stage: 'rl', tokens: '32', maxNewTokens: '30' }), ctx()).errors.maxNewTokens).toMatch(/room for a prompt/);
   });

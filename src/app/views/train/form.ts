@@ -126,9 +126,11 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
     const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
     if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= tokens - 8) errors.maxNewTokens = `Response length must leave room for a prompt: below ${tokens - 8} with ${tokens} tokens per sequence.`;
+    const temperature = Number((form.temperature ?? '1').trim() || '1');
+    if (!(temperature > 0 && temperature <= 10)) errors.temperature = `Temperature must be a number above 0 and at most 10; got '${form.temperature}'.`;
     const evalSamples = int(errors, 'evalSamples', form.evalSamples, 'Held-out turns judged', 1, 256);
     if (!REWARD_KINDS.includes(form.reward)) errors.reward = `Pick a reward: ${REWARD_KINDS.join(', ')}.`;
-    spec.rl = { groupSize, promptsPerStep, maxNewTokens, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
+    spec.rl = { groupSize, promptsPerStep, maxNewTokens, temperature, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
     if (form.rewardJudge === 'endpoint') {
       endpointFields(errors, form, 'judge');
       spec.rl.judgeEndpoint = { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() };
