@@ -3,7 +3,8 @@
 import { matmulExtents, matmulRef, type MatmulShape } from '../reference/matmul.ts';
 import { matmul, MatmulKernel } from './kernels/matmul.ts';
 import type { GpuRuntime } from './runtime.ts';
-import { maxAbsDiff, randomArray } from './numeric.ts';
+import { randomArray } from '../core/random.ts';
+import { maxAbsDiff } from './numeric.ts';
 
 export interface SelfTestResult {
   name: string;

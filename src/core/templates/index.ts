@@ -3,7 +3,7 @@
 // the prompt-optimisation loop can propose new versions and store them as JSON.
 import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
 import type { TurnSample } from '../turns/index.ts';
-import { keyedUniform } from '../turns/rng.ts';
+import { keyedUniform } from '../random.ts';
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
 
 export interface PromptTemplate {

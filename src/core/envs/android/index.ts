@@ -6,7 +6,7 @@ import { PlanAgent, RandomAgent, type Agent, type AgentKind, type PlanStep } fro
 import { hhmm } from '../clock.ts';
 import { GuiEnv, ui, type ActionError, type UiNode } from '../gui.ts';
 import { clickNamed, guiRandom, typeNamed } from '../os/agent.ts';
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../../random.ts';
 
 interface Contact { name: string; phone: string }
 interface Alarm { time: string; on: boolean }

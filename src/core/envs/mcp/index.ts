@@ -3,7 +3,7 @@
 // a file store. Bad arguments get JSON-RPC errors (-32602), tool failures get isError results.
 import { PlanAgent, RandomAgent, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
 import { FakeClock } from '../clock.ts';
-import { Rng } from '../rng.ts';
+import { Rng } from '../../random.ts';
 import { SpanText } from '../spans.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
 import type { SpanKind } from '../../schema/types.ts';

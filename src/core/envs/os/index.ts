@@ -4,7 +4,7 @@
 import type { ActionArg } from '../action.ts';
 import { hhmm } from '../clock.ts';
 import { GuiEnv, ui, type ActionError, type UiNode } from '../gui.ts';
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../../random.ts';
 
 export const OS_TASKS = ['edit_file', 'dark_mode', 'new_folder', 'set_volume'] as const;
 export type OsTask = (typeof OS_TASKS)[number];

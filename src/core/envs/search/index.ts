@@ -5,7 +5,7 @@ import MiniSearch from 'minisearch';
 import { formatCall, parseCall } from '../action.ts';
 import { PlanAgent, RandomAgent, typo, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
 import { FakeClock } from '../clock.ts';
-import { Rng } from '../rng.ts';
+import { Rng } from '../../random.ts';
 import { SpanText } from '../spans.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
 import { corpus, question, type Doc } from './corpus.ts';

@@ -4,7 +4,7 @@
 import { formatCall, parseCall } from '../action.ts';
 import { PlanAgent, RandomAgent, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
 import { FakeClock } from '../clock.ts';
-import { Rng } from '../rng.ts';
+import { Rng } from '../../random.ts';
 import { SpanText } from '../spans.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
 import { MiniError, parseProgram, runTest, type TestCase } from './mini.ts';

@@ -2,7 +2,7 @@
 // a prompt line after every command (the prompt is deterministic; it carries the cwd).
 import type { SystemPrompt } from '../../schema/types.ts';
 import { FakeClock } from '../clock.ts';
-import { Rng } from '../rng.ts';
+import { Rng } from '../../random.ts';
 import { SpanText } from '../spans.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
 import { MemFs, type FsNode } from './fs.ts';

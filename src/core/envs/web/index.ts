@@ -5,7 +5,7 @@ import { formatCall } from '../action.ts';
 import { PlanAgent, RandomAgent, typo, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
 import { GuiEnv, ui, type ActionError, type UiNode } from '../gui.ts';
 import { clickNamed, guiRandom, typeNamed } from '../os/agent.ts';
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../../random.ts';
 
 export interface Product { id: number; name: string; category: string; price: number; rating: number; reviews: number; colors: string[]; description: string }
 interface CartLine { product: Product; color: string; qty: number }
