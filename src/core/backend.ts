@@ -5,16 +5,13 @@
 // that core (the benchmark runner) and train (rejection sampling) can drive a backend without
 // importing src/backends/, which holds the implementations.
 
-export interface ChatMessage {
-  role: 'user' | 'assistant';
-  content: string;
-}
+import type { ChatMessage } from './chat.ts';
 
 /**
  * What to continue. Chat form for models with a chat template (system = the rendered task
  * context); prompt form for a raw causal LM that was trained on flat text.
  */
-export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string };
+export type GenerateRequest = { system: string; messages: ChatMessage<'user' | 'assistant'>[] } | { prompt: string };
 
 export interface GenerateOptions {
   maxTokens: number;
@@ -34,7 +31,7 @@ export interface LwmBackend {
   generate(request: GenerateRequest, options: GenerateOptions): AsyncIterable<string>;
 }
 
-export function isChatRequest(r: GenerateRequest): r is { system: string; messages: ChatMessage[] } {
+export function isChatRequest(r: GenerateRequest): r is { system: string; messages: ChatMessage<'user' | 'assistant'>[] } {
   return 'messages' in r;
 }
 

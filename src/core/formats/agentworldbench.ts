@@ -2,23 +2,12 @@
 // `{task, id, prompt: [actions], response: [observations], current_prompt, system_str, turn_idx, total_turns}`.
 // The record for turn k carries the whole history up to k, so the records of one trajectory
 // merge back into it; headers the benchmark puts around actions and observations are removed.
+import type { AwbRecord, AwbSampleRecord } from '../schema/agentworldbench.ts';
 import { schemaErrors } from '../schema/validate.ts';
 import { joinPointer } from '../schema/locate.ts';
 import { domainOfTask, type Trajectory, type Turn } from '../schema/types.ts';
 import { systemPromptFromText, systemPromptToText } from './systemPromptText.ts';
 import { isObject, type FormatImporter, type RecordError, type SessionContext, type SessionOutput } from './types.ts';
-
-export interface AwbRecord {
-  task?: string;
-  id: string | number;
-  prompt: string[];
-  response: string[];
-  current_prompt?: string;
-  system_str?: string;
-  turn_idx: number;
-  total_turns?: number;
-  [key: string]: unknown;
-}
 
 // The exact layout our exporter writes; tried first so export→import is exact.
 export const decorateAction = (action: string, k: number): string => `### Turn ${k}\n**Action:**\n${action}`;
@@ -249,9 +238,9 @@ export const agentWorldBenchImporter: FormatImporter = {
  * AgentWorldBench and not changed since is written back as its original records; otherwise the
  * records are built in the layout cleanAction/cleanObservation undo exactly.
  */
-export function toAgentWorldBenchRecords(t: Trajectory): AwbRecord[] {
+export function toAgentWorldBenchRecords(t: Trajectory): AwbSampleRecord[] {
   const raw = t.source?.format === 'agentworldbench' ? t.source.raw : undefined;
-  if (Array.isArray(raw) && raw.length && rawStillMatches(t, raw)) return raw as AwbRecord[];
+  if (Array.isArray(raw) && raw.length && rawStillMatches(t, raw)) return raw as AwbSampleRecord[];
   const actions = t.turns.map((turn, i) => decorateAction(turn.action, i + 1));
   const observations = t.turns.map((turn) => decorateObservation(turn.observation));
   const system = systemPromptToText(t.system_prompt);
