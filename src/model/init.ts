@@ -5,10 +5,10 @@ import type { ModelConfig } from './config.ts';
 import { GaussianRng } from '../core/random.ts';
 
 /** Standard deviation of every weight matrix and embedding (GPT-2). */
-export const INIT_STD = 0.02;
+const INIT_STD = 0.02;
 
 /** The standard deviation a tensor is drawn with, or null for a constant fill. */
-export function initStd(t: ParamTensor, layout: ParamLayout): number | null {
+function initStd(t: ParamTensor, layout: ParamLayout): number | null {
   if (t.kind === 'norm' || t.kind === 'bias') return null;
   // Residual projections write into the residual stream once per block per branch (2 per
   // layer); scaling them by 1/sqrt(2·layers) keeps the stream's variance independent of depth.

@@ -8,7 +8,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
-export const ATTENTION_SHADER = wgsl('attention.wgsl', code);
+const ATTENTION_SHADER = wgsl('attention.wgsl', code);
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
 const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;

@@ -7,11 +7,11 @@ import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
 
-export const MATMUL_SHADER = wgsl('matmul.wgsl', code);
+const MATMUL_SHADER = wgsl('matmul.wgsl', code);
 const TILE = 64;
 
 /** vec4 loads are legal when every contiguous dimension, stride and offset is a multiple of 4. */
-export function canUseVec4(s: ResolvedMatmulShape): boolean {
+function canUseVec4(s: ResolvedMatmulShape): boolean {
   const aContig = s.transA ? s.M : s.K;
   const bContig = s.transB ? s.K : s.N;
   return [aContig, bContig, s.strideA, s.strideB, s.offsetA, s.offsetB].every((v) => v % 4 === 0);
