@@ -82,29 +82,8 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
     throw new RangeError(`vocabSize must be an integer from ${base} (256 bytes + ${specialTokens.length} special tokens) to ${MAX_VOCAB}, got ${options.vocabSize}`);
   }
   const wanted = options.vocabSize - base;
-  const counts = countPretokens(corpus, specialTokens);
-  const words: number[][] = [];
-  const freq: number[] = [];
-  for (const [piece, n] of counts) {
-    const bytes = encoder.encode(piece);
-    if (bytes.length < 2) continue; // nothing to merge inside a single byte
-    words.push(Array.from(bytes));
-    freq.push(n);
-  }
-  counts.clear();
-
-  const pairCount = new Map<number, number>();
-  const where = new Map<number, number[]>();
-  for (let w = 0; w < words.length; w++) {
-    const sym = words[w];
-    for (let i = 0; i < sym.length - 1; i++) {
-      const k = pairKey(sym[i], sym[i + 1]);
-      pairCount.set(k, (pairCount.get(k) ?? 0) + freq[w]);
-      let list = where.get(k);
-      if (!list) where.set(k, (list = []));
-      if (list[list.length - 1] !== w) list.push(w);
-    }
-  }
+  const { words, freq } = distinctWords(corpus, specialTokens);
+  const { pairCount, where } = pairIndex(words, freq);
   const heap = new PairHeap();
   for (const [k, c] of pairCount) heap.push(c, k);
 
@@ -114,8 +93,8 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
   while (merges.length < wanted && heap.size) {
     const [c, best] = heap.pop();
     if (pairCount.get(best) !== c || c <= 0) continue; // stale entry
-    const a = Math.floor(best / 65536);
-    const b = best % 65536;
+    const a = Math.floor(best / MAX_VOCAB); // pairKey's inverse
+    const b = best % MAX_VOCAB;
     const id = base + merges.length;
     const stamp = merges.length;
     merges.push([a, b]);
@@ -132,13 +111,7 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
         const k = pairKey(sym[i], sym[i + 1]);
         delta.set(k, (delta.get(k) ?? 0) - f);
       }
-      const next: number[] = [];
-      for (let i = 0; i < sym.length; i++) {
-        if (i < sym.length - 1 && sym[i] === a && sym[i + 1] === b) {
-          next.push(id);
-          i++;
-        } else next.push(sym[i]);
-      }
+      const next = mergePair(sym, a, b, id);
       words[w] = next;
       for (let i = 0; i < next.length - 1; i++) {
         const k = pairKey(next[i], next[i + 1]);
@@ -166,4 +139,47 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
     options.onProgress?.(merges.length, wanted);
   }
   return new Tokenizer(merges, specialTokens);
+}
+
+/** The distinct pre-tokens of a corpus as byte sequences, with their counts; single bytes (nothing to merge) left out. */
+function distinctWords(corpus: Iterable<string>, specialTokens: readonly string[]): { words: number[][]; freq: number[] } {
+  const counts = countPretokens(corpus, specialTokens);
+  const words: number[][] = [];
+  const freq: number[] = [];
+  for (const [piece, n] of counts) {
+    const bytes = encoder.encode(piece);
+    if (bytes.length < 2) continue; // nothing to merge inside a single byte
+    words.push(Array.from(bytes));
+    freq.push(n);
+  }
+  return { words, freq };
+}
+
+/** How often each adjacent pair occurs (weighted by word count), and the words it occurs in. */
+function pairIndex(words: number[][], freq: number[]): { pairCount: Map<number, number>; where: Map<number, number[]> } {
+  const pairCount = new Map<number, number>();
+  const where = new Map<number, number[]>();
+  for (let w = 0; w < words.length; w++) {
+    const sym = words[w];
+    for (let i = 0; i < sym.length - 1; i++) {
+      const k = pairKey(sym[i], sym[i + 1]);
+      pairCount.set(k, (pairCount.get(k) ?? 0) + freq[w]);
+      let list = where.get(k);
+      if (!list) where.set(k, (list = []));
+      if (list[list.length - 1] !== w) list.push(w);
+    }
+  }
+  return { pairCount, where };
+}
+
+/** The word with every non-overlapping (a, b), left to right, replaced by id. */
+function mergePair(sym: number[], a: number, b: number, id: number): number[] {
+  const next: number[] = [];
+  for (let i = 0; i < sym.length; i++) {
+    if (i < sym.length - 1 && sym[i] === a && sym[i + 1] === b) {
+      next.push(id);
+      i++;
+    } else next.push(sym[i]);
+  }
+  return next;
 }
