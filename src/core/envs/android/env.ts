@@ -60,6 +60,33 @@ export class AndroidEnv extends GuiEnv {
 
   private go(s: Screen) { this.stack.push(this.screenName); this.screenName = s; this.scrollTop = 0; }
 
+  /** Contact screen's Message button: the thread with that contact, opened (or started). */
+  private messageContact(c: Contact) {
+    let t = this.threads.find((x) => x.with === c.name);
+    if (!t) { t = { with: c.name, messages: [] }; this.threads.push(t); }
+    this.open = t; this.draft.message = ''; this.go('thread');
+  }
+
+  /** New contact's Save button. */
+  private saveContact() {
+    if (!this.draft.name.trim()) { this.toast = 'Toast: Name is required'; return; }
+    this.contacts.push({ name: this.draft.name, phone: this.draft.phone });
+    this.contacts.sort((a, b) => (a.name < b.name ? -1 : 1));
+    this.toast = `Toast: ${this.draft.name} saved`;
+    this.screenName = this.stack.pop() ?? 'contacts';
+  }
+
+  /** New alarm's OK button. */
+  private saveAlarm() {
+    const h = Number(this.draft.hour), m = Number(this.draft.minute);
+    if (!Number.isInteger(h) || h < 0 || h > 23 || !Number.isInteger(m) || m < 0 || m > 59 || this.draft.minute === '') { this.toast = 'Toast: Enter a valid time'; return; }
+    const time = `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
+    this.alarms.push({ time, on: true });
+    this.alarms.sort((a, b) => (a.time < b.time ? -1 : 1));
+    this.toast = `Toast: Alarm set for ${time}`;
+    this.screenName = this.stack.pop() ?? 'clock';
+  }
+
   protected screen(): UiNode {
     const status = ui('LinearLayout', 'status_bar', { children: [ui('TextView', hhmm(this.clock.ms), { kind: 'runtime_metadata' }), ui('TextView', `${this.wifi ? 'Wi-Fi' : 'No Wi-Fi'} · ${this.battery}%`, { kind: 'runtime_metadata' })] });
     const body: UiNode[] = [];
@@ -82,24 +109,14 @@ export class AndroidEnv extends GuiEnv {
       case 'contact': {
         const c = this.open as Contact;
         title = c.name;
-        body.push(ui('TextView', c.phone), ui('Button', 'Call'), ui('Button', 'Message', { onClick: () => {
-          let t = this.threads.find((x) => x.with === c.name);
-          if (!t) { t = { with: c.name, messages: [] }; this.threads.push(t); }
-          this.open = t; this.draft.message = ''; this.go('thread');
-        } }));
+        body.push(ui('TextView', c.phone), ui('Button', 'Call'), ui('Button', 'Message', { onClick: () => this.messageContact(c) }));
         break;
       }
       case 'add_contact':
         title = 'New contact';
         body.push(ui('EditText', 'Name', { value: this.draft.name, onType: (t) => { this.draft.name = t; } }));
         body.push(ui('EditText', 'Phone', { value: this.draft.phone, onType: (t) => { this.draft.phone = t; } }));
-        body.push(ui('Button', 'Save', { onClick: () => {
-          if (!this.draft.name.trim()) { this.toast = 'Toast: Name is required'; return; }
-          this.contacts.push({ name: this.draft.name, phone: this.draft.phone });
-          this.contacts.sort((a, b) => (a.name < b.name ? -1 : 1));
-          this.toast = `Toast: ${this.draft.name} saved`;
-          this.screenName = this.stack.pop() ?? 'contacts';
-        } }));
+        body.push(ui('Button', 'Save', { onClick: () => this.saveContact() }));
         break;
       case 'clock':
         title = 'Alarms';
@@ -110,15 +127,7 @@ export class AndroidEnv extends GuiEnv {
         title = 'New alarm';
         body.push(ui('EditText', 'Hour', { value: this.draft.hour, onType: (t) => { this.draft.hour = t; } }));
         body.push(ui('EditText', 'Minute', { value: this.draft.minute, onType: (t) => { this.draft.minute = t; } }));
-        body.push(ui('Button', 'OK', { onClick: () => {
-          const h = Number(this.draft.hour), m = Number(this.draft.minute);
-          if (!Number.isInteger(h) || h < 0 || h > 23 || !Number.isInteger(m) || m < 0 || m > 59 || this.draft.minute === '') { this.toast = 'Toast: Enter a valid time'; return; }
-          const time = `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
-          this.alarms.push({ time, on: true });
-          this.alarms.sort((a, b) => (a.time < b.time ? -1 : 1));
-          this.toast = `Toast: Alarm set for ${time}`;
-          this.screenName = this.stack.pop() ?? 'clock';
-        } }));
+        body.push(ui('Button', 'OK', { onClick: () => this.saveAlarm() }));
         break;
       case 'settings':
         title = 'Settings';
