@@ -11,7 +11,7 @@ import { AddKernel, BiasActKernel, GeluBackwardKernel } from '../src/gpu/kernels
 import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
 import { NormKernel } from '../src/gpu/kernels/norm.ts';
 import { XentKernel } from '../src/gpu/kernels/xent.ts';
-import { randomArray } from '../src/gpu/numeric.ts';
+import { randomArray } from '../src/core/random.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
 import type { BenchRecord, Suite } from './common.ts';

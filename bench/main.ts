@@ -3,7 +3,7 @@
 // back to scripts/bench.mjs, which prints the table and writes JSON lines.
 import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
-import { randomArray } from '../src/gpu/numeric.ts';
+import { randomArray } from '../src/core/random.ts';
 import { timeIt, type BenchRecord, type Suite } from './common.ts';
 import { generateSuite, rolloutSuite } from './generate.ts';
 import { kernelsSuite } from './kernels.ts';

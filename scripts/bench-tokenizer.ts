@@ -3,7 +3,7 @@
 //   npx tsx scripts/bench-tokenizer.ts [--mb 10] [--vocab 4096] [--json FILE]
 import { parseArgs } from 'node:util';
 import { countPretokens, trainBpe } from '../src/core/tokenizer/index.ts';
-import { seededRandom } from '../src/core/turns/rng.ts';
+import { seededRandom } from '../src/core/random.ts';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '10' }, vocab: { type: 'string', default: '4096' }, json: { type: 'string' } } });
 const targetBytes = Number(values.mb) * 1024 * 1024;

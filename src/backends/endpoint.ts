@@ -5,7 +5,8 @@
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backend.ts';
 import { isChatRequest, isTurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
-import { createLlmJudge, type ChatComplete, type JudgeChatMessage, type LlmJudgeOptions } from '../core/judge/llm.ts';
+import type { ChatMessage } from '../core/chat.ts';
+import { createLlmJudge, type ChatComplete, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 
 export type EndpointErrorKind = 'unreachable' | 'auth' | 'timeout' | 'cors' | 'rate_limit' | 'http' | 'protocol' | 'aborted';
@@ -73,8 +74,6 @@ export interface ChatOptions {
   stop?: string[];
   signal?: AbortSignal;
 }
-
-export type EndpointMessage = JudgeChatMessage;
 
 export function chatCompletionsUrl(baseUrl: string): string {
   const trimmed = baseUrl.trim().replace(/\/+$/, '');
@@ -175,7 +174,7 @@ export class EndpointClient {
     this.pageOrigin = config.pageOrigin === undefined ? defaultPageOrigin() : config.pageOrigin;
   }
 
-  private body(messages: EndpointMessage[], o: ChatOptions, stream: boolean): string {
+  private body(messages: ChatMessage[], o: ChatOptions, stream: boolean): string {
     const b: Record<string, unknown> = { model: this.config.model, messages, max_tokens: o.maxTokens, temperature: o.temperature, stream };
     if (o.topP !== undefined) b.top_p = o.topP;
     // top_k is not in the OpenAI schema, but vLLM, SGLang and Ollama read it.
@@ -285,7 +284,7 @@ export class EndpointClient {
   }
 
   /** A whole chat completion (non-streamed). */
-  async complete(messages: EndpointMessage[], options: ChatOptions): Promise<string> {
+  async complete(messages: ChatMessage[], options: ChatOptions): Promise<string> {
     const release = await this.limiter.acquire();
     try {
       return await this.withRetries(options.signal, async () => {
@@ -320,7 +319,7 @@ export class EndpointClient {
    * A streamed chat completion (server-sent events): yields content pieces as they arrive.
    * Retries happen only before the first piece; once text has been yielded a failure is thrown.
    */
-  async *stream(messages: EndpointMessage[], options: ChatOptions): AsyncGenerator<string> {
+  async *stream(messages: ChatMessage[], options: ChatOptions): AsyncGenerator<string> {
     const release = await this.limiter.acquire();
     try {
       const timeoutMs = this.config.timeoutMs ?? 120_000;
@@ -406,7 +405,7 @@ export function endpointBackend(config: EndpointConfig): LwmBackend {
   return {
     name: `endpoint:${config.model}`,
     generate(request: GenerateRequest, options: GenerateOptions): AsyncIterable<string> {
-      const messages: EndpointMessage[] = isTurnRequest(request)
+      const messages: ChatMessage[] = isTurnRequest(request)
         ? awbMessages(request)
         : isChatRequest(request)
           ? [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages]

@@ -7,10 +7,7 @@
 import type { PromptTemplate } from './templates/index.ts';
 import type { TurnSample } from './turns/index.ts';
 
-export interface ChatMessage {
-  role: 'user' | 'assistant';
-  content: string;
-}
+import type { ChatMessage } from './chat.ts';
 
 /**
  * One turn of a world to predict the observation of, structured, so every backend lays it out
@@ -39,7 +36,7 @@ export interface TurnRequest {
  * can serve); chat form for models with a chat template (system = the rendered task context);
  * prompt form for a raw causal LM that was trained on flat text.
  */
-export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string } | TurnRequest;
+export type GenerateRequest = { system: string; messages: ChatMessage<'user' | 'assistant'>[] } | { prompt: string } | TurnRequest;
 
 export function isTurnRequest(r: GenerateRequest): r is TurnRequest {
   return 'sample' in r;
@@ -63,7 +60,7 @@ export interface LwmBackend {
   generate(request: GenerateRequest, options: GenerateOptions): AsyncIterable<string>;
 }
 
-export function isChatRequest(r: GenerateRequest): r is { system: string; messages: ChatMessage[] } {
+export function isChatRequest(r: GenerateRequest): r is { system: string; messages: ChatMessage<'user' | 'assistant'>[] } {
   return 'messages' in r;
 }
 

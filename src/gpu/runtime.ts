@@ -58,12 +58,12 @@ export type BufferBinding = GPUBuffer | { buffer: GPUBuffer; offset: number; siz
 export type RuntimeEvent = { type: 'lost'; error: DeviceLostError } | { type: 'error'; message: string };
 
 /** Finds navigator.gpu in a page, a worker or Node (when a polyfill has set it). */
-export function defaultGpu(): GPU | undefined {
+function defaultGpu(): GPU | undefined {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
   return nav?.gpu;
 }
 
-export async function requestAdapter(options: AcquireOptions = {}): Promise<GPUAdapter> {
+async function requestAdapter(options: AcquireOptions = {}): Promise<GPUAdapter> {
   const gpu = options.gpu ?? defaultGpu();
   if (!gpu) {
     throw new WebGPUUnavailableError('This browser does not expose WebGPU (navigator.gpu is missing).', WEBGPU_HELP);

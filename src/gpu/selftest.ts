@@ -3,7 +3,8 @@
 import { matmulExtents, matmulRef, type MatmulShape } from '../reference/matmul.ts';
 import { matmul, MatmulKernel } from './kernels/matmul.ts';
 import type { GpuRuntime } from './runtime.ts';
-import { maxAbsDiff, randomArray } from './numeric.ts';
+import { randomArray } from '../core/random.ts';
+import { maxAbsDiff } from './numeric.ts';
 
 export interface SelfTestResult {
   name: string;
@@ -36,7 +37,7 @@ function matmulCheck(name: string, shape: MatmulShape, seed: number): SelfTestCh
 }
 
 /** Times `reps` back-to-back n³ products in one submission. */
-export async function matmulThroughput(rt: GpuRuntime, n: number, reps = 4): Promise<{ gflops: number; ms: number; timer: 'gpu' | 'wall' }> {
+async function matmulThroughput(rt: GpuRuntime, n: number, reps = 4): Promise<{ gflops: number; ms: number; timer: 'gpu' | 'wall' }> {
   const shape = { M: n, N: n, K: n };
   const kernel = await MatmulKernel.create(rt, shape);
   const a = rt.storage('selftest.a', randomArray(n * n, 1));
@@ -59,7 +60,7 @@ export async function matmulThroughput(rt: GpuRuntime, n: number, reps = 4): Pro
   }
 }
 
-export const SELF_TESTS: SelfTestCheck[] = [
+const SELF_TESTS: SelfTestCheck[] = [
   matmulCheck('matmul A·B 17×33×65 (bounds checks)', { M: 17, N: 33, K: 65 }, 1),
   matmulCheck('matmul A·Bᵀ 64×64×64 (vec4 loads)', { M: 64, N: 64, K: 64, transB: true }, 2),
   matmulCheck('matmul Aᵀ·B batched 3×20×36×44', { M: 20, N: 36, K: 44, batch: 3, transA: true }, 3),

@@ -52,7 +52,7 @@ import { CONFIG_FIELDS, validateConfig, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
 import { readSafetensors, SafetensorsError, tensorToF32, tensorToInts, writeSafetensors, type StoredTensor, type TensorToWrite } from './safetensors.ts';
 
-export const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/2';
+const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/2';
 export const OPTIMIZER_FORMAT = 'lwm-studio-optimizer/2';
 /** The format of files written before the GPT-2 embedding names (`wte`, `wpe`); still read. */
 const LEGACY_FORMAT = 'lwm-studio-checkpoint/1';
@@ -101,7 +101,7 @@ export class CheckpointError extends Error {
 }
 
 /** Config as JSON with a fixed field order, so the same config always gives the same bytes. */
-export function configToJson(c: ModelConfig): string {
+function configToJson(c: ModelConfig): string {
   const ordered: Record<string, unknown> = {};
   for (const f of CONFIG_FIELDS) ordered[f] = c[f];
   return JSON.stringify(ordered);

@@ -27,7 +27,7 @@ export interface ModelConfig {
 }
 
 /** The attention kernel keeps one head's q, k, v rows in workgroup memory; 128 is its limit. */
-export const MAX_HEAD_SIZE = 128;
+const MAX_HEAD_SIZE = 128;
 
 export class ModelConfigError extends Error {
   constructor(

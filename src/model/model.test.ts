@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ModelConfigError, PRESETS, paramCount, presetConfig, trainStepFlops, validateConfig, type ModelConfig } from './config.ts';
 import { PARAM_ALIGN, decayMask, paramByName, paramLayout } from './params.ts';
-import { GaussianRng, initParams } from './init.ts';
+import { GaussianRng } from '../core/random.ts';
+import { initParams } from './init.ts';
 
 describe('config', () => {
   it('presets are valid and sized as documented', () => {

@@ -185,16 +185,6 @@ export function paramByName(layout: ParamLayout, name: string): ParamTensor {
   return t;
 }
 
-/** A view (no copy) of one tensor inside a flat buffer with this layout. */
-export function paramView<A extends Float32Array | Float64Array>(flat: A, t: ParamTensor): A {
-  return flat.subarray(t.offset, t.offset + t.size) as A;
-}
-
-/** A zeroed flat buffer (parameters, gradients, Adam m or v). */
-export function allocParams(layout: ParamLayout): Float32Array {
-  return new Float32Array(layout.totalSize);
-}
-
 /**
  * Every tensor as [start, end) with its decay flag: the shape src/reference/adamw.ts's
  * buildDecayMask takes (it builds the per-64-block bit mask the AdamW kernel reads).

@@ -30,7 +30,7 @@ const DTYPE_BYTES: Record<Dtype, number> = {
 };
 
 /** Dtypes we can turn into f32 values. */
-export const READABLE_DTYPES: readonly Dtype[] = ['F32', 'F16', 'BF16', 'U32', 'I32'];
+const READABLE_DTYPES: readonly Dtype[] = ['F32', 'F16', 'BF16', 'U32', 'I32'];
 /** Dtypes we write. */
 export type WritableDtype = 'F32' | 'U32' | 'I32';
 

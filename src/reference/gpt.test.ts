@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig, type ModelConfig } from '../model/config.ts';
-import { GaussianRng, initParams } from '../model/init.ts';
+import { GaussianRng } from '../core/random.ts';
+import { initParams } from '../model/init.ts';
 import { ADAMW_DEFAULTS } from '../model/optim.ts';
 import { paramLayout, tensorSegments } from '../model/params.ts';
 import { adamwStepRef, buildDecayMask } from './adamw.ts';

@@ -15,7 +15,7 @@
 import { renderSystem, fillPlaceholders, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
 import { SPECIAL_TOKENS, type Tokenizer } from '../core/tokenizer/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
-import { keyedUniform } from '../core/turns/rng.ts';
+import { keyedUniform } from '../core/random.ts';
 
 /** One training row: `ids` are tokens; `weights[i]` is the loss weight of predicting ids[i]. */
 export interface EncodedRow {

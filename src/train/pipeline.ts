@@ -27,7 +27,7 @@ import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types
 import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderSystem, renderTrajectory, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns, rlPool, splitByTrajectory, type TurnSample } from '../core/turns/index.ts';
-import { keyedUniform } from '../core/turns/rng.ts';
+import { keyedUniform } from '../core/random.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../model/checkpoint.ts';
 import { presetConfig, type ModelConfig } from '../model/config.ts';

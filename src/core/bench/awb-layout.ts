@@ -4,7 +4,8 @@
 // its headers) as a user message and its observation (the `response` entry) as an assistant
 // message, then the current action as the last user message. The model is expected to answer
 // inside <predicted_observation> tags; the judge reads the last such block (or the whole text).
-import type { ChatMessage, TurnRequest } from '../backend.ts';
+import type { TurnRequest } from '../backend.ts';
+import type { ChatMessage } from '../chat.ts';
 import { decorateAction, decorateObservation } from '../formats/agentworldbench.ts';
 import { systemPromptFromText, systemPromptToText } from '../formats/systemPromptText.ts';
 import type { SpanLabel } from '../schema/types.ts';

@@ -1,49 +1,14 @@
-// AgentWorldBench record format (SPEC §8): one JSON object a line. Sample records carry the
-// trajectory up to the judged turn; predictions add `gen`; judged records add the five scores,
-// `total_score`, `failed`, `strengths`, `weaknesses`. Extra keys are kept as they are, so a file
-// passes through predict → judge → score without losing anything its producer wrote.
+// Reading, checking and writing AgentWorldBench record files (SPEC §8): one JSON object a line.
+// The record types (sample, prediction, judged) live in schema/agentworldbench.ts, shared with
+// the importer and exporter; extra keys are kept as they are, so a file passes through
+// predict → judge → score without losing anything its producer wrote.
 import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
+import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../schema/agentworldbench.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
 import { nonFiniteNumbers } from '../schema/validate.ts';
 
-export interface AwbSampleRecord {
-  task: string;
-  id: string | number;
-  /** Actions of turns 1 … turn_idx (the last one is the current action). */
-  prompt: string[];
-  /** Observations of turns 1 … turn_idx (the last one is the reference). */
-  response: string[];
-  current_prompt?: string;
-  system_str?: string;
-  /** 1-based. */
-  turn_idx: number;
-  total_turns?: number;
-  [key: string]: unknown;
-}
-
-export interface AwbPredictionRecord extends AwbSampleRecord {
-  /** The model's raw output; the prediction is extracted from it at judging time. */
-  gen: string;
-}
-
-export interface AwbJudgedRecord extends AwbPredictionRecord {
-  /** 1–5; 0 (the public scorer's invalid mark), null or absent: no usable score. */
-  format?: number | null;
-  factuality?: number | null;
-  consistency?: number | null;
-  realism?: number | null;
-  quality?: number | null;
-  /** Mean of the valid scores (1–5); 0, null or absent when there is none. */
-  total_score?: number | null;
-  /**
-   * We write booleans; the public scorer writes 1.0 / 0.0. A record is valid only when this is
-   * false or 0: a missing `failed` counts as failed, as the public scorer reads it.
-   */
-  failed?: boolean | number | null;
-  strengths?: string[];
-  weaknesses?: string[];
-}
+export type { AwbRecord, AwbSampleRecord, AwbPredictionRecord, AwbJudgedRecord } from '../schema/agentworldbench.ts';
 
 /** Whether a judged record is left out of the scores (the public scorer's `failed != 0.0`). */
 export function isFailedRecord(r: { failed?: unknown }): boolean {

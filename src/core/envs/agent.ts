@@ -1,7 +1,7 @@
 // Scripted agents: what drives the environments when generating trajectories. A goal-directed
 // agent follows a plan for the episode's task (with the occasional realistic slip: a typo, a
 // wrong path, a missing argument) and a random agent pokes around. Both are seeded.
-import type { Rng } from './rng.ts';
+import type { Rng } from '../random.ts';
 import type { StepResult } from './types.ts';
 
 export type AgentKind = 'goal' | 'random';

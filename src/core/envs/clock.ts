@@ -1,6 +1,6 @@
 // A fake wall clock: starts at a seed-derived instant and advances a few seconds per step, so
 // timestamps look real yet are byte-identical for the same seed.
-import type { Rng } from './rng.ts';
+import type { Rng } from '../random.ts';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 

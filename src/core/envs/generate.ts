@@ -3,7 +3,7 @@
 import type { KnownDomain, Trajectory, Turn } from '../schema/types.ts';
 import type { AgentKind } from './agent.ts';
 import { ENV_DOMAINS } from './registry.ts';
-import { hashString, Rng } from './rng.ts';
+import { hash128, Rng } from '../random.ts';
 
 export const MIN_TURNS = 3;
 export const MAX_TURNS = 40;
@@ -18,7 +18,7 @@ export function envDomain(domain: string) {
 
 /** The environment seed of episode `index` of a run with seed `seed`. */
 export function episodeSeed(domain: string, seed: number, index: number): number {
-  return hashString(`${domain}:${seed}:${index}`)[0] & 0x7fffffff;
+  return hash128(`${domain}:${seed}:${index}`)[0] & 0x7fffffff;
 }
 
 export function generateTrajectory(domain: KnownDomain, seed: number, index: number): Trajectory {

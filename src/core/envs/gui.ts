@@ -7,7 +7,7 @@
 import type { KnownDomain, SpanKind, SystemPrompt } from '../schema/types.ts';
 import { parseCall, type ActionArg } from './action.ts';
 import { FakeClock } from './clock.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../random.ts';
 import { SpanText } from './spans.ts';
 import type { Environment, EnvReset, StepResult } from './types.ts';
 

@@ -6,7 +6,7 @@ import { ENV_DOMAINS } from './registry.ts';
 export type { Environment, EnvReset, StepResult } from './types.ts';
 export type { Agent, AgentKind } from './agent.ts';
 export { SpanText, checkSpanTiling } from './spans.ts';
-export { Rng } from './rng.ts';
+export { Rng } from '../random.ts';
 export { parseCall, formatCall } from './action.ts';
 export { generateTrajectory, generateTrajectories, toJsonl, episodeSeed, MIN_TURNS, MAX_TURNS } from './generate.ts';
 export { ENV_DOMAINS } from './registry.ts';

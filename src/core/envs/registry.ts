@@ -2,7 +2,7 @@
 // its knowledge text.
 import type { KnownDomain } from '../schema/types.ts';
 import type { Agent, AgentKind } from './agent.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../random.ts';
 import { terminalAgent } from './terminal/agent.ts';
 import { TerminalEnv } from './terminal/index.ts';
 import { terminalKnowledge } from './terminal/knowledge.ts';

@@ -9,7 +9,7 @@ import { FORMAT_NAMES, type FormatName } from './types.ts';
 import { exportAgentWorldBench } from './export.ts';
 import { schemaErrors, validateTrajectory, type RecordSchemaName } from '../schema/validate.ts';
 import { lineOfPointer } from '../schema/locate.ts';
-import { seededRandom } from '../turns/rng.ts';
+import { seededRandom } from '../random.ts';
 import { categorizeDataset, turnMetrics } from '../masking/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../schema/types.ts';
 

@@ -3,7 +3,7 @@
 import { DOMAINS, type Trajectory } from '../schema/types.ts';
 import { validateTrajectory, type DataError } from '../schema/validate.ts';
 import { arrayElementLines, lineOfPointer } from '../schema/locate.ts';
-import { readLines, textChunks, type ChunkSource } from './lines.ts';
+import { readLines, textChunks, type ChunkSource, type SourceLine } from './lines.ts';
 import { nativeImporter } from './native.ts';
 import { agentWorldBenchImporter } from './agentworldbench.ts';
 import { openAiImporter } from './openai.ts';
@@ -108,177 +108,224 @@ interface ParsedRecord {
   locate: (pointer: string) => number;
 }
 
+/** The state one import carries from record to record: the format, its session, the counts and the ids seen. */
+class ImportRun {
+  readonly file: string | undefined;
+  readonly progress: ImportProgress;
+  format: FormatName | undefined;
+  private session: ImportSession | undefined;
+  private readonly seenIds: Map<string, IdSource>;
+
+  constructor(private readonly options: ImportOptions) {
+    this.file = options.file;
+    this.format = options.format && options.format !== 'auto' ? options.format : undefined;
+    this.progress = { consumed: 0, total: options.total, lines: 0, records: 0, trajectories: 0, errors: 0, done: false };
+    this.seenIds = options.seenIds ?? new Map<string, IdSource>();
+  }
+
+  error(line: number | undefined, pointer: string, message: string): ImportEvent {
+    this.progress.errors++;
+    const file = this.file;
+    return { kind: 'error', error: { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}), pointer, message } };
+  }
+
+  /** One parsed record: the format is detected from the first, then the session converts it. */
+  *handle(rec: ParsedRecord): Generator<ImportEvent> {
+    this.progress.records++;
+    if (!this.format) {
+      const f = detectFormat(rec.value);
+      if (!f) {
+        yield this.error(rec.line, '', `cannot tell the format of this record (expected one of: ${FORMAT_NAMES.join(', ')}); name it with the format option`);
+        return;
+      }
+      this.format = f;
+      yield { kind: 'format', format: f, detected: true };
+    }
+    if (!this.session) {
+      const o = this.options;
+      this.session = IMPORTERS[this.format].session({ file: this.file, keepRaw: o.keepRaw ?? true, fallbackDomain: domainFromFileName(this.file) ?? 'unknown', domainOverride: o.domain });
+    }
+    yield* this.drain(this.session.add(rec.value, { line: rec.line, index: this.progress.records - 1 }), rec);
+  }
+
+  /** What the session holds back until the end (records of unfinished trajectories). */
+  *finish(): Generator<ImportEvent> {
+    if (this.session) yield* this.drain(this.session.finish());
+  }
+
+  private *drain(out: SessionOutput, rec?: ParsedRecord): Generator<ImportEvent> {
+    for (const e of out.errors) yield this.error(e.line ?? rec?.locate(e.pointer), e.pointer, e.message);
+    for (const t of out.trajectories) {
+      // A last check on what the importer built, so nothing invalid reaches training.
+      const bad = validateTrajectory(t);
+      if (bad.length) {
+        for (const b of bad) yield this.error(t.source?.line ?? rec?.line, b.pointer, `converted trajectory "${t.id}" is invalid: ${b.message}`);
+        continue;
+      }
+      const duplicate = this.claimId(t, rec);
+      if (duplicate) {
+        yield duplicate;
+        continue;
+      }
+      this.progress.trajectories++;
+      yield { kind: 'trajectory', trajectory: t };
+    }
+  }
+
+  /**
+   * One behaviour for every format: the first trajectory with an id wins, a later copy is
+   * rejected with an error naming both places, so no id can reach both splits. Returns that
+   * error, or undefined when the id is new (and now taken).
+   */
+  private claimId(t: Trajectory, rec: ParsedRecord | undefined): ImportEvent | undefined {
+    const file = this.file;
+    // Importers that merge records (AgentWorldBench) know the trajectory's first line; a native
+    // record may carry a source from elsewhere, so its own line is used then.
+    const line = t.source?.line !== undefined && (t.source.file === file || !rec) ? t.source.line : rec?.line ?? t.source?.line;
+    const first = this.seenIds.get(t.id);
+    if (first) return this.error(line, '/id', `duplicate trajectory id "${t.id}": this copy (${where({ file, line })}) is left out, the id was first seen at ${where(first)}`);
+    this.seenIds.set(t.id, { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}) });
+    return undefined;
+  }
+}
+
+/** A multi-line JSON document being gathered; abandoned (and reported) when it is not UTF-8 or too large. */
+interface PendingDocument {
+  lines: string[];
+  chars: number;
+  start: number;
+  abandoned: boolean;
+}
+
+/** The default ceiling on a multi-line JSON document: it is parsed whole, so it must fit in memory. */
+const MAX_DOCUMENT_CHARS = 512 * 1024 * 1024;
+
 /**
  * Imports trajectories from chunks of text or bytes, yielding each trajectory as soon as it is
  * complete, so a caller can process a file far larger than memory. JSONL is read line by line;
  * a JSON document (an array or one pretty-printed object) is gathered and parsed whole.
  */
 export async function* importStream(source: ChunkSource, options: ImportOptions = {}): AsyncGenerator<ImportEvent> {
-  const file = options.file;
-  const keepRaw = options.keepRaw ?? true;
   const every = options.progressEvery ?? 2000;
-  const maxDocument = options.maxDocumentChars ?? 512 * 1024 * 1024;
-  const fallbackDomain = domainFromFileName(file) ?? 'unknown';
-  let format: FormatName | undefined = options.format && options.format !== 'auto' ? options.format : undefined;
-  let session: ImportSession | undefined;
-  const progress: ImportProgress = { consumed: 0, total: options.total, lines: 0, records: 0, trajectories: 0, errors: 0, done: false };
-  const seenIds = options.seenIds ?? new Map<string, IdSource>();
-
-  const openSession = (f: FormatName) => {
-    session = IMPORTERS[f].session({ file, keepRaw, fallbackDomain, domainOverride: options.domain });
-  };
-  const error = (line: number | undefined, pointer: string, message: string): ImportEvent => {
-    progress.errors++;
-    return { kind: 'error', error: { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}), pointer, message } };
-  };
-  function* drain(out: SessionOutput, rec?: ParsedRecord): Generator<ImportEvent> {
-    for (const e of out.errors) yield error(e.line ?? rec?.locate(e.pointer), e.pointer, e.message);
-    for (const t of out.trajectories) {
-      // A last check on what the importer built, so nothing invalid reaches training.
-      const bad = validateTrajectory(t);
-      if (bad.length) {
-        for (const b of bad) yield error(t.source?.line ?? rec?.line, b.pointer, `converted trajectory "${t.id}" is invalid: ${b.message}`);
-        continue;
-      }
-      // One behaviour for every format: the first trajectory with an id wins, a later copy is
-      // rejected with an error naming both places, so no id can reach both splits.
-      // Importers that merge records (AgentWorldBench) know the trajectory's first line; a native
-      // record may carry a source from elsewhere, so its own line is used then.
-      const line = t.source?.line !== undefined && (t.source.file === file || !rec) ? t.source.line : rec?.line ?? t.source?.line;
-      const first = seenIds.get(t.id);
-      if (first) {
-        yield error(line, '/id', `duplicate trajectory id "${t.id}": this copy (${where({ file, line })}) is left out, the id was first seen at ${where(first)}`);
-        continue;
-      }
-      seenIds.set(t.id, { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}) });
-      progress.trajectories++;
-      yield { kind: 'trajectory', trajectory: t };
-    }
-  }
-  function* handle(rec: ParsedRecord): Generator<ImportEvent> {
-    progress.records++;
-    if (!format) {
-      const f = detectFormat(rec.value);
-      if (!f) {
-        yield error(rec.line, '', `cannot tell the format of this record (expected one of: ${FORMAT_NAMES.join(', ')}); name it with the format option`);
-        return;
-      }
-      format = f;
-      yield { kind: 'format', format: f, detected: true };
-    }
-    if (!session) openSession(format);
-    yield* drain(session!.add(rec.value, { line: rec.line, index: progress.records - 1 }), rec);
-  }
-
-  if (format) yield { kind: 'format', format, detected: false };
-  let document: string[] | null = null;
-  let documentChars = 0;
-  let documentStart = 0;
-  let tooLarge = false;
+  const maxDocument = options.maxDocumentChars ?? MAX_DOCUMENT_CHARS;
+  const run = new ImportRun(options);
+  const progress = run.progress;
+  if (run.format) yield { kind: 'format', format: run.format, detected: false };
+  let document: PendingDocument | null = null;
   for await (const l of readLines(source)) {
     progress.lines = l.line;
     progress.consumed = l.consumed;
     if (l.line % every === 0) options.onProgress?.({ ...progress });
-    if (document) {
-      if (tooLarge) continue;
-      if (l.text === null) {
-        yield error(l.line, '', 'not valid UTF-8 text (save the file as UTF-8)');
-        tooLarge = true;
-        continue;
-      }
-      documentChars += l.text.length + 1;
-      if (documentChars > maxDocument) {
-        yield error(documentStart, '', `JSON document larger than ${maxDocument} characters; write it as JSONL (one record per line) to stream it`);
-        tooLarge = true;
-        continue;
-      }
-      document.push(l.text);
-      continue;
-    }
-    if (l.text === null) {
-      yield error(l.line, '', l.utf16 ? 'the file is UTF-16 text; save it as UTF-8' : 'not valid UTF-8 text (save the file as UTF-8)');
-      continue;
-    }
-    const trimmed = l.text.trim();
-    if (!trimmed) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(l.text);
-    } catch (e) {
-      // Only the first record of a file may open a multi-line JSON document.
-      if (progress.records === 0 && progress.errors === 0 && (trimmed.startsWith('[') || trimmed.startsWith('{'))) {
-        document = [l.text];
-        documentChars = l.text.length + 1;
-        documentStart = l.line;
-        continue;
-      }
-      yield error(l.line, '', `not valid JSON: ${(e as Error).message}`);
-      continue;
-    }
-    if (Array.isArray(value) && progress.records === 0) {
-      // A one-line JSON array of records.
-      const line = l.line;
-      for (let i = 0; i < value.length; i++) yield* handle({ value: value[i], line, locate: () => line });
-      continue;
-    }
-    if (!isObject(value)) {
-      yield error(l.line, '', `expected a JSON object per line, got ${Array.isArray(value) ? 'an array' : typeof value}`);
-      progress.records++;
-      continue;
-    }
-    const line = l.line;
-    yield* handle({ value, line, locate: () => line });
+    if (document) yield* documentLine(run, document, l, maxDocument);
+    else document = yield* jsonlLine(run, l);
   }
-  if (document && !tooLarge) {
-    const text = document.join('\n');
-    document = null;
-    const jsonlFallback: string[] = [];
-    let value: unknown;
-    let parsed = true;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      parsed = false;
-      const lines = text.split('\n');
-      // A JSONL file whose first line is broken looks like the start of a document; if other
-      // lines stand alone as records, read it as JSONL so they still import.
-      if (lines.slice(1).some((x) => isObject(tryParse(x)))) {
-        lines.forEach((x, i) => (jsonlFallback[i] = x));
-      } else {
-        const m = /position (\d+)/.exec((e as Error).message);
-        const line = m ? documentStart + countNewlines(text, Number(m[1])) : documentStart;
-        yield error(line, '', `not valid JSON: ${(e as Error).message}`);
-      }
-    }
-    for (let i = 0; i < jsonlFallback.length; i++) {
-      const x = jsonlFallback[i];
-      const line = documentStart + i;
-      if (!x.trim()) continue;
-      const v = tryParse(x);
-      if (v === undefined) yield error(line, '', 'not valid JSON');
-      else if (!isObject(v)) yield error(line, '', `expected a JSON object per line, got ${Array.isArray(v) ? 'an array' : typeof v}`);
-      else yield* handle({ value: v, line, locate: () => line });
-    }
-    if (parsed) {
-      const offset = documentStart - 1;
-      if (Array.isArray(value)) {
-        const starts = arrayElementLines(text);
-        for (let i = 0; i < value.length; i++) {
-          const base = `/${i}`;
-          yield* handle({
-            value: value[i],
-            line: offset + (starts[i] ?? 1),
-            locate: (p) => offset + (lineOfPointer(text, base + p) ?? starts[i] ?? 1),
-          });
-        }
-      } else {
-        yield* handle({ value, line: documentStart, locate: (p) => offset + (lineOfPointer(text, p) ?? 1) });
-      }
-    }
-  }
-  if (session) yield* drain(session.finish());
+  if (document && !document.abandoned) yield* documentRecords(run, document.lines.join('\n'), document.start);
+  yield* run.finish();
   progress.done = true;
   options.onProgress?.({ ...progress });
+}
+
+/**
+ * One line of a JSONL file: a record, a one-line JSON array of records, or the first line of a
+ * multi-line JSON document, which is returned for the caller to gather.
+ */
+function* jsonlLine(run: ImportRun, l: SourceLine): Generator<ImportEvent, PendingDocument | null> {
+  if (l.text === null) {
+    yield run.error(l.line, '', l.utf16 ? 'the file is UTF-16 text; save it as UTF-8' : 'not valid UTF-8 text (save the file as UTF-8)');
+    return null;
+  }
+  const trimmed = l.text.trim();
+  if (!trimmed) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(l.text);
+  } catch (e) {
+    // Only the first record of a file may open a multi-line JSON document.
+    if (run.progress.records === 0 && run.progress.errors === 0 && (trimmed.startsWith('[') || trimmed.startsWith('{'))) {
+      return { lines: [l.text], chars: l.text.length + 1, start: l.line, abandoned: false };
+    }
+    yield run.error(l.line, '', `not valid JSON: ${(e as Error).message}`);
+    return null;
+  }
+  const line = l.line;
+  if (Array.isArray(value) && run.progress.records === 0) {
+    // A one-line JSON array of records.
+    for (let i = 0; i < value.length; i++) yield* run.handle({ value: value[i], line, locate: () => line });
+    return null;
+  }
+  if (!isObject(value)) {
+    yield run.error(l.line, '', `expected a JSON object per line, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    run.progress.records++;
+    return null;
+  }
+  yield* run.handle({ value, line, locate: () => line });
+  return null;
+}
+
+/** Adds a line to the document being gathered, or abandons it (not UTF-8, or over maxDocument). */
+function* documentLine(run: ImportRun, doc: PendingDocument, l: SourceLine, maxDocument: number): Generator<ImportEvent> {
+  if (doc.abandoned) return;
+  if (l.text === null) {
+    yield run.error(l.line, '', 'not valid UTF-8 text (save the file as UTF-8)');
+    doc.abandoned = true;
+    return;
+  }
+  doc.chars += l.text.length + 1;
+  if (doc.chars > maxDocument) {
+    yield run.error(doc.start, '', `JSON document larger than ${maxDocument} characters; write it as JSONL (one record per line) to stream it`);
+    doc.abandoned = true;
+    return;
+  }
+  doc.lines.push(l.text);
+}
+
+/**
+ * The records of a gathered JSON document: an array's elements or the one object, each located
+ * by its line. A document that does not parse but whose later lines stand alone as records was
+ * a JSONL file with a broken first line: it is read as JSONL so those still import.
+ */
+function* documentRecords(run: ImportRun, text: string, documentStart: number): Generator<ImportEvent> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    const lines = text.split('\n');
+    if (lines.slice(1).some((x) => isObject(tryParse(x)))) {
+      yield* fallbackJsonl(run, lines, documentStart);
+    } else {
+      const m = /position (\d+)/.exec((e as Error).message);
+      const line = m ? documentStart + countNewlines(text, Number(m[1])) : documentStart;
+      yield run.error(line, '', `not valid JSON: ${(e as Error).message}`);
+    }
+    return;
+  }
+  const offset = documentStart - 1;
+  if (Array.isArray(value)) {
+    const starts = arrayElementLines(text);
+    for (let i = 0; i < value.length; i++) {
+      const base = `/${i}`;
+      yield* run.handle({
+        value: value[i],
+        line: offset + (starts[i] ?? 1),
+        locate: (p) => offset + (lineOfPointer(text, base + p) ?? starts[i] ?? 1),
+      });
+    }
+  } else {
+    yield* run.handle({ value, line: documentStart, locate: (p) => offset + (lineOfPointer(text, p) ?? 1) });
+  }
+}
+
+/** The lines of what looked like a document, read one record a line after all. */
+function* fallbackJsonl(run: ImportRun, lines: string[], documentStart: number): Generator<ImportEvent> {
+  for (let i = 0; i < lines.length; i++) {
+    const x = lines[i];
+    const line = documentStart + i;
+    if (!x.trim()) continue;
+    const v = tryParse(x);
+    if (v === undefined) yield run.error(line, '', 'not valid JSON');
+    else if (!isObject(v)) yield run.error(line, '', `expected a JSON object per line, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+    else yield* run.handle({ value: v, line, locate: () => line });
+  }
 }
 
 function tryParse(text: string): unknown {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLlmJudge, type JudgeChatMessage } from './llm.ts';
+import type { ChatMessage } from '../chat.ts';
+import { createLlmJudge } from './llm.ts';
 import { judgeSystemPrompt, judgeUserPrompt, clip } from './prompt.ts';
 import type { JudgeInput } from './types.ts';
 
@@ -37,7 +38,7 @@ describe('judge prompt', () => {
 
 describe('LLM judge', () => {
   it('parses the reply into a verdict', async () => {
-    const seen: JudgeChatMessage[][] = [];
+    const seen: ChatMessage[][] = [];
     const judge = createLlmJudge({ name: 'j', complete: async (m) => (seen.push(m), GOOD) });
     const v = await judge.judge(INPUT);
     expect(v).toMatchObject({ failed: false, scores: { factuality: 3 }, total: 4.4, weaknesses: ['missing src'] });
@@ -59,7 +60,7 @@ describe('LLM judge', () => {
     expect(temps).toEqual([0, 0.7]);
   });
   it('uses a given system prompt for its domain and ours for the others', async () => {
-    const seen: JudgeChatMessage[][] = [];
+    const seen: ChatMessage[][] = [];
     const judge = createLlmJudge({ name: 'j', systemPrompts: { terminal: 'PUBLIC PROMPT' }, complete: async (m) => (seen.push(m), GOOD) });
     await judge.judge(INPUT);
     await judge.judge({ ...INPUT, domain: 'os' });

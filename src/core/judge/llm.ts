@@ -3,21 +3,17 @@
 // One retry policy covers both kinds of failure: a reply with no usable verdict and a transient
 // transport error each use one of the `retries + 1` attempts (the transport itself is expected
 // not to retry, so a sample costs at most that many requests).
+import type { ChatMessage } from '../chat.ts';
 import { parseVerdict } from './parse.ts';
 import { judgeSystemPrompt, judgeUserPrompt, type JudgePromptLimits } from './prompt.ts';
 import { scoredVerdict, type Judge, type JudgeInput, type Verdict } from './types.ts';
-
-export interface JudgeChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
 
 /**
  * One non-streamed chat completion. Errors with `fatal: true` (refused key, CORS) stop a run;
  * `retryable: false` ones (a refused request) end the sample's attempts; `retryAfterMs` is the
  * server's requested pause.
  */
-export type ChatComplete = (messages: JudgeChatMessage[], options: { temperature: number; maxTokens: number; signal?: AbortSignal }) => Promise<string>;
+export type ChatComplete = (messages: ChatMessage[], options: { temperature: number; maxTokens: number; signal?: AbortSignal }) => Promise<string>;
 
 /** The public AgentWorldBench judge's settings: 32768 tokens (room for reasoning judges) at 0.6. */
 export const DEFAULT_JUDGE_MAX_TOKENS = 32768;
@@ -77,7 +73,7 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
   return {
     name: options.name,
     async judge(input: JudgeInput, signal?: AbortSignal): Promise<Verdict> {
-      const messages: JudgeChatMessage[] = [
+      const messages: ChatMessage[] = [
         { role: 'system', content: options.systemPrompts?.[input.domain] ?? judgeSystemPrompt(input.domain) },
         { role: 'user', content: judgeUserPrompt(input, options.limits) },
       ];

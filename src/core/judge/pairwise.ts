@@ -19,7 +19,8 @@
 //                 goes to the one with fewer simulator tells (self-talk, placeholders, heavy
 //                 repetition), and only then to A (a coin, as above).
 import { stripThink } from './extract.ts';
-import type { ChatComplete, JudgeChatMessage } from './llm.ts';
+import type { ChatMessage } from '../chat.ts';
+import type { ChatComplete } from './llm.ts';
 import { isFatal } from './llm.ts';
 import { clip, DEFAULT_PROMPT_LIMITS } from './prompt.ts';
 import { rubricJudge } from './rubric.ts';
@@ -123,7 +124,7 @@ export function createLlmPairJudge(options: LlmPairJudgeOptions): PairJudge {
   return {
     name: options.name,
     async compare(q, signal) {
-      const messages: JudgeChatMessage[] = [
+      const messages: ChatMessage[] = [
         { role: 'system', content: PAIR_SYSTEM_PROMPTS[q.kind] },
         { role: 'user', content: pairUserPrompt(q) },
       ];

@@ -1,6 +1,6 @@
 // The RL reward (SPEC §7): rubric judge and rule verifier mixed 9:1, both on a 0–25 scale so
 // the mix weights read as shares of the reward.
-import { keyedUniform } from '../turns/rng.ts';
+import { keyedUniform } from '../random.ts';
 import type { PairJudge } from './pairwise.ts';
 import { meanScore, type Judge, type JudgeInput, type Scores, type Verdict } from './types.ts';
 import { verify } from './verifier.ts';

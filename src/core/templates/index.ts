@@ -3,7 +3,8 @@
 // the prompt-optimisation loop can propose new versions and store them as JSON.
 import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
 import type { TurnSample } from '../turns/index.ts';
-import { keyedUniform } from '../turns/rng.ts';
+import type { ChatMessage } from '../chat.ts';
+import { keyedUniform } from '../random.ts';
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
 
 export interface PromptTemplate {
@@ -168,11 +169,6 @@ export function segmentWeights(rendered: RenderedSample, targetWeight: number, r
     text: s.text,
     weight: s.role === 'target' || s.role === 'close' ? targetWeight : s.role === 'reasoning' ? reasoningWeight : 0,
   }));
-}
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
 }
 
 /**

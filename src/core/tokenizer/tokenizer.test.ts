@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countPretokens, MIN_VOCAB, SPECIAL_TOKENS, Tokenizer, trainBpe } from './index.ts';
-import { seededRandom } from '../turns/rng.ts';
+import { seededRandom } from '../random.ts';
 
 const corpus = [
   '$ ls -la /home/user\ntotal 8\n-rw-r--r-- 1 user user 12 main.py\n',

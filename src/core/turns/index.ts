@@ -1,9 +1,16 @@
 // Trajectory-to-turn expansion (SPEC §3): turn samples, the train/eval split by trajectory and
 // the RL pool of one turn per trajectory.
 import type { SpanLabel, SystemPrompt, Trajectory, Turn } from '../schema/types.ts';
-import { keyedUniform } from './rng.ts';
+import { keyedUniform } from '../random.ts';
 
-export { seededRandom, hashString, keyedUniform } from './rng.ts';
+export { seededRandom, hashString, keyedUniform } from '../random.ts';
+
+/**
+ * Folded into the seed of the RL pool's turn draw so it is not the split's draw: with one seed
+ * for both, keyedUniform(id, seed) would rank a trajectory for the split and pick its RL turn
+ * from the same number, and eval trajectories (low draws) would always give early turns.
+ */
+const RL_POOL_SEED_SALT = 0x5eed;
 
 /** Sample t of a trajectory: context (system prompt, turns before t, action t) and target o_t. */
 export interface TurnSample {
@@ -88,7 +95,7 @@ export function rlPool(trajectories: Trajectory[], seed = 0): TurnSample[] {
   for (const t of trajectories) {
     if (!t.turns.length || taken.has(t.id)) continue;
     taken.add(t.id);
-    const i = Math.floor(keyedUniform(t.id, seed ^ 0x5eed) * t.turns.length);
+    const i = Math.floor(keyedUniform(t.id, seed ^ RL_POOL_SEED_SALT) * t.turns.length);
     out.push(turnSample(t, i));
   }
   return out;

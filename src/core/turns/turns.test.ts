@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expandTurns, rlPool, splitByTrajectory, summarizeExpansion } from './index.ts';
-import { seededRandom } from './rng.ts';
+import { seededRandom } from '../random.ts';
 import { emptySystemPrompt, type Trajectory } from '../schema/types.ts';
 
 function dataset(n: number, seed = 1): Trajectory[] {

@@ -7,21 +7,20 @@ import { checkAttentionShape, checkDecode, type AttentionShape, type DecodeShape
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
+import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
-export const ATTENTION_SHADER = wgsl('attention.wgsl', code);
+const ATTENTION_SHADER = wgsl('attention.wgsl', code);
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
 const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;
 
-// Workgroup tiles hold TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as many rows
-// of one head as fit, at most 32.
-const TILE_VEC4 = 448;
-const MAX_BC = 32;
+// Workgroup tiles hold ATTENTION_TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as
+// many rows of one head as fit, at most ATTENTION_MAX_BC.
 
 function paramsBytes(T: number, H: number, C: number, D: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint32Array {
   const w = new ParamWords(12);
   const D4 = D / 4;
-  w.u32.set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(MAX_BC, Math.floor(TILE_VEC4 / D4)), 0, 0]);
+  w.u32.set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / D4)), 0, 0]);
   w.f32[3] = 1 / Math.sqrt(D);
   return w.u32;
 }

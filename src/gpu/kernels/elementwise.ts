@@ -6,10 +6,10 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkDims, checkOffset, elementwiseGrid, needWords, ParamWords } from './common.ts';
 
-export const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code);
+const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code);
 
 /** Rows per stage-1 block of a column sum: enough blocks to spread over cores, few enough to keep stage 2 short. */
-export function rowsPerBlockFor(rows: number): number {
+function rowsPerBlockFor(rows: number): number {
   return Math.max(16, Math.ceil(rows / 64));
 }
 

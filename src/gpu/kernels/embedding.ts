@@ -7,10 +7,10 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
 
-export const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
+const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
 
 /** Distinct tokens a batch of `rows` tokens over `vocab` can hold: fixes the CSR size and the backward grid. */
-export function maxDistinctTokens(rows: number, vocab: number): number {
+function maxDistinctTokens(rows: number, vocab: number): number {
   return Math.min(rows, vocab);
 }
 

@@ -6,7 +6,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, ParamWords } from './common.ts';
 
-export const GSPO_SHADER = wgsl('gspo.wgsl', code);
+const GSPO_SHADER = wgsl('gspo.wgsl', code);
 
 export interface GspoShape {
   numSeqs: number;

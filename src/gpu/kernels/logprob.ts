@@ -6,7 +6,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
-export const LOGPROB_SHADER = wgsl('logprob.wgsl', code);
+const LOGPROB_SHADER = wgsl('logprob.wgsl', code);
 
 export interface LogprobShape {
   N: number;

@@ -6,12 +6,12 @@ import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmu
 import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
+import { MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
 
-export const MATMUL_SHADER = wgsl('matmul.wgsl', code);
-const TILE = 64;
+const MATMUL_SHADER = wgsl('matmul.wgsl', code);
 
 /** vec4 loads are legal when every contiguous dimension, stride and offset is a multiple of 4. */
-export function canUseVec4(s: ResolvedMatmulShape): boolean {
+function canUseVec4(s: ResolvedMatmulShape): boolean {
   const aContig = s.transA ? s.M : s.K;
   const bContig = s.transB ? s.K : s.N;
   return [aContig, bContig, s.strideA, s.strideB, s.offsetA, s.offsetB].every((v) => v % 4 === 0);
@@ -32,7 +32,7 @@ export class MatmulKernel {
 
   static async create(rt: GpuRuntime, shape: MatmulShape, options: { forceScalar?: boolean } = {}): Promise<MatmulKernel> {
     const s = resolveMatmulShape(shape);
-    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, [s.batch, Math.ceil(s.M / TILE), Math.ceil(s.N / TILE)]);
+    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, [s.batch, Math.ceil(s.M / MATMUL_TILE_M), Math.ceil(s.N / MATMUL_TILE_N)]);
     const variant = !options.forceScalar && canUseVec4(s) ? 'vec4' : 'scalar';
     const pipeline = await rt.pipeline(MATMUL_SHADER, variant === 'vec4' ? 'matmul_vec4' : 'matmul', {
       TRANS_A: s.transA ? 1 : 0,
@@ -47,7 +47,7 @@ export class MatmulKernel {
 
   /** Records the product into `pass`; a, b, c must hold matmulExtents(shape) elements. */
   encode(pass: GPUComputePassEncoder, a: GPUBuffer, b: GPUBuffer, c: GPUBuffer): void {
-    this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], [Math.ceil(this.shape.N / TILE), Math.ceil(this.shape.M / TILE), this.shape.batch]);
+    this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], [Math.ceil(this.shape.N / MATMUL_TILE_N), Math.ceil(this.shape.M / MATMUL_TILE_M), this.shape.batch]);
   }
 
   flops(): number {

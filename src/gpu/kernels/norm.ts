@@ -7,7 +7,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
 
-export const NORM_SHADER = wgsl('norm.wgsl', code);
+const NORM_SHADER = wgsl('norm.wgsl', code);
 
 export interface NormOptions {
   /** Add dx into the dx binding (e.g. the residual stream's gradient) instead of overwriting it. Default false. */

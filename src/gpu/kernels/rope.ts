@@ -6,7 +6,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
-export const ROPE_SHADER = wgsl('rope.wgsl', code);
+const ROPE_SHADER = wgsl('rope.wgsl', code);
 
 export interface RopeOptions {
   /** positions the table covers: offset + T must stay below it; default 1024 */

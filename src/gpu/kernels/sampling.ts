@@ -7,7 +7,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 
-export const SAMPLING_SHADER = wgsl('sampling.wgsl', code);
+const SAMPLING_SHADER = wgsl('sampling.wgsl', code);
 
 export interface SamplingShape {
   /** rows to sample (one token each) */

@@ -5,7 +5,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkDims, grid } from './common.ts';
 
-export const SEQGATHER_SHADER = wgsl('seqgather.wgsl', code);
+const SEQGATHER_SHADER = wgsl('seqgather.wgsl', code);
 
 /**
  * setSpans(spans) uploads where each sequence's response sits (a write: takes effect at the

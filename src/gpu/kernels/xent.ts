@@ -6,7 +6,7 @@ import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkDims, grid, needWords, ParamWords } from './common.ts';
 
-export const XENT_SHADER = wgsl('xent.wgsl', code);
+const XENT_SHADER = wgsl('xent.wgsl', code);
 
 export interface XentShape {
   /** Rows (tokens). */

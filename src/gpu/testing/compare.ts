@@ -1,5 +1,6 @@
 // Tolerant array comparison for GPU-vs-reference tests, with a message that says where.
-export { maxAbsDiff, randomArray } from '../numeric.ts';
+export { maxAbsDiff } from '../numeric.ts';
+export { randomArray } from '../../core/random.ts';
 
 /** Throws unless |got - want| <= atol + rtol·|want| everywhere. */
 export function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, atol = 1e-4, rtol = 1e-4, what = 'value'): void {

@@ -2,7 +2,7 @@
 import { formatCall } from '../action.ts';
 import { PlanAgent, RandomAgent, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
 import type { GuiEnv } from '../gui.ts';
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../../random.ts';
 import type { OsEnv } from './index.ts';
 
 /** click(id of the element called `name`), or a miss on a wrong id when it is not on screen. */

@@ -1,6 +1,6 @@
 // A generated fictional world (towns, people, companies, rivers, festivals) written up as a
 // few hundred encyclopedia pages. Fixed seed, so every fact is checkable and nothing is fetched.
-import { Rng } from '../rng.ts';
+import { Rng } from '../../random.ts';
 
 export interface Doc {
   id: number;

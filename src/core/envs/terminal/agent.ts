@@ -1,6 +1,6 @@
 // Scripted agents for the terminal environment.
 import { PlanAgent, RandomAgent, typo, type Agent, type AgentKind, type PlanStep } from '../agent.ts';
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../../random.ts';
 import { TODO_ITEMS, type TerminalEnv } from './index.ts';
 
 export function terminalAgent(env: TerminalEnv, rng: Rng, kind: AgentKind): Agent {
