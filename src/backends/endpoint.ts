@@ -3,7 +3,8 @@
 // can drive the whole product with a large model served elsewhere. Runs in Node and browsers
 // (fetch, AbortController, ReadableStream, TextDecoder only).
 import type { GenerateOptions, GenerateRequest, LwmBackend } from './types.ts';
-import { isChatRequest } from './types.ts';
+import { isChatRequest, isTurnRequest, turnAsChat } from './types.ts';
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { createLlmJudge, type ChatComplete, type JudgeChatMessage } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 
@@ -378,9 +379,11 @@ export function endpointBackend(config: EndpointConfig): LwmBackend {
   return {
     name: `endpoint:${config.model}`,
     generate(request: GenerateRequest, options: GenerateOptions): AsyncIterable<string> {
-      const messages: EndpointMessage[] = isChatRequest(request)
-        ? [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.messages]
-        : [{ role: 'user', content: request.prompt }];
+      // A large model's context holds the whole turn: no truncation, the template's system text.
+      const r = isTurnRequest(request) ? turnAsChat(request, BUILTIN_TEMPLATES.v0) : request;
+      const messages: EndpointMessage[] = isChatRequest(r)
+        ? [...(r.system ? [{ role: 'system' as const, content: r.system }] : []), ...r.messages]
+        : [{ role: 'user', content: r.prompt }];
       return client.stream(messages, options);
     },
   };

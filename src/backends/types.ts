@@ -3,16 +3,42 @@
 // Generation is streamed so the playground can show text as it arrives and a caller can stop
 // early (abort signal) without waiting for the whole observation.
 
+import { renderSystem, type PromptTemplate } from '../core/templates/index.ts';
+import type { TurnSample } from '../core/turns/index.ts';
+
 export interface ChatMessage {
   role: 'user' | 'assistant';
   content: string;
 }
 
 /**
- * What to continue. Chat form for models with a chat template (system = the rendered task
- * context); prompt form for a raw causal LM that was trained on flat text.
+ * A turn sample to predict the next observation of, with the template to lay it out (default:
+ * the backend's choice, v0 for the local model). The local model cuts it to its context with the
+ * policy it was trained under (src/core/templates/fit.ts); an endpoint gets it as chat messages.
  */
-export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string };
+export interface TurnRequest {
+  sample: Pick<TurnSample, 'domain' | 'systemPrompt' | 'history' | 'action'>;
+  template?: PromptTemplate;
+}
+
+/**
+ * What to continue. Turn form for LWMs (the structure the truncation policy needs); chat form
+ * for models with a chat template (system = the rendered task context); prompt form for a raw
+ * causal LM that was trained on flat text.
+ */
+export type GenerateRequest = { system: string; messages: ChatMessage[] } | { prompt: string } | TurnRequest;
+
+export function isTurnRequest(r: GenerateRequest): r is TurnRequest {
+  return 'sample' in r;
+}
+
+/** A turn request as chat messages: the rendered system text, then actions as user and observations as assistant turns. */
+export function turnAsChat(r: TurnRequest, fallback: PromptTemplate): { system: string; messages: ChatMessage[] } {
+  const messages: ChatMessage[] = [];
+  for (const turn of r.sample.history) messages.push({ role: 'user', content: turn.action }, { role: 'assistant', content: turn.observation });
+  messages.push({ role: 'user', content: r.sample.action });
+  return { system: renderSystem(r.template ?? fallback, r.sample), messages };
+}
 
 export interface GenerateOptions {
   maxTokens: number;

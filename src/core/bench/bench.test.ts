@@ -100,7 +100,7 @@ function tableBackend(answers: Record<string, string>): LwmBackend & { requests:
     async *generate(req, opt) {
       requests.push(req);
       options.push(opt);
-      const text = 'messages' in req ? req.messages[0].content : req.prompt;
+      const text = 'messages' in req ? req.messages[0].content : 'prompt' in req ? req.prompt : req.sample.action;
       const key = Object.keys(answers).find((k) => text.includes(k));
       if (!key) throw new Error('no answer');
       const a = answers[key];
