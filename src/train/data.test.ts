@@ -32,15 +32,20 @@ describe('SFT encoding', () => {
     expect(row.truncated).toBe(false);
   });
 
-  it('truncates oldest turns first, keeping the system prompt and the target', () => {
+  it('cuts by the shared policy: the newest turns stay, the system text goes first', () => {
     const t = BUILTIN_TEMPLATES.v0;
     const full = encodeSftSample(tok, samples[2], t, 1, { maxTokens: 10_000 });
-    const oneTurn = encodeSftSample(tok, { ...samples[2], history: samples[2].history.slice(1) }, t, 1, { maxTokens: 10_000 });
-    const row = encodeSftSample(tok, samples[2], t, 1, { maxTokens: oneTurn.ids.length });
-    expect(row.ids.length).toBeLessThan(full.ids.length);
-    expect(row.droppedTurns).toBe(1);
-    expect(row.ids).toEqual(oneTurn.ids);
-    expect(tok.decode(row.ids)).toContain('Create a file');
+    const row = encodeSftSample(tok, samples[2], t, 1, { maxTokens: full.ids.length - 12 });
+    expect(row.ids.length).toBeLessThanOrEqual(full.ids.length - 12);
+    const text = tok.decode(row.ids);
+    // Both turns and the target stay; the action space, then the task description, are cut first.
+    expect(text).toContain('echo hi > a.txt');
+    expect(text).toContain('a.txt\nuser@host:~$');
+    expect(text.endsWith(`hi\nuser@host:~$\n</predicted_observation>`)).toBe(true);
+    expect(row.droppedTurns).toBe(0);
+    expect(row.truncated).toBe(true);
+    expect(row.coverage!.turns).toBe(1);
+    expect(row.coverage!.system).toBeLessThan(1);
   });
 
   it('never exceeds the budget, even when the target alone is too long', () => {

@@ -225,6 +225,16 @@ interface ContextFit {
 }
 
 function fitParts(sp: SampleParts, budget: number, marker: number[]): ContextFit {
+  // Every kept system part is charged a separator, but k parts need only k − 1: credit one back,
+  // unless no system part is kept after all (then the credit was not earned: choose again without).
+  const sep = sp.separator.length;
+  const credited = chooseParts(sp, budget + (sp.system.length ? sep : 0), marker);
+  const cuts = sp.system.some((p) => credited.has(p)) ? credited : chooseParts(sp, budget, marker);
+  return layout(sp, cuts);
+}
+
+/** Which parts get how much room, by priority (SPEC §11). */
+function chooseParts(sp: SampleParts, budget: number, marker: number[]): Map<Part, Cut> {
   const sep = sp.separator.length;
   const cuts = new Map<Part, Cut>();
   // The frame: the system markers and the current action's literals; then the action's value.
@@ -258,7 +268,12 @@ function fitParts(sp: SampleParts, budget: number, marker: number[]): ContextFit
     const p = bySystemName(name);
     if (p) take(p, sep);
   }
+  return cuts;
+}
 
+/** The chosen parts in the template's layout, with what the coverage report needs. */
+function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
+  const actionCut = cuts.get(sp.action)!;
   const segments: FitSegment[] = [{ part: 'frame', role: 'context', ids: sp.systemOpen, elided: false }];
   let systemTokens = 0;
   let systemKept = 0;

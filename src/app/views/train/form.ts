@@ -37,17 +37,21 @@ export const STAGE_LABEL: Record<Stage, string> = {
   rl: 'GSPO: groups of sampled predictions rewarded by the judge and the verifier',
 };
 
-/** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
+/**
+ * A first run: the mini preset, whose context holds the initial state and the newest turn of the
+ * default dataset's rows (a model that cannot see the state cannot simulate it; micro, for
+ * CPU-emulated GPUs, sees only their start). Tokens empty: the preset's whole context.
+ */
 export const DEFAULT_FORM: TrainForm = {
   name: '',
   datasetId: '',
   domain: '',
   stage: 'sft',
-  preset: 'micro',
+  preset: 'mini',
   from: '',
   steps: '40',
   batch: '4',
-  tokens: '64',
+  tokens: '',
   lr: '',
   evalEvery: '10',
   judgeSamples: '0',
@@ -129,7 +133,8 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
   const context = preset in PRESETS ? PRESETS[preset].contextLength : 64;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
   if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
-  const tokens = int(errors, 'tokens', form.tokens, 'Tokens per sequence', 8, context);
+  // Empty: the whole context of the preset.
+  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', 8, context);
   const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
   if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
   const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
