@@ -9,7 +9,6 @@ import { ELISION } from '../core/templates/fit.ts';
 import { trainBpe, type Tokenizer } from '../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../core/turns/index.ts';
 import { PRESETS } from '../model/config.ts';
-import { DEFAULT_FORM } from '../app/views/train/form.ts';
 import { coverageMetrics, encodeSftSample } from './data.ts';
 
 const PER_DOMAIN = 10;
@@ -106,8 +105,9 @@ describe('what the model sees of the default dataset', () => {
     expect(m.coverage_system).toBeLessThan(0.2);
   });
 
-  it(`at the Train view's default preset (${DEFAULT_FORM.preset}): the whole state in every row and the newest turn in most`, () => {
-    const preset = PRESETS[DEFAULT_FORM.preset];
+  // The Train view's default preset (form.test.ts checks that it is this one).
+  it('at the mini preset (512): the whole state in every row and the newest turn in most', () => {
+    const preset = PRESETS.mini;
     const tok = tokenizer(preset.vocabSize);
     const r = check(tok, preset.contextLength + 1, () => BUILTIN_TEMPLATES.compact);
     expect(r.stateWhole / r.n).toBeGreaterThanOrEqual(0.98);

@@ -23,6 +23,8 @@ export interface EncodedRow {
   /** Oldest history turns dropped by truncation. */
   droppedTurns: number;
   truncated: boolean;
+  /** The budget its context was fitted to (SFT rows): a generator with this room plus the opening tag gets the same prompt. */
+  contextBudget?: number;
   /** How much of the sample the row shows (SFT rows only). */
   coverage?: FitCoverage;
   trajectoryId?: string;
@@ -63,6 +65,7 @@ export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: Pr
     ids,
     weights,
     promptLength: fitted.contextLength,
+    contextBudget: fitted.contextBudget,
     droppedTurns: fitted.droppedTurns,
     truncated: fitted.truncated,
     coverage: fitted.coverage,

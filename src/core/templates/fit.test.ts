@@ -127,6 +127,14 @@ describe('the truncation policy', () => {
       expect(f.segments.flatMap((s) => s.ids)).toEqual(f.ids);
       if (budget > 0) expect(f.segments.some((s) => s.role === 'target' && s.ids.length > 0), `budget ${budget}`).toBe(true);
     }
+    // Every budget up to the whole: within it, and the context is what fitContext gives for the row's context budget.
+    for (let budget = 0; budget <= full + 2; budget++) {
+      for (const s of [sample, { ...sample, targetObservation: 'a much longer observation than the others' }]) {
+        const f = fitTurn(tok, T, s, { budget });
+        expect(f.ids.length, `budget ${budget}`).toBeLessThanOrEqual(budget);
+        if (f.ids[0] === tok.special.system) expect(fitContext(tok, T, s, f.contextBudget).ids).toEqual(f.ids.slice(0, f.contextLength));
+      }
+    }
     // Room for the frame, the action and the target only: nothing else.
     const f = fitTurn(tok, T, sample, { budget: len(reduced([], 0, { ...T, preamble: '', closing: '' })) });
     expect(f.coverage).toMatchObject({ system: 0, turns: 0, initialState: 0, target: 1, keptTurns: 0 });

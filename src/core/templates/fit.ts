@@ -64,6 +64,8 @@ export interface FittedPrompt {
   segments: FitSegment[];
   /** Tokens of the context: ids.slice(0, contextLength) is what comes before the completion. */
   contextLength: number;
+  /** The budget the context was fitted to: fitContext with it gives exactly this context (a generator's room less the opening tag). */
+  contextBudget: number;
   coverage: FitCoverage;
   /** Something was cut or left out. */
   truncated: boolean;
@@ -333,7 +335,7 @@ const encoder = (tok: Tokenizer): Encode => (s) => tok.encode(s, { allowSpecial:
 export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
   const enc = encoder(tok);
   const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
-  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, coverage: coverageOf(c, 1), truncated: c.truncated, droppedTurns: c.droppedTurns };
+  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, 1), truncated: c.truncated, droppedTurns: c.droppedTurns };
 }
 
 /**
@@ -364,10 +366,11 @@ export function fitTurn(tok: Tokenizer, template: PromptTemplate, sample: TurnSa
   const fixed = reasoning.length + open.length;
   const opening = Math.min(completionFull, Math.max(fixed + Math.min(1, target.length), Math.ceil((budget - frame) * share)));
   const ctx = fitParts(sp, budget - opening, marker);
-  // The completion takes the room the context left: the target keeps its opening; cut, it loses the closing tag.
+  // The completion takes the room the context left: the target keeps its opening; the closing tag
+  // comes only after the whole target and only when it fits.
   const room = Math.max(0, budget - ctx.ids.length);
-  const keptTarget = completionFull <= room ? target : target.slice(0, Math.max(Math.min(1, target.length), room - fixed));
-  const keptClose = keptTarget.length === target.length ? close : [];
+  const keptTarget = target.slice(0, Math.max(Math.min(1, target.length), room - fixed));
+  const keptClose = keptTarget.length === target.length && fixed + target.length + close.length <= room ? close : [];
   const segments: FitSegment[] = [...ctx.segments];
   if (reasoning.length) segments.push({ part: 'reasoning', role: 'reasoning', ids: reasoning, elided: false });
   segments.push({ part: 'open', role: 'context', ids: open, elided: false });
@@ -378,6 +381,7 @@ export function fitTurn(tok: Tokenizer, template: PromptTemplate, sample: TurnSa
     ids,
     segments,
     contextLength: ctx.ids.length,
+    contextBudget: budget - opening,
     coverage: coverageOf(ctx, target.length ? keptTarget.length / target.length : 1),
     truncated: ctx.truncated || keptTarget.length < target.length,
     droppedTurns: ctx.droppedTurns,

@@ -21,6 +21,7 @@ describe('Train form', () => {
     expect(spec).toMatchObject({ kind: 'train', data: { datasetId: 'default' }, from: null, train: { stage: 'sft', preset: 'micro', steps: 8, batch: 2, T: 32, evalEvery: 2, domains: ['terminal'], lr: { peak: 3e-3 }, evalJudgeSamples: 0, templates: DEFAULT_STAGE_TEMPLATES.sft } });
   });
 
+  // src/train/coverage.test.ts checks that this preset's context holds the state and the newest turn.
   it('defaults to the mini preset over its whole context', () => {
     const { spec, errors } = buildSpec(form({}), ctx());
     expect(errors).toEqual({});
