@@ -3,7 +3,7 @@ import { BUILTIN_TEMPLATES, renderSample } from '../core/templates/index.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
-import { BatchSampler, encodeSftSample, makeBatch, packCorpus } from './data.ts';
+import { BatchSampler, coverageMetrics, encodeSftSample, makeBatch, packCorpus } from './data.ts';
 
 const traj: Trajectory = {
   id: 't1',
@@ -46,6 +46,15 @@ describe('SFT encoding', () => {
     expect(row.truncated).toBe(true);
     expect(row.coverage!.turns).toBe(1);
     expect(row.coverage!.system).toBeLessThan(1);
+  });
+
+  it('averages coverage over rows: turns over rows with history, the initial state over rows with one', () => {
+    const cov = (system: number, turns: number | null, initialState: number | null, keptTurns: number, historyTurns: number) => ({
+      coverage: { system, turns, initialState, target: 1, historyTurns, keptTurns },
+    });
+    const m = coverageMetrics([cov(0.5, null, 1, 0, 0), cov(0.25, 0.5, null, 2, 4), cov(0, 0, 0.5, 0, 3), {}]);
+    expect(m).toEqual({ coverage_system: 0.25, coverage_turns: 0.25, coverage_initial_state: 0.75, coverage_last_turn: 0.5, coverage_target: 1 });
+    expect(coverageMetrics([])).toEqual({});
   });
 
   it('never exceeds the budget, even when the target alone is too long', () => {

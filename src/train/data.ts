@@ -76,7 +76,7 @@ export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: Pr
 }
 
 /** Mean coverage of SFT rows, as training metrics: the share of system-prompt tokens, of history turns and of the initial state the model saw. */
-export function coverageMetrics(rows: readonly EncodedRow[]): Record<string, number> {
+export function coverageMetrics(rows: readonly Pick<EncodedRow, 'coverage'>[]): Record<string, number> {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
   const covs = rows.flatMap((r) => (r.coverage ? [r.coverage] : []));
   if (!covs.length) return {};
@@ -85,7 +85,7 @@ export function coverageMetrics(rows: readonly EncodedRow[]): Record<string, num
     coverage_turns: mean(covs.flatMap((c) => (c.turns === null ? [] : [c.turns]))),
     coverage_initial_state: mean(covs.flatMap((c) => (c.initialState === null ? [] : [c.initialState]))),
     coverage_last_turn: mean(covs.flatMap((c) => (c.historyTurns ? [c.keptTurns > 0 ? 1 : 0] : []))),
-    coverage_target: mean(covs.map((c) => c.target)),
+    coverage_target: mean(covs.flatMap((c) => (c.target === null ? [] : [c.target]))),
   };
   return Object.fromEntries(Object.entries(out).filter((e): e is [string, number] => e[1] !== undefined));
 }

@@ -52,8 +52,8 @@ export interface FitCoverage {
   turns: number | null;
   /** Kept share of the initial state's tokens; null when the sample has none. */
   initialState: number | null;
-  /** Kept share of the target observation's tokens (1 for a prompt, which has none). */
-  target: number;
+  /** Kept share of the target observation's tokens; null for a prompt, which has none. */
+  target: number | null;
   historyTurns: number;
   /** Turns seen whole. */
   keptTurns: number;
@@ -318,7 +318,7 @@ function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
   };
 }
 
-function coverageOf(c: ContextFit, target: number): FitCoverage {
+function coverageOf(c: ContextFit, target: number | null): FitCoverage {
   return {
     system: c.systemTokens ? c.systemKept / c.systemTokens : 1,
     turns: c.turnShares.length ? c.turnShares.reduce((a, b) => a + b, 0) / c.turnShares.length : null,
@@ -335,7 +335,7 @@ const encoder = (tok: Tokenizer): Encode => (s) => tok.encode(s, { allowSpecial:
 export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
   const enc = encoder(tok);
   const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
-  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, 1), truncated: c.truncated, droppedTurns: c.droppedTurns };
+  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
 }
 
 /**

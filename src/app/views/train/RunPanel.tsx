@@ -4,7 +4,7 @@ import { useMemo } from 'react';
 import type { RunRecord } from '../../../storage/db.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
-import { formatMetric, METRIC_HELP, metricOrder } from './metrics.ts';
+import { coverageSummary, formatMetric, METRIC_HELP, metricOrder } from './metrics.ts';
 
 const series = (history: MetricPoint[], key: string): [number, number][] => history.filter((m) => key in m.values).map((m) => [m.step, m.values[key]]);
 
@@ -44,6 +44,7 @@ export function RunPanel() {
   const markers = (run?.resumes ?? []).map((x) => ({ x, label: `resumed at step ${x}` }));
   const latest = latestValues(history);
   const tps = latest.find((m) => m.name === 'tokens_per_s')?.value;
+  const coverage = coverageSummary(Object.fromEntries(latest.map((m) => [m.name, m.value])));
   return (
     <section className="card run-panel" aria-labelledby="run-title" data-testid="run-panel">
       <div className="card-head">
@@ -88,6 +89,11 @@ export function RunPanel() {
           {tps !== undefined ? ` · ${formatMetric('tokens_per_s', tps)} tokens/s` : ''}
         </span>
       </div>
+      {coverage ? (
+        <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
+          {coverage}
+        </p>
+      ) : null}
       {run?.state === 'failed' && run.error ? (
         <p className="error-text" role="alert">
           {run.error}
