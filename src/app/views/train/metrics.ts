@@ -29,7 +29,8 @@ export const COVERAGE_METRICS = ['coverage_initial_state', 'coverage_last_turn',
 
 /** One sentence on how much of each sample the model sees, from the coverage metrics; null before they arrive. */
 export function coverageSummary(values: Record<string, number>): string | null {
-  const pct = (k: string) => (values[k] === undefined ? null : `${Math.round(values[k] * 100)}%`);
+  // Whole percents, but a share under 10% keeps a decimal so a sliver does not read as nothing.
+  const pct = (k: string) => (values[k] === undefined ? null : `${values[k] < 0.1 ? (values[k] * 100).toFixed(1) : Math.round(values[k] * 100)}%`);
   if (pct('coverage_system') === null) return null;
   const parts = [
     pct('coverage_initial_state') && `${pct('coverage_initial_state')} of the initial state`,
