@@ -412,8 +412,5 @@ export function fittedText(tok: Tokenizer, f: FittedPrompt): string {
   return tok.decode(f.ids);
 }
 
-/** The fields in the order the policy gives them room (for documentation and the Prompts view). */
-export const FIT_PRIORITY: readonly string[] = ['action', 'target (opening)', 'initial_state', 'history (newest first)', ...SYSTEM_PRIORITY.slice(1)];
-
 // Every field has a place in the priority order.
 for (const f of SYSTEM_PROMPT_FIELDS) if (!SYSTEM_PRIORITY.includes(f)) throw new Error(`fit: no priority for system-prompt field ${f}`);
