@@ -145,12 +145,15 @@ export const PRESETS = {
   },
   /**
    * ~1.1M parameters: trains a small BPE model on a toy environment in minutes on an
-   * integrated GPU. RoPE because LWM prompts are long and vary in length.
+   * integrated GPU. RoPE because LWM prompts are long and vary in length. Context 512: with the
+   * compact template it holds the initial state of every default-dataset row and the newest
+   * turn of most (the Train view's default; see form.test.ts), where 256 kept the newest turn in
+   * under half the web and os rows.
    */
   mini: {
     ...GPT2_DEFAULTS,
     vocabSize: 2048,
-    contextLength: 256,
+    contextLength: 512,
     layers: 4,
     heads: 4,
     dModel: 128,

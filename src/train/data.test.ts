@@ -3,7 +3,7 @@ import { BUILTIN_TEMPLATES, renderSample } from '../core/templates/index.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
-import { BatchSampler, encodeSftSample, makeBatch, packCorpus } from './data.ts';
+import { BatchSampler, coverageMetrics, encodeSftSample, makeBatch, packCorpus } from './data.ts';
 
 const traj: Trajectory = {
   id: 't1',
@@ -32,15 +32,29 @@ describe('SFT encoding', () => {
     expect(row.truncated).toBe(false);
   });
 
-  it('truncates oldest turns first, keeping the system prompt and the target', () => {
+  it('cuts by the shared policy: the newest turns stay, the system text goes first', () => {
     const t = BUILTIN_TEMPLATES.v0;
     const full = encodeSftSample(tok, samples[2], t, 1, { maxTokens: 10_000 });
-    const oneTurn = encodeSftSample(tok, { ...samples[2], history: samples[2].history.slice(1) }, t, 1, { maxTokens: 10_000 });
-    const row = encodeSftSample(tok, samples[2], t, 1, { maxTokens: oneTurn.ids.length });
-    expect(row.ids.length).toBeLessThan(full.ids.length);
-    expect(row.droppedTurns).toBe(1);
-    expect(row.ids).toEqual(oneTurn.ids);
-    expect(tok.decode(row.ids)).toContain('Create a file');
+    const row = encodeSftSample(tok, samples[2], t, 1, { maxTokens: full.ids.length - 12 });
+    expect(row.ids.length).toBeLessThanOrEqual(full.ids.length - 12);
+    const text = tok.decode(row.ids);
+    // Both turns and the target stay; the action space, then the task description, are cut first.
+    expect(text).toContain('echo hi > a.txt');
+    expect(text).toContain('a.txt\nuser@host:~$');
+    expect(text.endsWith(`hi\nuser@host:~$\n</predicted_observation>`)).toBe(true);
+    expect(row.droppedTurns).toBe(0);
+    expect(row.truncated).toBe(true);
+    expect(row.coverage!.turns).toBe(1);
+    expect(row.coverage!.system).toBeLessThan(1);
+  });
+
+  it('averages coverage over rows: turns over rows with history, the initial state over rows with one', () => {
+    const cov = (system: number, turns: number | null, initialState: number | null, keptTurns: number, historyTurns: number) => ({
+      coverage: { system, turns, initialState, target: 1, historyTurns, keptTurns },
+    });
+    const m = coverageMetrics([cov(0.5, null, 1, 0, 0), cov(0.25, 0.5, null, 2, 4), cov(0, 0, 0.5, 0, 3), {}]);
+    expect(m).toEqual({ coverage_system: 0.25, coverage_turns: 0.25, coverage_initial_state: 0.75, coverage_last_turn: 0.5, coverage_target: 1 });
+    expect(coverageMetrics([])).toEqual({});
   });
 
   it('never exceeds the budget, even when the target alone is too long', () => {

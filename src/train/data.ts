@@ -4,16 +4,13 @@
 // distribution and tokenised piece by piece; only the target observation (and its closing tag,
 // so the model learns to stop) carries loss, weighted by the sample's mask ratio (SPEC §4).
 //
-// Context-truncation policy, applied when a sample has more tokens than the model's context:
-//   1. drop the oldest history turns, one at a time (the most recent turns matter most for the
-//      next observation, and the system prompt says what the environment is);
-//   2. then shorten the system text from its end (its start holds the role and the task);
-//   3. then shorten the current action from its start (its end is nearest the target);
-//   4. then cut the target's end (and drop the closing tag, which no longer closes anything);
-//   5. last, for a budget below the minimal context, keep the row's last tokens (the target's).
+// When a sample has more tokens than the model's context, the one truncation policy of
+// src/core/templates/fit.ts decides what stays (the action, the target's opening, the initial
+// state, the newest turns, ...); inference prompts are cut by the same policy.
 // CPT (SPEC §5): texts are joined with <|bos|>/<|eos|> and cut into context-length windows.
-import { renderSystem, fillPlaceholders, templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
-import { SPECIAL_TOKENS, type Tokenizer } from '../core/tokenizer/index.ts';
+import { fitPrompt, fitTurn, type FitCoverage } from '../core/templates/fit.ts';
+import { templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
+import type { Tokenizer } from '../core/tokenizer/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
 import { keyedUniform } from '../core/random.ts';
 
@@ -26,6 +23,10 @@ export interface EncodedRow {
   /** Oldest history turns dropped by truncation. */
   droppedTurns: number;
   truncated: boolean;
+  /** The budget its context was fitted to (SFT rows): a generator with this room plus the opening tag gets the same prompt. */
+  contextBudget?: number;
+  /** How much of the sample the row shows (SFT rows only). */
+  coverage?: FitCoverage;
   trajectoryId?: string;
   turnIndex?: number;
   domain?: string;
@@ -54,59 +55,45 @@ export interface SftEncodeOptions {
   reasoning?: string;
 }
 
-/** Encodes a turn sample with a template, applying the truncation policy above. */
+/** Encodes a turn sample with a template, cut to `maxTokens` by the truncation policy (fit.ts). */
 export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: PromptTemplate, targetWeight: number, options: SftEncodeOptions): EncodedRow {
-  const enc = (s: string) => tok.encode(s, { allowSpecial: true });
-  let system = enc(`${SPECIAL_TOKENS.system}\n${renderSystem(template, sample)}\n`);
-  const history = sample.history.map((turn, i) => enc(fillPlaceholders(template.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation })));
-  let action = enc(fillPlaceholders(template.currentAction, { index: String(sample.history.length + 1), action: sample.action }));
-  const reasoning = options.reasoning !== undefined ? enc(`${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`) : [];
-  const open = enc(template.targetOpen);
-  let target = enc(sample.targetObservation);
-  let close = enc(template.targetClose);
-
-  const budget = options.maxTokens;
-  let first = 0;
-  let histLen = history.reduce((n, h) => n + h.length, 0);
-  const size = () => system.length + histLen + action.length + reasoning.length + open.length + target.length + close.length;
-  let truncated = false;
-  while (size() > budget && first < history.length) {
-    histLen -= history[first].length;
-    first++;
-    truncated = true;
+  const fitted = fitTurn(tok, template, sample, { budget: options.maxTokens, reasoning: options.reasoning });
+  const ids: number[] = [];
+  const weights: number[] = [];
+  for (const s of fitted.segments) {
+    const w = s.role === 'target' || s.role === 'close' ? targetWeight : 0;
+    for (const id of s.ids) {
+      ids.push(id);
+      weights.push(w);
+    }
   }
-  if (size() > budget) {
-    truncated = true;
-    const keep = Math.max(1, system.length - (size() - budget));
-    system = system.slice(0, keep);
-  }
-  if (size() > budget) {
-    const keep = Math.max(1, action.length - (size() - budget));
-    action = action.slice(action.length - keep);
-  }
-  if (open.length + target.length + close.length > budget - 1) {
-    close = [];
-    target = target.slice(0, Math.max(1, budget - 1 - open.length));
-  }
-  const context = [...system, ...history.slice(first).flat(), ...action];
-  let ids = [...context, ...reasoning, ...open, ...target, ...close];
-  let weights = new Array<number>(ids.length).fill(0);
-  const targetFrom = context.length + reasoning.length + open.length;
-  for (let i = targetFrom; i < ids.length; i++) weights[i] = targetWeight;
-  // Last resort (a budget smaller than the minimal context): keep the row's end, where the target is.
-  const drop = Math.max(0, ids.length - budget);
-  ids = ids.slice(drop);
-  weights = weights.slice(drop);
   return {
     ids,
     weights,
-    promptLength: Math.max(0, context.length - drop),
-    droppedTurns: first,
-    truncated,
+    promptLength: fitted.contextLength,
+    contextBudget: fitted.contextBudget,
+    droppedTurns: fitted.droppedTurns,
+    truncated: fitted.truncated,
+    coverage: fitted.coverage,
     trajectoryId: sample.trajectoryId,
     turnIndex: sample.turnIndex,
     domain: sample.domain,
   };
+}
+
+/** Mean coverage of SFT rows, as training metrics: the share of system-prompt tokens, of history turns and of the initial state the model saw. */
+export function coverageMetrics(rows: readonly Pick<EncodedRow, 'coverage'>[]): Record<string, number> {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+  const covs = rows.flatMap((r) => (r.coverage ? [r.coverage] : []));
+  if (!covs.length) return {};
+  const out: Record<string, number | undefined> = {
+    coverage_system: mean(covs.map((c) => c.system)),
+    coverage_turns: mean(covs.flatMap((c) => (c.turns === null ? [] : [c.turns]))),
+    coverage_initial_state: mean(covs.flatMap((c) => (c.initialState === null ? [] : [c.initialState]))),
+    coverage_last_turn: mean(covs.flatMap((c) => (c.historyTurns ? [c.keptTurns > 0 ? 1 : 0] : []))),
+    coverage_target: mean(covs.flatMap((c) => (c.target === null ? [] : [c.target]))),
+  };
+  return Object.fromEntries(Object.entries(out).filter((e): e is [string, number] => e[1] !== undefined));
 }
 
 /** Encodes SFT samples, each with a template drawn (reproducibly) from `distribution`. */
@@ -208,9 +195,7 @@ export class BatchSampler {
   }
 }
 
-/** The prompt a generator is given for a sample: context and the opening target tag, within `maxTokens`. */
+/** The prompt a generator is given for a sample: context and the opening target tag within `maxTokens`, cut as training rows are. */
 export function encodePrompt(tok: Tokenizer, sample: TurnSample, template: PromptTemplate, maxTokens: number): number[] {
-  const closeLen = tok.encode(template.targetClose, { allowSpecial: true }).length;
-  const row = encodeSftSample(tok, { ...sample, targetObservation: '' }, template, 0, { maxTokens: maxTokens + closeLen });
-  return row.ids.slice(0, Math.min(maxTokens, row.ids.length - closeLen));
+  return fitPrompt(tok, template, sample, maxTokens).ids;
 }

@@ -31,7 +31,8 @@ const data: Trajectory[] = Array.from({ length: 6 }, (_, i) =>
 );
 
 const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 320 });
-const T = 160;
+// Long enough that the longest retrieval targets (at most half a row under the truncation policy) still differ in length.
+const T = 320;
 const masks = categorizeDataset(data);
 const categoryOf = new Map<string, MaskCategory>(masks.flatMap((m) => m.turns.map((t, i) => [`${m.id}#${i}`, t.category] as const)));
 const rows = stageRows('sft', { tok, T }, data, { v0: 1 }, 0, false, undefined, new Map(masks.map((m) => [m.id, m])));

@@ -29,7 +29,7 @@ describe('training learns (micro)', () => {
     const r = await runTraining(SFT, data, host(rt, m));
     const evalLoss = last(m, 'eval_loss');
     const unigram = last(m, 'unigram_loss');
-    console.log(`[learn] SFT ${SFT.steps} steps: held-out loss ${evalLoss.toFixed(3)} vs unigram ${unigram.toFixed(3)}; train loss ${m[0].values.loss.toFixed(3)} → ${last(m, 'loss').toFixed(3)}`);
+    console.log(`[learn] SFT ${SFT.steps} steps: held-out loss ${evalLoss.toFixed(3)} vs unigram ${unigram.toFixed(3)}; train loss ${m.find((x) => 'loss' in x.values)!.values.loss.toFixed(3)} → ${last(m, 'loss').toFixed(3)}`);
     expect(evalLoss).toBeLessThan(unigram);
     expect(r.best?.evalLoss).toBeCloseTo(evalLoss, 6);
   });

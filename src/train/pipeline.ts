@@ -37,7 +37,8 @@ import { initParams } from '../model/init.ts';
 import { lrAt } from '../model/optim.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
 import type { Stage, TrainSpec } from './spec.ts';
-import { BatchSampler, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
+import { BatchSampler, coverageMetrics, encodePrompt, encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow } from './data.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
 import { UserFacingError } from './host.ts';
 import type { SftLabel } from './rejection.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, rewardJudges, sequenceRatios } from './rlMetrics.ts';
@@ -70,6 +71,8 @@ export interface TrainResult {
   evalLoss: number | null;
   unigramLoss: number | null;
   tokensPerSecond: number;
+  /** How much of each sample the model saw (SFT rows, RL prompts): coverage_system, coverage_turns, ... (coverageMetrics). */
+  coverage?: Record<string, number>;
 }
 
 const STAGE_LR: Record<Stage, { peak: number; min: number; warmup: number }> = {
@@ -331,6 +334,7 @@ export async function runTraining(
       : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
+  const coverage = reportCoverage(host, p.start.step, rows);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
   const evalBatches = Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
     makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
@@ -377,13 +381,26 @@ export async function runTraining(
       }
     }
     const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
-    return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0 };
+    return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0, coverage };
   } finally {
     gen.dispose();
     model.dispose();
   }
 }
 
+
+/** Coverage of the rows (SPEC §11) as metrics at the first step, and one log line that says it in words. */
+function reportCoverage(host: TrainHost, step: number, rows: readonly Pick<EncodedRow, 'coverage'>[]): Record<string, number> | undefined {
+  const m = coverageMetrics(rows);
+  if (!Object.keys(m).length) return undefined;
+  const pct = (k: string) => (m[k] === undefined ? 'n/a' : `${(m[k] * 100).toFixed(1)}%`);
+  host.log(
+    `what the model sees (${rows.length} rows): ${pct('coverage_system')} of system-prompt tokens, ${pct('coverage_turns')} of history turns, ` +
+      `${pct('coverage_initial_state')} of the initial state, the newest turn whole in ${pct('coverage_last_turn')} of rows with history` + (m.coverage_target === undefined ? '' : `, ${pct('coverage_target')} of target tokens`),
+  );
+  host.metric(step, m);
+  return m;
+}
 
 /** Generates predictions for a few eval samples and scores them with the local judge. */
 async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Promise<Record<string, number>> {
@@ -416,6 +433,11 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
   if (maxNewTokens >= T - 8) throw new UserFacingError(`rl.maxNewTokens (${maxNewTokens}) leaves no room for a prompt in ${T} tokens`);
   if (!p.eval.length) host.log('rl: no eval-split trajectories: evaluation falls back to training turns, so the best checkpoint is chosen on data it trained on');
   host.log(`rl: reward ${spec.rl.reward} judged by ${judges.judge.name}; evaluation on ${spec.rl.evalSamples} held-out turns every ${spec.evalEvery} steps (rubric + verifier reward)`);
+  const coverage = reportCoverage(
+    host,
+    Math.floor(p.start.step / promptsPerStep),
+    pool.map((s) => fitPrompt(p.tok, templateForSample(spec.templates, s, spec.seed, spec.templateSet), s, T - maxNewTokens)),
+  );
   const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature } });
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
@@ -518,7 +540,7 @@ async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: R
     }
     const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
     const b = best.best && { step: best.best.step, evalLoss: -best.best.value, evalReward: best.best.value };
-    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: genMs > 0 ? genTokens / (genMs / 1000) : 0 };
+    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: genMs > 0 ? genTokens / (genMs / 1000) : 0, coverage };
   } finally {
     gen.dispose();
     model.dispose();

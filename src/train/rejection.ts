@@ -11,7 +11,7 @@ import type { LwmBackend, GenerateRequest } from '../core/backend.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
 import { judgeInputFor } from '../core/judge/sample.ts';
 import type { Judge } from '../core/judge/types.ts';
-import { BUILTIN_TEMPLATES, renderSample, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
 
 export interface RejectionOptions {
@@ -26,7 +26,7 @@ export interface RejectionOptions {
   seed?: number;
   /** Template of the prompt form (local models). Default v0. */
   template?: PromptTemplate;
-  /** How a sample becomes a request. Default: the template's prompt text up to the opening target tag. */
+  /** How a sample becomes a request. Default: a turn request with `template` (promptRequest). */
   request?: (sample: TurnSample) => GenerateRequest;
   /** The turn's mask weight (SPEC §4), carried on each kept candidate. Default: none (the trainer weighs it). */
   weightOf?: (sample: TurnSample) => number;
@@ -80,12 +80,13 @@ export interface RejectionResult {
   perDomain: Record<string, Retention>;
 }
 
-/** The default request: prompt text up to and including the opening target tag. */
+/**
+ * The default request: the turn itself with its template, so a local teacher lays it out and
+ * cuts it to its context as it was trained (src/core/templates/fit.ts) and an endpoint gets it
+ * as chat messages.
+ */
 export function promptRequest(template: PromptTemplate): (s: TurnSample) => GenerateRequest {
-  return (s) => {
-    const r = renderSample(template, s);
-    return { prompt: r.text.slice(0, r.targetStart) };
-  };
+  return (s) => ({ sample: s, template });
 }
 
 function thinkOf(output: string): string | undefined {

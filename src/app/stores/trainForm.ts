@@ -51,17 +51,21 @@ export interface TrainForm {
 /** Fields never persisted (API keys). */
 export const SECRET_FIELDS = ['judgeApiKey', 'teacherApiKey'] as const;
 
-/** Small enough that a first run on a CPU-emulated GPU shows a curve within a minute or two. */
+/**
+ * A first run: the mini preset, whose context holds the initial state and the newest turn of the
+ * default dataset's rows (a model that cannot see the state cannot simulate it; micro, for
+ * CPU-emulated GPUs, sees only their start). Tokens empty: the preset's whole context.
+ */
 export const DEFAULT_FORM: TrainForm = {
   name: '',
   datasetId: '',
   domain: '',
   stage: 'sft',
-  preset: 'micro',
+  preset: 'mini',
   from: '',
   steps: '40',
   batch: '4',
-  tokens: '64',
+  tokens: '',
   lr: '',
   evalEvery: '10',
   judgeSamples: '0',

@@ -235,6 +235,7 @@ const train: Command = async (argv, io) => {
         eval_loss: result.evalLoss,
         unigram_loss: result.unigramLoss,
         tokens_per_s: Math.round(result.tokensPerSecond),
+        ...(result.coverage && { coverage: result.coverage }),
         seconds: (Date.now() - t0) / 1000,
       }) + '\n',
     );

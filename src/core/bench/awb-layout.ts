@@ -9,7 +9,6 @@ import type { ChatMessage } from '../chat.ts';
 import { decorateAction, decorateObservation } from '../formats/agentworldbench.ts';
 import { systemPromptFromText, systemPromptToText } from '../formats/systemPromptText.ts';
 import type { SpanLabel } from '../schema/types.ts';
-import { renderSample, type PromptTemplate } from '../templates/index.ts';
 import { judgeInputOf, type AwbSampleRecord } from './records.ts';
 
 /** The current action as the record writes it: `prompt[turn_idx - 1]`, else `current_prompt`. */
@@ -54,13 +53,6 @@ export function awbMessages(turn: TurnRequest): { role: 'system' | ChatMessage['
   for (let i = 0; i < earlier; i++) messages.push({ role: 'user', content: actions[i] }, { role: 'assistant', content: observations[i] });
   messages.push({ role: 'user', content: actions[actions.length - 1] });
   return messages;
-}
-
-/** A turn rendered with a training template, up to and including the opening target tag. */
-export function turnPromptText(turn: TurnRequest, template: PromptTemplate): string {
-  const s = turn.sample;
-  const rendered = renderSample(template, { trajectoryId: '', domain: s.domain, turnIndex: s.history.length, systemPrompt: s.systemPrompt, history: s.history, action: s.action, targetObservation: '' });
-  return rendered.text.slice(0, rendered.targetStart);
 }
 
 /** Span labels a record carries for its reference observation (native exports add them). */

@@ -86,6 +86,25 @@ export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Objec
     targetOpen: `${S.predictedOpen}\n`,
     targetClose: `\n${S.predictedClose}`,
   },
+  compact: {
+    version: 'compact',
+    description: 'For small contexts: a one-line role, short headings, the initial state right after the task line, bare turn markers.',
+    preamble: '{{domain}} simulator: print the next observation exactly.',
+    sections: [
+      { field: 'task_description', heading: 'Task:' },
+      { field: 'initial_state', heading: 'State:' },
+      { field: 'simulation_instruction', heading: 'Rules:' },
+      { field: 'action_space', heading: 'Actions:' },
+      { field: 'demonstrations', heading: 'Examples:' },
+    ],
+    closing: '',
+    // The special tokens delimit history turns on their own (no newlines around them); the
+    // prediction tags keep every template's layout, which exporters and parsers rely on.
+    historyTurn: `${S.action}{{action}}${S.observation}{{observation}}${S.endTurn}`,
+    currentAction: `${S.action}{{action}}${S.observation}\n`,
+    targetOpen: `${S.predictedOpen}\n`,
+    targetClose: `\n${S.predictedClose}`,
+  },
 });
 
 /** Replaces {{name}} with values[name] in one pass, so placeholder-like text inside values stays as it is. */
@@ -197,12 +216,13 @@ export type TrainingStage = 'cpt' | 'sft' | 'rl' | 'eval';
 export type TemplateDistribution = Record<string, number>;
 
 /**
- * Default template mix per stage: CPT and eval on one fixed wording; SFT spreads over all three
- * so the model does not overfit one phrasing (SPEC §5); RL on the two more explicit ones.
+ * Default template mix per stage: CPT and eval on one fixed wording; SFT spreads over all four
+ * so the model does not overfit one phrasing (SPEC §5), the compact one among them so small
+ * contexts see more of the state; RL on the two more explicit ones.
  */
 export const DEFAULT_STAGE_TEMPLATES: Readonly<Record<TrainingStage, TemplateDistribution>> = Object.freeze({
   cpt: { v0: 1 },
-  sft: { v0: 0.4, v1: 0.3, v2: 0.3 },
+  sft: { v0: 0.3, v1: 0.2, v2: 0.2, compact: 0.3 },
   rl: { v1: 0.5, v2: 0.5 },
   eval: { v0: 1 },
 });

@@ -29,15 +29,15 @@ const traj: Trajectory = {
 const samples = expandTurns([traj]);
 
 describe('built-in templates', () => {
-  it('ships v0, v1 and v2, each valid and differently worded', () => {
-    expect(Object.keys(BUILTIN_TEMPLATES)).toEqual(['v0', 'v1', 'v2']);
+  it('ships v0, v1, v2 and compact, each valid and differently worded', () => {
+    expect(Object.keys(BUILTIN_TEMPLATES)).toEqual(['v0', 'v1', 'v2', 'compact']);
     const systems = Object.values(BUILTIN_TEMPLATES).map((t) => {
       expect(checkTemplate(t)).toEqual([]);
       return renderSystem(t, samples[0]);
     });
-    expect(new Set(systems).size).toBe(3);
+    expect(new Set(systems).size).toBe(4);
     const texts = Object.values(BUILTIN_TEMPLATES).map((t) => renderSample(t, samples[1]).text);
-    expect(new Set(texts).size).toBe(3);
+    expect(new Set(texts).size).toBe(4);
   });
   it('renders only non-empty fields, or the unsplit text', () => {
     const sys = renderSystem(BUILTIN_TEMPLATES.v0, samples[0]);
@@ -99,9 +99,9 @@ describe('renderSample', () => {
 });
 
 describe('stage template distributions', () => {
-  it('defaults are valid and SFT mixes all three', () => {
+  it('defaults are valid and SFT mixes all four', () => {
     for (const d of Object.values(DEFAULT_STAGE_TEMPLATES)) expect(checkDistribution(d)).toEqual([]);
-    expect(Object.keys(DEFAULT_STAGE_TEMPLATES.sft).sort()).toEqual(['v0', 'v1', 'v2']);
+    expect(Object.keys(DEFAULT_STAGE_TEMPLATES.sft).sort()).toEqual(['compact', 'v0', 'v1', 'v2']);
   });
   it('picks versions in proportion to their weights', () => {
     expect(pickVersion({ v0: 1, v1: 3 }, 0)).toBe('v0');
@@ -109,17 +109,18 @@ describe('stage template distributions', () => {
     expect(pickVersion({ v0: 1, v1: 3 }, 0.25)).toBe('v1');
     expect(pickVersion({ v1: 3, v0: 1 }, 0.25)).toBe('v1');
     expect(pickVersion({ v0: 0, v1: 1 }, 0)).toBe('v1');
-    const counts: Record<string, number> = { v0: 0, v1: 0, v2: 0 };
+    const counts: Record<string, number> = { v0: 0, v1: 0, v2: 0, compact: 0 };
     for (let i = 0; i < 3000; i++) counts[templateForSample(DEFAULT_STAGE_TEMPLATES.sft, { trajectoryId: `t${i}`, turnIndex: 0 }, 1).version]++;
-    expect(counts.v0 / 3000).toBeCloseTo(0.4, 1);
-    expect(counts.v1 / 3000).toBeCloseTo(0.3, 1);
+    expect(counts.v0 / 3000).toBeCloseTo(0.3, 1);
+    expect(counts.v1 / 3000).toBeCloseTo(0.2, 1);
+    expect(counts.compact / 3000).toBeCloseTo(0.3, 1);
   });
   it('is reproducible per sample and seed', () => {
     const a = templateForSample(DEFAULT_STAGE_TEMPLATES.sft, samples[1], 5).version;
     expect(templateForSample(DEFAULT_STAGE_TEMPLATES.sft, samples[1], 5).version).toBe(a);
   });
   it('reports unknown versions and unusable weights', () => {
-    expect(checkDistribution({ v9: 1 })).toEqual(['v9: no template with this version (known: v0, v1, v2)']);
+    expect(checkDistribution({ v9: 1 })).toEqual(['v9: no template with this version (known: v0, v1, v2, compact)']);
     expect(checkDistribution({ v0: 0 })).toEqual(['the weights sum to 0; give at least one template a positive weight']);
     expect(checkDistribution({ v0: -1, v1: 1 })[0]).toMatch(/finite number ≥ 0/);
     expect(() => pickVersion({}, 0.5)).toThrow(/no positive weight/);

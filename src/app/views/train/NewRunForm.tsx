@@ -167,7 +167,7 @@ export function NewRunForm() {
       <div className="train-grid">
         {input('steps', 'Steps', undefined, 'number')}
         {form.stage === 'rl' ? null : input('batch', 'Batch', 'sequences per step', 'number')}
-        {input('tokens', 'Tokens per sequence', `8–${context}`, 'number')}
+        {input('tokens', 'Tokens per sequence', `8–${context}; empty: ${context}`, 'number')}
         {input('lr', 'Learning rate', 'peak; empty: the stage default')}
         {input('evalEvery', 'Evaluate every', 'steps; a checkpoint each time', 'number')}
         {form.stage === 'sft' ? input('judgeSamples', 'Judged samples', 'per evaluation (slow on CPU)', 'number') : null}

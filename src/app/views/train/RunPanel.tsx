@@ -7,7 +7,7 @@ import { runMaskConfig } from '../../../storage/runs.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
-import { formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
+import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -62,6 +62,7 @@ export function RunPanel() {
   const tps = latest.find((m) => m.name === 'tokens_per_s')?.value;
   const retention = retentionLines(Object.fromEntries(latest.map((m) => [m.name, m.value])));
   const rlSpec = run?.spec.rl;
+  const coverage = coverageSummary(Object.fromEntries(latest.map((m) => [m.name, m.value])));
   return (
     <section className="card run-panel" aria-labelledby="run-title" data-testid="run-panel">
       <div className="card-head">
@@ -119,6 +120,11 @@ export function RunPanel() {
           {tps !== undefined ? ` · ${formatMetric('tokens_per_s', tps)} tokens/s` : ''}
         </span>
       </div>
+      {coverage ? (
+        <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
+          {coverage}
+        </p>
+      ) : null}
       {run?.state === 'failed' && run.error ? (
         <p className="error-text" role="alert">
           {run.error}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STAGE_TEMPLATES } from '../../../core/templates/index.ts';
+import { PRESETS } from '../../../model/config.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import { DEFAULT_FORM, type TrainForm } from '../../stores/trainForm.ts';
 import { buildSpec, checkpointChoices, type FormContext } from './form.ts';
@@ -16,7 +17,7 @@ const cptRun: RunRecord = {
 
 describe('Train form', () => {
   it('builds an SFT spec from the defaults', () => {
-    const { spec, errors } = buildSpec(form({ domain: 'terminal', steps: '8', batch: '2', tokens: '32', evalEvery: '2', lr: '3e-3' }), ctx());
+    const { spec, errors } = buildSpec(form({ domain: 'terminal', preset: 'micro', steps: '8', batch: '2', tokens: '32', evalEvery: '2', lr: '3e-3' }), ctx());
     expect(errors).toEqual({});
     expect(spec).toMatchObject({ kind: 'train', data: { datasetId: 'default' }, from: null, train: { stage: 'sft', preset: 'micro', steps: 8, batch: 2, T: 32, evalEvery: 2, domains: ['terminal'], lr: { peak: 3e-3 }, evalJudgeSamples: 0, templates: DEFAULT_STAGE_TEMPLATES.sft } });
   });
@@ -30,8 +31,16 @@ describe('Train form', () => {
     expect(buildSpec(form({ stage: 'cpt', steps: '8', evalEvery: '2' }), ctx({ mask })).spec!.train.mask).toBeUndefined();
   });
 
+  // src/train/coverage.test.ts checks that this preset's context holds the state and the newest turn.
+  it('defaults to the mini preset over its whole context', () => {
+    const { spec, errors } = buildSpec(form({}), ctx());
+    expect(errors).toEqual({});
+    expect(spec?.train).toMatchObject({ preset: 'mini', T: PRESETS.mini.contextLength });
+    expect(buildSpec(form({ preset: 'micro' }), ctx()).spec?.train.T).toBe(64);
+  });
+
   it('says what is wrong with each field', () => {
-    const { spec, errors } = buildSpec(form({ steps: 'ten', batch: '2.5', tokens: '500', lr: '2', evalEvery: '0' }), ctx());
+    const { spec, errors } = buildSpec(form({ preset: 'micro', steps: 'ten', batch: '2.5', tokens: '500', lr: '2', evalEvery: '0' }), ctx());
     expect(spec).toBeNull();
     expect(errors.steps).toBe("Steps must be a number; got 'ten'.");
     expect(errors.batch).toBe('Batch must be a whole number; got 2.5.');

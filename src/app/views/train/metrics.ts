@@ -29,7 +29,29 @@ export const METRIC_HELP: Record<string, string> = {
   share_prefill: 'Share of step time spent prefilling prompts',
   share_judge: 'Share of step time spent judging',
   share_update: 'Share of step time spent in the GSPO update',
+  coverage_system: 'Share of system-prompt tokens the model saw, averaged over training rows (the rest was cut to fit the context)',
+  coverage_turns: 'Share of earlier turns the model saw, averaged over rows with history',
+  coverage_initial_state: 'Share of the initial state the model saw, averaged over rows that have one',
+  coverage_last_turn: 'Share of rows with history whose newest earlier turn the model saw whole',
+  coverage_target: 'Share of target-observation tokens kept in training rows',
 };
+
+/** The coverage metrics in the order the run panel states them. */
+export const COVERAGE_METRICS = ['coverage_initial_state', 'coverage_last_turn', 'coverage_turns', 'coverage_system', 'coverage_target'] as const;
+
+/** One sentence on how much of each sample the model sees, from the coverage metrics; null before they arrive. */
+export function coverageSummary(values: Record<string, number>): string | null {
+  // Whole percents, but a share under 10% keeps a decimal so a sliver does not read as nothing.
+  const pct = (k: string) => (values[k] === undefined ? null : `${values[k] < 0.1 ? (values[k] * 100).toFixed(1) : Math.round(values[k] * 100)}%`);
+  if (pct('coverage_system') === null) return null;
+  const parts = [
+    pct('coverage_initial_state') && `${pct('coverage_initial_state')} of the initial state`,
+    pct('coverage_last_turn') && `the newest turn whole in ${pct('coverage_last_turn')} of rows`,
+    pct('coverage_turns') && `${pct('coverage_turns')} of earlier turns`,
+    `${pct('coverage_system')} of the system prompt`,
+  ].filter(Boolean);
+  return `The model sees ${parts.join(', ')}.`;
+}
 
 /** Display order: the headline numbers first, then the rest alphabetically. */
 const ORDER = ['loss', 'eval_loss', 'unigram_loss', 'reward', 'reward_judge', 'reward_verifier', 'eval_reward', 'eval_verifier_pass', 'clip_fraction', 'mean_ratio', 'ratio_std', 'ratio_min', 'ratio_max', 'response_length', 'lr', 'grad_norm', 'tokens_per_s'];
@@ -43,7 +65,7 @@ export function metricOrder(a: string, b: string): number {
 
 export function formatMetric(name: string, v: number): string {
   if (!Number.isFinite(v)) return String(v);
-  if (name.startsWith('share_') || name.startsWith('labels_retention') || name === 'clip_fraction' || name.endsWith('verifier_pass')) return `${(v * 100).toFixed(1)}%`;
+  if (name.startsWith('share_') || name.startsWith('coverage_') || name.startsWith('labels_retention') || name === 'clip_fraction' || name.endsWith('verifier_pass')) return `${(v * 100).toFixed(1)}%`;
   if (name.startsWith('labels_') || name.endsWith('_failed')) return Math.round(v).toLocaleString('en-US');
   if (name === 'lr') return v.toExponential(2);
   if (name === 'tokens_per_s') return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);

@@ -1,0 +1,56 @@
+// The local backend's prompt, without a GPU: the tokens the model is given for each request form.
+import { describe, expect, it } from 'vitest';
+import { generateTrajectories } from '../core/envs/generate.ts';
+import { BUILTIN_TEMPLATES, renderTrajectory } from '../core/templates/index.ts';
+import { SPECIAL_TOKENS, trainBpe } from '../core/tokenizer/index.ts';
+import { expandTurns } from '../core/turns/index.ts';
+import { encodeSftSample } from '../train/data.ts';
+import { localPromptIds } from './local.ts';
+
+const data = [...generateTrajectories('terminal', 4, 11), ...generateTrajectories('web', 2, 11)];
+const tok = trainBpe(
+  data.map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t)),
+  { vocabSize: 400 },
+);
+const samples = expandTurns(data);
+
+describe('local backend prompt', () => {
+  it('is, for a turn request, byte for byte the prompt of the training row with the same sample and budget', () => {
+    let compared = 0;
+    for (const template of [BUILTIN_TEMPLATES.v0, BUILTIN_TEMPLATES.v2, BUILTIN_TEMPLATES.compact]) {
+      for (const budget of [65, 129, 257]) {
+        for (const sample of samples) {
+          const row = encodeSftSample(tok, sample, template, 1, { maxTokens: budget });
+          const open = tok.encode(template.targetOpen, { allowSpecial: true }).length;
+          // The generator's room: the budget the row's context was fitted to, plus the opening tag it is given.
+          const ids = localPromptIds(tok, { sample, template }, row.contextBudget! + open);
+          expect(ids, `${template.version} ${budget} ${sample.trajectoryId}#${sample.turnIndex}`).toEqual(row.ids.slice(0, row.promptLength + open));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+
+  it('cuts a chat request by the same policy: system marker first, newest turns kept, the opening tag last', () => {
+    const system = `A shell. ${'Long task description. '.repeat(40)}`;
+    const messages = Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: i % 2 ? `output ${i}` : `command ${i}` }));
+    messages.push({ role: 'user', content: 'ls -la' });
+    const ids = localPromptIds(tok, { system, messages }, 60);
+    expect(ids.length).toBeLessThanOrEqual(60);
+    const text = tok.decode(ids);
+    expect(text.startsWith(`${SPECIAL_TOKENS.system}\n`)).toBe(true);
+    expect(text.endsWith(`${SPECIAL_TOKENS.action}\nls -la\n${SPECIAL_TOKENS.observation}\n${SPECIAL_TOKENS.predictedOpen}\n`)).toBe(true);
+    expect(text).toContain(`${SPECIAL_TOKENS.action}\ncommand 10\n${SPECIAL_TOKENS.observation}\noutput 11\n${SPECIAL_TOKENS.endTurn}\n`);
+    expect(text).not.toContain('command 0\n');
+    // Uncut, it is the layout the backend always used for chat.
+    const short = tok.decode(localPromptIds(tok, { system: 'a shell', messages: [{ role: 'user', content: 'pwd' }] }, 200));
+    expect(short).toBe(`${SPECIAL_TOKENS.system}\na shell\n${SPECIAL_TOKENS.action}\npwd\n${SPECIAL_TOKENS.observation}\n${SPECIAL_TOKENS.predictedOpen}\n`);
+  });
+
+  it('keeps the end of a raw prompt, which has no structure to cut by', () => {
+    const ids = localPromptIds(tok, { prompt: 'x'.repeat(50) + 'END' }, 10);
+    expect(ids.length).toBeLessThanOrEqual(10);
+    expect(tok.decode(ids).endsWith('END')).toBe(true);
+  });
+});

@@ -1,0 +1,416 @@
+// What the model sees (SPEC §11): one truncation policy, in tokens, for every path that turns a
+// turn sample into model input — SFT rows and eval rows (src/train/data.ts), eval and RL
+// prompts, the local backend (src/backends/local.ts) and the Playground. Train and inference cut
+// the same way, so the model is never shown a layout it did not train on.
+//
+// Given a token budget, the parts of a sample are kept in priority order:
+//   1. the current action and the opening of the target observation (the completion);
+//   2. the initial state;
+//   3. the history turns, newest first (a contiguous run ending at the current action);
+//   4. the simulation instruction, then the template's own preamble and closing;
+//   5. the task description, the action space, the demonstrations (an unsplit system text ranks
+//      with the task description).
+// A part that does not fit whole is elided — its values keep their head and tail around ELISION
+// (the target keeps its opening) — when enough room is left for that to say something;
+// otherwise it is left out. Whatever is kept is laid out as the template lays it out: fields in
+// the template's order under their headings, turns in order with their own numbers, so a cut
+// prompt reads like the full one with parts missing.
+//
+// The completion takes at most `targetShare` of the budget first; the context fills what is left;
+// the completion then takes whatever room the context did not use. A generator's prompt is the
+// context fitted to (room − opening tag) plus the opening tag, so for the same sample and the same
+// context budget the training row's prompt and the generator's prompt are the same tokens.
+import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
+import { SPECIAL_TOKENS, type Tokenizer } from '../tokenizer/index.ts';
+import type { TurnSample } from '../turns/index.ts';
+import { fillPlaceholders, type PromptTemplate } from './index.ts';
+
+/** Put where a value was cut. One character, so it costs few tokens. */
+export const ELISION = '…';
+
+/** Share of the budget the completion may take before the context is fitted. Default 0.5. */
+export const DEFAULT_TARGET_SHARE = 0.5;
+
+export type FitPartName = 'preamble' | 'closing' | SystemPromptField | 'system_text' | 'turn' | 'action' | 'frame' | 'reasoning' | 'open' | 'target' | 'close';
+
+/** One piece of the fitted input, in layout order. */
+export interface FitSegment {
+  part: FitPartName;
+  /** 0-based index of the history turn, for part 'turn'. */
+  turn?: number;
+  role: 'context' | 'reasoning' | 'target' | 'close';
+  ids: number[];
+  /** Part of this piece's value was cut (ELISION marks where). */
+  elided: boolean;
+}
+
+/** How much of the sample the model saw. Shares are of tokens (turns: of each turn's tokens). */
+export interface FitCoverage {
+  /** Kept share of the system-prompt tokens (preamble, fields with headings, closing); 1 when there are none. */
+  system: number;
+  /** Mean kept share over the history turns (a whole turn 1, an elided one its token share); null without history. */
+  turns: number | null;
+  /** Kept share of the initial state's tokens; null when the sample has none. */
+  initialState: number | null;
+  /** Kept share of the target observation's tokens; null for a prompt, which has none. */
+  target: number | null;
+  historyTurns: number;
+  /** Turns seen whole. */
+  keptTurns: number;
+}
+
+export interface FittedPrompt {
+  ids: number[];
+  segments: FitSegment[];
+  /** Tokens of the context: ids.slice(0, contextLength) is what comes before the completion. */
+  contextLength: number;
+  /** The budget the context was fitted to: fitContext with it gives exactly this context (a generator's room less the opening tag). */
+  contextBudget: number;
+  coverage: FitCoverage;
+  /** Something was cut or left out. */
+  truncated: boolean;
+  /** Oldest history turns not seen whole. */
+  droppedTurns: number;
+}
+
+export interface FitOptions {
+  /** Most tokens of the whole result. */
+  budget: number;
+  /** A reasoning trace before the prediction (SPEC §5), inside <think> … </think>. */
+  reasoning?: string;
+  /** Share of the budget the completion may take first (its opening). Default DEFAULT_TARGET_SHARE. */
+  targetShare?: number;
+}
+
+// ---- parts -----------------------------------------------------------------------------------
+
+type Encode = (s: string) => number[];
+
+interface Piece {
+  ids: number[];
+  /** A value (elidable); literals are template text, kept whole or not at all. */
+  value: boolean;
+}
+
+interface Part {
+  name: FitPartName;
+  turn?: number;
+  pieces: Piece[];
+  full: number;
+  /** Tokens of the sample's own content (values), for coverage. */
+  content: number;
+  elidable: boolean;
+}
+
+function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elidable?: boolean } = {}): Part {
+  const full = pieces.reduce((n, p) => n + p.ids.length, 0);
+  const content = pieces.reduce((n, p) => n + (p.value ? p.ids.length : 0), 0);
+  return { name, pieces, full, content, elidable: options.elidable ?? true, ...(options.turn !== undefined ? { turn: options.turn } : {}) };
+}
+
+/** A template string as literal pieces and value pieces ({{action}}, {{observation}}); other placeholders are filled in as literals. */
+function templatePieces(enc: Encode, text: string, values: Record<string, string>, valueNames: readonly string[]): Piece[] {
+  const pieces: Piece[] = [];
+  let literal = '';
+  let last = 0;
+  for (const m of text.matchAll(/\{\{(\w+)\}\}/g)) {
+    literal += text.slice(last, m.index);
+    last = m.index! + m[0].length;
+    const name = m[1];
+    if (valueNames.includes(name) && name in values) {
+      if (literal) pieces.push({ ids: enc(literal), value: false });
+      literal = '';
+      pieces.push({ ids: enc(values[name]), value: true });
+    } else literal += name in values ? values[name] : m[0];
+  }
+  literal += text.slice(last);
+  if (literal) pieces.push({ ids: enc(literal), value: false });
+  return pieces;
+}
+
+interface SampleParts {
+  /** System parts in the template's order (preamble, sections, closing, or the unsplit text). */
+  system: Part[];
+  turns: Part[];
+  action: Part;
+  /** Fixed text around the system block: "<|system|>\n" before it, "\n" after it; the separator between system parts. */
+  systemOpen: number[];
+  systemClose: number[];
+  separator: number[];
+}
+
+function sampleParts(enc: Encode, t: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>): SampleParts {
+  const vars = { domain: sample.domain };
+  const system: Part[] = [];
+  const preamble = fillPlaceholders(t.preamble, vars);
+  if (preamble) system.push(part('preamble', [{ ids: enc(preamble), value: false }], { elidable: false }));
+  if (sample.systemPrompt.text !== undefined) {
+    if (sample.systemPrompt.text) system.push(part('system_text', [{ ids: enc(sample.systemPrompt.text), value: true }]));
+  } else {
+    for (const s of t.sections) {
+      const v = sample.systemPrompt[s.field];
+      if (v) system.push(part(s.field, [{ ids: enc(`${s.heading}\n`), value: false }, { ids: enc(v), value: true }]));
+    }
+  }
+  const closing = fillPlaceholders(t.closing, vars);
+  if (closing) system.push(part('closing', [{ ids: enc(closing), value: false }], { elidable: false }));
+  const turns = sample.history.map((turn, i) =>
+    part('turn', templatePieces(enc, t.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation }, ['action', 'observation']), { turn: i }),
+  );
+  const action = part('action', templatePieces(enc, t.currentAction, { index: String(sample.history.length + 1), action: sample.action }, ['action']));
+  return { system, turns, action, systemOpen: enc(`${SPECIAL_TOKENS.system}\n`), systemClose: enc('\n'), separator: enc('\n\n') };
+}
+
+/** The system parts in the order they are given room (SPEC §11). */
+const SYSTEM_PRIORITY: readonly FitPartName[] = ['initial_state', 'simulation_instruction', 'preamble', 'closing', 'task_description', 'system_text', 'action_space', 'demonstrations'];
+
+// ---- eliding ---------------------------------------------------------------------------------
+
+/** `ids` within `n` tokens: whole, or head and tail around the marker, or a bare head when the marker does not fit. */
+function elideIds(ids: number[], n: number, marker: number[]): number[] {
+  if (n >= ids.length) return ids;
+  if (n <= marker.length) return ids.slice(0, Math.max(0, n));
+  const keep = n - marker.length;
+  const head = Math.ceil((keep * 2) / 3);
+  return [...ids.slice(0, head), ...marker, ...ids.slice(ids.length - (keep - head))];
+}
+
+interface Cut {
+  pieces: number[][];
+  /** Tokens of the sample's content kept (markers not counted). */
+  content: number;
+  elided: boolean;
+  length: number;
+}
+
+/** A part within `n` tokens: literals whole, the room left shared among its values (short values stay whole). */
+function cutPart(p: Part, n: number, marker: number[]): Cut {
+  if (n >= p.full) return { pieces: p.pieces.map((x) => x.ids), content: p.content, elided: false, length: p.full };
+  const fixed = p.pieces.reduce((k, x) => k + (x.value ? 0 : x.ids.length), 0);
+  let room = Math.max(0, n - fixed);
+  const values = p.pieces.map((x, i) => ({ i, len: x.value ? x.ids.length : -1 })).filter((v) => v.len >= 0).sort((a, b) => a.len - b.len || a.i - b.i);
+  const allowance = new Map<number, number>();
+  values.forEach((v, k) => {
+    const a = Math.min(v.len, Math.floor(room / (values.length - k)));
+    allowance.set(v.i, a);
+    room -= a;
+  });
+  let content = 0;
+  const pieces = p.pieces.map((x, i) => {
+    if (!x.value) return x.ids;
+    const a = allowance.get(i)!;
+    // Whole, a bare head of `a` tokens, or `a` tokens of which the marker takes its share.
+    content += a >= x.ids.length ? x.ids.length : a <= marker.length ? a : a - marker.length;
+    return elideIds(x.ids, a, marker);
+  });
+  return { pieces, content, elided: true, length: pieces.reduce((k, x) => k + x.length, 0) };
+}
+
+/** Least room worth giving an elided part: its literals plus, per value, the marker and two tokens. */
+function minUseful(p: Part, marker: number[]): number {
+  const values = p.pieces.filter((x) => x.value).length;
+  return p.full - p.content + values * (marker.length + 2);
+}
+
+// ---- the policy ------------------------------------------------------------------------------
+
+interface ContextFit {
+  ids: number[];
+  segments: FitSegment[];
+  systemTokens: number;
+  systemKept: number;
+  turnShares: number[];
+  initialState: { total: number; kept: number } | null;
+  keptTurns: number;
+  droppedTurns: number;
+  truncated: boolean;
+}
+
+function fitParts(sp: SampleParts, budget: number, marker: number[]): ContextFit {
+  // Every kept system part is charged a separator, but k parts need only k − 1: credit one back,
+  // unless no system part is kept after all (then the credit was not earned: choose again without).
+  const sep = sp.separator.length;
+  const credited = chooseParts(sp, budget + (sp.system.length ? sep : 0), marker);
+  const cuts = sp.system.some((p) => credited.has(p)) ? credited : chooseParts(sp, budget, marker);
+  return layout(sp, cuts);
+}
+
+/** Which parts get how much room, by priority (SPEC §11). */
+function chooseParts(sp: SampleParts, budget: number, marker: number[]): Map<Part, Cut> {
+  const sep = sp.separator.length;
+  const cuts = new Map<Part, Cut>();
+  // The frame: the system markers and the current action's literals; then the action's value.
+  let room = budget - sp.systemOpen.length - sp.systemClose.length;
+  const actionCut = cutPart(sp.action, Math.max(0, room), marker);
+  // The action is never left out: below its literals the row is cut from its start by the caller.
+  cuts.set(sp.action, actionCut);
+  room -= actionCut.length;
+  /** Gives a part room: whole (true), elided into what is left, or not at all (false both). `cost`: its separator. */
+  const take = (p: Part, cost: number): boolean => {
+    if (p.full + cost <= room) {
+      cuts.set(p, cutPart(p, p.full, marker));
+      room -= p.full + cost;
+      return true;
+    }
+    if (!p.elidable || room - cost < minUseful(p, marker)) return false;
+    const c = cutPart(p, room - cost, marker);
+    cuts.set(p, c);
+    room -= c.length + cost;
+    return false;
+  };
+  const bySystemName = (name: FitPartName) => sp.system.find((p) => p.name === name);
+  // 2. the initial state.
+  const initial = bySystemName('initial_state');
+  if (initial) take(initial, sep);
+  // 3. the history, newest first; the first turn that does not fit whole is elided and ends it.
+  for (let i = sp.turns.length - 1; i >= 0; i--) if (!take(sp.turns[i], 0)) break;
+  // 4–5. the rest of the system text, by priority.
+  for (const name of SYSTEM_PRIORITY) {
+    if (name === 'initial_state') continue;
+    const p = bySystemName(name);
+    if (p) take(p, sep);
+  }
+  return cuts;
+}
+
+/** The chosen parts in the template's layout, with what the coverage report needs. */
+function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
+  const actionCut = cuts.get(sp.action)!;
+  const segments: FitSegment[] = [{ part: 'frame', role: 'context', ids: sp.systemOpen, elided: false }];
+  let systemTokens = 0;
+  let systemKept = 0;
+  let first = true;
+  let initialState: ContextFit['initialState'] = null;
+  for (const p of sp.system) {
+    systemTokens += p.full;
+    const c = cuts.get(p);
+    if (p.name === 'initial_state') initialState = { total: p.content, kept: c?.content ?? 0 };
+    if (!c) continue;
+    systemKept += c.content + (p.full - p.content);
+    if (!first) segments.push({ part: 'frame', role: 'context', ids: sp.separator, elided: false });
+    first = false;
+    segments.push({ part: p.name, role: 'context', ids: c.pieces.flat(), elided: c.elided });
+  }
+  segments.push({ part: 'frame', role: 'context', ids: sp.systemClose, elided: false });
+  const turnShares: number[] = [];
+  let keptTurns = 0;
+  let droppedTurns = 0;
+  sp.turns.forEach((p, i) => {
+    const c = cuts.get(p);
+    turnShares.push(c ? (p.content ? c.content / p.content : 1) : 0);
+    if (c && !c.elided) keptTurns++;
+    if (!c || c.elided) droppedTurns = i + 1;
+    if (c) segments.push({ part: 'turn', turn: i, role: 'context', ids: c.pieces.flat(), elided: c.elided });
+  });
+  segments.push({ part: 'action', role: 'context', ids: actionCut.pieces.flat(), elided: actionCut.elided });
+  const ids = segments.flatMap((s) => s.ids);
+  const truncated = actionCut.elided || [...sp.system, ...sp.turns].some((p) => !cuts.has(p) || cuts.get(p)!.elided);
+  return {
+    ids,
+    segments,
+    systemTokens,
+    systemKept: Math.min(systemKept, systemTokens),
+    turnShares,
+    initialState,
+    keptTurns,
+    droppedTurns,
+    truncated,
+  };
+}
+
+function coverageOf(c: ContextFit, target: number | null): FitCoverage {
+  return {
+    system: c.systemTokens ? c.systemKept / c.systemTokens : 1,
+    turns: c.turnShares.length ? c.turnShares.reduce((a, b) => a + b, 0) / c.turnShares.length : null,
+    initialState: c.initialState && c.initialState.total ? c.initialState.kept / c.initialState.total : null,
+    target,
+    historyTurns: c.turnShares.length,
+    keptTurns: c.keptTurns,
+  };
+}
+
+const encoder = (tok: Tokenizer): Encode => (s) => tok.encode(s, { allowSpecial: true });
+
+/** The context of a sample (system text, history, current action) within `budget` tokens, by the policy above. */
+export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
+  const enc = encoder(tok);
+  const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
+  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
+}
+
+/**
+ * A generator's prompt: the context fitted to `budget` minus the opening tag, then the tag.
+ * Never longer than `budget`: below the minimal context it keeps the prompt's end.
+ */
+export function fitPrompt(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
+  const open = encoder(tok)(template.targetOpen);
+  const ctx = fitContext(tok, template, sample, budget - open.length);
+  const segments: FitSegment[] = [...ctx.segments, { part: 'open', role: 'context', ids: open, elided: false }];
+  return keepEnd({ ...ctx, ids: [...ctx.ids, ...open], segments }, budget);
+}
+
+/** A training row: context and completion (optional reasoning, opening tag, target, closing tag) within `options.budget` tokens. */
+export function fitTurn(tok: Tokenizer, template: PromptTemplate, sample: TurnSample, options: FitOptions): FittedPrompt {
+  const enc = encoder(tok);
+  const marker = enc(ELISION);
+  const budget = options.budget;
+  const share = options.targetShare ?? DEFAULT_TARGET_SHARE;
+  const sp = sampleParts(enc, template, sample);
+  const reasoning = options.reasoning !== undefined ? enc(`${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`) : [];
+  const open = enc(template.targetOpen);
+  const target = enc(sample.targetObservation);
+  const close = enc(template.targetClose);
+  const completionFull = reasoning.length + open.length + target.length + close.length;
+  // 1. The completion's opening: at most `share` of what the frame leaves, at least one target token.
+  const frame = sp.systemOpen.length + sp.systemClose.length + (sp.action.full - sp.action.content);
+  const fixed = reasoning.length + open.length;
+  const opening = Math.min(completionFull, Math.max(fixed + Math.min(1, target.length), Math.ceil((budget - frame) * share)));
+  const ctx = fitParts(sp, budget - opening, marker);
+  // The completion takes the room the context left: the target keeps its opening; the closing tag
+  // comes only after the whole target and only when it fits.
+  const room = Math.max(0, budget - ctx.ids.length);
+  const keptTarget = target.slice(0, Math.max(Math.min(1, target.length), room - fixed));
+  const keptClose = keptTarget.length === target.length && fixed + target.length + close.length <= room ? close : [];
+  const segments: FitSegment[] = [...ctx.segments];
+  if (reasoning.length) segments.push({ part: 'reasoning', role: 'reasoning', ids: reasoning, elided: false });
+  segments.push({ part: 'open', role: 'context', ids: open, elided: false });
+  segments.push({ part: 'target', role: 'target', ids: keptTarget, elided: keptTarget.length < target.length });
+  if (keptClose.length) segments.push({ part: 'close', role: 'close', ids: keptClose, elided: false });
+  const ids = segments.flatMap((s) => s.ids);
+  const fitted: FittedPrompt = {
+    ids,
+    segments,
+    contextLength: ctx.ids.length,
+    contextBudget: budget - opening,
+    coverage: coverageOf(ctx, target.length ? keptTarget.length / target.length : 1),
+    truncated: ctx.truncated || keptTarget.length < target.length,
+    droppedTurns: ctx.droppedTurns,
+  };
+  return keepEnd(fitted, budget);
+}
+
+/** Last resort, for a budget below the minimal input: keep the last `budget` tokens (the completion's side). */
+function keepEnd(f: FittedPrompt, budget: number): FittedPrompt {
+  let drop = f.ids.length - Math.max(0, budget);
+  if (drop <= 0) return f;
+  const segments: FitSegment[] = [];
+  for (const s of f.segments) {
+    if (drop >= s.ids.length) {
+      drop -= s.ids.length;
+      continue;
+    }
+    segments.push(drop > 0 ? { ...s, ids: s.ids.slice(drop), elided: true } : s);
+    drop = 0;
+  }
+  const ids = segments.flatMap((s) => s.ids);
+  const dropped = f.ids.length - ids.length;
+  return { ...f, ids, segments, contextLength: Math.max(0, f.contextLength - dropped), truncated: true };
+}
+
+/** The fitted input as text: what the Playground shows as "what the model sees". */
+export function fittedText(tok: Tokenizer, f: FittedPrompt): string {
+  return tok.decode(f.ids);
+}
+
+// Every field has a place in the priority order.
+for (const f of SYSTEM_PROMPT_FIELDS) if (!SYSTEM_PRIORITY.includes(f)) throw new Error(`fit: no priority for system-prompt field ${f}`);
