@@ -106,6 +106,7 @@ describe('train job', () => {
     expect(run).toMatchObject({ state: 'failed', error: STORAGE_FULL_MESSAGE });
     expect(run.checkpoints.last?.step).toBe(2);
     expect((await loadCheckpointBytes(run.checkpoints.last!.key)).byteLength).toBe(run.checkpoints.last!.size);
-    expect((await loadMetrics(runId)).map((m) => m.step)).toEqual([1, 2, 3, 4]);
+    // Step 0 holds the coverage figures (what the model sees), written before the first step.
+    expect((await loadMetrics(runId)).map((m) => m.step)).toEqual([0, 1, 2, 3, 4]);
   });
 });
