@@ -42,7 +42,8 @@ export default defineConfig({
           include: ['src/**/*.gpu.test.ts'],
           // Long runs of code the parity tests already prove identical in both runtimes: the
           // 1,000-step memory test and the learning tests run on Dawn only, to keep CI short.
-          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'node_modules/**'],
+          // The CLI's GPU tests drive the Node command (files, processes): Dawn only.
+          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browser-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
