@@ -6,7 +6,7 @@ import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backe
 import { isChatRequest, isTurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
 import type { ChatMessage } from '../core/chat.ts';
-import { createLlmJudge, type ChatComplete, type LlmJudgeOptions } from '../core/judge/llm.ts';
+import { createLlmJudge, sleepFor, type ChatComplete, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
 
 export type EndpointErrorKind = 'unreachable' | 'auth' | 'timeout' | 'cors' | 'rate_limit' | 'http' | 'protocol' | 'aborted';
@@ -86,20 +86,7 @@ function defaultPageOrigin(): string | null {
   return typeof loc?.origin === 'string' && loc.origin !== 'null' ? loc.origin : null;
 }
 
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+const defaultSleep = sleepFor;
 
 /** A counting semaphore: the concurrency limit shared by every call of one client. */
 class Limiter {

@@ -43,7 +43,8 @@ export function isFatal(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { fatal?: unknown }).fatal === true;
 }
 
-function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const t = setTimeout(() => {
