@@ -14,6 +14,17 @@ export class StopRequested extends Error {
 /** An error whose message is meant for the user as is. */
 export class UserFacingError extends Error {}
 
+/** What a job that was running when the GPU device was lost fails with. */
+export class DeviceLostDuringJob extends UserFacingError {
+  constructor(readonly lost: Error) {
+    super(
+      `${lost.message.replace(/\.*\s*Re-create the device to continue\.$/, '.')} The job stopped; ` +
+        'a training run can be resumed from its last checkpoint, and the next job uses a fresh device.',
+    );
+    this.name = 'DeviceLostDuringJob';
+  }
+}
+
 export interface JobContext {
   rt: GpuRuntime;
   jobId: string;
@@ -100,13 +111,16 @@ export class JobHost {
   private async run(job: JobEntry, runner: JobRunner) {
     if (job.state === 'stopped') return;
     this.setState(job, 'running');
+    let lost: Error | null = null;
     const ctx: JobContext = {
       rt: undefined as unknown as GpuRuntime,
       jobId: job.jobId,
       step: async () => {
+        if (lost) throw lost;
         if (job.state === 'stopping') throw new StopRequested();
         while (job.pausedGate) {
           await job.pausedGate;
+          if (lost) throw lost;
           if ((job.state as JobState) === 'stopping') throw new StopRequested();
         }
       },
@@ -123,14 +137,37 @@ export class JobHost {
         return job.state === 'stopping';
       },
     };
+    let offLost = () => {};
     try {
       ctx.rt = await this.runtime();
-      const result = await runner(job.spec, ctx);
+      // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
+      // own later failure (it throws at its next step) is ignored.
+      const rt = ctx.rt;
+      const lostDuring = new Promise<never>((_, reject) => {
+        const onLost = (e: Error) => {
+          lost ??= new DeviceLostDuringJob(e);
+          reject(lost);
+          // A paused job wakes to throw the loss at its step.
+          const r = job.resume;
+          job.pausedGate = null;
+          job.resume = null;
+          r?.();
+        };
+        offLost = rt.on((e) => {
+          if (e.type === 'lost') onLost(e.error);
+        });
+      });
+      lostDuring.catch(() => {});
+      if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
+      const running = runner(job.spec, ctx);
+      running.catch(() => {});
+      const result = await Promise.race([lostDuring, running]);
       job.listeners.clear();
       this.setState(job, 'done');
       this.post({ type: 'done', jobId: job.jobId, result });
-    } catch (e) {
+    } catch (thrown) {
       job.listeners.clear();
+      const e = lost ?? thrown;
       if (e instanceof StopRequested) {
         this.setState(job, 'stopped');
       } else {
@@ -138,6 +175,8 @@ export class JobHost {
         this.setState(job, 'failed', err.message);
         this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
       }
+    } finally {
+      offLost();
     }
   }
 
