@@ -60,7 +60,7 @@ describe('JobClient worker faults', () => {
     expect(r).toEqual({ err: expect.stringContaining('The GPU worker stopped: its script could not be loaded') });
     expect((r as { err: string }).err).toContain('resumed from its last checkpoint');
     expect(events).toContainEqual(expect.objectContaining({ type: 'status', jobId, state: 'failed' }));
-    expect(events.at(-1)).toEqual({ type: 'unavailable', message: expect.stringContaining('The GPU worker stopped') });
+    expect(events[0]).toEqual({ type: 'unavailable', message: expect.stringContaining('The GPU worker stopped') });
     expect(workers[0].terminated).toBe(true);
   });
 
@@ -72,13 +72,17 @@ describe('JobClient worker faults', () => {
   });
 
   it('a worker that crashes mid-job rejects with its error, and the next request starts a fresh worker', async () => {
-    const { client, workers } = setup();
+    const { client, workers, events } = setup();
     const jobId = client.start({ kind: 'train' });
     const done = client.wait(jobId);
+    workers[0].reply({ type: 'ready' } as FromWorker);
     workers[0].reply({ type: 'status', jobId, state: 'running' });
     workers[0].reply({ type: 'metric', jobId, step: 1, values: { loss: 3 } });
     workers[0].crash('Uncaught RangeError: out of memory');
     expect(await settled(done)).toEqual({ err: expect.stringContaining('it raised "Uncaught RangeError: out of memory"') });
+    // A worker that had a device loses it (the stores offer to resume), it is not 'unavailable'.
+    expect(events.filter((e) => e.type === 'lost' || e.type === 'unavailable').map((e) => e.type)).toEqual(['lost']);
+    expect(events.findIndex((e) => e.type === 'lost')).toBeLessThan(events.findIndex((e) => e.type === 'status' && e.state === 'failed'));
 
     const next = client.start({ kind: 'train' });
     expect(workers).toHaveLength(2);

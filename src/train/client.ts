@@ -37,6 +37,8 @@ export class JobClient {
   private worker: WorkerLike | null = null;
   /** Jobs started on the current worker that have not finished (they fail with it). */
   private readonly active = new Set<string>();
+  /** Whether the current worker has reported a device (then its failure is a loss, not 'unavailable'). */
+  private wasReady = false;
 
   /**
    * `create` makes the worker; it is called on first use and again after the worker fails, so a
@@ -59,9 +61,11 @@ export class JobClient {
     if (this.worker) return this.worker;
     const w = this.create();
     this.worker = w;
+    this.wasReady = false;
     w.onmessage = (ev: MessageEvent) => {
       if (this.worker !== w) return;
       const m = ev.data as FromWorker;
+      if (m.type === 'ready') this.wasReady = true;
       if ('jobId' in m && m.jobId !== undefined && finishes(m)) this.active.delete(m.jobId);
       this.emit(m);
     };
@@ -75,7 +79,11 @@ export class JobClient {
     return w;
   }
 
-  /** Drops a failed worker: its active jobs fail, the device is reported unavailable. */
+  /**
+   * Drops a failed worker: a worker that never reported a device makes it 'unavailable'; one that
+   * had is 'lost' like a lost device (the next request starts a fresh worker, a run cut off is
+   * offered for resuming). Then its active jobs fail.
+   */
   private fail(w: WorkerLike, why: string) {
     if (this.worker !== w) return;
     this.worker = null;
@@ -83,11 +91,11 @@ export class JobClient {
     const message = workerFailureMessage(why);
     const jobs = [...this.active];
     this.active.clear();
+    this.emit(this.wasReady ? { type: 'lost', message } : { type: 'unavailable', message });
     for (const jobId of jobs) {
       this.emit({ type: 'status', jobId, state: 'failed', detail: message });
       this.emit({ type: 'error', jobId, message });
     }
-    this.emit({ type: 'unavailable', message });
   }
 
   private emit(m: FromWorker) {
