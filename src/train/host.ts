@@ -40,6 +40,8 @@ export interface JobContext {
   /** A structured progress record for the page (what it holds is the job kind's own). */
   progress(data: unknown): void;
   readonly stopRequested: boolean;
+  /** The job's failure when its device was lost (then every later GPU error is a consequence). */
+  readonly lost: Error | null;
 }
 
 export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
@@ -135,6 +137,9 @@ export class JobHost {
       progress: (data) => this.post({ type: 'progress', jobId: job.jobId, data }),
       get stopRequested() {
         return job.state === 'stopping';
+      },
+      get lost() {
+        return lost;
       },
     };
     let offLost = () => {};

@@ -49,6 +49,7 @@ describe('a device lost during training', () => {
     for (let i = 0; i < 400 && (await getRun(run.runId))?.state !== 'failed'; i++) await tick();
     const failed = (await getRun(run.runId))!;
     expect(failed.state).toBe('failed');
+    expect(failed.error).toBe(error.message);
     expect(failed.checkpoints.last?.step).toBe(2);
 
     host.handle({ type: 'start', jobId: 'b', spec: { kind: 'train', runId: run.runId, resume: true, data: run.data } });
