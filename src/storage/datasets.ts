@@ -1,8 +1,10 @@
 // Datasets in IndexedDB: metadata in 'datasets', trajectories in 'datasetChunks'. A dataset is
 // written in one transaction, so a failed or interrupted save leaves no half dataset behind, and
-// nothing already stored is touched by saving a new one.
+// nothing already stored is touched by saving a new one. A full quota aborts that transaction and
+// surfaces as a StorageFullError with the same message the runs give (runs.ts).
 import type { Trajectory } from '../core/schema/types.ts';
 import { openStudioDB, type DatasetMeta } from './db.ts';
+import { write } from './runs.ts';
 
 export const CHUNK_SIZE = 500;
 
@@ -26,14 +28,21 @@ export async function saveDataset(meta: Omit<DatasetMeta, 'turns' | 'domains' | 
     chunks: Math.ceil(trajectories.length / CHUNK_SIZE),
   };
   const db = await openStudioDB();
-  const tx = db.transaction(['datasets', 'datasetChunks'], 'readwrite');
-  const chunks = tx.objectStore('datasetChunks');
-  const writes: Promise<unknown>[] = [];
-  for (let i = 0; i < full.chunks; i++) {
-    writes.push(chunks.put({ datasetId: full.id, index: i, trajectories: trajectories.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE) }));
-  }
-  writes.push(tx.objectStore('datasets').put(full));
-  await Promise.all([...writes, tx.done]);
+  await write(db, ['datasets', 'datasetChunks'], async (tx) => {
+    const chunks = tx.objectStore('datasetChunks');
+    const writes: Promise<unknown>[] = [];
+    // A request made after an abort throws at once; the earlier ones' rejections are awaited by
+    // write() through the transaction, so none of them may surface as unhandled.
+    const track = (p: Promise<unknown>) => {
+      p.catch(() => {});
+      writes.push(p);
+    };
+    for (let i = 0; i < full.chunks; i++) {
+      track(chunks.put({ datasetId: full.id, index: i, trajectories: trajectories.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE) }));
+    }
+    track(tx.objectStore('datasets').put(full));
+    await Promise.all(writes);
+  });
   return full;
 }
 
@@ -47,19 +56,19 @@ export async function loadTrajectories(id: string): Promise<Trajectory[]> {
 /** Replaces one trajectory of a stored dataset (raw-trajectory editing), keeping its position. */
 export async function updateTrajectory(datasetId: string, position: number, trajectory: Trajectory): Promise<void> {
   const db = await openStudioDB();
-  const tx = db.transaction(['datasets', 'datasetChunks'], 'readwrite');
-  const store = tx.objectStore('datasetChunks');
-  const key: [string, number] = [datasetId, Math.floor(position / CHUNK_SIZE)];
-  const chunk = await store.get(key);
-  const meta = await tx.objectStore('datasets').get(datasetId);
-  const old = chunk?.trajectories[position % CHUNK_SIZE];
-  if (!chunk || !meta || !old) throw new Error(`dataset ${datasetId} has no trajectory at position ${position}`);
-  chunk.trajectories[position % CHUNK_SIZE] = trajectory;
-  meta.turns += trajectory.turns.length - old.turns.length;
-  if (!meta.domains.includes(trajectory.domain)) meta.domains = [...meta.domains, trajectory.domain].sort();
-  await store.put(chunk);
-  await tx.objectStore('datasets').put(meta);
-  await tx.done;
+  await write(db, ['datasets', 'datasetChunks'], async (tx) => {
+    const store = tx.objectStore('datasetChunks');
+    const key: [string, number] = [datasetId, Math.floor(position / CHUNK_SIZE)];
+    const chunk = await store.get(key);
+    const meta = await tx.objectStore('datasets').get(datasetId);
+    const old = chunk?.trajectories[position % CHUNK_SIZE];
+    if (!chunk || !meta || !old) throw new Error(`dataset ${datasetId} has no trajectory at position ${position}`);
+    chunk.trajectories[position % CHUNK_SIZE] = trajectory;
+    meta.turns += trajectory.turns.length - old.turns.length;
+    if (!meta.domains.includes(trajectory.domain)) meta.domains = [...meta.domains, trajectory.domain].sort();
+    await store.put(chunk);
+    await tx.objectStore('datasets').put(meta);
+  });
 }
 
 export async function deleteDataset(id: string): Promise<void> {

@@ -41,7 +41,7 @@ type Tx<S extends Stores[]> = IDBPTransaction<StudioDB, S, 'readwrite'>;
  * Runs `body` in one readwrite transaction and waits for it to commit. Any failure aborts the
  * transaction (so none of its writes land) and a quota failure becomes a StorageFullError.
  */
-async function write<S extends Stores[], T>(db: IDBPDatabase<StudioDB>, stores: S, body: (tx: Tx<S>) => Promise<T>): Promise<T> {
+export async function write<S extends Stores[], T>(db: IDBPDatabase<StudioDB>, stores: S, body: (tx: Tx<S>) => Promise<T>): Promise<T> {
   const tx = db.transaction(stores, 'readwrite');
   // The commit's rejection is awaited below; this keeps an early abort from surfacing as unhandled.
   tx.done.catch(() => {});

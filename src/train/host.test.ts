@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuRuntime } from '../gpu/runtime.ts';
+import { DeviceLostError } from '../gpu/errors.ts';
+import type { RuntimeEvent } from '../gpu/runtime.ts';
 import { JobHost, UserFacingError, type JobRunner } from './host.ts';
 import type { FromWorker } from './protocol.ts';
 
-const fakeRuntime = async () => ({}) as GpuRuntime;
+const fakeRuntime = async () => ({ lost: null, on: () => () => {} }) as unknown as GpuRuntime;
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 function makeHost(runners: Record<string, JobRunner>) {
@@ -81,5 +83,112 @@ describe('JobHost', () => {
     host.handle({ type: 'start', jobId: 'f', spec: { kind: 'ok' } });
     host.handle({ type: 'start', jobId: 'f', spec: { kind: 'ok' } });
     expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringContaining('already exists') });
+  });
+
+  describe('a lost device', () => {
+    /** A runtime whose device the test loses; each job after a loss gets a fresh one. */
+    function losingRuntimes() {
+      const made: { lose(): void; listeners: Set<(e: RuntimeEvent) => void> }[] = [];
+      const runtime = async () => {
+        const listeners = new Set<(e: RuntimeEvent) => void>();
+        const rt = {
+          lost: null as DeviceLostError | null,
+          on(l: (e: RuntimeEvent) => void) {
+            listeners.add(l);
+            return () => listeners.delete(l);
+          },
+        };
+        made.push({
+          listeners,
+          lose() {
+            rt.lost = new DeviceLostError('destroyed', 'Device was destroyed.');
+            for (const l of [...listeners]) l({ type: 'lost', error: rt.lost });
+          },
+        });
+        return rt as unknown as GpuRuntime;
+      };
+      return { runtime, made };
+    }
+
+    function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>) {
+      const events: FromWorker[] = [];
+      const host = new JobHost(runtime, runners, (m) => events.push(m));
+      const states = (id: string) => events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
+      return { host, events, states };
+    }
+
+    const LOST = /^The GPU device was lost \(destroyed\): Device was destroyed\. The job stopped; a training run can be resumed from its last checkpoint/;
+
+    it('fails a job waiting on the GPU at once, with a message, and the next job runs on a fresh device', async () => {
+      const { runtime, made } = losingRuntimes();
+      const { host, events, states } = hostOn(runtime, {
+        // A step whose GPU work never completes (what a readback on a lost device may do).
+        hang: async (_spec, ctx) => {
+          await ctx.step();
+          await new Promise(() => {});
+        },
+        ok: async () => 'fine',
+      });
+      host.handle({ type: 'start', jobId: 'g', spec: { kind: 'hang' } });
+      while (!made.length) await tick();
+      await tick();
+      made[0].lose();
+      while (!states('g').includes('failed')) await tick();
+      expect(events.find((e) => e.type === 'error')).toMatchObject({ jobId: 'g', message: expect.stringMatching(LOST) });
+      expect(events.find((e) => e.type === 'status' && e.state === 'failed')).toMatchObject({ detail: expect.stringMatching(LOST) });
+      expect(made[0].listeners.size).toBe(0);
+      made.length = 0;
+      host.handle({ type: 'start', jobId: 'h', spec: { kind: 'ok' } });
+      while (!events.some((e) => e.type === 'done')) await tick();
+      expect(events.find((e) => e.type === 'done')).toMatchObject({ jobId: 'h', result: 'fine' });
+    });
+
+    it('fails a paused job, and one whose own error follows the loss, with the device-lost message', async () => {
+      const { runtime, made } = losingRuntimes();
+      const gates: (() => void)[] = [];
+      const { host, events, states } = hostOn(runtime, {
+        stepped: steppedJob(5, gates),
+        readback: async (_spec, ctx) => {
+          await ctx.step();
+          await new Promise<void>((r) => gates.push(r));
+          throw new Error('mapAsync: OperationError'); // the device's loss as a readback sees it
+        },
+      });
+      host.handle({ type: 'start', jobId: 'p', spec: { kind: 'stepped' } });
+      while (!gates.length) await tick();
+      host.handle({ type: 'pause', jobId: 'p' });
+      gates.shift()!();
+      await tick();
+      made[0].lose();
+      while (!states('p').includes('failed')) await tick();
+      expect(events.find((e) => e.type === 'error' && e.jobId === 'p')).toMatchObject({ message: expect.stringMatching(LOST) });
+
+      host.handle({ type: 'start', jobId: 'r', spec: { kind: 'readback' } });
+      while (made.length < 2 || !gates.length) await tick();
+      made[1].lose();
+      gates.shift()!();
+      while (!states('r').includes('failed')) await tick();
+      expect(events.find((e) => e.type === 'error' && e.jobId === 'r')).toMatchObject({ message: expect.stringMatching(LOST) });
+    });
+
+    it('fails a job whose device was lost before it began', async () => {
+      const { runtime, made } = losingRuntimes();
+      let ran = false;
+      const { host, events } = hostOn(async () => {
+        const rt = await runtime();
+        made[0].lose();
+        return rt;
+      }, {
+        t: async () => {
+          ran = true;
+          return 1;
+        },
+      });
+      host.handle({ type: 'start', jobId: 's', spec: { kind: 't' } });
+      while (!events.some((e) => e.type === 'error')) await tick();
+      expect(events.find((e) => e.type === 'error')).toMatchObject({ jobId: 's', message: expect.stringMatching(LOST) });
+      expect(events.some((e) => e.type === 'done')).toBe(false);
+      expect(ran).toBe(false);
+    });
   });
 });

@@ -14,6 +14,17 @@ export class StopRequested extends Error {
 /** An error whose message is meant for the user as is. */
 export class UserFacingError extends Error {}
 
+/** What a job that was running when the GPU device was lost fails with. */
+export class DeviceLostDuringJob extends UserFacingError {
+  constructor(readonly lost: Error) {
+    super(
+      `${lost.message.replace(/\.*\s*Re-create the device to continue\.$/, '.')} The job stopped; ` +
+        'a training run can be resumed from its last checkpoint, and the next job uses a fresh device.',
+    );
+    this.name = 'DeviceLostDuringJob';
+  }
+}
+
 export interface JobContext {
   rt: GpuRuntime;
   jobId: string;
@@ -29,6 +40,8 @@ export interface JobContext {
   /** A structured progress record for the page (what it holds is the job kind's own). */
   progress(data: unknown): void;
   readonly stopRequested: boolean;
+  /** The job's failure when its device was lost (then every later GPU error is a consequence). */
+  readonly lost: Error | null;
 }
 
 export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
@@ -100,13 +113,16 @@ export class JobHost {
   private async run(job: JobEntry, runner: JobRunner) {
     if (job.state === 'stopped') return;
     this.setState(job, 'running');
+    let lost: Error | null = null;
     const ctx: JobContext = {
       rt: undefined as unknown as GpuRuntime,
       jobId: job.jobId,
       step: async () => {
+        if (lost) throw lost;
         if (job.state === 'stopping') throw new StopRequested();
         while (job.pausedGate) {
           await job.pausedGate;
+          if (lost) throw lost;
           if ((job.state as JobState) === 'stopping') throw new StopRequested();
         }
       },
@@ -122,15 +138,41 @@ export class JobHost {
       get stopRequested() {
         return job.state === 'stopping';
       },
+      get lost() {
+        return lost;
+      },
     };
+    let offLost = () => {};
     try {
       ctx.rt = await this.runtime();
-      const result = await runner(job.spec, ctx);
+      // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
+      // own later failure (it throws at its next step) is ignored.
+      const rt = ctx.rt;
+      const lostDuring = new Promise<never>((_, reject) => {
+        const onLost = (e: Error) => {
+          lost ??= new DeviceLostDuringJob(e);
+          reject(lost);
+          // A paused job wakes to throw the loss at its step.
+          const r = job.resume;
+          job.pausedGate = null;
+          job.resume = null;
+          r?.();
+        };
+        offLost = rt.on((e) => {
+          if (e.type === 'lost') onLost(e.error);
+        });
+      });
+      lostDuring.catch(() => {});
+      if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
+      const running = runner(job.spec, ctx);
+      running.catch(() => {});
+      const result = await Promise.race([lostDuring, running]);
       job.listeners.clear();
       this.setState(job, 'done');
       this.post({ type: 'done', jobId: job.jobId, result });
-    } catch (e) {
+    } catch (thrown) {
       job.listeners.clear();
+      const e = lost ?? thrown;
       if (e instanceof StopRequested) {
         this.setState(job, 'stopped');
       } else {
@@ -138,6 +180,8 @@ export class JobHost {
         this.setState(job, 'failed', err.message);
         this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
       }
+    } finally {
+      offLost();
     }
   }
 

@@ -7,6 +7,7 @@ import type { Trajectory } from '../../core/schema/types.ts';
 import { formatDataError, type DataError } from '../../core/schema/validate.ts';
 import { importStream, type FormatName, type IdSource } from '../../core/formats/index.ts';
 import { deleteDataset, listDatasets, loadTrajectories, newDatasetId, saveDataset, updateTrajectory } from '../../storage/datasets.ts';
+import { StorageFullError } from '../../storage/runs.ts';
 import type { DatasetMeta } from '../../storage/db.ts';
 
 export const DEFAULT_DATASET_URL = './default-dataset.jsonl';
@@ -217,6 +218,8 @@ export const useDatasetStore = create<DatasetState>()(
             set({ activeId: meta.id, trajectories: [...trajectories], loadedId: meta.id, status: 'ready' });
             return outcome({ datasetId: meta.id });
           } catch (e) {
+            // A full quota has its own message (what to delete); it already says nothing was lost.
+            if (e instanceof StorageFullError) return outcome({ failure: e.message });
             return outcome({ failure: `Saving to browser storage failed (${(e as Error).message}). Nothing was stored.` });
           }
         },

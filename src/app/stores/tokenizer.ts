@@ -6,6 +6,7 @@ import type { Trajectory } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
 import { getCachedTokenizer, putCachedTokenizer } from '../../storage/templates.ts';
 import BpeWorker from './bpe.worker.ts?worker';
+import { trainInWorker } from './bpeRun.ts';
 
 /** Vocabulary of the viewer's BPE: large enough for whole words, small enough to train in seconds. */
 export const VIEWER_VOCAB = 4096;
@@ -49,19 +50,20 @@ export const useTokenizerStore = create<TokenizerState>()((set, get) => ({
         /* a broken cache entry is retrained below */
       }
       const w = (worker = new BpeWorker());
-      w.onmessage = (e: MessageEvent<{ ok: boolean; json?: unknown; error?: string }>) => {
-        w.terminate();
+      const corpus = trajectories.flatMap((t) => t.turns.flatMap((turn) => [turn.action, turn.observation]));
+      let json: unknown;
+      try {
+        json = await trainInWorker(w, { corpus, vocabSize: VIEWER_VOCAB });
+      } catch (e) {
+        if (get().datasetId === datasetId) set({ kind: 'bytes', error: (e as Error).message });
+        return;
+      } finally {
         if (worker === w) worker = null;
-        if (get().datasetId !== datasetId) return;
-        if (!e.data.ok) {
-          set({ kind: 'bytes', error: `tokenizer training failed: ${e.data.error}` });
-          return;
-        }
-        const tok = Tokenizer.fromJSON(e.data.json);
-        set({ tokenizer: tok, kind: 'bpe' });
-        void putCachedTokenizer(datasetId, VIEWER_VOCAB, tok.toJSON());
-      };
-      w.postMessage({ corpus: trajectories.flatMap((t) => t.turns.flatMap((turn) => [turn.action, turn.observation])), vocabSize: VIEWER_VOCAB });
+      }
+      if (get().datasetId !== datasetId) return;
+      const tok = Tokenizer.fromJSON(json);
+      set({ tokenizer: tok, kind: 'bpe' });
+      void putCachedTokenizer(datasetId, VIEWER_VOCAB, tok.toJSON());
     })();
   },
 }));

@@ -64,6 +64,8 @@ const MAX_LOGS = 200;
 
 let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
+/** The live job when the worker's device was lost: its failure offers to resume the run. */
+let lostJobId: string | null = null;
 
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -121,10 +123,18 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         if (!live || live.jobId !== m.jobId) return;
         const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
         set({ live: finished ? null : { ...live, state: m.state } });
+        if (m.state === 'failed' && lostJobId === m.jobId) {
+          // A run cut off by a lost device resumes like one cut off by a reload: from its last
+          // checkpoint, on the fresh device the next job acquires.
+          const run = get().runs.find((r) => r.id === live.runId);
+          if (run) set((s) => ({ interrupted: [...s.interrupted.filter((r) => r.id !== run.id), { ...run, state: 'failed' }] }));
+        }
+        if (finished) lostJobId = null;
         void get().refreshRuns();
         return;
       }
       case 'lost':
+        lostJobId = get().live?.jobId ?? null;
         set({ error: m.message });
         return;
       case 'error':
@@ -198,7 +208,8 @@ export const useTrainStore = create<TrainState>()((set, get) => {
     async refreshRuns() {
       try {
         const runs = await listRuns();
-        set((s) => ({ runs, interrupted: s.interrupted.filter((r) => runs.some((x) => x.id === r.id && ACTIVE.includes(x.state))) }));
+        // A run the lost device failed stays on offer until it is resumed or dismissed.
+        set((s) => ({ runs, interrupted: s.interrupted.filter((r) => runs.some((x) => x.id === r.id && (ACTIVE.includes(x.state) || x.state === 'failed'))) }));
       } catch (e) {
         set({ error: `Could not read training runs from browser storage: ${(e as Error).message}` });
       }
@@ -262,7 +273,10 @@ export const useTrainStore = create<TrainState>()((set, get) => {
     async dismissInterrupted(runId) {
       set((s) => ({ interrupted: s.interrupted.filter((r) => r.id !== runId) }));
       try {
-        await updateRun(runId, (r) => (r.state = 'stopped'));
+        // A run the lost device failed keeps its state and message.
+        await updateRun(runId, (r) => {
+          if (ACTIVE.includes(r.state)) r.state = 'stopped';
+        });
       } catch (e) {
         set({ error: (e as Error).message });
       }

@@ -229,12 +229,12 @@ export default function TrajectoriesView() {
   const byId = result?.byId;
   const openIndex = resolveId(params?.id, byId);
   const open = openIndex !== undefined ? trajectories[openIndex] : undefined;
-  const { tokenizer, kind, ensure } = useTokenizerStore();
+  const { tokenizer, kind, ensure, error: tokenizerError } = useTokenizerStore();
   useEffect(() => {
     if (loadedId && trajectories.length) ensure(loadedId, trajectories);
   }, [loadedId, trajectories, ensure]);
   const domains = useMemo(() => [...new Set(trajectories.map((t) => t.domain))].sort(), [trajectories]);
-  const tokenizerKind = kind === 'bpe' ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset` : kind === 'training' ? 'bytes while the BPE trains' : 'bytes';
+  const tokenizerKind = kind === 'bpe' ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset` : kind === 'training' ? 'bytes while the BPE trains' : tokenizerError ? `bytes (${tokenizerError})` : 'bytes';
 
   return (
     <section className={open ? 'view trajectories has-open' : 'view trajectories'} aria-labelledby="traj-title">
