@@ -306,7 +306,7 @@ function stringList(v: unknown): string[] {
 function scoresByPattern(text: string): Scores | null {
   const scores: Partial<Scores> = {};
   for (const d of DIMENSIONS) {
-    const re = new RegExp(`["'*_]*${d}["'*_]*(?:\\s+score)?\\s*[:=]\\s*["'*]*\\s*(-?\\d+(?:\\.\\d+)?(?:\\s*(?:/|out of)\\s*\\d+)?)`, 'gi');
+    const re = new RegExp(`["'*_]{0,8}${d}["'*_]*(?:\\s+score)?\\s*[:=]\\s*(?:["'*]+\\s*)?(-?\\d+(?:\\.\\d+)?(?:\\s*(?:/|out of)\\s*\\d+)?)`, 'gi');
     let last: string | null = null;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) last = m[1];
