@@ -34,6 +34,9 @@ describe('judge text handling on hostile input', () => {
   it('score patterns with long runs of stars and spaces', () => {
     const v = parseVerdict(`${'*'.repeat(N)}format:${' '.repeat(N)}x`);
     expect(v.ok).toBe(false);
+    expect(parseVerdict(`\`\`\`json${' '.repeat(N)}${'a'.repeat(N)}`).ok).toBe(false);
+    const fenced = parseVerdict('```json\n{"format": 4, "factuality": 3, "consistency": 4, "realism": 5, "quality": 2}\n```');
+    expect(fenced.ok && fenced.via).toBe('fence');
     const w = parseVerdict(`**format**:${" ".repeat(N)}4 factuality: 3 consistency: 4 realism: 5 quality: 2`);
     expect(w.ok && w.scores).toEqual({ format: 4, factuality: 3, consistency: 4, realism: 5, quality: 2 });
   });

@@ -70,9 +70,11 @@ function lastTagBody(text: string): string | null {
 
 function fencedBlocks(text: string): string[] {
   const out: string[] = [];
-  const re = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/g;
+  // The header is matched atomically (`(?=(…))\1`): letting the lazy body take back header
+  // characters made an unclosed fence quadratic. Headers hold no backticks, so matches are unchanged.
+  const re = /```(?=([a-zA-Z0-9_-]*[ \t]*\r?\n?))\1([\s\S]*?)```/g;
   let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) if (m[1].includes('{')) out.push(m[1].trim());
+  while ((m = re.exec(text)) !== null) if (m[2].includes('{')) out.push(m[2].trim());
   return out;
 }
 
