@@ -79,5 +79,5 @@ export function extractPrediction(raw: string): string {
 
 /** Trims blank lines and trailing spaces but keeps a first line's indentation (it can matter). */
 function trimBlankLines(s: string): string {
-  return s.replace(/^(?:[ \t]*\r?\n)+/, '').replace(/\s+$/, '');
+  return s.replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd();
 }

@@ -102,7 +102,7 @@ export function pairUserPrompt(q: PairQuestion, limits = DEFAULT_PROMPT_LIMITS):
 /** The judge's answer: the last <choice> tag, else a JSON "choice" field; null when neither. */
 export function parseChoice(reply: string): 'A' | 'B' | null {
   const text = stripThink(reply);
-  const tags = [...text.matchAll(/<choice>\s*\**\s*([AB])\b[^<]*<\/choice>/gi)];
+  const tags = [...text.matchAll(/<choice>\s*(?:\*+\s*)?([AB])\b[^<]*<\/choice>/gi)];
   if (tags.length) return tags.at(-1)![1].toUpperCase() as 'A' | 'B';
   const json = [...text.matchAll(/"choice"\s*:\s*"\s*([AB])\s*"/gi)];
   if (json.length) return json.at(-1)![1].toUpperCase() as 'A' | 'B';

@@ -70,9 +70,11 @@ function lastTagBody(text: string): string | null {
 
 function fencedBlocks(text: string): string[] {
   const out: string[] = [];
-  const re = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/g;
+  // The header is matched atomically (`(?=(…))\1`): letting the lazy body take back header
+  // characters made an unclosed fence quadratic. Headers hold no backticks, so matches are unchanged.
+  const re = /```(?=([a-zA-Z0-9_-]*[ \t]*\r?\n?))\1([\s\S]*?)```/g;
   let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) if (m[1].includes('{')) out.push(m[1].trim());
+  while ((m = re.exec(text)) !== null) if (m[2].includes('{')) out.push(m[2].trim());
   return out;
 }
 
@@ -306,7 +308,7 @@ function stringList(v: unknown): string[] {
 function scoresByPattern(text: string): Scores | null {
   const scores: Partial<Scores> = {};
   for (const d of DIMENSIONS) {
-    const re = new RegExp(`["'*_]*${d}["'*_]*(?:\\s+score)?\\s*[:=]\\s*["'*]*\\s*(-?\\d+(?:\\.\\d+)?(?:\\s*(?:/|out of)\\s*\\d+)?)`, 'gi');
+    const re = new RegExp(`["'*_]{0,8}${d}["'*_]*(?:\\s+score)?\\s*[:=]\\s*(?:["'*]+\\s*)?(-?\\d+(?:\\.\\d+)?(?:\\s*(?:/|out of)\\s*\\d+)?)`, 'gi');
     let last: string | null = null;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) last = m[1];

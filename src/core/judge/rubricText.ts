@@ -5,7 +5,7 @@
 import type { SpanKind, SpanLabel } from '../schema/types.ts';
 
 export function normalize(s: string): string {
-  return s.replace(/\r\n?/g, '\n').replace(/\s+$/, '').replace(/^(?:[ \t]*\n)+/, '');
+  return s.replace(/\r\n?/g, '\n').trimEnd().replace(/^(?:[ \t]*\n)+/, '');
 }
 
 const STOP = new Set('the and for are was were with that this from have has had not but you your all any can its into out per via than then there their they them our over under one two'.split(' '));
@@ -17,11 +17,18 @@ export function contentWords(text: string): Map<string, number> {
   return m;
 }
 
+/** `s` without its trailing run of `chars` (a manual scan: `/[.:]+$/` is quadratic on long runs). */
+function trimTrailing(s: string, chars: string): string {
+  let e = s.length;
+  while (e > 0 && chars.includes(s[e - 1])) e--;
+  return s.slice(0, e);
+}
+
 /** Value tokens: numbers, identifiers with digits or underscores, paths, versions, addresses, times. */
 export function valueTokens(text: string): Map<string, number> {
   const m = new Map<string, number>();
   for (const raw of text.match(/[A-Za-z0-9_][\w.\-/:@]*/g) ?? []) {
-    const t = raw.replace(/[.:\-/]+$/, '');
+    const t = trimTrailing(raw, '.:-/');
     if (!/[0-9_/@]|\.\w/.test(t)) continue;
     m.set(t, (m.get(t) ?? 0) + 1);
   }
@@ -326,6 +333,6 @@ export function alignTokens(a: readonly string[], b: readonly string[]): { a: Ui
 // ---- what a real environment would not print -------------------------------------------------
 
 export const META_TALK = /\b(as an ai|language model|i cannot|i can't|i'm sorry|i am sorry|simulated|simulation|predicted observation|world model|this output|the judge|score of|here is the (?:output|observation|result))\b/i;
-export const PLACEHOLDER = /lorem ipsum|\[(?:insert|placeholder|output|todo|redacted)[^\]]*\]|<(?:insert|placeholder|output)[^>]*>|\bTODO\b|\bxxx+\b|\{\{[^}]*\}\}/i;
+export const PLACEHOLDER = /lorem ipsum|\[(?:insert|placeholder|output|todo|redacted)[^\]]{0,200}\]|<(?:insert|placeholder|output)[^>]{0,200}>|\bTODO\b|\bxxx+\b|\{\{[^}]{0,200}\}\}/i;
 /** Marks of a failed action: an error observation is a different behaviour from a success. */
 export const ERROR_MARK = /\b(?:error|errors|exception|traceback|no such|not found|cannot|denied|invalid|unknown command|usage:)\b|"isError"\s*:\s*true|"error"\s*:\s*\{/i;

@@ -62,7 +62,7 @@ function notApplicable(rule: string): VerifierResult {
 }
 
 function normalize(s: string): string {
-  return s.replace(/\r\n?/g, '\n').replace(/^(?:[ \t]*\n)+/, '').replace(/\s+$/, '');
+  return s.replace(/\r\n?/g, '\n').replace(/^(?:[ \t]*\n)+/, '').trimEnd();
 }
 
 interface TextRegion extends VerifiedRegion {
@@ -86,7 +86,7 @@ function verifySpans(reference: string, spans: SpanLabel[], prediction: string):
     const atEnd = reference.slice(m.end).trim() === '';
     let text = reference.slice(m.start, m.end).replace(/\r\n?/g, '\n');
     if (atStart) text = text.replace(/^(?:[ \t]*\n)+/, '');
-    if (atEnd) text = text.replace(/\s+$/, '');
+    if (atEnd) text = text.trimEnd();
     if (text === '' && !(atStart && atEnd)) continue;
     regions.push({ label: `span [${m.start}, ${m.end})`, expected: text, atStart, atEnd });
   }
@@ -182,7 +182,8 @@ function shellRule(input: VerifierInput): { rule: string; regions: TextRegion[] 
   const whole = (rule: string, label = 'whole observation') => ({ rule, regions: [{ label, expected: reference, atStart: true, atEnd: true }] });
 
   // A chain of silent state changes (and redirected writes) prints nothing when it succeeds.
-  const parts = cmd.split(/\s*&&\s*/);
+  // split('&&') and trim: `/\s*&&\s*/` is quadratic on long runs of spaces.
+  const parts = cmd.split('&&').map((p, i) => (i > 0 ? p.trimStart() : p)).map((p, i, all) => (i < all.length - 1 ? p.trimEnd() : p));
   const silent = parts.every((p) => {
     const w = words(p);
     if (w.length === 0) return false;

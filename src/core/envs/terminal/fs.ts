@@ -134,20 +134,99 @@ export function nodeSize(node: FsNode): number {
   return new TextEncoder().encode(node.content).length;
 }
 
-/** Glob pattern (`*`, `?`, `[abc]`) for one path component. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
+/** Limits a real Linux shell has, so hostile commands end with the shell's own errors. */
+export const LIMITS = {
+  /** PATH_MAX: longer paths give ENAMETOOLONG ("File name too long"). */
+  pathBytes: 4096,
+  /** NAME_MAX for one path component. */
+  nameBytes: 255,
+  /** Largest file (like `ulimit -f 2048`): writes past it give EFBIG ("File too large"); also caps one command's output. */
+  fileBytes: 1 << 20,
+  /** ARG_MAX: a longer argument list (bytes, NUL included) gives E2BIG ("Argument list too long"). */
+  argBytes: 2 << 20,
+} as const;
+
+/** UTF-8 length without allocating the encoding. */
+export function byteLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) { n += 4; i++; }
+    else n += 3;
+  }
+  return n;
+}
+
+/** True when an absolute path breaks PATH_MAX or NAME_MAX. */
+export function nameTooLong(abs: string): boolean {
+  if (byteLength(abs) > LIMITS.pathBytes) return true;
+  for (const part of abs.split('/')) if (byteLength(part) > LIMITS.nameBytes) return true;
+  return false;
+}
+
+type GlobTok = { k: 'star' } | { k: 'any' } | { k: 'ch'; c: string } | { k: 'set'; neg: boolean; items: [string, string][] };
+
+/** One path component's glob (`*`, `?`, `[abc]`, `[!a-z]`) as tokens; runs of `*` collapse to one. */
+function globTokens(glob: string): GlobTok[] {
+  const toks: GlobTok[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
+    if (c === '*') { if (toks[toks.length - 1]?.k !== 'star') toks.push({ k: 'star' }); }
+    else if (c === '?') toks.push({ k: 'any' });
+    else if (c === '[' && glob.indexOf(']', i + 1) > i) {
       const j = glob.indexOf(']', i + 1);
-      if (j > i) {
-        re += '[' + glob.slice(i + 1, j).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
-        i = j;
-      } else re += '\\[';
-    } else re += c.replace(/[.+^${}()|\\\]]/g, '\\$&');
+      let body = glob.slice(i + 1, j);
+      const neg = body.startsWith('!') || body.startsWith('^');
+      if (neg) body = body.slice(1);
+      const items: [string, string][] = [];
+      for (let k = 0; k < body.length; k++) {
+        if (body[k + 1] === '-' && k + 2 < body.length) { items.push([body[k], body[k + 2]]); k += 2; }
+        else items.push([body[k], body[k]]);
+      }
+      toks.push({ k: 'set', neg, items });
+      i = j;
+    } else toks.push({ k: 'ch', c });
   }
-  return new RegExp(`^${re}$`);
+  return toks;
+}
+
+function tokMatches(t: GlobTok, c: string): boolean {
+  if (c === '/') return false;
+  if (t.k === 'any') return true;
+  if (t.k === 'ch') return t.c === c;
+  if (t.k === 'set') return t.items.some(([a, b]) => a <= c && c <= b) !== t.neg;
+  return false;
+}
+
+/**
+ * A glob matcher for one path component, in O(pattern × name) steps: the classic two-pointer
+ * wildcard match that backtracks only to the last `*`, so no pattern can take exponential time
+ * (a RegExp built from 30 `*` did; 50,000 `*` made an invalid RegExp). `fold` matches
+ * case-insensitively (find -iname).
+ */
+export function globMatcher(glob: string, fold = false): { test(name: string): boolean; steps: number } {
+  const toks = globTokens(fold ? glob.toLowerCase() : glob);
+  const m = {
+    steps: 0,
+    test(name0: string): boolean {
+      const name = fold ? name0.toLowerCase() : name0;
+      let p = 0;
+      let s = 0;
+      let starP = -1;
+      let starS = 0;
+      while (s < name.length) {
+        m.steps++;
+        const t = toks[p];
+        if (t && t.k === 'star') { starP = p++; starS = s; }
+        else if (t && tokMatches(t, name[s])) { p++; s++; }
+        else if (starP >= 0 && name[starS] !== '/') { p = starP + 1; s = ++starS; }
+        else return false;
+      }
+      while (toks[p]?.k === 'star') p++;
+      return p === toks.length;
+    },
+  };
+  return m;
 }

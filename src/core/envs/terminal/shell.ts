@@ -4,7 +4,7 @@
 import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
 import {
-  baseName, cloneNode, globToRegExp, makeDir, makeFile, MemFs, nodeSize, parentOf, resolvePath, splitLines,
+  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, MemFs, nameTooLong, nodeSize, parentOf, resolvePath, splitLines,
   type DirNode, type FileNode, type FsNode,
 } from './fs.ts';
 
@@ -171,7 +171,7 @@ export class Shell {
           return { lines: [...lines, detLine(toks)], code: 2 };
         }
         const r = toks.length ? this.runPipeline(toks) : { lines: [], code: 0 };
-        lines.push(...r.lines);
+        pushAll(lines, r.lines);
         code = r.code;
         this.lastExit = code;
       }
@@ -196,23 +196,25 @@ export class Shell {
       const last = k === stages.length - 1;
       const parsed = this.parseSimple(stage);
       if (typeof parsed === 'string') return { lines: [...printed, detLine(parsed)], code: 2 };
+      if (parsed.tooLong) return { lines: [...printed, detLine(`bash: ${parsed.argv[0]}: Argument list too long`)], code: 126 };
       const r = this.exec(parsed.argv, input, !last || parsed.out !== null);
       for (const e of r.err) if (!parsed.dropErr) printed.push(detLine(e));
       code = r.code;
       let out = r.out;
       if (parsed.out) {
-        const w = this.writeRedirect(parsed.out.path, out, parsed.out.append);
+        const w = this.writeRedirect(parsed.out.path, out, parsed.out.append, parsed.argv[0] ?? 'bash');
         if (w) { printed.push(detLine(w)); code = 1; }
         out = [];
       }
-      if (last) printed.push(...out);
+      if (last) pushAll(printed, out);
       else input = out;
     }
     return { lines: printed, code };
   }
 
-  private parseSimple(toks: Token[]): { argv: string[]; out: { path: string; append: boolean } | null; dropErr: boolean } | string {
+  private parseSimple(toks: Token[]): { argv: string[]; out: { path: string; append: boolean } | null; dropErr: boolean; tooLong?: boolean } | string {
     const argv: string[] = [];
+    let argBytes = 0;
     let out: { path: string; append: boolean } | null = null;
     let dropErr = false;
     for (let i = 0; i < toks.length; i++) {
@@ -224,9 +226,14 @@ export class Shell {
         else if (t.v === '2>' || t.v === '2>>') dropErr = target.v === '/dev/null';
         else if (t.v === '<') argv.push(target.v);
         i++;
-      } else if (t.glob) {
-        argv.push(...this.glob(t.v));
-      } else argv.push(t.v);
+      } else {
+        // ARG_MAX counts every argument's bytes and its NUL; stop expanding once past it.
+        for (const a of t.glob ? this.glob(t.v) : [t.v]) {
+          argv.push(a);
+          argBytes += byteLength(a) + 1;
+          if (argBytes > LIMITS.argBytes) return { argv, out, dropErr, tooLong: true };
+        }
+      }
     }
     return { argv, out, dropErr };
   }
@@ -235,31 +242,41 @@ export class Shell {
   private glob(word: string): string[] {
     const slash = word.lastIndexOf('/');
     const dirPart = slash >= 0 ? word.slice(0, slash + 1) : '';
-    const pat = globToRegExp(word.slice(slash + 1));
+    const pat = globMatcher(word.slice(slash + 1));
     const dir = this.fs.get(resolvePath(this.cwd, dirPart || '.', this.cfg.home));
     if (!dir || dir.type !== 'dir') return [word];
     const hits = [...dir.children.keys()].filter((n) => pat.test(n) && (!n.startsWith('.') || word.slice(slash + 1).startsWith('.'))).sort();
     return hits.length ? hits.map((h) => dirPart + h) : [word];
   }
 
-  private writeRedirect(path: string, lines: Line[], append: boolean): string | null {
+  private writeRedirect(path: string, lines: Line[], append: boolean, cmd: string): string | null {
     if (path === '/dev/null') return null;
     const abs = this.abs(path);
+    if (nameTooLong(abs)) return `bash: ${path}: File name too long`;
     const parent = this.fs.get(parentOf(abs));
     if (!parent || parent.type !== 'dir') return `bash: ${path}: No such file or directory`;
     const existing = parent.children.get(baseName(abs));
     if (existing && existing.type === 'dir') return `bash: ${path}: Is a directory`;
-    const text = lines.map((l) => lineText(l) + '\n').join('');
-    const known = lines.map((l) => l.pieces.every((p) => p.kind === 'deterministic'));
+    // A file never grows past LIMITS.fileBytes: the lines that fit are written, then EFBIG.
+    let room = LIMITS.fileBytes - (existing && append ? byteLength(existing.content) : 0);
+    let fit = 0;
+    for (; fit < lines.length; fit++) {
+      room -= byteLength(lineText(lines[fit])) + 1;
+      if (room < 0) break;
+    }
+    const kept = fit < lines.length ? lines.slice(0, fit) : lines;
+    const text = kept.map((l) => lineText(l) + '\n').join('');
+    const known = kept.map((l) => l.pieces.every((p) => p.kind === 'deterministic'));
     if (existing && append) {
       existing.content += text;
-      existing.known.push(...known);
+      pushAll(existing.known, known);
       existing.mtime = this.cfg.now();
     } else {
       const f = makeFile(text, this.cfg.now(), true, true);
       f.known = known;
       parent.children.set(baseName(abs), f);
     }
+    if (fit < lines.length) return `${cmd}: write error: File too large`;
     return null;
   }
 
@@ -349,12 +366,20 @@ function eachInput(sh: Shell, cmd: string, files: string[], stdin: Line[] | null
   if (files.length === 0) return { out: inner(stdin ?? [], '-'), err: [], code: 0 };
   const out: Line[] = [];
   const err: string[] = [];
+  // One command's output is capped like a file (LIMITS.fileBytes), so `cat f f f ...` stays bounded.
+  let room = LIMITS.fileBytes;
   for (const f of files) {
     const r = sh.readOperand(f);
     if (typeof r === 'string') { err.push(openMsg(f, ERRNO[r])); continue; }
-    out.push(...inner(r, f));
+    for (const l of inner(r, f)) {
+      room -= byteLength(lineText(l)) + 1;
+      if (room < 0) {
+        err.push(`${cmd}: write error: File too large`);
+        return { out, err, code: 1 };
+      }
+      out.push(l);
+    }
   }
-  void cmd;
   return { out, err, code: err.length ? 1 : 0 };
 }
 
@@ -486,7 +511,7 @@ const COMMANDS: Record<string, CommandFn> = {
     const { flags, rest, bad } = Shell.flags(args, 'rnu');
     if (bad) return invalid('sort', bad);
     const all: Line[] = [];
-    const r = eachInput(this, 'sort', rest, stdin, (f, why) => `sort: cannot read: ${f}: ${why}`, (ls) => { all.push(...ls); return []; });
+    const r = eachInput(this, 'sort', rest, stdin, (f, why) => `sort: cannot read: ${f}: ${why}`, (ls) => { pushAll(all, ls); return []; });
     let sorted = all.slice().sort((a, b) => {
       const x = lineText(a), y = lineText(b);
       if (flags.has('n')) return (parseFloat(x) || 0) - (parseFloat(y) || 0) || (x < y ? -1 : x > y ? 1 : 0);
@@ -562,13 +587,15 @@ const COMMANDS: Record<string, CommandFn> = {
     const err: string[] = [];
     for (const d of rest) {
       const abs = this.abs(d);
+      if (nameTooLong(abs)) { err.push(`mkdir: cannot create directory ‘${d}’: File name too long`); continue; }
       if (flags.has('p')) {
-        let cur = '';
+        // One walk down the tree: linear in the path's length.
+        let node: DirNode = this.fs.root;
         for (const part of abs.split('/').filter(Boolean)) {
-          cur += '/' + part;
-          const n = this.fs.lookup(cur);
-          if (n === 'ENOENT') (this.fs.get(parentOf(cur)) as DirNode).children.set(part, makeDir(this.cfg.now(), true));
-          else if (typeof n === 'string' || n.type !== 'dir') { err.push(`mkdir: cannot create directory ‘${d}’: Not a directory`); break; }
+          let n = node.children.get(part);
+          if (!n) { n = makeDir(this.cfg.now(), true); node.children.set(part, n); }
+          else if (n.type !== 'dir') { err.push(`mkdir: cannot create directory ‘${d}’: Not a directory`); break; }
+          node = n;
         }
         continue;
       }
@@ -614,13 +641,12 @@ const COMMANDS: Record<string, CommandFn> = {
     const roots: string[] = [];
     while (i < args.length && !args[i].startsWith('-')) roots.push(args[i++]);
     if (!roots.length) roots.push('.');
-    let nameRe: RegExp | null = null;
+    let nameRe: { test(name: string): boolean } | null = null;
     let type: string | null = null;
     for (; i < args.length; i++) {
       const a = args[i];
       if ((a === '-name' || a === '-iname') && args[i + 1] !== undefined) {
-        const g = globToRegExp(args[++i]);
-        nameRe = a === '-iname' ? new RegExp(g.source, 'i') : g;
+        nameRe = globMatcher(args[++i], a === '-iname');
       } else if (a === '-type' && args[i + 1] !== undefined) type = args[++i];
       else if (a === '-name' || a === '-type') return { out: [], err: [`find: missing argument to \`${a}'`], code: 1 };
       else return { out: [], err: [`find: unknown predicate \`${a}'`], code: 1 };
@@ -702,4 +728,9 @@ function cpMv(this: Shell, cmd: 'cp' | 'mv', args: string[]): CmdResult {
     if (cmd === 'mv') (this.fs.get(parentOf(abs)) as DirNode).children.delete(baseName(abs));
   }
   return { out: [], err, code: err.length ? 1 : 0 };
+}
+
+/** Appends without spreading (a spread of 100k+ items overflows the call stack). */
+function pushAll<T>(dst: T[], src: readonly T[]): void {
+  for (const x of src) dst.push(x);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkSpanTiling } from '../spans.ts';
+import { globMatcher, LIMITS } from './fs.ts';
 import { TerminalEnv } from './index.ts';
 
 function fresh(seed = 1) {
@@ -112,5 +113,56 @@ describe('terminal environment', () => {
       return ['ls -l', 'date', 'ps', `cat ${env.state.project}/logs/app.log`].map((a) => JSON.stringify(env.step(a)));
     };
     expect(run()).toEqual(run());
+  });
+
+  it('globs in O(pattern × name) steps: 50,000 stars match, 30 stars do not blow up', () => {
+    const { env } = fresh(6);
+    const p = env.state.project;
+    expect(out(env, `ls ${p}/src/${'*'.repeat(50_000)}.py`)).toBe(`${p}/src/main.py  ${p}/src/utils.py\n`);
+    expect(out(env, `find ${p} -name "${'*'.repeat(50_000)}.PY"`)).toBe('');
+    expect(out(env, `find ${p} -iname "${'*'.repeat(50_000)}.PY"`)).toBe(`${p}/src/main.py\n${p}/src/utils.py\n`);
+    const name = 'a'.repeat(40);
+    const m = globMatcher(`${'*a'.repeat(30)}b`);
+    expect(m.test(name)).toBe(false);
+    expect(m.steps).toBeLessThanOrEqual((name.length + 1) * 62);
+    expect(globMatcher('[!a-c]?x*').test('dyx')).toBe(true);
+    expect(globMatcher('[!a-c]?x*').test('byx')).toBe(false);
+    expect(globMatcher('[abc]*').test('c.txt')).toBe(true);
+    expect(globMatcher('a[').test('a[')).toBe(true);
+    expect(globMatcher('*').test('a/b')).toBe(false);
+  });
+
+  it('files stop growing at the size limit with "File too large"', () => {
+    const { env } = fresh();
+    out(env, 'echo 0123456789 > a');
+    let last = '';
+    let rounds = 0;
+    while (!last.includes('File too large') && rounds < 40) {
+      last = out(env, 'cat a a > b') + out(env, 'cat b b > a');
+      rounds++;
+    }
+    expect(last).toMatch(/^cat: write error: File too large\n/);
+    expect(rounds).toBeLessThanOrEqual(10);
+    const n = env.shell.fs.get(env.shell.abs('a'));
+    expect(n?.type === 'file' && n.content.length).toBeLessThanOrEqual(LIMITS.fileBytes);
+    expect(out(env, 'cat a a a a | wc -l').split('\n')[0]).toBe('cat: write error: File too large');
+  });
+
+  it('paths past PATH_MAX give "File name too long"; mkdir -p is linear', () => {
+    const { env } = fresh();
+    const deep = 'a/'.repeat(20_000);
+    expect(out(env, `mkdir -p ${deep}`)).toBe(`mkdir: cannot create directory ‘${deep}’: File name too long\n`);
+    expect(out(env, `echo x > ${deep}f`)).toBe(`bash: ${deep}f: File name too long\n`);
+    expect(out(env, `mkdir -p ${'b/'.repeat(1000)}`)).toBe('');
+    expect(env.shell.fs.get(env.shell.abs('b/'.repeat(1000)))?.type).toBe('dir');
+    expect(out(env, `mkdir ${'n'.repeat(256)}`)).toBe(`mkdir: cannot create directory ‘${'n'.repeat(256)}’: File name too long\n`);
+  });
+
+  it('an argument list past ARG_MAX gives "Argument list too long" (exit 126)', () => {
+    const { env } = fresh();
+    const arg = 'y'.repeat(1000);
+    expect(out(env, `echo ${`${arg} `.repeat(2200)}`)).toBe('bash: echo: Argument list too long\n');
+    expect(out(env, 'echo $?')).toBe('126\n');
+    expect(out(env, `echo ${`${arg} `.repeat(3)}`)).toBe(`${arg} ${arg} ${arg}\n`);
   });
 });
