@@ -10,6 +10,12 @@ import { expandTurns, rlPool, splitByTrajectory, summarizeExpansion } from './tu
 import { maskStats } from './masking/index.ts';
 import { formatOfficial, formatScoreTable, scoreSamples } from './bench/score.ts';
 import { emptySystemPrompt, type Trajectory } from './schema/types.ts';
+import { localJudge } from './judge/rubric.ts';
+import { createLlmJudge } from './judge/llm.ts';
+import { judgeSystemPrompt } from './judge/prompt.ts';
+import { parseVerdict } from './judge/parse.ts';
+import { fillPlaceholders } from './templates/index.ts';
+import type { ChatMessage } from './chat.ts';
 import { main } from '../cli/main.ts';
 import { captureIO } from '../cli/testing.ts';
 
@@ -109,6 +115,32 @@ describe('prototype key names as domains and ids', () => {
   });
 });
 
+describe('judging and templates with prototype key names', () => {
+  const input = (domain: string) => ({ domain, history: [], action: 'ls', prediction: 'a.txt b.txt', reference: 'a.txt b.txt' });
+  it('the local judge scores samples of such domains', async () => {
+    for (const n of NAMES) {
+      const v = await localJudge.judge(input(n));
+      expect(v.failed).toBe(false);
+      if (!v.failed) expect(Number.isFinite(v.total)).toBe(true);
+    }
+  });
+  it('an LLM judge given per-domain prompts uses its own prompt for a domain named constructor', async () => {
+    const seen: ChatMessage[][] = [];
+    const good = '<verdict>{"scores": {"format": 5, "factuality": 5, "consistency": 5, "realism": 5, "quality": 5}}</verdict>';
+    const judge = createLlmJudge({ name: 'j', systemPrompts: { terminal: 'PUBLIC' }, complete: async (m) => (seen.push(m), good) });
+    for (const n of NAMES) await judge.judge(input(n));
+    expect(seen.map((m) => m[0].content)).toEqual(NAMES.map((n) => judgeSystemPrompt(n)));
+  });
+  it('a verdict whose scores object carries a __proto__ key still reads its own scores', () => {
+    const v = parseVerdict('<verdict>{"scores": {"__proto__": {"format": 1}, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}</verdict>');
+    expect(v.ok).toBe(true);
+    if (v.ok) expect(v.scores.format).not.toBe(1);
+  });
+  it('placeholders named after prototype keys stay as written', () => {
+    expect(fillPlaceholders('{{constructor}} {{toString}} {{x}}', { x: 'X' })).toBe('{{constructor}} {{toString}} X');
+  });
+});
+
 describe('CLI with prototype key names', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'lwm-proto-'));
   const file = join(tmp, 'proto.jsonl');
@@ -131,6 +163,9 @@ describe('CLI with prototype key names', () => {
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out);
     for (const n of NAMES) expect(j.perDomain[n]).toMatchObject({ trajectories: 1, samples: turnsOf(n) });
+    const v = await run('validate', file, '--json');
+    expect(v.code).toBe(0);
+    expect(JSON.parse(v.out)).toMatchObject({ trajectories: NAMES.length, errors: 0 });
     const text = await run('expand', file);
     expect(text.code).toBe(0);
     for (const n of NAMES) expect(text.out).toContain(n);

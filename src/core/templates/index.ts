@@ -109,7 +109,7 @@ export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Objec
 
 /** Replaces {{name}} with values[name] in one pass, so placeholder-like text inside values stays as it is. */
 export function fillPlaceholders(text: string, values: Record<string, string>): string {
-  return text.replace(/\{\{(\w+)\}\}/g, (m, name: string) => (name in values ? values[name] : m));
+  return text.replace(/\{\{(\w+)\}\}/g, (m, name: string) => (Object.hasOwn(values, name) ? values[name] : m));
 }
 
 /** Problems with a template (missing placeholders, unknown fields), naming the field; empty when usable. */
