@@ -14,7 +14,7 @@ import { localJudge } from './judge/rubric.ts';
 import { createLlmJudge } from './judge/llm.ts';
 import { judgeSystemPrompt } from './judge/prompt.ts';
 import { parseVerdict } from './judge/parse.ts';
-import { fillPlaceholders } from './templates/index.ts';
+import { checkDistribution, fillPlaceholders, templateForSample } from './templates/index.ts';
 import type { ChatMessage } from './chat.ts';
 import { main } from '../cli/main.ts';
 import { captureIO } from '../cli/testing.ts';
@@ -138,6 +138,10 @@ describe('judging and templates with prototype key names', () => {
   });
   it('placeholders named after prototype keys stay as written', () => {
     expect(fillPlaceholders('{{constructor}} {{toString}} {{x}}', { x: 'X' })).toBe('{{constructor}} {{toString}} X');
+  });
+  it('a template mix naming a version `constructor` is an unknown version, not a template', () => {
+    expect(checkDistribution({ constructor: 1 })[0]).toMatch(/^constructor: no template with this version/);
+    expect(() => templateForSample({ toString: 1 }, { trajectoryId: 'constructor', turnIndex: 0 })).toThrow(/not a known template/);
   });
 });
 
