@@ -1,9 +1,7 @@
 // Domain names and ids that are also Object.prototype's keys must behave like any other name:
-// no exception, correct counts, and nothing written onto Object.prototype.
+// no exception, correct counts, and nothing written onto Object.prototype. The CLI side
+// (lwm mask, expand, validate) is in src/cli/commands/prototype-keys.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { importText } from './formats/index.ts';
 import { agentInstructDomain } from './formats/agentinstruct.ts';
 import { expandTurns, rlPool, splitByTrajectory, summarizeExpansion } from './turns/index.ts';
@@ -16,8 +14,6 @@ import { judgeSystemPrompt } from './judge/prompt.ts';
 import { parseVerdict } from './judge/parse.ts';
 import { checkDistribution, fillPlaceholders, templateForSample } from './templates/index.ts';
 import type { ChatMessage } from './chat.ts';
-import { main } from '../cli/main.ts';
-import { captureIO } from '../cli/testing.ts';
 
 const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
 
@@ -142,36 +138,5 @@ describe('judging and templates with prototype key names', () => {
   it('a template mix naming a version `constructor` is an unknown version, not a template', () => {
     expect(checkDistribution({ constructor: 1 })[0]).toMatch(/^constructor: no template with this version/);
     expect(() => templateForSample({ toString: 1 }, { trajectoryId: 'constructor', turnIndex: 0 })).toThrow(/not a known template/);
-  });
-});
-
-describe('CLI with prototype key names', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'lwm-proto-'));
-  const file = join(tmp, 'proto.jsonl');
-  writeFileSync(file, jsonl(dataset()));
-  async function run(...argv: string[]) {
-    const io = captureIO();
-    const code = await main(argv, io);
-    return { code, out: io.stdout, err: io.stderr };
-  }
-  it('lwm mask prints a row per domain', async () => {
-    const r = await run('mask', file);
-    expect(r.err).toBe('');
-    expect(r.code).toBe(0);
-    for (const n of NAMES) expect(r.out).toMatch(new RegExp(`\\n${n}\\s+${turnsOf(n)}\\s`));
-    const j = JSON.parse((await run('mask', file, '--json')).out);
-    for (const n of NAMES) expect(j.perDomain[n].total).toBe(turnsOf(n));
-  });
-  it('lwm expand reports every domain', async () => {
-    const r = await run('expand', file, '--json');
-    expect(r.code).toBe(0);
-    const j = JSON.parse(r.out);
-    for (const n of NAMES) expect(j.perDomain[n]).toMatchObject({ trajectories: 1, samples: turnsOf(n) });
-    const v = await run('validate', file, '--json');
-    expect(v.code).toBe(0);
-    expect(JSON.parse(v.out)).toMatchObject({ trajectories: NAMES.length, errors: 0 });
-    const text = await run('expand', file);
-    expect(text.code).toBe(0);
-    for (const n of NAMES) expect(text.out).toContain(n);
   });
 });
