@@ -79,7 +79,7 @@ async function loadData(data: TrainData): Promise<Trajectory[]> {
  * into the spec, so the run renders with them and a resumed run still has them.
  */
 async function attachTemplates(spec: TrainSpec): Promise<TrainSpec> {
-  const named = Object.keys(spec.templates ?? {}).filter((v) => !BUILTIN_TEMPLATES[v] && !spec.templateSet?.[v]);
+  const named = Object.keys(spec.templates ?? {}).filter((v) => !Object.hasOwn(BUILTIN_TEMPLATES, v) && !(spec.templateSet && Object.hasOwn(spec.templateSet, v)));
   if (!named.length) return spec;
   const stored = new Map((await listTemplateVersions()).map((v) => [v.version, v.template]));
   const missing = named.filter((v) => !stored.has(v));

@@ -29,6 +29,15 @@ function teacher(recipe: (c: number, reference: string) => string): LwmBackend &
 }
 
 describe('rejection sampling', () => {
+  it('reports retention for domains named after prototype keys without touching Object.prototype', async () => {
+    const before = Object.getOwnPropertyNames(Object.prototype).sort();
+    const renamed = samples.map((s, i) => ({ ...s, domain: ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'][i] }));
+    const backend = teacher((_c, ref) => `<predicted_observation>\n${ref}\n</predicted_observation>`);
+    const r = await rejectionSample(renamed, backend, localJudge, { candidates: 1, threshold: 1, request });
+    expect(Object.keys(r.perDomain).sort()).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString', 'valueOf']);
+    for (const d of Object.keys(r.perDomain)) expect(r.perDomain[d]).toMatchObject({ kept: 1, total: 1 });
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(before);
+  });
   it('keeps the candidates the judge scores at or above the threshold and reports retention per domain', async () => {
     // Candidate 0 is exact (with a reasoning trace), candidate 1 is garbage.
     const backend = teacher((c, ref) => (c === 0 ? `<think>the file was written before</think>\n<predicted_observation>\n${ref}\n</predicted_observation>` : 'lorem ipsum lorem ipsum lorem ipsum'));

@@ -107,7 +107,7 @@ export async function rejectionSample(
   if (!(threshold >= 1 && threshold <= 5)) throw new RangeError(`rejection sampling: threshold must be within 1–5 (the judge's scale), got ${threshold}`);
   const template = options.template ?? BUILTIN_TEMPLATES.v0;
   const request = options.request ?? promptRequest(template);
-  const perDomain: Record<string, Retention> = {};
+  const perDomain: Record<string, Retention> = Object.create(null); // domains come from data
   const overall = emptyRetention();
   const kept: KeptCandidate[][] = samples.map(() => []);
   let done = 0;

@@ -42,7 +42,7 @@ export const useMaskSettings = create<MaskSettingsState>()(
         const p = (persisted as Partial<MaskSettingsState> | undefined)?.config;
         if (!p) return current;
         // Only keys this build knows: a setting an earlier build had (echoMinOverlap) is dropped.
-        const known = Object.fromEntries(Object.entries(p).filter(([k]) => k in DEFAULT_MASK_CONFIG));
+        const known = Object.fromEntries(Object.entries(p).filter(([k]) => Object.hasOwn(DEFAULT_MASK_CONFIG, k)));
         const merged: MaskConfig = { ...defaultMaskConfig(), ...known, ratios: { ...DEFAULT_MASK_CONFIG.ratios, ...p.ratios } };
         return checkMaskConfig(merged).length ? current : { ...current, config: merged };
       },

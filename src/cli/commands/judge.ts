@@ -69,7 +69,7 @@ function nonNegative(name: string, v: string | undefined, dflt: number): number 
 
 /** DIR/DOMAIN/judge_system_prompt.txt for every domain in the records; missing files are errors. */
 async function loadJudgePrompts(dir: string, domains: Iterable<string>): Promise<{ prompts: Record<string, string>; errors: string[] }> {
-  const prompts: Record<string, string> = {};
+  const prompts: Record<string, string> = Object.create(null); // keyed by domains from data
   const errors: string[] = [];
   for (const d of domains) {
     const file = join(dir, d, 'judge_system_prompt.txt');

@@ -49,7 +49,7 @@ export function configFromSettings(settings: string[], base: MaskConfig = maskCo
       const cat = key.slice(7) as MaskCategory;
       if (!MASK_CATEGORIES.includes(cat)) throw new UsageError(`--set ${key}: no such category (categories: ${MASK_CATEGORIES.join(', ')})`);
       config.ratios[cat] = value;
-    } else if (key in DEFAULT_MASK_CONFIG && typeof (DEFAULT_MASK_CONFIG as unknown as Record<string, unknown>)[key] === 'number') {
+    } else if (Object.hasOwn(DEFAULT_MASK_CONFIG, key) && typeof (DEFAULT_MASK_CONFIG as unknown as Record<string, unknown>)[key] === 'number') {
       (config as unknown as Record<string, number>)[key] = value;
     } else {
       const known = Object.keys(DEFAULT_MASK_CONFIG).filter((k) => k !== 'ratios' && k !== 'useOverrides');

@@ -146,7 +146,7 @@ export function formatOfficial(table: ScoreTable): string {
   const out = ['', rule, 'AgentWorldBench Evaluation Results', rule];
   const fixed = (x: number | null) => pyFixed(x ?? toPercent(0), 2);
   for (const r of [...table.domains].sort((a, b) => codePointOrder(a.domain, b.domain))) {
-    out.push('', `--- ${DISPLAY[r.domain] ?? capitalize(r.domain)} (${r.valid}/${r.valid + r.failed} valid, ${r.failed} failed) ---`);
+    out.push('', `--- ${(Object.hasOwn(DISPLAY, r.domain) ? DISPLAY[r.domain] : capitalize(r.domain))} (${r.valid}/${r.valid + r.failed} valid, ${r.failed} failed) ---`);
     if (!r.valid) {
       out.push('  No valid results.');
       continue;

@@ -22,7 +22,7 @@ export function agentInstructDomain(id: string): string | undefined {
   const m = /^([a-z0-9]+?)[_\-]/i.exec(id);
   if (!m) return undefined;
   const fam = m[1].toLowerCase();
-  return FAMILY_DOMAIN[fam] ?? fam;
+  return Object.hasOwn(FAMILY_DOMAIN, fam) ? FAMILY_DOMAIN[fam] : fam;
 }
 
 export const agentInstructImporter: FormatImporter = {

@@ -60,7 +60,7 @@ function convert(value: unknown, f: ParquetField, where: string): unknown {
     return value.map((v, i) => convert(v, f.list, `${where}[${i}]`));
   }
   if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where}: expected an object`);
-  const extra = Object.keys(value).filter((k) => !(k in f.struct));
+  const extra = Object.keys(value).filter((k) => !Object.hasOwn(f.struct, k));
   if (extra.length) throw new Error(`${where}: field ${extra[0]} is not in the declared schema`);
   const out: Record<string, unknown> = {};
   for (const [k, sub] of Object.entries(f.struct)) out[k] = convert((value as Record<string, unknown>)[k], sub, `${where}.${k}`);
@@ -70,7 +70,7 @@ function convert(value: unknown, f: ParquetField, where: string): unknown {
 /** Writes rows as one Parquet file; every key of a row must be declared in `columns`. */
 export function writeParquet(rows: readonly Record<string, unknown>[], columns: ParquetColumns, kvMetadata?: Record<string, string>): Uint8Array {
   for (let i = 0; i < rows.length; i++) {
-    const extra = Object.keys(rows[i]).filter((k) => !(k in columns));
+    const extra = Object.keys(rows[i]).filter((k) => !Object.hasOwn(columns, k));
     if (extra.length) throw new Error(`row ${i}: column ${extra[0]} is not in the declared schema`);
   }
   const columnData = Object.entries(columns).map(([name, f]) => ({

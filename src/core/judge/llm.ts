@@ -75,7 +75,7 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
     name: options.name,
     async judge(input: JudgeInput, signal?: AbortSignal): Promise<Verdict> {
       const messages: ChatMessage[] = [
-        { role: 'system', content: options.systemPrompts?.[input.domain] ?? judgeSystemPrompt(input.domain) },
+        { role: 'system', content: (options.systemPrompts && Object.hasOwn(options.systemPrompts, input.domain) ? options.systemPrompts[input.domain] : judgeSystemPrompt(input.domain)) },
         { role: 'user', content: judgeUserPrompt(input, options.limits) },
       ];
       let lastError = '';

@@ -237,7 +237,8 @@ function verdictFrom(value: unknown): { ok: true; verdict: VerdictFields } | { o
 }
 
 function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Null prototype: a verdict's key `__proto__` must stay a key, not replace the prototype.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(o)) out[k.trim().toLowerCase()] = v;
   return out;
 }

@@ -125,7 +125,8 @@ function finish(c: CategoryCounts, weightSum: number) {
 /** Count and share per category, overall and per domain, and histograms of the four metrics. */
 export function maskStats(trajectories: Trajectory[], config: MaskConfig = DEFAULT_MASK_CONFIG, masks = categorizeDataset(trajectories, config)): MaskStats {
   const overall = emptyCounts();
-  const perDomain: Record<string, CategoryCounts> = {};
+  // Null prototype: domains come from data and may be named `constructor` or `__proto__`.
+  const perDomain: Record<string, CategoryCounts> = Object.create(null);
   const weightSums = new Map<CategoryCounts, number>([[overall, 0]]);
   const values: Record<keyof TurnMetrics, number[]> = { ol: [], nov: [], jac: [], r: [] };
   for (const m of masks) {

@@ -117,11 +117,11 @@ function templatePieces(enc: Encode, text: string, values: Record<string, string
     literal += text.slice(last, m.index);
     last = m.index! + m[0].length;
     const name = m[1];
-    if (valueNames.includes(name) && name in values) {
+    if (valueNames.includes(name) && Object.hasOwn(values, name)) {
       if (literal) pieces.push({ ids: enc(literal), value: false });
       literal = '';
       pieces.push({ ids: enc(values[name]), value: true });
-    } else literal += name in values ? values[name] : m[0];
+    } else literal += Object.hasOwn(values, name) ? values[name] : m[0];
   }
   literal += text.slice(last);
   if (literal) pieces.push({ ids: enc(literal), value: false });

@@ -109,7 +109,7 @@ export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Objec
 
 /** Replaces {{name}} with values[name] in one pass, so placeholder-like text inside values stays as it is. */
 export function fillPlaceholders(text: string, values: Record<string, string>): string {
-  return text.replace(/\{\{(\w+)\}\}/g, (m, name: string) => (name in values ? values[name] : m));
+  return text.replace(/\{\{(\w+)\}\}/g, (m, name: string) => (Object.hasOwn(values, name) ? values[name] : m));
 }
 
 /** Problems with a template (missing placeholders, unknown fields), naming the field; empty when usable. */
@@ -232,7 +232,7 @@ export function checkDistribution(dist: TemplateDistribution, templates: Readonl
   const errors: string[] = [];
   let total = 0;
   for (const [v, w] of Object.entries(dist)) {
-    if (!templates[v]) errors.push(`${v}: no template with this version (known: ${Object.keys(templates).join(', ')})`);
+    if (!Object.hasOwn(templates, v)) errors.push(`${v}: no template with this version (known: ${Object.keys(templates).join(', ')})`);
     if (!(w >= 0) || !Number.isFinite(w)) errors.push(`${v}: weight must be a finite number ≥ 0, got ${w}`);
     else total += w;
   }
@@ -261,7 +261,7 @@ export function templateForSample(
   templates: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
 ): PromptTemplate {
   const v = pickVersion(dist, keyedUniform(`${sample.trajectoryId}#${sample.turnIndex}`, seed));
-  const t = templates[v];
+  const t = Object.hasOwn(templates, v) ? templates[v] : undefined;
   if (!t) throw new Error(`template distribution names "${v}", which is not a known template`);
   return t;
 }

@@ -113,7 +113,8 @@ export interface ExpansionSummary {
 export function summarizeExpansion(trajectories: Trajectory[], options: SplitOptions = {}): ExpansionSummary {
   const split = splitByTrajectory(trajectories, options);
   const count = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.turns.length, 0);
-  const perDomain: ExpansionSummary['perDomain'] = {};
+  // Null prototype: domains come from data and may be named `constructor` or `__proto__`.
+  const perDomain: ExpansionSummary['perDomain'] = Object.create(null);
   const bump = (t: Trajectory, side: 'train' | 'eval') => {
     const d = (perDomain[t.domain] ??= { trajectories: 0, samples: 0, train: 0, eval: 0 });
     d.trajectories++;

@@ -145,11 +145,13 @@ function StageMix() {
   const setStage = useTemplateStore((s) => s.setStage);
   const [texts, setTexts] = useState<Record<string, Record<string, string>>>({});
   const [errors, setErrors] = useState<Record<string, string[]>>({});
-  const cell = (stage: string, v: string) => texts[stage]?.[v] ?? String(stages[stage as TrainingStage]?.[v] ?? 0);
+  // Version names are the user's: look them up as own keys only (a version may be named `constructor`).
+  const own = <T,>(o: Record<string, T> | undefined, k: string): T | undefined => (o && Object.hasOwn(o, k) ? o[k] : undefined);
+  const cell = (stage: string, v: string) => own(texts[stage], v) ?? String(own(stages[stage as TrainingStage], v) ?? 0);
   const change = (stage: TrainingStage, version: string, value: string) => {
     const row = { ...Object.fromEntries(versions.map((v) => [v.version, cell(stage, v.version)])), [version]: value };
     setTexts({ ...texts, [stage]: row });
-    const dist: TemplateDistribution = {};
+    const dist: TemplateDistribution = Object.create(null);
     const problems: string[] = [];
     for (const [v, s] of Object.entries(row)) {
       const w = Number(s);

@@ -78,7 +78,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
   else if (dataset.trajectories === 0) errors.datasetId = `The dataset ${dataset.name} is empty: it has no trajectories to train on. Import data in the Data view.`;
   else if (form.domain && !dataset.domains.includes(form.domain)) errors.domain = `The dataset ${dataset.name} has no ${form.domain} trajectories; it has ${dataset.domains.join(', ')}.`;
 
-  if (!(form.stage in STAGE_LABEL)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
+  if (!Object.hasOwn(STAGE_LABEL, form.stage)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
   let from: RunRecord['from'] = null;
   let preset = form.preset;
   let minSteps = 1;
@@ -93,7 +93,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
       // The same stage continues the checkpoint's step count (its schedule and batches).
       if (choice.run.stage === form.stage) minSteps = ref.step + 1;
     }
-  } else if (!(form.preset in PRESETS)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
+  } else if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
 
   const context = preset in PRESETS ? PRESETS[preset].contextLength : 64;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
