@@ -1,13 +1,13 @@
 // Domain names and ids that are also Object.prototype's keys must behave like any other name:
 // no exception, correct counts, and nothing written onto Object.prototype. The CLI side
 // (lwm mask, expand, validate) is in src/cli/commands/prototype-keys.test.ts.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from './prototype-keys.fixture.ts';
 import { importText } from './formats/index.ts';
 import { agentInstructDomain } from './formats/agentinstruct.ts';
 import { expandTurns, rlPool, splitByTrajectory, summarizeExpansion } from './turns/index.ts';
 import { maskStats } from './masking/index.ts';
 import { formatOfficial, formatScoreTable, scoreSamples } from './bench/score.ts';
-import { emptySystemPrompt, type Trajectory } from './schema/types.ts';
 import { localJudge } from './judge/rubric.ts';
 import { createLlmJudge } from './judge/llm.ts';
 import { judgeSystemPrompt } from './judge/prompt.ts';
@@ -15,30 +15,7 @@ import { parseVerdict } from './judge/parse.ts';
 import { checkDistribution, fillPlaceholders, templateForSample } from './templates/index.ts';
 import type { ChatMessage } from './chat.ts';
 
-const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
-
-const protoNames = () => Object.getOwnPropertyNames(Object.prototype).sort();
-let before: string[];
-beforeEach(() => {
-  before = protoNames();
-});
-afterEach(() => {
-  expect(protoNames()).toEqual(before);
-  const probe = {} as Record<string, unknown>;
-  for (const k of ['trajectories', 'samples', 'train', 'eval', 'total', 'counts']) expect(probe[k]).toBeUndefined();
-  expect(Object.getPrototypeOf(probe)).toBe(Object.prototype);
-});
-
-function dataset(): Trajectory[] {
-  return NAMES.map((name, i) => ({
-    id: name,
-    domain: name,
-    system_prompt: { ...emptySystemPrompt(), task_description: `task ${name}` },
-    turns: Array.from({ length: i + 1 }, (_, k) => ({ action: `ls dir${k}`, observation: `file${k}.txt\nother${k}` })),
-  }));
-}
-const turnsOf = (name: string) => NAMES.indexOf(name) + 1;
-const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+guardObjectPrototype();
 
 describe('prototype key names as domains and ids', () => {
   it('import (native) keeps every record, with its id and domain as own data', async () => {

@@ -1,35 +1,14 @@
 // `lwm mask`, `expand` and `validate` on data whose domains and ids are Object.prototype's keys:
 // every domain reported with its counts, and nothing written onto Object.prototype.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from '../../core/prototype-keys.fixture.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
-import { emptySystemPrompt, type Trajectory } from '../../core/schema/types.ts';
 
-const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
-const protoNames = () => Object.getOwnPropertyNames(Object.prototype).sort();
-let before: string[];
-beforeEach(() => {
-  before = protoNames();
-});
-afterEach(() => {
-  expect(protoNames()).toEqual(before);
-  const probe = {} as Record<string, unknown>;
-  for (const k of ['trajectories', 'samples', 'train', 'eval', 'total', 'counts']) expect(probe[k]).toBeUndefined();
-});
-
-function dataset(): Trajectory[] {
-  return NAMES.map((name, i) => ({
-    id: name,
-    domain: name,
-    system_prompt: { ...emptySystemPrompt(), task_description: `task ${name}` },
-    turns: Array.from({ length: i + 1 }, (_, k) => ({ action: `ls dir${k}`, observation: `file${k}.txt\nother${k}` })),
-  }));
-}
-const turnsOf = (name: string) => NAMES.indexOf(name) + 1;
-const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+guardObjectPrototype();
 
 describe('CLI with prototype key names', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'lwm-proto-'));
