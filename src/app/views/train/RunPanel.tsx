@@ -139,49 +139,45 @@ export function RunPanel() {
         xMax={total}
       />
       {rl ? (
-        <LineChart
-          title="Reward by step"
-          testId="reward-chart"
-          series={[
-            { name: 'reward', points: series(history, 'reward'), className: 'chart-s0' },
-            { name: 'judge part', points: series(history, 'reward_judge'), className: 'chart-s1' },
-            { name: 'verifier part', points: series(history, 'reward_verifier'), className: 'chart-s3' },
-            { name: 'held-out reward (rubric + verifier)', points: series(history, 'eval_reward'), className: 'chart-s4', dots: true },
-          ]}
-          markers={markers}
-          xMax={total}
-        />
-      ) : null}
-      {rl ? (
-        <LineChart
-          title="Judge dimensions on held-out turns by step (1–5)"
-          testId="dimension-chart"
-          series={DIMENSIONS.map((d, i) => ({ name: d, points: series(history, `eval_judge_${d}`), className: ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-s5'][i], dots: true }))}
-          markers={markers}
-          xMax={total}
-        />
-      ) : null}
-      {rl ? (
-        <LineChart
-          title="Clip fraction by step"
-          testId="clip-chart"
-          series={[{ name: 'clip fraction', points: series(history, 'clip_fraction'), className: 'chart-s1' }]}
-          markers={markers}
-          xMax={total}
-        />
-      ) : null}
-      {rl ? (
-        <LineChart
-          title="Sequence importance ratio s_i by step: min, mean, max"
-          testId="ratio-chart"
-          series={[
-            { name: 'min s_i', points: series(history, 'ratio_min'), className: 'chart-s3' },
-            { name: 'mean s_i', points: series(history, 'mean_ratio'), className: 'chart-s0' },
-            { name: 'max s_i', points: series(history, 'ratio_max'), className: 'chart-s1' },
-          ]}
-          markers={markers}
-          xMax={total}
-        />
+        <>
+          <LineChart
+            title="Reward by step"
+            testId="reward-chart"
+            series={[
+              { name: 'reward', points: series(history, 'reward'), className: 'chart-s0' },
+              { name: 'judge part', points: series(history, 'reward_judge'), className: 'chart-s1' },
+              { name: 'verifier part', points: series(history, 'reward_verifier'), className: 'chart-s3' },
+              { name: 'held-out reward (rubric + verifier)', points: series(history, 'eval_reward'), className: 'chart-s4', dots: true },
+            ]}
+            markers={markers}
+            xMax={total}
+          />
+          <LineChart
+            title="Judge dimensions on held-out turns by step (1–5)"
+            testId="dimension-chart"
+            series={DIMENSIONS.map((d, i) => ({ name: d, points: series(history, `eval_judge_${d}`), className: ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-s5'][i], dots: true }))}
+            markers={markers}
+            xMax={total}
+          />
+          <LineChart
+            title="Clip fraction by step"
+            testId="clip-chart"
+            series={[{ name: 'clip fraction', points: series(history, 'clip_fraction'), className: 'chart-s1' }]}
+            markers={markers}
+            xMax={total}
+          />
+          <LineChart
+            title="Sequence importance ratio s_i by step: min, mean, max"
+            testId="ratio-chart"
+            series={[
+              { name: 'min s_i', points: series(history, 'ratio_min'), className: 'chart-s3' },
+              { name: 'mean s_i', points: series(history, 'mean_ratio'), className: 'chart-s0' },
+              { name: 'max s_i', points: series(history, 'ratio_max'), className: 'chart-s1' },
+            ]}
+            markers={markers}
+            xMax={total}
+          />
+        </>
       ) : null}
       {latest.length ? (
         <div className="table-scroll">
