@@ -5,14 +5,12 @@ import { defaultRequest, sampleFromTurn } from '../core/bench/runner.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { BUILTIN_TEMPLATES, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
-import { Tokenizer } from '../core/tokenizer/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
 import { endpointBackend, endpointJudge, type EndpointConfig } from '../backends/endpoint.ts';
-import { localBackend } from '../backends/local.ts';
+import { openCheckpointBackend, type CheckpointBackend } from '../backends/checkpoint.ts';
 import type { GenerateRequest, LwmBackend } from '../core/backend.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
-import { GpuGenerator } from '../model/generate.ts';
+import { CheckpointError } from '../model/checkpoint.ts';
 import { UserFacingError } from './host.ts';
 import { spreadSamples, retentionMetrics, retentionReport } from './labels.ts';
 import { formatRetention, keptAsSamples, promptRequest, rejectionSample, type SftLabel } from './rejection.ts';
@@ -49,21 +47,18 @@ export function endpointTeacher(endpoint: EndpointRef, template: PromptTemplate 
  * the opening target tag. `maxTokens` is capped so a prompt still fits the context.
  */
 export function localTeacher(rt: GpuRuntime, checkpoint: Uint8Array, template: PromptTemplate = BUILTIN_TEMPLATES.v0) {
-  const ck = loadCheckpoint(checkpoint, { source: 'the teacher checkpoint' });
-  const tj = ck.extraMetadata?.tokenizer;
-  if (!tj) throw new UserFacingError('the teacher checkpoint has no tokenizer in its metadata; it was not written by LWM Studio training');
-  const tok = Tokenizer.fromJSON(JSON.parse(tj));
-  const params = rt.storage('teacher.params', ck.params);
-  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: 1, maxLength: ck.config.contextLength });
+  let local: CheckpointBackend;
+  try {
+    local = openCheckpointBackend(rt, checkpoint, { source: 'the teacher checkpoint' });
+  } catch (e) {
+    throw e instanceof CheckpointError ? new UserFacingError(e.message) : e;
+  }
   return {
-    backend: localBackend(gen, tok, `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`),
+    backend: local.backend,
     request: promptRequest(template),
     /** The longest response: a quarter of the context, as the SFT evaluation generates. */
-    maxTokens: Math.max(1, Math.floor(ck.config.contextLength / 4)),
-    dispose() {
-      gen.dispose();
-      rt.release(params);
-    },
+    maxTokens: Math.max(1, Math.floor(local.config.contextLength / 4)),
+    dispose: () => local.dispose(),
   };
 }
 

@@ -126,43 +126,27 @@ async function writeAtomic(path: string, text: string): Promise<void> {
 
 async function localModel(checkpoint: string, templateVersion: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; dispose: () => void }> {
   const { loadCheckpoint } = await import('../../model/checkpoint.ts');
-  const { Tokenizer } = await import('../../core/tokenizer/index.ts');
-  const { BUILTIN_TEMPLATES } = await import('../../core/templates/index.ts');
-  const bytes = new Uint8Array(readFileSync(checkpoint));
-  const ck = loadCheckpoint(bytes, { source: checkpoint });
-  const tj = ck.extraMetadata?.tokenizer;
-  if (!tj) throw new Error(`${checkpoint}: the checkpoint holds no tokenizer (metadata "tokenizer"); it was not written by LWM Studio training`);
-  const tok = Tokenizer.fromJSON(JSON.parse(tj));
-  // The template it was trained with: the heaviest of its stage's mix (ties: the first version).
-  let spec: { templates?: Record<string, number>; templateSet?: Record<string, unknown> } = {};
-  try {
-    spec = JSON.parse(ck.extraMetadata?.spec ?? '{}');
-  } catch {
-    /* no spec: the default template */
-  }
-  const templates = { ...BUILTIN_TEMPLATES, ...(spec.templateSet ?? {}) } as typeof BUILTIN_TEMPLATES;
-  const mix = Object.entries(spec.templates ?? { v0: 1 }).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));
-  const version = templateVersion ?? mix[0]?.[0] ?? 'v0';
-  const template = templates[version];
-  if (!template) throw new UsageError(`--template ${version}: no such template (known: ${Object.keys(templates).join(', ')})`);
+  const { openCheckpointBackend, trainedTemplates } = await import('../../backends/checkpoint.ts');
+  const ck = loadCheckpoint(new Uint8Array(readFileSync(checkpoint)), { source: checkpoint });
+  const { templates } = trainedTemplates(ck);
+  if (templateVersion !== undefined && !templates[templateVersion]) throw new UsageError(`--template ${templateVersion}: no such template (known: ${Object.keys(templates).join(', ')})`);
   const { nodeGpu } = await import('../../gpu/node.ts');
   const { GpuRuntime } = await import('../../gpu/runtime.ts');
-  const { GpuGenerator } = await import('../../model/generate.ts');
-  const { localBackend } = await import('../../backends/local.ts');
   const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
-  const params = rt.storage('infer.params', ck.params);
-  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: 1, maxLength: ck.config.contextLength });
-  const inner = localBackend(gen, tok, `local:${basename(checkpoint)}`);
-  const backend: LwmBackend = { name: inner.name, generate: (req, o) => inner.generate('sample' in req ? { ...req, template: req.template ?? template } : req, o) };
-  return {
-    backend,
-    contextLength: ck.config.contextLength,
-    dispose: () => {
-      gen.dispose();
-      rt.release(params);
-      rt.dispose();
-    },
-  };
+  try {
+    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion });
+    return {
+      backend: local.backend,
+      contextLength: local.config.contextLength,
+      dispose: () => {
+        local.dispose();
+        rt.dispose();
+      },
+    };
+  } catch (e) {
+    rt.dispose();
+    throw e;
+  }
 }
 
 export default async function infer(argv: string[], io: CliIO): Promise<number> {
