@@ -71,7 +71,7 @@ export function resolveSpec(spec: TrainSpec) {
   if (!Number.isInteger(spec.steps) || spec.steps < 1) throw new UserFacingError(`steps must be a positive integer; got ${spec.steps}`);
   const lr = { ...STAGE_LR[spec.stage], ...spec.lr };
   const evalEvery = spec.evalEvery ?? Math.max(1, Math.floor(spec.steps / 4));
-  const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, reward: 'rubric' as RewardKind, rewardJudge: 'local' as JudgeKind, evalSamples: 8, ...spec.rl };
+  const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, reward: 'rubric' as RewardKind, rewardJudge: 'local' as JudgeKind, evalSamples: 8, sharedPrefix: true, ...spec.rl };
   if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2)) throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
   if (spec.stage === 'rl' && !REWARD_KINDS.includes(rl.reward)) throw new UserFacingError(`rl.reward must be one of ${REWARD_KINDS.join(', ')}; got '${rl.reward}'`);
   if (spec.stage === 'rl' && rl.rewardJudge !== 'local' && rl.rewardJudge !== 'endpoint') throw new UserFacingError(`rl.rewardJudge must be local or endpoint; got '${rl.rewardJudge}'`);

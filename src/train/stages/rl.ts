@@ -13,7 +13,9 @@ import { fitPrompt } from '../../core/templates/fit.ts';
 import { rlPool, type TurnSample } from '../../core/turns/index.ts';
 import { keyedUniform } from '../../core/random.ts';
 import { GpuGenerator } from '../../model/generate.ts';
+import type { GspoStats } from '../../gpu/kernels/gspo.ts';
 import { GpuGpt } from '../../model/gpt.ts';
+import { SharedPrefixGspo } from '../../model/sharedPrefix.ts';
 import { lrAt } from '../../model/optim.ts';
 import { encodePrompt } from '../data.ts';
 import { UserFacingError } from '../host.ts';
@@ -27,6 +29,7 @@ interface RlRun {
   host: TrainHost;
   judges: RewardJudges;
   model: GpuGpt;
+  updates: GroupUpdates;
   gen: GpuGenerator;
   pool: TurnSample[];
   schedule: { maxLr: number; minLr: number; warmupSteps: number; totalSteps: number };
@@ -62,12 +65,15 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
     Math.floor(p.start.step / promptsPerStep),
     pool.map((s) => fitPrompt(p.tok, templateForSample(spec.templates, s, spec.seed, spec.templateSet), s, T - maxNewTokens)),
   );
-  const model = await GpuGpt.create(host.rt, p.config, { batch: G, T, rl: { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature } });
+  const rl = { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature };
+  // The shared-prefix update passes keep their own activations: the model itself then needs none for G rows.
+  const model = await GpuGpt.create(host.rt, p.config, spec.rl.sharedPrefix ? { batch: 1, T } : { batch: G, T, rl });
+  const updates = spec.rl.sharedPrefix ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
-  const run: RlRun = { spec, p, host, judges, model, gen, pool, schedule, stop: [p.tok.special.predictedClose, p.tok.special.eos] };
+  const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [p.tok.special.predictedClose, p.tok.special.eos] };
   const best = new BestTracker();
   if (bestSoFar) best.best = { step: bestSoFar.step, value: -bestSoFar.evalLoss };
   const generated = { tokens: 0, ms: 0 };
@@ -95,6 +101,7 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
     return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0, coverage };
   } finally {
     gen.dispose();
+    updates.dispose();
     model.dispose();
   }
 }
@@ -137,25 +144,59 @@ interface RlUpdate {
   ratios: number[];
 }
 
+/**
+ * The GSPO passes over one group (prompt + G responses): π's log-probs of the responses and one
+ * optimiser step. Two layouts give the same numbers: G full prompt + response rows, or the
+ * prompt processed once with its K/V shared by the G responses (SPEC §10, the default).
+ */
+export interface GroupUpdates {
+  /** Response tokens trained on, per response. */
+  lengths(prompt: number[], responses: number[][]): number[];
+  logprobs(prompt: number[], responses: number[][]): Promise<Float32Array>;
+  step(prompt: number[], responses: number[][], old: Float32Array | 'current', advantages: ArrayLike<number>, lr: number): Promise<GspoStats & { gradNorm?: number }>;
+  dispose(): void;
+}
+
+/** The unshared layout: the group as G rows of T tokens (rlBatch) through the model's own GSPO path. */
+export function rowUpdates(model: GpuGpt, T: number, Lmax: number, pad: number): GroupUpdates {
+  const batch = (prompt: number[], responses: number[][]) => rlBatch(prompt, responses, T, Lmax, pad);
+  return {
+    lengths: (prompt, responses) => batch(prompt, responses).spans.map((sp) => sp.len),
+    logprobs: (prompt, responses) => model.responseLogprobs(batch(prompt, responses)),
+    step: (prompt, responses, old, adv, lr) => model.gspoStep(batch(prompt, responses), old, adv, lr, { gradNorm: true }),
+    dispose: () => {},
+  };
+}
+
+/** The shared-prefix layout (src/model/sharedPrefix.ts). */
+export function sharedUpdates(shared: SharedPrefixGspo): GroupUpdates {
+  return {
+    lengths: (prompt, responses) => shared.lengths({ prompt, responses }),
+    logprobs: (prompt, responses) => shared.responseLogprobs({ prompt, responses }),
+    step: (prompt, responses, old, adv, lr) => shared.gspoStep({ prompt, responses }, old, adv, lr, { gradNorm: true }),
+    dispose: () => shared.dispose(),
+  };
+}
+
 /** 2–3. π_old for every group, then one GSPO step per group. */
 async function gspoUpdates(run: RlRun, groups: RlGroup[]): Promise<RlUpdate> {
-  const { model, p, spec, schedule } = run;
+  const { model, updates, spec, schedule } = run;
   const { maxNewTokens } = spec.rl;
   // 2. π_old: log-probs of every group's responses before any update of this rollout batch.
-  const batches = groups.map((grp) => rlBatch(grp.prompt, grp.responses, p.T, maxNewTokens, p.tok.special.pad));
   // The first group's step runs at those weights, so its own forward gives π_old: no extra pass.
   const olds: (Float32Array | 'current')[] = ['current'];
-  for (const b of batches.slice(1)) olds.push(await model.responseLogprobs(b));
+  for (const grp of groups.slice(1)) olds.push(await updates.logprobs(grp.prompt, grp.responses));
   // 3. One GSPO step per group. The first group's ratios are 1 (π_θ = π_old); later groups
   //    see a policy that has moved, and their s_i are read before the step that uses them.
   const stats: RlUpdate = { objective: 0, clipFraction: 0, meanRatio: 0, gradNorm: 0, ratios: [] };
   for (let g = 0; g < groups.length; g++) {
-    const lengths = batches[g].spans.map((sp) => sp.len);
+    const { prompt, responses } = groups[g];
+    const lengths = updates.lengths(prompt, responses);
     if (g === 0) stats.ratios.push(...lengths.map(() => 1));
-    else stats.ratios.push(...sequenceRatios(await model.responseLogprobs(batches[g]), olds[g] as Float32Array, lengths, maxNewTokens));
+    else stats.ratios.push(...sequenceRatios(await updates.logprobs(prompt, responses), olds[g] as Float32Array, lengths, maxNewTokens));
     const adv = advantagesWithFailures(groups[g].rewards.map((r) => r?.reward ?? null));
     const lr = lrAt(model.step, schedule);
-    const s = await model.gspoStep(batches[g], olds[g], adv, lr, { gradNorm: true });
+    const s = await updates.step(prompt, responses, olds[g], adv, lr);
     stats.objective += s.objective / groups.length;
     stats.clipFraction += s.clipFraction / groups.length;
     stats.meanRatio += s.meanRatio / groups.length;
