@@ -1,6 +1,7 @@
 // Training-pipeline throughput on WebGPU in Node (Dawn): tokens/s of each stage, the RL time
-// split (rollout, prefill, judging, update), and a training step beside its peer, the
-// plain-TypeScript reference GPT on the CPU, in the same run.
+// split (rollout, prefill, judging, update), a training step beside its peer, the
+// plain-TypeScript reference GPT on the CPU, and a GSPO update pass with the group's prompt
+// processed once beside the same pass over G full rows, in the same run.
 //   npx tsx --import ./bin/raw-hook.mjs scripts/bench-pipeline.ts [--preset micro] [--steps 6] [--json FILE]
 // (`npm run bench -- --suite pipeline` runs it with the GPU environment set.)
 import { appendFileSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { initParams } from '../src/model/init.ts';
 import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
 import { ReferenceTrainer } from '../src/reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { SharedPrefixGspo } from '../src/model/sharedPrefix.ts';
 import { runTraining, type Stage } from '../src/train/pipeline.ts';
+import { rowUpdates } from '../src/train/stages/rl.ts';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -63,7 +66,44 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   }
 }
 
-// 2. Each stage end to end through the pipeline (tokenizer, batches, eval and all).
+// 2. One GSPO update pass of a group (G responses to one prompt), with the prompt processed once
+//    (shared prefix, the RL stage's default) against G full prompt + response rows, same model,
+//    same group, same run. The ratio is the gain of SPEC §10's prefix sharing in the update.
+{
+  const config = presetConfig(preset);
+  const G = 4;
+  const T = Math.min(64, config.contextLength);
+  const Lmax = 16;
+  const P = T - Lmax;
+  const V = config.vocabSize;
+  const prompt = Array.from({ length: P }, (_, i) => (i * 37 + 11) % V);
+  const responses = Array.from({ length: G }, (_, g) => Array.from({ length: Lmax - g }, (_, i) => (i * 53 + g * 7 + 3) % V));
+  const model = await GpuGpt.create(rt, config, { batch: G, T, rl: { Lmax } });
+  const shared = await SharedPrefixGspo.create(model, { G, Lmax, promptMax: P });
+  model.setParams(initParams(config, 2));
+  const adv = [1, -1, 0.5, -0.5];
+  const rows = rowUpdates(model, T, Lmax, 0);
+  const time = async (step: () => Promise<unknown>) => {
+    const ms: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const t0 = performance.now();
+      await step();
+      if (i > 0) ms.push(performance.now() - t0);
+    }
+    return median(ms);
+  };
+  const full = await time(() => rows.step(prompt, responses, 'current', adv, 0));
+  const once = await time(() => shared.gspoStep({ prompt, responses }, 'current', adv, 0));
+  shared.dispose();
+  model.dispose();
+  const c = `${preset} gspo update G=${G} prompt=${P} response=${Lmax}`;
+  record(c, 'lwm-webgpu-dawn', 'ms_per_update', once, 'ms');
+  record(c, 'full-rows-webgpu-dawn', 'ms_per_update', full, 'ms');
+  record(c, 'lwm-webgpu-dawn', 'shared_prefix_speedup', full / once, 'x');
+  console.log(`${c}: shared prefix ${once.toFixed(1)} ms, ${G} full rows ${full.toFixed(1)} ms (${(full / once).toFixed(2)}× faster with the prompt processed once)`);
+}
+
+// 3. Each stage end to end through the pipeline (tokenizer, batches, eval and all).
 for (const stage of ['cpt', 'sft', 'rl'] as Stage[]) {
   const metrics: Record<string, number>[] = [];
   const t0 = performance.now();

@@ -215,7 +215,7 @@ export class GpuBlocks {
     this.add.encode(pass, xOut, b.xMid);
   }
 
-  /** Layer `l`'s backward (training, positions from 0): d.dX from d x_out to d x; gradients add into G. */
+  /** Layer `l`'s backward (training; positions from attention.position): d.dX from d x_out to d x; gradients add into G. */
   encodeBackward(pass: GPUComputePassEncoder, P: GPUBuffer, G: GPUBuffer, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
     const k = this.bwd[l];
     const n = this.fwd[l];
@@ -233,7 +233,7 @@ export class GpuBlocks {
     k.dProjW.encode(pass, b.att, d.dX, G);
     k.dAtt.encode(pass, d.dX, P, d.dT);
     attention.backward(pass, b, d.dT, d.dQkv);
-    this.rope?.encodeBackward(pass, d.dQkv);
+    this.rope?.encodeBackward(pass, d.dQkv, attention.position);
     k.qkvBiasGrad.encode(pass, d.dQkv, G);
     k.dQkvW.encode(pass, b.ln1, d.dQkv, G);
     k.dLn1.encode(pass, d.dQkv, P, d.dT);

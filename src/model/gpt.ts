@@ -500,6 +500,11 @@ export class GpuGpt {
     this.encodeBackward(pass, rl.dlogits);
   }
 
+  /** The AdamW kernel over params/grads/m/v, for a training path encoded outside this class (sharedPrefix.ts). */
+  get optimizer(): AdamWKernel {
+    return this.adamw;
+  }
+
   /** Bytes of GPU memory this model holds (parameters, optimiser state, activations). */
   bytes(): number {
     return this.owned.reduce((n, b) => n + b.size, 0);

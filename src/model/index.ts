@@ -16,6 +16,8 @@
  *   plan.ts         blockPlan(config): which ops a transformer block runs (norm kind, RoPE, MLP)
  *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for training
  *                   (gpt.ts) and KV-cache generation (generate.ts)
+ *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
+ *                   its K/V shared by the G responses (SPEC §10); same numbers as GpuGpt.gspoStep
  *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule
  *
  * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, the training loop,

@@ -26,6 +26,11 @@ describe('pipeline settings', () => {
     expect(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature: 0.6 } }).rl.temperature).toBe(0.6);
   });
 
+  it('RL update passes process each group prompt once unless told otherwise', () => {
+    expect(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1 }).rl.sharedPrefix).toBe(true);
+    expect(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { sharedPrefix: false } }).rl.sharedPrefix).toBe(false);
+  });
+
   it('carries the mask settings: missing keys take the defaults, a bad one is named', async () => {
     const { DEFAULT_MASK_CONFIG } = await import('../core/masking/index.ts');
     expect(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 }).mask).toEqual(DEFAULT_MASK_CONFIG);

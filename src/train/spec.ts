@@ -51,6 +51,8 @@ export interface RlSettings {
   judgeEndpoint?: { baseUrl: string; model: string };
   /** Held-out eval turns generated and judged at each evaluation. Default 8. */
   evalSamples?: number;
+  /** Update passes process each group's prompt once, its K/V shared by the G responses (SPEC §10). Default true; false: G full rows. */
+  sharedPrefix?: boolean;
 }
 
 export interface TrainSpec {

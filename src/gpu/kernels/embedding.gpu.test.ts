@@ -15,17 +15,20 @@ function tokensFor(rows: number, vocab: number, seed: number): number[] {
   return Array.from(r, (v, i) => (i % 3 === 0 ? 0 : Math.floor(((v + 1) / 2) * Math.min(vocab, 9)) % vocab));
 }
 
-async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, seed: number, forceScalar = false) {
+/** `offset`: setPositionOffset(offset), checked against the reference reading and writing wpe `offset` rows further on. */
+async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, seed: number, forceScalar = false, offset = 0) {
   const wteOffset = 64;
   const wpeOffset = align64(wteOffset + base.vocab * base.C);
   const shape: EmbeddingShape = { ...base, wteOffset, wpeOffset };
-  const total = wpeOffset + base.T * base.C + 7;
+  const total = wpeOffset + (base.T + offset) * base.C + 7;
   const weights = randomArray(total, seed);
   const grads0 = randomArray(total, seed + 1);
   const tokens = tokensFor(base.rows, base.vocab, seed + 2);
   const dout = randomArray(base.rows * base.C, seed + 3);
 
   const k = await EmbeddingKernel.create(rt, shape, { forceScalar });
+  if (offset) k.setPositionOffset(offset);
+  const ref = { ...shape, wpeOffset: wpeOffset + offset * base.C };
   expect(k.vec4).toBe(base.C % 4 === 0 && !forceScalar);
   const tok = rt.storage('t.tokens', base.rows * 4);
   const csr = rt.storage('t.csr', k.csrBytes);
@@ -39,9 +42,9 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
     k.encodeBackward(pass, csr, D, G);
   });
   const what = JSON.stringify(base);
-  expectClose(await rt.readF32(X), embeddingForwardRef(tokens, weights, shape), 0, 0, `x ${what}`);
+  expectClose(await rt.readF32(X), embeddingForwardRef(tokens, weights, ref), 0, 0, `x ${what}`);
   const got = await rt.readF32(G);
-  expectClose(got, embeddingBackwardRef(tokens, dout, grads0.slice(), shape), 1e-5, 1e-5, `grads ${what}`);
+  expectClose(got, embeddingBackwardRef(tokens, dout, grads0.slice(), ref), 1e-5, 1e-5, `grads ${what}`);
   // Second run on the same inputs: bit-identical (accumulating again from the same start).
   rt.write(G, grads0);
   submit(rt, 'test', (pass) => k.encodeBackward(pass, csr, D, G));
@@ -74,6 +77,12 @@ describe('embedding kernels vs reference', () => {
     await check(rt, { rows: 70, C: 64, T: 7, vocab: 300, learnedPositions: true }, 12);
     await check(rt, { rows: 33, C: 12, T: 11, vocab: 9, learnedPositions: false }, 13);
     await check(rt, { rows: 70, C: 64, T: 7, vocab: 300, learnedPositions: true }, 14, true);
+  });
+
+  it('a position offset (completions after a shared prompt) moves the wpe rows read and the dwpe rows written alike', async () => {
+    const rt = await gpuRuntime();
+    await check(rt, { rows: 12, C: 5, T: 4, vocab: 7, learnedPositions: true }, 15, false, 3);
+    await check(rt, { rows: 12, C: 8, T: 4, vocab: 7, learnedPositions: true }, 16, false, 5);
   });
 
   it('spills large grids into y', async () => {

@@ -92,14 +92,15 @@ export class EmbeddingKernel {
 
   /**
    * Generation: row r reads wpe at position (r mod T) + offset instead of r mod T (the position
-   * of a decode step's token, or of a prefill after a shared prefix). A uniform write: it takes
-   * effect at the next submit, so encode one step per submission.
+   * of a decode step's token, or of a prefill after a shared prefix); the backward adds into
+   * dwpe at that position too (a group's completions after its shared prompt, sharedPrefix.ts).
+   * A uniform write: it takes effect at the next submit, so encode one step per submission.
    */
   setPositionOffset(offset: number): void {
     checkOffset('position offset', offset);
     const s = this.shape;
     const w = new ParamWords();
-    w.u32.set([s.rows, s.C, s.T, this.maxDistinct, s.wteOffset, s.wpeOffset + offset * s.C, s.dwteOffset, s.dwpeOffset]);
+    w.u32.set([s.rows, s.C, s.T, this.maxDistinct, s.wteOffset, s.wpeOffset + offset * s.C, s.dwteOffset, s.dwpeOffset + offset * s.C]);
     this.rt.write(this.params, w.u32);
   }
 

@@ -19,4 +19,8 @@ describe('tile sizes shared by WGSL and TypeScript', () => {
     expect(wgslConst('attention.wgsl', 'TILE_VEC4')).toBe(ATTENTION_TILE_VEC4);
     expect(wgslConst('attention.wgsl', 'MAX_BC')).toBe(ATTENTION_MAX_BC);
   });
+  it('prefix attention (same tiles as attention)', () => {
+    expect(wgslConst('prefix_attention.wgsl', 'TILE_VEC4')).toBe(ATTENTION_TILE_VEC4);
+    expect(wgslConst('prefix_attention.wgsl', 'MAX_BC')).toBe(ATTENTION_MAX_BC);
+  });
 });

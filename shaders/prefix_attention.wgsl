@@ -1,0 +1,378 @@
+// prefix_attention.wgsl — causal attention of G completions over one shared prompt prefix (SPEC §10:
+// a GSPO group's prompt is processed once). Twin: src/reference/prefixAttention.ts. Launcher:
+// src/gpu/kernels/prefixAttention.ts.
+//
+// Layouts (row-major f32, C = H·D, D = 4·D4 ≤ 128, everything read as vec4):
+//   pqkv   [Tp, 3C]     the prefix's q | k | v rows (after RoPE); rows ≥ p.P are not attended
+//   qkv    [G, Tc, 3C]  the completions' rows (completion row t sits at position P + t)
+//   out    [G, Tc, C]
+//   lse    [G, H, Tc]   log-sum-exp over the keys a row sees: the P prefix rows, then its own rows ≤ t
+//   dvec   [G, H, Tc]   rowsum(dO ∘ O), made by the dq pass for both dkv passes
+//   dqkv   [G, Tc, 3C]  the completions' gradient (overwritten)
+//   dpkv   [Tp, 3C]     the prefix's k and v gradient summed over every completion row of the
+//                       group (overwritten, q part and rows ≥ P written as 0)
+// Row t of completion g sees the virtual key sequence u = 0 .. P + t: u < P is prefix row u,
+// u ≥ P is its own row u − P. Scores are scale·q·k with scale = 1/sqrt(D).
+//
+// Entry points (one thread per row, BR rows per workgroup, key or query tiles of BC rows
+// through workgroup memory, online softmax — the scheme of attention.wgsl):
+//   pa_forward           thread = completion row: writes out and lse.
+//   pa_backward_dq       thread = completion row: writes dvec and the q part of dqkv.
+//   pa_backward_dkv      thread = completion key row j: queries i ≥ j of its own completion;
+//                        writes the k and v parts of dqkv.
+//   pa_backward_dkv_prefix  thread = prefix key row j: every query row of every completion;
+//                        writes dpkv. Each output element has one writer: no atomics.
+//
+// Bindings: 0 params   1 pqkv   2 qkv   3 out   4 lse   5 dout   6 dvec   7 dqkv   8 dpkv
+//
+// Napkin maths: the G·Tc query rows see P + (t + 1) keys each: pairs = G·(P·Tc + Tc(Tc+1)/2),
+// 4·D FLOPs per pair forward, 14·D backward, against G·(P+Tc)(P+Tc+1)/2 pairs unshared.
+
+struct Params {
+  Tc: u32,     // rows per completion
+  Tp: u32,     // rows of the prefix buffer
+  P: u32,      // live prefix rows (0 = no prefix)
+  H: u32,
+  C4: u32,     // C / 4
+  scale: f32,
+  D4: u32,     // head size / 4
+  BC: u32,     // rows per tile: min(MAX_BC, TILE_VEC4 / D4)
+  G: u32,      // completions
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
+}
+
+override FIXED_D4: u32 = 0u;
+override BR: u32 = 32u;
+
+const MAX_D4: u32 = 32u;
+const MAX_BC: u32 = 32u;
+const TILE_VEC4: u32 = 448u;
+const NEG_BIG: f32 = -3.0e38;
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> pqkv: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> qkv: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(5) var<storage, read> dout: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> dvec: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dqkv: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> dpkv: array<vec4<f32>>;
+
+var<workgroup> tileA: array<vec4<f32>, TILE_VEC4>;
+var<workgroup> tileB: array<vec4<f32>, TILE_VEC4>;
+var<workgroup> tileS: array<vec2<f32>, MAX_BC>;
+
+fn head4() -> u32 {
+  if (FIXED_D4 > 0u) { return FIXED_D4; }
+  return p.D4;
+}
+
+fn row_of(g: u32, t: u32) -> u32 {
+  return (g * p.Tc + t) * 3u * p.C4;
+}
+
+// Virtual keys u0 .. u0+BC of completion g, head h, into tileA (K) and tileB (V); keys past
+// P + Tc are zero (and never used).
+fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  for (var i = tid; i < BC * D4; i += BR) {
+    let u = u0 + i / D4;
+    var kv = vec4<f32>(0.0);
+    var vv = vec4<f32>(0.0);
+    if (u < p.P) {
+      let o = u * 3u * p.C4 + h * D4 + i % D4;
+      kv = pqkv[o + p.C4];
+      vv = pqkv[o + 2u * p.C4];
+    } else if (u < p.P + p.Tc) {
+      let o = row_of(g, u - p.P) + h * D4 + i % D4;
+      kv = qkv[o + p.C4];
+      vv = qkv[o + 2u * p.C4];
+    }
+    tileA[i] = kv;
+    tileB[i] = vv;
+  }
+}
+
+// Query rows i0 .. i0+BC of completion g, head h: scaled q into tileA, dO into tileB, (lse, D) into tileS.
+fn load_q_tile(g: u32, h: u32, i0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  for (var i = tid; i < BC * D4; i += BR) {
+    let row = i0 + i / D4;
+    var qv = vec4<f32>(0.0);
+    var gv = vec4<f32>(0.0);
+    if (row < p.Tc) {
+      qv = qkv[row_of(g, row) + h * D4 + i % D4] * p.scale;
+      gv = dout[(g * p.Tc + row) * p.C4 + h * D4 + i % D4];
+    }
+    tileA[i] = qv;
+    tileB[i] = gv;
+  }
+  for (var i = tid; i < BC; i += BR) {
+    let row = i0 + i;
+    var st = vec2<f32>(0.0);
+    if (row < p.Tc) {
+      let si = (g * p.H + h) * p.Tc + row;
+      st = vec2<f32>(lse[si], dvec[si]);
+    }
+    tileS[i] = st;
+  }
+}
+
+// pa_forward: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
+@compute @workgroup_size(BR)
+fn pa_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let g = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let t = r0 + tid;
+  let live = t < p.Tc;
+  let last = p.P + t; // the row's last virtual key
+  var q: array<vec4<f32>, MAX_D4>;
+  var acc: array<vec4<f32>, MAX_D4>;
+  var s: array<f32, MAX_BC>;
+  if (live) {
+    let qo = row_of(g, t) + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      acc[d] = vec4<f32>(0.0);
+    }
+  }
+  var m = NEG_BIG;
+  var l = 0.0;
+  let kEnd = p.P + min(r0 + BR, p.Tc);
+  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
+    load_kv_tile(g, h, u0, tid);
+    workgroupBarrier();
+    if (live && last >= u0) {
+      let n = min(BC, last - u0 + 1u);
+      var mt = m;
+      for (var j = 0u; j < n; j++) {
+        var x = 0.0;
+        for (var d = 0u; d < D4; d++) { x += dot(q[d], tileA[j * D4 + d]); }
+        s[j] = x;
+        mt = max(mt, x);
+      }
+      let alpha = exp(m - mt);
+      l *= alpha;
+      for (var j = 0u; j < n; j++) {
+        let pj = exp(s[j] - mt);
+        s[j] = pj;
+        l += pj;
+      }
+      for (var d = 0u; d < D4; d++) {
+        var a = acc[d] * alpha;
+        for (var j = 0u; j < n; j++) { a += s[j] * tileB[j * D4 + d]; }
+        acc[d] = a;
+      }
+      m = mt;
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    let oo = (g * p.Tc + t) * p.C4 + h * D4;
+    let inv = 1.0 / l;
+    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
+    lse[(g * p.H + h) * p.Tc + t] = m + log(l);
+  }
+}
+
+// pa_backward_dq: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
+@compute @workgroup_size(BR)
+fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let g = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let t = r0 + tid;
+  let live = t < p.Tc;
+  let last = p.P + t;
+  var q: array<vec4<f32>, MAX_D4>;
+  var gr: array<vec4<f32>, MAX_D4>;
+  var dq: array<vec4<f32>, MAX_D4>;
+  var s: array<f32, MAX_BC>;
+  var rowD = 0.0;
+  var rowL = 0.0;
+  let qo = row_of(g, t) + h * D4;
+  if (live) {
+    let oo = (g * p.Tc + t) * p.C4 + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      gr[d] = dout[oo + d];
+      rowD += dot(gr[d], out[oo + d]);
+      dq[d] = vec4<f32>(0.0);
+    }
+    let si = (g * p.H + h) * p.Tc + t;
+    rowL = lse[si];
+    dvec[si] = rowD;
+  }
+  let kEnd = p.P + min(r0 + BR, p.Tc);
+  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
+    load_kv_tile(g, h, u0, tid);
+    workgroupBarrier();
+    if (live && last >= u0) {
+      let n = min(BC, last - u0 + 1u);
+      for (var j = 0u; j < n; j++) {
+        var x = 0.0;
+        var dp = 0.0;
+        for (var d = 0u; d < D4; d++) {
+          x += dot(q[d], tileA[j * D4 + d]);
+          dp += dot(gr[d], tileB[j * D4 + d]);
+        }
+        s[j] = exp(x - rowL) * (dp - rowD);
+      }
+      for (var d = 0u; d < D4; d++) {
+        var a = dq[d];
+        for (var j = 0u; j < n; j++) { a += s[j] * tileA[j * D4 + d]; }
+        dq[d] = a;
+      }
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
+  }
+}
+
+// pa_backward_dkv: dispatch (ceil(Tc/BR), H, G); thread = completion key row j. Run after
+// pa_backward_dq (it reads dvec).
+@compute @workgroup_size(BR)
+fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let g = wg.z;
+  let h = wg.y;
+  let r0 = wg.x * BR;
+  let j = r0 + tid;
+  let live = j < p.Tc;
+  var k: array<vec4<f32>, MAX_D4>;
+  var v: array<vec4<f32>, MAX_D4>;
+  var dk: array<vec4<f32>, MAX_D4>;
+  var dv: array<vec4<f32>, MAX_D4>;
+  var sp: array<f32, MAX_BC>;
+  var sd: array<f32, MAX_BC>;
+  let ko = row_of(g, j) + p.C4 + h * D4;
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      k[d] = qkv[ko + d];
+      v[d] = qkv[ko + p.C4 + d];
+      dk[d] = vec4<f32>(0.0);
+      dv[d] = vec4<f32>(0.0);
+    }
+  }
+  for (var q0 = r0; q0 < p.Tc; q0 += BC) {
+    load_q_tile(g, h, q0, tid);
+    workgroupBarrier();
+    if (live) {
+      var i0 = 0u;
+      if (j > q0) { i0 = j - q0; }
+      let i1 = min(BC, p.Tc - q0);
+      for (var i = i0; i < i1; i++) {
+        var x = 0.0;
+        var dp = 0.0;
+        for (var d = 0u; d < D4; d++) {
+          x += dot(tileA[i * D4 + d], k[d]);
+          dp += dot(tileB[i * D4 + d], v[d]);
+        }
+        let st = tileS[i];
+        let pij = exp(x - st.x);
+        sp[i] = pij;
+        sd[i] = pij * (dp - st.y);
+      }
+      for (var d = 0u; d < D4; d++) {
+        var av = dv[d];
+        var ak = dk[d];
+        for (var i = i0; i < i1; i++) {
+          av += sp[i] * tileB[i * D4 + d];
+          ak += sd[i] * tileA[i * D4 + d];
+        }
+        dv[d] = av;
+        dk[d] = ak;
+      }
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      dqkv[ko + d] = dk[d];
+      dqkv[ko + p.C4 + d] = dv[d];
+    }
+  }
+}
+
+// pa_backward_dkv_prefix: dispatch (ceil(Tp/BR), H); thread = prefix key row j, which every
+// query row of every completion sees (when j < P). Run after pa_backward_dq.
+@compute @workgroup_size(BR)
+fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let h = wg.y;
+  let j = wg.x * BR + tid;
+  let inBuf = j < p.Tp;
+  let live = j < p.P;
+  var k: array<vec4<f32>, MAX_D4>;
+  var v: array<vec4<f32>, MAX_D4>;
+  var dk: array<vec4<f32>, MAX_D4>;
+  var dv: array<vec4<f32>, MAX_D4>;
+  var sp: array<f32, MAX_BC>;
+  var sd: array<f32, MAX_BC>;
+  let ko = j * 3u * p.C4 + p.C4 + h * D4;
+  for (var d = 0u; d < D4; d++) {
+    dk[d] = vec4<f32>(0.0);
+    dv[d] = vec4<f32>(0.0);
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      k[d] = pqkv[ko + d];
+      v[d] = pqkv[ko + p.C4 + d];
+    }
+  }
+  // Every workgroup runs the same loops (barriers stay uniform); rows past P add nothing.
+  for (var g = 0u; g < p.G; g++) {
+    for (var q0 = 0u; q0 < p.Tc; q0 += BC) {
+      load_q_tile(g, h, q0, tid);
+      workgroupBarrier();
+      if (live) {
+        let i1 = min(BC, p.Tc - q0);
+        for (var i = 0u; i < i1; i++) {
+          var x = 0.0;
+          var dp = 0.0;
+          for (var d = 0u; d < D4; d++) {
+            x += dot(tileA[i * D4 + d], k[d]);
+            dp += dot(tileB[i * D4 + d], v[d]);
+          }
+          let st = tileS[i];
+          let pij = exp(x - st.x);
+          sp[i] = pij;
+          sd[i] = pij * (dp - st.y);
+        }
+        for (var d = 0u; d < D4; d++) {
+          var av = dv[d];
+          var ak = dk[d];
+          for (var i = 0u; i < i1; i++) {
+            av += sp[i] * tileB[i * D4 + d];
+            ak += sd[i] * tileA[i * D4 + d];
+          }
+          dv[d] = av;
+          dk[d] = ak;
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+  if (inBuf) {
+    let qo = j * 3u * p.C4 + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      dpkv[qo + d] = vec4<f32>(0.0);
+      dpkv[ko + d] = dk[d];
+      dpkv[ko + p.C4 + d] = dv[d];
+    }
+  }
+}

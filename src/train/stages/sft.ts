@@ -1,0 +1,138 @@
+// The supervised stages (SPEC §5): CPT on packed text and SFT on weighted turn samples (or on
+// chosen labels), with evaluation loss, a few judged predictions and the best checkpoint kept.
+import { extractPrediction } from '../../core/judge/extract.ts';
+import { localJudge } from '../../core/judge/rubric.ts';
+import { judgeInputFor } from '../../core/judge/sample.ts';
+import { DIMENSIONS } from '../../core/judge/types.ts';
+import { categorizeDataset, maskConfigChanges } from '../../core/masking/index.ts';
+import { DEFAULT_STAGE_TEMPLATES, renderSystem, templateForSample } from '../../core/templates/index.ts';
+import { expandTurns, rlPool } from '../../core/turns/index.ts';
+import { GpuGenerator } from '../../model/generate.ts';
+import { GpuGpt } from '../../model/gpt.ts';
+import { lrAt } from '../../model/optim.ts';
+import { BatchSampler, encodePrompt, makeBatch, type EncodedRow, type TokenBatch } from '../data.ts';
+import { UserFacingError } from '../host.ts';
+import { rejectionLabels } from '../teacher.ts';
+import { checkpointBytes, reportCoverage, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
+import { labelledRows, stageRows, trainLabels, unigramLoss } from './rows.ts';
+
+/** CPT or SFT on a prepared run. Resumable: a checkpoint from this stage continues at its step. */
+export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<TrainResult> {
+  const { rows, evalRows } = await supervisedRows(spec, p, host, from, extra);
+  const coverage = reportCoverage(host, p.start.step, rows);
+  const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
+  const evalBatches = Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
+    makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
+  );
+  const model = await GpuGpt.create(host.rt, p.config, { batch: spec.batch, T: p.T });
+  const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: 1, maxLength: p.config.contextLength });
+  model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
+  model.step = p.start.step;
+  try {
+    const run = await supervisedLoop(spec, p, host, { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows) }, p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null);
+    return { ...run, coverage };
+  } finally {
+    gen.dispose();
+    model.dispose();
+  }
+}
+
+/** The stage's train and eval rows: turn samples, packed text, or chosen labels (made here by rejection sampling when spec.labels asks). */
+async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EncodedRow[] }> {
+  // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
+  // it; train and eval rows then weigh the same turn alike.
+  const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
+  if (spec.stage === 'sft') host.log(`loss mask: ${maskConfigChanges(spec.mask).join(', ') || 'the default thresholds and ratios'}`);
+  let sftLabels = extra.sftLabels;
+  if (spec.stage === 'sft' && spec.labels && !sftLabels?.length) {
+    sftLabels = await rejectionLabels(spec.labels, expandTurns(p.train), {
+      rt: host.rt,
+      seed: spec.seed,
+      weightOf: (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1,
+      // A resumed run's `from` is its own last checkpoint, not the teacher.
+      teacherCheckpoint: extra.teacherCheckpoint ?? (p.start.step === 0 ? from : undefined),
+      teacherApiKey: extra.teacherApiKey,
+      judgeApiKey: extra.judgeApiKey,
+      log: (m) => host.log(m),
+      metric: (step, v) => host.metric(step, v),
+    });
+  }
+  const rows =
+    spec.stage === 'sft' && sftLabels?.length
+      ? labelledRows(p, trainLabels(sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
+      : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
+  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
+  if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
+  return { rows, evalRows };
+}
+
+interface SupervisedRun {
+  model: GpuGpt;
+  gen: GpuGenerator;
+  sampler: BatchSampler;
+  evalBatches: TokenBatch[];
+  unigram: number;
+}
+
+/** The training steps, with evaluation and checkpoints every spec.evalEvery steps. */
+async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, r: SupervisedRun, bestIn: TrainResult['best']): Promise<Omit<TrainResult, 'coverage'>> {
+  const { model, gen, sampler, evalBatches, unigram } = r;
+  const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
+  let best = bestIn;
+  let lastEval: number | null = null;
+  let tokens = 0;
+  let ms = 0;
+  const evaluate = async (step: number) => {
+    let sum = 0;
+    for (const b of evalBatches) sum += await model.evalLoss(b);
+    const evalLoss = sum / Math.max(1, evalBatches.length);
+    const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec) : null;
+    host.metric(step, { eval_loss: evalLoss, unigram_loss: unigram, ...(judged ?? {}) });
+    lastEval = evalLoss;
+    return evalLoss;
+  };
+  for (let step = model.step; step < spec.steps; step++) {
+    await host.step();
+    const batch = sampler.batch(step);
+    const lr = lrAt(step, schedule);
+    const t0 = performance.now();
+    const res = await model.trainStep(batch, lr, { loss: true, gradNorm: true });
+    const dt = performance.now() - t0;
+    tokens += batch.B * batch.T;
+    ms += dt;
+    host.metric(step + 1, { loss: res.loss!, lr, grad_norm: res.gradNorm!, tokens_per_s: (batch.B * batch.T) / (dt / 1000) });
+    if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
+      const evalLoss = await evaluate(step + 1);
+      const ck = await model.toCheckpoint();
+      const bytes = checkpointBytes(ck, p.tok, spec);
+      await host.checkpoint(bytes, { step: step + 1, tag: 'last', evalLoss });
+      if (!best || evalLoss < best.evalLoss) {
+        best = { step: step + 1, evalLoss };
+        await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss });
+      }
+    }
+  }
+  const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
+  return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0 };
+}
+
+/** Generates predictions for a few eval samples and scores them with the local judge. */
+async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Promise<Record<string, number>> {
+  const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.evalJudgeSamples);
+  const sums: Record<string, number> = {};
+  let n = 0;
+  for (const sample of pool) {
+    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed);
+    const maxNew = Math.min(spec.rl.maxNewTokens, Math.floor(p.config.contextLength / 4));
+    const prompt = encodePrompt(p.tok, sample, template, p.config.contextLength - maxNew);
+    const out: number[] = [];
+    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
+    const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
+    const v = await localJudge.judge(judgeInputFor(sample, renderSystem(template, sample), prediction));
+    if (v.failed) continue;
+    n++;
+    for (const d of DIMENSIONS) sums[`eval_judge_${d}`] = (sums[`eval_judge_${d}`] ?? 0) + v.scores[d];
+    sums.eval_judge_mean = (sums.eval_judge_mean ?? 0) + v.total;
+  }
+  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(1, n)]));
+}
