@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSafetensors } from '../safetensors.ts';
-import { filesFolder, HfFolderError, indexWeights, loadHfTokenizer, parseGenerationConfig, readGenerationConfig, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
+import { filesFolder, HfFolderError, indexWeights, loadHfTokenizer, openHfFolder, parseGenerationConfig, readGenerationConfig, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
 import { nodeFolder } from './node.ts';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
@@ -130,5 +130,22 @@ describe('Hugging Face folder tokenizer and generation config', () => {
     await expect(f.read('../x')).rejects.toThrow(HfFolderError);
     await expect(nodeFolder(join(dir, 'model.safetensors'))).rejects.toThrow(/is not a folder/);
     await expect(nodeFolder(join(dir, 'nope'))).rejects.toThrow(/cannot be opened \(ENOENT\)/);
+  });
+});
+
+describe('openHfFolder', () => {
+  it('opens a whole picked folder: config, tokenizer, generation config, stop ids and the weights plan', async () => {
+    const picked = [
+      ...asFiles(join(TOKENIZERS, 'qwen'), 'Qwen-tiny').filter((f) => !f.path.endsWith('expected.json')),
+      ...asFiles(join(FIXTURES, 'sharded-f16'), 'Qwen-tiny'),
+      { path: 'Qwen-tiny/config.json', file: new File(['{"architectures": ["Qwen2ForCausalLM"], "eos_token_id": 5}'], 'config.json') },
+    ];
+    const folder = await openHfFolder(filesFolder(picked));
+    expect(folder.files.label).toBe('Qwen-tiny');
+    expect(folder.config).toEqual({ architectures: ['Qwen2ForCausalLM'], eos_token_id: 5 });
+    expect(folder.stopTokenIds).toEqual([2, 0]);
+    expect(folder.weights.files).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
+    expect(folder.tokenizer.encode('hi')).toEqual(folder.tokenizer.encode('hi', { addSpecialTokens: false }));
+    await expect(openHfFolder(filesFolder(picked.filter((f) => !f.path.endsWith('config.json') || f.path.endsWith('tokenizer_config.json') || f.path.endsWith('generation_config.json'))))).rejects.toThrow(/Qwen-tiny: has no config\.json/);
   });
 });

@@ -174,7 +174,7 @@ export interface WeightEntry {
 }
 
 export interface WeightIndex {
-  /** The safetensors files, in the index's order. */
+  /** The safetensors files, in name order (model-00001-of-0000n first). */
   files: string[];
   /** Every tensor, in file order then data order. */
   tensors: WeightEntry[];
@@ -240,7 +240,7 @@ export async function indexWeights(files: ModelFiles): Promise<WeightIndex> {
   }
   const source = `${files.label}/${INDEX}`;
   const map = parseIndex(await readJsonFile(files, INDEX), source);
-  const shards = [...new Set(map.values())];
+  const shards = [...new Set(map.values())].sort();
   const missing = shards.filter((s) => !has(files, s));
   if (missing.length) throw new HfFolderError(`${source}: names shard${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, not in the folder (an incomplete download?)`);
   const tensors: WeightEntry[] = [];
@@ -274,4 +274,25 @@ export async function readWeights(files: ModelFiles, index: WeightIndex, names?:
     out.set(name, { shape: e.shape, data: await readWeight(files, e) });
   }
   return out;
+}
+
+/** Everything of a folder but its tensors' values: what config.ts and weights.ts map onto our engine, and what generation needs. */
+export interface HfFolder {
+  files: ModelFiles;
+  /** config.json as parsed (config.ts maps it onto our ModelConfig). */
+  config: unknown;
+  tokenizer: HfTokenizer;
+  generation: GenerationConfig | null;
+  /** Where generation stops: generation_config.json's eos ids, else config.json's, else the tokenizer's. */
+  stopTokenIds: number[];
+  weights: WeightIndex;
+}
+
+/** Opens a folder: reads its JSON files, its tokenizer and its safetensors headers (no tensor values). */
+export async function openHfFolder(files: ModelFiles): Promise<HfFolder> {
+  const config = await readJsonFile(files, 'config.json');
+  const tokenizer = await loadHfTokenizer(files);
+  const generation = await readGenerationConfig(files);
+  const weights = await indexWeights(files);
+  return { files, config, tokenizer, generation, stopTokenIds: stopTokenIds(generation, config, tokenizer), weights };
 }
