@@ -40,7 +40,7 @@ async function expectWeights(files: ModelFiles, which: string): Promise<void> {
 }
 
 describe('Hugging Face folder weights', () => {
-  it('reads sharded F16 weights as f32 exactly, from a path and from File objects', async () => {
+  it('reads sharded F16 weights (one tensor F32) as f32 exactly, from a path and from File objects', async () => {
     await expectWeights(await nodeFolder(join(FIXTURES, 'sharded-f16')), 'sharded-f16');
     const picked = filesFolder(asFiles(join(FIXTURES, 'sharded-f16')));
     expect(picked.label).toBe('model');
