@@ -3,7 +3,7 @@
 // cuts a tensor larger than one storage binding into pieces (checked as a property).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkMemory, estimateMemory, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
+import { checkMemory, dimsFromConfigJson, estimateMemory, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
 
 /** A Llama-family model's tensors as its safetensors file lists them (tied embeddings: no lm_head). */
 function llamaDims(d: Omit<ModelDims, 'tensors'>, tied = true): ModelDims {
@@ -162,5 +162,17 @@ describe('splitPlan', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('dimsFromConfigJson', () => {
+  it('reads the sizes from config.json, with the defaults transformers uses', () => {
+    const smol = { hidden_size: 576, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, intermediate_size: 1536, vocab_size: 49152, rope_theta: 100000 };
+    expect(dimsFromConfigJson(smol, SMOLLM2_135M.tensors)).toEqual(SMOLLM2_135M);
+    // Qwen3 sets head_dim apart from hidden / heads; without num_key_value_heads every head has its own K and V.
+    const d = dimsFromConfigJson({ ...smol, head_dim: 128, num_key_value_heads: undefined }, []);
+    expect([d.headDim, d.kvHeads]).toEqual([128, 9]);
+    expect(dimsFromConfigJson({ ...smol, head_dim: undefined }, []).headDim).toBe(64);
+    expect(() => dimsFromConfigJson({ ...smol, hidden_size: '576' }, [], 'm/config.json')).toThrow(/m\/config\.json: hidden_size must be a positive integer, got "576"/);
   });
 });

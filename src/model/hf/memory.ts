@@ -69,6 +69,33 @@ export interface MemoryEstimate {
 
 const F32 = 4;
 
+/**
+ * The sizes memory depends on, from config.json's standard fields (the same in Llama, Qwen2 and
+ * Qwen3 configs; `num_key_value_heads` defaults to the heads, `head_dim` to hidden / heads) and the
+ * weights' shapes (the safetensors headers). Architecture support is config.ts's question; this
+ * only sizes the run, so an estimate can be given for any such folder before it is loaded.
+ */
+export function dimsFromConfigJson(json: unknown, tensors: ModelDims['tensors'], source = 'config.json'): ModelDims {
+  const j = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const int = (key: string, fallback?: number): number => {
+    const v = j[key] ?? fallback;
+    if (!Number.isInteger(v) || (v as number) <= 0) throw new RangeError(`${source}: ${key} must be a positive integer, got ${JSON.stringify(j[key] ?? null)}`);
+    return v as number;
+  };
+  const hidden = int('hidden_size');
+  const heads = int('num_attention_heads');
+  return {
+    layers: int('num_hidden_layers'),
+    hidden,
+    intermediate: int('intermediate_size'),
+    heads,
+    kvHeads: int('num_key_value_heads', heads),
+    headDim: int('head_dim', Math.floor(hidden / heads)),
+    vocab: int('vocab_size'),
+    tensors,
+  };
+}
+
 function count(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
