@@ -12,6 +12,7 @@ interface Expected {
   bos_token_id: number | null;
   eos_token_id: number | null;
   vocab_size: number;
+  decode_beyond_vocab: { ids: number[]; decoded: string };
   encodings: { text: string; ids: number[]; ids_no_special: number[]; decoded: string; decoded_skip_special: string }[];
   chats: { template: string; kwargs: Record<string, unknown>; messages: ChatMessage[]; add_generation_prompt: boolean; text: string; ids: number[] }[];
   templates: Record<string, string>;
@@ -37,6 +38,10 @@ describe.each(KINDS)('HfTokenizer (%s-style tokenizer.json)', (kind) => {
       expect(tok.decode(e.ids), JSON.stringify(e.text)).toBe(e.decoded);
       expect(tok.decode(e.ids, { skipSpecialTokens: true }), JSON.stringify(e.text)).toBe(e.decoded_skip_special);
     }
+  });
+
+  it('skips ids beyond the vocabulary when decoding, as transformers does', () => {
+    expect(tok.decode(expected.decode_beyond_vocab.ids)).toBe(expected.decode_beyond_vocab.decoded);
   });
 
   it('renders and encodes chats as apply_chat_template, with and without the generation prompt', () => {
@@ -78,9 +83,11 @@ describe('HfTokenizer errors', () => {
     expect(() => t.renderChat([])).toThrow(/roles must alternate/);
   });
 
-  it('decodes nothing to nothing and refuses ids outside the vocabulary', () => {
+  it('decodes nothing to nothing and refuses what is not a token id', () => {
     const t = HfTokenizer.fromJSON(json, {});
     expect(t.decode([])).toBe('');
-    expect(() => t.decode([t.vocabSize])).toThrow(/outside the vocabulary/);
+    expect(t.decode([t.vocabSize])).toBe('');
+    expect(() => t.decode([-1])).toThrow(/token id -1 is not a token id/);
+    expect(() => t.decode([1.5])).toThrow(HfTokenizerError);
   });
 });

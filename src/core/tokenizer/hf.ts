@@ -130,13 +130,17 @@ export class HfTokenizer {
     return this.impl.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
   }
 
-  /** Text of token ids, as transformers' tokenizer.decode. */
+  /**
+   * Text of token ids, as transformers' tokenizer.decode: ids without a token (a model's embedding
+   * often has more rows than its tokenizer has tokens) are skipped, as there.
+   */
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
-    if (ids.length === 0) return '';
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize) throw new HfTokenizerError(`token id ${id} is outside the vocabulary (0..${this.vocabSize - 1})`);
+      if (!Number.isSafeInteger(id) || id < 0) throw new HfTokenizerError(`token id ${id} is not a token id (a non-negative integer)`);
     }
-    return this.impl.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: this.cleanUp });
+    const known = ids.filter((id) => this.impl.id_to_token(id) !== undefined);
+    if (known.length === 0) return '';
+    return this.impl.decode(known, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: this.cleanUp });
   }
 
   /** The id of a token's text (a special token such as `<|im_end|>`), or null. */
