@@ -13,6 +13,10 @@
 //                         WITHOUT special tokens (the template writes its own BOS)
 //   decode(ids)         = tokenizer.decode(ids); with skipSpecialTokens like skip_special_tokens.
 // scripts/fixtures/hf_tokenizers.py records transformers' outputs; hf.test.ts holds us to them.
+// The reference is transformers 5: tokenizer.json's post-processor alone decides the special
+// tokens (tokenizer_config.json's add_bos_token / add_eos_token are not applied; 4.x's
+// LlamaTokenizerFast rebuilt the post-processor from them), and clean_up_tokenization_spaces is
+// ignored for BPE models.
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizerImpl } from '@huggingface/tokenizers';
 
