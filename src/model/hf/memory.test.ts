@@ -3,7 +3,7 @@
 // cuts a tensor larger than one storage binding into pieces (checked as a property).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkMemory, dimsFromConfigJson, estimateMemory, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
+import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
 
 /** A Llama-family model's tensors as its safetensors file lists them (tied embeddings: no lm_head). */
 function llamaDims(d: Omit<ModelDims, 'tensors'>, tied = true): ModelDims {
@@ -174,5 +174,14 @@ describe('dimsFromConfigJson', () => {
     expect([d.headDim, d.kvHeads]).toEqual([128, 9]);
     expect(dimsFromConfigJson({ ...smol, head_dim: undefined }, []).headDim).toBe(64);
     expect(() => dimsFromConfigJson({ ...smol, hidden_size: '576' }, [], 'm/config.json')).toThrow(/m\/config\.json: hidden_size must be a positive integer, got "576"/);
+  });
+
+  it('sizes an opened folder from its config.json and weight headers, named by the folder', () => {
+    const config = { hidden_size: 576, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, intermediate_size: 1536, vocab_size: 49152 };
+    const folder = { config, files: { label: 'SmolLM2-135M' }, weights: { tensors: SMOLLM2_135M.tensors } };
+    const run = { mode: { kind: 'full' }, context: 2048, batch: 8 } as const;
+    const limits = { ...WEBGPU_DEFAULTS, memoryBudget: 2 * GiB };
+    expect(checkFolderMemory(folder, run, limits)).toEqual(checkMemory(SMOLLM2_135M, run, limits, 'SmolLM2-135M'));
+    expect(() => checkFolderMemory({ ...folder, config: {} }, run, limits)).toThrow(/SmolLM2-135M\/config\.json: hidden_size must be a positive integer/);
   });
 });

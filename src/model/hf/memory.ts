@@ -308,3 +308,12 @@ export function checkMemory(dims: ModelDims, run: RunShape, limits: AdapterLimit
   else message = `${problems.join('; ')}.`;
   return { fits: !problems.length, estimate, splits, problems, alternatives: alts, message };
 }
+
+/** checkMemory for an opened folder (openHfFolder): sizes from its config.json and safetensors headers, named by its label. */
+export function checkFolderMemory(
+  folder: { config: unknown; files: { label: string }; weights: { tensors: ModelDims['tensors'] } },
+  run: RunShape,
+  limits: AdapterLimits,
+): FitReport {
+  return checkMemory(dimsFromConfigJson(folder.config, folder.weights.tensors, `${folder.files.label}/config.json`), run, limits, folder.files.label);
+}
