@@ -1,5 +1,5 @@
 // Reading a Hugging Face folder: the weights (one file or shards) against the values torch wrote
-// (src/model/hf/fixtures, from scripts/fixtures/hf_tokenizers.py), the tokenizer and generation
+// (src/model/hf/fixtures/safetensors, from scripts/fixtures/hf_tokenizers.py), the tokenizer and generation
 // config, the same through a Node path and through browser File objects, and an error for each
 // way a folder can be broken that names the file and the tensor.
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { writeSafetensors } from '../safetensors.ts';
 import { filesFolder, HfFolderError, indexWeights, loadHfTokenizer, openHfFolder, parseGenerationConfig, readGenerationConfig, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
 import { nodeFolder } from './node.ts';
 
-const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
+const FIXTURES = new URL('./fixtures/safetensors/', import.meta.url).pathname;
 const TOKENIZERS = new URL('../../core/tokenizer/fixtures/hf/', import.meta.url).pathname;
 const expected = JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, Record<string, { dtype: string; shape: number[]; values: number[] }>>;
 

@@ -7,7 +7,7 @@ import { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import { filesFolder, openHfFolder, readWeights } from './files.ts';
 
 // Every fixture file as a URL vite serves (the browser fetches it; Node reads it from disk).
-const FILES = import.meta.glob(['../../core/tokenizer/fixtures/hf/**/*.json', './fixtures/**/*'], { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const FILES = import.meta.glob(['../../core/tokenizer/fixtures/hf/**/*.json', './fixtures/safetensors/**/*'], { query: '?url', import: 'default', eager: true }) as Record<string, string>;
 
 /** A fixture's bytes, by its path relative to this file. */
 async function bytes(path: string): Promise<Uint8Array<ArrayBuffer>> {
@@ -43,13 +43,13 @@ describe('Hugging Face folder in this runtime', () => {
 
   it('opens picked File objects: tokenizer, stop ids and sharded weights', async () => {
     const names = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json', 'generation_config.json'];
-    const picked = await Promise.all(names.map(async (n) => ({ path: `Tiny/${n}`, file: new File([await bytes(`./fixtures/sharded-f16/${n}`)], n) })));
+    const picked = await Promise.all(names.map(async (n) => ({ path: `Tiny/${n}`, file: new File([await bytes(`./fixtures/safetensors/sharded-f16/${n}`)], n) })));
     for (const n of ['tokenizer.json', 'tokenizer_config.json']) picked.push({ path: `Tiny/${n}`, file: new File([await bytes(`${TOKENIZERS}qwen/${n}`)], n) });
     picked.push({ path: 'Tiny/config.json', file: new File(['{"eos_token_id": 2}'], 'config.json') });
     const folder = await openHfFolder(filesFolder(picked));
     expect(folder.stopTokenIds).toEqual([2, 0]);
     const weights = await readWeights(folder.files, folder.weights);
-    const expected = (await json('./fixtures/expected.json'))['sharded-f16'] as Record<string, { values: number[] }>;
+    const expected = (await json('./fixtures/safetensors/expected.json'))['sharded-f16'] as Record<string, { values: number[] }>;
     for (const [name, w] of Object.entries(expected)) expect(Array.from(weights.get(name)!.data)).toEqual(w.values);
   });
 });
