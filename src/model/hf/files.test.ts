@@ -97,6 +97,30 @@ describe('Hugging Face folder weights', () => {
   });
 });
 
+describe('filesFolder', () => {
+  const file = (name: string, relative?: string) => {
+    const f = new File([name], name);
+    if (relative !== undefined) Object.defineProperty(f, 'webkitRelativePath', { value: relative });
+    return f;
+  };
+
+  it('takes a folder picker\'s paths (webkitRelativePath) and drops the directories all files share', async () => {
+    const f = filesFolder([file('config.json', 'SmolLM2-135M/config.json'), file('model.onnx', 'SmolLM2-135M/onnx/model.onnx')]);
+    expect(f.label).toBe('SmolLM2-135M');
+    expect(f.list()).toEqual(['config.json', 'onnx/model.onnx']);
+    expect(await f.size('onnx/model.onnx')).toBe(10);
+    expect(new TextDecoder().decode(await f.read('config.json', 2, 6))).toBe('nfig');
+    await expect(f.read('tokenizer.json')).rejects.toThrow(/SmolLM2-135M: has no file 'tokenizer\.json'/);
+  });
+
+  it('takes dropped files without paths as one folder', () => {
+    const f = filesFolder([file('config.json'), file('tokenizer.json', '')]);
+    expect(f.label).toBe('the picked files');
+    expect(f.list()).toEqual(['config.json', 'tokenizer.json']);
+    expect(filesFolder([file('a')], 'My model').label).toBe('My model');
+  });
+});
+
 describe('Hugging Face folder tokenizer and generation config', () => {
   it('loads the tokenizer with its chat template, and prefers chat_template.jinja', async () => {
     const dir = copyFolder(join(TOKENIZERS, 'qwen'));
