@@ -129,6 +129,8 @@ describe('Hugging Face folder tokenizer and generation config', () => {
     writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}');
     expect((await loadHfTokenizer(await nodeFolder(dir))).renderChat([{ role: 'user', content: 'hi' }])).toBe('[user] hi');
     await expect(loadHfTokenizer(await nodeFolder(join(FIXTURES, 'single-bf16')))).rejects.toThrow(/single-bf16: has no tokenizer\.json/);
+    const slow = filesFolder([{ path: 'gpt2/vocab.json', file: new Blob(['{}']) }, { path: 'gpt2/merges.txt', file: new Blob(['']) }]);
+    await expect(loadHfTokenizer(slow)).rejects.toThrow(/gpt2: has no tokenizer\.json, only vocab\.json, merges\.txt .*save_pretrained/);
   });
 
   it('reads eos_token_id as one id or a list, and falls back to config.json and the tokenizer', async () => {

@@ -104,6 +104,12 @@ async function readText(files: ModelFiles, path: string): Promise<string | undef
 
 /** The folder's tokenizer: tokenizer.json, tokenizer_config.json when present, and chat_template.jinja (newer folders keep the template there). */
 export async function loadHfTokenizer(files: ModelFiles): Promise<HfTokenizer> {
+  const slow = ['vocab.json', 'merges.txt', 'tokenizer.model'].filter((f) => has(files, f));
+  if (!has(files, 'tokenizer.json') && slow.length) {
+    throw new HfFolderError(
+      `${files.label}: has no tokenizer.json, only ${slow.join(', ')} (a slow tokenizer's files); write tokenizer.json with AutoTokenizer.from_pretrained(folder).save_pretrained(folder)`,
+    );
+  }
   const json = await readJsonFile(files, 'tokenizer.json');
   const config = (await readJsonFile(files, 'tokenizer_config.json', true)) ?? {};
   const chatTemplate = await readText(files, 'chat_template.jinja');
