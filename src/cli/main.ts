@@ -10,6 +10,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   expand: { summary: 'expand FILE [--seed N]        turn samples, train/eval split, RL pool', load: () => import('./commands/expand.ts') },
   mask: { summary: 'mask FILE                     mask-category table per domain', load: () => import('./commands/mask.ts') },
   tokenizer: { summary: 'tokenizer train FILE ...      train a byte-level BPE tokenizer', load: () => import('./commands/tokenizer.ts') },
+  tokenize: { summary: 'tokenize --model DIR ...      token ids as Hugging Face gives them', load: () => import('./commands/tokenize.ts') },
   gen: { summary: 'gen --domain D --n N --seed S generate trajectories from built-in environments', load: () => import('./commands/gen.ts') },
   env: { summary: 'env DOMAIN --seed S           play a built-in environment on stdin/stdout', load: () => import('./commands/env.ts') },
   infer: { summary: 'infer RECORDS --backend B      predictions for AgentWorldBench records', load: () => import('./commands/infer.ts') },

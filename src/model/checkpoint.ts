@@ -50,7 +50,7 @@
  */
 import { CONFIG_FIELDS, validateConfig, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
-import { readSafetensors, SafetensorsError, tensorToF32, tensorToInts, writeSafetensors, type StoredTensor, type TensorToWrite } from './safetensors.ts';
+import { readSafetensors, SafetensorsError, tensorToF32, tensorToInts, writeSafetensors, type SafetensorsFile, type StoredTensor, type TensorToWrite } from './safetensors.ts';
 
 const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/2';
 export const OPTIMIZER_FORMAT = 'lwm-studio-optimizer/2';
@@ -163,6 +163,97 @@ export interface LoadOptions {
   source?: string;
 }
 
+type Fail = (msg: string) => never;
+
+/** Our tag is `lwm_format` (files before it: `format`); files of other tools carry none and are read by tensor names. Only another version of ours is refused. */
+function checkFormat(meta: Record<string, string>, fail: Fail): void {
+  const tag = meta.lwm_format ?? (meta.format?.startsWith('lwm-studio-') ? meta.format : undefined);
+  if (tag === OPTIMIZER_FORMAT) fail(`is an optimizer state file (${OPTIMIZER_FORMAT}), not a checkpoint; load the weights file beside it`);
+  if (tag !== undefined && tag !== CHECKPOINT_FORMAT && tag !== LEGACY_FORMAT) {
+    fail(`format '${tag}' is not '${CHECKPOINT_FORMAT}' (written by a newer version of LWM Studio?)`);
+  }
+}
+
+/** The file's config (checked against the model's when both are known), or the model's when the file has none. */
+function checkpointConfig(meta: Record<string, string>, wanted: ModelConfig | undefined, fail: Fail): ModelConfig {
+  if (meta.config === undefined) {
+    if (wanted) return validateConfig(wanted);
+    return fail('has no config in __metadata__; pass the model config to load its weights');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(meta.config);
+  } catch (e) {
+    return fail(`__metadata__.config is not valid JSON: ${(e as Error).message}`);
+  }
+  let config: ModelConfig;
+  try {
+    config = validateConfig(parsed as ModelConfig);
+  } catch (e) {
+    return fail(`__metadata__.config is invalid: ${(e as Error).message}`);
+  }
+  const unknown = Object.keys(parsed as object).filter((k) => !(CONFIG_FIELDS as readonly string[]).includes(k));
+  if (unknown.length) fail(`__metadata__.config has unknown fields: ${unknown.join(', ')}`);
+  if (wanted) {
+    for (const f of CONFIG_FIELDS) {
+      if (config[f] !== wanted[f]) {
+        fail(`does not fit this model: ${f} is ${JSON.stringify(config[f])} in the checkpoint but ${JSON.stringify(wanted[f])} in the model`);
+      }
+    }
+  }
+  return config;
+}
+
+function checkpointTokenizer(meta: Record<string, string>, wanted: TokenizerRef | undefined, fail: Fail): TokenizerRef | undefined {
+  let tokenizer: TokenizerRef | undefined;
+  if (meta.tokenizer_id !== undefined || meta.tokenizer_hash !== undefined) {
+    tokenizer = { id: meta.tokenizer_id ?? '', hash: meta.tokenizer_hash ?? '' };
+  }
+  if (wanted && tokenizer && tokenizer.hash !== wanted.hash) {
+    fail(`was trained with tokenizer '${tokenizer.id}' (hash ${tokenizer.hash}), not '${wanted.id}' (hash ${wanted.hash})`);
+  }
+  return tokenizer;
+}
+
+function checkpointStep(meta: Record<string, string>, fail: Fail): number {
+  if (meta.step === undefined) return 0;
+  if (!/^(0|[1-9][0-9]*)$/.test(meta.step) || !Number.isSafeInteger(Number(meta.step))) {
+    fail(`__metadata__.step must be a non-negative integer, got ${JSON.stringify(meta.step)}`);
+  }
+  return Number(meta.step);
+}
+
+/** The tensors under `prefix` in the flat layout; records the names it used in `found`. */
+function readFlat(file: SafetensorsFile, layout: ParamLayout, prefix: string, found: Set<string>, fail: Fail): Float32Array {
+  const flat = new Float32Array(layout.totalSize);
+  for (const t of layout.tensors) {
+    // GPT-2's names first; files written before them call the embeddings `wte` / `wpe`;
+    // transformers' GPT2LMHeadModel.save_pretrained prefixes the body with `transformer.`.
+    const name = prefix + fileTensorName(t.name);
+    const legacy = prefix + t.name;
+    const hf = prefix || t.name === 'lm_head.weight' ? undefined : `transformer.${name}`;
+    const stored = file.byName.get(name) ?? file.byName.get(legacy) ?? (hf !== undefined ? file.byName.get(hf) : undefined);
+    if (!stored) return fail(`tensor '${name}' [${t.shape.join(', ')}] is missing`);
+    found.add(stored.name);
+    if (stored.shape.length !== t.shape.length || stored.shape.some((s, i) => s !== t.shape[i])) {
+      fail(`tensor '${stored.name}' has shape [${stored.shape.join(', ')}] in the checkpoint, the model expects [${t.shape.join(', ')}]`);
+    }
+    flat.set(tensorToF32(stored), t.offset);
+  }
+  return flat;
+}
+
+function readOptimizer(file: SafetensorsFile, layout: ParamLayout, found: Set<string>, fail: Fail): OptimizerState | undefined {
+  if (!file.tensors.some((t) => t.name.startsWith('optimizer.'))) return undefined;
+  const stepTensor = file.byName.get('optimizer.step');
+  if (!stepTensor) return fail(`has optimizer moments but no 'optimizer.step'`);
+  const ints = tensorToInts(stepTensor);
+  if (ints.length !== 1 || ints[0] < 0) fail(`'optimizer.step' must be one non-negative integer, got [${ints.join(', ')}]`);
+  const optimizer = { m: readFlat(file, layout, 'optimizer.m.', found, fail), v: readFlat(file, layout, 'optimizer.v.', found, fail), step: ints[0] };
+  found.add('optimizer.step');
+  return optimizer;
+}
+
 /** Parses and checks a checkpoint; throws a CheckpointError (or SafetensorsError) naming the problem. */
 export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Checkpoint {
   const source = options.source ?? 'checkpoint';
@@ -171,95 +262,15 @@ export function loadCheckpoint(bytes: Uint8Array, options: LoadOptions = {}): Ch
   };
   const file = readSafetensors(bytes, source);
   const meta = file.metadata;
-  // Our tag is `lwm_format` (files before it: `format`); files of other tools carry none and are
-  // read by tensor names against options.config. Only another version of ours is refused.
-  const tag = meta.lwm_format ?? (meta.format?.startsWith('lwm-studio-') ? meta.format : undefined);
-  if (tag === OPTIMIZER_FORMAT) fail(`is an optimizer state file (${OPTIMIZER_FORMAT}), not a checkpoint; load the weights file beside it`);
-  if (tag !== undefined && tag !== CHECKPOINT_FORMAT && tag !== LEGACY_FORMAT) {
-    fail(`format '${tag}' is not '${CHECKPOINT_FORMAT}' (written by a newer version of LWM Studio?)`);
-  }
-
-  let config: ModelConfig;
-  if (meta.config !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(meta.config);
-    } catch (e) {
-      return fail(`__metadata__.config is not valid JSON: ${(e as Error).message}`);
-    }
-    try {
-      config = validateConfig(parsed as ModelConfig);
-    } catch (e) {
-      return fail(`__metadata__.config is invalid: ${(e as Error).message}`);
-    }
-    const unknown = Object.keys(parsed as object).filter((k) => !(CONFIG_FIELDS as readonly string[]).includes(k));
-    if (unknown.length) fail(`__metadata__.config has unknown fields: ${unknown.join(', ')}`);
-    if (options.config) {
-      for (const f of CONFIG_FIELDS) {
-        if (config[f] !== options.config[f]) {
-          fail(
-            `does not fit this model: ${f} is ${JSON.stringify(config[f])} in the checkpoint but ${JSON.stringify(options.config[f])} in the model`,
-          );
-        }
-      }
-    }
-  } else if (options.config) {
-    config = validateConfig(options.config);
-  } else {
-    return fail('has no config in __metadata__; pass the model config to load its weights');
-  }
-
-  let tokenizer: TokenizerRef | undefined;
-  if (meta.tokenizer_id !== undefined || meta.tokenizer_hash !== undefined) {
-    tokenizer = { id: meta.tokenizer_id ?? '', hash: meta.tokenizer_hash ?? '' };
-  }
-  if (options.tokenizer && tokenizer && tokenizer.hash !== options.tokenizer.hash) {
-    fail(
-      `was trained with tokenizer '${tokenizer.id}' (hash ${tokenizer.hash}), not '${options.tokenizer.id}' (hash ${options.tokenizer.hash})`,
-    );
-  }
-
-  let step = 0;
-  if (meta.step !== undefined) {
-    if (!/^(0|[1-9][0-9]*)$/.test(meta.step) || !Number.isSafeInteger(Number(meta.step))) {
-      fail(`__metadata__.step must be a non-negative integer, got ${JSON.stringify(meta.step)}`);
-    }
-    step = Number(meta.step);
-  }
+  checkFormat(meta, fail);
+  const config = checkpointConfig(meta, options.config, fail);
+  const tokenizer = checkpointTokenizer(meta, options.tokenizer, fail);
+  const step = checkpointStep(meta, fail);
 
   const layout = paramLayout(config);
   const found = new Set<string>();
-  const readFlat = (prefix: string): Float32Array => {
-    const flat = new Float32Array(layout.totalSize);
-    for (const t of layout.tensors) {
-      // GPT-2's names first; files written before them call the embeddings `wte` / `wpe`;
-      // transformers' GPT2LMHeadModel.save_pretrained prefixes the body with `transformer.`.
-      const name = prefix + fileTensorName(t.name);
-      const legacy = prefix + t.name;
-      const hf = prefix || t.name === 'lm_head.weight' ? undefined : `transformer.${name}`;
-      const stored = file.byName.get(name) ?? file.byName.get(legacy) ?? (hf !== undefined ? file.byName.get(hf) : undefined);
-      if (!stored) return fail(`tensor '${name}' [${t.shape.join(', ')}] is missing`);
-      found.add(stored.name);
-      if (stored.shape.length !== t.shape.length || stored.shape.some((s, i) => s !== t.shape[i])) {
-        fail(`tensor '${stored.name}' has shape [${stored.shape.join(', ')}] in the checkpoint, the model expects [${t.shape.join(', ')}]`);
-      }
-      flat.set(tensorToF32(stored), t.offset);
-    }
-    return flat;
-  };
-  const params = readFlat('');
-
-  const hasOptimizer = file.tensors.some((t) => t.name.startsWith('optimizer.'));
-  let optimizer: OptimizerState | undefined;
-  if (hasOptimizer) {
-    const stepTensor = file.byName.get('optimizer.step');
-    if (!stepTensor) return fail(`has optimizer moments but no 'optimizer.step'`);
-    const ints = tensorToInts(stepTensor);
-    if (ints.length !== 1 || ints[0] < 0) fail(`'optimizer.step' must be one non-negative integer, got [${ints.join(', ')}]`);
-    optimizer = { m: readFlat('optimizer.m.'), v: readFlat('optimizer.v.'), step: ints[0] };
-  }
-
-  if (optimizer) found.add('optimizer.step');
+  const params = readFlat(file, layout, '', found, fail);
+  const optimizer = readOptimizer(file, layout, found, fail);
   // Older transformers GPT-2 files also store each block's causal mask buffers; they hold no weights.
   const hfBuffer = /^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/;
   for (const t of file.tensors) {

@@ -8,7 +8,8 @@
  *                   tensor at a 64-element (256-byte) aligned offset; gradients and Adam m, v
  *                   share the layout; decayed tensors (matrices) form one contiguous range
  *   init.ts         initParams(config, seed): GPT-2 initialisation, byte-identical per seed
- *   safetensors.ts  readSafetensors / writeSafetensors, strict validation
+ *   safetensors.ts  readSafetensors / writeSafetensors, strict validation; safetensorsHeader
+ *                   parses a header alone, so a large file's tensors are planned before read
  *   checkpoint.ts   saveCheckpoint / loadCheckpoint: weights + config + tokenizer + step
  *                   (+ AdamW state), byte-exact round trip; checkpointFiles splits it into the
  *                   weights file (loads in transformers) and the optimizer file; names there
@@ -19,6 +20,14 @@
  *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
  *                   its K/V shared by the G responses (SPEC §10); same numbers as GpuGpt.gspoStep
  *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule
+ *
+ *   hf/files.ts     Hugging Face model folders (imported directly, not through this index, so
+ *                   the tokenizer and Jinja libraries load only where a folder is read): one file
+ *                   interface (hf/node.ts: a path in Node; filesFolder: picked or dropped File
+ *                   objects), single or sharded safetensors read as f32 by byte range, the
+ *                   tokenizer and chat template (core/tokenizer/hf.ts), generation_config's eos ids
+ *   hf/memory.ts    the memory a run needs before loading, a refusal that says what would fit,
+ *                   and splitPlan for tensors larger than one storage binding
  *
  * The CPU oracle for all of it is src/reference/gpt.ts (forward, backward, the training loop,
  * generation), built from the kernels' twins on the same flat layout and the same block plan;

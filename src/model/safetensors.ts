@@ -118,23 +118,52 @@ export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: R
   return out;
 }
 
-/** Parses and validates a safetensors file; `source` names it in errors (e.g. the file name). */
-export function readSafetensors(file: Uint8Array, source = 'safetensors file'): SafetensorsFile {
-  const fail = (msg: string): never => {
+/** A tensor's entry in a header: where its bytes lie, relative to the start of the data region. */
+export interface TensorEntry {
+  name: string;
+  dtype: Dtype;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+/** A parsed, validated header: enough to plan a load (names, shapes, dtypes, byte ranges) without the data. */
+export interface SafetensorsHeader {
+  metadata: Record<string, string>;
+  /** Where the data region starts in the file: 8 + the header length. */
+  dataStart: number;
+  /** In the order of their data. */
+  entries: TensorEntry[];
+  byName: Map<string, TensorEntry>;
+}
+
+function failer(source: string): (msg: string) => never {
+  return (msg: string): never => {
     throw new SafetensorsError(`${source}: ${msg}`);
   };
-  if (file.length < 8) fail(`truncated: ${file.length} bytes, shorter than the 8-byte header length`);
-  const dv = new DataView(file.buffer, file.byteOffset, file.byteLength);
-  const lo = dv.getUint32(0, true);
-  const hi = dv.getUint32(4, true);
-  const headerLen = hi * 2 ** 32 + lo;
+}
+
+/**
+ * The header's length N from a file's first 8 bytes, checked against the file's size; the header
+ * is then bytes [8, 8 + N). With safetensorsHeader, this reads a large file's header without
+ * reading its tensors (a File slice in the browser, a positioned read in Node).
+ */
+export function safetensorsHeaderLength(first8: Uint8Array, fileSize: number, source = 'safetensors file'): number {
+  const fail = failer(source);
+  if (fileSize < 8 || first8.length < 8) fail(`truncated: ${Math.min(fileSize, first8.length)} bytes, shorter than the 8-byte header length`);
+  const dv = new DataView(first8.buffer, first8.byteOffset, 8);
+  const headerLen = dv.getUint32(4, true) * 2 ** 32 + dv.getUint32(0, true);
   if (headerLen > MAX_HEADER_BYTES) fail(`header length ${headerLen} exceeds the ${MAX_HEADER_BYTES}-byte limit (not a safetensors file?)`);
-  if (8 + headerLen > file.length) {
-    fail(`header length ${headerLen} runs beyond the end of the file (${file.length} bytes): truncated or not a safetensors file`);
+  if (8 + headerLen > fileSize) {
+    fail(`header length ${headerLen} runs beyond the end of the file (${fileSize} bytes): truncated or not a safetensors file`);
   }
+  return headerLen;
+}
+
+function parseHeaderJson(headerBytes: Uint8Array, fail: (msg: string) => never): Record<string, unknown> {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(file.subarray(8, 8 + headerLen));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
   } catch {
     return fail('header is not valid UTF-8');
   }
@@ -146,13 +175,45 @@ export function readSafetensors(file: Uint8Array, source = 'safetensors file'): 
     return fail(`header is not valid JSON: ${(e as Error).message}`);
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) return fail('header must be a JSON object');
+  return header as Record<string, unknown>;
+}
 
-  const dataStart = 8 + headerLen;
-  const dataLen = file.length - dataStart;
+function parseEntry(name: string, entry: unknown, dataLen: number, fail: (msg: string) => never): TensorEntry {
+  const where = `tensor '${name}'`;
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return fail(`${where}: entry must be an object`);
+  const { dtype, shape, data_offsets: offsets } = entry as Record<string, unknown>;
+  if (typeof dtype !== 'string' || !(dtype in DTYPE_BYTES)) {
+    return fail(`${where}: unknown dtype ${JSON.stringify(dtype)} (known: ${Object.keys(DTYPE_BYTES).join(', ')})`);
+  }
+  if (!Array.isArray(shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0)) {
+    return fail(`${where}: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+  }
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
+    return fail(`${where}: data_offsets must be [begin, end] of non-negative integers, got ${JSON.stringify(offsets)}`);
+  }
+  const [begin, end] = offsets as [number, number];
+  if (begin > end) fail(`${where}: data_offsets [${begin}, ${end}] end before they begin`);
+  if (end > dataLen) fail(`${where}: data_offsets [${begin}, ${end}] run past the data region (${dataLen} bytes): truncated file?`);
+  const want = elementCount(shape) * DTYPE_BYTES[dtype as Dtype];
+  if (end - begin !== want) {
+    fail(`${where}: ${dtype} shape [${shape.join(', ')}] needs ${want} bytes but data_offsets [${begin}, ${end}] hold ${end - begin}`);
+  }
+  return { name, dtype: dtype as Dtype, shape: shape as number[], begin, end };
+}
+
+/**
+ * Parses and validates a header: `headerBytes` are the file's bytes [8, 8 + N) (N from
+ * safetensorsHeaderLength) and `fileSize` its whole size, so that the tensors' ranges are checked
+ * to tile the data region exactly without reading it.
+ */
+export function safetensorsHeader(headerBytes: Uint8Array, fileSize: number, source = 'safetensors file'): SafetensorsHeader {
+  const fail = failer(source);
+  const header = parseHeaderJson(headerBytes, fail);
+  const dataStart = 8 + headerBytes.length;
+  const dataLen = fileSize - dataStart;
   const metadata: Record<string, string> = {};
-  const tensors: StoredTensor[] = [];
-  const spans: { name: string; begin: number; end: number }[] = [];
-  for (const [name, entry] of Object.entries(header as Record<string, unknown>)) {
+  const entries: TensorEntry[] = [];
+  for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`__metadata__ must be an object of strings`);
       for (const [k, v] of Object.entries(entry as Record<string, unknown>)) {
@@ -161,47 +222,41 @@ export function readSafetensors(file: Uint8Array, source = 'safetensors file'): 
       }
       continue;
     }
-    const where = `tensor '${name}'`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return fail(`${where}: entry must be an object`);
-    const { dtype, shape, data_offsets: offsets } = entry as Record<string, unknown>;
-    if (typeof dtype !== 'string' || !(dtype in DTYPE_BYTES)) {
-      return fail(`${where}: unknown dtype ${JSON.stringify(dtype)} (known: ${Object.keys(DTYPE_BYTES).join(', ')})`);
-    }
-    if (!Array.isArray(shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0)) {
-      return fail(`${where}: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
-    }
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
-      return fail(`${where}: data_offsets must be [begin, end] of non-negative integers, got ${JSON.stringify(offsets)}`);
-    }
-    const [begin, end] = offsets as [number, number];
-    if (begin > end) fail(`${where}: data_offsets [${begin}, ${end}] end before they begin`);
-    if (end > dataLen) fail(`${where}: data_offsets [${begin}, ${end}] run past the data region (${dataLen} bytes): truncated file?`);
-    const want = elementCount(shape) * DTYPE_BYTES[dtype as Dtype];
-    if (end - begin !== want) {
-      fail(`${where}: ${dtype} shape [${shape.join(', ')}] needs ${want} bytes but data_offsets [${begin}, ${end}] hold ${end - begin}`);
-    }
-    tensors.push({ name, dtype: dtype as Dtype, shape: shape as number[], bytes: file.subarray(dataStart + begin, dataStart + end) });
-    spans.push({ name, begin, end });
+    entries.push(parseEntry(name, entry, dataLen, fail));
   }
-  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
+  // Data order is write order (JSON key order is not: objects list integer-like keys first).
+  entries.sort((a, b) => a.begin - b.begin || a.end - b.end);
   let cursor = 0;
-  for (const s of spans) {
+  for (const [i, s] of entries.entries()) {
     if (s.begin < cursor) {
-      const prev = spans[spans.indexOf(s) - 1];
+      const prev = entries[i - 1];
       fail(`tensor '${s.name}' [${s.begin}, ${s.end}) overlaps tensor '${prev.name}' [${prev.begin}, ${prev.end})`);
     }
     if (s.begin > cursor) fail(`bytes [${cursor}, ${s.begin}) of the data region belong to no tensor (before '${s.name}')`);
     cursor = s.end;
   }
   if (cursor !== dataLen) fail(`${dataLen - cursor} bytes after the last tensor belong to no tensor`);
-  // Data order is write order (JSON key order is not: objects list integer-like keys first).
-  const byName = new Map(tensors.map((t) => [t.name, t]));
-  const ordered = spans.map((s) => byName.get(s.name)!);
-  return { metadata, tensors: ordered, byName };
+  return { metadata, dataStart, entries, byName: new Map(entries.map((e) => [e.name, e])) };
 }
 
-/** The tensor's values as f32 (F32, F16, BF16 exactly; U32, I32 rounded to the nearest f32). */
-export function tensorToF32(t: StoredTensor): Float32Array {
+/** Parses and validates a safetensors file; `source` names it in errors (e.g. the file name). */
+export function readSafetensors(file: Uint8Array, source = 'safetensors file'): SafetensorsFile {
+  const headerLen = safetensorsHeaderLength(file.subarray(0, 8), file.length, source);
+  const header = safetensorsHeader(file.subarray(8, 8 + headerLen), file.length, source);
+  const tensors: StoredTensor[] = header.entries.map((e) => ({
+    name: e.name,
+    dtype: e.dtype,
+    shape: e.shape,
+    bytes: file.subarray(header.dataStart + e.begin, header.dataStart + e.end),
+  }));
+  return { metadata: header.metadata, tensors, byName: new Map(tensors.map((t) => [t.name, t])) };
+}
+
+/**
+ * The tensor's values as f32 (F32, F16, BF16 exactly; U32, I32 rounded to the nearest f32);
+ * `source` names the file in the error for a dtype that cannot be read.
+ */
+export function tensorToF32(t: StoredTensor, source?: string): Float32Array {
   const n = elementCount(t.shape);
   const dv = new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
   const out = new Float32Array(n);
@@ -225,7 +280,7 @@ export function tensorToF32(t: StoredTensor): Float32Array {
       for (let i = 0; i < n; i++) out[i] = dv.getInt32(4 * i, true);
       break;
     default:
-      throw new SafetensorsError(`tensor '${t.name}': dtype ${t.dtype} cannot be read as f32 (readable: ${READABLE_DTYPES.join(', ')})`);
+      throw new SafetensorsError(`${source ? `${source}: ` : ''}tensor '${t.name}': dtype ${t.dtype} cannot be read as f32 (readable: ${READABLE_DTYPES.join(', ')})`);
   }
   return out;
 }
