@@ -185,7 +185,7 @@ describe('reference GPT: optimiser', () => {
     expect(clipScale).toBeCloseTo(1 / (gradNorm + 1e-6), 12);
     // Step 1: m̂ = g', v̂ = g'², so the update is lr·g'/(|g'| + eps) ≈ lr, whatever the clip.
     const matrix = L.blocks[0].fcWeight.offset;
-    const biasAt = L.blocks[0].fcBias.offset;
+    const biasAt = L.blocks[0].fcBias!.offset;
     expect(p[biasAt]).toBeCloseTo(0.5 - 0.01, 6);
     expect(p[matrix]).toBeCloseTo(0.5 - 0.01 * 0.1 * 0.5 - 0.01, 6);
     expect(p[L.wte.offset]).toBeCloseTo(0.49, 6); // embeddings are not decayed
