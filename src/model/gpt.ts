@@ -410,6 +410,25 @@ export class GpuGpt {
     return out;
   }
 
+  /**
+   * The weighted-mean loss of `batch` and the gradient trainStep would apply (that of
+   * Σ w·ℓ / lossNorm), without an update; the gradient buffer is cleared after.
+   */
+  async lossAndGradient(batch: ModelBatch): Promise<{ loss: number; grad: Float32Array }> {
+    const { weightSum, targets } = this.writeBatch(batch);
+    const norm = batch.lossNorm ?? targets;
+    this.xent.setWeightSum(norm);
+    submit(this.rt, 'gpt.gradient', (pass) => {
+      this.encodeForward(pass);
+      this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+      this.encodeBackward(pass);
+    });
+    const loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
+    const grad = await this.rt.readF32(this.grads, this.layout.totalSize);
+    this.rt.write(this.grads, new Float32Array(grad.length));
+    return { loss, grad };
+  }
+
   /** Weighted-mean loss of `batch` under the current weights (no update). */
   async evalLoss(batch: ModelBatch): Promise<number> {
     this.xentEval.setWeightSum(this.writeBatch(batch).weightSum);
