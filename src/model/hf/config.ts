@@ -99,6 +99,20 @@ function ropeFields(j: Json): Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ro
   throw new HfConfigError(at(params!.rope_type !== undefined ? 'rope_type' : 'type'), `RoPE scaling ${JSON.stringify(type)} is not supported (supported: default, linear, llama3)`);
 }
 
+/** The config.json field behind each of ours, for errors. */
+const HF_FIELD: Partial<Record<keyof ModelConfig | 'config', string>> = {
+  vocabSize: 'vocab_size',
+  contextLength: 'max_position_embeddings',
+  layers: 'num_hidden_layers',
+  heads: 'num_attention_heads',
+  kvHeads: 'num_key_value_heads',
+  dModel: 'hidden_size',
+  headDim: 'head_dim',
+  mlpWidth: 'intermediate_size',
+  normEps: 'rms_norm_eps',
+  ropeBase: 'rope_theta',
+};
+
 /**
  * Maps a parsed config.json onto our ModelConfig. `contextLength` overrides
  * max_position_embeddings (it sizes RoPE's table; the KV cache is sized by the generator).
@@ -153,7 +167,7 @@ export function configFromHf(json: unknown, options: { contextLength?: number } 
   try {
     validateConfig(config);
   } catch (e) {
-    if (e instanceof ModelConfigError) throw new HfConfigError(e.field === 'config' ? 'config' : String(e.field), `gives a model this engine cannot run: ${e.message}`);
+    if (e instanceof ModelConfigError) throw new HfConfigError(HF_FIELD[e.field] ?? String(e.field), `gives a model this engine cannot run: ${e.message}`);
     throw e;
   }
   const dtype = json.dtype ?? json.torch_dtype;

@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { gptForward } from '../../reference/gpt.ts';
 import { paramLayout } from '../params.ts';
+import { forwardFlops, paramCount, presetConfig } from '../config.ts';
+import { loadCheckpoint, saveCheckpoint } from '../checkpoint.ts';
 import { configFromHf, HfConfigError } from './config.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
 import { paramsFromHf, paramsToHf, type HfTensor } from './weights.ts';
@@ -50,6 +52,22 @@ describe('Hugging Face tiny models through the reference model', () => {
     expect(paramsFromHf(m.hf.config, back)).toEqual(m.params);
     expect([...back.keys()]).toContain('model.layers.1.self_attn.k_proj.bias');
     expect(paramLayout(m.hf.config).byName.has('h.0.attn.c_proj.bias')).toBe(false);
+  });
+
+  it('counts the parameters transformers has, and a checkpoint keeps the architecture', async () => {
+    for (const arch of TINY_ARCHS) {
+      const m = await loadTinyModel(arch);
+      const c = m.hf.config;
+      const hfCount = [...paramsToHf(c, m.params).values()].reduce((n, t) => n + t.data.length, 0);
+      expect(paramCount(c)).toBe(hfCount);
+      expect(paramLayout(c).paramCount).toBe(hfCount);
+      expect(forwardFlops(c, 1, 8)).toBeGreaterThan(2 * 8 * hfCount - 2 * 8 * c.vocabSize * c.dModel);
+      const back = loadCheckpoint(saveCheckpoint({ config: c, params: m.params, step: 3 }));
+      expect(back.config).toEqual(c);
+      expect(back.params).toEqual(m.params);
+      // A GPT-2 model's checkpoint does not fit it.
+      expect(() => loadCheckpoint(saveCheckpoint({ config: c, params: m.params, step: 0 }), { config: presetConfig('micro') })).toThrow(/does not fit this model/);
+    }
   });
 
   it('names a missing, misshapen or unexpected tensor', async () => {
@@ -108,7 +126,9 @@ describe('config.json mapping', () => {
     expect(err({ ...base, rope_scaling: { rope_type: 'llama3', factor: 8 } })).toMatch(/rope_scaling\.low_freq_factor: must be a positive number/);
     expect(err({ ...base, hidden_act: 'gelu' })).toMatch(/hidden_act: "gelu" is not supported/);
     expect(err({ ...base, architectures: ['Qwen2ForCausalLM'], use_sliding_window: true })).toMatch(/use_sliding_window/);
-    expect(err({ ...base, num_key_value_heads: 3 })).toMatch(/kvHeads/);
+    expect(err({ ...base, num_key_value_heads: 3 })).toMatch(/num_key_value_heads: gives a model this engine cannot run: .*kvHeads: must be a positive integer dividing heads \(4\), got 3/);
     expect(err({ ...base, hidden_size: undefined })).toMatch(/hidden_size: must be a positive integer/);
+    expect(err({ ...base, head_dim: 6 })).toMatch(/^config\.json: head_dim: .*must be a multiple of 4/);
+    expect(err({ ...base, num_attention_heads: 1, num_key_value_heads: 1, hidden_size: 256 })).toMatch(/head size .* exceeds 128/);
   });
 });
