@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../../gpu/testing/runtime.ts';
 import { GaussianRng } from '../../core/random.ts';
-import { gptLossAndGrad } from '../../reference/gpt.ts';
+import { gptLossAndGrad, ReferenceTrainer } from '../../reference/gpt.ts';
+import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../optim.ts';
 import { GpuGenerator } from '../generate.ts';
 import { GpuGpt } from '../gpt.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
@@ -65,4 +66,46 @@ describe('Hugging Face tiny models on the GPU', () => {
       }
     });
   }
+
+  it('fine-tuning the tiny Llama follows the reference trainer and lowers the loss', async () => {
+    const rt = await gpuRuntime();
+    const m = await loadTinyModel('llama');
+    const c = m.hf.config;
+    const B = 2;
+    const T = 8;
+    // A repeating sequence the model can learn in a few steps.
+    const text = Array.from({ length: B * (T + 1) }, (_, i) => (i * 7) % 13);
+    const batch = { B, T, inputs: text.filter((_, i) => i % (T + 1) !== T), targets: text.filter((_, i) => i % (T + 1) !== 0) };
+    const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 1, totalSteps: 6 };
+    const model = await GpuGpt.create(rt, c, { batch: B, T });
+    const ref = new ReferenceTrainer(c, m.params, ADAMW_DEFAULTS, schedule);
+    try {
+      model.setParams(m.params);
+      const gpu: number[] = [];
+      for (let step = 0; step < 6; step++) {
+        gpu.push((await model.trainStep(batch, lrAt(step, schedule))).loss!);
+        const cpu = ref.step(batch).loss;
+        expect(Math.abs(gpu[step] - cpu) / cpu, `step ${step}: GPU ${gpu[step]}, reference ${cpu}`).toBeLessThan(1e-3);
+      }
+      expect(gpu.at(-1)!).toBeLessThan(gpu[0]);
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('a GSPO-style group (shared prompt prefill, grouped-query caches) decodes transformers\' greedy tokens in every sequence', async () => {
+    const rt = await gpuRuntime();
+    const m = await loadTinyModel('qwen3');
+    const c = m.hf.config;
+    const model = await GpuGpt.create(rt, c, { batch: 1, T: 1 });
+    const gen = new GpuGenerator(rt, c, model.params, { maxSequences: 3, maxLength: m.inputIds.length + m.greedy.length });
+    try {
+      model.setParams(m.params);
+      const out = await gen.generateGroup(m.inputIds, 3, { maxNewTokens: m.greedy.length, sampling: { temperature: 0 } });
+      expect(out).toEqual([m.greedy, m.greedy, m.greedy]);
+    } finally {
+      gen.dispose();
+      model.dispose();
+    }
+  });
 });
