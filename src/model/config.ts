@@ -118,7 +118,10 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   }
   const hs = headSize(c);
   if (hs > MAX_HEAD_SIZE) {
-    throw new ModelConfigError('heads', `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads`);
+    throw new ModelConfigError(
+      c.headDim === undefined ? 'heads' : 'headDim',
+      c.headDim === undefined ? `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads` : `head size ${hs} exceeds ${MAX_HEAD_SIZE}`,
+    );
   }
   if (c.headDim !== undefined && c.headDim % 4 !== 0) {
     throw new ModelConfigError('headDim', `must be a multiple of 4 (the attention kernel reads heads as vec4), got ${c.headDim}`);

@@ -171,7 +171,7 @@ export function checkDecode(s: DecodeShape, step: DecodeStep): void {
   if (!Number.isInteger(step.prefixLen) || step.prefixLen < 0) throw new RangeError(`decode: prefixLen must be a non-negative integer`);
 }
 
-/** Copies the K and V parts of qkv [S, Tn, 3C] into rows pastLen.. of the caches, in place. */
+/** Copies the K and V parts of qkv [S, Tn, C + 2KV] into rows pastLen.. of the caches [S, Tmax, KV], in place. */
 export function kvAppendRef(qkv: ArrayLike<number>, kCache: Float64Array | Float32Array, vCache: Float64Array | Float32Array, s: DecodeShape, pastLen: number): void {
   checkDecode(s, { pastLen, prefixLen: 0 });
   const { C, KV, W } = qkvLayout(s);

@@ -71,8 +71,7 @@ export function ropeRef<A extends Float64Array | Float32Array>(x: A, s: RopeShap
     const pos = offset + (r % T);
     // q heads then k heads: H + kvH heads of D from the row's start.
     for (let h = 0; h < H + kvH; h++) {
-      {
-        const o = r * W + h * D;
+      const o = r * W + h * D;
         for (let i = 0; i < half; i++) {
           const theta = pos * freqs[i];
           const c = Math.cos(theta);
@@ -82,7 +81,6 @@ export function ropeRef<A extends Float64Array | Float32Array>(x: A, s: RopeShap
           x[o + i] = a * c - b * sn;
           x[o + i + half] = a * sn + b * c;
         }
-      }
     }
   }
   return x;

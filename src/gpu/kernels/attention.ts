@@ -51,7 +51,7 @@ function checkGrid(rt: GpuRuntime, s: AttentionShape, br: number) {
 }
 
 /**
- * Causal attention forward. encode(pass, qkv [B,T,3C], out [B,T,C], lse [B,H,T]) overwrites
+ * Causal attention forward. encode(pass, qkv [B,T,C+2KV], out [B,T,C], lse [B,H,T]) overwrites
  * out and lse.
  */
 export class AttentionForwardKernel {
@@ -88,7 +88,7 @@ export class AttentionForwardKernel {
 
 /**
  * Causal attention backward: two dispatches (dq, then dk/dv), recomputing the scores from qkv
- * and the forward's lse. encode(pass, qkv, out, lse, dout [B,T,C], dqkv [B,T,3C]) overwrites
+ * and the forward's lse. encode(pass, qkv, out, lse, dout [B,T,C], dqkv [B,T,C+2KV]) overwrites
  * every element of dqkv. Owns a [B,H,T] scratch for rowsum(dO ∘ O).
  */
 export class AttentionBackwardKernel {
@@ -163,14 +163,14 @@ abstract class StepKernel {
 }
 
 export interface DecodeBuffers {
-  /** [S, Tn, 3C], already rotated for positions prefixLen + pastLen + n */
+  /** [S, Tn, C + 2KV] (KV = kvH·D), already rotated for positions prefixLen + pastLen + n */
   qkv: BufferBinding;
-  /** [S, Tmax, C], already holding this step's rows (KvAppendKernel first) */
+  /** [S, Tmax, KV], already holding this step's rows (KvAppendKernel first) */
   kCache: BufferBinding;
   vCache: BufferBinding;
   /** [S, Tn, C], overwritten */
   out: BufferBinding;
-  /** [prefixLen, C]: the group's shared prompt (e.g. a one-sequence cache); omit when prefixLen = 0 */
+  /** [prefixLen, KV]: the group's shared prompt (e.g. a one-sequence cache); omit when prefixLen = 0 */
   prefixK?: BufferBinding;
   prefixV?: BufferBinding;
 }
