@@ -179,3 +179,14 @@ export function configFromHf(json: unknown, options: { contextLength?: number } 
     eosTokenIds: tokenIds(json.eos_token_id, 'eos_token_id'),
   };
 }
+
+/**
+ * What generation_config.json says about stopping and starting: its eos_token_id (one id or a
+ * list) and bos_token_id. Generation stops at these ids; config.json's are the fallback.
+ */
+export function generationConfigFromHf(json: unknown, fallback?: Pick<HfModelConfig, 'eosTokenIds' | 'bosTokenId'>): { eosTokenIds: number[]; bosTokenId?: number } {
+  if (!isObject(json)) throw new HfConfigError('config', 'generation_config.json must be a JSON object');
+  const eos = tokenIds(json.eos_token_id, 'eos_token_id');
+  const bos = tokenIds(json.bos_token_id, 'bos_token_id')[0] ?? fallback?.bosTokenId;
+  return { eosTokenIds: eos.length ? eos : (fallback?.eosTokenIds ?? []), ...(bos !== undefined && { bosTokenId: bos }) };
+}

@@ -6,7 +6,7 @@ import { gptForward } from '../../reference/gpt.ts';
 import { paramLayout } from '../params.ts';
 import { forwardFlops, paramCount, presetConfig } from '../config.ts';
 import { loadCheckpoint, saveCheckpoint } from '../checkpoint.ts';
-import { configFromHf, HfConfigError } from './config.ts';
+import { configFromHf, generationConfigFromHf, HfConfigError } from './config.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
 import { paramsFromHf, paramsToHf, type HfTensor } from './weights.ts';
 
@@ -108,6 +108,35 @@ describe('config.json mapping', () => {
     // Older files spell rope_type as type; null rope_scaling means none.
     expect(configFromHf({ ...base, rope_scaling: { type: 'linear', factor: 2 } }).config.ropeFactor).toBe(2);
     expect(configFromHf({ ...base, rope_scaling: null }).config.ropeScaling).toBeUndefined();
+  });
+
+  it('accepts the shapes of the small models people use (SmolLM2-135M, Qwen2.5-0.5B, Qwen3-0.6B)', () => {
+    const smol = configFromHf({
+      architectures: ['LlamaForCausalLM'], hidden_size: 576, intermediate_size: 1536, num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64,
+      num_hidden_layers: 30, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, rope_scaling: null,
+      tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false, mlp_bias: false, pretraining_tp: 1, torch_dtype: 'bfloat16', bos_token_id: 0, eos_token_id: 0,
+    });
+    expect(smol.config).toMatchObject({ heads: 9, kvHeads: 3, dModel: 576, mlpWidth: 1536, tiedEmbeddings: true, ropeBase: 100000 });
+    expect(smol.config.headDim).toBeUndefined(); // 576 / 9 = 64, the default
+    const qwen25 = configFromHf({
+      architectures: ['Qwen2ForCausalLM'], hidden_size: 896, intermediate_size: 4864, num_attention_heads: 14, num_key_value_heads: 2, num_hidden_layers: 24,
+      vocab_size: 151936, max_position_embeddings: 32768, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: true, hidden_act: 'silu',
+      use_sliding_window: false, sliding_window: 32768, max_window_layers: 21, torch_dtype: 'bfloat16', eos_token_id: 151643,
+    });
+    expect(qwen25.config).toMatchObject({ qkvBias: true, projBias: false, kvHeads: 2 });
+    const qwen3 = configFromHf({
+      architectures: ['Qwen3ForCausalLM'], hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128,
+      num_hidden_layers: 28, vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000, rope_scaling: null,
+      tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false, use_sliding_window: false, torch_dtype: 'bfloat16', eos_token_id: 151645,
+    }, { contextLength: 4096 });
+    expect(qwen3.config).toMatchObject({ headDim: 128, qkNorm: true, contextLength: 4096 });
+    expect(qwen3.eosTokenIds).toEqual([151645]);
+  });
+
+  it('reads generation_config.json stop and start ids, config.json the fallback', () => {
+    expect(generationConfigFromHf({ eos_token_id: [151645, 151643], bos_token_id: 151643 })).toEqual({ eosTokenIds: [151645, 151643], bosTokenId: 151643 });
+    expect(generationConfigFromHf({}, { eosTokenIds: [2], bosTokenId: 1 })).toEqual({ eosTokenIds: [2], bosTokenId: 1 });
+    expect(() => generationConfigFromHf({ eos_token_id: 'x' })).toThrow(/eos_token_id: must be a token id or a list of them/);
   });
 
   it('refuses what it cannot run, naming the field', () => {
