@@ -55,8 +55,8 @@ struct Params {
   prefixLen: u32,  // rows in the shared prefix (0 = none)
   D4: u32,         // head size / 4
   BC: u32,         // rows per tile: min(MAX_BC, TILE_VEC4 / D4)
-  KV4: u32,        // KV / 4: width of the k part, the v part and a cache row
-  G: u32,          // query heads per key/value head
+  KV4: u32,        // KV / 4: width of the k part, the v part and a cache row (0: = C4)
+  G: u32,          // query heads per key/value head (0: 1)
 }
 
 // Loop bounds come from the uniform, not from override constants: SwiftShader unrolls
@@ -94,8 +94,18 @@ fn head4() -> u32 {
   return p.D4;
 }
 
+// A Params block with KV4 = G = 0 (these words were padding before grouped-query attention) means
+// multi-head attention, so a launcher that zero-fills them keeps working.
+fn kv4() -> u32 {
+  return select(p.KV4, p.C4, p.KV4 == 0u);
+}
+
+fn group() -> u32 {
+  return max(p.G, 1u);
+}
+
 fn qkv_row(b: u32, t: u32) -> u32 {
-  return (b * p.T + t) * (p.C4 + 2u * p.KV4);
+  return (b * p.T + t) * (p.C4 + 2u * kv4());
 }
 
 // Threads of the workgroup together copy keys k0 .. k0+BC of query head h's k/v head into
@@ -108,9 +118,9 @@ fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
     var kv = vec4<f32>(0.0);
     var vv = vec4<f32>(0.0);
     if (j < p.T) {
-      let o = qkv_row(b, j) + p.C4 + (h / p.G) * D4 + i % D4;
+      let o = qkv_row(b, j) + p.C4 + (h / group()) * D4 + i % D4;
       kv = qkv[o];
-      vv = qkv[o + p.KV4];
+      vv = qkv[o + kv4()];
     }
     tileA[i] = kv;
     tileB[i] = vv;
@@ -262,13 +272,13 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
   if (live) {
     for (var d = 0u; d < D4; d++) {
       k[d] = qkv[ko + d];
-      v[d] = qkv[ko + p.KV4 + d];
+      v[d] = qkv[ko + kv4() + d];
       dk[d] = vec4<f32>(0.0);
       dv[d] = vec4<f32>(0.0);
     }
   }
   // Every query head of the group sees this key; only queries i ≥ r0 see any key of this block.
-  for (var h = hk * p.G; h < (hk + 1u) * p.G; h++) {
+  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
   for (var q0 = r0; q0 < p.T; q0 += BC) {
     for (var i = tid; i < BC * D4; i += BR) {
       let row = q0 + i / D4;
@@ -325,7 +335,7 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
   if (live) {
     for (var d = 0u; d < D4; d++) {
       dqkv[ko + d] = dk[d];
-      dqkv[ko + p.KV4 + d] = dv[d];
+      dqkv[ko + kv4() + d] = dv[d];
     }
   }
 }
@@ -368,7 +378,7 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   let n = wg.x;
   let h = wg.y;
   let s = wg.z;
-  let hk = (h / p.G) * D4;
+  let hk = (h / group()) * D4;
   if (tid < D4) { decQ[tid] = qkv[qkv_row(s, n) + h * D4 + tid] * p.scale; }
   workgroupBarrier();
   let P = p.prefixLen;
@@ -386,10 +396,10 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (j < nKeys) {
       x = 0.0;
       if (j < P) {
-        let o = j * p.KV4 + hk;
+        let o = j * kv4() + hk;
         for (var d = 0u; d < D4; d++) { x += dot(decQ[d], prefixK[o + d]); }
       } else {
-        let o = (s * p.Tmax + j - P) * p.KV4 + hk;
+        let o = (s * p.Tmax + j - P) * kv4() + hk;
         for (var d = 0u; d < D4; d++) { x += dot(decQ[d], kCache[o + d]); }
       }
     }
@@ -407,9 +417,9 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         let key = k0 + jj;
         var vv: vec4<f32>;
         if (key < P) {
-          vv = prefixV[key * p.KV4 + hk + col];
+          vv = prefixV[key * kv4() + hk + col];
         } else {
-          vv = vCache[(s * p.Tmax + key - P) * p.KV4 + hk + col];
+          vv = vCache[(s * p.Tmax + key - P) * kv4() + hk + col];
         }
         acc += decP[jj] * vv;
       }
@@ -431,11 +441,11 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
 fn kv_append(@builtin(global_invocation_id) gid: vec3<u32>) {
   let s = gid.y;
   let idx = gid.x;
-  if (idx >= p.T * p.KV4) { return; }
-  let n = idx / p.KV4;
-  let c = idx % p.KV4;
+  if (idx >= p.T * kv4()) { return; }
+  let n = idx / kv4();
+  let c = idx % kv4();
   let src = qkv_row(s, n) + p.C4 + c;
-  let dst = (s * p.Tmax + p.pastLen + n) * p.KV4 + c;
+  let dst = (s * p.Tmax + p.pastLen + n) * kv4() + c;
   kCache[dst] = qkv[src];
-  vCache[dst] = qkv[src + p.KV4];
+  vCache[dst] = qkv[src + kv4()];
 }

@@ -4,6 +4,7 @@ import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { AttentionBackwardKernel, AttentionDecodeKernel, AttentionForwardKernel, KvAppendKernel } from './attention.ts';
 import { submit } from './common.ts';
+import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
 // T not a multiple of the 32-row blocks or the tiles, T = 1, several blocks and tiles, and every
 // head size the model may use (8, 24, 64, 128; 128 also gets the smaller tiles it needs). These
@@ -131,6 +132,26 @@ describe('attention kernels vs reference', () => {
       }
     });
   }
+
+  it('a Params block with the grouped-query words zero (padding before) is multi-head attention', async () => {
+    const rt = await gpuRuntime();
+    const s: AttentionShape = { B: 1, T: 9, H: 2, D: 8 };
+    const qkv = randomArray(s.T * 3 * 16, 5);
+    const fwd = await AttentionForwardKernel.create(rt, s, { specialise: false });
+    // The block as it was laid out before: T, H, C/4, scale, Tmax, pastLen, prefixLen, D/4, BC, then padding.
+    const words = new Uint32Array(12);
+    words.set([s.T, s.H, 4, 0, 0, 0, 0, 2, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / 2)), 0, 0]);
+    new Float32Array(words.buffer)[3] = 1 / Math.sqrt(s.D);
+    rt.write((fwd as unknown as { params: GPUBuffer }).params, words);
+    const bufs = [rt.storage('t.qkv', qkv), rt.storage('t.out', s.T * 16 * 4), rt.storage('t.lse', 2 * s.T * 4)];
+    try {
+      await run((pass) => fwd.encode(pass, bufs[0], bufs[1], bufs[2]));
+      expectClose(await rt.readF32(bufs[1]), attentionForwardRef(qkv, s).out, 2e-5, 1e-4, 'out');
+    } finally {
+      rt.release(...bufs);
+      fwd.dispose();
+    }
+  });
 
   it('leaves no buffers behind', async () => {
     const rt = await gpuRuntime();
