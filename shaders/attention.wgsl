@@ -1,13 +1,15 @@
 // attention.wgsl — causal multi-head attention over a fused QKV buffer, flash-attention style,
 // plus KV-cache inference. Twin: src/reference/attention.ts. Launcher: src/gpu/kernels/attention.ts.
 //
-// Layouts (row-major f32, C = H·D, D = 4·D4 ≤ 128 with D4 = p.D4, everything read as vec4):
-//   qkv   [B, T, 3C]   row = [q (H·D) | k (H·D) | v (H·D)]; head h at h·D inside each part
+// Layouts (row-major f32, C = H·D, KV = KVH·D, D = 4·D4 ≤ 128 with D4 = p.D4, everything read as vec4):
+//   qkv   [B, T, C + 2KV]   row = [q (H·D) | k (KVH·D) | v (KVH·D)]; head h at h·D inside each
+//                      part. Query head h reads key/value head h / G, G = H / KVH (grouped-query
+//                      attention; G = 1 is multi-head).
 //   out   [B, T, C]
 //   lse   [B, H, T]    log-sum-exp of the scaled causal scores of each query row
 //   dvec  [B, H, T]    rowsum(dO ∘ O), made by the dq pass for the dkv pass
-//   dqkv  [B, T, 3C]
-//   cache [S, Tmax, C] one buffer for K, one for V
+//   dqkv  [B, T, C + 2KV]
+//   cache [S, Tmax, KV] one buffer for K, one for V
 // Scores are scale·q·k with scale = 1/sqrt(D); q is pre-multiplied by scale when loaded.
 //
 // Entry points and versions:
@@ -18,8 +20,9 @@
 //   attn_backward_dq   one thread per query row: D_t = dO_t·O_t (written to dvec), then over
 //                      the K/V tiles recomputes p = exp(s − lse) and sums dq += p(dO·v − D)·k.
 //                      Writes the q part of dqkv.
-//   attn_backward_dkv  one thread per key row j, query tiles (scaled q, dO, lse, D) stream
-//                      through workgroup memory for i ≥ j: dv += p·dO, dk += p(dO·v − D)·q.
+//   attn_backward_dkv  one thread per key row j of one k/v head, query tiles (scaled q, dO, lse,
+//                      D) of each query head of its group stream through workgroup memory for
+//                      i ≥ j: dv += p·dO, dk += p(dO·v − D)·q.
 //                      Writes the k and v parts of dqkv. Run after attn_backward_dq (it reads
 //                      dvec). Each output element has exactly one writer: deterministic, no
 //                      atomics, and dqkv is overwritten, never accumulated.
@@ -52,8 +55,8 @@ struct Params {
   prefixLen: u32,  // rows in the shared prefix (0 = none)
   D4: u32,         // head size / 4
   BC: u32,         // rows per tile: min(MAX_BC, TILE_VEC4 / D4)
-  _pad0: u32,
-  _pad1: u32,
+  KV4: u32,        // KV / 4: width of the k part, the v part and a cache row (0: = C4)
+  G: u32,          // query heads per key/value head (0: 1)
 }
 
 // Loop bounds come from the uniform, not from override constants: SwiftShader unrolls
@@ -91,12 +94,22 @@ fn head4() -> u32 {
   return p.D4;
 }
 
-fn qkv_row(b: u32, t: u32) -> u32 {
-  return (b * p.T + t) * 3u * p.C4;
+// A Params block with KV4 = G = 0 (these words were padding before grouped-query attention) means
+// multi-head attention, so a launcher that zero-fills them keeps working.
+fn kv4() -> u32 {
+  return select(p.KV4, p.C4, p.KV4 == 0u);
 }
 
-// Threads of the workgroup together copy keys k0 .. k0+BC of head h into tileA (K) and
-// tileB (V); rows past T are zero (and never used).
+fn group() -> u32 {
+  return max(p.G, 1u);
+}
+
+fn qkv_row(b: u32, t: u32) -> u32 {
+  return (b * p.T + t) * (p.C4 + 2u * kv4());
+}
+
+// Threads of the workgroup together copy keys k0 .. k0+BC of query head h's k/v head into
+// tileA (K) and tileB (V); rows past T are zero (and never used).
 fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
   let D4 = head4();
   let BC = p.BC;
@@ -105,9 +118,9 @@ fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
     var kv = vec4<f32>(0.0);
     var vv = vec4<f32>(0.0);
     if (j < p.T) {
-      let o = qkv_row(b, j) + h * D4 + i % D4;
-      kv = qkv[o + p.C4];
-      vv = qkv[o + 2u * p.C4];
+      let o = qkv_row(b, j) + p.C4 + (h / group()) * D4 + i % D4;
+      kv = qkv[o];
+      vv = qkv[o + kv4()];
     }
     tileA[i] = kv;
     tileB[i] = vv;
@@ -238,14 +251,14 @@ fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocat
   }
 }
 
-// attn_backward_dkv: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = key row j.
-// Reads qkv, lse, dout, dvec; writes the k and v parts of dqkv.
+// attn_backward_dkv: dispatch (ceil(T/BR), KVH, B), workgroup BR threads; thread = key row j
+// of k/v head hk. Reads qkv, lse, dout, dvec; writes the k and v parts of dqkv.
 @compute @workgroup_size(BR)
 fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let D4 = head4();
   let BC = p.BC;
   let b = wg.z;
-  let h = wg.y;
+  let hk = wg.y;
   let r0 = wg.x * BR;
   let j = r0 + tid;
   let live = j < p.T;
@@ -255,16 +268,17 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
   var dv: array<vec4<f32>, MAX_D4>;
   var sp: array<f32, MAX_BC>;
   var sd: array<f32, MAX_BC>;
-  let ko = qkv_row(b, j) + p.C4 + h * D4;
+  let ko = qkv_row(b, j) + p.C4 + hk * D4;
   if (live) {
     for (var d = 0u; d < D4; d++) {
       k[d] = qkv[ko + d];
-      v[d] = qkv[ko + p.C4 + d];
+      v[d] = qkv[ko + kv4() + d];
       dk[d] = vec4<f32>(0.0);
       dv[d] = vec4<f32>(0.0);
     }
   }
-  // Only queries i ≥ r0 can see any key of this block.
+  // Every query head of the group sees this key; only queries i ≥ r0 see any key of this block.
+  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
   for (var q0 = r0; q0 < p.T; q0 += BC) {
     for (var i = tid; i < BC * D4; i += BR) {
       let row = q0 + i / D4;
@@ -317,10 +331,11 @@ fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
     }
     workgroupBarrier();
   }
+  }
   if (live) {
     for (var d = 0u; d < D4; d++) {
       dqkv[ko + d] = dk[d];
-      dqkv[ko + p.C4 + d] = dv[d];
+      dqkv[ko + kv4() + d] = dv[d];
     }
   }
 }
@@ -353,8 +368,8 @@ fn dec_reduce_sum(tid: u32, x: f32) -> f32 {
 }
 
 // attn_decode: dispatch (Tn, H, S), workgroup 64 threads.
-// Reads qkv [S, Tn, 3C] (new rows, rotated), prefixK/prefixV [prefixLen, C] (bind any buffer
-// when prefixLen = 0), kCache/vCache [S, Tmax, C] which already hold the new rows (kv_append
+// Reads qkv [S, Tn, C + 2KV] (new rows, rotated), prefixK/prefixV [prefixLen, KV] (bind any buffer
+// when prefixLen = 0), kCache/vCache [S, Tmax, KV] which already hold the new rows (kv_append
 // first). New row n of sequence s sees prefix rows 0..prefixLen and own rows 0..pastLen+n.
 // Writes out [S, Tn, C].
 @compute @workgroup_size(64)
@@ -363,6 +378,7 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   let n = wg.x;
   let h = wg.y;
   let s = wg.z;
+  let hk = (h / group()) * D4;
   if (tid < D4) { decQ[tid] = qkv[qkv_row(s, n) + h * D4 + tid] * p.scale; }
   workgroupBarrier();
   let P = p.prefixLen;
@@ -380,10 +396,10 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (j < nKeys) {
       x = 0.0;
       if (j < P) {
-        let o = j * p.C4 + h * D4;
+        let o = j * kv4() + hk;
         for (var d = 0u; d < D4; d++) { x += dot(decQ[d], prefixK[o + d]); }
       } else {
-        let o = (s * p.Tmax + j - P) * p.C4 + h * D4;
+        let o = (s * p.Tmax + j - P) * kv4() + hk;
         for (var d = 0u; d < D4; d++) { x += dot(decQ[d], kCache[o + d]); }
       }
     }
@@ -401,9 +417,9 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         let key = k0 + jj;
         var vv: vec4<f32>;
         if (key < P) {
-          vv = prefixV[key * p.C4 + h * D4 + col];
+          vv = prefixV[key * kv4() + hk + col];
         } else {
-          vv = vCache[(s * p.Tmax + key - P) * p.C4 + h * D4 + col];
+          vv = vCache[(s * p.Tmax + key - P) * kv4() + hk + col];
         }
         acc += decP[jj] * vv;
       }
@@ -419,17 +435,17 @@ fn attn_decode(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   }
 }
 
-// kv_append: dispatch (ceil(Tn·C/4 / 64), S), workgroup 64 threads; thread = one vec4.
-// Copies k and v of qkv [S, Tn, 3C] into kCache/vCache [S, Tmax, C] at rows pastLen.. .
+// kv_append: dispatch (ceil(Tn·KV/4 / 64), S), workgroup 64 threads; thread = one vec4.
+// Copies k and v of qkv [S, Tn, C + 2KV] into kCache/vCache [S, Tmax, KV] at rows pastLen.. .
 @compute @workgroup_size(64)
 fn kv_append(@builtin(global_invocation_id) gid: vec3<u32>) {
   let s = gid.y;
   let idx = gid.x;
-  if (idx >= p.T * p.C4) { return; }
-  let n = idx / p.C4;
-  let c = idx % p.C4;
+  if (idx >= p.T * kv4()) { return; }
+  let n = idx / kv4();
+  let c = idx % kv4();
   let src = qkv_row(s, n) + p.C4 + c;
-  let dst = (s * p.Tmax + p.pastLen + n) * p.C4 + c;
+  let dst = (s * p.Tmax + p.pastLen + n) * kv4() + c;
   kCache[dst] = qkv[src];
-  vCache[dst] = qkv[src + p.C4];
+  vCache[dst] = qkv[src + kv4()];
 }

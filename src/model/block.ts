@@ -1,12 +1,15 @@
 // The transformer block on the GPU, written once for training and generation: the kernels of
-// every layer (norms, projections, biases, GELU, residual adds, RoPE) and the order they are
+// every layer (norms, projections, biases, GELU or SwiGLU, residual adds, q/k head norms, RoPE) and the order they are
 // encoded in, forward and backward, following the config's BlockPlan (plan.ts). How attention
 // itself runs is the caller's: training attends over the whole causal batch and keeps the
 // log-sum-exp rows for the backward; generation appends to a KV cache and attends over it
 // (prefill and decode alike), so the same encoder serves GpuGpt and GpuGenerator.
 //
-//   x ─ norm1 ─ ·Wqkv+b ─ RoPE ─ attention ─ ·Wproj+b ─(+x)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU ─ ·Wmlp+b ─(+xMid)─ x_out
-import { AddKernel, BiasActKernel, BiasGradKernel } from '../gpu/kernels/elementwise.ts';
+//   x ─ norm1 ─ ·Wqkv+b ─ [head norm] ─ RoPE ─ attention ─ ·Wproj+b ─(+x)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU | SwiGLU ─ ·Wmlp+b ─(+xMid)─ x_out
+// (each bias only where the plan has one; the head norm only for Qwen3).
+import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from '../gpu/kernels/elementwise.ts';
+import { HeadNormKernel } from '../gpu/kernels/headnorm.ts';
+import { SwigluKernel } from '../gpu/kernels/swiglu.ts';
 import type { Disposable } from '../gpu/kernels/common.ts';
 import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
@@ -23,7 +26,10 @@ export interface BlockBuffers {
   x: GPUBuffer;
   ln1: GPUBuffer;
   ln1Stats: GPUBuffer;
-  /** q | k | v after RoPE. */
+  /** The q/k head norm's saved inputs [rows, (heads + kvHeads)·headSize] and rstd [rows, heads + kvHeads] (qkNorm only). */
+  qkRaw?: GPUBuffer;
+  qkStats?: GPUBuffer;
+  /** q | k | v after RoPE ([rows, plan.qkvDim]). */
   qkv: GPUBuffer;
   att: GPUBuffer;
   /** Attention's log-sum-exp rows (training only: the backward recomputes scores from them). */
@@ -31,7 +37,7 @@ export interface BlockBuffers {
   xMid: GPUBuffer;
   ln2: GPUBuffer;
   ln2Stats: GPUBuffer;
-  /** The MLP's pre-activation (bias added) and its GELU. */
+  /** The MLP's pre-activation (bias added; [rows, plan.upDim]) and its GELU or SwiGLU ([rows, F]). */
   fcH: GPUBuffer;
   fcA: GPUBuffer;
 }
@@ -49,10 +55,14 @@ export interface BlockAttention {
 /** Gradient scratch of the backward: dX enters as d x_out and leaves as d x (the block's input). */
 export interface BlockGradBuffers {
   dX: GPUBuffer;
-  /** [rows, C] scratch. */
+  /** [rows, max(C, plan.qDim)] scratch. */
   dT: GPUBuffer;
+  /** [rows, plan.qkvDim] */
   dQkv: GPUBuffer;
+  /** [rows, plan.upDim] */
   dFc: GPUBuffer;
+  /** [rows, F]: d of the SwiGLU's output (SwiGLU only). */
+  dAct?: GPUBuffer;
 }
 
 export interface BlockShape {
@@ -69,27 +79,32 @@ export interface BlockShape {
 interface LayerKernels {
   norm1: NormKernel;
   qkv: MatmulKernel;
-  qkvBias: BiasActKernel;
+  qkvBias?: BiasActKernel;
+  headNorm?: HeadNormKernel;
   proj: MatmulKernel;
-  projBias: BiasActKernel;
+  projBias?: BiasActKernel;
   norm2: NormKernel;
   fc: MatmulKernel;
-  fcBiasGelu: BiasActKernel;
+  /** GELU: bias (if any) + GELU into fcA. SwiGLU: the bias (if any) on fcH. */
+  fcBiasAct?: BiasActKernel;
   mlp: MatmulKernel;
-  mlpBias: BiasActKernel;
+  mlpBias?: BiasActKernel;
 }
 
 interface LayerGradKernels {
-  mlpBiasGrad: BiasGradKernel;
+  mlpBiasGrad?: BiasGradKernel;
   dMlpW: MatmulKernel;
   dFc: MatmulKernel;
-  fcBiasGrad: BiasGradKernel;
+  /** GELU with a bias: the fused GELU backward + bias gradient; SwiGLU: the bias gradient of dh. */
+  fcBiasGrad?: BiasGradKernel;
+  /** GELU without a bias: the GELU backward alone. */
+  geluBackward?: GeluBackwardKernel;
   dFcW: MatmulKernel;
   dLn2: MatmulKernel;
-  projBiasGrad: BiasGradKernel;
+  projBiasGrad?: BiasGradKernel;
   dProjW: MatmulKernel;
   dAtt: MatmulKernel;
-  qkvBiasGrad: BiasGradKernel;
+  qkvBiasGrad?: BiasGradKernel;
   dQkvW: MatmulKernel;
   dLn1: MatmulKernel;
 }
@@ -113,11 +128,26 @@ class Maker {
     const shape = { rows: this.s.rows, C: this.plan.C, kind: this.plan.norm, eps: this.c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 };
     return this.keep(NormKernel.create(this.rt, shape, { accumulateDx: this.s.backward }));
   }
-  bias(t: ParamTensor, width: number, activation: 'none' | 'gelu'): Promise<BiasActKernel> {
-    return this.keep(BiasActKernel.create(this.rt, { rows: this.s.rows, C: width, biasOffset: t.offset, activation }));
+  /** Bias add (or bias + GELU); none when there is neither a bias nor an activation. */
+  bias(t: ParamTensor | undefined, width: number, activation: 'none' | 'gelu'): Promise<BiasActKernel | undefined> {
+    if (!t && activation === 'none') return Promise.resolve(undefined);
+    return this.keep(BiasActKernel.create(this.rt, { rows: this.s.rows, C: width, biasOffset: t?.offset ?? null, activation }));
   }
-  biasGrad(t: ParamTensor, width: number, gelu = false): Promise<BiasGradKernel> {
+  biasGrad(t: ParamTensor | undefined, width: number, gelu = false): Promise<BiasGradKernel | undefined> {
+    if (!t) return Promise.resolve(undefined);
     return this.keep(BiasGradKernel.create(this.rt, { rows: this.s.rows, C: width, gradOffset: t.offset, gelu }));
+  }
+  geluBackward(): Promise<GeluBackwardKernel> {
+    return this.keep(GeluBackwardKernel.create(this.rt, { n: this.s.rows * this.plan.F }));
+  }
+  headNorm(p: BlockParams): Promise<HeadNormKernel | undefined> {
+    if (!this.plan.qkNorm) return Promise.resolve(undefined);
+    const { heads: H, kvHeads: kvH, headSize: D } = this.plan;
+    return this.keep(HeadNormKernel.create(this.rt, { rows: this.s.rows, H, kvH, D, eps: this.c.normEps, qOffset: p.qNorm!.offset, kOffset: p.kNorm!.offset }));
+  }
+  swiglu(): Promise<SwigluKernel | null> {
+    if (this.plan.mlp !== 'swiglu') return Promise.resolve(null);
+    return this.keep(SwigluKernel.create(this.rt, { rows: this.s.rows, F: this.plan.F }));
   }
   add(): Promise<AddKernel> {
     return this.keep(AddKernel.create(this.rt, { n: this.s.rows * this.plan.C, inPlace: true }));
@@ -125,48 +155,52 @@ class Maker {
   rope(): Promise<RopeKernel | null> {
     if (!this.plan.rope) return Promise.resolve(null);
     const { rows, T, maxPositions } = this.s;
-    return this.keep(RopeKernel.create(this.rt, { rows, T, H: this.plan.heads, D: this.plan.headSize, base: this.c.ropeBase }, { maxPositions }));
+    const { heads: H, kvHeads: kvH, headSize: D, ropeFreqs: freqs } = this.plan;
+    return this.keep(RopeKernel.create(this.rt, { rows, T, H, kvH, D, base: this.c.ropeBase, freqs }, { maxPositions }));
   }
 }
 
 async function forwardKernels(k: Maker, p: BlockParams): Promise<LayerKernels> {
-  const { C, F } = k.plan;
-  const [norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias] = await Promise.all([
+  const { C, F, qDim, qkvDim, upDim } = k.plan;
+  const [norm1, qkv, qkvBias, headNorm, proj, projBias, norm2, fc, fcBiasAct, mlp, mlpBias] = await Promise.all([
     k.norm(p.ln1Weight, p.ln1Bias),
-    k.mm({ N: 3 * C, K: C, offsetB: p.attnWeight.offset }),
-    k.bias(p.attnBias, 3 * C, 'none'),
-    k.mm({ N: C, K: C, offsetB: p.attnProjWeight.offset }),
+    k.mm({ N: qkvDim, K: C, offsetB: p.attnWeight.offset }),
+    k.bias(p.attnBias, qkvDim, 'none'),
+    k.headNorm(p),
+    k.mm({ N: C, K: qDim, offsetB: p.attnProjWeight.offset }),
     k.bias(p.attnProjBias, C, 'none'),
     k.norm(p.ln2Weight, p.ln2Bias),
-    k.mm({ N: F, K: C, offsetB: p.fcWeight.offset }),
-    k.bias(p.fcBias, F, 'gelu'),
+    k.mm({ N: upDim, K: C, offsetB: p.fcWeight.offset }),
+    k.bias(p.fcBias, upDim, k.plan.mlp === 'gelu' ? 'gelu' : 'none'),
     k.mm({ N: C, K: F, offsetB: p.mlpProjWeight.offset }),
     k.bias(p.mlpProjBias, C, 'none'),
   ]);
-  return { norm1, qkv, qkvBias, proj, projBias, norm2, fc, fcBiasGelu, mlp, mlpBias };
+  return { norm1, qkv, qkvBias, headNorm, proj, projBias, norm2, fc, fcBiasAct, mlp, mlpBias };
 }
 
 /** dW += xᵀ·dy ([K, N] from [rows, K] and [rows, N]) and dx = dy·Wᵀ, for the weight at w. */
 async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKernels> {
-  const { C, F } = k.plan;
+  const { C, F, qDim, qkvDim, upDim } = k.plan;
+  const gelu = k.plan.mlp === 'gelu';
   const rows = k.s.rows;
   const dW = (w: ParamTensor, K: number, N: number) => k.mm({ M: K, N, K: rows, transA: true, offsetC: w.offset, beta: 1 });
   const dx = (w: ParamTensor, N: number, K: number) => k.mm({ N, K, transB: true, offsetB: w.offset });
-  const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
+  const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, geluBackward, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
     k.biasGrad(p.mlpProjBias, C),
     dW(p.mlpProjWeight, F, C),
     dx(p.mlpProjWeight, F, C),
-    k.biasGrad(p.fcBias, F, true),
-    dW(p.fcWeight, C, F),
-    dx(p.fcWeight, C, F),
+    k.biasGrad(p.fcBias, upDim, gelu),
+    gelu && !p.fcBias ? k.geluBackward() : Promise.resolve(undefined),
+    dW(p.fcWeight, C, upDim),
+    dx(p.fcWeight, C, upDim),
     k.biasGrad(p.attnProjBias, C),
-    dW(p.attnProjWeight, C, C),
-    dx(p.attnProjWeight, C, C),
-    k.biasGrad(p.attnBias, 3 * C),
-    dW(p.attnWeight, C, 3 * C),
-    dx(p.attnWeight, C, 3 * C),
+    dW(p.attnProjWeight, qDim, C),
+    dx(p.attnProjWeight, qDim, C),
+    k.biasGrad(p.attnBias, qkvDim),
+    dW(p.attnWeight, C, qkvDim),
+    dx(p.attnWeight, C, qkvDim),
   ]);
-  return { mlpBiasGrad, dMlpW, dFc, fcBiasGrad, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 };
+  return { mlpBiasGrad, dMlpW, dFc, fcBiasGrad, geluBackward, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 };
 }
 
 /** Every block of a model at one shape: encodeForward / encodeBackward one layer at a time. */
@@ -177,6 +211,7 @@ export class GpuBlocks {
     private readonly bwd: LayerGradKernels[],
     private readonly add: AddKernel,
     private readonly rope: RopeKernel | null,
+    private readonly swiglu: SwigluKernel | null,
     private readonly made: Disposable[],
   ) {}
 
@@ -186,14 +221,14 @@ export class GpuBlocks {
 
   static async create(rt: GpuRuntime, config: ModelConfig, layout: ParamLayout, shape: BlockShape): Promise<GpuBlocks> {
     const k = new Maker(rt, config, blockPlan(config), shape);
-    const [add, rope] = await Promise.all([k.add(), k.rope()]);
+    const [add, rope, swiglu] = await Promise.all([k.add(), k.rope(), k.swiglu()]);
     const layers: LayerKernels[] = [];
     const grads: LayerGradKernels[] = [];
     for (const p of layout.blocks) {
       layers.push(await forwardKernels(k, p));
       if (shape.backward) grads.push(await backwardKernels(k, p));
     }
-    return new GpuBlocks(k.plan, layers, grads, add, rope, k.made);
+    return new GpuBlocks(k.plan, layers, grads, add, rope, swiglu, k.made);
   }
 
   /** Layer `l` from b.x to xOut (which may be b.x itself: generation overwrites its input). */
@@ -201,17 +236,23 @@ export class GpuBlocks {
     const k = this.fwd[l];
     k.norm1.encodeForward(pass, b.x, P, b.ln1, b.ln1Stats);
     k.qkv.encode(pass, b.ln1, P, b.qkv);
-    k.qkvBias.encode(pass, b.qkv, P);
+    k.qkvBias?.encode(pass, b.qkv, P);
+    k.headNorm?.encodeForward(pass, b.qkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'));
     this.rope?.encode(pass, b.qkv, attention.position);
     attention.forward(pass, l, b);
     k.proj.encode(pass, b.att, P, b.xMid);
-    k.projBias.encode(pass, b.xMid, P);
+    k.projBias?.encode(pass, b.xMid, P);
     this.add.encode(pass, b.xMid, b.x);
     k.norm2.encodeForward(pass, b.xMid, P, b.ln2, b.ln2Stats);
     k.fc.encode(pass, b.ln2, P, b.fcH);
-    k.fcBiasGelu.encode(pass, b.fcH, P, b.fcA);
+    if (this.swiglu) {
+      k.fcBiasAct?.encode(pass, b.fcH, P);
+      this.swiglu.encodeForward(pass, b.fcH, b.fcA);
+    } else {
+      k.fcBiasAct!.encode(pass, b.fcH, P, b.fcA);
+    }
     k.mlp.encode(pass, b.fcA, P, xOut);
-    k.mlpBias.encode(pass, xOut, P);
+    k.mlpBias?.encode(pass, xOut, P);
     this.add.encode(pass, xOut, b.xMid);
   }
 
@@ -221,20 +262,29 @@ export class GpuBlocks {
     const n = this.fwd[l];
     if (!k || !attention.backward) throw new Error('GpuBlocks: built without the backward (shape.backward) or given no attention backward');
     // MLP branch: dX is d x_out.
-    k.mlpBiasGrad.encode(pass, d.dX, G);
+    k.mlpBiasGrad?.encode(pass, d.dX, G);
     k.dMlpW.encode(pass, b.fcA, d.dX, G);
-    k.dFc.encode(pass, d.dX, P, d.dFc);
-    k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
+    if (this.swiglu) {
+      const dAct = need(d.dAct, 'dAct');
+      k.dFc.encode(pass, d.dX, P, dAct);
+      this.swiglu.encodeBackward(pass, b.fcH, dAct, d.dFc);
+      k.fcBiasGrad?.encode(pass, d.dFc, G);
+    } else {
+      k.dFc.encode(pass, d.dX, P, d.dFc);
+      if (k.fcBiasGrad) k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
+      else k.geluBackward!.encode(pass, d.dFc, b.fcH);
+    }
     k.dFcW.encode(pass, b.ln2, d.dFc, G);
     k.dLn2.encode(pass, d.dFc, P, d.dT);
     n.norm2.encodeBackward(pass, d.dT, b.xMid, P, b.ln2Stats, d.dX, G);
     // Attention branch: dX is now d xMid.
-    k.projBiasGrad.encode(pass, d.dX, G);
+    k.projBiasGrad?.encode(pass, d.dX, G);
     k.dProjW.encode(pass, b.att, d.dX, G);
     k.dAtt.encode(pass, d.dX, P, d.dT);
     attention.backward(pass, b, d.dT, d.dQkv);
     this.rope?.encodeBackward(pass, d.dQkv, attention.position);
-    k.qkvBiasGrad.encode(pass, d.dQkv, G);
+    n.headNorm?.encodeBackward(pass, d.dQkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'), G);
+    k.qkvBiasGrad?.encode(pass, d.dQkv, G);
     k.dQkvW.encode(pass, b.ln1, d.dQkv, G);
     k.dLn1.encode(pass, d.dQkv, P, d.dT);
     n.norm1.encodeBackward(pass, d.dT, b.x, P, b.ln1Stats, d.dX, G);
@@ -244,4 +294,16 @@ export class GpuBlocks {
     for (const k of this.made) k.dispose();
     this.made.length = 0;
   }
+}
+
+function need<T>(b: T | undefined, what: string): T {
+  if (b === undefined) throw new Error(`GpuBlocks: this block's plan needs the ${what} buffer`);
+  return b;
+}
+
+/** Elements of the q/k head norm's saved inputs and statistics for `rows` rows (0 without it). */
+export function headNormSizes(plan: BlockPlan, rows: number): { raw: number; stats: number } {
+  if (!plan.qkNorm) return { raw: 0, stats: 0 };
+  const heads = plan.heads + plan.kvHeads;
+  return { raw: rows * heads * plan.headSize, stats: rows * heads };
 }

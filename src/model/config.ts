@@ -3,6 +3,10 @@
 
 export type NormKind = 'layernorm' | 'rmsnorm';
 export type PositionKind = 'learned' | 'rope';
+/** GPT-2's MLP (up, tanh-GELU, down) or Llama's gated one (silu(gate)·up, down). */
+export type MlpKind = 'gelu' | 'swiglu';
+/** How RoPE's frequencies are rescaled for a longer context (Hugging Face's rope_type). */
+export type RopeScalingKind = 'none' | 'linear' | 'llama3';
 
 export interface ModelConfig {
   /** Token ids are 0..vocabSize-1. */
@@ -24,6 +28,32 @@ export interface ModelConfig {
   normEps: number;
   /** RoPE frequency base: pair i of a head rotates by position · ropeBase^(-2i/headSize). */
   ropeBase: number;
+  // The fields below are optional: absent, they give GPT-2's choices (and a GPT-2 checkpoint's
+  // config is unchanged). Llama, Qwen2 and Qwen3 set them (src/model/hf/config.ts maps a Hugging
+  // Face config.json onto them).
+  /** Key/value heads of grouped-query attention (heads must be a multiple). Default: heads. */
+  kvHeads?: number;
+  /** Width of one head; default dModel / heads (Qwen3 chooses its own, so heads·headDim may differ from dModel). */
+  headDim?: number;
+  /** Default 'gelu'. */
+  mlp?: MlpKind;
+  /** MLP hidden width (Llama's intermediate_size) when set; otherwise mlpRatio · dModel. */
+  mlpWidth?: number;
+  /** Biases on the q, k, v projections (GPT-2, Qwen2). Default true. */
+  qkvBias?: boolean;
+  /** Bias on the attention's output projection (GPT-2). Default true. */
+  projBias?: boolean;
+  /** Biases on the MLP's projections (GPT-2). Default true. */
+  mlpBias?: boolean;
+  /** RMSNorm over each head of q and k before RoPE, one gain [headDim] each (Qwen3). Default false. */
+  qkNorm?: boolean;
+  /** Default 'none'. 'linear' divides every frequency by ropeFactor; 'llama3' also needs the three below. */
+  ropeScaling?: RopeScalingKind;
+  ropeFactor?: number;
+  ropeLowFreqFactor?: number;
+  ropeHighFreqFactor?: number;
+  /** The context the frequencies were trained for (Hugging Face's original_max_position_embeddings). */
+  ropeOriginalContext?: number;
 }
 
 /** The attention kernel keeps one head's q, k, v rows in workgroup memory; 128 is its limit. */
@@ -51,6 +81,19 @@ export const CONFIG_FIELDS: readonly (keyof ModelConfig)[] = [
   'tiedEmbeddings',
   'normEps',
   'ropeBase',
+  'kvHeads',
+  'headDim',
+  'mlp',
+  'mlpWidth',
+  'qkvBias',
+  'projBias',
+  'mlpBias',
+  'qkNorm',
+  'ropeScaling',
+  'ropeFactor',
+  'ropeLowFreqFactor',
+  'ropeHighFreqFactor',
+  'ropeOriginalContext',
 ];
 
 /** Checks every field; throws a ModelConfigError naming the first bad one. Returns the config. */
@@ -67,14 +110,36 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   posInt('dModel');
   // Token ids travel as u32 on the GPU but as f32-exact integers in some places (one-hot maths).
   if (c.vocabSize > 1 << 24) throw new ModelConfigError('vocabSize', `must be at most ${1 << 24}, got ${c.vocabSize}`);
-  if (c.dModel % c.heads !== 0) {
+  if (c.headDim === undefined && c.dModel % c.heads !== 0) {
     throw new ModelConfigError('dModel', `must be divisible by heads (${c.heads}), got ${c.dModel}`);
   }
-  const hs = c.dModel / c.heads;
-  if (hs > MAX_HEAD_SIZE) {
-    throw new ModelConfigError('heads', `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads`);
+  if (c.headDim !== undefined && (!Number.isInteger(c.headDim) || c.headDim < 1)) {
+    throw new ModelConfigError('headDim', `must be a positive integer, got ${String(c.headDim)}`);
   }
-  if (typeof c.mlpRatio !== 'number' || !(c.mlpRatio > 0) || !Number.isInteger(c.mlpRatio * c.dModel)) {
+  const hs = headSize(c);
+  if (hs > MAX_HEAD_SIZE) {
+    throw new ModelConfigError(
+      c.headDim === undefined ? 'heads' : 'headDim',
+      c.headDim === undefined ? `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads` : `head size ${hs} exceeds ${MAX_HEAD_SIZE}`,
+    );
+  }
+  if (c.headDim !== undefined && c.headDim % 4 !== 0) {
+    throw new ModelConfigError('headDim', `must be a multiple of 4 (the attention kernel reads heads as vec4), got ${c.headDim}`);
+  }
+  if (c.kvHeads !== undefined && (!Number.isInteger(c.kvHeads) || c.kvHeads < 1 || c.heads % c.kvHeads !== 0)) {
+    throw new ModelConfigError('kvHeads', `must be a positive integer dividing heads (${c.heads}), got ${String(c.kvHeads)}`);
+  }
+  if (c.mlp !== undefined && c.mlp !== 'gelu' && c.mlp !== 'swiglu') {
+    throw new ModelConfigError('mlp', `must be 'gelu' or 'swiglu', got ${JSON.stringify(c.mlp)}`);
+  }
+  if (c.mlpWidth !== undefined && (!Number.isInteger(c.mlpWidth) || c.mlpWidth < 1)) {
+    throw new ModelConfigError('mlpWidth', `must be a positive integer, got ${String(c.mlpWidth)}`);
+  }
+  for (const f of ['qkvBias', 'projBias', 'mlpBias', 'qkNorm'] as const) {
+    if (c[f] !== undefined && typeof c[f] !== 'boolean') throw new ModelConfigError(f, `must be true or false, got ${JSON.stringify(c[f])}`);
+  }
+  validateRopeScaling(c);
+  if (c.mlpWidth === undefined && (typeof c.mlpRatio !== 'number' || !(c.mlpRatio > 0) || !Number.isInteger(c.mlpRatio * c.dModel))) {
     throw new ModelConfigError('mlpRatio', `must be positive with mlpRatio·dModel an integer, got ${String(c.mlpRatio)}`);
   }
   if (c.norm !== 'layernorm' && c.norm !== 'rmsnorm') {
@@ -99,12 +164,59 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   return c;
 }
 
+function validateRopeScaling(c: ModelConfig): void {
+  const kind = c.ropeScaling ?? 'none';
+  if (kind !== 'none' && kind !== 'linear' && kind !== 'llama3') {
+    throw new ModelConfigError('ropeScaling', `must be 'none', 'linear' or 'llama3', got ${JSON.stringify(kind)}`);
+  }
+  if (kind !== 'none' && c.positions !== 'rope') throw new ModelConfigError('ropeScaling', `applies to rotary positions only (positions is '${c.positions}')`);
+  const need = kind === 'linear' ? (['ropeFactor'] as const) : kind === 'llama3' ? (['ropeFactor', 'ropeLowFreqFactor', 'ropeHighFreqFactor', 'ropeOriginalContext'] as const) : [];
+  for (const f of need) {
+    const v = c[f];
+    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) throw new ModelConfigError(f, `must be a positive number for ropeScaling '${kind}', got ${String(v)}`);
+  }
+  if (kind === 'llama3' && !(c.ropeHighFreqFactor! > c.ropeLowFreqFactor!)) {
+    throw new ModelConfigError('ropeHighFreqFactor', `must exceed ropeLowFreqFactor (${c.ropeLowFreqFactor}), got ${c.ropeHighFreqFactor}`);
+  }
+}
+
 export function headSize(c: ModelConfig): number {
-  return c.dModel / c.heads;
+  return c.headDim ?? c.dModel / c.heads;
+}
+
+export function kvHeads(c: ModelConfig): number {
+  return c.kvHeads ?? c.heads;
 }
 
 export function mlpHidden(c: ModelConfig): number {
-  return Math.round(c.mlpRatio * c.dModel);
+  return c.mlpWidth ?? Math.round(c.mlpRatio * c.dModel);
+}
+
+/**
+ * RoPE's angle per position for each pair i < headSize/2 (θ = position · freq[i]): base^(−2i/D),
+ * rescaled as the config's ropeScaling says, exactly as Hugging Face's rope init functions do.
+ */
+export function ropeFrequencies(c: Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'>, D: number): Float64Array {
+  const freq = new Float64Array(D / 2);
+  for (let i = 0; i < D / 2; i++) freq[i] = Math.pow(c.ropeBase, (-2 * i) / D);
+  const kind = c.ropeScaling ?? 'none';
+  if (kind === 'linear') return freq.map((f) => f / c.ropeFactor!);
+  if (kind === 'llama3') {
+    const factor = c.ropeFactor!;
+    const lo = c.ropeLowFreqFactor!;
+    const hi = c.ropeHighFreqFactor!;
+    const old = c.ropeOriginalContext!;
+    const lowFreqWavelen = old / lo;
+    const highFreqWavelen = old / hi;
+    return freq.map((f) => {
+      const wavelen = (2 * Math.PI) / f;
+      if (wavelen < highFreqWavelen) return f; // high frequencies: unchanged
+      if (wavelen > lowFreqWavelen) return f / factor; // low frequencies: scaled like 'linear'
+      const smooth = (old / wavelen - lo) / (hi - lo); // in between: interpolated
+      return (1 - smooth) * (f / factor) + smooth * f;
+    });
+  }
+  return freq;
 }
 
 /** GPT-2's defaults for everything a preset does not choose. */
@@ -188,12 +300,17 @@ export function paramCount(c: ModelConfig): number {
   const d = c.dModel;
   const f = mlpHidden(c);
   const normParams = c.norm === 'layernorm' ? 2 * d : d;
+  const D = headSize(c);
+  const q = c.heads * D;
+  const qkv = q + 2 * kvHeads(c) * D;
+  const up = c.mlp === 'swiglu' ? 2 * f : f; // gate | up
   const perLayer =
     2 * normParams + // ln_1, ln_2
-    d * 3 * d + 3 * d + // c_attn
-    d * d + d + // attn.c_proj
-    d * f + f + // c_fc
-    f * d + d; // mlp.c_proj
+    d * qkv + (c.qkvBias === false ? 0 : qkv) + // c_attn
+    (c.qkNorm ? 2 * D : 0) + // q_norm, k_norm
+    q * d + (c.projBias === false ? 0 : d) + // attn.c_proj
+    d * up + (c.mlpBias === false ? 0 : up) + // c_fc
+    f * d + (c.mlpBias === false ? 0 : d); // mlp.c_proj
   return (
     c.vocabSize * d + // wte
     (c.positions === 'learned' ? c.contextLength * d : 0) + // wpe
@@ -213,8 +330,11 @@ export function paramCount(c: ModelConfig): number {
 export function forwardFlops(c: ModelConfig, batch: number, tokens: number): number {
   const d = c.dModel;
   const f = mlpHidden(c);
-  const matmulPerToken = c.layers * 2 * (d * 3 * d + d * d + d * f + f * d) + 2 * d * c.vocabSize;
-  const attnPerToken = c.layers * 2 * 2 * d * ((tokens + 1) / 2);
+  const q = c.heads * headSize(c);
+  const qkv = q + 2 * kvHeads(c) * headSize(c);
+  const up = c.mlp === 'swiglu' ? 2 * f : f;
+  const matmulPerToken = c.layers * 2 * (d * qkv + q * d + d * up + f * d) + 2 * d * c.vocabSize;
+  const attnPerToken = c.layers * 2 * 2 * q * ((tokens + 1) / 2);
   return batch * tokens * (matmulPerToken + attnPerToken);
 }
 

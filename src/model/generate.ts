@@ -14,8 +14,8 @@ import { NormKernel } from '../gpu/kernels/norm.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
 import { submit } from '../gpu/kernels/common.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { GpuBlocks, type BlockAttention, type BlockBuffers } from './block.ts';
-import { headSize, mlpHidden, type ModelConfig } from './config.ts';
+import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
+import type { ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
 import { blockPlan } from './plan.ts';
 
@@ -48,14 +48,15 @@ class Graph {
     readonly S: number,
     readonly Tn: number,
     private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel },
-    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer>,
+    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & { qkRaw?: GPUBuffer; qkStats?: GPUBuffer },
     private readonly rt: GpuRuntime,
   ) {}
 
   static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
-    const decode = { S, Tn, H: c.heads, D: headSize(c), Tmax };
+    const plan = blockPlan(c);
+    const decode = { S, Tn, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, Tmax };
     const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
     const [embed, append, attend, blocks, normF, head] = await Promise.all([
       EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
@@ -66,16 +67,18 @@ class Graph {
       MatmulKernel.create(rt, { M: rows, N: c.vocabSize, K: C, offsetB: (L.lmHead ?? L.wte).offset, transB: true }),
     ]);
     const f32 = (label: string, n: number) => rt.storage(label, n * 4);
-    const F = mlpHidden(c);
+    const F = plan.F;
+    const hn = headNormSizes(plan, rows);
     const bufs = {
+      ...(plan.qkNorm && { qkRaw: f32('gen.qkraw', hn.raw), qkStats: f32('gen.qks', hn.stats) }),
       tokens: f32('gen.tokens', rows),
       x: f32('gen.x', rows * C),
       ln: f32('gen.ln', rows * C),
       stats: f32('gen.stats', rows * 2),
-      qkv: f32('gen.qkv', rows * 3 * C),
-      att: f32('gen.att', rows * C),
+      qkv: f32('gen.qkv', rows * plan.qkvDim),
+      att: f32('gen.att', rows * plan.qDim),
       xMid: f32('gen.xmid', rows * C),
-      fcH: f32('gen.fch', rows * F),
+      fcH: f32('gen.fch', rows * plan.upDim),
       fcA: f32('gen.fca', rows * F),
       logits: f32('gen.logits', rows * c.vocabSize),
     };
@@ -91,7 +94,7 @@ class Graph {
     const b = this.bufs;
     const position = prefix.len + pastLen;
     // One set of activations for every layer; each layer overwrites x with its output.
-    const acts: BlockBuffers = { x: b.x, ln1: b.ln, ln1Stats: b.stats, qkv: b.qkv, att: b.att, xMid: b.xMid, ln2: b.ln, ln2Stats: b.stats, fcH: b.fcH, fcA: b.fcA };
+    const acts: BlockBuffers = { x: b.x, ln1: b.ln, ln1Stats: b.stats, qkRaw: b.qkRaw, qkStats: b.qkStats, qkv: b.qkv, att: b.att, xMid: b.xMid, ln2: b.ln, ln2Stats: b.stats, fcH: b.fcH, fcA: b.fcA };
     const attention: BlockAttention = {
       position,
       forward: (p, l, a) => {
@@ -113,7 +116,7 @@ class Graph {
 
   dispose(): void {
     for (const k of Object.values(this.kernels)) k.dispose();
-    this.rt.release(...Object.values(this.bufs));
+    this.rt.release(...Object.values(this.bufs).filter((b): b is GPUBuffer => b !== undefined));
   }
 }
 
@@ -144,7 +147,8 @@ export class GpuGenerator {
     const existing = which === 'seq' ? this.seqCaches : this.prefixCaches;
     if (existing) return existing;
     const S = which === 'seq' ? this.limits.maxSequences : 1;
-    const bytes = S * this.limits.maxLength * this.config.dModel * 4;
+    // Grouped-query attention caches the key/value heads only.
+    const bytes = S * this.limits.maxLength * blockPlan(this.config).kvDim * 4;
     const c: Caches = { k: [], v: [] };
     for (let l = 0; l < this.config.layers; l++) {
       const k = this.rt.storage(`gen.${which}.k${l}`, bytes);

@@ -25,10 +25,10 @@ import type { SeqSpan } from '../reference/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
 import { ADAMW_DEFAULTS, type AdamWConfig } from './optim.ts';
-import { headSize, mlpHidden, type ModelConfig } from './config.ts';
+import type { ModelConfig } from './config.ts';
 import { paramLayout, tensorSegments, type ParamLayout } from './params.ts';
 import type { Checkpoint } from './checkpoint.ts';
-import { GpuBlocks, type BlockAttention, type BlockBuffers } from './block.ts';
+import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
 import { blockPlan } from './plan.ts';
 
 /** What a training or evaluation batch gives the model (src/train/data.ts makes these). */
@@ -119,6 +119,7 @@ export class GpuGpt {
   private dT!: GPUBuffer;
   private dQkv!: GPUBuffer;
   private dFcBuf!: GPUBuffer;
+  private dActBuf?: GPUBuffer;
   private embed!: EmbeddingKernel;
   private attention!: BlockAttention;
   private normF!: NormKernel;
@@ -173,15 +174,14 @@ export class GpuGpt {
     const { batch: B, T } = this.options;
     const C = c.dModel;
     const V = c.vocabSize;
-    const H = c.heads;
-    const D = headSize(c);
+    const { heads: H, kvHeads: kvH, headSize: D } = blockPlan(c);
     const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
     const headT = L.lmHead ?? L.wte;
     const normShape = { rows: N, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
     const [embed, attnF, attnB, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks] = await Promise.all([
       EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
-      AttentionForwardKernel.create(rt, { B, T, H, D }),
-      AttentionBackwardKernel.create(rt, { B, T, H, D }),
+      AttentionForwardKernel.create(rt, { B, T, H, D, kvH }),
+      AttentionBackwardKernel.create(rt, { B, T, H, D, kvH }),
       NormKernel.create(rt, normShape, { accumulateDx: false }).then((k) => this.keep(k)),
       mm({ M: N, N: V, K: C, transB: true, offsetB: headT.offset }),
       XentKernel.create(rt, { N, V, grad: true }),
@@ -211,21 +211,24 @@ export class GpuGpt {
     const { config: c, N } = this;
     const { batch: B, T } = this.options;
     const C = c.dModel;
-    const F = mlpHidden(c);
+    const plan = blockPlan(c);
+    const F = plan.F;
     const V = c.vocabSize;
     const f32 = (label: string, n: number) => this.buf(label, n * 4);
+    const hn = headNormSizes(plan, N);
     for (let l = 0; l < c.layers; l++) {
       this.acts.push({
         x: f32(`gpt.x${l}`, N * C),
         ln1: f32(`gpt.ln1.${l}`, N * C),
         ln1Stats: f32(`gpt.ln1s.${l}`, N * 2),
-        qkv: f32(`gpt.qkv.${l}`, N * 3 * C),
-        att: f32(`gpt.att.${l}`, N * C),
+        ...(plan.qkNorm && { qkRaw: f32(`gpt.qkraw.${l}`, hn.raw), qkStats: f32(`gpt.qks.${l}`, hn.stats) }),
+        qkv: f32(`gpt.qkv.${l}`, N * plan.qkvDim),
+        att: f32(`gpt.att.${l}`, N * plan.qDim),
         lse: f32(`gpt.lse.${l}`, B * c.heads * T),
         xMid: f32(`gpt.xmid.${l}`, N * C),
         ln2: f32(`gpt.ln2.${l}`, N * C),
         ln2Stats: f32(`gpt.ln2s.${l}`, N * 2),
-        fcH: f32(`gpt.fch.${l}`, N * F),
+        fcH: f32(`gpt.fch.${l}`, N * plan.upDim),
         fcA: f32(`gpt.fca.${l}`, N * F),
       });
     }
@@ -239,9 +242,10 @@ export class GpuGpt {
     this.nll = f32('gpt.nll', N);
     this.loss = f32('gpt.loss', 2);
     this.dX = f32('gpt.dx', N * C);
-    this.dT = f32('gpt.dt', N * C);
-    this.dQkv = f32('gpt.dqkv', N * 3 * C);
-    this.dFcBuf = f32('gpt.dfc', N * F);
+    this.dT = f32('gpt.dt', N * Math.max(C, plan.qDim));
+    this.dQkv = f32('gpt.dqkv', N * plan.qkvDim);
+    this.dFcBuf = f32('gpt.dfc', N * plan.upDim);
+    if (plan.mlp === 'swiglu') this.dActBuf = f32('gpt.dact', N * F);
   }
 
   private async buildRl(o: NonNullable<GpuGptOptions['rl']>) {
@@ -314,7 +318,9 @@ export class GpuGpt {
 
   /** Restores a checkpoint (from loadCheckpoint, which has checked it against this config). */
   loadCheckpoint(ck: Checkpoint): void {
-    const mismatch = (['vocabSize', 'contextLength', 'layers', 'heads', 'dModel', 'mlpRatio', 'norm', 'positions', 'tiedEmbeddings'] as const).find((k) => ck.config[k] !== this.config[k]);
+    const mismatch = (['vocabSize', 'contextLength', 'layers', 'heads', 'dModel', 'mlpRatio', 'norm', 'positions', 'tiedEmbeddings', 'kvHeads', 'headDim', 'mlp', 'mlpWidth', 'qkvBias', 'projBias', 'mlpBias', 'qkNorm'] as const).find(
+      (k) => ck.config[k] !== this.config[k],
+    );
     if (mismatch) throw new RangeError(`checkpoint: ${mismatch} is ${ck.config[mismatch]} in the checkpoint but ${this.config[mismatch]} in this model`);
     this.setParams(ck.params, ck.optimizer ? { ...ck.optimizer, step: ck.optimizer.step } : undefined);
     if (!ck.optimizer) this.step = ck.step;
@@ -360,7 +366,7 @@ export class GpuGpt {
     this.dLnf.encode(pass, dlogits, P, this.dT);
     this.dHead.encode(pass, dlogits, this.lnf, G);
     this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
-    const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf };
+    const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf, dAct: this.dActBuf };
     for (let l = this.acts.length - 1; l >= 0; l--) this.blocks.encodeBackward(pass, P, G, l, this.acts[l], d, this.attention);
     this.embed.encodeBackward(pass, this.csr, this.dX, G);
   }
@@ -402,6 +408,25 @@ export class GpuGpt {
     if (read.gradNorm) out.gradNorm = (await this.adamw.readGradNorm()).norm;
     if (!read.loss && !read.gradNorm) await this.rt.sync();
     return out;
+  }
+
+  /**
+   * The weighted-mean loss of `batch` and the gradient trainStep would apply (that of
+   * Σ w·ℓ / lossNorm), without an update; the gradient buffer is cleared after.
+   */
+  async lossAndGradient(batch: ModelBatch): Promise<{ loss: number; grad: Float32Array }> {
+    const { weightSum, targets } = this.writeBatch(batch);
+    const norm = batch.lossNorm ?? targets;
+    this.xent.setWeightSum(norm);
+    submit(this.rt, 'gpt.gradient', (pass) => {
+      this.encodeForward(pass);
+      this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
+      this.encodeBackward(pass);
+    });
+    const loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
+    const grad = await this.rt.readF32(this.grads, this.layout.totalSize);
+    this.rt.write(this.grads, new Float32Array(grad.length));
+    return { loss, grad };
   }
 
   /** Weighted-mean loss of `batch` under the current weights (no update). */

@@ -14,7 +14,13 @@
  *                   (+ AdamW state), byte-exact round trip; checkpointFiles splits it into the
  *                   weights file (loads in transformers) and the optimizer file; names there
  *
- *   plan.ts         blockPlan(config): which ops a transformer block runs (norm kind, RoPE, MLP)
+ *   plan.ts         blockPlan(config): which ops a transformer block runs (norm kind, RoPE and
+ *                   its scaling, GELU or SwiGLU MLP, heads and k/v heads, biases, q/k head
+ *                   norms): GPT-2, Llama, Qwen2 and Qwen3 are configurations of one block
+ *   hf/config.ts    configFromHf: a Hugging Face config.json (Llama / Qwen2 / Qwen3, both
+ *                   spellings) → ModelConfig; errors name the config.json field
+ *   hf/weights.ts   paramsFromHf / paramsToHf: model.layers.N.self_attn.q_proj.weight … ⇄ the
+ *                   flat layout (transposed, q | k | v and gate | up fused)
  *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for training
  *                   (gpt.ts) and KV-cache generation (generate.ts)
  *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
@@ -50,3 +56,5 @@ export * from './params.ts';
 export * from './init.ts';
 export * from './safetensors.ts';
 export * from './checkpoint.ts';
+export * from './hf/config.ts';
+export * from './hf/weights.ts';

@@ -32,11 +32,18 @@
 //   h.{i}.mlp.c_proj.weight  [f, d]
 //   lm_head.weight           [vocab, d]        untied only
 //
+// Other architectures (plan.ts) keep these names with their own shapes: with grouped-query
+// attention c_attn is [d, qkv] with qkv = (heads + 2·kvHeads)·headSize and c_proj [heads·headSize, d];
+// a SwiGLU MLP's c_fc is [d, 2f] (gate | up); a bias exists only where the config has one; Qwen3
+// adds h.{i}.attn.q_norm.weight and h.{i}.attn.k_norm.weight [headSize] (norms, no decay).
+// src/model/hf/weights.ts maps these onto Hugging Face's Llama / Qwen names.
+//
 // Weight decay applies to the matrices only (GPT-2 / nanoGPT practice): decaying biases and
 // norm gains pulls them toward 0 for no regularising benefit, and decaying embeddings
 // shrinks rare tokens' rows, which get few gradient updates to push back. lm_head is a matrix
 // and is decayed; a tied wte is not (it is an embedding first).
-import { mlpHidden, validateConfig, type ModelConfig } from './config.ts';
+import { validateConfig, type ModelConfig } from './config.ts';
+import { blockPlan } from './plan.ts';
 
 /** Element alignment of every tensor's offset: 64 f32 = 256 bytes. */
 export const PARAM_ALIGN = 64;
@@ -62,20 +69,25 @@ export interface ParamSegment {
   size: number;
 }
 
-/** The tensors of one transformer block; `ln*Bias` exist only for LayerNorm. */
+/**
+ * The tensors of one transformer block; `ln*Bias` exist only for LayerNorm, the biases only where
+ * the plan has them (GPT-2: all), `qNorm`/`kNorm` only with per-head q/k norms.
+ */
 export interface BlockParams {
   ln1Weight: ParamTensor;
   ln1Bias?: ParamTensor;
   attnWeight: ParamTensor;
-  attnBias: ParamTensor;
+  attnBias?: ParamTensor;
+  qNorm?: ParamTensor;
+  kNorm?: ParamTensor;
   attnProjWeight: ParamTensor;
-  attnProjBias: ParamTensor;
+  attnProjBias?: ParamTensor;
   ln2Weight: ParamTensor;
   ln2Bias?: ParamTensor;
   fcWeight: ParamTensor;
-  fcBias: ParamTensor;
+  fcBias?: ParamTensor;
   mlpProjWeight: ParamTensor;
-  mlpProjBias: ParamTensor;
+  mlpProjBias?: ParamTensor;
 }
 
 export interface ParamLayout {
@@ -104,8 +116,9 @@ const alignUp = (n: number) => Math.ceil(n / PARAM_ALIGN) * PARAM_ALIGN;
 
 export function paramLayout(config: ModelConfig): ParamLayout {
   validateConfig(config);
+  const plan = blockPlan(config);
   const d = config.dModel;
-  const f = mlpHidden(config);
+  const f = plan.F;
   const ln = config.norm === 'layernorm';
   const tensors: ParamTensor[] = [];
   const byName = new Map<string, ParamTensor>();
@@ -127,12 +140,14 @@ export function paramLayout(config: ModelConfig): ParamLayout {
     vectors.push({
       ln1Weight: add(p + 'ln_1.weight', [d], 'norm'),
       ln1Bias: ln ? add(p + 'ln_1.bias', [d], 'norm') : undefined,
-      attnBias: add(p + 'attn.c_attn.bias', [3 * d], 'bias'),
-      attnProjBias: add(p + 'attn.c_proj.bias', [d], 'bias'),
+      attnBias: plan.qkvBias ? add(p + 'attn.c_attn.bias', [plan.qkvDim], 'bias') : undefined,
+      qNorm: plan.qkNorm ? add(p + 'attn.q_norm.weight', [plan.headSize], 'norm') : undefined,
+      kNorm: plan.qkNorm ? add(p + 'attn.k_norm.weight', [plan.headSize], 'norm') : undefined,
+      attnProjBias: plan.projBias ? add(p + 'attn.c_proj.bias', [d], 'bias') : undefined,
       ln2Weight: add(p + 'ln_2.weight', [d], 'norm'),
       ln2Bias: ln ? add(p + 'ln_2.bias', [d], 'norm') : undefined,
-      fcBias: add(p + 'mlp.c_fc.bias', [f], 'bias'),
-      mlpProjBias: add(p + 'mlp.c_proj.bias', [d], 'bias'),
+      fcBias: plan.mlpBias ? add(p + 'mlp.c_fc.bias', [plan.upDim], 'bias') : undefined,
+      mlpProjBias: plan.mlpBias ? add(p + 'mlp.c_proj.bias', [d], 'bias') : undefined,
     });
   }
   const lnFWeight = add('ln_f.weight', [d], 'norm');
@@ -142,9 +157,9 @@ export function paramLayout(config: ModelConfig): ParamLayout {
     const p = `h.${i}.`;
     blocks.push({
       ...vectors[i],
-      attnWeight: add(p + 'attn.c_attn.weight', [d, 3 * d], 'matrix'),
-      attnProjWeight: add(p + 'attn.c_proj.weight', [d, d], 'matrix'),
-      fcWeight: add(p + 'mlp.c_fc.weight', [d, f], 'matrix'),
+      attnWeight: add(p + 'attn.c_attn.weight', [d, plan.qkvDim], 'matrix'),
+      attnProjWeight: add(p + 'attn.c_proj.weight', [plan.qDim, d], 'matrix'),
+      fcWeight: add(p + 'mlp.c_fc.weight', [d, plan.upDim], 'matrix'),
       mlpProjWeight: add(p + 'mlp.c_proj.weight', [f, d], 'matrix'),
     });
   }

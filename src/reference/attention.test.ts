@@ -30,10 +30,13 @@ describe('attention reference', () => {
     { B: 2, T: 5, H: 2, D: 4 },
     { B: 1, T: 1, H: 1, D: 8 },
     { B: 1, T: 4, H: 3, D: 8 },
+    { B: 2, T: 5, H: 4, D: 4, kvH: 2 },
+    { B: 1, T: 3, H: 3, D: 8, kvH: 1 },
   ] as AttentionShape[]) {
     it(`backward matches central finite differences (${JSON.stringify(s)})`, () => {
       const C = s.H * s.D;
-      const qkv = rand(s.B * s.T * 3 * C, 7 + s.T);
+      const W = C + 2 * (s.kvH ?? s.H) * s.D;
+      const qkv = rand(s.B * s.T * W, 7 + s.T);
       const dout = rand(s.B * s.T * C, 11 + s.T);
       const f = (x: Float64Array) => attentionForwardRef(x, s).out.reduce((a, o, i) => a + o * dout[i], 0);
       const grad = attentionBackwardRef(qkv, dout, s);
@@ -80,6 +83,61 @@ describe('attention reference', () => {
         }
       }
       past += Tn;
+    }
+  });
+
+  it('grouped-query attention is multi-head attention with each k/v head repeated over its group', () => {
+    const s: AttentionShape = { B: 2, T: 5, H: 6, D: 4, kvH: 2 };
+    const { B, T, H, D } = s;
+    const C = H * D;
+    const KV = 2 * D;
+    const gqa = rand(B * T * (C + 2 * KV), 21);
+    // Expand to H k/v heads: query head h reads k/v head floor(h / 3).
+    const mha = new Float64Array(B * T * 3 * C);
+    for (let r = 0; r < B * T; r++) {
+      for (let i = 0; i < C; i++) mha[r * 3 * C + i] = gqa[r * (C + 2 * KV) + i];
+      for (let h = 0; h < H; h++) {
+        for (let d = 0; d < D; d++) {
+          mha[r * 3 * C + C + h * D + d] = gqa[r * (C + 2 * KV) + C + Math.floor(h / 3) * D + d];
+          mha[r * 3 * C + 2 * C + h * D + d] = gqa[r * (C + 2 * KV) + C + KV + Math.floor(h / 3) * D + d];
+        }
+      }
+    }
+    const a = attentionForwardRef(gqa, s);
+    const b = attentionForwardRef(mha, { B, T, H, D });
+    expect(Array.from(a.out)).toEqual(Array.from(b.out));
+    expect(Array.from(a.lse)).toEqual(Array.from(b.lse));
+    // The gradient of a shared k/v head is the sum over the query heads that read it.
+    const dout = rand(B * T * C, 22);
+    const ga = attentionBackwardRef(gqa, dout, s);
+    const gb = attentionBackwardRef(mha, dout, { B, T, H, D });
+    for (let r = 0; r < B * T; r++) {
+      for (let i = 0; i < C; i++) expect(ga[r * (C + 2 * KV) + i]).toBeCloseTo(gb[r * 3 * C + i], 12);
+      for (let part = 0; part < 2; part++) {
+        for (let j = 0; j < KV; j++) {
+          const hk = Math.floor(j / D), d = j % D;
+          let sum = 0;
+          for (let g = 0; g < 3; g++) sum += gb[r * 3 * C + (1 + part) * C + (hk * 3 + g) * D + d];
+          expect(ga[r * (C + 2 * KV) + C + part * KV + j]).toBeCloseTo(sum, 12);
+        }
+      }
+    }
+    // Decode with a cache of the k/v heads only equals the full causal attention.
+    const dec = { S: B, Tn: 2, H, D, kvH: 2, Tmax: 8 };
+    const kc = new Float64Array(B * 8 * KV);
+    const vc = new Float64Array(B * 8 * KV);
+    const rows = (t0: number) => {
+      const out = new Float64Array(B * 2 * (C + 2 * KV));
+      for (let q = 0; q < B; q++) out.set(gqa.subarray((q * T + t0) * (C + 2 * KV), (q * T + t0 + 2) * (C + 2 * KV)), q * 2 * (C + 2 * KV));
+      return out;
+    };
+    kvAppendRef(rows(0), kc, vc, dec, 0);
+    kvAppendRef(rows(2), kc, vc, dec, 2);
+    const got = attentionDecodeRef(rows(2), kc, vc, null, null, dec, { pastLen: 2, prefixLen: 0 });
+    for (let q = 0; q < B; q++) {
+      for (let n = 0; n < 2; n++) {
+        for (let i = 0; i < C; i++) expect(got[(q * 2 + n) * C + i]).toBeCloseTo(a.out[(q * T + 2 + n) * C + i], 12);
+      }
     }
   });
 });

@@ -55,11 +55,30 @@ function batchOf(c: ModelConfig, B: number, T: number, seed: number, weights?: n
   };
 }
 
+const LLAMA: Partial<ModelConfig> = {
+  norm: 'rmsnorm',
+  positions: 'rope',
+  dModel: 16,
+  heads: 4,
+  kvHeads: 2,
+  mlp: 'swiglu',
+  mlpWidth: 12,
+  qkvBias: false,
+  projBias: false,
+  mlpBias: false,
+};
+
 const variants: [string, Partial<ModelConfig>][] = [
   ['layernorm + learned, tied', {}],
   ['rmsnorm + rope, tied', { norm: 'rmsnorm', positions: 'rope' }],
   ['layernorm + rope, untied', { positions: 'rope', tiedEmbeddings: false }],
   ['rmsnorm + learned, untied', { norm: 'rmsnorm', tiedEmbeddings: false }],
+  // The Llama family (plan.ts): grouped-query attention (4 query heads on 2 k/v heads), SwiGLU,
+  // scaled RoPE, biases only where the architecture has them, Qwen3's q/k head norms.
+  ['Llama: GQA, SwiGLU, llama3 RoPE, no biases, tied', { ...LLAMA, ropeScaling: 'llama3', ropeFactor: 4, ropeLowFreqFactor: 1, ropeHighFreqFactor: 4, ropeOriginalContext: 8 }],
+  ['Qwen2: q/k/v biases, linear RoPE, untied', { ...LLAMA, qkvBias: true, tiedEmbeddings: false, ropeScaling: 'linear', ropeFactor: 2 }],
+  ['Qwen3: q/k head norms, head size ≠ dModel/heads', { ...LLAMA, qkNorm: true, headDim: 8 }],
+  ['Llama with every bias (attention_bias, mlp_bias)', { ...LLAMA, qkvBias: true, projBias: true, mlpBias: true }],
 ];
 
 describe('reference GPT: gradients', () => {
@@ -89,7 +108,7 @@ describe('reference GPT: gradients', () => {
         const t = L.tensors[Math.floor(rng.uniform() * L.tensors.length)];
         picks.push(t.offset + Math.floor(rng.uniform() * t.size));
       }
-      expect(picks.length).toBeGreaterThanOrEqual(36);
+      expect(picks.length).toBe(L.tensors.length + 16);
       const eps = 1e-5;
       for (const i of picks) {
         const keep = p[i];
@@ -185,7 +204,7 @@ describe('reference GPT: optimiser', () => {
     expect(clipScale).toBeCloseTo(1 / (gradNorm + 1e-6), 12);
     // Step 1: m̂ = g', v̂ = g'², so the update is lr·g'/(|g'| + eps) ≈ lr, whatever the clip.
     const matrix = L.blocks[0].fcWeight.offset;
-    const biasAt = L.blocks[0].fcBias.offset;
+    const biasAt = L.blocks[0].fcBias!.offset;
     expect(p[biasAt]).toBeCloseTo(0.5 - 0.01, 6);
     expect(p[matrix]).toBeCloseTo(0.5 - 0.01 * 0.1 * 0.5 - 0.01, 6);
     expect(p[L.wte.offset]).toBeCloseTo(0.49, 6); // embeddings are not decayed

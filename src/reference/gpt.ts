@@ -19,6 +19,9 @@
 //   x  = x + a·W_proj + b_proj
 //   x  = x + gelu_tanh(norm_2(x)·W_fc + b_fc)·W_mproj + b_mproj
 //   logits = norm_f(x)·wteᵀ   (or ·lm_headᵀ when untied)
+// Llama-family blocks (plan.ts) change the pieces, not the order: grouped-query heads in qkv,
+// biases only where the plan has them, an RMSNorm over each q and k head before RoPE (Qwen3),
+// and silu(gate)·up in place of GELU.
 //   loss = Σ w_r · CE_r / Σ w_r   (0 when Σ w_r = 0; weight-0 rows are skipped entirely, so
 //          their targets may be anything, e.g. padding)
 import type { ModelConfig } from '../model/config.ts';
@@ -33,6 +36,8 @@ import { embeddingBackwardRef, embeddingForwardRef } from './embedding.ts';
 import { matmulRef } from './matmul.ts';
 import { normBackwardRef, normForwardRef, type NormShape } from './norm.ts';
 import { ropeRef } from './rope.ts';
+import { headNormBackwardRef, headNormForwardRef, type HeadNormShape } from './headnorm.ts';
+import { swigluBackwardRef, swigluForwardRef } from './swiglu.ts';
 import { sampleRef, type SampleOptions } from './sampling.ts';
 
 type Floats = Float32Array | Float64Array;
@@ -96,12 +101,14 @@ function normBackward(dy: F64, x: F64, a: NormActs, p: F64, s: NormShape, grad: 
 interface BlockActivations {
   xIn: F64;
   ln1: NormActs;
+  /** The q/k head norm's saved inputs and rstd (Qwen3). */
+  headNorm?: { raw: F64; stats: F64 };
   qkv: F64; // after RoPE
   att: F64;
   xMid: F64;
   ln2: NormActs;
-  fc: F64; // before GELU
-  act: F64; // after GELU
+  fc: F64; // before GELU (SwiGLU: [gate | up])
+  act: F64; // after GELU (SwiGLU: silu(gate)·up)
 }
 
 /** Shapes shared by every block of one forward: B sequences of T tokens from position `pos`. */
@@ -114,8 +121,17 @@ interface BlockDims {
   pos: number;
 }
 
-const ropeShape = ({ c, plan, rows, T }: BlockDims) => ({ rows, T, H: plan.heads, D: plan.headSize, base: c.ropeBase });
-const attnShape = ({ plan, B, T }: BlockDims) => ({ B, T, H: plan.heads, D: plan.headSize });
+const ropeShape = ({ c, plan, rows, T }: BlockDims) => ({ rows, T, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, base: c.ropeBase, freqs: plan.ropeFreqs });
+const attnShape = ({ plan, B, T }: BlockDims) => ({ B, T, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize });
+const headNormShape = ({ c, plan, rows }: BlockDims, bp: BlockParams): HeadNormShape => ({
+  rows,
+  H: plan.heads,
+  kvH: plan.kvHeads,
+  D: plan.headSize,
+  eps: c.normEps,
+  qOffset: bp.qNorm!.offset,
+  kOffset: bp.kNorm!.offset,
+});
 
 /**
  * x → x + attn(norm1(x)) → + mlp(norm2(·)): the ops of the config's BlockPlan (src/model/plan.ts),
@@ -125,20 +141,21 @@ function blockForward(xIn: F64, bp: BlockParams, p: F64, g: BlockDims): BlockAct
   const { c, plan, rows } = g;
   const { C: d, F: f } = plan;
   const ln1 = normForward(xIn, p, normShape(c, rows, bp.ln1Weight, bp.ln1Bias));
-  const qkv = linear(ln1.y, rows, d, 3 * d, p, bp.attnWeight.offset, bp.attnBias.offset);
+  const qkv = linear(ln1.y, rows, d, plan.qkvDim, p, bp.attnWeight.offset, bp.attnBias?.offset);
+  const headNorm = plan.qkNorm ? headNormForwardRef(qkv, p, headNormShape(g, bp)) : undefined;
   if (plan.rope) ropeRef(qkv, ropeShape(g), g.pos, 1);
   const att = attentionForwardRef(qkv, attnShape(g)).out;
-  const proj = linear(att, rows, d, d, p, bp.attnProjWeight.offset, bp.attnProjBias.offset);
+  const proj = linear(att, rows, plan.qDim, d, p, bp.attnProjWeight.offset, bp.attnProjBias?.offset);
   const xMid = addRef(xIn, proj, new Float64Array(rows * d));
   const ln2 = normForward(xMid, p, normShape(c, rows, bp.ln2Weight, bp.ln2Bias));
-  const fc = linear(ln2.y, rows, d, f, p, bp.fcWeight.offset, bp.fcBias.offset);
-  const act = geluForwardRef(fc, new Float64Array(fc.length));
-  return { xIn, ln1, qkv, att, xMid, ln2, fc, act };
+  const fc = linear(ln2.y, rows, d, plan.upDim, p, bp.fcWeight.offset, bp.fcBias?.offset);
+  const act = plan.mlp === 'swiglu' ? swigluForwardRef(fc, { rows, F: f }, new Float64Array(rows * f)) : geluForwardRef(fc, new Float64Array(fc.length));
+  return { xIn, ln1, headNorm, qkv, att, xMid, ln2, fc, act };
 }
 
 /** The block's output x_{l+1} = xMid + mlp(ln2(xMid)). */
 function blockOutput(a: BlockActivations, bp: BlockParams, p: F64, g: BlockDims): F64 {
-  const mlp = linear(a.act, g.rows, g.plan.F, g.plan.C, p, bp.mlpProjWeight.offset, bp.mlpProjBias.offset);
+  const mlp = linear(a.act, g.rows, g.plan.F, g.plan.C, p, bp.mlpProjWeight.offset, bp.mlpProjBias?.offset);
   return addRef(a.xMid, mlp, mlp);
 }
 
@@ -147,16 +164,24 @@ function blockBackward(dx: F64, a: BlockActivations, bp: BlockParams, p: F64, g:
   const { c, plan, rows } = g;
   const { C: d, F: f } = plan;
   // MLP branch: x = xMid + mlp(ln2(xMid)).
-  const dAct = linearBackward(dx, a.act, rows, f, d, p, bp.mlpProjWeight.offset, bp.mlpProjBias.offset, grad);
-  const dFc = geluBackwardRef(a.fc, dAct, dAct);
-  const dLn2 = linearBackward(dFc, a.ln2.y, rows, d, f, p, bp.fcWeight.offset, bp.fcBias.offset, grad);
+  const dAct = linearBackward(dx, a.act, rows, f, d, p, bp.mlpProjWeight.offset, bp.mlpProjBias?.offset, grad);
+  const dFc = plan.mlp === 'swiglu' ? swigluBackwardRef(a.fc, dAct, { rows, F: f }, new Float64Array(rows * 2 * f)) : geluBackwardRef(a.fc, dAct, dAct);
+  const dLn2 = linearBackward(dFc, a.ln2.y, rows, d, plan.upDim, p, bp.fcWeight.offset, bp.fcBias?.offset, grad);
   const dMid = normBackward(dLn2, a.xMid, a.ln2, p, normShape(c, rows, bp.ln2Weight, bp.ln2Bias), grad);
   addRef(dMid, dx, dMid);
   // Attention branch: xMid = xIn + proj(attn(ln1(xIn))).
-  const dAtt = linearBackward(dMid, a.att, rows, d, d, p, bp.attnProjWeight.offset, bp.attnProjBias.offset, grad);
+  const dAtt = linearBackward(dMid, a.att, rows, plan.qDim, d, p, bp.attnProjWeight.offset, bp.attnProjBias?.offset, grad);
   const dQkv = attentionBackwardRef(a.qkv, dAtt, attnShape(g));
   if (plan.rope) ropeRef(dQkv, ropeShape(g), g.pos, -1);
-  const dLn1 = linearBackward(dQkv, a.ln1.y, rows, d, 3 * d, p, bp.attnWeight.offset, bp.attnBias.offset, grad);
+  if (a.headNorm) {
+    const hs = headNormShape(g, bp);
+    const dGain = headNormBackwardRef(dQkv, a.headNorm.raw, a.headNorm.stats, p, hs);
+    for (let i = 0; i < hs.D; i++) {
+      grad[hs.qOffset + i] += dGain[i];
+      grad[hs.kOffset + i] += dGain[hs.D + i];
+    }
+  }
+  const dLn1 = linearBackward(dQkv, a.ln1.y, rows, d, plan.qkvDim, p, bp.attnWeight.offset, bp.attnBias?.offset, grad);
   const dIn = normBackward(dLn1, a.xIn, a.ln1, p, normShape(c, rows, bp.ln1Weight, bp.ln1Bias), grad);
   return addRef(dIn, dMid, dIn);
 }

@@ -65,4 +65,26 @@ describe('rope reference', () => {
       expect(grad[i]).toBeCloseTo((f(xp) - f(xm)) / (2 * h), 7);
     }
   });
+
+  it('grouped-query rows: rotates the H q heads and KVH k heads, leaves v alone; own frequencies replace the base', () => {
+    const g: RopeShape = { rows: 4, T: 2, H: 4, kvH: 2, D: 8 };
+    const W = (4 + 2 * 2) * 8;
+    const x = rand(g.rows * W, 9);
+    const y = ropeRef(x.slice(), g, 3);
+    // Each of the 6 rotated heads of a row equals a one-head rotation of it; v is unchanged.
+    for (let r = 0; r < g.rows; r++) {
+      for (let h = 0; h < 6; h++) {
+        const head = new Float64Array(24);
+        head.set(x.subarray(r * W + h * 8, r * W + h * 8 + 8));
+        const one = ropeRef(head, { rows: 1, T: 1, H: 1, D: 8 }, 3 + (r % 2));
+        for (let d = 0; d < 8; d++) expect(y[r * W + h * 8 + d]).toBeCloseTo(one[d], 14);
+      }
+      for (let c = 48; c < W; c++) expect(y[r * W + c]).toBe(x[r * W + c]);
+    }
+    const freqs = [0.5, 0.25, 0.125, 0.0625];
+    const z = ropeRef(x.slice(), { ...g, freqs }, 0);
+    const theta = 1 * freqs[2]; // row 1 is position 1
+    expect(z[W + 2]).toBeCloseTo(x[W + 2] * Math.cos(theta) - x[W + 6] * Math.sin(theta), 14);
+    expect(() => ropeRef(x.slice(), { ...g, freqs: [1, 2] })).toThrow(/2 frequencies for 4 pairs/);
+  });
 });

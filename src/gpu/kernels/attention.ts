@@ -17,10 +17,12 @@ const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_D
 // Workgroup tiles hold ATTENTION_TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as
 // many rows of one head as fit, at most ATTENTION_MAX_BC.
 
-function paramsBytes(T: number, H: number, C: number, D: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint32Array {
+function paramsBytes(s: { H: number; D: number; kvH?: number }, T: number, Tmax = 0, pastLen = 0, prefixLen = 0): Uint32Array {
   const w = new ParamWords(12);
+  const { H, D } = s;
+  const kvH = s.kvH ?? H;
   const D4 = D / 4;
-  w.u32.set([T, H, C / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / D4)), 0, 0]);
+  w.u32.set([T, H, (H * D) / 4, 0, Tmax, pastLen, prefixLen, D4, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / D4)), (kvH * D) / 4, H / kvH]);
   w.f32[3] = 1 / Math.sqrt(D);
   return w.u32;
 }
@@ -49,7 +51,7 @@ function checkGrid(rt: GpuRuntime, s: AttentionShape, br: number) {
 }
 
 /**
- * Causal attention forward. encode(pass, qkv [B,T,3C], out [B,T,C], lse [B,H,T]) overwrites
+ * Causal attention forward. encode(pass, qkv [B,T,C+2KV], out [B,T,C], lse [B,H,T]) overwrites
  * out and lse.
  */
 export class AttentionForwardKernel {
@@ -69,7 +71,7 @@ export class AttentionForwardKernel {
     const br = options.rowsPerWorkgroup ?? 32;
     checkGrid(rt, shape, br);
     const pipeline = await rt.pipeline(ATTENTION_SHADER, 'attn_forward', constants(rt, shape.D, options, br));
-    const params = rt.uniform('attention.params', paramsBytes(shape.T, shape.H, shape.H * shape.D, shape.D));
+    const params = rt.uniform('attention.params', paramsBytes(shape, shape.T));
     return new AttentionForwardKernel(rt, shape, pipeline, params, br);
   }
 
@@ -86,7 +88,7 @@ export class AttentionForwardKernel {
 
 /**
  * Causal attention backward: two dispatches (dq, then dk/dv), recomputing the scores from qkv
- * and the forward's lse. encode(pass, qkv, out, lse, dout [B,T,C], dqkv [B,T,3C]) overwrites
+ * and the forward's lse. encode(pass, qkv, out, lse, dout [B,T,C], dqkv [B,T,C+2KV]) overwrites
  * every element of dqkv. Owns a [B,H,T] scratch for rowsum(dO ∘ O).
  */
 export class AttentionBackwardKernel {
@@ -111,16 +113,17 @@ export class AttentionBackwardKernel {
       rt.pipeline(ATTENTION_SHADER, 'attn_backward_dq', constants(rt, shape.D, options, br)),
       rt.pipeline(ATTENTION_SHADER, 'attn_backward_dkv', constants(rt, shape.D, options, br)),
     ]);
-    const params = rt.uniform('attention.params', paramsBytes(shape.T, shape.H, shape.H * shape.D, shape.D));
+    const params = rt.uniform('attention.params', paramsBytes(shape, shape.T));
     const dvec = rt.storage('attention.dvec', shape.B * shape.H * shape.T * 4);
     return new AttentionBackwardKernel(rt, shape, dq, dkv, params, dvec, br);
   }
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, out: BufferBinding, lse: BufferBinding, dout: BufferBinding, dqkv: BufferBinding): void {
     const dkv = { [B_PARAMS]: this.params, [B_QKV]: qkv, [B_LSE]: lse, [B_DOUT]: dout, [B_DVEC]: this.dvec, [B_DQKV]: dqkv };
-    const grid = [Math.ceil(this.shape.T / this.br), this.shape.H, this.shape.B];
-    this.binds.dispatch(pass, this.dqPipeline, { ...dkv, [B_OUT]: out }, grid);
-    this.binds.dispatch(pass, this.dkvPipeline, dkv, grid);
+    const rowBlocks = Math.ceil(this.shape.T / this.br);
+    this.binds.dispatch(pass, this.dqPipeline, { ...dkv, [B_OUT]: out }, [rowBlocks, this.shape.H, this.shape.B]);
+    // dk and dv: one workgroup per key/value head (it sums over the query heads of its group).
+    this.binds.dispatch(pass, this.dkvPipeline, dkv, [rowBlocks, this.shape.kvH ?? this.shape.H, this.shape.B]);
   }
 
   dispose(): void {
@@ -154,20 +157,20 @@ abstract class StepKernel {
     const key = `${step.pastLen}/${step.prefixLen}`;
     if (key === this.last) return;
     const s = this.shape;
-    this.rt.write(this.params, paramsBytes(s.Tn, s.H, s.H * s.D, s.D, s.Tmax, step.pastLen, step.prefixLen));
+    this.rt.write(this.params, paramsBytes(s, s.Tn, s.Tmax, step.pastLen, step.prefixLen));
     this.last = key;
   }
 }
 
 export interface DecodeBuffers {
-  /** [S, Tn, 3C], already rotated for positions prefixLen + pastLen + n */
+  /** [S, Tn, C + 2KV] (KV = kvH·D), already rotated for positions prefixLen + pastLen + n */
   qkv: BufferBinding;
-  /** [S, Tmax, C], already holding this step's rows (KvAppendKernel first) */
+  /** [S, Tmax, KV], already holding this step's rows (KvAppendKernel first) */
   kCache: BufferBinding;
   vCache: BufferBinding;
   /** [S, Tn, C], overwritten */
   out: BufferBinding;
-  /** [prefixLen, C]: the group's shared prompt (e.g. a one-sequence cache); omit when prefixLen = 0 */
+  /** [prefixLen, KV]: the group's shared prompt (e.g. a one-sequence cache); omit when prefixLen = 0 */
   prefixK?: BufferBinding;
   prefixV?: BufferBinding;
 }
@@ -188,7 +191,7 @@ export class AttentionDecodeKernel extends StepKernel {
     checkDecode(shape, { pastLen: 0, prefixLen: 0 });
     checkDecodeGrid(rt, shape);
     const pipeline = await rt.pipeline(ATTENTION_SHADER, 'attn_decode', constants(rt, shape.D, options));
-    const params = rt.uniform('attention.decode.params', paramsBytes(shape.Tn, shape.H, shape.H * shape.D, shape.D, shape.Tmax));
+    const params = rt.uniform('attention.decode.params', paramsBytes(shape, shape.Tn, shape.Tmax));
     const empty = rt.storage('attention.noprefix', 16);
     return new AttentionDecodeKernel(rt, shape, params, pipeline, empty);
   }
@@ -208,7 +211,7 @@ export class AttentionDecodeKernel extends StepKernel {
   }
 }
 
-/** Copies k and v of qkv [S, Tn, 3C] into rows pastLen.. of kCache/vCache [S, Tmax, C] (overwrite). */
+/** Copies k and v of qkv [S, Tn, C + 2KV] into rows pastLen.. of kCache/vCache [S, Tmax, KV] (overwrite). */
 export class KvAppendKernel extends StepKernel {
   private constructor(rt: GpuRuntime, shape: DecodeShape, params: GPUBuffer, private readonly pipeline: GPUComputePipeline) {
     super(rt, shape, params);
@@ -218,14 +221,14 @@ export class KvAppendKernel extends StepKernel {
     checkDecode(shape, { pastLen: 0, prefixLen: 0 });
     checkDecodeGrid(rt, shape);
     const pipeline = await rt.pipeline(ATTENTION_SHADER, 'kv_append');
-    const params = rt.uniform('attention.append.params', paramsBytes(shape.Tn, shape.H, shape.H * shape.D, shape.D, shape.Tmax));
+    const params = rt.uniform('attention.append.params', paramsBytes(shape, shape.Tn, shape.Tmax));
     return new KvAppendKernel(rt, shape, params, pipeline);
   }
 
   encode(pass: GPUComputePassEncoder, qkv: BufferBinding, kCache: BufferBinding, vCache: BufferBinding, pastLen: number): void {
     this.setStep({ pastLen, prefixLen: 0 });
     const bindings = { [B_PARAMS]: this.params, [B_QKV]: qkv, [B_KC]: kCache, [B_VC]: vCache };
-    this.binds.dispatch(pass, this.pipeline, bindings, [Math.ceil((this.shape.Tn * this.shape.H * this.shape.D) / 4 / 64), this.shape.S]);
+    this.binds.dispatch(pass, this.pipeline, bindings, [Math.ceil((this.shape.Tn * (this.shape.kvH ?? this.shape.H) * this.shape.D) / 4 / 64), this.shape.S]);
   }
 
   dispose(): void {

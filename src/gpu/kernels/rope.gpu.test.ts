@@ -10,13 +10,15 @@ const CASES: [RopeShape, number][] = [
   [{ rows: 1, T: 1, H: 2, D: 24 }, 1000],
   [{ rows: 10, T: 5, H: 2, D: 64 }, 7],
   [{ rows: 3, T: 3, H: 1, D: 128 }, 900],
+  // Grouped-query rows (4 q heads, 2 k heads) with scaled frequencies of their own.
+  [{ rows: 10, T: 5, H: 4, kvH: 2, D: 12, freqs: [1, 0.3, 0.1, 0.03, 0.01, 0.003] }, 40],
 ];
 
 describe('rope kernel vs reference', () => {
   for (const [s, offset] of CASES) {
     it(`forward and backward ${JSON.stringify(s)} at offset ${offset}`, async () => {
       const rt = await gpuRuntime();
-      const n = s.rows * 3 * s.H * s.D;
+      const n = s.rows * (s.H + 2 * (s.kvH ?? s.H)) * s.D;
       const x = randomArray(n, s.rows + s.D);
       const dy = randomArray(n, s.rows + s.D + 1);
       const k = await RopeKernel.create(rt, s, { maxPositions: 1024 });

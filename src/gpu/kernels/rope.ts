@@ -1,7 +1,7 @@
 // Launcher for shaders/rope.wgsl: rotary position embedding on the q and k parts of a fused
 // QKV buffer, in place, forward (+θ) and backward (−θ on dqkv).
 import code from '../../../shaders/rope.wgsl?raw';
-import { checkRopeShape, ropeTable, type RopeShape } from '../../reference/rope.ts';
+import { checkRopeShape, ropeFreqs, ropeTable, type RopeShape } from '../../reference/rope.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
@@ -14,7 +14,7 @@ export interface RopeOptions {
 }
 
 /**
- * RoPE for one shape. encode(pass, qkv, offset) rotates q and k of qkv [rows, 3C] in place;
+ * RoPE for one shape. encode(pass, qkv, offset) rotates q and k of qkv [rows, (H + 2·KVH)·D] in place;
  * encodeBackward(pass, dqkv, offset) rotates dq and dk back (dv untouched). Forward and backward
  * keep separate uniforms, so both can sit in one training submission. The offset is written
  * with queue.writeBuffer when it changes, which takes effect at the next submit: one decode
@@ -40,7 +40,7 @@ export class RopeKernel {
     if (shape.T > maxPositions) throw new RangeError(`rope: T = ${shape.T} exceeds the table's ${maxPositions} positions`);
     checkGridFits(rt, `rope (${shape.rows} rows)`, [shape.rows]);
     const pipeline = await rt.pipeline(ROPE_SHADER, 'rope_apply');
-    const table = rt.storage('rope.table', new Float32Array(ropeTable(shape.D, maxPositions, shape.base ?? 10000)));
+    const table = rt.storage('rope.table', new Float32Array(ropeTable(shape.D, maxPositions, shape.base ?? 10000, ropeFreqs(shape))));
     const params: [GPUBuffer, GPUBuffer] = [
       rt.uniform('rope.params', RopeKernel.bytes(shape, 0, 1)),
       rt.uniform('rope.params', RopeKernel.bytes(shape, 0, -1)),
@@ -52,6 +52,7 @@ export class RopeKernel {
     const w = new ParamWords(8);
     w.u32.set([s.rows, s.T, s.H, s.D, offset]);
     w.f32[5] = sign;
+    w.u32[6] = s.kvH ?? s.H;
     return w.u32;
   }
 
@@ -71,7 +72,7 @@ export class RopeKernel {
       this.rt.write(this.params[dir], RopeKernel.bytes(this.shape, offset, dir === 0 ? 1 : -1));
       this.lastOffset[dir] = offset;
     }
-    this.binds.dispatch(pass, this.pipeline, [this.params[dir], x, this.table], [Math.ceil((this.shape.H * this.shape.D) / 64), this.shape.rows]);
+    this.binds.dispatch(pass, this.pipeline, [this.params[dir], x, this.table], [Math.ceil(((this.shape.H + (this.shape.kvH ?? this.shape.H)) * this.shape.D) / 2 / 64), this.shape.rows]);
   }
 
   dispose(): void {
