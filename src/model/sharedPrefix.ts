@@ -26,7 +26,7 @@ import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
 import { GpuBlocks, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
-import { headSize, mlpHidden } from './config.ts';
+import { headSize, mlpHidden, type ModelConfig } from './config.ts';
 import type { GpuGpt } from './gpt.ts';
 import { blockPlan } from './plan.ts';
 
@@ -104,6 +104,12 @@ export class SharedPrefixGspo {
     if (plan.kvHeads !== plan.heads) throw new RangeError('shared prefix: grouped-query attention is not supported by the prefix attention kernel yet');
     this.Tp = Math.max(1, promptMax - 1);
     this.Tc = Lmax;
+  }
+
+  /** Whether the prefix attention kernel serves this model (not yet grouped-query attention). */
+  static supports(config: ModelConfig): boolean {
+    const plan = blockPlan(config);
+    return plan.kvHeads === plan.heads;
   }
 
   static async create(model: GpuGpt, options: SharedPrefixOptions): Promise<SharedPrefixGspo> {

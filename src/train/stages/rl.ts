@@ -66,9 +66,12 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
     pool.map((s) => fitPrompt(p.tok, templateForSample(spec.templates, s, spec.seed, spec.templateSet), s, T - maxNewTokens)),
   );
   const rl = { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature };
-  // The shared-prefix update passes keep their own activations: the model itself then needs none for G rows.
-  const model = await GpuGpt.create(host.rt, p.config, spec.rl.sharedPrefix ? { batch: 1, T } : { batch: G, T, rl });
-  const updates = spec.rl.sharedPrefix ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
+  // The shared-prefix update passes keep their own activations: the model itself then needs none
+  // for G rows. Models the prefix kernel does not serve yet (grouped-query attention) take G rows.
+  const shared = spec.rl.sharedPrefix && SharedPrefixGspo.supports(p.config);
+  if (spec.rl.sharedPrefix && !shared) host.log('rl: grouped-query attention: update passes process the prompt once per completion (the shared-prefix kernel does not serve it yet)');
+  const model = await GpuGpt.create(host.rt, p.config, shared ? { batch: 1, T } : { batch: G, T, rl });
+  const updates = shared ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
   model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
   model.step = p.start.step;
