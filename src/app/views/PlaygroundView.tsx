@@ -32,7 +32,7 @@ function WorldPicker() {
   const seedNum = Number(seed);
   const seedOk = seed.trim() !== '' && Number.isInteger(seedNum) && seedNum >= 0 && seedNum <= 0x7fffffff;
   return (
-    <div className="pg-row" role="group" aria-label="World">
+    <div className="pg-row" role="group" aria-label="World and seed">
       <div className="field">
         <label htmlFor="pg-world">World</label>
         <select
@@ -219,7 +219,7 @@ function ErrorCallout() {
       ) : null}
       {error.kind === 'no-webgpu' ? (
         <p>
-          The <Link href="/system">System view</Link> says how to get WebGPU; endpoints and baselines work without it.
+          The <Link href="~/system">System view</Link> says how to get WebGPU; endpoints and baselines work without it.
         </p>
       ) : null}
       <button type="button" className="secondary small" onClick={dismiss}>
@@ -269,7 +269,7 @@ function SaveBar() {
       {saved ? (
         <span role="status" data-testid="pg-saved">
           Saved {saved.trajectoryId} into {saved.datasetName}.{' '}
-          <Link href={`/trajectories/${encodeURIComponent(saved.trajectoryId)}`}>Open it in Trajectories</Link>
+          <Link href={`~/trajectories/${encodeURIComponent(saved.trajectoryId)}`}>Open it in Trajectories</Link>
         </span>
       ) : null}
     </div>

@@ -29,6 +29,8 @@ export function Highlighted({ text, marks, label }: { text: string; marks: Highl
   );
 }
 
+const BASELINES = new Set(['copy-last', 'reference']);
+
 function rate(tokens: number, ms: number): string {
   return ms > 0 ? `${((tokens * 1000) / ms).toFixed(1)}` : '–';
 }
@@ -45,7 +47,9 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: {
         <h3>Turn {index + 1}</h3>
         {p ? (
           <span className="small muted" data-testid="turn-meta">
-            {p.backend} · {p.mode === 'teacher' ? 'teacher forcing' : 'free running'} · {p.tokens} {p.tokens === 1 ? 'token' : 'tokens'} · {rate(p.tokens, p.ms)} tokens/s{p.stopped ? ' · stopped' : ''}
+            {p.backend} · {p.mode === 'teacher' ? 'teacher forcing' : 'free running'}
+            {BASELINES.has(p.backend) ? ' · a baseline (no generation)' : ` · ${p.tokens} ${p.tokens === 1 ? 'token' : 'tokens'} · ${rate(p.tokens, p.ms)} tokens/s`}
+            {p.stopped ? ' · stopped' : ''}
           </span>
         ) : null}
       </div>
@@ -80,7 +84,7 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: {
         </form>
       )}
       <div className="pg-pair">
-        <section aria-label="Model observation">
+        <section aria-label="Model">
           <h4>
             Model{' '}
             {streaming ? (
@@ -114,7 +118,7 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: {
             <p className="muted small">{busy ? 'waiting…' : 'not predicted yet'}</p>
           )}
         </section>
-        <section aria-label="Real observation">
+        <section aria-label="Real environment">
           <h4>Real environment{turn.real && !turn.real.ok ? <span className="pill off">error</span> : null}</h4>
           {turn.real ? <Highlighted text={turn.real.observation} marks={g?.highlights.reference ?? []} label="Real observation" /> : <p className="muted small">A free world has no real environment.</p>}
         </section>
