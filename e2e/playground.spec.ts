@@ -106,7 +106,7 @@ test('a micro checkpoint trained here: streamed observation with tokens/s, conte
   const backend = page.getByLabel('Backend');
   const option = backend.locator('option', { hasText: /SFT .* step 4/ }).first();
   await backend.selectOption({ label: (await option.textContent())! });
-  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: local:sft-4 .* context 48 tokens .* trained template/, { timeout: 120_000 });
+  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: local:sft-4 .* context 64 tokens .* trained template/, { timeout: 120_000 });
   await page.getByLabel('Max tokens').fill('12');
   await page.getByLabel('Action 1').fill('ls');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -124,9 +124,9 @@ test('a micro checkpoint trained here: streamed observation with tokens/s, conte
   const t1 = await expectJudgedTurn(page, 1, 'ls');
   console.log(`[e2e] live stream seen: ${sawStream}`);
   await expect(t1.getByTestId('turn-meta')).toContainText(/local:sft-4 · teacher forcing · \d+ tokens? · [\d.]+ tokens\/s/);
-  // The context bar: exact counts against the model's 48 tokens, and what the policy cut to fit.
-  await expect(page.getByTestId('context-bar')).toContainText('context 48');
-  await expect(page.getByTestId('context-cut')).toContainText(/The prompt needs \d+ tokens; 36 fit \(context 48 − 12 max tokens\)/);
+  // The context bar: exact counts against the model’s 64 tokens, and what the policy cut to fit.
+  await expect(page.getByTestId('context-bar')).toContainText('context 64');
+  await expect(page.getByTestId('context-cut')).toContainText(/The prompt needs \d+ tokens; 52 fit \(context 64 − 12 max tokens\)/);
   await page.getByLabel('Action 2').fill('pwd');
   await page.getByRole('button', { name: 'Send' }).click();
   await expectJudgedTurn(page, 2, 'pwd');
@@ -173,6 +173,7 @@ test('errors: an endpoint the browser cannot reach explains CORS and keeps the s
   await page.getByLabel('Open a checkpoint file').setInputFiles('src/model/fixtures/hf-gpt2-tiny.safetensors');
   await expect(alert).toContainText('This checkpoint cannot be run', { timeout: 120_000 });
   await expect(alert).toContainText('hf-gpt2-tiny.safetensors is not an LWM Studio checkpoint');
+  await expect(page.getByTestId('pg-model')).toHaveText('Not loaded: see the message above.');
   await snap(page, 'playground-errors');
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);

@@ -397,7 +397,7 @@ export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string |
       },
       setBackend(b, file) {
         if (b?.kind === 'file' && file) fileBytes = { id: b.id, bytes: file };
-        set({ backend: b, error: null });
+        set({ backend: b, error: null, context: null });
         if (b && (b.kind === 'run' || b.kind === 'file')) {
           // Load it now so the first turn does not wait, and the user sees what was loaded (or why not).
           const problem = deps.webgpu();

@@ -110,6 +110,7 @@ export function BackendPanel() {
   const backend = usePlaygroundStore((s) => s.backend);
   const model = usePlaygroundStore((s) => s.model);
   const setBackend = usePlaygroundStore((s) => s.setBackend);
+  const error = usePlaygroundStore((s) => s.error);
   const endpoints = useEndpointStore((s) => s.endpoints);
   const removeEndpoint = useEndpointStore((s) => s.remove);
   const [runs, setRuns] = useState<RunRecord[] | null>(null);
@@ -214,7 +215,9 @@ export function BackendPanel() {
         <p className="small" data-testid="pg-model">
           {model && model.id === (backend.kind === 'run' ? `run:${backend.key}` : `file:${backend.id}`)
             ? `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
-            : 'Loading the checkpoint on the GPU…'}
+            : error?.kind === 'checkpoint' || error?.kind === 'no-webgpu'
+              ? 'Not loaded: see the message above.'
+              : 'Loading the checkpoint on the GPU…'}
         </p>
       ) : null}
       {chosenEndpoint ? (

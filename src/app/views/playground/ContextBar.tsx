@@ -12,16 +12,16 @@ export function ContextBar({ report }: { report: ContextReport | null }) {
   return (
     <div className="pg-context" data-testid="context-bar">
       <div className="pg-bar" role="img" aria-label={desc}>
-        <span className="seg system" style={{ width: pct(report.system) }} />
-        <span className="seg history" style={{ width: pct(report.history) }} />
-        <span className="seg action" style={{ width: pct(report.action) }} />
-        <span className="seg answer" style={{ width: pct(report.maxTokens) }} />
+        <span className="pg-seg pg-system-c" style={{ width: pct(report.system) }} />
+        <span className="pg-seg pg-history-c" style={{ width: pct(report.history) }} />
+        <span className="pg-seg pg-action-c" style={{ width: pct(report.action) }} />
+        <span className="pg-seg pg-answer-c" style={{ width: pct(report.maxTokens) }} />
       </div>
       <p className="small">
-        <span className="pg-key system" /> system {approx}
-        {report.system} · <span className="pg-key history" /> history {approx}
-        {report.history} · <span className="pg-key action" /> action {approx}
-        {report.action} · <span className="pg-key answer" /> answer ≤ {report.maxTokens} · {report.context ? `context ${report.context}` : 'context unknown (set it in the endpoint settings)'}
+        <span className="pg-key pg-system-c" /> system {approx}
+        {report.system} · <span className="pg-key pg-history-c" /> history {approx}
+        {report.history} · <span className="pg-key pg-action-c" /> action {approx}
+        {report.action} · <span className="pg-key pg-answer-c" /> answer ≤ {report.maxTokens} · {report.context ? `context ${report.context}` : 'context unknown (set it in the endpoint settings)'}
         {report.exact ? '' : ' — estimated: the page does not have the endpoint’s tokenizer'}
       </p>
       {cut ? (
