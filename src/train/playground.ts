@@ -164,10 +164,9 @@ export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Pr
   try {
     for await (const piece of m.open.backend.generate(
       { ...spec.request, template },
-      { maxTokens: s.maxTokens, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, signal: abort.signal },
+      { maxTokens: s.maxTokens, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, signal: abort.signal, onTokens: (n) => (tokens = n) },
     )) {
       text += piece;
-      tokens = m.open.tokenizer.encode(text, { allowSpecial: true }).length;
       ctx.text(piece);
       ctx.progress({ kind: 'tokens', tokens, ms: performance.now() - t0 } satisfies GenerateProgress);
       if (abort.signal.aborted) break;
