@@ -76,6 +76,10 @@ test('copy-last baseline on the terminal: observation beside the real one, judge
   await expect(page.getByTestId('turn-2').getByLabel('Predicted observation')).toHaveText((await t1.getByLabel('Real observation').textContent()) ?? '');
   await expect(page.getByTestId('pg-summary')).toContainText('2 judged turns');
   await snap(page, 'playground-copy-last');
+  // The session survives a reload (it lives in the browser), scores and all.
+  await page.reload();
+  await expectJudgedTurn(page, 2, 'pwd');
+  await expect(page.getByLabel('Backend')).toHaveValue('copy-last');
   await branchFirstTurn(page, 'ls -a');
   await saveAndFind(page, 'ls -a');
   await snap(page, 'playground-saved-trajectory');

@@ -298,6 +298,9 @@ export default function PlaygroundView() {
   const [action, setAction] = useState('');
   useEffect(() => {
     void loadTemplates();
+    // A checkpoint chosen before a reload is loaded again (the worker is fresh).
+    const { backend: b, model, setBackend } = usePlaygroundStore.getState();
+    if (b?.kind === 'run' && !model) setBackend(b);
     // Leaving the view frees the checkpoint's GPU memory (training may want it).
     return () => release();
   }, [loadTemplates, release]);

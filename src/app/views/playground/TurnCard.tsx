@@ -115,7 +115,18 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: {
               ) : null}
             </>
           ) : (
-            <p className="muted small">{busy ? 'waiting…' : 'not predicted yet'}</p>
+            <p className="muted small">
+              {busy ? (
+                'waiting…'
+              ) : (
+                <>
+                  not predicted yet{' '}
+                  <button type="button" className="secondary small" onClick={onRetry}>
+                    Run turn {index + 1}
+                  </button>
+                </>
+              )}
+            </p>
           )}
         </section>
         <section aria-label="Real environment">
