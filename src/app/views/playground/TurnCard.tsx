@@ -48,7 +48,13 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: {
         {p ? (
           <span className="small muted" data-testid="turn-meta">
             {p.backend} · {p.mode === 'teacher' ? 'teacher forcing' : 'free running'}
-            {p.error ? ' · failed' : BASELINES.has(p.backend) ? ' · a baseline (no generation)' : ` · ${p.tokens} ${p.tokens === 1 ? 'token' : 'tokens'} · ${rate(p.tokens, p.ms)} tokens/s`}
+            {p.error
+              ? ' · failed'
+              : BASELINES.has(p.backend)
+                ? ' · a baseline (no generation)'
+                : p.backend.startsWith('endpoint:')
+                  ? ` · ${p.tokens} streamed ${p.tokens === 1 ? 'piece' : 'pieces'} · ${rate(p.tokens, p.ms)} pieces/s (about one token each)`
+                  : ` · ${p.tokens} ${p.tokens === 1 ? 'token' : 'tokens'} · ${rate(p.tokens, p.ms)} tokens/s`}
             {p.stopped ? ' · stopped' : ''}
           </span>
         ) : null}
