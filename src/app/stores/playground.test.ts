@@ -187,6 +187,40 @@ describe('playground store', () => {
   });
 });
 
+describe('playground store with a working endpoint', () => {
+  it('streams the reply in the AgentWorldBench layout with the key in the header, and grades it', async () => {
+    const ep: EndpointSettings = { id: 'e3', baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen', contextLength: null, stream: true };
+    setApiKey('e3', 'sk-live', false, null);
+    const sent: { url: string; headers: Record<string, string>; body: { messages: { role: string; content: string }[]; stream: boolean } }[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (async (url: string, init: RequestInit) => {
+      sent.push({ url, headers: init.headers as Record<string, string>, body: JSON.parse(init.body as string) });
+      const sse = ['<predicted_observation>\n', 'inventory', '\n</predicted_observation>'].map((c) => `data: ${JSON.stringify({ choices: [{ delta: { content: c } }] })}\n\n`).join('') + 'data: [DONE]\n\n';
+      return new Response(sse, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    }) as typeof fetch;
+    try {
+      const store = createPlaygroundStore(deps(fakeWorker(() => {}).client, { endpoint: () => ep }), null);
+      store.getState().setBackend({ kind: 'endpoint', id: 'e3' });
+      await store.getState().send('ls');
+      await store.getState().send('pwd');
+      const [t1, t2] = store.getState().session.turns;
+      expect(t1.prediction).toMatchObject({ observation: 'inventory', tokens: 3, backend: 'endpoint:qwen' });
+      expect(t1.grade).not.toBeNull();
+      expect(sent[0].url).toBe('http://127.0.0.1:8000/v1/chat/completions');
+      expect(sent[0].headers.Authorization).toBe('Bearer sk-live');
+      expect(sent[0].body.stream).toBe(true);
+      expect(sent[0].body.messages[0].role).toBe('system');
+      // Turn 2 is sent turn 1 as an earlier user/assistant pair: the real observation under teacher forcing.
+      expect(sent[1].body.messages.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      expect(sent[1].body.messages[2].content).toContain(t1.real!.observation);
+      expect(sent[1].body.messages[3].content).toContain('pwd');
+      expect(t2.prediction!.observation).toBe('inventory');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
+});
+
 describe('endpoint keys', () => {
   const storage = (): KeyStorage & { data: Map<string, string> } => {
     const data = new Map<string, string>();
