@@ -3,11 +3,11 @@
 // job without bytes then still runs), stops on request with the text so far, and a file without
 // our metadata is refused with a message that says why.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { generateTrajectories } from '../core/envs/generate.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
+import { writeSafetensors } from '../model/safetensors.ts';
 import { presetConfig } from '../model/config.ts';
 import { initParams } from '../model/init.ts';
 import type { JobContext } from './host.ts';
@@ -84,7 +84,8 @@ describe('generate job', () => {
       await expect(runGenerateJob({ ...spec, sampling: { maxTokens: 64, temperature: 0 } }, fakeContext(rt).ctx)).rejects.toThrow(/Max tokens 64 leaves no room for the prompt in this model's context of 64 tokens/);
       await runGenerateJob({ kind: 'generate', release: true }, fakeContext(rt).ctx);
       await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'f', name: 'x.safetensors' } }, fakeContext(rt).ctx)).rejects.toThrow(MODEL_NOT_LOADED);
-      const hf = new Uint8Array(readFileSync('src/model/fixtures/hf-gpt2-tiny.safetensors'));
+      // A file from another tool: GPT-2 tensor names, no config, tokenizer or template in its metadata.
+      const hf = writeSafetensors([{ name: 'wte.weight', dtype: 'F32', shape: [4, 2], data: new Float32Array(8) }], { format: 'pt' });
       await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'hf', name: 'hf.safetensors', bytes: hf } }, fakeContext(rt).ctx)).rejects.toThrow(/hf.safetensors is not an LWM Studio checkpoint/);
       const noTok = saveCheckpoint({ config, params: initParams(config, 5), step: 1 });
       await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'nt', name: 'nt.safetensors', bytes: noTok } }, fakeContext(rt).ctx)).rejects.toThrow(/nt.safetensors holds no tokenizer/);
