@@ -20,6 +20,7 @@ const READY: Record<string, (page: Page) => Promise<void>> = {
     await expect(page.getByTestId('template-editor')).toHaveAttribute('data-ready', 'true', { timeout: 120_000 });
     await expect(page.getByTestId('preview-tokens')).toHaveText(/^[\d,]+ tokens$/, { timeout: 60_000 });
   },
+  '#/playground': (page) => expect(page.getByTestId('pg-action-space')).not.toBeEmpty({ timeout: 60_000 }),
   '#/train': (page) => expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible({ timeout: 60_000 }),
 };
 

@@ -37,6 +37,12 @@ export const VIEWS: ViewEntry[] = [
     component: lazy(() => import('./views/PromptsView.tsx')),
   },
   {
+    path: '/playground',
+    label: 'Playground',
+    title: 'Play an environment against a world model: streamed observations beside the real ones, judged per turn',
+    component: lazy(() => import('./views/PlaygroundView.tsx')),
+  },
+  {
     path: '/train',
     label: 'Train',
     title: 'Train CPT, SFT and RL runs on the GPU; live loss, checkpoints, resume',

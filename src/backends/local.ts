@@ -68,6 +68,7 @@ export function localBackend(gen: GpuGenerator, tok: Tokenizer, name = 'local'):
       })) {
         if (id === tok.special.eos || id === tok.special.predictedClose) break;
         out.push(id);
+        o.onTokens?.(out.length);
         // Decode everything so far and send the new part, so multi-byte characters arrive whole.
         let full = tok.decode(out);
         if (full.endsWith('\uFFFD')) continue;

@@ -51,6 +51,8 @@ export interface GenerateOptions {
   /** Generation ends before any of these strings; the stop string itself is not yielded. */
   stop?: string[];
   signal?: AbortSignal;
+  /** Told the number of tokens generated so far, by backends that count them (the local model); for token rates. */
+  onTokens?: (tokens: number) => void;
 }
 
 export interface LwmBackend {

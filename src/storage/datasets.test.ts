@@ -4,7 +4,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory, IDBObjectStore as FDBObjectStore } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../core/schema/types.ts';
-import { listDatasets, loadTrajectories, saveDataset, updateTrajectory } from './datasets.ts';
+import { appendTrajectories, CHUNK_SIZE, listDatasets, loadTrajectories, saveDataset, updateTrajectory } from './datasets.ts';
 import { closeStudioDB } from './db.ts';
 import { STORAGE_FULL_MESSAGE, StorageFullError } from './runs.ts';
 
@@ -63,5 +63,20 @@ describe('datasets at a full quota', () => {
     expect((err as Error).message).toBe(STORAGE_FULL_MESSAGE);
     expect((await loadTrajectories('old')).map((t) => t.turns[0].action)).toEqual(['ls', 'ls']);
     expect((await listDatasets())[0].turns).toBe(2);
+  });
+});
+
+describe('appending trajectories', () => {
+  it('creates the dataset, then adds at its end across chunks, and refuses an id it holds', async () => {
+    const m = { ...meta('play'), origin: 'playground' as const };
+    const first = await appendTrajectories(m, [traj('p1')]);
+    expect(first).toMatchObject({ id: 'play', trajectories: 1, turns: 1, chunks: 1, domains: ['terminal'], origin: 'playground' });
+    const many = Array.from({ length: CHUNK_SIZE }, (_, i) => traj(`q${i}`));
+    const after = await appendTrajectories(m, many);
+    expect(after).toMatchObject({ trajectories: CHUNK_SIZE + 1, chunks: 2 });
+    expect((await loadTrajectories('play')).map((t) => t.id)).toEqual(['p1', ...many.map((t) => t.id)]);
+    await expect(appendTrajectories(m, [traj('p1')])).rejects.toThrow(/already holds a trajectory with id p1/);
+    expect((await loadTrajectories('play')).length).toBe(CHUNK_SIZE + 1);
+    expect((await listDatasets()).find((d) => d.id === 'play')!.trajectories).toBe(CHUNK_SIZE + 1);
   });
 });

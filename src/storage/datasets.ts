@@ -71,6 +71,42 @@ export async function updateTrajectory(datasetId: string, position: number, traj
   });
 }
 
+/**
+ * Adds trajectories at the end of a stored dataset, or creates it with `meta` when there is none
+ * under that id (the Playground's saved sessions). One transaction: a failure adds nothing. An id
+ * the dataset already holds is refused, since splits and the RL pool key on ids.
+ */
+export async function appendTrajectories(meta: Omit<DatasetMeta, 'turns' | 'domains' | 'chunks' | 'trajectories'>, added: Trajectory[]): Promise<DatasetMeta> {
+  const db = await openStudioDB();
+  return write(db, ['datasets', 'datasetChunks'], async (tx) => {
+    const store = tx.objectStore('datasetChunks');
+    const old = await tx.objectStore('datasets').get(meta.id);
+    const full: DatasetMeta = old ? { ...old } : { ...meta, trajectories: 0, turns: 0, domains: [], chunks: 0 };
+    const last = full.chunks ? await store.get([full.id, full.chunks - 1]) : undefined;
+    const ids = new Set((last?.trajectories ?? []).map((t) => t.id));
+    if (old && full.chunks > 1) for (const c of await store.getAll(IDBKeyRange.bound([full.id, 0], [full.id, full.chunks - 2]))) for (const t of c.trajectories) ids.add(t.id);
+    for (const t of added) {
+      if (ids.has(t.id)) throw new Error(`the dataset ${full.name} already holds a trajectory with id ${t.id}`);
+      ids.add(t.id);
+    }
+    let chunk = last && last.trajectories.length < CHUNK_SIZE ? last : { datasetId: full.id, index: full.chunks, trajectories: [] as Trajectory[] };
+    for (const t of added) {
+      if (chunk.trajectories.length >= CHUNK_SIZE) {
+        await store.put(chunk);
+        chunk = { datasetId: full.id, index: chunk.index + 1, trajectories: [] };
+      }
+      chunk.trajectories.push(t);
+    }
+    await store.put(chunk);
+    full.chunks = chunk.index + 1;
+    full.trajectories += added.length;
+    full.turns += added.reduce((n, t) => n + t.turns.length, 0);
+    full.domains = [...new Set([...full.domains, ...added.map((t) => t.domain)])].sort();
+    await tx.objectStore('datasets').put(full);
+    return full;
+  });
+}
+
 export async function deleteDataset(id: string): Promise<void> {
   const db = await openStudioDB();
   const tx = db.transaction(['datasets', 'datasetChunks', 'tokenizers'], 'readwrite');

@@ -24,8 +24,8 @@ export interface DatasetMeta {
   id: string;
   name: string;
   createdAt: number;
-  /** 'builtin' for the default dataset, 'import' for files a user added. */
-  origin: 'builtin' | 'import';
+  /** 'builtin' for the default dataset, 'import' for files a user added, 'playground' for sessions saved in the Playground. */
+  origin: 'builtin' | 'import' | 'playground';
   /** Format the importer used (detected or chosen), per file. */
   formats: string[];
   files: string[];

@@ -55,7 +55,7 @@ export type FromWorker =
   | { type: 'metric'; jobId: string; step: number; values: Record<string, number> }
   /** A checkpoint was stored (by the job, in IndexedDB under `key`); `bytes` is its size. */
   | { type: 'checkpoint'; jobId: string; step: number; key: string; bytes: number; tag?: 'last' | 'best' }
-  /** Streamed generation text. */
+  /** Streamed generation text (the 'generate' job: one piece of the observation as it is decoded). */
   | { type: 'text'; jobId: string; text: string }
   | { type: 'log'; jobId: string; message: string }
   /** A job kind's own progress record ('selftest': one SelfTestResult per check, as it finishes). */

@@ -54,6 +54,8 @@ interface DatasetState {
   /** Replaces one trajectory of the active dataset (raw editing); the caller has validated it. */
   replaceTrajectory(position: number, t: Trajectory): Promise<void>;
   dismissImport(): void;
+  /** Re-reads the list and makes `id` the active dataset as stored now (another view wrote it, e.g. the Playground saved a session). */
+  reload(id: string): Promise<void>;
 }
 
 async function* streamChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
@@ -246,6 +248,12 @@ export const useDatasetStore = create<DatasetState>()(
 
         dismissImport() {
           set({ lastImport: null });
+        },
+
+        async reload(id) {
+          await refreshList();
+          set({ loadedId: null });
+          await activate(id);
         },
       };
     },

@@ -1,0 +1,521 @@
+// The Playground's state: the session (src/core/playground/session.ts), the chosen backend and
+// sampling settings, and the generation in flight. A checkpoint runs in the jobs worker (the
+// 'generate' job, src/train/playground.ts), which keeps it loaded between turns; an endpoint and
+// the baselines run on the page. The session persists in localStorage, so a reload, a lost GPU
+// device or a failed request never loses the turns played; API keys never enter it.
+import { create, type StoreApi, type UseBoundStore } from 'zustand';
+import { createJSONStorage, persist } from 'zustand/middleware';
+import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
+import { EndpointError, endpointBackend } from '../../backends/endpoint.ts';
+import type { LwmBackend, TurnRequest } from '../../core/backend.ts';
+import { awbMessages } from '../../core/bench/awb-layout.ts';
+import { decorateAction, decorateObservation } from '../../core/formats/agentworldbench.ts';
+import { cutSummary, estimatedReport, type ContextReport } from '../../core/playground/context.ts';
+import {
+  addTurn,
+  branchAt,
+  clearFrom,
+  newSession,
+  pendingTurns,
+  sessionTrajectory,
+  setField as setSessionField,
+  setPrediction,
+  suggestAction,
+  switchBranch as switchSessionBranch,
+  turnRequest,
+  type HistoryMode,
+  type Session,
+  type World,
+} from '../../core/playground/session.ts';
+import type { SystemPrompt, Trajectory } from '../../core/schema/types.ts';
+import { renderSystem, type PromptTemplate } from '../../core/templates/index.ts';
+import type { DatasetMeta } from '../../storage/db.ts';
+import { appendTrajectories } from '../../storage/datasets.ts';
+import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type GenerateProgress, type PlaygroundModelInfo } from '../../train/playground.ts';
+import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
+import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
+import { jobClient } from './jobClient.ts';
+
+export type BackendChoice =
+  | { kind: 'run'; key: string; label: string }
+  | { kind: 'file'; id: string; name: string }
+  | { kind: 'endpoint'; id: string }
+  | { kind: 'copy-last' }
+  | { kind: 'reference' };
+
+export interface Sampling {
+  temperature: number;
+  topK: number | null;
+  topP: number | null;
+  maxTokens: number;
+  seed: number | null;
+}
+
+export const DEFAULT_SAMPLING: Sampling = { temperature: 0, topK: null, topP: null, maxTokens: 48, seed: 0 };
+
+export type PlaygroundErrorKind = 'endpoint' | 'cors' | 'checkpoint' | 'device-lost' | 'context' | 'no-webgpu' | 'settings' | 'storage' | 'other';
+
+export interface PlaygroundError {
+  kind: PlaygroundErrorKind;
+  message: string;
+  /** More to read: what CORS is and how to allow it, how to get WebGPU. */
+  help?: string;
+  /** The turn it happened at (0-based), when it was a generation. */
+  turn?: number;
+}
+
+export interface LiveGeneration {
+  turn: number;
+  text: string;
+  tokens: number;
+  ms: number;
+  /** Stream pieces count as tokens for an endpoint (exact for a checkpoint). */
+  exact: boolean;
+  jobId?: string;
+}
+
+/** What the store needs of the world outside: the worker, endpoint settings, storage. */
+export interface PlaygroundDeps {
+  jobs(): JobClient;
+  endpoint(id: string): EndpointSettings | undefined;
+  /** The page's WebGPU problem, or null (missingWebGpu in the page). */
+  webgpu(): { message: string; help: string } | null;
+  save(meta: Omit<DatasetMeta, 'turns' | 'domains' | 'chunks' | 'trajectories'>, t: Trajectory[]): Promise<DatasetMeta>;
+  now(): number;
+}
+
+export const PLAYGROUND_DATASET_ID = 'playground-sessions';
+export const PLAYGROUND_DATASET_NAME = 'Playground sessions';
+
+export interface PlaygroundState {
+  session: Session;
+  backend: BackendChoice | null;
+  sampling: Sampling;
+  /** A template version to render with ('' = the checkpoint's trained one; for endpoints, the AgentWorldBench layout). */
+  template: string;
+  /** The model the worker has loaded (checkpoints). */
+  model: PlaygroundModelInfo | null;
+  live: LiveGeneration | null;
+  /** The context bar of the latest generation (or of the next turn's estimate). */
+  context: ContextReport | null;
+  error: PlaygroundError | null;
+  /** The last save: where to find the session. */
+  saved: { datasetId: string; trajectoryId: string; datasetName: string } | null;
+  suggestion: { text: string; variant: number } | null;
+
+  setWorld(world: World): void;
+  setField(field: keyof SystemPrompt, value: string): void;
+  /** Back to the world's own system prompt. */
+  resetFields(): void;
+  setMode(mode: HistoryMode): void;
+  setBackend(b: BackendChoice | null, file?: Uint8Array): void;
+  setSampling(s: Partial<Sampling>): void;
+  setTemplate(version: string, templates: Record<string, PromptTemplate>): void;
+  suggest(): string | null;
+  /** Plays an action: the real observation at once, the model's prediction streamed. */
+  send(action: string): Promise<void>;
+  /** Predicts every turn from `from` on that has no prediction yet. */
+  runPending(from?: number): Promise<void>;
+  /** Drops the predictions from `from` on and makes them again (mode, backend or prompt changed). */
+  rerunFrom(from: number): Promise<void>;
+  stop(): void;
+  /** Edits turn `index`'s action and re-runs from there; the old branch is kept. */
+  editAction(index: number, action: string, keepLater: boolean): Promise<void>;
+  switchBranch(k: number): void;
+  reset(): void;
+  save(datasetId?: string, datasetName?: string): Promise<void>;
+  dismissError(): void;
+  /** Frees the loaded model's GPU memory (leaving the view). */
+  release(): void;
+}
+
+/** What a user is told about CORS (the browser's rule, and how each server allows an origin). */
+export function corsHelp(origin: string): string {
+  return (
+    `What CORS is: a web page may call a server on another origin (scheme, host and port) only when that server answers with an Access-Control-Allow-Origin header naming the page's origin (${origin}); otherwise the browser blocks the reply, and the page only learns that the request failed. ` +
+    `vLLM: start it with --allowed-origins '["${origin}"]' (e.g. \`vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000 --allowed-origins '["${origin}"]'\`). ` +
+    `Ollama: start it with the origin allowed: \`OLLAMA_ORIGINS=${origin} ollama serve\`. ` +
+    'SGLang or a hosted API: put a reverse proxy in front that adds the header and answers the OPTIONS preflight. ' +
+    'Also check that the server is running and that this page may connect to it: the built site allows http://localhost and http://127.0.0.1; other hosts must be listed in LWM_CSP_CONNECT when the site is built.'
+  );
+}
+
+/** A thrown error as the user sees it. */
+export function classifyError(e: unknown, turn: number | undefined, lostDuringJob: boolean, origin: string): PlaygroundError {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof EndpointError) {
+    if (e.kind === 'cors') return { kind: 'cors', message: `The endpoint could not be reached from this page: ${message}`, help: corsHelp(origin), turn };
+    if (e.kind === 'unreachable') return { kind: 'endpoint', message: `The endpoint is unreachable: ${message}`, help: corsHelp(origin), turn };
+    return { kind: 'endpoint', message: `The endpoint failed: ${message}`, turn };
+  }
+  if (lostDuringJob || /device was lost|device lost|GPU worker stopped/i.test(message)) {
+    return {
+      kind: 'device-lost',
+      message: `The GPU device was lost during generation (${message.replace(/\s*The job stopped;.*$/s, '')}). The session and its history are kept, with the text generated so far; run the turn again to load the model on a fresh device.`,
+      turn,
+    };
+  }
+  if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message)) return { kind: 'checkpoint', message, turn };
+  if (/leaves no room for the prompt/.test(message)) return { kind: 'context', message, turn };
+  if (/WebGPU/.test(message)) return { kind: 'no-webgpu', message, turn };
+  return { kind: 'other', message, turn };
+}
+
+/** A template's rendering of the system prompt as the endpoint's system message (AgentWorldBench layout otherwise). */
+function endpointRequest(req: TurnRequest, template: PromptTemplate | undefined): TurnRequest {
+  if (!template) return req;
+  const { sample } = req;
+  return {
+    ...req,
+    awb: {
+      system: renderSystem(template, sample),
+      actions: [...sample.history.map((h, i) => decorateAction(h.action, i + 1)), decorateAction(sample.action, sample.history.length + 1)],
+      observations: sample.history.map((h) => decorateObservation(h.observation)),
+    },
+  };
+}
+
+function pageOrigin(): string {
+  return typeof location !== 'undefined' && location.origin !== 'null' ? location.origin : 'http://localhost:5173';
+}
+
+export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo | null, endpoint?: EndpointSettings): string {
+  if (!b) return 'no backend';
+  switch (b.kind) {
+    case 'run':
+    case 'file':
+      return model?.id === (b.kind === 'run' ? `run:${b.key}` : `file:${b.id}`) ? model.name : b.kind === 'run' ? b.label : b.name;
+    case 'endpoint':
+      return endpoint ? `endpoint:${endpoint.model}` : 'endpoint';
+    default:
+      return b.kind;
+  }
+}
+
+export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string | null): UseBoundStore<StoreApi<PlaygroundState>> {
+  /** The dropped file's bytes (never persisted), and whether the worker already holds them. */
+  let fileBytes: { id: string; bytes: Uint8Array } | null = null;
+  let workerHasFile: string | null = null;
+  let abort: AbortController | null = null;
+  let templates: Record<string, PromptTemplate> = {};
+  /** Bumped by reset / world changes: a run that started before stops writing into the new session. */
+  let epoch = 0;
+
+  const init = (set: StoreApi<PlaygroundState>['setState'], get: StoreApi<PlaygroundState>['getState']): PlaygroundState => {
+    const chosenTemplate = (): PromptTemplate | undefined => (get().template ? templates[get().template] : undefined);
+
+    /** One turn from the worker's checkpoint; streams into `live`. */
+    async function generateLocal(turn: number, request: TurnRequest): Promise<{ text: string; tokens: number; ms: number; stopped: boolean; name: string }> {
+      const b = get().backend as Extract<BackendChoice, { kind: 'run' | 'file' }>;
+      const problem = deps.webgpu();
+      if (problem) throw Object.assign(new Error(`A checkpoint runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
+      const client = deps.jobs();
+      const s = get().sampling;
+      const attempt = (withBytes: boolean) =>
+        new Promise<{ result: GenerateJobResult | null; text: string; lost: boolean; error?: Error }>((resolve) => {
+          let text = '';
+          let lost = false;
+          const spec: GenerateJobSpec = {
+            kind: 'generate',
+            model:
+              b.kind === 'run'
+                ? { source: 'run', key: b.key, label: b.label }
+                : { source: 'file', id: b.id, name: b.name, ...(withBytes || workerHasFile !== b.id ? { bytes: fileBytes?.id === b.id ? fileBytes.bytes : undefined } : {}) },
+            request,
+            template: chosenTemplate(),
+            sampling: { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topK !== null ? { topK: s.topK } : {}), ...(s.topP !== null ? { topP: s.topP } : {}), ...(s.seed !== null ? { seed: s.seed } : {}) },
+          };
+          let jobId = '';
+          const off = client.on((m: FromWorker) => {
+            if (m.type === 'lost') lost = true;
+            if (m.type === 'ready' && b.kind === 'file') workerHasFile = null;
+            if (!('jobId' in m) || m.jobId !== jobId) return;
+            if (m.type === 'text') {
+              text += m.text;
+              const live = get().live;
+              if (live && live.jobId === jobId) set({ live: { ...live, text } });
+            } else if (m.type === 'progress') {
+              const p = m.data as GenerateProgress;
+              if (p.kind === 'model') set({ model: p.model });
+              else if (p.kind === 'context') set({ context: p.context });
+              else if (p.kind === 'tokens') {
+                const live = get().live;
+                if (live && live.jobId === jobId) set({ live: { ...live, tokens: p.tokens, ms: p.ms } });
+              }
+            } else if (m.type === 'done') {
+              off();
+              resolve({ result: m.result as GenerateJobResult, text, lost });
+            } else if (m.type === 'error') {
+              off();
+              resolve({ result: null, text, lost, error: new Error(m.message) });
+            } else if (m.type === 'status' && m.state === 'stopped') {
+              off();
+              resolve({ result: null, text, lost });
+            }
+          });
+          jobId = client.start(spec as unknown as JobSpecBase);
+          set({ live: { turn, text: '', tokens: 0, ms: 0, exact: true, jobId } });
+        });
+      let r = await attempt(false);
+      if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attempt(true);
+      if (r.error) {
+        const live = get().live;
+        throw Object.assign(r.error, { partial: r.text, lost: r.lost, tokens: live?.tokens ?? 0, ms: live?.ms ?? 0 });
+      }
+      if (b.kind === 'file') workerHasFile = b.id;
+      const res = r.result;
+      return { text: res?.text ?? r.text, tokens: res?.tokens ?? get().live?.tokens ?? 0, ms: res?.ms ?? get().live?.ms ?? 0, stopped: !res || !!res.stopped, name: res?.model.name ?? 'local' };
+    }
+
+    /** One turn from a backend on the page (endpoint, baselines). */
+    async function generatePage(turn: number, backend: LwmBackend, request: TurnRequest): Promise<{ text: string; tokens: number; ms: number; stopped: boolean; name: string }> {
+      abort = new AbortController();
+      const signal = abort.signal;
+      const s = get().sampling;
+      const t0 = performance.now();
+      let text = '';
+      let pieces = 0;
+      set({ live: { turn, text: '', tokens: 0, ms: 0, exact: false } });
+      try {
+        for await (const piece of backend.generate(request, {
+          maxTokens: s.maxTokens,
+          temperature: s.temperature,
+          ...(s.topK !== null ? { topK: s.topK } : {}),
+          ...(s.topP !== null ? { topP: s.topP } : {}),
+          ...(s.seed !== null ? { seed: s.seed } : {}),
+          signal,
+        })) {
+          text += piece;
+          pieces++;
+          set({ live: { turn, text, tokens: pieces, ms: performance.now() - t0, exact: false } });
+        }
+      } catch (e) {
+        if (!signal.aborted) throw Object.assign(e as Error, { partial: text, tokens: pieces, ms: performance.now() - t0 });
+      } finally {
+        abort = null;
+      }
+      return { text, tokens: pieces, ms: performance.now() - t0, stopped: signal.aborted, name: backend.name };
+    }
+
+    async function runTurn(index: number): Promise<boolean> {
+      const { backend: b, session } = get();
+      if (!b) {
+        set({ error: { kind: 'settings', message: 'Choose a backend first: a checkpoint, an endpoint or a baseline.' } });
+        return false;
+      }
+      const myEpoch = epoch;
+      let request = turnRequest(session, index);
+      let backend: LwmBackend | null = null;
+      if (b.kind === 'endpoint') {
+        const ep = deps.endpoint(b.id);
+        if (!ep) {
+          set({ error: { kind: 'settings', message: 'The chosen endpoint is no longer set up; choose or add one.' } });
+          return false;
+        }
+        const problems = endpointProblems(ep);
+        if (problems.length) {
+          set({ error: { kind: 'settings', message: problems.join(' ') } });
+          return false;
+        }
+        request = endpointRequest(request, chosenTemplate());
+        set({ context: estimatedReport(awbMessages(request), ep.contextLength, get().sampling.maxTokens) });
+        backend = endpointBackend(endpointConfig(ep));
+      } else if (b.kind === 'copy-last') backend = copyLastBackend();
+      else if (b.kind === 'reference') {
+        if (request.reference === undefined) {
+          set({ error: { kind: 'settings', message: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' } });
+          return false;
+        }
+        backend = referenceBackend();
+      }
+      if (backend) set({ context: b.kind === 'endpoint' ? get().context : null });
+      set({ error: null });
+      try {
+        const out = backend ? await generatePage(index, backend, request) : await generateLocal(index, request);
+        if (myEpoch !== epoch) return false;
+        set({ session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }), live: null });
+        return !out.stopped;
+      } catch (e) {
+        if (myEpoch !== epoch) return false;
+        const err = e as Error & { partial?: string; lost?: boolean; tokens?: number; ms?: number; help?: string; kindHint?: string };
+        const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : classifyError(err, index, !!err.lost, pageOrigin());
+        set({
+          session: setPrediction(get().session, index, err.partial ?? '', { backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined), tokens: err.tokens ?? 0, ms: err.ms ?? 0, error: shown.message }),
+          live: null,
+          error: shown,
+        });
+        return false;
+      }
+    }
+
+    let running: Promise<void> | null = null;
+
+    async function runPending(from = 0): Promise<void> {
+      if (running) return running;
+      running = (async () => {
+        try {
+          for (;;) {
+            const next = pendingTurns(get().session, from)[0];
+            if (next === undefined) return;
+            const ok = await runTurn(next);
+            if (!ok) return;
+            from = next + 1;
+          }
+        } finally {
+          running = null;
+        }
+      })();
+      return running;
+    }
+
+    return {
+      session: newSession({ kind: 'env', domain: 'terminal', seed: 1 }),
+      backend: null,
+      sampling: { ...DEFAULT_SAMPLING },
+      template: '',
+      model: null,
+      live: null,
+      context: null,
+      error: null,
+      saved: null,
+      suggestion: null,
+
+      setWorld(world) {
+        epoch++;
+        get().stop();
+        set({ session: newSession(world, get().session.mode), live: null, context: null, saved: null, suggestion: null, error: null });
+      },
+      setField(field, value) {
+        set({ session: setSessionField(get().session, field, value) });
+      },
+      resetFields() {
+        set({ session: { ...get().session, systemPrompt: newSession(get().session.world).systemPrompt } });
+      },
+      setMode(mode) {
+        set({ session: { ...get().session, mode } });
+      },
+      setBackend(b, file) {
+        if (b?.kind === 'file' && file) fileBytes = { id: b.id, bytes: file };
+        set({ backend: b, error: null, context: null });
+        if (b && (b.kind === 'run' || b.kind === 'file')) {
+          // Load it now so the first turn does not wait, and the user sees what was loaded (or why not).
+          const problem = deps.webgpu();
+          if (problem) {
+            set({ error: { kind: 'no-webgpu', message: `A checkpoint runs on the GPU, and ${problem.message}`, help: problem.help } });
+            return;
+          }
+          const client = deps.jobs();
+          const model =
+            b.kind === 'run' ? { source: 'run' as const, key: b.key, label: b.label } : { source: 'file' as const, id: b.id, name: b.name, bytes: fileBytes?.id === b.id ? fileBytes.bytes : undefined };
+          const jobId = client.start({ kind: 'generate', model } as unknown as JobSpecBase);
+          const off = client.on((m) => {
+            if (!('jobId' in m) || m.jobId !== jobId) return;
+            if (m.type === 'progress' && (m.data as GenerateProgress).kind === 'model') set({ model: (m.data as Extract<GenerateProgress, { kind: 'model' }>).model });
+            if (m.type === 'done') {
+              off();
+              if (b.kind === 'file') workerHasFile = b.id;
+            }
+            if (m.type === 'error') {
+              off();
+              if (get().backend === b) set({ error: classifyError(new Error(m.message), undefined, false, pageOrigin()), model: null });
+            }
+          });
+        }
+      },
+      setSampling(s) {
+        set({ sampling: { ...get().sampling, ...s } });
+      },
+      setTemplate(version, known) {
+        templates = known;
+        set({ template: version });
+      },
+      suggest() {
+        const { session, suggestion } = get();
+        const variant = suggestion ? suggestion.variant + 1 : 0;
+        const text = suggestAction(session.world, session.turns.map((t) => t.action), suggestion ? variant : 0);
+        set({ suggestion: text === null ? null : { text, variant } });
+        return text;
+      },
+      async send(action) {
+        if (!action.trim()) return;
+        set({ session: addTurn(get().session, action), suggestion: null, saved: null });
+        // Earlier turns left without a prediction (a failed request, a lost device) run first: the new turn's history needs them.
+        await runPending(0);
+      },
+      runPending,
+      async rerunFrom(from) {
+        set({ session: clearFrom(get().session, from) });
+        await runPending(from);
+      },
+      stop() {
+        const live = get().live;
+        abort?.abort(new Error('stopped'));
+        if (live?.jobId) deps.jobs().stop(live.jobId);
+      },
+      async editAction(index, action, keepLater) {
+        if (running) return;
+        set({ session: branchAt(get().session, index, action, keepLater), saved: null });
+        await runPending(index);
+      },
+      switchBranch(k) {
+        if (running) return;
+        set({ session: switchSessionBranch(get().session, k) });
+      },
+      reset() {
+        epoch++;
+        get().stop();
+        const s = get().session;
+        set({ session: { ...newSession(s.world, s.mode), systemPrompt: s.systemPrompt }, live: null, context: null, saved: null, suggestion: null, error: null });
+      },
+      async save(datasetId = PLAYGROUND_DATASET_ID, datasetName = PLAYGROUND_DATASET_NAME) {
+        const s = get().session;
+        if (!s.turns.some((t) => t.real || t.prediction)) {
+          set({ error: { kind: 'settings', message: 'Nothing to save yet: play at least one turn.' } });
+          return;
+        }
+        const now = deps.now();
+        const id = `play-${s.world.domain}-${now.toString(36)}`;
+        try {
+          await deps.save({ id: datasetId, name: datasetName, createdAt: now, origin: 'playground', formats: ['native'], files: [], errorCount: 0 }, [sessionTrajectory(s, id, now)]);
+          set({ saved: { datasetId, trajectoryId: id, datasetName }, error: null });
+        } catch (e) {
+          set({ error: { kind: 'storage', message: `The session could not be saved: ${(e as Error).message}` } });
+        }
+      },
+      dismissError() {
+        set({ error: null });
+      },
+      release() {
+        const b = get().backend;
+        if (!b || (b.kind !== 'run' && b.kind !== 'file') || deps.webgpu()) return;
+        deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
+        workerHasFile = null;
+        set({ model: null });
+      },
+    };
+  };
+
+  if (!persistKey) return create<PlaygroundState>()(init);
+  return create<PlaygroundState>()(
+    persist(init, {
+      name: persistKey,
+      version: 1,
+      storage: createJSONStorage(() => localStorage),
+      // The session and settings; never file bytes or keys. A dropped file is not kept (its bytes are gone after a reload).
+      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' ? null : s.backend, sampling: s.sampling, template: s.template }),
+    }),
+  );
+}
+
+/** The page's Playground: the jobs worker (started on first use), the endpoints store, IndexedDB. */
+export const usePlaygroundStore = createPlaygroundStore(
+  {
+    jobs: jobClient,
+    endpoint: (id) => useEndpointStore.getState().endpoints.find((e) => e.id === id),
+    webgpu: missingWebGpu,
+    save: appendTrajectories,
+    now: () => Date.now(),
+  },
+  typeof localStorage === 'undefined' ? null : 'lwm.playground',
+);
