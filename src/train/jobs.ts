@@ -16,6 +16,7 @@ import { StopRequested, UserFacingError, userMessage, type JobContext, type JobR
 import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
 import { runLockName } from './protocol.ts';
+import { runBenchJob, type BenchJobSpec } from './bench.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -267,4 +268,6 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   },
   /** One training stage, persisted in IndexedDB (see the header). */
   train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
+  /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
+  bench: (spec, ctx) => runBenchJob(spec as unknown as BenchJobSpec, ctx),
 };
