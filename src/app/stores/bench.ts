@@ -30,7 +30,7 @@ export interface BenchDraft {
   evalFraction: number;
   seed: number;
   baselines: ('copy-last' | 'reference')[];
-  checkpoints: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string }[];
+  checkpoints: { runId: string; runName: string; stage: string; tag: CheckpointTag; step: number; key: string }[];
   endpoints: EndpointDraft[];
   generation: BenchGeneration;
   judge: { kind: 'local' } | ({ kind: 'endpoint' } & EndpointDraft);
@@ -104,7 +104,10 @@ export function judgeRef(j: BenchDraft['judge']): BenchJudgeRef {
 /** The stored record of a new bench (no key in it). */
 export function benchFromDraft(draft: BenchDraft, id: string, now: number): BenchRecord {
   const backends: BenchBackendRef[] = [];
-  for (const c of draft.checkpoints) backends.push({ id: `ckpt:${c.key}`, name: `local:${c.runName} (${c.tag}, step ${c.step})`, kind: 'checkpoint', checkpoint: c });
+  for (const { stage, ...c } of draft.checkpoints) {
+    // Short enough for a table column; the run's tail tells two runs of one stage apart.
+    backends.push({ id: `ckpt:${c.key}`, name: `local:${stage}-${c.tag}-${c.step} [${c.runId.slice(-4)}]`, kind: 'checkpoint', checkpoint: c });
+  }
   for (const e of draft.endpoints) {
     const bid = endpointId('endpoint', e);
     if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: trimUrl(e.baseUrl), model: e.model.trim() } });

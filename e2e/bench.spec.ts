@@ -1,0 +1,158 @@
+// The Bench as a person uses it: train a micro checkpoint, then score it beside the copy-last
+// and reference baselines on 3 domains × 4 held-out turns with the local judge; reload in the
+// middle and resume; the reference scores highest; drill into a sample; export each backend's
+// judged records and check that `lwm score` prints the same numbers as the page; import the
+// public scorer's judged file and see its table.
+import { expect, test, type Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+
+const DOMAINS = ['terminal', 'mcp', 'search'];
+const PER_DOMAIN = 4;
+
+/** The page's table rows of one backend: domain → the cells lwm score prints, in its column order. */
+async function tableRows(page: Page, backend: string): Promise<Record<string, string[]>> {
+  return page.getByTestId('bench-table').evaluate((table, name) => {
+    const out: Record<string, string[]> = {};
+    for (const body of Array.from(table.querySelectorAll('tbody'))) {
+      const row = Array.from(body.querySelectorAll('tr')).find((r) => r.getAttribute('data-backend') === name);
+      if (!row) continue;
+      out[body.getAttribute('data-domain')!] = Array.from(row.querySelectorAll('td')).map((td) => (td.textContent ?? '').trim().replace('–', '-'));
+    }
+    return out;
+  }, backend);
+}
+
+/** `lwm score FILE` (the default table) as domain → cells. */
+function lwmScore(file: string): Record<string, string[]> {
+  const text = execFileSync(process.execPath, ['bin/lwm.mjs', 'score', file], { encoding: 'utf8' });
+  const out: Record<string, string[]> = {};
+  for (const line of text.split('\n').slice(2)) {
+    if (!line.trim() || /^-+(\s+-+)*$/.test(line.trim())) continue;
+    const [domain, ...cells] = line.trim().split(/\s{2,}/);
+    out[domain] = cells;
+  }
+  return out;
+}
+
+test('Bench: a micro checkpoint against copy-last and reference, resume after reload, export and lwm score agree', async ({ page }) => {
+  test.setTimeout(900_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+
+  // A micro checkpoint: a few SFT steps on the terminal domain.
+  await page.goto('./#/train');
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await page.getByLabel('Domains').selectOption('terminal');
+  await page.getByLabel('Stage').selectOption('sft');
+  await page.getByLabel('Model preset').selectOption('micro');
+  await page.getByLabel('Steps', { exact: true }).fill('4');
+  await page.getByLabel('Batch').fill('2');
+  await page.getByLabel('Tokens per sequence').fill('32');
+  await page.getByLabel('Evaluate every').fill('4');
+  await page.getByLabel('Judged samples').fill('0');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 300_000 });
+
+  // The Bench: 3 domains × 4 held-out turns, the checkpoint and both baselines, the local judge.
+  await page.goto('./#/bench');
+  await expect(page.getByRole('heading', { name: 'Bench', level: 1 })).toBeVisible();
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  const domains = page.getByRole('group', { name: 'Domains' });
+  for (const box of await domains.getByRole('checkbox').all()) {
+    const name = ((await box.locator('xpath=..').textContent()) ?? '').trim();
+    if (!DOMAINS.includes(name)) await box.uncheck();
+  }
+  await page.getByLabel('Samples per domain').fill('many');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('bench-form-errors')).toContainText("Samples per domain must be a whole number from 1 to 100000; got 'many'.");
+  await page.getByLabel('Samples per domain').fill(String(PER_DOMAIN));
+  const backends = page.getByRole('group', { name: 'Backends' });
+  await expect(backends.getByRole('checkbox', { name: /^copy-last/ })).toBeChecked();
+  await expect(backends.getByRole('checkbox', { name: /^reference/ })).toBeChecked();
+  await backends.getByRole('checkbox', { name: /· last · step 4$/ }).check();
+  await page.getByLabel('Max new tokens').fill('8');
+  await expect(page.getByLabel('Judge', { exact: true })).toHaveValue('local');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('bench-form-errors')).toHaveCount(0);
+
+  // Progress with an estimate; reload in the middle of the run.
+  const total = DOMAINS.length * PER_DOMAIN * 3 * 2; // samples × backends × (prediction + judgement)
+  const progress = page.getByTestId('bench-progress-text');
+  await expect(progress).toContainText(new RegExp(`^\\d+ / ${total}`), { timeout: 300_000 });
+  await expect.poll(async () => Number(/^(\d+)/.exec((await progress.textContent()) ?? '')?.[1] ?? 0), { timeout: 300_000 }).toBeGreaterThan(0);
+  console.log(`[e2e] bench progress before reload: ${await progress.textContent()}`);
+  await page.reload();
+  const offer = page.getByTestId('bench-resume-offer');
+  await expect(offer).toContainText('was running when the page closed', { timeout: 60_000 });
+  await offer.getByRole('button', { name: 'Resume the benchmark' }).click();
+  await expect(offer).toHaveCount(0);
+  await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 600_000 });
+  await expect(page.getByTestId('bench-list')).toContainText('done');
+
+  // The table: every backend scored 12 samples; the reference is highest.
+  const table = page.getByTestId('bench-table');
+  const overall = table.locator('tbody[data-domain="overall"] tr');
+  await expect(overall).toHaveCount(3);
+  const names = await overall.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-backend')!));
+  const checkpoint = names.find((n) => n.startsWith('local:'))!;
+  expect(names).toEqual([checkpoint, 'copy-last', 'reference']);
+  const totals: Record<string, number> = {};
+  for (const name of names) {
+    const cells = (await tableRows(page, name)).overall;
+    totals[name] = Number(cells[5]);
+    expect(Number(cells[6]) + Number(cells[7]), `${name}: valid + failed`).toBe(DOMAINS.length * PER_DOMAIN);
+  }
+  console.log(`[e2e] overall totals: ${JSON.stringify(totals)}`);
+  expect(totals.reference).toBe(100);
+  expect(totals.reference).toBeGreaterThan(totals['copy-last']);
+  expect(totals.reference).toBeGreaterThan(totals[checkpoint]);
+  for (const d of DOMAINS) await expect(table.locator(`tbody[data-domain="${d}"] tr`)).toHaveCount(3);
+  await expect(page.getByTestId('bench-chart').locator('rect.bar')).toHaveCount(3 * (DOMAINS.length + 1));
+
+  // Drill into a sample: the diff and the verdict.
+  const samples = page.getByTestId('bench-samples');
+  await expect(samples.locator('tbody tr')).toHaveCount(DOMAINS.length * PER_DOMAIN);
+  await samples.locator('tbody tr').first().getByRole('button').click();
+  const sample = page.getByTestId('bench-sample');
+  await sample.getByLabel('Backend').selectOption({ label: 'copy-last' });
+  await expect(sample.getByTestId('bench-diff')).toBeVisible();
+  await expect(sample.getByTestId('bench-verdict')).toContainText('factuality');
+  await expect(sample.getByTestId('bench-verdict')).toContainText('Verifier:');
+
+  await page.getByRole('heading', { name: 'Bench', level: 1 }).scrollIntoViewIfNeeded();
+  const shot = await snap(page, 'bench-view');
+  mkdirSync('docs/screenshots', { recursive: true });
+  copyFileSync(shot, 'docs/screenshots/bench.png');
+
+  // Export each backend's judged records: lwm score prints the page's numbers.
+  for (const name of names) {
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: `Export judged records of ${name}` }).click();
+    const file = await download;
+    const path = `${ARTIFACTS}/${file.suggestedFilename()}`;
+    await file.saveAs(path);
+    const cli = lwmScore(path);
+    const shown = await tableRows(page, name);
+    expect(Object.keys(cli).sort()).toEqual([...DOMAINS, 'overall'].sort());
+    for (const [domain, cells] of Object.entries(cli)) expect(shown[domain], `${name} · ${domain}`).toEqual(cells);
+  }
+  const predictions = page.waitForEvent('download');
+  await page.getByRole('button', { name: `Export predictions of ${checkpoint}` }).click();
+  const pred = await predictions;
+  expect(pred.suggestedFilename()).toMatch(/\.predictions\.jsonl$/);
+
+  // Import the public scorer's judged file: its table, with the public overall figure.
+  await page.getByLabel('Import a judged file').setInputFiles('src/core/bench/fixtures/awb-public-judged.jsonl');
+  await expect(page.getByTestId('bench-selected')).toContainText('Imported from awb-public-judged.jsonl');
+  const imported = page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr');
+  await expect(imported).toHaveCount(1);
+  await expect(imported.locator('td[data-col="total"]')).toHaveText('63.33');
+  await expect(imported.locator('td[data-col="valid"]')).toHaveText('10');
+  await expect(imported.locator('td[data-col="failed"]')).toHaveText('2');
+  await snap(page, 'bench-import');
+
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});
