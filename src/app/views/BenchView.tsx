@@ -179,10 +179,11 @@ function Selected() {
 
 export default function BenchView() {
   useDatasets();
-  const { init, error, dismissError } = useBenchStore();
+  const { init, refresh, error, dismissError } = useBenchStore();
   useEffect(() => {
-    void init();
-  }, [init]);
+    // Checkpoints trained since the view was last open are offered too.
+    void init().then(refresh);
+  }, [init, refresh]);
   return (
     <section className="view" aria-labelledby="bench-title">
       <h1 id="bench-title">Bench</h1>
