@@ -21,7 +21,7 @@ function download(file: { name: string; text: string }) {
   saveFile(new Blob([file.text], { type: 'application/jsonl' }), file.name);
 }
 
-function Cells({ row }: { row: ScoreRow }) {
+function Cells({ row, withVerifier }: { row: ScoreRow; withVerifier: boolean }) {
   return (
     <>
       {DIMENSIONS.map((d) => (
@@ -38,12 +38,16 @@ function Cells({ row }: { row: ScoreRow }) {
       <td className="num" data-col="failed">
         {row.failed}
       </td>
-      <td className="num" data-col="exact">
-        {fmt2(row.verifier.rate)}
-      </td>
-      <td className="num" data-col="checked">
-        {row.verifier.checked}
-      </td>
+      {withVerifier ? (
+        <>
+          <td className="num" data-col="exact">
+            {fmt2(row.verifier.rate)}
+          </td>
+          <td className="num" data-col="checked">
+            {row.verifier.checked}
+          </td>
+        </>
+      ) : null}
     </>
   );
 }
@@ -55,6 +59,8 @@ export function BenchResults({ bench, results, judgeId, onJudge }: { bench: Benc
     const totals = tables.map((t) => t.table.overall.total ?? -Infinity);
     return Math.max(...totals);
   }, [tables]);
+  // The verifier's columns where records carry its verdicts (as lwm score prints them).
+  const withVerifier = tables.some((t) => t.table.overall.verifier.checked > 0);
   const order = orderedBackends(bench);
   const colour = (id: string) => `chart-s${Math.max(0, order.findIndex((b) => b.id === id)) % 6}`;
   if (!tables.length) return <p className="muted">No judged sample yet{bench.judges.length > 1 ? ' by this judge' : ''}.</p>;
@@ -96,12 +102,16 @@ export function BenchResults({ bench, results, judgeId, onJudge }: { bench: Benc
               <th scope="col" className="num">
                 failed
               </th>
-              <th scope="col" className="num">
-                exact %
-              </th>
-              <th scope="col" className="num">
-                checked
-              </th>
+              {withVerifier ? (
+                <>
+                  <th scope="col" className="num" title="the verifier's exact-match rate on the deterministic region">
+                    exact %
+                  </th>
+                  <th scope="col" className="num" title="samples with a deterministic region to check">
+                    checked
+                  </th>
+                </>
+              ) : null}
             </tr>
           </thead>
           {groups.map((g) => (
@@ -117,7 +127,7 @@ export function BenchResults({ bench, results, judgeId, onJudge }: { bench: Benc
                     {r.backend.name}
                     {r.baseline ? <span className="muted small"> (baseline)</span> : null}
                   </th>
-                  <Cells row={r.row} />
+                  <Cells row={r.row} withVerifier={withVerifier} />
                 </tr>
               ))}
             </tbody>
