@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { readRecords, type AwbJudgedRecord } from '../../core/bench/records.ts';
 import { scoreJudged } from '../../core/bench/runner.ts';
 import { formatOfficial } from '../../core/bench/score.ts';
-import { captureIO } from '../../cli/testing.ts';
+import { agreementScore } from '../../core/bench/agreement.ts';
+import { judgeAgreement } from '../../core/judge/agree.ts';
 import type { BenchRecord, BenchResult } from '../../storage/db.ts';
 import { backendTables, benchAgreement, comparison, exportJudged, importJudgedFile, lineDiff, orderedBackends } from './benchModel.ts';
 
@@ -80,47 +81,28 @@ describe('bench tables', () => {
     expect(backendTables(bench, results, 'judge:big')[0].table.overall.total).toBe(50);
   });
 
-  it('the exported judged records give the table’s numbers under lwm score', async () => {
-    const { default: score } = await import('../../cli/commands/score.ts');
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const dir = mkdtempSync(join((await import('node:os')).tmpdir(), 'bench-'));
+  it('the exported judged records give the table’s numbers when read back as lwm score reads them', () => {
     for (const t of backendTables(bench, results, 'local-rubric')) {
       const file = exportJudged(results, t.backend, 'local-rubric');
       expect(file.name).toMatch(/\.local-rubric\.judged\.jsonl$/);
-      const path = join(dir, file.name);
-      writeFileSync(path, file.text);
-      const io = captureIO();
-      expect(await score([path, '--format', 'json'], io)).toBe(0);
-      expect(JSON.parse(io.stdout)).toEqual(JSON.parse(JSON.stringify(t.table)));
+      // lwm score: readRecordFile (readRecords on the text) → scoreJudged.
+      const back = readRecords<AwbJudgedRecord>(file.text, file.name, 'judged');
+      expect(back.errors).toEqual([]);
+      expect(scoreJudged(back.records)).toEqual(t.table);
     }
   });
 
-  it('judge agreement is lwm agree’s over the same judged records', async () => {
+  it('judge agreement is lwm agree’s over the exported files', () => {
     const pairs = benchAgreement(bench, results);
     expect(pairs).toHaveLength(1);
-    const { default: agree } = await import('../../cli/commands/agree.ts');
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const dir = mkdtempSync(join((await import('node:os')).tmpdir(), 'agree-'));
-    const files: string[] = [];
-    for (const b of bench.backends) {
-      for (const j of bench.judges) {
-        const path = join(dir, `${b.id}.${j.id}.jsonl`);
-        writeFileSync(path, exportJudged(results, b, j.id).text);
-        files.push(`${j.id}@${b.name}=${path}`);
-      }
-    }
-    const io = captureIO();
-    expect(await agree([...files, '--json'], io)).toBe(0);
-    const cli = JSON.parse(io.stdout);
-    expect(cli).toHaveLength(1);
-    expect(cli[0].judges).toEqual(pairs[0].judges);
-    expect(cli[0].models).toEqual(pairs[0].models);
-    expect(cli[0].spearman).toBeCloseTo(pairs[0].spearman, 12);
-    expect(cli[0].kendallTauB).toBeCloseTo(pairs[0].kendallTauB, 12);
-    expect(cli[0].pearson).toBeCloseTo(pairs[0].pearson, 12);
-    expect(cli[0].samples).toBe(pairs[0].samples);
+    // lwm agree JUDGE@MODEL=FILE ...: every record of each file through agreementScore.
+    const scores = bench.backends.flatMap((b) =>
+      bench.judges.flatMap((j) => readRecords<AwbJudgedRecord>(exportJudged(results, b, j.id).text, 'f', 'judged').records.flatMap((r) => agreementScore(r, j.id, b.name) ?? [])),
+    );
+    expect(judgeAgreement(scores)).toEqual(pairs);
+    expect(pairs[0].models).toEqual(['copy-last', 'local:sft', 'reference']);
+    // The failed sample of the checkpoint is left out: 5 of 6 (model, sample) pairs.
+    expect(pairs[0].samples).toBe(5);
   });
 });
 

@@ -3,7 +3,8 @@
 // `lwm score` computes them), the comparison rows that put the backends side by side with the
 // baselines as reference rows, the records an export writes, judge agreement (as `lwm agree`),
 // a judged file read as a benchmark, and the line diff of a prediction against its reference.
-import { isFailedRecord, readRecords, sampleKey, toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
+import { agreementScore } from '../../core/bench/agreement.ts';
+import { readRecords, sampleKey, toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
 import { scoreJudged } from '../../core/bench/runner.ts';
 import type { ScoreRow, ScoreTable } from '../../core/bench/score.ts';
 import { judgeAgreement, type JudgePairAgreement, type JudgedScore } from '../../core/judge/agree.ts';
@@ -94,9 +95,8 @@ export function benchAgreement(bench: Pick<BenchRecord, 'backends' | 'judges'>, 
   for (const r of results) {
     for (const j of bench.judges) {
       if (!Object.hasOwn(r.judged, j.id)) continue;
-      const rec = r.judged[j.id];
-      if (isFailedRecord(rec) || typeof rec.total_score !== 'number' || rec.total_score === 0) continue;
-      scores.push({ judge: j.id, model: names.get(r.backend) ?? r.backend, key: sampleKey(rec), score: rec.total_score });
+      const score = agreementScore(r.judged[j.id], j.id, names.get(r.backend) ?? r.backend);
+      if (score) scores.push(score);
     }
   }
   return judgeAgreement(scores);
