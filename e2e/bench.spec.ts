@@ -6,6 +6,8 @@
 import { expect, test, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 const DOMAINS = ['terminal', 'mcp', 'search'];
@@ -155,6 +157,129 @@ test('Bench: a micro checkpoint against copy-last and reference, resume after re
   await expect(page.getByTestId('bench-table').locator('th', { hasText: 'exact' })).toHaveCount(0);
   await snap(page, 'bench-import');
 
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});
+
+/**
+ * A local OpenAI-compatible server that lets the page in (CORS): model "echo" streams the last
+ * user message back as its prediction; model "judge" compares the simulated and the real
+ * observation in the judge's prompt and answers in the verdict format (5 when equal).
+ */
+async function fakeEndpoint() {
+  const auth: Record<string, Set<string>> = { echo: new Set(), judge: new Set() };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const b = JSON.parse(body) as { model: string; stream?: boolean; messages: { role: string; content: string }[] };
+      auth[b.model]?.add(String(req.headers.authorization));
+      const last = b.messages.at(-1)!.content;
+      let reply: string;
+      if (b.model === 'judge') {
+        const sim = /<simulated>\n([\s\S]*?)\n<\/simulated>/.exec(last)?.[1] ?? '';
+        const real = /<real>\n([\s\S]*?)\n<\/real>/.exec(last)?.[1] ?? '';
+        const s = sim === real ? 5 : sim.length && real.startsWith(sim.slice(0, 8)) ? 3 : 2;
+        reply = `Compared.\n<verdict>\n${JSON.stringify({ strengths: s === 5 ? ['exact'] : [], weaknesses: s === 5 ? [] : ['differs'], scores: { format: s, factuality: s, consistency: s, realism: s, quality: s } })}\n</verdict>`;
+      } else reply = `<predicted_observation>\n${last.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}\n</predicted_observation>`;
+      if (b.stream) {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        for (let i = 0; i < reply.length; i += 16) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: reply.slice(i, i + 16) } }] })}\n\n`);
+        res.end('data: [DONE]\n\n');
+      } else {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: reply } }] }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, auth, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+test('Bench: an endpoint model, then an endpoint LLM judge beside the local one, and their agreement; keys never stored', async ({ page }) => {
+  test.setTimeout(300_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  const server = await fakeEndpoint();
+  try {
+    await page.goto('./#/bench');
+    await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+    const domains = page.getByRole('group', { name: 'Domains' });
+    for (const box of await domains.getByRole('checkbox').all()) {
+      const name = ((await box.locator('xpath=..').textContent()) ?? '').trim();
+      if (!['terminal', 'mcp'].includes(name)) await box.uncheck();
+    }
+    await page.getByLabel('Samples per domain').fill('3');
+    await page.getByText('Add an OpenAI-compatible endpoint').click();
+    await page.getByLabel('Base URL', { exact: true }).fill('localhost:8000');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect(page.getByText('The base URL must start with http:// or https://')).toBeVisible();
+    await page.getByLabel('Base URL', { exact: true }).fill(server.base);
+    await page.getByLabel('Model', { exact: true }).fill('echo');
+    await page.getByLabel('API key', { exact: true }).fill('sk-model-key');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect(page.getByRole('list', { name: 'Endpoints' })).toContainText('echo');
+    await page.getByRole('button', { name: 'Run benchmark' }).click();
+    await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 120_000 });
+    const overall = page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr');
+    await expect(overall).toHaveCount(3);
+    expect(await overall.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-backend')))).toEqual(['endpoint:echo', 'copy-last', 'reference']);
+    await expect(page.getByTestId('bench-agreement')).toContainText('Agreement needs a second judge');
+
+    // Judge the same predictions again with the LLM judge: agreement appears.
+    const again = page.getByRole('form', { name: 'Judge again' });
+    await expect(again.getByLabel('Judge the predictions again with')).toHaveValue('endpoint');
+    await again.getByLabel('Judge base URL').fill(server.base);
+    await again.getByLabel('Judge model').fill('judge');
+    await again.getByLabel('Judge API key').fill('sk-judge-key');
+    await again.getByRole('button', { name: 'Judge again' }).click();
+    await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 120_000 });
+    const judgeId = `judge:judge@${new URL(server.base).host}`;
+    const agreement = page.getByTestId('bench-agreement').locator('tbody tr');
+    await expect(agreement).toHaveCount(1);
+    const cells = await agreement.locator('td').allTextContents();
+    expect(cells.slice(0, 4)).toEqual([judgeId, 'local-rubric', '3', '18']);
+    expect(cells[4]).toMatch(/^-?\d\.\d{3}$/);
+    // The LLM judge's own table: the reference at the top.
+    await page.getByLabel('Scores by judge').selectOption(judgeId);
+    await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="reference"] td[data-col="total"]')).toHaveText('100.00');
+    await page.getByTestId('bench-samples').locator('tbody tr').first().getByRole('button').click();
+    await expect(page.getByTestId('bench-verdict')).toContainText(/Strengths|Weaknesses/);
+
+    // The keys went to the endpoint and nowhere else: not in IndexedDB, localStorage or an export.
+    expect([...server.auth.echo]).toEqual(['Bearer sk-model-key']);
+    expect([...server.auth.judge]).toEqual(['Bearer sk-judge-key']);
+    const stored = await page.evaluate(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const open = indexedDB.open('lwm-studio');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const tx = open.result.transaction(['benches', 'benchResults']);
+            const a = tx.objectStore('benches').getAll();
+            const b = tx.objectStore('benchResults').getAll();
+            tx.oncomplete = () => resolve(JSON.stringify([a.result, b.result]) + JSON.stringify({ ...localStorage }));
+          };
+        }),
+    );
+    expect(stored).toContain('echo');
+    expect(stored).not.toContain('sk-model-key');
+    expect(stored).not.toContain('sk-judge-key');
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export judged records of endpoint:echo' }).click();
+    const file = await download;
+    const path = `${ARTIFACTS}/${file.suggestedFilename()}`;
+    await file.saveAs(path);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(path, 'utf8')).not.toContain('sk-');
+    await snap(page, 'bench-agreement');
+  } finally {
+    await server.close();
+  }
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);
 });

@@ -185,6 +185,8 @@ export function Agreement({ bench, results }: { bench: BenchRecord; results: Ben
       setErrors(errs);
       if (Object.keys(errs).length) return;
       void addJudge(bench.id, { kind: 'endpoint', ...judge });
+      // The key went with the job; the form does not keep it.
+      setJudge({ ...judge, apiKey: '' });
     } else void addJudge(bench.id, { kind: 'local' });
   }
   return (
