@@ -21,6 +21,10 @@ const READY: Record<string, (page: Page) => Promise<void>> = {
     await expect(page.getByTestId('preview-tokens')).toHaveText(/^[\d,]+ tokens$/, { timeout: 60_000 });
   },
   '#/train': (page) => expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible({ timeout: 60_000 }),
+  '#/bench': async (page) => {
+    await expect(page.getByRole('heading', { name: 'Benchmarks' })).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 60_000 });
+  },
 };
 
 test('the built site carries a CSP without unsafe-eval, and every view runs under it with no violation', async ({ page }) => {
