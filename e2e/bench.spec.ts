@@ -167,7 +167,7 @@ test('Bench: a micro checkpoint against copy-last and reference, resume after re
  * observation in the judge's prompt and answers in the verdict format (5 when equal).
  */
 async function fakeEndpoint() {
-  const auth: Record<string, Set<string>> = { echo: new Set(), judge: new Set() };
+  const auth: Record<string, Set<string>> = { echo: new Set(), judge: new Set(), slow: new Set() };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
@@ -186,7 +186,11 @@ async function fakeEndpoint() {
         const s = sim === real ? 5 : sim.length && real.startsWith(sim.slice(0, 8)) ? 3 : 2;
         reply = `Compared.\n<verdict>\n${JSON.stringify({ strengths: s === 5 ? ['exact'] : [], weaknesses: s === 5 ? [] : ['differs'], scores: { format: s, factuality: s, consistency: s, realism: s, quality: s } })}\n</verdict>`;
       } else reply = `<predicted_observation>\n${last.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}\n</predicted_observation>`;
-      if (b.stream) {
+      // "slow" takes its time, so a run of it can be cancelled half-way.
+      setTimeout(() => send(b.stream === true, reply), b.model === 'slow' ? 1500 : 0);
+    });
+    const send = (stream: boolean, reply: string) => {
+      if (stream) {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         for (let i = 0; i < reply.length; i += 16) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: reply.slice(i, i + 16) } }] })}\n\n`);
         res.end('data: [DONE]\n\n');
@@ -194,10 +198,15 @@ async function fakeEndpoint() {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: reply } }] }));
       }
-    });
+    };
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, auth, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    auth,
+    closeAllConnections: () => server.closeAllConnections(),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 test('Bench: an endpoint model, then an endpoint LLM judge beside the local one, and their agreement; keys never stored', async ({ page }) => {
@@ -205,6 +214,7 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
   const server = await fakeEndpoint();
+  const tStart = Date.now();
   try {
     await page.goto('./#/bench');
     await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
@@ -277,8 +287,41 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(path, 'utf8')).not.toContain('sk-');
     await snap(page, 'bench-agreement');
+    console.log(`[e2e] endpoint model and judge done in ${Date.now() - tStart} ms`);
+
+    // Cancel a slow run half-way; continue it later: it does only what is missing.
+    await page.getByRole('list', { name: 'Endpoints' }).getByRole('button', { name: 'Remove' }).click();
+    await page.getByLabel('Base URL', { exact: true }).fill(server.base);
+    await page.getByLabel('Model', { exact: true }).fill('slow');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const backends = page.getByRole('group', { name: 'Backends' });
+    await backends.getByRole('checkbox', { name: /^copy-last/ }).uncheck();
+    await backends.getByRole('checkbox', { name: /^reference/ }).uncheck();
+    await page.getByLabel('Name (optional)').fill('slow run');
+    const tRun = Date.now();
+    await page.getByRole('button', { name: 'Run benchmark' }).click();
+    const progress = page.getByTestId('bench-progress-text');
+    await expect(progress).toHaveText(/^[1-9]\d* \/ 12/, { timeout: 60_000 });
+    console.log(`[e2e] slow run: first progress after ${Date.now() - tRun} ms`);
+    const t0 = Date.now();
+    await page.getByTestId('bench-progress').getByRole('button', { name: 'Cancel' }).click();
+    await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 60_000 });
+    const list = page.getByTestId('bench-list').getByRole('listitem').filter({ hasText: 'slow run' });
+    await expect(list).toContainText('stopped');
+    console.log(`[e2e] cancelled in ${Date.now() - t0} ms`);
+    const kept = await page.getByTestId('bench-samples').locator('tbody tr').count();
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(6);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 60_000 });
+    await expect(list).toContainText('done');
+    console.log(`[e2e] continued and done ${Date.now() - t0} ms after the cancel`);
+    await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="endpoint:slow"] td[data-col="valid"]')).toHaveText('6');
   } finally {
+    const tc = Date.now();
+    server.closeAllConnections();
     await server.close();
+    console.log(`[e2e] server closed in ${Date.now() - tc} ms`);
   }
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);
