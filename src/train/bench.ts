@@ -122,7 +122,19 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
       }
     }
 
-    // Rates for the estimate: ms per prediction by backend, ms per judgement by judge.
+    // What is left, kept as counts (each unit done takes one off), and the rates for the
+    // estimate: ms per prediction by backend, ms per judgement by judge.
+    const missingGen = new Map<string, number>();
+    const missingJudge = new Map<string, number>();
+    for (const b of backends) {
+      let gen = 0;
+      for (let i = 0; i < samples.length; i++) {
+        const r = stored.get(keyOf(b.id, i));
+        if (redo(r)) gen++;
+        for (const j of judges) if (redo(r) || !Object.hasOwn(r!.judged, j.id)) missingJudge.set(j.id, (missingJudge.get(j.id) ?? 0) + 1);
+      }
+      missingGen.set(b.id, gen);
+    }
     const genRate = new Map<string, number>();
     const judgeRate = new Map<string, number>();
     const remaining = () => {
@@ -130,16 +142,14 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
       const modelRates = [...genRate.entries()].filter(([id]) => !INSTANT.has(backends.find((b) => b.id === id)!.kind)).map(([, v]) => v);
       const fallback = modelRates.length ? modelRates.reduce((a, b) => a + b, 0) / modelRates.length : null;
       for (const b of backends) {
-        let missing = 0;
-        for (let i = 0; i < samples.length; i++) if (redo(stored.get(keyOf(b.id, i)))) missing++;
+        const missing = missingGen.get(b.id) ?? 0;
         if (!missing || INSTANT.has(b.kind)) continue;
         const rate = genRate.get(b.id) ?? fallback;
         if (rate === null) return null;
         ms += missing * rate;
       }
       for (const j of judges) {
-        let missing = 0;
-        for (const b of backends) for (let i = 0; i < samples.length; i++) if (!Object.hasOwn(stored.get(keyOf(b.id, i))?.judged ?? {}, j.id)) missing++;
+        const missing = missingJudge.get(j.id) ?? 0;
         if (!missing) continue;
         const rate = judgeRate.get(j.id) ?? (j.kind === 'local' ? 0 : null);
         if (rate === null) return null;
@@ -184,6 +194,7 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
                 stored.set(keyOf(ref.id, index), result);
                 made++;
                 genRate.set(ref.id, (now() - started) / made);
+                missingGen.set(ref.id, (missingGen.get(ref.id) ?? 1) - 1);
                 counters.done++;
                 if (p.gen_error !== undefined) counters.failed++;
                 await report('generate', [result], { backend: ref.id });
@@ -222,6 +233,7 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
             stored.set(keyOf(ref.id, r.index), result);
             made++;
             judgeRate.set(jref.id, (now() - started) / made);
+            missingJudge.set(jref.id, (missingJudge.get(jref.id) ?? 1) - 1);
             counters.done++;
             if (rec.failed) counters.failed++;
             await report('judge', [result], { backend: ref.id, judge: jref.id });

@@ -51,12 +51,17 @@ describe('bench store', () => {
 
     const result = { benchId: id, backend: 'copy-last', index: 0, prediction: { task: 'terminal', id: 'x', turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g' }, judged: {} };
     emit({ type: 'progress', jobId: job.jobId, data: { benchId: id, phase: 'generate', backend: 'copy-last', done: 1, total: 10, failed: 0, etaMs: 500, results: [result] } });
+    // Applied a few times a second, not per record.
+    expect(useBenchStore.getState().results).toEqual([]);
+    await settle();
     expect(useBenchStore.getState().results).toEqual([result]);
     expect(useBenchStore.getState().live!.progress!.etaMs).toBe(500);
     // A second record for the same sample replaces it (its judgement arrived).
     const judged = { ...result, judged: { j: { ...result.prediction, failed: true } } };
     emit({ type: 'progress', jobId: job.jobId, data: { benchId: id, phase: 'judge', backend: 'copy-last', judge: 'j', done: 2, total: 10, failed: 1, etaMs: 0, results: [judged] } });
+    await settle();
     expect(useBenchStore.getState().results).toEqual([judged]);
+    expect(useBenchStore.getState().live!.progress!.done).toBe(2);
 
     // Another job's messages are not this bench's.
     emit({ type: 'error', jobId: 'someone-else', message: 'nope' });
@@ -70,6 +75,8 @@ describe('bench store', () => {
     expect(useBenchStore.getState().interrupted).toEqual([]);
   });
 });
+
+const settle = () => new Promise((r) => setTimeout(r, 300));
 
 function draft() {
   return {

@@ -74,6 +74,9 @@ interface BenchState {
 }
 
 const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
+const FLUSH_MS = 150;
+/** Progress records not yet applied (see flush). */
+const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = { progress: null, results: [], timer: null };
 const MAX_LOGS = 100;
 
 let client: JobClient | null = null;
@@ -145,19 +148,11 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
     switch (m.type) {
       case 'progress': {
+        // Buffered: a fast backend or judge sends hundreds a second; the page redraws a few times a second.
         const p = m.data as BenchProgress;
-        set({ live: { ...live, progress: p } });
-        if (get().selectedId === live.benchId && p.results.length) {
-          set((s) => {
-            const results = s.results.slice();
-            for (const r of p.results) {
-              const i = results.findIndex((x) => x.backend === r.backend && x.index === r.index);
-              if (i >= 0) results[i] = r;
-              else results.push(r);
-            }
-            return { results };
-          });
-        }
+        pending.progress = p;
+        pending.results.push(...p.results);
+        pending.timer ??= setTimeout(flush, FLUSH_MS);
         return;
       }
       case 'log':
@@ -165,7 +160,11 @@ export const useBenchStore = create<BenchState>()((set, get) => {
         return;
       case 'status': {
         const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
-        set({ live: finished ? null : { ...live, state: m.state } });
+        if (pending.timer) {
+          clearTimeout(pending.timer);
+          flush();
+        }
+        set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
         if (finished)
           void get()
             .refresh()
@@ -178,6 +177,31 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       default:
         return;
     }
+  }
+
+  /** Applies the buffered progress: the latest record, and every result since the last flush. */
+  function flush() {
+    const live = get().live;
+    const { progress, results } = pending;
+    pending.progress = null;
+    pending.results = [];
+    pending.timer = null;
+    if (!live || !progress || progress.benchId !== live.benchId) return;
+    set({ live: { ...live, progress } });
+    if (get().selectedId !== live.benchId || !results.length) return;
+    set((s) => {
+      const at = new Map(s.results.map((r, i) => [`${r.backend}\u0000${r.index}`, i]));
+      const merged = s.results.slice();
+      for (const r of results) {
+        const k = `${r.backend}\u0000${r.index}`;
+        const i = at.get(k);
+        if (i === undefined) {
+          at.set(k, merged.length);
+          merged.push(r);
+        } else merged[i] = r;
+      }
+      return { results: merged };
+    });
   }
 
   function ensureClient(): JobClient | null {

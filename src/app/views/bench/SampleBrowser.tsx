@@ -4,6 +4,7 @@
 import { useMemo, useState } from 'react';
 import { judgeInputOf, sampleKey, type AwbJudgedRecord } from '../../../core/bench/records.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
+import { domainOfTask } from '../../../core/schema/types.ts';
 import type { BenchRecord, BenchResult } from '../../../storage/db.ts';
 import { lineDiff, orderedBackends } from '../../stores/benchModel.ts';
 
@@ -24,10 +25,7 @@ function sampleRows(results: readonly BenchResult[]): SampleRow[] {
   for (const r of sorted) {
     const key = sampleKey(r.prediction);
     let row = rows.get(key);
-    if (!row) {
-      const input = judgeInputOf(r.prediction);
-      rows.set(key, (row = { key, domain: input.domain, id: String(r.prediction.id), turn: r.prediction.turn_idx, results: new Map() }));
-    }
+    if (!row) rows.set(key, (row = { key, domain: domainOfTask(r.prediction.task), id: String(r.prediction.id), turn: r.prediction.turn_idx, results: new Map() }));
     row.results.set(r.backend, r);
   }
   return [...rows.values()];
