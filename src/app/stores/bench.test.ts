@@ -69,6 +69,17 @@ describe('bench store', () => {
     emit({ type: 'status', jobId: job.jobId, state: 'stopped' });
     expect(useBenchStore.getState().live).toBeNull();
 
+    // A job that fails before its bench began (the status first, then the error): the message
+    // shows, and the bench is marked failed with it instead of staying "queued".
+    await useBenchStore.getState().resume(id);
+    const failing = started.at(-1)!.jobId;
+    emit({ type: 'status', jobId: failing, state: 'failed', detail: 'no GPU' });
+    emit({ type: 'error', jobId: failing, message: 'WebGPU is not available in this browser.' });
+    expect(useBenchStore.getState().error).toBe('WebGPU is not available in this browser.');
+    await expect.poll(async () => (await getBench(id))!.state).toBe('failed');
+    expect((await getBench(id))!.error).toBe('WebGPU is not available in this browser.');
+    useBenchStore.getState().dismissError();
+
     // Resume the interrupted one: a job for it, the offer gone.
     await useBenchStore.getState().resume('old', { 'endpoint:qwen@127.0.0.1:8000': 'sk-again' });
     expect(started.at(-1)!.spec).toMatchObject({ kind: 'bench', benchId: 'old', secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-again' } } });

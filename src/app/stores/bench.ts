@@ -75,6 +75,8 @@ interface BenchState {
 
 const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
 const FLUSH_MS = 150;
+/** The bench of each job this store started. */
+const ownJobs = new Map<string, string>();
 /** Progress records not yet applied (see flush). */
 const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = { progress: null, results: [], timer: null };
 const MAX_LOGS = 100;
@@ -144,6 +146,21 @@ async function heldLocks(): Promise<Set<string>> {
 
 export const useBenchStore = create<BenchState>()((set, get) => {
   function onEvent(m: FromWorker) {
+    if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
+      // It comes after the job's 'failed' status. A job that failed before its bench began (no
+      // GPU, the bench open in another tab) leaves the bench's record as it was: mark it.
+      const benchId = ownJobs.get(m.jobId)!;
+      set({ error: m.message });
+      void updateBench(benchId, (b) => {
+        if (ACTIVE.includes(b.state)) {
+          b.state = 'failed';
+          b.error = m.message;
+        }
+      })
+        .then(() => get().refresh())
+        .catch(() => {});
+      return;
+    }
     const live = get().live;
     if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
     switch (m.type) {
@@ -171,9 +188,6 @@ export const useBenchStore = create<BenchState>()((set, get) => {
             .then(() => (get().selectedId === live.benchId ? get().select(live.benchId) : undefined));
         return;
       }
-      case 'error':
-        set({ error: m.message });
-        return;
       default:
         return;
     }
@@ -222,6 +236,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     const apiKeys = keys.get(benchId) ?? {};
     const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys } };
     const jobId = c.start({ ...spec });
+    ownJobs.set(jobId, benchId);
     set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
   }
 
