@@ -221,6 +221,26 @@ describe('runBench', () => {
     expect(store.bench.samples.length).toBe(12);
   });
 
+  it('estimates the time left from the rates measured so far', async () => {
+    let clock = 0;
+    const model = (): LwmBackend => ({
+      name: 'model',
+      async *generate(req, o) {
+        clock += 1000; // one second a prediction
+        yield* halfModel().generate(req, o);
+      },
+    });
+    const { store, deps } = memoryDeps(bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), model, {
+      now: () => clock,
+      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, dispose() {} } : openBenchBackend(ref, x, { rt: undefined as never }, undefined)),
+    });
+    await runBench('b1', deps);
+    const gen = store.progress.filter((p) => p.phase === 'generate' && p.backend === 'model');
+    // After k predictions at 1 s each: 12 − k left; the local judge and the baseline cost nothing measurable.
+    expect(gen.map((p) => p.etaMs)).toEqual(Array.from({ length: 12 }, (_, k) => (11 - k) * 1000));
+    expect(store.progress.at(-1)!.etaMs).toBe(0);
+  });
+
   it('tells the user when the settings leave no held-out turn', async () => {
     const { store, deps } = memoryDeps(bench(), () => halfModel(), { loadSamples: async () => [] as AwbSampleRecord[] });
     await expect(runBench('b1', deps)).rejects.toThrow('has no held-out turns');
