@@ -22,6 +22,10 @@ const READY: Record<string, (page: Page) => Promise<void>> = {
   },
   '#/playground': (page) => expect(page.getByTestId('pg-action-space')).not.toBeEmpty({ timeout: 60_000 }),
   '#/train': (page) => expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible({ timeout: 60_000 }),
+  '#/bench': async (page) => {
+    await expect(page.getByRole('heading', { name: 'Benchmarks' })).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 60_000 });
+  },
 };
 
 test('the built site carries a CSP without unsafe-eval, and every view runs under it with no violation', async ({ page }) => {

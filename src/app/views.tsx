@@ -48,6 +48,12 @@ export const VIEWS: ViewEntry[] = [
     title: 'Train CPT, SFT and RL runs on the GPU; live loss, checkpoints, resume',
     component: lazy(() => import('./views/TrainView.tsx')),
   },
+  {
+    path: '/bench',
+    label: 'Bench',
+    title: 'Score checkpoints, endpoints and baselines on held-out turns with a judge (AgentWorldBench)',
+    component: lazy(() => import('./views/BenchView.tsx')),
+  },
 ];
 
 export const DEFAULT_VIEW = '/system';

@@ -10,14 +10,20 @@
 //      checkpoints: keyPath 'key', index 'byRun'; safetensors bytes, one record per checkpoint,
 //        never overwritten in place (atomic replacement: see runs.ts);
 //      runMetrics: keyPath ['runId', 'step']; one record per logged step, values merged.
+//   3  benchmarks (src/storage/bench.ts):
+//      benches: keyPath 'id', index 'byCreatedAt'; a BenchRecord: the samples, backends, judges
+//        and settings of one Bench run (or an imported judged file), its state and progress;
+//      benchResults: keyPath ['benchId', 'backend', 'index']; one sample's prediction and its
+//        judged records by judge, written as each finishes (what a resumed run skips).
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
 import type { TrainSpec } from '../train/spec.ts';
+import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 
 export const DB_NAME = 'lwm-studio';
-export const DB_VERSION = 2;
+export const DB_VERSION = 3;
 
 /** What the dataset list shows, without loading any trajectory. */
 export interface DatasetMeta {
@@ -110,6 +116,65 @@ export interface RunMetric {
   values: Record<string, number>;
 }
 
+/** A backend a benchmark runs (no secret: an endpoint's API key is never stored). */
+export interface BenchBackendRef {
+  /** Unique within the bench; keys its results. */
+  id: string;
+  /** Shown in tables; the `model` field of its records. */
+  name: string;
+  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'imported';
+  checkpoint?: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string };
+  endpoint?: { baseUrl: string; model: string };
+}
+
+/** A judge of a benchmark (no secret). */
+export interface BenchJudgeRef {
+  /** Unique within the bench; keys its judged records (the records' `judge` field). */
+  id: string;
+  kind: 'local' | 'endpoint' | 'imported';
+  endpoint?: { baseUrl: string; model: string };
+}
+
+export interface BenchGeneration {
+  /** Output budget of a model; absent: a quarter of a checkpoint's context, 32768 for an endpoint. */
+  maxTokens?: number;
+  /** Absent: 0 (greedy) for a checkpoint, 0.6 for an endpoint. */
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+}
+
+/** One benchmark: held-out turns × backends × judges, run in the worker (or read from a file). */
+export interface BenchRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  /** 'run': infer → judge → score in the worker; 'import': a judged file read in the page. */
+  origin: 'run' | 'import';
+  state: RunState;
+  error?: string;
+  /** Where the samples come from (a run) or the file names (an import). */
+  data: { datasetId: string | null; name: string; perDomain: number | null; evalFraction: number; seed: number; domains: string[] };
+  /** The held-out turns, fixed when the run first starts (empty until then, and for an import). */
+  samples: AwbSampleRecord[];
+  backends: BenchBackendRef[];
+  judges: BenchJudgeRef[];
+  generation: BenchGeneration;
+  /** Work units (a prediction or a judgement) done of the total, for the list. */
+  progress: { done: number; total: number };
+}
+
+/** One sample of one backend: its prediction, and its judged record by judge id. */
+export interface BenchResult {
+  benchId: string;
+  backend: string;
+  /** The sample's position in BenchRecord.samples (an import: in the file). */
+  index: number;
+  prediction: AwbPredictionRecord;
+  judged: Record<string, AwbJudgedRecord>;
+}
+
 export interface StudioDB extends DBSchema {
   datasets: { key: string; value: DatasetMeta };
   datasetChunks: { key: [string, number]; value: DatasetChunk };
@@ -118,6 +183,8 @@ export interface StudioDB extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { byCreatedAt: number } };
   checkpoints: { key: string; value: StoredCheckpoint; indexes: { byRun: string } };
   runMetrics: { key: [string, number]; value: RunMetric };
+  benches: { key: string; value: BenchRecord; indexes: { byCreatedAt: number } };
+  benchResults: { key: [string, string, number]; value: BenchResult };
 }
 
 let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
@@ -138,6 +205,11 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
         const checkpoints = db.createObjectStore('checkpoints', { keyPath: 'key' });
         checkpoints.createIndex('byRun', 'runId');
         db.createObjectStore('runMetrics', { keyPath: ['runId', 'step'] });
+      }
+      if (oldVersion < 3) {
+        const benches = db.createObjectStore('benches', { keyPath: 'id' });
+        benches.createIndex('byCreatedAt', 'createdAt');
+        db.createObjectStore('benchResults', { keyPath: ['benchId', 'backend', 'index'] });
       }
     },
     blocked() {

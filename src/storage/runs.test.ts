@@ -7,7 +7,7 @@ import { openDB } from 'idb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../core/schema/types.ts';
 import { listDatasets, loadTrajectories, saveDataset } from './datasets.ts';
-import { closeStudioDB, DB_NAME, openStudioDB, type RunRecord } from './db.ts';
+import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB, type RunRecord } from './db.ts';
 import {
   appendMetrics,
   collectOrphans,
@@ -64,7 +64,7 @@ afterEach(async () => {
 });
 
 describe('database upgrade', () => {
-  it('version 1 → 2 keeps datasets, chunks, templates and tokenizers and adds the run stores', async () => {
+  it('version 1 → current keeps datasets, chunks, templates and tokenizers and adds the run and bench stores', async () => {
     const v1 = await openDB(DB_NAME, 1, {
       upgrade(db) {
         db.createObjectStore('datasets', { keyPath: 'id' });
@@ -80,8 +80,8 @@ describe('database upgrade', () => {
     v1.close();
 
     const db = await openStudioDB();
-    expect(db.version).toBe(2);
-    expect([...db.objectStoreNames].sort()).toEqual(['checkpoints', 'datasetChunks', 'datasets', 'runMetrics', 'runs', 'templates', 'tokenizers']);
+    expect(db.version).toBe(DB_VERSION);
+    expect([...db.objectStoreNames].sort()).toEqual(['benchResults', 'benches', 'checkpoints', 'datasetChunks', 'datasets', 'runMetrics', 'runs', 'templates', 'tokenizers']);
     expect((await listDatasets()).map((d) => d.name)).toEqual(['mine']);
     expect((await loadTrajectories('d1')).map((t) => t.id)).toEqual(['a', 'b']);
     expect(await db.get('templates', 'v3')).toMatchObject({ note: 'mine' });

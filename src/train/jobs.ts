@@ -17,6 +17,7 @@ import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
 import { runLockName } from './protocol.ts';
 import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
+import { runBenchJob, type BenchJobSpec } from './bench.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -270,4 +271,6 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
   generate: (spec, ctx) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx),
+  /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
+  bench: (spec, ctx) => runBenchJob(spec as unknown as BenchJobSpec, ctx),
 };

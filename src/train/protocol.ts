@@ -69,6 +69,11 @@ export function runLockName(runId: string): string {
   return `lwm-run:${runId}`;
 }
 
+/** The Web Lock a bench job holds on its benchmark (src/train/bench.ts), so two tabs never run the same one. */
+export function benchLockName(benchId: string): string {
+  return `lwm-bench:${benchId}`;
+}
+
 export function isToWorker(x: unknown): x is ToWorker {
   if (!x || typeof x !== 'object') return false;
   const t = (x as { type?: unknown }).type;

@@ -69,4 +69,16 @@ describe('train store, device lost mid-run', () => {
     expect(store.getState().live).toBeNull();
     expect(store.getState().interrupted).toEqual([]);
   });
+
+  it("another view's job (a benchmark) failing does not show as a training error", async () => {
+    const { useTrainStore } = await import('./train.ts');
+    const store = useTrainStore;
+    store.getState().dismissError();
+    emit({ type: 'error', jobId: 'a-bench-job', message: 'The job failed: the endpoint refused the key' });
+    expect(store.getState().error).toBeNull();
+    // Its own job's error still does, even after its status ended it.
+    const own = started.at(-1)!.jobId;
+    emit({ type: 'error', jobId: own, message: 'The job failed: bad spec' });
+    expect(store.getState().error).toBe('The job failed: bad spec');
+  });
 });

@@ -66,6 +66,8 @@ let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 /** The live job when the worker's device was lost: its failure offers to resume the run. */
 let lostJobId: string | null = null;
+/** Jobs this store started: another view's job (a benchmark) fails with its own messages there. */
+const ownJobs = new Set<string>();
 
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -138,6 +140,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         set({ error: m.message });
         return;
       case 'error':
+        if (m.jobId && !ownJobs.has(m.jobId)) return;
         if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
         set({ error: m.message });
         return;
@@ -237,6 +240,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       }
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
+      ownJobs.add(jobId);
       set((s) => ({ live: { jobId, runId, state: 'queued' }, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
       // The worker writes the run record as the job begins; show it as soon as it is there.
       setTimeout(() => void get().refreshRuns(), 300);
@@ -260,6 +264,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         /* the chart starts empty; the run still resumes */
       }
       const jobId = c.start({ kind: 'train', runId, resume: true });
+      ownJobs.add(jobId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
         selectedRunId: runId,

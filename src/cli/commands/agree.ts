@@ -1,7 +1,8 @@
 // `lwm agree FILE...`: how well judges agree on several models' judged files.
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { sampleKey, type AwbJudgedRecord, isFailedRecord } from '../../core/bench/records.ts';
+import type { AwbJudgedRecord } from '../../core/bench/records.ts';
+import { agreementScore } from '../../core/bench/agreement.ts';
 import { readRecordFile } from './record-file.ts';
 import { judgeAgreement, type JudgedScore } from '../../core/judge/agree.ts';
 
@@ -37,9 +38,8 @@ export default async function agree(argv: string[], io: CliIO): Promise<number> 
         errors.push(`${path}:${r.lines[i]}: the record names no "judge"; pass the file as JUDGE@MODEL=${path}`);
         return;
       }
-      // Failed as the public scorer reads it (a missing or non-zero "failed"); a total of 0 is none.
-      if (isFailedRecord(rec) || typeof rec.total_score !== 'number' || rec.total_score === 0) return;
-      scores.push({ judge, model, key: sampleKey(rec), score: rec.total_score });
+      const score = agreementScore(rec, judge, model);
+      if (score) scores.push(score);
     });
   }
   if (errors.length) {

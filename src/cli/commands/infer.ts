@@ -10,9 +10,7 @@ import { parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '.
 import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
 import { inferRecords } from '../../core/bench/infer.ts';
 import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
-import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
-import { splitByTrajectory } from '../../core/turns/index.ts';
-import type { Trajectory } from '../../core/schema/types.ts';
+import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
 import { endpointBackend } from '../../backends/endpoint.ts';
 import { loadFile } from './validate.ts';
@@ -85,19 +83,6 @@ function awbRecordsOf(text: string, file: string): { records: AwbSampleRecord[];
   if (!v || typeof v !== 'object' || Array.isArray(v) || !('turn_idx' in v) || !('prompt' in v || 'response' in v)) return null;
   const r = readRecords<AwbSampleRecord>(text, file, 'sample');
   return { records: r.records, errors: r.errors };
-}
-
-/** The eval-split turns of trajectories as AgentWorldBench records (with span labels when the turns have them). */
-export function evalTurnRecords(trajectories: Trajectory[], evalFraction: number, seed: number): AwbSampleRecord[] {
-  const { eval: held } = splitByTrajectory(trajectories, { evalFraction, seed });
-  const out: AwbSampleRecord[] = [];
-  for (const t of held) {
-    toAgentWorldBenchRecords({ ...t, source: undefined }).forEach((r, i) => {
-      const spans = t.turns[i].metadata?.spans;
-      out.push(spans ? { ...(r as AwbSampleRecord), spans } : (r as AwbSampleRecord));
-    });
-  }
-  return out;
 }
 
 /** Records a previous run wrote: those with a generation and no gen_error, by sample key (a torn last line is ignored). */

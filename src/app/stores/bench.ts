@@ -1,0 +1,424 @@
+// The Bench in the app: stored benchmarks (IndexedDB, src/storage/bench.ts), the one on screen
+// with its results, and the live 'bench' job in the worker that owns the GPU (src/train/bench.ts).
+// The worker writes every prediction and judgement itself and sends each in a progress record;
+// this store merges them in, so the table fills in as the run goes, and reads them back from
+// storage after a reload, when a run that was cut off is offered for resuming. Endpoint API keys
+// live only in this store's memory (sent with the job, never written anywhere).
+import { create } from 'zustand';
+import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
+import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
+import { listRuns } from '../../storage/runs.ts';
+import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
+import { benchLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { importJudgedFile } from './benchModel.ts';
+import { jobClient } from './jobClient.ts';
+
+/** An endpoint as the form gives it; the key stays in memory. */
+export interface EndpointDraft {
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+}
+
+export interface BenchDraft {
+  name?: string;
+  datasetId: string;
+  datasetName: string;
+  domains: string[];
+  perDomain: number;
+  evalFraction: number;
+  seed: number;
+  baselines: ('copy-last' | 'reference')[];
+  checkpoints: { runId: string; runName: string; stage: string; tag: CheckpointTag; step: number; key: string }[];
+  endpoints: EndpointDraft[];
+  generation: BenchGeneration;
+  judge: { kind: 'local' } | ({ kind: 'endpoint' } & EndpointDraft);
+}
+
+export interface LiveBench {
+  jobId: string;
+  benchId: string;
+  state: JobState;
+  progress: BenchProgress | null;
+  startedAt: number;
+}
+
+interface BenchState {
+  status: 'idle' | 'loading' | 'ready' | 'error';
+  benches: BenchRecord[];
+  /** Runs with checkpoints, for the backend picker. */
+  runs: RunRecord[];
+  selectedId: string | null;
+  /** The selected bench's results. */
+  results: BenchResult[];
+  live: LiveBench | null;
+  /** Benches whose stored state says they were running when the page went away. */
+  interrupted: BenchRecord[];
+  logs: string[];
+  error: string | null;
+
+  init(): Promise<void>;
+  refresh(): Promise<void>;
+  select(id: string | null): Promise<void>;
+  create(draft: BenchDraft): Promise<string | null>;
+  /** Continues a stopped, failed or interrupted bench (endpoint keys asked again: they were never stored). */
+  resume(id: string, apiKeys?: Record<string, string>): Promise<void>;
+  /** Judges a bench's predictions again with another judge (agreement needs two). */
+  addJudge(id: string, judge: BenchDraft['judge']): Promise<void>;
+  stop(): void;
+  remove(id: string): Promise<void>;
+  importFile(file: File): Promise<void>;
+  dismissInterrupted(id: string): Promise<void>;
+  dismissError(): void;
+}
+
+const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
+const FLUSH_MS = 150;
+/** The bench of each job this store started. */
+const ownJobs = new Map<string, string>();
+/** Progress records not yet applied (see flush). */
+const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = { progress: null, results: [], timer: null };
+const MAX_LOGS = 100;
+
+let client: JobClient | null = null;
+let initPromise: Promise<void> | null = null;
+/** API keys by bench id and backend/judge id: memory only. */
+const keys = new Map<string, Record<string, string>>();
+
+function trimUrl(u: string): string {
+  return u.trim().replace(/\/+$/, '');
+}
+
+/** An endpoint backend's or judge's id: its model at its host (unique within a bench). */
+function endpointId(prefix: string, e: EndpointDraft): string {
+  let host = e.baseUrl;
+  try {
+    host = new URL(e.baseUrl).host;
+  } catch {
+    /* checked by the form */
+  }
+  return `${prefix}:${e.model.trim()}@${host}`;
+}
+
+export function judgeRef(j: BenchDraft['judge']): BenchJudgeRef {
+  if (j.kind === 'local') return { id: 'local-rubric', kind: 'local' };
+  return { id: endpointId('judge', j), kind: 'endpoint', endpoint: { baseUrl: trimUrl(j.baseUrl), model: j.model.trim() } };
+}
+
+/** The stored record of a new bench (no key in it). */
+export function benchFromDraft(draft: BenchDraft, id: string, now: number): BenchRecord {
+  const backends: BenchBackendRef[] = [];
+  for (const { stage, ...c } of draft.checkpoints) {
+    // Short enough for a table column; the run's tail tells two runs of one stage apart.
+    backends.push({ id: `ckpt:${c.key}`, name: `local:${stage}-${c.tag}-${c.step} [${c.runId.slice(-4)}]`, kind: 'checkpoint', checkpoint: c });
+  }
+  for (const e of draft.endpoints) {
+    const bid = endpointId('endpoint', e);
+    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: trimUrl(e.baseUrl), model: e.model.trim() } });
+  }
+  for (const b of draft.baselines) backends.push({ id: b, name: b, kind: b });
+  const judge = judgeRef(draft.judge);
+  return {
+    id,
+    name: draft.name?.trim() || `Bench ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
+    createdAt: now,
+    updatedAt: now,
+    origin: 'run',
+    state: 'queued',
+    data: { datasetId: draft.datasetId, name: draft.datasetName, perDomain: draft.perDomain, evalFraction: draft.evalFraction, seed: draft.seed, domains: draft.domains },
+    samples: [],
+    backends,
+    judges: [judge],
+    generation: draft.generation,
+    progress: { done: 0, total: 0 },
+  };
+}
+
+async function heldLocks(): Promise<Set<string>> {
+  try {
+    const q = await navigator.locks?.query();
+    return new Set((q?.held ?? []).map((l) => l.name ?? ''));
+  } catch {
+    return new Set();
+  }
+}
+
+export const useBenchStore = create<BenchState>()((set, get) => {
+  function onEvent(m: FromWorker) {
+    if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
+      // It comes after the job's 'failed' status. A job that failed before its bench began (no
+      // GPU, the bench open in another tab) leaves the bench's record as it was: mark it.
+      const benchId = ownJobs.get(m.jobId)!;
+      set({ error: m.message });
+      void updateBench(benchId, (b) => {
+        if (ACTIVE.includes(b.state)) {
+          b.state = 'failed';
+          b.error = m.message;
+        }
+      })
+        .then(() => get().refresh())
+        .catch(() => {});
+      return;
+    }
+    const live = get().live;
+    if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
+    switch (m.type) {
+      case 'progress': {
+        // Buffered: a fast backend or judge sends hundreds a second; the page redraws a few times a second.
+        const p = m.data as BenchProgress;
+        pending.progress = p;
+        pending.results.push(...p.results);
+        pending.timer ??= setTimeout(flush, FLUSH_MS);
+        return;
+      }
+      case 'log':
+        set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
+        return;
+      case 'status': {
+        const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+        if (pending.timer) {
+          clearTimeout(pending.timer);
+          flush();
+        }
+        set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
+        if (finished)
+          void get()
+            .refresh()
+            .then(() => (get().selectedId === live.benchId ? get().select(live.benchId) : undefined));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Applies the buffered progress: the latest record, and every result since the last flush. */
+  function flush() {
+    const live = get().live;
+    const { progress, results } = pending;
+    pending.progress = null;
+    pending.results = [];
+    pending.timer = null;
+    if (!live || !progress || progress.benchId !== live.benchId) return;
+    set({ live: { ...live, progress } });
+    if (get().selectedId !== live.benchId || !results.length) return;
+    set((s) => {
+      const at = new Map(s.results.map((r, i) => [`${r.backend}\u0000${r.index}`, i]));
+      const merged = s.results.slice();
+      for (const r of results) {
+        const k = `${r.backend}\u0000${r.index}`;
+        const i = at.get(k);
+        if (i === undefined) {
+          at.set(k, merged.length);
+          merged.push(r);
+        } else merged[i] = r;
+      }
+      return { results: merged };
+    });
+  }
+
+  function ensureClient(): JobClient | null {
+    if (client) return client;
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ error: `Running a benchmark needs WebGPU (the worker that runs it owns the GPU): ${missing.message}` });
+      return null;
+    }
+    client = jobClient();
+    client.on(onEvent);
+    return client;
+  }
+
+  function startJob(benchId: string) {
+    const c = ensureClient();
+    if (!c) return;
+    const apiKeys = keys.get(benchId) ?? {};
+    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys } };
+    const jobId = c.start({ ...spec });
+    ownJobs.set(jobId, benchId);
+    set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
+  }
+
+  return {
+    status: 'idle',
+    benches: [],
+    runs: [],
+    selectedId: null,
+    results: [],
+    live: null,
+    interrupted: [],
+    logs: [],
+    error: null,
+
+    init() {
+      initPromise ??= (async () => {
+        set({ status: 'loading' });
+        try {
+          const [benches, runs, locks] = await Promise.all([listBenches(), listRuns(), heldLocks()]);
+          // No bench job runs in this fresh page yet: a running-looking bench was cut off, unless another tab holds it.
+          const interrupted = benches.filter((b) => b.origin === 'run' && ACTIVE.includes(b.state) && !locks.has(benchLockName(b.id)));
+          set({ benches, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best), status: 'ready', interrupted });
+          const first = interrupted[0] ?? benches[0];
+          if (first && !get().selectedId) await get().select(first.id);
+        } catch (e) {
+          set({ status: 'error', error: `Could not read benchmarks from browser storage: ${(e as Error).message}` });
+        }
+      })();
+      return initPromise;
+    },
+
+    async refresh() {
+      try {
+        const [benches, runs] = await Promise.all([listBenches(), listRuns()]);
+        set({ benches, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best) });
+      } catch (e) {
+        set({ error: `Could not read benchmarks from browser storage: ${(e as Error).message}` });
+      }
+    },
+
+    async select(id) {
+      set({ selectedId: id, results: id === get().selectedId ? get().results : [] });
+      if (!id) return;
+      try {
+        const results = await loadResults(id);
+        if (get().selectedId === id) set({ results });
+      } catch (e) {
+        set({ error: `Could not read the benchmark's results: ${(e as Error).message}` });
+      }
+    },
+
+    async create(draft) {
+      if (get().live) {
+        set({ error: 'A benchmark is running; cancel it first (one job at a time shares the GPU).' });
+        return null;
+      }
+      if (!ensureClient()) return null;
+      const id = newBenchId();
+      const bench = benchFromDraft(draft, id, Date.now());
+      const apiKeys: Record<string, string> = {};
+      for (const e of draft.endpoints) if (e.apiKey) apiKeys[endpointId('endpoint', e)] = e.apiKey;
+      if (draft.judge.kind === 'endpoint' && draft.judge.apiKey) apiKeys[judgeRef(draft.judge).id] = draft.judge.apiKey;
+      keys.set(id, apiKeys);
+      try {
+        await putBench(bench);
+      } catch (e) {
+        set({ error: `Could not store the benchmark: ${(e as Error).message}` });
+        return null;
+      }
+      set((s) => ({ benches: [bench, ...s.benches], results: [] }));
+      startJob(id);
+      return id;
+    },
+
+    async resume(id, apiKeys) {
+      if (get().live) {
+        set({ error: 'A benchmark is running; cancel it first (one job at a time shares the GPU).' });
+        return;
+      }
+      if (apiKeys) keys.set(id, { ...keys.get(id), ...apiKeys });
+      await get().select(id);
+      startJob(id);
+    },
+
+    async addJudge(id, judge) {
+      if (get().live) {
+        set({ error: 'A benchmark is running; wait for it or cancel it first.' });
+        return;
+      }
+      const ref = judgeRef(judge);
+      try {
+        const bench = await getBench(id);
+        if (!bench) throw new Error('it is no longer stored');
+        if (bench.judges.some((j) => j.id === ref.id)) {
+          set({ error: `${ref.id} has judged this benchmark already.` });
+          return;
+        }
+        await updateBench(id, (b) => {
+          b.judges = [...b.judges, ref];
+          b.state = 'queued';
+        });
+      } catch (e) {
+        set({ error: `Could not add the judge: ${(e as Error).message}` });
+        return;
+      }
+      if (judge.kind === 'endpoint' && judge.apiKey) keys.set(id, { ...keys.get(id), [ref.id]: judge.apiKey });
+      await get().refresh();
+      await get().select(id);
+      startJob(id);
+    },
+
+    stop() {
+      const live = get().live;
+      if (live) client?.stop(live.jobId);
+    },
+
+    async remove(id) {
+      if (get().live?.benchId === id) {
+        set({ error: 'This benchmark is running; cancel it before deleting it.' });
+        return;
+      }
+      try {
+        await deleteBench(id);
+      } catch (e) {
+        set({ error: `Could not delete the benchmark: ${(e as Error).message}` });
+      }
+      keys.delete(id);
+      set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, results: s.selectedId === id ? [] : s.results, interrupted: s.interrupted.filter((b) => b.id !== id) }));
+      await get().refresh();
+    },
+
+    async importFile(file) {
+      let text: string;
+      try {
+        text = await file.text();
+      } catch (e) {
+        set({ error: `${file.name}: cannot read (${(e as Error).message})` });
+        return;
+      }
+      const out = importJudgedFile(text, file.name, newBenchId());
+      if ('errors' in out) {
+        const shown = out.errors.slice(0, 20);
+        set({ error: `${file.name} is not a judged AgentWorldBench file; nothing was imported.\n${shown.join('\n')}${out.errors.length > shown.length ? `\n… and ${out.errors.length - shown.length} more` : ''}` });
+        return;
+      }
+      try {
+        await saveImportedBench(out.bench, out.results);
+      } catch (e) {
+        set({ error: `Could not store the imported file: ${(e as Error).message}` });
+        return;
+      }
+      await get().refresh();
+      set({ selectedId: out.bench.id, results: out.results, error: null });
+    },
+
+    async dismissInterrupted(id) {
+      set((s) => ({ interrupted: s.interrupted.filter((b) => b.id !== id) }));
+      try {
+        await updateBench(id, (b) => {
+          if (ACTIVE.includes(b.state)) b.state = 'stopped';
+        });
+      } catch (e) {
+        set({ error: (e as Error).message });
+      }
+      await get().refresh();
+    },
+
+    dismissError() {
+      set({ error: null });
+    },
+  };
+});
+
+/** The ids of a bench's endpoint backends and judges (their keys are asked for again on resume). */
+export function endpointRefs(bench: BenchRecord): { id: string; label: string }[] {
+  return [
+    ...bench.backends.filter((b) => b.kind === 'endpoint').map((b) => ({ id: b.id, label: `${b.name} at ${b.endpoint?.baseUrl}` })),
+    ...bench.judges.filter((j) => j.kind === 'endpoint').map((j) => ({ id: j.id, label: `judge ${j.endpoint?.model} at ${j.endpoint?.baseUrl}` })),
+  ];
+}
+
+/** Whether the store holds keys for a bench in memory (then a resume needs none typed again). */
+export function hasKeys(benchId: string): boolean {
+  return keys.has(benchId);
+}

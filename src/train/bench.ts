@@ -1,0 +1,349 @@
+// The 'bench' job: AgentWorldBench's protocol (infer → judge → score) in the worker that owns
+// the GPU, for every backend of a stored benchmark (src/storage/bench.ts) over its held-out
+// turns. Each prediction and each judgement is written to IndexedDB as it finishes and sent to
+// the page in a progress record, so the page shows the table filling in, a reload resumes the
+// run where it stopped (a generation that failed is tried again, as `lwm infer --resume` does),
+// and adding a judge later judges only what that judge has not seen. Generation goes through
+// the core's inferRecords (the same as `lwm infer`), judging through judgeRecord (`lwm judge`).
+import type { GenerateOptions, LwmBackend } from '../core/backend.ts';
+import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { inferRecords } from '../core/bench/infer.ts';
+import type { AwbSampleRecord } from '../core/bench/records.ts';
+import { judgeRecord } from '../core/bench/runner.ts';
+import { localJudge } from '../core/judge/rubric.ts';
+import type { Judge } from '../core/judge/types.ts';
+import { copyLastBackend, referenceBackend } from '../backends/baselines.ts';
+import { openCheckpointBackend } from '../backends/checkpoint.ts';
+import { endpointBackend, endpointJudge } from '../backends/endpoint.ts';
+import { getBench, loadResults, putResults, updateBench } from '../storage/bench.ts';
+import { loadTrajectories } from '../storage/datasets.ts';
+import type { BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
+import { loadCheckpointBytes } from '../storage/runs.ts';
+import { StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
+import { benchLockName } from './protocol.ts';
+
+export interface BenchJobSpec {
+  kind: 'bench';
+  /** The stored benchmark to run (or continue). */
+  benchId: string;
+  /** Endpoint API keys by backend or judge id: used, never stored. */
+  secrets?: { apiKeys?: Record<string, string> };
+}
+
+/** What the page is sent as the run goes (a JobContext 'progress' record). */
+export interface BenchProgress {
+  benchId: string;
+  phase: 'samples' | 'generate' | 'judge';
+  /** The backend being run (its id). */
+  backend?: string;
+  judge?: string;
+  /** Work units (one prediction, or one judgement) done of the total. */
+  done: number;
+  total: number;
+  /** Generations or judgements that failed (recorded as failed, the run goes on). */
+  failed: number;
+  /** Time left by the rates measured so far; null while there is nothing to go by. */
+  etaMs: number | null;
+  /** Results written since the last record (new predictions, new judgements). */
+  results: BenchResult[];
+}
+
+export interface BenchJobResult {
+  benchId: string;
+  done: number;
+  total: number;
+  failed: number;
+}
+
+/** A backend ready to generate, and how to run it. */
+export interface OpenedBackend {
+  backend: LwmBackend;
+  generate: Omit<GenerateOptions, 'signal'>;
+  /** Requests in flight at once. */
+  concurrency: number;
+  dispose(): void;
+}
+
+/** Everything the pipeline touches, injected so tests run it without a worker, a GPU or IndexedDB. */
+export interface BenchDeps {
+  getBench(id: string): Promise<BenchRecord | undefined>;
+  updateBench(id: string, change: (b: BenchRecord) => void): Promise<BenchRecord>;
+  loadResults(id: string): Promise<BenchResult[]>;
+  putResults(results: readonly BenchResult[]): Promise<void>;
+  /** The held-out turns of a new run (from its dataset). */
+  loadSamples(bench: BenchRecord): Promise<AwbSampleRecord[]>;
+  openBackend(ref: BenchBackendRef, bench: BenchRecord): Promise<OpenedBackend>;
+  openJudge(ref: BenchJudgeRef): { judge: Judge; concurrency: number };
+  /** Between units: waits while paused, throws StopRequested when stopped. */
+  step(): Promise<void>;
+  /** Aborted when the job is asked to stop (cuts a generation or a judge request short). */
+  signal: AbortSignal;
+  progress(p: BenchProgress): void;
+  log(message: string): void;
+  now?: () => number;
+}
+
+const keyOf = (backend: string, index: number) => `${backend}\u0000${index}`;
+/** Baselines answer at once: they never hold the estimate back. */
+const INSTANT = new Set<BenchBackendRef['kind']>(['copy-last', 'reference', 'imported']);
+
+/** Runs (or continues) a stored benchmark; its state, error and progress are kept in the record. */
+export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJobResult> {
+  const now = deps.now ?? (() => Date.now());
+  const initial = await deps.getBench(benchId);
+  if (!initial) throw new UserFacingError(`There is no stored benchmark ${benchId}; it may have been deleted.`);
+  if (initial.origin !== 'run') throw new UserFacingError('An imported judged file has no backends to run.');
+  let bench = await deps.updateBench(benchId, (b) => {
+    b.state = 'running';
+    b.error = undefined;
+  });
+  const counters = { done: 0, total: 0, failed: 0 };
+  try {
+    if (!bench.samples.length) {
+      deps.progress({ benchId, phase: 'samples', done: 0, total: 0, failed: 0, etaMs: null, results: [] });
+      const samples = await deps.loadSamples(bench);
+      if (!samples.length) throw new UserFacingError(`The dataset ${bench.data.name} has no held-out turns for these settings (raise the eval share or choose other domains).`);
+      bench = await deps.updateBench(benchId, (b) => (b.samples = samples));
+      deps.log(`${samples.length} held-out turns from ${bench.data.name}`);
+    }
+    const { samples, backends, judges } = bench;
+    const stored = new Map<string, BenchResult>();
+    for (const r of await deps.loadResults(benchId)) stored.set(keyOf(r.backend, r.index), r);
+
+    // Work: a prediction per (backend, sample) and a judgement per judge of each. A stored
+    // prediction whose generation failed is made again (with fresh judgements).
+    const redo = (r: BenchResult | undefined) => !r || r.prediction.gen_error !== undefined;
+    counters.total = samples.length * backends.length * (1 + judges.length);
+    for (const b of backends) {
+      for (let i = 0; i < samples.length; i++) {
+        const r = stored.get(keyOf(b.id, i));
+        if (redo(r)) continue;
+        counters.done += 1 + judges.filter((j) => Object.hasOwn(r!.judged, j.id)).length;
+      }
+    }
+
+    // What is left, kept as counts (each unit done takes one off), and the rates for the
+    // estimate: ms per prediction by backend, ms per judgement by judge.
+    const missingGen = new Map<string, number>();
+    const missingJudge = new Map<string, number>();
+    for (const b of backends) {
+      let gen = 0;
+      for (let i = 0; i < samples.length; i++) {
+        const r = stored.get(keyOf(b.id, i));
+        if (redo(r)) gen++;
+        for (const j of judges) if (redo(r) || !Object.hasOwn(r!.judged, j.id)) missingJudge.set(j.id, (missingJudge.get(j.id) ?? 0) + 1);
+      }
+      missingGen.set(b.id, gen);
+    }
+    const genRate = new Map<string, number>();
+    const judgeRate = new Map<string, number>();
+    const remaining = () => {
+      let ms = 0;
+      const modelRates = [...genRate.entries()].filter(([id]) => !INSTANT.has(backends.find((b) => b.id === id)!.kind)).map(([, v]) => v);
+      const fallback = modelRates.length ? modelRates.reduce((a, b) => a + b, 0) / modelRates.length : null;
+      for (const b of backends) {
+        const missing = missingGen.get(b.id) ?? 0;
+        if (!missing || INSTANT.has(b.kind)) continue;
+        const rate = genRate.get(b.id) ?? fallback;
+        if (rate === null) return null;
+        ms += missing * rate;
+      }
+      for (const j of judges) {
+        const missing = missingJudge.get(j.id) ?? 0;
+        if (!missing) continue;
+        const rate = judgeRate.get(j.id) ?? (j.kind === 'local' ? 0 : null);
+        if (rate === null) return null;
+        ms += missing * rate;
+      }
+      return Math.round(ms);
+    };
+
+    let lastSaved = 0;
+    const report = async (phase: BenchProgress['phase'], results: BenchResult[], extra: { backend?: string; judge?: string } = {}) => {
+      deps.progress({ benchId, phase, ...extra, done: counters.done, total: counters.total, failed: counters.failed, etaMs: remaining(), results });
+      if (now() - lastSaved > 500 || counters.done === counters.total) {
+        lastSaved = now();
+        const { done, total } = counters;
+        await deps.updateBench(benchId, (b) => (b.progress = { done, total }));
+      }
+    };
+    const stopped = () => deps.signal.aborted;
+
+    for (const ref of backends) {
+      // Generate what is missing.
+      const todo: number[] = [];
+      for (let i = 0; i < samples.length; i++) if (redo(stored.get(keyOf(ref.id, i)))) todo.push(i);
+      if (todo.length) {
+        await deps.step();
+        deps.log(`${ref.name}: generating ${todo.length} of ${samples.length} predictions`);
+        const opened = await deps.openBackend(ref, bench);
+        try {
+          const started = now();
+          let made = 0;
+          const out = await inferRecords(
+            todo.map((i) => samples[i]),
+            {
+              backend: opened.backend,
+              generate: opened.generate,
+              concurrency: opened.concurrency,
+              signal: deps.signal,
+              onRecord: async (p, k) => {
+                const index = todo[k];
+                const result: BenchResult = { benchId, backend: ref.id, index, prediction: { ...p, model: ref.name }, judged: {} };
+                await deps.putResults([result]);
+                stored.set(keyOf(ref.id, index), result);
+                made++;
+                genRate.set(ref.id, (now() - started) / made);
+                missingGen.set(ref.id, (missingGen.get(ref.id) ?? 1) - 1);
+                counters.done++;
+                if (p.gen_error !== undefined) counters.failed++;
+                await report('generate', [result], { backend: ref.id });
+                await deps.step();
+              },
+            },
+          );
+          if (out.error) {
+            if (stopped()) throw new StopRequested();
+            throw out.error;
+          }
+        } finally {
+          opened.dispose();
+        }
+      }
+
+      // Judge what each judge has not judged.
+      for (const jref of judges) {
+        const items: BenchResult[] = [];
+        for (let i = 0; i < samples.length; i++) {
+          const r = stored.get(keyOf(ref.id, i));
+          if (r && !Object.hasOwn(r.judged, jref.id)) items.push(r);
+        }
+        if (!items.length) continue;
+        await deps.step();
+        const { judge, concurrency } = deps.openJudge(jref);
+        const started = now();
+        let made = 0;
+        let next = 0;
+        const worker = async () => {
+          while (next < items.length) {
+            const r = items[next++];
+            const rec = await judgeRecord(r.prediction, judge, deps.signal);
+            const result: BenchResult = { ...r, judged: { ...r.judged, [jref.id]: { ...rec, judge: jref.id } } };
+            await deps.putResults([result]);
+            stored.set(keyOf(ref.id, r.index), result);
+            made++;
+            judgeRate.set(jref.id, (now() - started) / made);
+            missingJudge.set(jref.id, (missingJudge.get(jref.id) ?? 1) - 1);
+            counters.done++;
+            if (rec.failed) counters.failed++;
+            await report('judge', [result], { backend: ref.id, judge: jref.id });
+            await deps.step();
+          }
+        };
+        try {
+          await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+        } catch (e) {
+          if (stopped() && !(e instanceof StopRequested)) throw new StopRequested();
+          throw e;
+        }
+      }
+    }
+    await deps.updateBench(benchId, (b) => {
+      b.state = 'done';
+      b.progress = { done: counters.done, total: counters.total };
+    });
+    return { benchId, ...counters };
+  } catch (e) {
+    const stop = e instanceof StopRequested;
+    await deps
+      .updateBench(benchId, (b) => {
+        b.state = stop ? 'stopped' : 'failed';
+        b.error = stop ? undefined : userMessage(e as Error);
+        b.progress = { done: counters.done, total: counters.total };
+      })
+      .catch(() => {});
+    throw e;
+  }
+}
+
+/** A backend of a bench on this worker: baselines, a stored checkpoint on the GPU, an endpoint. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'rt'>, apiKey: string | undefined): Promise<OpenedBackend> {
+  const g = bench.generation;
+  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
+  switch (ref.kind) {
+    case 'copy-last':
+      return { backend: { ...copyLastBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
+    case 'reference':
+      return { backend: { ...referenceBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
+    case 'checkpoint': {
+      const c = ref.checkpoint;
+      if (!c) throw new UserFacingError(`${ref.name}: the benchmark names no checkpoint for this backend.`);
+      const bytes = await loadCheckpointBytes(c.key).catch((e: Error) => {
+        throw new UserFacingError(`The ${c.tag} checkpoint of ${c.runName} could not be read (${e.message}); it may have been deleted.`);
+      });
+      const local = openCheckpointBackend(ctx.rt, bytes, { source: `the ${c.tag} checkpoint of ${c.runName}`, name: ref.name });
+      const context = local.config.contextLength;
+      const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(context / 4));
+      if (maxTokens >= context) {
+        local.dispose();
+        throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; ask for fewer.`);
+      }
+      return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
+    }
+    case 'endpoint': {
+      const e = ref.endpoint;
+      if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);
+      const backend = endpointBackend({ baseUrl: e.baseUrl, model: e.model, apiKey, maxConcurrency: 4 });
+      return { backend: { name: ref.name, generate: (r, o) => backend.generate(r, o) }, generate: { maxTokens: g.maxTokens ?? 32768, temperature: g.temperature ?? 0.6, ...sampling }, concurrency: 4, dispose() {} };
+    }
+    default:
+      throw new UserFacingError(`${ref.name}: an imported backend cannot be run again.`);
+  }
+}
+
+/** A judge of a bench: the local rubric judge, or an LLM judge at an endpoint (AgentWorldBench verdict format). */
+export function openBenchJudge(ref: BenchJudgeRef, apiKey: string | undefined): { judge: Judge; concurrency: number } {
+  if (ref.kind === 'local') return { judge: localJudge, concurrency: 1 };
+  if (ref.kind === 'endpoint' && ref.endpoint) return { judge: endpointJudge({ baseUrl: ref.endpoint.baseUrl, model: ref.endpoint.model, apiKey, maxConcurrency: 4 }, { name: ref.id }), concurrency: 4 };
+  throw new UserFacingError(`The judge ${ref.id} cannot be run here (an imported file's judge).`);
+}
+
+/** The job runner: runBench on IndexedDB, the worker's device, and the job's pause/stop. */
+export async function runBenchJob(spec: BenchJobSpec, ctx: JobContext): Promise<BenchJobResult> {
+  if (!spec.benchId) throw new UserFacingError('a bench job needs a benchId');
+  const keys = spec.secrets?.apiKeys ?? {};
+  const key = (id: string) => (Object.hasOwn(keys, id) ? keys[id] : undefined);
+  const stop = new AbortController();
+  const offState = ctx.onState((s) => {
+    if (s === 'stopping') stop.abort(new StopRequested());
+  });
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  const body = () =>
+    runBench(spec.benchId, {
+      getBench,
+      updateBench,
+      loadResults,
+      putResults,
+      async loadSamples(bench) {
+        if (!bench.data.datasetId) throw new UserFacingError('This benchmark names no dataset to take held-out turns from.');
+        const trajectories = await loadTrajectories(bench.data.datasetId);
+        if (!trajectories.length) throw new UserFacingError(`The dataset ${bench.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
+        return benchSampleRecords(trajectories, { evalFraction: bench.data.evalFraction, seed: bench.data.seed, perDomain: bench.data.perDomain ?? undefined, domains: bench.data.domains });
+      },
+      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id)),
+      openJudge: (ref) => openBenchJudge(ref, key(ref.id)),
+      step: () => ctx.step(),
+      signal: stop.signal,
+      progress: (p) => ctx.progress(p),
+      log: (m) => ctx.log(m),
+    });
+  try {
+    if (!locks) return await body();
+    return await locks.request(benchLockName(spec.benchId), { ifAvailable: true }, async (lock) => {
+      if (!lock) throw new UserFacingError('This benchmark is running in another tab of LWM Studio; watch it there or close that tab first.');
+      return body();
+    });
+  } finally {
+    offState();
+  }
+}
