@@ -18,6 +18,8 @@ export const LIMITS = {
   documentChars: 256 * MiB,
   /** Turns in one trajectory. */
   turns: 10_000,
+  /** An export estimated past this many characters is written with a warning saying how big. */
+  exportWarnChars: 1_000_000_000,
 } as const;
 
 /** A number of bytes or characters in words: `64 MiB`, `1.5 GB`. */
