@@ -106,8 +106,10 @@ export class Shell {
           }
           if (j >= src.length) return 'bash: unexpected EOF while looking for matching `"\'';
           word += this.expandVars(raw).replace(/\u0000/g, '$'); i = j + 1; quoted = true;
-        } else if (ch === '\\' && i + 1 < src.length) {
-          word += src[i + 1]; i += 2; quoted = true;
+        } else if (ch === '\\') {
+          // A backslash escapes the next character; one at the very end stays itself (as in
+          // `bash -c 'echo a\'`), and the scan always moves on.
+          word += i + 1 < src.length ? src[i + 1] : '\\'; i += 2; quoted = true;
         } else {
           let j = i;
           while (j < src.length && !/[\s|;&<>'"\\]/.test(src[j])) j++;
