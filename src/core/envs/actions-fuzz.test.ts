@@ -19,6 +19,15 @@ describe('environment step, property fuzzing', () => {
     expect(env.step('type(\\').observation).toMatch(/^bash: type\(\\: command not found\n/);
   });
 
+  it('commands named like Object.prototype keys are not found (constructor used to throw)', () => {
+    const env = ENV_DOMAINS.terminal.create();
+    env.reset(0);
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect(env.step(name).observation).toMatch(new RegExp(`^bash: ${name}: command not found\\n`));
+    }
+    expect(env.step("echo x | grep '[[:constructor:]]'; echo $?").observation).toMatch(/^grep: Invalid character class name\n2\n/);
+  });
+
   it('any action in any domain: an observation with tiling spans, no throw, no prototype write', () => {
     const before = Object.getOwnPropertyNames(Object.prototype).join();
     const domains = Object.keys(ENV_DOMAINS) as KnownDomain[];

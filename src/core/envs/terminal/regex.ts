@@ -171,7 +171,7 @@ class Parser {
         const name = src.slice(i + 2, end);
         i = end + 2;
         if (kind === ':') {
-          const cls = CLASSES[name];
+          const cls = Object.hasOwn(CLASSES, name) ? CLASSES[name] : undefined;
           if (!cls) throw new RegexError('Invalid character class name');
           tests.push(cls);
         } else {

@@ -306,7 +306,8 @@ export class Shell {
   private exec(argv: string[], stdin: Line[] | null, piped: boolean): CmdResult {
     const [name, ...args] = argv;
     if (name === undefined) return { out: [], err: [], code: 0 };
-    const fn = COMMANDS[name];
+    // Own keys only: `constructor` or `__proto__` is a command not found, not Object's.
+    const fn = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!fn) return { out: [], err: [`bash: ${name}: command not found`], code: 127 };
     return fn.call(this, args, stdin, piped);
   }
