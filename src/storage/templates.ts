@@ -1,7 +1,9 @@
-// Template versions (v0…vN) and cached tokenizers in IndexedDB.
+// Template versions (v0…vN) and cached tokenizers in IndexedDB. Writes go through write() (runs.ts),
+// so a full quota is a StorageFullError with the message the runs and datasets give.
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
 import { openStudioDB, type TemplateVersion } from './db.ts';
+import { write } from './runs.ts';
 
 /** Builtin lineage: v0 is the root, each later builtin derives from the one before. */
 function builtinVersions(): TemplateVersion[] {
@@ -50,10 +52,11 @@ export function nextVersionName(existing: string[]): string {
 
 export async function addTemplateVersion(entry: TemplateVersion): Promise<void> {
   const db = await openStudioDB();
-  const tx = db.transaction('templates', 'readwrite');
-  if (await tx.store.getKey(entry.version)) throw new Error(`a template version named ${entry.version} already exists`);
-  await tx.store.add(entry);
-  await tx.done;
+  await write(db, ['templates'], async (tx) => {
+    const store = tx.objectStore('templates');
+    if (await store.getKey(entry.version)) throw new Error(`a template version named ${entry.version} already exists`);
+    await store.add(entry);
+  });
 }
 
 export async function getCachedTokenizer(datasetId: string): Promise<TokenizerJSON | undefined> {
@@ -63,5 +66,7 @@ export async function getCachedTokenizer(datasetId: string): Promise<TokenizerJS
 
 export async function putCachedTokenizer(datasetId: string, vocabSize: number, json: TokenizerJSON): Promise<void> {
   const db = await openStudioDB();
-  await db.put('tokenizers', { datasetId, vocabSize, createdAt: Date.now(), json });
+  await write(db, ['tokenizers'], async (tx) => {
+    await tx.objectStore('tokenizers').put({ datasetId, vocabSize, createdAt: Date.now(), json });
+  });
 }

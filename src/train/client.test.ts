@@ -60,7 +60,7 @@ describe('JobClient worker faults', () => {
     expect(r).toEqual({ err: expect.stringContaining('The GPU worker stopped: its script could not be loaded') });
     expect((r as { err: string }).err).toContain('resumed from its last checkpoint');
     expect(events).toContainEqual(expect.objectContaining({ type: 'status', jobId, state: 'failed' }));
-    expect(events[0]).toEqual({ type: 'unavailable', message: expect.stringContaining('The GPU worker stopped') });
+    expect(events[0]).toEqual({ type: 'unavailable', message: expect.stringContaining('The GPU worker stopped'), retry: true });
     expect(workers[0].terminated).toBe(true);
   });
 
@@ -68,7 +68,7 @@ describe('JobClient worker faults', () => {
     const { client, workers, events } = setup();
     client.device('report');
     workers[0].failToLoad();
-    expect(events).toEqual([{ type: 'unavailable', message: expect.stringContaining('could not be loaded') }]);
+    expect(events).toEqual([{ type: 'unavailable', message: expect.stringContaining('could not be loaded'), retry: true }]);
   });
 
   it('a worker that crashes mid-job rejects with its error, and the next request starts a fresh worker', async () => {

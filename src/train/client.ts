@@ -91,7 +91,7 @@ export class JobClient {
     const message = workerFailureMessage(why);
     const jobs = [...this.active];
     this.active.clear();
-    this.emit(this.wasReady ? { type: 'lost', message } : { type: 'unavailable', message });
+    this.emit(this.wasReady ? { type: 'lost', message } : { type: 'unavailable', message, retry: true });
     for (const jobId of jobs) {
       this.emit({ type: 'status', jobId, state: 'failed', detail: message });
       this.emit({ type: 'error', jobId, message });

@@ -43,8 +43,12 @@ export interface AdapterSummary {
 
 export type FromWorker =
   | { type: 'ready'; adapter: AdapterSummary; report: AdapterReport; stats: BufferStats }
-  /** `message` says what failed and how to get WebGPU; `help` is that second part alone, when known. */
-  | { type: 'unavailable'; message: string; help?: string }
+  /**
+   * `message` says what failed and how to get WebGPU; `help` is that second part alone, when known.
+   * `retry`: the worker itself failed (did not load, crashed) before it had a device, so the next
+   * request starts a fresh one: not a lasting lack of WebGPU.
+   */
+  | { type: 'unavailable'; message: string; help?: string; retry?: boolean }
   /** The device was lost; the next job or 'report' acquires a fresh one. */
   | { type: 'lost'; message: string }
   /** GPU memory the worker holds. */

@@ -5,6 +5,7 @@ import { create } from 'zustand';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
 import { getCachedTokenizer, putCachedTokenizer } from '../../storage/templates.ts';
+import { STORAGE_FULL_MESSAGE, StorageFullError } from '../../storage/runs.ts';
 import BpeWorker from './bpe.worker.ts?worker';
 import { trainInWorker } from './bpeRun.ts';
 
@@ -63,7 +64,13 @@ export const useTokenizerStore = create<TokenizerState>()((set, get) => ({
       if (get().datasetId !== datasetId) return;
       const tok = Tokenizer.fromJSON(json);
       set({ tokenizer: tok, kind: 'bpe' });
-      void putCachedTokenizer(datasetId, VIEWER_VOCAB, tok.toJSON());
+      try {
+        await putCachedTokenizer(datasetId, VIEWER_VOCAB, tok.toJSON());
+      } catch (e) {
+        // The tokenizer still works; only the next visit retrains it. Say why.
+        const why = e instanceof StorageFullError ? STORAGE_FULL_MESSAGE : (e as Error).message;
+        if (get().datasetId === datasetId) set({ error: `not cached for the next visit: ${why}` });
+      }
     })();
   },
 }));

@@ -103,7 +103,10 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         set({ worker: 'ready', adapter: m.adapter, workerError: null });
         return;
       case 'unavailable':
-        set({ worker: 'unavailable', workerError: m.message });
+        // A worker that failed to load or crashed is not a lack of WebGPU: the form stays usable
+        // and its next start spawns a fresh worker.
+        if (m.retry) set({ worker: 'idle', workerError: null, adapter: null, error: m.message });
+        else set({ worker: 'unavailable', workerError: m.message });
         return;
       case 'log':
         set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));

@@ -2,7 +2,7 @@
 // per-domain statistics with the mask-category mix, and export in every format it writes.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, exportVerlParquet, type ExportTarget, type FormatName, type TrainingExportKind } from '../../core/formats/index.ts';
+import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, type ExportTarget, type FormatName, type TrainingExportKind } from '../../core/formats/index.ts';
 import { checkDistribution } from '../../core/templates/index.ts';
 import { DOMAINS } from '../../core/schema/types.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
@@ -221,6 +221,7 @@ function ExportCard() {
   const kind = chosenKind === 'multiturn' && target !== 'verl' ? 'sft' : chosenKind;
   const [error, setError] = useState<string | null>(null);
   const training = target === 'trl' || target === 'verl';
+  const bigExport = useMemo(() => exportSizeWarning(target, trajectories, { kind }), [target, trajectories, kind]);
 
   const download = () => {
     setError(null);
@@ -237,7 +238,7 @@ function ExportCard() {
       const blob =
         target === 'verl'
           ? new Blob([exportVerlParquet(trajectories, options).bytes as BlobPart], { type: 'application/vnd.apache.parquet' })
-          : new Blob([[...exportLines(target, trajectories, options)].join('\n') + '\n'], { type: 'application/x-ndjson' });
+          : new Blob(Array.from(exportLines(target, trajectories, options), (l) => l + '\n'), { type: 'application/x-ndjson' }); // parts: no one string past V8's limit
       saveFile(blob, `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.${target === 'verl' ? 'parquet' : 'jsonl'}`);
     } catch (e) {
       setError(`Export failed: ${(e as Error).message}`);
@@ -271,6 +272,7 @@ function ExportCard() {
       <button type="button" onClick={download} disabled={!trajectories.length}>
         Download {trajectories.length.toLocaleString()} trajectories
       </button>
+      {bigExport ? <p className="muted small" role="status">Warning: {bigExport}.</p> : null}
       {error ? (
         <p className="error-text" role="alert">
           {error}

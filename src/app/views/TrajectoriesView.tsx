@@ -234,7 +234,7 @@ export default function TrajectoriesView() {
     if (loadedId && trajectories.length) ensure(loadedId, trajectories);
   }, [loadedId, trajectories, ensure]);
   const domains = useMemo(() => [...new Set(trajectories.map((t) => t.domain))].sort(), [trajectories]);
-  const tokenizerKind = kind === 'bpe' ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset` : kind === 'training' ? 'bytes while the BPE trains' : tokenizerError ? `bytes (${tokenizerError})` : 'bytes';
+  const tokenizerKind = kind === 'bpe' ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset${tokenizerError ? ` (${tokenizerError})` : ''}` : kind === 'training' ? 'bytes while the BPE trains' : tokenizerError ? `bytes (${tokenizerError})` : 'bytes';
 
   return (
     <section className={open ? 'view trajectories has-open' : 'view trajectories'} aria-labelledby="traj-title">

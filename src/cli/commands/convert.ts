@@ -3,7 +3,7 @@
 // do not import are listed on stderr (exit 1) and left out of the output; the rest is still written.
 import type { CliIO } from '../io.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeFileAtomicSync } from '../io.ts';
-import { EXPORT_TARGETS, exportLines, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
+import { EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile, writeLines } from './validate.ts';
 
 const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft|rl|multiturn] [--seed N] [-o OUT] [--format F] [--domain D]';
@@ -54,6 +54,8 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
     io.err(`${out}: left as it was (nothing in ${file} converted)\n`);
     return 1;
   }
+  const big = exportSizeWarning(target, r.trajectories, { kind });
+  if (big) io.err(`lwm convert: warning: ${big}\n`);
   let n: number;
   if (parquet) {
     const written = exportVerlParquet(r.trajectories, { kind, seed });

@@ -6,7 +6,7 @@ import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
 import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../schema/agentworldbench.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
-import { nonFiniteNumbers } from '../schema/validate.ts';
+import { scanRecord } from '../limits.ts';
 
 export type { AwbRecord, AwbSampleRecord, AwbPredictionRecord, AwbJudgedRecord } from '../schema/agentworldbench.ts';
 
@@ -44,6 +44,9 @@ export type RecordKind = 'sample' | 'prediction' | 'judged';
 /** Checks the fields a record of the given kind must have; returns problems, empty if fine. */
 export function checkRecord(value: unknown, kind: RecordKind, where: string): RecordProblem[] {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return [`${where}: expected a JSON object`];
+  // Past the depth and size limits nothing else is looked at (the judge would write it back out).
+  const scan = scanRecord(value);
+  if (scan.limit) return [`${where}: ${scan.limit.pointer}: ${scan.limit.message}`];
   const r = value as Record<string, unknown>;
   const errs: string[] = [];
   if (typeof r.task !== 'string' || !r.task) errs.push(`${where}: "task" (the domain) must be a non-empty string`);
@@ -60,7 +63,7 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
   if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
   // 1e400 parses to Infinity and would be written back as null: an error wherever it is.
   const scored = kind === 'judged' && !isFailedRecord(r);
-  for (const p of nonFiniteNumbers(r)) {
+  for (const p of scan.nonFinite) {
     if (scored && [...DIMENSIONS, 'total_score'].some((k) => p === `/${k}`)) continue; // checked below
     errs.push(`${where}: ${p}: number out of range (JSON has no Infinity; it would be written back as null)`);
   }

@@ -13,6 +13,8 @@ import {
   type TemplateDistribution,
 } from '../templates/index.ts';
 import { toAgentWorldBenchRecords } from './agentworldbench.ts';
+import { systemPromptToText } from './systemPromptText.ts';
+import { LIMITS, sizeText } from '../limits.ts';
 import { writeParquet, type ParquetColumns, type ParquetField } from './parquet.ts';
 
 export const EXPORT_TARGETS = ['native', 'agentworldbench', 'trl', 'verl'] as const;
@@ -206,4 +208,41 @@ export function exportLines(target: ExportTarget, trajectories: Trajectory[], op
     case 'verl':
       return exportVerl(trajectories, options);
   }
+}
+
+/** JSON escapes of newlines and quotes, field names and turn headers: characters a turn adds beyond its text. */
+const TURN_OVERHEAD = 64;
+const RECORD_OVERHEAD = 160;
+/** TRL and verl rows also carry the template's scaffolding and the row's info. */
+const ROW_OVERHEAD = 450;
+
+/**
+ * About how many characters an export writes. AgentWorldBench records and SFT rows (TRL, verl)
+ * repeat a trajectory's history in every turn, so they grow with the square of its turns: one
+ * 10,000-turn trajectory is gigabytes. Counted from the text lengths, without building anything.
+ */
+export function estimateExportChars(target: ExportTarget, trajectories: readonly Trajectory[], options: { kind?: TrainingExportKind } = {}): number {
+  const perTurn = target === 'agentworldbench' || ((target === 'trl' || target === 'verl') && (options.kind ?? 'sft') === 'sft');
+  const overhead = target === 'trl' || target === 'verl' ? ROW_OVERHEAD : RECORD_OVERHEAD;
+  let total = 0;
+  for (const t of trajectories) {
+    const system = systemPromptToText(t.system_prompt).length;
+    let history = 0;
+    for (const turn of t.turns) {
+      // A turn's action is written twice in AgentWorldBench (prompt and current_prompt).
+      const text = turn.action.length + turn.observation.length + TURN_OVERHEAD;
+      history += text;
+      if (perTurn) total += system + history + overhead + (target === 'agentworldbench' ? turn.action.length : 0);
+    }
+    if (!perTurn) total += system + history + overhead;
+  }
+  return total;
+}
+
+/** A warning when an export would be over LIMITS.exportWarnChars, saying how big; undefined otherwise. */
+export function exportSizeWarning(target: ExportTarget, trajectories: readonly Trajectory[], options: { kind?: TrainingExportKind } = {}): string | undefined {
+  const n = estimateExportChars(target, trajectories, options);
+  if (n <= LIMITS.exportWarnChars) return undefined;
+  const why = target === 'native' || options.kind === 'rl' || options.kind === 'multiturn' ? '' : ` (${target === 'agentworldbench' ? 'AgentWorldBench records' : 'SFT rows'} repeat each trajectory's history in every turn)`;
+  return `this export will be about ${sizeText(n, false)}${why}`;
 }

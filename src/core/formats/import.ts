@@ -3,6 +3,7 @@
 import { DOMAINS, type Trajectory } from '../schema/types.ts';
 import { validateTrajectory, type DataError } from '../schema/validate.ts';
 import { arrayElementLines, lineOfPointer } from '../schema/locate.ts';
+import { LIMITS, sizeText } from '../limits.ts';
 import { readLines, textChunks, type ChunkSource, type SourceLine } from './lines.ts';
 import { nativeImporter } from './native.ts';
 import { agentWorldBenchImporter } from './agentworldbench.ts';
@@ -46,8 +47,10 @@ export interface ImportOptions {
   progressEvery?: number;
   /** Stop collecting error details after this many (counting continues). Default 1000. */
   maxErrors?: number;
-  /** Largest JSON (non-JSONL) document held in memory, in UTF-16 units. Default 512 MiB. */
+  /** Largest JSON (non-JSONL) document held in memory, in UTF-16 units. Default LIMITS.documentChars. */
   maxDocumentChars?: number;
+  /** Longest line, in bytes (UTF-16 units for text input). Default LIMITS.lineBytes. */
+  maxLineBytes?: number;
   /**
    * Ids already taken, with where each was first seen. A trajectory whose id is taken is left out
    * with an error naming both places (ids key the train/eval split, the RL pool and the masks).
@@ -197,9 +200,6 @@ interface PendingDocument {
   abandoned: boolean;
 }
 
-/** The default ceiling on a multi-line JSON document: it is parsed whole, so it must fit in memory. */
-const MAX_DOCUMENT_CHARS = 512 * 1024 * 1024;
-
 /**
  * Imports trajectories from chunks of text or bytes, yielding each trajectory as soon as it is
  * complete, so a caller can process a file far larger than memory. JSONL is read line by line;
@@ -207,17 +207,19 @@ const MAX_DOCUMENT_CHARS = 512 * 1024 * 1024;
  */
 export async function* importStream(source: ChunkSource, options: ImportOptions = {}): AsyncGenerator<ImportEvent> {
   const every = options.progressEvery ?? 2000;
-  const maxDocument = options.maxDocumentChars ?? MAX_DOCUMENT_CHARS;
+  // A document is parsed whole, so it must fit in one string (V8 holds at most 2^29 - 24 units).
+  const maxDocument = options.maxDocumentChars ?? LIMITS.documentChars;
+  const maxLine = options.maxLineBytes ?? LIMITS.lineBytes;
   const run = new ImportRun(options);
   const progress = run.progress;
   if (run.format) yield { kind: 'format', format: run.format, detected: false };
   let document: PendingDocument | null = null;
-  for await (const l of readLines(source)) {
+  for await (const l of readLines(source, maxLine)) {
     progress.lines = l.line;
     progress.consumed = l.consumed;
     if (l.line % every === 0) options.onProgress?.({ ...progress });
-    if (document) yield* documentLine(run, document, l, maxDocument);
-    else document = yield* jsonlLine(run, l);
+    if (document) yield* documentLine(run, document, l, maxDocument, maxLine);
+    else document = yield* jsonlLine(run, l, maxLine);
   }
   if (document && !document.abandoned) yield* documentRecords(run, document.lines.join('\n'), document.start);
   yield* run.finish();
@@ -229,9 +231,9 @@ export async function* importStream(source: ChunkSource, options: ImportOptions 
  * One line of a JSONL file: a record, a one-line JSON array of records, or the first line of a
  * multi-line JSON document, which is returned for the caller to gather.
  */
-function* jsonlLine(run: ImportRun, l: SourceLine): Generator<ImportEvent, PendingDocument | null> {
+function* jsonlLine(run: ImportRun, l: SourceLine, maxLine: number): Generator<ImportEvent, PendingDocument | null> {
   if (l.text === null) {
-    yield run.error(l.line, '', l.utf16 ? 'the file is UTF-16 text; save it as UTF-8' : 'not valid UTF-8 text (save the file as UTF-8)');
+    yield run.error(l.line, '', unreadableLine(l, maxLine));
     return null;
   }
   const trimmed = l.text.trim();
@@ -262,11 +264,17 @@ function* jsonlLine(run: ImportRun, l: SourceLine): Generator<ImportEvent, Pendi
   return null;
 }
 
+/** Why a line has no text: UTF-16, not UTF-8, or longer than the limit. */
+function unreadableLine(l: SourceLine, maxLine: number): string {
+  if (l.tooLong) return `line longer than ${sizeText(maxLine)}, the most one line may hold; it is left out`;
+  return l.utf16 ? 'the file is UTF-16 text; save it as UTF-8' : 'not valid UTF-8 text (save the file as UTF-8)';
+}
+
 /** Adds a line to the document being gathered, or abandons it (not UTF-8, or over maxDocument). */
-function* documentLine(run: ImportRun, doc: PendingDocument, l: SourceLine, maxDocument: number): Generator<ImportEvent> {
+function* documentLine(run: ImportRun, doc: PendingDocument, l: SourceLine, maxDocument: number, maxLine: number): Generator<ImportEvent> {
   if (doc.abandoned) return;
   if (l.text === null) {
-    yield run.error(l.line, '', 'not valid UTF-8 text (save the file as UTF-8)');
+    yield run.error(l.line, '', unreadableLine(l, maxLine));
     doc.abandoned = true;
     return;
   }

@@ -1,5 +1,6 @@
 // Splits a stream of text or byte chunks into lines without holding the whole input, so the
 // browser can feed `File.stream()` and Node a file read stream into the same importer.
+import { LIMITS } from '../limits.ts';
 
 /** Anything chunked: a ReadableStream reader loop, a Node read stream, an array of strings. */
 export type ChunkSource = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
@@ -13,6 +14,8 @@ export interface SourceLine {
   consumed: number;
   /** Set on the single line yielded for a byte stream that starts with a UTF-16 byte order mark. */
   utf16?: boolean;
+  /** Set (with `text: null`) on a line longer than the limit; its text was not kept. */
+  tooLong?: boolean;
 }
 
 const NEWLINE = 10;
@@ -20,14 +23,17 @@ const NEWLINE = 10;
 /**
  * Yields every line of the input. Byte input is decoded per line with a fatal UTF-8 decoder,
  * so one bad line is reported as `text: null` and the rest still decode. A UTF-8 byte order
- * mark at the start is dropped.
+ * mark at the start is dropped. A line longer than `maxLine` bytes (UTF-16 units for text) is
+ * not held: it comes out as `text: null, tooLong: true` once its end is reached.
  */
-export async function* readLines(source: ChunkSource): AsyncGenerator<SourceLine> {
+export async function* readLines(source: ChunkSource, maxLine: number = LIMITS.lineBytes): AsyncGenerator<SourceLine> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let line = 0;
   let consumed = 0;
   let carryBytes: Uint8Array[] = [];
   let carryText = '';
+  let carryLength = 0;
+  let tooLong = false;
   let first = true;
 
   const decode = (bytes: Uint8Array): string | null => {
@@ -54,13 +60,21 @@ export async function* readLines(source: ChunkSource): AsyncGenerator<SourceLine
       for (;;) {
         const nl = chunk.indexOf('\n', from);
         if (nl < 0) break;
-        const text = carryText + chunk.slice(from, nl);
-        consumed += carryText.length + nl - from + 1;
+        consumed += carryLength + nl - from + 1;
+        if (tooLong || carryLength + nl - from > maxLine) {
+          yield { text: null, tooLong: true, line: ++line, consumed };
+          first = false;
+        } else yield { text: finishText(carryText + chunk.slice(from, nl)), line: ++line, consumed };
         carryText = '';
-        yield { text: finishText(text), line: ++line, consumed };
+        carryLength = 0;
+        tooLong = false;
         from = nl + 1;
       }
-      carryText += chunk.slice(from);
+      carryLength += chunk.length - from;
+      if (carryLength > maxLine) {
+        tooLong = true;
+        carryText = '';
+      } else carryText += chunk.slice(from);
       continue;
     }
     if (first && line === 0 && !carryBytes.length && chunk.length >= 2 && ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))) {
@@ -72,22 +86,33 @@ export async function* readLines(source: ChunkSource): AsyncGenerator<SourceLine
     for (;;) {
       const nl = chunk.indexOf(NEWLINE, from);
       if (nl < 0) break;
-      let bytes = chunk.subarray(from, nl);
-      if (carryBytes.length) {
-        bytes = concat([...carryBytes, bytes]);
-        carryBytes = [];
+      consumed += carryLength + nl - from + 1;
+      if (tooLong || carryLength + nl - from > maxLine) {
+        yield { text: null, tooLong: true, line: ++line, consumed };
+        first = false;
+      } else {
+        let bytes = chunk.subarray(from, nl);
+        if (carryBytes.length) bytes = concat([...carryBytes, bytes]);
+        yield { text: decode(bytes), line: ++line, consumed };
       }
-      consumed += bytes.length + 1;
-      yield { text: decode(bytes), line: ++line, consumed };
+      carryBytes = [];
+      carryLength = 0;
+      tooLong = false;
       from = nl + 1;
     }
     if (from < chunk.length) {
-      // Copy: stream implementations may reuse the chunk's buffer after we return.
-      carryBytes.push(chunk.slice(from));
+      carryLength += chunk.length - from;
+      if (carryLength > maxLine) {
+        tooLong = true;
+        carryBytes = [];
+      } else carryBytes.push(chunk.slice(from)); // a copy: streams may reuse the chunk's buffer
     }
   }
   // The last line has no newline; count its length now.
-  if (carryText.length) {
+  if (tooLong) {
+    consumed += carryLength;
+    yield { text: null, tooLong: true, line: ++line, consumed };
+  } else if (carryText.length) {
     consumed += carryText.length;
     yield { text: finishText(carryText), line: ++line, consumed };
   } else if (carryBytes.length) {

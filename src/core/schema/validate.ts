@@ -6,6 +6,7 @@ import type { ErrorObject } from 'ajv';
 import type { Trajectory } from './types.ts';
 import * as generated from './validators.generated.ts';
 import { joinPointer } from './locate.ts';
+import { LIMITS, scanRecord } from '../limits.ts';
 
 /** One problem in the input. `pointer` is relative to the record the line holds. */
 export interface DataError {
@@ -51,18 +52,7 @@ const NOT_FINITE = 'number out of range (JSON has no Infinity or NaN; it would b
  * fields such as metadata included. Iterative, so deep nesting cannot overflow the stack.
  */
 export function nonFiniteNumbers(root: unknown, limit = 20): string[] {
-  const found: string[] = [];
-  const stack: [unknown, string][] = [[root, '']];
-  while (stack.length && found.length < limit) {
-    const [v, p] = stack.pop()!;
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) found.push(p);
-    } else if (v !== null && typeof v === 'object') {
-      const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], joinPointer(p, entries[i][0])]);
-    }
-  }
-  return found;
+  return scanRecord(root, { nonFiniteLimit: limit }).nonFinite;
 }
 
 function toDataErrors(errors: ErrorObject[], root: unknown): { pointer: string; message: string }[] {
@@ -124,9 +114,12 @@ const VALIDATORS: Record<RecordSchemaName, ValidateFunction> = {
 
 /** Schema problems of one record, pointers relative to the record. Empty when valid. */
 export function schemaErrors(kind: RecordSchemaName, record: unknown): { pointer: string; message: string }[] {
+  // The limits first: a record past them is not looked at further (LIMITS in ../limits.ts).
+  const scan = scanRecord(record, { trajectory: kind === 'trajectory' });
+  if (scan.limit) return [scan.limit];
   const fn = VALIDATORS[kind];
   const errors = fn(record) ? [] : toDataErrors(fn.errors ?? [], record);
-  for (const pointer of nonFiniteNumbers(record)) {
+  for (const pointer of scan.nonFinite) {
     if (!errors.some((e) => e.pointer === pointer)) errors.push({ pointer, message: NOT_FINITE });
   }
   return errors;
@@ -140,6 +133,7 @@ export function validateTrajectory(value: unknown): { pointer: string; message: 
   const errors = schemaErrors('trajectory', value);
   if (errors.length) return errors;
   const t = value as Trajectory;
+  if (t.turns.length > LIMITS.turns) return [{ pointer: '/turns', message: `${t.turns.length} turns; a trajectory holds at most ${LIMITS.turns} (split it)` }];
   t.turns.forEach((turn, i) => {
     const spans = turn.metadata?.spans;
     if (!spans) return;

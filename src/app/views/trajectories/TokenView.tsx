@@ -69,7 +69,10 @@ export const TokenView = memo(function TokenView({ text, weight, spans, tokenize
   tokenizer: Tokenizer;
   label: string;
 }) {
-  const [all, setAll] = useState(text.length <= FIRST_CHARS);
+  // Which text the user asked to see whole: this view is reused when another trajectory opens,
+  // and a long observation there must start cut again.
+  const [wholeText, setWholeText] = useState<string | null>(null);
+  const all = text.length <= FIRST_CHARS || wholeText === text;
   const shown = all ? text : text.slice(0, FIRST_CHARS);
   const pieces = useMemo(() => {
     const p = tokenPieces(shown, weight, tokenizer);
@@ -95,7 +98,7 @@ export const TokenView = memo(function TokenView({ text, weight, spans, tokenize
       <p className="muted small">
         {tokens.toLocaleString()} tokens{all ? '' : ` in the first ${FIRST_CHARS.toLocaleString()} characters`}{' '}
         {!all ? (
-          <button type="button" className="linklike" onClick={() => setAll(true)}>
+          <button type="button" className="linklike" onClick={() => setWholeText(text)}>
             Show all {text.length.toLocaleString()} characters
           </button>
         ) : null}

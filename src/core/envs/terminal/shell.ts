@@ -3,6 +3,7 @@
 // labelled pieces so every character of an observation has an honest SPEC §8 class.
 import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
+import { compileGrep, RegexError, type GrepRegex } from './regex.ts';
 import {
   baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, MemFs, nameTooLong, nodeSize, parentOf, resolvePath, splitLines,
   type DirNode, type FileNode, type FsNode,
@@ -105,8 +106,10 @@ export class Shell {
           }
           if (j >= src.length) return 'bash: unexpected EOF while looking for matching `"\'';
           word += this.expandVars(raw).replace(/\u0000/g, '$'); i = j + 1; quoted = true;
-        } else if (ch === '\\' && i + 1 < src.length) {
-          word += src[i + 1]; i += 2; quoted = true;
+        } else if (ch === '\\') {
+          // A backslash escapes the next character; one at the very end stays itself (as in
+          // `bash -c 'echo a\'`), and the scan always moves on.
+          word += i + 1 < src.length ? src[i + 1] : '\\'; i += 2; quoted = true;
         } else {
           let j = i;
           while (j < src.length && !/[\s|;&<>'"\\]/.test(src[j])) j++;
@@ -303,7 +306,8 @@ export class Shell {
   private exec(argv: string[], stdin: Line[] | null, piped: boolean): CmdResult {
     const [name, ...args] = argv;
     if (name === undefined) return { out: [], err: [], code: 0 };
-    const fn = COMMANDS[name];
+    // Own keys only: `constructor` or `__proto__` is a command not found, not Object's.
+    const fn = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!fn) return { out: [], err: [`bash: ${name}: command not found`], code: 127 };
     return fn.call(this, args, stdin, piped);
   }
@@ -541,11 +545,12 @@ const COMMANDS: Record<string, CommandFn> = {
     if (bad) return { out: [], err: [`grep: invalid option -- '${bad}'`, "Usage: grep [OPTION]... PATTERNS [FILE]...", "Try 'grep --help' for more information."], code: 2 };
     if (rest.length === 0) return { out: [], err: ['Usage: grep [OPTION]... PATTERNS [FILE]...', "Try 'grep --help' for more information."], code: 2 };
     const [pat, ...files0] = rest;
-    let re: RegExp;
+    // A linear-time matcher: a RegExp from user text could backtrack for minutes.
+    let re: GrepRegex;
     try {
-      re = new RegExp(flags.has('w') ? `\\b(?:${pat})\\b` : pat, flags.has('i') ? 'i' : '');
-    } catch {
-      return { out: [], err: ['grep: Unmatched ( or \\('], code: 2 };
+      re = compileGrep(pat, { extended: flags.has('E'), ignoreCase: flags.has('i'), word: flags.has('w') });
+    } catch (e) {
+      return { out: [], err: [`grep: ${(e as Error).message}`], code: 2 };
     }
     let files = files0;
     if (flags.has('r')) {
@@ -561,22 +566,29 @@ const COMMANDS: Record<string, CommandFn> = {
     }
     const multi = files.length > 1 || flags.has('r');
     let matched = 0;
-    const r = eachInput(this, 'grep', files, stdin, (f, why) => `grep: ${f}: ${why}`, (lines, label) => {
-      const hits: Line[] = [];
-      lines.forEach((l, idx) => {
-        if (re.test(lineText(l)) !== flags.has('v')) {
-          const prefix: Piece[] = [];
-          const k = l.pieces[0]?.kind ?? 'deterministic';
-          if (multi) prefix.push(det(`${label}:`));
-          if (flags.has('n')) prefix.push({ text: `${idx + 1}:`, kind: k });
-          hits.push({ ...l, pieces: [...prefix, ...l.pieces] });
-        }
+    let r: ReturnType<typeof eachInput>;
+    // The matcher's step budget ends the command as grep ends when it runs out of memory.
+    try {
+      r = eachInput(this, 'grep', files, stdin, (f, why) => `grep: ${f}: ${why}`, (lines, label) => {
+        const hits: Line[] = [];
+        lines.forEach((l, idx) => {
+          if (re.test(lineText(l)) !== flags.has('v')) {
+            const prefix: Piece[] = [];
+            const k = l.pieces[0]?.kind ?? 'deterministic';
+            if (multi) prefix.push(det(`${label}:`));
+            if (flags.has('n')) prefix.push({ text: `${idx + 1}:`, kind: k });
+            hits.push({ ...l, pieces: [...prefix, ...l.pieces] });
+          }
+        });
+        matched += hits.length;
+        if (flags.has('l')) return hits.length ? [detLine(label)] : [];
+        if (flags.has('c')) return [line(...(multi ? [det(`${label}:`)] : []), { text: String(hits.length), kind: worstKind(lines) })];
+        return hits;
       });
-      matched += hits.length;
-      if (flags.has('l')) return hits.length ? [detLine(label)] : [];
-      if (flags.has('c')) return [line(...(multi ? [det(`${label}:`)] : []), { text: String(hits.length), kind: worstKind(lines) })];
-      return hits;
-    });
+    } catch (e) {
+      if (e instanceof RegexError) return { out: [], err: [`grep: ${e.message}`], code: 2 };
+      throw e;
+    }
     if (r.err.length) return { ...r, code: 2 };
     return { ...r, code: matched ? 0 : 1 };
   },
