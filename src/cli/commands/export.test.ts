@@ -13,8 +13,8 @@ import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 
 const FIXTURE = new URL('../../model/hf/fixtures/export/', import.meta.url).pathname;
-const CKPT = `${FIXTURE}checkpoint.safetensors`;
-const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as { files: Record<string, string> };
+const CKPT = `${FIXTURE}untied.safetensors`;
+const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as { untied: { files: Record<string, string> } };
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-export-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -31,14 +31,14 @@ describe('lwm export --to hf', () => {
     const dir = join(tmp, 'new');
     const r = await run(CKPT, '--to', 'hf', '-o', dir);
     expect(r.code, r.err).toBe(0);
-    expect(sha(dir)).toEqual(expected.files);
+    expect(sha(dir)).toEqual(expected.untied.files);
     expect(readdirSync(tmp).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     const existing = join(tmp, 'existing');
     mkdirSync(existing);
     writeFileSync(join(existing, 'config.json'), 'old');
     writeFileSync(join(existing, 'README.md'), 'kept');
     expect((await run(CKPT, '--to', 'hf', '-o', existing)).code).toBe(0);
-    expect(sha(existing)).toEqual({ ...expected.files, 'README.md': createHash('sha256').update('kept').digest('hex') });
+    expect(sha(existing)).toEqual({ ...expected.untied.files, 'README.md': createHash('sha256').update('kept').digest('hex') });
   });
 
   it('one line and exit 1 for a missing parent, a file in the way, a missing checkpoint', async () => {

@@ -1,5 +1,6 @@
 // `lwm export --to hf` held to transformers: scripts/fixtures/hf_export_check.py exported the
-// micro checkpoint in fixtures/export/, loaded it with AutoModelForCausalLM and AutoTokenizer and
+// micro checkpoints in fixtures/export/ (untied head, mlpRatio 2, eps 1e-6; and GPT-2's own choices,
+// tied), loaded each with AutoModelForCausalLM and AutoTokenizer and
 // recorded their logits, ids and the exported files' sha256 (expected.json). Here: our export of
 // the same checkpoint is those bytes, our reference model gives those logits, our tokenizer and
 // @huggingface/tokenizers on our tokenizer.json give those ids.
@@ -19,27 +20,35 @@ import { readSafetensors, tensorToF32 } from '../safetensors.ts';
 import { HfExportRefused, hfExportFiles } from './export.ts';
 
 const DIR = new URL('./fixtures/export/', import.meta.url).pathname;
-const ck = loadCheckpoint(new Uint8Array(readFileSync(`${DIR}checkpoint.safetensors`)), { source: 'fixture' });
-const tok = checkpointTokenizer(ck, 'fixture');
-const expected = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8')) as {
+interface Expected {
   ids: number[];
   logits: number[][];
   probe: string;
   probe_ids: number[];
   eos_token_id: number;
   files: Record<string, string>;
-};
+}
+const recorded = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8')) as Record<'untied' | 'tied', Expected>;
+const load = (name: string) => loadCheckpoint(new Uint8Array(readFileSync(`${DIR}${name}.safetensors`)), { source: name });
+const ck = load('untied');
+const tok = checkpointTokenizer(ck, 'fixture');
+const expected = recorded.untied;
 const files = hfExportFiles(ck, tok);
+const MODELS = ['untied', 'tied'] as const;
 const file = (name: string) => files.find((f) => f.name === name)!.bytes;
 const text = (name: string) => JSON.parse(new TextDecoder().decode(file(name)));
 
 describe('Hugging Face export of a GPT-2 checkpoint', () => {
-  it('writes byte for byte the folder transformers loaded', () => {
-    const sha = Object.fromEntries(files.map((f) => [f.name, createHash('sha256').update(f.bytes).digest('hex')]));
-    expect(sha).toEqual(expected.files);
+  it.each(MODELS)('writes byte for byte the folder transformers loaded (%s)', (name) => {
+    const c = load(name);
+    const sha = Object.fromEntries(hfExportFiles(c, checkpointTokenizer(c, name)).map((f) => [f.name, createHash('sha256').update(f.bytes).digest('hex')]));
+    expect(sha).toEqual(recorded[name].files);
   });
 
-  it('our model gives the logits transformers computed from the export (1e-4 relative)', () => {
+  it.each(MODELS)('our model gives the logits transformers computed from the export (%s, 1e-4 relative)', (name) => {
+    const ck = load(name);
+    const expected = recorded[name];
+    expect(ck.config.tiedEmbeddings).toBe(name === 'tied');
     const T = expected.ids.length;
     const ours = gptForward(ck.params, ck.config, expected.ids, 1, T).logits;
     const V = ck.config.vocabSize;
@@ -78,6 +87,10 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
     expect(st.byName.get('transformer.h.0.mlp.c_fc.weight')!.shape).toEqual([8, 16]);
     expect(st.byName.get('lm_head.weight')!.shape).toEqual([ck.config.vocabSize, 8]);
     expect(st.byName.has('transformer.wpe.weight')).toBe(true);
+    const tied = load('tied');
+    const tiedSt = readSafetensors(hfExportFiles(tied, checkpointTokenizer(tied, 'tied')).find((f) => f.name === 'model.safetensors')!.bytes);
+    expect(tiedSt.byName.has('lm_head.weight')).toBe(false);
+    expect(tiedSt.byName.get('transformer.h.0.mlp.c_fc.weight')!.shape).toEqual([8, 32]);
     // Reading the export back as a checkpoint (the `transformer.` names) gives the same weights.
     const back = loadCheckpoint(file('model.safetensors'), { config: ck.config });
     expect(back.params).toEqual(ck.params);
