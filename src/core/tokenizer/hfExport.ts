@@ -13,6 +13,11 @@
 //   post-processor  ByteLevel (adds no token: our encode() adds none either)
 //   decoder         ByteLevel (characters back to bytes, bytes to UTF-8)
 //
+// The pattern is rewritten for the regex engine of the Rust library (Oniguruma), whose classes
+// differ from JavaScript's: there \s is Unicode White_Space (with U+0085, without U+FEFF, which
+// JavaScript's \s has) and \d, \w are Unicode-wide (JavaScript's are ASCII). portablePattern
+// spells each such class out as the characters JavaScript gives it, which both engines read alike.
+//
 // Hugging Face's vocabulary maps each token's string to one id, so a tokenizer of ours in which two
 // ids spell the same bytes (two merges joining different pairs into the same bytes, or a merge
 // spelling a special token) has no exact tokenizer.json; hfTokenizerJson refuses it by name.
@@ -34,6 +39,40 @@ export function byteToUnicode(): string[] {
   const out: string[] = new Array(256);
   let n = 0;
   for (let b = 0; b < 256; b++) out[b] = String.fromCodePoint(keep.includes(b) ? b : 256 + n++);
+  return out;
+}
+
+/** What JavaScript's \s matches (ECMAScript WhiteSpace + LineTerminator), as class contents. */
+const JS_SPACE = '\\t\\n\\v\\f\\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
+const CLASS_OF: Record<string, string> = { s: JS_SPACE, d: '0-9', w: 'A-Za-z0-9_' };
+
+/**
+ * `pattern` with \s \S \d \D \w \W written as explicit classes holding what JavaScript's 'u'
+ * regexes give them, so that Oniguruma (transformers, tokenizers) cuts text as our tokenizer does.
+ * Throws on what has no such spelling (a negated class inside a class, word boundaries).
+ */
+export function portablePattern(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') {
+      const next = pattern[i + 1] ?? '';
+      i++;
+      const lower = next.toLowerCase();
+      if (lower in CLASS_OF) {
+        const negated = next !== lower;
+        if (inClass && negated) throw new HfExportError(`tokenizer pattern: \\${next} inside a character class has no portable spelling`);
+        out += inClass ? CLASS_OF[lower] : `[${negated ? '^' : ''}${CLASS_OF[lower]}]`;
+      } else if ((next === 'b' && !inClass) || next === 'B') {
+        throw new HfExportError(`tokenizer pattern: \\${next} (a word boundary) means different things in JavaScript and in Hugging Face's regex engine`);
+      } else out += ch + next;
+      continue;
+    }
+    if (ch === '[' && !inClass) inClass = true;
+    else if (ch === ']' && inClass) inClass = false;
+    out += ch;
+  }
   return out;
 }
 
@@ -79,7 +118,7 @@ export function hfTokenizerJson(tok: Tokenizer): Record<string, unknown> {
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        { type: 'Split', pattern: { Regex: tok.pattern }, behavior: 'Isolated', invert: false },
+        { type: 'Split', pattern: { Regex: portablePattern(tok.pattern) }, behavior: 'Isolated', invert: false },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
       ],
     },

@@ -7,9 +7,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Tokenizer as HfTokenizerImpl } from '@huggingface/tokenizers';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkpointTokenizer } from '../../backends/checkpoint.ts';
-import { HfExportError, hfTokenizerJson } from '../../core/tokenizer/hfExport.ts';
+import { HfExportError, hfTokenizerJson, portablePattern } from '../../core/tokenizer/hfExport.ts';
 import { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
 import { trainBpe } from '../../core/tokenizer/train.ts';
 import { gptForward } from '../../reference/gpt.ts';
@@ -25,6 +26,9 @@ interface Expected {
   logits: number[][];
   probe: string;
   probe_ids: number[];
+  /** Texts where JavaScript's and Oniguruma's regex classes differ, and AutoTokenizer's ids of each. */
+  texts: string[];
+  text_ids: number[][];
   eos_token_id: number;
   files: Record<string, string>;
 }
@@ -69,6 +73,22 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
     expect(tok.special.eos).toBe(expected.eos_token_id);
   });
 
+  it("our tokenizer gives AutoTokenizer's ids where JavaScript's and Oniguruma's \\s, \\d, \\w differ", () => {
+    expect(expected.texts.length).toBeGreaterThan(200);
+    const hf = new HfTokenizerImpl(text('tokenizer.json'), text('tokenizer_config.json'));
+    expected.texts.forEach((s, i) => {
+      expect(tok.encode(s), JSON.stringify(s)).toEqual(expected.text_ids[i]);
+      expect(hf.encode(s).ids, JSON.stringify(s)).toEqual(expected.text_ids[i]);
+    });
+  });
+
+  it('portablePattern spells out the classes and refuses word boundaries', () => {
+    expect(portablePattern('\\d+|[^\\s\\w]')).toBe('[0-9]+|[^\\t\\n\\v\\f\\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeffA-Za-z0-9_]');
+    expect(portablePattern('\\S\\p{L}[\\b]')).toBe('[^\\t\\n\\v\\f\\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]\\p{L}[\\b]');
+    expect(() => portablePattern('\\bx')).toThrow(/word boundary/);
+    expect(() => portablePattern('[\\S]')).toThrow(/inside a character class/);
+  });
+
   it('@huggingface/tokenizers on the exported tokenizer.json gives our ids', () => {
     const hf = new HfTokenizerImpl(text('tokenizer.json'), text('tokenizer_config.json'));
     expect(hf.encode(expected.probe).ids).toEqual(expected.probe_ids);
@@ -77,6 +97,22 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
     const other = trainBpe(['  indented\n\tcode(x)  ', 'naïve café — 東京 ', 'aaaa bbbb'].flatMap((s) => [s, s + s]), { vocabSize: 300 });
     const otherHf = new HfTokenizerImpl(hfTokenizerJson(other), {});
     for (const s of ['  indented\n\tcode(x) naïve', 'café 東京<|eos|>aaaa   ', "it's\r\n\r\n  "]) expect(otherHf.encode(s).ids).toEqual(other.encode(s));
+  });
+
+  it('@huggingface/tokenizers agrees with our tokenizer on random text (pieces of the probe, whitespace, any Unicode)', () => {
+    const hf = new HfTokenizerImpl(text('tokenizer.json'), text('tokenizer_config.json'));
+    const piece = fc.oneof(
+      fc.constantFrom(...expected.probe.split(/(?=\s)|(?<=\s)/u), ...tok.specialTokens, ' ', '  ', '\t', '\n', '\r\n', "'s", "'ll", '1', '42'),
+      fc.string({ unit: 'grapheme', maxLength: 4 }),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (parts) => {
+        const s = parts.join('');
+        expect(hf.encode(s).ids).toEqual(tok.encode(s));
+      }),
+      { numRuns: 300, seed: 14 },
+    );
   });
 
   it('writes GPT-2 names in the Conv1D [in, out] layout, lm_head when untied, and the eos id', () => {
