@@ -14,7 +14,7 @@ import { captureIO } from '../testing.ts';
 
 const FIXTURE = new URL('../../model/hf/fixtures/export/', import.meta.url).pathname;
 const CKPT = `${FIXTURE}untied.safetensors`;
-const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as { untied: { files: Record<string, string> } };
+const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as { untied: { files: Record<string, string>; probe: string; probe_ids: number[] } };
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-export-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -33,6 +33,10 @@ describe('lwm export --to hf', () => {
     expect(r.code, r.err).toBe(0);
     expect(sha(dir)).toEqual(expected.untied.files);
     expect(readdirSync(tmp).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    // Our own reader of Hugging Face folders takes it too.
+    const io = captureIO();
+    expect(await main(['tokenize', '--model', dir, '--text', expected.untied.probe, '--json'], io)).toBe(0);
+    expect(JSON.parse(io.stdout).ids).toEqual(expected.untied.probe_ids);
     const existing = join(tmp, 'existing');
     mkdirSync(existing);
     writeFileSync(join(existing, 'config.json'), 'old');
