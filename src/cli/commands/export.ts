@@ -1,0 +1,101 @@
+// `lwm export CKPT --to hf -o DIR`: one of our checkpoints as a Hugging Face folder that
+// transformers' AutoModelForCausalLM and AutoTokenizer load with our logits and our token ids
+// (src/model/hf/export.ts says what is written and what is refused).
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { checkpointTokenizer } from '../../backends/checkpoint.ts';
+import { HfExportError } from '../../core/tokenizer/hfExport.ts';
+import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
+import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
+import { SafetensorsError } from '../../model/safetensors.ts';
+import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
+
+const USAGE = `lwm export CKPT --to hf -o DIR
+
+  CKPT        a checkpoint written by LWM Studio training (.safetensors)
+  --to hf     a Hugging Face GPT-2 folder: config.json, model.safetensors, tokenizer.json,
+              tokenizer_config.json, generation_config.json
+  -o DIR      the folder to write (created when absent; its parent must exist; files of the
+              same names inside an existing folder are replaced)
+
+Checkpoints transformers' GPT-2 cannot run exactly (RMSNorm, RoPE) are refused.`;
+
+const FORMATS = ['hf'];
+
+export default async function exportCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    help: { type: 'boolean', short: 'h' },
+    to: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+  });
+  if (values.help) {
+    io.out(`usage: ${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`${positionals.length ? `unexpected argument '${positionals[1]}'` : 'CKPT is required'}\nusage: ${USAGE}`);
+  if (values.to === undefined) throw new UsageError(`--to is required (one of: ${FORMATS.join(', ')})\nusage: ${USAGE}`);
+  if (!FORMATS.includes(values.to)) throw new UsageError(`--to ${values.to}: unknown format (known: ${FORMATS.join(', ')})`);
+  if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
+  const ckPath = positionals[0];
+  const dir = values.output;
+  const problem = inputFileProblem(ckPath);
+  if (problem) throw new FileError(problem);
+  const target = checkOutputDir(dir);
+
+  let files;
+  try {
+    const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
+    files = hfExportFiles(ck, checkpointTokenizer(ck, ckPath), ckPath);
+  } catch (e) {
+    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError) {
+      io.err(`lwm export: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  writeFolder(dir, target, files);
+  io.out(`wrote ${dir}: ${files.map((f) => f.name).join(', ')}\n`);
+  return 0;
+}
+
+/** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */
+function checkOutputDir(dir: string): 'new' | 'existing' {
+  if (dir === '') throw new FileError('cannot write to an empty folder name');
+  try {
+    const st = statSync(dir);
+    if (st.isDirectory()) return 'existing';
+    throw new FileError(`${dir}: cannot write a folder (a file is in the way)`);
+  } catch (e) {
+    if (e instanceof FileError) throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new FileError(`${dir}: cannot write (${errnoText(e)})`);
+  }
+  const parent = dirname(dir);
+  try {
+    if (!statSync(parent).isDirectory()) throw new FileError(`${dir}: cannot write (not a directory: ${parent})`);
+  } catch (e) {
+    if (e instanceof FileError) throw e;
+    throw new FileError(`${dir}: cannot write (${(e as NodeJS.ErrnoException).code === 'ENOENT' ? `no such directory: ${parent}` : errnoText(e)})`);
+  }
+  return 'new';
+}
+
+/**
+ * A new folder is written whole beside its place and renamed into it, so it appears complete or
+ * not at all; in an existing folder each file is replaced atomically (writeFileAtomicSync).
+ */
+function writeFolder(dir: string, target: 'new' | 'existing', files: { name: string; bytes: Uint8Array }[]): void {
+  if (target === 'existing') {
+    for (const f of files) writeFileAtomicSync(join(dir, f.name), f.bytes);
+    return;
+  }
+  const temp = join(dirname(dir), `.${basename(dir)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
+  try {
+    mkdirSync(temp);
+    for (const f of files) writeFileAtomicSync(join(temp, f.name), f.bytes);
+    renameSync(temp, dir);
+  } catch (e) {
+    rmSync(temp, { recursive: true, force: true });
+    if (e instanceof FileError) throw e;
+    throw new FileError(`${dir}: cannot write (${errnoText(e)})`);
+  }
+}
