@@ -12,6 +12,12 @@ export type Stage = 'cpt' | 'sft' | 'rl';
 /** Who judges: the local rubric or an LLM judge behind an OpenAI-compatible endpoint. */
 export type JudgeKind = 'local' | 'endpoint';
 
+/**
+ * Rejection sampling keeps a candidate whose judge mean (on the 1–5 scale) reaches this unless a
+ * run sets its own: a 4 is "right but for details" on the average dimension.
+ */
+export const DEFAULT_KEEP_THRESHOLD = 4;
+
 /** Rejection sampling inside an SFT run (the app's Train view): where the labels come from. */
 export interface LabelSettings {
   /** 'local': the run's starting checkpoint writes the candidates; 'endpoint': a served model. */

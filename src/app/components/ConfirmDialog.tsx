@@ -32,3 +32,30 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
     </dialog>
   );
 }
+
+/**
+ * Asks before deleting one item of a list: open while `target` is set, titled and labelled by
+ * `what` (a dataset, a run); confirming closes the dialog and deletes the target.
+ */
+export function ConfirmDelete<T>({ target, what, onDelete, onClose, children }: {
+  target: T | undefined;
+  what: string;
+  onDelete(target: T): void;
+  onClose(): void;
+  children: React.ReactNode;
+}) {
+  return (
+    <ConfirmDialog
+      open={target !== undefined}
+      title={`Delete this ${what}?`}
+      confirmLabel={`Delete ${what}`}
+      onCancel={onClose}
+      onConfirm={() => {
+        onClose();
+        if (target !== undefined) onDelete(target);
+      }}
+    >
+      {children}
+    </ConfirmDialog>
+  );
+}
