@@ -3,14 +3,14 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
-import type { Stage } from '../../../train/spec.ts';
+import { MIN_SEQUENCE_TOKENS, type Stage } from '../../../train/spec.ts';
 import { maskConfigChanges } from '../../../core/masking/index.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, MIN_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
+import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../storage/db.ts';
 
@@ -173,7 +173,7 @@ function ScheduleFields({ errors, context }: { errors: FormErrors; context: numb
       <div className="train-grid">
         {input('steps', 'Steps', undefined, 'number')}
         {form.stage === 'rl' ? null : input('batch', 'Batch', 'sequences per step', 'number')}
-        {input('tokens', 'Tokens per sequence', `${MIN_TOKENS}–${context}; empty: ${context}`, 'number')}
+        {input('tokens', 'Tokens per sequence', `${MIN_SEQUENCE_TOKENS}–${context}; empty: ${context}`, 'number')}
         {input('lr', 'Learning rate', 'peak; empty: the stage default')}
         {input('evalEvery', 'Evaluate every', 'steps; a checkpoint each time', 'number')}
         {form.stage === 'sft' ? input('judgeSamples', 'Judged samples', 'per evaluation (slow on CPU)', 'number') : null}

@@ -5,7 +5,7 @@ import type { MaskConfig } from '../../../core/masking/index.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
-import type { Stage, TrainSpec } from '../../../train/spec.ts';
+import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../train/spec.ts';
 import type { TrainForm } from '../../stores/trainForm.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 
@@ -74,12 +74,6 @@ type Secrets = NonNullable<NewJobSpec['secrets']>;
 
 /** Bounds the length fields while the preset is not a known one (its own error says so). */
 export const FALLBACK_CONTEXT = 64;
-/** The shortest sequence a run may train on: a few tokens of prompt and of observation. */
-export const MIN_TOKENS = 8;
-/** An RL response must leave at least this many tokens of the sequence for its prompt (the pipeline checks the same). */
-const MIN_PROMPT_TOKENS = 8;
-/** The schedule's floor when the form sets the peak learning rate: a tenth of it, the cosine decay's usual end. */
-const LR_MIN_FRACTION = 1 / 10;
 
 /** The dataset to train on, or the reason it cannot be used. */
 function checkDataset(form: TrainForm, ctx: FormContext, errors: FormErrors): DatasetMeta | undefined {
@@ -169,7 +163,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
   if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
   // Empty: the whole context of the preset.
-  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_TOKENS, context);
+  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
   const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
   if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
   const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
