@@ -15,12 +15,8 @@ function unescapeToken(token: string): string {
   return token.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-const NEWLINE = 10;
-const SPACE = 32;
-const TAB = 9;
-const CR = 13;
-const QUOTE = 34;
-const BACKSLASH = 92;
+/** Character codes the scan compares with charCodeAt. */
+const CH = { newline: 10, space: 32, tab: 9, cr: 13, quote: 34, backslash: 92 } as const;
 const ESCAPED: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' };
 /** How far a number or literal is looked for: longer than any the validator reports on. */
 const MAX_SCALAR_CHARS = 64;
@@ -44,8 +40,8 @@ class PointerScan {
     const { text } = this;
     while (this.pos < text.length) {
       const c = text.charCodeAt(this.pos);
-      if (c === NEWLINE) this.line++;
-      else if (c !== SPACE && c !== TAB && c !== CR) break;
+      if (c === CH.newline) this.line++;
+      else if (c !== CH.space && c !== CH.tab && c !== CH.cr) break;
       this.pos++;
     }
   }
@@ -58,12 +54,12 @@ class PointerScan {
     let start = this.pos;
     while (this.pos < text.length) {
       const c = text.charCodeAt(this.pos);
-      if (c === QUOTE) {
+      if (c === CH.quote) {
         out += text.slice(start, this.pos);
         this.pos++;
         return out;
       }
-      if (c === BACKSLASH) {
+      if (c === CH.backslash) {
         out += text.slice(start, this.pos);
         const e = text[this.pos + 1];
         if (e === 'u') {
@@ -76,7 +72,7 @@ class PointerScan {
         start = this.pos;
         continue;
       }
-      if (c === NEWLINE) this.line++;
+      if (c === CH.newline) this.line++;
       this.pos++;
     }
     throw new Error('unterminated string');
