@@ -54,6 +54,8 @@ interface DatasetState {
   /** Replaces one trajectory of the active dataset (raw editing); the caller has validated it. */
   replaceTrajectory(position: number, t: Trajectory): Promise<void>;
   dismissImport(): void;
+  /** Re-reads the list and makes `id` the active dataset as stored now (another view wrote it, e.g. the Playground saved a session). */
+  reload(id: string): Promise<void>;
 }
 
 async function* streamChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
@@ -285,6 +287,12 @@ function editActions(set: SetState, get: GetState) {
 
     dismissImport() {
       set({ lastImport: null });
+    },
+
+    async reload(id: string): Promise<void> {
+      await refreshList(set);
+      set({ loadedId: null });
+      await activate(id, set, get);
     },
   };
 }

@@ -68,6 +68,8 @@ let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 /** The live job when the worker's device was lost: its failure offers to resume the run. */
 let lostJobId: string | null = null;
+/** Jobs this store started: another view's job (a benchmark) fails with its own messages there. */
+const ownJobs = new Set<string>();
 
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -168,6 +170,7 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
       set({ error: m.message });
       return;
     case 'error':
+      if (m.jobId && !ownJobs.has(m.jobId)) return;
       if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
       set({ error: m.message });
       return;
@@ -259,6 +262,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       }
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
+      ownJobs.add(jobId);
       set((s) => ({ live: { jobId, runId, state: 'queued' }, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
       // Show the run record as soon as the worker has written it.
       setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
@@ -275,6 +279,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       const run = get().runs.find((r) => r.id === runId);
       const history = await historyUpTo(runId, run?.checkpoints.last?.step ?? 0);
       const jobId = c.start({ kind: 'train', runId, resume: true });
+      ownJobs.add(jobId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
         selectedRunId: runId,
