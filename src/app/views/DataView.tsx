@@ -9,6 +9,7 @@ import { DOMAINS, type Trajectory } from '../../core/schema/types.ts';
 import type { DatasetMeta } from '../../storage/db.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
 import { ConfirmDelete } from '../components/ConfirmDialog.tsx';
+import { Options } from '../components/Options.tsx';
 import { ACTIONS_COLUMN, ScrollTable, type Column } from '../components/Table.tsx';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
 import { pct } from '../components/categories.ts';
@@ -179,11 +180,7 @@ function ImportCard() {
         <label htmlFor="import-format">File format</label>
         <select id="import-format" value={format} onChange={(e) => setFormat(e.target.value as FormatName | 'auto')} disabled={busy}>
           <option value="auto">Detect automatically</option>
-          {FORMAT_NAMES.map((f) => (
-            <option key={f} value={f}>
-              {FORMAT_LABEL[f]}
-            </option>
-          ))}
+          <Options items={FORMAT_NAMES} label={(f) => FORMAT_LABEL[f]} />
         </select>
       </div>
       {importing ? (
@@ -240,11 +237,7 @@ function ExportCard() {
       <div className="field">
         <label htmlFor="export-target">Export format</label>
         <select id="export-target" value={target} onChange={(e) => setTarget(e.target.value as ExportTarget)}>
-          {EXPORT_TARGETS.map((t) => (
-            <option key={t} value={t}>
-              {EXPORT_LABEL[t]}
-            </option>
-          ))}
+          <Options items={EXPORT_TARGETS} label={(t) => EXPORT_LABEL[t]} />
         </select>
       </div>
       {training ? (

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import type { Trajectory } from '../../../core/schema/types.ts';
 import { CodeEditor, type EditorMarker } from '../../components/monaco/CodeEditor.tsx';
+import { Options } from '../../components/Options.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { ProblemList } from './ProblemList.tsx';
 import { parseTrajectory } from './validation.ts';
@@ -83,11 +84,7 @@ export function RawTrajectoryEditor({ id }: { id?: string }) {
         <div className="field" style={{ flex: '1 1 16rem' }}>
           <label htmlFor="raw-select">Trajectory</label>
           <select id="raw-select" value={t.id} onChange={(e) => navigate(`/raw/${encodeURIComponent(e.target.value)}`)}>
-            {trajectories.map((x) => (
-              <option key={x.id} value={x.id}>
-                {x.id} ({x.domain}, {x.turns.length} turns)
-              </option>
-            ))}
+            <Options items={trajectories} value={(x) => x.id} label={(x) => `${x.id} (${x.domain}, ${x.turns.length} turns)`} />
           </select>
         </div>
         <button type="button" onClick={() => void save()} disabled={!parsed.trajectory || text === original}>

@@ -7,6 +7,7 @@ import { turnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { CodeEditor, DiffEditor } from '../../components/monaco/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { Options } from '../../components/Options.tsx';
 import { ScrollTable, type Column } from '../../components/Table.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useTokenizerStore } from '../../stores/tokenizer.ts';
@@ -53,11 +54,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
         <div className="field" style={{ flex: '1 1 14rem' }}>
           <label htmlFor="preview-trajectory">Trajectory</label>
           <select id="preview-trajectory" value={ti} onChange={(e) => setTi(Number(e.target.value))}>
-            {trajectories.map((x, i) => (
-              <option key={x.id} value={i}>
-                {x.id} ({x.domain}, {x.turns.length} turns)
-              </option>
-            ))}
+            <Options items={trajectories} value={(_, i) => String(i)} label={(x) => `${x.id} (${x.domain}, ${x.turns.length} turns)`} />
           </select>
         </div>
         <div className="field">
@@ -118,11 +115,7 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
               value={selected[k]}
               onChange={(e) => setSelected(k === 0 ? [e.target.value, selected[1]] : [selected[0], e.target.value])}
             >
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  {v.version}
-                </option>
-              ))}
+              <Options items={versions} value={(v) => v.version} label={(v) => v.version} />
             </select>
           </div>
         ))}
@@ -204,12 +197,7 @@ function BaseChooser({ base, dirty, onSwitch }: { base: string; dirty: boolean; 
       <div className="field">
         <label htmlFor="template-base">Start from</label>
         <select id="template-base" value={base} onChange={(e) => onSwitch(e.target.value)}>
-          {versions.map((v) => (
-            <option key={v.version} value={v.version}>
-              {v.version}
-              {v.note ? ` — ${v.note.slice(0, NOTE_PREVIEW_CHARS)}` : ''}
-            </option>
-          ))}
+          <Options items={versions} value={(v) => v.version} label={(v) => `${v.version}${v.note ? ` — ${v.note.slice(0, NOTE_PREVIEW_CHARS)}` : ''}`} />
         </select>
       </div>
       <button type="button" className="secondary" disabled={!dirty} onClick={() => setDraft(null)}>

@@ -2,6 +2,7 @@
 // field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
 import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
+import { Options } from '../../components/Options.tsx';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
 import { MIN_SEQUENCE_TOKENS, type Stage } from '../../../train/spec.ts';
 import { maskConfigChanges } from '../../../core/masking/index.ts';
@@ -37,11 +38,7 @@ function useFormFields(errors: FormErrors) {
   const select = (field: FormField, label: string, options: [string, string][], hint?: ReactNode) => (
     <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
       <select id={`train-${field}`} value={form[field]} onChange={(e) => setForm({ [field]: e.target.value })} aria-invalid={errors[field] ? true : undefined}>
-        {options.map(([value, text]) => (
-          <option key={value} value={value}>
-            {text}
-          </option>
-        ))}
+        <Options items={options} value={([v]) => v} label={([, text]) => text} />
       </select>
     </Field>
   );
@@ -103,21 +100,13 @@ function DataFields({ errors, datasetId, dataset }: { errors: FormErrors; datase
       <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="~/data">Load or import data</Link>}>
         <select id="train-datasetId" value={datasetId} onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })} aria-invalid={errors.datasetId ? true : undefined}>
           {datasets.length === 0 ? <option value="">(no datasets yet)</option> : null}
-          {datasets.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
+          <Options items={datasets} value={(d) => d.id} label={(d) => d.name} />
         </select>
       </Field>
       <Field id="train-domain" label="Domains" error={errors.domain} hint="One domain trains faster on a slow GPU">
         <select id="train-domain" value={form.domain} onChange={(e) => setForm({ domain: e.target.value })}>
           <option value="">All domains</option>
-          {(dataset?.domains ?? []).map((d) => (
-            <option key={d} value={d}>
-              {d}
-            </option>
-          ))}
+          <Options items={dataset?.domains ?? []} />
         </select>
       </Field>
     </>
@@ -133,31 +122,19 @@ function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choi
       <div className="train-grid">
         <Field id="train-stage" label="Stage" error={errors.stage} hint={STAGE_LABEL[form.stage]}>
           <select id="train-stage" value={form.stage} onChange={(e) => setForm({ stage: e.target.value as Stage })}>
-            {(Object.keys(STAGE_LABEL) as Stage[]).map((s) => (
-              <option key={s} value={s}>
-                {s === 'rl' ? 'RL (GSPO)' : s.toUpperCase()}
-              </option>
-            ))}
+            <Options items={Object.keys(STAGE_LABEL) as Stage[]} label={(s) => (s === 'rl' ? 'RL (GSPO)' : s.toUpperCase())} />
           </select>
         </Field>
         <Field id="train-preset" label="Model preset" error={errors.preset} hint={fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined}>
           <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
-            {Object.entries(PRESETS).map(([name, c]) => (
-              <option key={name} value={name}>
-                {name} · {c.layers}×{c.dModel} · ctx {c.contextLength}
-              </option>
-            ))}
+            <Options items={Object.entries(PRESETS)} value={([name]) => name} label={([name, c]) => `${name} · ${c.layers}×${c.dModel} · ctx ${c.contextLength}`} />
           </select>
         </Field>
       </div>
       <Field id="train-from" label="Start from" error={errors.from} hint={fromChoice ? (fromChoice.run.stage === form.stage ? 'same stage: continues its step count' : 'a new stage on these weights and tokenizer') : 'a new tokenizer and fresh weights'}>
         <select id="train-from" value={form.from} onChange={(e) => setForm({ from: e.target.value })}>
           <option value="">Scratch</option>
-          {choices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
+          <Options items={choices} value={(c) => c.value} label={(c) => c.label} />
         </select>
       </Field>
     </>
