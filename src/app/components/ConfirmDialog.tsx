@@ -1,6 +1,6 @@
 // A modal confirmation on the native <dialog> element: focus moves into it, Escape cancels, and
 // focus returns to the opener when it closes.
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, onCancel }: {
   open: boolean;
@@ -58,4 +58,10 @@ export function ConfirmDelete<T>({ target, what, onDelete, onClose, children }: 
       {children}
     </ConfirmDialog>
   );
+}
+
+/** The item a delete dialog asks about: chosen by id, looked up in the current list (so it is gone when the item is). */
+export function useDeleteTarget<T extends { id: string }>(items: readonly T[]) {
+  const [id, setId] = useState<string | null>(null);
+  return { target: items.find((x) => x.id === id), ask: (itemId: string) => setId(itemId), close: () => setId(null) };
 }

@@ -8,7 +8,7 @@ import type { MaskStats } from '../../core/masking/index.ts';
 import { DOMAINS, type Trajectory } from '../../core/schema/types.ts';
 import type { DatasetMeta } from '../../storage/db.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
-import { ConfirmDelete } from '../components/ConfirmDialog.tsx';
+import { ConfirmDelete, useDeleteTarget } from '../components/ConfirmDialog.tsx';
 import { Options } from '../components/Options.tsx';
 import { ACTIONS_COLUMN, ScrollTable, type Column } from '../components/Table.tsx';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
@@ -63,8 +63,7 @@ const DATASET_COLUMNS: Column[] = ['Active', 'Name', 'Trajectories', 'Turns', 'D
 
 function DatasetList() {
   const { datasets, remove, defaultSeeded, loadDefault, status } = useDatasetStore();
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const target = datasets.find((d) => d.id === confirm);
+  const { target, ask, close } = useDeleteTarget(datasets);
   return (
     <article className="card wide" aria-labelledby="datasets-title">
       <div className="card-head">
@@ -80,11 +79,11 @@ function DatasetList() {
       ) : (
         <ScrollTable testId="dataset-list" columns={DATASET_COLUMNS}>
           {datasets.map((d) => (
-            <DatasetRow key={d.id} dataset={d} onDelete={() => setConfirm(d.id)} />
+            <DatasetRow key={d.id} dataset={d} onDelete={() => ask(d.id)} />
           ))}
         </ScrollTable>
       )}
-      <ConfirmDelete target={target} what="dataset" onClose={() => setConfirm(null)} onDelete={(d) => void remove(d.id)}>
+      <ConfirmDelete target={target} what="dataset" onClose={close} onDelete={(d) => void remove(d.id)}>
         <p>
           <strong>{target?.name}</strong> ({target?.trajectories.toLocaleString()} trajectories) will be removed from this browser. Files you imported it from
           are not touched.

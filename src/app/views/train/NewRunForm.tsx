@@ -61,19 +61,26 @@ function useFormFields(errors: FormErrors) {
   return { form, setForm, select, input };
 }
 
+/** An OpenAI-compatible endpoint's address, model and key, for the judge or the teacher. */
+function EndpointFields({ errors, who }: { errors: FormErrors; who: 'judge' | 'teacher' }) {
+  const { input } = useFormFields(errors);
+  const Who = who === 'judge' ? 'Judge' : 'Teacher';
+  return (
+    <>
+      {input(`${who}BaseUrl`, `${Who} base URL`, 'e.g. http://127.0.0.1:8000/v1')}
+      {input(`${who}Model`, `${Who} model`)}
+      {input(`${who}ApiKey`, `${Who} API key`, 'sent with the job, never stored', 'password')}
+    </>
+  );
+}
+
 /** Which judge scores the samples; an endpoint judge's address, model and key. */
 function JudgeFields({ errors }: { errors: FormErrors }) {
-  const { form, select, input } = useFormFields(errors);
+  const { form, select } = useFormFields(errors);
   return (
     <>
       {select('rewardJudge', 'Judge', [['local', 'Local rubric (in the browser)'], ['endpoint', 'LLM judge (OpenAI-compatible endpoint)']], form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)')}
-      {form.rewardJudge === 'endpoint' ? (
-        <>
-          {input('judgeBaseUrl', 'Judge base URL', 'e.g. http://127.0.0.1:8000/v1')}
-          {input('judgeModel', 'Judge model')}
-          {input('judgeApiKey', 'Judge API key', 'sent with the job, never stored', 'password')}
-        </>
-      ) : null}
+      {form.rewardJudge === 'endpoint' ? <EndpointFields errors={errors} who="judge" /> : null}
     </>
   );
 }
@@ -193,13 +200,7 @@ function SftLabels({ errors }: { errors: FormErrors }) {
       {form.labels === 'rejection' ? (
         <>
           {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
-          {form.teacher === 'endpoint' ? (
-            <>
-              {input('teacherBaseUrl', 'Teacher base URL', 'e.g. http://127.0.0.1:8000/v1')}
-              {input('teacherModel', 'Teacher model')}
-              {input('teacherApiKey', 'Teacher API key', 'sent with the job, never stored', 'password')}
-            </>
-          ) : null}
+          {form.teacher === 'endpoint' ? <EndpointFields errors={errors} who="teacher" /> : null}
           {input('labelCandidates', 'Candidates per turn', undefined, 'number')}
           {input('labelThreshold', 'Keep threshold', 'judge mean, 1–5')}
           {input('labelSamples', 'Turns to label', 'of the train split', 'number')}

@@ -2,7 +2,7 @@
 // next stage from a checkpoint.
 import { useState } from 'react';
 import type { CheckpointTag, RunRecord } from '../../../storage/db.ts';
-import { ConfirmDelete, ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { ConfirmDelete, ConfirmDialog, useDeleteTarget } from '../../components/ConfirmDialog.tsx';
 import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
@@ -113,8 +113,7 @@ const RUN_COLUMNS: Column[] = ['Run', 'State', { label: 'Step', className: 'num'
 
 export function RunList() {
   const { runs, selectedRunId, deleteRun, storage } = useTrainStore();
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const target = runs.find((r) => r.id === confirm);
+  const { target, ask, close } = useDeleteTarget(runs);
   return (
     <section className="card wide" aria-labelledby="runs-title">
       <div className="card-head">
@@ -130,11 +129,11 @@ export function RunList() {
       ) : (
         <ScrollTable testId="run-list" columns={RUN_COLUMNS}>
           {runs.map((r) => (
-            <RunRow key={r.id} run={r} selected={r.id === selectedRunId} onDelete={() => setConfirm(r.id)} />
+            <RunRow key={r.id} run={r} selected={r.id === selectedRunId} onDelete={() => ask(r.id)} />
           ))}
         </ScrollTable>
       )}
-      <ConfirmDelete target={target} what="run" onClose={() => setConfirm(null)} onDelete={(run) => void deleteRun(run.id)}>
+      <ConfirmDelete target={target} what="run" onClose={close} onDelete={(run) => void deleteRun(run.id)}>
         <p>{target ? `${target.name}, its metric history and its checkpoints are removed from this browser.` : ''}</p>
       </ConfirmDelete>
     </section>
