@@ -13,6 +13,7 @@ import { judgeInputFor } from '../core/judge/sample.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { BUILTIN_TEMPLATES, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
+import { DEFAULT_KEEP_THRESHOLD } from './spec.ts';
 
 export interface RejectionOptions {
   /** Candidates per sample (N). Default 4. */
@@ -102,7 +103,7 @@ export async function rejectionSample(
   onProgress?: (done: number, total: number) => void,
 ): Promise<RejectionResult> {
   const n = options.candidates ?? 4;
-  const threshold = options.threshold ?? 4;
+  const threshold = options.threshold ?? DEFAULT_KEEP_THRESHOLD;
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`rejection sampling: candidates must be a positive integer, got ${n}`);
   if (!(threshold >= 1 && threshold <= 5)) throw new RangeError(`rejection sampling: threshold must be within 1–5 (the judge's scale), got ${threshold}`);
   const template = options.template ?? BUILTIN_TEMPLATES.v0;

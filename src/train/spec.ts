@@ -12,6 +12,19 @@ export type Stage = 'cpt' | 'sft' | 'rl';
 /** Who judges: the local rubric or an LLM judge behind an OpenAI-compatible endpoint. */
 export type JudgeKind = 'local' | 'endpoint';
 
+/** The shortest sequence a run may train on: a few tokens of prompt and of observation. */
+export const MIN_SEQUENCE_TOKENS = 8;
+/** An RL response must leave at least this many tokens of the sequence for its prompt. */
+export const MIN_PROMPT_TOKENS = 8;
+/** Where the schedule ends when only the peak learning rate is given: a tenth of it, the usual end of a cosine decay. */
+export const LR_MIN_FRACTION = 1 / 10;
+
+/**
+ * Rejection sampling keeps a candidate whose judge mean (on the 1–5 scale) reaches this unless a
+ * run sets its own: a 4 is "right but for details" on the average dimension.
+ */
+export const DEFAULT_KEEP_THRESHOLD = 4;
+
 /** Rejection sampling inside an SFT run (the app's Train view): where the labels come from. */
 export interface LabelSettings {
   /** 'local': the run's starting checkpoint writes the candidates; 'endpoint': a served model. */

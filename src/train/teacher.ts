@@ -1,6 +1,6 @@
 // Teachers and judges for rejection sampling and RL rewards, built from plain settings, so the
 // CLI (`lwm labels`, `lwm train`) and the app's worker construct them the same way.
-import type { JudgeKind, LabelSettings } from './spec.ts';
+import { DEFAULT_KEEP_THRESHOLD, type JudgeKind, type LabelSettings } from './spec.ts';
 import { defaultRequest, sampleFromTurn } from '../core/bench/runner.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
@@ -104,7 +104,7 @@ export async function rejectionLabels(
   try {
     const picked = spreadSamples(samples, settings.samples, ctx.seed);
     const candidates = settings.candidates ?? 4;
-    ctx.log(`labels: ${picked.length} train-split turns × ${candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (keep at ≥ ${settings.threshold ?? 4})`);
+    ctx.log(`labels: ${picked.length} train-split turns × ${candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (keep at ≥ ${settings.threshold ?? DEFAULT_KEEP_THRESHOLD})`);
     const r = await rejectionSample(picked, teacher.backend, judge, {
       candidates,
       threshold: settings.threshold,

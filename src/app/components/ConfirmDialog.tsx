@@ -1,6 +1,6 @@
 // A modal confirmation on the native <dialog> element: focus moves into it, Escape cancels, and
 // focus returns to the opener when it closes.
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, onCancel }: {
   open: boolean;
@@ -31,4 +31,37 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
       </div>
     </dialog>
   );
+}
+
+/**
+ * Asks before deleting one item of a list: open while `target` is set, titled and labelled by
+ * `what` (a dataset, a run); confirming closes the dialog and deletes the target.
+ */
+export function ConfirmDelete<T>({ target, what, onDelete, onClose, children }: {
+  target: T | undefined;
+  what: string;
+  onDelete(target: T): void;
+  onClose(): void;
+  children: React.ReactNode;
+}) {
+  return (
+    <ConfirmDialog
+      open={target !== undefined}
+      title={`Delete this ${what}?`}
+      confirmLabel={`Delete ${what}`}
+      onCancel={onClose}
+      onConfirm={() => {
+        onClose();
+        if (target !== undefined) onDelete(target);
+      }}
+    >
+      {children}
+    </ConfirmDialog>
+  );
+}
+
+/** The item a delete dialog asks about: chosen by id, looked up in the current list (so it is gone when the item is). */
+export function useDeleteTarget<T extends { id: string }>(items: readonly T[]) {
+  const [id, setId] = useState<string | null>(null);
+  return { target: items.find((x) => x.id === id), ask: (itemId: string) => setId(itemId), close: () => setId(null) };
 }

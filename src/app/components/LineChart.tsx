@@ -47,21 +47,59 @@ function fmt(v: number): string {
   return v.toExponential(0);
 }
 
-export function LineChart({ title, series, references = [], markers = [], xMax, testId }: ChartProps) {
-  const id = useId();
-  const all = series.flatMap((s) => s.points).filter(([, y]) => Number.isFinite(y));
-  const ys = [...all.map(([, y]) => y), ...references.map((r) => r.y).filter(Number.isFinite)];
-  const xs = all.map(([x]) => x);
-  const x1 = Math.max(xMax ?? 0, ...xs, 1);
+/** Head- and footroom around the data, as a share of its range, so no line runs along the frame. */
+const Y_MARGIN = 0.06;
+/** About this many gridlines up the side and step labels along the bottom (niceTicks rounds them). */
+const Y_TICKS = 4;
+const X_TICKS = 5;
+
+/** The y range to draw: every finite point and reference line, a flat series opened to a unit range, plus the margin. */
+function yRange(points: [number, number][], references: { y: number }[]): [number, number] {
+  const ys = [...points.map(([, y]) => y), ...references.map((r) => r.y).filter(Number.isFinite)];
   let y0 = ys.length ? Math.min(...ys) : 0;
   let y1 = ys.length ? Math.max(...ys) : 1;
   if (y1 - y0 < 1e-9) {
     y0 -= 0.5;
     y1 += 0.5;
   }
-  const margin = (y1 - y0) * 0.06;
-  y0 -= margin;
-  y1 += margin;
+  const margin = (y1 - y0) * Y_MARGIN;
+  return [y0 - margin, y1 + margin];
+}
+
+/** What the chart shows, for screen readers: each series' size and latest value. */
+function describe(series: ChartSeries[]): string {
+  return series
+    .filter((s) => s.points.length)
+    .map((s) => `${s.name}: ${s.points.length} points, latest ${fmt(s.points.at(-1)![1])} at step ${s.points.at(-1)![0]}`)
+    .join('; ');
+}
+
+function Legend({ series, references }: { series: ChartSeries[]; references: { name: string; className: string }[] }) {
+  return (
+    <figcaption>
+      <ul className="legend">
+        {series.map((s) => (
+          <li key={s.name}>
+            <span className={`chart-key ${s.className}`} aria-hidden="true" />
+            {s.name}
+          </li>
+        ))}
+        {references.map((r) => (
+          <li key={r.name}>
+            <span className={`chart-key dashed ${r.className}`} aria-hidden="true" />
+            {r.name}
+          </li>
+        ))}
+      </ul>
+    </figcaption>
+  );
+}
+
+export function LineChart({ title, series, references = [], markers = [], xMax, testId }: ChartProps) {
+  const id = useId();
+  const all = series.flatMap((s) => s.points).filter(([, y]) => Number.isFinite(y));
+  const x1 = Math.max(xMax ?? 0, ...all.map(([x]) => x), 1);
+  const [y0, y1] = yRange(all, references);
   const sx = (x: number) => PAD.left + (x / x1) * (W - PAD.left - PAD.right);
   const sy = (y: number) => PAD.top + (1 - (y - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
   const path = (pts: [number, number][]) =>
@@ -69,16 +107,13 @@ export function LineChart({ title, series, references = [], markers = [], xMax, 
       .filter(([, y]) => Number.isFinite(y))
       .map(([x, y], i) => `${i ? 'L' : 'M'}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`)
       .join('');
-  const summary = series
-    .filter((s) => s.points.length)
-    .map((s) => `${s.name}: ${s.points.length} points, latest ${fmt(s.points.at(-1)![1])} at step ${s.points.at(-1)![0]}`)
-    .join('; ');
+  const summary = describe(series);
   return (
     <figure className="chart" data-testid={testId}>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`${id}-t ${id}-d`}>
         <title id={`${id}-t`}>{title}</title>
         <desc id={`${id}-d`}>{summary || 'No data yet.'}</desc>
-        {niceTicks(y0, y1, 4).map((t) => (
+        {niceTicks(y0, y1, Y_TICKS).map((t) => (
           <g key={`y${t}`} className="chart-grid">
             <line x1={PAD.left} x2={W - PAD.right} y1={sy(t)} y2={sy(t)} />
             <text x={PAD.left - 6} y={sy(t)} textAnchor="end" dominantBaseline="middle">
@@ -86,7 +121,7 @@ export function LineChart({ title, series, references = [], markers = [], xMax, 
             </text>
           </g>
         ))}
-        {niceTicks(0, x1, 5).map((t) => (
+        {niceTicks(0, x1, X_TICKS).map((t) => (
           <text key={`x${t}`} className="chart-tick" x={sx(t)} y={H - PAD.bottom + 16} textAnchor="middle">
             {t}
           </text>
@@ -112,22 +147,7 @@ export function LineChart({ title, series, references = [], markers = [], xMax, 
           </g>
         ))}
       </svg>
-      <figcaption>
-        <ul className="legend">
-          {series.map((s) => (
-            <li key={s.name}>
-              <span className={`chart-key ${s.className}`} aria-hidden="true" />
-              {s.name}
-            </li>
-          ))}
-          {references.map((r) => (
-            <li key={r.name}>
-              <span className={`chart-key dashed ${r.className}`} aria-hidden="true" />
-              {r.name}
-            </li>
-          ))}
-        </ul>
-      </figcaption>
+      <Legend series={series} references={references} />
     </figure>
   );
 }

@@ -1,7 +1,7 @@
 // Datasets: the list kept in IndexedDB, the active one's trajectories in memory, and imports.
 // An import parses every file completely first and only then writes one new dataset, so a bad
 // file never changes or loses what is already stored.
-import { create } from 'zustand';
+import { create, type StoreApi } from 'zustand';
 import { persist } from 'zustand/middleware';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { formatDataError, type DataError } from '../../core/schema/validate.ts';
@@ -72,191 +72,239 @@ async function* streamChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator
 }
 
 const MAX_SHOWN_ERRORS = 500;
+/** Trajectories between progress reports: a smooth bar without a store update for every line. */
+const PROGRESS_EVERY = 200;
+const DEFAULT_FILE = 'default-dataset.jsonl';
 
 let initPromise: Promise<void> | null = null;
 
+type SetState = StoreApi<DatasetState>['setState'];
+type GetState = StoreApi<DatasetState>['getState'];
+
+const INITIAL: Pick<DatasetState, 'status' | 'message' | 'error' | 'datasets' | 'activeId' | 'trajectories' | 'loadedId' | 'defaultSeeded' | 'importing' | 'lastImport'> = {
+  status: 'idle',
+  message: null,
+  error: null,
+  datasets: [],
+  activeId: null,
+  trajectories: [],
+  loadedId: null,
+  defaultSeeded: false,
+  importing: null,
+  lastImport: null,
+};
+
+/** Fetches and reads the built-in dataset, reporting progress; throws when it holds no trajectory. */
+async function readDefaultDataset(set: SetState): Promise<{ trajectories: Trajectory[]; errors: number }> {
+  const url = new URL(DEFAULT_DATASET_URL, document.baseURI).href;
+  const res = await fetch(url);
+  if (!res.ok || !res.body) throw new Error(`${url} answered ${res.status} ${res.statusText}`);
+  const total = Number(res.headers.get('content-length')) || 0;
+  const trajectories: Trajectory[] = [];
+  let errors = 0;
+  set({ importing: { file: DEFAULT_FILE, consumed: 0, total, trajectories: 0, errors: 0 } });
+  for await (const ev of importStream(streamChunks(res.body), {
+    file: DEFAULT_FILE,
+    format: 'native',
+    total,
+    progressEvery: PROGRESS_EVERY,
+    onProgress: (p) => set({ importing: { file: DEFAULT_FILE, consumed: p.consumed, total, trajectories: p.trajectories, errors: p.errors } }),
+  })) {
+    if (ev.kind === 'trajectory') trajectories.push(ev.trajectory);
+    else if (ev.kind === 'error') errors++;
+  }
+  if (!trajectories.length) throw new Error('the default dataset file holds no trajectories');
+  return { trajectories, errors };
+}
+
+/** What an import has read so far: every trajectory, the first MAX_SHOWN_ERRORS of errorCount errors, the formats seen. */
+interface ImportRead {
+  trajectories: Trajectory[];
+  errors: DataError[];
+  errorCount: number;
+  formats: Set<string>;
+}
+
+/** Reads every file completely into `read` (which keeps what was read when a file fails), reporting progress. */
+async function readImportFiles(files: File[], format: FormatName | 'auto', read: ImportRead, set: SetState): Promise<void> {
+  const total = files.reduce((n, f) => n + f.size, 0);
+  // Ids must be unique within a dataset (splits and the RL pool key on them): one map of
+  // taken ids across all files, so the importer leaves every later copy out with an error.
+  const seenIds = new Map<string, IdSource>();
+  let before = 0;
+  for (const file of files) {
+    const base = before;
+    for await (const ev of importStream(streamChunks(file.stream()), {
+      file: file.name,
+      format,
+      total: file.size,
+      progressEvery: PROGRESS_EVERY,
+      seenIds,
+      onProgress: (p) => set({ importing: { file: file.name, consumed: base + p.consumed, total, trajectories: read.trajectories.length, errors: read.errorCount } }),
+    })) {
+      if (ev.kind === 'format') read.formats.add(ev.format);
+      else if (ev.kind === 'trajectory') read.trajectories.push(ev.trajectory);
+      else {
+        read.errorCount++;
+        if (read.errors.length < MAX_SHOWN_ERRORS) read.errors.push(ev.error);
+      }
+    }
+    before += file.size;
+  }
+}
+
+/** Stores what an import read as one new dataset. */
+function saveImport(files: File[], read: ImportRead): Promise<DatasetMeta> {
+  return saveDataset(
+    {
+      id: newDatasetId(),
+      name: files.length === 1 ? files[0].name : `${files[0].name} and ${files.length - 1} more`,
+      createdAt: Date.now(),
+      origin: 'import',
+      formats: [...read.formats],
+      files: files.map((f) => f.name),
+      errorCount: read.errorCount,
+    },
+    read.trajectories,
+  );
+}
+
+async function refreshList(set: SetState) {
+  set({ datasets: await listDatasets() });
+}
+
+async function activate(id: string, set: SetState, get: GetState) {
+  set({ status: 'loading', message: 'Loading the dataset from browser storage…', activeId: id });
+  const trajectories = await loadTrajectories(id);
+  // A later select() may have superseded this one while it loaded.
+  if (get().activeId === id) set({ trajectories, loadedId: id, status: 'ready', message: null, error: null });
+}
+
+/** Opening storage (seeding the built-in dataset on the first visit) and choosing the active dataset. */
+function openActions(set: SetState, get: GetState) {
+  return {
+    init(): Promise<void> {
+      initPromise ??= (async () => {
+        try {
+          set({ status: 'loading', message: 'Opening browser storage…' });
+          await refreshList(set);
+          const { datasets, activeId, defaultSeeded } = get();
+          if (!datasets.length && !defaultSeeded) {
+            await get().loadDefault();
+            return;
+          }
+          const pick = datasets.find((d) => d.id === activeId) ?? datasets[0];
+          if (pick) await activate(pick.id, set, get);
+          else set({ status: 'ready', message: null, activeId: null, trajectories: [], loadedId: null });
+        } catch (e) {
+          set({ status: 'error', message: null, error: `Could not open browser storage: ${(e as Error).message}` });
+        }
+      })();
+      return initPromise;
+    },
+
+    async loadDefault(): Promise<void> {
+      set({ status: 'loading', message: 'Loading the default dataset…', error: null });
+      try {
+        const { trajectories, errors } = await readDefaultDataset(set);
+        const meta = await saveDataset(
+          { id: 'default', name: DEFAULT_DATASET_NAME, createdAt: Date.now(), origin: 'builtin', formats: ['native'], files: [DEFAULT_FILE], errorCount: errors },
+          trajectories,
+        );
+        set({ defaultSeeded: true, importing: null });
+        await refreshList(set);
+        set({ activeId: meta.id, trajectories, loadedId: meta.id, status: 'ready', message: null });
+      } catch (e) {
+        set({ status: 'error', importing: null, message: null, error: `Could not load the default dataset: ${(e as Error).message}` });
+      }
+    },
+
+    async select(id: string): Promise<void> {
+      if (get().loadedId === id) return;
+      try {
+        await activate(id, set, get);
+      } catch (e) {
+        set({ status: 'error', error: `Could not load dataset: ${(e as Error).message}` });
+      }
+    },
+  };
+}
+
+/** Importing files as one new dataset. */
+function importActions(set: SetState) {
+  return {
+    async importFiles(files: File[], format: FormatName | 'auto'): Promise<ImportOutcome> {
+      const read: ImportRead = { trajectories: [], errors: [], errorCount: 0, formats: new Set() };
+      const outcome = (o: Partial<ImportOutcome>): ImportOutcome => {
+        const out: ImportOutcome = { files: files.map((f) => f.name), imported: read.trajectories.length, errors: read.errors, errorCount: read.errorCount, datasetId: null, failure: null, ...o };
+        set({ importing: null, lastImport: out });
+        return out;
+      };
+      const total = files.reduce((n, f) => n + f.size, 0);
+      set({ importing: { file: files[0]?.name ?? '', consumed: 0, total, trajectories: 0, errors: 0 }, lastImport: null });
+      try {
+        await readImportFiles(files, format, read, set);
+      } catch (e) {
+        return outcome({ failure: `Reading the file failed: ${(e as Error).message}. Nothing was stored.` });
+      }
+      if (!read.trajectories.length) return outcome({ failure: 'No trajectory could be read from the file. Nothing was stored.' });
+      try {
+        const meta = await saveImport(files, read);
+        await refreshList(set);
+        set({ activeId: meta.id, trajectories: [...read.trajectories], loadedId: meta.id, status: 'ready' });
+        return outcome({ datasetId: meta.id });
+      } catch (e) {
+        // A full quota has its own message (what to delete); it already says nothing was lost.
+        if (e instanceof StorageFullError) return outcome({ failure: e.message });
+        return outcome({ failure: `Saving to browser storage failed (${(e as Error).message}). Nothing was stored.` });
+      }
+    },
+  };
+}
+
+/** Changes to stored datasets. */
+function editActions(set: SetState, get: GetState) {
+  return {
+    async remove(id: string): Promise<void> {
+      await deleteDataset(id);
+      await refreshList(set);
+      if (get().activeId === id || get().loadedId === id) {
+        const next = get().datasets[0];
+        set({ trajectories: [], loadedId: null, activeId: null });
+        if (next) await activate(next.id, set, get);
+      }
+    },
+
+    async replaceTrajectory(position: number, t: Trajectory): Promise<void> {
+      const id = get().loadedId;
+      if (!id) throw new Error('no dataset is loaded');
+      await updateTrajectory(id, position, t);
+      const trajectories = get().trajectories.slice();
+      trajectories[position] = t;
+      set({ trajectories });
+      await refreshList(set);
+    },
+
+    dismissImport() {
+      set({ lastImport: null });
+    },
+
+    async reload(id: string): Promise<void> {
+      await refreshList(set);
+      set({ loadedId: null });
+      await activate(id, set, get);
+    },
+  };
+}
+
 export const useDatasetStore = create<DatasetState>()(
   persist(
-    (set, get) => {
-      async function refreshList() {
-        set({ datasets: await listDatasets() });
-      }
-
-      async function activate(id: string) {
-        set({ status: 'loading', message: 'Loading the dataset from browser storage…', activeId: id });
-        const trajectories = await loadTrajectories(id);
-        // A later select() may have superseded this one while it loaded.
-        if (get().activeId === id) set({ trajectories, loadedId: id, status: 'ready', message: null, error: null });
-      }
-
-      return {
-        status: 'idle',
-        message: null,
-        error: null,
-        datasets: [],
-        activeId: null,
-        trajectories: [],
-        loadedId: null,
-        defaultSeeded: false,
-        importing: null,
-        lastImport: null,
-
-        init() {
-          initPromise ??= (async () => {
-            try {
-              set({ status: 'loading', message: 'Opening browser storage…' });
-              await refreshList();
-              const { datasets, activeId, defaultSeeded } = get();
-              if (!datasets.length && !defaultSeeded) {
-                await get().loadDefault();
-                return;
-              }
-              const pick = datasets.find((d) => d.id === activeId) ?? datasets[0];
-              if (pick) await activate(pick.id);
-              else set({ status: 'ready', message: null, activeId: null, trajectories: [], loadedId: null });
-            } catch (e) {
-              set({ status: 'error', message: null, error: `Could not open browser storage: ${(e as Error).message}` });
-            }
-          })();
-          return initPromise;
-        },
-
-        async loadDefault() {
-          set({ status: 'loading', message: 'Loading the default dataset…', error: null });
-          try {
-            const url = new URL(DEFAULT_DATASET_URL, document.baseURI).href;
-            const res = await fetch(url);
-            if (!res.ok || !res.body) throw new Error(`${url} answered ${res.status} ${res.statusText}`);
-            const total = Number(res.headers.get('content-length')) || 0;
-            const trajectories: Trajectory[] = [];
-            let errors = 0;
-            set({ importing: { file: 'default-dataset.jsonl', consumed: 0, total, trajectories: 0, errors: 0 } });
-            for await (const ev of importStream(streamChunks(res.body), {
-              file: 'default-dataset.jsonl',
-              format: 'native',
-              total,
-              progressEvery: 200,
-              onProgress: (p) => set({ importing: { file: 'default-dataset.jsonl', consumed: p.consumed, total, trajectories: p.trajectories, errors: p.errors } }),
-            })) {
-              if (ev.kind === 'trajectory') trajectories.push(ev.trajectory);
-              else if (ev.kind === 'error') errors++;
-            }
-            if (!trajectories.length) throw new Error('the default dataset file holds no trajectories');
-            const meta = await saveDataset(
-              { id: 'default', name: DEFAULT_DATASET_NAME, createdAt: Date.now(), origin: 'builtin', formats: ['native'], files: ['default-dataset.jsonl'], errorCount: errors },
-              trajectories,
-            );
-            set({ defaultSeeded: true, importing: null });
-            await refreshList();
-            set({ activeId: meta.id, trajectories, loadedId: meta.id, status: 'ready', message: null });
-          } catch (e) {
-            set({ status: 'error', importing: null, message: null, error: `Could not load the default dataset: ${(e as Error).message}` });
-          }
-        },
-
-        async select(id) {
-          if (get().loadedId === id) return;
-          try {
-            await activate(id);
-          } catch (e) {
-            set({ status: 'error', error: `Could not load dataset: ${(e as Error).message}` });
-          }
-        },
-
-        async importFiles(files, format) {
-          const total = files.reduce((n, f) => n + f.size, 0);
-          const trajectories: Trajectory[] = [];
-          const errors: DataError[] = [];
-          const formats = new Set<string>();
-          let errorCount = 0;
-          let before = 0;
-          const outcome = (o: Partial<ImportOutcome>): ImportOutcome => {
-            const out: ImportOutcome = { files: files.map((f) => f.name), imported: trajectories.length, errors, errorCount, datasetId: null, failure: null, ...o };
-            set({ importing: null, lastImport: out });
-            return out;
-          };
-          set({ importing: { file: files[0]?.name ?? '', consumed: 0, total, trajectories: 0, errors: 0 }, lastImport: null });
-          // Ids must be unique within a dataset (splits and the RL pool key on them): one map of
-          // taken ids across all files, so the importer leaves every later copy out with an error.
-          const seenIds = new Map<string, IdSource>();
-          try {
-            for (const file of files) {
-              const base = before;
-              for await (const ev of importStream(streamChunks(file.stream()), {
-                file: file.name,
-                format,
-                total: file.size,
-                progressEvery: 200,
-                seenIds,
-                onProgress: (p) => set({ importing: { file: file.name, consumed: base + p.consumed, total, trajectories: trajectories.length, errors: errorCount } }),
-              })) {
-                if (ev.kind === 'format') formats.add(ev.format);
-                else if (ev.kind === 'trajectory') trajectories.push(ev.trajectory);
-                else {
-                  errorCount++;
-                  if (errors.length < MAX_SHOWN_ERRORS) errors.push(ev.error);
-                }
-              }
-              before += file.size;
-            }
-          } catch (e) {
-            return outcome({ failure: `Reading the file failed: ${(e as Error).message}. Nothing was stored.` });
-          }
-          if (!trajectories.length) return outcome({ failure: 'No trajectory could be read from the file. Nothing was stored.' });
-          try {
-            const meta = await saveDataset(
-              {
-                id: newDatasetId(),
-                name: files.length === 1 ? files[0].name : `${files[0].name} and ${files.length - 1} more`,
-                createdAt: Date.now(),
-                origin: 'import',
-                formats: [...formats],
-                files: files.map((f) => f.name),
-                errorCount,
-              },
-              trajectories,
-            );
-            await refreshList();
-            set({ activeId: meta.id, trajectories: [...trajectories], loadedId: meta.id, status: 'ready' });
-            return outcome({ datasetId: meta.id });
-          } catch (e) {
-            // A full quota has its own message (what to delete); it already says nothing was lost.
-            if (e instanceof StorageFullError) return outcome({ failure: e.message });
-            return outcome({ failure: `Saving to browser storage failed (${(e as Error).message}). Nothing was stored.` });
-          }
-        },
-
-        async remove(id) {
-          await deleteDataset(id);
-          await refreshList();
-          if (get().activeId === id || get().loadedId === id) {
-            const next = get().datasets[0];
-            set({ trajectories: [], loadedId: null, activeId: null });
-            if (next) await activate(next.id);
-          }
-        },
-
-        async replaceTrajectory(position, t) {
-          const id = get().loadedId;
-          if (!id) throw new Error('no dataset is loaded');
-          await updateTrajectory(id, position, t);
-          const trajectories = get().trajectories.slice();
-          trajectories[position] = t;
-          set({ trajectories });
-          await refreshList();
-        },
-
-        dismissImport() {
-          set({ lastImport: null });
-        },
-
-        async reload(id) {
-          await refreshList();
-          set({ loadedId: null });
-          await activate(id);
-        },
-      };
-    },
+    (set, get) => ({
+      ...INITIAL,
+      ...openActions(set, get),
+      ...importActions(set),
+      ...editActions(set, get),
+    }),
     {
       name: 'lwm.datasets',
       version: 1,

@@ -35,42 +35,65 @@ interface GpuState {
 
 const NO_SELFTEST: SelfTestState = { running: false, results: [], finishedAt: null, error: null };
 
+const INITIAL: Pick<GpuState, 'status' | 'report' | 'error' | 'help' | 'stats' | 'selfTest'> = {
+  status: 'idle',
+  report: null,
+  error: null,
+  help: null,
+  stats: null,
+  selfTest: NO_SELFTEST,
+};
+
+/** What an event about the worker's device changes in the store; null for the events that are not about it. */
+function deviceUpdate(m: FromWorker, status: GpuStatus): Partial<GpuState> | null {
+  switch (m.type) {
+    case 'ready':
+      return { status: 'ready', report: m.report, stats: m.stats, error: null, help: null };
+    case 'unavailable': {
+      const [first, ...rest] = m.message.split('\n');
+      return { status: 'unavailable', report: null, stats: null, error: first, help: m.help ?? (rest.join('\n') || null) };
+    }
+    case 'lost':
+      return { status: 'lost', error: m.message, help: null, stats: null };
+    case 'stats':
+      // Figures that arrive after a loss describe a device that is gone.
+      return status === 'ready' ? { stats: m.stats } : null;
+    default:
+      return null;
+  }
+}
+
+/** What an event means for the self-test job `job`: one more result, its end (with why the job failed), or nothing. */
+function selfTestStep(m: FromWorker, job: string | null): { result: SelfTestResult } | { end: string | null } | null {
+  if (job === null || !('jobId' in m) || m.jobId !== job) return null;
+  switch (m.type) {
+    case 'progress':
+      return { result: m.data as SelfTestResult };
+    case 'done':
+      return { end: null };
+    case 'error':
+      return { end: m.message };
+    case 'status':
+      return m.state === 'stopped' ? { end: null } : null;
+    default:
+      return null;
+  }
+}
+
 export const useGpuStore = create<GpuState>()((set, get) => {
   let listening = false;
   /** The self-test job this page started, whose events the store follows. */
   let selfTestJob: string | null = null;
 
   function onEvent(m: FromWorker) {
-    switch (m.type) {
-      case 'ready':
-        set({ status: 'ready', report: m.report, stats: m.stats, error: null, help: null });
-        return;
-      case 'unavailable': {
-        const [first, ...rest] = m.message.split('\n');
-        set({ status: 'unavailable', report: null, stats: null, error: first, help: m.help ?? (rest.join('\n') || null) });
-        return;
-      }
-      case 'lost':
-        set({ status: 'lost', error: m.message, help: null, stats: null });
-        return;
-      case 'stats':
-        if (get().status === 'ready') set({ stats: m.stats });
-        return;
-      case 'progress':
-        if (m.jobId === selfTestJob) set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, m.data as SelfTestResult] } }));
-        return;
-      case 'done':
-        if (m.jobId === selfTestJob) finishSelfTest(null);
-        return;
-      case 'error':
-        if (m.jobId && m.jobId === selfTestJob) finishSelfTest(m.message);
-        return;
-      case 'status':
-        if (m.jobId === selfTestJob && m.state === 'stopped') finishSelfTest(null);
-        return;
-      default:
-        return;
+    const update = deviceUpdate(m, get().status);
+    if (update) {
+      set(update);
+      return;
     }
+    const step = selfTestStep(m, selfTestJob);
+    if (step && 'result' in step) set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, step.result] } }));
+    else if (step) finishSelfTest(step.end);
   }
 
   function finishSelfTest(error: string | null) {
@@ -97,12 +120,7 @@ export const useGpuStore = create<GpuState>()((set, get) => {
   }
 
   return {
-    status: 'idle',
-    report: null,
-    error: null,
-    help: null,
-    stats: null,
-    selfTest: NO_SELFTEST,
+    ...INITIAL,
 
     async acquire() {
       if (get().status === 'acquiring' || get().status === 'ready') return;

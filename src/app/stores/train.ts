@@ -2,7 +2,7 @@
 // the metric history of the run on screen. The worker persists runs, metrics and checkpoints
 // itself (src/train/jobs.ts); this store reads them back from IndexedDB and merges the live
 // events in, so a reload shows the same curve and can resume it.
-import { create } from 'zustand';
+import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
 import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
@@ -25,7 +25,7 @@ export interface LiveJob {
 
 type WorkerStatus = 'idle' | 'starting' | 'ready' | 'unavailable';
 
-interface TrainState {
+interface TrainData {
   worker: WorkerStatus;
   /** Why the worker has no GPU, for the user. */
   workerError: string | null;
@@ -42,7 +42,9 @@ interface TrainState {
   /** The last error for the user (a failed job, a storage problem). */
   error: string | null;
   storage: { usage: number; quota: number } | null;
+}
 
+interface TrainState extends TrainData {
   init(): Promise<void>;
   refreshRuns(): Promise<void>;
   select(runId: string | null): Promise<void>;
@@ -96,101 +98,103 @@ async function heldLocks(): Promise<Set<string>> {
   }
 }
 
-export const useTrainStore = create<TrainState>()((set, get) => {
-  function onEvent(m: FromWorker) {
-    switch (m.type) {
-      case 'ready':
-        set({ worker: 'ready', adapter: m.adapter, workerError: null });
-        return;
-      case 'unavailable':
-        // A worker that failed to load or crashed is not a lack of WebGPU: the form stays usable
-        // and its next start spawns a fresh worker.
-        if (m.retry) set({ worker: 'idle', workerError: null, adapter: null, error: m.message });
-        else set({ worker: 'unavailable', workerError: m.message });
-        return;
-      case 'log':
-        set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
-        return;
-      case 'metric': {
-        const live = get().live;
-        if (!live || live.jobId !== m.jobId) return;
-        set((s) => ({
-          metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], m.step, m.values) },
-          runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, m.step) } : r)),
-        }));
-        return;
-      }
-      case 'checkpoint':
-        void get().refreshRuns();
-        return;
-      case 'status': {
-        const live = get().live;
-        if (!live || live.jobId !== m.jobId) return;
-        const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
-        set({ live: finished ? null : { ...live, state: m.state } });
-        if (m.state === 'failed' && lostJobId === m.jobId) {
-          // A run cut off by a lost device resumes like one cut off by a reload: from its last
-          // checkpoint, on the fresh device the next job acquires.
-          const run = get().runs.find((r) => r.id === live.runId);
-          if (run) set((s) => ({ interrupted: [...s.interrupted.filter((r) => r.id !== run.id), { ...run, state: 'failed' }] }));
-        }
-        if (finished) lostJobId = null;
-        void get().refreshRuns();
-        return;
-      }
-      case 'lost':
-        lostJobId = get().live?.jobId ?? null;
-        set({ error: m.message });
-        return;
-      case 'error':
-        if (m.jobId && !ownJobs.has(m.jobId)) return;
-        if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
-        set({ error: m.message });
-        return;
-      default:
-        return;
-    }
-  }
+type SetState = StoreApi<TrainState>['setState'];
+type GetState = StoreApi<TrainState>['getState'];
+/** Starts the jobs worker on first use; null (with the reason in the store) without WebGPU. */
+type EnsureClient = () => JobClient | null;
 
-  function ensureClient(): JobClient | null {
-    if (client) return client;
-    const missing = missingWebGpu();
-    if (missing) {
-      set({ worker: 'unavailable', workerError: missing.message });
-      return null;
-    }
-    set({ worker: 'starting' });
-    client = jobClient();
-    client.on(onEvent);
-    // The System view may have started the worker already, before this store listened.
-    client.device('report');
-    return client;
-  }
+const ONE_RUN_AT_A_TIME = 'A run is already training; stop it first (one run at a time shares the GPU).';
+/** The worker writes a new run's record as its job begins, a moment after the start message. */
+const NEW_RUN_REFRESH_MS = 300;
 
-  async function refreshStorage() {
-    try {
-      const e = await navigator.storage?.estimate();
-      if (e) set({ storage: { usage: e.usage ?? 0, quota: e.quota ?? 0 } });
-    } catch {
-      /* an estimate is a nicety */
-    }
-  }
+const INITIAL: TrainData = {
+  worker: 'idle',
+  workerError: null,
+  adapter: null,
+  runsStatus: 'idle',
+  runs: [],
+  selectedRunId: null,
+  metrics: {},
+  live: null,
+  interrupted: [],
+  logs: [],
+  error: null,
+  storage: null,
+};
 
+/** A job's status change: the live job ends or moves on; a job the lost device failed is offered for resuming. */
+function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, set: SetState, get: GetState) {
+  const live = get().live;
+  if (!live || live.jobId !== m.jobId) return;
+  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+  set({ live: finished ? null : { ...live, state: m.state } });
+  if (m.state === 'failed' && lostJobId === m.jobId) {
+    // A run cut off by a lost device resumes like one cut off by a reload: from its last
+    // checkpoint, on the fresh device the next job acquires.
+    const run = get().runs.find((r) => r.id === live.runId);
+    if (run) set((s) => ({ interrupted: [...s.interrupted.filter((r) => r.id !== run.id), { ...run, state: 'failed' }] }));
+  }
+  if (finished) lostJobId = null;
+  void get().refreshRuns();
+}
+
+/** Folds one worker event into the store. */
+function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
+  switch (m.type) {
+    case 'ready':
+      set({ worker: 'ready', adapter: m.adapter, workerError: null });
+      return;
+    case 'unavailable':
+      // A worker that failed to load or crashed is not a lack of WebGPU: the form stays usable
+      // and its next start spawns a fresh worker.
+      if (m.retry) set({ worker: 'idle', workerError: null, adapter: null, error: m.message });
+      else set({ worker: 'unavailable', workerError: m.message });
+      return;
+    case 'log':
+      set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
+      return;
+    case 'metric': {
+      const live = get().live;
+      if (!live || live.jobId !== m.jobId) return;
+      set((s) => ({
+        metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], m.step, m.values) },
+        runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, m.step) } : r)),
+      }));
+      return;
+    }
+    case 'checkpoint':
+      void get().refreshRuns();
+      return;
+    case 'status':
+      onJobStatus(m, set, get);
+      return;
+    case 'lost':
+      lostJobId = get().live?.jobId ?? null;
+      set({ error: m.message });
+      return;
+    case 'error':
+      if (m.jobId && !ownJobs.has(m.jobId)) return;
+      if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
+      set({ error: m.message });
+      return;
+    default:
+      return;
+  }
+}
+
+async function refreshStorage(set: SetState) {
+  try {
+    const e = await navigator.storage?.estimate();
+    if (e) set({ storage: { usage: e.usage ?? 0, quota: e.quota ?? 0 } });
+  } catch {
+    /* an estimate is a nicety */
+  }
+}
+
+/** The stored runs: the first read (which finds runs a reload cut off), re-reads, and the run on screen. */
+function runListActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
   return {
-    worker: 'idle',
-    workerError: null,
-    adapter: null,
-    runsStatus: 'idle',
-    runs: [],
-    selectedRunId: null,
-    metrics: {},
-    live: null,
-    interrupted: [],
-    logs: [],
-    error: null,
-    storage: null,
-
-    init() {
+    init(): Promise<void> {
       initPromise ??= (async () => {
         ensureClient();
         set({ runsStatus: 'loading' });
@@ -206,12 +210,12 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         } catch (e) {
           set({ runsStatus: 'error', error: `Could not read training runs from browser storage: ${(e as Error).message}` });
         }
-        void refreshStorage();
+        void refreshStorage(set);
       })();
       return initPromise;
     },
 
-    async refreshRuns() {
+    async refreshRuns(): Promise<void> {
       try {
         const runs = await listRuns();
         // A run the lost device failed stays on offer until it is resumed or dismissed.
@@ -219,10 +223,10 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       } catch (e) {
         set({ error: `Could not read training runs from browser storage: ${(e as Error).message}` });
       }
-      void refreshStorage();
+      void refreshStorage(set);
     },
 
-    async select(runId) {
+    async select(runId: string | null): Promise<void> {
       set({ selectedRunId: runId });
       if (!runId || get().live?.runId === runId) return;
       try {
@@ -233,39 +237,50 @@ export const useTrainStore = create<TrainState>()((set, get) => {
         set({ error: `Could not read the run's metrics: ${(e as Error).message}` });
       }
     },
+  };
+}
 
-    start(spec) {
+/** The metric history a resumed run keeps: the steps up to its checkpoint (the job recomputes every step after it). */
+async function historyUpTo(runId: string, step: number): Promise<MetricPoint[]> {
+  try {
+    return (await loadMetrics(runId)).filter((m) => m.step <= step).map((m) => ({ step: m.step, values: m.values }));
+  } catch {
+    return []; // the chart starts empty; the run still resumes
+  }
+}
+
+/** Starting, resuming and steering the one live job. */
+function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
+  const control = (send: (c: JobClient, jobId: string) => void) => () => {
+    const live = get().live;
+    if (live && client) send(client, live.jobId);
+  };
+  return {
+    start(spec: Omit<Extract<TrainJobSpec, { resume?: false }>, 'runId'>): string | null {
       const c = ensureClient();
       if (!c) return null;
       if (get().live) {
-        set({ error: 'A run is already training; stop it first (one run at a time shares the GPU).' });
+        set({ error: ONE_RUN_AT_A_TIME });
         return null;
       }
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
       ownJobs.add(jobId);
       set((s) => ({ live: { jobId, runId, state: 'queued' }, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
-      // The worker writes the run record as the job begins; show it as soon as it is there.
-      setTimeout(() => void get().refreshRuns(), 300);
+      // Show the run record as soon as the worker has written it.
+      setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
       return runId;
     },
 
-    async resumeRun(runId) {
+    async resumeRun(runId: string): Promise<void> {
       const c = ensureClient();
       if (!c) return;
       if (get().live) {
-        set({ error: 'A run is already training; stop it first (one run at a time shares the GPU).' });
+        set({ error: ONE_RUN_AT_A_TIME });
         return;
       }
       const run = get().runs.find((r) => r.id === runId);
-      const at = run?.checkpoints.last?.step ?? 0;
-      // Keep the curve up to the checkpoint: the resumed job recomputes every step after it.
-      let history: MetricPoint[] = [];
-      try {
-        history = (await loadMetrics(runId)).filter((m) => m.step <= at).map((m) => ({ step: m.step, values: m.values }));
-      } catch {
-        /* the chart starts empty; the run still resumes */
-      }
+      const history = await historyUpTo(runId, run?.checkpoints.last?.step ?? 0);
       const jobId = c.start({ kind: 'train', runId, resume: true });
       ownJobs.add(jobId);
       set((s) => ({
@@ -278,7 +293,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       }));
     },
 
-    async dismissInterrupted(runId) {
+    async dismissInterrupted(runId: string): Promise<void> {
       set((s) => ({ interrupted: s.interrupted.filter((r) => r.id !== runId) }));
       try {
         // A run the lost device failed keeps its state and message.
@@ -291,20 +306,16 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       await get().refreshRuns();
     },
 
-    pause() {
-      const live = get().live;
-      if (live) client?.pause(live.jobId);
-    },
-    resume() {
-      const live = get().live;
-      if (live) client?.resume(live.jobId);
-    },
-    stop() {
-      const live = get().live;
-      if (live) client?.stop(live.jobId);
-    },
+    pause: control((c, jobId) => c.pause(jobId)),
+    resume: control((c, jobId) => c.resume(jobId)),
+    stop: control((c, jobId) => c.stop(jobId)),
+  };
+}
 
-    async deleteRun(runId) {
+/** Deleting stored runs and checkpoints, and downloading a checkpoint's files. */
+function storedRunActions(set: SetState, get: GetState) {
+  return {
+    async deleteRun(runId: string): Promise<void> {
       if (get().live?.runId === runId) {
         set({ error: 'This run is training; stop it before deleting it.' });
         return;
@@ -322,7 +333,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       await get().refreshRuns();
     },
 
-    async deleteCheckpoint(runId, tag) {
+    async deleteCheckpoint(runId: string, tag: CheckpointTag): Promise<void> {
       if (get().live?.runId === runId) {
         set({ error: 'This run is training; stop it before deleting its checkpoints.' });
         return;
@@ -335,30 +346,60 @@ export const useTrainStore = create<TrainState>()((set, get) => {
       await get().refreshRuns();
     },
 
-    async download(runId, tag) {
+    async download(runId: string, tag: CheckpointTag): Promise<void> {
       const run = get().runs.find((r) => r.id === runId);
       const ref = run?.checkpoints[tag];
       if (!run || !ref) return;
       try {
-        const bytes = await loadCheckpointBytes(ref.key);
-        // Storage keeps one buffer; the user gets the weights file (loads in Hugging Face tools)
-        // and, when the run kept it, the optimizer state beside it as NAME.optim.safetensors.
-        const base = `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`;
-        const files = checkpointFiles(bytes, base);
-        const octets = (data: Uint8Array) => new Blob([data as BlobPart], { type: 'application/octet-stream' });
-        saveFile(octets(files.weights), base);
-        if (files.optimizer) saveFile(octets(files.optimizer), optimizerFileName(base));
+        saveCheckpointFiles(await loadCheckpointBytes(ref.key), `${fileSafe(run.name)}-${run.stage}-${tag}-step${ref.step}.safetensors`);
       } catch (e) {
         set({ error: `Could not read the checkpoint: ${(e as Error).message}` });
       }
     },
+  };
+}
 
+/**
+ * Storage keeps one buffer; the user gets the weights file (loads in Hugging Face tools) and, when
+ * the run kept it, the optimizer state beside it as NAME.optim.safetensors.
+ */
+function saveCheckpointFiles(bytes: Uint8Array, base: string) {
+  const files = checkpointFiles(bytes, base);
+  const octets = (data: Uint8Array) => new Blob([data as BlobPart], { type: 'application/octet-stream' });
+  saveFile(octets(files.weights), base);
+  if (files.optimizer) saveFile(octets(files.optimizer), optimizerFileName(base));
+}
+
+export const useTrainStore = create<TrainState>()((set, get) => {
+  function ensureClient(): JobClient | null {
+    if (client) return client;
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ worker: 'unavailable', workerError: missing.message });
+      return null;
+    }
+    set({ worker: 'starting' });
+    client = jobClient();
+    client.on((m) => onWorkerEvent(m, set, get));
+    // The System view may have started the worker already, before this store listened.
+    client.device('report');
+    return client;
+  }
+
+  return {
+    ...INITIAL,
+    ...runListActions(set, get, ensureClient),
+    ...jobActions(set, get, ensureClient),
+    ...storedRunActions(set, get),
     dismissError() {
       set({ error: null });
     },
   };
 });
 
+/** Long enough to tell runs apart, short enough for every file system's name limit with the suffixes added. */
+const MAX_FILE_STEM = 60;
+
 function fileSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'run';
+  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, MAX_FILE_STEM) || 'run';
 }

@@ -1,16 +1,20 @@
 // Data: the datasets kept in this browser, importing files (every format the data core reads),
 // per-domain statistics with the mask-category mix, and export in every format it writes.
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'wouter';
 import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, type ExportTarget, type FormatName, type TrainingExportKind } from '../../core/formats/index.ts';
 import { checkDistribution } from '../../core/templates/index.ts';
-import { DOMAINS } from '../../core/schema/types.ts';
+import type { MaskStats } from '../../core/masking/index.ts';
+import { DOMAINS, type Trajectory } from '../../core/schema/types.ts';
+import type { DatasetMeta } from '../../storage/db.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
-import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
+import { ConfirmDelete, useDeleteTarget } from '../components/ConfirmDialog.tsx';
+import { Options } from '../components/Options.tsx';
+import { ACTIONS_COLUMN, ScrollTable, type Column } from '../components/Table.tsx';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
 import { pct } from '../components/categories.ts';
 import { saveFile } from '../lib/download.ts';
-import { describeError, useDatasetStore } from '../stores/datasets.ts';
+import { describeError, useDatasetStore, type ImportOutcome } from '../stores/datasets.ts';
 import { useMaskResult, useMaskSettings } from '../stores/mask.ts';
 import { templateSet, useTemplateStore } from '../stores/templates.ts';
 
@@ -29,10 +33,37 @@ const EXPORT_LABEL: Record<ExportTarget, string> = {
   verl: 'verl (prompt / response)',
 };
 
+function DatasetRow({ dataset: d, onDelete }: { dataset: DatasetMeta; onDelete(): void }) {
+  const { loadedId, activeId, select } = useDatasetStore();
+  return (
+    <tr aria-current={d.id === loadedId ? 'true' : undefined}>
+      <td>
+        <input type="radio" name="active-dataset" checked={d.id === activeId} onChange={() => void select(d.id)} aria-label={`Use ${d.name}`} />
+      </td>
+      <td>
+        {d.name}
+        <div className="muted small">
+          {d.origin === 'builtin' ? 'built in' : `imported ${new Date(d.createdAt).toLocaleString()}`} · {d.formats.join(', ')}
+        </div>
+      </td>
+      <td className="num">{d.trajectories.toLocaleString()}</td>
+      <td className="num">{d.turns.toLocaleString()}</td>
+      <td>{d.domains.join(', ')}</td>
+      <td className="num">{d.errorCount}</td>
+      <td>
+        <button type="button" className="secondary small" onClick={onDelete} aria-label={`Delete ${d.name}`}>
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+const DATASET_COLUMNS: Column[] = ['Active', 'Name', 'Trajectories', 'Turns', 'Domains', 'Skipped lines', ACTIONS_COLUMN];
+
 function DatasetList() {
-  const { datasets, loadedId, activeId, select, remove, defaultSeeded, loadDefault, status } = useDatasetStore();
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const target = datasets.find((d) => d.id === confirm);
+  const { datasets, remove, defaultSeeded, loadDefault, status } = useDatasetStore();
+  const { target, ask, close } = useDeleteTarget(datasets);
   return (
     <article className="card wide" aria-labelledby="datasets-title">
       <div className="card-head">
@@ -46,70 +77,83 @@ function DatasetList() {
       {datasets.length === 0 ? (
         <p className="muted">No datasets stored yet.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="table" data-testid="dataset-list">
-            <thead>
-              <tr>
-                <th scope="col">Active</th>
-                <th scope="col">Name</th>
-                <th scope="col">Trajectories</th>
-                <th scope="col">Turns</th>
-                <th scope="col">Domains</th>
-                <th scope="col">Skipped lines</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {datasets.map((d) => (
-                <tr key={d.id} aria-current={d.id === loadedId ? 'true' : undefined}>
-                  <td>
-                    <input
-                      type="radio"
-                      name="active-dataset"
-                      checked={d.id === activeId}
-                      onChange={() => void select(d.id)}
-                      aria-label={`Use ${d.name}`}
-                    />
-                  </td>
-                  <td>
-                    {d.name}
-                    <div className="muted small">
-                      {d.origin === 'builtin' ? 'built in' : `imported ${new Date(d.createdAt).toLocaleString()}`} · {d.formats.join(', ')}
-                    </div>
-                  </td>
-                  <td className="num">{d.trajectories.toLocaleString()}</td>
-                  <td className="num">{d.turns.toLocaleString()}</td>
-                  <td>{d.domains.join(', ')}</td>
-                  <td className="num">{d.errorCount}</td>
-                  <td>
-                    <button type="button" className="secondary small" onClick={() => setConfirm(d.id)} aria-label={`Delete ${d.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable testId="dataset-list" columns={DATASET_COLUMNS}>
+          {datasets.map((d) => (
+            <DatasetRow key={d.id} dataset={d} onDelete={() => ask(d.id)} />
+          ))}
+        </ScrollTable>
       )}
-      <ConfirmDialog
-        open={!!target}
-        title="Delete this dataset?"
-        confirmLabel="Delete dataset"
-        onCancel={() => setConfirm(null)}
-        onConfirm={() => {
-          if (target) void remove(target.id);
-          setConfirm(null);
-        }}
-      >
+      <ConfirmDelete target={target} what="dataset" onClose={close} onDelete={(d) => void remove(d.id)}>
         <p>
           <strong>{target?.name}</strong> ({target?.trajectories.toLocaleString()} trajectories) will be removed from this browser. Files you imported it from
           are not touched.
         </p>
-      </ConfirmDialog>
+      </ConfirmDelete>
     </article>
+  );
+}
+
+/** Where files are dropped or chosen; each drop or choice is one import. */
+function DropZone({ busy, onFiles }: { busy: boolean; onFiles(list: FileList | null): void }) {
+  const [dragging, setDragging] = useState(false);
+  return (
+    <div
+      className={dragging ? 'dropzone dragging' : 'dropzone'}
+      data-testid="dropzone"
+      onDragOver={(e) => {
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        onFiles(e.dataTransfer.files);
+      }}
+    >
+      <p>Drop JSONL or JSON files here, or</p>
+      <label className="button-like">
+        Choose files…
+        <input
+          type="file"
+          accept=".jsonl,.json,.ndjson,application/json,application/x-ndjson,text/plain"
+          multiple
+          disabled={busy}
+          className="sr-only"
+          data-testid="import-input"
+          onChange={(e) => {
+            onFiles(e.target.files);
+            e.target.value = '';
+          }}
+        />
+      </label>
+      <p className="muted small">Each import becomes a new dataset; nothing stored is changed.</p>
+    </div>
+  );
+}
+
+/** What the last import stored or why it stored nothing, with the lines it skipped. */
+function ImportResult({ outcome, onDismiss }: { outcome: ImportOutcome; onDismiss(): void }) {
+  return (
+    <div className={outcome.failure ? 'callout error' : outcome.errorCount ? 'callout warn' : 'callout'} role={outcome.failure || outcome.errorCount ? 'alert' : 'status'} data-testid="import-result">
+      <p>
+        {outcome.failure ?? `Imported ${outcome.imported.toLocaleString()} trajectories from ${outcome.files.join(', ')} into a new dataset.`}
+        {outcome.errorCount ? ` ${outcome.errorCount} problem${outcome.errorCount === 1 ? '' : 's'}: the lines below were skipped.` : ''}
+      </p>
+      {outcome.errors.length ? (
+        <ol className="errors" data-testid="import-errors">
+          {outcome.errors.map((e, i) => (
+            <li key={i} className="mono">
+              {describeError(e)}
+            </li>
+          ))}
+          {outcome.errorCount > outcome.errors.length ? <li>… and {outcome.errorCount - outcome.errors.length} more</li> : null}
+        </ol>
+      ) : null}
+      <button type="button" className="secondary small" onClick={onDismiss}>
+        Dismiss
+      </button>
+    </div>
   );
 }
 
@@ -119,8 +163,6 @@ function ImportCard() {
   const importFiles = useDatasetStore((s) => s.importFiles);
   const dismiss = useDatasetStore((s) => s.dismissImport);
   const [format, setFormat] = useState<FormatName | 'auto'>('auto');
-  const [dragging, setDragging] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
   const busy = !!importing;
 
   const start = (list: FileList | null) => {
@@ -132,48 +174,12 @@ function ImportCard() {
   return (
     <article className="card span2" aria-labelledby="import-title">
       <h2 id="import-title">Import</h2>
-      <div
-        className={dragging ? 'dropzone dragging' : 'dropzone'}
-        data-testid="dropzone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          start(e.dataTransfer.files);
-        }}
-      >
-        <p>Drop JSONL or JSON files here, or</p>
-        <label className="button-like">
-          Choose files…
-          <input
-            ref={input}
-            type="file"
-            accept=".jsonl,.json,.ndjson,application/json,application/x-ndjson,text/plain"
-            multiple
-            disabled={busy}
-            className="sr-only"
-            data-testid="import-input"
-            onChange={(e) => {
-              start(e.target.files);
-              e.target.value = '';
-            }}
-          />
-        </label>
-        <p className="muted small">Each import becomes a new dataset; nothing stored is changed.</p>
-      </div>
+      <DropZone busy={busy} onFiles={start} />
       <div className="field">
         <label htmlFor="import-format">File format</label>
         <select id="import-format" value={format} onChange={(e) => setFormat(e.target.value as FormatName | 'auto')} disabled={busy}>
           <option value="auto">Detect automatically</option>
-          {FORMAT_NAMES.map((f) => (
-            <option key={f} value={f}>
-              {FORMAT_LABEL[f]}
-            </option>
-          ))}
+          <Options items={FORMAT_NAMES} label={(f) => FORMAT_LABEL[f]} />
         </select>
       </div>
       {importing ? (
@@ -184,27 +190,7 @@ function ImportCard() {
           </p>
         </div>
       ) : null}
-      {lastImport ? (
-        <div className={lastImport.failure ? 'callout error' : lastImport.errorCount ? 'callout warn' : 'callout'} role={lastImport.failure || lastImport.errorCount ? 'alert' : 'status'} data-testid="import-result">
-          <p>
-            {lastImport.failure ?? `Imported ${lastImport.imported.toLocaleString()} trajectories from ${lastImport.files.join(', ')} into a new dataset.`}
-            {lastImport.errorCount ? ` ${lastImport.errorCount} problem${lastImport.errorCount === 1 ? '' : 's'}: the lines below were skipped.` : ''}
-          </p>
-          {lastImport.errors.length ? (
-            <ol className="errors" data-testid="import-errors">
-              {lastImport.errors.map((e, i) => (
-                <li key={i} className="mono">
-                  {describeError(e)}
-                </li>
-              ))}
-              {lastImport.errorCount > lastImport.errors.length ? <li>… and {lastImport.errorCount - lastImport.errors.length} more</li> : null}
-            </ol>
-          ) : null}
-          <button type="button" className="secondary small" onClick={dismiss}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      {lastImport ? <ImportResult outcome={lastImport} onDismiss={dismiss} /> : null}
     </article>
   );
 }
@@ -251,11 +237,7 @@ function ExportCard() {
       <div className="field">
         <label htmlFor="export-target">Export format</label>
         <select id="export-target" value={target} onChange={(e) => setTarget(e.target.value as ExportTarget)}>
-          {EXPORT_TARGETS.map((t) => (
-            <option key={t} value={t}>
-              {EXPORT_LABEL[t]}
-            </option>
-          ))}
+          <Options items={EXPORT_TARGETS} label={(t) => EXPORT_LABEL[t]} />
         </select>
       </div>
       {training ? (
@@ -282,19 +264,61 @@ function ExportCard() {
   );
 }
 
+/** Where a domain sorts: the known domains in their canonical order, then anything else an import brought. */
+function domainRank(domain: string): number {
+  const i = (DOMAINS as readonly string[]).indexOf(domain);
+  return i < 0 ? DOMAINS.length : i;
+}
+
+/** Trajectories per domain, in domainRank order (then by name). */
+function countByDomain(trajectories: readonly Trajectory[]): [string, number][] {
+  const m = new Map<string, number>();
+  for (const t of trajectories) m.set(t.domain, (m.get(t.domain) ?? 0) + 1);
+  return [...m.entries()].sort(([a], [b]) => domainRank(a) - domainRank(b) || (a < b ? -1 : 1));
+}
+
+const STATS_COLUMNS: Column[] = ['Domain', 'Trajectories', 'Turns', { label: 'Mean loss weight', title: 'Mean loss weight of an observation under the current mask settings' }, 'Mask categories'];
+
+function StatsTable({ perDomain, trajectories, stats }: { perDomain: [string, number][]; trajectories: number; stats: MaskStats }) {
+  return (
+    <ScrollTable className="table stats" testId="stats-table" columns={STATS_COLUMNS}>
+      {perDomain.map(([d, n]) => {
+        const c = stats.perDomain[d];
+        return (
+          <tr key={d} data-domain={d}>
+            <th scope="row">{d}</th>
+            <td className="num">{n.toLocaleString()}</td>
+            <td className="num">{c?.total.toLocaleString() ?? 0}</td>
+            <td className="num" data-testid={`mean-weight-${d}`}>
+              {c ? c.meanWeight.toFixed(3) : '–'}
+            </td>
+            <td className="bar-cell">{c ? <CategoryBar shares={c.shares} width="100%" label={d} /> : null}</td>
+          </tr>
+        );
+      })}
+      <tr className="total" data-domain="overall">
+        <th scope="row">All</th>
+        <td className="num" data-testid="total-trajectories">
+          {trajectories.toLocaleString()}
+        </td>
+        <td className="num" data-testid="total-turns">
+          {stats.overall.total.toLocaleString()}
+        </td>
+        <td className="num" data-testid="mean-weight-overall">
+          {stats.overall.meanWeight.toFixed(3)}
+        </td>
+        <td className="bar-cell">
+          <CategoryBar shares={stats.overall.shares} width="100%" label="all domains" />
+        </td>
+      </tr>
+    </ScrollTable>
+  );
+}
+
 function Statistics() {
   const trajectories = useDatasetStore((s) => s.trajectories);
   const result = useMaskResult(trajectories);
-  const perDomain = useMemo(() => {
-    const m = new Map<string, number>();
-    for (const t of trajectories) m.set(t.domain, (m.get(t.domain) ?? 0) + 1);
-    // Known domains in their canonical order, then anything else an import brought.
-    return [...m.entries()].sort(([a], [b]) => {
-      const ia = (DOMAINS as readonly string[]).indexOf(a);
-      const ib = (DOMAINS as readonly string[]).indexOf(b);
-      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || (a < b ? -1 : 1);
-    });
-  }, [trajectories]);
+  const perDomain = useMemo(() => countByDomain(trajectories), [trajectories]);
   if (!trajectories.length) return null;
   return (
     <article className="card wide" aria-labelledby="stats-title">
@@ -306,52 +330,7 @@ function Statistics() {
         <p className="loading">Computing mask categories…</p>
       ) : (
         <>
-          <div className="table-scroll">
-            <table className="table stats" data-testid="stats-table">
-              <thead>
-                <tr>
-                  <th scope="col">Domain</th>
-                  <th scope="col">Trajectories</th>
-                  <th scope="col">Turns</th>
-                  <th scope="col" title="Mean loss weight of an observation under the current mask settings">
-                    Mean loss weight
-                  </th>
-                  <th scope="col">Mask categories</th>
-                </tr>
-              </thead>
-              <tbody>
-                {perDomain.map(([d, n]) => {
-                  const c = result.stats.perDomain[d];
-                  return (
-                    <tr key={d} data-domain={d}>
-                      <th scope="row">{d}</th>
-                      <td className="num">{n.toLocaleString()}</td>
-                      <td className="num">{c?.total.toLocaleString() ?? 0}</td>
-                      <td className="num" data-testid={`mean-weight-${d}`}>
-                        {c ? c.meanWeight.toFixed(3) : '–'}
-                      </td>
-                      <td className="bar-cell">{c ? <CategoryBar shares={c.shares} width="100%" label={d} /> : null}</td>
-                    </tr>
-                  );
-                })}
-                <tr className="total" data-domain="overall">
-                  <th scope="row">All</th>
-                  <td className="num" data-testid="total-trajectories">
-                    {trajectories.length.toLocaleString()}
-                  </td>
-                  <td className="num" data-testid="total-turns">
-                    {result.stats.overall.total.toLocaleString()}
-                  </td>
-                  <td className="num" data-testid="mean-weight-overall">
-                    {result.stats.overall.meanWeight.toFixed(3)}
-                  </td>
-                  <td className="bar-cell">
-                    <CategoryBar shares={result.stats.overall.shares} width="100%" label="all domains" />
-                  </td>
-                </tr>
-              </tbody>
-            </table>
-          </div>
+          <StatsTable perDomain={perDomain} trajectories={trajectories.length} stats={result.stats} />
           <CategoryLegend counts={result.stats.overall.counts} />
           <p className="muted small">
             Shares of turns per mask category; overall:{' '}

@@ -1,6 +1,7 @@
 // `lwm gpu [--json] [--no-selftest]`: the WebGPU adapter Node sees (through Dawn) and the
 // kernel self-test, the same checks the System view runs in the browser.
 import { parseCommandArgs, type Command } from '../io.ts';
+import { openNodeRuntime } from './common.ts';
 
 const gpu: Command = async (argv, io) => {
   const { values } = parseCommandArgs(argv, { json: { type: 'boolean' }, 'no-selftest': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, false);
@@ -8,16 +9,9 @@ const gpu: Command = async (argv, io) => {
     io.out('Usage: lwm gpu [--json] [--no-selftest]\nShows the WebGPU adapter (Dawn in Node) and runs the kernel self-test.\n');
     return 0;
   }
-  const { nodeGpu } = await import('../../gpu/node.ts');
-  const { GpuRuntime } = await import('../../gpu/runtime.ts');
   const { runSelfTest } = await import('../../gpu/selftest.ts');
-  let rt;
-  try {
-    rt = await GpuRuntime.create({ gpu: await nodeGpu() });
-  } catch (e) {
-    io.err(`lwm gpu: ${(e as Error).message}\n`);
-    return 1;
-  }
+  const rt = await openNodeRuntime(io, 'lwm gpu: ');
+  if (!rt) return 1;
   try {
     const results = values['no-selftest']
       ? []

@@ -11,6 +11,15 @@ import { DEFAULT_JUDGE_MAX_TOKENS, DEFAULT_JUDGE_TEMPERATURE } from '../../core/
 import type { Judge } from '../../core/judge/types.ts';
 import { domainOfTask } from '../../core/schema/types.ts';
 import { endpointJudge } from '../../backends/endpoint.ts';
+import { envApiKey } from './common.ts';
+
+/** Judgements in flight: enough to keep a served model busy without tripping its rate limit. */
+const DEFAULT_CONCURRENCY = 4;
+/** Extra attempts after an unparseable verdict or a transient error. */
+const DEFAULT_RETRIES = 2;
+const DEFAULT_TIMEOUT_S = 120;
+/** The longest pause a server's Retry-After may ask for before the request counts as failed. */
+const DEFAULT_MAX_RETRY_WAIT_S = 60;
 
 const HELP = `Usage: lwm judge PRED.jsonl --judge local|endpoint [options]
 
@@ -30,11 +39,11 @@ missing a dimension scores the others (the missing one is 0, left out of the mea
   --temperature T          sampling temperature (default ${DEFAULT_JUDGE_TEMPERATURE}, as the public judge)
   --judge-prompts DIR      system prompts per domain from DIR/DOMAIN/judge_system_prompt.txt
                            (the public prompts/ folder); default: our built-in prompt
-  --concurrency N          judgements in flight (default 4)
+  --concurrency N          judgements in flight (default ${DEFAULT_CONCURRENCY})
   --retries N              extra attempts after an unparseable verdict or a transient error
-                           (default 2; one policy: a sample costs at most N + 1 requests)
-  --max-retry-wait S       longest pause a server's Retry-After may ask for (default 60)
-  --timeout S              seconds per request (default 120)
+                           (default ${DEFAULT_RETRIES}; one policy: a sample costs at most N + 1 requests)
+  --max-retry-wait S       longest pause a server's Retry-After may ask for (default ${DEFAULT_MAX_RETRY_WAIT_S})
+  --timeout S              seconds per request (default ${DEFAULT_TIMEOUT_S})
   -o, --output FILE        write judged records here (default: standard output)
 
 Every record is written, failures included as failed records (with "error"); a refused key
@@ -87,69 +96,69 @@ async function loadJudgePrompts(dir: string, domains: Iterable<string>): Promise
   return { prompts, errors };
 }
 
-export default async function judge(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, {
-    judge: { type: 'string' },
-    'base-url': { type: 'string' },
-    model: { type: 'string' },
-    'api-key': { type: 'string' },
-    'max-tokens': { type: 'string' },
-    temperature: { type: 'string' },
-    'judge-prompts': { type: 'string' },
-    concurrency: { type: 'string' },
-    retries: { type: 'string' },
-    'max-retry-wait': { type: 'string' },
-    timeout: { type: 'string' },
-    output: { type: 'string', short: 'o' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (values.help) {
-    io.out(HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new UsageError('expected one PRED.jsonl file');
+const OPTIONS = {
+  judge: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  'judge-prompts': { type: 'string' },
+  concurrency: { type: 'string' },
+  retries: { type: 'string' },
+  'max-retry-wait': { type: 'string' },
+  timeout: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type JudgeValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
+/** The judging settings from the flags, checked before the records are read. */
+function judgeSettings(values: JudgeValues) {
   const kind = values.judge ?? 'local';
-  const concurrency = positiveInt('concurrency', values.concurrency, 4);
-  const retries = positiveInt('retries', values.retries, 2, 0);
-  const timeout = positiveInt('timeout', values.timeout, 120);
-  const maxTokens = positiveInt('max-tokens', values['max-tokens'], DEFAULT_JUDGE_MAX_TOKENS);
-  const temperature = nonNegative('temperature', values.temperature, DEFAULT_JUDGE_TEMPERATURE);
-  const maxRetryWait = nonNegative('max-retry-wait', values['max-retry-wait'], 60);
+  const settings = {
+    kind,
+    concurrency: positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY),
+    retries: positiveInt('retries', values.retries, DEFAULT_RETRIES, 0),
+    timeout: positiveInt('timeout', values.timeout, DEFAULT_TIMEOUT_S),
+    maxTokens: positiveInt('max-tokens', values['max-tokens'], DEFAULT_JUDGE_MAX_TOKENS),
+    temperature: nonNegative('temperature', values.temperature, DEFAULT_JUDGE_TEMPERATURE),
+    maxRetryWait: nonNegative('max-retry-wait', values['max-retry-wait'], DEFAULT_MAX_RETRY_WAIT_S),
+  };
   if (kind !== 'local' && kind !== 'endpoint') throw new UsageError(`--judge must be local or endpoint, got ${JSON.stringify(kind)}`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--judge endpoint needs --base-url and --model');
   if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   if (kind === 'local') {
     for (const f of ['base-url', 'model', 'max-tokens', 'temperature', 'judge-prompts', 'max-retry-wait'] as const) if (values[f] !== undefined) throw new UsageError(`--${f} is for --judge endpoint`);
   }
+  return settings;
+}
 
-  const file = positionals[0];
-  if (values.output !== undefined) checkOutputPath(values.output);
-  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction', io);
-  if (errors.length) {
-    io.err(errors.join('\n') + '\n');
-    return 1;
-  }
-
-  let theJudge: Judge;
-  if (kind === 'local') theJudge = localJudge;
-  else {
-    let systemPrompts: Record<string, string> | undefined;
-    if (values['judge-prompts']) {
-      const loaded = await loadJudgePrompts(values['judge-prompts'], new Set(records.map((r) => domainOfTask(r.task))));
-      if (loaded.errors.length) {
-        io.err(loaded.errors.join('\n') + '\n');
-        return 1;
-      }
-      systemPrompts = loaded.prompts;
+/** The local rubric, or the endpoint judge with its prompts per domain; null when a prompt file is unusable (said). */
+async function openJudge(io: CliIO, values: JudgeValues, settings: ReturnType<typeof judgeSettings>, records: AwbPredictionRecord[]): Promise<Judge | null> {
+  if (settings.kind === 'local') return localJudge;
+  let systemPrompts: Record<string, string> | undefined;
+  if (values['judge-prompts']) {
+    const loaded = await loadJudgePrompts(values['judge-prompts'], new Set(records.map((r) => domainOfTask(r.task))));
+    if (loaded.errors.length) {
+      io.err(loaded.errors.join('\n') + '\n');
+      return null;
     }
-    const apiKey = values['api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
-    theJudge = endpointJudge(
-      { baseUrl: values['base-url']!, model: values.model!, apiKey, maxConcurrency: concurrency, timeoutMs: timeout * 1000, pageOrigin: null, maxRetryAfterMs: maxRetryWait * 1000 },
-      { retries, maxTokens, temperature, systemPrompts },
-    );
+    systemPrompts = loaded.prompts;
   }
+  const { concurrency, timeout, maxRetryWait, retries, maxTokens, temperature } = settings;
+  return endpointJudge(
+    { baseUrl: values['base-url']!, model: values.model!, apiKey: values['api-key'] ?? envApiKey(), maxConcurrency: concurrency, timeoutMs: timeout * 1000, pageOrigin: null, maxRetryAfterMs: maxRetryWait * 1000 },
+    { retries, maxTokens, temperature, systemPrompts },
+  );
+}
 
-  // Every record gets a line: judged, failed, or (after an error that stops the run) not judged.
+/**
+ * Judges every record, `concurrency` at a time. Every record gets a line: judged, failed, or
+ * (after an error that stops the run) not judged; `error` is what stopped it.
+ */
+async function judgeAll(records: AwbPredictionRecord[], theJudge: Judge, concurrency: number): Promise<{ out: AwbJudgedRecord[]; error: Error | null }> {
   const judged: (AwbJudgedRecord | undefined)[] = new Array(records.length);
   const stop = new AbortController();
   const run: { error: Error | null } = { error: null };
@@ -167,6 +176,28 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, records.length)) }, worker));
   const out = Array.from(records, (rec, i) => judged[i] ?? judgedRecord(rec, { failed: true, error: `not judged: ${run.error?.message ?? 'the run stopped'}` }, { judge: theJudge.name }));
+  return { out, error: run.error };
+}
+
+export default async function judge(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('expected one PRED.jsonl file');
+  const settings = judgeSettings(values);
+
+  const file = positionals[0];
+  if (values.output !== undefined) checkOutputPath(values.output);
+  const { records, errors } = await readRecordFile<AwbPredictionRecord>(file, 'prediction', io);
+  if (errors.length) {
+    io.err(errors.join('\n') + '\n');
+    return 1;
+  }
+  const theJudge = await openJudge(io, values, settings, records);
+  if (!theJudge) return 1;
+  const { out, error } = await judgeAll(records, theJudge, settings.concurrency);
 
   const table = formatScoreTable(scoreJudged(out));
   if (values.output) {
@@ -176,8 +207,8 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
     await writeOutput(io, undefined, out.map((r) => toJsonl([r])));
     io.err(table);
   }
-  if (run.error) {
-    io.err(`lwm judge: ${run.error.message}\n`);
+  if (error) {
+    io.err(`lwm judge: ${error.message}\n`);
     return 1;
   }
   const failed = out.filter((r) => r.failed);

@@ -3,8 +3,11 @@
 // candidates at or above the threshold go to a label file that `lwm train --stage sft --labels
 // FILE` trains on. Retention is printed overall and per domain, judge failures apart.
 import { writeFileSync } from 'node:fs';
-import { parseCommandArgs, UsageError, type Command } from '../io.ts';
-import { loadFile, DEFAULT_DATASET } from './validate.ts';
+import type { GenerateRequest, LwmBackend } from '../../core/backend.ts';
+import type { TurnSample } from '../../core/turns/index.ts';
+import { DEFAULT_KEEP_THRESHOLD } from '../../train/spec.ts';
+import { parseCommandArgs, UsageError, type CliIO, type Command } from '../io.ts';
+import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
 
 const USAGE = `lwm labels [--data FILE | --domain D] --teacher local|endpoint -o LABELS.jsonl [options]
 
@@ -16,7 +19,7 @@ Judge (scores each candidate against the real observation, 1–5):
                            --judge-base-url URL --judge-model NAME [--judge-api-key KEY]
 Sampling:
   --candidates N           candidates per turn (default 4)
-  --threshold X            keep a candidate whose judge mean is at least X, 1–5 (default 4)
+  --threshold X            keep a candidate whose judge mean is at least X, 1–5 (default ${DEFAULT_KEEP_THRESHOLD})
   --keep all|best          every candidate above the threshold, or the best one per turn (default all)
   --samples N              label at most N turns of the train split (a seeded spread; default all)
   --temperature T          teacher sampling temperature (default 1)
@@ -26,6 +29,13 @@ Sampling:
   --json                   print the retention as JSON on standard output
 
 Keys default to $LWM_API_KEY, then $OPENAI_API_KEY.`;
+
+/** The share of each domain's trajectories lwm train holds out for evaluation: labels come from the rest. */
+const DEFAULT_EVAL_FRACTION = 0.1;
+/** Longest candidate from an endpoint teacher; the local one is held to a quarter of its context too. */
+const DEFAULT_MAX_TOKENS = 256;
+/** Progress lines on stderr at most this often. */
+const PROGRESS_EVERY_MS = 2000;
 
 const int = (name: string, v: string | undefined, dflt: number | undefined, min = 1): number | undefined => {
   if (v === undefined) return dflt;
@@ -41,40 +51,37 @@ const num = (name: string, v: string | undefined, dflt: number, lo: number, hi: 
   return n;
 };
 
-const labels: Command = async (argv, io) => {
-  const { values } = parseCommandArgs(
-    argv,
-    {
-      data: { type: 'string' },
-      domain: { type: 'string', multiple: true },
-      teacher: { type: 'string' },
-      from: { type: 'string' },
-      'base-url': { type: 'string' },
-      model: { type: 'string' },
-      'api-key': { type: 'string' },
-      judge: { type: 'string', default: 'local' },
-      'judge-base-url': { type: 'string' },
-      'judge-model': { type: 'string' },
-      'judge-api-key': { type: 'string' },
-      candidates: { type: 'string' },
-      threshold: { type: 'string' },
-      keep: { type: 'string', default: 'all' },
-      samples: { type: 'string' },
-      temperature: { type: 'string' },
-      'max-tokens': { type: 'string' },
-      concurrency: { type: 'string' },
-      seed: { type: 'string' },
-      'eval-fraction': { type: 'string' },
-      out: { type: 'string', short: 'o' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    false,
-  );
-  if (values.help) {
-    io.out(`Usage: ${USAGE}\n`);
-    return 0;
-  }
+const OPTIONS = {
+  data: { type: 'string' },
+  domain: { type: 'string', multiple: true },
+  teacher: { type: 'string' },
+  from: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  judge: { type: 'string', default: 'local' },
+  'judge-base-url': { type: 'string' },
+  'judge-model': { type: 'string' },
+  'judge-api-key': { type: 'string' },
+  candidates: { type: 'string' },
+  threshold: { type: 'string' },
+  keep: { type: 'string', default: 'all' },
+  samples: { type: 'string' },
+  temperature: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  concurrency: { type: 'string' },
+  seed: { type: 'string' },
+  'eval-fraction': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type LabelValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+type Teacher = { backend: LwmBackend; request: (s: TurnSample) => GenerateRequest };
+
+/** The command's settings from the flags, every one checked before the data is read. */
+function labelSettings(values: LabelValues) {
   const teacherKind = values.teacher;
   if (teacherKind !== 'local' && teacherKind !== 'endpoint') throw new UsageError(`--teacher must be local or endpoint\nusage: ${USAGE}`);
   if (teacherKind === 'local' && !values.from) throw new UsageError('--teacher local needs --from CKPT (the checkpoint that writes the candidates)');
@@ -86,24 +93,57 @@ const labels: Command = async (argv, io) => {
   if (!values.out) throw new UsageError(`-o LABELS.jsonl is required (the file lwm train --labels reads)\nusage: ${USAGE}`);
   const options = {
     candidates: int('candidates', values.candidates, 4)!,
-    threshold: num('threshold', values.threshold, 4, 1, 5),
+    threshold: num('threshold', values.threshold, DEFAULT_KEEP_THRESHOLD, 1, 5),
     keep: values.keep as 'all' | 'best',
     temperature: num('temperature', values.temperature, 1, 0, 5),
     maxTokens: int('max-tokens', values['max-tokens'], undefined),
+    // An endpoint answers several requests at once; the local teacher is one GPU.
     concurrency: int('concurrency', values.concurrency, teacherKind === 'endpoint' ? 4 : 1)!,
     seed: int('seed', values.seed, 0, 0)!,
   };
-  const evalFraction = num('eval-fraction', values['eval-fraction'], 0.1, 0, 1);
+  const evalFraction = num('eval-fraction', values['eval-fraction'], DEFAULT_EVAL_FRACTION, 0, 1);
   const maxSamples = int('samples', values.samples, undefined);
-  const envKey = process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
+  return { teacherKind, judgeKind: judgeKind as 'local' | 'endpoint', options, evalFraction, maxSamples, out: values.out };
+}
 
-  const file = values.data ?? DEFAULT_DATASET;
-  if (!values.data) io.err(`(no --data: using the built-in default dataset, ${file})\n`);
-  const loaded = await loadFile(io, file);
-  if (!loaded.readable || loaded.trajectories.length === 0) {
-    io.err(`${file}: no usable trajectories\n`);
-    return 1;
+/**
+ * The local teacher: the --from checkpoint on the GPU through Dawn; null when it cannot start
+ * (said on stderr). What it holds goes into `release`, first to last in the order to free it.
+ */
+async function openLocalTeacher(io: CliIO, from: string, release: (() => void)[]) {
+  const bytes = readWhole(io, from);
+  if (bytes === null) return null;
+  const { localTeacher } = await import('../../train/teacher.ts');
+  const runtime = await openNodeRuntime(io, 'lwm labels: the local teacher needs WebGPU: ');
+  if (!runtime) return null;
+  release.push(() => runtime.dispose());
+  io.err(`adapter: ${runtime.describe()}\n`);
+  const local = localTeacher(runtime, bytes);
+  release.unshift(() => local.dispose());
+  return local;
+}
+
+/** Progress on stderr, at most every PROGRESS_EVERY_MS, and at the end. */
+function progressPrinter(io: CliIO) {
+  let lastShown = 0;
+  return (done: number, total: number) => {
+    if (done === total || Date.now() - lastShown > PROGRESS_EVERY_MS) {
+      lastShown = Date.now();
+      io.err(`[labels] ${done}/${total} turns\n`);
+    }
+  };
+}
+
+const labels: Command = async (argv, io) => {
+  const { values } = parseCommandArgs(argv, OPTIONS, false);
+  if (values.help) {
+    io.out(`Usage: ${USAGE}\n`);
+    return 0;
   }
+  const { teacherKind, judgeKind, options, evalFraction, maxSamples, out } = labelSettings(values);
+  const envKey = envApiKey();
+  const loaded = await loadTrainingData(io, values.data);
+  if (!loaded) return 1;
 
   const { labelSamples, labelsJsonl, retentionReport, spreadSamples } = await import('../../train/labels.ts');
   const { rejectionSample } = await import('../../train/rejection.ts');
@@ -114,7 +154,7 @@ const labels: Command = async (argv, io) => {
 
   let samples = labelSamples(loaded.trajectories, { domains: values.domain, evalFraction, seed: options.seed });
   if (samples.length === 0) {
-    io.err(`${file}: no train-split turns${values.domain ? ` in ${values.domain.join(', ')}` : ''} to label\n`);
+    io.err(`${loaded.file}: no train-split turns${values.domain ? ` in ${values.domain.join(', ')}` : ''} to label\n`);
     return 1;
   }
   samples = spreadSamples(samples, maxSamples, options.seed);
@@ -122,51 +162,24 @@ const labels: Command = async (argv, io) => {
   const masks = new Map(categorizeDataset(loaded.trajectories).map((m) => [m.id, m]));
   const weightOf = (s: (typeof samples)[number]) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1;
 
-  let rt: { dispose(): void } | undefined;
-  let dispose = () => {};
+  const release: (() => void)[] = [];
   try {
     const judge = makeJudge(judgeKind, { baseUrl: values['judge-base-url'] ?? '', model: values['judge-model'] ?? '', apiKey: values['judge-api-key'] ?? envKey }, { pageOrigin: null });
-    let teacher: { backend: import('../../core/backend.ts').LwmBackend; request: (s: (typeof samples)[number]) => import('../../core/backend.ts').GenerateRequest };
-    let maxTokens = options.maxTokens ?? 256;
+    let teacher: Teacher;
+    let maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
     if (teacherKind === 'endpoint') {
       teacher = endpointTeacher({ baseUrl: values['base-url']!, model: values.model!, apiKey: values['api-key'] ?? envKey }, undefined, { pageOrigin: null, maxConcurrency: options.concurrency });
     } else {
-      const { readFileSync } = await import('node:fs');
-      let bytes: Uint8Array;
-      try {
-        bytes = new Uint8Array(readFileSync(values.from!));
-      } catch (e) {
-        io.err(`${values.from}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-        return 1;
-      }
-      const { nodeGpu } = await import('../../gpu/node.ts');
-      const { GpuRuntime } = await import('../../gpu/runtime.ts');
-      const { localTeacher } = await import('../../train/teacher.ts');
-      let runtime;
-      try {
-        runtime = await GpuRuntime.create({ gpu: await nodeGpu() });
-      } catch (e) {
-        io.err(`lwm labels: the local teacher needs WebGPU: ${(e as Error).message}\n`);
-        return 1;
-      }
-      rt = runtime;
-      io.err(`adapter: ${runtime.describe()}\n`);
-      const local = localTeacher(runtime, bytes);
-      dispose = () => local.dispose();
+      const local = await openLocalTeacher(io, values.from!, release);
+      if (!local) return 1;
       teacher = local;
       maxTokens = Math.min(maxTokens, local.maxTokens);
     }
     io.err(`labelling ${samples.length} train-split turns × ${options.candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (threshold ${options.threshold})\n`);
-    let lastShown = 0;
-    const r = await rejectionSample(samples, teacher.backend, judge, { ...options, maxTokens, request: teacher.request, weightOf }, (done, total) => {
-      if (done === total || Date.now() - lastShown > 2000) {
-        lastShown = Date.now();
-        io.err(`[labels] ${done}/${total} turns\n`);
-      }
-    });
-    writeFileSync(values.out, labelsJsonl(r.kept));
-    io.err(`${r.kept.length} labels written to ${values.out}\n`);
-    if (values.json) io.out(JSON.stringify({ labels: values.out, overall: r.overall, per_domain: r.perDomain }) + '\n');
+    const r = await rejectionSample(samples, teacher.backend, judge, { ...options, maxTokens, request: teacher.request, weightOf }, progressPrinter(io));
+    writeFileSync(out, labelsJsonl(r.kept));
+    io.err(`${r.kept.length} labels written to ${out}\n`);
+    if (values.json) io.out(JSON.stringify({ labels: out, overall: r.overall, per_domain: r.perDomain }) + '\n');
     else io.out(retentionReport(r));
     if (r.overall.judged === 0) {
       io.err('lwm labels: every judgement failed; no candidate could be kept or rejected\n');
@@ -174,14 +187,13 @@ const labels: Command = async (argv, io) => {
     }
     return 0;
   } catch (e) {
-    if (e instanceof EndpointError || e instanceof UserFacingError || (e as Error).name === 'CheckpointError' || (e as Error).name === 'SafetensorsError') {
+    if (isUserError(e, [EndpointError, UserFacingError])) {
       io.err(`lwm labels: ${(e as Error).message}\n`);
       return 1;
     }
     throw e;
   } finally {
-    dispose();
-    rt?.dispose();
+    for (const free of release) free();
   }
 };
 

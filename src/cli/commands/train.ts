@@ -2,11 +2,15 @@
 // the same job code the app's worker runs.
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
-import { checkOutputPath, errnoText, FileError, inputFileProblem, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type Command } from '../io.ts';
+import { checkOutputPath, errnoText, FileError, inputFileProblem, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
-import { loadFile } from './validate.ts';
-import { DEFAULT_DATASET } from './validate.ts';
+import { MIN_VOCAB } from '../../core/tokenizer/index.ts';
+import type { Trajectory } from '../../core/schema/types.ts';
+import { LR_MIN_FRACTION, MIN_SEQUENCE_TOKENS } from '../../train/spec.ts';
+import type { SftLabel } from '../../train/rejection.ts';
+import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
+import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
@@ -33,44 +37,42 @@ function writeCheckpoint(path: string, bytes: Uint8Array) {
 
 const int = (name: string, v: string | undefined, min = 1): number | undefined => (v === undefined ? undefined : intOption(name, v, min));
 
-const train: Command = async (argv, io) => {
-  const { values } = parseCommandArgs(
-    argv,
-    {
-      stage: { type: 'string' },
-      preset: { type: 'string', default: 'micro' },
-      data: { type: 'string' },
-      domain: { type: 'string', multiple: true },
-      steps: { type: 'string', default: '100' },
-      from: { type: 'string' },
-      out: { type: 'string', short: 'o' },
-      metrics: { type: 'string' },
-      batch: { type: 'string' },
-      tokens: { type: 'string' },
-      seed: { type: 'string' },
-      'eval-every': { type: 'string' },
-      lr: { type: 'string' },
-      vocab: { type: 'string' },
-      group: { type: 'string' },
-      prompts: { type: 'string' },
-      'max-new': { type: 'string' },
-      temperature: { type: 'string' },
-      'mask-config': { type: 'string' },
-      labels: { type: 'string' },
-      reward: { type: 'string' },
-      'reward-judge': { type: 'string' },
-      'judge-base-url': { type: 'string' },
-      'judge-model': { type: 'string' },
-      'judge-api-key': { type: 'string' },
-      'eval-samples': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    false,
-  );
-  if (values.help) {
-    io.out(`Usage: ${USAGE}\n`);
-    return 0;
-  }
+const OPTIONS = {
+  stage: { type: 'string' },
+  preset: { type: 'string', default: 'micro' },
+  data: { type: 'string' },
+  domain: { type: 'string', multiple: true },
+  steps: { type: 'string', default: '100' },
+  from: { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  metrics: { type: 'string' },
+  batch: { type: 'string' },
+  tokens: { type: 'string' },
+  seed: { type: 'string' },
+  'eval-every': { type: 'string' },
+  lr: { type: 'string' },
+  vocab: { type: 'string' },
+  group: { type: 'string' },
+  prompts: { type: 'string' },
+  'max-new': { type: 'string' },
+  temperature: { type: 'string' },
+  'mask-config': { type: 'string' },
+  labels: { type: 'string' },
+  reward: { type: 'string' },
+  'reward-judge': { type: 'string' },
+  'judge-base-url': { type: 'string' },
+  'judge-model': { type: 'string' },
+  'judge-api-key': { type: 'string' },
+  'eval-samples': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type TrainValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+type Stage = 'cpt' | 'sft' | 'rl';
+type Reward = 'rubric' | 'reference-ab' | 'turing';
+
+/** The run's settings from the flags, every one checked before data is read or the GPU starts; null when the mask file is unusable (said). */
+function trainSpec(values: TrainValues, io: CliIO) {
   const stage = values.stage;
   if (stage !== 'cpt' && stage !== 'sft' && stage !== 'rl') throw new UsageError(`--stage must be cpt, sft or rl\nusage: ${USAGE}`);
   if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
@@ -80,7 +82,7 @@ const train: Command = async (argv, io) => {
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
   // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
   const mask = values['mask-config'] ? readMaskConfigFile(values['mask-config'], io) : undefined;
-  if (mask === null) return 1;
+  if (mask === null) return null;
   const reward = values.reward ?? 'rubric';
   if (reward !== 'rubric' && reward !== 'reference-ab' && reward !== 'turing') throw new UsageError(`--reward must be rubric, reference-ab or turing; got '${reward}'`);
   const rewardJudge = values['reward-judge'] ?? 'local';
@@ -90,23 +92,23 @@ const train: Command = async (argv, io) => {
   if (stage !== 'rl' && rlOnly.length) throw new UsageError(`--${rlOnly[0]} is for --stage rl`);
   const spec = {
     kind: 'train' as const,
-    stage: stage as 'cpt' | 'sft' | 'rl',
+    stage: stage as Stage,
     preset: values.preset as PresetName,
     steps: int('steps', values.steps)!,
     batch: int('batch', values.batch),
-    T: int('tokens', values.tokens, 8),
+    T: int('tokens', values.tokens, MIN_SEQUENCE_TOKENS),
     seed: int('seed', values.seed, 0),
     evalEvery: int('eval-every', values['eval-every']),
-    vocabSize: int('vocab', values.vocab, 267),
+    vocabSize: int('vocab', values.vocab, MIN_VOCAB),
     domains: values.domain,
-    ...(lr !== undefined && { lr: { peak: lr, min: lr / 10 } }),
+    ...(lr !== undefined && { lr: { peak: lr, min: lr * LR_MIN_FRACTION } }),
     rl: {
       groupSize: int('group', values.group, 2),
       promptsPerStep: int('prompts', values.prompts),
       maxNewTokens: int('max-new', values['max-new']),
       temperature,
       evalSamples: int('eval-samples', values['eval-samples']),
-      reward: reward as 'rubric' | 'reference-ab' | 'turing',
+      reward: reward as Reward,
       rewardJudge: rewardJudge as 'local' | 'endpoint',
       // The key stays out of the spec: the spec is stored in every checkpoint.
       ...(rewardJudge === 'endpoint' ? { judgeEndpoint: { baseUrl: values['judge-base-url']!, model: values['judge-model']! } } : {}),
@@ -114,81 +116,123 @@ const train: Command = async (argv, io) => {
     ...(mask && { mask }),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
+  return spec;
+}
 
-  const file = values.data ?? DEFAULT_DATASET;
-  if (!values.data) io.err(`(no --data: using the built-in default dataset, ${file})\n`);
-  const loaded = await loadFile(io, file);
-  if (!loaded.readable || loaded.trajectories.length === 0) {
-    io.err(`${file}: no usable trajectories\n`);
-    return 1;
+/** --labels FILE for SFT, every problem reported before the GPU starts; null when it cannot be used (said on stderr). */
+async function readSftLabels(io: CliIO, path: string, stage: Stage, trajectories: Trajectory[]): Promise<SftLabel[] | null> {
+  if (stage !== 'sft') throw new UsageError(`--labels is for --stage sft (the labels replace the reference observations); got --stage ${stage}`);
+  const { readLabelFile } = await import('../../train/labels.ts');
+  const text = readWhole(io, path, 'utf8');
+  if (text === null) return null;
+  const r = readLabelFile(text, path, trajectories);
+  if (r.errors.length) {
+    io.err(r.errors.join('\n') + '\n');
+    return null;
   }
+  if (r.labels.length === 0) {
+    io.err(`${path}: no labels to train on\n`);
+    return null;
+  }
+  io.err(`${path}: ${r.labels.length} labels\n`);
+  return r.labels;
+}
+
+/** --from CKPT: the weights and, when the optimizer state is beside them, both (a run of the same stage resumes); null on a problem (said). */
+function readStartCheckpoint(io: CliIO, path: string): Uint8Array | null {
+  const problem = inputFileProblem(path);
+  if (problem) {
+    io.err(problem + '\n');
+    return null;
+  }
+  const weights = readWhole(io, path);
+  if (weights === null) return null;
+  const optPath = optimizerFileName(path);
+  if (!existsSync(optPath)) return weights;
+  try {
+    return joinCheckpointFiles({ weights, optimizer: new Uint8Array(readFileSync(optPath)) }, path);
+  } catch (e) {
+    io.err(`${(e as Error).message}\n`);
+    return null;
+  }
+}
+
+type TrainCommandSpec = NonNullable<ReturnType<typeof trainSpec>>;
+
+/** Metric lines that are too fine-grained for the terminal (they still go to --metrics). */
+const QUIET_METRIC = /^(judge_|eval_judge_|share_)/;
+/** Values this large print as whole numbers (tokens per second, counts); smaller ones to four digits. */
+const WHOLE_NUMBER_FROM = 100;
+
+/** Each metric event: a JSON line in --metrics, and a short line on stderr. */
+function metricReporter(io: CliIO, spec: TrainCommandSpec, metricsPath: string | undefined, t0: number) {
+  const { stage } = spec;
+  return (step: number, v: Record<string, number>) => {
+    // RL lines name their reward, so runs with different rewards can be told apart and compared.
+    const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...(stage === 'rl' ? { reward_kind: spec.rl.reward, reward_judge_kind: spec.rl.rewardJudge } : {}), ...v };
+    if (metricsPath) {
+      try {
+        appendFileSync(metricsPath, JSON.stringify(line) + '\n');
+      } catch (e) {
+        throw new FileError(`${metricsPath}: cannot write (${errnoText(e)})`);
+      }
+    }
+    const shown = Object.entries(v)
+      .filter(([k]) => !QUIET_METRIC.test(k))
+      .map(([k, x]) => `${k} ${Math.abs(x) >= WHOLE_NUMBER_FROM ? x.toFixed(0) : x.toPrecision(4)}`)
+      .join('  ');
+    io.err(`[${stage} ${step}/${spec.steps}] ${shown}\n`);
+  };
+}
+
+/** The run's result as the one JSON line on stdout. */
+function resultLine(spec: TrainCommandSpec, result: TrainResult, out: string, t0: number): string {
+  const { stage } = spec;
+  return (
+    JSON.stringify({
+      stage,
+      steps: result.steps,
+      checkpoint: out,
+      ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
+      // RL keeps its best by the held-out reward (rubric + verifier on eval-split turns).
+      best: result.best && (stage === 'rl' ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+      ...(stage === 'rl' ? { reward_kind: spec.rl.reward, reward_judge_kind: spec.rl.rewardJudge } : {}),
+      eval_loss: result.evalLoss,
+      unigram_loss: result.unigramLoss,
+      tokens_per_s: Math.round(result.tokensPerSecond),
+      ...(result.coverage && { coverage: result.coverage }),
+      seconds: (Date.now() - t0) / 1000,
+    }) + '\n'
+  );
+}
+
+const train: Command = async (argv, io) => {
+  const { values } = parseCommandArgs(argv, OPTIONS, false);
+  if (values.help) {
+    io.out(`Usage: ${USAGE}\n`);
+    return 0;
+  }
+  const spec = trainSpec(values, io);
+  if (!spec) return 1;
+
+  const loaded = await loadTrainingData(io, values.data);
+  if (!loaded) return 1;
+  const { file } = loaded;
   if (loaded.errorCount > 0) io.err(`${file}: ${loaded.errorCount} bad records skipped; training on the ${loaded.trajectories.length} good ones\n`);
 
-  const out = values.out ?? `lwm-${stage}.safetensors`;
+  const out = values.out ?? `lwm-${spec.stage}.safetensors`;
   // Before any training: an output that cannot be written fails now, not after the last step.
   checkOutputPath(out);
   if (values.metrics !== undefined) checkOutputPath(values.metrics);
-  // Labels are read (and every problem reported) before the GPU starts.
-  let sftLabels: import('../../train/rejection.ts').SftLabel[] | undefined;
-  if (values.labels !== undefined) {
-    if (stage !== 'sft') throw new UsageError(`--labels is for --stage sft (the labels replace the reference observations); got --stage ${stage}`);
-    const { readLabelFile } = await import('../../train/labels.ts');
-    let text: string;
-    try {
-      text = readFileSync(values.labels, 'utf8');
-    } catch (e) {
-      io.err(`${values.labels}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-      return 1;
-    }
-    const r = readLabelFile(text, values.labels, loaded.trajectories);
-    if (r.errors.length) {
-      io.err(r.errors.join('\n') + '\n');
-      return 1;
-    }
-    if (r.labels.length === 0) {
-      io.err(`${values.labels}: no labels to train on\n`);
-      return 1;
-    }
-    sftLabels = r.labels;
-    io.err(`${values.labels}: ${r.labels.length} labels\n`);
-  }
+  const sftLabels = values.labels === undefined ? undefined : await readSftLabels(io, values.labels, spec.stage, loaded.trajectories);
+  if (sftLabels === null) return 1;
+  const from = values.from ? readStartCheckpoint(io, values.from) : undefined;
+  if (from === null) return 1;
 
-  let from: Uint8Array | undefined;
-  if (values.from) {
-    const problem = inputFileProblem(values.from);
-    if (problem) {
-      io.err(problem + '\n');
-      return 1;
-    }
-    try {
-      from = new Uint8Array(readFileSync(values.from));
-    } catch (e) {
-      io.err(`${values.from}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-      return 1;
-    }
-    // The optimizer state beside the weights, when there, lets a run of the same stage resume.
-    const optPath = optimizerFileName(values.from);
-    if (existsSync(optPath)) {
-      try {
-        from = joinCheckpointFiles({ weights: from, optimizer: new Uint8Array(readFileSync(optPath)) }, values.from);
-      } catch (e) {
-        io.err(`${(e as Error).message}\n`);
-        return 1;
-      }
-    }
-  }
-
-  const { nodeGpu } = await import('../../gpu/node.ts');
-  const { GpuRuntime } = await import('../../gpu/runtime.ts');
   const { runTraining } = await import('../../train/pipeline.ts');
   const { UserFacingError } = await import('../../train/host.ts');
-  let rt;
-  try {
-    rt = await GpuRuntime.create({ gpu: await nodeGpu() });
-  } catch (e) {
-    io.err(`lwm train: ${(e as Error).message}\n`);
-    return 1;
-  }
+  const rt = await openNodeRuntime(io, 'lwm train: ');
+  if (!rt) return 1;
   io.err(`adapter: ${rt.describe()}\n`);
   const t0 = Date.now();
   try {
@@ -199,49 +243,19 @@ const train: Command = async (argv, io) => {
         rt,
         step: async () => {},
         log: (m) => io.err(`${m}\n`),
-        metric: (step, v) => {
-          // RL lines name their reward, so runs with different rewards can be told apart and compared.
-          const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}), ...v };
-          if (values.metrics) {
-            try {
-              appendFileSync(values.metrics, JSON.stringify(line) + '\n');
-            } catch (e) {
-              throw new FileError(`${values.metrics}: cannot write (${errnoText(e)})`);
-            }
-          }
-          const shown = Object.entries(v)
-            .filter(([k]) => !k.startsWith('judge_') && !k.startsWith('eval_judge_') && !k.startsWith('share_'))
-            .map(([k, x]) => `${k} ${Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(4)}`)
-            .join('  ');
-          io.err(`[${stage} ${step}/${spec.steps}] ${shown}\n`);
-        },
+        metric: metricReporter(io, spec, values.metrics, t0),
         checkpoint: (bytes, info) => {
           writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
         },
       },
       from,
-      { sftLabels, judgeApiKey: values['judge-api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY },
+      { sftLabels, judgeApiKey: values['judge-api-key'] ?? envApiKey() },
     );
     writeCheckpoint(out, result.checkpoint);
-    io.out(
-      JSON.stringify({
-        stage,
-        steps: result.steps,
-        checkpoint: out,
-        ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
-        // RL keeps its best by the held-out reward (rubric + verifier on eval-split turns).
-        best: result.best && (stage === 'rl' ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
-        ...(stage === 'rl' ? { reward_kind: reward, reward_judge_kind: rewardJudge } : {}),
-        eval_loss: result.evalLoss,
-        unigram_loss: result.unigramLoss,
-        tokens_per_s: Math.round(result.tokensPerSecond),
-        ...(result.coverage && { coverage: result.coverage }),
-        seconds: (Date.now() - t0) / 1000,
-      }) + '\n',
-    );
+    io.out(resultLine(spec, result, out, t0));
     return 0;
   } catch (e) {
-    if (e instanceof UserFacingError || (e as Error).name === 'CheckpointError' || (e as Error).name === 'SafetensorsError') {
+    if (isUserError(e, [UserFacingError])) {
       io.err(`lwm train: ${(e as Error).message}\n`);
       return 1;
     }

@@ -15,111 +15,140 @@ function unescapeToken(token: string): string {
   return token.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
+/** Character codes the scan compares with charCodeAt. */
+const CH = { newline: 10, space: 32, tab: 9, cr: 13, quote: 34, backslash: 92 } as const;
+const ESCAPED: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' };
+/** How far a number or literal is looked for: longer than any the validator reports on. */
+const MAX_SCALAR_CHARS = 64;
+
+/**
+ * One pass over a JSON text along a pointer's path: `best` is the line of the deepest value on
+ * the path reached so far. Each method starts at `pos` and leaves it after what it read.
+ */
+class PointerScan {
+  pos = 0;
+  line = 1;
+  best: number | undefined;
+
+  constructor(
+    private readonly text: string,
+    private readonly target: string[],
+  ) {}
+
+  /** Skips white space, counting lines. */
+  ws(): void {
+    const { text } = this;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === CH.newline) this.line++;
+      else if (c !== CH.space && c !== CH.tab && c !== CH.cr) break;
+      this.pos++;
+    }
+  }
+
+  /** A string's value; `pos` is at its opening quote. */
+  readString(): string {
+    const { text } = this;
+    this.pos++;
+    let out = '';
+    let start = this.pos;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === CH.quote) {
+        out += text.slice(start, this.pos);
+        this.pos++;
+        return out;
+      }
+      if (c === CH.backslash) {
+        out += text.slice(start, this.pos);
+        const e = text[this.pos + 1];
+        if (e === 'u') {
+          out += String.fromCharCode(parseInt(text.slice(this.pos + 2, this.pos + 6), 16));
+          this.pos += 6;
+        } else {
+          out += ESCAPED[e] ?? e;
+          this.pos += 2;
+        }
+        start = this.pos;
+        continue;
+      }
+      if (c === CH.newline) this.line++;
+      this.pos++;
+    }
+    throw new Error('unterminated string');
+  }
+
+  /** Walks one value; `depth` is how many target tokens matched so far (-1: off the target path). True once the target is found. */
+  value(depth: number): boolean {
+    this.ws();
+    if (depth === this.target.length) {
+      this.best = this.line;
+      return true;
+    }
+    if (depth >= 0) this.best = this.line;
+    const c = this.text[this.pos];
+    if (c === '{') return this.members(depth, '}', () => this.objectKey());
+    if (c === '[') return this.members(depth, ']', (i) => String(i));
+    if (c === '"') {
+      this.readString();
+      return false;
+    }
+    const m = /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(this.text.slice(this.pos, this.pos + MAX_SCALAR_CHARS));
+    if (!m) throw new Error('unexpected token');
+    this.pos += m[0].length;
+    return false;
+  }
+
+  /** An object's key and its colon. */
+  private objectKey(): string {
+    this.ws();
+    if (this.text[this.pos] !== '"') throw new Error('expected key');
+    const key = this.readString();
+    this.ws();
+    if (this.text[this.pos] !== ':') throw new Error('expected colon');
+    this.pos++;
+    return key;
+  }
+
+  /** An object's or array's members up to `close`; `keyOf` reads or counts each member's pointer token. */
+  private members(depth: number, close: '}' | ']', keyOf: (i: number) => string): boolean {
+    this.pos++;
+    this.ws();
+    if (this.text[this.pos] === close) {
+      this.pos++;
+      return false;
+    }
+    for (let i = 0; ; i++) {
+      const key = keyOf(i); // read even off the path: it moves past the key
+      const onPath = depth >= 0 && this.target[depth] === key;
+      if (this.value(onPath ? depth + 1 : -1)) return true;
+      this.ws();
+      if (this.text[this.pos] === ',') {
+        this.pos++;
+        continue;
+      }
+      if (this.text[this.pos] === close) {
+        this.pos++;
+        return false;
+      }
+      throw new Error(`expected , or ${close}`);
+    }
+  }
+}
+
 /**
  * 1-based line (relative to `text`) where the value at `pointer` starts, or, when the pointer
  * names a missing member, the line of the closest existing ancestor. Undefined if `text` is
  * not parseable JSON up to that point.
  */
 export function lineOfPointer(text: string, pointer: string): number | undefined {
-  const target = pointer === '' ? [] : pointer.split('/').slice(1).map(unescapeToken);
-  let pos = 0;
-  let line = 1;
-  let best: number | undefined;
-
-  const ws = () => {
-    while (pos < text.length) {
-      const c = text.charCodeAt(pos);
-      if (c === 10) line++;
-      else if (c !== 32 && c !== 9 && c !== 13) break;
-      pos++;
-    }
-  };
-  const readString = (): string => {
-    // pos is at the opening quote
-    pos++;
-    let out = '';
-    let start = pos;
-    while (pos < text.length) {
-      const c = text.charCodeAt(pos);
-      if (c === 34) {
-        out += text.slice(start, pos);
-        pos++;
-        return out;
-      }
-      if (c === 92) {
-        out += text.slice(start, pos);
-        const e = text[pos + 1];
-        if (e === 'u') {
-          out += String.fromCharCode(parseInt(text.slice(pos + 2, pos + 6), 16));
-          pos += 6;
-        } else {
-          out += ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' } as Record<string, string>)[e] ?? e;
-          pos += 2;
-        }
-        start = pos;
-        continue;
-      }
-      if (c === 10) line++;
-      pos++;
-    }
-    throw new Error('unterminated string');
-  };
-  // Walks one value; `depth` is how many target tokens matched so far (-1: off the target path).
-  const value = (depth: number): boolean => {
-    ws();
-    if (depth === target.length) {
-      best = line;
-      return true;
-    }
-    if (depth >= 0) best = line;
-    const c = text[pos];
-    if (c === '{') {
-      pos++;
-      ws();
-      if (text[pos] === '}') { pos++; return false; }
-      for (;;) {
-        ws();
-        if (text[pos] !== '"') throw new Error('expected key');
-        const key = readString();
-        ws();
-        if (text[pos] !== ':') throw new Error('expected colon');
-        pos++;
-        const onPath = depth >= 0 && target[depth] === key;
-        if (value(onPath ? depth + 1 : -1)) return true;
-        ws();
-        if (text[pos] === ',') { pos++; continue; }
-        if (text[pos] === '}') { pos++; return false; }
-        throw new Error('expected , or }');
-      }
-    }
-    if (c === '[') {
-      pos++;
-      ws();
-      if (text[pos] === ']') { pos++; return false; }
-      for (let i = 0; ; i++) {
-        const onPath = depth >= 0 && target[depth] === String(i);
-        if (value(onPath ? depth + 1 : -1)) return true;
-        ws();
-        if (text[pos] === ',') { pos++; continue; }
-        if (text[pos] === ']') { pos++; return false; }
-        throw new Error('expected , or ]');
-      }
-    }
-    if (c === '"') {
-      readString();
-      return false;
-    }
-    const m = /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(pos, pos + 64));
-    if (!m) throw new Error('unexpected token');
-    pos += m[0].length;
-    return false;
-  };
+  const scan = new PointerScan(text, pointer === '' ? [] : pointer.split('/').slice(1).map(unescapeToken));
   try {
-    value(0);
+    scan.value(0);
   } catch {
     // Malformed text: the best line found so far is still the most useful answer.
   }
-  return best;
+  return scan.best;
 }
 
 /**

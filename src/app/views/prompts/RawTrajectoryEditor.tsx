@@ -2,27 +2,52 @@
 // core's schema on every edit (problems as editor markers and as a list), saved only when valid.
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useLocation } from 'wouter';
-import { CodeEditor } from '../../components/monaco/CodeEditor.tsx';
+import type { Trajectory } from '../../../core/schema/types.ts';
+import { CodeEditor, type EditorMarker } from '../../components/monaco/CodeEditor.tsx';
+import { Options } from '../../components/Options.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
+import { ProblemList } from './ProblemList.tsx';
 import { parseTrajectory } from './validation.ts';
+
+/** Where the trajectory the path names stands in the dataset (the first without an id); -1 when none. */
+function positionOf(trajectories: Trajectory[], id: string | undefined): number {
+  if (!trajectories.length) return -1;
+  if (!id) return 0;
+  // The router decodes most escapes of the path but not all (%2F stays): try both forms.
+  const exact = trajectories.findIndex((t) => t.id === id);
+  if (exact >= 0) return exact;
+  try {
+    const decoded = decodeURIComponent(id);
+    return trajectories.findIndex((t) => t.id === decoded);
+  } catch {
+    return -1;
+  }
+}
+
+/** The schema's verdict on the text: its problems (nothing is saved while there are any), or that it is valid. */
+function Verdict({ problems }: { problems: EditorMarker[] }) {
+  if (!problems.length) {
+    return (
+      <p className="muted small" data-testid="raw-valid">
+        Valid against the trajectory schema.
+      </p>
+    );
+  }
+  return (
+    <div role="alert">
+      <p className="error-text">
+        {problems.length} problem{problems.length === 1 ? '' : 's'}; the trajectory is saved only when it is valid:
+      </p>
+      <ProblemList problems={problems} testId="raw-problems" />
+    </div>
+  );
+}
 
 export function RawTrajectoryEditor({ id }: { id?: string }) {
   const trajectories = useDatasetStore((s) => s.trajectories);
   const replace = useDatasetStore((s) => s.replaceTrajectory);
   const [, navigate] = useLocation();
-  const position = useMemo(() => {
-    if (!trajectories.length) return -1;
-    if (!id) return 0;
-    // The router decodes most escapes of the path but not all (%2F stays): try both forms.
-    const exact = trajectories.findIndex((t) => t.id === id);
-    if (exact >= 0) return exact;
-    try {
-      const decoded = decodeURIComponent(id);
-      return trajectories.findIndex((t) => t.id === decoded);
-    } catch {
-      return -1;
-    }
-  }, [trajectories, id]);
+  const position = useMemo(() => positionOf(trajectories, id), [trajectories, id]);
   const t = position >= 0 ? trajectories[position] : undefined;
   const original = useMemo(() => (t ? JSON.stringify(t, null, 2) : ''), [t]);
   const [text, setText] = useState(original);
@@ -59,11 +84,7 @@ export function RawTrajectoryEditor({ id }: { id?: string }) {
         <div className="field" style={{ flex: '1 1 16rem' }}>
           <label htmlFor="raw-select">Trajectory</label>
           <select id="raw-select" value={t.id} onChange={(e) => navigate(`/raw/${encodeURIComponent(e.target.value)}`)}>
-            {trajectories.map((x) => (
-              <option key={x.id} value={x.id}>
-                {x.id} ({x.domain}, {x.turns.length} turns)
-              </option>
-            ))}
+            <Options items={trajectories} value={(x) => x.id} label={(x) => `${x.id} (${x.domain}, ${x.turns.length} turns)`} />
           </select>
         </div>
         <button type="button" onClick={() => void save()} disabled={!parsed.trajectory || text === original}>
@@ -75,24 +96,7 @@ export function RawTrajectoryEditor({ id }: { id?: string }) {
         <Link href={`~/trajectories/${encodeURIComponent(t.id)}`}>View in Trajectories →</Link>
       </div>
       <CodeEditor value={text} onChange={setText} language="json" markers={parsed.problems} ariaLabel={`Trajectory ${t.id} as JSON`} testId="raw-editor" />
-      {parsed.problems.length ? (
-        <div role="alert">
-          <p className="error-text">
-            {parsed.problems.length} problem{parsed.problems.length === 1 ? '' : 's'}; the trajectory is saved only when it is valid:
-          </p>
-          <ul className="problems" data-testid="raw-problems">
-            {parsed.problems.map((p, i) => (
-              <li key={i}>
-                line {p.line}: {p.message}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : (
-        <p className="muted small" data-testid="raw-valid">
-          Valid against the trajectory schema.
-        </p>
-      )}
+      <Verdict problems={parsed.problems} />
       {status ? (
         <p role="status" className="small">
           {status}

@@ -7,12 +7,18 @@ import { turnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { CodeEditor, DiffEditor } from '../../components/monaco/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { Options } from '../../components/Options.tsx';
+import { ScrollTable, type Column } from '../../components/Table.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useTokenizerStore } from '../../stores/tokenizer.ts';
 import { EDITABLE_STAGES, templateSet, useTemplateStore } from '../../stores/templates.ts';
+import { ProblemList } from './ProblemList.tsx';
 import { parseTemplate, templateText, type TemplateBody } from './validation.ts';
 
 const STAGE_LABEL: Record<string, string> = { cpt: 'CPT', sft: 'SFT', rl: 'RL (GSPO)' };
+
+/** Context kept in view above the highlighted target: a few lines of what leads up to it. */
+const TARGET_MARGIN_PX = 120;
 
 function Preview({ template, trajectories }: { template: TemplateBody | null; trajectories: Trajectory[] }) {
   const [ti, setTi] = useState(0);
@@ -37,7 +43,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
   const targetStart = rendered?.targetStart;
   useLayoutEffect(() => {
     const mark = pre.current?.querySelector('mark');
-    if (pre.current && mark) pre.current.scrollTop = Math.max(0, mark.offsetTop - 120); // .preview is the offsetParent
+    if (pre.current && mark) pre.current.scrollTop = Math.max(0, mark.offsetTop - TARGET_MARGIN_PX); // .preview is the offsetParent
   }, [targetStart, ti, turn]);
 
   if (!t) return <p className="muted">Load a dataset to preview the template.</p>;
@@ -48,11 +54,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
         <div className="field" style={{ flex: '1 1 14rem' }}>
           <label htmlFor="preview-trajectory">Trajectory</label>
           <select id="preview-trajectory" value={ti} onChange={(e) => setTi(Number(e.target.value))}>
-            {trajectories.map((x, i) => (
-              <option key={x.id} value={i}>
-                {x.id} ({x.domain}, {x.turns.length} turns)
-              </option>
-            ))}
+            <Options items={trajectories} value={(_, i) => String(i)} label={(x) => `${x.id} (${x.domain}, ${x.turns.length} turns)`} />
           </select>
         </div>
         <div className="field">
@@ -91,30 +93,18 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
   return (
     <article className="card wide" aria-labelledby="versions-title">
       <h2 id="versions-title">Versions</h2>
-      <div className="table-scroll">
-        <table className="table versions" data-testid="versions">
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Parent</th>
-              <th scope="col">Note</th>
-              <th scope="col">Saved</th>
-            </tr>
-          </thead>
-          <tbody>
-            {versions.map((v) => (
-              <tr key={v.version}>
-                <th scope="row" className="mono">
-                  {v.version}
-                </th>
-                <td className="mono">{v.parent ?? '—'}</td>
-                <td>{v.note}</td>
-                <td>{v.builtin ? 'built in' : new Date(v.createdAt).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ScrollTable className="table versions" testId="versions" columns={['Version', 'Parent', 'Note', 'Saved']}>
+        {versions.map((v) => (
+          <tr key={v.version}>
+            <th scope="row" className="mono">
+              {v.version}
+            </th>
+            <td className="mono">{v.parent ?? '—'}</td>
+            <td>{v.note}</td>
+            <td>{v.builtin ? 'built in' : new Date(v.createdAt).toLocaleString()}</td>
+          </tr>
+        ))}
+      </ScrollTable>
       <h3>Compare two versions</h3>
       <div className="toolbar">
         {(['Original', 'Modified'] as const).map((label, k) => (
@@ -125,11 +115,7 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
               value={selected[k]}
               onChange={(e) => setSelected(k === 0 ? [e.target.value, selected[1]] : [selected[0], e.target.value])}
             >
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  {v.version}
-                </option>
-              ))}
+              <Options items={versions} value={(v) => v.version} label={(v) => v.version} />
             </select>
           </div>
         ))}
@@ -166,40 +152,26 @@ function StageMix() {
     <article className="card wide" aria-labelledby="mix-title">
       <h2 id="mix-title">Template mix per training stage</h2>
       <p className="muted small">Each sample of a stage is rendered with a template drawn by these weights (relative; they must sum to more than 0).</p>
-      <div className="table-scroll">
-        <table className="table dist-table" data-testid="stage-mix">
-          <thead>
-            <tr>
-              <th scope="col">Stage</th>
-              {versions.map((v) => (
-                <th scope="col" key={v.version} className="mono">
-                  {v.version}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {EDITABLE_STAGES.map((stage) => (
-              <tr key={stage}>
-                <th scope="row">{STAGE_LABEL[stage]}</th>
-                {versions.map((v) => (
-                  <td key={v.version}>
-                    <input
-                      type="number"
-                      min={0}
-                      step={0.1}
-                      value={cell(stage, v.version)}
-                      onChange={(e) => change(stage, v.version, e.target.value)}
-                      aria-label={`${STAGE_LABEL[stage]} weight of ${v.version}`}
-                      aria-invalid={errors[stage]?.length ? true : undefined}
-                    />
-                  </td>
-                ))}
-              </tr>
+      <ScrollTable className="table dist-table" testId="stage-mix" columns={['Stage', ...versions.map((v): Column => ({ label: v.version, className: 'mono', key: `v:${v.version}` }))]}>
+        {EDITABLE_STAGES.map((stage) => (
+          <tr key={stage}>
+            <th scope="row">{STAGE_LABEL[stage]}</th>
+            {versions.map((v) => (
+              <td key={v.version}>
+                <input
+                  type="number"
+                  min={0}
+                  step={0.1}
+                  value={cell(stage, v.version)}
+                  onChange={(e) => change(stage, v.version, e.target.value)}
+                  aria-label={`${STAGE_LABEL[stage]} weight of ${v.version}`}
+                  aria-invalid={errors[stage]?.length ? true : undefined}
+                />
+              </td>
             ))}
-          </tbody>
-        </table>
-      </div>
+          </tr>
+        ))}
+      </ScrollTable>
       {EDITABLE_STAGES.map((s) =>
         errors[s]?.length ? (
           <p key={s} className="error-text small" role="alert">
@@ -211,12 +183,74 @@ function StageMix() {
   );
 }
 
-export function TemplateEditor() {
-  const { versions, status, error, draft, setDraft, createVersion, load } = useTemplateStore();
-  const trajectories = useDatasetStore((s) => s.trajectories);
+/** How much of a version's note the version picker shows. */
+const NOTE_PREVIEW_CHARS = 40;
+/** A version's note is a line of what changed, not a document. */
+const MAX_NOTE_CHARS = 300;
+
+/** The version the draft starts from, and the button that drops the draft's changes. */
+function BaseChooser({ base, dirty, onSwitch }: { base: string; dirty: boolean; onSwitch(version: string): void }) {
+  const versions = useTemplateStore((s) => s.versions);
+  const setDraft = useTemplateStore((s) => s.setDraft);
+  return (
+    <div className="toolbar">
+      <div className="field">
+        <label htmlFor="template-base">Start from</label>
+        <select id="template-base" value={base} onChange={(e) => onSwitch(e.target.value)}>
+          <Options items={versions} value={(v) => v.version} label={(v) => `${v.version}${v.note ? ` — ${v.note.slice(0, NOTE_PREVIEW_CHARS)}` : ''}`} />
+        </select>
+      </div>
+      <button type="button" className="secondary" disabled={!dirty} onClick={() => setDraft(null)}>
+        Discard changes
+      </button>
+    </div>
+  );
+}
+
+/** The note and the button that saves the draft as a new version; says which version it became or why it failed. */
+function SaveVersion({ base, disabled, save }: { base: string; disabled: boolean; save(note: string): Promise<string> }) {
   const [note, setNote] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [saveError, setSaveError] = useState<string | null>(null);
+  const onSave = async () => {
+    if (disabled) return;
+    setSaveError(null);
+    try {
+      const v = await save(note.trim() || `derived from ${base}`);
+      setNote('');
+      setSaved(v);
+    } catch (e) {
+      setSaveError(`Saving failed: ${(e as Error).message}`);
+    }
+  };
+  return (
+    <>
+      <div className="toolbar">
+        <div className="field" style={{ flex: '1 1 14rem' }}>
+          <label htmlFor="version-note">Note for the new version</label>
+          <input id="version-note" type="text" value={note} onChange={(e) => setNote(e.target.value)} placeholder={`what changed since ${base}`} maxLength={MAX_NOTE_CHARS} />
+        </div>
+        <button type="button" onClick={() => void onSave()} disabled={disabled}>
+          Save as new version
+        </button>
+      </div>
+      {saved ? (
+        <p role="status" className="small">
+          Saved as <strong>{saved}</strong>.
+        </p>
+      ) : null}
+      {saveError ? (
+        <p className="error-text" role="alert">
+          {saveError}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+export function TemplateEditor() {
+  const { versions, status, error, draft, setDraft, createVersion, load } = useTemplateStore();
+  const trajectories = useDatasetStore((s) => s.trajectories);
   const [pendingBase, setPendingBase] = useState<string | null>(null);
   const [compare, setCompare] = useState<[string, string]>(['v0', 'v0']);
   useEffect(() => {
@@ -236,22 +270,12 @@ export function TemplateEditor() {
   if (status === 'error') return <div className="callout error" role="alert">{error}</div>;
   if (!base) return <p className="loading">Loading template versions…</p>;
 
-  const switchBase = (v: string) => {
-    if (dirty) setPendingBase(v);
-    else setDraft({ base: v, text: templateText(versions.find((x) => x.version === v)!.template) });
-  };
-  const save = async () => {
-    if (!parsed.template) return;
-    setSaveError(null);
-    try {
-      const v = await createVersion(parsed.template, base.version, note.trim() || `derived from ${base.version}`);
-      setDraft({ base: v, text });
-      setNote('');
-      setSaved(v);
-      setCompare(['v0', v]);
-    } catch (e) {
-      setSaveError(`Saving failed: ${(e as Error).message}`);
-    }
+  const switchTo = (v: string) => setDraft({ base: v, text: templateText(versions.find((x) => x.version === v)!.template) });
+  const save = async (note: string) => {
+    const v = await createVersion(parsed.template!, base.version, note);
+    setDraft({ base: v, text });
+    setCompare(['v0', v]);
+    return v;
   };
 
   return (
@@ -259,22 +283,7 @@ export function TemplateEditor() {
       <div className="prompt-layout">
         <article className="card" aria-labelledby="template-title">
           <h2 id="template-title">Template</h2>
-          <div className="toolbar">
-            <div className="field">
-              <label htmlFor="template-base">Start from</label>
-              <select id="template-base" value={base.version} onChange={(e) => switchBase(e.target.value)}>
-                {versions.map((v) => (
-                  <option key={v.version} value={v.version}>
-                    {v.version}
-                    {v.note ? ` — ${v.note.slice(0, 40)}` : ''}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <button type="button" className="secondary" disabled={!dirty} onClick={() => setDraft(null)}>
-              Discard changes
-            </button>
-          </div>
+          <BaseChooser base={base.version} dirty={dirty} onSwitch={(v) => (dirty ? setPendingBase(v) : switchTo(v))} />
           <CodeEditor
             value={text}
             onChange={(t) => setDraft({ base: base.version, text: t })}
@@ -287,34 +296,8 @@ export function TemplateEditor() {
             Placeholders: <code>{'{{domain}}'}</code> <code>{'{{index}}'}</code> <code>{'{{action}}'}</code> <code>{'{{observation}}'}</code>; type <code>{'{{'}</code> or press
             Ctrl+Space for completions, including the five field names.
           </p>
-          {parsed.problems.length ? (
-            <ul className="problems" data-testid="template-problems" aria-live="polite">
-              {parsed.problems.map((p, i) => (
-                <li key={i}>
-                  line {p.line}: {p.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-          <div className="toolbar">
-            <div className="field" style={{ flex: '1 1 14rem' }}>
-              <label htmlFor="version-note">Note for the new version</label>
-              <input id="version-note" type="text" value={note} onChange={(e) => setNote(e.target.value)} placeholder={`what changed since ${base.version}`} maxLength={300} />
-            </div>
-            <button type="button" onClick={() => void save()} disabled={!parsed.template || !dirty}>
-              Save as new version
-            </button>
-          </div>
-          {saved ? (
-            <p role="status" className="small">
-              Saved as <strong>{saved}</strong>.
-            </p>
-          ) : null}
-          {saveError ? (
-            <p className="error-text" role="alert">
-              {saveError}
-            </p>
-          ) : null}
+          {parsed.problems.length ? <ProblemList problems={parsed.problems} testId="template-problems" live /> : null}
+          <SaveVersion base={base.version} disabled={!parsed.template || !dirty} save={save} />
         </article>
         <Preview template={parsed.template} trajectories={trajectories} />
       </div>
@@ -328,8 +311,7 @@ export function TemplateEditor() {
         confirmLabel="Discard and switch"
         onCancel={() => setPendingBase(null)}
         onConfirm={() => {
-          const v = versions.find((x) => x.version === pendingBase);
-          if (v) setDraft({ base: v.version, text: templateText(v.template) });
+          if (versions.some((x) => x.version === pendingBase)) switchTo(pendingBase!);
           setPendingBase(null);
         }}
       >

@@ -2,16 +2,18 @@
 // field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
 import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
+import { Options } from '../../components/Options.tsx';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
-import type { Stage } from '../../../train/spec.ts';
+import { MIN_SEQUENCE_TOKENS, type Stage } from '../../../train/spec.ts';
 import { maskConfigChanges } from '../../../core/masking/index.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, REWARD_LABEL, STAGE_LABEL, type FormErrors, type FormField } from './form.ts';
-import { REWARD_KINDS } from '../../../core/judge/reward.ts';
+import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
+import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
+import type { DatasetMeta } from '../../../storage/db.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
   return (
@@ -28,45 +30,15 @@ function Field({ id, label, error, hint, children }: { id: string; label: string
   );
 }
 
-export function NewRunForm() {
+/** The form's field builders: a select or a text input bound to one form field, with its error and hint. */
+function useFormFields(errors: FormErrors) {
   const form = useTrainFormStore((s) => s.form);
   const setForm = useTrainFormStore((s) => s.set);
-  const datasets = useDatasetStore((s) => s.datasets);
-  const activeId = useDatasetStore((s) => s.activeId);
-  const stages = useTemplateStore((s) => s.stages);
-  const mask = useMaskSettings((s) => s.config);
-  const maskChanges = maskConfigChanges(mask);
-  const { runs, live, worker, workerError, adapter, start } = useTrainStore();
-  const [errors, setErrors] = useState<FormErrors>({});
-  const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
-  const dataset = datasets.find((d) => d.id === datasetId);
-  const choices = useMemo(() => checkpointChoices(runs), [runs]);
-  const fromChoice = choices.find((c) => c.value === form.from);
-
-  const webgpuProblem = worker === 'unavailable' ? (workerError ?? 'WebGPU is not available.') : null;
-
-  function submit(e: React.FormEvent) {
-    e.preventDefault();
-    const f: TrainForm = { ...form, datasetId };
-    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask });
-    setErrors(errors);
-    if (!spec) {
-      // Move focus to the first field with a problem so a keyboard user lands on it.
-      const first = Object.keys(errors).find((k) => k !== 'webgpu' && k !== 'form');
-      if (first) document.getElementById(`train-${first}`)?.focus();
-      return;
-    }
-    start(spec);
-  }
 
   const select = (field: FormField, label: string, options: [string, string][], hint?: ReactNode) => (
     <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
       <select id={`train-${field}`} value={form[field]} onChange={(e) => setForm({ [field]: e.target.value })} aria-invalid={errors[field] ? true : undefined}>
-        {options.map(([value, text]) => (
-          <option key={value} value={value}>
-            {text}
-          </option>
-        ))}
+        <Options items={options} value={([v]) => v} label={([, text]) => text} />
       </select>
     </Field>
   );
@@ -86,88 +58,106 @@ export function NewRunForm() {
     </Field>
   );
 
-  const judgeFields = (
+  return { form, setForm, select, input };
+}
+
+/** An OpenAI-compatible endpoint's address, model and key, for the judge or the teacher. */
+function EndpointFields({ errors, who }: { errors: FormErrors; who: 'judge' | 'teacher' }) {
+  const { input } = useFormFields(errors);
+  const Who = who === 'judge' ? 'Judge' : 'Teacher';
+  return (
     <>
-      {select('rewardJudge', 'Judge', [['local', 'Local rubric (in the browser)'], ['endpoint', 'LLM judge (OpenAI-compatible endpoint)']], form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)')}
-      {form.rewardJudge === 'endpoint' ? (
-        <>
-          {input('judgeBaseUrl', 'Judge base URL', 'e.g. http://127.0.0.1:8000/v1')}
-          {input('judgeModel', 'Judge model')}
-          {input('judgeApiKey', 'Judge API key', 'sent with the job, never stored', 'password')}
-        </>
-      ) : null}
+      {input(`${who}BaseUrl`, `${Who} base URL`, 'e.g. http://127.0.0.1:8000/v1')}
+      {input(`${who}Model`, `${Who} model`)}
+      {input(`${who}ApiKey`, `${Who} API key`, 'sent with the job, never stored', 'password')}
     </>
   );
+}
 
-  const problems = Object.entries(errors).filter(([k]) => k !== 'webgpu');
-  const context = PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? 64;
+/** Which judge scores the samples; an endpoint judge's address, model and key. */
+function JudgeFields({ errors }: { errors: FormErrors }) {
+  const { form, select } = useFormFields(errors);
   return (
-    <form className="card train-form" aria-labelledby="new-run-title" onSubmit={submit} noValidate>
-      <h2 id="new-run-title">New run</h2>
-      {errors.webgpu ? (
-        <div className="callout error" role="alert">
-          <p>
-            <strong>Training needs WebGPU.</strong> {errors.webgpu}
-          </p>
-          <p>
-            See the <Link href="~/system">System view</Link> for what this browser offers and how to enable WebGPU.
-          </p>
-        </div>
-      ) : null}
+    <>
+      {select('rewardJudge', 'Judge', [['local', 'Local rubric (in the browser)'], ['endpoint', 'LLM judge (OpenAI-compatible endpoint)']], form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)')}
+      {form.rewardJudge === 'endpoint' ? <EndpointFields errors={errors} who="judge" /> : null}
+    </>
+  );
+}
+
+function WebGpuAlert({ problem }: { problem: string }) {
+  return (
+    <div className="callout error" role="alert">
+      <p>
+        <strong>Training needs WebGPU.</strong> {problem}
+      </p>
+      <p>
+        See the <Link href="~/system">System view</Link> for what this browser offers and how to enable WebGPU.
+      </p>
+    </div>
+  );
+}
+
+/** The dataset to train on and, optionally, the one domain of it. */
+function DataFields({ errors, datasetId, dataset }: { errors: FormErrors; datasetId: string; dataset: DatasetMeta | undefined }) {
+  const { form, setForm } = useFormFields(errors);
+  const datasets = useDatasetStore((s) => s.datasets);
+  return (
+    <>
       <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="~/data">Load or import data</Link>}>
         <select id="train-datasetId" value={datasetId} onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })} aria-invalid={errors.datasetId ? true : undefined}>
           {datasets.length === 0 ? <option value="">(no datasets yet)</option> : null}
-          {datasets.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
+          <Options items={datasets} value={(d) => d.id} label={(d) => d.name} />
         </select>
       </Field>
       <Field id="train-domain" label="Domains" error={errors.domain} hint="One domain trains faster on a slow GPU">
         <select id="train-domain" value={form.domain} onChange={(e) => setForm({ domain: e.target.value })}>
           <option value="">All domains</option>
-          {(dataset?.domains ?? []).map((d) => (
-            <option key={d} value={d}>
-              {d}
-            </option>
-          ))}
+          <Options items={dataset?.domains ?? []} />
         </select>
       </Field>
+    </>
+  );
+}
+
+/** The stage, the model preset, and the checkpoint to start from (which fixes the preset). */
+function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choices: CheckpointChoice[]; fromChoice: CheckpointChoice | undefined }) {
+  const { form, setForm } = useFormFields(errors);
+  const adapter = useTrainStore((s) => s.adapter);
+  return (
+    <>
       <div className="train-grid">
         <Field id="train-stage" label="Stage" error={errors.stage} hint={STAGE_LABEL[form.stage]}>
           <select id="train-stage" value={form.stage} onChange={(e) => setForm({ stage: e.target.value as Stage })}>
-            {(Object.keys(STAGE_LABEL) as Stage[]).map((s) => (
-              <option key={s} value={s}>
-                {s === 'rl' ? 'RL (GSPO)' : s.toUpperCase()}
-              </option>
-            ))}
+            <Options items={Object.keys(STAGE_LABEL) as Stage[]} label={(s) => (s === 'rl' ? 'RL (GSPO)' : s.toUpperCase())} />
           </select>
         </Field>
         <Field id="train-preset" label="Model preset" error={errors.preset} hint={fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined}>
           <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
-            {Object.entries(PRESETS).map(([name, c]) => (
-              <option key={name} value={name}>
-                {name} · {c.layers}×{c.dModel} · ctx {c.contextLength}
-              </option>
-            ))}
+            <Options items={Object.entries(PRESETS)} value={([name]) => name} label={([name, c]) => `${name} · ${c.layers}×${c.dModel} · ctx ${c.contextLength}`} />
           </select>
         </Field>
       </div>
       <Field id="train-from" label="Start from" error={errors.from} hint={fromChoice ? (fromChoice.run.stage === form.stage ? 'same stage: continues its step count' : 'a new stage on these weights and tokenizer') : 'a new tokenizer and fresh weights'}>
         <select id="train-from" value={form.from} onChange={(e) => setForm({ from: e.target.value })}>
           <option value="">Scratch</option>
-          {choices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
+          <Options items={choices} value={(c) => c.value} label={(c) => c.label} />
         </select>
       </Field>
+    </>
+  );
+}
+
+/** Steps, batch, sequence length, learning rate and evaluation; SFT's loss-mask note. */
+function ScheduleFields({ errors, context }: { errors: FormErrors; context: number }) {
+  const { form, input } = useFormFields(errors);
+  const maskChanges = maskConfigChanges(useMaskSettings((s) => s.config));
+  return (
+    <>
       <div className="train-grid">
         {input('steps', 'Steps', undefined, 'number')}
         {form.stage === 'rl' ? null : input('batch', 'Batch', 'sequences per step', 'number')}
-        {input('tokens', 'Tokens per sequence', `8–${context}; empty: ${context}`, 'number')}
+        {input('tokens', 'Tokens per sequence', `${MIN_SEQUENCE_TOKENS}–${context}; empty: ${context}`, 'number')}
         {input('lr', 'Learning rate', 'peak; empty: the stage default')}
         {input('evalEvery', 'Evaluate every', 'steps; a checkpoint each time', 'number')}
         {form.stage === 'sft' ? input('judgeSamples', 'Judged samples', 'per evaluation (slow on CPU)', 'number') : null}
@@ -178,40 +168,104 @@ export function NewRunForm() {
           {maskChanges.length ? `changed from the defaults: ${maskChanges.join(', ')}` : 'the default thresholds and ratios'}. The run and its checkpoints keep them.
         </p>
       ) : null}
-      {form.stage === 'rl' ? (
-        <fieldset className="train-grid rl-settings">
-          <legend>GSPO rollouts</legend>
-          {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
-          {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
-          {input('maxNewTokens', 'Response length', 'tokens', 'number')}
-          {input('temperature', 'Temperature', 'rollout sampling; log-probs use the same')}
-          {select('reward', 'Reward', REWARD_KINDS.map((k) => [k, k === 'rubric' ? 'Rubric + verifier' : k === 'reference-ab' ? 'Binary: closer to the reference (A/B)' : 'Binary: Turing test']), REWARD_LABEL[form.reward])}
-          {input('evalSamples', 'Held-out turns judged', 'per evaluation; the best checkpoint is chosen on them', 'number')}
-          {judgeFields}
-        </fieldset>
+    </>
+  );
+}
+
+const REWARD_OPTION: Record<RewardKind, string> = { rubric: 'Rubric + verifier', 'reference-ab': 'Binary: closer to the reference (A/B)', turing: 'Binary: Turing test' };
+
+function RlSettings({ errors }: { errors: FormErrors }) {
+  const { form, select, input } = useFormFields(errors);
+  return (
+    <fieldset className="train-grid rl-settings">
+      <legend>GSPO rollouts</legend>
+      {input('groupSize', 'Group size', 'samples per prompt (G)', 'number')}
+      {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
+      {input('maxNewTokens', 'Response length', 'tokens', 'number')}
+      {input('temperature', 'Temperature', 'rollout sampling; log-probs use the same')}
+      {select('reward', 'Reward', REWARD_KINDS.map((k) => [k, REWARD_OPTION[k]]), REWARD_LABEL[form.reward])}
+      {input('evalSamples', 'Held-out turns judged', 'per evaluation; the best checkpoint is chosen on them', 'number')}
+      <JudgeFields errors={errors} />
+    </fieldset>
+  );
+}
+
+/** SFT's labels: the real observations, or rejection sampling from a teacher with a judge. */
+function SftLabels({ errors }: { errors: FormErrors }) {
+  const { form, select, input } = useFormFields(errors);
+  return (
+    <fieldset className="train-grid sft-labels">
+      <legend>SFT labels</legend>
+      {select('labels', 'Labels', [['reference', 'Real observations'], ['rejection', 'Rejection sampling']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
+      {form.labels === 'rejection' ? (
+        <>
+          {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
+          {form.teacher === 'endpoint' ? <EndpointFields errors={errors} who="teacher" /> : null}
+          {input('labelCandidates', 'Candidates per turn', undefined, 'number')}
+          {input('labelThreshold', 'Keep threshold', 'judge mean, 1–5')}
+          {input('labelSamples', 'Turns to label', 'of the train split', 'number')}
+          <JudgeFields errors={errors} />
+        </>
       ) : null}
-      {form.stage === 'sft' ? (
-        <fieldset className="train-grid sft-labels">
-          <legend>SFT labels</legend>
-          {select('labels', 'Labels', [['reference', 'Real observations'], ['rejection', 'Rejection sampling']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
-          {form.labels === 'rejection' ? (
-            <>
-              {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
-              {form.teacher === 'endpoint' ? (
-                <>
-                  {input('teacherBaseUrl', 'Teacher base URL', 'e.g. http://127.0.0.1:8000/v1')}
-                  {input('teacherModel', 'Teacher model')}
-                  {input('teacherApiKey', 'Teacher API key', 'sent with the job, never stored', 'password')}
-                </>
-              ) : null}
-              {input('labelCandidates', 'Candidates per turn', undefined, 'number')}
-              {input('labelThreshold', 'Keep threshold', 'judge mean, 1–5')}
-              {input('labelSamples', 'Turns to label', 'of the train split', 'number')}
-              {judgeFields}
-            </>
-          ) : null}
-        </fieldset>
-      ) : null}
+    </fieldset>
+  );
+}
+
+function ProblemSummary({ errors }: { errors: FormErrors }) {
+  const problems = Object.entries(errors).filter(([k]) => k !== 'webgpu');
+  if (!problems.length) return null;
+  return (
+    <div className="callout error" role="alert" data-testid="train-form-errors">
+      <p>
+        <strong>Fix {problems.length === 1 ? 'this' : `these ${problems.length}`} before training:</strong>
+      </p>
+      <ul className="errors">
+        {problems.map(([k, v]) => (
+          <li key={k}>{v}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+export function NewRunForm() {
+  const [errors, setErrors] = useState<FormErrors>({});
+  const { form, input } = useFormFields(errors);
+  const datasets = useDatasetStore((s) => s.datasets);
+  const activeId = useDatasetStore((s) => s.activeId);
+  const stages = useTemplateStore((s) => s.stages);
+  const mask = useMaskSettings((s) => s.config);
+  const { runs, live, worker, workerError, start } = useTrainStore();
+  const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
+  const dataset = datasets.find((d) => d.id === datasetId);
+  const choices = useMemo(() => checkpointChoices(runs), [runs]);
+  const fromChoice = choices.find((c) => c.value === form.from);
+  const webgpuProblem = worker === 'unavailable' ? (workerError ?? 'WebGPU is not available.') : null;
+
+  function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const f: TrainForm = { ...form, datasetId };
+    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask });
+    setErrors(errors);
+    if (!spec) {
+      // Move focus to the first field with a problem so a keyboard user lands on it.
+      const first = Object.keys(errors).find((k) => k !== 'webgpu' && k !== 'form');
+      if (first) document.getElementById(`train-${first}`)?.focus();
+      return;
+    }
+    start(spec);
+  }
+
+  const context = PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT;
+  return (
+    <form className="card train-form" aria-labelledby="new-run-title" onSubmit={submit} noValidate>
+      <h2 id="new-run-title">New run</h2>
+      {errors.webgpu ? <WebGpuAlert problem={errors.webgpu} /> : null}
+      <DataFields errors={errors} datasetId={datasetId} dataset={dataset} />
+      <ModelFields errors={errors} choices={choices} fromChoice={fromChoice} />
+      <ScheduleFields errors={errors} context={context} />
+      {form.stage === 'rl' ? <RlSettings errors={errors} /> : null}
+      {form.stage === 'sft' ? <SftLabels errors={errors} /> : null}
       <details className="advanced">
         <summary>Name and seed</summary>
         <div className="train-grid">
@@ -219,18 +273,7 @@ export function NewRunForm() {
           {input('seed', 'Seed', undefined, 'number')}
         </div>
       </details>
-      {problems.length ? (
-        <div className="callout error" role="alert" data-testid="train-form-errors">
-          <p>
-            <strong>Fix {problems.length === 1 ? 'this' : `these ${problems.length}`} before training:</strong>
-          </p>
-          <ul className="errors">
-            {problems.map(([k, v]) => (
-              <li key={k}>{v}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <ProblemSummary errors={errors} />
       <div className="toolbar">
         <button type="submit" disabled={!!live || worker === 'starting'}>
           {live ? 'Training…' : worker === 'starting' ? 'Starting the GPU worker…' : 'Start training'}

@@ -2,13 +2,17 @@
 // next stage from a checkpoint.
 import { useState } from 'react';
 import type { CheckpointTag, RunRecord } from '../../../storage/db.ts';
-import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { ConfirmDelete, ConfirmDialog, useDeleteTarget } from '../../components/ConfirmDialog.tsx';
+import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
 import { nextStage } from './form.ts';
 import { StatePill } from './RunPanel.tsx';
 
-const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} KB`);
+const KB = 1024;
+const MB = 1024 * KB;
+/** A checkpoint's or the storage's size in KB below a megabyte (at least 1 KB), else in MB to one decimal. */
+const size = (n: number) => (n >= MB ? `${(n / MB).toFixed(1)} MB` : `${Math.max(1, Math.round(n / KB))} KB`);
 
 function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; busy: boolean }) {
   const { download, deleteCheckpoint } = useTrainStore();
@@ -63,10 +67,53 @@ function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; bu
   );
 }
 
+function RunRow({ run: r, selected, onDelete }: { run: RunRecord; selected: boolean; onDelete(): void }) {
+  const { select, live, resumeRun } = useTrainStore();
+  const busy = live?.runId === r.id;
+  return (
+    <tr aria-current={selected ? 'true' : undefined}>
+      <td>
+        <button type="button" className="linklike" onClick={() => void select(r.id)}>
+          {r.name}
+        </button>
+        <div className="muted small">
+          {r.stage.toUpperCase()} · {r.spec.preset} · {new Date(r.createdAt).toLocaleString()}
+        </div>
+      </td>
+      <td>
+        <StatePill state={busy ? (live?.state ?? r.state) : r.state} />
+      </td>
+      <td className="num">
+        {r.step} / {r.spec.steps}
+      </td>
+      <td>
+        <ul className="ckpts">
+          <Checkpoint run={r} tag="last" busy={busy} />
+          <Checkpoint run={r} tag="best" busy={busy} />
+        </ul>
+        {!r.checkpoints.last && !r.checkpoints.best ? <span className="muted small">none yet</span> : null}
+      </td>
+      <td>
+        <div className="actions">
+          {!live && r.state !== 'done' && r.step < r.spec.steps ? (
+            <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
+              Resume
+            </button>
+          ) : null}
+          <button type="button" className="secondary small" disabled={busy} onClick={onDelete} aria-label={`Delete run ${r.name}`}>
+            Delete
+          </button>
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+const RUN_COLUMNS: Column[] = ['Run', 'State', { label: 'Step', className: 'num' }, 'Checkpoints', ACTIONS_COLUMN];
+
 export function RunList() {
-  const { runs, selectedRunId, select, live, deleteRun, resumeRun, storage } = useTrainStore();
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const target = runs.find((r) => r.id === confirm);
+  const { runs, selectedRunId, deleteRun, storage } = useTrainStore();
+  const { target, ask, close } = useDeleteTarget(runs);
   return (
     <section className="card wide" aria-labelledby="runs-title">
       <div className="card-head">
@@ -80,79 +127,15 @@ export function RunList() {
       {runs.length === 0 ? (
         <p className="muted">No runs yet.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="table" data-testid="run-list">
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">State</th>
-                <th scope="col" className="num">
-                  Step
-                </th>
-                <th scope="col">Checkpoints</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => {
-                const busy = live?.runId === r.id;
-                return (
-                  <tr key={r.id} aria-current={r.id === selectedRunId ? 'true' : undefined}>
-                    <td>
-                      <button type="button" className="linklike" onClick={() => void select(r.id)}>
-                        {r.name}
-                      </button>
-                      <div className="muted small">
-                        {r.stage.toUpperCase()} · {r.spec.preset} · {new Date(r.createdAt).toLocaleString()}
-                      </div>
-                    </td>
-                    <td>
-                      <StatePill state={busy ? (live?.state ?? r.state) : r.state} />
-                    </td>
-                    <td className="num">
-                      {r.step} / {r.spec.steps}
-                    </td>
-                    <td>
-                      <ul className="ckpts">
-                        <Checkpoint run={r} tag="last" busy={busy} />
-                        <Checkpoint run={r} tag="best" busy={busy} />
-                      </ul>
-                      {!r.checkpoints.last && !r.checkpoints.best ? <span className="muted small">none yet</span> : null}
-                    </td>
-                    <td>
-                      <div className="actions">
-                        {!live && r.state !== 'done' && r.step < r.spec.steps ? (
-                          <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
-                            Resume
-                          </button>
-                        ) : null}
-                        <button type="button" className="secondary small" disabled={busy} onClick={() => setConfirm(r.id)} aria-label={`Delete run ${r.name}`}>
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable testId="run-list" columns={RUN_COLUMNS}>
+          {runs.map((r) => (
+            <RunRow key={r.id} run={r} selected={r.id === selectedRunId} onDelete={() => ask(r.id)} />
+          ))}
+        </ScrollTable>
       )}
-      <ConfirmDialog
-        open={!!target}
-        title="Delete this run?"
-        confirmLabel="Delete run"
-        onCancel={() => setConfirm(null)}
-        onConfirm={() => {
-          const id = confirm;
-          setConfirm(null);
-          if (id) void deleteRun(id);
-        }}
-      >
+      <ConfirmDelete target={target} what="run" onClose={close} onDelete={(run) => void deleteRun(run.id)}>
         <p>{target ? `${target.name}, its metric history and its checkpoints are removed from this browser.` : ''}</p>
-      </ConfirmDialog>
+      </ConfirmDelete>
     </section>
   );
 }

@@ -5,8 +5,10 @@ import { maskConfigChanges } from '../../../core/masking/index.ts';
 import type { RunRecord } from '../../../storage/db.ts';
 import { runMaskConfig } from '../../../storage/runs.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
+import { ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
+import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
@@ -35,8 +37,125 @@ export function StatePill({ state }: { state: RunRecord['state'] | string }) {
   return <span className={`pill ${cls}`}>{state}</span>;
 }
 
+/** Where the run came from: stage, preset, data, starting checkpoint, mask, reward and labels. */
+function RunSummary({ run }: { run: RunRecord }) {
+  const rlSpec = run.spec.rl;
+  return (
+    <p className="muted small">
+      {run.stage.toUpperCase()} · {run.spec.preset} · {run.data.name}
+      {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
+      {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
+      {maskNote(run)}
+      {run.stage === 'rl' ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
+      {run.spec.labels ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? DEFAULT_KEEP_THRESHOLD})` : ''}
+    </p>
+  );
+}
+
+/** Pause / resume / stop for the live run; resume-from-checkpoint for a stopped or failed one. */
+function RunControls({ run, state, isLive, unfinished }: { run: RunRecord | undefined; state: string; isLive: boolean; unfinished: boolean }) {
+  const { live, pause, resume, stop, resumeRun } = useTrainStore();
+  return (
+    <div className="toolbar run-controls">
+      {isLive && state !== 'paused' ? (
+        <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
+          Pause
+        </button>
+      ) : null}
+      {isLive && state === 'paused' ? (
+        <button type="button" onClick={resume}>
+          Resume
+        </button>
+      ) : null}
+      {isLive ? (
+        <button type="button" className="secondary" onClick={stop} disabled={state === 'stopping'}>
+          Stop
+        </button>
+      ) : null}
+      {!isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && unfinished ? (
+        <button type="button" onClick={() => void resumeRun(run.id)}>
+          Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+/** One chart colour per judge dimension, in DIMENSIONS order (chart-s2 is the baselines' colour). */
+const DIMENSION_CLASS = ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-s5'];
+
+/** RL's charts: reward and its parts, the judge's dimensions, clipping and the importance ratio. */
+function RlCharts({ history, markers, total }: { history: MetricPoint[]; markers: { x: number; label: string }[]; total: number }) {
+  const chart = (title: string, testId: string, lines: ChartSeries[]) => <LineChart title={title} testId={testId} series={lines} markers={markers} xMax={total} />;
+  const line = (name: string, key: string, className: string, dots?: boolean): ChartSeries => ({ name, points: series(history, key), className, ...(dots ? { dots } : {}) });
+  return (
+    <>
+      {chart('Reward by step', 'reward-chart', [
+        line('reward', 'reward', 'chart-s0'),
+        line('judge part', 'reward_judge', 'chart-s1'),
+        line('verifier part', 'reward_verifier', 'chart-s3'),
+        line('held-out reward (rubric + verifier)', 'eval_reward', 'chart-s4', true),
+      ])}
+      {chart(
+        'Judge dimensions on held-out turns by step (1–5)',
+        'dimension-chart',
+        DIMENSIONS.map((d, i) => line(d, `eval_judge_${d}`, DIMENSION_CLASS[i], true)),
+      )}
+      {chart('Clip fraction by step', 'clip-chart', [line('clip fraction', 'clip_fraction', 'chart-s1')])}
+      {chart('Sequence importance ratio s_i by step: min, mean, max', 'ratio-chart', [
+        line('min s_i', 'ratio_min', 'chart-s3'),
+        line('mean s_i', 'mean_ratio', 'chart-s0'),
+        line('max s_i', 'ratio_max', 'chart-s1'),
+      ])}
+    </>
+  );
+}
+
+const METRIC_COLUMNS: Column[] = ['Metric', { label: 'Latest', className: 'num' }, { label: 'At step', className: 'num' }];
+
+function LatestMetrics({ latest }: { latest: { name: string; value: number; step: number }[] }) {
+  return (
+    <ScrollTable className="table metrics-table" testId="latest-metrics" caption="Latest value of each metric" columns={METRIC_COLUMNS}>
+      {latest.map((m) => (
+        <tr key={m.name}>
+          <th scope="row" title={METRIC_HELP[m.name]}>
+            <code>{m.name}</code>
+          </th>
+          <td className="num">{formatMetric(m.name, m.value)}</td>
+          <td className="num">{m.step}</td>
+        </tr>
+      ))}
+    </ScrollTable>
+  );
+}
+
+function RunProgress({ step, total, tokensPerSecond }: { step: number; total: number; tokensPerSecond: number | undefined }) {
+  return (
+    <div className="run-progress">
+      <progress max={total || 1} value={step} aria-label="Training progress" />
+      <span className="small" data-testid="run-step">
+        step {step} / {total}
+        {tokensPerSecond !== undefined ? ` · ${formatMetric('tokens_per_s', tokensPerSecond)} tokens/s` : ''}
+      </span>
+    </div>
+  );
+}
+
+function RetentionList({ lines }: { lines: string[] }) {
+  return (
+    <div className="small" data-testid="label-retention">
+      <strong>Label retention</strong>
+      <ul className="plain">
+        {lines.map((l) => (
+          <li key={l}>{l}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 export function RunPanel() {
-  const { runs, selectedRunId, metrics, live, logs, pause, resume, stop, resumeRun } = useTrainStore();
+  const { runs, selectedRunId, metrics, live, logs } = useTrainStore();
   const run = runs.find((r) => r.id === selectedRunId);
   const history = useMemo(() => (selectedRunId ? (metrics[selectedRunId] ?? []) : []), [metrics, selectedRunId]);
   const isLive = !!live && live.runId === selectedRunId;
@@ -59,10 +178,9 @@ export function RunPanel() {
   const unigram = series(history, 'unigram_loss').at(-1)?.[1];
   const markers = (run?.resumes ?? []).map((x) => ({ x, label: `resumed at step ${x}` }));
   const latest = latestValues(history);
-  const tps = latest.find((m) => m.name === 'tokens_per_s')?.value;
-  const retention = retentionLines(Object.fromEntries(latest.map((m) => [m.name, m.value])));
-  const rlSpec = run?.spec.rl;
-  const coverage = coverageSummary(Object.fromEntries(latest.map((m) => [m.name, m.value])));
+  const latestByName = Object.fromEntries(latest.map((m) => [m.name, m.value]));
+  const retention = retentionLines(latestByName);
+  const coverage = coverageSummary(latestByName);
   return (
     <section className="card run-panel" aria-labelledby="run-title" data-testid="run-panel">
       <div className="card-head">
@@ -71,55 +189,10 @@ export function RunPanel() {
           <StatePill state={state} />
         </span>
       </div>
-      {run ? (
-        <p className="muted small">
-          {run.stage.toUpperCase()} · {run.spec.preset} · {run.data.name}
-          {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
-          {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
-          {maskNote(run)}
-          {rl ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
-          {run.spec.labels ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? 4})` : ''}
-        </p>
-      ) : null}
-      {retention.length ? (
-        <div className="small" data-testid="label-retention">
-          <strong>Label retention</strong>
-          <ul className="plain">
-            {retention.map((l) => (
-              <li key={l}>{l}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
-      <div className="toolbar run-controls">
-        {isLive && state !== 'paused' ? (
-          <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
-            Pause
-          </button>
-        ) : null}
-        {isLive && state === 'paused' ? (
-          <button type="button" onClick={resume}>
-            Resume
-          </button>
-        ) : null}
-        {isLive ? (
-          <button type="button" className="secondary" onClick={stop} disabled={state === 'stopping'}>
-            Stop
-          </button>
-        ) : null}
-        {!isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && step < total ? (
-          <button type="button" onClick={() => void resumeRun(run.id)}>
-            Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
-          </button>
-        ) : null}
-      </div>
-      <div className="run-progress">
-        <progress max={total || 1} value={step} aria-label="Training progress" />
-        <span className="small" data-testid="run-step">
-          step {step} / {total}
-          {tps !== undefined ? ` · ${formatMetric('tokens_per_s', tps)} tokens/s` : ''}
-        </span>
-      </div>
+      {run ? <RunSummary run={run} /> : null}
+      {retention.length ? <RetentionList lines={retention} /> : null}
+      <RunControls run={run} state={state} isLive={isLive} unfinished={step < total} />
+      <RunProgress step={step} total={total} tokensPerSecond={latestByName.tokens_per_s} />
       {coverage ? (
         <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
           {coverage}
@@ -138,75 +211,9 @@ export function RunPanel() {
         markers={markers}
         xMax={total}
       />
-      {rl ? (
-        <>
-          <LineChart
-            title="Reward by step"
-            testId="reward-chart"
-            series={[
-              { name: 'reward', points: series(history, 'reward'), className: 'chart-s0' },
-              { name: 'judge part', points: series(history, 'reward_judge'), className: 'chart-s1' },
-              { name: 'verifier part', points: series(history, 'reward_verifier'), className: 'chart-s3' },
-              { name: 'held-out reward (rubric + verifier)', points: series(history, 'eval_reward'), className: 'chart-s4', dots: true },
-            ]}
-            markers={markers}
-            xMax={total}
-          />
-          <LineChart
-            title="Judge dimensions on held-out turns by step (1–5)"
-            testId="dimension-chart"
-            series={DIMENSIONS.map((d, i) => ({ name: d, points: series(history, `eval_judge_${d}`), className: ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-s5'][i], dots: true }))}
-            markers={markers}
-            xMax={total}
-          />
-          <LineChart
-            title="Clip fraction by step"
-            testId="clip-chart"
-            series={[{ name: 'clip fraction', points: series(history, 'clip_fraction'), className: 'chart-s1' }]}
-            markers={markers}
-            xMax={total}
-          />
-          <LineChart
-            title="Sequence importance ratio s_i by step: min, mean, max"
-            testId="ratio-chart"
-            series={[
-              { name: 'min s_i', points: series(history, 'ratio_min'), className: 'chart-s3' },
-              { name: 'mean s_i', points: series(history, 'mean_ratio'), className: 'chart-s0' },
-              { name: 'max s_i', points: series(history, 'ratio_max'), className: 'chart-s1' },
-            ]}
-            markers={markers}
-            xMax={total}
-          />
-        </>
-      ) : null}
+      {rl ? <RlCharts history={history} markers={markers} total={total} /> : null}
       {latest.length ? (
-        <div className="table-scroll">
-          <table className="table metrics-table" data-testid="latest-metrics">
-            <caption className="sr-only">Latest value of each metric</caption>
-            <thead>
-              <tr>
-                <th scope="col">Metric</th>
-                <th scope="col" className="num">
-                  Latest
-                </th>
-                <th scope="col" className="num">
-                  At step
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {latest.map((m) => (
-                <tr key={m.name}>
-                  <th scope="row" title={METRIC_HELP[m.name]}>
-                    <code>{m.name}</code>
-                  </th>
-                  <td className="num">{formatMetric(m.name, m.value)}</td>
-                  <td className="num">{m.step}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <LatestMetrics latest={latest} />
       ) : (
         <p className="muted" role="status">
           {isLive ? 'Preparing the data, tokenizer and model; the first step appears here…' : 'No metrics recorded.'}

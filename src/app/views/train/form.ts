@@ -5,7 +5,7 @@ import type { MaskConfig } from '../../../core/masking/index.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
-import type { Stage, TrainSpec } from '../../../train/spec.ts';
+import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../train/spec.ts';
 import type { TrainForm } from '../../stores/trainForm.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 
@@ -69,47 +69,106 @@ export function nextStage(stage: Stage): Stage {
   return stage === 'cpt' ? 'sft' : 'rl';
 }
 
-/** Checks every field; returns the job spec (without its runId) or the problems by field. */
-export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extract<TrainJobSpec, { resume?: false }>, 'runId'> | null; errors: FormErrors } {
-  const errors: FormErrors = {};
-  if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
+type NewJobSpec = Omit<Extract<TrainJobSpec, { resume?: false }>, 'runId'>;
+type Secrets = NonNullable<NewJobSpec['secrets']>;
+
+/** Bounds the length fields while the preset is not a known one (its own error says so). */
+export const FALLBACK_CONTEXT = 64;
+
+/** The dataset to train on, or the reason it cannot be used. */
+function checkDataset(form: TrainForm, ctx: FormContext, errors: FormErrors): DatasetMeta | undefined {
   const dataset = ctx.datasets.find((d) => d.id === form.datasetId);
   if (!form.datasetId || !dataset) errors.datasetId = ctx.datasets.length ? 'Pick a dataset to train on.' : 'There is no dataset in this browser yet: load the default dataset or import one in the Data view.';
   else if (dataset.trajectories === 0) errors.datasetId = `The dataset ${dataset.name} is empty: it has no trajectories to train on. Import data in the Data view.`;
   else if (form.domain && !dataset.domains.includes(form.domain)) errors.domain = `The dataset ${dataset.name} has no ${form.domain} trajectories; it has ${dataset.domains.join(', ')}.`;
+  return dataset;
+}
 
+/** Where the run starts: a stored checkpoint (which fixes the preset and may fix the first step) or a fresh preset. */
+function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): { from: RunRecord['from']; preset: TrainForm['preset']; minSteps: number } {
+  if (!form.from) {
+    if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
+    return { from: null, preset: form.preset, minSteps: 1 };
+  }
+  const choice = checkpointChoices(ctx.runs).find((c) => c.value === form.from);
+  if (!choice) {
+    errors.from = 'That checkpoint is no longer stored; pick another or start fresh.';
+    return { from: null, preset: form.preset, minSteps: 1 };
+  }
+  const ref = choice.run.checkpoints[choice.tag]!;
+  return {
+    from: { runId: choice.run.id, runName: choice.run.name, tag: choice.tag, step: ref.step, stage: choice.run.stage, key: ref.key },
+    // The checkpoint fixes the model's shape and tokenizer.
+    preset: choice.run.spec.preset,
+    // The same stage continues the checkpoint's step count (its schedule and batches).
+    minSteps: choice.run.stage === form.stage ? ref.step + 1 : 1,
+  };
+}
+
+/** The optional peak learning rate; undefined keeps the preset's. */
+function checkLr(form: TrainForm, errors: FormErrors): number | undefined {
+  if (form.lr.trim() === '') return undefined;
+  const lr = Number(form.lr.trim());
+  if (!Number.isFinite(lr)) errors.lr = `Learning rate must be a number such as 0.002 or 2e-3; got '${form.lr}'.`;
+  else if (!(lr > 0 && lr < 1)) errors.lr = `Learning rate must be above 0 and below 1; got ${lr}.`;
+  return lr;
+}
+
+/** An endpoint judge's or teacher's address and model; its API key goes to the secrets, never into the stored spec. */
+function endpointSpec(errors: FormErrors, form: TrainForm, who: 'judge' | 'teacher', secrets: Secrets): { baseUrl: string; model: string } {
+  endpointFields(errors, form, who);
+  const key = (who === 'judge' ? form.judgeApiKey : form.teacherApiKey).trim();
+  if (key) secrets[who === 'judge' ? 'judgeApiKey' : 'teacherApiKey'] = key;
+  return who === 'judge' ? { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() } : { baseUrl: form.teacherBaseUrl.trim(), model: form.teacherModel.trim() };
+}
+
+/** The RL stage's settings: groups, response length, sampling, held-out judging and the reward. */
+function rlSettings(form: TrainForm, errors: FormErrors, context: number, tokens: number, secrets: Secrets): NonNullable<TrainSpec['rl']> {
+  const groupSize = int(errors, 'groupSize', form.groupSize, 'Group size', 2, 64);
+  const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
+  const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
+  const room = tokens - MIN_PROMPT_TOKENS;
+  if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= room) errors.maxNewTokens = `Response length must leave room for a prompt: below ${room} with ${tokens} tokens per sequence.`;
+  const temperature = Number((form.temperature ?? '1').trim() || '1');
+  if (!(temperature > 0 && temperature <= 10)) errors.temperature = `Temperature must be a number above 0 and at most 10; got '${form.temperature}'.`;
+  const evalSamples = int(errors, 'evalSamples', form.evalSamples, 'Held-out turns judged', 1, 256);
+  if (!REWARD_KINDS.includes(form.reward)) errors.reward = `Pick a reward: ${REWARD_KINDS.join(', ')}.`;
+  const rl: NonNullable<TrainSpec['rl']> = { groupSize, promptsPerStep, maxNewTokens, temperature, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
+  if (form.rewardJudge === 'endpoint') rl.judgeEndpoint = endpointSpec(errors, form, 'judge', secrets);
+  return rl;
+}
+
+/** Rejection-sampled labels for SFT: the teacher, how many candidates and turns, the keep threshold and the judge. */
+function labelSettings(form: TrainForm, errors: FormErrors, secrets: Secrets): NonNullable<TrainSpec['labels']> {
+  const candidates = int(errors, 'labelCandidates', form.labelCandidates, 'Candidates per turn', 1, 64);
+  const samples = int(errors, 'labelSamples', form.labelSamples, 'Turns to label', 1, 1_000_000);
+  const threshold = Number(form.labelThreshold.trim());
+  if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5)) errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
+  if (form.teacher === 'local' && !form.from) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
+  const labels: NonNullable<TrainSpec['labels']> = { teacher: form.teacher, candidates, threshold, samples, judge: form.rewardJudge };
+  if (form.teacher === 'endpoint') labels.teacherEndpoint = endpointSpec(errors, form, 'teacher', secrets);
+  if (form.rewardJudge === 'endpoint') labels.judgeEndpoint = endpointSpec(errors, form, 'judge', secrets);
+  return labels;
+}
+
+/** Checks every field; returns the job spec (without its runId) or the problems by field. */
+export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec | null; errors: FormErrors } {
+  const errors: FormErrors = {};
+  if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
+  const dataset = checkDataset(form, ctx, errors);
   if (!Object.hasOwn(STAGE_LABEL, form.stage)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
-  let from: RunRecord['from'] = null;
-  let preset = form.preset;
-  let minSteps = 1;
-  if (form.from) {
-    const choice = checkpointChoices(ctx.runs).find((c) => c.value === form.from);
-    if (!choice) errors.from = 'That checkpoint is no longer stored; pick another or start fresh.';
-    else {
-      const ref = choice.run.checkpoints[choice.tag]!;
-      from = { runId: choice.run.id, runName: choice.run.name, tag: choice.tag, step: ref.step, stage: choice.run.stage, key: ref.key };
-      // The checkpoint fixes the model's shape and tokenizer.
-      preset = choice.run.spec.preset;
-      // The same stage continues the checkpoint's step count (its schedule and batches).
-      if (choice.run.stage === form.stage) minSteps = ref.step + 1;
-    }
-  } else if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
+  const { from, preset, minSteps } = checkStart(form, ctx, errors);
 
-  const context = preset in PRESETS ? PRESETS[preset].contextLength : 64;
+  const context = preset in PRESETS ? PRESETS[preset].contextLength : FALLBACK_CONTEXT;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
   if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
   // Empty: the whole context of the preset.
-  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', 8, context);
+  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
   const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
   if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
   const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
-  let lr: number | undefined;
-  if (form.lr.trim() !== '') {
-    lr = Number(form.lr.trim());
-    if (!Number.isFinite(lr)) errors.lr = `Learning rate must be a number such as 0.002 or 2e-3; got '${form.lr}'.`;
-    else if (!(lr > 0 && lr < 1)) errors.lr = `Learning rate must be above 0 and below 1; got ${lr}.`;
-  }
-  const secrets: NonNullable<Extract<TrainJobSpec, { resume?: false }>['secrets']> = {};
+  const lr = checkLr(form, errors);
+  const secrets: Secrets = {};
   const spec: TrainSpec = {
     kind: 'train',
     stage: form.stage,
@@ -120,46 +179,15 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: Omit<Extra
     seed,
     templates: ctx.templateMix(form.stage),
     ...(form.domain ? { domains: [form.domain] } : {}),
-    ...(lr !== undefined ? { lr: { peak: lr, min: lr / 10 } } : {}),
+    ...(lr !== undefined ? { lr: { peak: lr, min: lr * LR_MIN_FRACTION } } : {}),
   };
-  if (form.stage === 'rl') {
-    const groupSize = int(errors, 'groupSize', form.groupSize, 'Group size', 2, 64);
-    const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
-    const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
-    if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= tokens - 8) errors.maxNewTokens = `Response length must leave room for a prompt: below ${tokens - 8} with ${tokens} tokens per sequence.`;
-    const temperature = Number((form.temperature ?? '1').trim() || '1');
-    if (!(temperature > 0 && temperature <= 10)) errors.temperature = `Temperature must be a number above 0 and at most 10; got '${form.temperature}'.`;
-    const evalSamples = int(errors, 'evalSamples', form.evalSamples, 'Held-out turns judged', 1, 256);
-    if (!REWARD_KINDS.includes(form.reward)) errors.reward = `Pick a reward: ${REWARD_KINDS.join(', ')}.`;
-    spec.rl = { groupSize, promptsPerStep, maxNewTokens, temperature, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
-    if (form.rewardJudge === 'endpoint') {
-      endpointFields(errors, form, 'judge');
-      spec.rl.judgeEndpoint = { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() };
-      if (form.judgeApiKey.trim()) secrets.judgeApiKey = form.judgeApiKey.trim();
-    }
-  } else {
+  if (form.stage === 'rl') spec.rl = rlSettings(form, errors, context, tokens, secrets);
+  else {
     spec.batch = int(errors, 'batch', form.batch, 'Batch', 1, 256);
     if (form.stage === 'sft' && ctx.mask) spec.mask = structuredClone(ctx.mask);
     spec.evalJudgeSamples = form.stage === 'sft' ? int(errors, 'judgeSamples', form.judgeSamples, 'Judged samples', 0, 64) : 0;
   }
-  if (form.stage === 'sft' && form.labels === 'rejection') {
-    const candidates = int(errors, 'labelCandidates', form.labelCandidates, 'Candidates per turn', 1, 64);
-    const samples = int(errors, 'labelSamples', form.labelSamples, 'Turns to label', 1, 1_000_000);
-    const threshold = Number(form.labelThreshold.trim());
-    if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5)) errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
-    if (form.teacher === 'local' && !form.from) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
-    spec.labels = { teacher: form.teacher, candidates, threshold, samples, judge: form.rewardJudge };
-    if (form.teacher === 'endpoint') {
-      endpointFields(errors, form, 'teacher');
-      spec.labels.teacherEndpoint = { baseUrl: form.teacherBaseUrl.trim(), model: form.teacherModel.trim() };
-      if (form.teacherApiKey.trim()) secrets.teacherApiKey = form.teacherApiKey.trim();
-    }
-    if (form.rewardJudge === 'endpoint') {
-      endpointFields(errors, form, 'judge');
-      spec.labels.judgeEndpoint = { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() };
-      if (form.judgeApiKey.trim()) secrets.judgeApiKey = form.judgeApiKey.trim();
-    }
-  }
+  if (form.stage === 'sft' && form.labels === 'rejection') spec.labels = labelSettings(form, errors, secrets);
   if (Object.keys(errors).length) return { spec: null, errors };
   const name = form.name.trim() || `${form.stage.toUpperCase()} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
   return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
