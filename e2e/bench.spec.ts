@@ -320,6 +320,14 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     await expect(list).toContainText('done');
     console.log(`[e2e] continued and done ${Date.now() - t0} ms after the cancel`);
     await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="endpoint:slow"] td[data-col="valid"]')).toHaveText('6');
+
+    // The endpoints set up in the Bench are the Playground's too, keys in memory as they were left.
+    await page.goto('./#/playground');
+    const picker = page.getByLabel('Backend', { exact: true });
+    await expect(picker).toContainText('echo at');
+    await expect(picker).toContainText('slow at');
+    await picker.selectOption({ label: `echo at ${server.base}` });
+    await expect(page.getByText('key in memory only')).toBeVisible();
   } finally {
     const tc = Date.now();
     server.closeAllConnections();
