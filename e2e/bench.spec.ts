@@ -227,7 +227,7 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await expect(page.getByText('The base URL must start with http:// or https://')).toBeVisible();
     await page.getByLabel('Base URL', { exact: true }).fill(server.base);
-    await page.getByLabel('Model', { exact: true }).fill('echo');
+    await page.getByLabel('Model name', { exact: true }).fill('echo');
     await page.getByLabel('API key', { exact: true }).fill('sk-model-key');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await expect(page.getByRole('list', { name: 'Endpoints' })).toContainText('echo');
@@ -241,9 +241,12 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     // Judge the same predictions again with the LLM judge: agreement appears.
     const again = page.getByRole('form', { name: 'Judge again' });
     await expect(again.getByLabel('Judge the predictions again with')).toHaveValue('endpoint');
-    await again.getByLabel('Judge base URL').fill(server.base);
-    await again.getByLabel('Judge model').fill('judge');
-    await again.getByLabel('Judge API key').fill('sk-judge-key');
+    await again.getByLabel('Judge endpoint').selectOption('new-endpoint');
+    await again.getByLabel('Base URL').fill(server.base);
+    await again.getByLabel('Model name').fill('judge');
+    await again.getByLabel('API key').fill('sk-judge-key');
+    await again.getByRole('button', { name: 'Use this endpoint' }).click();
+    await expect(again.getByLabel('Judge endpoint')).toContainText('judge at');
     await again.getByRole('button', { name: 'Judge again' }).click();
     await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 120_000 });
     const judgeId = `judge:judge@${new URL(server.base).host}`;
@@ -288,9 +291,11 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     console.log(`[e2e] endpoint model and judge done in ${Date.now() - tStart} ms`);
 
     // Cancel a slow run half-way; continue it later: it does only what is missing.
-    await page.getByRole('list', { name: 'Endpoints' }).getByRole('button', { name: 'Remove' }).click();
+    // The endpoints set up above are offered again (shared with the Playground); the new one is chosen.
+    await page.getByRole('list', { name: 'Endpoints' }).getByRole('checkbox', { name: /endpoint:echo/ }).uncheck();
+    await page.getByText('Add an OpenAI-compatible endpoint').click();
     await page.getByLabel('Base URL', { exact: true }).fill(server.base);
-    await page.getByLabel('Model', { exact: true }).fill('slow');
+    await page.getByLabel('Model name', { exact: true }).fill('slow');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const backends = page.getByRole('group', { name: 'Backends' });
     await backends.getByRole('checkbox', { name: /^copy-last/ }).uncheck();
@@ -315,6 +320,14 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     await expect(list).toContainText('done');
     console.log(`[e2e] continued and done ${Date.now() - t0} ms after the cancel`);
     await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="endpoint:slow"] td[data-col="valid"]')).toHaveText('6');
+
+    // The endpoints set up in the Bench are the Playground's too, keys in memory as they were left.
+    await page.goto('./#/playground');
+    const picker = page.getByLabel('Backend', { exact: true });
+    await expect(picker).toContainText('echo at');
+    await expect(picker).toContainText('slow at');
+    await picker.selectOption({ label: `echo at ${server.base}` });
+    await expect(page.getByText('key in memory only')).toBeVisible();
   } finally {
     const tc = Date.now();
     server.closeAllConnections();

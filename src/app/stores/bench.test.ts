@@ -1,6 +1,8 @@
 // The Bench store with a fake worker: a new benchmark is stored without any API key and its job
-// carries the keys; progress records fill in the results; a stored bench that was running when
-// the page went away is offered for resuming, and resuming starts a job for it.
+// carries the keys, taken from the endpoint store it shares with the Playground; progress records
+// fill in the results; a stored bench that was running when the page went away is offered for
+// resuming, and resuming starts a job for it. After a reload (fresh modules, the same device
+// storage) a remembered key is used and an unremembered one is asked for again.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
@@ -23,6 +25,24 @@ const fakeClient = {
 vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
 const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
 
+/** This device's localStorage: it outlives a reload, the modules' memory does not. */
+const device = new Map<string, string>();
+Object.defineProperty(globalThis, 'localStorage', {
+  configurable: true,
+  value: {
+    getItem: (k: string) => device.get(k) ?? null,
+    setItem: (k: string, v: string) => void device.set(k, String(v)),
+    removeItem: (k: string) => void device.delete(k),
+    clear: () => device.clear(),
+    key: (i: number) => [...device.keys()][i] ?? null,
+    get length() {
+      return device.size;
+    },
+  },
+});
+const MODEL = { id: 'ep-model', baseUrl: 'http://127.0.0.1:8000/v1/', model: 'qwen', contextLength: null, stream: true };
+const JUDGE = { id: 'ep-judge', baseUrl: 'http://127.0.0.1:9000/v1', model: 'big', contextLength: 32768, stream: false };
+
 beforeAll(() => {
   Object.defineProperty(globalThis, 'navigator', { value: { gpu: {} }, configurable: true });
 });
@@ -31,6 +51,12 @@ describe('bench store', () => {
   it('stores a new bench without keys, sends them with the job, and merges progress', async () => {
     const { putBench, getBench } = await import('../../storage/bench.ts');
     const { useBenchStore } = await import('./bench.ts');
+    // Endpoints set up as the Playground sets them up: the model's key in memory only, the judge's remembered.
+    const { useEndpointStore, setApiKey } = await import('./endpoints.ts');
+    useEndpointStore.getState().save(MODEL);
+    useEndpointStore.getState().save(JUDGE);
+    setApiKey(MODEL.id, 'sk-secret', false);
+    setApiKey(JUDGE.id, 'sk-judge', true);
     // A bench left "running" by a closed page.
     await putBench({ ...(await import('./bench.ts')).benchFromDraft(draft(), 'old', 1), state: 'running' });
     await useBenchStore.getState().init();
@@ -38,7 +64,11 @@ describe('bench store', () => {
 
     const id = (await useBenchStore.getState().create(draft()))!;
     const stored = await getBench(id);
-    expect(JSON.stringify(stored)).not.toContain('sk-secret');
+    expect(JSON.stringify(stored)).not.toContain('sk-');
+    // The endpoint settings on this device hold no key; only the remembered one is stored, on its own.
+    expect(device.get('lwm.endpoints')).toContain('127.0.0.1:9000');
+    expect(device.get('lwm.endpoints')).not.toContain('sk-');
+    expect([...device.values()].filter((v) => v.startsWith('sk-'))).toEqual(['sk-judge']);
     expect(stored!.backends.map((b) => [b.kind, b.name])).toEqual([
       ['checkpoint', 'local:sft-last-8 [abcd]'],
       ['endpoint', 'endpoint:qwen'],
@@ -62,6 +92,12 @@ describe('bench store', () => {
     await settle();
     expect(useBenchStore.getState().results).toEqual([judged]);
     expect(useBenchStore.getState().live!.progress!.done).toBe(2);
+    // Exports carry records only, never a key.
+    const { exportJudged, exportPredictions } = await import('./benchModel.ts');
+    for (const b of stored!.backends) {
+      expect(exportPredictions(useBenchStore.getState().results, b).text).not.toContain('sk-');
+      expect(exportJudged(useBenchStore.getState().results, b, 'j').text).not.toContain('sk-');
+    }
 
     // Another job's messages are not this bench's.
     emit({ type: 'error', jobId: 'someone-else', message: 'nope' });
@@ -80,12 +116,60 @@ describe('bench store', () => {
     expect((await getBench(id))!.error).toBe('WebGPU is not available in this browser.');
     useBenchStore.getState().dismissError();
 
-    // Resume the interrupted one: a job for it, the offer gone.
-    await useBenchStore.getState().resume('old', { 'endpoint:qwen@127.0.0.1:8000': 'sk-again' });
-    expect(started.at(-1)!.spec).toMatchObject({ kind: 'bench', benchId: 'old', secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-again' } } });
+    // Resume the interrupted one: a job for it with the keys at hand, the offer gone.
+    await useBenchStore.getState().resume('old');
+    expect(started.at(-1)!.spec).toMatchObject({ kind: 'bench', benchId: 'old', secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-secret', 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
     expect(useBenchStore.getState().interrupted).toEqual([]);
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    benchId = id;
+  });
+
+  it('after a reload uses a remembered key, asks again for one kept in memory only, and keeps typed keys off the records', async () => {
+    vi.resetModules(); // a reload: this page's memory is gone, the device's storage is not
+    const { getBench } = await import('../../storage/bench.ts');
+    const { useBenchStore, benchKeys, missingKeys } = await import('./bench.ts');
+    const { useEndpointStore, apiKey, KEY_PREFIX } = await import('./endpoints.ts');
+    // The settings came back from this device; of the keys, only the remembered one.
+    expect(useEndpointStore.getState().endpoints.map((e) => e.id).sort()).toEqual([JUDGE.id, MODEL.id]);
+    expect(apiKey(MODEL.id)).toBe('');
+    expect(apiKey(JUDGE.id)).toBe('sk-judge');
+    const bench = (await getBench(benchId))!;
+    expect(benchKeys(bench)).toEqual({ 'judge:big@127.0.0.1:9000': 'sk-judge' });
+    expect(missingKeys(bench).map((r) => r.id)).toEqual(['endpoint:qwen@127.0.0.1:8000']);
+
+    await useBenchStore.getState().init();
+    // Resumed without typing the key: the job has the remembered key only.
+    await useBenchStore.getState().resume(benchId);
+    expect(started.at(-1)!.spec).toEqual({ kind: 'bench', benchId, secrets: { apiKeys: { 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+
+    // The key typed on resume goes to the shared endpoint (in memory, as not ticked) and to the job.
+    await useBenchStore.getState().resume(benchId, { 'endpoint:qwen@127.0.0.1:8000': { key: 'sk-typed', remember: false } });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'bench', benchId, secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-typed', 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    expect(apiKey(MODEL.id)).toBe('sk-typed');
+    expect(device.has(KEY_PREFIX + MODEL.id)).toBe(false);
+    expect(missingKeys(await getBench(benchId).then((b) => b!))).toEqual([]);
+
+    // An endpoint no longer set up here (removed in the Playground): a typed, remembered key sets it up again.
+    useEndpointStore.getState().remove(MODEL.id);
+    expect(missingKeys(bench).map((r) => r.id)).toEqual(['endpoint:qwen@127.0.0.1:8000']);
+    await useBenchStore.getState().resume(benchId, { 'endpoint:qwen@127.0.0.1:8000': { key: 'sk-kept', remember: true } });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    const again = useEndpointStore.getState().endpoints.find((e) => e.model === 'qwen')!;
+    expect(again).toMatchObject({ baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' });
+    expect(device.get(KEY_PREFIX + again.id)).toBe('sk-kept');
+    expect(device.get('lwm.endpoints')).not.toContain('sk-');
+    expect(JSON.stringify(await getBench(benchId))).not.toContain('sk-');
+
+    vi.resetModules(); // and after another reload, that remembered key is used without asking
+    const reloaded = await import('./bench.ts');
+    expect(reloaded.benchKeys(bench)).toEqual({ 'endpoint:qwen@127.0.0.1:8000': 'sk-kept', 'judge:big@127.0.0.1:9000': 'sk-judge' });
+    expect(reloaded.missingKeys(bench)).toEqual([]);
   });
 });
+
+let benchId = '';
 
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
@@ -99,8 +183,8 @@ function draft() {
     seed: 0,
     baselines: ['copy-last', 'reference'] as ('copy-last' | 'reference')[],
     checkpoints: [{ runId: 'run-x-abcd', runName: 'SFT run', stage: 'sft', tag: 'last' as const, step: 8, key: 'k1' }],
-    endpoints: [{ baseUrl: 'http://127.0.0.1:8000/v1/', model: 'qwen', apiKey: 'sk-secret' }],
+    endpoints: [MODEL],
     generation: {},
-    judge: { kind: 'endpoint' as const, baseUrl: 'http://127.0.0.1:9000/v1', model: 'big', apiKey: 'sk-judge' },
+    judge: { kind: 'endpoint' as const, endpoint: JUDGE },
   };
 }

@@ -2,8 +2,10 @@
 // with its results, and the live 'bench' job in the worker that owns the GPU (src/train/bench.ts).
 // The worker writes every prediction and judgement itself and sends each in a progress record;
 // this store merges them in, so the table fills in as the run goes, and reads them back from
-// storage after a reload, when a run that was cut off is offered for resuming. Endpoint API keys
-// live only in this store's memory (sent with the job, never written anywhere).
+// storage after a reload, when a run that was cut off is offered for resuming. Endpoints are the
+// ones set up on this device (stores/endpoints.ts, shared with the Playground): their API keys
+// stay in that store's memory, or its "remember on this device" storage, and go to the worker
+// with each job; a bench's stored record and its exports name an endpoint's URL and model only.
 import { create } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
 import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
@@ -12,14 +14,11 @@ import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
 import { benchLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 import { importJudgedFile } from './benchModel.ts';
+import { apiKey, findEndpoint, newEndpointId, normalBaseUrl, setApiKey, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 
-/** An endpoint as the form gives it; the key stays in memory. */
-export interface EndpointDraft {
-  baseUrl: string;
-  model: string;
-  apiKey: string;
-}
+/** An endpoint as a bench names it: where and which model (its key is found in the endpoint store). */
+export type BenchEndpoint = Pick<EndpointSettings, 'baseUrl' | 'model'>;
 
 export interface BenchDraft {
   name?: string;
@@ -31,9 +30,9 @@ export interface BenchDraft {
   seed: number;
   baselines: ('copy-last' | 'reference')[];
   checkpoints: { runId: string; runName: string; stage: string; tag: CheckpointTag; step: number; key: string }[];
-  endpoints: EndpointDraft[];
+  endpoints: BenchEndpoint[];
   generation: BenchGeneration;
-  judge: { kind: 'local' } | ({ kind: 'endpoint' } & EndpointDraft);
+  judge: { kind: 'local' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
 }
 
 export interface LiveBench {
@@ -62,8 +61,11 @@ interface BenchState {
   refresh(): Promise<void>;
   select(id: string | null): Promise<void>;
   create(draft: BenchDraft): Promise<string | null>;
-  /** Continues a stopped, failed or interrupted bench (endpoint keys asked again: they were never stored). */
-  resume(id: string, apiKeys?: Record<string, string>): Promise<void>;
+  /**
+   * Continues a stopped, failed or interrupted bench. `typed`: keys the user gave for endpoints
+   * whose key was not at hand (see missingKeys), by endpoint ref id; they go to the endpoint store.
+   */
+  resume(id: string, typed?: Record<string, TypedKey>): Promise<void>;
   /** Judges a bench's predictions again with another judge (agreement needs two). */
   addJudge(id: string, judge: BenchDraft['judge']): Promise<void>;
   stop(): void;
@@ -83,15 +85,9 @@ const MAX_LOGS = 100;
 
 let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
-/** API keys by bench id and backend/judge id: memory only. */
-const keys = new Map<string, Record<string, string>>();
-
-function trimUrl(u: string): string {
-  return u.trim().replace(/\/+$/, '');
-}
 
 /** An endpoint backend's or judge's id: its model at its host (unique within a bench). */
-function endpointId(prefix: string, e: EndpointDraft): string {
+function endpointId(prefix: string, e: BenchEndpoint): string {
   let host = e.baseUrl;
   try {
     host = new URL(e.baseUrl).host;
@@ -103,7 +99,7 @@ function endpointId(prefix: string, e: EndpointDraft): string {
 
 export function judgeRef(j: BenchDraft['judge']): BenchJudgeRef {
   if (j.kind === 'local') return { id: 'local-rubric', kind: 'local' };
-  return { id: endpointId('judge', j), kind: 'endpoint', endpoint: { baseUrl: trimUrl(j.baseUrl), model: j.model.trim() } };
+  return { id: endpointId('judge', j.endpoint), kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(j.endpoint.baseUrl), model: j.endpoint.model.trim() } };
 }
 
 /** The stored record of a new bench (no key in it). */
@@ -115,7 +111,7 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
   }
   for (const e of draft.endpoints) {
     const bid = endpointId('endpoint', e);
-    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: trimUrl(e.baseUrl), model: e.model.trim() } });
+    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(e.baseUrl), model: e.model.trim() } });
   }
   for (const b of draft.baselines) backends.push({ id: b, name: b, kind: b });
   const judge = judgeRef(draft.judge);
@@ -230,11 +226,11 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     return client;
   }
 
-  function startJob(benchId: string) {
+  function startJob(bench: BenchRecord) {
     const c = ensureClient();
     if (!c) return;
-    const apiKeys = keys.get(benchId) ?? {};
-    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys } };
+    const benchId = bench.id;
+    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) } };
     const jobId = c.start({ ...spec });
     ownJobs.set(jobId, benchId);
     set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
@@ -296,10 +292,6 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       if (!ensureClient()) return null;
       const id = newBenchId();
       const bench = benchFromDraft(draft, id, Date.now());
-      const apiKeys: Record<string, string> = {};
-      for (const e of draft.endpoints) if (e.apiKey) apiKeys[endpointId('endpoint', e)] = e.apiKey;
-      if (draft.judge.kind === 'endpoint' && draft.judge.apiKey) apiKeys[judgeRef(draft.judge).id] = draft.judge.apiKey;
-      keys.set(id, apiKeys);
       try {
         await putBench(bench);
       } catch (e) {
@@ -307,18 +299,32 @@ export const useBenchStore = create<BenchState>()((set, get) => {
         return null;
       }
       set((s) => ({ benches: [bench, ...s.benches], results: [] }));
-      startJob(id);
+      startJob(bench);
       return id;
     },
 
-    async resume(id, apiKeys) {
+    async resume(id, typed) {
       if (get().live) {
         set({ error: 'A benchmark is running; cancel it first (one job at a time shares the GPU).' });
         return;
       }
-      if (apiKeys) keys.set(id, { ...keys.get(id), ...apiKeys });
+      let bench: BenchRecord | undefined;
+      try {
+        bench = await getBench(id);
+      } catch (e) {
+        set({ error: `Could not read the benchmark: ${(e as Error).message}` });
+        return;
+      }
+      if (!bench) {
+        set({ error: 'This benchmark is no longer stored.' });
+        return;
+      }
+      for (const r of endpointRefs(bench)) {
+        const t = typed?.[r.id];
+        if (t?.key) provideEndpointKey(r.endpoint, t.key, t.remember);
+      }
       await get().select(id);
-      startJob(id);
+      startJob(bench);
     },
 
     async addJudge(id, judge) {
@@ -327,6 +333,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
         return;
       }
       const ref = judgeRef(judge);
+      let updated: BenchRecord | undefined;
       try {
         const bench = await getBench(id);
         if (!bench) throw new Error('it is no longer stored');
@@ -334,7 +341,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
           set({ error: `${ref.id} has judged this benchmark already.` });
           return;
         }
-        await updateBench(id, (b) => {
+        updated = await updateBench(id, (b) => {
           b.judges = [...b.judges, ref];
           b.state = 'queued';
         });
@@ -342,10 +349,9 @@ export const useBenchStore = create<BenchState>()((set, get) => {
         set({ error: `Could not add the judge: ${(e as Error).message}` });
         return;
       }
-      if (judge.kind === 'endpoint' && judge.apiKey) keys.set(id, { ...keys.get(id), [ref.id]: judge.apiKey });
       await get().refresh();
       await get().select(id);
-      startJob(id);
+      if (updated) startJob(updated);
     },
 
     stop() {
@@ -363,7 +369,6 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       } catch (e) {
         set({ error: `Could not delete the benchmark: ${(e as Error).message}` });
       }
-      keys.delete(id);
       set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, results: s.selectedId === id ? [] : s.results, interrupted: s.interrupted.filter((b) => b.id !== id) }));
       await get().refresh();
     },
@@ -410,15 +415,54 @@ export const useBenchStore = create<BenchState>()((set, get) => {
   };
 });
 
-/** The ids of a bench's endpoint backends and judges (their keys are asked for again on resume). */
-export function endpointRefs(bench: BenchRecord): { id: string; label: string }[] {
-  return [
-    ...bench.backends.filter((b) => b.kind === 'endpoint').map((b) => ({ id: b.id, label: `${b.name} at ${b.endpoint?.baseUrl}` })),
-    ...bench.judges.filter((j) => j.kind === 'endpoint').map((j) => ({ id: j.id, label: `judge ${j.endpoint?.model} at ${j.endpoint?.baseUrl}` })),
-  ];
+/** A key the user typed for an endpoint on resume, and whether to remember it on this device. */
+export interface TypedKey {
+  key: string;
+  remember: boolean;
 }
 
-/** Whether the store holds keys for a bench in memory (then a resume needs none typed again). */
-export function hasKeys(benchId: string): boolean {
-  return keys.has(benchId);
+export interface EndpointRef {
+  /** The backend's or judge's id in the bench. */
+  id: string;
+  label: string;
+  endpoint: BenchEndpoint;
+}
+
+/** A bench's endpoint backends and judges. */
+export function endpointRefs(bench: Pick<BenchRecord, 'backends' | 'judges'>): EndpointRef[] {
+  const out: EndpointRef[] = [];
+  for (const b of bench.backends) if (b.kind === 'endpoint' && b.endpoint) out.push({ id: b.id, label: `${b.name} at ${b.endpoint.baseUrl}`, endpoint: b.endpoint });
+  for (const j of bench.judges) if (j.kind === 'endpoint' && j.endpoint) out.push({ id: j.id, label: `judge ${j.endpoint.model} at ${j.endpoint.baseUrl}`, endpoint: j.endpoint });
+  return out;
+}
+
+/** The API keys a bench's job takes, by backend/judge id: from the endpoint store (memory, or remembered on this device). */
+export function benchKeys(bench: Pick<BenchRecord, 'backends' | 'judges'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of endpointRefs(bench)) {
+    const e = findEndpoint(endpoints, r.endpoint);
+    const key = e ? apiKey(e.id) : '';
+    if (key) out[r.id] = key;
+  }
+  return out;
+}
+
+/**
+ * The endpoints of a bench whose key is not at hand (never given, or kept in memory only by a
+ * page since closed): a resume asks for them; one that needs no key may be left blank.
+ */
+export function missingKeys(bench: Pick<BenchRecord, 'backends' | 'judges'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): EndpointRef[] {
+  const have = benchKeys(bench, endpoints);
+  return endpointRefs(bench).filter((r) => !have[r.id]);
+}
+
+/** Gives the endpoint store a key for a bench's endpoint, setting the endpoint up here when it is not yet. */
+export function provideEndpointKey(endpoint: BenchEndpoint, key: string, remember: boolean): void {
+  const store = useEndpointStore.getState();
+  let e = findEndpoint(store.endpoints, endpoint);
+  if (!e) {
+    e = { id: newEndpointId(), baseUrl: endpoint.baseUrl, model: endpoint.model, contextLength: null, stream: true };
+    store.save(e);
+  }
+  setApiKey(e.id, key, remember);
 }

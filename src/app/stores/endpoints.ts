@@ -80,6 +80,20 @@ export function endpointConfig(s: EndpointSettings, storage: KeyStorage | null =
   return { baseUrl: s.baseUrl.trim(), model: s.model.trim(), stream: s.stream, ...(key ? { apiKey: key } : {}), retries: 1, timeoutMs: 120_000 };
 }
 
+/** A base URL as compared: trimmed, without trailing slashes. */
+export function normalBaseUrl(u: string): string {
+  return u.trim().replace(/\/+$/, '');
+}
+
+/**
+ * The endpoint set up here for a base URL and model (a stored benchmark names its endpoints so):
+ * of several, the first whose key is at hand.
+ */
+export function findEndpoint(list: readonly EndpointSettings[], e: { baseUrl: string; model: string }, storage: KeyStorage | null = pageStorage()): EndpointSettings | undefined {
+  const same = list.filter((x) => normalBaseUrl(x.baseUrl) === normalBaseUrl(e.baseUrl) && x.model.trim() === e.model.trim());
+  return same.find((x) => apiKey(x.id, storage)) ?? same[0];
+}
+
 export function newEndpointId(): string {
   return `ep-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 }

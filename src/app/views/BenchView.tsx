@@ -5,36 +5,55 @@
 // sample with its diff and verdict, judge agreement, import of a judged file and export.
 import { useEffect, useRef, useState } from 'react';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
-import { endpointRefs, hasKeys, useBenchStore } from '../stores/bench.ts';
+import { missingKeys, useBenchStore, type TypedKey } from '../stores/bench.ts';
+import { useEndpointStore } from '../stores/endpoints.ts';
 import { formatDuration } from '../stores/benchModel.ts';
 import type { BenchRecord } from '../../storage/db.ts';
 import { Agreement, BenchResults } from './bench/BenchResults.tsx';
 import { NewBenchForm } from './bench/NewBenchForm.tsx';
 import { SampleBrowser } from './bench/SampleBrowser.tsx';
 
-/** Keys for a bench's endpoints, asked again on resume (they were never stored). */
-function KeyFields({ bench, keys, setKeys }: { bench: BenchRecord; keys: Record<string, string>; setKeys: (k: Record<string, string>) => void }) {
-  const refs = endpointRefs(bench);
-  if (!refs.length || hasKeys(bench.id)) return null;
+/**
+ * Keys for a bench's endpoints that are not at hand (kept in memory by a page since closed, or
+ * never given here), asked on resume; they go to the endpoint store, remembered when ticked.
+ */
+function KeyFields({ bench, keys, setKeys }: { bench: BenchRecord; keys: Record<string, TypedKey>; setKeys: (k: Record<string, TypedKey>) => void }) {
+  const endpoints = useEndpointStore((s) => s.endpoints);
+  const refs = missingKeys(bench, endpoints);
+  if (!refs.length) return null;
   return (
     <>
-      {refs.map((r) => (
-        <div key={r.id} className="field">
-          <label htmlFor={`key-${bench.id}-${r.id}`}>API key for {r.label}</label>
-          <input id={`key-${bench.id}-${r.id}`} type="password" autoComplete="off" value={keys[r.id] ?? ''} onChange={(e) => setKeys({ ...keys, [r.id]: e.target.value })} />
-        </div>
-      ))}
+      {refs.map((r) => {
+        const k = keys[r.id] ?? { key: '', remember: false };
+        return (
+          <div key={r.id} className="field">
+            <label htmlFor={`key-${bench.id}-${r.id}`}>API key for {r.label}</label>
+            <input id={`key-${bench.id}-${r.id}`} type="password" autoComplete="off" placeholder="blank if it needs none" value={k.key} onChange={(e) => setKeys({ ...keys, [r.id]: { ...k, key: e.target.value } })} />
+            <label className="check small">
+              <input type="checkbox" checked={k.remember} onChange={(e) => setKeys({ ...keys, [r.id]: { ...k, remember: e.target.checked } })} />
+              <span>Remember the key on this device</span>
+            </label>
+          </div>
+        );
+      })}
     </>
   );
 }
 
 function ResumeButton({ bench, label }: { bench: BenchRecord; label: string }) {
   const { resume, live } = useBenchStore();
-  const [keys, setKeys] = useState<Record<string, string>>({});
+  const [keys, setKeys] = useState<Record<string, TypedKey>>({});
   return (
     <>
       <KeyFields bench={bench} keys={keys} setKeys={setKeys} />
-      <button type="button" disabled={!!live} onClick={() => void resume(bench.id, keys)}>
+      <button
+        type="button"
+        disabled={!!live}
+        onClick={() => {
+          void resume(bench.id, keys);
+          setKeys({});
+        }}
+      >
         {label}
       </button>
     </>

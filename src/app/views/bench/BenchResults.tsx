@@ -8,10 +8,10 @@ import type { ScoreRow } from '../../../core/bench/score.ts';
 import type { BenchRecord, BenchResult } from '../../../storage/db.ts';
 import { BarChart } from '../../components/BarChart.tsx';
 import { saveFile } from '../../lib/download.ts';
-import { useBenchStore, type EndpointDraft } from '../../stores/bench.ts';
+import { useBenchStore } from '../../stores/bench.ts';
+import { useEndpointStore } from '../../stores/endpoints.ts';
 import { backendTables, benchAgreement, comparison, exportJudged, exportPredictions, orderedBackends } from '../../stores/benchModel.ts';
-import { EndpointFields } from './NewBenchForm.tsx';
-import { checkEndpoint } from './form.ts';
+import { EndpointSelect } from '../../components/EndpointForm.tsx';
 
 /** Two decimals as `lwm score` prints them (Python's rounding of the exact value). */
 export const fmt2 = (x: number | null): string => (x === null ? '–' : pyFixed(x, 2));
@@ -175,18 +175,16 @@ export function Agreement({ bench, results }: { bench: BenchRecord; results: Ben
   const { live, addJudge } = useBenchStore();
   const hasLocal = bench.judges.some((j) => j.kind === 'local');
   const [kind, setKind] = useState<'local' | 'endpoint'>(hasLocal ? 'endpoint' : 'local');
-  const [judge, setJudge] = useState<EndpointDraft>({ baseUrl: '', model: '', apiKey: '' });
-  const [errors, setErrors] = useState<Partial<Record<keyof EndpointDraft, string>>>({});
+  const known = useEndpointStore((s) => s.endpoints);
+  const [judgeId, setJudgeId] = useState('');
+  const [error, setError] = useState('');
   const canRun = bench.origin === 'run';
   function submit(e: React.FormEvent) {
     e.preventDefault();
     if (kind === 'endpoint') {
-      const errs = checkEndpoint(judge);
-      setErrors(errs);
-      if (Object.keys(errs).length) return;
-      void addJudge(bench.id, { kind: 'endpoint', ...judge });
-      // The key went with the job; the form does not keep it.
-      setJudge({ ...judge, apiKey: '' });
+      const endpoint = known.find((x) => x.id === judgeId);
+      setError(endpoint ? '' : 'Choose the judge’s endpoint, or add one.');
+      if (endpoint) void addJudge(bench.id, { kind: 'endpoint', endpoint });
     } else void addJudge(bench.id, { kind: 'local' });
   }
   return (
@@ -246,7 +244,7 @@ export function Agreement({ bench, results }: { bench: BenchRecord; results: Ben
               <option value="endpoint">an LLM judge at an endpoint</option>
             </select>
           </div>
-          {kind === 'endpoint' ? <EndpointFields prefix="bench-again-judge" value={judge} onChange={setJudge} errors={errors} /> : null}
+          {kind === 'endpoint' ? <EndpointSelect id="bench-again-endpoint" label="Judge endpoint" value={judgeId} onChange={setJudgeId} error={error || undefined} /> : null}
           <button type="submit" className="secondary" disabled={!!live}>
             Judge again
           </button>

@@ -1,10 +1,13 @@
 // The form that starts a benchmark: a dataset's held-out turns (domains, samples per domain, the
 // eval split), the backends (stored checkpoints, endpoints, the two baselines), the generation
-// settings and the judge. Endpoint API keys stay in this form's memory and the job's message.
+// settings and the judge. Endpoints are those set up on this device (shared with the Playground,
+// keys in memory unless remembered there): the form picks them, or adds one.
 import { useMemo, useState, type ReactNode } from 'react';
-import { useBenchStore, type BenchDraft, type EndpointDraft } from '../../stores/bench.ts';
+import { EndpointForm, EndpointSelect, keyStatus } from '../../components/EndpointForm.tsx';
+import { useBenchStore, type BenchDraft } from '../../stores/bench.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
-import { checkEndpoint, parseBenchNumbers, type BenchNumberFields } from './form.ts';
+import { useEndpointStore } from '../../stores/endpoints.ts';
+import { parseBenchNumbers, type BenchNumberFields } from './form.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
   return (
@@ -17,24 +20,6 @@ function Field({ id, label, error, hint, children }: { id: string; label: string
   );
 }
 
-export function EndpointFields({ prefix, value, onChange, errors }: { prefix: string; value: EndpointDraft; onChange: (v: EndpointDraft) => void; errors: Partial<Record<keyof EndpointDraft, string>> }) {
-  return (
-    <>
-      <Field id={`${prefix}-url`} label={prefix.endsWith('judge') ? 'Judge base URL' : 'Base URL'} error={errors.baseUrl} hint="e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang), http://localhost:11434/v1 (Ollama)">
-        <input id={`${prefix}-url`} type="text" value={value.baseUrl} onChange={(e) => onChange({ ...value, baseUrl: e.target.value })} aria-invalid={errors.baseUrl ? true : undefined} />
-      </Field>
-      <Field id={`${prefix}-model`} label={prefix.endsWith('judge') ? 'Judge model' : 'Model'} error={errors.model}>
-        <input id={`${prefix}-model`} type="text" value={value.model} onChange={(e) => onChange({ ...value, model: e.target.value })} aria-invalid={errors.model ? true : undefined} />
-      </Field>
-      <Field id={`${prefix}-key`} label={prefix.endsWith('judge') ? 'Judge API key' : 'API key'} hint="Kept in this page's memory only: never stored or exported.">
-        <input id={`${prefix}-key`} type="password" autoComplete="off" value={value.apiKey} onChange={(e) => onChange({ ...value, apiKey: e.target.value })} />
-      </Field>
-    </>
-  );
-}
-
-const EMPTY_ENDPOINT: EndpointDraft = { baseUrl: '', model: '', apiKey: '' };
-
 export function NewBenchForm() {
   const datasets = useDatasetStore((s) => s.datasets);
   const activeId = useDatasetStore((s) => s.activeId);
@@ -45,11 +30,12 @@ export function NewBenchForm() {
   const [numbers, setNumbers] = useState<BenchNumberFields>({ perDomain: '20', evalFraction: '0.1', seed: '0', maxTokens: '', temperature: '' });
   const [baselines, setBaselines] = useState<('copy-last' | 'reference')[]>(['copy-last', 'reference']);
   const [checkpoints, setCheckpoints] = useState<string[]>([]);
-  const [endpoints, setEndpoints] = useState<EndpointDraft[]>([]);
-  const [endpointDraft, setEndpointDraft] = useState<EndpointDraft>(EMPTY_ENDPOINT);
-  const [endpointErrors, setEndpointErrors] = useState<Partial<Record<keyof EndpointDraft, string>>>({});
+  const known = useEndpointStore((s) => s.endpoints);
+  /** Ids of the chosen endpoints. */
+  const [endpointIds, setEndpointIds] = useState<string[]>([]);
+  const [adding, setAdding] = useState(false);
   const [judgeKind, setJudgeKind] = useState<'local' | 'endpoint'>('local');
-  const [judge, setJudge] = useState<EndpointDraft>(EMPTY_ENDPOINT);
+  const [judgeId, setJudgeId] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
 
   const datasetId = datasetChoice && datasets.some((d) => d.id === datasetChoice) ? datasetChoice : (activeId ?? datasets[0]?.id ?? '');
@@ -67,14 +53,6 @@ export function NewBenchForm() {
     [runs],
   );
 
-  function addEndpoint() {
-    const errs = checkEndpoint(endpointDraft);
-    setEndpointErrors(errs);
-    if (Object.keys(errs).length) return;
-    setEndpoints([...endpoints, { ...endpointDraft }]);
-    setEndpointDraft(EMPTY_ENDPOINT);
-  }
-
   function submit(e: React.FormEvent) {
     e.preventDefault();
     const errs: Record<string, string> = {};
@@ -83,8 +61,10 @@ export function NewBenchForm() {
     const parsed = parseBenchNumbers(numbers);
     Object.assign(errs, parsed.errors);
     const chosen = choices.filter((c) => checkpoints.includes(c.value));
+    const endpoints = known.filter((e) => endpointIds.includes(e.id));
     if (!baselines.length && !chosen.length && !endpoints.length) errs.backends = 'Choose at least one backend.';
-    if (judgeKind === 'endpoint') for (const [k, v] of Object.entries(checkEndpoint(judge))) errs[`judge-${k}`] = v;
+    const judgeEndpoint = known.find((e) => e.id === judgeId);
+    if (judgeKind === 'endpoint' && !judgeEndpoint) errs.judge = 'Choose the judge’s endpoint, or add one.';
     setErrors(errs);
     if (Object.keys(errs).length || !dataset || !parsed.values) return;
     const draft: BenchDraft = {
@@ -99,7 +79,7 @@ export function NewBenchForm() {
       checkpoints: chosen.map((c) => c.ref),
       endpoints,
       generation: parsed.values.generation,
-      judge: judgeKind === 'local' ? { kind: 'local' } : { kind: 'endpoint', ...judge },
+      judge: judgeKind === 'endpoint' && judgeEndpoint ? { kind: 'endpoint', endpoint: judgeEndpoint } : { kind: 'local' },
     };
     void create(draft);
   }
@@ -154,25 +134,35 @@ export function NewBenchForm() {
             {c.label}
           </label>
         ))}
-        {endpoints.length ? (
+        {known.length ? (
           <ul className="plain" aria-label="Endpoints">
-            {endpoints.map((ep, i) => (
-              <li key={`${ep.baseUrl}-${ep.model}-${i}`}>
-                <code>{ep.model}</code> at <code>{ep.baseUrl}</code>{' '}
-                <button type="button" className="secondary small" onClick={() => setEndpoints(endpoints.filter((_, k) => k !== i))}>
-                  Remove
-                </button>
+            {known.map((ep) => (
+              <li key={ep.id}>
+                <label className="check">
+                  <input type="checkbox" checked={endpointIds.includes(ep.id)} onChange={(e) => setEndpointIds(e.target.checked ? [...endpointIds, ep.id] : endpointIds.filter((x) => x !== ep.id))} />
+                  <span>
+                    endpoint:{ep.model} <span className="muted small">at {ep.baseUrl} · {keyStatus(ep.id)}</span>
+                  </span>
+                </label>
               </li>
             ))}
           </ul>
         ) : null}
-        <details>
-          <summary>Add an OpenAI-compatible endpoint</summary>
-          <EndpointFields prefix="bench-endpoint" value={endpointDraft} onChange={setEndpointDraft} errors={endpointErrors} />
-          <button type="button" className="secondary small" onClick={addEndpoint}>
-            Add endpoint
+        {adding ? (
+          <EndpointForm
+            initial={null}
+            label="New endpoint"
+            submitLabel="Add endpoint"
+            onDone={(id) => {
+              setAdding(false);
+              if (id) setEndpointIds([...endpointIds, id]);
+            }}
+          />
+        ) : (
+          <button type="button" className="secondary small" onClick={() => setAdding(true)}>
+            Add an OpenAI-compatible endpoint
           </button>
-        </details>
+        )}
         {errors.backends ? <span className="error-text small">{errors.backends}</span> : null}
       </fieldset>
       <div className="train-grid">
@@ -186,7 +176,7 @@ export function NewBenchForm() {
         </select>
       </Field>
       {judgeKind === 'endpoint' ? (
-        <EndpointFields prefix="bench-judge" value={judge} onChange={setJudge} errors={{ baseUrl: errors['judge-baseUrl'], model: errors['judge-model'] }} />
+        <EndpointSelect id="bench-judge-endpoint" label="Judge endpoint" value={judgeId} onChange={setJudgeId} error={errors.judge} />
       ) : null}
       <Field id="bench-name" label="Name (optional)">
         <input id="bench-name" type="text" value={name} onChange={(e) => setName(e.target.value)} />

@@ -1,6 +1,5 @@
-// The Bench form's checks, pure: numbers as typed, and an endpoint's base URL and model.
+// The Bench form's checks, pure: numbers as typed (endpoints are checked by stores/endpoints.ts).
 import type { BenchGeneration } from '../../../storage/db.ts';
-import type { EndpointDraft } from '../../stores/bench.ts';
 
 export interface BenchNumberFields {
   perDomain: string;
@@ -40,18 +39,4 @@ export function parseBenchNumbers(f: BenchNumberFields): { values: BenchNumbers 
   }
   if (Object.keys(errors).length) return { values: null, errors };
   return { values: { perDomain, evalFraction, seed, generation }, errors };
-}
-
-export function checkEndpoint(e: EndpointDraft): Partial<Record<keyof EndpointDraft, string>> {
-  const errors: Partial<Record<keyof EndpointDraft, string>> = {};
-  let url: URL | null = null;
-  try {
-    url = new URL(e.baseUrl.trim());
-  } catch {
-    /* below */
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) errors.baseUrl = 'The base URL must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1).';
-  else if (url.username || url.password) errors.baseUrl = 'The base URL must not hold a user name or password; put the key in the API key field.';
-  if (!e.model.trim()) errors.model = 'The model name the endpoint serves.';
-  return errors;
 }

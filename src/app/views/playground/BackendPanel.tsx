@@ -1,10 +1,11 @@
 // Choosing what plays the environment: a stored checkpoint of a training run, a dropped
 // .safetensors file, an OpenAI-compatible endpoint, or a baseline. Endpoint keys stay in memory
 // unless "remember on this device" is ticked.
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
-import { apiKey, endpointProblems, isKeyRemembered, newEndpointId, setApiKey, useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
+import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
+import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
 import { usePlaygroundStore, type BackendChoice } from '../../stores/playground.ts';
 
 /** The value of the backend <select>. */
@@ -31,79 +32,6 @@ function checkpointOptions(runs: RunRecord[]): CheckpointOption[] {
     }
   }
   return out;
-}
-
-function EndpointForm({ initial, onDone }: { initial: EndpointSettings | null; onDone: (id: string | null) => void }) {
-  const save = useEndpointStore((s) => s.save);
-  const id = initial?.id ?? newEndpointId();
-  const [baseUrl, setBaseUrl] = useState(initial?.baseUrl ?? 'http://127.0.0.1:8000/v1');
-  const [model, setModel] = useState(initial?.model ?? '');
-  const [key, setKey] = useState(initial ? apiKey(initial.id) : '');
-  const [remember, setRemember] = useState(initial ? isKeyRemembered(initial.id) : false);
-  const [context, setContext] = useState(initial?.contextLength ? String(initial.contextLength) : '');
-  const [stream, setStream] = useState(initial?.stream ?? true);
-  const [problems, setProblems] = useState<string[]>([]);
-  const uid = useId();
-  const submit = () => {
-    const ctx = context.trim() ? Number(context) : null;
-    const p = endpointProblems({ baseUrl, model });
-    if (ctx !== null && !(Number.isInteger(ctx) && ctx > 0)) p.push(`Context must be a whole number of tokens, or empty; got '${context}'.`);
-    setProblems(p);
-    if (p.length) return;
-    save({ id, baseUrl: baseUrl.trim(), model: model.trim(), contextLength: ctx, stream });
-    setApiKey(id, key, remember);
-    onDone(id);
-  };
-  return (
-    <form
-      className="pg-endpoint-form"
-      aria-label="Endpoint settings"
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
-    >
-      <div className="field">
-        <label htmlFor={`${uid}-url`}>Base URL</label>
-        <input id={`${uid}-url`} type="text" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="http://127.0.0.1:8000/v1" />
-      </div>
-      <div className="field">
-        <label htmlFor={`${uid}-model`}>Model name</label>
-        <input id={`${uid}-model`} type="text" value={model} onChange={(e) => setModel(e.target.value)} placeholder="Qwen/Qwen2.5-7B-Instruct" />
-      </div>
-      <div className="field">
-        <label htmlFor={`${uid}-key`}>API key</label>
-        <input id={`${uid}-key`} type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="optional" />
-      </div>
-      <label className="check">
-        <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.target.checked)} />
-        <span>Remember the key on this device (otherwise it is kept only until this page closes; it never goes into an exported file)</span>
-      </label>
-      <div className="pg-row">
-        <div className="field">
-          <label htmlFor={`${uid}-ctx`}>Context (tokens)</label>
-          <input id={`${uid}-ctx`} type="number" min={1} value={context} onChange={(e) => setContext(e.target.value)} placeholder="unknown" />
-        </div>
-        <label className="check">
-          <input type="checkbox" checked={stream} onChange={(e) => setStream(e.target.checked)} />
-          <span>Stream the reply</span>
-        </label>
-      </div>
-      {problems.length ? (
-        <ul className="problems" role="alert">
-          {problems.map((p) => (
-            <li key={p}>{p}</li>
-          ))}
-        </ul>
-      ) : null}
-      <div className="toolbar">
-        <button type="submit">Use this endpoint</button>
-        <button type="button" className="secondary" onClick={() => onDone(null)}>
-          Cancel
-        </button>
-      </div>
-    </form>
-  );
 }
 
 export function BackendPanel() {
@@ -223,7 +151,7 @@ export function BackendPanel() {
       {chosenEndpoint ? (
         <p className="small">
           {chosenEndpoint.model} at {chosenEndpoint.baseUrl}
-          {chosenEndpoint.contextLength ? ` · context ${chosenEndpoint.contextLength}` : ''} · key {apiKey(chosenEndpoint.id) ? (isKeyRemembered(chosenEndpoint.id) ? 'remembered on this device' : 'in memory only') : 'none'}{' '}
+          {chosenEndpoint.contextLength ? ` · context ${chosenEndpoint.contextLength}` : ''} · {keyStatus(chosenEndpoint.id)}{' '}
           <button type="button" className="linklike" onClick={() => setEditing(chosenEndpoint)}>
             Edit
           </button>{' '}
