@@ -65,31 +65,31 @@ describe('prefix attention reference', () => {
   }
 
   for (const s of [{ G: 3, Tc: 3, Tp: 4, H: 2, D: 4 }, { G: 2, Tc: 3, Tp: 4, H: 4, D: 4, kvH: 2 }, { G: 2, Tc: 2, Tp: 3, H: 4, D: 4, kvH: 1 }] as PrefixAttentionShape[]) {
-  it(`backward matches central finite differences (${JSON.stringify(s)})`, () => {
-    const P = 3;
-    const C = s.H * s.D;
-    const W = prefixQkvWidth(s);
-    const pqkv = rand(s.Tp * W, 17);
-    const qkv = rand(s.G * s.Tc * W, 19);
-    const dout = rand(s.G * s.Tc * C, 23);
-    const f = (pq: Float64Array, q: Float64Array) => prefixAttentionForwardRef(pq, q, s, P).out.reduce((a, o, i) => a + o * dout[i], 0);
-    const { dqkv, dpkv } = prefixAttentionBackwardRef(pqkv, qkv, dout, s, P);
-    const h = 1e-6;
-    const fd = (x: Float64Array, i: number, call: (y: Float64Array) => number) => {
-      const xp = x.slice();
-      const xm = x.slice();
-      xp[i] += h;
-      xm[i] -= h;
-      return (call(xp) - call(xm)) / (2 * h);
-    };
-    for (let i = 0; i < qkv.length; i++) {
-      const want = fd(qkv, i, (y) => f(pqkv, y));
-      expect(Math.abs(dqkv[i] - want)).toBeLessThan(1e-7 + 1e-6 * Math.abs(want));
-    }
-    for (let i = 0; i < pqkv.length; i++) {
-      const want = fd(pqkv, i, (y) => f(y, qkv));
-      expect(Math.abs(dpkv[i] - want)).toBeLessThan(1e-7 + 1e-6 * Math.abs(want));
-    }
-  });
+    it(`backward matches central finite differences (${JSON.stringify(s)})`, () => {
+      const P = 3;
+      const C = s.H * s.D;
+      const W = prefixQkvWidth(s);
+      const pqkv = rand(s.Tp * W, 17);
+      const qkv = rand(s.G * s.Tc * W, 19);
+      const dout = rand(s.G * s.Tc * C, 23);
+      const f = (pq: Float64Array, q: Float64Array) => prefixAttentionForwardRef(pq, q, s, P).out.reduce((a, o, i) => a + o * dout[i], 0);
+      const { dqkv, dpkv } = prefixAttentionBackwardRef(pqkv, qkv, dout, s, P);
+      const h = 1e-6;
+      const fd = (x: Float64Array, i: number, call: (y: Float64Array) => number) => {
+        const xp = x.slice();
+        const xm = x.slice();
+        xp[i] += h;
+        xm[i] -= h;
+        return (call(xp) - call(xm)) / (2 * h);
+      };
+      for (let i = 0; i < qkv.length; i++) {
+        const want = fd(qkv, i, (y) => f(pqkv, y));
+        expect(Math.abs(dqkv[i] - want)).toBeLessThan(1e-7 + 1e-6 * Math.abs(want));
+      }
+      for (let i = 0; i < pqkv.length; i++) {
+        const want = fd(pqkv, i, (y) => f(y, qkv));
+        expect(Math.abs(dpkv[i] - want)).toBeLessThan(1e-7 + 1e-6 * Math.abs(want));
+      }
+    });
   }
 });
