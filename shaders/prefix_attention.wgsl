@@ -2,15 +2,17 @@
 // a GSPO group's prompt is processed once). Twin: src/reference/prefixAttention.ts. Launcher:
 // src/gpu/kernels/prefixAttention.ts.
 //
-// Layouts (row-major f32, C = H·D, D = 4·D4 ≤ 128, everything read as vec4):
-//   pqkv   [Tp, 3C]     the prefix's q | k | v rows (after RoPE); rows ≥ p.P are not attended
-//   qkv    [G, Tc, 3C]  the completions' rows (completion row t sits at position P + t)
+// Layouts (row-major f32, C = H·D, KV = KVH·D, W = C + 2KV, D = 4·D4 ≤ 128, everything read as vec4):
+//   pqkv   [Tp, W]      the prefix's q | k | v rows (after RoPE); rows ≥ p.P are not attended
+//   qkv    [G, Tc, W]   the completions' rows (completion row t sits at position P + t)
 //   out    [G, Tc, C]
 //   lse    [G, H, Tc]   log-sum-exp over the keys a row sees: the P prefix rows, then its own rows ≤ t
 //   dvec   [G, H, Tc]   rowsum(dO ∘ O), made by the dq pass for both dkv passes
-//   dqkv   [G, Tc, 3C]  the completions' gradient (overwritten)
-//   dpkv   [Tp, 3C]     the prefix's k and v gradient summed over every completion row of the
-//                       group (overwritten, q part and rows ≥ P written as 0)
+//   dqkv   [G, Tc, W]   the completions' gradient (overwritten)
+//   dpkv   [Tp, W]      the prefix's k and v gradient summed over every completion row of the
+//                       group and every query head of the k/v head's group (overwritten, q part
+//                       and rows ≥ P written as 0)
+// Grouped-query attention (as attention.wgsl): query head h reads key/value head h / GQ, GQ = H / KVH.
 // Row t of completion g sees the virtual key sequence u = 0 .. P + t: u < P is prefix row u,
 // u ≥ P is its own row u − P. Scores are scale·q·k with scale = 1/sqrt(D).
 //
@@ -18,10 +20,11 @@
 // through workgroup memory, online softmax — the scheme of attention.wgsl):
 //   pa_forward           thread = completion row: writes out and lse.
 //   pa_backward_dq       thread = completion row: writes dvec and the q part of dqkv.
-//   pa_backward_dkv      thread = completion key row j: queries i ≥ j of its own completion;
-//                        writes the k and v parts of dqkv.
-//   pa_backward_dkv_prefix  thread = prefix key row j: every query row of every completion;
-//                        writes dpkv. Each output element has one writer: no atomics.
+//   pa_backward_dkv      thread = completion key row j of k/v head hk: queries i ≥ j of its own
+//                        completion, over the query heads of hk's group; writes the k and v parts of dqkv.
+//   pa_backward_dkv_prefix  thread = prefix key row j of k/v head hk: every query row of every
+//                        completion and every query head of the group; writes dpkv. Each output
+//                        element has one writer: no atomics.
 //
 // Bindings: 0 params   1 pqkv   2 qkv   3 out   4 lse   5 dout   6 dvec   7 dqkv   8 dpkv
 //
@@ -38,8 +41,8 @@ struct Params {
   D4: u32,     // head size / 4
   BC: u32,     // rows per tile: min(MAX_BC, TILE_VEC4 / D4)
   G: u32,      // completions
-  _pad0: u32,
-  _pad1: u32,
+  KV4: u32,    // KV / 4: width of the k part and of the v part (0: = C4)
+  GQ: u32,     // query heads per key/value head (0: 1)
   _pad2: u32,
 }
 
@@ -70,27 +73,42 @@ fn head4() -> u32 {
   return p.D4;
 }
 
-fn row_of(g: u32, t: u32) -> u32 {
-  return (g * p.Tc + t) * 3u * p.C4;
+// KV4 = GQ = 0 (padding words before grouped-query attention) means multi-head attention.
+fn kv4() -> u32 {
+  return select(p.KV4, p.C4, p.KV4 == 0u);
 }
 
-// Virtual keys u0 .. u0+BC of completion g, head h, into tileA (K) and tileB (V); keys past
-// P + Tc are zero (and never used).
+fn group() -> u32 {
+  return max(p.GQ, 1u);
+}
+
+// vec4 width of one q | k | v row.
+fn width4() -> u32 {
+  return p.C4 + 2u * kv4();
+}
+
+fn row_of(g: u32, t: u32) -> u32 {
+  return (g * p.Tc + t) * width4();
+}
+
+// Virtual keys u0 .. u0+BC of completion g, query head h's k/v head, into tileA (K) and tileB
+// (V); keys past P + Tc are zero (and never used).
 fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
   let D4 = head4();
   let BC = p.BC;
+  let kvo = p.C4 + (h / group()) * D4;
   for (var i = tid; i < BC * D4; i += BR) {
     let u = u0 + i / D4;
     var kv = vec4<f32>(0.0);
     var vv = vec4<f32>(0.0);
     if (u < p.P) {
-      let o = u * 3u * p.C4 + h * D4 + i % D4;
-      kv = pqkv[o + p.C4];
-      vv = pqkv[o + 2u * p.C4];
+      let o = u * width4() + kvo + i % D4;
+      kv = pqkv[o];
+      vv = pqkv[o + kv4()];
     } else if (u < p.P + p.Tc) {
-      let o = row_of(g, u - p.P) + h * D4 + i % D4;
-      kv = qkv[o + p.C4];
-      vv = qkv[o + 2u * p.C4];
+      let o = row_of(g, u - p.P) + kvo + i % D4;
+      kv = qkv[o];
+      vv = qkv[o + kv4()];
     }
     tileA[i] = kv;
     tileB[i] = vv;
@@ -241,14 +259,14 @@ fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocatio
   }
 }
 
-// pa_backward_dkv: dispatch (ceil(Tc/BR), H, G); thread = completion key row j. Run after
-// pa_backward_dq (it reads dvec).
+// pa_backward_dkv: dispatch (ceil(Tc/BR), KVH, G); thread = completion key row j of k/v head
+// hk. Run after pa_backward_dq (it reads dvec).
 @compute @workgroup_size(BR)
 fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let D4 = head4();
   let BC = p.BC;
   let g = wg.z;
-  let h = wg.y;
+  let hk = wg.y;
   let r0 = wg.x * BR;
   let j = r0 + tid;
   let live = j < p.Tc;
@@ -258,15 +276,17 @@ fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
   var dv: array<vec4<f32>, MAX_D4>;
   var sp: array<f32, MAX_BC>;
   var sd: array<f32, MAX_BC>;
-  let ko = row_of(g, j) + p.C4 + h * D4;
+  let ko = row_of(g, j) + p.C4 + hk * D4;
   if (live) {
     for (var d = 0u; d < D4; d++) {
       k[d] = qkv[ko + d];
-      v[d] = qkv[ko + p.C4 + d];
+      v[d] = qkv[ko + kv4() + d];
       dk[d] = vec4<f32>(0.0);
       dv[d] = vec4<f32>(0.0);
     }
   }
+  // Every query head of the group sees this key.
+  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
   for (var q0 = r0; q0 < p.Tc; q0 += BC) {
     load_q_tile(g, h, q0, tid);
     workgroupBarrier();
@@ -299,21 +319,23 @@ fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
     }
     workgroupBarrier();
   }
+  }
   if (live) {
     for (var d = 0u; d < D4; d++) {
       dqkv[ko + d] = dk[d];
-      dqkv[ko + p.C4 + d] = dv[d];
+      dqkv[ko + kv4() + d] = dv[d];
     }
   }
 }
 
-// pa_backward_dkv_prefix: dispatch (ceil(Tp/BR), H); thread = prefix key row j, which every
-// query row of every completion sees (when j < P). Run after pa_backward_dq.
+// pa_backward_dkv_prefix: dispatch (ceil(Tp/BR), KVH); thread = prefix key row j of k/v head hk,
+// which every query row of every completion sees in every query head of the group (when j < P).
+// Run after pa_backward_dq.
 @compute @workgroup_size(BR)
 fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let D4 = head4();
   let BC = p.BC;
-  let h = wg.y;
+  let hk = wg.y;
   let j = wg.x * BR + tid;
   let inBuf = j < p.Tp;
   let live = j < p.P;
@@ -323,7 +345,7 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
   var dv: array<vec4<f32>, MAX_D4>;
   var sp: array<f32, MAX_BC>;
   var sd: array<f32, MAX_BC>;
-  let ko = j * 3u * p.C4 + p.C4 + h * D4;
+  let ko = j * width4() + p.C4 + hk * D4;
   for (var d = 0u; d < D4; d++) {
     dk[d] = vec4<f32>(0.0);
     dv[d] = vec4<f32>(0.0);
@@ -331,10 +353,11 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
   if (live) {
     for (var d = 0u; d < D4; d++) {
       k[d] = pqkv[ko + d];
-      v[d] = pqkv[ko + p.C4 + d];
+      v[d] = pqkv[ko + kv4() + d];
     }
   }
   // Every workgroup runs the same loops (barriers stay uniform); rows past P add nothing.
+  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
   for (var g = 0u; g < p.G; g++) {
     for (var q0 = 0u; q0 < p.Tc; q0 += BC) {
       load_q_tile(g, h, q0, tid);
@@ -367,12 +390,14 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
       workgroupBarrier();
     }
   }
+  }
   if (inBuf) {
-    let qo = j * 3u * p.C4 + h * D4;
+    // The q part of the row: this group's query heads.
+    let qo = j * width4() + hk * group() * D4;
+    for (var d = 0u; d < group() * D4; d++) { dpkv[qo + d] = vec4<f32>(0.0); }
     for (var d = 0u; d < D4; d++) {
-      dpkv[qo + d] = vec4<f32>(0.0);
       dpkv[ko + d] = dk[d];
-      dpkv[ko + p.C4 + d] = dv[d];
+      dpkv[ko + kv4() + d] = dv[d];
     }
   }
 }

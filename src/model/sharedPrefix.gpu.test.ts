@@ -1,6 +1,7 @@
 // The GSPO update pass with the group's prompt processed once (sharedPrefix.ts) gives the loss,
 // the statistics and every parameter gradient of the unshared path (G full prompt + response
-// rows, GpuGpt.gspoGradient), on micro models with learned positions and with RoPE.
+// rows, GpuGpt.gspoGradient), on micro models with learned positions and with RoPE, and on
+// Llama- and Qwen3-like micro models with grouped-query attention (kvHeads < heads).
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { expectClose } from '../gpu/testing/compare.ts';
@@ -82,6 +83,22 @@ describe('GSPO with the shared prompt prefix equals the unshared path', () => {
     const V = config.vocabSize;
     await compare(config, tokens(PROMPT_MAX, 5, V), [tokens(5, 6, V), tokens(1, 7, V), tokens(3, 8, V)]);
     await compare(config, tokens(1, 9, V), [tokens(5, 10, V), tokens(5, 11, V), tokens(2, 12, V)]);
+  });
+
+  // Llama-like: RMSNorm, RoPE, SwiGLU, no biases, 4 query heads over 1 key/value head.
+  const LLAMA: Partial<ModelConfig> = { positions: 'rope', norm: 'rmsnorm', tiedEmbeddings: false, heads: 4, kvHeads: 1, mlp: 'swiglu', mlpWidth: 24, qkvBias: false, projBias: false, mlpBias: false };
+
+  it('Llama-like micro with grouped-query attention (4 query heads, 1 key/value head)', async () => {
+    expect(SharedPrefixGspo.supports(presetConfig('micro', LLAMA))).toBe(true);
+    const config = presetConfig('micro', LLAMA);
+    const V = config.vocabSize;
+    await compare(config, tokens(8, 13, V), [tokens(5, 14, V), tokens(3, 15, V), tokens(6, 16, V)]);
+  });
+
+  it('Qwen3-like micro: 2 key/value heads for 4 query heads, q/k norm, head size ≠ dModel/heads, biased qkv', async () => {
+    const config = presetConfig('micro', { ...LLAMA, kvHeads: 2, headDim: 16, qkNorm: true, qkvBias: true });
+    const V = config.vocabSize;
+    await compare(config, tokens(PROMPT_MAX, 17, V), [tokens(2, 18, V), tokens(5, 19, V), tokens(4, 20, V)]);
   });
 
   it('leaves no buffers behind', async () => {

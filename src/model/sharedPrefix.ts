@@ -4,7 +4,8 @@
 // forward runs once over one prefix sequence, its per-layer K/V are kept, and the G completion
 // rows attend to those K/V plus their own causal K/V (prefix attention,
 // src/gpu/kernels/prefixAttention.ts); in the backward the gradients flowing into the prefix K/V
-// are summed over the G rows and the prompt's backward runs once.
+// are summed over the G rows (and, with grouped-query attention, over the query heads sharing
+// each K/V head) and the prompt's backward runs once.
 //
 //   prefix   prompt[0 .. P−2] at positions 0 .. P−2 (no logits: nothing is predicted there)
 //   row i    prompt[P−1], r_i[0], r_i[1], …  at positions P−1, P, …; targets r_i[0], r_i[1], …
@@ -25,8 +26,8 @@ import { PrefixAttentionKernel } from '../gpu/kernels/prefixAttention.ts';
 import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { MatmulShape } from '../reference/matmul.ts';
-import { GpuBlocks, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
-import { headSize, mlpHidden, type ModelConfig } from './config.ts';
+import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
+import type { ModelConfig } from './config.ts';
 import type { GpuGpt } from './gpt.ts';
 import { blockPlan } from './plan.ts';
 
@@ -100,16 +101,14 @@ export class SharedPrefixGspo {
     const c = model.config;
     for (const [k, v] of Object.entries({ G, Lmax, promptMax })) if (!Number.isInteger(v) || v < 1) throw new RangeError(`shared prefix: ${k} must be a positive integer, got ${v}`);
     if (promptMax + Lmax - 1 > c.contextLength) throw new RangeError(`shared prefix: a ${promptMax}-token prompt and ${Lmax} response tokens exceed the model's context of ${c.contextLength}`);
-    const plan = blockPlan(c);
-    if (plan.kvHeads !== plan.heads) throw new RangeError('shared prefix: grouped-query attention is not supported by the prefix attention kernel yet');
     this.Tp = Math.max(1, promptMax - 1);
     this.Tc = Lmax;
   }
 
-  /** Whether the prefix attention kernel serves this model (not yet grouped-query attention). */
+  /** Whether the prefix attention kernel serves this model's attention (multi-head or grouped-query; head size a multiple of 4, at most 128). */
   static supports(config: ModelConfig): boolean {
-    const plan = blockPlan(config);
-    return plan.kvHeads === plan.heads;
+    const { heads, kvHeads, headSize: D } = blockPlan(config);
+    return heads % kvHeads === 0 && D % 4 === 0 && D <= 128;
   }
 
   static async create(model: GpuGpt, options: SharedPrefixOptions): Promise<SharedPrefixGspo> {
@@ -138,17 +137,16 @@ export class SharedPrefixGspo {
     const { G, Lmax } = this.options;
     const c = model.config;
     const L = model.layout;
-    const H = c.heads;
-    const D = headSize(c);
+    const { heads: H, kvHeads: kvH, headSize: D, qkvDim } = blockPlan(c);
     const C = c.dModel;
     const Nc = G * Tc;
-    this.dpkv = this.f32('dpkv', Tp * 3 * C);
+    this.dpkv = this.f32('dpkv', Tp * qkvDim);
     this.zeros = new Float32Array(Tp * C);
     const [attnF, attnB, pa, add] = await Promise.all([
-      AttentionForwardKernel.create(rt, { B: 1, T: Tp, H, D }).then((k) => this.keep(k)),
-      AttentionBackwardKernel.create(rt, { B: 1, T: Tp, H, D }).then((k) => this.keep(k)),
-      PrefixAttentionKernel.create(rt, { G, Tc, Tp, H, D }).then((k) => this.keep(k)),
-      AddKernel.create(rt, { n: Tp * 3 * C, inPlace: true }).then((k) => this.keep(k)),
+      AttentionForwardKernel.create(rt, { B: 1, T: Tp, H, D, kvH }).then((k) => this.keep(k)),
+      AttentionBackwardKernel.create(rt, { B: 1, T: Tp, H, D, kvH }).then((k) => this.keep(k)),
+      PrefixAttentionKernel.create(rt, { G, Tc, Tp, H, D, kvH }).then((k) => this.keep(k)),
+      AddKernel.create(rt, { n: Tp * qkvDim, inPlace: true }).then((k) => this.keep(k)),
     ]);
     // The prefix: causal attention over itself; its dqkv gets the completions' k/v gradient added.
     this.prefix = await this.part('p', 1, Tp, {
@@ -194,7 +192,8 @@ export class SharedPrefixGspo {
     const c = model.config;
     const L = model.layout;
     const C = c.dModel;
-    const F = mlpHidden(c);
+    const plan = blockPlan(c);
+    const F = plan.F;
     const N = S * T;
     const [embed, blocks] = await Promise.all([
       EmbeddingKernel.create(rt, { rows: N, C, T, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
@@ -203,14 +202,21 @@ export class SharedPrefixGspo {
     this.keep(embed);
     this.keep(blocks);
     const f = (name: string, n: number) => this.f32(`${tag}.${name}`, n);
+    // GpuGpt's activation sizes (the block plan's: q | k | v with kvHeads, SwiGLU's fused up-projection, the q/k norm's inputs).
+    const hn = headNormSizes(plan, N);
     const acts: BlockBuffers[] = [];
     for (let l = 0; l < c.layers; l++) {
       acts.push({
-        x: f(`x${l}`, N * C), ln1: f(`ln1.${l}`, N * C), ln1Stats: f(`ln1s.${l}`, N * 2), qkv: f(`qkv.${l}`, N * 3 * C), att: f(`att.${l}`, N * C),
-        lse: f(`lse.${l}`, N * c.heads), xMid: f(`xmid.${l}`, N * C), ln2: f(`ln2.${l}`, N * C), ln2Stats: f(`ln2s.${l}`, N * 2), fcH: f(`fch.${l}`, N * F), fcA: f(`fca.${l}`, N * F),
+        x: f(`x${l}`, N * C), ln1: f(`ln1.${l}`, N * C), ln1Stats: f(`ln1s.${l}`, N * 2),
+        ...(plan.qkNorm && { qkRaw: f(`qkraw.${l}`, hn.raw), qkStats: f(`qks.${l}`, hn.stats) }),
+        qkv: f(`qkv.${l}`, N * plan.qkvDim), att: f(`att.${l}`, N * plan.qDim),
+        lse: f(`lse.${l}`, N * c.heads), xMid: f(`xmid.${l}`, N * C), ln2: f(`ln2.${l}`, N * C), ln2Stats: f(`ln2s.${l}`, N * 2), fcH: f(`fch.${l}`, N * plan.upDim), fcA: f(`fca.${l}`, N * F),
       });
     }
-    const d = { dX: f('dx', N * C), dT: f('dt', N * C), dQkv: f('dqkv', N * 3 * C), dFc: f('dfc', N * F) };
+    const d: BlockGradBuffers = {
+      dX: f('dx', N * C), dT: f('dt', N * Math.max(C, plan.qDim)), dQkv: f('dqkv', N * plan.qkvDim), dFc: f('dfc', N * plan.upDim),
+      ...(plan.mlp === 'swiglu' && { dAct: f('dact', N * F) }),
+    };
     return { embed, blocks, acts, xOut: f('xout', N * C), tokens: f('tokens', N), csr: f('csr', embed.csrBytes / 4), d, attention };
   }
 

@@ -4,12 +4,13 @@
 // and the prefix's k/v gradient summed over every completion row. Accumulates in f64; written the
 // direct way (whole score rows), not the tiled way.
 //
-// Layouts (row-major, C = H·D):
-//   pqkv [Tp, 3C]     prefix rows (rows ≥ P are ignored)
-//   qkv  [G, Tc, 3C]  completion rows
+// Layouts (row-major, C = H·D, KV = KVH·D, W = C + 2KV; KVH = H unless grouped-query):
+//   pqkv [Tp, W]      prefix rows [q | k | v] (rows ≥ P are ignored)
+//   qkv  [G, Tc, W]   completion rows
 //   out  [G, Tc, C]   lse [G, H, Tc]
-//   dqkv [G, Tc, 3C]  dpkv [Tp, 3C] (its q part and rows ≥ P are 0)
-// Scale is 1/sqrt(D).
+//   dqkv [G, Tc, W]   dpkv [Tp, W] (its q part and rows ≥ P are 0)
+// Scale is 1/sqrt(D). Query head h reads key/value head h / (H / KVH) (grouped-query attention),
+// so a prefix k/v head's gradient sums over the G completions and the query heads of its group.
 
 export interface PrefixAttentionShape {
   /** Completions sharing the prefix. */
@@ -20,23 +21,36 @@ export interface PrefixAttentionShape {
   Tp: number;
   H: number;
   D: number;
+  /** Key/value heads (grouped-query attention; must divide H). Default H. */
+  kvH?: number;
 }
 
 export function checkPrefixAttentionShape(s: PrefixAttentionShape): void {
   for (const [k, v] of Object.entries(s)) {
+    if (v === undefined) continue;
     if (!Number.isInteger(v) || v < 1) throw new RangeError(`prefix attention: ${k} must be a positive integer, got ${v}`);
   }
   if (s.D % 4 !== 0 || s.D > 128) throw new RangeError(`prefix attention: head size D must be a multiple of 4 and at most 128, got ${s.D}`);
+  if (s.H % (s.kvH ?? s.H) !== 0) throw new RangeError(`prefix attention: kvH (${s.kvH}) must divide H (${s.H})`);
+}
+
+/** Row width of the fused q | k | v rows: C + 2·KVH·D. */
+export function prefixQkvWidth(s: PrefixAttentionShape): number {
+  return (s.H + 2 * (s.kvH ?? s.H)) * s.D;
 }
 
 export function checkPrefixLength(s: PrefixAttentionShape, P: number): void {
   if (!Number.isInteger(P) || P < 0 || P > s.Tp) throw new RangeError(`prefix attention: prefix length must be an integer in 0..${s.Tp}, got ${P}`);
 }
 
-/** Offsets of row t's q (part 0), k (1) or v (2) of head h, in the prefix or completion g. */
+/** Offsets of row t's q (part 0) of query head h, or k (1) or v (2) of its key/value head, in the prefix or completion g. */
 function at(s: PrefixAttentionShape, g: number, t: number, part: number, h: number): number {
   const C = s.H * s.D;
-  return (g < 0 ? t : g * s.Tc + t) * 3 * C + part * C + h * s.D;
+  const kvH = s.kvH ?? s.H;
+  const KV = kvH * s.D;
+  const row = (g < 0 ? t : g * s.Tc + t) * (C + 2 * KV);
+  if (part === 0) return row + h * s.D;
+  return row + C + (part - 1) * KV + Math.floor(h / (s.H / kvH)) * s.D;
 }
 
 /** The keys completion row t sees, as (completion, or −1 for the prefix; row) pairs. */
@@ -92,9 +106,10 @@ export function prefixAttentionBackwardRef(pqkv: ArrayLike<number>, qkv: ArrayLi
   checkPrefixLength(s, P);
   const { G, Tc, Tp, H, D } = s;
   const C = H * D;
+  const W = prefixQkvWidth(s);
   const scale = 1 / Math.sqrt(D);
-  const dqkv = new Float64Array(G * Tc * 3 * C);
-  const dpkv = new Float64Array(Tp * 3 * C);
+  const dqkv = new Float64Array(G * Tc * W);
+  const dpkv = new Float64Array(Tp * W);
   for (let g = 0; g < G; g++) {
     for (let h = 0; h < H; h++) {
       for (let t = 0; t < Tc; t++) {

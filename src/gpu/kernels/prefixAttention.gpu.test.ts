@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prefixAttentionBackwardRef, prefixAttentionForwardRef, type PrefixAttentionShape } from '../../reference/prefixAttention.ts';
+import { prefixAttentionBackwardRef, prefixAttentionForwardRef, prefixQkvWidth, type PrefixAttentionShape } from '../../reference/prefixAttention.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { submit } from './common.ts';
@@ -7,7 +7,9 @@ import { PrefixAttentionKernel } from './prefixAttention.ts';
 
 // Prefix and completion lengths off the 32-row blocks and the tiles (and a prefix over more than
 // one of each), a live prefix shorter than its buffer, an empty prefix, G = 1 and G = 3, several
-// heads, two head sizes; one shape runs the pipelines specialised for its head size. The
+// heads, two head sizes, grouped-query attention with 2 and 4 query heads per key/value head
+// (the prefix k/v gradient sums over G and the group); two shapes run the pipelines specialised
+// for their head size. The
 // backward against finite differences is in src/reference/prefixAttention.test.ts.
 const CASES: [PrefixAttentionShape, number, boolean][] = [
   [{ G: 3, Tc: 13, Tp: 37, H: 2, D: 8 }, 35, false],
@@ -15,6 +17,9 @@ const CASES: [PrefixAttentionShape, number, boolean][] = [
   [{ G: 3, Tc: 3, Tp: 70, H: 1, D: 24 }, 67, false],
   [{ G: 2, Tc: 34, Tp: 4, H: 2, D: 8 }, 0, false],
   [{ G: 3, Tc: 9, Tp: 11, H: 2, D: 16 }, 10, true],
+  [{ G: 3, Tc: 13, Tp: 37, H: 4, D: 8, kvH: 2 }, 35, false],
+  [{ G: 2, Tc: 5, Tp: 7, H: 4, D: 8, kvH: 1 }, 6, false],
+  [{ G: 2, Tc: 9, Tp: 11, H: 4, D: 16, kvH: 2 }, 10, true],
 ];
 
 describe('prefix attention kernels vs reference', () => {
@@ -22,8 +27,9 @@ describe('prefix attention kernels vs reference', () => {
     it(`forward and backward ${JSON.stringify(s)}, P = ${P}${specialise ? ' (specialised)' : ''}`, async () => {
       const rt = await gpuRuntime();
       const C = s.H * s.D;
-      const pqkv = randomArray(s.Tp * 3 * C, s.Tp * 7 + s.D);
-      const qkv = randomArray(s.G * s.Tc * 3 * C, s.Tc * 31 + s.D);
+      const W = prefixQkvWidth(s);
+      const pqkv = randomArray(s.Tp * W, s.Tp * 7 + s.D);
+      const qkv = randomArray(s.G * s.Tc * W, s.Tc * 31 + s.D);
       // Spread the scores so the softmax is far from uniform.
       for (const x of [pqkv, qkv]) for (let i = 0; i < x.length; i++) x[i] *= 2;
       const dout = randomArray(s.G * s.Tc * C, s.Tc * 17 + s.D);

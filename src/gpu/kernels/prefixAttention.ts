@@ -26,15 +26,18 @@ export interface PrefixAttentionOptions {
 function paramsBytes(s: PrefixAttentionShape, P: number): Uint32Array {
   const w = new ParamWords(12);
   const D4 = s.D / 4;
-  w.u32.set([s.Tc, s.Tp, P, s.H, (s.H * s.D) / 4, 0, D4, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / D4)), s.G]);
+  const kvH = s.kvH ?? s.H;
+  w.u32.set([s.Tc, s.Tp, P, s.H, (s.H * s.D) / 4, 0, D4, Math.min(ATTENTION_MAX_BC, Math.floor(ATTENTION_TILE_VEC4 / D4)), s.G, (kvH * s.D) / 4, s.H / kvH]);
   w.f32[5] = 1 / Math.sqrt(s.D);
   return w.u32;
 }
 
 /**
- * encodeForward(pass, pqkv [Tp,3C], qkv [G,Tc,3C], out [G,Tc,C], lse [G,H,Tc]) overwrites out and lse;
- * encodeBackward(…, dout [G,Tc,C], dqkv [G,Tc,3C], dpkv [Tp,3C]) overwrites dqkv and dpkv (the
- * prefix's k/v gradient summed over the group; its q part and rows ≥ P are 0). The live prefix
+ * encodeForward(pass, pqkv [Tp,W], qkv [G,Tc,W], out [G,Tc,C], lse [G,H,Tc]) overwrites out and lse
+ * (W = C + 2·kvH·D: rows [q | k | v], grouped-query attention when shape.kvH < H);
+ * encodeBackward(…, dout [G,Tc,C], dqkv [G,Tc,W], dpkv [Tp,W]) overwrites dqkv and dpkv (the
+ * prefix's k/v gradient summed over the group and the query heads of each k/v head; its q part
+ * and rows ≥ P are 0). The live prefix
  * length P is a uniform written by setPrefixLength, which takes effect at the next submit: one
  * prefix length per submission.
  */
@@ -85,10 +88,11 @@ export class PrefixAttentionKernel {
     if (!dq || !dkv || !dkvPrefix || !this.dvec) throw new Error('prefix attention: built without the backward (options.backward)');
     const s = this.shape;
     const common = { [B_PARAMS]: this.params, [B_QKV]: b.qkv, [B_LSE]: b.lse, [B_DOUT]: b.dout, [B_DVEC]: this.dvec };
-    const grid = [Math.ceil(s.Tc / this.br), s.H, s.G];
-    this.binds.dispatch(pass, dq, { ...common, [B_PQKV]: b.pqkv, [B_OUT]: b.out, [B_DQKV]: b.dqkv }, grid);
-    this.binds.dispatch(pass, dkv, { ...common, [B_DQKV]: b.dqkv }, grid);
-    this.binds.dispatch(pass, dkvPrefix, { ...common, [B_PQKV]: b.pqkv, [B_DPKV]: b.dpkv }, [Math.ceil(s.Tp / this.br), s.H, 1]);
+    const kvH = s.kvH ?? s.H;
+    this.binds.dispatch(pass, dq, { ...common, [B_PQKV]: b.pqkv, [B_OUT]: b.out, [B_DQKV]: b.dqkv }, [Math.ceil(s.Tc / this.br), s.H, s.G]);
+    // dk and dv: one workgroup per key/value head (it sums over the query heads of its group).
+    this.binds.dispatch(pass, dkv, { ...common, [B_DQKV]: b.dqkv }, [Math.ceil(s.Tc / this.br), kvH, s.G]);
+    this.binds.dispatch(pass, dkvPrefix, { ...common, [B_PQKV]: b.pqkv, [B_DPKV]: b.dpkv }, [Math.ceil(s.Tp / this.br), kvH, 1]);
   }
 
   dispose(): void {

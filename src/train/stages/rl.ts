@@ -67,9 +67,9 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
   );
   const rl = { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature };
   // The shared-prefix update passes keep their own activations: the model itself then needs none
-  // for G rows. Models the prefix kernel does not serve yet (grouped-query attention) take G rows.
+  // for G rows. A model the prefix kernel does not serve (see SharedPrefixGspo.supports) takes G rows.
   const shared = spec.rl.sharedPrefix && SharedPrefixGspo.supports(p.config);
-  if (spec.rl.sharedPrefix && !shared) host.log('rl: grouped-query attention: update passes process the prompt once per completion (the shared-prefix kernel does not serve it yet)');
+  if (spec.rl.sharedPrefix && !shared) host.log('rl: the shared-prefix kernel does not serve this model: update passes process the prompt once per completion');
   const model = await GpuGpt.create(host.rt, p.config, shared ? { batch: 1, T } : { batch: G, T, rl });
   const updates = shared ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
   const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
