@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import generate from './generate.ts';
 import { captureIO } from '../testing.ts';
+import { FileError } from '../io.ts';
 import { trainBpe } from '../../core/tokenizer/index.ts';
 import { presetConfig } from '../../model/config.ts';
 import { initParams } from '../../model/init.ts';
@@ -34,6 +35,10 @@ describe('lwm generate on the GPU', () => {
       expect(out.ids, kind).toEqual(want[kind].ids);
       expect(out.text, kind).toBe(want[kind].text);
     }
+    // Over the memory budget: refused before the weights are read, with what would fit.
+    const refused = run('--model', FOLDER, '--prompt', 'hi', '--max-tokens', '4000', '--memory-gib', '0.004');
+    await expect(refused).rejects.toThrow(FileError);
+    await expect(refused).rejects.toThrow(/^\S+llama-chat needs .* more than the 4\.1 MiB budget\. Would fit instead: context \d+/);
   });
 
   it('a checkpoint of ours generates with its own tokenizer; --chat is refused there', async () => {

@@ -148,7 +148,8 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
       m = isDir ? await loadFolder(rt, args) : await loadOurs(args);
     } catch (e) {
       if (e instanceof UsageError || e instanceof FileError) throw e;
-      throw new FileError(`${args.model}: ${(e as Error).message}`);
+      const message = (e as Error).message;
+      throw new FileError(message.startsWith(args.model) ? message : `${args.model}: ${message}`);
     }
     if (!m.promptIds.length) throw new UsageError('the prompt gives no tokens');
     const length = m.promptIds.length + args.maxTokens;
