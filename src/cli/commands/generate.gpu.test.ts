@@ -39,6 +39,17 @@ describe('lwm generate on the GPU', () => {
     const refused = run('--model', FOLDER, '--prompt', 'hi', '--max-tokens', '4000', '--memory-gib', '0.004');
     await expect(refused).rejects.toThrow(FileError);
     await expect(refused).rejects.toThrow(/^\S+llama-chat needs .* more than the 4\.1 MiB budget\. Would fit instead: context \d+/);
+    // A folder whose tokenizer has no chat template: --chat is refused, naming it.
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-generate-nochat-'));
+    try {
+      for (const f of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json']) await writeFile(join(dir, f), await readFile(join(FOLDER, f)));
+      const config = JSON.parse(await readFile(join(FOLDER, 'tokenizer_config.json'), 'utf8'));
+      delete config.chat_template;
+      await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
+      await expect(run('--model', dir, '--chat', 'hi')).rejects.toThrow(/has no chat template .* use --prompt/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a checkpoint of ours generates with its own tokenizer; --chat is refused there', async () => {

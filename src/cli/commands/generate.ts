@@ -107,6 +107,7 @@ async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
     // The prompt is counted before the memory check: the run holds the prompt and the new tokens.
     context: (tok) => {
       if (!tok) throw new FileError(`${args.model}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
+      if (args.input.kind === 'chat' && !tok.chatTemplateNames.length) throw new FileError(`${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`);
       promptIds = args.input.kind === 'prompt' ? tok.encode(args.input.text) : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
       return promptIds.length + args.maxTokens;
     },
