@@ -47,6 +47,12 @@ describe('lwm generate on the GPU', () => {
       delete config.chat_template;
       await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
       await expect(run('--model', dir, '--chat', 'hi')).rejects.toThrow(/has no chat template .* use --prompt/);
+      // generation_config.json's eos ids stop generation (the stop id kept, as generate() keeps it):
+      // with the 4th greedy id made the eos, the greedy ids end at its first occurrence.
+      const eos = want.prompt.ids[3];
+      await writeFile(join(dir, 'generation_config.json'), JSON.stringify({ bos_token_id: 0, eos_token_id: [eos] }));
+      const stopped = await run('--model', dir, '--prompt', want.prompt.input, '--max-tokens', String(want.max_new_tokens), '--json');
+      expect(JSON.parse(stopped.stdout).ids).toEqual(want.prompt.ids.slice(0, want.prompt.ids.indexOf(eos) + 1));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
