@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   tokenize: { summary: 'tokenize --model DIR ...      token ids as Hugging Face gives them', load: () => import('./commands/tokenize.ts') },
   gen: { summary: 'gen --domain D --n N --seed S generate trajectories from built-in environments', load: () => import('./commands/gen.ts') },
   env: { summary: 'env DOMAIN --seed S           play a built-in environment on stdin/stdout', load: () => import('./commands/env.ts') },
+  generate: { summary: 'generate --model PATH --prompt T one generation from a checkpoint or a Hugging Face folder', load: () => import('./commands/generate.ts') },
   infer: { summary: 'infer RECORDS --backend B      predictions for AgentWorldBench records', load: () => import('./commands/infer.ts') },
   judge: { summary: 'judge PRED.jsonl --judge J    judge predictions against references', load: () => import('./commands/judge.ts') },
   score: { summary: 'score JUDGED.jsonl            AgentWorldBench score table', load: () => import('./commands/score.ts') },

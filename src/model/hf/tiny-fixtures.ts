@@ -1,9 +1,9 @@
 // The tiny Hugging Face models of src/model/fixtures/hf/<arch>/ (written by
 // scripts/fixtures/hf_tiny_models.py) and what transformers computed for them, read the same way
 // in Node (unit and gpu-node tests) and in the browser (gpu-browser tests). Tests only.
-import { readSafetensors, tensorToF32 } from '../safetensors.ts';
-import { configFromHf, type HfModelConfig } from './config.ts';
-import { paramsFromHf, type HfTensor } from './weights.ts';
+import type { HfModelConfig } from './config.ts';
+import { filesFolder } from './files.ts';
+import { loadHfModel } from './load.ts';
 
 export const TINY_ARCHS = ['llama', 'qwen2', 'qwen3'] as const;
 export type TinyArch = (typeof TINY_ARCHS)[number];
@@ -34,13 +34,15 @@ async function fixtureJson(arch: TinyArch, file: string): Promise<Record<string,
   return JSON.parse(new TextDecoder().decode(await fixtureBytes(arch, file))) as Record<string, unknown>;
 }
 
+/** Limits no tiny model comes near. */
+const TINY_LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30 };
+
 export async function loadTinyModel(arch: TinyArch): Promise<TinyModel> {
-  const rawConfig = await fixtureJson(arch, 'config.json');
-  const hf = configFromHf(rawConfig);
-  const file = readSafetensors(await fixtureBytes(arch, 'model.safetensors'), `${arch}/model.safetensors`);
-  const tensors = new Map<string, HfTensor>(file.tensors.map((t) => [t.name, { shape: t.shape, data: tensorToF32(t) }]));
+  const names = ['config.json', 'generation_config.json', 'model.safetensors'];
+  const entries = await Promise.all(names.map(async (n) => ({ path: `${arch}/${n}`, file: new Blob([(await fixtureBytes(arch, n)) as Uint8Array<ArrayBuffer>]) })));
+  const m = await loadHfModel(filesFolder(entries), { limits: TINY_LIMITS });
   const expected = (await fixtureJson(arch, 'expected.json')) as { input_ids: number[]; logits: number[][]; greedy: number[] };
-  return { arch, hf, rawConfig, params: paramsFromHf(hf.config, tensors), inputIds: expected.input_ids, logits: expected.logits, greedy: expected.greedy };
+  return { arch, hf: m.hf, rawConfig: m.rawConfig as Record<string, unknown>, params: m.params, inputIds: expected.input_ids, logits: expected.logits, greedy: expected.greedy };
 }
 
 /** Max over all logits of |got − want| / max(|want|, 1): the parity measure (1e-4 asked). */

@@ -1,0 +1,175 @@
+// `lwm generate --model PATH (--prompt TEXT | --chat TEXT) [...]`: one generation on the GPU from
+// a checkpoint of ours (`.safetensors`, with the tokenizer it carries) or a Hugging Face model
+// folder (config.json, safetensors weights, tokenizer.json; src/model/hf/load.ts). A Hugging Face
+// prompt is tokenized as transformers' tokenizer(text) does (its post-processor's special tokens
+// included), a chat message as apply_chat_template(..., add_generation_prompt=True), and
+// generation stops at generation_config.json's eos ids (kept in the output, as generate() does).
+import { readFileSync, statSync } from 'node:fs';
+import { intOption, parseCommandArgs, UsageError, FileError, type CliIO } from '../io.ts';
+import type { SamplingOptions } from '../../model/generate.ts';
+import type { ModelConfig } from '../../model/config.ts';
+
+const HELP = `Usage: lwm generate --model PATH (--prompt TEXT | --chat TEXT) [options]
+
+Generates from a model on the GPU (WebGPU through Dawn) and prints the text.
+
+  --model PATH        a checkpoint of ours (FILE.safetensors, its own tokenizer) or a Hugging Face
+                      model folder (config.json, *.safetensors, tokenizer.json; Llama, Qwen2, Qwen3)
+  --prompt TEXT       the prompt, tokenized as Hugging Face's tokenizer(TEXT) does (special tokens
+                      its post-processor adds included)
+  --chat TEXT         one user message, rendered with the model's chat template and the
+                      generation prompt (Hugging Face folders with a chat template)
+  --max-tokens N      most tokens generated (default 64); generation also stops at the model's
+                      end-of-sequence ids (generation_config.json's eos_token_id)
+  --temperature T     0 (the default) is greedy
+  --top-k K, --top-p P, --seed S   sampling
+  --backend wgsl      our WGSL engine (the only backend for now)
+  --memory-gib G      device memory the model may take, in GiB (default 8; WebGPU reports none):
+                      a model that needs more is refused with what would fit
+  --json              print {"prompt_ids": [...], "ids": [...generated ids...], "text": "..."}
+`;
+
+const OPTIONS = {
+  model: { type: 'string' },
+  prompt: { type: 'string' },
+  chat: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  seed: { type: 'string' },
+  backend: { type: 'string' },
+  'memory-gib': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function numOption(name: string, v: string, lo: number, hi: number, loOpen = false): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo)) throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export interface GenerateArgs {
+  model: string;
+  input: { kind: 'prompt' | 'chat'; text: string };
+  maxTokens: number;
+  sampling: SamplingOptions;
+  memoryBudget: number;
+  json: boolean;
+}
+
+/** The command's arguments, checked (UsageError: exit 2); null for --help. */
+export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
+  const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
+  if (values.help) return null;
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}' (the model is given with --model PATH)`);
+  const backend = values.backend ?? 'wgsl';
+  if (backend === 'onnx') throw new UsageError('--backend onnx is not available yet (ONNX models come in a later version); use --backend wgsl');
+  if (backend !== 'wgsl') throw new UsageError(`--backend must be wgsl, got ${JSON.stringify(backend)}`);
+  if (!values.model) throw new UsageError('--model PATH is required (a .safetensors checkpoint or a Hugging Face model folder)');
+  if ((values.prompt === undefined) === (values.chat === undefined)) throw new UsageError('give exactly one of --prompt TEXT and --chat TEXT');
+  const input = values.prompt !== undefined ? { kind: 'prompt' as const, text: values.prompt } : { kind: 'chat' as const, text: values.chat! };
+  const temperature = values.temperature === undefined ? 0 : numOption('temperature', values.temperature, 0, 100);
+  const sampling: SamplingOptions = { temperature };
+  if (values['top-k'] !== undefined) sampling.topK = intOption('top-k', values['top-k'], 1);
+  if (values['top-p'] !== undefined) sampling.topP = numOption('top-p', values['top-p'], 0, 1, true);
+  if (values.seed !== undefined) sampling.seed = intOption('seed', values.seed, 0, 2 ** 32 - 1);
+  const gib = values['memory-gib'] === undefined ? 8 : numOption('memory-gib', values['memory-gib'], 0, 1 << 20, true);
+  return {
+    model: values.model,
+    input,
+    maxTokens: values['max-tokens'] === undefined ? 64 : intOption('max-tokens', values['max-tokens'], 1),
+    sampling,
+    memoryBudget: Math.floor(gib * 2 ** 30),
+    json: values.json ?? false,
+  };
+}
+
+/** A model ready to generate: its config and weights, and how text becomes ids and back. */
+interface Loaded {
+  config: ModelConfig;
+  params: Float32Array;
+  promptIds: number[];
+  stop: number[];
+  decode(ids: number[]): string;
+}
+
+type Runtime = import('../../gpu/runtime.ts').GpuRuntime;
+
+async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
+  const { nodeFolder } = await import('../../model/hf/node.ts');
+  const { loadHfModel, limitsFromReport } = await import('../../model/hf/load.ts');
+  const files = await nodeFolder(args.model);
+  let promptIds: number[] = [];
+  const m = await loadHfModel(files, {
+    limits: limitsFromReport(rt.report, args.memoryBudget),
+    // The prompt is counted before the memory check: the run holds the prompt and the new tokens.
+    context: (tok) => {
+      if (!tok) throw new FileError(`${args.model}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
+      if (args.input.kind === 'chat' && !tok.chatTemplateNames.length) throw new FileError(`${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`);
+      promptIds = args.input.kind === 'prompt' ? tok.encode(args.input.text) : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
+      return promptIds.length + args.maxTokens;
+    },
+  });
+  const tok = m.tokenizer!;
+  return { config: m.config, params: m.params, promptIds, stop: m.stopIds, decode: (ids) => tok.decode(ids) };
+}
+
+async function loadOurs(args: GenerateArgs): Promise<Loaded> {
+  if (args.input.kind === 'chat') throw new UsageError(`--chat needs a model with a chat template (a Hugging Face folder); ${args.model} is a checkpoint of ours: use --prompt`);
+  const { loadCheckpoint } = await import('../../model/checkpoint.ts');
+  const { checkpointTokenizer } = await import('../../backends/checkpoint.ts');
+  const ck = loadCheckpoint(new Uint8Array(readFileSync(args.model)), { source: args.model });
+  const tok = checkpointTokenizer(ck, args.model);
+  const promptIds = tok.encode(args.input.text, { allowSpecial: true });
+  return { config: ck.config, params: ck.params, promptIds, stop: [tok.special.eos], decode: (ids) => tok.decode(ids) };
+}
+
+export default async function generate(argv: string[], io: CliIO): Promise<number> {
+  const args = parseGenerateArgs(argv);
+  if (!args) {
+    io.out(HELP);
+    return 0;
+  }
+  let isDir: boolean;
+  try {
+    isDir = statSync(args.model).isDirectory();
+  } catch (e) {
+    throw new FileError(`${args.model}: cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (!isDir && !args.model.endsWith('.safetensors')) throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
+  const { nodeGpu } = await import('../../gpu/node.ts');
+  const { GpuRuntime } = await import('../../gpu/runtime.ts');
+  const { GpuGenerator } = await import('../../model/generate.ts');
+  const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
+  try {
+    let m: Loaded;
+    try {
+      m = isDir ? await loadFolder(rt, args) : await loadOurs(args);
+    } catch (e) {
+      if (e instanceof UsageError || e instanceof FileError) throw e;
+      const message = (e as Error).message;
+      throw new FileError(message.startsWith(args.model) ? message : `${args.model}: ${message}`);
+    }
+    if (!m.promptIds.length) throw new UsageError('the prompt gives no tokens');
+    const length = m.promptIds.length + args.maxTokens;
+    if (!isDir && length > m.config.contextLength) {
+      throw new UsageError(`the prompt (${m.promptIds.length} tokens) and --max-tokens ${args.maxTokens} exceed the model's context of ${m.config.contextLength} tokens`);
+    }
+    const params = rt.storage('generate.params', m.params);
+    const gen = new GpuGenerator(rt, m.config, params, { maxSequences: 1, maxLength: length });
+    const ids: number[] = [];
+    try {
+      for await (const id of gen.generate(m.promptIds, { maxNewTokens: args.maxTokens, sampling: args.sampling, stop: m.stop })) ids.push(id);
+    } finally {
+      gen.dispose();
+      rt.release(params);
+    }
+    const text = m.decode(ids);
+    io.out(args.json ? JSON.stringify({ prompt_ids: m.promptIds, ids, text }) + '\n' : text + '\n');
+    return 0;
+  } finally {
+    rt.dispose();
+  }
+}
