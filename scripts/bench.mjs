@@ -14,7 +14,7 @@ import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chrom
 import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
 const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout'];
-const NODE_SUITES = ['tokenizer', 'judge', 'pipeline'];
+const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer'];
 
 const { values } = parseArgs({ options: { suite: { type: 'string', multiple: true }, out: { type: 'string', default: 'bench-results/bench.jsonl' } } });
 const wanted = values.suite ?? [...BROWSER_SUITES, ...NODE_SUITES];

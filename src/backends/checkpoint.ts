@@ -9,7 +9,7 @@ import { Tokenizer } from '../core/tokenizer/index.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint, type Checkpoint } from '../model/checkpoint.ts';
 import type { ModelConfig } from '../model/config.ts';
-import { GpuGenerator } from '../model/generate.ts';
+import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
 import { localBackend } from './local.ts';
 
 /** The templates a checkpoint knows (built-in plus the run's own) and the one it was trained with. */
@@ -53,6 +53,8 @@ export interface CheckpointBackend {
   templates: Record<string, PromptTemplate>;
   config: ModelConfig;
   step: number;
+  /** The generator's counters: prompt tokens prefilled and reused, tokens decoded, time in each. */
+  stats: Readonly<GenerateStats>;
   /** Free the generator and the weights (the runtime stays the caller's). */
   dispose(): void;
 }
@@ -66,6 +68,11 @@ export interface OpenCheckpointOptions {
   template?: string;
   /** Sequences generated at once (default 1). */
   maxSequences?: number;
+  /**
+   * Prompts whose KV cache is kept (default 4): a request that starts like one of them (the same
+   * system prompt, a later turn of the same trajectory) prefills only the rest. 0 turns it off.
+   */
+  prefixSlots?: number;
 }
 
 /** Loads a checkpoint (bytes or already parsed) onto `rt` as a backend. */
@@ -78,7 +85,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
   const template = templates[version];
   if (!template) throw new CheckpointError(`${source}: no template '${version}' (known: ${Object.keys(templates).join(', ')})`);
   const params = rt.storage('checkpoint.params', ck.params);
-  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength });
+  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength, prefixSlots: options.prefixSlots ?? 4 });
   const inner = localBackend(gen, tokenizer, options.name ?? `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`);
   const backend: LwmBackend = { name: inner.name, generate: (req, o) => inner.generate('sample' in req ? { ...req, template: req.template ?? template } : req, o) };
   return {
@@ -88,6 +95,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
     templates,
     config: ck.config,
     step: ck.step,
+    stats: gen.stats,
     dispose() {
       gen.dispose();
       rt.release(params);

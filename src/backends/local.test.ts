@@ -5,6 +5,7 @@ import { BUILTIN_TEMPLATES, renderTrajectory } from '../core/templates/index.ts'
 import { SPECIAL_TOKENS, trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns } from '../core/turns/index.ts';
 import { encodeSftSample } from '../train/data.ts';
+import { sharedPrefixLength } from '../model/generate.ts';
 import { localPromptIds } from './local.ts';
 
 const data = [...generateTrajectories('terminal', 4, 11), ...generateTrajectories('web', 2, 11)];
@@ -46,6 +47,23 @@ describe('local backend prompt', () => {
     // Uncut, it is the layout the backend always used for chat.
     const short = tok.decode(localPromptIds(tok, { system: 'a shell', messages: [{ role: 'user', content: 'pwd' }] }, 200));
     expect(short).toBe(`${SPECIAL_TOKENS.system}\na shell\n${SPECIAL_TOKENS.action}\npwd\n${SPECIAL_TOKENS.observation}\n${SPECIAL_TOKENS.predictedOpen}\n`);
+  });
+
+  it("gives a trajectory's next turn the previous turn's prompt as its start, all but its tail (what the generator's prefix reuse feeds on)", () => {
+    for (const template of [BUILTIN_TEMPLATES.v0, BUILTIN_TEMPLATES.v2, BUILTIN_TEMPLATES.compact]) {
+      const open = tok.encode(template.targetOpen, { allowSpecial: true }).length;
+      let pairs = 0;
+      for (let i = 1; i < samples.length; i++) {
+        if (samples[i].trajectoryId !== samples[i - 1].trajectoryId) continue;
+        const prev = localPromptIds(tok, { sample: samples[i - 1], template }, 1 << 20);
+        const next = localPromptIds(tok, { sample: samples[i], template }, 1 << 20);
+        const shared = sharedPrefixLength(prev, next);
+        // The tail: the opening tag, and the newline compact's current action has after the observation marker where a history turn has none.
+        expect(prev.length - shared, `${template.version} ${samples[i].trajectoryId}#${samples[i].turnIndex}`).toBeLessThanOrEqual(open + 1);
+        pairs++;
+      }
+      expect(pairs).toBeGreaterThan(20);
+    }
   });
 
   it('keeps the end of a raw prompt, which has no structure to cut by', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { generateRef } from '../reference/gpt.ts';
 import { presetConfig } from './config.ts';
-import { GpuGenerator } from './generate.ts';
+import { GpuGenerator, sharedPrefixLength } from './generate.ts';
 import { initParams } from './init.ts';
 
 async function collect(it: AsyncIterable<number>): Promise<number[]> {
@@ -76,6 +76,64 @@ describe('GPU generation', () => {
       expect(stopped[0]).toEqual(shared[0].slice(0, 3));
     } finally {
       gen.dispose();
+      rt.release(buf);
+    }
+  });
+
+  it('reuses the KV rows of kept prompts and generates exactly the tokens of a full prefill', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro', { positions: 'rope' });
+    // Weights 10× the initial scale: a sharp model, whose tokens turn on any wrong row of the cache.
+    const params = initParams(config, 21).map((x) => 10 * x);
+    const buf = rt.storage('test.params', params);
+    const plain = new GpuGenerator(rt, config, buf, { maxSequences: 1, maxLength: 64 });
+    const one = new GpuGenerator(rt, config, buf, { maxSequences: 1, maxLength: 64, prefixSlots: 1 });
+    const two = new GpuGenerator(rt, config, buf, { maxSequences: 1, maxLength: 64, prefixSlots: 2 });
+    try {
+      const A = Array.from({ length: 30 }, (_, i) => (i * 53 + 7) % 256);
+      const B = [A[0] + 1, ...A.slice(1, 20)]; // shares nothing (differs at the first token)
+      const C = [...A, 9, 8, 7, 6, 5]; // a strict extension of A
+      const D = [...A.slice(0, 12), 100, 101, 102, 103]; // leaves A mid-way
+      const E = A.slice(0, 9); // shorter than the kept prompt it starts like
+      const F = [...C, 1, 2]; // extends C again
+      // Requests, and the least each two-slot generator must reuse: C survives D and E there (the
+      // rows they share are copied into the other slot), so F extends it again.
+      const plan: [number[], number][] = [
+        [A, 0],
+        [B, 0],
+        [C, A.length],
+        [D, 12],
+        [E, E.length - 1],
+        [A, A.length - 1],
+        [F, C.length],
+        [F, F.length - 1],
+      ];
+      for (const sampling of [{ temperature: 0 }, { temperature: 1.1, topK: 40, topP: 0.95, seed: 5 }]) {
+        let kept: number[] = []; // what a one-slot generator holds: the last prompt and the tokens fed back
+        for (const [k, [prompt, leastTwo]] of plan.entries()) {
+          const o = { maxNewTokens: 6, sampling };
+          const want = await collect(plain.generate(prompt, o));
+          const before = [one.stats.reusedTokens, two.stats.reusedTokens];
+          expect(await collect(one.generate(prompt, o)), `one slot, request ${k}`).toEqual(want);
+          expect(await collect(two.generate(prompt, o)), `two slots, request ${k}`).toEqual(want);
+          if (sampling.temperature === 0) expect(want).toEqual(generateRef(params, config, prompt, { maxNewTokens: 6, temperature: 0 }));
+          expect(one.stats.reusedTokens - before[0], `one slot reuses, request ${k}`).toBe(Math.min(sharedPrefixLength(kept, prompt), prompt.length - 1));
+          const two_ = two.stats.reusedTokens - before[1];
+          expect(two_, `two slots reuse, request ${k}`).toBeGreaterThanOrEqual(leastTwo);
+          expect(two_).toBeLessThan(prompt.length);
+          kept = [...prompt, ...want.slice(0, -1)];
+        }
+        one.forgetPrefixes();
+        two.forgetPrefixes();
+      }
+      expect(plain.stats.reusedTokens).toBe(0);
+      expect(two.stats).toMatchObject({ prompts: 2 * plan.length, decodeTokens: 2 * plan.length * 5 });
+      // reusePrefix: false prefills everything, and leaves the kept prompts alone.
+      const r = two.stats.reusedTokens;
+      await collect(two.generate(A, { maxNewTokens: 2, sampling: { temperature: 0 }, reusePrefix: false }));
+      expect(two.stats.reusedTokens).toBe(r);
+    } finally {
+      for (const g of [plain, one, two]) g.dispose();
       rt.release(buf);
     }
   });

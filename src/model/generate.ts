@@ -34,12 +34,45 @@ export interface GenerateOptions {
   stop?: number[];
   /** false: recompute the whole sequence for every token (the baseline the cache is measured against). */
   useCache?: boolean;
+  /** false: prefill the whole prompt even where a kept prompt shares its start (see GpuGenerator's prefixSlots). */
+  reusePrefix?: boolean;
   signal?: AbortSignal;
 }
 
 interface Caches {
   k: GPUBuffer[];
   v: GPUBuffer[];
+}
+
+/**
+ * A kept prompt: a one-sequence KV cache and the tokens whose rows it holds (the prompt, then
+ * the generated tokens fed back so far). `promptLen` of them came from the prompt.
+ */
+interface PrefixSlot {
+  caches: Caches | null;
+  ids: number[];
+  promptLen: number;
+  used: number;
+  busy: boolean;
+}
+
+/** Counters of generate() since the generator was made: what was prefilled, reused and decoded, and how long it took. */
+export interface GenerateStats {
+  prompts: number;
+  promptTokens: number;
+  /** Prompt tokens whose K/V rows were taken from a kept prompt instead of computed. */
+  reusedTokens: number;
+  prefillMs: number;
+  decodeTokens: number;
+  decodeMs: number;
+}
+
+/** Length of the common start of a and b. */
+export function sharedPrefixLength(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
 
 /** Kernels and activations for S sequences × Tn new rows. */
@@ -128,13 +161,22 @@ export class GpuGenerator {
   private seqCaches: Caches | null = null;
   private prefixCaches: Caches | null = null;
   private readonly sampled: GPUBuffer;
+  private readonly slots: PrefixSlot[] = [];
+  private clock = 0;
+  /** What generate() has done so far (for tokens/s and reuse figures). */
+  readonly stats: GenerateStats = { prompts: 0, promptTokens: 0, reusedTokens: 0, prefillMs: 0, decodeTokens: 0, decodeMs: 0 };
 
   constructor(
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
     /** The flat parameter buffer (e.g. GpuGpt.params, so generation sees the latest weights). */
     readonly params: GPUBuffer,
-    readonly limits: { maxSequences: number; maxLength: number },
+    /**
+     * prefixSlots (default 0): prompts whose KV rows generate() keeps, each in a cache of its
+     * own; a new prompt that starts like a kept one prefills only from the first differing token.
+     * Only for fixed weights: after the weights change, call forgetPrefixes().
+     */
+    readonly limits: { maxSequences: number; maxLength: number; prefixSlots?: number },
   ) {
     this.layout = paramLayout(config);
     if (config.positions === 'learned' && limits.maxLength > config.contextLength) {
@@ -146,19 +188,27 @@ export class GpuGenerator {
   private caches(which: 'seq' | 'prefix'): Caches {
     const existing = which === 'seq' ? this.seqCaches : this.prefixCaches;
     if (existing) return existing;
-    const S = which === 'seq' ? this.limits.maxSequences : 1;
-    // Grouped-query attention caches the key/value heads only.
-    const bytes = S * this.limits.maxLength * blockPlan(this.config).kvDim * 4;
+    const c = this.allocCaches(which, which === 'seq' ? this.limits.maxSequences : 1);
+    if (which === 'seq') this.seqCaches = c;
+    else this.prefixCaches = c;
+    return c;
+  }
+
+  /** Bytes of one cache row (one token's K, or its V, in one layer): grouped-query attention caches the key/value heads only. */
+  private get cacheRowBytes(): number {
+    return blockPlan(this.config).kvDim * 4;
+  }
+
+  private allocCaches(name: string, S: number): Caches {
+    const bytes = S * this.limits.maxLength * this.cacheRowBytes;
     const c: Caches = { k: [], v: [] };
     for (let l = 0; l < this.config.layers; l++) {
-      const k = this.rt.storage(`gen.${which}.k${l}`, bytes);
-      const v = this.rt.storage(`gen.${which}.v${l}`, bytes);
+      const k = this.rt.storage(`gen.${name}.k${l}`, bytes);
+      const v = this.rt.storage(`gen.${name}.v${l}`, bytes);
       this.cacheBufs.push(k, v);
       c.k.push(k);
       c.v.push(v);
     }
-    if (which === 'seq') this.seqCaches = c;
-    else this.prefixCaches = c;
     return c;
   }
 
@@ -218,28 +268,101 @@ export class GpuGenerator {
     return { temperature: o.temperature, topK: o.topK ?? 0, topP: o.topP ?? 1, seed: o.seed ?? 0 };
   }
 
-  /** Streams new token ids for one prompt. */
+  /**
+   * Streams new token ids for one prompt. With prefix slots, the prompt's rows shared with a
+   * kept prompt are taken from its cache and only the rest is prefilled; the tokens are the same.
+   */
   async *generate(prompt: number[], o: GenerateOptions): AsyncGenerator<number> {
     this.check(prompt, o.maxNewTokens, 1);
     const settings = this.settings(o.sampling);
-    const caches = this.caches('seq');
+    const claim = o.useCache === false || o.reusePrefix === false ? null : this.claimSlot(prompt);
+    const caches = claim ? this.slotCaches(claim.slot) : this.caches('seq');
+    const reused = claim?.reuse ?? 0;
     const stop = new Set(o.stop ?? []);
     const seq = [...prompt];
-    for (let i = 0; i < o.maxNewTokens; i++) {
-      if (o.signal?.aborted) return;
-      let next: number;
-      if (o.useCache === false || i === 0) {
-        // Prefill (or, without the cache, re-process everything so far).
-        const g = await this.graph(1, seq.length);
-        next = (await this.run(g, seq, caches, 0, { len: 0 }, await this.sampler(1, seq.length, false, settings), i))[0];
-      } else {
-        const g = await this.graph(1, 1);
-        next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, 1, false, settings), i))[0];
+    const stats = this.stats;
+    stats.prompts++;
+    stats.promptTokens += prompt.length;
+    stats.reusedTokens += reused;
+    try {
+      for (let i = 0; i < o.maxNewTokens; i++) {
+        if (o.signal?.aborted) return;
+        const t0 = performance.now();
+        let next: number;
+        if (o.useCache === false || i === 0) {
+          // Prefill from the first row not cached yet (or, without the cache, re-process everything so far).
+          const from = i === 0 ? reused : 0;
+          const g = await this.graph(1, seq.length - from);
+          next = (await this.run(g, seq.slice(from), caches, from, { len: 0 }, await this.sampler(1, seq.length - from, false, settings), i))[0];
+          if (claim) Object.assign(claim.slot, { ids: [...prompt], promptLen: prompt.length });
+        } else {
+          const g = await this.graph(1, 1);
+          next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, 1, false, settings), i))[0];
+          claim?.slot.ids.push(seq[seq.length - 1]);
+        }
+        if (i === 0) stats.prefillMs += performance.now() - t0;
+        else {
+          stats.decodeMs += performance.now() - t0;
+          stats.decodeTokens++;
+        }
+        seq.push(next);
+        yield next;
+        if (stop.has(next)) return;
       }
-      seq.push(next);
-      yield next;
-      if (stop.has(next)) return;
+    } finally {
+      if (claim) claim.slot.busy = false;
     }
+  }
+
+  /**
+   * The kept prompt to generate `prompt` in, and how many of its rows are reused: the free slot
+   * sharing the longest start with it (ties: the least recently used). Where the new prompt
+   * leaves that slot's prompt part-way (another trajectory under the same system prompt, a
+   * branch), the shared rows are copied into the least recently used other slot, so the kept
+   * prompt stays for a later request. The last prompt token is always recomputed: its logits
+   * give the first new token. Null without free slots (generate() then uses its plain cache).
+   */
+  private claimSlot(prompt: readonly number[]): { slot: PrefixSlot; reuse: number } | null {
+    while (this.slots.length < (this.limits.prefixSlots ?? 0)) this.slots.push({ caches: null, ids: [], promptLen: 0, used: 0, busy: false });
+    const free = this.slots.filter((s) => !s.busy);
+    if (free.length === 0) return null;
+    const lru = (xs: PrefixSlot[]) => xs.reduce((a, b) => (b.used < a.used ? b : a));
+    let best = lru(free);
+    let shared = sharedPrefixLength(best.ids, prompt);
+    for (const s of free) {
+      const m = sharedPrefixLength(s.ids, prompt);
+      if (m > shared || (m === shared && s.used < best.used)) [best, shared] = [s, m];
+    }
+    const reuse = Math.min(shared, prompt.length - 1);
+    let slot = best;
+    if (reuse > 0 && shared < best.promptLen && free.length > 1) {
+      slot = lru(free.filter((s) => s !== best));
+      this.copyRows(best, slot, reuse);
+    }
+    Object.assign(slot, { ids: prompt.slice(0, reuse), promptLen: reuse, busy: true, used: ++this.clock });
+    return { slot, reuse };
+  }
+
+  private slotCaches(slot: PrefixSlot): Caches {
+    return (slot.caches ??= this.allocCaches(`prompt${this.slots.indexOf(slot)}`, 1));
+  }
+
+  /** Copies the first `rows` K/V rows of every layer from one slot's cache to another's. */
+  private copyRows(from: PrefixSlot, to: PrefixSlot, rows: number): void {
+    const a = this.slotCaches(from);
+    const b = this.slotCaches(to);
+    const bytes = rows * this.cacheRowBytes;
+    const enc = this.rt.device.createCommandEncoder({ label: 'gen.prompt.copy' });
+    for (let l = 0; l < a.k.length; l++) {
+      enc.copyBufferToBuffer(a.k[l], 0, b.k[l], 0, bytes);
+      enc.copyBufferToBuffer(a.v[l], 0, b.v[l], 0, bytes);
+    }
+    this.rt.device.queue.submit([enc.finish()]);
+  }
+
+  /** Drops every kept prompt (their rows no longer match the weights, e.g. after a training step). */
+  forgetPrefixes(): void {
+    for (const s of this.slots) Object.assign(s, { ids: [], promptLen: 0 });
   }
 
   /**
@@ -298,5 +421,6 @@ export class GpuGenerator {
     this.rt.release(...this.cacheBufs, this.sampled);
     this.cacheBufs.length = 0;
     this.seqCaches = this.prefixCaches = null;
+    this.slots.length = 0;
   }
 }

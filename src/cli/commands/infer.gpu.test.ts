@@ -44,4 +44,34 @@ describe('lwm infer --backend local', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("runs a trajectory's turns one after another on the kept KV cache, with the tokens of a run without it (--prefix-slots 0), output in input order", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
+    try {
+      const data = generateTrajectories('terminal', 2, 5);
+      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
+      const ckpt = join(dir, 'micro.safetensors');
+      const params = initParams(config, 3).map((x) => 10 * x); // sharp: a wrong cache row shows in the tokens
+      await writeFile(ckpt, saveCheckpoint({ config, params, step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { compact: 1 } }) } }));
+      // Turn-major, as a file sorted by turn: the two trajectories' turns interleaved.
+      const [x, y] = data.map((t) => toAgentWorldBenchRecords(t).slice(0, 3));
+      const records = [x[0], y[0], x[1], y[1], x[2], y[2]];
+      await writeFile(join(dir, 'awb.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const run = async (...more: string[]) => {
+        const io = captureIO();
+        expect(await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ckpt, '--max-tokens', '5', ...more], io)).toBe(0);
+        const reused = Number(/, (\d+) \(\d+%\) taken from the KV cache/.exec(io.stderr)?.[1]);
+        return { reused, records: io.stdout.trim().split('\n').map((l) => JSON.parse(l)) };
+      };
+      const kept = await run();
+      const plain = await run('--prefix-slots', '0');
+      expect(kept.records.map(({ gen: _, ...r }) => r)).toEqual(records);
+      expect(kept.reused).toBeGreaterThan(100);
+      expect(plain.reused).toBe(0);
+      expect(kept.records.map((r) => r.gen)).toEqual(plain.records.map((r) => r.gen));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

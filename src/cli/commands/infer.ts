@@ -4,15 +4,16 @@
 // agentworldbench` writes them). One prediction record per input, in input order, every input
 // field kept and `gen` added; a generation that fails gets `gen_error` and the run goes on.
 import { readFileSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
-import { inferRecords } from '../../core/bench/infer.ts';
+import { inferRecords, sharedPrefixOrder } from '../../core/bench/infer.ts';
 import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
 import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
 import { endpointBackend } from '../../backends/endpoint.ts';
+import type { CheckpointBackend } from '../../backends/checkpoint.ts';
 import { loadFile } from './validate.ts';
 import { parseSeed } from './convert.ts';
 
@@ -48,6 +49,10 @@ failed); a refused key stops the run (exit 1). Progress goes to standard error.
   --timeout S            endpoint: seconds per request, or between streamed chunks (default 120)
   --retries N            endpoint: extra attempts after a transient error (default 3)
   --template V           local: the template version to prompt with (default: the checkpoint's)
+  --prefix-slots N       local: prompts whose KV cache is kept (default 4; 0: off). A prompt that
+                         starts like a kept one (the same system prompt, the next turn of the
+                         same trajectory) is computed only from where it differs; records are
+                         run grouped by shared start (output stays in input order)
   --limit N              only the first N records
   --eval-fraction F      native input: share of trajectories held out (default 0.1, as training)
   --split-seed N         native input: the split's seed (default 0, as training's default)
@@ -109,7 +114,7 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   writeFileAtomicSync(path, text);
 }
 
-async function localModel(checkpoint: string, templateVersion: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; dispose: () => void }> {
+async function localModel(checkpoint: string, templateVersion: string | undefined, prefixSlots: number): Promise<{ backend: LwmBackend; contextLength: number; stats: CheckpointBackend['stats']; dispose: () => void }> {
   const { loadCheckpoint } = await import('../../model/checkpoint.ts');
   const { openCheckpointBackend, trainedTemplates } = await import('../../backends/checkpoint.ts');
   const ck = loadCheckpoint(new Uint8Array(readFileSync(checkpoint)), { source: checkpoint });
@@ -119,10 +124,11 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
   const { GpuRuntime } = await import('../../gpu/runtime.ts');
   const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
   try {
-    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion });
+    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion, prefixSlots });
     return {
       backend: local.backend,
       contextLength: local.config.contextLength,
+      stats: local.stats,
       dispose: () => {
         local.dispose();
         rt.dispose();
@@ -134,7 +140,32 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
   }
 }
 
-export default async function infer(argv: string[], io: CliIO): Promise<number> {
+/** The command line, checked. */
+interface InferArgs {
+  file: string;
+  kind: BackendKind;
+  model?: string;
+  template?: string;
+  prefixSlots: number;
+  baseUrl?: string;
+  apiKey?: string;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  concurrency: number;
+  stream: boolean;
+  timeout: number;
+  retries: number;
+  limit?: number;
+  evalFraction: number;
+  splitSeed: number;
+  /** undefined: standard output. */
+  output?: string;
+  resume: boolean;
+}
+
+function parseInferArgs(argv: string[]): InferArgs | 'help' {
   const { values, positionals } = parseCommandArgs(argv, {
     backend: { type: 'string' },
     model: { type: 'string' },
@@ -149,6 +180,7 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     timeout: { type: 'string' },
     retries: { type: 'string' },
     template: { type: 'string' },
+    'prefix-slots': { type: 'string' },
     limit: { type: 'string' },
     'eval-fraction': { type: 'string' },
     'split-seed': { type: 'string' },
@@ -156,10 +188,7 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     resume: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
-  if (values.help) {
-    io.out(HELP);
-    return 0;
-  }
+  if (values.help) return 'help';
   if (positionals.length !== 1) throw new UsageError('expected one RECORDS file');
   const kind = values.backend as BackendKind | undefined;
   if (!kind || !(BACKENDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(values.backend ?? '')}`);
@@ -168,147 +197,204 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   const modelOnly = ['model', 'max-tokens', 'temperature', 'top-p', 'seed'] as const;
   for (const f of endpointOnly) if (values[f] !== undefined && kind !== 'endpoint') throw new UsageError(`--${f} is for --backend endpoint`);
   for (const f of modelOnly) if (values[f] !== undefined && !isModel) throw new UsageError(`--${f} is for a model backend (local or endpoint), not the ${kind} baseline`);
-  if (values.template !== undefined && kind !== 'local') throw new UsageError('--template is for --backend local');
+  for (const f of ['template', 'prefix-slots'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
-  const maxTokensArg = intArg('max-tokens', values['max-tokens'], undefined, 1);
-  const temperatureArg = numArg('temperature', values.temperature, 0, 100);
-  const topP = numArg('top-p', values['top-p'], 0, 1, true);
-  const seed = values.seed === undefined ? undefined : parseSeed(values.seed);
-  const concurrency = intArg('concurrency', values.concurrency, 4, 1)!;
-  const timeout = numArg('timeout', values.timeout, 0, 86_400, true) ?? 120;
-  const retries = intArg('retries', values.retries, 3, 0)!;
-  const limit = intArg('limit', values.limit, undefined, 1);
-  const evalFraction = numArg('eval-fraction', values['eval-fraction'], 0, 1) ?? 0.1;
-  const splitSeed = values['split-seed'] === undefined ? 0 : parseSeed(values['split-seed']);
-  const output = values.output === '-' ? undefined : values.output;
-  if (values.resume && !output) throw new UsageError('--resume needs -o FILE (the file the earlier run wrote)');
+  const args: InferArgs = {
+    file: positionals[0],
+    kind,
+    model: values.model,
+    template: values.template,
+    prefixSlots: intArg('prefix-slots', values['prefix-slots'], 4, 0)!,
+    baseUrl: values['base-url'],
+    apiKey: values['api-key'],
+    maxTokens: intArg('max-tokens', values['max-tokens'], undefined, 1),
+    temperature: numArg('temperature', values.temperature, 0, 100),
+    topP: numArg('top-p', values['top-p'], 0, 1, true),
+    seed: values.seed === undefined ? undefined : parseSeed(values.seed),
+    concurrency: intArg('concurrency', values.concurrency, 4, 1)!,
+    stream: !values['no-stream'],
+    timeout: numArg('timeout', values.timeout, 0, 86_400, true) ?? 120,
+    retries: intArg('retries', values.retries, 3, 0)!,
+    limit: intArg('limit', values.limit, undefined, 1),
+    evalFraction: numArg('eval-fraction', values['eval-fraction'], 0, 1) ?? 0.1,
+    splitSeed: values['split-seed'] === undefined ? 0 : parseSeed(values['split-seed']),
+    output: values.output === '-' ? undefined : values.output,
+    resume: values.resume ?? false,
+  };
+  if (args.resume && !args.output) throw new UsageError('--resume needs -o FILE (the file the earlier run wrote)');
+  return args;
+}
 
-  // The records.
-  const file = positionals[0];
+/** The records to predict (an AgentWorldBench file, or native trajectories' eval-split turns), or null after saying why not. */
+async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecord[] | null> {
+  const file = a.file;
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
     io.err(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-    return 1;
+    return null;
   }
   let records: AwbSampleRecord[];
   const awb = awbRecordsOf(text, file);
   if (awb) {
     if (awb.errors.length) {
       io.err(awb.errors.join('\n') + '\n');
-      return 1;
+      return null;
     }
     records = awb.records;
   } else {
     const loaded = await loadFile(io, file, { keepRaw: false });
-    if (!loaded.readable) return 1;
+    if (!loaded.readable) return null;
     if (loaded.errorCount) {
       io.err(`${file}: ${loaded.errorCount} bad records; fix them or drop them first (lwm validate ${file})\n`);
-      return 1;
+      return null;
     }
-    records = evalTurnRecords(loaded.trajectories, evalFraction, splitSeed);
-    io.err(`${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${evalFraction}, split seed ${splitSeed})\n`);
+    records = evalTurnRecords(loaded.trajectories, a.evalFraction, a.splitSeed);
+    io.err(`${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${a.evalFraction}, split seed ${a.splitSeed})\n`);
   }
-  if (limit !== undefined) records = records.slice(0, limit);
+  if (a.limit !== undefined) records = records.slice(0, a.limit);
   if (records.length === 0) {
     io.err(`${file}: no records to predict${awb ? '' : ' (no trajectory fell in the eval split; raise --eval-fraction)'}\n`);
-    return 1;
+    return null;
   }
+  return records;
+}
 
-  // What an earlier run left.
-  const previous = values.resume && output ? await previousRecords(output) : new Map<string, AwbPredictionRecord>();
-  const todo = records.filter((r) => !previous.has(sampleKey(r)));
-  if (values.resume) io.err(`lwm infer: resuming: ${records.length - todo.length} of ${records.length} records already in ${output}\n`);
+interface OpenedBackend {
+  backend: LwmBackend;
+  generate: Omit<GenerateOptions, 'signal'>;
+  workers: number;
+  dispose: () => void;
+  /** A line for the end of the run (the local model: how much of the prompts its kept KV cache covered). */
+  summary?: () => string;
+}
 
-  // The backend.
-  let backend: LwmBackend;
-  let dispose = () => {};
-  let generate: Omit<GenerateOptions, 'signal'>;
-  let workers = 1;
-  if (kind === 'copy-last') {
-    backend = copyLastBackend();
-    generate = { maxTokens: 1, temperature: 0 };
-  } else if (kind === 'reference') {
-    backend = referenceBackend();
-    generate = { maxTokens: 1, temperature: 0 };
-  } else if (kind === 'endpoint') {
-    const apiKey = values['api-key'] ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
-    backend = endpointBackend({ baseUrl: values['base-url']!, model: values.model!, apiKey, maxConcurrency: concurrency, timeoutMs: timeout * 1000, retries, stream: !values['no-stream'], pageOrigin: null });
-    generate = { maxTokens: maxTokensArg ?? 32768, temperature: temperatureArg ?? 0.6, ...(topP !== undefined && { topP }), ...(seed !== undefined && { seed }) };
-    workers = concurrency;
-  } else {
-    if (todo.length === 0) {
-      backend = { name: 'local', generate: () => (async function* () {})() };
-      generate = { maxTokens: 1, temperature: 0 };
-    } else {
-      let m;
-      try {
-        m = await localModel(values.model!, values.template);
-      } catch (e) {
-        if (e instanceof UsageError) throw e;
-        io.err(`lwm infer: ${(e as Error).message}\n`);
-        return 1;
-      }
-      backend = m.backend;
-      dispose = m.dispose;
-      const maxTokens = maxTokensArg ?? Math.max(1, Math.floor(m.contextLength / 4));
-      if (maxTokens >= m.contextLength) {
-        dispose();
-        throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
-      }
-      generate = { maxTokens, temperature: temperatureArg ?? 0, ...(topP !== undefined && { topP }), ...(seed !== undefined && { seed }) };
+/** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
+async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<OpenedBackend | null> {
+  const sampling = { ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
+  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 } };
+  if (a.kind === 'copy-last') return { ...none, backend: copyLastBackend() };
+  if (a.kind === 'reference') return { ...none, backend: referenceBackend() };
+  if (a.kind === 'endpoint') {
+    const apiKey = a.apiKey ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
+    const backend = endpointBackend({ baseUrl: a.baseUrl!, model: a.model!, apiKey, maxConcurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream, pageOrigin: null });
+    return { backend, workers: a.concurrency, dispose: () => {}, generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
+  }
+  // Nothing left to generate (a finished --resume): no GPU needed.
+  if (todo === 0) return { ...none, backend: { name: 'local', generate: () => (async function* () {})() } };
+  let m;
+  try {
+    m = await localModel(a.model!, a.template, a.prefixSlots);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    io.err(`lwm infer: ${(e as Error).message}\n`);
+    return null;
+  }
+  const maxTokens = a.maxTokens ?? Math.max(1, Math.floor(m.contextLength / 4));
+  if (maxTokens >= m.contextLength) {
+    m.dispose();
+    throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
+  }
+  const { stats } = m;
+  const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
+  return { backend: m.backend, workers: 1, dispose: m.dispose, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
+}
+
+/** The progress file, opened for appending on --resume (a torn last line gets its newline); null after saying why not. */
+async function openProgressFile(output: string, resume: boolean, io: CliIO): Promise<FileHandle | null> {
+  try {
+    const handle = await open(output, resume ? 'a' : 'w');
+    // A run killed mid-line left a torn last line: start the next record on a line of its own.
+    if (resume && (await handle.stat()).size > 0) {
+      const tail = Buffer.alloc(1);
+      const probe = await open(output, 'r');
+      await probe.read(tail, 0, 1, (await probe.stat()).size - 1).finally(() => probe.close());
+      if (tail[0] !== 0x0a) await handle.write('\n');
     }
+    return handle;
+  } catch (e) {
+    io.err(`${output}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+    return null;
   }
+}
 
-  // The output: to a file, appended record by record (what --resume reads after a crash), then
-  // rewritten in input order once everything is there; or to standard output as it comes.
-  const fresh = new Map<string, AwbPredictionRecord>();
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
-  if (output) {
-    try {
-      handle = await open(output, values.resume ? 'a' : 'w');
-      // A run killed mid-line left a torn last line: start the next record on a line of its own.
-      if (values.resume && (await handle.stat()).size > 0) {
-        const tail = Buffer.alloc(1);
-        const probe = await open(output, 'r');
-        await probe.read(tail, 0, 1, (await probe.stat()).size - 1).finally(() => probe.close());
-        if (tail[0] !== 0x0a) await handle.write('\n');
-      }
-    } catch (e) {
-      dispose();
-      io.err(`${output}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
-      return 1;
-    }
-  }
+/** Progress on standard error: at most once a second, and once at the end. */
+function progressReporter(io: CliIO, name: string, total: number) {
   const t0 = Date.now();
   let lastReport = 0;
   let lastDone = -1;
-  const report = (done: number, failed: number, force = false) => {
+  return (done: number, failed: number, force = false) => {
     const now = Date.now();
     if (force ? done === lastDone : now - lastReport < 1000) return;
     lastReport = now;
     lastDone = done;
     const s = (now - t0) / 1000;
     const rate = s > 0 ? done / s : 0;
-    const eta = rate > 0 ? ` ETA ${Math.ceil((todo.length - done) / rate)}s` : '';
-    io.err(`lwm infer: ${backend.name} ${done}/${todo.length}${failed ? ` (${failed} failed)` : ''} ${rate.toFixed(1)} rec/s${done < todo.length ? eta : ''}\n`);
+    const eta = rate > 0 ? ` ETA ${Math.ceil((total - done) / rate)}s` : '';
+    io.err(`lwm infer: ${name} ${done}/${total}${failed ? ` (${failed} failed)` : ''} ${rate.toFixed(1)} rec/s${done < total ? eta : ''}\n`);
   };
+}
+
+/**
+ * Writes the prediction records of `count` inputs to standard output in input order while they
+ * arrive in any order (each with its input index): each is held until every one before it is out.
+ */
+function inputOrderWriter(count: number, out: (line: string) => void) {
+  const waiting = new Map<number, AwbPredictionRecord>();
+  let next = 0;
+  return (rec: AwbPredictionRecord, index: number) => {
+    waiting.set(index, rec);
+    for (let r; next < count && (r = waiting.get(next)); next++) {
+      waiting.delete(next);
+      out(JSON.stringify(r) + '\n');
+    }
+  };
+}
+
+export default async function infer(argv: string[], io: CliIO): Promise<number> {
+  const a = parseInferArgs(argv);
+  if (a === 'help') {
+    io.out(HELP);
+    return 0;
+  }
+  const records = await loadInputRecords(a, io);
+  if (!records) return 1;
+  // What an earlier run left.
+  const previous = a.resume && a.output ? await previousRecords(a.output) : new Map<string, AwbPredictionRecord>();
+  // Input indices of the records to generate, in the order to generate them.
+  let order = records.map((_, i) => i).filter((i) => !previous.has(sampleKey(records[i])));
+  if (a.resume) io.err(`lwm infer: resuming: ${records.length - order.length} of ${records.length} records already in ${a.output}\n`);
+  // The local model keeps the previous prompt's KV cache: records that share a prompt start go one after another.
+  if (a.kind === 'local' && a.prefixSlots > 0) order = sharedPrefixOrder(order.map((i) => records[i])).map((k) => order[k]);
+  const todo = order.map((i) => records[i]);
+  const opened = await openBackend(a, todo.length, io);
+  if (!opened) return 1;
+  const { backend, dispose } = opened;
+  // The output: to a file, appended record by record as each is done (what --resume reads after
+  // a crash), then rewritten in input order once everything is there; or to standard output in
+  // input order.
+  const handle = a.output ? await openProgressFile(a.output, a.resume, io) : undefined;
+  if (handle === null) {
+    dispose();
+    return 1;
+  }
+  const fresh = new Map<string, AwbPredictionRecord>();
+  // Without a file there is no --resume, so every input is in `todo`.
+  const toStdout = handle ? undefined : inputOrderWriter(records.length, io.out);
+  const report = progressReporter(io, backend.name, todo.length);
   let result;
   try {
-    if (!output) for (const r of records) if (previous.has(sampleKey(r))) io.out(JSON.stringify(previous.get(sampleKey(r))) + '\n');
     result = await inferRecords(todo, {
       backend,
-      generate,
-      concurrency: workers,
+      generate: opened.generate,
+      concurrency: opened.workers,
       onProgress: (p) => report(p.done, p.failed),
-      onRecord: async (rec) => {
-        const line = JSON.stringify(rec) + '\n';
-        if (handle) {
-          fresh.set(sampleKey(rec), rec);
-          await handle.write(line);
-        } else io.out(line);
+      onRecord: async (rec, k) => {
+        if (toStdout) return toStdout(rec, order[k]);
+        fresh.set(sampleKey(rec), rec);
+        await handle!.write(JSON.stringify(rec) + '\n');
       },
     });
   } finally {
@@ -316,13 +402,14 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     dispose();
   }
   report(result.done, result.failed, true);
+  if (opened.summary && todo.length) io.err(`lwm infer: ${opened.summary()}\n`);
   if (result.error) {
-    io.err(`lwm infer: stopped after ${result.done} of ${todo.length} records: ${result.error.message}${output ? `\n(the finished records are in ${output}; run again with --resume to generate the rest)` : ''}\n`);
+    io.err(`lwm infer: stopped after ${result.done} of ${todo.length} records: ${result.error.message}${a.output ? `\n(the finished records are in ${a.output}; run again with --resume to generate the rest)` : ''}\n`);
     return 1;
   }
-  if (output) {
+  if (a.output) {
     const ordered = records.map((r) => fresh.get(sampleKey(r)) ?? previous.get(sampleKey(r))!);
-    await writeAtomic(output, ordered.map((r) => JSON.stringify(r) + '\n').join(''));
+    await writeAtomic(a.output, ordered.map((r) => JSON.stringify(r) + '\n').join(''));
   }
   if (result.failed) {
     io.err(`lwm infer: ${result.failed} of ${todo.length} generations failed (written with "gen_error" and an empty "gen"; run again with --resume to retry them)\n`);

@@ -104,3 +104,31 @@ export async function inferRecords(records: readonly AwbSampleRecord[], options:
   if (!error && options.signal?.aborted) error = options.signal.reason instanceof Error ? options.signal.reason : new Error('cancelled');
   return { done: emitted, total: records.length, failed, ...(error ? { error } : {}) };
 }
+
+/** The texts a record's prompt is made of, in order: the system prompt, earlier actions and observations, the current action. */
+function conversationOf(r: AwbSampleRecord): string[] {
+  const t = r.turn_idx;
+  const texts = [typeof r.system_str === 'string' ? r.system_str : ''];
+  for (let i = 0; i < t - 1; i++) texts.push(String(r.prompt[i] ?? ''), String(r.response[i] ?? ''));
+  texts.push(String(typeof r.prompt[t - 1] === 'string' ? r.prompt[t - 1] : (r.current_prompt ?? '')));
+  return texts;
+}
+
+/**
+ * The order to generate records in so that those whose prompts share a start run one after
+ * another: records under one system prompt together, a trajectory's turns in turn order right
+ * after each other (turn k's conversation is the start of turn k+1's), trajectories that branch
+ * from a common history side by side. A model that keeps the previous prompt's KV cache then
+ * prefills only what is new. Input indices, sorted by the conversations compared text by text
+ * (a conversation before any it is the start of); equal ones keep their input order.
+ */
+export function sharedPrefixOrder(records: readonly AwbSampleRecord[]): number[] {
+  const keys = records.map(conversationOf);
+  const cmp = (a: number, b: number) => {
+    const x = keys[a];
+    const y = keys[b];
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+    return x.length - y.length || a - b;
+  };
+  return records.map((_, i) => i).sort(cmp);
+}
