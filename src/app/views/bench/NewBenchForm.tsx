@@ -85,6 +85,20 @@ function checkForm(f: FormInput): { errors: Record<string, string>; draft: Bench
   return { errors: errs, draft };
 }
 
+function DatasetField({ datasets, value, onChange, error }: { datasets: Dataset[]; value: string; onChange(id: string): void; error?: string }) {
+  return (
+    <Field id="bench-dataset" label="Dataset" error={error}>
+      <select id="bench-dataset" value={value} onChange={(e) => onChange(e.target.value)}>
+        {datasets.map((d) => (
+          <option key={d.id} value={d.id}>
+            {d.name}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
 function DomainsFieldset({ domains, chosen, onChange, error }: { domains: string[]; chosen: string[]; onChange(domains: string[]): void; error?: string }) {
   return (
     <fieldset>
@@ -237,15 +251,7 @@ export function NewBenchForm() {
   return (
     <form className="card bench-form" onSubmit={submit} aria-labelledby="bench-form-title" noValidate>
       <h2 id="bench-form-title">New benchmark</h2>
-      <Field id="bench-dataset" label="Dataset" error={errors.dataset}>
-        <select id="bench-dataset" value={datasetId} onChange={(e) => (setDatasetChoice(e.target.value), setDomains(null))}>
-          {datasets.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <DatasetField datasets={datasets} value={datasetId} onChange={(id) => (setDatasetChoice(id), setDomains(null))} error={errors.dataset} />
       <DomainsFieldset domains={dataset?.domains ?? []} chosen={chosenDomains} onChange={setDomains} error={errors.domains} />
       <div className="train-grid">
         {num('perDomain', 'Samples per domain')}
