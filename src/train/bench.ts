@@ -87,166 +87,204 @@ const keyOf = (backend: string, index: number) => `${backend}\u0000${index}`;
 /** Baselines answer at once: they never hold the estimate back. */
 const INSTANT = new Set<BenchBackendRef['kind']>(['copy-last', 'reference', 'imported']);
 
+/** Work units done, of the total, and how many failed. */
+interface Counters {
+  done: number;
+  total: number;
+  failed: number;
+}
+
+/** One run of a bench as it goes: what is stored, what is left, and the rates for the estimate. */
+interface BenchRun {
+  benchId: string;
+  deps: BenchDeps;
+  now: () => number;
+  bench: BenchRecord;
+  /** Results by keyOf(backend, index), as stored. */
+  stored: Map<string, BenchResult>;
+  counters: Counters;
+  /** Predictions left by backend, judgements left by judge (each unit done takes one off). */
+  missingGen: Map<string, number>;
+  missingJudge: Map<string, number>;
+  /** Ms per prediction by backend, ms per judgement by judge. */
+  genRate: Map<string, number>;
+  judgeRate: Map<string, number>;
+  /** When the record's progress was last written. */
+  lastSaved: number;
+}
+
+/** A stored prediction whose generation failed, or none, is made again (with fresh judgements). */
+const redo = (r: BenchResult | undefined) => !r || r.prediction.gen_error !== undefined;
+
+/** Takes a new run's held-out turns from its dataset; a continued run has them already. */
+async function withSamples(bench: BenchRecord, deps: BenchDeps): Promise<BenchRecord> {
+  if (bench.samples.length) return bench;
+  const benchId = bench.id;
+  deps.progress({ benchId, phase: 'samples', done: 0, total: 0, failed: 0, etaMs: null, results: [] });
+  const samples = await deps.loadSamples(bench);
+  if (!samples.length) throw new UserFacingError(`The dataset ${bench.data.name} has no held-out turns for these settings (raise the eval share or choose other domains).`);
+  const out = await deps.updateBench(benchId, (b) => (b.samples = samples));
+  deps.log(`${samples.length} held-out turns from ${out.data.name}`);
+  return out;
+}
+
+/**
+ * Counts the work: a prediction per (backend, sample) and a judgement per judge of each; what is
+ * stored is done, and what is left is kept by backend and by judge.
+ */
+function countWork(run: BenchRun) {
+  const { samples, backends, judges } = run.bench;
+  const { stored, counters } = run;
+  counters.total = samples.length * backends.length * (1 + judges.length);
+  for (const b of backends) {
+    let gen = 0;
+    for (let i = 0; i < samples.length; i++) {
+      const r = stored.get(keyOf(b.id, i));
+      if (redo(r)) gen++;
+      else counters.done += 1 + judges.filter((j) => Object.hasOwn(r!.judged, j.id)).length;
+      for (const j of judges) if (redo(r) || !Object.hasOwn(r!.judged, j.id)) run.missingJudge.set(j.id, (run.missingJudge.get(j.id) ?? 0) + 1);
+    }
+    run.missingGen.set(b.id, gen);
+  }
+}
+
+/** Time left by the rates measured so far; null while a model backend or an endpoint judge has none to go by. */
+function remainingMs(run: BenchRun): number | null {
+  const { backends, judges } = run.bench;
+  const { genRate, judgeRate, missingGen, missingJudge } = run;
+  let ms = 0;
+  const modelRates = [...genRate.entries()].filter(([id]) => !INSTANT.has(backends.find((b) => b.id === id)!.kind)).map(([, v]) => v);
+  const fallback = modelRates.length ? modelRates.reduce((a, b) => a + b, 0) / modelRates.length : null;
+  for (const b of backends) {
+    const missing = missingGen.get(b.id) ?? 0;
+    if (!missing || INSTANT.has(b.kind)) continue;
+    const rate = genRate.get(b.id) ?? fallback;
+    if (rate === null) return null;
+    ms += missing * rate;
+  }
+  for (const j of judges) {
+    const missing = missingJudge.get(j.id) ?? 0;
+    if (!missing) continue;
+    const rate = judgeRate.get(j.id) ?? (j.kind === 'local' ? 0 : null);
+    if (rate === null) return null;
+    ms += missing * rate;
+  }
+  return Math.round(ms);
+}
+
+/** Sends a progress record, and writes the counts into the bench's record now and then (and at the end). */
+async function report(run: BenchRun, phase: BenchProgress['phase'], results: BenchResult[], extra: { backend?: string; judge?: string } = {}) {
+  const { benchId, deps, counters, now } = run;
+  deps.progress({ benchId, phase, ...extra, done: counters.done, total: counters.total, failed: counters.failed, etaMs: remainingMs(run), results });
+  if (now() - run.lastSaved > 500 || counters.done === counters.total) {
+    run.lastSaved = now();
+    const { done, total } = counters;
+    await deps.updateBench(benchId, (b) => (b.progress = { done, total }));
+  }
+}
+
+/** Makes a backend's missing predictions (and those whose generation failed), storing each as it comes. */
+async function generateMissing(run: BenchRun, ref: BenchBackendRef) {
+  const { benchId, deps, now, stored, counters, bench } = run;
+  const { samples } = bench;
+  const todo: number[] = [];
+  for (let i = 0; i < samples.length; i++) if (redo(stored.get(keyOf(ref.id, i)))) todo.push(i);
+  if (!todo.length) return;
+  await deps.step();
+  deps.log(`${ref.name}: generating ${todo.length} of ${samples.length} predictions`);
+  const opened = await deps.openBackend(ref, bench);
+  try {
+    const started = now();
+    let made = 0;
+    const out = await inferRecords(
+      todo.map((i) => samples[i]),
+      {
+        backend: opened.backend,
+        generate: opened.generate,
+        concurrency: opened.concurrency,
+        signal: deps.signal,
+        onRecord: async (p, k) => {
+          const index = todo[k];
+          const result: BenchResult = { benchId, backend: ref.id, index, prediction: { ...p, model: ref.name }, judged: {} };
+          await deps.putResults([result]);
+          stored.set(keyOf(ref.id, index), result);
+          made++;
+          run.genRate.set(ref.id, (now() - started) / made);
+          run.missingGen.set(ref.id, (run.missingGen.get(ref.id) ?? 1) - 1);
+          counters.done++;
+          if (p.gen_error !== undefined) counters.failed++;
+          await report(run, 'generate', [result], { backend: ref.id });
+          await deps.step();
+        },
+      },
+    );
+    if (out.error) {
+      if (deps.signal.aborted) throw new StopRequested();
+      throw out.error;
+    }
+  } finally {
+    opened.dispose();
+  }
+}
+
+/** Judges a backend's stored predictions that a judge has not judged, storing each judgement as it comes. */
+async function judgeMissing(run: BenchRun, ref: BenchBackendRef, jref: BenchJudgeRef) {
+  const { deps, now, stored, counters } = run;
+  const items: BenchResult[] = [];
+  for (let i = 0; i < run.bench.samples.length; i++) {
+    const r = stored.get(keyOf(ref.id, i));
+    if (r && !Object.hasOwn(r.judged, jref.id)) items.push(r);
+  }
+  if (!items.length) return;
+  await deps.step();
+  const { judge, concurrency } = deps.openJudge(jref);
+  const started = now();
+  let made = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const r = items[next++];
+      const rec = await judgeRecord(r.prediction, judge, deps.signal);
+      const result: BenchResult = { ...r, judged: { ...r.judged, [jref.id]: { ...rec, judge: jref.id } } };
+      await deps.putResults([result]);
+      stored.set(keyOf(ref.id, r.index), result);
+      made++;
+      run.judgeRate.set(jref.id, (now() - started) / made);
+      run.missingJudge.set(jref.id, (run.missingJudge.get(jref.id) ?? 1) - 1);
+      counters.done++;
+      if (rec.failed) counters.failed++;
+      await report(run, 'judge', [result], { backend: ref.id, judge: jref.id });
+      await deps.step();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+  } catch (e) {
+    if (deps.signal.aborted && !(e instanceof StopRequested)) throw new StopRequested();
+    throw e;
+  }
+}
+
 /** Runs (or continues) a stored benchmark; its state, error and progress are kept in the record. */
 export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJobResult> {
   const now = deps.now ?? (() => Date.now());
   const initial = await deps.getBench(benchId);
   if (!initial) throw new UserFacingError(`There is no stored benchmark ${benchId}; it may have been deleted.`);
   if (initial.origin !== 'run') throw new UserFacingError('An imported judged file has no backends to run.');
-  let bench = await deps.updateBench(benchId, (b) => {
+  const started = await deps.updateBench(benchId, (b) => {
     b.state = 'running';
     b.error = undefined;
   });
-  const counters = { done: 0, total: 0, failed: 0 };
+  const counters: Counters = { done: 0, total: 0, failed: 0 };
   try {
-    if (!bench.samples.length) {
-      deps.progress({ benchId, phase: 'samples', done: 0, total: 0, failed: 0, etaMs: null, results: [] });
-      const samples = await deps.loadSamples(bench);
-      if (!samples.length) throw new UserFacingError(`The dataset ${bench.data.name} has no held-out turns for these settings (raise the eval share or choose other domains).`);
-      bench = await deps.updateBench(benchId, (b) => (b.samples = samples));
-      deps.log(`${samples.length} held-out turns from ${bench.data.name}`);
-    }
-    const { samples, backends, judges } = bench;
+    const bench = await withSamples(started, deps);
     const stored = new Map<string, BenchResult>();
     for (const r of await deps.loadResults(benchId)) stored.set(keyOf(r.backend, r.index), r);
-
-    // Work: a prediction per (backend, sample) and a judgement per judge of each. A stored
-    // prediction whose generation failed is made again (with fresh judgements).
-    const redo = (r: BenchResult | undefined) => !r || r.prediction.gen_error !== undefined;
-    counters.total = samples.length * backends.length * (1 + judges.length);
-    for (const b of backends) {
-      for (let i = 0; i < samples.length; i++) {
-        const r = stored.get(keyOf(b.id, i));
-        if (redo(r)) continue;
-        counters.done += 1 + judges.filter((j) => Object.hasOwn(r!.judged, j.id)).length;
-      }
-    }
-
-    // What is left, kept as counts (each unit done takes one off), and the rates for the
-    // estimate: ms per prediction by backend, ms per judgement by judge.
-    const missingGen = new Map<string, number>();
-    const missingJudge = new Map<string, number>();
-    for (const b of backends) {
-      let gen = 0;
-      for (let i = 0; i < samples.length; i++) {
-        const r = stored.get(keyOf(b.id, i));
-        if (redo(r)) gen++;
-        for (const j of judges) if (redo(r) || !Object.hasOwn(r!.judged, j.id)) missingJudge.set(j.id, (missingJudge.get(j.id) ?? 0) + 1);
-      }
-      missingGen.set(b.id, gen);
-    }
-    const genRate = new Map<string, number>();
-    const judgeRate = new Map<string, number>();
-    const remaining = () => {
-      let ms = 0;
-      const modelRates = [...genRate.entries()].filter(([id]) => !INSTANT.has(backends.find((b) => b.id === id)!.kind)).map(([, v]) => v);
-      const fallback = modelRates.length ? modelRates.reduce((a, b) => a + b, 0) / modelRates.length : null;
-      for (const b of backends) {
-        const missing = missingGen.get(b.id) ?? 0;
-        if (!missing || INSTANT.has(b.kind)) continue;
-        const rate = genRate.get(b.id) ?? fallback;
-        if (rate === null) return null;
-        ms += missing * rate;
-      }
-      for (const j of judges) {
-        const missing = missingJudge.get(j.id) ?? 0;
-        if (!missing) continue;
-        const rate = judgeRate.get(j.id) ?? (j.kind === 'local' ? 0 : null);
-        if (rate === null) return null;
-        ms += missing * rate;
-      }
-      return Math.round(ms);
-    };
-
-    let lastSaved = 0;
-    const report = async (phase: BenchProgress['phase'], results: BenchResult[], extra: { backend?: string; judge?: string } = {}) => {
-      deps.progress({ benchId, phase, ...extra, done: counters.done, total: counters.total, failed: counters.failed, etaMs: remaining(), results });
-      if (now() - lastSaved > 500 || counters.done === counters.total) {
-        lastSaved = now();
-        const { done, total } = counters;
-        await deps.updateBench(benchId, (b) => (b.progress = { done, total }));
-      }
-    };
-    const stopped = () => deps.signal.aborted;
-
-    for (const ref of backends) {
-      // Generate what is missing.
-      const todo: number[] = [];
-      for (let i = 0; i < samples.length; i++) if (redo(stored.get(keyOf(ref.id, i)))) todo.push(i);
-      if (todo.length) {
-        await deps.step();
-        deps.log(`${ref.name}: generating ${todo.length} of ${samples.length} predictions`);
-        const opened = await deps.openBackend(ref, bench);
-        try {
-          const started = now();
-          let made = 0;
-          const out = await inferRecords(
-            todo.map((i) => samples[i]),
-            {
-              backend: opened.backend,
-              generate: opened.generate,
-              concurrency: opened.concurrency,
-              signal: deps.signal,
-              onRecord: async (p, k) => {
-                const index = todo[k];
-                const result: BenchResult = { benchId, backend: ref.id, index, prediction: { ...p, model: ref.name }, judged: {} };
-                await deps.putResults([result]);
-                stored.set(keyOf(ref.id, index), result);
-                made++;
-                genRate.set(ref.id, (now() - started) / made);
-                missingGen.set(ref.id, (missingGen.get(ref.id) ?? 1) - 1);
-                counters.done++;
-                if (p.gen_error !== undefined) counters.failed++;
-                await report('generate', [result], { backend: ref.id });
-                await deps.step();
-              },
-            },
-          );
-          if (out.error) {
-            if (stopped()) throw new StopRequested();
-            throw out.error;
-          }
-        } finally {
-          opened.dispose();
-        }
-      }
-
-      // Judge what each judge has not judged.
-      for (const jref of judges) {
-        const items: BenchResult[] = [];
-        for (let i = 0; i < samples.length; i++) {
-          const r = stored.get(keyOf(ref.id, i));
-          if (r && !Object.hasOwn(r.judged, jref.id)) items.push(r);
-        }
-        if (!items.length) continue;
-        await deps.step();
-        const { judge, concurrency } = deps.openJudge(jref);
-        const started = now();
-        let made = 0;
-        let next = 0;
-        const worker = async () => {
-          while (next < items.length) {
-            const r = items[next++];
-            const rec = await judgeRecord(r.prediction, judge, deps.signal);
-            const result: BenchResult = { ...r, judged: { ...r.judged, [jref.id]: { ...rec, judge: jref.id } } };
-            await deps.putResults([result]);
-            stored.set(keyOf(ref.id, r.index), result);
-            made++;
-            judgeRate.set(jref.id, (now() - started) / made);
-            missingJudge.set(jref.id, (missingJudge.get(jref.id) ?? 1) - 1);
-            counters.done++;
-            if (rec.failed) counters.failed++;
-            await report('judge', [result], { backend: ref.id, judge: jref.id });
-            await deps.step();
-          }
-        };
-        try {
-          await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
-        } catch (e) {
-          if (stopped() && !(e instanceof StopRequested)) throw new StopRequested();
-          throw e;
-        }
-      }
+    const run: BenchRun = { benchId, deps, now, bench, stored, counters, missingGen: new Map(), missingJudge: new Map(), genRate: new Map(), judgeRate: new Map(), lastSaved: 0 };
+    countWork(run);
+    for (const ref of bench.backends) {
+      await generateMissing(run, ref);
+      for (const jref of bench.judges) await judgeMissing(run, ref, jref);
     }
     await deps.updateBench(benchId, (b) => {
       b.state = 'done';

@@ -6,7 +6,7 @@
 // ones set up on this device (stores/endpoints.ts, shared with the Playground): their API keys
 // stay in that store's memory, or its "remember on this device" storage, and go to the worker
 // with each job; a bench's stored record and its exports name an endpoint's URL and model only.
-import { create } from 'zustand';
+import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
 import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
 import { listRuns } from '../../storage/runs.ts';
@@ -140,113 +140,103 @@ async function heldLocks(): Promise<Set<string>> {
   }
 }
 
-export const useBenchStore = create<BenchState>()((set, get) => {
-  function onEvent(m: FromWorker) {
-    if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
-      // It comes after the job's 'failed' status. A job that failed before its bench began (no
-      // GPU, the bench open in another tab) leaves the bench's record as it was: mark it.
-      const benchId = ownJobs.get(m.jobId)!;
-      set({ error: m.message });
-      void updateBench(benchId, (b) => {
-        if (ACTIVE.includes(b.state)) {
-          b.state = 'failed';
-          b.error = m.message;
-        }
-      })
-        .then(() => get().refresh())
-        .catch(() => {});
+type SetState = StoreApi<BenchState>['setState'];
+type GetState = StoreApi<BenchState>['getState'];
+/** Starts the jobs worker on first use; null (with the reason in the store) without WebGPU. */
+type EnsureClient = () => JobClient | null;
+/** Starts a stored bench's job in the worker and makes it the live one. */
+type StartJob = (bench: BenchRecord) => void;
+
+const ONE_JOB_AT_A_TIME = 'A benchmark is running; cancel it first (one job at a time shares the GPU).';
+
+/**
+ * A job's error comes after its 'failed' status. A job that failed before its bench began (no
+ * GPU, the bench open in another tab) leaves the bench's record as it was: mark it.
+ */
+function onJobError(m: Extract<FromWorker, { type: 'error' }>, benchId: string, set: SetState, get: GetState) {
+  set({ error: m.message });
+  void updateBench(benchId, (b) => {
+    if (ACTIVE.includes(b.state)) {
+      b.state = 'failed';
+      b.error = m.message;
+    }
+  })
+    .then(() => get().refresh())
+    .catch(() => {});
+}
+
+/** The live job's status change: buffered progress is applied first; a finished job's bench is read back. */
+function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, live: LiveBench, set: SetState, get: GetState) {
+  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+  if (pending.timer) {
+    clearTimeout(pending.timer);
+    flush(set, get);
+  }
+  set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
+  if (finished)
+    void get()
+      .refresh()
+      .then(() => (get().selectedId === live.benchId ? get().select(live.benchId) : undefined));
+}
+
+function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
+  if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
+    onJobError(m, ownJobs.get(m.jobId)!, set, get);
+    return;
+  }
+  const live = get().live;
+  if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
+  switch (m.type) {
+    case 'progress': {
+      // Buffered: a fast backend or judge sends hundreds a second; the page redraws a few times a second.
+      const p = m.data as BenchProgress;
+      pending.progress = p;
+      pending.results.push(...p.results);
+      pending.timer ??= setTimeout(() => flush(set, get), FLUSH_MS);
       return;
     }
-    const live = get().live;
-    if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
-    switch (m.type) {
-      case 'progress': {
-        // Buffered: a fast backend or judge sends hundreds a second; the page redraws a few times a second.
-        const p = m.data as BenchProgress;
-        pending.progress = p;
-        pending.results.push(...p.results);
-        pending.timer ??= setTimeout(flush, FLUSH_MS);
-        return;
-      }
-      case 'log':
-        set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
-        return;
-      case 'status': {
-        const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
-        if (pending.timer) {
-          clearTimeout(pending.timer);
-          flush();
-        }
-        set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
-        if (finished)
-          void get()
-            .refresh()
-            .then(() => (get().selectedId === live.benchId ? get().select(live.benchId) : undefined));
-        return;
-      }
-      default:
-        return;
-    }
+    case 'log':
+      set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
+      return;
+    case 'status':
+      onJobStatus(m, live, set, get);
+      return;
+    default:
+      return;
   }
+}
 
-  /** Applies the buffered progress: the latest record, and every result since the last flush. */
-  function flush() {
-    const live = get().live;
-    const { progress, results } = pending;
-    pending.progress = null;
-    pending.results = [];
-    pending.timer = null;
-    if (!live || !progress || progress.benchId !== live.benchId) return;
-    set({ live: { ...live, progress } });
-    if (get().selectedId !== live.benchId || !results.length) return;
-    set((s) => {
-      const at = new Map(s.results.map((r, i) => [`${r.backend}\u0000${r.index}`, i]));
-      const merged = s.results.slice();
-      for (const r of results) {
-        const k = `${r.backend}\u0000${r.index}`;
-        const i = at.get(k);
-        if (i === undefined) {
-          at.set(k, merged.length);
-          merged.push(r);
-        } else merged[i] = r;
-      }
-      return { results: merged };
-    });
+/** Results with newer ones put in place of those of the same backend and sample, the rest appended. */
+function mergeResults(current: BenchResult[], newer: BenchResult[]): BenchResult[] {
+  const at = new Map(current.map((r, i) => [`${r.backend}\u0000${r.index}`, i]));
+  const merged = current.slice();
+  for (const r of newer) {
+    const k = `${r.backend}\u0000${r.index}`;
+    const i = at.get(k);
+    if (i === undefined) {
+      at.set(k, merged.length);
+      merged.push(r);
+    } else merged[i] = r;
   }
+  return merged;
+}
 
-  function ensureClient(): JobClient | null {
-    if (client) return client;
-    const missing = missingWebGpu();
-    if (missing) {
-      set({ error: `Running a benchmark needs WebGPU (the worker that runs it owns the GPU): ${missing.message}` });
-      return null;
-    }
-    client = jobClient();
-    client.on(onEvent);
-    return client;
-  }
+/** Applies the buffered progress: the latest record, and every result since the last flush. */
+function flush(set: SetState, get: GetState) {
+  const live = get().live;
+  const { progress, results } = pending;
+  pending.progress = null;
+  pending.results = [];
+  pending.timer = null;
+  if (!live || !progress || progress.benchId !== live.benchId) return;
+  set({ live: { ...live, progress } });
+  if (get().selectedId !== live.benchId || !results.length) return;
+  set((s) => ({ results: mergeResults(s.results, results) }));
+}
 
-  function startJob(bench: BenchRecord) {
-    const c = ensureClient();
-    if (!c) return;
-    const benchId = bench.id;
-    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) } };
-    const jobId = c.start({ ...spec });
-    ownJobs.set(jobId, benchId);
-    set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
-  }
-
+/** Reading the stored benches and runs, choosing the one on screen, removing and dismissing. */
+function storedBenchActions(set: SetState, get: GetState) {
   return {
-    status: 'idle',
-    benches: [],
-    runs: [],
-    selectedId: null,
-    results: [],
-    live: null,
-    interrupted: [],
-    logs: [],
-    error: null,
-
     init() {
       initPromise ??= (async () => {
         set({ status: 'loading' });
@@ -273,7 +263,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       }
     },
 
-    async select(id) {
+    async select(id: string | null) {
       set({ selectedId: id, results: id === get().selectedId ? get().results : [] });
       if (!id) return;
       try {
@@ -284,9 +274,40 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       }
     },
 
-    async create(draft) {
+    async remove(id: string) {
+      if (get().live?.benchId === id) {
+        set({ error: 'This benchmark is running; cancel it before deleting it.' });
+        return;
+      }
+      try {
+        await deleteBench(id);
+      } catch (e) {
+        set({ error: `Could not delete the benchmark: ${(e as Error).message}` });
+      }
+      set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, results: s.selectedId === id ? [] : s.results, interrupted: s.interrupted.filter((b) => b.id !== id) }));
+      await get().refresh();
+    },
+
+    async dismissInterrupted(id: string) {
+      set((s) => ({ interrupted: s.interrupted.filter((b) => b.id !== id) }));
+      try {
+        await updateBench(id, (b) => {
+          if (ACTIVE.includes(b.state)) b.state = 'stopped';
+        });
+      } catch (e) {
+        set({ error: (e as Error).message });
+      }
+      await get().refresh();
+    },
+  };
+}
+
+/** Starting a new bench, continuing a stopped one, and stopping the live one. */
+function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient, startJob: StartJob) {
+  return {
+    async create(draft: BenchDraft) {
       if (get().live) {
-        set({ error: 'A benchmark is running; cancel it first (one job at a time shares the GPU).' });
+        set({ error: ONE_JOB_AT_A_TIME });
         return null;
       }
       if (!ensureClient()) return null;
@@ -303,9 +324,9 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       return id;
     },
 
-    async resume(id, typed) {
+    async resume(id: string, typed?: Record<string, TypedKey>) {
       if (get().live) {
-        set({ error: 'A benchmark is running; cancel it first (one job at a time shares the GPU).' });
+        set({ error: ONE_JOB_AT_A_TIME });
         return;
       }
       let bench: BenchRecord | undefined;
@@ -327,7 +348,17 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       startJob(bench);
     },
 
-    async addJudge(id, judge) {
+    stop() {
+      const live = get().live;
+      if (live) client?.stop(live.jobId);
+    },
+  };
+}
+
+/** Adding a judge to a stored bench, and importing a judged file as a bench. */
+function judgedActions(set: SetState, get: GetState, startJob: StartJob) {
+  return {
+    async addJudge(id: string, judge: BenchDraft['judge']) {
       if (get().live) {
         set({ error: 'A benchmark is running; wait for it or cancel it first.' });
         return;
@@ -354,26 +385,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       if (updated) startJob(updated);
     },
 
-    stop() {
-      const live = get().live;
-      if (live) client?.stop(live.jobId);
-    },
-
-    async remove(id) {
-      if (get().live?.benchId === id) {
-        set({ error: 'This benchmark is running; cancel it before deleting it.' });
-        return;
-      }
-      try {
-        await deleteBench(id);
-      } catch (e) {
-        set({ error: `Could not delete the benchmark: ${(e as Error).message}` });
-      }
-      set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, results: s.selectedId === id ? [] : s.results, interrupted: s.interrupted.filter((b) => b.id !== id) }));
-      await get().refresh();
-    },
-
-    async importFile(file) {
+    async importFile(file: File) {
       let text: string;
       try {
         text = await file.text();
@@ -396,19 +408,45 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       await get().refresh();
       set({ selectedId: out.bench.id, results: out.results, error: null });
     },
+  };
+}
 
-    async dismissInterrupted(id) {
-      set((s) => ({ interrupted: s.interrupted.filter((b) => b.id !== id) }));
-      try {
-        await updateBench(id, (b) => {
-          if (ACTIVE.includes(b.state)) b.state = 'stopped';
-        });
-      } catch (e) {
-        set({ error: (e as Error).message });
-      }
-      await get().refresh();
-    },
+export const useBenchStore = create<BenchState>()((set, get) => {
+  function ensureClient(): JobClient | null {
+    if (client) return client;
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ error: `Running a benchmark needs WebGPU (the worker that runs it owns the GPU): ${missing.message}` });
+      return null;
+    }
+    client = jobClient();
+    client.on((m) => onWorkerEvent(m, set, get));
+    return client;
+  }
 
+  function startJob(bench: BenchRecord) {
+    const c = ensureClient();
+    if (!c) return;
+    const benchId = bench.id;
+    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) } };
+    const jobId = c.start({ ...spec });
+    ownJobs.set(jobId, benchId);
+    set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
+  }
+
+  return {
+    status: 'idle',
+    benches: [],
+    runs: [],
+    selectedId: null,
+    results: [],
+    live: null,
+    interrupted: [],
+    logs: [],
+    error: null,
+    ...storedBenchActions(set, get),
+    ...jobActions(set, get, ensureClient, startJob),
+    ...judgedActions(set, get, startJob),
     dismissError() {
       set({ error: null });
     },

@@ -20,28 +20,19 @@ function Field({ id, label, error, hint, children }: { id: string; label: string
   );
 }
 
-export function NewBenchForm() {
-  const datasets = useDatasetStore((s) => s.datasets);
-  const activeId = useDatasetStore((s) => s.activeId);
-  const { runs, live, create } = useBenchStore();
-  const [datasetChoice, setDatasetChoice] = useState('');
-  const [name, setName] = useState('');
-  const [domains, setDomains] = useState<string[] | null>(null);
-  const [numbers, setNumbers] = useState<BenchNumberFields>({ perDomain: '20', evalFraction: '0.1', seed: '0', maxTokens: '', temperature: '' });
-  const [baselines, setBaselines] = useState<('copy-last' | 'reference')[]>(['copy-last', 'reference']);
-  const [checkpoints, setCheckpoints] = useState<string[]>([]);
-  const known = useEndpointStore((s) => s.endpoints);
-  /** Ids of the chosen endpoints. */
-  const [endpointIds, setEndpointIds] = useState<string[]>([]);
-  const [adding, setAdding] = useState(false);
-  const [judgeKind, setJudgeKind] = useState<'local' | 'endpoint'>('local');
-  const [judgeId, setJudgeId] = useState('');
-  const [errors, setErrors] = useState<Record<string, string>>({});
+type Baseline = 'copy-last' | 'reference';
+type CheckpointChoice = { value: string; label: string; ref: BenchDraft['checkpoints'][number] };
+type EndpointChoice = ReturnType<typeof useEndpointStore.getState>['endpoints'][number];
+type Dataset = ReturnType<typeof useDatasetStore.getState>['datasets'][number];
 
-  const datasetId = datasetChoice && datasets.some((d) => d.id === datasetChoice) ? datasetChoice : (activeId ?? datasets[0]?.id ?? '');
-  const dataset = datasets.find((d) => d.id === datasetId);
-  const chosenDomains = domains ?? dataset?.domains ?? [];
-  const choices = useMemo(
+/** A list with x added (on) or taken out. */
+function toggled<T>(list: T[], x: T, on: boolean): T[] {
+  return on ? [...list, x] : list.filter((y) => y !== x);
+}
+
+/** The stored checkpoints a bench can run: each run's last, and its best when that is another one. */
+function useCheckpointChoices(runs: ReturnType<typeof useBenchStore.getState>['runs']): CheckpointChoice[] {
+  return useMemo(
     () =>
       runs.flatMap((r) =>
         (['last', 'best'] as const).flatMap((tag) => {
@@ -52,36 +43,203 @@ export function NewBenchForm() {
       ),
     [runs],
   );
+}
+
+interface FormInput {
+  name: string;
+  dataset: Dataset | undefined;
+  domains: string[];
+  numbers: BenchNumberFields;
+  baselines: Baseline[];
+  checkpoints: CheckpointChoice[];
+  endpoints: EndpointChoice[];
+  judgeKind: 'local' | 'endpoint';
+  judgeEndpoint: EndpointChoice | undefined;
+}
+
+/** The form's errors by field, and the bench to start when there are none. */
+function checkForm(f: FormInput): { errors: Record<string, string>; draft: BenchDraft | null } {
+  const errs: Record<string, string> = {};
+  const { dataset, domains: chosenDomains, judgeEndpoint } = f;
+  if (!dataset) errs.dataset = 'Choose a dataset (load or import one in the Data view).';
+  if (!chosenDomains.length) errs.domains = 'Choose at least one domain.';
+  const parsed = parseBenchNumbers(f.numbers);
+  Object.assign(errs, parsed.errors);
+  if (!f.baselines.length && !f.checkpoints.length && !f.endpoints.length) errs.backends = 'Choose at least one backend.';
+  if (f.judgeKind === 'endpoint' && !judgeEndpoint) errs.judge = 'Choose the judge’s endpoint, or add one.';
+  if (Object.keys(errs).length || !dataset || !parsed.values) return { errors: errs, draft: null };
+  const draft: BenchDraft = {
+    name: f.name,
+    datasetId: dataset.id,
+    datasetName: dataset.name,
+    domains: chosenDomains,
+    perDomain: parsed.values.perDomain,
+    evalFraction: parsed.values.evalFraction,
+    seed: parsed.values.seed,
+    baselines: f.baselines,
+    checkpoints: f.checkpoints.map((c) => c.ref),
+    endpoints: f.endpoints,
+    generation: parsed.values.generation,
+    judge: f.judgeKind === 'endpoint' && judgeEndpoint ? { kind: 'endpoint', endpoint: judgeEndpoint } : { kind: 'local' },
+  };
+  return { errors: errs, draft };
+}
+
+function DatasetField({ datasets, value, onChange, error }: { datasets: Dataset[]; value: string; onChange(id: string): void; error?: string }) {
+  return (
+    <Field id="bench-dataset" label="Dataset" error={error}>
+      <select id="bench-dataset" value={value} onChange={(e) => onChange(e.target.value)}>
+        {datasets.map((d) => (
+          <option key={d.id} value={d.id}>
+            {d.name}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+function DomainsFieldset({ domains, chosen, onChange, error }: { domains: string[]; chosen: string[]; onChange(domains: string[]): void; error?: string }) {
+  return (
+    <fieldset>
+      <legend>Domains</legend>
+      {domains.map((d) => (
+        <label key={d} className="check">
+          <input type="checkbox" checked={chosen.includes(d)} onChange={(e) => onChange(toggled(chosen, d, e.target.checked))} />
+          {d}
+        </label>
+      ))}
+      {error ? <span className="error-text small">{error}</span> : null}
+    </fieldset>
+  );
+}
+
+/** The endpoints set up on this device, to pick, and the form that adds one. */
+function EndpointChecks({ chosen, onChange }: { chosen: string[]; onChange(ids: string[]): void }) {
+  const known = useEndpointStore((s) => s.endpoints);
+  const [adding, setAdding] = useState(false);
+  return (
+    <>
+      {known.length ? (
+        <ul className="plain" aria-label="Endpoints">
+          {known.map((ep) => (
+            <li key={ep.id}>
+              <label className="check">
+                <input type="checkbox" checked={chosen.includes(ep.id)} onChange={(e) => onChange(toggled(chosen, ep.id, e.target.checked))} />
+                <span>
+                  endpoint:{ep.model} <span className="muted small">at {ep.baseUrl} · {keyStatus(ep.id)}</span>
+                </span>
+              </label>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {adding ? (
+        <EndpointForm
+          initial={null}
+          label="New endpoint"
+          submitLabel="Add endpoint"
+          onDone={(id) => {
+            setAdding(false);
+            if (id) onChange([...chosen, id]);
+          }}
+        />
+      ) : (
+        <button type="button" className="secondary small" onClick={() => setAdding(true)}>
+          Add an OpenAI-compatible endpoint
+        </button>
+      )}
+    </>
+  );
+}
+
+interface BackendsProps {
+  baselines: Baseline[];
+  setBaselines(b: Baseline[]): void;
+  choices: CheckpointChoice[];
+  checkpoints: string[];
+  setCheckpoints(keys: string[]): void;
+  endpointIds: string[];
+  setEndpointIds(ids: string[]): void;
+  error?: string;
+}
+
+function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, error }: BackendsProps) {
+  return (
+    <fieldset>
+      <legend>Backends</legend>
+      {(['copy-last', 'reference'] as const).map((b) => (
+        <label key={b} className="check">
+          <input type="checkbox" checked={baselines.includes(b)} onChange={(e) => setBaselines(toggled(baselines, b, e.target.checked))} />
+          <span>
+            {b} <span className="muted small">{b === 'copy-last' ? 'baseline: the previous observation' : 'baseline: the real observation (the ceiling)'}</span>
+          </span>
+        </label>
+      ))}
+      {choices.length ? <p className="muted small">Checkpoints (on this GPU, with the template each was trained with):</p> : <p className="muted small">No stored checkpoint yet: train one in the Train view.</p>}
+      {choices.map((c) => (
+        <label key={c.value} className="check">
+          <input type="checkbox" checked={checkpoints.includes(c.value)} onChange={(e) => setCheckpoints(toggled(checkpoints, c.value, e.target.checked))} />
+          {c.label}
+        </label>
+      ))}
+      <EndpointChecks chosen={endpointIds} onChange={setEndpointIds} />
+      {error ? <span className="error-text small">{error}</span> : null}
+    </fieldset>
+  );
+}
+
+function JudgeFields({ kind, setKind, endpointId, setEndpointId, error }: { kind: 'local' | 'endpoint'; setKind(k: 'local' | 'endpoint'): void; endpointId: string; setEndpointId(id: string): void; error?: string }) {
+  return (
+    <>
+      <Field id="bench-judge" label="Judge">
+        <select id="bench-judge" value={kind} onChange={(e) => setKind(e.target.value as 'local' | 'endpoint')}>
+          <option value="local">Local rubric judge (in the browser)</option>
+          <option value="endpoint">LLM judge at an endpoint (AgentWorldBench verdict format)</option>
+        </select>
+      </Field>
+      {kind === 'endpoint' ? <EndpointSelect id="bench-judge-endpoint" label="Judge endpoint" value={endpointId} onChange={setEndpointId} error={error} /> : null}
+    </>
+  );
+}
+
+export function NewBenchForm() {
+  const datasets = useDatasetStore((s) => s.datasets);
+  const activeId = useDatasetStore((s) => s.activeId);
+  const { runs, live, create } = useBenchStore();
+  const [datasetChoice, setDatasetChoice] = useState('');
+  const [name, setName] = useState('');
+  const [domains, setDomains] = useState<string[] | null>(null);
+  const [numbers, setNumbers] = useState<BenchNumberFields>({ perDomain: '20', evalFraction: '0.1', seed: '0', maxTokens: '', temperature: '' });
+  const [baselines, setBaselines] = useState<Baseline[]>(['copy-last', 'reference']);
+  const [checkpoints, setCheckpoints] = useState<string[]>([]);
+  const known = useEndpointStore((s) => s.endpoints);
+  /** Ids of the chosen endpoints. */
+  const [endpointIds, setEndpointIds] = useState<string[]>([]);
+  const [judgeKind, setJudgeKind] = useState<'local' | 'endpoint'>('local');
+  const [judgeId, setJudgeId] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+
+  const datasetId = datasetChoice && datasets.some((d) => d.id === datasetChoice) ? datasetChoice : (activeId ?? datasets[0]?.id ?? '');
+  const dataset = datasets.find((d) => d.id === datasetId);
+  const chosenDomains = domains ?? dataset?.domains ?? [];
+  const choices = useCheckpointChoices(runs);
 
   function submit(e: React.FormEvent) {
     e.preventDefault();
-    const errs: Record<string, string> = {};
-    if (!dataset) errs.dataset = 'Choose a dataset (load or import one in the Data view).';
-    if (!chosenDomains.length) errs.domains = 'Choose at least one domain.';
-    const parsed = parseBenchNumbers(numbers);
-    Object.assign(errs, parsed.errors);
-    const chosen = choices.filter((c) => checkpoints.includes(c.value));
-    const endpoints = known.filter((e) => endpointIds.includes(e.id));
-    if (!baselines.length && !chosen.length && !endpoints.length) errs.backends = 'Choose at least one backend.';
-    const judgeEndpoint = known.find((e) => e.id === judgeId);
-    if (judgeKind === 'endpoint' && !judgeEndpoint) errs.judge = 'Choose the judge’s endpoint, or add one.';
-    setErrors(errs);
-    if (Object.keys(errs).length || !dataset || !parsed.values) return;
-    const draft: BenchDraft = {
+    const checked = checkForm({
       name,
-      datasetId: dataset.id,
-      datasetName: dataset.name,
+      dataset,
       domains: chosenDomains,
-      perDomain: parsed.values.perDomain,
-      evalFraction: parsed.values.evalFraction,
-      seed: parsed.values.seed,
+      numbers,
       baselines,
-      checkpoints: chosen.map((c) => c.ref),
-      endpoints,
-      generation: parsed.values.generation,
-      judge: judgeKind === 'endpoint' && judgeEndpoint ? { kind: 'endpoint', endpoint: judgeEndpoint } : { kind: 'local' },
-    };
-    void create(draft);
+      checkpoints: choices.filter((c) => checkpoints.includes(c.value)),
+      endpoints: known.filter((ep) => endpointIds.includes(ep.id)),
+      judgeKind,
+      judgeEndpoint: known.find((ep) => ep.id === judgeId),
+    });
+    setErrors(checked.errors);
+    if (checked.draft) void create(checked.draft);
   }
 
   const num = (field: keyof BenchNumberFields, label: string, hint?: string) => (
@@ -93,91 +251,19 @@ export function NewBenchForm() {
   return (
     <form className="card bench-form" onSubmit={submit} aria-labelledby="bench-form-title" noValidate>
       <h2 id="bench-form-title">New benchmark</h2>
-      <Field id="bench-dataset" label="Dataset" error={errors.dataset}>
-        <select id="bench-dataset" value={datasetId} onChange={(e) => (setDatasetChoice(e.target.value), setDomains(null))}>
-          {datasets.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <fieldset>
-        <legend>Domains</legend>
-        {(dataset?.domains ?? []).map((d) => (
-          <label key={d} className="check">
-            <input type="checkbox" checked={chosenDomains.includes(d)} onChange={(e) => setDomains(e.target.checked ? [...chosenDomains, d] : chosenDomains.filter((x) => x !== d))} />
-            {d}
-          </label>
-        ))}
-        {errors.domains ? <span className="error-text small">{errors.domains}</span> : null}
-      </fieldset>
+      <DatasetField datasets={datasets} value={datasetId} onChange={(id) => (setDatasetChoice(id), setDomains(null))} error={errors.dataset} />
+      <DomainsFieldset domains={dataset?.domains ?? []} chosen={chosenDomains} onChange={setDomains} error={errors.domains} />
       <div className="train-grid">
         {num('perDomain', 'Samples per domain')}
         {num('evalFraction', 'Eval share', 'trajectories held out, as training')}
         {num('seed', 'Split seed', 'training uses 0')}
       </div>
-      <fieldset>
-        <legend>Backends</legend>
-        {(['copy-last', 'reference'] as const).map((b) => (
-          <label key={b} className="check">
-            <input type="checkbox" checked={baselines.includes(b)} onChange={(e) => setBaselines(e.target.checked ? [...baselines, b] : baselines.filter((x) => x !== b))} />
-            <span>
-              {b} <span className="muted small">{b === 'copy-last' ? 'baseline: the previous observation' : 'baseline: the real observation (the ceiling)'}</span>
-            </span>
-          </label>
-        ))}
-        {choices.length ? <p className="muted small">Checkpoints (on this GPU, with the template each was trained with):</p> : <p className="muted small">No stored checkpoint yet: train one in the Train view.</p>}
-        {choices.map((c) => (
-          <label key={c.value} className="check">
-            <input type="checkbox" checked={checkpoints.includes(c.value)} onChange={(e) => setCheckpoints(e.target.checked ? [...checkpoints, c.value] : checkpoints.filter((x) => x !== c.value))} />
-            {c.label}
-          </label>
-        ))}
-        {known.length ? (
-          <ul className="plain" aria-label="Endpoints">
-            {known.map((ep) => (
-              <li key={ep.id}>
-                <label className="check">
-                  <input type="checkbox" checked={endpointIds.includes(ep.id)} onChange={(e) => setEndpointIds(e.target.checked ? [...endpointIds, ep.id] : endpointIds.filter((x) => x !== ep.id))} />
-                  <span>
-                    endpoint:{ep.model} <span className="muted small">at {ep.baseUrl} · {keyStatus(ep.id)}</span>
-                  </span>
-                </label>
-              </li>
-            ))}
-          </ul>
-        ) : null}
-        {adding ? (
-          <EndpointForm
-            initial={null}
-            label="New endpoint"
-            submitLabel="Add endpoint"
-            onDone={(id) => {
-              setAdding(false);
-              if (id) setEndpointIds([...endpointIds, id]);
-            }}
-          />
-        ) : (
-          <button type="button" className="secondary small" onClick={() => setAdding(true)}>
-            Add an OpenAI-compatible endpoint
-          </button>
-        )}
-        {errors.backends ? <span className="error-text small">{errors.backends}</span> : null}
-      </fieldset>
+      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} error={errors.backends} />
       <div className="train-grid">
         {num('maxTokens', 'Max new tokens', 'blank: a quarter of a checkpoint’s context; 32768 for an endpoint')}
         {num('temperature', 'Temperature', 'blank: 0 for a checkpoint, 0.6 for an endpoint')}
       </div>
-      <Field id="bench-judge" label="Judge">
-        <select id="bench-judge" value={judgeKind} onChange={(e) => setJudgeKind(e.target.value as 'local' | 'endpoint')}>
-          <option value="local">Local rubric judge (in the browser)</option>
-          <option value="endpoint">LLM judge at an endpoint (AgentWorldBench verdict format)</option>
-        </select>
-      </Field>
-      {judgeKind === 'endpoint' ? (
-        <EndpointSelect id="bench-judge-endpoint" label="Judge endpoint" value={judgeId} onChange={setJudgeId} error={errors.judge} />
-      ) : null}
+      <JudgeFields kind={judgeKind} setKind={setJudgeKind} endpointId={judgeId} setEndpointId={setJudgeId} error={errors.judge} />
       <Field id="bench-name" label="Name (optional)">
         <input id="bench-name" type="text" value={name} onChange={(e) => setName(e.target.value)} />
       </Field>

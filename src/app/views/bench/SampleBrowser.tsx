@@ -112,6 +112,113 @@ function Verdict({ rec }: { rec: AwbJudgedRecord }) {
   );
 }
 
+type Backend = ReturnType<typeof orderedBackends>[number];
+
+/** One page of the samples: a row each, the total score of each backend's prediction by the judge. */
+function SamplesTable({ rows, backends, judgeId, open, setOpen }: { rows: SampleRow[]; backends: Backend[]; judgeId: string; open: string | null; setOpen(key: string | null): void }) {
+  return (
+    <div className="table-scroll">
+      <table className="table compact bench-samples" data-testid="bench-samples">
+        <thead>
+          <tr>
+            <th scope="col">sample</th>
+            <th scope="col">domain</th>
+            <th scope="col" className="num">
+              turn
+            </th>
+            {backends.map((b) => (
+              <th key={b.id} scope="col" className="num">
+                {b.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.key} className={r.key === open ? 'selected' : undefined}>
+              <th scope="row" style={{ fontWeight: 500 }}>
+                <button type="button" className="linklike" aria-expanded={r.key === open} onClick={() => setOpen(r.key === open ? null : r.key)}>
+                  {r.id}
+                </button>
+              </th>
+              <td>{r.domain}</td>
+              <td className="num">{r.turn}</td>
+              {backends.map((b) => {
+                const res = r.results.get(b.id);
+                return (
+                  <td key={b.id} className="num">
+                    {res ? score(Object.hasOwn(res.judged, judgeId) ? res.judged[judgeId] : undefined) : ''}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Pager({ current, pages, setPage }: { current: number; pages: number; setPage(page: number): void }) {
+  if (pages <= 1) return null;
+  return (
+    <div className="toolbar">
+      <button type="button" className="secondary small" disabled={current === 0} onClick={() => setPage(current - 1)}>
+        Previous
+      </button>
+      <span className="small">
+        page {current + 1} of {pages}
+      </span>
+      <button type="button" className="secondary small" disabled={current >= pages - 1} onClick={() => setPage(current + 1)}>
+        Next
+      </button>
+    </div>
+  );
+}
+
+/** The open sample: one backend's prediction against the reference, and the judge's verdict on it. */
+function SampleDetail({ row, backends, backendId, setBackend, judgeId }: { row: SampleRow; backends: Backend[]; backendId: string; setBackend(id: string): void; judgeId: string }) {
+  const result = row.results.get(backendId);
+  const input = result ? judgeInputOf(result.prediction) : null;
+  if (!result || !input) return null;
+  const judged = Object.hasOwn(result.judged, judgeId) ? result.judged[judgeId] : undefined;
+  return (
+    <div className="card" data-testid="bench-sample" role="region" aria-label={`Sample ${row.id}`}>
+      <div className="toolbar">
+        <h4 style={{ margin: 0 }}>
+          {row.id} · {row.domain} · turn {row.turn}
+        </h4>
+        <label htmlFor="bench-sample-backend">Backend</label>
+        <select id="bench-sample-backend" value={backendId} onChange={(e) => setBackend(e.target.value)}>
+          {backends
+            .filter((b) => row.results.has(b.id))
+            .map((b) => (
+              <option key={b.id} value={b.id}>
+                {b.name}
+              </option>
+            ))}
+        </select>
+      </div>
+      <p className="small">
+        <strong>Action</strong> (after {input.history.length} earlier turn{input.history.length === 1 ? '' : 's'}):
+      </p>
+      <pre className="diff mono">{input.action}</pre>
+      {result.prediction.gen_error !== undefined ? <p className="error-text small">Generation failed: {String(result.prediction.gen_error)}</p> : null}
+      <div className="sample-grid">
+        <div>
+          <h5>Prediction against the reference</h5>
+          <Diff reference={input.reference} prediction={input.prediction} />
+          <p className="muted small">− only in the real observation · + only in the prediction</p>
+        </div>
+        <div>
+          <h5>Verdict of {judgeId}</h5>
+          {judged ? <Verdict rec={judged} /> : <p className="muted">Not judged yet.</p>}
+        </div>
+      </div>
+    </div>
+  );
+}
+
 export function SampleBrowser({ bench, results, judgeId }: { bench: BenchRecord; results: BenchResult[]; judgeId: string }) {
   const rows = useMemo(() => sampleRows(results), [results]);
   const backends = orderedBackends(bench);
@@ -124,9 +231,6 @@ export function SampleBrowser({ bench, results, judgeId }: { bench: BenchRecord;
   const current = Math.min(page, pages - 1);
   const openRow = rows.find((r) => r.key === open);
   const backendId = backendShown && openRow?.results.has(backendShown) ? backendShown : (backends.find((b) => openRow?.results.has(b.id))?.id ?? '');
-  const result = openRow?.results.get(backendId);
-  const judged = result && Object.hasOwn(result.judged, judgeId) ? result.judged[judgeId] : undefined;
-  const input = result ? judgeInputOf(result.prediction) : null;
   const domains = [...new Set(rows.map((r) => r.domain))];
   return (
     <section aria-labelledby="bench-samples-title">
@@ -145,93 +249,9 @@ export function SampleBrowser({ bench, results, judgeId }: { bench: BenchRecord;
           {shown.length} samples · total score by {judgeId}
         </span>
       </div>
-      <div className="table-scroll">
-        <table className="table compact bench-samples" data-testid="bench-samples">
-          <thead>
-            <tr>
-              <th scope="col">sample</th>
-              <th scope="col">domain</th>
-              <th scope="col" className="num">
-                turn
-              </th>
-              {backends.map((b) => (
-                <th key={b.id} scope="col" className="num">
-                  {b.name}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {shown.slice(current * PAGE, (current + 1) * PAGE).map((r) => (
-              <tr key={r.key} className={r.key === open ? 'selected' : undefined}>
-                <th scope="row" style={{ fontWeight: 500 }}>
-                  <button type="button" className="linklike" aria-expanded={r.key === open} onClick={() => setOpen(r.key === open ? null : r.key)}>
-                    {r.id}
-                  </button>
-                </th>
-                <td>{r.domain}</td>
-                <td className="num">{r.turn}</td>
-                {backends.map((b) => {
-                  const res = r.results.get(b.id);
-                  return (
-                    <td key={b.id} className="num">
-                      {res ? score(Object.hasOwn(res.judged, judgeId) ? res.judged[judgeId] : undefined) : ''}
-                    </td>
-                  );
-                })}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {pages > 1 ? (
-        <div className="toolbar">
-          <button type="button" className="secondary small" disabled={current === 0} onClick={() => setPage(current - 1)}>
-            Previous
-          </button>
-          <span className="small">
-            page {current + 1} of {pages}
-          </span>
-          <button type="button" className="secondary small" disabled={current >= pages - 1} onClick={() => setPage(current + 1)}>
-            Next
-          </button>
-        </div>
-      ) : null}
-      {openRow && result && input ? (
-        <div className="card" data-testid="bench-sample" role="region" aria-label={`Sample ${openRow.id}`}>
-          <div className="toolbar">
-            <h4 style={{ margin: 0 }}>
-              {openRow.id} · {openRow.domain} · turn {openRow.turn}
-            </h4>
-            <label htmlFor="bench-sample-backend">Backend</label>
-            <select id="bench-sample-backend" value={backendId} onChange={(e) => setBackendShown(e.target.value)}>
-              {backends
-                .filter((b) => openRow.results.has(b.id))
-                .map((b) => (
-                  <option key={b.id} value={b.id}>
-                    {b.name}
-                  </option>
-                ))}
-            </select>
-          </div>
-          <p className="small">
-            <strong>Action</strong> (after {input.history.length} earlier turn{input.history.length === 1 ? '' : 's'}):
-          </p>
-          <pre className="diff mono">{input.action}</pre>
-          {result.prediction.gen_error !== undefined ? <p className="error-text small">Generation failed: {String(result.prediction.gen_error)}</p> : null}
-          <div className="sample-grid">
-            <div>
-              <h5>Prediction against the reference</h5>
-              <Diff reference={input.reference} prediction={input.prediction} />
-              <p className="muted small">− only in the real observation · + only in the prediction</p>
-            </div>
-            <div>
-              <h5>Verdict of {judgeId}</h5>
-              {judged ? <Verdict rec={judged} /> : <p className="muted">Not judged yet.</p>}
-            </div>
-          </div>
-        </div>
-      ) : null}
+      <SamplesTable rows={shown.slice(current * PAGE, (current + 1) * PAGE)} backends={backends} judgeId={judgeId} open={open} setOpen={setOpen} />
+      <Pager current={current} pages={pages} setPage={setPage} />
+      {openRow ? <SampleDetail row={openRow} backends={backends} backendId={backendId} setBackend={setBackendShown} judgeId={judgeId} /> : null}
     </section>
   );
 }
