@@ -23,7 +23,8 @@
 import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
 import { SPECIAL_TOKENS, type Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
-import { fillPlaceholders, type PromptTemplate } from './index.ts';
+import type { PromptTemplate } from './builtin.ts';
+import { fillPlaceholders } from './render.ts';
 
 /** Put where a value was cut. One character, so it costs few tokens. */
 export const ELISION = '…';

@@ -326,6 +326,83 @@ export interface RegexOptions {
   budget?: number;
 }
 
+/** A compiled pattern plus the search's scratch space, which lives as long as the GrepRegex. */
+interface Program {
+  states: State[];
+  start: number;
+  fold: boolean;
+  budget: number;
+  /** Generation marks instead of clearing sets: `mark[s] === gen` means s is already in the list. */
+  mark: Int32Array;
+  gen: number;
+}
+
+/** Whether a zero-width assertion holds before chars[i]. */
+function assertionHolds(kind: Assertion, chars: string[], i: number): boolean {
+  const before = isWordChar(chars[i - 1]);
+  const after = isWordChar(chars[i]);
+  switch (kind) {
+    case 'bol': return i === 0;
+    case 'eol': return i === chars.length;
+    case 'word': return before !== after;
+    case 'notword': return before === after;
+    case 'wordstart': return !before && after;
+    case 'wordend': return before && !after;
+  }
+}
+
+/** Follows splits and assertions from s0 at position i into `list`; true when the match state is reached. */
+function addState(p: Program, re: GrepRegex, chars: string[], list: number[], s0: number, i: number, stack: number[]): boolean {
+  stack.push(s0);
+  while (stack.length) {
+    const s = stack.pop()!;
+    if (s < 0 || p.mark[s] === p.gen) continue;
+    p.mark[s] = p.gen;
+    if (++re.steps > p.budget) throw new RegexError('memory exhausted');
+    const st = p.states[s];
+    if (st.k === 'match') {
+      stack.length = 0;
+      return true;
+    }
+    if (st.k === 'split') stack.push(st.out1, st.out);
+    else if (st.k === 'assert') {
+      if (assertionHolds(st.kind, chars, i)) stack.push(st.out);
+    } else list.push(s);
+  }
+  return false;
+}
+
+/** Runs the NFA over `text` in lockstep (unanchored); counts steps on `re`. */
+function search(p: Program, re: GrepRegex, text: string): boolean {
+  const chars = Array.from(text);
+  let cur: number[] = [];
+  let next: number[] = [];
+  const stack: number[] = [];
+  p.gen++;
+  for (let i = 0; ; i++) {
+    // Unanchored search: a match may start at every position.
+    if (addState(p, re, chars, cur, p.start, i, stack)) return true;
+    if (i === chars.length || !cur.length) {
+      if (i === chars.length) return false;
+      p.gen++;
+      continue;
+    }
+    const c = chars[i];
+    const lower = p.fold ? c.toLowerCase() : c;
+    const upper = p.fold ? c.toUpperCase() : c;
+    p.gen++;
+    next.length = 0;
+    for (const s of cur) {
+      const st = p.states[s] as { k: 'char'; test: CharTest; out: number };
+      if (++re.steps > p.budget) throw new RegexError('memory exhausted');
+      if (st.test(c) || (p.fold && (st.test(lower) || st.test(upper)))) {
+        if (addState(p, re, chars, next, st.out, i + 1, stack)) return true;
+      }
+    }
+    [cur, next] = [next, cur];
+  }
+}
+
 /** Compiles a grep pattern; throws RegexError with grep's message when it is not valid. */
 export function compileGrep(pattern: string, options: RegexOptions = {}): GrepRegex {
   let node = new Parser(pattern, !!options.extended).parse();
@@ -336,75 +413,17 @@ export function compileGrep(pattern: string, options: RegexOptions = {}): GrepRe
   const match = states.length;
   states.push({ k: 'match' });
   for (const [s, f] of built.exits) (states[s] as unknown as Record<string, number>)[f] = match;
-  const start = built.start;
-  const fold = !!options.ignoreCase;
-  const budget = options.budget ?? 1e8;
-  // Generation marks instead of clearing sets: `mark[s] === gen` means s is already in the list.
-  const mark = new Int32Array(states.length).fill(-1);
-  let gen = 0;
+  const p: Program = {
+    states,
+    start: built.start,
+    fold: !!options.ignoreCase,
+    budget: options.budget ?? 1e8,
+    mark: new Int32Array(states.length).fill(-1),
+    gen: 0,
+  };
   const re: GrepRegex = {
     steps: 0,
-    test(text: string): boolean {
-      const chars = Array.from(text);
-      let cur: number[] = [];
-      let next: number[] = [];
-      const holds = (kind: Assertion, i: number): boolean => {
-        const before = isWordChar(chars[i - 1]);
-        const after = isWordChar(chars[i]);
-        switch (kind) {
-          case 'bol': return i === 0;
-          case 'eol': return i === chars.length;
-          case 'word': return before !== after;
-          case 'notword': return before === after;
-          case 'wordstart': return !before && after;
-          case 'wordend': return before && !after;
-        }
-      };
-      // Follows splits and assertions from s at position i; true when the match state is reached.
-      const stack: number[] = [];
-      const addState = (list: number[], s0: number, i: number): boolean => {
-        stack.push(s0);
-        while (stack.length) {
-          const s = stack.pop()!;
-          if (s < 0 || mark[s] === gen) continue;
-          mark[s] = gen;
-          if (++re.steps > budget) throw new RegexError('memory exhausted');
-          const st = states[s];
-          if (st.k === 'match') {
-            stack.length = 0;
-            return true;
-          }
-          if (st.k === 'split') stack.push(st.out1, st.out);
-          else if (st.k === 'assert') {
-            if (holds(st.kind, i)) stack.push(st.out);
-          } else list.push(s);
-        }
-        return false;
-      };
-      gen++;
-      for (let i = 0; ; i++) {
-        // Unanchored search: a match may start at every position.
-        if (addState(cur, start, i)) return true;
-        if (i === chars.length || !cur.length) {
-          if (i === chars.length) return false;
-          gen++;
-          continue;
-        }
-        const c = chars[i];
-        const lower = fold ? c.toLowerCase() : c;
-        const upper = fold ? c.toUpperCase() : c;
-        gen++;
-        next.length = 0;
-        for (const s of cur) {
-          const st = states[s] as { k: 'char'; test: CharTest; out: number };
-          if (++re.steps > budget) throw new RegexError('memory exhausted');
-          if (st.test(c) || (fold && (st.test(lower) || st.test(upper)))) {
-            if (addState(next, st.out, i + 1)) return true;
-          }
-        }
-        [cur, next] = [next, cur];
-      }
-    },
+    test: (text: string): boolean => search(p, re, text),
   };
   return re;
 }
