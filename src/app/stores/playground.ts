@@ -193,182 +193,348 @@ export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo
   }
 }
 
-export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string | null): UseBoundStore<StoreApi<PlaygroundState>> {
-  /** The dropped file's bytes (never persisted), and whether the worker already holds them. */
-  let fileBytes: { id: string; bytes: Uint8Array } | null = null;
-  let workerHasFile: string | null = null;
-  let abort: AbortController | null = null;
-  let templates: Record<string, PromptTemplate> = {};
+type SetState = StoreApi<PlaygroundState>['setState'];
+type GetState = StoreApi<PlaygroundState>['getState'];
+type LocalChoice = Extract<BackendChoice, { kind: 'run' | 'file' }>;
+type TurnOutput = { text: string; tokens: number; ms: number; stopped: boolean; name: string };
+
+/** What one store keeps outside its state: the dropped file's bytes (never persisted), the run in flight. */
+interface StoreVars {
+  fileBytes: { id: string; bytes: Uint8Array } | null;
+  /** The file id the worker already holds. */
+  workerHasFile: string | null;
+  abort: AbortController | null;
+  templates: Record<string, PromptTemplate>;
   /** Bumped by reset / world changes: a run that started before stops writing into the new session. */
-  let epoch = 0;
+  epoch: number;
+  running: Promise<void> | null;
+}
 
-  const init = (set: StoreApi<PlaygroundState>['setState'], get: StoreApi<PlaygroundState>['getState']): PlaygroundState => {
-    const chosenTemplate = (): PromptTemplate | undefined => (get().template ? templates[get().template] : undefined);
+/** Everything the store's named functions share. */
+interface StoreCtx {
+  deps: PlaygroundDeps;
+  set: SetState;
+  get: GetState;
+  v: StoreVars;
+}
 
-    /** One turn from the worker's checkpoint; streams into `live`. */
-    async function generateLocal(turn: number, request: TurnRequest): Promise<{ text: string; tokens: number; ms: number; stopped: boolean; name: string }> {
-      const b = get().backend as Extract<BackendChoice, { kind: 'run' | 'file' }>;
-      const problem = deps.webgpu();
-      if (problem) throw Object.assign(new Error(`A checkpoint runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
-      const client = deps.jobs();
-      const s = get().sampling;
-      const attempt = (withBytes: boolean) =>
-        new Promise<{ result: GenerateJobResult | null; text: string; lost: boolean; error?: Error }>((resolve) => {
-          let text = '';
-          let lost = false;
-          const spec: GenerateJobSpec = {
-            kind: 'generate',
-            model:
-              b.kind === 'run'
-                ? { source: 'run', key: b.key, label: b.label }
-                : { source: 'file', id: b.id, name: b.name, ...(withBytes || workerHasFile !== b.id ? { bytes: fileBytes?.id === b.id ? fileBytes.bytes : undefined } : {}) },
-            request,
-            template: chosenTemplate(),
-            sampling: { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topK !== null ? { topK: s.topK } : {}), ...(s.topP !== null ? { topP: s.topP } : {}), ...(s.seed !== null ? { seed: s.seed } : {}) },
-          };
-          let jobId = '';
-          const off = client.on((m: FromWorker) => {
-            if (m.type === 'lost') lost = true;
-            if (m.type === 'ready' && b.kind === 'file') workerHasFile = null;
-            if (!('jobId' in m) || m.jobId !== jobId) return;
-            if (m.type === 'text') {
-              text += m.text;
-              const live = get().live;
-              if (live && live.jobId === jobId) set({ live: { ...live, text } });
-            } else if (m.type === 'progress') {
-              const p = m.data as GenerateProgress;
-              if (p.kind === 'model') set({ model: p.model });
-              else if (p.kind === 'context') set({ context: p.context });
-              else if (p.kind === 'tokens') {
-                const live = get().live;
-                if (live && live.jobId === jobId) set({ live: { ...live, tokens: p.tokens, ms: p.ms } });
-              }
-            } else if (m.type === 'done') {
-              off();
-              resolve({ result: m.result as GenerateJobResult, text, lost });
-            } else if (m.type === 'error') {
-              off();
-              resolve({ result: null, text, lost, error: new Error(m.message) });
-            } else if (m.type === 'status' && m.state === 'stopped') {
-              off();
-              resolve({ result: null, text, lost });
-            }
-          });
-          jobId = client.start(spec as unknown as JobSpecBase);
-          set({ live: { turn, text: '', tokens: 0, ms: 0, exact: true, jobId } });
-        });
-      let r = await attempt(false);
-      if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attempt(true);
-      if (r.error) {
+function chosenTemplate({ get, v }: StoreCtx): PromptTemplate | undefined {
+  return get().template ? v.templates[get().template] : undefined;
+}
+
+function samplingOptions(s: Sampling) {
+  return { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topK !== null ? { topK: s.topK } : {}), ...(s.topP !== null ? { topP: s.topP } : {}), ...(s.seed !== null ? { seed: s.seed } : {}) };
+}
+
+type LocalAttempt = { result: GenerateJobResult | null; text: string; lost: boolean; error?: Error };
+
+/** One 'generate' job in the worker; streams into `live` and settles when the job ends. */
+function attemptLocal(ctx: StoreCtx, b: LocalChoice, turn: number, request: TurnRequest, withBytes: boolean): Promise<LocalAttempt> {
+  const { deps, set, get, v } = ctx;
+  const client = deps.jobs();
+  return new Promise<LocalAttempt>((resolve) => {
+    let text = '';
+    let lost = false;
+    const spec: GenerateJobSpec = {
+      kind: 'generate',
+      model:
+        b.kind === 'run'
+          ? { source: 'run', key: b.key, label: b.label }
+          : { source: 'file', id: b.id, name: b.name, ...(withBytes || v.workerHasFile !== b.id ? { bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined } : {}) },
+      request,
+      template: chosenTemplate(ctx),
+      sampling: samplingOptions(get().sampling),
+    };
+    let jobId = '';
+    const off = client.on((m: FromWorker) => {
+      if (m.type === 'lost') lost = true;
+      if (m.type === 'ready' && b.kind === 'file') v.workerHasFile = null;
+      if (!('jobId' in m) || m.jobId !== jobId) return;
+      if (m.type === 'text') {
+        text += m.text;
         const live = get().live;
-        throw Object.assign(r.error, { partial: r.text, lost: r.lost, tokens: live?.tokens ?? 0, ms: live?.ms ?? 0 });
+        if (live && live.jobId === jobId) set({ live: { ...live, text } });
+      } else if (m.type === 'progress') onLocalProgress(ctx, jobId, m.data as GenerateProgress);
+      else if (m.type === 'done') {
+        off();
+        resolve({ result: m.result as GenerateJobResult, text, lost });
+      } else if (m.type === 'error') {
+        off();
+        resolve({ result: null, text, lost, error: new Error(m.message) });
+      } else if (m.type === 'status' && m.state === 'stopped') {
+        off();
+        resolve({ result: null, text, lost });
       }
-      if (b.kind === 'file') workerHasFile = b.id;
-      const res = r.result;
-      return { text: res?.text ?? r.text, tokens: res?.tokens ?? get().live?.tokens ?? 0, ms: res?.ms ?? get().live?.ms ?? 0, stopped: !res || !!res.stopped, name: res?.model.name ?? 'local' };
-    }
+    });
+    jobId = client.start(spec as unknown as JobSpecBase);
+    set({ live: { turn, text: '', tokens: 0, ms: 0, exact: true, jobId } });
+  });
+}
 
-    /** One turn from a backend on the page (endpoint, baselines). */
-    async function generatePage(turn: number, backend: LwmBackend, request: TurnRequest): Promise<{ text: string; tokens: number; ms: number; stopped: boolean; name: string }> {
-      abort = new AbortController();
-      const signal = abort.signal;
-      const s = get().sampling;
-      const t0 = performance.now();
-      let text = '';
-      let pieces = 0;
-      set({ live: { turn, text: '', tokens: 0, ms: 0, exact: false } });
-      try {
-        for await (const piece of backend.generate(request, {
-          maxTokens: s.maxTokens,
-          temperature: s.temperature,
-          ...(s.topK !== null ? { topK: s.topK } : {}),
-          ...(s.topP !== null ? { topP: s.topP } : {}),
-          ...(s.seed !== null ? { seed: s.seed } : {}),
-          signal,
-        })) {
-          text += piece;
-          pieces++;
-          set({ live: { turn, text, tokens: pieces, ms: performance.now() - t0, exact: false } });
-        }
-      } catch (e) {
-        if (!signal.aborted) throw Object.assign(e as Error, { partial: text, tokens: pieces, ms: performance.now() - t0 });
-      } finally {
-        abort = null;
-      }
-      return { text, tokens: pieces, ms: performance.now() - t0, stopped: signal.aborted, name: backend.name };
-    }
+function onLocalProgress({ set, get }: StoreCtx, jobId: string, p: GenerateProgress) {
+  if (p.kind === 'model') set({ model: p.model });
+  else if (p.kind === 'context') set({ context: p.context });
+  else if (p.kind === 'tokens') {
+    const live = get().live;
+    if (live && live.jobId === jobId) set({ live: { ...live, tokens: p.tokens, ms: p.ms } });
+  }
+}
 
-    async function runTurn(index: number): Promise<boolean> {
-      const { backend: b, session } = get();
-      if (!b) {
-        set({ error: { kind: 'settings', message: 'Choose a backend first: a checkpoint, an endpoint or a baseline.' } });
-        return false;
+/** One turn from the worker's checkpoint; streams into `live`. */
+async function generateLocal(ctx: StoreCtx, turn: number, request: TurnRequest): Promise<TurnOutput> {
+  const { deps, get, v } = ctx;
+  const b = get().backend as LocalChoice;
+  const problem = deps.webgpu();
+  if (problem) throw Object.assign(new Error(`A checkpoint runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
+  let r = await attemptLocal(ctx, b, turn, request, false);
+  if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attemptLocal(ctx, b, turn, request, true);
+  if (r.error) {
+    const live = get().live;
+    throw Object.assign(r.error, { partial: r.text, lost: r.lost, tokens: live?.tokens ?? 0, ms: live?.ms ?? 0 });
+  }
+  if (b.kind === 'file') v.workerHasFile = b.id;
+  const res = r.result;
+  return { text: res?.text ?? r.text, tokens: res?.tokens ?? get().live?.tokens ?? 0, ms: res?.ms ?? get().live?.ms ?? 0, stopped: !res || !!res.stopped, name: res?.model.name ?? 'local' };
+}
+
+/** One turn from a backend on the page (endpoint, baselines). */
+async function generatePage({ set, get, v }: StoreCtx, turn: number, backend: LwmBackend, request: TurnRequest): Promise<TurnOutput> {
+  v.abort = new AbortController();
+  const signal = v.abort.signal;
+  const t0 = performance.now();
+  let text = '';
+  let pieces = 0;
+  set({ live: { turn, text: '', tokens: 0, ms: 0, exact: false } });
+  try {
+    for await (const piece of backend.generate(request, { ...samplingOptions(get().sampling), signal })) {
+      text += piece;
+      pieces++;
+      set({ live: { turn, text, tokens: pieces, ms: performance.now() - t0, exact: false } });
+    }
+  } catch (e) {
+    if (!signal.aborted) throw Object.assign(e as Error, { partial: text, tokens: pieces, ms: performance.now() - t0 });
+  } finally {
+    v.abort = null;
+  }
+  return { text, tokens: pieces, ms: performance.now() - t0, stopped: signal.aborted, name: backend.name };
+}
+
+/** The page backend for the choice (null for a checkpoint), the request it gets, or the settings problem that stops the turn. */
+function pageBackend(ctx: StoreCtx, b: BackendChoice, request: TurnRequest): { backend: LwmBackend | null; request: TurnRequest } | { problem: string } {
+  const { deps, set, get } = ctx;
+  if (b.kind === 'endpoint') {
+    const ep = deps.endpoint(b.id);
+    if (!ep) return { problem: 'The chosen endpoint is no longer set up; choose or add one.' };
+    const problems = endpointProblems(ep);
+    if (problems.length) return { problem: problems.join(' ') };
+    const req = endpointRequest(request, chosenTemplate(ctx));
+    set({ context: estimatedReport(awbMessages(req), ep.contextLength, get().sampling.maxTokens) });
+    return { backend: endpointBackend(endpointConfig(ep)), request: req };
+  }
+  if (b.kind === 'copy-last') return { backend: copyLastBackend(), request };
+  if (b.kind === 'reference') {
+    if (request.reference === undefined) return { problem: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' };
+    return { backend: referenceBackend(), request };
+  }
+  return { backend: null, request };
+}
+
+/** Predicts turn `index`; false when it failed, stopped or the session changed under it. */
+async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
+  const { deps, set, get, v } = ctx;
+  const { backend: b, session } = get();
+  if (!b) {
+    set({ error: { kind: 'settings', message: 'Choose a backend first: a checkpoint, an endpoint or a baseline.' } });
+    return false;
+  }
+  const myEpoch = v.epoch;
+  const chosen = pageBackend(ctx, b, turnRequest(session, index));
+  if ('problem' in chosen) {
+    set({ error: { kind: 'settings', message: chosen.problem } });
+    return false;
+  }
+  const { backend, request } = chosen;
+  if (backend) set({ context: b.kind === 'endpoint' ? get().context : null });
+  set({ error: null });
+  try {
+    const out = backend ? await generatePage(ctx, index, backend, request) : await generateLocal(ctx, index, request);
+    if (myEpoch !== v.epoch) return false;
+    set({ session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }), live: null });
+    return !out.stopped;
+  } catch (e) {
+    if (myEpoch !== v.epoch) return false;
+    const err = e as Error & { partial?: string; lost?: boolean; tokens?: number; ms?: number; help?: string; kindHint?: string };
+    const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : classifyError(err, index, !!err.lost, pageOrigin());
+    set({
+      session: setPrediction(get().session, index, err.partial ?? '', { backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined), tokens: err.tokens ?? 0, ms: err.ms ?? 0, error: shown.message }),
+      live: null,
+      error: shown,
+    });
+    return false;
+  }
+}
+
+/** Predicts every turn from `from` on that has no prediction yet, one run at a time. */
+function runPending(ctx: StoreCtx, from = 0): Promise<void> {
+  const { get, v } = ctx;
+  if (v.running) return v.running;
+  v.running = (async () => {
+    try {
+      for (;;) {
+        const next = pendingTurns(get().session, from)[0];
+        if (next === undefined) return;
+        const ok = await runTurn(ctx, next);
+        if (!ok) return;
+        from = next + 1;
       }
-      const myEpoch = epoch;
-      let request = turnRequest(session, index);
-      let backend: LwmBackend | null = null;
-      if (b.kind === 'endpoint') {
-        const ep = deps.endpoint(b.id);
-        if (!ep) {
-          set({ error: { kind: 'settings', message: 'The chosen endpoint is no longer set up; choose or add one.' } });
-          return false;
-        }
-        const problems = endpointProblems(ep);
-        if (problems.length) {
-          set({ error: { kind: 'settings', message: problems.join(' ') } });
-          return false;
-        }
-        request = endpointRequest(request, chosenTemplate());
-        set({ context: estimatedReport(awbMessages(request), ep.contextLength, get().sampling.maxTokens) });
-        backend = endpointBackend(endpointConfig(ep));
-      } else if (b.kind === 'copy-last') backend = copyLastBackend();
-      else if (b.kind === 'reference') {
-        if (request.reference === undefined) {
-          set({ error: { kind: 'settings', message: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' } });
-          return false;
-        }
-        backend = referenceBackend();
-      }
-      if (backend) set({ context: b.kind === 'endpoint' ? get().context : null });
+    } finally {
+      v.running = null;
+    }
+  })();
+  return v.running;
+}
+
+/** Loads a checkpoint in the worker as soon as it is chosen, so the first turn does not wait and the user sees what was loaded (or why not). */
+function preloadModel({ deps, set, get, v }: StoreCtx, b: LocalChoice) {
+  const problem = deps.webgpu();
+  if (problem) {
+    set({ error: { kind: 'no-webgpu', message: `A checkpoint runs on the GPU, and ${problem.message}`, help: problem.help } });
+    return;
+  }
+  const client = deps.jobs();
+  const model =
+    b.kind === 'run' ? { source: 'run' as const, key: b.key, label: b.label } : { source: 'file' as const, id: b.id, name: b.name, bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined };
+  const jobId = client.start({ kind: 'generate', model } as unknown as JobSpecBase);
+  const off = client.on((m) => {
+    if (!('jobId' in m) || m.jobId !== jobId) return;
+    if (m.type === 'progress' && (m.data as GenerateProgress).kind === 'model') set({ model: (m.data as Extract<GenerateProgress, { kind: 'model' }>).model });
+    if (m.type === 'done') {
+      off();
+      if (b.kind === 'file') v.workerHasFile = b.id;
+    }
+    if (m.type === 'error') {
+      off();
+      if (get().backend === b) set({ error: classifyError(new Error(m.message), undefined, false, pageOrigin()), model: null });
+    }
+  });
+}
+
+/** The session's own edits: world, system prompt, mode, suggestions, reset. */
+function sessionActions({ set, get, v }: StoreCtx) {
+  return {
+    setWorld(world: World) {
+      v.epoch++;
+      get().stop();
+      set({ session: newSession(world, get().session.mode), live: null, context: null, saved: null, suggestion: null, error: null });
+    },
+    setField(field: keyof SystemPrompt, value: string) {
+      set({ session: setSessionField(get().session, field, value) });
+    },
+    resetFields() {
+      set({ session: { ...get().session, systemPrompt: newSession(get().session.world).systemPrompt } });
+    },
+    setMode(mode: HistoryMode) {
+      set({ session: { ...get().session, mode } });
+    },
+    suggest() {
+      const { session, suggestion } = get();
+      const variant = suggestion ? suggestion.variant + 1 : 0;
+      const text = suggestAction(session.world, session.turns.map((t) => t.action), suggestion ? variant : 0);
+      set({ suggestion: text === null ? null : { text, variant } });
+      return text;
+    },
+    reset() {
+      v.epoch++;
+      get().stop();
+      const s = get().session;
+      set({ session: { ...newSession(s.world, s.mode), systemPrompt: s.systemPrompt }, live: null, context: null, saved: null, suggestion: null, error: null });
+    },
+    dismissError() {
       set({ error: null });
-      try {
-        const out = backend ? await generatePage(index, backend, request) : await generateLocal(index, request);
-        if (myEpoch !== epoch) return false;
-        set({ session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }), live: null });
-        return !out.stopped;
-      } catch (e) {
-        if (myEpoch !== epoch) return false;
-        const err = e as Error & { partial?: string; lost?: boolean; tokens?: number; ms?: number; help?: string; kindHint?: string };
-        const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : classifyError(err, index, !!err.lost, pageOrigin());
-        set({
-          session: setPrediction(get().session, index, err.partial ?? '', { backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined), tokens: err.tokens ?? 0, ms: err.ms ?? 0, error: shown.message }),
-          live: null,
-          error: shown,
-        });
-        return false;
-      }
-    }
+    },
+  };
+}
 
-    let running: Promise<void> | null = null;
+/** Backend, sampling and template choices, and freeing the loaded model. */
+function backendActions(ctx: StoreCtx) {
+  const { deps, set, get, v } = ctx;
+  return {
+    setBackend(b: BackendChoice | null, file?: Uint8Array) {
+      if (b?.kind === 'file' && file) v.fileBytes = { id: b.id, bytes: file };
+      set({ backend: b, error: null, context: null });
+      if (b && (b.kind === 'run' || b.kind === 'file')) preloadModel(ctx, b);
+    },
+    setSampling(s: Partial<Sampling>) {
+      set({ sampling: { ...get().sampling, ...s } });
+    },
+    setTemplate(version: string, known: Record<string, PromptTemplate>) {
+      v.templates = known;
+      set({ template: version });
+    },
+    release() {
+      const b = get().backend;
+      if (!b || (b.kind !== 'run' && b.kind !== 'file') || deps.webgpu()) return;
+      deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
+      v.workerHasFile = null;
+      set({ model: null });
+    },
+  };
+}
 
-    async function runPending(from = 0): Promise<void> {
-      if (running) return running;
-      running = (async () => {
-        try {
-          for (;;) {
-            const next = pendingTurns(get().session, from)[0];
-            if (next === undefined) return;
-            const ok = await runTurn(next);
-            if (!ok) return;
-            from = next + 1;
-          }
-        } finally {
-          running = null;
-        }
-      })();
-      return running;
-    }
+/** Playing turns: send, re-run, stop, edit and branch. */
+function runActions(ctx: StoreCtx) {
+  const { deps, set, get, v } = ctx;
+  return {
+    async send(action: string) {
+      if (!action.trim()) return;
+      set({ session: addTurn(get().session, action), suggestion: null, saved: null });
+      // Earlier turns left without a prediction (a failed request, a lost device) run first: the new turn's history needs them.
+      await runPending(ctx, 0);
+    },
+    runPending: (from?: number) => runPending(ctx, from),
+    async rerunFrom(from: number) {
+      set({ session: clearFrom(get().session, from) });
+      await runPending(ctx, from);
+    },
+    stop() {
+      const live = get().live;
+      v.abort?.abort(new Error('stopped'));
+      if (live?.jobId) deps.jobs().stop(live.jobId);
+    },
+    async editAction(index: number, action: string, keepLater: boolean) {
+      if (v.running) return;
+      set({ session: branchAt(get().session, index, action, keepLater), saved: null });
+      await runPending(ctx, index);
+    },
+    switchBranch(k: number) {
+      if (v.running) return;
+      set({ session: switchSessionBranch(get().session, k) });
+    },
+  };
+}
 
+/** Saves the session as one trajectory of a dataset. */
+async function saveSession({ deps, set, get }: StoreCtx, datasetId: string, datasetName: string) {
+  const s = get().session;
+  if (!s.turns.some((t) => t.real || t.prediction)) {
+    set({ error: { kind: 'settings', message: 'Nothing to save yet: play at least one turn.' } });
+    return;
+  }
+  const now = deps.now();
+  const id = `play-${s.world.domain}-${now.toString(36)}`;
+  try {
+    await deps.save({ id: datasetId, name: datasetName, createdAt: now, origin: 'playground', formats: ['native'], files: [], errorCount: 0 }, [sessionTrajectory(s, id, now)]);
+    set({ saved: { datasetId, trajectoryId: id, datasetName }, error: null });
+  } catch (e) {
+    set({ error: { kind: 'storage', message: `The session could not be saved: ${(e as Error).message}` } });
+  }
+}
+
+export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string | null): UseBoundStore<StoreApi<PlaygroundState>> {
+  const v: StoreVars = { fileBytes: null, workerHasFile: null, abort: null, templates: {}, epoch: 0, running: null };
+
+  const init = (set: SetState, get: GetState): PlaygroundState => {
+    const ctx: StoreCtx = { deps, set, get, v };
     return {
       session: newSession({ kind: 'env', domain: 'terminal', seed: 1 }),
       backend: null,
@@ -380,119 +546,10 @@ export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string |
       error: null,
       saved: null,
       suggestion: null,
-
-      setWorld(world) {
-        epoch++;
-        get().stop();
-        set({ session: newSession(world, get().session.mode), live: null, context: null, saved: null, suggestion: null, error: null });
-      },
-      setField(field, value) {
-        set({ session: setSessionField(get().session, field, value) });
-      },
-      resetFields() {
-        set({ session: { ...get().session, systemPrompt: newSession(get().session.world).systemPrompt } });
-      },
-      setMode(mode) {
-        set({ session: { ...get().session, mode } });
-      },
-      setBackend(b, file) {
-        if (b?.kind === 'file' && file) fileBytes = { id: b.id, bytes: file };
-        set({ backend: b, error: null, context: null });
-        if (b && (b.kind === 'run' || b.kind === 'file')) {
-          // Load it now so the first turn does not wait, and the user sees what was loaded (or why not).
-          const problem = deps.webgpu();
-          if (problem) {
-            set({ error: { kind: 'no-webgpu', message: `A checkpoint runs on the GPU, and ${problem.message}`, help: problem.help } });
-            return;
-          }
-          const client = deps.jobs();
-          const model =
-            b.kind === 'run' ? { source: 'run' as const, key: b.key, label: b.label } : { source: 'file' as const, id: b.id, name: b.name, bytes: fileBytes?.id === b.id ? fileBytes.bytes : undefined };
-          const jobId = client.start({ kind: 'generate', model } as unknown as JobSpecBase);
-          const off = client.on((m) => {
-            if (!('jobId' in m) || m.jobId !== jobId) return;
-            if (m.type === 'progress' && (m.data as GenerateProgress).kind === 'model') set({ model: (m.data as Extract<GenerateProgress, { kind: 'model' }>).model });
-            if (m.type === 'done') {
-              off();
-              if (b.kind === 'file') workerHasFile = b.id;
-            }
-            if (m.type === 'error') {
-              off();
-              if (get().backend === b) set({ error: classifyError(new Error(m.message), undefined, false, pageOrigin()), model: null });
-            }
-          });
-        }
-      },
-      setSampling(s) {
-        set({ sampling: { ...get().sampling, ...s } });
-      },
-      setTemplate(version, known) {
-        templates = known;
-        set({ template: version });
-      },
-      suggest() {
-        const { session, suggestion } = get();
-        const variant = suggestion ? suggestion.variant + 1 : 0;
-        const text = suggestAction(session.world, session.turns.map((t) => t.action), suggestion ? variant : 0);
-        set({ suggestion: text === null ? null : { text, variant } });
-        return text;
-      },
-      async send(action) {
-        if (!action.trim()) return;
-        set({ session: addTurn(get().session, action), suggestion: null, saved: null });
-        // Earlier turns left without a prediction (a failed request, a lost device) run first: the new turn's history needs them.
-        await runPending(0);
-      },
-      runPending,
-      async rerunFrom(from) {
-        set({ session: clearFrom(get().session, from) });
-        await runPending(from);
-      },
-      stop() {
-        const live = get().live;
-        abort?.abort(new Error('stopped'));
-        if (live?.jobId) deps.jobs().stop(live.jobId);
-      },
-      async editAction(index, action, keepLater) {
-        if (running) return;
-        set({ session: branchAt(get().session, index, action, keepLater), saved: null });
-        await runPending(index);
-      },
-      switchBranch(k) {
-        if (running) return;
-        set({ session: switchSessionBranch(get().session, k) });
-      },
-      reset() {
-        epoch++;
-        get().stop();
-        const s = get().session;
-        set({ session: { ...newSession(s.world, s.mode), systemPrompt: s.systemPrompt }, live: null, context: null, saved: null, suggestion: null, error: null });
-      },
-      async save(datasetId = PLAYGROUND_DATASET_ID, datasetName = PLAYGROUND_DATASET_NAME) {
-        const s = get().session;
-        if (!s.turns.some((t) => t.real || t.prediction)) {
-          set({ error: { kind: 'settings', message: 'Nothing to save yet: play at least one turn.' } });
-          return;
-        }
-        const now = deps.now();
-        const id = `play-${s.world.domain}-${now.toString(36)}`;
-        try {
-          await deps.save({ id: datasetId, name: datasetName, createdAt: now, origin: 'playground', formats: ['native'], files: [], errorCount: 0 }, [sessionTrajectory(s, id, now)]);
-          set({ saved: { datasetId, trajectoryId: id, datasetName }, error: null });
-        } catch (e) {
-          set({ error: { kind: 'storage', message: `The session could not be saved: ${(e as Error).message}` } });
-        }
-      },
-      dismissError() {
-        set({ error: null });
-      },
-      release() {
-        const b = get().backend;
-        if (!b || (b.kind !== 'run' && b.kind !== 'file') || deps.webgpu()) return;
-        deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
-        workerHasFile = null;
-        set({ model: null });
-      },
+      ...sessionActions(ctx),
+      ...backendActions(ctx),
+      ...runActions(ctx),
+      save: (datasetId = PLAYGROUND_DATASET_ID, datasetName = PLAYGROUND_DATASET_NAME) => saveSession(ctx, datasetId, datasetName),
     };
   };
 

@@ -287,15 +287,108 @@ function Summary() {
   );
 }
 
+/** The branches kept by edits, each one a switch away. */
+function Branches({ busy }: { busy: boolean }) {
+  const session = usePlaygroundStore((s) => s.session);
+  const { switchBranch } = usePlaygroundStore.getState();
+  if (!session.branches.length) return null;
+  return (
+    <div className="card pg-branches">
+      <h2>Branches</h2>
+      <ul>
+        {session.branches.map((b, k) => (
+          <li key={k}>
+            {b.label}{' '}
+            <button type="button" className="secondary small" disabled={busy} onClick={() => switchBranch(k)}>
+              Switch to it
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The next action: typed, suggested by the scripted agent, sent; stop and reset beside it. */
+function ActionForm({ busy }: { busy: boolean }) {
+  const session = usePlaygroundStore((s) => s.session);
+  const backend = usePlaygroundStore((s) => s.backend);
+  const suggestion = usePlaygroundStore((s) => s.suggestion);
+  const { send, suggest, stop, reset } = usePlaygroundStore.getState();
+  const [action, setAction] = useState('');
+  const actionSpace = session.systemPrompt.action_space;
+  return (
+    <form
+      className="card pg-act"
+      aria-label="Next action"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!action.trim() || busy) return;
+        void send(action);
+        setAction('');
+      }}
+    >
+      <div className="pg-act-grid">
+        <div>
+          <div className="field">
+            <label htmlFor="pg-action">Action {session.turns.length + 1}</label>
+            <textarea
+              id="pg-action"
+              rows={3}
+              value={action}
+              placeholder={session.world.kind === 'env' && session.world.domain === 'terminal' ? 'e.g. ls -la' : 'the agent’s next action'}
+              onChange={(e) => setAction(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' && !e.shiftKey) {
+                  e.preventDefault();
+                  e.currentTarget.form?.requestSubmit();
+                }
+              }}
+            />
+          </div>
+          <div className="toolbar">
+            <button type="submit" disabled={busy || !action.trim() || !backend}>
+              Send
+            </button>
+            <button
+              type="button"
+              className="secondary"
+              disabled={session.world.kind !== 'env'}
+              title={session.world.kind === 'env' ? "Ask the environment's scripted agent for a valid next action" : 'A free world has no scripted agent'}
+              onClick={() => {
+                const a = suggest();
+                if (a !== null) setAction(a);
+              }}
+            >
+              Suggest
+            </button>
+            {busy ? (
+              <button type="button" className="danger" onClick={stop}>
+                Stop
+              </button>
+            ) : null}
+            <button type="button" className="secondary" disabled={!session.turns.length} onClick={reset}>
+              Reset
+            </button>
+          </div>
+          {!backend ? <p className="small muted">Choose a backend to send actions.</p> : null}
+          {suggestion === null && session.world.kind === 'env' ? null : suggestion ? <p className="small muted">Suggested by the scripted agent (press Suggest again for another).</p> : null}
+        </div>
+        <div className="pg-space">
+          <h3>Action space</h3>
+          <pre data-testid="pg-action-space">{actionSpace || '(none given: write one in the system prompt)'}</pre>
+        </div>
+      </div>
+    </form>
+  );
+}
+
 export default function PlaygroundView() {
   const session = usePlaygroundStore((s) => s.session);
   const live = usePlaygroundStore((s) => s.live);
   const context = usePlaygroundStore((s) => s.context);
-  const backend = usePlaygroundStore((s) => s.backend);
-  const suggestion = usePlaygroundStore((s) => s.suggestion);
-  const { send, suggest, stop, editAction, runPending, reset, switchBranch, release } = usePlaygroundStore.getState();
+  const { stop, editAction, runPending, release } = usePlaygroundStore.getState();
   const loadTemplates = useTemplateStore((s) => s.load);
-  const [action, setAction] = useState('');
   useEffect(() => {
     void loadTemplates();
     // A checkpoint chosen before a reload is loaded again (the worker is fresh).
@@ -305,7 +398,6 @@ export default function PlaygroundView() {
     return () => release();
   }, [loadTemplates, release]);
   const busy = !!live;
-  const actionSpace = session.systemPrompt.action_space;
   return (
     <section className="view pg" aria-labelledby="pg-title">
       <h1 id="pg-title">Playground</h1>
@@ -327,88 +419,13 @@ export default function PlaygroundView() {
             <h2>Context</h2>
             <ContextBar report={context} />
           </div>
-          {session.branches.length ? (
-            <div className="card pg-branches">
-              <h2>Branches</h2>
-              <ul>
-                {session.branches.map((b, k) => (
-                  <li key={k}>
-                    {b.label}{' '}
-                    <button type="button" className="secondary small" disabled={busy} onClick={() => switchBranch(k)}>
-                      Switch to it
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </div>
-          ) : null}
+          <Branches busy={busy} />
           <div className="pg-turns" aria-live="polite">
             {session.turns.map((t, i) => (
               <TurnCard key={i} turn={t} index={i} live={live} busy={busy} onEdit={(a, keep) => void editAction(i, a, keep)} onRetry={() => void runPending(i)} onStop={stop} />
             ))}
           </div>
-          <form
-            className="card pg-act"
-            aria-label="Next action"
-            onSubmit={(e) => {
-              e.preventDefault();
-              if (!action.trim() || busy) return;
-              void send(action);
-              setAction('');
-            }}
-          >
-            <div className="pg-act-grid">
-              <div>
-                <div className="field">
-                  <label htmlFor="pg-action">Action {session.turns.length + 1}</label>
-                  <textarea
-                    id="pg-action"
-                    rows={3}
-                    value={action}
-                    placeholder={session.world.kind === 'env' && session.world.domain === 'terminal' ? 'e.g. ls -la' : 'the agent’s next action'}
-                    onChange={(e) => setAction(e.target.value)}
-                    onKeyDown={(e) => {
-                      if (e.key === 'Enter' && !e.shiftKey) {
-                        e.preventDefault();
-                        e.currentTarget.form?.requestSubmit();
-                      }
-                    }}
-                  />
-                </div>
-                <div className="toolbar">
-                  <button type="submit" disabled={busy || !action.trim() || !backend}>
-                    Send
-                  </button>
-                  <button
-                    type="button"
-                    className="secondary"
-                    disabled={session.world.kind !== 'env'}
-                    title={session.world.kind === 'env' ? "Ask the environment's scripted agent for a valid next action" : 'A free world has no scripted agent'}
-                    onClick={() => {
-                      const a = suggest();
-                      if (a !== null) setAction(a);
-                    }}
-                  >
-                    Suggest
-                  </button>
-                  {busy ? (
-                    <button type="button" className="danger" onClick={stop}>
-                      Stop
-                    </button>
-                  ) : null}
-                  <button type="button" className="secondary" disabled={!session.turns.length} onClick={reset}>
-                    Reset
-                  </button>
-                </div>
-                {!backend ? <p className="small muted">Choose a backend to send actions.</p> : null}
-                {suggestion === null && session.world.kind === 'env' ? null : suggestion ? <p className="small muted">Suggested by the scripted agent (press Suggest again for another).</p> : null}
-              </div>
-              <div className="pg-space">
-                <h3>Action space</h3>
-                <pre data-testid="pg-action-space">{actionSpace || '(none given: write one in the system prompt)'}</pre>
-              </div>
-            </div>
-          </form>
+          <ActionForm busy={busy} />
           <Summary />
           <SaveBar />
         </div>

@@ -6,7 +6,7 @@ import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
-import { usePlaygroundStore, type BackendChoice } from '../../stores/playground.ts';
+import { usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
 
 /** The value of the backend <select>. */
 function choiceValue(b: BackendChoice | null): string {
@@ -32,6 +32,106 @@ function checkpointOptions(runs: RunRecord[]): CheckpointOption[] {
     }
   }
   return out;
+}
+
+/** The backend a <select> value names: null for none, undefined when it names nothing known. */
+function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[]): BackendChoice | null | undefined {
+  if (!v) return null;
+  const [kind, ...rest] = v.split(':');
+  const id = rest.join(':');
+  if (kind === 'run') {
+    const c = ckpts.find((x) => x.key === id);
+    return c ? { kind: 'run', key: c.key, label: c.label } : undefined;
+  }
+  if (kind === 'file') {
+    const f = files.find((x) => x.id === id);
+    return f ? { kind: 'file', id: f.id, name: f.name } : undefined;
+  }
+  if (kind === 'endpoint') return { kind: 'endpoint', id };
+  if (kind === 'copy-last' || kind === 'reference') return { kind };
+  return undefined;
+}
+
+/** The file picker (the panel is also a drop zone). */
+function FilePicker({ onFile }: { onFile: (f: File) => void }) {
+  return (
+    <label className="button-like small pg-file">
+      Open a .safetensors file…
+      <input
+        type="file"
+        accept=".safetensors"
+        className="sr-only"
+        aria-label="Open a checkpoint file"
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          if (f) onFile(f);
+          e.target.value = '';
+        }}
+      />
+    </label>
+  );
+}
+
+/** The backend <select>: checkpoints, dropped files, endpoints and baselines. */
+function BackendSelect({ backend, ckpts, files, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
+  return (
+    <select id="pg-backend" value={choiceValue(backend)} onChange={(e) => onSelect(e.target.value)}>
+      <option value="">Choose…</option>
+      <optgroup label="Checkpoints (on the GPU)">
+        {ckpts.map((c) => (
+          <option key={c.key} value={`run:${c.key}`}>
+            {c.label}
+          </option>
+        ))}
+        {files.map((f) => (
+          <option key={f.id} value={`file:${f.id}`}>
+            {f.name} (file)
+          </option>
+        ))}
+      </optgroup>
+      <optgroup label="Endpoints (OpenAI-compatible)">
+        {endpoints.map((e) => (
+          <option key={e.id} value={`endpoint:${e.id}`}>
+            {e.model || '(no model)'} at {e.baseUrl}
+          </option>
+        ))}
+        <option value="new-endpoint">Add an endpoint…</option>
+      </optgroup>
+      <optgroup label="Baselines">
+        <option value="copy-last">copy-last: repeat the previous observation</option>
+        <option value="reference">reference: the real observation (the ceiling)</option>
+      </optgroup>
+    </select>
+  );
+}
+
+/** What the worker loaded for a checkpoint backend, or why not. */
+function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
+  return (
+    <p className="small" data-testid="pg-model">
+      {model && model.id === (backend.kind === 'run' ? `run:${backend.key}` : `file:${backend.id}`)
+        ? `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
+        : error?.kind === 'checkpoint' || error?.kind === 'no-webgpu'
+          ? 'Not loaded: see the message above.'
+          : 'Loading the checkpoint on the GPU…'}
+    </p>
+  );
+}
+
+/** The chosen endpoint, with its key status and edit / remove buttons. */
+function EndpointSummary({ endpoint, onEdit, onRemove }: { endpoint: EndpointSettings; onEdit: () => void; onRemove: () => void }) {
+  return (
+    <p className="small">
+      {endpoint.model} at {endpoint.baseUrl}
+      {endpoint.contextLength ? ` · context ${endpoint.contextLength}` : ''} · {keyStatus(endpoint.id)}{' '}
+      <button type="button" className="linklike" onClick={onEdit}>
+        Edit
+      </button>{' '}
+      <button type="button" className="linklike" onClick={onRemove}>
+        Remove
+      </button>
+    </p>
+  );
 }
 
 export function BackendPanel() {
@@ -65,17 +165,8 @@ export function BackendPanel() {
       setEditing('new');
       return;
     }
-    if (!v) return setBackend(null);
-    const [kind, ...rest] = v.split(':');
-    const id = rest.join(':');
-    if (kind === 'run') {
-      const c = ckpts.find((x) => x.key === id);
-      if (c) setBackend({ kind: 'run', key: c.key, label: c.label });
-    } else if (kind === 'file') {
-      const f = files.find((x) => x.id === id);
-      if (f) setBackend({ kind: 'file', id: f.id, name: f.name });
-    } else if (kind === 'endpoint') setBackend({ kind: 'endpoint', id });
-    else if (kind === 'copy-last' || kind === 'reference') setBackend({ kind });
+    const choice = choiceFromValue(v, ckpts, files);
+    if (choice !== undefined) setBackend(choice);
   };
 
   return (
@@ -95,77 +186,21 @@ export function BackendPanel() {
     >
       <div className="field">
         <label htmlFor="pg-backend">Backend</label>
-        <select id="pg-backend" value={choiceValue(backend)} onChange={(e) => onSelect(e.target.value)}>
-          <option value="">Choose…</option>
-          <optgroup label="Checkpoints (on the GPU)">
-            {ckpts.map((c) => (
-              <option key={c.key} value={`run:${c.key}`}>
-                {c.label}
-              </option>
-            ))}
-            {files.map((f) => (
-              <option key={f.id} value={`file:${f.id}`}>
-                {f.name} (file)
-              </option>
-            ))}
-          </optgroup>
-          <optgroup label="Endpoints (OpenAI-compatible)">
-            {endpoints.map((e) => (
-              <option key={e.id} value={`endpoint:${e.id}`}>
-                {e.model || '(no model)'} at {e.baseUrl}
-              </option>
-            ))}
-            <option value="new-endpoint">Add an endpoint…</option>
-          </optgroup>
-          <optgroup label="Baselines">
-            <option value="copy-last">copy-last: repeat the previous observation</option>
-            <option value="reference">reference: the real observation (the ceiling)</option>
-          </optgroup>
-        </select>
+        <BackendSelect backend={backend} ckpts={ckpts} files={files} endpoints={endpoints} onSelect={onSelect} />
       </div>
       {runsError ? <p className="error-text">{runsError}</p> : null}
       {runs && !ckpts.length ? <p className="small muted">No stored checkpoint yet: train one in the Train view, or drop a .safetensors file here.</p> : null}
-      <label className="button-like small pg-file">
-        Open a .safetensors file…
-        <input
-          type="file"
-          accept=".safetensors"
-          className="sr-only"
-          aria-label="Open a checkpoint file"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            if (f) void addFile(f);
-            e.target.value = '';
+      <FilePicker onFile={(f) => void addFile(f)} />
+      {backend && (backend.kind === 'run' || backend.kind === 'file') ? <ModelStatus backend={backend} model={model} error={error} /> : null}
+      {chosenEndpoint ? (
+        <EndpointSummary
+          endpoint={chosenEndpoint}
+          onEdit={() => setEditing(chosenEndpoint)}
+          onRemove={() => {
+            removeEndpoint(chosenEndpoint.id);
+            setBackend(null);
           }}
         />
-      </label>
-      {backend && (backend.kind === 'run' || backend.kind === 'file') ? (
-        <p className="small" data-testid="pg-model">
-          {model && model.id === (backend.kind === 'run' ? `run:${backend.key}` : `file:${backend.id}`)
-            ? `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
-            : error?.kind === 'checkpoint' || error?.kind === 'no-webgpu'
-              ? 'Not loaded: see the message above.'
-              : 'Loading the checkpoint on the GPU…'}
-        </p>
-      ) : null}
-      {chosenEndpoint ? (
-        <p className="small">
-          {chosenEndpoint.model} at {chosenEndpoint.baseUrl}
-          {chosenEndpoint.contextLength ? ` · context ${chosenEndpoint.contextLength}` : ''} · {keyStatus(chosenEndpoint.id)}{' '}
-          <button type="button" className="linklike" onClick={() => setEditing(chosenEndpoint)}>
-            Edit
-          </button>{' '}
-          <button
-            type="button"
-            className="linklike"
-            onClick={() => {
-              removeEndpoint(chosenEndpoint.id);
-              setBackend(null);
-            }}
-          >
-            Remove
-          </button>
-        </p>
       ) : null}
       {editing ? (
         <EndpointForm
