@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { attentionBackwardRef, attentionDecodeRef, attentionForwardRef, kvAppendRef, type AttentionShape } from './attention.ts';
-
-function rand(n: number, seed: number): Float64Array {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
+import { rand } from './testing.ts';
 
 describe('attention reference', () => {
   it('T = 1 returns v; a uniform score row averages the values', () => {

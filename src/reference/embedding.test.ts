@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTokenCsr, tokenCsrLength } from '../gpu/kernels/embedding.ts';
 import { embeddingBackwardRef, embeddingForwardRef, type EmbeddingShape } from './embedding.ts';
-
-function rand(n: number, seed: number): Float64Array {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
+import { rand } from './testing.ts';
 
 describe('embedding reference', () => {
   it('backward matches central finite differences of Σ R·forward (repeated tokens, learned positions, offsets)', () => {

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headNormBackwardRef, headNormForwardRef, type HeadNormShape } from './headnorm.ts';
-
-function rand(n: number, seed: number): Float64Array {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
+import { rand } from './testing.ts';
 
 // Gains at awkward offsets of a weights buffer: q gain at 3, k gain at 11.
 const s: HeadNormShape = { rows: 3, H: 3, kvH: 1, D: 4, eps: 1e-6, qOffset: 3, kOffset: 11 };

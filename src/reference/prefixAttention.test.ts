@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { attentionBackwardRef, attentionForwardRef } from './attention.ts';
 import { prefixAttentionBackwardRef, prefixAttentionForwardRef, prefixQkvWidth, type PrefixAttentionShape } from './prefixAttention.ts';
-
-function rand(n: number, seed: number): Float64Array {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
+import { rand } from './testing.ts';
 
 /** Completion g as one full sequence: the P live prefix rows, then its own Tc rows. */
 function concat(pqkv: Float64Array, qkv: Float64Array, s: PrefixAttentionShape, P: number, g: number): Float64Array {

@@ -16,6 +16,7 @@ import { benchLockName, type FromWorker, type JobState } from '../../train/proto
 import { importJudgedFile } from './benchModel.ts';
 import { apiKey, findEndpoint, newEndpointId, normalBaseUrl, setApiKey, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
+import { heldLocks } from '../lib/locks.ts';
 
 /** An endpoint as a bench names it: where and which model (its key is found in the endpoint store). */
 export type BenchEndpoint = Pick<EndpointSettings, 'baseUrl' | 'model'>;
@@ -129,15 +130,6 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
     generation: draft.generation,
     progress: { done: 0, total: 0 },
   };
-}
-
-async function heldLocks(): Promise<Set<string>> {
-  try {
-    const q = await navigator.locks?.query();
-    return new Set((q?.held ?? []).map((l) => l.name ?? ''));
-  } catch {
-    return new Set();
-  }
 }
 
 type SetState = StoreApi<BenchState>['setState'];

@@ -11,6 +11,7 @@ import type { TrainJobSpec } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
+import { heldLocks } from '../lib/locks.ts';
 
 export interface MetricPoint {
   step: number;
@@ -86,16 +87,6 @@ export function mergeMetric(history: MetricPoint[], step: number, values: Record
     else out.splice(i, 0, { step, values });
   }
   return out;
-}
-
-/** Names of Web Locks held anywhere in this origin (a run training in another tab holds one). */
-async function heldLocks(): Promise<Set<string>> {
-  try {
-    const q = await navigator.locks?.query();
-    return new Set((q?.held ?? []).map((l) => l.name ?? ''));
-  } catch {
-    return new Set();
-  }
 }
 
 type SetState = StoreApi<TrainState>['setState'];
