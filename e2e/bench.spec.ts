@@ -7,7 +7,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const DOMAINS = ['terminal', 'mcp', 'search'];
 const PER_DOMAIN = 4;
@@ -43,18 +43,7 @@ test('Bench: a micro checkpoint against copy-last and reference, resume after re
   const foreign = forbidForeignRequests(page);
 
   // A micro checkpoint: a few SFT steps on the terminal domain.
-  await page.goto('./#/train');
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
-  await page.getByLabel('Domains').selectOption('terminal');
-  await page.getByLabel('Stage').selectOption('sft');
-  await page.getByLabel('Model preset').selectOption('micro');
-  await page.getByLabel('Steps', { exact: true }).fill('4');
-  await page.getByLabel('Batch').fill('2');
-  await page.getByLabel('Tokens per sequence').fill('32');
-  await page.getByLabel('Evaluate every').fill('4');
-  await page.getByLabel('Judged samples').fill('0');
-  await page.getByRole('button', { name: 'Start training' }).click();
-  await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 300_000 });
+  await trainMicroSft(page, { tokens: 32, timeout: 300_000 });
 
   // The Bench: 3 domains × 4 held-out turns, the checkpoint and both baselines, the local judge.
   await page.goto('./#/bench');

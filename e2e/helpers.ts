@@ -31,3 +31,22 @@ export function collectPageErrors(page: Page): string[] {
   page.on('pageerror', (e) => errors.push(e.message));
   return errors;
 }
+
+/**
+ * Trains a tiny SFT run (micro preset, terminal domain, 4 steps) through the Train view, as a
+ * user would, and waits until it is done: the checkpoint the Playground and Bench specs use.
+ */
+export async function trainMicroSft(page: Page, options: { tokens: number; timeout: number }): Promise<void> {
+  await page.goto('./#/train');
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await page.getByLabel('Domains').selectOption('terminal');
+  await page.getByLabel('Stage').selectOption('sft');
+  await page.getByLabel('Model preset').selectOption('micro');
+  await page.getByLabel('Steps', { exact: true }).fill('4');
+  await page.getByLabel('Batch').fill('2');
+  await page.getByLabel('Tokens per sequence').fill(String(options.tokens));
+  await page.getByLabel('Evaluate every').fill('4');
+  await page.getByLabel('Judged samples').fill('0');
+  await page.getByRole('button', { name: 'Start training' }).click();
+  await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: options.timeout });
+}

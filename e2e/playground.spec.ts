@@ -5,7 +5,7 @@
 // session and find it in Trajectories. Then the errors: an endpoint the browser cannot reach
 // (CORS explained), a checkpoint file that is not ours.
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 async function openPlayground(page: Page) {
   await page.goto('./#/playground');
@@ -92,18 +92,7 @@ test('a micro checkpoint trained here: streamed observation with tokens/s, conte
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
   // Train a tiny SFT run on the terminal domain, as the Train view's user would.
-  await page.goto('./#/train');
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
-  await page.getByLabel('Domains').selectOption('terminal');
-  await page.getByLabel('Stage').selectOption('sft');
-  await page.getByLabel('Model preset').selectOption('micro');
-  await page.getByLabel('Steps', { exact: true }).fill('4');
-  await page.getByLabel('Batch').fill('2');
-  await page.getByLabel('Tokens per sequence').fill('48');
-  await page.getByLabel('Evaluate every').fill('4');
-  await page.getByLabel('Judged samples').fill('0');
-  await page.getByRole('button', { name: 'Start training' }).click();
-  await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 600_000 });
+  await trainMicroSft(page, { tokens: 48, timeout: 600_000 });
 
   await page.getByRole('link', { name: 'Playground' }).click();
   await expect(page.getByRole('heading', { name: 'Playground', level: 1 })).toBeVisible();
