@@ -1,0 +1,159 @@
+// The offline optimiser (issue 16 item 2): no endpoint, no model. It edits a template's text by
+// adding, removing or moving instructions drawn from a library keyed to the judge's dimensions and
+// the verifier's mismatch rules, guided by the error analysis: the weakest dimension first, the
+// most frequent mismatch next, and the words the judge's weaknesses use. The instructions live in
+// one block of the template delimited by two Jinja comments (which render to nothing), so the
+// optimiser only ever touches its own lines and the rest of the template stays the author's.
+import { Rng } from '../random.ts';
+import type { Dimension } from '../judge/types.ts';
+import type { ErrorAnalysis } from './analysis.ts';
+
+export const BLOCK_BEGIN = '{# optimiser instructions #}';
+export const BLOCK_END = '{# end of optimiser instructions #}';
+
+export interface Instruction {
+  id: string;
+  /** The dimension it addresses, or the verifier rule (`rule:echo`, `rule:spans`, ...). */
+  target: Dimension | `rule:${string}`;
+  /** Words in the judge's weaknesses that make this instruction the better pick. */
+  keywords: string[];
+  text: string;
+}
+
+/** The instruction library. Each line is written for a simulator of an environment's observations. */
+export const INSTRUCTIONS: readonly Instruction[] = [
+  { id: 'format-tags', target: 'format', keywords: ['tag', 'format', 'wrapper', 'markdown', 'commentary'], text: 'Write only the observation, inside <predicted_observation></predicted_observation> tags, with no commentary before or after it.' },
+  { id: 'format-shape', target: 'format', keywords: ['json', 'structure', 'field', 'layout', 'schema'], text: 'Keep the exact output format the environment uses: the same JSON structure and field names, the same line layout, the same prompt and error formats as earlier observations.' },
+  { id: 'fact-no-invent', target: 'factuality', keywords: ['file', 'invent', 'hallucinat', 'nonexistent', 'exist', 'name'], text: 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.' },
+  { id: 'fact-errors', target: 'factuality', keywords: ['error', 'fail', 'success', 'wrong', 'incorrect'], text: 'When the action cannot succeed in the current state (a missing file, a bad argument, a forbidden operation), answer with the error the environment would give, not a success.' },
+  { id: 'fact-numbers', target: 'factuality', keywords: ['count', 'number', 'size', 'value', 'total'], text: 'Compute counts, sizes and totals from the state shown so far instead of guessing round numbers.' },
+  { id: 'cons-state', target: 'consistency', keywords: ['state', 'earlier', 'previous', 'contradict', 'forgot', 'history'], text: 'Carry every state change from earlier turns forward: what was created, deleted, moved or modified stays so unless an action changed it again.' },
+  { id: 'cons-ids', target: 'consistency', keywords: ['id', 'identifier', 'order', 'same'], text: 'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.' },
+  { id: 'real-plausible', target: 'realism', keywords: ['plausib', 'realistic', 'generic', 'placeholder', 'fake'], text: 'Make unknown details (timestamps, ids, sizes of pre-existing files) plausible for this environment, never placeholders such as "example" or "xxx".' },
+  { id: 'real-verbatim', target: 'realism', keywords: ['tone', 'style', 'explain', 'narrat', 'assistant'], text: 'Sound like the environment, not an assistant: no explanations, apologies or narration.' },
+  { id: 'qual-complete', target: 'quality', keywords: ['incomplete', 'truncat', 'missing', 'short', 'partial'], text: 'Give the complete observation the action produces, not a summary or an excerpt.' },
+  { id: 'qual-concise', target: 'quality', keywords: ['verbose', 'long', 'repeat', 'redundant', 'extra'], text: 'Do not add output the action would not produce, and do not repeat earlier observations.' },
+  { id: 'rule-echo', target: 'rule:echo', keywords: [], text: 'When the action prints given text (echo, printf), output that text character for character.' },
+  { id: 'rule-read-after-write', target: 'rule:read-after-write', keywords: [], text: 'When the action reads a file written earlier in the session, output exactly the content that was written.' },
+  { id: 'rule-reread', target: 'rule:reread', keywords: [], text: 'When the action shows something already shown earlier and unchanged since, repeat it exactly as it was shown.' },
+  { id: 'rule-silent', target: 'rule:silent-command', keywords: [], text: 'Commands that print nothing on success (cd, mkdir, touch, rm, cp, mv) produce an empty observation when they succeed.' },
+  { id: 'rule-spans', target: 'rule:spans', keywords: [], text: 'The parts of the observation that the action and the visible session determine must be reproduced exactly; only genuinely unknown details may vary.' },
+  { id: 'rule-mcp', target: 'rule:mcp-result-fields', keywords: [], text: 'Tool results must echo the arguments of the call in their fields exactly (same ids, names and values).' },
+  { id: 'rule-echoed-arguments', target: 'rule:echoed-arguments', keywords: [], text: 'Values given in the action (names, paths, ids, numbers) appear in the observation exactly as given.' },
+];
+
+/** The instruction lines currently in a template's block (empty when it has no block). */
+export function blockInstructions(text: string): string[] {
+  const b = text.indexOf(BLOCK_BEGIN);
+  const e = text.indexOf(BLOCK_END, b + 1);
+  if (b < 0 || e < 0) return [];
+  return text
+    .slice(b + BLOCK_BEGIN.length, e)
+    .split('\n')
+    .map((l) => l.replace(/^\s*-\s*/u, '').trim())
+    .filter(Boolean);
+}
+
+/** Where a new block goes: after the line holding the anchor placeholder, else at the end. */
+export const DEFAULT_ANCHOR = /\{\{-?\s*simulation_instruction\b[^}]*-?\}\}/u;
+
+/** The template with its block's lines replaced (the block is created when missing). */
+export function withInstructions(text: string, lines: readonly string[], anchor: RegExp = DEFAULT_ANCHOR): string {
+  const body = lines.map((l) => `- ${l}`).join('\n');
+  const block = lines.length ? `${BLOCK_BEGIN}\n${body}\n${BLOCK_END}` : `${BLOCK_BEGIN}\n${BLOCK_END}`;
+  const b = text.indexOf(BLOCK_BEGIN);
+  const e = text.indexOf(BLOCK_END, b + 1);
+  if (b >= 0 && e >= 0) return text.slice(0, b) + block + text.slice(e + BLOCK_END.length);
+  const m = anchor.exec(text);
+  if (m) {
+    const lineEnd = text.indexOf('\n', m.index + m[0].length);
+    const at = lineEnd < 0 ? text.length : lineEnd;
+    return `${text.slice(0, at)}\n\n${block}${text.slice(at)}`;
+  }
+  return `${text.replace(/\s*$/u, '')}\n\n${block}\n`;
+}
+
+export interface Proposal {
+  text: string;
+  /** One line: what changed and why. */
+  note: string;
+}
+
+interface Edit {
+  apply(lines: string[]): string[];
+  note: string;
+}
+
+function keywordHits(i: Instruction, analysis: ErrorAnalysis): number {
+  const dim = analysis.dimensions.find((d) => d.dimension === i.target);
+  const words = (dim?.weaknesses ?? []).map((w) => ({ text: w.text.toLowerCase(), count: w.count }));
+  return i.keywords.reduce((n, k) => n + words.filter((w) => w.text.includes(k)).reduce((a, w) => a + w.count, 0), 0);
+}
+
+/** The library entries for a target not yet in the template, best first (keyword hits, then the seed). */
+function candidatesFor(target: Instruction['target'], present: ReadonlySet<string>, analysis: ErrorAnalysis, rng: Rng): Instruction[] {
+  const pool = INSTRUCTIONS.filter((i) => i.target === target && !present.has(i.text));
+  const tieBreak = new Map(pool.map((i) => [i.id, rng.next()]));
+  return pool.sort((a, b) => keywordHits(b, analysis) - keywordHits(a, analysis) || tieBreak.get(a.id)! - tieBreak.get(b.id)!);
+}
+
+const fmtMean = (m: number | null): string => (m === null ? 'n/a' : m.toFixed(1));
+
+function addEdits(analysis: ErrorAnalysis, present: ReadonlySet<string>, rng: Rng): Edit[] {
+  const edits: Edit[] = [];
+  const dims = analysis.dimensions.filter((d) => d.mean !== null && d.mean < 100);
+  const rules = analysis.mismatches;
+  // Interleave: weakest dimension, most frequent mismatch, next dimension, next mismatch...
+  const targets: { target: Instruction['target']; why: string }[] = [];
+  for (let i = 0; i < Math.max(dims.length, rules.length); i++) {
+    if (dims[i]) targets.push({ target: dims[i].dimension, why: `${dims[i].dimension} ${fmtMean(dims[i].mean)}/100, ${dims[i].low} low sample(s)` });
+    if (rules[i]) targets.push({ target: `rule:${rules[i].rule}`, why: `${rules[i].count} verifier mismatch(es) of rule ${rules[i].rule}` });
+  }
+  for (const t of targets) {
+    const pick = candidatesFor(t.target, present, analysis, rng)[0];
+    if (!pick) continue;
+    edits.push({ apply: (lines) => [...lines, pick.text], note: `added "${pick.text.slice(0, 60)}…" for ${t.why}` });
+  }
+  return edits;
+}
+
+function targetOf(line: string): Instruction['target'] | null {
+  return INSTRUCTIONS.find((i) => i.text === line)?.target ?? null;
+}
+
+function reorderEdits(analysis: ErrorAnalysis, lines: readonly string[]): Edit[] {
+  const edits: Edit[] = [];
+  const weakest = analysis.dimensions[0];
+  const strongest = [...analysis.dimensions].reverse().find((d) => d.mean !== null);
+  const wi = lines.findIndex((l) => targetOf(l) === weakest?.dimension);
+  if (weakest && wi > 0) {
+    edits.push({ apply: (ls) => [ls[wi], ...ls.filter((_, j) => j !== wi)], note: `moved the ${weakest.dimension} instruction to the top (weakest dimension, ${fmtMean(weakest.mean)}/100)` });
+  }
+  const si = lines.findIndex((l) => targetOf(l) === strongest?.dimension);
+  if (strongest && si >= 0 && strongest !== weakest) {
+    edits.push({ apply: (ls) => ls.filter((_, j) => j !== si), note: `removed the ${strongest.dimension} instruction (strongest dimension, ${fmtMean(strongest.mean)}/100) to keep the prompt short` });
+  }
+  return edits;
+}
+
+/**
+ * K candidates from a template and the analysis of its errors, each one edit away from it, with
+ * a one-line note. Deterministic for a given (text, analysis, seed). Texts in `exclude` (versions
+ * already tried) are skipped.
+ */
+export function proposeOffline(text: string, analysis: ErrorAnalysis, k: number, seed: number | string, options: { anchor?: RegExp; exclude?: ReadonlySet<string> } = {}): Proposal[] {
+  const rng = new Rng(`offline:${seed}`);
+  const lines = blockInstructions(text);
+  const present = new Set(lines);
+  const edits = [...addEdits(analysis, present, rng), ...reorderEdits(analysis, lines)];
+  const out: Proposal[] = [];
+  const seen = new Set<string>();
+  for (const e of edits) {
+    if (out.length >= k) break;
+    const candidate = withInstructions(text, e.apply(lines), options.anchor);
+    if (candidate === text || seen.has(candidate) || options.exclude?.has(candidate)) continue;
+    seen.add(candidate);
+    out.push({ text: candidate, note: e.note });
+  }
+  return out;
+}

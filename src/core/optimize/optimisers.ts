@@ -1,0 +1,133 @@
+// The loop's two optimisers (issue 16 item 2). The offline one wraps offline.ts (no endpoint).
+// The endpoint one asks an LLM for a revised template: it is shown the template, sample
+// system-prompt fields, the grouped errors and the lineage so far, and must answer with the whole
+// template inside <template> tags and a NOTE line. Its reply is repaired where that is safe (no
+// tags, a code fence, Windows line ends) and rejected with the reason kept where it is not (no
+// template at all, a placeholder dropped).
+import type { ChatMessage } from '../chat.ts';
+import type { ChatComplete } from '../judge/llm.ts';
+import { formatAnalysis } from './analysis.ts';
+import type { Candidate, Optimiser, ProposeContext, Version } from './loop.ts';
+import { proposeOffline } from './offline.ts';
+
+/** Variable names a Jinja template reads in its `{{ … }}` expressions and `{% … %}` tags (first identifier of each). */
+export function templateVariables(text: string): string[] {
+  const names = new Set<string>();
+  const keywords = new Set(['if', 'elif', 'else', 'endif', 'for', 'endfor', 'in', 'not', 'and', 'or', 'set', 'endset', 'macro', 'endmacro', 'true', 'false', 'none', 'loop', 'is', 'defined', 'raw', 'endraw', 'filter', 'endfilter', 'call', 'endcall']);
+  for (const m of text.matchAll(/\{\{-?\s*([A-Za-z_]\w*)|\{%-?\s*(?:if|elif|for\s+\w+(?:\s*,\s*\w+)?\s+in)\s+(?:not\s+)?([A-Za-z_]\w*)/gu)) {
+    const name = m[1] ?? m[2];
+    if (name && !keywords.has(name)) names.add(name);
+  }
+  return [...names].sort();
+}
+
+export function offlineOptimiser(options: { anchor?: RegExp } = {}): Optimiser {
+  return {
+    name: 'offline',
+    async propose(ctx: ProposeContext): Promise<Candidate[]> {
+      const tried = new Set(ctx.lineage.map((v) => v.text));
+      return proposeOffline(ctx.parent.text, ctx.parent.analysis, ctx.k, `${ctx.seed}:${ctx.round}`, { anchor: options.anchor, exclude: tried });
+    },
+  };
+}
+
+export interface EndpointOptimiserOptions {
+  complete: ChatComplete;
+  /** A few dev samples' five system-prompt fields, as text (the caller renders them). */
+  samples: string;
+  /** Names of the variables a template may use (for the instructions). */
+  variables: readonly string[];
+  temperature?: number;
+  maxTokens?: number;
+}
+
+const SYSTEM = [
+  'You improve the system-prompt template of a language world model: a small model that, given a task description, an action space, an initial state, demonstrations, a simulation instruction and the history of actions and observations, writes the environment\'s next observation.',
+  'The template is a Jinja document. Its {{ variables }} are filled per sample; keep every variable the template already uses, and use no others than those listed.',
+  'Study the errors, change the template so the model makes fewer of them, and keep what works.',
+  'Answer with the complete revised template inside <template></template> tags, then one line starting with NOTE: saying in one sentence what you changed and why.',
+].join('\n');
+
+function lineageText(lineage: readonly Version[]): string {
+  return lineage
+    .slice(-12)
+    .map((v) => `- ${v.id}${v.parent ? ` (from ${v.parent})` : ''}: ${v.status}${typeof v.mean === 'number' ? `, mean ${v.mean.toFixed(1)}` : ''}; ${v.note}${v.reason ? ` — ${v.reason}` : ''}`)
+    .join('\n');
+}
+
+export function optimiserMessages(ctx: ProposeContext, o: Pick<EndpointOptimiserOptions, 'samples' | 'variables'>, attempt: number): ChatMessage[] {
+  const user = [
+    `Round ${ctx.round}, candidate ${attempt + 1} of ${ctx.k}.${attempt > 0 ? ' Propose a different change from the earlier candidates of this round.' : ''}`,
+    `Variables available: ${o.variables.join(', ')}.`,
+    '',
+    `Current template (${ctx.parent.id}):`,
+    '<current_template>',
+    ctx.parent.text,
+    '</current_template>',
+    '',
+    'Sample system-prompt fields:',
+    o.samples,
+    '',
+    'Errors of the current template on the dev samples:',
+    formatAnalysis(ctx.parent.analysis),
+    '',
+    'Lineage so far:',
+    lineageText(ctx.lineage),
+  ].join('\n');
+  return [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: user },
+  ];
+}
+
+/** The template and note in an optimiser's reply: used as is, repaired, or rejected with the reason. */
+export function readOptimiserReply(reply: string, parentText: string): Candidate {
+  const text0 = reply.replace(/^\uFEFF/u, '').replace(/\r\n?/gu, '\n');
+  const note = /^\s*NOTE:\s*(.+)$/mu.exec(text0)?.[1]?.trim() ?? '';
+  const repairs: string[] = [];
+  let body: string | null = /<template>\n?([\s\S]*?)\n?<\/template>/u.exec(text0)?.[1] ?? null;
+  if (body === null) {
+    const open = /<template>\n?([\s\S]*)$/u.exec(text0);
+    const fence = /```[\w-]*\n([\s\S]*?)\n```/u.exec(text0);
+    if (open && !/<\/template>/u.test(text0)) {
+      body = open[1].replace(/\n?\s*NOTE:.*$/su, '');
+      repairs.push('the closing </template> tag was missing');
+    } else if (fence) {
+      body = fence[1];
+      repairs.push('the template came in a code fence, not <template> tags');
+    }
+  } else {
+    const fenced = /^```[\w-]*\n([\s\S]*?)\n```$/u.exec(body.trim());
+    if (fenced) {
+      body = fenced[1];
+      repairs.push('a code fence inside the tags was removed');
+    }
+  }
+  const base = note || 'the optimiser gave no note';
+  if (body === null || !body.trim()) return { note: base, rejected: 'the reply holds no template (no <template> tags and no code fence)' };
+  const lost = templateVariables(parentText).filter((v) => !templateVariables(body!).includes(v));
+  if (lost.length) return { note: base, text: body, rejected: `the reply dropped placeholder(s) ${lost.map((v) => `{{ ${v} }}`).join(', ')}` };
+  if (body.trim() === parentText.trim()) return { note: base, text: body, rejected: 'the reply is the current template unchanged' };
+  return { note: repairs.length ? `${base} (repaired: ${repairs.join('; ')})` : base, text: body };
+}
+
+export function endpointOptimiser(o: EndpointOptimiserOptions): Optimiser {
+  return {
+    name: 'endpoint',
+    async propose(ctx: ProposeContext, signal?: AbortSignal): Promise<Candidate[]> {
+      const out: Candidate[] = [];
+      for (let i = 0; i < ctx.k; i++) {
+        let reply: string;
+        try {
+          reply = await o.complete(optimiserMessages(ctx, o, i), { temperature: o.temperature ?? 0.7, maxTokens: o.maxTokens ?? 4096, signal });
+        } catch (e) {
+          if (signal?.aborted) throw e;
+          out.push({ note: 'the optimiser endpoint failed', rejected: `endpoint error: ${(e as Error).message}` });
+          continue;
+        }
+        out.push(readOptimiserReply(reply, ctx.parent.text));
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { analyseErrors, formatAnalysis, sampleObjective } from './analysis.ts';
+import { newLoopState, plannedEvaluations, runOptimisation, checkLoopConfig, type LoopConfig, type LoopEnv, type LoopState, type Optimiser } from './loop.ts';
+import { BLOCK_BEGIN, BLOCK_END, blockInstructions, proposeOffline, withInstructions } from './offline.ts';
+import { endpointOptimiser, offlineOptimiser, readOptimiserReply, templateVariables } from './optimisers.ts';
+import { fakeEvaluate, judged } from './testing.ts';
+
+const TEMPLATE = 'You simulate {{ domain }}.\n\n{{ task_description }}\n\n{{ simulation_instruction }}\n\nHistory:\n{{ history }}';
+
+describe('analyseErrors', () => {
+  it('objectives, weakest dimension, lowest samples and verifier mismatches', () => {
+    const records = [
+      judged(0, { factuality: 2 }, { weaknesses: ['Invents a file'], verifier: { pass: 0, applicable: true, rule: 'echo', regions: 1, failure: 'echoed "hi": missing' } }),
+      judged(1, { factuality: 2, format: 3 }, { weaknesses: ['Invents a file', 'Adds commentary'] }),
+      judged(2, {}, { verifier: { pass: 1, applicable: true, rule: 'echo', regions: 1 } }),
+      judged(3, {}, { failed: true, gen: '', error: 'No model generation', total_score: null }),
+      judged(4, {}, { failed: true, error: 'judge reply unparseable', total_score: null }),
+    ];
+    const a = analyseErrors(records);
+    expect(a.objectives[0]).toBeCloseTo(((3.6 - 1) / 4) * 100, 9);
+    expect(a.objectives[2]).toBe(75);
+    expect(a.objectives[3]).toBe(0); // no generation: the template's fault, scores 0
+    expect(a.objectives[4]).toBeNull(); // the judge failed: drops out
+    expect(a.dimensions[0].dimension).toBe('factuality');
+    expect(a.dimensions[0].weaknesses[0]).toEqual({ text: 'Invents a file', count: 2 });
+    expect(a.lowest.map((s) => s.index)).toEqual([3, 1, 0, 2]);
+    expect(a.mismatches).toEqual([{ rule: 'echo', count: 1, examples: ['echoed "hi": missing'] }]);
+    expect(a.verifier).toEqual({ checked: 2, matched: 1 });
+    const text = formatAnalysis(a);
+    expect(text).toMatch(/factuality: 41\.7 \(2 samples at 3 or below\)/);
+    expect(text).toMatch(/echo: 1 \(e\.g\. echoed "hi": missing\)/);
+  });
+
+  it('a record without a usable total has no objective', () => {
+    expect(sampleObjective(judged(0, {}, { total_score: 0 }))).toBeNull();
+  });
+});
+
+describe('offline optimiser', () => {
+  const analysis = analyseErrors(fakeEvaluate(6, 'dev')(TEMPLATE));
+
+  it('adds its block after the simulation instruction, and edits only its block', () => {
+    const [first] = proposeOffline(TEMPLATE, analysis, 1, 0);
+    expect(first.text.indexOf(BLOCK_BEGIN)).toBeGreaterThan(first.text.indexOf('{{ simulation_instruction }}'));
+    expect(first.text.indexOf(BLOCK_END)).toBeLessThan(first.text.indexOf('History:'));
+    expect(blockInstructions(first.text)).toHaveLength(1);
+    expect(first.note).toMatch(/^added ".*" for factuality/);
+    expect(blockInstructions(first.text)[0]).toMatch(/invent/); // keyword "invents" in the judge's weaknesses
+    const back = withInstructions(first.text, []);
+    expect(back.replace(`${BLOCK_BEGIN}\n${BLOCK_END}`, '').replace(/\n{3,}/g, '\n\n')).toBe(TEMPLATE);
+  });
+
+  it('is deterministic, proposes distinct candidates, skips tried texts', () => {
+    const a = proposeOffline(TEMPLATE, analysis, 3, 5);
+    expect(proposeOffline(TEMPLATE, analysis, 3, 5)).toEqual(a);
+    expect(new Set(a.map((p) => p.text)).size).toBe(a.length);
+    const b = proposeOffline(TEMPLATE, analysis, 3, 5, { exclude: new Set([a[0].text]) });
+    expect(b.map((p) => p.text)).not.toContain(a[0].text);
+  });
+
+  it('moves and removes instructions once there are some', () => {
+    const withTwo = withInstructions(TEMPLATE, ['Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.', 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.']);
+    const notes = proposeOffline(withTwo, analyseErrors(fakeEvaluate(6, 'dev')(TEMPLATE)), 10, 1).map((p) => p.note);
+    expect(notes.some((n) => /^moved the factuality instruction to the top/.test(n))).toBe(true);
+  });
+});
+
+describe('endpoint optimiser replies', () => {
+  it('templateVariables reads expressions and tags', () => {
+    expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual(['a', 'b', 'c', 'history', 't']);
+  });
+  it('uses a tagged template with its note', () => {
+    const c = readOptimiserReply(`<template>\n${TEMPLATE}\nBe exact.\n</template>\nNOTE: asked for exactness`, TEMPLATE);
+    expect(c).toEqual({ note: 'asked for exactness', text: `${TEMPLATE}\nBe exact.` });
+  });
+  it('repairs a fenced reply and CRLF line ends, saying so', () => {
+    const c = readOptimiserReply(`Here it is:\r\n\`\`\`jinja\r\n${TEMPLATE}\r\nBe exact.\r\n\`\`\`\r\nNOTE: exactness`, TEMPLATE);
+    expect(c.text).toBe(`${TEMPLATE}\nBe exact.`);
+    expect(c.note).toMatch(/exactness \(repaired: the template came in a code fence/);
+    expect(c.rejected).toBeUndefined();
+  });
+  it('rejects a reply with no template, one that drops a placeholder, and an unchanged one', () => {
+    expect(readOptimiserReply('I think the template is fine.', TEMPLATE).rejected).toMatch(/no template/);
+    expect(readOptimiserReply(`<template>${TEMPLATE.replace('{{ history }}', '')}</template>`, TEMPLATE).rejected).toMatch(/dropped placeholder\(s\) \{\{ history \}\}/);
+    expect(readOptimiserReply(`<template>${TEMPLATE}</template>`, TEMPLATE).rejected).toMatch(/unchanged/);
+  });
+});
+
+const CONFIG: LoopConfig = { rounds: 3, candidates: 3, margin: 0, level: 0.95, seed: 7, devSize: 12, testSize: 6 };
+
+function env(config = CONFIG, optimiser: Optimiser = offlineOptimiser(), extra: Partial<LoopEnv> = {}): LoopEnv & { evaluations: string[] } {
+  const evaluations: string[] = [];
+  return {
+    optimiser,
+    evaluations,
+    async evaluate(text, split) {
+      evaluations.push(split);
+      return fakeEvaluate(split === 'dev' ? config.devSize : config.testSize, split)(text);
+    },
+    validate: (text) => (text.includes('{{ history }}') ? [] : ['the template lost {{ history }}']),
+    ...extra,
+  };
+}
+
+describe('runOptimisation', () => {
+  it('improves the weak dimension over 3 rounds, keeps rejected candidates, scores the test split once', async () => {
+    const e = env();
+    const s = await runOptimisation(e, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
+    expect(s.stopped).toBe('done');
+    expect(s.rounds).toHaveLength(3);
+    const best = s.versions.find((v) => v.id === s.best)!;
+    expect(best.text).toMatch(/invent/);
+    expect(best.mean!).toBeGreaterThan(s.versions[0].mean!);
+    expect(s.versions.filter((v) => v.status === 'rejected').length).toBeGreaterThan(0);
+    for (const v of s.versions.filter((x) => x.status === 'rejected' || x.status === 'accepted')) expect(v.reason).toMatch(/Δ|too few/);
+    expect(e.evaluations.filter((x) => x === 'test')).toHaveLength(1);
+    expect(s.test?.version).toBe(s.best);
+    expect(e.evaluations.length).toBeLessThanOrEqual(plannedEvaluations(CONFIG));
+    expect(s.calls.model).toBe(e.evaluations.reduce((a, x) => a + (x === 'dev' ? 12 : 6), 0));
+  });
+
+  it('is deterministic, and a run cancelled midway resumes to the same end', async () => {
+    const whole = await runOptimisation(env(), newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
+    let saved: LoopState | null = null;
+    const controller = new AbortController();
+    let n = 0;
+    const first = env(CONFIG, offlineOptimiser(), {
+      signal: controller.signal,
+      onState: (s) => {
+        saved = structuredClone(s);
+        if (++n === 4) controller.abort(new Error('cancelled'));
+      },
+    });
+    await expect(runOptimisation(first, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' })).rejects.toThrow(/cancelled/);
+    expect(saved!.stopped).toBeUndefined();
+    const resumed = await runOptimisation(env(), JSON.parse(JSON.stringify(saved)), { text: TEMPLATE, note: 'v0' });
+    expect(resumed).toEqual(whole);
+  });
+
+  it('respects the budget and keeps room for the test split', async () => {
+    const config = { ...CONFIG, budget: { modelCalls: 12 * 3 + 6 } };
+    const s = await runOptimisation(env(config), newLoopState(config), { text: TEMPLATE, note: 'v0' });
+    expect(s.stopped).toBe('budget');
+    expect(s.calls.model).toBeLessThanOrEqual(42);
+    expect(s.test).toBeDefined();
+    expect(s.versions.some((v) => v.reason === 'not scored: the budget ran out')).toBe(true);
+  });
+
+  it('an endpoint optimiser: malformed and placeholder-dropping replies are recorded as invalid with the reason', async () => {
+    const replies = [
+      'Sorry, I cannot help with that.',
+      `<template>${TEMPLATE.replace('{{ history }}', 'no history')}</template>\nNOTE: shorter`,
+      `\`\`\`\n${TEMPLATE}\nNever invent files.\n\`\`\`\nNOTE: no inventing`,
+    ];
+    let i = 0;
+    const opt = endpointOptimiser({ complete: async () => replies[i++ % replies.length], samples: 'task: list files', variables: ['domain', 'history'] });
+    const config = { ...CONFIG, rounds: 1 };
+    const s = await runOptimisation(env(config, opt), newLoopState(config), { text: TEMPLATE, note: 'v0' });
+    const r1 = s.versions.filter((v) => v.round === 1);
+    expect(r1.map((v) => v.status)).toEqual(['invalid', 'invalid', 'accepted']);
+    expect(r1[0].reason).toMatch(/no template/);
+    expect(r1[1].reason).toMatch(/dropped placeholder\(s\) \{\{ history \}\}/);
+    expect(r1[2].note).toMatch(/repaired/);
+    expect(s.best).toBe('r1c3');
+  });
+
+  it('refuses a bad configuration and a starting template that does not validate', async () => {
+    expect(checkLoopConfig({ ...CONFIG, rounds: 0, level: 1.5 })).toEqual([expect.stringMatching(/rounds/), expect.stringMatching(/confidence level/)]);
+    await expect(runOptimisation(env(), newLoopState(CONFIG), { text: 'no history here', note: 'v0' })).rejects.toThrow(/starting template cannot be used: the template lost/);
+  });
+});
