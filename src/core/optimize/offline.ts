@@ -31,7 +31,7 @@ export const INSTRUCTIONS: readonly Instruction[] = [
   { id: 'cons-ids', target: 'consistency', keywords: ['id', 'identifier', 'order', 'same'], text: 'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.' },
   { id: 'real-plausible', target: 'realism', keywords: ['plausib', 'realistic', 'generic', 'placeholder', 'fake'], text: 'Make unknown details (timestamps, ids, sizes of pre-existing files) plausible for this environment, never placeholders such as "example" or "xxx".' },
   { id: 'real-verbatim', target: 'realism', keywords: ['tone', 'style', 'explain', 'narrat', 'assistant'], text: 'Sound like the environment, not an assistant: no explanations, apologies or narration.' },
-  { id: 'qual-complete', target: 'quality', keywords: ['incomplete', 'truncat', 'missing', 'short', 'partial'], text: 'Give the complete observation the action produces, not a summary or an excerpt.' },
+  { id: 'qual-complete', target: 'quality', keywords: ['incomplete', 'truncat', 'missing', 'short', 'partial', 'leaves out', 'misses'], text: 'Give the complete observation the action produces, not a summary or an excerpt.' },
   { id: 'qual-concise', target: 'quality', keywords: ['verbose', 'long', 'repeat', 'redundant', 'extra'], text: 'Do not add output the action would not produce, and do not repeat earlier observations.' },
   { id: 'rule-echo', target: 'rule:echo', keywords: [], text: 'When the action prints given text (echo, printf), output that text character for character.' },
   { id: 'rule-read-after-write', target: 'rule:read-after-write', keywords: [], text: 'When the action reads a file written earlier in the session, output exactly the content that was written.' },
@@ -109,10 +109,14 @@ function addEdits(analysis: ErrorAnalysis, present: ReadonlySet<string>, rng: Rn
     if (dims[i]) targets.push({ target: dims[i].dimension, why: `${dims[i].dimension} ${fmtMean(dims[i].mean)}/100, ${dims[i].low} low sample(s)` });
     if (rules[i]) targets.push({ target: `rule:${rules[i].rule}`, why: `${rules[i].count} verifier mismatch(es) of rule ${rules[i].rule}` });
   }
-  for (const t of targets) {
-    const pick = candidatesFor(t.target, present, analysis, rng)[0];
-    if (!pick) continue;
-    edits.push({ apply: (lines) => [...lines, pick.text], note: `added "${pick.text.slice(0, 60)}…" for ${t.why}` });
+  // Every target's entries, best first; taken rank by rank so K candidates cover several targets
+  // and a target whose first entry was already tried falls back to its next one.
+  const ranked = targets.map((t) => ({ t, pool: candidatesFor(t.target, present, analysis, rng) }));
+  for (let rank = 0; ranked.some((r) => r.pool.length > rank); rank++) {
+    for (const { t, pool } of ranked) {
+      const pick = pool[rank];
+      if (pick) edits.push({ apply: (lines) => [...lines, pick.text], note: `added "${pick.text.slice(0, 60)}…" for ${t.why}` });
+    }
   }
   return edits;
 }
