@@ -110,9 +110,9 @@ describe('JobHost', () => {
       return { runtime, made };
     }
 
-    function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>) {
+    function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>, unwindWaitMs = 50) {
       const events: FromWorker[] = [];
-      const host = new JobHost(runtime, runners, (m) => events.push(m));
+      const host = new JobHost(runtime, runners, (m) => events.push(m), unwindWaitMs);
       const states = (id: string) => events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
       return { host, events, states };
     }
@@ -169,6 +169,39 @@ describe('JobHost', () => {
       gates.shift()!();
       while (!states('r').includes('failed')) await tick();
       expect(events.find((e) => e.type === 'error' && e.jobId === 'r')).toMatchObject({ message: expect.stringMatching(LOST) });
+    });
+
+    it('starts the next job once the runner the loss cut off has unwound (it still records the run and holds its lock)', async () => {
+      const { runtime, made } = losingRuntimes();
+      const order: string[] = [];
+      let unwind = () => {};
+      const { host, states } = hostOn(
+        runtime,
+        {
+          slow: async (_spec, ctx) => {
+            await ctx.step();
+            await new Promise<void>((r) => (unwind = r)); // a readback the loss has not rejected yet
+            order.push('cut-off runner unwound');
+            throw new Error('mapAsync: OperationError');
+          },
+          next: async () => {
+            order.push('next job ran');
+            return 1;
+          },
+        },
+        60_000,
+      );
+      host.handle({ type: 'start', jobId: 'u', spec: { kind: 'slow' } });
+      while (!made.length) await tick();
+      await tick();
+      made[0].lose();
+      while (!states('u').includes('failed')) await tick(); // reported at once
+      host.handle({ type: 'start', jobId: 'v', spec: { kind: 'next' } });
+      for (let i = 0; i < 10; i++) await tick();
+      expect(states('v')).toEqual(['queued']);
+      unwind();
+      while (!states('v').includes('done')) await tick();
+      expect(order).toEqual(['cut-off runner unwound', 'next job ran']);
     });
 
     it('fails a job whose device was lost before it began', async () => {

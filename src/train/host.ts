@@ -55,6 +55,13 @@ interface JobEntry {
   listeners: Set<(state: JobState) => void>;
 }
 
+/**
+ * How long the next job waits for the runner of a job the lost device ended to finish unwinding
+ * (it records the run's failure and releases the run's lock as it does). A runner stuck on the
+ * dead device for longer is left behind.
+ */
+export const UNWIND_WAIT_MS = 10_000;
+
 export class JobHost {
   private readonly jobs = new Map<string, JobEntry>();
   private queue: Promise<void> = Promise.resolve();
@@ -63,6 +70,7 @@ export class JobHost {
     private readonly runtime: () => Promise<GpuRuntime>,
     private readonly runners: Record<string, JobRunner>,
     private readonly post: (m: FromWorker) => void,
+    private readonly unwindWaitMs = UNWIND_WAIT_MS,
   ) {}
 
   handle(msg: JobCommand): void {
@@ -143,6 +151,7 @@ export class JobHost {
       },
     };
     let offLost = () => {};
+    let running: Promise<unknown> | null = null;
     try {
       ctx.rt = await this.runtime();
       // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
@@ -164,7 +173,7 @@ export class JobHost {
       });
       lostDuring.catch(() => {});
       if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
-      const running = runner(job.spec, ctx);
+      running = runner(job.spec, ctx);
       running.catch(() => {});
       const result = await Promise.race([lostDuring, running]);
       job.listeners.clear();
@@ -183,6 +192,9 @@ export class JobHost {
     } finally {
       offLost();
     }
+    // The job was reported ended at once; the next one starts when its runner has unwound (it
+    // still writes the run's end and holds the run's lock until then), or after unwindWaitMs.
+    if (running && lost) await settledWithin(running, this.unwindWaitMs);
   }
 
   private pause(jobId: string) {
@@ -216,6 +228,13 @@ export class JobHost {
     this.setState(job, 'stopping');
     r?.();
   }
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  return Promise.race([p.then(() => {}, () => {}), timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The message a user sees for an error a job threw. */

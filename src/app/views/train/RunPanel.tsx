@@ -199,7 +199,7 @@ export function RunPanel() {
         </p>
       ) : null}
       {run?.state === 'failed' && run.error ? (
-        <p className="error-text" role="alert">
+        <p className="error-text" role="alert" data-testid="run-error">
           {run.error}
         </p>
       ) : null}
