@@ -198,7 +198,7 @@ export function RunPanel() {
           {coverage}
         </p>
       ) : null}
-      {run?.state === 'failed' && run.error ? (
+      {!isLive && run?.state === 'failed' && run.error ? (
         <p className="error-text" role="alert" data-testid="run-error">
           {run.error}
         </p>
