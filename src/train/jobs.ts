@@ -253,7 +253,7 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
   } catch (e) {
     await flush();
     if (e instanceof StopRequested) await setState('stopped');
-    else await setState('failed', userMessage(ctx.lost ?? (e as Error)));
+    else await setState('failed', userMessage((await ctx.failure(e)) as Error));
     throw e;
   } finally {
     clearInterval(timer);
