@@ -77,10 +77,12 @@ test('device loss mid-training: the run fails cleanly and resumes from its last 
   // What is stored says the same: a second tab (a reload would end this tab's job worker) lists
   // the run as failed, with its message.
   const other = await page.context().newPage();
+  const otherErrors = collectPageErrors(other);
   await other.goto('./#/train');
   await expect(other.getByTestId('run-list').locator('.pill')).toHaveText('failed');
   await expect(other.getByTestId('run-error')).toContainText('The GPU device was lost');
   await other.close();
+  expect(otherErrors).toEqual([]);
 
   // Resume: the job starts from the checkpoint on a fresh device and the curve keeps its points.
   await offer.getByRole('button', { name: `Resume from step ${checkpointStep}` }).click();
