@@ -18,6 +18,7 @@ import {
   loadCheckpointBytes,
   loadMetrics,
   putRun,
+  recordRunState,
   runMaskConfig,
   saveCheckpoint,
   STORAGE_FULL_MESSAGE,
@@ -113,6 +114,19 @@ describe('runs and metrics', () => {
     const updated = await updateRun('r', (r) => (r.state = 'paused'));
     expect(updated.state).toBe('paused');
     expect((await getRun('r'))?.state).toBe('paused');
+  });
+
+  it("records a run's end once: a late state write (pause, resume, the runner unwinding) does not reopen it", async () => {
+    await putRun(run('e'));
+    expect(await recordRunState('e', 'paused')).toMatchObject({ state: 'paused' });
+    const lost = 'The GPU device was lost (destroyed): gone. The job stopped.';
+    expect(await recordRunState('e', 'failed', lost)).toMatchObject({ state: 'failed', error: lost });
+    for (const late of ['running', 'paused', 'stopping', 'done', 'stopped'] as const) await recordRunState('e', late);
+    await recordRunState('e', 'failed', 'The job failed: mapAsync: OperationError');
+    expect(await getRun('e')).toMatchObject({ state: 'failed', error: lost });
+    // Only a new job moves it on (a resume writes its state directly).
+    await updateRun('e', (r) => (r.state = 'running'));
+    expect(await recordRunState('e', 'done')).toMatchObject({ state: 'done', error: undefined });
   });
 
   it('keeps the mask settings an SFT run trains with', async () => {

@@ -14,7 +14,7 @@
 // StorageFullError with a message for the user.
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import { maskConfig, maskConfigFromJson, type MaskConfig } from '../core/masking/index.ts';
-import { openStudioDB, type CheckpointRef, type CheckpointTag, type RunMetric, type RunRecord, type StudioDB } from './db.ts';
+import { openStudioDB, type CheckpointRef, type CheckpointTag, type RunMetric, type RunRecord, type RunState, type StudioDB } from './db.ts';
 
 export const STORAGE_FULL_MESSAGE = 'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';
 
@@ -101,6 +101,24 @@ export async function updateRun(id: string, change: (run: RunRecord) => void): P
     run.updatedAt = Date.now();
     await store.put(run);
     return run;
+  });
+}
+
+/** The states a run's job ends in; only a new job (a start or a resume) moves a run out of one. */
+export const ENDED_RUN_STATES: readonly RunState[] = ['done', 'failed', 'stopped'];
+
+/**
+ * Records the state a run's job reached (and its error, for 'failed'), unless the run has ended
+ * already: the worker's runner, its late state writes and the page (which records a failure the
+ * worker could not, e.g. when the device or the worker died) may write in any order, and the
+ * first end wins. So a late 'running' or 'paused' never reopens a failed run. Returns the record
+ * as stored afterwards.
+ */
+export async function recordRunState(id: string, state: RunState, error?: string): Promise<RunRecord> {
+  return updateRun(id, (r) => {
+    if (ENDED_RUN_STATES.includes(r.state)) return;
+    r.state = state;
+    r.error = state === 'failed' ? error : undefined;
   });
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { DeviceLostError } from '../gpu/errors.ts';
 import type { RuntimeEvent } from '../gpu/runtime.ts';
-import { JobHost, UserFacingError, type JobRunner } from './host.ts';
+import { JobHost, UserFacingError, type JobHostTiming, type JobRunner } from './host.ts';
 import type { FromWorker } from './protocol.ts';
 
 const fakeRuntime = async () => ({ lost: null, on: () => () => {} }) as unknown as GpuRuntime;
@@ -110,9 +110,9 @@ describe('JobHost', () => {
       return { runtime, made };
     }
 
-    function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>) {
+    function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>, timing: JobHostTiming = { unwindWaitMs: 50, lossSettleMs: 50 }) {
       const events: FromWorker[] = [];
-      const host = new JobHost(runtime, runners, (m) => events.push(m));
+      const host = new JobHost(runtime, runners, (m) => events.push(m), timing);
       const states = (id: string) => events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
       return { host, events, states };
     }
@@ -169,6 +169,61 @@ describe('JobHost', () => {
       gates.shift()!();
       while (!states('r').includes('failed')) await tick();
       expect(events.find((e) => e.type === 'error' && e.jobId === 'r')).toMatchObject({ message: expect.stringMatching(LOST) });
+    });
+
+    it('starts the next job once the runner the loss cut off has unwound (it still records the run and holds its lock)', async () => {
+      const { runtime, made } = losingRuntimes();
+      const order: string[] = [];
+      let unwind = () => {};
+      const { host, states } = hostOn(
+        runtime,
+        {
+          slow: async (_spec, ctx) => {
+            await ctx.step();
+            await new Promise<void>((r) => (unwind = r)); // a readback the loss has not rejected yet
+            order.push('cut-off runner unwound');
+            throw new Error('mapAsync: OperationError');
+          },
+          next: async () => {
+            order.push('next job ran');
+            return 1;
+          },
+        },
+        { unwindWaitMs: 60_000 },
+      );
+      host.handle({ type: 'start', jobId: 'u', spec: { kind: 'slow' } });
+      while (!made.length) await tick();
+      await tick();
+      made[0].lose();
+      while (!states('u').includes('failed')) await tick(); // reported at once
+      host.handle({ type: 'start', jobId: 'v', spec: { kind: 'next' } });
+      for (let i = 0; i < 10; i++) await tick();
+      expect(states('v')).toEqual(['queued']);
+      unwind();
+      while (!states('v').includes('done')) await tick();
+      expect(order).toEqual(['cut-off runner unwound', 'next job ran']);
+    });
+
+    it('a GPU error that comes just before the loss (a readback on the destroyed device) fails the job as lost; one with no loss keeps its own message', async () => {
+      const { runtime, made } = losingRuntimes();
+      const runner: JobRunner = async (_spec, ctx) => {
+        await ctx.step();
+        await tick();
+        throw new Error("Failed to execute 'mapAsync' on 'GPUBuffer': Buffer was unmapped before mapping was resolved.");
+      };
+      const { host, events, states } = hostOn(runtime, { readback: runner }, { lossSettleMs: 60_000 });
+      host.handle({ type: 'start', jobId: 'w', spec: { kind: 'readback' } });
+      while (!made.length) await tick();
+      for (let i = 0; i < 5; i++) await tick(); // the readback has failed; the loss is on its way
+      expect(states('w')).toEqual(['queued', 'running']);
+      made[0].lose();
+      while (!states('w').includes('failed')) await tick();
+      expect(events.find((e) => e.type === 'error' && e.jobId === 'w')).toMatchObject({ message: expect.stringMatching(LOST) });
+
+      const other = hostOn(runtime, { readback: runner }, { lossSettleMs: 20 });
+      other.host.handle({ type: 'start', jobId: 'x', spec: { kind: 'readback' } });
+      while (!other.states('x').includes('failed')) await tick();
+      expect(other.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/^The job failed: Failed to execute 'mapAsync'/) });
     });
 
     it('fails a job whose device was lost before it began', async () => {

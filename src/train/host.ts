@@ -42,6 +42,12 @@ export interface JobContext {
   readonly stopRequested: boolean;
   /** The job's failure when its device was lost (then every later GPU error is a consequence). */
   readonly lost: Error | null;
+  /**
+   * What the job failed with, given what it threw: the device's loss when that is reported within
+   * a moment of a GPU error (a readback on a destroyed device fails before the loss arrives), else
+   * `thrown` itself. Errors with a message for the user and stops are never a loss.
+   */
+  failure(thrown: unknown): Promise<unknown>;
 }
 
 export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
@@ -55,6 +61,25 @@ interface JobEntry {
   listeners: Set<(state: JobState) => void>;
 }
 
+/**
+ * How long the next job waits for the runner of a job the lost device ended to finish unwinding
+ * (it records the run's failure and releases the run's lock as it does). A runner stuck on the
+ * dead device for longer is left behind.
+ */
+export const UNWIND_WAIT_MS = 10_000;
+
+/**
+ * How long a job's GPU error waits for the device's loss (see JobContext.failure). The loss comes
+ * from the GPU process, so a moment after the rejections it causes; an error that is not one is
+ * reported this much later.
+ */
+export const LOSS_SETTLE_MS = 3_000;
+
+export interface JobHostTiming {
+  unwindWaitMs?: number;
+  lossSettleMs?: number;
+}
+
 export class JobHost {
   private readonly jobs = new Map<string, JobEntry>();
   private queue: Promise<void> = Promise.resolve();
@@ -63,6 +88,7 @@ export class JobHost {
     private readonly runtime: () => Promise<GpuRuntime>,
     private readonly runners: Record<string, JobRunner>,
     private readonly post: (m: FromWorker) => void,
+    private readonly timing: JobHostTiming = {},
   ) {}
 
   handle(msg: JobCommand): void {
@@ -114,6 +140,9 @@ export class JobHost {
     if (job.state === 'stopped') return;
     this.setState(job, 'running');
     let lost: Error | null = null;
+    let lostNow = () => {};
+    const lostSignal = new Promise<void>((r) => (lostNow = r));
+    const settleMs = this.timing.lossSettleMs ?? LOSS_SETTLE_MS;
     const ctx: JobContext = {
       rt: undefined as unknown as GpuRuntime,
       jobId: job.jobId,
@@ -141,8 +170,13 @@ export class JobHost {
       get lost() {
         return lost;
       },
+      async failure(thrown) {
+        if (!lost && mayBeLoss(thrown)) await settledWithin(lostSignal, settleMs);
+        return lost ?? thrown;
+      },
     };
     let offLost = () => {};
+    let running: Promise<unknown> | null = null;
     try {
       ctx.rt = await this.runtime();
       // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
@@ -151,6 +185,7 @@ export class JobHost {
       const lostDuring = new Promise<never>((_, reject) => {
         const onLost = (e: Error) => {
           lost ??= new DeviceLostDuringJob(e);
+          lostNow();
           reject(lost);
           // A paused job wakes to throw the loss at its step.
           const r = job.resume;
@@ -164,7 +199,7 @@ export class JobHost {
       });
       lostDuring.catch(() => {});
       if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
-      const running = runner(job.spec, ctx);
+      running = runner(job.spec, ctx);
       running.catch(() => {});
       const result = await Promise.race([lostDuring, running]);
       job.listeners.clear();
@@ -172,7 +207,7 @@ export class JobHost {
       this.post({ type: 'done', jobId: job.jobId, result });
     } catch (thrown) {
       job.listeners.clear();
-      const e = lost ?? thrown;
+      const e = await ctx.failure(thrown);
       if (e instanceof StopRequested) {
         this.setState(job, 'stopped');
       } else {
@@ -183,6 +218,9 @@ export class JobHost {
     } finally {
       offLost();
     }
+    // The job was reported ended at once; the next one starts when its runner has unwound (it
+    // still writes the run's end and holds the run's lock until then), or after unwindWaitMs.
+    if (running && lost) await settledWithin(running, this.timing.unwindWaitMs ?? UNWIND_WAIT_MS);
   }
 
   private pause(jobId: string) {
@@ -218,11 +256,25 @@ export class JobHost {
   }
 }
 
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  return Promise.race([p.then(() => {}, () => {}), timeout]).finally(() => clearTimeout(timer));
+}
+
+// These carry messages written for the user (storage full, a checkpoint that does not parse).
+const USER_ERRORS = ['WebGPUUnavailableError', 'DeviceLostError', 'StorageFullError', 'CheckpointError', 'SafetensorsError'];
+
+/** Whether a job's error may be the first sign of a device loss (any error not written for the user). */
+function mayBeLoss(e: unknown): boolean {
+  return !(e instanceof StopRequested) && !(e instanceof UserFacingError) && !(e instanceof Error && USER_ERRORS.includes(e.name));
+}
+
 /** The message a user sees for an error a job threw. */
 export function userMessage(e: Error): string {
   if (e instanceof UserFacingError) return e.message;
-  // These carry messages written for the user (storage full, a checkpoint that does not parse).
-  if (['WebGPUUnavailableError', 'DeviceLostError', 'StorageFullError', 'CheckpointError', 'SafetensorsError'].includes(e.name)) return e.message;
+  if (USER_ERRORS.includes(e.name)) return e.message;
   if (/out of memory|OOM/i.test(e.message)) return `The GPU ran out of memory: ${e.message}. Try a smaller preset, batch or context.`;
   return `The job failed: ${e.message}`;
 }

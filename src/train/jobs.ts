@@ -11,8 +11,8 @@ import type { Trajectory } from '../core/schema/types.ts';
 import { runSelfTest } from '../gpu/selftest.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { RunRecord, RunState } from '../storage/db.ts';
-import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
-import { StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
+import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, recordRunState, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
+import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
 import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
 import { runLockName } from './protocol.ts';
@@ -203,13 +203,17 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
     return flushing;
   };
   const timer = setInterval(() => void flush(), METRIC_FLUSH_MS);
+  // Writes after the run has ended (a late pause or resume, the runner unwinding after the
+  // device was lost) leave the ended state as it is (recordRunState).
   const setState = (state: RunState, error?: string) =>
-    updateRun(runId, (r) => {
-      r.state = state;
-      r.error = error;
-    }).catch((e: Error) => ctx.log(`could not record the run's state (${state}): ${e.message}`));
+    recordRunState(runId, state, error).catch((e: Error) => ctx.log(`could not record the run's state (${state}): ${e.message}`));
   const offState = ctx.onState((s) => {
     if (s === 'paused' || s === 'running' || s === 'stopping') void setState(s);
+  });
+  // A lost device ends the job at once (JobHost reports it failed): record that now, not when the
+  // runner next reaches a step, which on a lost device may be late or never.
+  const offLost = ctx.rt.on((e) => {
+    if (e.type === 'lost') void setState('failed', userMessage(ctx.lost ?? new DeviceLostDuringJob(e.error)));
   });
   try {
     const result = await runTraining(
@@ -240,6 +244,8 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
     );
     await flush();
     if (storageError) throw storageError;
+    // The job already failed with the device; a runner that still got to its end is not 'done'.
+    if (ctx.lost) throw ctx.lost;
     await setState('done');
     const { checkpoint: _final, ...rest } = result;
     void _final; // the last checkpoint point is the final step, already stored as 'last'
@@ -247,11 +253,12 @@ async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Arra
   } catch (e) {
     await flush();
     if (e instanceof StopRequested) await setState('stopped');
-    else await setState('failed', userMessage(ctx.lost ?? (e as Error)));
+    else await setState('failed', userMessage((await ctx.failure(e)) as Error));
     throw e;
   } finally {
     clearInterval(timer);
     offState();
+    offLost();
   }
 }
 

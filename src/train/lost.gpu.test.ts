@@ -45,7 +45,7 @@ describe('a device lost during training', () => {
     const error = events.find((e) => e.type === 'error' && e.jobId === 'a') as { message: string };
     expect(error.message).toMatch(/^The GPU device was lost \(destroyed\).* The job stopped; a training run can be resumed from its last checkpoint/);
     expect(events.some((e) => e.type === 'lost')).toBe(true);
-    // The runner records the run's failure when it reaches its next step.
+    // The runner records the run's failure as the loss reaches it (an IndexedDB write after the message).
     for (let i = 0; i < 400 && (await getRun(run.runId))?.state !== 'failed'; i++) await tick();
     const failed = (await getRun(run.runId))!;
     expect(failed.state).toBe('failed');

@@ -33,6 +33,7 @@ function fakeContext(rt: JobContext['rt']) {
     progress: (d) => progress.push(d as GenerateProgress),
     stopRequested: false,
     lost: null,
+    failure: async (e) => e,
   };
   return { ctx, texts, progress, setState: (s: JobState) => listeners.forEach((l) => l(s)) };
 }

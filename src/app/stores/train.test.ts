@@ -1,5 +1,6 @@
 // The Train store when the worker's device is lost mid-run: the run's failure puts it on offer to
-// resume (the same offer a reload gives), and resuming starts a job that resumes it.
+// resume (the same offer a reload gives), the stored run and the list end 'failed' whatever order
+// the worker's writes and messages come in, and resuming starts a job that resumes it.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobSpecBase, FromWorker } from '../../train/protocol.ts';
@@ -22,6 +23,23 @@ const fakeClient = {
   stop() {},
 };
 vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
+// A run-list read can be held after it has read the records, to finish after a later read.
+const reads = vi.hoisted(() => ({ hold: null as Promise<void> | null, held: 0 }));
+vi.mock('../../storage/runs.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../storage/runs.ts')>();
+  return {
+    ...real,
+    async listRuns() {
+      const runs = await real.listRuns();
+      const hold = reads.hold;
+      if (hold) {
+        reads.held++;
+        await hold;
+      }
+      return runs;
+    },
+  };
+});
 const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
 
 beforeAll(() => {
@@ -44,15 +62,28 @@ describe('train store, device lost mid-run', () => {
     const message = 'The GPU device was lost (destroyed): gone. The job stopped; a training run can be resumed from its last checkpoint, and the next job uses a fresh device.';
     emit({ type: 'lost', message: 'The GPU device was lost (destroyed): gone.' });
     emit({ type: 'status', jobId, state: 'failed', detail: message });
+    expect(store.getState().runs.find((r) => r.id === runId)?.state).toBe('failed'); // at once, not after a re-read
     emit({ type: 'error', jobId, message });
     expect(store.getState().live).toBeNull();
-    expect(store.getState().error).toBe(message);
     expect(store.getState().interrupted.map((r) => r.id)).toEqual([runId]);
 
-    // The worker recorded the failure; the offer stays.
-    const { updateRun } = await import('../../storage/runs.ts');
-    await updateRun(runId, (r) => (r.state = 'failed'));
+    // The worker has not recorded the failure (its runner is still stuck on the lost device):
+    // the store records it, the list and a reload read 'failed', and the message shows once,
+    // with the run (the run panel), not also above the form.
+    const { getRun, listRuns } = await import('../../storage/runs.ts');
+    await vi.waitFor(async () => expect(await getRun(runId)).toMatchObject({ state: 'failed', error: message }));
+    await vi.waitFor(() => expect(store.getState().runs.find((r) => r.id === runId)).toMatchObject({ state: 'failed', error: message }));
+    expect((await listRuns()).find((r) => r.id === runId)?.state).toBe('failed');
+    expect(store.getState().error).toBeNull();
+
+    // Late events of the failed job (a metric, a state the worker sent before it saw the loss)
+    // and a late state write of its runner do not bring the run back to 'running'.
+    emit({ type: 'metric', jobId, step: 4, values: { loss: 1 } });
+    emit({ type: 'status', jobId, state: 'running' });
+    const { recordRunState } = await import('../../storage/runs.ts');
+    await recordRunState(runId, 'running');
     await store.getState().refreshRuns();
+    expect(store.getState().runs.find((r) => r.id === runId)).toMatchObject({ state: 'failed', step: 3, error: message });
     expect(store.getState().interrupted.map((r) => r.id)).toEqual([runId]);
 
     await store.getState().resumeRun(runId);
@@ -68,6 +99,10 @@ describe('train store, device lost mid-run', () => {
     emit({ type: 'status', jobId: live.jobId, state: 'failed', detail: 'The job failed: bad spec' });
     expect(store.getState().live).toBeNull();
     expect(store.getState().interrupted).toEqual([]);
+    // The resume could not begin, so the run keeps its first failure; this one shows above the form.
+    emit({ type: 'error', jobId: live.jobId, message: 'The job failed: bad spec' });
+    await vi.waitFor(() => expect(store.getState().error).toBe('The job failed: bad spec'));
+    expect(store.getState().runs.find((r) => r.id === live.runId)?.error).toMatch(/^The GPU device was lost/);
   });
 
   it("another view's job (a benchmark) failing does not show as a training error", async () => {
@@ -79,6 +114,25 @@ describe('train store, device lost mid-run', () => {
     // Its own job's error still does, even after its status ended it.
     const own = started.at(-1)!.jobId;
     emit({ type: 'error', jobId: own, message: 'The job failed: bad spec' });
-    expect(store.getState().error).toBe('The job failed: bad spec');
+    await vi.waitFor(() => expect(store.getState().error).toBe('The job failed: bad spec'));
+  });
+
+  it('a run-list read that finishes after a later one does not bring back what it read', async () => {
+    const { putRun, recordRunState } = await import('../../storage/runs.ts');
+    const { useTrainStore } = await import('./train.ts');
+    const store = useTrainStore;
+    const id = 'run-read-order';
+    await putRun({ id, name: id, createdAt: 2, updatedAt: 2, stage: 'sft', spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 }, data: { datasetId: 'd', name: 'd', trajectories: 1 }, from: null, state: 'running', step: 1, checkpoints: {}, resumes: [] } as never);
+    let release = () => {};
+    reads.hold = new Promise<void>((r) => (release = r));
+    const early = store.getState().refreshRuns(); // reads 'running', then is held
+    await vi.waitFor(() => expect(reads.held).toBe(1));
+    reads.hold = null;
+    await recordRunState(id, 'failed', 'The job failed: gone');
+    await store.getState().refreshRuns();
+    expect(store.getState().runs.find((r) => r.id === id)?.state).toBe('failed');
+    release();
+    await early;
+    expect(store.getState().runs.find((r) => r.id === id)?.state).toBe('failed');
   });
 });

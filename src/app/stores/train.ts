@@ -4,7 +4,7 @@
 // events in, so a reload shows the same curve and can resume it.
 import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
-import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, updateRun } from '../../storage/runs.ts';
+import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, recordRunState, updateRun, ENDED_RUN_STATES } from '../../storage/runs.ts';
 import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec } from '../../train/jobs.ts';
@@ -69,8 +69,10 @@ let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 /** The live job when the worker's device was lost: its failure offers to resume the run. */
 let lostJobId: string | null = null;
-/** Jobs this store started: another view's job (a benchmark) fails with its own messages there. */
-const ownJobs = new Set<string>();
+/** Jobs this store started, with their runs: another view's job (a benchmark) fails with its own messages there. */
+const ownJobs = new Map<string, string>();
+/** Counts run-list reads: only the latest one started is applied (an older read may finish last). */
+let listReads = 0;
 
 export function newRunId(): string {
   return `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -119,14 +121,43 @@ function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, set: SetState, 
   if (!live || live.jobId !== m.jobId) return;
   const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
   set({ live: finished ? null : { ...live, state: m.state } });
-  if (m.state === 'failed' && lostJobId === m.jobId) {
-    // A run cut off by a lost device resumes like one cut off by a reload: from its last
-    // checkpoint, on the fresh device the next job acquires.
-    const run = get().runs.find((r) => r.id === live.runId);
-    if (run) set((s) => ({ interrupted: [...s.interrupted.filter((r) => r.id !== run.id), { ...run, state: 'failed' }] }));
+  if (m.state === 'failed') {
+    // The list shows the run failed from now on, whatever the stored record says yet: the job's
+    // 'error' (which follows) records the failure and re-reads the list (recordJobFailure).
+    set((s) => ({ runs: s.runs.map((r) => (r.id === live.runId && !ENDED_RUN_STATES.includes(r.state) ? { ...r, state: 'failed' } : r)) }));
+    if (lostJobId === m.jobId) {
+      // A run cut off by a lost device resumes like one cut off by a reload: from its last
+      // checkpoint, on the fresh device the next job acquires.
+      const run = get().runs.find((r) => r.id === live.runId);
+      if (run) set((s) => ({ interrupted: [...s.interrupted.filter((r) => r.id !== run.id), { ...run, state: 'failed' }] }));
+    }
   }
   if (finished) lostJobId = null;
-  void get().refreshRuns();
+  if (m.state !== 'failed') void get().refreshRuns();
+}
+
+/**
+ * A job of this store failed with `message`. The run's record gets the failure unless it ended
+ * already (recordRunState): the worker records it too, but may not have yet, or ever (a device or
+ * worker that died mid-step). The message then shows once: in the run's panel when the record
+ * holds it, else (no record yet, a resume that could not begin, storage that cannot be written)
+ * above the form.
+ */
+async function recordJobFailure(jobId: string, message: string, set: SetState, get: GetState) {
+  const runId = ownJobs.get(jobId);
+  let run: RunRecord | undefined;
+  if (runId) {
+    try {
+      run = await recordRunState(runId, 'failed', message);
+    } catch {
+      run = undefined; // no record (the job failed before writing it) or storage failing: say it above
+    }
+  }
+  if (run?.state === 'failed' && run.error === message) {
+    const stored = run;
+    set((s) => ({ runs: s.runs.map((r) => (r.id === stored.id ? stored : r)) }));
+  } else set({ error: message });
+  await get().refreshRuns();
 }
 
 /** Folds one worker event into the store. */
@@ -160,12 +191,16 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
       onJobStatus(m, set, get);
       return;
     case 'lost':
+      // A live job's failure follows and says it (in its run); with none, the loss itself is news.
       lostJobId = get().live?.jobId ?? null;
-      set({ error: m.message });
+      if (!lostJobId) set({ error: m.message });
       return;
     case 'error':
-      if (m.jobId && !ownJobs.has(m.jobId)) return;
-      if (!m.jobId && get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
+      if (m.jobId) {
+        if (ownJobs.has(m.jobId)) void recordJobFailure(m.jobId, m.message, set, get);
+        return;
+      }
+      if (get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
       set({ error: m.message });
       return;
     default:
@@ -207,10 +242,12 @@ function runListActions(set: SetState, get: GetState, ensureClient: EnsureClient
     },
 
     async refreshRuns(): Promise<void> {
+      const read = ++listReads;
       try {
         const runs = await listRuns();
-        // A run the lost device failed stays on offer until it is resumed or dismissed.
-        set((s) => ({ runs, interrupted: s.interrupted.filter((r) => runs.some((x) => x.id === r.id && (ACTIVE.includes(x.state) || x.state === 'failed'))) }));
+        if (read !== listReads) return; // a later read started: it has newer records
+        // A run the lost device failed stays on offer (with its latest record) until it is resumed or dismissed.
+        set((s) => ({ runs, interrupted: s.interrupted.flatMap((r) => offered(r, runs.find((x) => x.id === r.id))) }));
       } catch (e) {
         set({ error: `Could not read training runs from browser storage: ${(e as Error).message}` });
       }
@@ -229,6 +266,12 @@ function runListActions(set: SetState, get: GetState, ensureClient: EnsureClient
       }
     },
   };
+}
+
+/** An offered run as re-read: gone when it ended otherwise; one offered after a loss keeps saying so. */
+function offered(r: RunRecord, now: RunRecord | undefined): RunRecord[] {
+  if (!now || !(ACTIVE.includes(now.state) || now.state === 'failed')) return [];
+  return [r.state === 'failed' ? { ...now, state: 'failed' } : now];
 }
 
 /** The metric history a resumed run keeps: the steps up to its checkpoint (the job recomputes every step after it). */
@@ -256,7 +299,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       }
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
-      ownJobs.add(jobId);
+      ownJobs.set(jobId, runId);
       set((s) => ({ live: { jobId, runId, state: 'queued' }, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
       // Show the run record as soon as the worker has written it.
       setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
@@ -273,7 +316,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       const run = get().runs.find((r) => r.id === runId);
       const history = await historyUpTo(runId, run?.checkpoints.last?.step ?? 0);
       const jobId = c.start({ kind: 'train', runId, resume: true });
-      ownJobs.add(jobId);
+      ownJobs.set(jobId, runId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
         selectedRunId: runId,

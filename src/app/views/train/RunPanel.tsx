@@ -198,8 +198,8 @@ export function RunPanel() {
           {coverage}
         </p>
       ) : null}
-      {run?.state === 'failed' && run.error ? (
-        <p className="error-text" role="alert">
+      {!isLive && run?.state === 'failed' && run.error ? (
+        <p className="error-text" role="alert" data-testid="run-error">
           {run.error}
         </p>
       ) : null}
