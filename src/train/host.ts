@@ -26,7 +26,10 @@ export class DeviceLostDuringJob extends UserFacingError {
 }
 
 export interface JobContext {
-  rt: GpuRuntime;
+  /** The job's GPU runtime: acquired before the job starts, or (a job that runs on demand) by `gpu()` first. */
+  readonly rt: GpuRuntime;
+  /** The GPU runtime, acquired now if the job has none yet (fails without WebGPU). */
+  gpu(): Promise<GpuRuntime>;
   jobId: string;
   /** Call between steps: waits while paused, throws StopRequested when stopped. */
   step(): Promise<void>;
@@ -44,7 +47,13 @@ export interface JobContext {
   readonly lost: Error | null;
 }
 
-export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
+export type JobRunner = ((spec: JobSpecBase, ctx: JobContext) => Promise<unknown>) & {
+  /**
+   * The job acquires the GPU itself, only when it needs it (`ctx.gpu()`): a bench of baselines
+   * and endpoints runs in a browser without WebGPU. Otherwise the runtime is acquired first.
+   */
+  gpuOnDemand?: boolean;
+};
 
 interface JobEntry {
   jobId: string;
@@ -53,6 +62,51 @@ interface JobEntry {
   resume: (() => void) | null;
   pausedGate: Promise<void> | null;
   listeners: Set<(state: JobState) => void>;
+}
+
+/**
+ * A job's hold on the GPU runtime: acquired once (before the job, or when it first asks), and a
+ * lost device ends the job at once, even one waiting on the GPU or paused (the runner's own later
+ * failure, at its next step, is ignored).
+ */
+class JobGpu {
+  rt: GpuRuntime | null = null;
+  lost: Error | null = null;
+  /** Rejects with the loss when the device is lost during the job. */
+  readonly lostDuring: Promise<never>;
+  off: () => void = () => {};
+  private acquiring: Promise<GpuRuntime> | null = null;
+  private rejectLost: (e: Error) => void = () => {};
+
+  constructor(
+    private readonly runtime: () => Promise<GpuRuntime>,
+    private readonly job: JobEntry,
+  ) {
+    this.lostDuring = new Promise<never>((_, reject) => (this.rejectLost = reject));
+    this.lostDuring.catch(() => {});
+  }
+
+  acquire(): Promise<GpuRuntime> {
+    this.acquiring ??= this.runtime().then((rt) => {
+      this.rt = rt;
+      this.off = rt.on((e) => {
+        if (e.type === 'lost') this.onLost(e.error);
+      });
+      if (rt.lost) throw (this.lost ??= new DeviceLostDuringJob(rt.lost));
+      return rt;
+    });
+    return this.acquiring;
+  }
+
+  private onLost(e: Error) {
+    this.lost ??= new DeviceLostDuringJob(e);
+    this.rejectLost(this.lost);
+    // A paused job wakes to throw the loss at its step.
+    const r = this.job.resume;
+    this.job.pausedGate = null;
+    this.job.resume = null;
+    r?.();
+  }
 }
 
 export class JobHost {
@@ -110,19 +164,20 @@ export class JobHost {
     this.queue = this.queue.then(() => this.run(job, runner));
   }
 
-  private async run(job: JobEntry, runner: JobRunner) {
-    if (job.state === 'stopped') return;
-    this.setState(job, 'running');
-    let lost: Error | null = null;
-    const ctx: JobContext = {
-      rt: undefined as unknown as GpuRuntime,
+  private context(job: JobEntry, gpu: JobGpu): JobContext {
+    return {
+      get rt() {
+        if (!gpu.rt) throw new Error('This job has no GPU runtime yet (a job that runs on demand calls ctx.gpu() first).');
+        return gpu.rt;
+      },
+      gpu: () => gpu.acquire(),
       jobId: job.jobId,
       step: async () => {
-        if (lost) throw lost;
+        if (gpu.lost) throw gpu.lost;
         if (job.state === 'stopping') throw new StopRequested();
         while (job.pausedGate) {
           await job.pausedGate;
-          if (lost) throw lost;
+          if (gpu.lost) throw gpu.lost;
           if ((job.state as JobState) === 'stopping') throw new StopRequested();
         }
       },
@@ -139,40 +194,27 @@ export class JobHost {
         return job.state === 'stopping';
       },
       get lost() {
-        return lost;
+        return gpu.lost;
       },
     };
-    let offLost = () => {};
+  }
+
+  private async run(job: JobEntry, runner: JobRunner) {
+    if (job.state === 'stopped') return;
+    this.setState(job, 'running');
+    const gpu = new JobGpu(this.runtime, job);
+    const ctx = this.context(job, gpu);
     try {
-      ctx.rt = await this.runtime();
-      // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
-      // own later failure (it throws at its next step) is ignored.
-      const rt = ctx.rt;
-      const lostDuring = new Promise<never>((_, reject) => {
-        const onLost = (e: Error) => {
-          lost ??= new DeviceLostDuringJob(e);
-          reject(lost);
-          // A paused job wakes to throw the loss at its step.
-          const r = job.resume;
-          job.pausedGate = null;
-          job.resume = null;
-          r?.();
-        };
-        offLost = rt.on((e) => {
-          if (e.type === 'lost') onLost(e.error);
-        });
-      });
-      lostDuring.catch(() => {});
-      if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
+      if (!runner.gpuOnDemand) await gpu.acquire();
       const running = runner(job.spec, ctx);
       running.catch(() => {});
-      const result = await Promise.race([lostDuring, running]);
+      const result = await Promise.race([gpu.lostDuring, running]);
       job.listeners.clear();
       this.setState(job, 'done');
       this.post({ type: 'done', jobId: job.jobId, result });
     } catch (thrown) {
       job.listeners.clear();
-      const e = lost ?? thrown;
+      const e = gpu.lost ?? thrown;
       if (e instanceof StopRequested) {
         this.setState(job, 'stopped');
       } else {
@@ -181,7 +223,7 @@ export class JobHost {
         this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
       }
     } finally {
-      offLost();
+      gpu.off();
     }
   }
 

@@ -167,6 +167,21 @@ describe('bench store', () => {
     expect(reloaded.benchKeys(bench)).toEqual({ 'endpoint:qwen@127.0.0.1:8000': 'sk-kept', 'judge:big@127.0.0.1:9000': 'sk-judge' });
     expect(reloaded.missingKeys(bench)).toEqual([]);
   });
+
+  it('starts a bench of baselines and the local judge in a browser without WebGPU', async () => {
+    vi.resetModules();
+    Object.defineProperty(globalThis, 'navigator', { value: {}, configurable: true });
+    try {
+      const { useBenchStore } = await import('./bench.ts');
+      const id = await useBenchStore.getState().create({ ...draft(), checkpoints: [], endpoints: [], judge: { kind: 'local' } });
+      expect(id).not.toBeNull();
+      expect(useBenchStore.getState().error).toBeNull();
+      expect(started.at(-1)!.spec).toEqual({ kind: 'bench', benchId: id, secrets: { apiKeys: {} } });
+      emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    } finally {
+      Object.defineProperty(globalThis, 'navigator', { value: { gpu: {} }, configurable: true });
+    }
+  });
 });
 
 let benchId = '';
