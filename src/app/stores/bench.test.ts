@@ -5,25 +5,10 @@
 // storage) a remembered key is used and an unremembered one is asked for again.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
+import { fakeJobs } from './testing/fakeJobs.ts';
 
-const listeners = new Set<(m: FromWorker) => void>();
-const started: { jobId: string; spec: JobSpecBase }[] = [];
-const fakeClient = {
-  on(l: (m: FromWorker) => void) {
-    listeners.add(l);
-    return () => listeners.delete(l);
-  },
-  start(spec: JobSpecBase) {
-    const jobId = `job-${started.length + 1}`;
-    started.push({ jobId, spec });
-    return jobId;
-  },
-  device() {},
-  stop() {},
-};
-vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
-const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
+vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
+const { started, emit } = fakeJobs();
 
 /** This device's localStorage: it outlives a reload, the modules' memory does not. */
 const device = new Map<string, string>();

@@ -2,27 +2,10 @@
 // resume (the same offer a reload gives), and resuming starts a job that resumes it.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { JobSpecBase, FromWorker } from '../../train/protocol.ts';
+import { fakeJobs } from './testing/fakeJobs.ts';
 
-const listeners = new Set<(m: FromWorker) => void>();
-const started: { jobId: string; spec: JobSpecBase }[] = [];
-const fakeClient = {
-  on(l: (m: FromWorker) => void) {
-    listeners.add(l);
-    return () => listeners.delete(l);
-  },
-  start(spec: JobSpecBase) {
-    const jobId = `job-${started.length + 1}`;
-    started.push({ jobId, spec });
-    return jobId;
-  },
-  device() {},
-  pause() {},
-  resume() {},
-  stop() {},
-};
-vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
-const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
+vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
+const { started, emit } = fakeJobs();
 
 beforeAll(() => {
   // A page with WebGPU (the worker is faked; nothing touches the GPU).
