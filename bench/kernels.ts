@@ -8,7 +8,7 @@
 import { AdamWKernel } from '../src/gpu/kernels/adamw.ts';
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../src/gpu/kernels/attention.ts';
 import { AddKernel, BiasActKernel, GeluBackwardKernel } from '../src/gpu/kernels/elementwise.ts';
-import { MatmulKernel } from '../src/gpu/kernels/matmul.ts';
+import { MatmulKernel, type MatmulVariant } from '../src/gpu/kernels/matmul.ts';
 import { NormKernel } from '../src/gpu/kernels/norm.ts';
 import { XentKernel } from '../src/gpu/kernels/xent.ts';
 import { randomArray } from '../src/core/random.ts';
@@ -47,13 +47,13 @@ function buffers(rt: GpuRuntime, label: string, sizes: number[]): GPUBuffer[] {
 
 // ---- cases ---------------------------------------------------------------------------------
 
-/** Every matmul counts toward the compute ceiling: the best shape sets it. */
-function matmulCase(name: string, M: number, N_: number, K: number): KernelCase {
+/** Every matmul counts toward the compute ceiling: the best shape sets it. `variant` forces an entry point (a decode step's few rows against the tiled path). */
+function matmulCase(name: string, M: number, N_: number, K: number, variant?: MatmulVariant): KernelCase {
   return {
-    family: 'matmul', name, bound: 'compute', ceiling: true,
+    family: 'matmul', name, bound: 'compute', ceiling: !variant,
     napkin: N.matmulNapkin.count({ M, N: N_, K, batch: 1 }),
     async prepare(rt) {
-      const k = await MatmulKernel.create(rt, { M, N: N_, K });
+      const k = await MatmulKernel.create(rt, { M, N: N_, K }, { variant });
       const [a, b, c] = buffers(rt, 'mm', [M * K, K * N_, M * N_]);
       return { encode: (p) => k.encode(p, a, b, c), dispose: () => (rt.release(a, b, c), k.dispose()) };
     },
@@ -197,6 +197,9 @@ export function kernelCases(): KernelCase[] {
     matmulCase('qkv 512x192x64', rows, 192, 64),
     matmulCase('fc 512x256x64', rows, 256, 64),
     matmulCase('proj 512x64x256', rows, 64, 256),
+    // A decode step's LM head (one row, vocab 1024): the few-row path against the tiled one it replaced.
+    matmulCase('decode head 1x1024x64 rows', 1, 1024, 64, 'rows'),
+    matmulCase('decode head 1x1024x64 tiled', 1, 1024, 64, 'vec4'),
     ...attentionCases('B8 T64 H4 D16', 8, 64, 4, 16),
     ...attentionCases('B4 T128 H4 D32', 4, 128, 4, 32),
     ...normCases(rows, 64),

@@ -20,6 +20,10 @@
 //   matmul_vec4  vec4 global loads, for when every operand's contiguous dimension and every
 //                batch stride is a multiple of 4 (the host checks); rows and columns past the
 //                edge are still bounds-checked, a vec4 being wholly in or wholly out.
+//   matmul_rows  few rows (a decode step's 1×K · K×N): one thread per output element, a plain
+//                dot product over K, ROWS_N columns per workgroup, grid (ceil(N/ROWS_N), M,
+//                batch). The tiled entry points spend a 64-row tile on one row (63/64 of their
+//                FMAs wasted); this one does M·N·K of them. The host picks it for M ≤ 4.
 // beta = 0 never reads C, so C may start as garbage.
 //
 // Napkin maths (per call; bench/napkin.ts, measured by `npm run bench -- --suite kernels`):
@@ -48,6 +52,7 @@ override TRANS_B: bool = false;
 const TILE_M: u32 = 64u;
 const TILE_N: u32 = 64u;
 const TILE_K: u32 = 16u;
+const ROWS_N: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
@@ -204,4 +209,21 @@ fn matmul_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     workgroupBarrier();
   }
   store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn matmul_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let n = wg.x * ROWS_N + lid.x;
+  let m = wg.y;
+  if (n >= p.N || m >= p.M) { return; }
+  let baseA = p.offsetA + wg.z * p.strideA;
+  let baseB = p.offsetB + wg.z * p.strideB;
+  var acc = 0.0;
+  for (var k = 0u; k < p.K; k++) {
+    acc += a_at(baseA, m, k) * b_at(baseB, k, n);
+  }
+  let idx = p.offsetC + wg.z * p.strideC + m * p.N + n;
+  var v = p.alpha * acc;
+  if (p.beta != 0.0) { v += p.beta * C[idx]; }
+  C[idx] = v;
 }

@@ -230,7 +230,7 @@ export class EndpointClient {
         this.url,
         `the browser could not call ${this.url} from this page (${this.pageOrigin}). Either the server is down, or it does not allow cross-origin requests from ${this.pageOrigin}. ` +
           `To allow the origin: vLLM: start with --allowed-origins '["${this.pageOrigin}"]'; Ollama: set OLLAMA_ORIGINS=${this.pageOrigin} before \`ollama serve\`; ` +
-          `SGLang or other servers: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${this.pageOrigin} (and answers the OPTIONS preflight). Hosted APIs that refuse browsers need such a proxy too.`,
+          `SGLang allows every origin by default (if it is blocked, a proxy in front drops the header); other servers and hosted APIs that refuse browsers: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${this.pageOrigin} (and answers the OPTIONS preflight).`,
       );
     }
     return new EndpointError('unreachable', this.url, `cannot reach ${this.url} (${cause}); is the server running, and is the base URL right (e.g. http://127.0.0.1:8000/v1)?`);

@@ -144,6 +144,15 @@ export interface BenchGeneration {
   seed?: number;
 }
 
+/** Why a backend could not run: an endpoint blocked by CORS, down or refusing the key, a checkpoint without its tokenizer or template, no WebGPU. */
+export type BackendProblemKind = 'cors' | 'unreachable' | 'auth' | 'endpoint' | 'checkpoint' | 'no-webgpu' | 'other';
+
+/** A backend's failure in a bench run: the other backends went on; a resume tries it again. */
+export interface BenchBackendProblem {
+  kind: BackendProblemKind;
+  message: string;
+}
+
 /** One benchmark: held-out turns × backends × judges, run in the worker (or read from a file). */
 export interface BenchRecord {
   id: string;
@@ -163,6 +172,8 @@ export interface BenchRecord {
   generation: BenchGeneration;
   /** Work units (a prediction or a judgement) done of the total, for the list. */
   progress: { done: number; total: number };
+  /** Backends that could not run in the last attempt, by backend id (absent: none failed). */
+  backendProblems?: Record<string, BenchBackendProblem>;
 }
 
 /** One sample of one backend: its prediction, and its judged record by judge id. */

@@ -13,8 +13,18 @@ import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { copyLastBackend, referenceBackend } from '../backends/baselines.ts';
 import type { BenchRecord, BenchResult } from '../storage/db.ts';
-import { openBenchBackend, openBenchJudge, runBench, type BenchDeps, type BenchProgress } from './bench.ts';
+import { EndpointError } from '../backends/endpoint.ts';
+import { WebGPUUnavailableError } from '../gpu/errors.ts';
+import { CheckpointError } from '../model/checkpoint.ts';
+import { BackendFailed, backendProblem, openBenchBackend, openBenchJudge, runBench, stopWhenDown, type BenchDeps, type BenchProgress } from './bench.ts';
 import { StopRequested } from './host.ts';
+
+/** A job context whose GPU is never there: baselines and endpoints must not ask for it. */
+const NO_GPU = {
+  gpu: (): Promise<never> => {
+    throw new Error('this bench asked for the GPU');
+  },
+};
 
 const trajectories = (['terminal', 'mcp', 'search'] as const).flatMap((d) => generateTrajectories(d, 10, 3));
 const SAMPLES = benchSampleRecords(trajectories, { evalFraction: 0.3, seed: 0, perDomain: 4 });
@@ -56,6 +66,12 @@ function halfModel(failOn: Set<number> = new Set()): LwmBackend {
   };
 }
 
+async function drain(b: LwmBackend): Promise<string> {
+  let out = '';
+  for await (const piece of b.generate({ prompt: 'x' }, { maxTokens: 1, temperature: 0 })) out += piece;
+  return out;
+}
+
 function memoryDeps(b: BenchRecord, model: () => LwmBackend, extra: Partial<BenchDeps> = {}) {
   const store = { bench: structuredClone(b), results: new Map<string, BenchResult>(), progress: [] as BenchProgress[], opened: [] as string[] };
   const stop = new AbortController();
@@ -71,7 +87,7 @@ function memoryDeps(b: BenchRecord, model: () => LwmBackend, extra: Partial<Benc
     openBackend: async (ref, x) => {
       store.opened.push(ref.id);
       if (ref.kind === 'endpoint') return { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 2, dispose() {} };
-      return openBenchBackend(ref, x, { rt: undefined as never }, undefined);
+      return openBenchBackend(ref, x, NO_GPU, undefined);
     },
     openJudge: (ref) => openBenchJudge(ref, undefined),
     step: async () => {
@@ -206,19 +222,84 @@ describe('runBench', () => {
     for (const r of store.results.values()) expect(r.judged.strict.judge).toBe('strict');
   });
 
-  it('fails with the message of a fatal endpoint error, keeping what was done', async () => {
-    const fatal = Object.assign(new Error('the endpoint refused the API key (401)'), { fatal: true });
+  it('records a backend blocked by CORS against it, and the other backends finish', async () => {
+    const cors = new EndpointError('cors', 'http://x/chat/completions', 'the browser could not call http://x/chat/completions from this page');
     const { store, deps } = memoryDeps(bench(), () => ({
       name: 'model',
       // eslint-disable-next-line require-yield
       async *generate() {
-        throw fatal;
+        throw cors;
       },
     }));
-    await expect(runBench('b1', deps)).rejects.toThrow('refused the API key');
+    const out = await runBench('b1', deps);
     expect(store.bench.state).toBe('failed');
-    expect(store.bench.error).toContain('refused the API key');
-    expect(store.bench.samples.length).toBe(12);
+    expect(store.bench.backendProblems).toEqual({ model: { kind: 'cors', message: cors.message } });
+    expect(store.bench.error).toMatch(/^model could not run .* the other backends finished/);
+    // The baselines ran and were judged; the blocked backend has nothing stored.
+    const by = (id: string) => [...store.results.values()].filter((r) => r.backend === id);
+    expect(by('copy-last').length).toBe(12);
+    expect(by('reference').every((r) => r.judged['local-rubric'] && !r.judged['local-rubric'].failed)).toBe(true);
+    expect(by('model')).toEqual([]);
+    expect(out.done).toBe(48);
+
+    // Fixed and tried again: the problem goes, only the blocked backend's work is done.
+    const again = memoryDeps(store.bench, () => halfModel());
+    again.store.results = store.results;
+    await runBench('b1', again.deps);
+    expect(again.store.bench.state).toBe('done');
+    expect(again.store.bench.backendProblems).toBeUndefined();
+    expect(again.store.opened).toEqual(['model']);
+  });
+
+  it('records a checkpoint that cannot be opened, and a refused key, as problems of their backends', async () => {
+    const refs = [
+      { id: 'ckpt', name: 'local:sft', kind: 'checkpoint' as const },
+      { id: 'keyed', name: 'endpoint:k', kind: 'endpoint' as const, endpoint: { baseUrl: 'http://k', model: 'k' } },
+      { id: 'reference', name: 'reference', kind: 'reference' as const },
+    ];
+    const { store, deps } = memoryDeps(bench({ backends: refs }), () => halfModel(), {
+      openBackend: async (ref, x) => {
+        if (ref.kind === 'checkpoint') throw new CheckpointError('the sft checkpoint: the checkpoint holds no tokenizer (metadata "tokenizer")');
+        if (ref.kind === 'endpoint') throw new EndpointError('auth', 'http://k', 'the endpoint refused the API key (HTTP 401)', { status: 401 });
+        return openBenchBackend(ref, x, NO_GPU, undefined);
+      },
+    });
+    await runBench('b1', deps);
+    expect(store.bench.backendProblems).toEqual({
+      ckpt: { kind: 'checkpoint', message: expect.stringContaining('holds no tokenizer') },
+      keyed: { kind: 'auth', message: expect.stringContaining('refused the API key') },
+    });
+    expect([...store.results.values()].filter((r) => r.backend === 'reference').length).toBe(12);
+  });
+
+  it('runs baselines without the GPU, and a checkpoint without WebGPU is a problem of its own row', async () => {
+    await expect(openBenchBackend({ id: 'copy-last', name: 'copy-last', kind: 'copy-last' }, bench(), NO_GPU, undefined)).resolves.toBeTruthy();
+    const noWebGpu = { gpu: () => Promise.reject(new WebGPUUnavailableError('This browser does not expose WebGPU (navigator.gpu is missing).', 'help')) };
+    const ref = { id: 'ckpt', name: 'local:sft', kind: 'checkpoint' as const, checkpoint: { runId: 'r', runName: 'run', tag: 'last' as const, step: 1, key: 'k' } };
+    const err = await openBenchBackend(ref, bench(), noWebGpu, undefined).catch((e) => e);
+    expect(err).toBeInstanceOf(BackendFailed);
+    expect(backendProblem(err)).toEqual({ kind: 'no-webgpu', message: expect.stringMatching(/^local:sft runs on the GPU, and WebGPU is not available here: .*navigator.gpu is missing/) });
+  });
+
+  it('stops an endpoint backend whose server never answered, but not one that failed after answering', async () => {
+    const down = new EndpointError('unreachable', 'http://127.0.0.1:9/v1/chat/completions', 'cannot reach http://127.0.0.1:9/v1/chat/completions (fetch failed)');
+    let calls = 0;
+    const flaky: LwmBackend = {
+      name: 'e',
+      async *generate() {
+        if (++calls > 1) throw down;
+        yield 'ok';
+      },
+    };
+    const never = stopWhenDown({ ...flaky, generate: flaky.generate });
+    calls = 1;
+    const first = await drain(never).catch((e) => e);
+    expect(first).toBeInstanceOf(BackendFailed);
+    expect(backendProblem(first)).toEqual({ kind: 'unreachable', message: down.message });
+    calls = 0;
+    const answered = stopWhenDown(flaky);
+    expect(await drain(answered)).toBe('ok');
+    await expect(drain(answered)).rejects.toBe(down);
   });
 
   it('estimates the time left from the rates measured so far', async () => {
@@ -232,7 +313,7 @@ describe('runBench', () => {
     });
     const { store, deps } = memoryDeps(bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), model, {
       now: () => clock,
-      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, dispose() {} } : openBenchBackend(ref, x, { rt: undefined as never }, undefined)),
+      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, dispose() {} } : openBenchBackend(ref, x, NO_GPU, undefined)),
     });
     await runBench('b1', deps);
     const gen = store.progress.filter((p) => p.phase === 'generate' && p.backend === 'model');

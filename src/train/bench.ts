@@ -10,16 +10,20 @@ import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { inferRecords } from '../core/bench/infer.ts';
 import type { AwbSampleRecord } from '../core/bench/records.ts';
 import { judgeRecord } from '../core/bench/runner.ts';
+import { isFatal } from '../core/judge/llm.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { copyLastBackend, referenceBackend } from '../backends/baselines.ts';
 import { openCheckpointBackend } from '../backends/checkpoint.ts';
-import { endpointBackend, endpointJudge } from '../backends/endpoint.ts';
+import { EndpointError, endpointBackend, endpointJudge } from '../backends/endpoint.ts';
+import { WebGPUUnavailableError } from '../gpu/errors.ts';
+import type { GpuRuntime } from '../gpu/runtime.ts';
+import { CheckpointError } from '../model/checkpoint.ts';
 import { getBench, loadResults, putResults, updateBench } from '../storage/bench.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
-import type { BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
+import type { BenchBackendProblem, BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
-import { StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
+import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { benchLockName } from './protocol.ts';
 
 export interface BenchJobSpec {
@@ -113,6 +117,31 @@ interface BenchRun {
   lastSaved: number;
 }
 
+/**
+ * A backend that cannot run at all (an endpoint blocked by CORS, down or refusing the key, a
+ * checkpoint without its tokenizer or template, no WebGPU): recorded against that backend in the
+ * bench, and the run goes on with the others. `fatal`, so inferRecords stops that backend at once.
+ */
+export class BackendFailed extends Error {
+  readonly fatal = true;
+  constructor(readonly problem: BenchBackendProblem) {
+    super(problem.message);
+    this.name = 'BackendFailed';
+  }
+}
+
+const ENDPOINT_PROBLEM: Partial<Record<EndpointError['kind'], BenchBackendProblem['kind']>> = { cors: 'cors', unreachable: 'unreachable', timeout: 'unreachable', auth: 'auth' };
+
+/** What kind of problem an error that stopped a backend is, for the words the Bench shows beside it. */
+export function backendProblem(e: unknown): BenchBackendProblem {
+  if (e instanceof BackendFailed) return e.problem;
+  const message = e instanceof Error ? userMessage(e) : String(e);
+  if (e instanceof EndpointError) return { kind: ENDPOINT_PROBLEM[e.kind] ?? 'endpoint', message: e.message };
+  if (e instanceof CheckpointError || (e as Error)?.name === 'SafetensorsError') return { kind: 'checkpoint', message };
+  if (e instanceof WebGPUUnavailableError) return { kind: 'no-webgpu', message };
+  return { kind: 'other', message };
+}
+
 /** A stored prediction whose generation failed, or none, is made again (with fresh judgements). */
 const redo = (r: BenchResult | undefined) => !r || r.prediction.gen_error !== undefined;
 
@@ -192,7 +221,10 @@ async function generateMissing(run: BenchRun, ref: BenchBackendRef) {
   if (!todo.length) return;
   await deps.step();
   deps.log(`${ref.name}: generating ${todo.length} of ${samples.length} predictions`);
-  const opened = await deps.openBackend(ref, bench);
+  const opened = await deps.openBackend(ref, bench).catch((e: Error) => {
+    if (e instanceof StopRequested || e instanceof DeviceLostDuringJob) throw e;
+    throw new BackendFailed(backendProblem(e));
+  });
   try {
     const started = now();
     let made = 0;
@@ -220,10 +252,24 @@ async function generateMissing(run: BenchRun, ref: BenchBackendRef) {
     );
     if (out.error) {
       if (deps.signal.aborted) throw new StopRequested();
-      throw out.error;
+      // A refused key, CORS, a server that never answered: this backend stops, the others go on.
+      throw isFatal(out.error) ? new BackendFailed(backendProblem(out.error)) : out.error;
     }
   } finally {
     opened.dispose();
+  }
+}
+
+/** Runs a backend's missing predictions; one that cannot run is stored with why (and logged), and null otherwise. */
+async function generateOrExplain(run: BenchRun, ref: BenchBackendRef): Promise<BenchBackendProblem | null> {
+  try {
+    await generateMissing(run, ref);
+    return null;
+  } catch (e) {
+    if (!(e instanceof BackendFailed)) throw e;
+    run.deps.log(`${ref.name} could not run: ${e.problem.message}`);
+    await run.deps.updateBench(run.benchId, (b) => (b.backendProblems = { ...b.backendProblems, [ref.id]: e.problem }));
+    return e.problem;
   }
 }
 
@@ -274,6 +320,7 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
   const started = await deps.updateBench(benchId, (b) => {
     b.state = 'running';
     b.error = undefined;
+    b.backendProblems = undefined;
   });
   const counters: Counters = { done: 0, total: 0, failed: 0 };
   try {
@@ -282,12 +329,16 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
     for (const r of await deps.loadResults(benchId)) stored.set(keyOf(r.backend, r.index), r);
     const run: BenchRun = { benchId, deps, now, bench, stored, counters, missingGen: new Map(), missingJudge: new Map(), genRate: new Map(), judgeRate: new Map(), lastSaved: 0 };
     countWork(run);
+    const problems: Record<string, BenchBackendProblem> = {};
     for (const ref of bench.backends) {
-      await generateMissing(run, ref);
+      const problem = await generateOrExplain(run, ref);
+      if (problem) problems[ref.id] = problem;
       for (const jref of bench.judges) await judgeMissing(run, ref, jref);
     }
+    const failed = bench.backends.filter((b) => problems[b.id]);
     await deps.updateBench(benchId, (b) => {
-      b.state = 'done';
+      b.state = failed.length ? 'failed' : 'done';
+      if (failed.length) b.error = `${failed.map((f) => f.name).join(', ')} could not run (why, and what to do, is shown beside ${failed.length === 1 ? 'it' : 'each'}); the other backends finished. Trying again keeps what was done.`;
       b.progress = { done: counters.done, total: counters.total };
     });
     return { benchId, ...counters };
@@ -304,8 +355,61 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
   }
 }
 
-/** A backend of a bench on this worker: baselines, a stored checkpoint on the GPU, an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'rt'>, apiKey: string | undefined): Promise<OpenedBackend> {
+/** The worker's GPU for a checkpoint: a browser without WebGPU makes it a backend problem, not the run's. */
+async function gpuFor(ref: BenchBackendRef, ctx: Pick<JobContext, 'gpu'>): Promise<GpuRuntime> {
+  try {
+    return await ctx.gpu();
+  } catch (e) {
+    if (e instanceof WebGPUUnavailableError) throw new BackendFailed({ kind: 'no-webgpu', message: `${ref.name} runs on the GPU, and WebGPU is not available here: ${e.message}` });
+    throw e;
+  }
+}
+
+async function openCheckpoint(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>): Promise<OpenedBackend> {
+  const c = ref.checkpoint;
+  if (!c) throw new UserFacingError(`${ref.name}: the benchmark names no checkpoint for this backend.`);
+  const g = bench.generation;
+  const rt = await gpuFor(ref, ctx);
+  const bytes = await loadCheckpointBytes(c.key).catch((e: Error) => {
+    throw new CheckpointError(`The ${c.tag} checkpoint of ${c.runName} could not be read (${e.message}); it may have been deleted.`);
+  });
+  const local = openCheckpointBackend(rt, bytes, { source: `the ${c.tag} checkpoint of ${c.runName}`, name: ref.name });
+  const context = local.config.contextLength;
+  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(context / 4));
+  if (maxTokens >= context) {
+    local.dispose();
+    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; ask for fewer.`);
+  }
+  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
+  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
+}
+
+/**
+ * An endpoint backend that stops at once when its server is down: a request that could not reach
+ * it after every retry, before any request was answered, fails the backend (not each sample in
+ * turn, each after its own retries).
+ */
+export function stopWhenDown(backend: LwmBackend): LwmBackend {
+  let answered = false;
+  return {
+    name: backend.name,
+    async *generate(req, o) {
+      try {
+        for await (const piece of backend.generate(req, o)) {
+          answered = true;
+          yield piece;
+        }
+        answered = true;
+      } catch (e) {
+        if (!answered && e instanceof EndpointError && (e.kind === 'unreachable' || e.kind === 'timeout')) throw new BackendFailed(backendProblem(e));
+        throw e;
+      }
+    },
+  };
+}
+
+/** A backend of a bench on this worker: baselines, a stored checkpoint on the GPU (acquired only for one), an endpoint. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined): Promise<OpenedBackend> {
   const g = bench.generation;
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
   switch (ref.kind) {
@@ -313,26 +417,13 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord,
       return { backend: { ...copyLastBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
     case 'reference':
       return { backend: { ...referenceBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
-    case 'checkpoint': {
-      const c = ref.checkpoint;
-      if (!c) throw new UserFacingError(`${ref.name}: the benchmark names no checkpoint for this backend.`);
-      const bytes = await loadCheckpointBytes(c.key).catch((e: Error) => {
-        throw new UserFacingError(`The ${c.tag} checkpoint of ${c.runName} could not be read (${e.message}); it may have been deleted.`);
-      });
-      const local = openCheckpointBackend(ctx.rt, bytes, { source: `the ${c.tag} checkpoint of ${c.runName}`, name: ref.name });
-      const context = local.config.contextLength;
-      const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(context / 4));
-      if (maxTokens >= context) {
-        local.dispose();
-        throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; ask for fewer.`);
-      }
-      return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
-    }
+    case 'checkpoint':
+      return openCheckpoint(ref, bench, ctx);
     case 'endpoint': {
       const e = ref.endpoint;
       if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);
-      const backend = endpointBackend({ baseUrl: e.baseUrl, model: e.model, apiKey, maxConcurrency: 4 });
-      return { backend: { name: ref.name, generate: (r, o) => backend.generate(r, o) }, generate: { maxTokens: g.maxTokens ?? 32768, temperature: g.temperature ?? 0.6, ...sampling }, concurrency: 4, dispose() {} };
+      const backend = stopWhenDown({ ...endpointBackend({ baseUrl: e.baseUrl, model: e.model, apiKey, maxConcurrency: 4 }), name: ref.name });
+      return { backend, generate: { maxTokens: g.maxTokens ?? 32768, temperature: g.temperature ?? 0.6, ...sampling }, concurrency: 4, dispose() {} };
     }
     default:
       throw new UserFacingError(`${ref.name}: an imported backend cannot be run again.`);

@@ -61,7 +61,7 @@ describe('JobHost', () => {
     expect(events.some((e) => e.type === 'done')).toBe(false);
   });
 
-  it('reports a failing job with a user-facing message and keeps serving', async () => {
+  it('reports a skipGpu job with a user-facing message and keeps serving', async () => {
     const { host, events, states } = makeHost({
       bad: async () => {
         throw new UserFacingError('The dataset has no turns to train on.');
@@ -224,6 +224,40 @@ describe('JobHost', () => {
       other.host.handle({ type: 'start', jobId: 'x', spec: { kind: 'readback' } });
       while (!other.states('x').includes('failed')) await tick();
       expect(other.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/^The job failed: Failed to execute 'mapAsync'/) });
+    });
+
+    it('acquires no runtime for a job that runs the GPU on demand until it asks, and a loss after that ends it', async () => {
+      const { runtime, made } = losingRuntimes();
+      let skipGpu = true;
+      const gates: (() => void)[] = [];
+      const onDemand: JobRunner = Object.assign(
+        async (_spec: unknown, ctx: Parameters<JobRunner>[1]) => {
+          expect(() => ctx.rt).toThrow(/no GPU runtime yet/);
+          await new Promise<void>((r) => gates.push(r));
+          if (skipGpu) return 'no gpu needed';
+          const rt = await ctx.gpu();
+          expect(ctx.rt).toBe(rt);
+          await new Promise(() => {});
+        },
+        { gpuOnDemand: true },
+      );
+      const { host, events, states } = hostOn(runtime, { lazy: onDemand });
+      host.handle({ type: 'start', jobId: 'n', spec: { kind: 'lazy' } });
+      while (!gates.length) await tick();
+      gates.shift()!();
+      while (!events.some((e) => e.type === 'done')) await tick();
+      expect(made.length).toBe(0);
+
+      skipGpu = false;
+      host.handle({ type: 'start', jobId: 'm', spec: { kind: 'lazy' } });
+      while (!gates.length) await tick();
+      expect(made.length).toBe(0);
+      gates.shift()!();
+      while (!made.length) await tick();
+      await tick();
+      made[0].lose();
+      while (!states('m').includes('failed')) await tick();
+      expect(events.find((e) => e.type === 'error' && e.jobId === 'm')).toMatchObject({ message: expect.stringMatching(LOST) });
     });
 
     it('fails a job whose device was lost before it began', async () => {

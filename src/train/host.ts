@@ -26,7 +26,10 @@ export class DeviceLostDuringJob extends UserFacingError {
 }
 
 export interface JobContext {
-  rt: GpuRuntime;
+  /** The job's GPU runtime: acquired before the job starts, or (a job that runs on demand) by `gpu()` first. */
+  readonly rt: GpuRuntime;
+  /** The GPU runtime, acquired now if the job has none yet (fails without WebGPU). */
+  gpu(): Promise<GpuRuntime>;
   jobId: string;
   /** Call between steps: waits while paused, throws StopRequested when stopped. */
   step(): Promise<void>;
@@ -50,7 +53,13 @@ export interface JobContext {
   failure(thrown: unknown): Promise<unknown>;
 }
 
-export type JobRunner = (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>;
+export type JobRunner = ((spec: JobSpecBase, ctx: JobContext) => Promise<unknown>) & {
+  /**
+   * The job acquires the GPU itself, only when it needs it (`ctx.gpu()`): a bench of baselines
+   * and endpoints runs in a browser without WebGPU. Otherwise the runtime is acquired first.
+   */
+  gpuOnDemand?: boolean;
+};
 
 interface JobEntry {
   jobId: string;
@@ -78,6 +87,56 @@ export const LOSS_SETTLE_MS = 3_000;
 export interface JobHostTiming {
   unwindWaitMs?: number;
   lossSettleMs?: number;
+}
+
+/**
+ * A job's hold on the GPU runtime: acquired once (before the job, or when it first asks), and a
+ * lost device ends the job at once, even one waiting on the GPU or paused (the runner's own later
+ * failure, at its next step, is ignored).
+ */
+class JobGpu {
+  rt: GpuRuntime | null = null;
+  lost: Error | null = null;
+  /** Rejects with the loss when the device is lost during the job. */
+  readonly lostDuring: Promise<never>;
+  off: () => void = () => {};
+  /** Resolves when the device is lost during the job (JobContext.failure waits on it). */
+  readonly lostSignal: Promise<void>;
+  private lostNow: () => void = () => {};
+  private acquiring: Promise<GpuRuntime> | null = null;
+  private rejectLost: (e: Error) => void = () => {};
+
+  constructor(
+    private readonly runtime: () => Promise<GpuRuntime>,
+    private readonly job: JobEntry,
+  ) {
+    this.lostDuring = new Promise<never>((_, reject) => (this.rejectLost = reject));
+    this.lostDuring.catch(() => {});
+    this.lostSignal = new Promise<void>((r) => (this.lostNow = r));
+  }
+
+  acquire(): Promise<GpuRuntime> {
+    this.acquiring ??= this.runtime().then((rt) => {
+      this.rt = rt;
+      this.off = rt.on((e) => {
+        if (e.type === 'lost') this.onLost(e.error);
+      });
+      if (rt.lost) throw (this.lost ??= new DeviceLostDuringJob(rt.lost));
+      return rt;
+    });
+    return this.acquiring;
+  }
+
+  private onLost(e: Error) {
+    this.lost ??= new DeviceLostDuringJob(e);
+    this.lostNow();
+    this.rejectLost(this.lost);
+    // A paused job wakes to throw the loss at its step.
+    const r = this.job.resume;
+    this.job.pausedGate = null;
+    this.job.resume = null;
+    r?.();
+  }
 }
 
 export class JobHost {
@@ -136,22 +195,21 @@ export class JobHost {
     this.queue = this.queue.then(() => this.run(job, runner));
   }
 
-  private async run(job: JobEntry, runner: JobRunner) {
-    if (job.state === 'stopped') return;
-    this.setState(job, 'running');
-    let lost: Error | null = null;
-    let lostNow = () => {};
-    const lostSignal = new Promise<void>((r) => (lostNow = r));
+  private context(job: JobEntry, gpu: JobGpu): JobContext {
     const settleMs = this.timing.lossSettleMs ?? LOSS_SETTLE_MS;
-    const ctx: JobContext = {
-      rt: undefined as unknown as GpuRuntime,
+    return {
+      get rt() {
+        if (!gpu.rt) throw new Error('This job has no GPU runtime yet (a job that runs on demand calls ctx.gpu() first).');
+        return gpu.rt;
+      },
+      gpu: () => gpu.acquire(),
       jobId: job.jobId,
       step: async () => {
-        if (lost) throw lost;
+        if (gpu.lost) throw gpu.lost;
         if (job.state === 'stopping') throw new StopRequested();
         while (job.pausedGate) {
           await job.pausedGate;
-          if (lost) throw lost;
+          if (gpu.lost) throw gpu.lost;
           if ((job.state as JobState) === 'stopping') throw new StopRequested();
         }
       },
@@ -168,40 +226,26 @@ export class JobHost {
         return job.state === 'stopping';
       },
       get lost() {
-        return lost;
+        return gpu.lost;
       },
-      async failure(thrown) {
-        if (!lost && mayBeLoss(thrown)) await settledWithin(lostSignal, settleMs);
-        return lost ?? thrown;
+      failure: async (thrown) => {
+        if (!gpu.lost && mayBeLoss(thrown)) await settledWithin(gpu.lostSignal, settleMs);
+        return gpu.lost ?? thrown;
       },
     };
-    let offLost = () => {};
+  }
+
+  private async run(job: JobEntry, runner: JobRunner) {
+    if (job.state === 'stopped') return;
+    this.setState(job, 'running');
+    const gpu = new JobGpu(this.runtime, job);
+    const ctx = this.context(job, gpu);
     let running: Promise<unknown> | null = null;
     try {
-      ctx.rt = await this.runtime();
-      // A lost device ends the job at once, even one waiting on the GPU or paused: the runner's
-      // own later failure (it throws at its next step) is ignored.
-      const rt = ctx.rt;
-      const lostDuring = new Promise<never>((_, reject) => {
-        const onLost = (e: Error) => {
-          lost ??= new DeviceLostDuringJob(e);
-          lostNow();
-          reject(lost);
-          // A paused job wakes to throw the loss at its step.
-          const r = job.resume;
-          job.pausedGate = null;
-          job.resume = null;
-          r?.();
-        };
-        offLost = rt.on((e) => {
-          if (e.type === 'lost') onLost(e.error);
-        });
-      });
-      lostDuring.catch(() => {});
-      if (rt.lost) throw (lost ??= new DeviceLostDuringJob(rt.lost));
+      if (!runner.gpuOnDemand) await gpu.acquire();
       running = runner(job.spec, ctx);
       running.catch(() => {});
-      const result = await Promise.race([lostDuring, running]);
+      const result = await Promise.race([gpu.lostDuring, running]);
       job.listeners.clear();
       this.setState(job, 'done');
       this.post({ type: 'done', jobId: job.jobId, result });
@@ -216,11 +260,11 @@ export class JobHost {
         this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
       }
     } finally {
-      offLost();
+      gpu.off();
     }
     // The job was reported ended at once; the next one starts when its runner has unwound (it
     // still writes the run's end and holds the run's lock until then), or after unwindWaitMs.
-    if (running && lost) await settledWithin(running, this.timing.unwindWaitMs ?? UNWIND_WAIT_MS);
+    if (running && gpu.lost) await settledWithin(running, this.timing.unwindWaitMs ?? UNWIND_WAIT_MS);
   }
 
   private pause(jobId: string) {
@@ -256,7 +300,6 @@ export class JobHost {
   }
 }
 
-/** Resolves when `p` settles or after `ms`, whichever is first. */
 function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));

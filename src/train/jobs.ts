@@ -15,7 +15,7 @@ import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, rec
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
 import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
-import { runLockName } from './protocol.ts';
+import { runLockName, type JobSpecBase } from './protocol.ts';
 import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
 import { runBenchJob, type BenchJobSpec } from './bench.ts';
 
@@ -279,5 +279,6 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
   generate: (spec, ctx) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx),
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
-  bench: (spec, ctx) => runBenchJob(spec as unknown as BenchJobSpec, ctx),
+  // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
+  bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),
 };

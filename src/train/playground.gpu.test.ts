@@ -20,6 +20,7 @@ function fakeContext(rt: JobContext['rt']) {
   const listeners = new Set<(s: JobState) => void>();
   const ctx: JobContext = {
     rt,
+    gpu: async () => rt,
     jobId: 'j',
     step: async () => {},
     metric: () => {},

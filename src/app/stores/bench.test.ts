@@ -5,25 +5,10 @@
 // storage) a remembered key is used and an unremembered one is asked for again.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
+import { fakeJobs } from './testing/fakeJobs.ts';
 
-const listeners = new Set<(m: FromWorker) => void>();
-const started: { jobId: string; spec: JobSpecBase }[] = [];
-const fakeClient = {
-  on(l: (m: FromWorker) => void) {
-    listeners.add(l);
-    return () => listeners.delete(l);
-  },
-  start(spec: JobSpecBase) {
-    const jobId = `job-${started.length + 1}`;
-    started.push({ jobId, spec });
-    return jobId;
-  },
-  device() {},
-  stop() {},
-};
-vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
-const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
+vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
+const { started, emit } = fakeJobs();
 
 /** This device's localStorage: it outlives a reload, the modules' memory does not. */
 const device = new Map<string, string>();
@@ -166,6 +151,21 @@ describe('bench store', () => {
     const reloaded = await import('./bench.ts');
     expect(reloaded.benchKeys(bench)).toEqual({ 'endpoint:qwen@127.0.0.1:8000': 'sk-kept', 'judge:big@127.0.0.1:9000': 'sk-judge' });
     expect(reloaded.missingKeys(bench)).toEqual([]);
+  });
+
+  it('starts a bench of baselines and the local judge in a browser without WebGPU', async () => {
+    vi.resetModules();
+    Object.defineProperty(globalThis, 'navigator', { value: {}, configurable: true });
+    try {
+      const { useBenchStore } = await import('./bench.ts');
+      const id = await useBenchStore.getState().create({ ...draft(), checkpoints: [], endpoints: [], judge: { kind: 'local' } });
+      expect(id).not.toBeNull();
+      expect(useBenchStore.getState().error).toBeNull();
+      expect(started.at(-1)!.spec).toEqual({ kind: 'bench', benchId: id, secrets: { apiKeys: {} } });
+      emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    } finally {
+      Object.defineProperty(globalThis, 'navigator', { value: { gpu: {} }, configurable: true });
+    }
   });
 });
 

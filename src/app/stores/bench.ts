@@ -10,7 +10,7 @@ import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
 import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
 import { listRuns } from '../../storage/runs.ts';
-import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import type { JobClient } from '../../train/client.ts';
 import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
 import { benchLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 import { importJudgedFile } from './benchModel.ts';
@@ -134,7 +134,7 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
 
 type SetState = StoreApi<BenchState>['setState'];
 type GetState = StoreApi<BenchState>['getState'];
-/** Starts the jobs worker on first use; null (with the reason in the store) without WebGPU. */
+/** Starts the jobs worker on first use. */
 type EnsureClient = () => JobClient | null;
 /** Starts a stored bench's job in the worker and makes it the live one. */
 type StartJob = (bench: BenchRecord) => void;
@@ -404,13 +404,10 @@ function judgedActions(set: SetState, get: GetState, startJob: StartJob) {
 }
 
 export const useBenchStore = create<BenchState>()((set, get) => {
+  // No WebGPU check here: the job acquires the GPU only for a checkpoint backend, so baselines,
+  // endpoints and the local judge run in any browser (a checkpoint there fails on its own row).
   function ensureClient(): JobClient | null {
     if (client) return client;
-    const missing = missingWebGpu();
-    if (missing) {
-      set({ error: `Running a benchmark needs WebGPU (the worker that runs it owns the GPU): ${missing.message}` });
-      return null;
-    }
     client = jobClient();
     client.on((m) => onWorkerEvent(m, set, get));
     return client;

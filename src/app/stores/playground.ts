@@ -36,6 +36,7 @@ import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type Ge
 import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
+import { CHECKPOINT_HELP, corsHelp, pageOrigin } from '../lib/backendHelp.ts';
 
 export type BackendChoice =
   | { kind: 'run'; key: string; label: string }
@@ -130,16 +131,7 @@ export interface PlaygroundState {
   release(): void;
 }
 
-/** What a user is told about CORS (the browser's rule, and how each server allows an origin). */
-export function corsHelp(origin: string): string {
-  return (
-    `What CORS is: a web page may call a server on another origin (scheme, host and port) only when that server answers with an Access-Control-Allow-Origin header naming the page's origin (${origin}); otherwise the browser blocks the reply, and the page only learns that the request failed. ` +
-    `vLLM: start it with --allowed-origins '["${origin}"]' (e.g. \`vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000 --allowed-origins '["${origin}"]'\`). ` +
-    `Ollama: start it with the origin allowed: \`OLLAMA_ORIGINS=${origin} ollama serve\`. ` +
-    'SGLang or a hosted API: put a reverse proxy in front that adds the header and answers the OPTIONS preflight. ' +
-    'Also check that the server is running and that this page may connect to it: the built site allows http://localhost and http://127.0.0.1; other hosts must be listed in LWM_CSP_CONNECT when the site is built.'
-  );
-}
+export { corsHelp };
 
 /** A thrown error as the user sees it. */
 export function classifyError(e: unknown, turn: number | undefined, lostDuringJob: boolean, origin: string): PlaygroundError {
@@ -156,7 +148,7 @@ export function classifyError(e: unknown, turn: number | undefined, lostDuringJo
       turn,
     };
   }
-  if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message)) return { kind: 'checkpoint', message, turn };
+  if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message)) return { kind: 'checkpoint', message, help: CHECKPOINT_HELP, turn };
   if (/leaves no room for the prompt/.test(message)) return { kind: 'context', message, turn };
   if (/WebGPU/.test(message)) return { kind: 'no-webgpu', message, turn };
   return { kind: 'other', message, turn };
@@ -176,9 +168,6 @@ function endpointRequest(req: TurnRequest, template: PromptTemplate | undefined)
   };
 }
 
-function pageOrigin(): string {
-  return typeof location !== 'undefined' && location.origin !== 'null' ? location.origin : 'http://localhost:5173';
-}
 
 export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo | null, endpoint?: EndpointSettings): string {
   if (!b) return 'no backend';

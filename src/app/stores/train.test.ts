@@ -3,26 +3,10 @@
 // the worker's writes and messages come in, and resuming starts a job that resumes it.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { JobSpecBase, FromWorker } from '../../train/protocol.ts';
+import { fakeJobs } from './testing/fakeJobs.ts';
 
-const listeners = new Set<(m: FromWorker) => void>();
-const started: { jobId: string; spec: JobSpecBase }[] = [];
-const fakeClient = {
-  on(l: (m: FromWorker) => void) {
-    listeners.add(l);
-    return () => listeners.delete(l);
-  },
-  start(spec: JobSpecBase) {
-    const jobId = `job-${started.length + 1}`;
-    started.push({ jobId, spec });
-    return jobId;
-  },
-  device() {},
-  pause() {},
-  resume() {},
-  stop() {},
-};
-vi.mock('./jobClient.ts', () => ({ jobClient: () => fakeClient }));
+vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
+const { started, emit } = fakeJobs();
 // A run-list read can be held after it has read the records, to finish after a later read.
 const reads = vi.hoisted(() => ({ hold: null as Promise<void> | null, held: 0 }));
 vi.mock('../../storage/runs.ts', async (importOriginal) => {
@@ -40,7 +24,6 @@ vi.mock('../../storage/runs.ts', async (importOriginal) => {
     },
   };
 });
-const emit = (m: FromWorker) => listeners.forEach((l) => l(m));
 
 beforeAll(() => {
   // A page with WebGPU (the worker is faked; nothing touches the GPU).

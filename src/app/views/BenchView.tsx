@@ -9,6 +9,7 @@ import { missingKeys, useBenchStore, type TypedKey } from '../stores/bench.ts';
 import { useEndpointStore } from '../stores/endpoints.ts';
 import { formatDuration } from '../stores/benchModel.ts';
 import type { BenchRecord } from '../../storage/db.ts';
+import { BackendProblems } from './bench/BackendProblems.tsx';
 import { Agreement, BenchResults } from './bench/BenchResults.tsx';
 import { NewBenchForm } from './bench/NewBenchForm.tsx';
 import { SampleBrowser } from './bench/SampleBrowser.tsx';
@@ -189,6 +190,7 @@ function Selected() {
           <ResumeButton bench={bench} label={bench.state === 'failed' ? 'Try again (keeps what was done)' : 'Continue'} />
         </div>
       ) : null}
+      {running ? null : <BackendProblems bench={bench} />}
       <BenchResults bench={bench} results={results} judgeId={judge} onJudge={setJudgeId} />
       <Agreement bench={bench} results={results} />
       <SampleBrowser bench={bench} results={results} judgeId={judge} />

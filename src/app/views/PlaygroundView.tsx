@@ -11,6 +11,7 @@ import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { useDatasetStore } from '../stores/datasets.ts';
 import { PLAYGROUND_DATASET_ID, PLAYGROUND_DATASET_NAME, usePlaygroundStore } from '../stores/playground.ts';
 import { templateSet, useTemplateStore } from '../stores/templates.ts';
+import { ProblemHelp } from '../components/ProblemHelp.tsx';
 import { BackendPanel } from './playground/BackendPanel.tsx';
 import { ContextBar } from './playground/ContextBar.tsx';
 import { TurnCard } from './playground/TurnCard.tsx';
@@ -211,12 +212,7 @@ function ErrorCallout() {
     <div className="callout error" role="alert" data-testid="pg-error">
       <h2>{title[error.kind]}</h2>
       <p>{error.message}</p>
-      {error.help ? (
-        <details open={error.kind === 'cors' || undefined}>
-          <summary>What to do</summary>
-          <p className="help">{error.help}</p>
-        </details>
-      ) : null}
+      <ProblemHelp help={error.help} open={error.kind === 'cors'} />
       {error.kind === 'no-webgpu' ? (
         <p>
           The <Link href="~/system">System view</Link> says how to get WebGPU; endpoints and baselines work without it.

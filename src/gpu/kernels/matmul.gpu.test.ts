@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { matmulExtents, matmulRef, type MatmulShape } from '../../reference/matmul.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
-import { matmul, MatmulKernel } from './matmul.ts';
+import { matmul, MatmulKernel, type MatmulVariant } from './matmul.ts';
 
 const LAYOUTS = [
   { name: 'A·B', transA: false, transB: false },
@@ -19,13 +19,13 @@ const SHAPES: [number, number, number][] = [
   [68, 12, 20],
 ];
 
-async function check(shape: MatmulShape, seed: number, forceScalar = false) {
+async function check(shape: MatmulShape, seed: number, forceScalar = false, variant?: MatmulVariant) {
   const rt = await gpuRuntime();
   const ext = matmulExtents(shape);
   const a = randomArray(ext.a, seed);
   const b = randomArray(ext.b, seed + 1);
   const c0 = randomArray(ext.c, seed + 2);
-  const got = await matmul(rt, a, b, shape, { c: c0, forceScalar });
+  const got = await matmul(rt, a, b, shape, { c: c0, forceScalar, variant });
   const want = matmulRef(a, b, c0.slice(), shape);
   expectClose(got, want, 1e-4, 1e-4, `C (${JSON.stringify(shape)})`);
 }
@@ -49,6 +49,20 @@ describe('matmul kernel vs reference', () => {
     odd.dispose();
     await check({ M: 20, N: 36, K: 44 }, 5, true);
     await check({ M: 20, N: 36, K: 44, transA: true, transB: true }, 6);
+  });
+
+  it('takes the one-thread-per-output path for a few rows (a decode step), which matches the reference in every layout', async () => {
+    const rt = await gpuRuntime();
+    const decode = await MatmulKernel.create(rt, { M: 1, N: 1024, K: 64, transB: true });
+    const four = await MatmulKernel.create(rt, { M: 4, N: 64, K: 64 });
+    const five = await MatmulKernel.create(rt, { M: 5, N: 64, K: 64 });
+    expect([decode.variant, four.variant, five.variant]).toEqual(['rows', 'rows', 'vec4']);
+    for (const k of [decode, four, five]) k.dispose();
+    for (const layout of LAYOUTS) {
+      await check({ M: 1, N: 130, K: 67, transA: layout.transA, transB: layout.transB }, 21, false, 'rows');
+      await check({ M: 7, N: 65, K: 5, transA: layout.transA, transB: layout.transB }, 22, false, 'rows');
+    }
+    await check({ M: 3, N: 70, K: 9, batch: 3, strideB: 0, offsetA: 3, offsetB: 1, offsetC: 2, alpha: 0.5, beta: 1 }, 23, false, 'rows');
   });
 
   it('batched, with a broadcast operand (stride 0), offsets and accumulation (beta = 1)', async () => {

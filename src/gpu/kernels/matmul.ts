@@ -6,7 +6,7 @@ import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmu
 import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
-import { MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
+import { MATMUL_ROWS_N, MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
 
 const MATMUL_SHADER = wgsl('matmul.wgsl', code);
 
@@ -17,6 +17,11 @@ function canUseVec4(s: ResolvedMatmulShape): boolean {
   return [aContig, bContig, s.strideA, s.strideB, s.offsetA, s.offsetB].every((v) => v % 4 === 0);
 }
 
+/** Rows up to which one thread per output element (matmul_rows) beats a 64-row tile: a decode step's matmuls. */
+export const MATMUL_ROWS_MAX = 4;
+
+export type MatmulVariant = 'scalar' | 'vec4' | 'rows';
+
 export class MatmulKernel {
   private readonly binds: BindGroupCache;
 
@@ -25,16 +30,18 @@ export class MatmulKernel {
     readonly shape: ResolvedMatmulShape,
     readonly pipeline: GPUComputePipeline,
     private readonly params: GPUBuffer,
-    readonly variant: 'scalar' | 'vec4',
+    readonly variant: MatmulVariant,
   ) {
     this.binds = new BindGroupCache(rt, 'matmul');
   }
 
-  static async create(rt: GpuRuntime, shape: MatmulShape, options: { forceScalar?: boolean } = {}): Promise<MatmulKernel> {
+  /** `variant` forces an entry point (tests, benchmarks); by default few rows take matmul_rows, aligned shapes matmul_vec4. */
+  static async create(rt: GpuRuntime, shape: MatmulShape, options: { forceScalar?: boolean; variant?: MatmulVariant } = {}): Promise<MatmulKernel> {
     const s = resolveMatmulShape(shape);
-    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, [s.batch, Math.ceil(s.M / MATMUL_TILE_M), Math.ceil(s.N / MATMUL_TILE_N)]);
-    const variant = !options.forceScalar && canUseVec4(s) ? 'vec4' : 'scalar';
-    const pipeline = await rt.pipeline(MATMUL_SHADER, variant === 'vec4' ? 'matmul_vec4' : 'matmul', {
+    const variant: MatmulVariant = options.variant ?? (options.forceScalar ? 'scalar' : s.M <= MATMUL_ROWS_MAX ? 'rows' : canUseVec4(s) ? 'vec4' : 'scalar');
+    if (variant === 'vec4' && !canUseVec4(s)) throw new RangeError(`matmul: the vec4 path needs every contiguous dimension, stride and offset a multiple of 4 (${JSON.stringify(shape)})`);
+    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, variant === 'rows' ? [s.batch, s.M, Math.ceil(s.N / MATMUL_ROWS_N)] : [s.batch, Math.ceil(s.M / MATMUL_TILE_M), Math.ceil(s.N / MATMUL_TILE_N)]);
+    const pipeline = await rt.pipeline(MATMUL_SHADER, { scalar: 'matmul', vec4: 'matmul_vec4', rows: 'matmul_rows' }[variant], {
       TRANS_A: s.transA ? 1 : 0,
       TRANS_B: s.transB ? 1 : 0,
     });
@@ -47,7 +54,9 @@ export class MatmulKernel {
 
   /** Records the product into `pass`; a, b, c must hold matmulExtents(shape) elements. */
   encode(pass: GPUComputePassEncoder, a: GPUBuffer, b: GPUBuffer, c: GPUBuffer): void {
-    this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], [Math.ceil(this.shape.N / MATMUL_TILE_N), Math.ceil(this.shape.M / MATMUL_TILE_M), this.shape.batch]);
+    const grid: [number, number, number] =
+      this.variant === 'rows' ? [Math.ceil(this.shape.N / MATMUL_ROWS_N), this.shape.M, this.shape.batch] : [Math.ceil(this.shape.N / MATMUL_TILE_N), Math.ceil(this.shape.M / MATMUL_TILE_M), this.shape.batch];
+    this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], grid);
   }
 
   flops(): number {
@@ -66,7 +75,7 @@ export async function matmul(
   a: Float32Array,
   b: Float32Array,
   shape: MatmulShape,
-  options: { c?: Float32Array; forceScalar?: boolean } = {},
+  options: { c?: Float32Array; forceScalar?: boolean; variant?: MatmulVariant } = {},
 ): Promise<Float32Array> {
   const ext = matmulExtents(shape);
   if (a.length < ext.a || b.length < ext.b) {

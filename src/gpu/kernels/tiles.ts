@@ -6,6 +6,8 @@
 /** shaders/matmul.wgsl: output rows and columns of one workgroup's tile (TILE_M, TILE_N). */
 export const MATMUL_TILE_M = 64;
 export const MATMUL_TILE_N = 64;
+/** shaders/matmul.wgsl matmul_rows: output columns of one workgroup (ROWS_N). */
+export const MATMUL_ROWS_N = 64;
 
 /** shaders/attention.wgsl and prefix_attention.wgsl: vec4s per workgroup tile (TILE_VEC4) and the most rows a tile holds (MAX_BC). */
 export const ATTENTION_TILE_VEC4 = 448;

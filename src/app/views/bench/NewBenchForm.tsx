@@ -7,6 +7,7 @@ import { EndpointForm, EndpointSelect, keyStatus } from '../../components/Endpoi
 import { useBenchStore, type BenchDraft } from '../../stores/bench.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
+import { missingWebGpu } from '../../../train/client.ts';
 import { parseBenchNumbers, type BenchNumberFields } from './form.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
@@ -161,10 +162,12 @@ interface BackendsProps {
   setCheckpoints(keys: string[]): void;
   endpointIds: string[];
   setEndpointIds(ids: string[]): void;
+  /** Why checkpoints cannot run here (no WebGPU), or null. */
+  noGpu: string | null;
   error?: string;
 }
 
-function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, error }: BackendsProps) {
+function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, noGpu, error }: BackendsProps) {
   return (
     <fieldset>
       <legend>Backends</legend>
@@ -177,10 +180,16 @@ function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCh
         </label>
       ))}
       {choices.length ? <p className="muted small">Checkpoints (on this GPU, with the template each was trained with):</p> : <p className="muted small">No stored checkpoint yet: train one in the Train view.</p>}
+      {choices.length && noGpu ? (
+        <p className="muted small" data-testid="bench-checkpoints-unavailable">
+          Checkpoints are unavailable here: {noGpu} The baselines and endpoints run without WebGPU.
+        </p>
+      ) : null}
       {choices.map((c) => (
         <label key={c.value} className="check">
-          <input type="checkbox" checked={checkpoints.includes(c.value)} onChange={(e) => setCheckpoints(toggled(checkpoints, c.value, e.target.checked))} />
+          <input type="checkbox" disabled={!!noGpu} checked={!noGpu && checkpoints.includes(c.value)} onChange={(e) => setCheckpoints(toggled(checkpoints, c.value, e.target.checked))} />
           {c.label}
+          {noGpu ? <span className="muted small"> (unavailable: needs WebGPU)</span> : null}
         </label>
       ))}
       <EndpointChecks chosen={endpointIds} onChange={setEndpointIds} />
@@ -224,6 +233,7 @@ export function NewBenchForm() {
   const dataset = datasets.find((d) => d.id === datasetId);
   const chosenDomains = domains ?? dataset?.domains ?? [];
   const choices = useCheckpointChoices(runs);
+  const noGpu = useMemo(() => missingWebGpu()?.message ?? null, []);
 
   function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -233,7 +243,7 @@ export function NewBenchForm() {
       domains: chosenDomains,
       numbers,
       baselines,
-      checkpoints: choices.filter((c) => checkpoints.includes(c.value)),
+      checkpoints: noGpu ? [] : choices.filter((c) => checkpoints.includes(c.value)),
       endpoints: known.filter((ep) => endpointIds.includes(ep.id)),
       judgeKind,
       judgeEndpoint: known.find((ep) => ep.id === judgeId),
@@ -258,7 +268,7 @@ export function NewBenchForm() {
         {num('evalFraction', 'Eval share', 'trajectories held out, as training')}
         {num('seed', 'Split seed', 'training uses 0')}
       </div>
-      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} error={errors.backends} />
+      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} noGpu={noGpu} error={errors.backends} />
       <div className="train-grid">
         {num('maxTokens', 'Max new tokens', 'blank: a quarter of a checkpoint’s context; 32768 for an endpoint')}
         {num('temperature', 'Temperature', 'blank: 0 for a checkpoint, 0.6 for an endpoint')}
