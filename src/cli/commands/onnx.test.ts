@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
+import type { AwbSampleRecord } from '../../core/bench/records.ts';
+import { loadHfModel } from '../../model/hf/load.ts';
+import { nodeFolder } from '../../model/hf/node.ts';
 import { GraphBuilder, serializeModel, valueInfo, DataType } from '../../model/onnx/graph.ts';
+import { generateRef } from '../../reference/gpt.ts';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 
@@ -101,5 +106,42 @@ describe('lwm generate on an ONNX folder', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/is not a causal-LM decoder in Hugging Face's ONNX layout: missing input attention_mask, output logits, inputs past_key_values\.N\.key/);
     expect(r.err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('lwm infer --backend onnx', () => {
+  const AWB = [
+    { task: 'agentworldbench/terminal', id: 'a_t1', prompt: ['### Turn 1\n**Action:**\nls'], response: ['**Environment Observation:**\na.txt'], system_str: 'You simulate a shell.', turn_idx: 1, total_turns: 2 },
+    { task: 'agentworldbench/terminal', id: 'a_t2', prompt: ['### Turn 1\n**Action:**\nls', '### Turn 2\n**Action:**\ncat a.txt'], response: ['**Environment Observation:**\na.txt', '**Environment Observation:**\nhi'], system_str: 'You simulate a shell.', turn_idx: 2, total_turns: 2 },
+  ];
+
+  it("predicts each record with the chat template over the AgentWorldBench layout: our reference model's greedy tokens", async () => {
+    const file = join(tmp, 'awb.jsonl');
+    writeFileSync(file, AWB.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const r = await run('infer', file, '--backend', 'onnx', '--model', LLAMA, '--max-tokens', '5');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain('onnx:llama-onnx 2/2');
+    const got = r.out.trim().split('\n').map((l) => JSON.parse(l) as AwbSampleRecord & { gen: string });
+    const big = Number.MAX_SAFE_INTEGER;
+    const m = await loadHfModel(await nodeFolder(CHAT), { limits: { maxBufferSize: big, maxStorageBufferBindingSize: big, memoryBudget: big } });
+    const tok = m.tokenizer!;
+    got.forEach((rec, i) => {
+      expect(rec).toMatchObject(AWB[i]);
+      const ids = tok.encodeChat(awbMessages(turnRequestFromRecord(rec)).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
+      const prompt = ids.slice(Math.max(0, ids.length - (m.config.contextLength - 5)));
+      const want = [];
+      for (const id of generateRef(m.params, m.config, prompt, { maxNewTokens: 5, temperature: 0 })) {
+        if (m.stopIds.includes(id)) break;
+        want.push(id);
+      }
+      expect(rec.gen).toBe(tok.decode(want));
+    });
+    expect(got.every((g) => g.gen.length > 0)).toBe(true);
+  });
+
+  it('needs --model DIR', async () => {
+    const r = await run('infer', join(tmp, 'awb.jsonl'), '--backend', 'onnx');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--backend onnx needs --model DIR/);
   });
 });
