@@ -21,6 +21,8 @@ export function loadOrt(): Promise<Ort> {
   ortModule ??= import('onnxruntime-web').then((ort) => {
     // Node's wasm backend runs best (and most predictably) on the calling thread.
     if (inNode) ort.env.wasm.numThreads = 1;
+    // Warnings (an unknown CPU vendor, …) are not the user's business; errors still surface as exceptions.
+    ort.env.logLevel = 'error';
     return ort;
   });
   return ortModule;
