@@ -78,7 +78,7 @@ describe('lwm export --to hf', () => {
 
   it('usage errors exit 2', async () => {
     expect((await run(CKPT, '-o', join(tmp, 'u'))).code).toBe(2);
-    expect((await run(CKPT, '--to', 'gguf', '-o', join(tmp, 'u'))).err).toMatch(/unknown format \(known: hf\)/);
+    expect((await run(CKPT, '--to', 'gguf', '-o', join(tmp, 'u'))).err).toMatch(/unknown format \(known: hf, onnx\)/);
     expect((await run(CKPT, '--to', 'hf')).code).toBe(2);
     expect((await run('--to', 'hf', '-o', join(tmp, 'u'))).code).toBe(2);
   });

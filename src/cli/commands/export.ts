@@ -1,26 +1,35 @@
 // `lwm export CKPT --to hf -o DIR`: one of our checkpoints as a Hugging Face folder that
 // transformers' AutoModelForCausalLM and AutoTokenizer load with our logits and our token ids
 // (src/model/hf/export.ts says what is written and what is refused).
+// `lwm export CKPT --to onnx -o DIR`: a checkpoint of ours or a Hugging Face folder (Llama, Qwen2,
+// Qwen3) as an ONNX causal-LM folder with a KV cache (src/model/onnx/export.ts).
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { checkpointTokenizer } from '../../backends/checkpoint.ts';
 import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
+import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 
-const USAGE = `lwm export CKPT --to hf -o DIR
+const USAGE = `lwm export CKPT --to hf|onnx -o DIR
 
-  CKPT        a checkpoint written by LWM Studio training (.safetensors)
+  CKPT        a checkpoint written by LWM Studio training (.safetensors); for --to onnx also a
+              Hugging Face model folder (Llama, Qwen2, Qwen3)
   --to hf     a Hugging Face GPT-2 folder: config.json, model.safetensors, tokenizer.json,
               tokenizer_config.json, generation_config.json
+  --to onnx   an ONNX causal-LM folder in Hugging Face's layout: onnx/model.onnx (input_ids,
+              attention_mask, position_ids, past_key_values.N.key/value in; logits,
+              present.N.key/value out; opset 17, float32) beside config.json,
+              generation_config.json and the tokenizer files; onnxruntime(-web) and
+              transformers.js run it, and so does \`lwm generate --backend onnx\`
   -o DIR      the folder to write (created when absent; its parent must exist; files of the
               same names inside an existing folder are replaced)
 
-Checkpoints transformers' GPT-2 cannot run exactly (RMSNorm, RoPE) are refused.`;
+For --to hf, checkpoints transformers' GPT-2 cannot run exactly (RMSNorm, RoPE) are refused.`;
 
-const FORMATS = ['hf'];
+const FORMATS = ['hf', 'onnx'];
 
 export default async function exportCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -38,16 +47,21 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
   const ckPath = positionals[0];
   const dir = values.output;
-  const problem = inputFileProblem(ckPath);
+  const isFolder = values.to === 'onnx' && isDirectory(ckPath);
+  const problem = isFolder ? null : inputFileProblem(ckPath);
   if (problem) throw new FileError(problem);
   const target = checkOutputDir(dir);
 
   let files;
   try {
-    const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
-    files = hfExportFiles(ck, checkpointTokenizer(ck, ckPath), ckPath);
+    if (isFolder) files = await hfFolderAsOnnx(ckPath);
+    else {
+      const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
+      const tok = checkpointTokenizer(ck, ckPath);
+      files = values.to === 'onnx' ? onnxExportFiles(ck, checkpointSideFiles(ck, tok, ckPath)) : hfExportFiles(ck, tok, ckPath);
+    }
   } catch (e) {
-    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError) {
+    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
       io.err(`lwm export: ${e.message}\n`);
       return 1;
     }
@@ -56,6 +70,24 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   writeFolder(dir, target, files);
   io.out(`wrote ${dir}: ${files.map((f) => f.name).join(', ')}\n`);
   return 0;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A Hugging Face folder (Llama, Qwen2, Qwen3) as ONNX: its weights in our layout, its config and tokenizer files copied. */
+async function hfFolderAsOnnx(path: string) {
+  const { nodeFolder } = await import('../../model/hf/node.ts');
+  const { loadHfModel } = await import('../../model/hf/load.ts');
+  const folder = await nodeFolder(path);
+  // Export reads the weights on the CPU: no adapter limits apply.
+  const m = await loadHfModel(folder, { limits: { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false } });
+  return onnxExportFiles(m, await hfFolderSideFiles(folder));
 }
 
 /** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */
@@ -84,14 +116,21 @@ function checkOutputDir(dir: string): 'new' | 'existing' {
  * not at all; in an existing folder each file is replaced atomically (writeFileAtomicSync).
  */
 function writeFolder(dir: string, target: 'new' | 'existing', files: { name: string; bytes: Uint8Array }[]): void {
+  // Files in subfolders (onnx/model.onnx) get their folder first.
+  const write = (root: string) => {
+    for (const f of files) {
+      if (f.name.includes('/')) mkdirSync(join(root, dirname(f.name)), { recursive: true });
+      writeFileAtomicSync(join(root, f.name), f.bytes);
+    }
+  };
   if (target === 'existing') {
-    for (const f of files) writeFileAtomicSync(join(dir, f.name), f.bytes);
+    write(dir);
     return;
   }
   const temp = join(dirname(dir), `.${basename(dir)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
   try {
     mkdirSync(temp);
-    for (const f of files) writeFileAtomicSync(join(temp, f.name), f.bytes);
+    write(temp);
     renameSync(temp, dir);
   } catch (e) {
     rmSync(temp, { recursive: true, force: true });

@@ -4,6 +4,9 @@
 // prompt is tokenized as transformers' tokenizer(text) does (its post-processor's special tokens
 // included), a chat message as apply_chat_template(..., add_generation_prompt=True), and
 // generation stops at generation_config.json's eos ids (kept in the output, as generate() does).
+// An ONNX causal-LM folder (onnx/model.onnx, src/model/onnx/layout.ts) runs through
+// onnxruntime-web's WASM execution provider instead (--backend onnx, or a folder with ONNX files
+// and no safetensors).
 import { readFileSync, statSync } from 'node:fs';
 import { intOption, parseCommandArgs, UsageError, FileError, type CliIO } from '../io.ts';
 import type { SamplingOptions } from '../../model/generate.ts';
@@ -11,10 +14,12 @@ import type { ModelConfig } from '../../model/config.ts';
 
 const HELP = `Usage: lwm generate --model PATH (--prompt TEXT | --chat TEXT) [options]
 
-Generates from a model on the GPU (WebGPU through Dawn) and prints the text.
+Generates from a model on the GPU (WebGPU through Dawn), or an ONNX model through onnxruntime-web,
+and prints the text.
 
-  --model PATH        a checkpoint of ours (FILE.safetensors, its own tokenizer) or a Hugging Face
+  --model PATH        a checkpoint of ours (FILE.safetensors, its own tokenizer), a Hugging Face
                       model folder (config.json, *.safetensors, tokenizer.json; Llama, Qwen2, Qwen3)
+                      or an ONNX causal-LM folder (onnx/model.onnx, config.json, tokenizer.json)
   --prompt TEXT       the prompt, tokenized as Hugging Face's tokenizer(TEXT) does (special tokens
                       its post-processor adds included)
   --chat TEXT         one user message, rendered with the model's chat template and the
@@ -23,7 +28,10 @@ Generates from a model on the GPU (WebGPU through Dawn) and prints the text.
                       end-of-sequence ids (generation_config.json's eos_token_id)
   --temperature T     0 (the default) is greedy
   --top-k K, --top-p P, --seed S   sampling
-  --backend wgsl      our WGSL engine (the only backend for now)
+  --backend B         wgsl: our WGSL engine; onnx: onnxruntime-web (WASM) on an ONNX folder.
+                      Default: onnx for a folder with onnx/*.onnx and no safetensors, else wgsl
+  --variant V         onnx: which model file (fp32 = onnx/model.onnx, fp16, q4, quantized, … =
+                      onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --memory-gib G      device memory the model may take, in GiB (default 8; WebGPU reports none):
                       a model that needs more is refused with what would fit
   --json              print {"prompt_ids": [...], "ids": [...generated ids...], "text": "..."}
@@ -39,6 +47,7 @@ const OPTIONS = {
   'top-p': { type: 'string' },
   seed: { type: 'string' },
   backend: { type: 'string' },
+  variant: { type: 'string' },
   'memory-gib': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -57,6 +66,9 @@ export interface GenerateArgs {
   sampling: SamplingOptions;
   memoryBudget: number;
   json: boolean;
+  /** undefined: chosen from what --model is. */
+  backend?: 'wgsl' | 'onnx';
+  variant?: string;
 }
 
 /** The command's arguments, checked (UsageError: exit 2); null for --help. */
@@ -64,10 +76,10 @@ export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
   if (values.help) return null;
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}' (the model is given with --model PATH)`);
-  const backend = values.backend ?? 'wgsl';
-  if (backend === 'onnx') throw new UsageError('--backend onnx is not available yet (ONNX models come in a later version); use --backend wgsl');
-  if (backend !== 'wgsl') throw new UsageError(`--backend must be wgsl, got ${JSON.stringify(backend)}`);
-  if (!values.model) throw new UsageError('--model PATH is required (a .safetensors checkpoint or a Hugging Face model folder)');
+  const backend = values.backend;
+  if (backend !== undefined && backend !== 'wgsl' && backend !== 'onnx') throw new UsageError(`--backend must be wgsl or onnx, got ${JSON.stringify(backend)}`);
+  if (values.variant !== undefined && backend === 'wgsl') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
+  if (!values.model) throw new UsageError('--model PATH is required (a .safetensors checkpoint, a Hugging Face model folder or an ONNX folder)');
   if ((values.prompt === undefined) === (values.chat === undefined)) throw new UsageError('give exactly one of --prompt TEXT and --chat TEXT');
   const input = values.prompt !== undefined ? { kind: 'prompt' as const, text: values.prompt } : { kind: 'chat' as const, text: values.chat! };
   const temperature = values.temperature === undefined ? 0 : numOption('temperature', values.temperature, 0, 100);
@@ -83,6 +95,8 @@ export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
     sampling,
     memoryBudget: Math.floor(gib * 2 ** 30),
     json: values.json ?? false,
+    ...(backend !== undefined && { backend }),
+    ...(values.variant !== undefined && { variant: values.variant }),
   };
 }
 
@@ -106,9 +120,7 @@ async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
     limits: limitsFromReport(rt.report, args.memoryBudget),
     // The prompt is counted before the memory check: the run holds the prompt and the new tokens.
     context: (tok) => {
-      if (!tok) throw new FileError(`${args.model}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
-      if (args.input.kind === 'chat' && !tok.chatTemplateNames.length) throw new FileError(`${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`);
-      promptIds = args.input.kind === 'prompt' ? tok.encode(args.input.text) : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
+      promptIds = hfPromptIds(tok, args);
       return promptIds.length + args.maxTokens;
     },
   });
@@ -126,6 +138,46 @@ async function loadOurs(args: GenerateArgs): Promise<Loaded> {
   return { config: ck.config, params: ck.params, promptIds, stop: [tok.special.eos], decode: (ids) => tok.decode(ids) };
 }
 
+/** Whether a folder holds ONNX files and no safetensors weights (then it is run through onnxruntime-web). */
+async function onnxWithoutSafetensors(dir: string): Promise<boolean> {
+  const { nodeFolder } = await import('../../model/hf/node.ts');
+  const { isOnnxFolder } = await import('../../model/onnx/layout.ts');
+  const list = (await nodeFolder(dir)).list();
+  return isOnnxFolder(list) && !list.some((p) => p.endsWith('.safetensors'));
+}
+
+/** The prompt's ids with a Hugging Face tokenizer (folders: Hugging Face's and ONNX ones). */
+function hfPromptIds(tok: import('../../core/tokenizer/hf.ts').HfTokenizer | null, args: GenerateArgs): number[] {
+  if (!tok) throw new FileError(`${args.model}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
+  if (args.input.kind === 'chat' && !tok.chatTemplateNames.length) throw new FileError(`${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`);
+  return args.input.kind === 'prompt' ? tok.encode(args.input.text) : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
+}
+
+/** `--backend onnx`: the folder's model in onnxruntime-web (WASM), the same sampling and output as the GPU path. */
+async function generateOnnx(args: GenerateArgs, io: CliIO): Promise<number> {
+  const { nodeFolder } = await import('../../model/hf/node.ts');
+  const { loadOnnxModel } = await import('../../model/onnx/load.ts');
+  let m;
+  try {
+    m = await loadOnnxModel(await nodeFolder(args.model), { variant: args.variant, executionProvider: 'wasm' });
+  } catch (e) {
+    const message = (e as Error).message;
+    throw new FileError(message.startsWith(args.model) ? message : `${args.model}: ${message}`);
+  }
+  try {
+    const tok = m.tokenizer;
+    const promptIds = hfPromptIds(tok, args);
+    if (!promptIds.length) throw new UsageError('the prompt gives no tokens');
+    const ids: number[] = [];
+    for await (const id of m.decoder.generate(promptIds, { maxNewTokens: args.maxTokens, sampling: args.sampling, stop: m.stopIds })) ids.push(id);
+    const text = tok!.decode(ids);
+    io.out(args.json ? JSON.stringify({ prompt_ids: promptIds, ids, text }) + '\n' : text + '\n');
+    return 0;
+  } finally {
+    m.decoder.dispose();
+  }
+}
+
 export default async function generate(argv: string[], io: CliIO): Promise<number> {
   const args = parseGenerateArgs(argv);
   if (!args) {
@@ -137,6 +189,11 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     isDir = statSync(args.model).isDirectory();
   } catch (e) {
     throw new FileError(`${args.model}: cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const backend = args.backend ?? (isDir && (await onnxWithoutSafetensors(args.model)) ? 'onnx' : 'wgsl');
+  if (backend === 'onnx') {
+    if (!isDir) throw new UsageError(`--backend onnx: --model ${args.model} must be an ONNX model folder (onnx/model.onnx, config.json, tokenizer.json)`);
+    return generateOnnx(args, io);
   }
   if (!isDir && !args.model.endsWith('.safetensors')) throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
   const { nodeGpu } = await import('../../gpu/node.ts');

@@ -17,10 +17,10 @@ import type { CheckpointBackend } from '../../backends/checkpoint.ts';
 import { loadFile } from './validate.ts';
 import { parseSeed } from './convert.ts';
 
-const BACKENDS = ['local', 'endpoint', 'copy-last', 'reference'] as const;
+const BACKENDS = ['local', 'onnx', 'endpoint', 'copy-last', 'reference'] as const;
 type BackendKind = (typeof BACKENDS)[number];
 
-const HELP = `Usage: lwm infer RECORDS --backend local|endpoint|copy-last|reference [options] [-o PRED.jsonl]
+const HELP = `Usage: lwm infer RECORDS --backend local|onnx|endpoint|copy-last|reference [options] [-o PRED.jsonl]
 
 Writes one AgentWorldBench prediction record per input, in input order: every input field kept
 and "gen" (the raw output) added. RECORDS is an AgentWorldBench file, or native trajectories
@@ -31,13 +31,17 @@ failed); a refused key stops the run (exit 1). Progress goes to standard error.
 
   --backend local        a checkpoint of ours (--model CKPT.safetensors), on the GPU, prompted
                          with the template it was trained with
+  --backend onnx         an ONNX causal-LM folder (--model DIR: onnx/model.onnx, config.json,
+                         tokenizer.json) through onnxruntime-web (WASM): with a chat template, sent
+                         the AgentWorldBench message layout; without one (our own exports),
+                         prompted with our template
   --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
                          sent the AgentWorldBench layout: system_str, earlier actions and
                          observations as user/assistant messages, the current action
   --backend copy-last    baseline: the previous observation (turn 1: the initial state)
   --backend reference    baseline: the real observation (the ceiling; a check of the judge)
 
-  --model M              checkpoint path (local) or model name (endpoint)
+  --model M              checkpoint path (local), ONNX folder (onnx) or model name (endpoint)
   --base-url URL         endpoint base URL, e.g. http://127.0.0.1:8000/v1
   --api-key KEY          endpoint API key (default: $LWM_API_KEY, then $OPENAI_API_KEY)
   --max-tokens N         output budget (endpoint default 32768, as the public script; local
@@ -140,6 +144,21 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
   }
 }
 
+/** An ONNX folder through onnxruntime-web (WASM) as a backend. */
+async function onnxModel(dir: string): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; dispose: () => void }> {
+  const { nodeFolder } = await import('../../model/hf/node.ts');
+  const { loadOnnxModel } = await import('../../model/onnx/load.ts');
+  const { onnxBackend } = await import('../../backends/onnx.ts');
+  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm' });
+  try {
+    if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
+    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, dispose: () => m.decoder.dispose() };
+  } catch (e) {
+    m.decoder.dispose();
+    throw e;
+  }
+}
+
 /** The command line, checked. */
 interface InferArgs {
   file: string;
@@ -192,7 +211,7 @@ function parseInferArgs(argv: string[]): InferArgs | 'help' {
   if (positionals.length !== 1) throw new UsageError('expected one RECORDS file');
   const kind = values.backend as BackendKind | undefined;
   if (!kind || !(BACKENDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(values.backend ?? '')}`);
-  const isModel = kind === 'local' || kind === 'endpoint';
+  const isModel = kind === 'local' || kind === 'onnx' || kind === 'endpoint';
   const endpointOnly = ['base-url', 'api-key', 'concurrency', 'no-stream', 'timeout', 'retries'] as const;
   const modelOnly = ['model', 'max-tokens', 'temperature', 'top-p', 'seed'] as const;
   for (const f of endpointOnly) if (values[f] !== undefined && kind !== 'endpoint') throw new UsageError(`--${f} is for --backend endpoint`);
@@ -200,6 +219,7 @@ function parseInferArgs(argv: string[]): InferArgs | 'help' {
   for (const f of ['template', 'prefix-slots'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
+  if (kind === 'onnx' && !values.model) throw new UsageError('--backend onnx needs --model DIR (an ONNX causal-LM folder)');
   const args: InferArgs = {
     file: positionals[0],
     kind,
@@ -283,10 +303,10 @@ async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<Opene
     return { backend, workers: a.concurrency, dispose: () => {}, generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
   }
   // Nothing left to generate (a finished --resume): no GPU needed.
-  if (todo === 0) return { ...none, backend: { name: 'local', generate: () => (async function* () {})() } };
+  if (todo === 0) return { ...none, backend: { name: a.kind, generate: () => (async function* () {})() } };
   let m;
   try {
-    m = await localModel(a.model!, a.template, a.prefixSlots);
+    m = a.kind === 'onnx' ? await onnxModel(a.model!) : await localModel(a.model!, a.template, a.prefixSlots);
   } catch (e) {
     if (e instanceof UsageError) throw e;
     io.err(`lwm infer: ${(e as Error).message}\n`);
@@ -298,6 +318,7 @@ async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<Opene
     throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
   }
   const { stats } = m;
+  if (!stats) return { backend: m.backend, workers: 1, dispose: m.dispose, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
   const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
   return { backend: m.backend, workers: 1, dispose: m.dispose, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
 }

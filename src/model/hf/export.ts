@@ -66,7 +66,7 @@ function gpt2ConfigJson(c: ModelConfig, tok: Tokenizer): Record<string, unknown>
   };
 }
 
-function tokenizerConfigJson(c: ModelConfig, tok: Tokenizer): Record<string, unknown> {
+export function tokenizerConfigJson(c: ModelConfig, tok: Tokenizer): Record<string, unknown> {
   const decoder: Record<string, unknown> = {};
   tok.specialTokens.forEach((content, i) => {
     decoder[String(256 + i)] = { content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: true };

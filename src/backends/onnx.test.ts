@@ -1,0 +1,73 @@
+// The ONNX backend on one of our checkpoints exported with `lwm export --to onnx` (a folder
+// without a chat template): turn and chat requests get the ids the local backend would give the
+// same model (our template, up to the opening tag of the observation), generation follows our
+// reference model's greedy tokens and stops before the observation's closing tag; the folder is
+// given as files (as the app gives a picked folder), so this is the browser's path too.
+import { describe, expect, it } from 'vitest';
+import { generateText, type TurnRequest } from '../core/backend.ts';
+import { emptySystemPrompt } from '../core/schema/types.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES } from '../core/templates/index.ts';
+import { trainBpe } from '../core/tokenizer/train.ts';
+import { generateTrajectories } from '../core/envs/generate.ts';
+import { presetConfig } from '../model/config.ts';
+import { filesFolder } from '../model/hf/files.ts';
+import { initParams } from '../model/init.ts';
+import { checkpointSideFiles, onnxExportFiles } from '../model/onnx/export.ts';
+import { loadOnnxModel } from '../model/onnx/load.ts';
+import { generateRef } from '../reference/gpt.ts';
+import { chatAsTurn, localPromptIds } from './local.ts';
+import { onnxBackend, onnxPromptIds } from './onnx.ts';
+
+const data = generateTrajectories('terminal', 2, 5);
+const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 256 });
+// Sharp weights, so the greedy tokens depend on every logit being right.
+const params = initParams(config, 5).map((x) => 8 * x);
+const files = onnxExportFiles({ config, params }, checkpointSideFiles({ config, params }, tok));
+const folder = () => filesFolder(files.map((f) => ({ path: `micro-onnx/${f.name}`, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })));
+
+const turn: TurnRequest = {
+  sample: { domain: 'terminal', systemPrompt: { ...emptySystemPrompt(), text: data[0].system_prompt.text ?? 'A shell.' }, history: [{ action: data[0].turns[0].action, observation: data[0].turns[0].observation }], action: data[0].turns[1].action },
+};
+
+describe('the ONNX backend on an export of ours', () => {
+  it('lays turn and chat requests out as the local backend does (our tokenizer and template, same ids)', async () => {
+    const m = await loadOnnxModel(folder());
+    expect(m.hasChatTemplate).toBe(false);
+    expect(m.file).toBe('onnx/model.onnx');
+    expect(m.contextLength).toBe(256);
+    expect(m.stopIds).toEqual([tok.special.eos]);
+    const hf = m.tokenizer!;
+    expect(onnxPromptIds(hf, false, turn)).toEqual(localPromptIds(tok, turn, 200));
+    const template = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
+    expect(onnxPromptIds(hf, false, turn)).toEqual(fitPrompt(tok, template, turn.sample, 200).ids);
+    const chat = { system: 'You are a shell.', messages: [{ role: 'user' as const, content: 'ls' }, { role: 'assistant' as const, content: 'a.txt' }, { role: 'user' as const, content: 'cat a.txt' }] };
+    expect(onnxPromptIds(hf, false, chat)).toEqual(localPromptIds(tok, chat, 200));
+    expect(chatAsTurn(chat.messages, chat.system).sample.history).toHaveLength(1);
+    expect(onnxPromptIds(hf, false, { prompt: 'ls -la' })).toEqual(tok.encode('ls -la'));
+    m.decoder.dispose();
+  });
+
+  it("streams our reference model's greedy text and stops at the observation's closing tag or eos", async () => {
+    const m = await loadOnnxModel(folder());
+    const backend = onnxBackend(m);
+    expect(backend.name).toBe('onnx:micro-onnx');
+    const ids = localPromptIds(tok, turn, 256 - 12);
+    const stops = new Set([tok.special.eos, tok.special.predictedClose]);
+    const want: number[] = [];
+    for (const id of generateRef(params, config, ids, { maxNewTokens: 12, temperature: 0 })) {
+      if (stops.has(id)) break;
+      want.push(id);
+    }
+    const pieces: string[] = [];
+    for await (const p of backend.generate(turn, { maxTokens: 12, temperature: 0 })) pieces.push(p);
+    expect(pieces.join('')).toBe(tok.decode(want));
+    expect(pieces.join('').length).toBeGreaterThan(0);
+    // A stop string cuts the text.
+    const cut = tok.decode(want).slice(2, 4);
+    if (cut) expect(await generateText(backend, turn, { maxTokens: 12, temperature: 0, stop: [cut] })).toBe(tok.decode(want).slice(0, tok.decode(want).indexOf(cut)));
+    await expect(generateText(backend, turn, { maxTokens: 256, temperature: 0 })).rejects.toThrow(/leaves no room for a prompt/);
+    m.decoder.dispose();
+  });
+});

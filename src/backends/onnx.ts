@@ -1,0 +1,80 @@
+// An ONNX causal-LM folder as an LwmBackend (onnxruntime-web: WebGPU where the page has it, else
+// WASM — so a browser without WebGPU can still query and judge a model). How a request becomes
+// token ids depends on the folder:
+//   - with a chat template (a pretrained instruct model): chat requests as given, turn requests
+//     in the AgentWorldBench message layout an endpoint is sent (src/core/bench/awb-layout.ts),
+//     rendered with the template and its generation prompt;
+//   - without one (our own checkpoints exported with `lwm export --to onnx`): turn and chat
+//     requests rendered with our prompt template, up to the opening tag of the predicted
+//     observation, as the local backend lays them out, and generation also stops at its closing tag;
+//   - a raw prompt: tokenized as transformers' tokenizer(text) does.
+// A prompt longer than the context keeps its end. onnxruntime-web is loaded by the model loader
+// (src/model/onnx/session.ts) on first use only.
+import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
+import { awbMessages } from '../core/bench/awb-layout.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample } from '../core/templates/index.ts';
+import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
+import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
+import type { LoadedOnnxModel } from '../model/onnx/load.ts';
+import { chatAsTurn } from './local.ts';
+
+/** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
+const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
+
+/** The text of a turn up to the opening tag of the observation to predict. */
+function turnText(turn: TurnRequest): string {
+  const r = renderSample(turn.template ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
+  return r.text.slice(0, r.targetStart);
+}
+
+/** The ids of a request for this folder's tokenizer (the layout in the header comment). */
+export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest): number[] {
+  if (isChatRequest(request)) {
+    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system)));
+    const messages: ChatMessage[] = request.messages.map((x) => ({ role: x.role, content: x.content }));
+    if (request.system) messages.unshift({ role: 'system', content: request.system });
+    return tok.encodeChat(messages, { addGenerationPrompt: true });
+  }
+  if (isTurnRequest(request)) {
+    if (hasChatTemplate) return tok.encodeChat(awbMessages(request).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
+    return tok.encode(turnText(request));
+  }
+  return tok.encode(request.prompt);
+}
+
+export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBackend {
+  const tok = m.tokenizer;
+  if (!tok) throw new Error(`${m.name}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
+  // Our exports' observations end at their closing tag; a pretrained model's at its eos ids.
+  const close = m.hasChatTemplate ? null : tok.tokenId(SPECIAL_TOKENS.predictedClose);
+  const stop = new Set([...m.stopIds, ...(close === null ? [] : [close])]);
+  return {
+    name,
+    async *generate(request: GenerateRequest, o: GenerateOptions) {
+      let ids = onnxPromptIds(tok, m.hasChatTemplate, request);
+      if (m.contextLength !== null) {
+        const room = m.contextLength - o.maxTokens;
+        if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
+        if (ids.length > room) ids = ids.slice(ids.length - room);
+      }
+      const out: number[] = [];
+      let sent = '';
+      const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
+      for await (const id of m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal })) {
+        if (stop.has(id)) break;
+        out.push(id);
+        o.onTokens?.(out.length);
+        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
+        let full = tok.decode(out);
+        if (full.endsWith('\uFFFD')) continue;
+        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
+        if (stopAt !== undefined) full = full.slice(0, stopAt);
+        if (full.length > sent.length) {
+          yield full.slice(sent.length);
+          sent = full;
+        }
+        if (stopAt !== undefined) return;
+      }
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// `lwm export --to onnx` and `lwm generate --backend onnx`, in process: the tiny chat Llama
+// (src/model/fixtures/hf/llama-chat, with a tokenizer and a chat template) exported to ONNX and run
+// through onnxruntime-web gives the ids transformers' generate() recorded (generate.json, by
+// scripts/fixtures/hf_tiny_models.py), for a prompt and for a chat message; a GPT-2-style
+// checkpoint of ours exports with the Hugging Face export's config and tokenizer files; one-line
+// errors for a folder without ONNX files and a graph that is not a causal-LM decoder.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
+import type { AwbSampleRecord } from '../../core/bench/records.ts';
+import { loadHfModel } from '../../model/hf/load.ts';
+import { nodeFolder } from '../../model/hf/node.ts';
+import { GraphBuilder, serializeModel, valueInfo, DataType } from '../../model/onnx/graph.ts';
+import { generateRef } from '../../reference/gpt.ts';
+import { main } from '../main.ts';
+import { captureIO } from '../testing.ts';
+
+const CHAT = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
+const GPT2 = fileURLToPath(new URL('../../model/hf/fixtures/export/untied.safetensors', import.meta.url));
+const recorded = JSON.parse(readFileSync(join(CHAT, 'generate.json'), 'utf8')) as Record<'prompt' | 'chat', { input: string; prompt_ids: number[]; ids: number[]; text: string }> & { max_new_tokens: number };
+const tmp = mkdtempSync(join(tmpdir(), 'lwm-onnx-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const LLAMA = join(tmp, 'llama-onnx');
+
+async function run(...argv: string[]) {
+  const io = captureIO();
+  const code = await main(argv, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+beforeAll(async () => {
+  const r = await run('export', CHAT, '--to', 'onnx', '-o', LLAMA);
+  expect(r.code, r.err).toBe(0);
+});
+
+describe('lwm export --to onnx', () => {
+  it('writes onnx/model.onnx beside the Hugging Face folder\'s config, generation and tokenizer files (copied)', () => {
+    expect(readdirSync(LLAMA).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(join(LLAMA, 'onnx'))).toEqual(['model.onnx']);
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) expect(readFileSync(join(LLAMA, f))).toEqual(readFileSync(join(CHAT, f)));
+    // The weights are the model's f32 parameters, once (the tied head is the embedding).
+    expect(statSync(join(LLAMA, 'onnx', 'model.onnx')).size).toBeLessThan(statSync(join(CHAT, 'model.safetensors')).size * 1.2);
+  });
+
+  it('a GPT-2-style checkpoint of ours gets the Hugging Face export\'s config and tokenizer files', async () => {
+    const onnxDir = join(tmp, 'gpt2-onnx');
+    const hfDir = join(tmp, 'gpt2-hf');
+    expect((await run('export', GPT2, '--to', 'onnx', '-o', onnxDir)).code).toBe(0);
+    expect((await run('export', GPT2, '--to', 'hf', '-o', hfDir)).code).toBe(0);
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(readFileSync(join(onnxDir, f))).toEqual(readFileSync(join(hfDir, f)));
+    expect(existsSync(join(onnxDir, 'onnx', 'model.onnx'))).toBe(true);
+    expect(existsSync(join(onnxDir, 'model.safetensors'))).toBe(false);
+  });
+
+  it('a folder that is not a model is one line, exit 1', async () => {
+    const empty = join(tmp, 'empty');
+    mkdirSync(empty);
+    const r = await run('export', empty, '--to', 'onnx', '-o', join(tmp, 'never'));
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^lwm export: .*config\.json/);
+    expect(existsSync(join(tmp, 'never'))).toBe(false);
+  });
+});
+
+describe('lwm generate on an ONNX folder', () => {
+  it.each(['prompt', 'chat'] as const)('--%s: transformers\' greedy ids, the folder detected as ONNX', async (kind) => {
+    const want = recorded[kind];
+    const r = await run('generate', '--model', LLAMA, `--${kind}`, want.input, '--max-tokens', String(recorded.max_new_tokens), '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ prompt_ids: want.prompt_ids, ids: want.ids, text: want.text });
+  });
+
+  it('--backend onnx says so too, and a seed makes sampling repeatable', async () => {
+    const argv = ['generate', '--model', LLAMA, '--backend', 'onnx', '--prompt', recorded.prompt.input, '--max-tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '7', '--json'];
+    const a = await run(...argv);
+    const b = await run(...argv);
+    expect(a.code, a.err).toBe(0);
+    expect(a.out).toBe(b.out);
+    expect(JSON.parse(a.out).ids).toHaveLength(6);
+  });
+
+  it('--backend onnx on a folder without onnx/*.onnx names what is missing', async () => {
+    const r = await run('generate', '--model', CHAT, '--backend', 'onnx', '--prompt', 'a');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/has no ONNX model \(onnx\/\*\.onnx\)/);
+  });
+
+  it('a graph that is not a causal-LM decoder: the missing inputs and outputs are named', async () => {
+    const dir = join(tmp, 'encoder');
+    mkdirSync(join(dir, 'onnx'), { recursive: true });
+    writeFileSync(join(dir, 'config.json'), '{}');
+    writeFileSync(join(dir, 'tokenizer.json'), readFileSync(join(CHAT, 'tokenizer.json')));
+    const g = new GraphBuilder();
+    g.node('Identity', ['input_ids'], {}, 'last_hidden_state');
+    const { model } = serializeModel(g, {
+      graphName: 'encoder',
+      inputs: [valueInfo('input_ids', DataType.INT64, ['batch', 'seq'])],
+      outputs: [valueInfo('last_hidden_state', DataType.INT64, ['batch', 'seq'])],
+      externalDataName: 'model.onnx_data',
+    });
+    writeFileSync(join(dir, 'onnx', 'model.onnx'), model);
+    const r = await run('generate', '--model', dir, '--prompt', 'a');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/is not a causal-LM decoder in Hugging Face's ONNX layout: missing input attention_mask, output logits, inputs past_key_values\.N\.key/);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('lwm infer --backend onnx', () => {
+  const AWB = [
+    { task: 'agentworldbench/terminal', id: 'a_t1', prompt: ['### Turn 1\n**Action:**\nls'], response: ['**Environment Observation:**\na.txt'], system_str: 'You simulate a shell.', turn_idx: 1, total_turns: 2 },
+    { task: 'agentworldbench/terminal', id: 'a_t2', prompt: ['### Turn 1\n**Action:**\nls', '### Turn 2\n**Action:**\ncat a.txt'], response: ['**Environment Observation:**\na.txt', '**Environment Observation:**\nhi'], system_str: 'You simulate a shell.', turn_idx: 2, total_turns: 2 },
+  ];
+
+  it("predicts each record with the chat template over the AgentWorldBench layout: our reference model's greedy tokens", async () => {
+    const file = join(tmp, 'awb.jsonl');
+    writeFileSync(file, AWB.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const r = await run('infer', file, '--backend', 'onnx', '--model', LLAMA, '--max-tokens', '5');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain('onnx:llama-onnx 2/2');
+    const got = r.out.trim().split('\n').map((l) => JSON.parse(l) as AwbSampleRecord & { gen: string });
+    const big = Number.MAX_SAFE_INTEGER;
+    const m = await loadHfModel(await nodeFolder(CHAT), { limits: { maxBufferSize: big, maxStorageBufferBindingSize: big, memoryBudget: big } });
+    const tok = m.tokenizer!;
+    got.forEach((rec, i) => {
+      expect(rec).toMatchObject(AWB[i]);
+      const ids = tok.encodeChat(awbMessages(turnRequestFromRecord(rec)).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
+      const prompt = ids.slice(Math.max(0, ids.length - (m.config.contextLength - 5)));
+      const want = [];
+      for (const id of generateRef(m.params, m.config, prompt, { maxNewTokens: 5, temperature: 0 })) {
+        if (m.stopIds.includes(id)) break;
+        want.push(id);
+      }
+      expect(rec.gen).toBe(tok.decode(want));
+    });
+    expect(got.every((g) => g.gen.length > 0)).toBe(true);
+  });
+
+  it('needs --model DIR', async () => {
+    const r = await run('infer', join(tmp, 'awb.jsonl'), '--backend', 'onnx');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--backend onnx needs --model DIR/);
+  });
+});

@@ -1,0 +1,183 @@
+// A causal-LM decoder in Hugging Face's ONNX layout (layout.ts) run by onnxruntime-web: a forward
+// pass over new tokens with the KV cache of the earlier ones, and token-by-token generation with
+// the same sampling as our engine (src/reference/sampling.ts is the twin of the GPU sampler, so a
+// seed draws the same tokens from the same logits). onnxruntime-web is imported on first use
+// only: nothing loads it (or its wasm) unless an ONNX model is opened. The execution provider is
+// WebGPU where the page has it, else WASM; in Node, WASM on one thread.
+import { sampleRef } from '../../reference/sampling.ts';
+import type { SamplingOptions } from '../generate.ts';
+import { f16ToF32 } from '../safetensors.ts';
+import { checkDecoderLayout, OnnxLayoutError, type DecoderLayout } from './layout.ts';
+
+type Ort = typeof import('onnxruntime-web');
+type OrtTensor = import('onnxruntime-web').Tensor;
+type OrtSession = import('onnxruntime-web').InferenceSession;
+
+let ortModule: Promise<Ort> | null = null;
+const inNode = typeof process !== 'undefined' && !!process.versions?.node;
+
+/** onnxruntime-web, imported once. */
+export function loadOrt(): Promise<Ort> {
+  ortModule ??= import('onnxruntime-web').then((ort) => {
+    // Node's wasm backend runs best (and most predictably) on the calling thread.
+    if (inNode) ort.env.wasm.numThreads = 1;
+    // Warnings (an unknown CPU vendor, …) are not the user's business; errors still surface as exceptions.
+    ort.env.logLevel = 'error';
+    return ort;
+  });
+  return ortModule;
+}
+
+export type ExecutionProvider = 'auto' | 'webgpu' | 'wasm';
+
+/** The providers to try in order: WebGPU where the page has navigator.gpu (never in Node), then WASM. */
+export function executionProviders(ep: ExecutionProvider = 'auto', hasWebGpu = !inNode && typeof navigator !== 'undefined' && 'gpu' in navigator): string[] {
+  if (ep === 'wasm') return ['wasm'];
+  if (ep === 'webgpu') return ['webgpu'];
+  return hasWebGpu ? ['webgpu', 'wasm'] : ['wasm'];
+}
+
+export interface OnnxDecoderOptions {
+  /** Named in errors. */
+  label?: string;
+  /** The external-data files the model names, by the name it gives them (e.g. 'model.onnx_data'). */
+  externalData?: { path: string; data: Uint8Array }[];
+  executionProvider?: ExecutionProvider;
+  /** KV heads and head width where the graph leaves them symbolic (config.json's num_key_value_heads, head_dim). */
+  kvHeads?: number;
+  headDim?: number;
+}
+
+/** The KV cache: present.N.* of the last run, fed back as past_key_values.N.*, and the tokens it holds. */
+export interface KvCache {
+  length: number;
+  tensors: Map<string, OrtTensor>;
+}
+
+export interface ForwardResult {
+  /** [tokens, vocab] float32, row-major. */
+  logits: Float32Array;
+  vocab: number;
+  cache: KvCache;
+}
+
+export interface OnnxGenerateOptions {
+  maxNewTokens: number;
+  sampling: SamplingOptions;
+  /** Ids that end generation (kept in the output, as transformers' generate() does). */
+  stop?: readonly number[];
+  signal?: AbortSignal;
+}
+
+function toFloat32(t: OrtTensor): Float32Array {
+  if (t.type === 'float32') return t.data as Float32Array;
+  if (t.type === 'float16') {
+    const h = t.data as Uint16Array;
+    const out = new Float32Array(h.length);
+    for (let i = 0; i < h.length; i++) out[i] = f16ToF32(h[i]);
+    return out;
+  }
+  throw new OnnxLayoutError(`logits are ${t.type}; a float32 or float16 output is expected`);
+}
+
+export class OnnxDecoder {
+  /** What the cache holds per layer: [1, kvHeads, length, headDim] of kvType. */
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly kvType: 'float32' | 'float16';
+
+  private constructor(
+    private readonly ort: Ort,
+    private readonly session: OrtSession,
+    readonly layout: DecoderLayout,
+    readonly executionProvider: string,
+    kv: { kvHeads: number; headDim: number; kvType: 'float32' | 'float16' },
+  ) {
+    this.kvHeads = kv.kvHeads;
+    this.headDim = kv.headDim;
+    this.kvType = kv.kvType;
+  }
+
+  static async create(model: Uint8Array, options: OnnxDecoderOptions = {}): Promise<OnnxDecoder> {
+    const ort = await loadOrt();
+    const label = options.label ?? 'the ONNX model';
+    const providers = executionProviders(options.executionProvider);
+    let session: OrtSession | undefined;
+    let lastError: unknown;
+    let used = providers[0];
+    // One provider at a time, so the one that took the model is known (and WASM is the fallback).
+    for (const ep of providers) {
+      try {
+        session = await ort.InferenceSession.create(model, { executionProviders: [ep], graphOptimizationLevel: 'all', ...(options.externalData && { externalData: options.externalData }) });
+        used = ep;
+        break;
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    if (!session) throw new OnnxLayoutError(`${label}: onnxruntime-web cannot load it: ${(lastError as Error).message}`);
+    const layout = checkDecoderLayout(session.inputNames, session.outputNames, label);
+    const meta = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key');
+    const shape = meta?.isTensor ? meta.shape : [];
+    const kvHeads = typeof shape[1] === 'number' ? shape[1] : options.kvHeads;
+    const headDim = typeof shape[3] === 'number' ? shape[3] : options.headDim;
+    if (!kvHeads || !headDim) throw new OnnxLayoutError(`${label}: the KV cache's heads and head width are not in the graph and not given (config.json's num_key_value_heads and head_dim)`);
+    const kvType = meta?.isTensor && meta.type === 'float16' ? 'float16' : 'float32';
+    return new OnnxDecoder(ort, session, layout, used, { kvHeads, headDim, kvType });
+  }
+
+  /** The empty cache (no tokens yet). */
+  emptyCache(): KvCache {
+    const tensors = new Map<string, OrtTensor>();
+    const dims = [1, this.kvHeads, 0, this.headDim];
+    for (let i = 0; i < this.layout.layers; i++) {
+      for (const kind of ['key', 'value']) {
+        tensors.set(`past_key_values.${i}.${kind}`, this.kvType === 'float16' ? new this.ort.Tensor('float16', new Uint16Array(0), dims) : new this.ort.Tensor('float32', new Float32Array(0), dims));
+      }
+    }
+    return { length: 0, tensors };
+  }
+
+  /** Runs `ids` after the tokens `cache` holds (one sequence); the logits of every new token and the grown cache. */
+  async forward(ids: readonly number[], cache: KvCache = this.emptyCache()): Promise<ForwardResult> {
+    const { Tensor } = this.ort;
+    const n = ids.length;
+    const total = cache.length + n;
+    const feeds: Record<string, OrtTensor> = {
+      input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, n]),
+      attention_mask: new Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
+    };
+    if (this.layout.hasPositionIds) feeds.position_ids = new Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(cache.length + i)), [1, n]);
+    if (this.layout.hasUseCacheBranch) feeds.use_cache_branch = new Tensor('bool', [cache.length > 0], [1]);
+    for (const [name, t] of cache.tensors) feeds[name] = t;
+    const out = await this.session.run(feeds);
+    const logits = out.logits;
+    const vocab = logits.dims[logits.dims.length - 1];
+    const tensors = new Map<string, OrtTensor>();
+    for (let i = 0; i < this.layout.layers; i++) {
+      for (const kind of ['key', 'value']) tensors.set(`past_key_values.${i}.${kind}`, out[`present.${i}.${kind}`]);
+    }
+    return { logits: toFloat32(logits), vocab, cache: { length: total, tensors } };
+  }
+
+  /** Generates after `prompt`: the prompt in one pass, then one token per pass; yields each new id. */
+  async *generate(prompt: readonly number[], o: OnnxGenerateOptions): AsyncGenerator<number> {
+    if (!prompt.length) throw new RangeError('ONNX generation: the prompt is empty');
+    const stop = new Set(o.stop ?? []);
+    const seed = o.sampling.seed ?? Math.floor(Math.random() * 2 ** 32);
+    let step = await this.forward(prompt);
+    for (let i = 0; i < o.maxNewTokens; i++) {
+      if (o.signal?.aborted) return;
+      const last = step.logits.subarray(step.logits.length - step.vocab);
+      const { temperature, topK, topP } = o.sampling;
+      const id = sampleRef(last, 1, step.vocab, { temperature, topK: topK ?? 0, topP: topP ?? 1, seed, step: i }).tokens[0];
+      yield id;
+      if (stop.has(id) || i + 1 === o.maxNewTokens) return;
+      step = await this.forward([id], step.cache);
+    }
+  }
+
+  dispose(): void {
+    void this.session.release();
+  }
+}
