@@ -39,7 +39,7 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(page.getByTestId('preview-target')).not.toBeEmpty();
   await expect(page.getByTestId('preview-tokens')).toHaveText(/^[\d,]+ tokens$/);
   const tokensBefore = await page.getByTestId('preview-tokens').textContent();
-  // Placeholders and field names are highlighted by the template language.
+  // Template variables are highlighted by the template language.
   await expect(editor.locator('.view-line', { hasText: 'task_description' }).first()).toBeVisible();
 
   await replaceInEditor(page, editor, 'You are the environment.', 'You are the terminal, the web and every other world at once.');
@@ -47,32 +47,44 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(preview).not.toContainText('You are the environment.');
   await expect(page.getByTestId('preview-tokens')).not.toHaveText(tokensBefore!);
 
-  // A broken placeholder is named, with its line, and the preview waits for a fix.
-  await replaceInEditor(page, editor, '{{action}}\\n<|observation|>\\n{{observation}}', '{{acton}}\\n<|observation|>\\n{{observation}}');
-  await expect(page.getByTestId('template-problems')).toContainText('unknown placeholder {{acton}}');
+  // An unknown variable is named, with its line, marked in the text, and the preview waits for a fix.
+  await replaceInEditor(page, editor, '{{ turn.action }}', '{{ acton }}');
+  await expect(page.getByTestId('template-problems')).toContainText('unknown variable "acton"');
+  await expect(page.getByTestId('template-problems')).toContainText(/line \d+/);
   await expect(editor.locator('.squiggly-error').first()).toBeAttached();
-  await replaceInEditor(page, editor, '{{acton}}', '{{action}}');
+  await expect(page.getByText("Fix the template's problems to see the preview.")).toBeVisible();
+  await replaceInEditor(page, editor, '{{ acton }}', '{{ turn.action }}');
   await expect(page.getByTestId('template-problems')).toHaveCount(0);
 
-  // Completion offers the five field names inside a section's "field".
-  await replaceInEditor(page, editor, '"field": "demonstrations"', '"field": "demo"');
-  await expect(page.getByTestId('template-problems')).toContainText('"demo" is not one of');
+  // A broken block is a syntax problem on its line.
+  await replaceInEditor(page, editor, '{% endfor %}', '{% endif %}');
+  await expect(page.getByTestId('template-problems')).toContainText('{% endfor %} was expected');
+  await replaceInEditor(page, editor, '{% endif %}\n<|action|>', '{% endfor %}\n<|action|>');
+  await expect(page.getByTestId('template-problems')).toHaveCount(0);
+
+  // Completion offers the variable names inside a tag.
+  await replaceInEditor(page, editor, '{{ demonstrations }}', '{{ demo }}');
+  await expect(page.getByTestId('template-problems')).toContainText('unknown variable "demo"');
   await editor.locator('.view-lines').click();
   await page.keyboard.press('Control+F');
-  await editor.getByRole('textbox', { name: 'Find' }).fill('"demo"');
+  await editor.getByRole('textbox', { name: 'Find' }).fill('{{ demo');
   await page.keyboard.press('Enter');
   await page.keyboard.press('Escape');
   await page.keyboard.press('ArrowRight');
-  await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('Control+Space');
   await expect(page.locator('.suggest-widget')).toContainText('demonstrations');
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('template-problems')).toHaveCount(0);
+  await expect(preview).toContainText('You are the terminal, the web and every other world at once.');
   await snap(page, 'prompts-template');
 
   await page.getByLabel('Note for the new version').fill('names the simulated worlds');
   await page.getByRole('button', { name: 'Save as new version' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved as v3' })).toBeVisible();
+  // The saved version renders in the preview.
+  await expect(page.getByLabel('Start from')).toHaveValue('v3');
+  await expect(preview).toContainText('You are the terminal, the web and every other world at once.');
+  await expect(page.getByTestId('preview-target')).not.toBeEmpty();
   const versions = page.getByTestId('versions');
   await expect(versions.locator('tr', { hasText: 'names the simulated worlds' })).toContainText('v0');
 

@@ -249,6 +249,14 @@ function SaveVersion({ base, disabled, save }: { base: string; disabled: boolean
   );
 }
 
+function DiscardDialog({ open, what, onCancel, onConfirm }: { open: boolean; what: string; onCancel(): void; onConfirm(): void }) {
+  return (
+    <ConfirmDialog open={open} title="Discard your changes?" confirmLabel="Discard and switch" onCancel={onCancel} onConfirm={onConfirm}>
+      <p>The draft has unsaved changes to {what}. Save it as a new version first to keep them.</p>
+    </ConfirmDialog>
+  );
+}
+
 /** A few samples the draft must render: the last turn of the first trajectory of each domain. */
 function checkSamples(trajectories: Trajectory[]): TurnSample[] {
   const seen = new Set<string>();
@@ -329,21 +337,15 @@ export function TemplateEditor() {
         <Versions selected={compare} setSelected={setCompare} />
         <StageMix />
       </div>
-      <ConfirmDialog
+      <DiscardDialog
         open={pendingBase !== null}
-        title="Discard your changes?"
-        confirmLabel="Discard and switch"
+        what={`${base.version}${domain ? ` (${domain})` : ''}`}
         onCancel={() => setPendingBase(null)}
         onConfirm={() => {
           if (pendingBase && versions.some((x) => x.version === pendingBase.version)) switchTo(pendingBase.version, pendingBase.domain);
           setPendingBase(null);
         }}
-      >
-        <p>
-          The draft has unsaved changes to {base.version}
-          {domain ? ` (${domain})` : ''}. Save it as a new version first to keep them.
-        </p>
-      </ConfirmDialog>
+      />
     </>
   );
 }
