@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
@@ -107,6 +110,36 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(page.getByTestId('versions')).toContainText('names the simulated worlds');
   await expect(page.getByLabel('SFT weight of v3')).toHaveValue('2');
   await expect(page.getByLabel('CPT weight of v0')).toHaveValue('1');
+  expect(errors).toEqual([]);
+});
+
+test('import a folder of DOMAIN/system_prompt.txt files as one version with a text per domain', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  const dir = mkdtempSync(join(tmpdir(), 'lwm-prompts-'));
+  for (const [domain, text] of [
+    ['mcp', 'You are a tool server for a {domain} agent.\nTools:\n{tool_definitions}\nReturn JSON like {"result": 1}.\n'],
+    ['web', 'You render web pages.\n'],
+  ]) {
+    mkdirSync(join(dir, domain));
+    writeFileSync(join(dir, domain, 'system_prompt.txt'), text);
+  }
+  await page.goto('./#/prompts');
+  const editor = page.getByTestId('template-editor');
+  await expect(editor).toHaveAttribute('data-ready', 'true', { timeout: 120_000 });
+  await expect(page.getByTestId('preview-text')).toContainText('You are the environment.', { timeout: 60_000 });
+  await page.getByTestId('import-prompt-folder').setInputFiles(dir);
+  await expect(page.getByRole('status').filter({ hasText: 'Imported 2 domain prompts as v3' })).toBeVisible();
+  await expect(page.getByLabel('Start from')).toHaveValue('v3');
+  // The default dataset's first trajectory is an mcp one: the preview shows the imported text with the fields in place.
+  await page.getByLabel('Text for').selectOption('mcp');
+  await expect(editor.locator('.view-line', { hasText: 'You are a tool server' }).first()).toBeVisible();
+  await expect(page.getByTestId('preview-text')).toContainText('You are a tool server for a mcp agent.');
+  await expect(page.getByTestId('preview-text')).toContainText('Return JSON like {"result": 1}.');
+  await expect(page.getByTestId('versions')).toContainText('imported per-domain prompts: mcp, web');
+  // A folder with an unknown placeholder is refused, naming the file and line.
+  writeFileSync(join(dir, 'web', 'system_prompt.txt'), 'ok\n{page_source}\n');
+  await page.getByTestId('import-prompt-folder').setInputFiles(dir);
+  await expect(page.getByTestId('import-problems')).toContainText('web/system_prompt.txt: line 2: unknown placeholder {page_source}');
   expect(errors).toEqual([]);
 });
 
