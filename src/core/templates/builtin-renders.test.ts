@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../schema/types.ts';
 import { turnSample } from '../turns/index.ts';
-import { BUILTIN_TEMPLATES, renderChat, renderSample, renderSystem, renderTrajectory } from './index.ts';
+import { BUILTIN_TEMPLATES, checkTemplate, renderChat, renderProblems, renderSample, renderSystem, renderTrajectory } from './index.ts';
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/builtin-renders.json', import.meta.url), 'utf8')) as {
   trajectories: Trajectory[];
@@ -37,6 +37,9 @@ describe('built-in text templates render byte for byte what the JSON templates r
         });
       }
       expect(checked).toBe(Object.keys(want).length - fixture.trajectories.length);
+      // The layout the fitter cuts is what the Jinja engine renders.
+      expect(checkTemplate(t)).toEqual([]);
+      expect(renderProblems(t, fixture.trajectories.flatMap((traj) => traj.turns.map((_, i) => turnSample(traj, i))))).toEqual([]);
     });
   }
 });

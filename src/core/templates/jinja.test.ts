@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt } from '../schema/types.ts';
 import { Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
-import { checkTemplateText, placeholderNames, placeholderUses, renderSample, renderSystem, TARGET_CLOSE, TARGET_OPEN, type PromptTemplate } from './index.ts';
+import { checkTemplateText, placeholderNames, placeholderUses, renderProblems, renderSample, renderSystem, TARGET_CLOSE, TARGET_OPEN, type PromptTemplate } from './index.ts';
 import { fitTurn } from './fit.ts';
 import { syntaxProblems } from './jinja.ts';
 
@@ -69,5 +69,14 @@ describe('the template language', () => {
     expect(text).toContain('<|action|>click<|observation|>ok<|end_turn|>');
     expect(text).toContain('<|action|>type x (step 2)<|observation|>');
     expect(text).not.toContain('Free prose');
+  });
+  it('names the samples a template fails to render', () => {
+    const text = free.replace('{{ action }}', "{% if domain == 'os' %}{{ action | upper }}{% elif domain == 'search' %}{{ raise_exception('no search') }}{% else %}{{ action }}{% endif %}");
+    const t = { ...T, text };
+    expect(checkTemplateText(text)).toEqual([]);
+    expect(renderProblems(t, [sample, { ...sample, domain: 'os', trajectoryId: 'o' }, { ...sample, domain: 'search', trajectoryId: 's' }])).toEqual([
+      'sample o turn 2 (os): the template changes or moves a value of the sample (filters and slices on the fields, the history and the action are not supported)',
+      'sample s turn 2 (search): no search',
+    ]);
   });
 });

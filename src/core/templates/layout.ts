@@ -37,6 +37,8 @@ export interface LayoutItem {
 
 export type LayoutSample = Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>;
 
+export const CHANGED_VALUE = "the template changes or moves a value of the sample (filters and slices on the fields, the history and the action are not supported)";
+
 const BOUNDARY = 0xe000;
 const TURN_OPEN = '\uf8f0';
 const TURN_CLOSE = '\uf8f1';
@@ -135,7 +137,7 @@ function piecesOf(s: string, refs: Map<string, ValueRef>): LayoutPiece[] {
   for (const ch of s) {
     const ref = refs.get(ch);
     if (!ref) {
-      if (MARKERS.test(ch)) throw new Error('the template moves or changes a value (filters and slices on the sample\'s values are not supported)');
+      if (MARKERS.test(ch)) throw new Error(CHANGED_VALUE);
       literal += ch;
       continue;
     }
@@ -231,4 +233,14 @@ export function valueOf(ref: ValueRef, sample: LayoutSample): string {
 /** The text of an item (all of it) in a sample. */
 export function itemText(item: LayoutItem, sample: LayoutSample): string {
   return item.lead + item.pieces.map((p) => (typeof p === 'string' ? p : valueOf(p, sample))).join('') + item.trail;
+}
+
+/** The text the engine renders for a sample with its real values (no markers): what the layout must reproduce. */
+export function renderDirect(text: string, sample: LayoutSample): string {
+  const sp = sample.systemPrompt;
+  const unsplit = sp.text !== undefined;
+  const vars: Record<string, unknown> = { domain: sample.domain, step: sample.history.length + 1, system_text: unsplit ? sp.text : '', action: sample.action };
+  for (const f of SYSTEM_PROMPT_FIELDS) vars[f] = unsplit ? '' : sp[f];
+  vars.history = sample.history.map((t, i) => ({ index: i + 1, action: t.action, observation: t.observation }));
+  return compileTemplate(text).render(vars);
 }

@@ -5,7 +5,7 @@ import type { TurnSample } from '../turns/index.ts';
 import type { ChatMessage } from '../chat.ts';
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
 import { templateTextFor, type PromptTemplate } from './builtin.ts';
-import { itemText, layoutOf, type LayoutSample } from './layout.ts';
+import { CHANGED_VALUE, itemText, layoutOf, renderDirect, type LayoutSample } from './layout.ts';
 
 /** The layout items of a sample under a template (its text for the sample's domain). */
 export function sampleLayout(t: PromptTemplate, sample: LayoutSample) {
@@ -103,7 +103,8 @@ export function renderProblems(t: PromptTemplate, samples: readonly TurnSample[]
   const problems: string[] = [];
   for (const s of samples) {
     try {
-      renderSample(t, s);
+      // The layout (which the fitter cuts) must give exactly what the engine renders.
+      if (renderContext(t, s) !== renderDirect(templateTextFor(t, s.domain), s)) throw new Error(CHANGED_VALUE);
     } catch (e) {
       problems.push(`sample ${s.trajectoryId} turn ${s.turnIndex + 1} (${s.domain}): ${(e as Error).message}`);
     }

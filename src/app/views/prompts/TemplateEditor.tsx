@@ -293,8 +293,7 @@ export function TemplateEditor() {
   if (status === 'error') return <div className="callout error" role="alert">{error}</div>;
   if (!base) return <p className="loading">Loading template versions…</p>;
 
-  // The store's current list: a version just created is not in this render's `versions` yet.
-  const switchTo = (v: string, d: string | null) => setDraft({ base: v, text: templateText(useTemplateStore.getState().versions.find((x) => x.version === v)!.template, d), domain: d });
+  const switchTo = (v: string, d: string | null) => setDraft({ base: v, text: templateText(useTemplateStore.getState().versions.find((x) => x.version === v)!.template, d), domain: d }); // the store's list: a version just created is not in this render's `versions`
   const save = async (note: string) => {
     const v = await createVersion(parsed.template!, base.version, note);
     setDraft({ base: v, text, domain });
