@@ -5,7 +5,7 @@ import { emptySystemPrompt, type SystemPrompt } from '../schema/types.ts';
 import { SPECIAL_TOKENS, Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
 import { ELISION, fitContext, fitPrompt, fitTurn } from './fit.ts';
-import { renderSample } from './index.ts';
+import { renderSample, sampleLayout } from './index.ts';
 import { fromLegacy, type LegacyPromptTemplate } from './legacy.ts';
 
 const S = SPECIAL_TOKENS;
@@ -188,6 +188,35 @@ describe('the truncation policy', () => {
       const prompt = fitPrompt(tok, T, sample, budget - completion + len(T.targetOpen));
       expect(prompt.ids, `budget ${budget}`).toEqual(row.ids.slice(0, row.contextLength + len(T.targetOpen)));
       expect(fitContext(tok, T, sample, budget - completion).ids).toEqual(row.ids.slice(0, row.contextLength));
+    }
+  });
+});
+
+describe('the truncation policy on the built-in text templates', () => {
+  it('at every budget, a cut without elisions reads exactly as the template renders the sample reduced to the kept parts', async () => {
+    const { BUILTIN_TEMPLATES } = await import('./index.ts');
+    for (const t of Object.values(BUILTIN_TEMPLATES)) {
+      const full = len(renderSample(t, sample).text);
+      expect(text(fitTurn(tok, t, sample, { budget: full }).ids)).toBe(renderSample(t, sample).text);
+      let compared = 0;
+      for (let budget = full; budget > 20; budget--) {
+        const f = fitTurn(tok, t, sample, { budget });
+        expect(f.ids.length).toBeLessThanOrEqual(budget);
+        if (f.segments.some((s) => s.elided) || !f.segments.some((s) => s.part === 'close')) continue;
+        const kept = new Set(f.segments.map((s) => s.part));
+        // The template's own prose cannot be removed from a sample: compare only cuts that keep it, when it has any.
+        const prose = sampleLayout(t, sample).some((i) => i.name === 'preamble' || i.name === 'closing');
+        if (prose && !(kept.has('preamble') && (kept.has('closing') || !sampleLayout(t, sample).some((i) => i.name === 'closing')))) continue;
+        const sp = { ...emptySystemPrompt() };
+        for (const k of Object.keys(system) as (keyof SystemPrompt)[]) if (kept.has(k as never)) sp[k] = system[k]!;
+        const turns = f.segments.filter((s) => s.part === 'turn').length;
+        const reducedSample = { ...sample, systemPrompt: sp, history: sample.history.slice(sample.history.length - turns) };
+        // Kept turns keep their own numbers: compare only where the numbering cannot differ (all turns, or templates without numbers).
+        if (turns !== sample.history.length && /turn\.index|step/.test(t.text)) continue;
+        expect(text(f.ids), `${t.version} at ${budget}`).toBe(renderSample(t, reducedSample).text);
+        compared++;
+      }
+      expect(compared, t.version).toBeGreaterThan(3);
     }
   });
 });
