@@ -86,6 +86,11 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
   );
 }
 
+/** A version's texts for the diff: the default text, then each domain's under a comment line. */
+function diffText(t: TemplateBody): string {
+  return templateText({ ...t, version: '' }) + Object.entries(t.domains ?? {}).map(([d, x]) => `\n{# ---- text for ${d} ---- #}\n${x}`).join('');
+}
+
 function Versions({ selected, setSelected }: { selected: [string, string]; setSelected(s: [string, string]): void }) {
   const versions = useTemplateStore((s) => s.versions);
   const byName = useMemo(() => new Map(versions.map((v) => [v.version, v])), [versions]);
@@ -121,7 +126,7 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
           </div>
         ))}
       </div>
-      {a && b ? <DiffEditor original={templateText(a.template)} modified={templateText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
+      {a && b ? <DiffEditor original={diffText(a.template)} modified={diffText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
     </article>
   );
 }
