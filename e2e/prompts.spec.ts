@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
@@ -39,7 +42,7 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(page.getByTestId('preview-target')).not.toBeEmpty();
   await expect(page.getByTestId('preview-tokens')).toHaveText(/^[\d,]+ tokens$/);
   const tokensBefore = await page.getByTestId('preview-tokens').textContent();
-  // Placeholders and field names are highlighted by the template language.
+  // Template variables are highlighted by the template language.
   await expect(editor.locator('.view-line', { hasText: 'task_description' }).first()).toBeVisible();
 
   await replaceInEditor(page, editor, 'You are the environment.', 'You are the terminal, the web and every other world at once.');
@@ -47,32 +50,44 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(preview).not.toContainText('You are the environment.');
   await expect(page.getByTestId('preview-tokens')).not.toHaveText(tokensBefore!);
 
-  // A broken placeholder is named, with its line, and the preview waits for a fix.
-  await replaceInEditor(page, editor, '{{action}}\\n<|observation|>\\n{{observation}}', '{{acton}}\\n<|observation|>\\n{{observation}}');
-  await expect(page.getByTestId('template-problems')).toContainText('unknown placeholder {{acton}}');
+  // An unknown variable is named, with its line, marked in the text, and the preview waits for a fix.
+  await replaceInEditor(page, editor, '{{ turn.action }}', '{{ acton }}');
+  await expect(page.getByTestId('template-problems')).toContainText('unknown variable "acton"');
+  await expect(page.getByTestId('template-problems')).toContainText(/line \d+/);
   await expect(editor.locator('.squiggly-error').first()).toBeAttached();
-  await replaceInEditor(page, editor, '{{acton}}', '{{action}}');
+  await expect(page.getByText("Fix the template's problems to see the preview.")).toBeVisible();
+  await replaceInEditor(page, editor, '{{ acton }}', '{{ turn.action }}');
   await expect(page.getByTestId('template-problems')).toHaveCount(0);
 
-  // Completion offers the five field names inside a section's "field".
-  await replaceInEditor(page, editor, '"field": "demonstrations"', '"field": "demo"');
-  await expect(page.getByTestId('template-problems')).toContainText('"demo" is not one of');
+  // A broken block is a syntax problem on its line.
+  await replaceInEditor(page, editor, '{% endfor %}', '{% endif %}');
+  await expect(page.getByTestId('template-problems')).toContainText('{% endfor %} was expected');
+  await replaceInEditor(page, editor, '{% endif %}\n<|action|>', '{% endfor %}\n<|action|>');
+  await expect(page.getByTestId('template-problems')).toHaveCount(0);
+
+  // Completion offers the variable names inside a tag.
+  await replaceInEditor(page, editor, '{{ demonstrations }}', '{{ demo }}');
+  await expect(page.getByTestId('template-problems')).toContainText('unknown variable "demo"');
   await editor.locator('.view-lines').click();
   await page.keyboard.press('Control+F');
-  await editor.getByRole('textbox', { name: 'Find' }).fill('"demo"');
+  await editor.getByRole('textbox', { name: 'Find' }).fill('{{ demo');
   await page.keyboard.press('Enter');
   await page.keyboard.press('Escape');
   await page.keyboard.press('ArrowRight');
-  await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('Control+Space');
   await expect(page.locator('.suggest-widget')).toContainText('demonstrations');
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('template-problems')).toHaveCount(0);
+  await expect(preview).toContainText('You are the terminal, the web and every other world at once.');
   await snap(page, 'prompts-template');
 
   await page.getByLabel('Note for the new version').fill('names the simulated worlds');
   await page.getByRole('button', { name: 'Save as new version' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved as v3' })).toBeVisible();
+  // The saved version renders in the preview.
+  await expect(page.getByLabel('Start from')).toHaveValue('v3');
+  await expect(preview).toContainText('You are the terminal, the web and every other world at once.');
+  await expect(page.getByTestId('preview-target')).not.toBeEmpty();
   const versions = page.getByTestId('versions');
   await expect(versions.locator('tr', { hasText: 'names the simulated worlds' })).toContainText('v0');
 
@@ -95,6 +110,36 @@ test('edit a template and watch the preview; save it as a version and diff it ag
   await expect(page.getByTestId('versions')).toContainText('names the simulated worlds');
   await expect(page.getByLabel('SFT weight of v3')).toHaveValue('2');
   await expect(page.getByLabel('CPT weight of v0')).toHaveValue('1');
+  expect(errors).toEqual([]);
+});
+
+test('import a folder of DOMAIN/system_prompt.txt files as one version with a text per domain', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  const dir = mkdtempSync(join(tmpdir(), 'lwm-prompts-'));
+  for (const [domain, text] of [
+    ['mcp', 'You are a tool server for a {domain} agent.\nTools:\n{tool_definitions}\nReturn JSON like {"result": 1}.\n'],
+    ['web', 'You render web pages.\n'],
+  ]) {
+    mkdirSync(join(dir, domain));
+    writeFileSync(join(dir, domain, 'system_prompt.txt'), text);
+  }
+  await page.goto('./#/prompts');
+  const editor = page.getByTestId('template-editor');
+  await expect(editor).toHaveAttribute('data-ready', 'true', { timeout: 120_000 });
+  await expect(page.getByTestId('preview-text')).toContainText('You are the environment.', { timeout: 60_000 });
+  await page.getByTestId('import-prompt-folder').setInputFiles(dir);
+  await expect(page.getByRole('status').filter({ hasText: 'Imported 2 domain prompts as v3' })).toBeVisible();
+  await expect(page.getByLabel('Start from')).toHaveValue('v3');
+  // The default dataset's first trajectory is an mcp one: the preview shows the imported text with the fields in place.
+  await page.getByLabel('Text for').selectOption('mcp');
+  await expect(editor.locator('.view-line', { hasText: 'You are a tool server' }).first()).toBeVisible();
+  await expect(page.getByTestId('preview-text')).toContainText('You are a tool server for a mcp agent.');
+  await expect(page.getByTestId('preview-text')).toContainText('Return JSON like {"result": 1}.');
+  await expect(page.getByTestId('versions')).toContainText('imported per-domain prompts: mcp, web');
+  // A folder with an unknown placeholder is refused, naming the file and line.
+  writeFileSync(join(dir, 'web', 'system_prompt.txt'), 'ok\n{page_source}\n');
+  await page.getByTestId('import-prompt-folder').setInputFiles(dir);
+  await expect(page.getByTestId('import-problems')).toContainText('web/system_prompt.txt: line 2: unknown placeholder {page_source}');
   expect(errors).toEqual([]);
 });
 

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Trajectory } from '../src/core/schema/types.ts';
-import { BUILTIN_TEMPLATES, renderTrajectory } from '../src/core/templates/index.ts';
+import { BUILTIN_TEMPLATES, renderTrajectory, templateLiterals } from '../src/core/templates/index.ts';
 import { trainBpe } from '../src/core/tokenizer/index.ts';
 import { expandTurns } from '../src/core/turns/index.ts';
 import { PRESETS, type PresetName } from '../src/model/config.ts';
@@ -30,7 +30,7 @@ for (const line of readFileSync(new URL('../public/default-dataset.jsonl', impor
 }
 const all = [...per.values()].flat();
 const texts = all.map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t));
-for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(v.preamble, v.closing, v.historyTurn, v.currentAction, ...v.sections.map((s) => s.heading));
+for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(...templateLiterals(v.text));
 const tok = trainBpe(texts, { vocabSize: Math.max(384, preset.vocabSize) });
 
 const pct = (x: number | undefined) => (x === undefined ? '—' : `${(x * 100).toFixed(0)}%`);

@@ -4,7 +4,7 @@
 // rejection-sampling teacher, the Playground and the Bench), so all of them prompt the model the
 // same way.
 import type { LwmBackend } from '../core/backend.ts';
-import { BUILTIN_TEMPLATES, type PromptTemplate } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, normalizeTemplates, type PromptTemplate } from '../core/templates/index.ts';
 import { Tokenizer } from '../core/tokenizer/index.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint, type Checkpoint } from '../model/checkpoint.ts';
@@ -27,7 +27,7 @@ export function trainedTemplates(ck: Pick<Checkpoint, 'extraMetadata'>): Trained
   } catch {
     /* an unreadable spec: the default template */
   }
-  const templates: Record<string, PromptTemplate> = Object.assign(Object.create(null), BUILTIN_TEMPLATES, spec.templateSet ?? {});
+  const templates: Record<string, PromptTemplate> = Object.assign(Object.create(null), BUILTIN_TEMPLATES, normalizeTemplates(spec.templateSet)); // JSON templates of older checkpoints become text
   const mix = Object.entries(spec.templates ?? { v0: 1 })
     .filter(([v]) => templates[v])
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));

@@ -19,7 +19,12 @@ const DEFAULT_TEMPLATE: PromptTemplate = BUILTIN_TEMPLATES[Object.keys(DEFAULT_S
  * The layout of a chat request: the system text as given (no preamble or closing of ours), user
  * messages as actions, assistant messages as observations — v0's turn markers.
  */
-export const CHAT_LAYOUT: PromptTemplate = { ...BUILTIN_TEMPLATES.v0, version: 'chat', description: 'chat requests to the local model', preamble: '', closing: '' };
+export const CHAT_LAYOUT: PromptTemplate = {
+  ...BUILTIN_TEMPLATES.v0,
+  version: 'chat',
+  description: 'chat requests to the local model',
+  text: BUILTIN_TEMPLATES.v0.text.replace(/^[\s\S]*?(?=\{% for turn in history %\})/, '<|system|>\n{% if system_text %}\n{{ system_text }}\n{% else %}\n\n{% endif %}\n'),
+};
 
 /** A chat request as a turn request: user/assistant pairs become history turns, the last user message the action. */
 export function chatAsTurn(messages: readonly ChatMessage[], system: string, domain = 'chat'): TurnRequest {

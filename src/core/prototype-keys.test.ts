@@ -12,7 +12,7 @@ import { localJudge } from './judge/rubric.ts';
 import { createLlmJudge } from './judge/llm.ts';
 import { judgeSystemPrompt } from './judge/prompt.ts';
 import { parseVerdict } from './judge/parse.ts';
-import { checkDistribution, fillPlaceholders, templateForSample } from './templates/index.ts';
+import { BUILTIN_TEMPLATES, checkDistribution, checkTemplateText, renderSystem, templateForSample } from './templates/index.ts';
 import type { ChatMessage } from './chat.ts';
 
 guardObjectPrototype();
@@ -109,8 +109,10 @@ describe('judging and templates with prototype key names', () => {
     expect(v.ok).toBe(true);
     if (v.ok) expect(v.scores.format).not.toBe(1);
   });
-  it('placeholders named after prototype keys stay as written', () => {
-    expect(fillPlaceholders('{{constructor}} {{toString}} {{x}}', { x: 'X' })).toBe('{{constructor}} {{toString}} X');
+  it('template variables named after prototype keys are unknown names, and such a domain renders as itself', () => {
+    const text = '{{ constructor }}{{ toString }}{% for turn in history %}{% endfor %}{{ action }}';
+    expect(checkTemplateText(text).map((p) => p.message.split(' (')[0])).toEqual(['unknown variable "constructor"', 'unknown variable "toString"']);
+    expect(renderSystem(BUILTIN_TEMPLATES.v0, { domain: 'constructor', systemPrompt: { task_description: '', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' } })).toContain('real constructor environment');
   });
   it('a template mix naming a version `constructor` is an unknown version, not a template', () => {
     expect(checkDistribution({ constructor: 1 })[0]).toMatch(/^constructor: no template with this version/);

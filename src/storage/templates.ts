@@ -1,6 +1,6 @@
 // Template versions (v0…vN) and cached tokenizers in IndexedDB. Writes go through write() (runs.ts),
 // so a full quota is a StorageFullError with the message the runs and datasets give.
-import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, normalizeTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
 import { openStudioDB, type TemplateVersion } from './db.ts';
 import { write } from './runs.ts';
@@ -28,16 +28,21 @@ export function compareVersions(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** All versions; the builtins are written on first use so the lineage always starts at v0. */
+/**
+ * All versions; the builtins are (re)written from the code so the lineage always starts at v0.
+ * Versions stored as JSON templates (before templates became text) are read as the text
+ * template that renders the same; the stored record is left as it was.
+ */
 export async function listTemplateVersions(): Promise<TemplateVersion[]> {
   const db = await openStudioDB();
   const tx = db.transaction('templates', 'readwrite');
   for (const b of builtinVersions()) {
-    if (!(await tx.store.getKey(b.version))) await tx.store.put(b);
+    const stored = await tx.store.get(b.version);
+    if (!stored || (stored.builtin && JSON.stringify(stored) !== JSON.stringify(b))) await tx.store.put(b);
   }
   const all = await tx.store.getAll();
   await tx.done;
-  return all.sort((a, b) => compareVersions(a.version, b.version));
+  return all.map((v) => ({ ...v, template: normalizeTemplate(v.template) })).sort((a, b) => compareVersions(a.version, b.version));
 }
 
 /** The next free name in the lineage: one past the highest vN. */

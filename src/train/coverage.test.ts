@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, renderTrajectory, templateForSample, type PromptTemplate } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, renderTrajectory, templateForSample, templateLiterals, sampleLayout, itemText, type PromptTemplate } from '../core/templates/index.ts';
 import { ELISION } from '../core/templates/fit.ts';
 import { trainBpe, type Tokenizer } from '../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../core/turns/index.ts';
@@ -29,14 +29,19 @@ const samples = expandTurns(data);
 
 function tokenizer(vocabSize: number): Tokenizer {
   const texts = data.map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t));
-  for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(v.preamble, v.closing, v.historyTurn, v.currentAction, ...v.sections.map((s) => s.heading));
+  for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(...templateLiterals(v.text));
   return trainBpe(texts, { vocabSize: Math.max(384, vocabSize) });
 }
 
 /** Tokens of the whole render of a sample reduced to its initial state and its newest `turns` turns (merges across pieces only shorten it). */
 function need(tok: Tokenizer, t: PromptTemplate, s: TurnSample, turns: number): number {
   const reduced = { ...s, systemPrompt: { ...emptySystemPrompt(), initial_state: s.systemPrompt.initial_state }, history: s.history.slice(s.history.length - turns) };
-  return tok.encode(renderSample({ ...t, preamble: '', closing: '' }, reduced).text, { allowSpecial: true }).length;
+  // The template's own prose left out, as the fitter may leave it out.
+  const context = sampleLayout(t, reduced)
+    .filter((item) => item.name !== 'preamble' && item.name !== 'closing')
+    .map((item) => itemText(item, reduced))
+    .join('');
+  return tok.encode(context + t.targetOpen + reduced.targetObservation + t.targetClose, { allowSpecial: true }).length;
 }
 
 /** Pieces are encoded apart, which can cost a few tokens over the whole render: the margin for "fits". */
@@ -55,7 +60,7 @@ function check(tok: Tokenizer, budget: number, templateOf: (s: TurnSample) => Pr
     expect(row.ids.length).toBeLessThanOrEqual(budget);
     const text = tok.decode(row.ids);
     const state = s.systemPrompt.initial_state;
-    const heading = t.sections.find((x) => x.field === 'initial_state')!.heading;
+    const heading = (sampleLayout(t, s).find((x) => x.name === 'initial_state')?.pieces[0] as string).replace(/\n$/, '');
     if (row.coverage!.initialState === 1) {
       stateWhole++;
       expect(text).toContain(`${heading}\n${state}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_TEMPLATES, renderSample } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, renderSample, templateLiterals } from '../core/templates/index.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
@@ -15,7 +15,7 @@ const traj: Trajectory = {
     { action: 'cat a.txt', observation: 'hi\nuser@host:~$' },
   ],
 };
-const corpus = [JSON.stringify(traj), 'user@host:~$ cat a.txt hi', ...Object.values(BUILTIN_TEMPLATES).map((t) => t.preamble + t.historyTurn)];
+const corpus = [JSON.stringify(traj), 'user@host:~$ cat a.txt hi', ...Object.values(BUILTIN_TEMPLATES).map((t) => templateLiterals(t.text).join('\n'))];
 const tok = trainBpe(corpus, { vocabSize: 400 });
 const samples = expandTurns([traj]);
 

@@ -9,11 +9,18 @@ const tok = trainBpe(data.flatMap((t) => t.turns.map((u) => u.observation)), { v
 
 describe('pipeline settings', () => {
   it('renders SFT rows with a user template version named in the mix', () => {
-    const v3 = { ...BUILTIN_TEMPLATES.v0, version: 'v3', preamble: 'ZEBRA-MARKER simulate {{domain}}.' };
+    const v3 = { ...BUILTIN_TEMPLATES.v0, version: 'v3', text: BUILTIN_TEMPLATES.v0.text.replace(/^You are the environment\..*$/m, 'ZEBRA-MARKER simulate {{ domain }}.') };
     const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v3: 1 }, templateSet: { v3 } });
     const rows = stageRows('sft', { tok, T: 20_000 }, data, spec.templates, 0, false, spec.templateSet);
     expect(rows.length).toBe(data.reduce((n, t) => n + t.turns.length, 0));
     expect(tok.decode(rows[0].ids)).toContain('ZEBRA-MARKER simulate mcp.');
+  });
+
+  it('reads a JSON template of a run spec stored before templates became text', () => {
+    const v4 = { version: 'v4', description: 'old', preamble: 'OKAPI-MARKER {{domain}}.', sections: [], closing: '', historyTurn: '<|action|>{{action}}<|observation|>{{observation}}<|end_turn|>', currentAction: '<|action|>{{action}}<|observation|>', targetOpen: '<predicted_observation>\n', targetClose: '\n</predicted_observation>' };
+    const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v4: 1 }, templateSet: { v4 } as never });
+    const rows = stageRows('sft', { tok, T: 20_000 }, data, spec.templates, 0, false, spec.templateSet);
+    expect(tok.decode(rows[0].ids)).toContain('<|system|>\nOKAPI-MARKER mcp.\n<|action|>');
   });
 
   it('refuses a mix naming an unknown version, and nonsense settings, in words', () => {

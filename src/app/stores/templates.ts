@@ -2,12 +2,18 @@
 // editor's unsaved draft, and the stage → template-distribution setting (localStorage).
 import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
-import { checkDistribution, DEFAULT_STAGE_TEMPLATES, type PromptTemplate, type TemplateDistribution, type TrainingStage } from '../../core/templates/index.ts';
+import { checkDistribution, DEFAULT_STAGE_TEMPLATES, fromLegacy, isLegacyTemplate, type PromptTemplate, type TemplateDistribution, type TrainingStage } from '../../core/templates/index.ts';
 import type { TemplateVersion } from '../../storage/db.ts';
 import { addTemplateVersion, listTemplateVersions, nextVersionName } from '../../storage/templates.ts';
 
 /** The stages a user sets a template mix for in the editor (eval stays on one fixed wording). */
 export const EDITABLE_STAGES = ['cpt', 'sft', 'rl'] as const;
+
+export interface TemplateDraft {
+  base: string;
+  text: string;
+  domain?: string | null;
+}
 
 export type StageDistributions = Record<TrainingStage, TemplateDistribution>;
 
@@ -15,11 +21,11 @@ interface TemplateState {
   status: 'idle' | 'loading' | 'ready' | 'error';
   error: string | null;
   versions: TemplateVersion[];
-  /** The version the editor's draft started from, and the draft text (JSON of a PromptTemplate). */
-  draft: { base: string; text: string } | null;
+  /** The version the editor's draft started from, the draft text (a template text) and the domain whose text it is (null: the default text). */
+  draft: TemplateDraft | null;
   stages: StageDistributions;
   load(): Promise<void>;
-  setDraft(draft: { base: string; text: string } | null): void;
+  setDraft(draft: TemplateDraft | null): void;
   /** Stores `template` as the next version vN; returns its name. */
   createVersion(template: Omit<PromptTemplate, 'version'>, parent: string, note: string): Promise<string>;
   /** Sets one stage's mix when it validates; returns the problems otherwise. */
@@ -64,8 +70,22 @@ export const useTemplateStore = create<TemplateState>()(
     }),
     {
       name: 'lwm.templates',
-      version: 1,
+      version: 2,
+      // Version 1 kept the draft as JSON of a template (before templates became text): convert it.
+      migrate: (persisted, from) => migrateDraft(persisted as { draft?: TemplateDraft | null; stages: StageDistributions }, from),
       partialize: (s) => ({ draft: s.draft, stages: s.stages }),
     },
   ),
 );
+
+/** A draft persisted by an older app: a JSON template becomes its text; anything unreadable is dropped. */
+export function migrateDraft<T extends { draft?: TemplateDraft | null }>(persisted: T, from: number): T {
+  if (from >= 2 || !persisted?.draft) return persisted;
+  try {
+    const v: unknown = JSON.parse(persisted.draft.text);
+    const text = isLegacyTemplate({ version: 'draft', ...(v as object) }) ? fromLegacy({ version: 'draft', ...(v as object) } as Parameters<typeof fromLegacy>[0]).text : null;
+    return { ...persisted, draft: text === null ? null : { base: persisted.draft.base, text, domain: null } };
+  } catch {
+    return { ...persisted, draft: null };
+  }
+}

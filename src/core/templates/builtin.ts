@@ -1,119 +1,137 @@
 // The prompt template shape and the built-in templates v0, v1, v2 and compact (SPEC §5), plus the
-// check that a template (built in or proposed by the prompt-optimisation loop) is usable.
-import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
+// check that a template (built in, imported or proposed by the prompt-optimisation loop) is
+// usable. A template is a text in a Jinja dialect (jinja.ts; docs/templates.md) that lays out
+// the whole context: the system text with the five fields, the history, the current action.
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
+import { syntaxProblems, unknownNameProblems, placeholderNames, type TemplateProblem } from './jinja.ts';
 
 export interface PromptTemplate {
   /** 'v0', 'v1', ...: the lineage name the viewer and the stage distributions use. */
   version: string;
   description: string;
-  /** Opening of the system text; may use {{domain}}. */
-  preamble: string;
-  /** Heading of each field, in render order. Empty fields are left out entirely. */
-  sections: { field: SystemPromptField; heading: string }[];
-  /** Closing of the system text (after the sections); may use {{domain}}. */
-  closing: string;
-  /** One earlier turn: {{index}} (1-based), {{action}}, {{observation}}. */
-  historyTurn: string;
-  /** The current action: {{index}}, {{action}}. Followed directly by the target. */
-  currentAction: string;
+  /** The template: a Jinja text that renders the context (system text, history, current action). */
+  text: string;
+  /** Texts for particular domains (an imported folder of per-domain prompts); other domains use `text`. */
+  domains?: Record<string, string>;
   /** Wraps the target observation (SPEC §7: the prediction lives inside its tag). */
   targetOpen: string;
   targetClose: string;
 }
 
 const S = SPECIAL_TOKENS;
+/** Every template wraps the prediction in the same tags: exporters and parsers rely on them. */
+export const TARGET_OPEN = `${S.predictedOpen}\n`;
+export const TARGET_CLOSE = `\n${S.predictedClose}`;
 
-/** The fields in their default order with the given headings. */
-function sections(headings: Record<SystemPromptField, string>): PromptTemplate['sections'] {
-  return SYSTEM_PROMPT_FIELDS.map((field) => ({ field, heading: headings[field] }));
+/** A system text of a preamble, then each non-empty field under its heading, then a closing (blank lines between). */
+function systemText(preamble: string, sections: [string, string][], closing: string): string {
+  const blocks = [['system_text', ''] as [string, string], ...sections].map(
+    ([field, heading]) => `{% if ${field} %}\n\n${heading ? `${heading}\n` : ''}{{ ${field} }}\n{% endif %}\n`,
+  );
+  return `${S.system}\n${preamble}\n${blocks.join('')}${closing ? `\n${closing}\n` : ''}`;
+}
+
+/** The history loop and the current action; `turn` and `current` are their texts, the loop's newline handling included. */
+function turns(turn: string, current: string): string {
+  return `{% for turn in history %}\n${turn}{% endfor %}\n${current}\n`;
+}
+
+const v0 = (): string =>
+  systemText(
+    'You are the environment. Predict the next observation exactly as the real {{ domain }} environment would return it.',
+    [
+      ['task_description', '## Task'],
+      ['action_space', '## Actions'],
+      ['initial_state', '## Initial state'],
+      ['demonstrations', '## Examples'],
+      ['simulation_instruction', '## Instructions'],
+    ],
+    '',
+  ) + turns(`${S.action}\n{{ turn.action }}\n${S.observation}\n{{ turn.observation }}\n${S.endTurn}\n`, `${S.action}\n{{ action }}\n${S.observation}\n`);
+
+const v1 = (): string =>
+  systemText(
+    'You simulate a {{ domain }} environment for an AI agent. The agent sends one action at a time; you reply with what the environment would output, and nothing else.',
+    [
+      ['task_description', 'What the agent is trying to do:'],
+      ['action_space', 'Actions the agent can take:'],
+      ['initial_state', 'State of the environment when the session started:'],
+      ['demonstrations', 'Example interactions:'],
+      ['simulation_instruction', 'Rules for the simulation:'],
+    ],
+    'Keep the output format of the real system: same fields, same ordering, same error messages. Do not explain or comment.',
+  ) +
+  turns(
+    `${S.action}\nStep {{ turn.index }}, agent action:\n{{ turn.action }}\n${S.observation}\nEnvironment output:\n{{ turn.observation }}\n${S.endTurn}\n`,
+    `${S.action}\nStep {{ step }}, agent action:\n{{ action }}\n${S.observation}\nEnvironment output:\n`,
+  );
+
+const v2 = (): string =>
+  systemText(
+    'Role: {{ domain }} world model. Track the session state across turns and emit the next observation.',
+    [
+      ['task_description', '<task>'],
+      ['action_space', '<tools>'],
+      ['initial_state', '<state>'],
+      ['demonstrations', '<examples>'],
+      ['simulation_instruction', '<rules>'],
+    ],
+    'Output only the observation inside the prediction tags. Facts already shown in this session must stay consistent.',
+  ) +
+  turns(
+    `${S.action} #{{ turn.index }}\n{{ turn.action }}\n${S.observation} #{{ turn.index }}\n{{ turn.observation }}\n${S.endTurn}\n`,
+    `${S.action} #{{ step }}\n{{ action }}\n${S.observation} #{{ step }}\n`,
+  );
+
+// The special tokens delimit history turns on their own (no newlines around them).
+const compact = (): string =>
+  systemText(
+    '{{ domain }} simulator: print the next observation exactly.',
+    [
+      ['task_description', 'Task:'],
+      ['initial_state', 'State:'],
+      ['simulation_instruction', 'Rules:'],
+      ['action_space', 'Actions:'],
+      ['demonstrations', 'Examples:'],
+    ],
+    '',
+  ) + turns(`${S.action}{{ turn.action }}${S.observation}{{ turn.observation }}${S.endTurn}`, `${S.action}{{ action }}${S.observation}\n`);
+
+function builtin(version: string, description: string, text: string): PromptTemplate {
+  return { version, description, text, targetOpen: TARGET_OPEN, targetClose: TARGET_CLOSE };
 }
 
 export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Object.freeze({
-  v0: {
-    version: 'v0',
-    description: 'Plain and short: markdown headings, bare turn markers.',
-    preamble: 'You are the environment. Predict the next observation exactly as the real {{domain}} environment would return it.',
-    sections: sections({
-      task_description: '## Task',
-      action_space: '## Actions',
-      initial_state: '## Initial state',
-      demonstrations: '## Examples',
-      simulation_instruction: '## Instructions',
-    }),
-    closing: '',
-    historyTurn: `${S.action}\n{{action}}\n${S.observation}\n{{observation}}\n${S.endTurn}\n`,
-    currentAction: `${S.action}\n{{action}}\n${S.observation}\n`,
-    targetOpen: `${S.predictedOpen}\n`,
-    targetClose: `\n${S.predictedClose}`,
-  },
-  v1: {
-    version: 'v1',
-    description: 'Explanatory: states the simulator role, names the steps, asks for fidelity over helpfulness.',
-    preamble:
-      'You simulate a {{domain}} environment for an AI agent. The agent sends one action at a time; you reply with what the environment would output, and nothing else.',
-    sections: sections({
-      task_description: 'What the agent is trying to do:',
-      action_space: 'Actions the agent can take:',
-      initial_state: 'State of the environment when the session started:',
-      demonstrations: 'Example interactions:',
-      simulation_instruction: 'Rules for the simulation:',
-    }),
-    closing: 'Keep the output format of the real system: same fields, same ordering, same error messages. Do not explain or comment.',
-    historyTurn: `${S.action}\nStep {{index}}, agent action:\n{{action}}\n${S.observation}\nEnvironment output:\n{{observation}}\n${S.endTurn}\n`,
-    currentAction: `${S.action}\nStep {{index}}, agent action:\n{{action}}\n${S.observation}\nEnvironment output:\n`,
-    targetOpen: `${S.predictedOpen}\n`,
-    targetClose: `\n${S.predictedClose}`,
-  },
-  v2: {
-    version: 'v2',
-    description: 'Terse and tagged: XML-like sections, state-tracking reminder, numbered turns.',
-    preamble: 'Role: {{domain}} world model. Track the session state across turns and emit the next observation.',
-    sections: sections({
-      task_description: '<task>',
-      action_space: '<tools>',
-      initial_state: '<state>',
-      demonstrations: '<examples>',
-      simulation_instruction: '<rules>',
-    }),
-    closing: 'Output only the observation inside the prediction tags. Facts already shown in this session must stay consistent.',
-    historyTurn: `${S.action} #{{index}}\n{{action}}\n${S.observation} #{{index}}\n{{observation}}\n${S.endTurn}\n`,
-    currentAction: `${S.action} #{{index}}\n{{action}}\n${S.observation} #{{index}}\n`,
-    targetOpen: `${S.predictedOpen}\n`,
-    targetClose: `\n${S.predictedClose}`,
-  },
-  compact: {
-    version: 'compact',
-    description: 'For small contexts: a one-line role, short headings, the initial state right after the task line, bare turn markers.',
-    preamble: '{{domain}} simulator: print the next observation exactly.',
-    sections: [
-      { field: 'task_description', heading: 'Task:' },
-      { field: 'initial_state', heading: 'State:' },
-      { field: 'simulation_instruction', heading: 'Rules:' },
-      { field: 'action_space', heading: 'Actions:' },
-      { field: 'demonstrations', heading: 'Examples:' },
-    ],
-    closing: '',
-    // The special tokens delimit history turns on their own (no newlines around them); the
-    // prediction tags keep every template's layout, which exporters and parsers rely on.
-    historyTurn: `${S.action}{{action}}${S.observation}{{observation}}${S.endTurn}`,
-    currentAction: `${S.action}{{action}}${S.observation}\n`,
-    targetOpen: `${S.predictedOpen}\n`,
-    targetClose: `\n${S.predictedClose}`,
-  },
+  v0: builtin('v0', 'Plain and short: markdown headings, bare turn markers.', v0()),
+  v1: builtin('v1', 'Explanatory: states the simulator role, names the steps, asks for fidelity over helpfulness.', v1()),
+  v2: builtin('v2', 'Terse and tagged: XML-like sections, state-tracking reminder, numbered turns.', v2()),
+  compact: builtin('compact', 'For small contexts: a one-line role, short headings, the initial state right after the task line, bare turn markers.', compact()),
 });
 
-/** Problems with a template (missing placeholders, unknown fields), naming the field; empty when usable. */
+/** Problems with one template text, each naming its line: syntax, unknown names, no history loop or no action. */
+export function checkTemplateText(text: string): TemplateProblem[] {
+  const syntax = syntaxProblems(text);
+  if (syntax.length) return syntax;
+  const problems = unknownNameProblems(text);
+  const names = placeholderNames(text);
+  if (!names.includes('history')) problems.push({ line: 1, message: 'the template never shows the history: add {% for turn in history %}…{% endfor %}' });
+  if (!names.includes('action')) problems.push({ line: 1, message: 'the template never shows the current action: add {{ action }}' });
+  return problems;
+}
+
+/** Problems with a template (its text and each per-domain text), naming the text and line; empty when usable. */
 export function checkTemplate(t: PromptTemplate): string[] {
   const errors: string[] = [];
   if (!t.version) errors.push('version: must be a non-empty string');
-  if (!t.historyTurn.includes('{{action}}') || !t.historyTurn.includes('{{observation}}')) errors.push('historyTurn: must contain {{action}} and {{observation}}');
-  if (!t.currentAction.includes('{{action}}')) errors.push('currentAction: must contain {{action}}');
-  const seen = new Set<string>();
-  t.sections.forEach((s, i) => {
-    if (!(SYSTEM_PROMPT_FIELDS as readonly string[]).includes(s.field)) errors.push(`sections/${i}/field: "${s.field}" is not one of ${SYSTEM_PROMPT_FIELDS.join(', ')}`);
-    if (seen.has(s.field)) errors.push(`sections/${i}/field: "${s.field}" appears twice`);
-    seen.add(s.field);
-  });
+  const texts: [string, string][] = [['text', t.text], ...Object.entries(t.domains ?? {}).map(([d, x]): [string, string] => [`domains/${d}`, x])];
+  for (const [where, text] of texts) {
+    if (typeof text !== 'string') errors.push(`${where}: must be a string`);
+    else for (const p of checkTemplateText(text)) errors.push(`${where}: line ${p.line}: ${p.message}`);
+  }
   return errors;
+}
+
+/** The text a template uses for a domain. */
+export function templateTextFor(t: PromptTemplate, domain: string): string {
+  return t.domains && Object.hasOwn(t.domains, domain) ? t.domains[domain] : t.text;
 }

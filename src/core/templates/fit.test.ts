@@ -5,7 +5,8 @@ import { emptySystemPrompt, type SystemPrompt } from '../schema/types.ts';
 import { SPECIAL_TOKENS, Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
 import { ELISION, fitContext, fitPrompt, fitTurn } from './fit.ts';
-import { renderSample, type PromptTemplate } from './index.ts';
+import { renderSample, sampleLayout } from './index.ts';
+import { fromLegacy, type LegacyPromptTemplate } from './legacy.ts';
 
 const S = SPECIAL_TOKENS;
 const tok = new Tokenizer([]);
@@ -13,7 +14,7 @@ const len = (s: string) => tok.encode(s, { allowSpecial: true }).length;
 const text = (ids: number[]) => tok.decode(ids);
 
 /** Fields in the schema's order, headings of three bytes, bare turn markers. */
-const T: PromptTemplate = {
+const L: LegacyPromptTemplate = {
   version: 't',
   description: 'test',
   preamble: 'PREAMBLE',
@@ -30,6 +31,7 @@ const T: PromptTemplate = {
   targetOpen: S.predictedOpen,
   targetClose: S.predictedClose,
 };
+const T = fromLegacy(L);
 
 const system: SystemPrompt = {
   task_description: 'task: archive the logs',
@@ -53,10 +55,10 @@ const sample: TurnSample = {
 };
 
 /** The full render of a sample with only some system fields and the newest `turns` turns (the oracle: what a cut must look like). */
-function reduced(fields: (keyof SystemPrompt)[], turns: number, t: PromptTemplate = T): string {
+function reduced(fields: (keyof SystemPrompt)[], turns: number, t: LegacyPromptTemplate = L): string {
   const sp = { ...emptySystemPrompt() };
   for (const f of fields) sp[f] = system[f]!;
-  return renderSample(t, { ...sample, systemPrompt: sp, history: sample.history.slice(sample.history.length - turns) }).text;
+  return renderSample(fromLegacy(t), { ...sample, systemPrompt: sp, history: sample.history.slice(sample.history.length - turns) }).text;
 }
 const sectionCost = (f: keyof SystemPrompt, heading: string) => len(`${heading}\n${system[f]}`) + len('\n\n');
 
@@ -71,7 +73,7 @@ describe('the truncation policy', () => {
   });
 
   it('gives up parts in reverse priority: demonstrations, action space, task, closing, preamble, instruction, oldest turns, the state', () => {
-    const none = { ...T, preamble: '', closing: '' };
+    const none = { ...L, preamble: '', closing: '' };
     // Each step frees exactly one part's tokens; the render without that part is the expected text.
     const steps: { drop: number; text: string }[] = [];
     let budget = full;
@@ -82,7 +84,7 @@ describe('the truncation policy', () => {
     budget -= sectionCost('task_description', 'TD:');
     steps.push({ drop: budget, text: reduced(['initial_state', 'simulation_instruction'], 3) });
     budget -= len('CLOSING\n\n');
-    steps.push({ drop: budget, text: reduced(['initial_state', 'simulation_instruction'], 3, { ...T, closing: '' }) });
+    steps.push({ drop: budget, text: reduced(['initial_state', 'simulation_instruction'], 3, { ...L, closing: '' }) });
     budget -= len('PREAMBLE\n\n');
     steps.push({ drop: budget, text: reduced(['initial_state', 'simulation_instruction'], 3, none) });
     budget -= sectionCost('simulation_instruction', 'SI:');
@@ -100,7 +102,7 @@ describe('the truncation policy', () => {
 
   it('elides a part that does not fit whole: head and tail around the marker, under its heading', () => {
     // The state and the newest turn fit; the next turn gets 12 tokens less than it needs.
-    const base = len(reduced(['initial_state'], 1, { ...T, preamble: '', closing: '' }));
+    const base = len(reduced(['initial_state'], 1, { ...L, preamble: '', closing: '' }));
     const second = len(`${S.action}second-act${S.observation}second-obs${S.endTurn}`);
     const f = fitTurn(tok, T, sample, { budget: base + second - 6 });
     const out = text(f.ids);
@@ -113,10 +115,11 @@ describe('the truncation policy', () => {
     expect(f.droppedTurns).toBe(2);
     expect(f.coverage.keptTurns).toBe(1);
     // The state elided: its heading stays, then the head and the tail of the value.
-    const g = fitTurn(tok, T, sample, { budget: len(reduced([], 0, { ...T, preamble: '', closing: '' })) + 30 });
+    const g = fitTurn(tok, T, sample, { budget: len(reduced([], 0, { ...L, preamble: '', closing: '' })) + 30 });
     const state = g.segments.find((s) => s.part === 'initial_state')!;
     // 30 tokens: the heading (4), the marker (3), two thirds of the other 23 from the head, the rest from the tail.
-    expect(text(state.ids)).toBe(`IS:\nstate: cwd /home${ELISION}g b.log`);
+    // The part lays out with the newline that ends it in the template.
+    expect(text(state.ids)).toBe(`IS:\nstate: cwd /home${ELISION}g b.log\n`);
     expect(g.coverage.initialState).toBeCloseTo((30 - len('IS:\n') - len(ELISION)) / len(system.initial_state), 10);
   });
 
@@ -136,7 +139,7 @@ describe('the truncation policy', () => {
       }
     }
     // Room for the frame, the action and the target only: nothing else.
-    const f = fitTurn(tok, T, sample, { budget: len(reduced([], 0, { ...T, preamble: '', closing: '' })) });
+    const f = fitTurn(tok, T, sample, { budget: len(reduced([], 0, { ...L, preamble: '', closing: '' })) });
     expect(f.coverage).toMatchObject({ system: 0, turns: 0, initialState: 0, target: 1, keptTurns: 0 });
   });
 
@@ -159,18 +162,18 @@ describe('the truncation policy', () => {
 
   it('with an empty history, keeps the state and reports no turns', () => {
     const first = { ...sample, history: [], turnIndex: 0 };
-    const f = fitTurn(tok, T, first, { budget: len(reduced(['initial_state'], 0, { ...T, preamble: '', closing: '' })) });
-    expect(text(f.ids)).toBe(renderSample({ ...T, preamble: '', closing: '' }, { ...first, systemPrompt: { ...emptySystemPrompt(), initial_state: system.initial_state } }).text);
+    const f = fitTurn(tok, T, first, { budget: len(reduced(['initial_state'], 0, { ...L, preamble: '', closing: '' })) });
+    expect(text(f.ids)).toBe(renderSample(fromLegacy({ ...L, preamble: '', closing: '' }), { ...first, systemPrompt: { ...emptySystemPrompt(), initial_state: system.initial_state } }).text);
     expect(f.coverage.turns).toBeNull();
     expect(f.coverage.historyTurns).toBe(0);
     expect(f.droppedTurns).toBe(0);
   });
 
   it('reports coverage: system tokens and turns seen', () => {
-    const none = { ...T, preamble: '', closing: '' };
+    const none = { ...L, preamble: '', closing: '' };
     const f = fitTurn(tok, T, sample, { budget: len(reduced(['initial_state'], 1, none)) });
     const systemTokens =
-      len('PREAMBLE') + len('CLOSING') + (['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction'] as const).reduce((n, k, i) => n + len(`${T.sections[i].heading}\n${system[k]}`), 0);
+      len('PREAMBLE') + len('CLOSING') + (['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction'] as const).reduce((n, k, i) => n + len(`${L.sections[i].heading}\n${system[k]}`), 0);
     expect(f.coverage.system).toBeCloseTo(len(`IS:\n${system.initial_state}`) / systemTokens, 12);
     expect(f.coverage.turns).toBeCloseTo(1 / 3, 12);
     expect(f.coverage).toMatchObject({ initialState: 1, target: 1, historyTurns: 3, keptTurns: 1 });
@@ -185,6 +188,35 @@ describe('the truncation policy', () => {
       const prompt = fitPrompt(tok, T, sample, budget - completion + len(T.targetOpen));
       expect(prompt.ids, `budget ${budget}`).toEqual(row.ids.slice(0, row.contextLength + len(T.targetOpen)));
       expect(fitContext(tok, T, sample, budget - completion).ids).toEqual(row.ids.slice(0, row.contextLength));
+    }
+  });
+});
+
+describe('the truncation policy on the built-in text templates', () => {
+  it('at every budget, a cut without elisions reads exactly as the template renders the sample reduced to the kept parts', async () => {
+    const { BUILTIN_TEMPLATES } = await import('./index.ts');
+    for (const t of Object.values(BUILTIN_TEMPLATES)) {
+      const full = len(renderSample(t, sample).text);
+      expect(text(fitTurn(tok, t, sample, { budget: full }).ids)).toBe(renderSample(t, sample).text);
+      let compared = 0;
+      for (let budget = full; budget > 20; budget--) {
+        const f = fitTurn(tok, t, sample, { budget });
+        expect(f.ids.length).toBeLessThanOrEqual(budget);
+        if (f.segments.some((s) => s.elided) || !f.segments.some((s) => s.part === 'close')) continue;
+        const kept = new Set(f.segments.map((s) => s.part));
+        // The template's own prose cannot be removed from a sample: compare only cuts that keep it, when it has any.
+        const prose = sampleLayout(t, sample).some((i) => i.name === 'preamble' || i.name === 'closing');
+        if (prose && !(kept.has('preamble') && (kept.has('closing') || !sampleLayout(t, sample).some((i) => i.name === 'closing')))) continue;
+        const sp = { ...emptySystemPrompt() };
+        for (const k of Object.keys(system) as (keyof SystemPrompt)[]) if (kept.has(k as never)) sp[k] = system[k]!;
+        const turns = f.segments.filter((s) => s.part === 'turn').length;
+        const reducedSample = { ...sample, systemPrompt: sp, history: sample.history.slice(sample.history.length - turns) };
+        // Kept turns keep their own numbers: compare only where the numbering cannot differ (all turns, or templates without numbers).
+        if (turns !== sample.history.length && /turn\.index|step/.test(t.text)) continue;
+        expect(text(f.ids), `${t.version} at ${budget}`).toBe(renderSample(t, reducedSample).text);
+        compared++;
+      }
+      expect(compared, t.version).toBeGreaterThan(3);
     }
   });
 });

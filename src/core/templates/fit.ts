@@ -24,7 +24,8 @@ import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts
 import { SPECIAL_TOKENS, type Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
 import type { PromptTemplate } from './builtin.ts';
-import { fillPlaceholders } from './render.ts';
+import { valueOf, type LayoutItem, type LayoutSample } from './layout.ts';
+import { sampleLayout } from './render.ts';
 
 /** Put where a value was cut. One character, so it costs few tokens. */
 export const ELISION = '…';
@@ -91,6 +92,8 @@ interface Piece {
   ids: number[];
   /** A value (elidable); literals are template text, kept whole or not at all. */
   value: boolean;
+  /** A system part's leading whitespace (left out when the part opens the system text) or trailing whitespace. */
+  edge?: 'lead' | 'trail';
 }
 
 interface Part {
@@ -101,65 +104,59 @@ interface Part {
   /** Tokens of the sample's own content (values), for coverage. */
   content: number;
   elidable: boolean;
+  area: LayoutItem['area'];
 }
 
-function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elidable?: boolean } = {}): Part {
+function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elidable?: boolean; area: LayoutItem['area'] }): Part {
   const full = pieces.reduce((n, p) => n + p.ids.length, 0);
   const content = pieces.reduce((n, p) => n + (p.value ? p.ids.length : 0), 0);
-  return { name, pieces, full, content, elidable: options.elidable ?? true, ...(options.turn !== undefined ? { turn: options.turn } : {}) };
+  return { name, pieces, full, content, elidable: options.elidable ?? true, area: options.area, ...(options.turn !== undefined ? { turn: options.turn } : {}) };
 }
 
-/** A template string as literal pieces and value pieces ({{action}}, {{observation}}); other placeholders are filled in as literals. */
-function templatePieces(enc: Encode, text: string, values: Record<string, string>, valueNames: readonly string[]): Piece[] {
+/** The pieces of a layout item: literals encoded as they are, values from the sample; a system part's lead and trail apart. */
+function itemPieces(enc: Encode, item: LayoutItem, sample: LayoutSample): Piece[] {
   const pieces: Piece[] = [];
-  let literal = '';
-  let last = 0;
-  for (const m of text.matchAll(/\{\{(\w+)\}\}/g)) {
-    literal += text.slice(last, m.index);
-    last = m.index! + m[0].length;
-    const name = m[1];
-    if (valueNames.includes(name) && Object.hasOwn(values, name)) {
-      if (literal) pieces.push({ ids: enc(literal), value: false });
-      literal = '';
-      pieces.push({ ids: enc(values[name]), value: true });
-    } else literal += Object.hasOwn(values, name) ? values[name] : m[0];
-  }
-  literal += text.slice(last);
-  if (literal) pieces.push({ ids: enc(literal), value: false });
+  if (item.lead) pieces.push({ ids: enc(item.lead), value: false, edge: 'lead' });
+  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc(p), value: false } : { ids: enc(valueOf(p, sample)), value: true });
+  if (item.trail) pieces.push({ ids: enc(item.trail), value: false, edge: 'trail' });
   return pieces;
 }
 
+type Slot = { frame: number[] } | { part: Part };
+
 interface SampleParts {
-  /** System parts in the template's order (preamble, sections, closing, or the unsplit text). */
+  /** Frame text and parts in the template's layout order. */
+  slots: Slot[];
+  /** System parts in the template's order (prose, fields, or the unsplit text). */
   system: Part[];
   turns: Part[];
   action: Part;
-  /** Fixed text around the system block: "<|system|>\n" before it, "\n" after it; the separator between system parts. */
-  systemOpen: number[];
-  systemClose: number[];
-  separator: number[];
+  /** Tokens of the frame (always kept). */
+  frame: number;
 }
 
-function sampleParts(enc: Encode, t: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>): SampleParts {
-  const vars = { domain: sample.domain };
+function sampleParts(enc: Encode, t: PromptTemplate, sample: LayoutSample): SampleParts {
+  const slots: Slot[] = [];
   const system: Part[] = [];
-  const preamble = fillPlaceholders(t.preamble, vars);
-  if (preamble) system.push(part('preamble', [{ ids: enc(preamble), value: false }], { elidable: false }));
-  if (sample.systemPrompt.text !== undefined) {
-    if (sample.systemPrompt.text) system.push(part('system_text', [{ ids: enc(sample.systemPrompt.text), value: true }]));
-  } else {
-    for (const s of t.sections) {
-      const v = sample.systemPrompt[s.field];
-      if (v) system.push(part(s.field, [{ ids: enc(`${s.heading}\n`), value: false }, { ids: enc(v), value: true }]));
+  const turns: Part[] = [];
+  let action: Part | null = null;
+  let frame = 0;
+  for (const item of sampleLayout(t, sample)) {
+    if (item.kind === 'frame') {
+      const ids = item.pieces.flatMap((p) => enc(typeof p === 'string' ? p : valueOf(p, sample)));
+      frame += ids.length;
+      slots.push({ frame: ids });
+      continue;
     }
+    const pieces = itemPieces(enc, item, sample);
+    const prose = item.name === 'preamble' || item.name === 'closing';
+    const p = part(item.name, pieces, { turn: item.turn, elidable: !prose || pieces.some((x) => x.value), area: item.area });
+    if (item.area === 'system') system.push(p);
+    else if (item.area === 'turns') turns.push(p);
+    else action = p;
+    slots.push({ part: p });
   }
-  const closing = fillPlaceholders(t.closing, vars);
-  if (closing) system.push(part('closing', [{ ids: enc(closing), value: false }], { elidable: false }));
-  const turns = sample.history.map((turn, i) =>
-    part('turn', templatePieces(enc, t.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation }, ['action', 'observation']), { turn: i }),
-  );
-  const action = part('action', templatePieces(enc, t.currentAction, { index: String(sample.history.length + 1), action: sample.action }, ['action']));
-  return { system, turns, action, systemOpen: enc(`${SPECIAL_TOKENS.system}\n`), systemClose: enc('\n'), separator: enc('\n\n') };
+  return { slots, system, turns, action: action ?? part('action', [], { area: 'action' }), frame };
 }
 
 /** The system parts in the order they are given room (SPEC §11). */
@@ -225,98 +222,114 @@ interface ContextFit {
   keptTurns: number;
   droppedTurns: number;
   truncated: boolean;
+  /** The parts kept (whole or cut). */
+  kept: Set<Part>;
 }
 
 function fitParts(sp: SampleParts, budget: number, marker: number[]): ContextFit {
-  // Every kept system part is charged a separator, but k parts need only k − 1: credit one back,
-  // unless no system part is kept after all (then the credit was not earned: choose again without).
-  const sep = sp.separator.length;
-  const credited = chooseParts(sp, budget + (sp.system.length ? sep : 0), marker);
-  const cuts = sp.system.some((p) => credited.has(p)) ? credited : chooseParts(sp, budget, marker);
-  return layout(sp, cuts);
+  // Every kept system part is charged its leading whitespace, but the one that opens the system
+  // text lays out without it: credit that back, when the choice made with the credit still fits.
+  let plain = layout(sp, chooseParts(sp, budget, marker));
+  // With no system part kept, the text still ends as the template ends it (a left-out part's
+  // trailing newline): choose again with room for it.
+  if (plain.ids.length > budget) plain = layout(sp, chooseParts(sp, 2 * budget - plain.ids.length, marker));
+  const first = sp.system.find((p) => plain.kept.has(p));
+  const lead = first ? first.pieces.filter((x) => x.edge === 'lead').reduce((n, x) => n + x.ids.length, 0) : 0;
+  if (!lead) return plain;
+  const credited = layout(sp, chooseParts(sp, budget + lead, marker));
+  return credited.ids.length <= budget ? credited : plain;
 }
 
 /** Which parts get how much room, by priority (SPEC §11). */
 function chooseParts(sp: SampleParts, budget: number, marker: number[]): Map<Part, Cut> {
-  const sep = sp.separator.length;
   const cuts = new Map<Part, Cut>();
-  // The frame: the system markers and the current action's literals; then the action's value.
-  let room = budget - sp.systemOpen.length - sp.systemClose.length;
+  // The frame (special tokens, blank lines) and the current action's literals; then the action's value.
+  let room = budget - sp.frame;
   const actionCut = cutPart(sp.action, Math.max(0, room), marker);
   // The action is never left out: below its literals the row is cut from its start by the caller.
   cuts.set(sp.action, actionCut);
   room -= actionCut.length;
-  /** Gives a part room: whole (true), elided into what is left, or not at all (false both). `cost`: its separator. */
-  const take = (p: Part, cost: number): boolean => {
-    if (p.full + cost <= room) {
+  /** Gives a part room: whole (true), elided into what is left, or not at all (false both). */
+  const take = (p: Part): boolean => {
+    if (p.full <= room) {
       cuts.set(p, cutPart(p, p.full, marker));
-      room -= p.full + cost;
+      room -= p.full;
       return true;
     }
-    if (!p.elidable || room - cost < minUseful(p, marker)) return false;
-    const c = cutPart(p, room - cost, marker);
+    if (!p.elidable || room < minUseful(p, marker)) return false;
+    const c = cutPart(p, room, marker);
     cuts.set(p, c);
-    room -= c.length + cost;
+    room -= c.length;
     return false;
   };
-  const bySystemName = (name: FitPartName) => sp.system.find((p) => p.name === name);
+  const bySystemName = (name: FitPartName) => sp.system.filter((p) => p.name === name);
   // 2. the initial state.
-  const initial = bySystemName('initial_state');
-  if (initial) take(initial, sep);
+  bySystemName('initial_state').forEach(take);
   // 3. the history, newest first; the first turn that does not fit whole is elided and ends it.
-  for (let i = sp.turns.length - 1; i >= 0; i--) if (!take(sp.turns[i], 0)) break;
+  for (let i = sp.turns.length - 1; i >= 0; i--) if (!take(sp.turns[i])) break;
   // 4–5. the rest of the system text, by priority.
-  for (const name of SYSTEM_PRIORITY) {
-    if (name === 'initial_state') continue;
-    const p = bySystemName(name);
-    if (p) take(p, sep);
-  }
+  for (const name of SYSTEM_PRIORITY) if (name !== 'initial_state') bySystemName(name).forEach(take);
   return cuts;
+}
+
+/** The ids a kept system part lays out: without its leading whitespace when it opens the system text. */
+function systemIds(p: Part, c: Cut, opens: boolean): number[] {
+  return c.pieces.flatMap((ids, i) => (opens && p.pieces[i].edge === 'lead' ? [] : ids));
 }
 
 /** The chosen parts in the template's layout, with what the coverage report needs. */
 function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
-  const actionCut = cuts.get(sp.action)!;
-  const segments: FitSegment[] = [{ part: 'frame', role: 'context', ids: sp.systemOpen, elided: false }];
+  const segments: FitSegment[] = [];
   let systemTokens = 0;
   let systemKept = 0;
-  let first = true;
+  let opened = false;
+  /** Trailing whitespace of a left-out system part, kept when no system part is (the text then ends as the template ends it). */
+  let pendingTrail: number[] = [];
   let initialState: ContextFit['initialState'] = null;
-  for (const p of sp.system) {
-    systemTokens += p.full;
-    const c = cuts.get(p);
-    if (p.name === 'initial_state') initialState = { total: p.content, kept: c?.content ?? 0 };
-    if (!c) continue;
-    systemKept += c.content + (p.full - p.content);
-    if (!first) segments.push({ part: 'frame', role: 'context', ids: sp.separator, elided: false });
-    first = false;
-    segments.push({ part: p.name, role: 'context', ids: c.pieces.flat(), elided: c.elided });
-  }
-  segments.push({ part: 'frame', role: 'context', ids: sp.systemClose, elided: false });
   const turnShares: number[] = [];
   let keptTurns = 0;
   let droppedTurns = 0;
-  sp.turns.forEach((p, i) => {
+  const closeSystem = () => {
+    if (!opened && pendingTrail.length) segments.push({ part: 'frame', role: 'context', ids: pendingTrail, elided: false });
+    pendingTrail = [];
+    opened = true;
+  };
+  for (const slot of sp.slots) {
+    if ('frame' in slot) {
+      segments.push({ part: 'frame', role: 'context', ids: slot.frame, elided: false });
+      continue;
+    }
+    const p = slot.part;
     const c = cuts.get(p);
+    if (p.area === 'system') {
+      // Coverage counts the part's own text, not the blank lines around it.
+      const edges = p.pieces.reduce((n, x) => n + (x.edge ? x.ids.length : 0), 0);
+      systemTokens += p.full - edges;
+      if (p.name === 'initial_state') initialState = { total: p.content, kept: c?.content ?? 0 };
+      if (!c) {
+        if (!opened) pendingTrail = p.pieces.filter((x) => x.edge === 'trail').flatMap((x) => x.ids);
+        continue;
+      }
+      systemKept += c.content + (p.full - p.content - edges);
+      segments.push({ part: p.name, role: 'context', ids: systemIds(p, c, !opened), elided: c.elided });
+      opened = true;
+      pendingTrail = [];
+      continue;
+    }
+    closeSystem();
+    if (p.area === 'action') {
+      segments.push({ part: 'action', role: 'context', ids: c!.pieces.flat(), elided: c!.elided });
+      continue;
+    }
+    const i = p.turn!;
     turnShares.push(c ? (p.content ? c.content / p.content : 1) : 0);
     if (c && !c.elided) keptTurns++;
     if (!c || c.elided) droppedTurns = i + 1;
     if (c) segments.push({ part: 'turn', turn: i, role: 'context', ids: c.pieces.flat(), elided: c.elided });
-  });
-  segments.push({ part: 'action', role: 'context', ids: actionCut.pieces.flat(), elided: actionCut.elided });
+  }
   const ids = segments.flatMap((s) => s.ids);
-  const truncated = actionCut.elided || [...sp.system, ...sp.turns].some((p) => !cuts.has(p) || cuts.get(p)!.elided);
-  return {
-    ids,
-    segments,
-    systemTokens,
-    systemKept: Math.min(systemKept, systemTokens),
-    turnShares,
-    initialState,
-    keptTurns,
-    droppedTurns,
-    truncated,
-  };
+  const truncated = cuts.get(sp.action)!.elided || [...sp.system, ...sp.turns].some((p) => !cuts.has(p) || cuts.get(p)!.elided);
+  return { ids, segments, systemTokens, systemKept: Math.min(systemKept, systemTokens), turnShares, initialState, keptTurns, droppedTurns, truncated, kept: new Set(cuts.keys()) };
 }
 
 function coverageOf(c: ContextFit, target: number | null): FitCoverage {
@@ -333,7 +346,7 @@ function coverageOf(c: ContextFit, target: number | null): FitCoverage {
 const encoder = (tok: Tokenizer): Encode => (s) => tok.encode(s, { allowSpecial: true });
 
 /** The context of a sample (system text, history, current action) within `budget` tokens, by the policy above. */
-export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
+export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
   const enc = encoder(tok);
   const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
   return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
@@ -343,7 +356,7 @@ export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Pic
  * A generator's prompt: the context fitted to `budget` minus the opening tag, then the tag.
  * Never longer than `budget`: below the minimal context it keeps the prompt's end.
  */
-export function fitPrompt(tok: Tokenizer, template: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>, budget: number): FittedPrompt {
+export function fitPrompt(tok: Tokenizer, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
   const open = encoder(tok)(template.targetOpen);
   const ctx = fitContext(tok, template, sample, budget - open.length);
   const segments: FitSegment[] = [...ctx.segments, { part: 'open', role: 'context', ids: open, elided: false }];
@@ -363,7 +376,7 @@ export function fitTurn(tok: Tokenizer, template: PromptTemplate, sample: TurnSa
   const close = enc(template.targetClose);
   const completionFull = reasoning.length + open.length + target.length + close.length;
   // 1. The completion's opening: at most `share` of what the frame leaves, at least one target token.
-  const frame = sp.systemOpen.length + sp.systemClose.length + (sp.action.full - sp.action.content);
+  const frame = sp.frame + (sp.action.full - sp.action.content);
   const fixed = reasoning.length + open.length;
   const opening = Math.min(completionFull, Math.max(fixed + Math.min(1, target.length), Math.ceil((budget - frame) * share)));
   const ctx = fitParts(sp, budget - opening, marker);

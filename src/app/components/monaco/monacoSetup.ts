@@ -1,15 +1,15 @@
 // Monaco, configured once when the first editor opens (this module is only ever imported
 // dynamically, so Monaco stays out of the first page's chunks). Its web workers are bundled by
 // Vite from node_modules (`?worker`), never fetched from a CDN. Registers the template language:
-// JSON of the data core's PromptTemplate with {{placeholders}}, special tokens and the five
-// system-prompt field names highlighted, and completion for placeholders and field names.
+// the data core's Jinja dialect with its tags, the known variables (unknown names marked),
+// special tokens and comments highlighted, and completion of variable names inside tags.
 import * as monaco from 'monaco-editor/esm/vs/editor/edcore.main.js';
 import 'monaco-editor/esm/vs/language/json/monaco.contribution.js';
 import EditorWorker from 'monaco-editor/esm/vs/editor/editor.worker.js?worker';
 import JsonWorker from 'monaco-editor/esm/vs/language/json/json.worker.js?worker';
 import { SYSTEM_PROMPT_FIELDS } from '../../../core/schema/types.ts';
 import { SPECIAL_TOKENS } from '../../../core/tokenizer/index.ts';
-import type { PLACEHOLDER_NAMES } from './placeholders.ts';
+import { TEMPLATE_VARIABLE_NAMES, TEMPLATE_VARIABLES } from '../../../core/templates/index.ts';
 
 export { monaco };
 
@@ -21,62 +21,55 @@ export { monaco };
 
 export const TEMPLATE_LANGUAGE = 'lwm-template';
 
-/** Placeholders a template may use, and where (see PromptTemplate in core/templates). */
-export const PLACEHOLDERS: Record<(typeof PLACEHOLDER_NAMES)[number], string> = {
-  domain: 'the trajectory domain (preamble, closing)',
-  index: '1-based turn number (historyTurn, currentAction)',
-  action: "the turn's action (historyTurn, currentAction)",
-  observation: "an earlier turn's observation (historyTurn)",
-};
+/** What each name a template may use holds (the data core's list). */
+export const PLACEHOLDERS: Readonly<Record<string, string>> = TEMPLATE_VARIABLES;
+/** A history entry's attributes, inside {% for turn in history %}. */
+const TURN_ATTRIBUTES: Record<string, string> = { index: '1-based turn number', action: "the turn's action", observation: "the turn's observation" };
 
-const FIELD_HELP: Record<string, string> = {
-  task_description: 'what the agent is trying to do',
-  action_space: 'the actions the agent can take',
-  initial_state: 'the state of the environment at the start',
-  demonstrations: 'example interactions',
-  simulation_instruction: 'rules for the simulator',
-};
-
-monaco.languages.register({ id: TEMPLATE_LANGUAGE, aliases: ['LWM template'] });
+monaco.languages.register({ id: TEMPLATE_LANGUAGE, aliases: ['LWM template (Jinja)'] });
 monaco.languages.setLanguageConfiguration(TEMPLATE_LANGUAGE, {
   brackets: [
-    ['{', '}'],
-    ['[', ']'],
+    ['{{', '}}'],
+    ['{%', '%}'],
+    ['(', ')'],
   ],
   autoClosingPairs: [
-    { open: '{', close: '}', notIn: ['string'] },
-    { open: '[', close: ']', notIn: ['string'] },
-    { open: '"', close: '"', notIn: ['string'] },
+    { open: '{{', close: ' }}' },
+    { open: '{%', close: ' %}' },
+    { open: '{#', close: ' #}' },
   ],
 });
 
 const specials = Object.values(SPECIAL_TOKENS).map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+const inTag = (close: RegExp) => [
+  [close, { token: 'delimiter.tag', next: '@pop' }],
+  [/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/, 'string'],
+  [/\d+(?:\.\d+)?/, 'number'],
+  [/\.\s*[a-zA-Z_]\w*/, 'attribute'],
+  [/\|\s*[a-zA-Z_]\w*/, 'filter'],
+  [/[a-zA-Z_]\w*/, { cases: { '@keywords': 'keyword', '@variables': 'placeholder', '@locals': 'variable', '@default': 'placeholder.unknown' } }],
+  [/\s+/, 'white'],
+  [/./, 'delimiter'],
+];
 monaco.languages.setMonarchTokensProvider(TEMPLATE_LANGUAGE, {
+  variables: [...TEMPLATE_VARIABLE_NAMES],
+  locals: ['turn', 'loop', 'range', 'namespace'],
+  keywords: ['if', 'elif', 'else', 'endif', 'for', 'in', 'endfor', 'set', 'endset', 'macro', 'endmacro', 'not', 'and', 'or', 'is', 'true', 'false', 'none', 'True', 'False', 'None', 'defined'],
   fields: [...SYSTEM_PROMPT_FIELDS],
-  placeholders: Object.keys(PLACEHOLDERS),
   tokenizer: {
     root: [
-      [/"(?=(?:[^"\\]|\\.)*"\s*:)/, { token: 'key', next: '@key' }],
-      [/"/, { token: 'string', next: '@string' }],
-      [/-?\d+(\.\d+)?([eE][-+]?\d+)?/, 'number'],
-      [/\b(?:true|false|null)\b/, 'keyword'],
-      [/[{}[\],:]/, 'delimiter'],
-      [/\s+/, 'white'],
-    ],
-    key: [
-      [/[^"\\]+/, 'key'],
-      [/\\./, 'key'],
-      [/"/, { token: 'key', next: '@pop' }],
-    ],
-    string: [
-      [/\{\{(\w+)\}\}/, { cases: { '$1@placeholders': 'placeholder', '@default': 'placeholder.unknown' } }],
+      [/\{#/, { token: 'comment', next: '@comment' }],
+      [/\{\{-?/, { token: 'delimiter.tag', next: '@expression' }],
+      [/\{%-?/, { token: 'delimiter.tag', next: '@statement' }],
       [new RegExp(specials.join('|')), 'special'],
-      [/\\[nt"\\/bfr]/, 'string.escape'],
-      [/\\u[0-9a-fA-F]{4}/, 'string.escape'],
-      [/[a-z_]+/, { cases: { '@fields': 'field', '@default': 'string' } }],
-      [/[^"\\{<a-z_]+/, 'string'],
-      [/[{<\\]/, 'string'],
-      [/"/, { token: 'string', next: '@pop' }],
+      [/[^{<]+/, 'text'],
+      [/[{<]/, 'text'],
+    ],
+    expression: inTag(/-?\}\}/),
+    statement: inTag(/-?%\}/),
+    comment: [
+      [/#\}/, { token: 'comment', next: '@pop' }],
+      [/[^#]+|#/, 'comment'],
     ],
   },
 } as monaco.languages.IMonarchLanguage);
@@ -87,6 +80,10 @@ const rules = (dark: boolean): monaco.editor.ITokenThemeRule[] => [
   { token: 'special', foreground: dark ? 'da77f2' : '862e9c', fontStyle: 'bold' },
   { token: 'field', foreground: dark ? '69db7c' : '2b8a3e', fontStyle: 'bold' },
   { token: 'key', foreground: dark ? '74c0fc' : '1864ab' },
+  { token: 'delimiter.tag', foreground: dark ? '74c0fc' : '1864ab', fontStyle: 'bold' },
+  { token: 'keyword', foreground: dark ? 'ffa94d' : 'c2410c' },
+  { token: 'variable', foreground: dark ? '69db7c' : '2b8a3e' },
+  { token: 'comment', foreground: dark ? '868e96' : '6b7280', fontStyle: 'italic' },
   { token: 'string', foreground: dark ? 'e4e8ef' : '1d2330' },
   { token: 'string.escape', foreground: dark ? '97a1b3' : '5c6677' },
 ];
@@ -98,41 +95,26 @@ const dark = matchMedia('(prefers-color-scheme: dark)');
 export const themeName = () => (dark.matches ? 'lwm-dark' : 'lwm-light');
 dark.addEventListener('change', () => monaco.editor.setTheme(themeName()));
 
+/** Whether the cursor is inside an open {{ … }} or {% … %} tag of its line. */
+function insideTag(before: string): boolean {
+  const open = Math.max(before.lastIndexOf('{{'), before.lastIndexOf('{%'));
+  return open >= 0 && open > Math.max(before.lastIndexOf('}}'), before.lastIndexOf('%}'));
+}
+
 monaco.languages.registerCompletionItemProvider(TEMPLATE_LANGUAGE, {
-  triggerCharacters: ['{', '"'],
+  triggerCharacters: ['{', ' ', '.', '%'],
   provideCompletionItems(model, position) {
     const before = model.getValueInRange({ startLineNumber: position.lineNumber, startColumn: 1, endLineNumber: position.lineNumber, endColumn: position.column });
     const word = model.getWordUntilPosition(position);
     const range = { startLineNumber: position.lineNumber, endLineNumber: position.lineNumber, startColumn: word.startColumn, endColumn: word.endColumn };
-    const placeholder = /\{\{(\w*)$/.exec(before);
-    if (placeholder) {
-      const start = position.column - placeholder[1].length;
-      const after = model.getValueInRange({ startLineNumber: position.lineNumber, startColumn: position.column, endLineNumber: position.lineNumber, endColumn: position.column + 2 });
-      return {
-        suggestions: Object.entries(PLACEHOLDERS).map(([name, doc]) => ({
-          label: `{{${name}}}`,
-          filterText: name,
-          kind: monaco.languages.CompletionItemKind.Variable,
-          insertText: after === '}}' ? name : `${name}}}`,
-          documentation: doc,
-          range: { ...range, startColumn: start },
-        })),
-      };
-    }
-    // Field names: where a section names its field, and anywhere inside a string on request.
-    const inField = /"field"\s*:\s*"[a-z_]*$/.test(before);
-    const quotes = (before.match(/(?<!\\)"/g) ?? []).length;
-    if (!inField && quotes % 2 === 0) return { suggestions: [] };
+    if (!insideTag(before)) return { suggestions: [] };
+    const item = (label: string, doc: string, kind: monaco.languages.CompletionItemKind, i: number) => ({ label, kind, insertText: label, documentation: doc, sortText: String(i).padStart(2, '0'), range });
+    // After "turn.": the attributes of a history entry.
+    if (/\bturn\.\w*$/.test(before)) return { suggestions: Object.entries(TURN_ATTRIBUTES).map(([k, d], i) => item(k, d, monaco.languages.CompletionItemKind.Property, i)) };
     return {
-      suggestions: SYSTEM_PROMPT_FIELDS.map((f, i) => ({
-        label: f,
-        kind: monaco.languages.CompletionItemKind.Field,
-        insertText: f,
-        detail: 'system-prompt field',
-        documentation: FIELD_HELP[f],
-        sortText: String(i),
-        range,
-      })),
+      suggestions: Object.entries(PLACEHOLDERS).map(([name, doc], i) =>
+        item(name, doc, (SYSTEM_PROMPT_FIELDS as readonly string[]).includes(name) ? monaco.languages.CompletionItemKind.Field : monaco.languages.CompletionItemKind.Variable, i),
+      ),
     };
   },
 });

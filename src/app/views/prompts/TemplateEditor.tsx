@@ -1,9 +1,9 @@
-// The template editor: a draft (JSON of the data core's PromptTemplate) in Monaco with live
+// The template editor: a draft (a template's Jinja text, or one domain's) in Monaco with live
 // validation, a preview of the exact training text for a chosen trajectory and turn, the
 // version lineage with a diff between any two versions, and the stage → template mix.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Trajectory } from '../../../core/schema/types.ts';
-import { turnSample } from '../../../core/turns/index.ts';
+import { turnSample, type TurnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { CodeEditor, DiffEditor } from '../../components/monaco/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
@@ -13,6 +13,7 @@ import { useDatasetStore } from '../../stores/datasets.ts';
 import { useTokenizerStore } from '../../stores/tokenizer.ts';
 import { EDITABLE_STAGES, templateSet, useTemplateStore } from '../../stores/templates.ts';
 import { ProblemList } from './ProblemList.tsx';
+import { DomainChooser, ImportFolder } from './ImportFolder.tsx';
 import { parseTemplate, templateText, type TemplateBody } from './validation.ts';
 
 const STAGE_LABEL: Record<string, string> = { cpt: 'CPT', sft: 'SFT', rl: 'RL (GSPO)' };
@@ -85,6 +86,11 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
   );
 }
 
+/** A version's texts for the diff: the default text, then each domain's under a comment line. */
+function diffText(t: TemplateBody): string {
+  return templateText({ ...t, version: '' }) + Object.entries(t.domains ?? {}).map(([d, x]) => `\n{# ---- text for ${d} ---- #}\n${x}`).join('');
+}
+
 function Versions({ selected, setSelected }: { selected: [string, string]; setSelected(s: [string, string]): void }) {
   const versions = useTemplateStore((s) => s.versions);
   const byName = useMemo(() => new Map(versions.map((v) => [v.version, v])), [versions]);
@@ -120,7 +126,7 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
           </div>
         ))}
       </div>
-      {a && b ? <DiffEditor original={templateText(a.template)} modified={templateText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
+      {a && b ? <DiffEditor original={diffText(a.template)} modified={diffText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
     </article>
   );
 }
@@ -248,20 +254,42 @@ function SaveVersion({ base, disabled, save }: { base: string; disabled: boolean
   );
 }
 
+function DiscardDialog({ open, what, onCancel, onConfirm }: { open: boolean; what: string; onCancel(): void; onConfirm(): void }) {
+  return (
+    <ConfirmDialog open={open} title="Discard your changes?" confirmLabel="Discard and switch" onCancel={onCancel} onConfirm={onConfirm}>
+      <p>The draft has unsaved changes to {what}. Save it as a new version first to keep them.</p>
+    </ConfirmDialog>
+  );
+}
+
+/** A few samples the draft must render: the last turn of the first trajectory of each domain. */
+function checkSamples(trajectories: Trajectory[]): TurnSample[] {
+  const seen = new Set<string>();
+  const out: TurnSample[] = [];
+  for (const t of trajectories) {
+    if (seen.has(t.domain) || !t.turns.length) continue;
+    seen.add(t.domain);
+    out.push(turnSample(t, t.turns.length - 1));
+  }
+  return out;
+}
+
 export function TemplateEditor() {
   const { versions, status, error, draft, setDraft, createVersion, load } = useTemplateStore();
   const trajectories = useDatasetStore((s) => s.trajectories);
-  const [pendingBase, setPendingBase] = useState<string | null>(null);
+  const [pendingBase, setPendingBase] = useState<{ version: string; domain: string | null } | null>(null);
   const [compare, setCompare] = useState<[string, string]>(['v0', 'v0']);
   useEffect(() => {
     if (status === 'idle') void load();
   }, [status, load]);
 
   const base = versions.find((v) => v.version === (draft?.base ?? 'v0')) ?? versions[0];
-  const baseText = base ? templateText(base.template) : '';
+  const domain = draft?.domain && base?.template.domains && Object.hasOwn(base.template.domains, draft.domain) ? draft.domain : null;
+  const baseText = base ? templateText(base.template, domain) : '';
   const text = draft?.text ?? baseText;
   const dirty = text !== baseText;
-  const parsed = useMemo(() => parseTemplate(text), [text]);
+  const samples = useMemo(() => checkSamples(trajectories), [trajectories]);
+  const parsed = useMemo(() => (base ? parseTemplate(text, base.template, domain, samples) : { template: null, problems: [] }), [text, base, domain, samples]);
   useEffect(() => {
     // Compare the newest version with v0 by default, as the lineage grows.
     if (versions.length) setCompare((c) => (c[0] === 'v0' && c[1] === 'v0' ? ['v0', versions[versions.length - 1].version] : c));
@@ -270,34 +298,43 @@ export function TemplateEditor() {
   if (status === 'error') return <div className="callout error" role="alert">{error}</div>;
   if (!base) return <p className="loading">Loading template versions…</p>;
 
-  const switchTo = (v: string) => setDraft({ base: v, text: templateText(versions.find((x) => x.version === v)!.template) });
+  const switchTo = (v: string, d: string | null) => setDraft({ base: v, text: templateText(useTemplateStore.getState().versions.find((x) => x.version === v)!.template, d), domain: d }); // the store's list: a version just created is not in this render's `versions`
   const save = async (note: string) => {
     const v = await createVersion(parsed.template!, base.version, note);
-    setDraft({ base: v, text });
+    setDraft({ base: v, text, domain });
     setCompare(['v0', v]);
     return v;
   };
+  const imported = async (template: TemplateBody, note: string) => {
+    const v = await createVersion(template, base.version, note);
+    switchTo(v, null);
+    setCompare([base.version, v]);
+    return v;
+  };
+  const ask = (v: string, d: string | null) => (dirty ? setPendingBase({ version: v, domain: d }) : switchTo(v, d));
 
   return (
     <>
       <div className="prompt-layout">
         <article className="card" aria-labelledby="template-title">
           <h2 id="template-title">Template</h2>
-          <BaseChooser base={base.version} dirty={dirty} onSwitch={(v) => (dirty ? setPendingBase(v) : switchTo(v))} />
+          <BaseChooser base={base.version} dirty={dirty} onSwitch={(v) => ask(v, null)} />
+          <DomainChooser domains={Object.keys(base.template.domains ?? {})} domain={domain} onSwitch={(d) => ask(base.version, d)} />
           <CodeEditor
             value={text}
-            onChange={(t) => setDraft({ base: base.version, text: t })}
+            onChange={(t) => setDraft({ base: base.version, text: t, domain })}
             language="lwm-template"
             markers={parsed.problems}
-            ariaLabel="System-prompt template (JSON)"
+            ariaLabel="Prompt template (Jinja text)"
             testId="template-editor"
           />
           <p className="muted small">
-            Placeholders: <code>{'{{domain}}'}</code> <code>{'{{index}}'}</code> <code>{'{{action}}'}</code> <code>{'{{observation}}'}</code>; type <code>{'{{'}</code> or press
-            Ctrl+Space for completions, including the five field names.
+            A Jinja text: <code>{'{{ task_description }}'}</code>, <code>{'{% if initial_state %}…{% endif %}'}</code>, <code>{'{% for turn in history %}…{% endfor %}'}</code>, <code>{'{{ action }}'}</code>; type{' '}
+            <code>{'{{'}</code> or press Ctrl+Space for the variable names (docs/templates.md).
           </p>
           {parsed.problems.length ? <ProblemList problems={parsed.problems} testId="template-problems" live /> : null}
           <SaveVersion base={base.version} disabled={!parsed.template || !dirty} save={save} />
+          <ImportFolder base={base.template} onImport={imported} />
         </article>
         <Preview template={parsed.template} trajectories={trajectories} />
       </div>
@@ -305,18 +342,15 @@ export function TemplateEditor() {
         <Versions selected={compare} setSelected={setCompare} />
         <StageMix />
       </div>
-      <ConfirmDialog
+      <DiscardDialog
         open={pendingBase !== null}
-        title="Discard your changes?"
-        confirmLabel="Discard and switch"
+        what={`${base.version}${domain ? ` (${domain})` : ''}`}
         onCancel={() => setPendingBase(null)}
         onConfirm={() => {
-          if (versions.some((x) => x.version === pendingBase)) switchTo(pendingBase!);
+          if (pendingBase && versions.some((x) => x.version === pendingBase.version)) switchTo(pendingBase.version, pendingBase.domain);
           setPendingBase(null);
         }}
-      >
-        <p>The draft has unsaved changes to {base.version}. Save it as a new version first to keep them.</p>
-      </ConfirmDialog>
+      />
     </>
   );
 }
