@@ -8,13 +8,20 @@ import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
+import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
+import { HF_INPUT_ERRORS } from './train-hf.ts';
 import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 
-const USAGE = `lwm export CKPT --to hf -o DIR
+const USAGE = `lwm export CKPT --to hf -o DIR [--unmerged]
 
-  CKPT        a checkpoint written by LWM Studio training (.safetensors)
+  CKPT        a checkpoint written by LWM Studio training (.safetensors), or a LoRA run's adapter
+              folder (adapter_config.json + adapter_model.safetensors)
   --to hf     a Hugging Face GPT-2 folder: config.json, model.safetensors, tokenizer.json,
-              tokenizer_config.json, generation_config.json
+              tokenizer_config.json, generation_config.json; for a fine-tuned Llama / Qwen2 /
+              Qwen3 (lwm train --from HF_FOLDER) the same folder in its base's architecture, a LoRA
+              adapter merged into the base's weights
+  --unmerged  a LoRA adapter as PEFT's folder (adapter_config.json, adapter_model.safetensors)
+              with the base's tokenizer files, for PeftModel.from_pretrained
   -o DIR      the folder to write (created when absent; its parent must exist; files of the
               same names inside an existing folder are replaced)
 
@@ -27,6 +34,7 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
     help: { type: 'boolean', short: 'h' },
     to: { type: 'string' },
     output: { type: 'string', short: 'o' },
+    unmerged: { type: 'boolean' },
   });
   if (values.help) {
     io.out(`usage: ${USAGE}\n`);
@@ -38,17 +46,18 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
   const ckPath = positionals[0];
   const dir = values.output;
-  const problem = inputFileProblem(ckPath);
+  const adapter = isAdapterFolder(ckPath);
+  const problem = adapter ? null : inputFileProblem(ckPath);
   if (problem) throw new FileError(problem);
+  if (values.unmerged && !adapter) throw new UsageError('--unmerged is for a LoRA adapter folder');
   const target = checkOutputDir(dir);
 
   let files;
   try {
-    const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
-    files = hfExportFiles(ck, checkpointTokenizer(ck, ckPath), ckPath);
+    files = adapter ? await adapterExportFiles(ckPath, !!values.unmerged) : checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
-    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError) {
-      io.err(`lwm export: ${e.message}\n`);
+    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name)) {
+      io.err(`lwm export: ${(e as Error).message}\n`);
       return 1;
     }
     throw e;
@@ -56,6 +65,13 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   writeFolder(dir, target, files);
   io.out(`wrote ${dir}: ${files.map((f) => f.name).join(', ')}\n`);
   return 0;
+}
+
+/** Our checkpoint as a GPT-2 folder, or (a full fine-tune of a Hugging Face model) as its base's architecture. */
+function checkpointExportFiles(bytes: Uint8Array, source: string): { name: string; bytes: Uint8Array }[] {
+  if (hfCheckpointBase(bytes)) return fullFineTuneFiles(bytes, source);
+  const ck = loadCheckpoint(bytes, { source });
+  return hfExportFiles(ck, checkpointTokenizer(ck, source), source);
 }
 
 /** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */

@@ -13,6 +13,7 @@ import type { GpuRuntime } from '../../gpu/runtime.ts';
 import type { HfBase } from '../../model/hf/base.ts';
 import { LORA_CHECKPOINT_FORMAT } from '../../model/hf/adapter.ts';
 import { readSafetensors } from '../../model/safetensors.ts';
+import { adapterBaseDir } from './export-hf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */
 export const HF_INPUT_ERRORS = ['HfFolderError', 'HfConfigError', 'HfWeightsError', 'HfMemoryError', 'HfTokenizerError', 'LoraError'];
@@ -104,7 +105,7 @@ export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRunti
   let rank = run.lora;
   if (existsSync(join(folder, ADAPTER_CONFIG))) {
     const config = JSON.parse(readFileSync(join(folder, ADAPTER_CONFIG), 'utf8')) as { base_model_name_or_path?: string; r?: number };
-    baseDir = resolve(folder, config.base_model_name_or_path ?? '');
+    baseDir = adapterBaseDir(folder, config.base_model_name_or_path ?? '');
     rank = config.r;
     const weights = join(folder, ADAPTER_WEIGHTS);
     const opt = optimizerFileName(weights);
