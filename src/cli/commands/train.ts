@@ -223,15 +223,15 @@ const train: Command = async (argv, io) => {
   }
   const spec = trainSpec(values, io);
   if (!spec) return 1;
+  const hfFrom = values.from !== undefined && isFolder(values.from);
+  if (spec.lora && !hfFrom) throw new UsageError('--lora needs --from HF_FOLDER (a Hugging Face model folder)');
 
   const loaded = await loadTrainingData(io, values.data);
   if (!loaded) return 1;
   const { file } = loaded;
   if (loaded.errorCount > 0) io.err(`${file}: ${loaded.errorCount} bad records skipped; training on the ${loaded.trajectories.length} good ones\n`);
 
-  const hfFrom = values.from !== undefined && isFolder(values.from);
   const loraRun = !!spec.lora || (hfFrom && existsSync(`${values.from}/adapter_config.json`));
-  if (spec.lora && !hfFrom) throw new UsageError('--lora needs --from HF_FOLDER (a Hugging Face model folder)');
   const out = values.out ?? (loraRun ? `lwm-${spec.stage}-lora` : `lwm-${spec.stage}.safetensors`);
   // Before any training: an output that cannot be written fails now, not after the last step.
   if (loraRun) checkLoraOutput(out);
