@@ -14,6 +14,7 @@ import { GpuGpt, type ModelBatch } from './gpt.ts';
 import { initLora, loraLayout, loraSettings, mergeLora, type LoraLayout, type LoraTarget } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
 import { loadTinyModel } from './hf/tiny-fixtures.ts';
+import { GpuGenerator } from './generate.ts';
 
 // Grouped-query attention with odd widths: q 3·4 = 12, k and v 1·4 = 4, C = 10, F = 7.
 const ODD: ModelConfig = {
@@ -147,6 +148,29 @@ describe('LoRA in the model', () => {
       expect(after.some((v, i) => v !== init[i])).toBe(true);
     } finally {
       model.dispose();
+    }
+  });
+
+  it('generation with the adapter equals generation on the merged weights (prefill and decode, a group)', async () => {
+    const rt = await gpuRuntime();
+    const m = await loadTinyModel('llama');
+    const layout = loraLayout(m.hf.config, loraSettings(3, 9, ['k', 'o', 'gate', 'down']));
+    const lora = randomAdapter(layout, 5);
+    const base = rt.storage('t.base', m.params);
+    const adapter = rt.storage('t.lora', lora);
+    const merged = rt.storage('t.merged', mergeLora(m.params, layout, lora));
+    const withLora = new GpuGenerator(rt, m.hf.config, base, { maxSequences: 3, maxLength: 32, lora: { layout, params: adapter } });
+    const plain = new GpuGenerator(rt, m.hf.config, merged, { maxSequences: 3, maxLength: 32 });
+    const without = new GpuGenerator(rt, m.hf.config, base, { maxSequences: 3, maxLength: 32 });
+    try {
+      const prompt = [1, 5, 9, 33, 2, 17, 40];
+      const sampling = { temperature: 1, seed: 4 };
+      const a = await withLora.generateGroup(prompt, 3, { maxNewTokens: 10, sampling });
+      expect(a).toEqual(await plain.generateGroup(prompt, 3, { maxNewTokens: 10, sampling }));
+      expect(a).not.toEqual(await without.generateGroup(prompt, 3, { maxNewTokens: 10, sampling }));
+    } finally {
+      for (const g of [withLora, plain, without]) g.dispose();
+      rt.release(base, adapter, merged);
     }
   });
 });

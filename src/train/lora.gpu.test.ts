@@ -93,4 +93,19 @@ describe('fine-tuning a Hugging Face folder', () => {
     expect(JSON.parse(ck.extraMetadata!.hf_base).files['tokenizer.json']).toBe(hfBase.base.files['tokenizer.json']);
     expect(ck.optimizer).toBeDefined();
   });
+
+  it('GSPO with LoRA from the folder: rollouts from the adapted model, the adapter alone moves', async () => {
+    const rt = await gpuRuntime();
+    const hfBase = await tinyBase();
+    const m: Metric[] = [];
+    const spec: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', steps: 2, T: 96, seed: 2, evalEvery: 2, lr: { peak: 1e-3, min: 1e-4, warmup: 0 }, rl: { groupSize: 4, promptsPerStep: 1, maxNewTokens: 8, evalSamples: 1 }, lora: { rank: 4 } };
+    // A toy reward that varies within a group, so advantages are nonzero.
+    const reward = (prediction: string) => ({ reward: (prediction.length % 7) / 7 });
+    const r = await runTraining(spec, data, { ...host(rt, m), reward }, undefined, { hfBase });
+    const ck = loadLoraCheckpoint(r.checkpoint);
+    const init = prepare(resolveSpec(spec), data, undefined, hfBase).lora!.params;
+    expect(ck.step).toBe(2);
+    expect(ck.lora.some((v, i) => v !== init[i])).toBe(true);
+    expect(m.some((x) => 'reward' in x.values)).toBe(true);
+  });
 });
