@@ -10,14 +10,20 @@ import { configFromHf } from './config.ts';
 import { filesFolder } from './files.ts';
 import { loadHfModel } from './load.ts';
 
+// Every fixture file as a URL vite serves (the browser fetches it; Node reads it from disk).
+const FILES = import.meta.glob(['../fixtures/lora/**/*', '../fixtures/hf/llama-chat/*'], { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+
+/** A fixture's bytes, by its path under src/model/fixtures/. */
 async function bytes(path: string): Promise<Uint8Array<ArrayBuffer>> {
-  const url = new URL(`../fixtures/${path}`, import.meta.url);
-  if (url.protocol === 'file:') {
-    const fs = await import('node:fs/promises');
-    return new Uint8Array(await fs.readFile(url));
+  const key = `../fixtures/${path}`;
+  if (FILES[key] === undefined) throw new Error(`no fixture ${path}`);
+  if (typeof window === 'undefined') {
+    const fs = 'node:fs/promises';
+    const { readFile } = (await import(/* @vite-ignore */ fs)) as typeof import('node:fs/promises');
+    return new Uint8Array(await readFile(new URL(key, import.meta.url)));
   }
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`fixture ${url}: HTTP ${res.status}`);
+  const res = await fetch(FILES[key]);
+  if (!res.ok) throw new Error(`fixture ${path}: HTTP ${res.status}`);
   return new Uint8Array(await res.arrayBuffer());
 }
 const json = async (path: string) => JSON.parse(new TextDecoder().decode(await bytes(path)));
