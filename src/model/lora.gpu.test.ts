@@ -13,7 +13,7 @@ import type { ModelConfig } from './config.ts';
 import { GpuGpt, type ModelBatch } from './gpt.ts';
 import { initLora, loraLayout, loraSettings, mergeLora, type LoraLayout, type LoraTarget } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
-import { loadTinyModel } from './hf/tiny-fixtures.ts';
+import { loadTinyModel, TINY_ARCHS } from './hf/tiny-fixtures.ts';
 import { GpuGenerator } from './generate.ts';
 
 // Grouped-query attention with odd widths: q 3·4 = 12, k and v 1·4 = 4, C = 10, F = 7.
@@ -103,9 +103,10 @@ function batchOf(vocab: number, B: number, T: number, seed: number): ModelBatch 
 }
 
 describe('LoRA in the model', () => {
-  it('tiny Llama: loss equals the merged model and adapter gradients follow the chain rule', async () => {
+  // Qwen2 adds q/k/v biases, Qwen3 the per-head q/k norms (whose gains get no gradient when frozen).
+  it.each(TINY_ARCHS)('tiny %s: loss equals the merged model and adapter gradients follow the chain rule', async (arch) => {
     const rt = await gpuRuntime();
-    const m = await loadTinyModel('llama');
+    const m = await loadTinyModel(arch);
     const layout = loraLayout(m.hf.config, loraSettings(4));
     const lora = randomAdapter(layout, 7);
     const batch = batchOf(m.hf.config.vocabSize, 2, 12, 3);
