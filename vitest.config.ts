@@ -41,9 +41,9 @@ export default defineConfig({
           name: 'gpu-browser',
           include: ['src/**/*.gpu.test.ts'],
           // Long runs of code the parity tests already prove identical in both runtimes: the
-          // 1,000-step memory test and the learning tests run on Dawn only, to keep CI short.
+          // 1,000-step memory test and the learning tests (pipeline, LoRA fine-tuning) run on Dawn only, to keep CI short.
           // The CLI's GPU tests drive the Node command (files, processes): Dawn only.
-          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
+          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/train/lora.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browser-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,

@@ -19,6 +19,8 @@ import type { MatmulShape } from '../reference/matmul.ts';
 import type { ModelConfig } from './config.ts';
 import type { BlockParams, ParamLayout, ParamTensor } from './params.ts';
 import { blockPlan, type BlockPlan } from './plan.ts';
+import type { GpuLora } from './loraGpu.ts';
+import type { LoraSite } from './lora.ts';
 
 /** The activations of one block. Training keeps one set per layer; generation shares one set (ln2 = ln1). */
 export interface BlockBuffers {
@@ -74,6 +76,19 @@ export interface BlockShape {
   maxPositions: number;
   /** Build the backward kernels too (training). */
   backward: boolean;
+  /**
+   * Frozen weights (LoRA): the backward carries the gradient through the block to the adapter
+   * (loraGpu.ts) and writes no gradient of the block's own weights, norms or biases.
+   */
+  frozen?: boolean;
+}
+
+/** The adapter a block runs with (GpuBlocks.encodeForward / encodeBackward call it at each projection). */
+export interface BlockLora {
+  lora: GpuLora;
+  params: GPUBuffer;
+  /** The adapter's gradient (training). */
+  grads?: GPUBuffer;
 }
 
 interface LayerKernels {
@@ -93,19 +108,23 @@ interface LayerKernels {
 
 interface LayerGradKernels {
   mlpBiasGrad?: BiasGradKernel;
-  dMlpW: MatmulKernel;
+  /** Absent when the weights are frozen. */
+  dMlpW?: MatmulKernel;
   dFc: MatmulKernel;
   /** GELU with a bias: the fused GELU backward + bias gradient; SwiGLU: the bias gradient of dh. */
   fcBiasGrad?: BiasGradKernel;
   /** GELU without a bias: the GELU backward alone. */
   geluBackward?: GeluBackwardKernel;
-  dFcW: MatmulKernel;
+  /** Absent when the weights are frozen. */
+  dFcW?: MatmulKernel;
   dLn2: MatmulKernel;
   projBiasGrad?: BiasGradKernel;
-  dProjW: MatmulKernel;
+  /** Absent when the weights are frozen. */
+  dProjW?: MatmulKernel;
   dAtt: MatmulKernel;
   qkvBiasGrad?: BiasGradKernel;
-  dQkvW: MatmulKernel;
+  /** Absent when the weights are frozen. */
+  dQkvW?: MatmulKernel;
   dLn1: MatmulKernel;
 }
 
@@ -183,20 +202,23 @@ async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKerne
   const { C, F, qDim, qkvDim, upDim } = k.plan;
   const gelu = k.plan.mlp === 'gelu';
   const rows = k.s.rows;
-  const dW = (w: ParamTensor, K: number, N: number) => k.mm({ M: K, N, K: rows, transA: true, offsetC: w.offset, beta: 1 });
+  const frozen = !!k.s.frozen;
+  const none = Promise.resolve(undefined);
+  const dW = (w: ParamTensor, K: number, N: number) => (frozen ? none : k.mm({ M: K, N, K: rows, transA: true, offsetC: w.offset, beta: 1 }));
+  const biasGrad = (t: ParamTensor | undefined, width: number, g = false) => (frozen ? none : k.biasGrad(t, width, g));
   const dx = (w: ParamTensor, N: number, K: number) => k.mm({ N, K, transB: true, offsetB: w.offset });
   const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, geluBackward, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
-    k.biasGrad(p.mlpProjBias, C),
+    biasGrad(p.mlpProjBias, C),
     dW(p.mlpProjWeight, F, C),
     dx(p.mlpProjWeight, F, C),
-    k.biasGrad(p.fcBias, upDim, gelu),
-    gelu && !p.fcBias ? k.geluBackward() : Promise.resolve(undefined),
+    biasGrad(p.fcBias, upDim, gelu),
+    gelu && (frozen || !p.fcBias) ? k.geluBackward() : none,
     dW(p.fcWeight, C, upDim),
     dx(p.fcWeight, C, upDim),
-    k.biasGrad(p.attnProjBias, C),
+    biasGrad(p.attnProjBias, C),
     dW(p.attnProjWeight, qDim, C),
     dx(p.attnProjWeight, qDim, C),
-    k.biasGrad(p.attnBias, qkvDim),
+    biasGrad(p.attnBias, qkvDim),
     dW(p.attnWeight, C, qkvDim),
     dx(p.attnWeight, C, qkvDim),
   ]);
@@ -205,6 +227,9 @@ async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKerne
 
 /** Every block of a model at one shape: encodeForward / encodeBackward one layer at a time. */
 export class GpuBlocks {
+  /** The adapter the blocks run with (LoRA), set by the model that owns it; null: none. */
+  lora: BlockLora | null = null;
+
   private constructor(
     readonly plan: BlockPlan,
     private readonly fwd: LayerKernels[],
@@ -234,17 +259,21 @@ export class GpuBlocks {
   /** Layer `l` from b.x to xOut (which may be b.x itself: generation overwrites its input). */
   encodeForward(pass: GPUComputePassEncoder, P: GPUBuffer, l: number, b: BlockBuffers, xOut: GPUBuffer, attention: BlockAttention): void {
     const k = this.fwd[l];
+    const lora = this.lora;
     k.norm1.encodeForward(pass, b.x, P, b.ln1, b.ln1Stats);
     k.qkv.encode(pass, b.ln1, P, b.qkv);
+    lora?.lora.encodeForward(pass, lora.params, l, 'qkv', b.ln1, b.qkv);
     k.qkvBias?.encode(pass, b.qkv, P);
     k.headNorm?.encodeForward(pass, b.qkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'));
     this.rope?.encode(pass, b.qkv, attention.position);
     attention.forward(pass, l, b);
     k.proj.encode(pass, b.att, P, b.xMid);
+    lora?.lora.encodeForward(pass, lora.params, l, 'o', b.att, b.xMid);
     k.projBias?.encode(pass, b.xMid, P);
     this.add.encode(pass, b.xMid, b.x);
     k.norm2.encodeForward(pass, b.xMid, P, b.ln2, b.ln2Stats);
     k.fc.encode(pass, b.ln2, P, b.fcH);
+    lora?.lora.encodeForward(pass, lora.params, l, 'fc', b.ln2, b.fcH);
     if (this.swiglu) {
       k.fcBiasAct?.encode(pass, b.fcH, P);
       this.swiglu.encodeForward(pass, b.fcH, b.fcA);
@@ -252,41 +281,54 @@ export class GpuBlocks {
       k.fcBiasAct!.encode(pass, b.fcH, P, b.fcA);
     }
     k.mlp.encode(pass, b.fcA, P, xOut);
+    lora?.lora.encodeForward(pass, lora.params, l, 'down', b.fcA, xOut);
     k.mlpBias?.encode(pass, xOut, P);
     this.add.encode(pass, xOut, b.xMid);
   }
 
-  /** Layer `l`'s backward (training; positions from attention.position): d.dX from d x_out to d x; gradients add into G. */
-  encodeBackward(pass: GPUComputePassEncoder, P: GPUBuffer, G: GPUBuffer, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
+  /**
+   * Layer `l`'s backward (training; positions from attention.position): d.dX from d x_out to d x;
+   * gradients add into G (none with frozen weights: G may then be null) and the adapter's into its own.
+   */
+  encodeBackward(pass: GPUComputePassEncoder, P: GPUBuffer, G: GPUBuffer | null, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
     const k = this.bwd[l];
     const n = this.fwd[l];
     if (!k || !attention.backward) throw new Error('GpuBlocks: built without the backward (shape.backward) or given no attention backward');
+    const lora = this.lora;
+    const adapt = (site: LoraSite, x: GPUBuffer, dy: GPUBuffer, dx: GPUBuffer) => lora?.lora.encodeBackward(pass, lora.params, need(lora.grads, 'adapter gradient'), l, site, x, dy, dx);
+    // dW += xᵀ·dy, unless the weights are frozen.
+    const g = (kernel: MatmulKernel | undefined, x: GPUBuffer, dy: GPUBuffer) => G && kernel?.encode(pass, x, dy, G);
     // MLP branch: dX is d x_out.
-    k.mlpBiasGrad?.encode(pass, d.dX, G);
-    k.dMlpW.encode(pass, b.fcA, d.dX, G);
+    if (k.mlpBiasGrad && G) k.mlpBiasGrad.encode(pass, d.dX, G);
+    g(k.dMlpW, b.fcA, d.dX);
     if (this.swiglu) {
       const dAct = need(d.dAct, 'dAct');
       k.dFc.encode(pass, d.dX, P, dAct);
+      adapt('down', b.fcA, d.dX, dAct);
       this.swiglu.encodeBackward(pass, b.fcH, dAct, d.dFc);
-      k.fcBiasGrad?.encode(pass, d.dFc, G);
+      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G);
     } else {
       k.dFc.encode(pass, d.dX, P, d.dFc);
-      if (k.fcBiasGrad) k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
+      adapt('down', b.fcA, d.dX, d.dFc);
+      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
       else k.geluBackward!.encode(pass, d.dFc, b.fcH);
     }
-    k.dFcW.encode(pass, b.ln2, d.dFc, G);
+    g(k.dFcW, b.ln2, d.dFc);
     k.dLn2.encode(pass, d.dFc, P, d.dT);
+    adapt('fc', b.ln2, d.dFc, d.dT);
     n.norm2.encodeBackward(pass, d.dT, b.xMid, P, b.ln2Stats, d.dX, G);
     // Attention branch: dX is now d xMid.
-    k.projBiasGrad?.encode(pass, d.dX, G);
-    k.dProjW.encode(pass, b.att, d.dX, G);
+    if (k.projBiasGrad && G) k.projBiasGrad.encode(pass, d.dX, G);
+    g(k.dProjW, b.att, d.dX);
     k.dAtt.encode(pass, d.dX, P, d.dT);
+    adapt('o', b.att, d.dX, d.dT);
     attention.backward(pass, b, d.dT, d.dQkv);
     this.rope?.encodeBackward(pass, d.dQkv, attention.position);
     n.headNorm?.encodeBackward(pass, d.dQkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'), G);
-    k.qkvBiasGrad?.encode(pass, d.dQkv, G);
-    k.dQkvW.encode(pass, b.ln1, d.dQkv, G);
+    if (k.qkvBiasGrad && G) k.qkvBiasGrad.encode(pass, d.dQkv, G);
+    g(k.dQkvW, b.ln1, d.dQkv);
     k.dLn1.encode(pass, d.dQkv, P, d.dT);
+    adapt('qkv', b.ln1, d.dQkv, d.dT);
     n.norm1.encodeBackward(pass, d.dT, b.x, P, b.ln1Stats, d.dX, G);
   }
 

@@ -101,10 +101,18 @@ export class CheckpointError extends Error {
 }
 
 /** Config as JSON with a fixed field order, so the same config always gives the same bytes. */
-function configToJson(c: ModelConfig): string {
+/** The config as stored in a checkpoint's metadata (fields in a fixed order). */
+export function configToJson(c: ModelConfig): string {
   const ordered: Record<string, unknown> = {};
   for (const f of CONFIG_FIELDS) ordered[f] = c[f];
   return JSON.stringify(ordered);
+}
+
+/** A config stored by configToJson, checked as loadCheckpoint checks it. */
+export function configFromJson(text: string, source = 'checkpoint'): ModelConfig {
+  return checkpointConfig({ config: text }, undefined, (msg) => {
+    throw new CheckpointError(`${source}: ${msg}`);
+  });
 }
 
 export function saveCheckpoint(ck: Checkpoint): Uint8Array {

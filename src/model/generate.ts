@@ -15,6 +15,8 @@ import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.t
 import { submit } from '../gpu/kernels/common.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
+import type { LoraLayout } from './lora.ts';
+import { GpuLora } from './loraGpu.ts';
 import type { ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
 import { blockPlan } from './plan.ts';
@@ -75,17 +77,23 @@ export function sharedPrefixLength(a: readonly number[], b: readonly number[]): 
   return i;
 }
 
+/** A LoRA adapter generation runs with (e.g. GpuGpt.trainParams of a LoRA model, so it sees the latest adapter). */
+export interface GeneratorLora {
+  layout: LoraLayout;
+  params: GPUBuffer;
+}
+
 /** Kernels and activations for S sequences × Tn new rows. */
 class Graph {
   private constructor(
     readonly S: number,
     readonly Tn: number,
-    private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel },
+    private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel; lora?: GpuLora },
     readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & { qkRaw?: GPUBuffer; qkStats?: GPUBuffer },
     private readonly rt: GpuRuntime,
   ) {}
 
-  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number): Promise<Graph> {
+  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
     const plan = blockPlan(c);
@@ -99,6 +107,8 @@ class Graph {
       NormKernel.create(rt, normShape),
       MatmulKernel.create(rt, { M: rows, N: c.vocabSize, K: C, offsetB: (L.lmHead ?? L.wte).offset, transB: true }),
     ]);
+    const lora = adapter && (await GpuLora.create(rt, adapter.layout, { rows, backward: false }));
+    if (lora) blocks.lora = { lora, params: adapter!.params };
     const f32 = (label: string, n: number) => rt.storage(label, n * 4);
     const F = plan.F;
     const hn = headNormSizes(plan, rows);
@@ -115,7 +125,7 @@ class Graph {
       fcA: f32('gen.fca', rows * F),
       logits: f32('gen.logits', rows * c.vocabSize),
     };
-    return new Graph(S, Tn, { embed, append, attend, blocks, normF, head }, bufs, rt);
+    return new Graph(S, Tn, { embed, append, attend, blocks, normF, head, ...(lora && { lora }) }, bufs, rt);
   }
 
   /**
@@ -176,7 +186,7 @@ export class GpuGenerator {
      * own; a new prompt that starts like a kept one prefills only from the first differing token.
      * Only for fixed weights: after the weights change, call forgetPrefixes().
      */
-    readonly limits: { maxSequences: number; maxLength: number; prefixSlots?: number },
+    readonly limits: { maxSequences: number; maxLength: number; prefixSlots?: number; lora?: GeneratorLora },
   ) {
     this.layout = paramLayout(config);
     if (config.positions === 'learned' && limits.maxLength > config.contextLength) {
@@ -221,7 +231,7 @@ export class GpuGenerator {
     if (g) {
       this.graphs.delete(key); // re-insert: Map order is the recency order
     } else {
-      g = Graph.create(this.rt, this.config, this.layout, S, Tn, this.limits.maxLength);
+      g = Graph.create(this.rt, this.config, this.layout, S, Tn, this.limits.maxLength, this.limits.lora);
       if (this.graphs.size >= GpuGenerator.MAX_GRAPHS) {
         const [oldKey, old] = this.graphs.entries().next().value!;
         this.graphs.delete(oldKey);

@@ -30,6 +30,8 @@ import { paramLayout, tensorSegments, type ParamLayout } from './params.ts';
 import type { Checkpoint } from './checkpoint.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
 import { blockPlan } from './plan.ts';
+import type { LoraLayout } from './lora.ts';
+import { GpuLora } from './loraGpu.ts';
 
 /** What a training or evaluation batch gives the model (src/train/data.ts makes these). */
 export interface ModelBatch {
@@ -55,6 +57,11 @@ export interface GpuGptOptions {
    * is that of the tempered distribution softmax(logits/τ) the responses were drawn from.
    */
   rl?: { Lmax: number; epsLow?: number; epsHigh?: number; temperature?: number };
+  /**
+   * LoRA (lora.ts): the weights in `params` are frozen and only this adapter trains; `grads`,
+   * `m` and `v` then have the adapter's layout, and there is no gradient or Adam state of the base.
+   */
+  lora?: LoraLayout;
 }
 
 /** The GSPO path's kernels and buffers (built only when options.rl is given). */
@@ -98,6 +105,10 @@ export class GpuGpt {
   readonly N: number;
   /** Flat buffers in the params.ts layout. */
   readonly params: GPUBuffer;
+  /** What AdamW updates: `params` itself, or with LoRA the adapter's flat buffer. */
+  readonly trainParams: GPUBuffer;
+  /** Elements of trainParams, grads, m and v. */
+  readonly trainSize: number;
   readonly grads: GPUBuffer;
   readonly m: GPUBuffer;
   readonly v: GPUBuffer;
@@ -130,6 +141,7 @@ export class GpuGpt {
   private dHead!: MatmulKernel;
   private adamw!: AdamWKernel;
   private rl: RlPath | null = null;
+  private lora: GpuLora | null = null;
   /** Optimiser steps taken (the next step's 0-based index). */
   step = 0;
   /** Dispatches in one training step (for the benchmark's report). */
@@ -144,8 +156,10 @@ export class GpuGpt {
     if (options.T > config.contextLength) throw new RangeError(`GpuGpt: T = ${options.T} exceeds the model's context of ${config.contextLength}`);
     if (!Number.isInteger(options.batch) || options.batch < 1) throw new RangeError(`GpuGpt: batch must be a positive integer, got ${options.batch}`);
     this.N = options.batch * options.T;
-    const size = this.layout.totalSize * 4;
-    this.params = this.buf('gpt.params', size);
+    this.params = this.buf('gpt.params', this.layout.totalSize * 4);
+    this.trainSize = options.lora ? options.lora.totalSize : this.layout.totalSize;
+    this.trainParams = options.lora ? this.buf('gpt.lora', this.trainSize * 4) : this.params;
+    const size = this.trainSize * 4;
     this.grads = this.buf('gpt.grads', size);
     this.m = this.buf('gpt.adam_m', size);
     this.v = this.buf('gpt.adam_v', size);
@@ -177,6 +191,8 @@ export class GpuGpt {
     const { heads: H, kvHeads: kvH, headSize: D } = blockPlan(c);
     const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
     const headT = L.lmHead ?? L.wte;
+    const frozen = !!this.options.lora;
+    const trainSegments = this.options.lora ? this.options.lora.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay })) : tensorSegments(L);
     const normShape = { rows: N, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
     const [embed, attnF, attnB, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks] = await Promise.all([
       EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
@@ -190,11 +206,15 @@ export class GpuGpt {
       mm({ M: N, N: C, K: V, offsetB: headT.offset }),
       // dHead += dlogitsᵀ · lnf ([V,N]·[N,C])
       mm({ M: V, N: C, K: N, transA: true, offsetC: headT.offset, beta: 1 }),
-      AdamWKernel.create(rt, { size: L.totalSize, segments: tensorSegments(L), zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
-      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true }),
+      AdamWKernel.create(rt, { size: this.trainSize, segments: trainSegments, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true, frozen }),
     ]);
     for (const k of [embed, attnF, attnB, xent, xentEval, adamw, blocks]) this.keep(k);
     Object.assign(this, { embed, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks });
+    if (this.options.lora) {
+      this.lora = this.keep(await GpuLora.create(rt, this.options.lora, { rows: N, backward: true }));
+      blocks.lora = { lora: this.lora, params: this.trainParams, grads: this.grads };
+    }
     // Training attention: causal over the whole batch, keeping the lse rows for the backward.
     this.attention = {
       position: 0,
@@ -284,11 +304,11 @@ export class GpuGpt {
   setParams(params: Float32Array, optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
     this.checkFlat(params, 'params');
     this.rt.write(this.params, params);
-    const zeros = new Float32Array(this.layout.totalSize);
+    const zeros = new Float32Array(this.trainSize);
     this.rt.write(this.grads, zeros);
     if (optimizer) {
-      this.checkFlat(optimizer.m, 'optimizer m');
-      this.checkFlat(optimizer.v, 'optimizer v');
+      this.checkFlat(optimizer.m, 'optimizer m', this.trainSize);
+      this.checkFlat(optimizer.v, 'optimizer v', this.trainSize);
       this.rt.write(this.m, optimizer.m);
       this.rt.write(this.v, optimizer.v);
       this.step = optimizer.step;
@@ -299,8 +319,21 @@ export class GpuGpt {
     }
   }
 
-  private checkFlat(a: Float32Array, what: string) {
-    if (a.length !== this.layout.totalSize) throw new RangeError(`GpuGpt: ${what} has ${a.length} elements, the layout needs ${this.layout.totalSize}`);
+  private checkFlat(a: Float32Array, what: string, size = this.layout.totalSize) {
+    if (a.length !== size) throw new RangeError(`GpuGpt: ${what} has ${a.length} elements, the layout needs ${size}`);
+  }
+
+  /** Uploads the adapter's weights (LoRA models only; call after setParams, which clears the Adam state). */
+  setLora(lora: Float32Array): void {
+    if (!this.options.lora) throw new Error('GpuGpt: built without LoRA');
+    this.checkFlat(lora, 'LoRA adapter', this.trainSize);
+    this.rt.write(this.trainParams, lora);
+  }
+
+  /** The adapter's weights (LoRA models only). */
+  async getLora(): Promise<Float32Array> {
+    if (!this.options.lora) throw new Error('GpuGpt: built without LoRA');
+    return this.rt.readF32(this.trainParams, this.trainSize);
   }
 
   async getParams(): Promise<Float32Array> {
@@ -308,7 +341,7 @@ export class GpuGpt {
   }
 
   async getOptimizerState(): Promise<{ m: Float32Array; v: Float32Array; step: number }> {
-    return { m: await this.rt.readF32(this.m, this.layout.totalSize), v: await this.rt.readF32(this.v, this.layout.totalSize), step: this.step };
+    return { m: await this.rt.readF32(this.m, this.trainSize), v: await this.rt.readF32(this.v, this.trainSize), step: this.step };
   }
 
   /** The model's state as a checkpoint (weights, config, optimiser state, step). */
@@ -362,13 +395,15 @@ export class GpuGpt {
 
   /** From dlogits (in the logits buffer) to every parameter gradient (accumulated into grads). */
   private encodeBackward(pass: GPUComputePassEncoder, dlogits: GPUBuffer = this.logits): void {
-    const { params: P, grads: G } = this;
+    const P = this.params;
+    // Frozen weights (LoRA): no gradient of the head, norms or embeddings; the blocks carry it to the adapter.
+    const G = this.lora ? null : this.grads;
     this.dLnf.encode(pass, dlogits, P, this.dT);
-    this.dHead.encode(pass, dlogits, this.lnf, G);
+    if (G) this.dHead.encode(pass, dlogits, this.lnf, G);
     this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
     const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf, dAct: this.dActBuf };
     for (let l = this.acts.length - 1; l >= 0; l--) this.blocks.encodeBackward(pass, P, G, l, this.acts[l], d, this.attention);
-    this.embed.encodeBackward(pass, this.csr, this.dX, G);
+    if (G) this.embed.encodeBackward(pass, this.csr, this.dX, G);
   }
 
   /** A whole training step's dispatches (forward, loss and dlogits, backward, AdamW) into `pass`. */
@@ -376,7 +411,7 @@ export class GpuGpt {
     this.encodeForward(pass);
     this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
     this.encodeBackward(pass);
-    this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+    this.adamw.encode(pass, this.trainParams, this.grads, this.m, this.v);
   }
 
   private countDispatches(): number {
@@ -424,7 +459,7 @@ export class GpuGpt {
       this.encodeBackward(pass);
     });
     const loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
-    const grad = await this.rt.readF32(this.grads, this.layout.totalSize);
+    const grad = await this.rt.readF32(this.grads, this.trainSize);
     this.rt.write(this.grads, new Float32Array(grad.length));
     return { loss, grad };
   }
@@ -487,7 +522,7 @@ export class GpuGpt {
     this.adamw.setStep(this.step, lr);
     submit(this.rt, 'gpt.gspo_step', (pass) => {
       this.encodeGspo(pass, rl);
-      this.adamw.encode(pass, this.params, this.grads, this.m, this.v);
+      this.adamw.encode(pass, this.trainParams, this.grads, this.m, this.v);
     });
     this.step++;
     const stats = await GspoKernel.readStats(this.rt, rl.stats);
@@ -498,7 +533,7 @@ export class GpuGpt {
   async gspoGradient(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): Promise<{ grad: Float32Array } & GspoStats> {
     const rl = this.writeGspo(batch, logpOld, advantages);
     submit(this.rt, 'gpt.gspo_grad', (pass) => this.encodeGspo(pass, rl));
-    const grad = await this.rt.readF32(this.grads, this.layout.totalSize);
+    const grad = await this.rt.readF32(this.grads, this.trainSize);
     this.rt.write(this.grads, new Float32Array(grad.length));
     return { grad, ...(await GspoKernel.readStats(this.rt, rl.stats)) };
   }

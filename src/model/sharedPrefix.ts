@@ -334,7 +334,7 @@ export class SharedPrefixGspo {
     model.optimizer.setStep(model.step, lr);
     submit(this.rt, 'shared.gspo_step', (pass) => {
       this.encodeGspo(pass, current);
-      model.optimizer.encode(pass, model.params, model.grads, model.m, model.v);
+      model.optimizer.encode(pass, model.trainParams, model.grads, model.m, model.v);
     });
     model.step++;
     const stats = await GspoKernel.readStats(this.rt, this.b.stats);

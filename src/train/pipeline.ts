@@ -20,6 +20,7 @@
 // on; sft.ts: CPT and SFT; rl.ts: GSPO); this file is the front door the app, the CLI and the
 // jobs use.
 import type { Trajectory } from '../core/schema/types.ts';
+import { chatWrap, wrapTemplates } from './chat.ts';
 import { rewardJudges } from './rlMetrics.ts';
 import type { TrainSpec } from './spec.ts';
 import { prepare, resolveSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
@@ -36,7 +37,10 @@ export { labelledRows, stageRows, trainLabels, unigramLoss } from './stages/rows
 export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[], host: TrainHost, from?: Uint8Array, extra: RunExtra = {}): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
   if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
-  const p = prepare(spec, trajectories, from);
+  const p = prepare(spec, trajectories, from, extra.hfBase);
+  // A pretrained model sees every sample in its own chat format (chat.ts).
+  if (p.hf) spec.templateSet = wrapTemplates(spec.templateSet, chatWrap(p.hf.opened.tokenizer));
+  if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen`);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {
     const judges = extra.rewardJudges ?? rewardJudges(spec.rl.rewardJudge, spec.rl.judgeEndpoint && { ...spec.rl.judgeEndpoint, apiKey: extra.judgeApiKey });

@@ -102,4 +102,9 @@ export interface TrainSpec {
   labels?: LabelSettings;
   /** The loss mask's thresholds and ratios (SFT); missing keys take the defaults (docs/masking.md). */
   mask?: Partial<MaskConfig>;
+  /**
+   * LoRA on a pretrained model (the run starts from a Hugging Face folder): rank, alpha (default
+   * 2·rank) and the projections adapted (default q, k, v, o, gate, up, down); base weights frozen.
+   */
+  lora?: { rank: number; alpha?: number; targets?: string[] };
 }

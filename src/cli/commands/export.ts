@@ -11,14 +11,21 @@ import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
+import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
+import { HF_INPUT_ERRORS } from './train-hf.ts';
 import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 
-const USAGE = `lwm export CKPT --to hf|onnx -o DIR
+const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
 
-  CKPT        a checkpoint written by LWM Studio training (.safetensors); for --to onnx also a
+  CKPT        a checkpoint written by LWM Studio training (.safetensors), or a LoRA run's adapter
+              folder (adapter_config.json + adapter_model.safetensors); for --to onnx also a
               Hugging Face model folder (Llama, Qwen2, Qwen3)
   --to hf     a Hugging Face GPT-2 folder: config.json, model.safetensors, tokenizer.json,
-              tokenizer_config.json, generation_config.json
+              tokenizer_config.json, generation_config.json; for a fine-tuned Llama / Qwen2 /
+              Qwen3 (lwm train --from HF_FOLDER) the same folder in its base's architecture, a LoRA
+              adapter merged into the base's weights
+  --unmerged  a LoRA adapter as PEFT's folder (adapter_config.json, adapter_model.safetensors)
+              with the base's tokenizer files, for PeftModel.from_pretrained
   --to onnx   an ONNX causal-LM folder in Hugging Face's layout: onnx/model.onnx (input_ids,
               attention_mask, position_ids, past_key_values.N.key/value in; logits,
               present.N.key/value out; opset 17, float32) beside config.json,
@@ -36,6 +43,7 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
     help: { type: 'boolean', short: 'h' },
     to: { type: 'string' },
     output: { type: 'string', short: 'o' },
+    unmerged: { type: 'boolean' },
   });
   if (values.help) {
     io.out(`usage: ${USAGE}\n`);
@@ -47,22 +55,24 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
   const ckPath = positionals[0];
   const dir = values.output;
+  const adapter = values.to === 'hf' && isAdapterFolder(ckPath);
   const isFolder = values.to === 'onnx' && isDirectory(ckPath);
-  const problem = isFolder ? null : inputFileProblem(ckPath);
+  const problem = adapter || isFolder ? null : inputFileProblem(ckPath);
   if (problem) throw new FileError(problem);
+  if (values.unmerged && !adapter) throw new UsageError('--unmerged is for a LoRA adapter folder');
   const target = checkOutputDir(dir);
 
   let files;
   try {
-    if (isFolder) files = await hfFolderAsOnnx(ckPath);
-    else {
+    if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged);
+    else if (isFolder) files = await hfFolderAsOnnx(ckPath);
+    else if (values.to === 'onnx') {
       const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
-      const tok = checkpointTokenizer(ck, ckPath);
-      files = values.to === 'onnx' ? onnxExportFiles(ck, checkpointSideFiles(ck, tok, ckPath)) : hfExportFiles(ck, tok, ckPath);
-    }
+      files = onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, ckPath), ckPath));
+    } else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
-    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
-      io.err(`lwm export: ${e.message}\n`);
+    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
+      io.err(`lwm export: ${(e as Error).message}\n`);
       return 1;
     }
     throw e;
@@ -88,6 +98,13 @@ async function hfFolderAsOnnx(path: string) {
   // Export reads the weights on the CPU: no adapter limits apply.
   const m = await loadHfModel(folder, { limits: { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false } });
   return onnxExportFiles(m, await hfFolderSideFiles(folder));
+}
+
+/** Our checkpoint as a GPT-2 folder, or (a full fine-tune of a Hugging Face model) as its base's architecture. */
+function checkpointExportFiles(bytes: Uint8Array, source: string): { name: string; bytes: Uint8Array }[] {
+  if (hfCheckpointBase(bytes)) return fullFineTuneFiles(bytes, source);
+  const ck = loadCheckpoint(bytes, { source });
+  return hfExportFiles(ck, checkpointTokenizer(ck, source), source);
 }
 
 /** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */

@@ -21,3 +21,17 @@ describe('lwm train reward settings', () => {
     expect(help.stdout).toContain('--labels LABELS.jsonl');
   });
 });
+
+describe('lwm train LoRA settings', () => {
+  it('checks --lora, --lora-alpha and --lora-targets before anything runs', async () => {
+    await expect(run('--stage', 'sft', '--lora', '0', '--from', '.')).rejects.toThrow(/--lora must be a rank from 1 to 4096, got '0'/);
+    await expect(run('--stage', 'sft', '--lora', '2.5', '--from', '.')).rejects.toThrow(/--lora must be a rank/);
+    await expect(run('--stage', 'sft', '--lora-alpha', '8')).rejects.toThrow(/--lora-alpha and --lora-targets need --lora R/);
+    await expect(run('--stage', 'sft', '--lora', '8', '--lora-alpha=-1', '--from', '.')).rejects.toThrow(/--lora-alpha must be a number above 0/);
+    await expect(run('--stage', 'sft', '--lora', '8', '--from', 'package.json')).rejects.toThrow(/--lora needs --from HF_FOLDER/);
+    await expect(run('--stage', 'sft', '--lora', '8')).rejects.toThrow(UsageError);
+    const help = captureIO();
+    expect(await train(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down]');
+  });
+});

@@ -11,6 +11,7 @@ import type { SftLabel } from '../../train/rejection.ts';
 import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
 import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
+import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './train-hf.ts';
 
 const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
@@ -21,6 +22,10 @@ const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
   [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
                                                     log-probs are those of the same tempered distribution)
+  [--from HF_FOLDER [--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down]] [--memory-gib G]]
+                                                   (fine-tune a Hugging Face Llama / Qwen2 / Qwen3 folder in its
+                                                    chat format: full, or a LoRA adapter (alpha default 2R) written
+                                                    as a PEFT folder -o DIR; --from DIR resumes it)
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
 
@@ -29,6 +34,8 @@ const writeAtomic = writeFileAtomicSync;
 
 /** A checkpoint as two files: PATH (weights, loads in Hugging Face tools) and PATH's .optim.safetensors. */
 function writeCheckpoint(path: string, bytes: Uint8Array) {
+  const adapter = loraAdapterConfig(bytes);
+  if (adapter !== null) return writeLoraFolder(path, bytes, adapter);
   const files = checkpointFiles(bytes, path);
   if (files.optimizer) writeAtomic(optimizerFileName(path), files.optimizer);
   else rmSync(optimizerFileName(path), { force: true });
@@ -64,6 +71,7 @@ const OPTIONS = {
   'judge-model': { type: 'string' },
   'judge-api-key': { type: 'string' },
   'eval-samples': { type: 'string' },
+  ...LORA_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -114,6 +122,7 @@ function trainSpec(values: TrainValues, io: CliIO) {
       ...(rewardJudge === 'endpoint' ? { judgeEndpoint: { baseUrl: values['judge-base-url']!, model: values['judge-model']! } } : {}),
     },
     ...(mask && { mask }),
+    ...loraOption(values),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
   return spec;
@@ -214,19 +223,23 @@ const train: Command = async (argv, io) => {
   }
   const spec = trainSpec(values, io);
   if (!spec) return 1;
+  const hfFrom = values.from !== undefined && isFolder(values.from);
+  if (spec.lora && !hfFrom) throw new UsageError('--lora needs --from HF_FOLDER (a Hugging Face model folder)');
 
   const loaded = await loadTrainingData(io, values.data);
   if (!loaded) return 1;
   const { file } = loaded;
   if (loaded.errorCount > 0) io.err(`${file}: ${loaded.errorCount} bad records skipped; training on the ${loaded.trajectories.length} good ones\n`);
 
-  const out = values.out ?? `lwm-${spec.stage}.safetensors`;
+  const loraRun = !!spec.lora || (hfFrom && existsSync(`${values.from}/adapter_config.json`));
+  const out = values.out ?? (loraRun ? `lwm-${spec.stage}-lora` : `lwm-${spec.stage}.safetensors`);
   // Before any training: an output that cannot be written fails now, not after the last step.
-  checkOutputPath(out);
+  if (loraRun) checkLoraOutput(out);
+  else checkOutputPath(out);
   if (values.metrics !== undefined) checkOutputPath(values.metrics);
   const sftLabels = values.labels === undefined ? undefined : await readSftLabels(io, values.labels, spec.stage, loaded.trajectories);
   if (sftLabels === null) return 1;
-  const from = values.from ? readStartCheckpoint(io, values.from) : undefined;
+  let from = values.from && !hfFrom ? readStartCheckpoint(io, values.from) : undefined;
   if (from === null) return 1;
 
   const { runTraining } = await import('../../train/pipeline.ts');
@@ -236,6 +249,8 @@ const train: Command = async (argv, io) => {
   io.err(`adapter: ${rt.describe()}\n`);
   const t0 = Date.now();
   try {
+    const hf = hfFrom ? await readHfStart(io, values.from!, { rt, lora: spec.lora?.rank, T: spec.T, batch: spec.batch ?? 8, memoryGib: memoryGib(values['memory-gib']) }) : undefined;
+    if (hf?.from) from = hf.from;
     const result = await runTraining(
       spec,
       loaded.trajectories,
@@ -245,17 +260,17 @@ const train: Command = async (argv, io) => {
         log: (m) => io.err(`${m}\n`),
         metric: metricReporter(io, spec, values.metrics, t0),
         checkpoint: (bytes, info) => {
-          writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes);
+          writeCheckpoint(info.tag === 'best' ? (loraRun ? `${out}/best` : out.replace(/(\.safetensors)?$/, '.best.safetensors')) : out, bytes);
         },
       },
       from,
-      { sftLabels, judgeApiKey: values['judge-api-key'] ?? envApiKey() },
+      { sftLabels, judgeApiKey: values['judge-api-key'] ?? envApiKey(), ...(hf && { hfBase: hf.hfBase }) },
     );
     writeCheckpoint(out, result.checkpoint);
     io.out(resultLine(spec, result, out, t0));
     return 0;
   } catch (e) {
-    if (isUserError(e, [UserFacingError])) {
+    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name)) {
       io.err(`lwm train: ${(e as Error).message}\n`);
       return 1;
     }

@@ -66,13 +66,14 @@ export class HeadNormKernel {
     this.binds.dispatch(pass, this.pipes.forward, { 0: this.params, 1: qkv, 2: weights, 3: raw, 4: stats }, this.headGrid);
   }
 
-  encodeBackward(pass: GPUComputePassEncoder, dqkv: BufferBinding, weights: BufferBinding, raw: BufferBinding, stats: BufferBinding, grads: BufferBinding): void {
+  /** grads null: no gain gradients (frozen weights), only dqkv. */
+  encodeBackward(pass: GPUComputePassEncoder, dqkv: BufferBinding, weights: BufferBinding, raw: BufferBinding, stats: BufferBinding, grads: BufferBinding | null): void {
     this.check('headnorm backward', dqkv, weights, raw, stats);
-    needWords('headnorm backward', 'grads', grads, Math.max(this.shape.qOffset, this.shape.kOffset) + this.shape.D);
+    if (grads) needWords('headnorm backward', 'grads', grads, Math.max(this.shape.qOffset, this.shape.kOffset) + this.shape.D);
     const cols = Math.ceil((2 * this.shape.D) / 64);
-    this.binds.dispatch(pass, this.pipes.partial, { 0: this.params, 1: dqkv, 3: raw, 4: stats, 5: this.partial }, [cols, this.numBlocks]);
+    if (grads) this.binds.dispatch(pass, this.pipes.partial, { 0: this.params, 1: dqkv, 3: raw, 4: stats, 5: this.partial }, [cols, this.numBlocks]);
     this.binds.dispatch(pass, this.pipes.backward, { 0: this.params, 1: dqkv, 2: weights, 3: raw, 4: stats }, this.headGrid);
-    this.binds.dispatch(pass, this.pipes.grad, { 0: this.params, 5: this.partial, 6: grads }, [cols]);
+    if (grads) this.binds.dispatch(pass, this.pipes.grad, { 0: this.params, 5: this.partial, 6: grads }, [cols]);
   }
 
   dispose(): void {

@@ -92,18 +92,19 @@ export class NormKernel {
     weights: BufferBinding,
     stats: BufferBinding,
     dx: BufferBinding,
-    grads: BufferBinding,
+    /** null: no dgamma/dbeta (frozen weights). */
+    grads: BufferBinding | null,
   ): void {
     const { rows, C, gammaOffset, betaOffset, dgammaOffset, dbetaOffset } = this.shape;
     for (const [what, b] of [['dy', dy], ['x', x], ['dx', dx]] as const) needWords('norm backward', what, b, rows * C);
     needWords('norm backward', 'stats', stats, 2 * rows);
     this.checkWeights('weights', weights, gammaOffset, betaOffset);
-    this.checkWeights('grads', grads, dgammaOffset, dbetaOffset);
+    if (grads) this.checkWeights('grads', grads, dgammaOffset, dbetaOffset);
     const rowGroups = Math.ceil(this.shape.rows / 64);
     // Column role: one thread per column (scalar) or per 4 columns (vec4), per row block.
     const colGroups = Math.ceil(this.shape.C / (this.vec4 ? 256 : 64));
     this.binds.dispatch(pass, this.backward, [this.params, dy, x, weights, stats, dx, this.partial], grid(this.rt, rowGroups + colGroups * this.numBlocks));
-    this.binds.dispatch(pass, this.paramGrad, [this.params, this.partial, grads], [Math.ceil(this.shape.C / 64)]);
+    if (grads) this.binds.dispatch(pass, this.paramGrad, [this.params, this.partial, grads], [Math.ceil(this.shape.C / 64)]);
   }
 
   dispose(): void {

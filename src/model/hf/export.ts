@@ -19,6 +19,9 @@ import type { Checkpoint } from '../checkpoint.ts';
 import { mlpHidden, type ModelConfig } from '../config.ts';
 import { paramLayout } from '../params.ts';
 import { writeSafetensors, type TensorToWrite } from '../safetensors.ts';
+import type { HfBase } from './base.ts';
+import { configFromHf } from './config.ts';
+import { paramsToHf } from './weights.ts';
 
 export class HfExportRefused extends Error {
   constructor(message: string) {
@@ -117,4 +120,28 @@ export function hfExportFiles(ck: Pick<Checkpoint, 'config' | 'params'>, tok: To
     { name: 'tokenizer.json', bytes: enc.encode(json(tokenizer)) },
     { name: 'tokenizer_config.json', bytes: enc.encode(json(tokenizerConfigJson(c, tok))) },
   ];
+}
+
+/**
+ * A fine-tuned Llama / Qwen2 / Qwen3 (a run started from a Hugging Face folder, its LoRA adapter
+ * merged or not) as a Hugging Face folder: the base's config.json (dtype float32, as written),
+ * tokenizer and generation files unchanged, and our weights under the standard names
+ * (weights.ts's paramsToHf; a tied head writes no lm_head.weight).
+ */
+export function hfLlamaExportFiles(config: ModelConfig, params: Float32Array, base: HfBase): { name: string; bytes: Uint8Array }[] {
+  const raw = JSON.parse(base.files['config.json'] ?? 'null') as Record<string, unknown>;
+  const opened = configFromHf(raw).config;
+  const same = (Object.keys(opened) as (keyof ModelConfig)[]).every((k) => k === 'contextLength' || JSON.stringify(opened[k]) === JSON.stringify(config[k]));
+  if (!same) throw new HfExportRefused(`the weights are not those of ${base.name}'s architecture (config.json describes another model)`);
+  const cfg: Record<string, unknown> = { ...raw };
+  if ('dtype' in cfg) cfg.dtype = 'float32';
+  else cfg.torch_dtype = 'float32';
+  const tensors: TensorToWrite[] = [...paramsToHf(config, params)].map(([name, t]) => ({ name, dtype: 'F32', shape: [...t.shape], data: t.data }));
+  const enc = new TextEncoder();
+  const files = [
+    { name: 'config.json', bytes: enc.encode(json(cfg)) },
+    { name: 'model.safetensors', bytes: writeSafetensors(tensors, { format: 'pt' }) },
+  ];
+  for (const [name, text] of Object.entries(base.files)) if (name !== 'config.json') files.push({ name, bytes: enc.encode(text) });
+  return files;
 }

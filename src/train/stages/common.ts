@@ -12,6 +12,12 @@ import type { GpuRuntime } from '../../gpu/runtime.ts';
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../../model/checkpoint.ts';
 import { presetConfig, type ModelConfig } from '../../model/config.ts';
 import { initParams } from '../../model/init.ts';
+import { GpuGenerator } from '../../model/generate.ts';
+import { GpuGpt, type GpuGptOptions } from '../../model/gpt.ts';
+import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from '../../model/hf/adapter.ts';
+import { baseFromJson, baseToJson, openHfBase, type HfBase, type OpenedBase } from '../../model/hf/base.ts';
+import { initLora, loraLayout, loraSettings, type LoraLayout } from '../../model/lora.ts';
+import { chatTokenizer } from '../chat.ts';
 import type { Stage, TrainSpec } from '../spec.ts';
 import { coverageMetrics, type EncodedRow } from '../data.ts';
 import { UserFacingError } from '../host.ts';
@@ -57,6 +63,11 @@ export interface RunExtra {
   teacherCheckpoint?: Uint8Array;
   /** A resumed run's best checkpoint so far (RL: evalLoss = −reward), so a worse one never replaces it. */
   bestSoFar?: { step: number; evalLoss: number };
+  /**
+   * A Hugging Face folder the run starts from (model/hf/base.ts: its text files and weights): its
+   * tokenizer and chat format replace ours. A LoRA checkpoint in `from` needs it too (the frozen weights).
+   */
+  hfBase?: { base: HfBase; params: Float32Array };
 }
 
 const STAGE_LR: Record<Stage, { peak: number; min: number; warmup: number }> = {
@@ -139,15 +150,25 @@ export interface Prepared {
   /** Every trajectory of the run (train and eval), for dataset-level statistics such as boilerplate recurrence. */
   all: Trajectory[];
   start: { params: Float32Array; optimizer?: Checkpoint['optimizer']; step: number };
+  /** A run of a Hugging Face model: its files (kept in every checkpoint) and what they give. */
+  hf?: { base: HfBase; opened: OpenedBase };
+  /** A LoRA run: the adapter's layout and starting weights (and Adam state when it resumes). */
+  lora?: { layout: LoraLayout; params: Float32Array; optimizer?: Checkpoint['optimizer'] };
 }
 
 /** Tokenizer, config and starting weights: from a checkpoint when given, else fresh. */
-export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: Uint8Array): Prepared {
+export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: Uint8Array, hfBase?: RunExtra['hfBase']): Prepared {
   let data = trajectories;
   if (spec.domains?.length) data = data.filter((t) => spec.domains!.includes(t.domain));
   if (data.length === 0) throw new UserFacingError(`the dataset has no trajectories${spec.domains?.length ? ` in ${spec.domains.join(', ')}` : ''} to train on`);
   const split = splitByTrajectory(data, { evalFraction: spec.evalFraction, seed: spec.seed });
   if (split.train.length === 0) throw new UserFacingError('every trajectory went to the eval split; lower evalFraction or add data');
+  const hf = from && isLoraCheckpoint(from) ? prepareLoraResume(spec, from, hfBase) : from ? prepareHfCheckpoint(spec, from) : hfBase ? prepareHfStart(spec, hfBase) : null;
+  if (spec.lora && !hf) throw new UserFacingError('LoRA trains an adapter on a pretrained model: start from a Hugging Face folder (--from HF_FOLDER)');
+  if (hf) {
+    const T = Math.min(spec.T ?? hf.config.contextLength, hf.config.contextLength);
+    return { ...hf, T, train: split.train, eval: split.eval, all: data };
+  }
   let tok: Tokenizer;
   let config: ModelConfig;
   let start: Prepared['start'];
@@ -171,6 +192,87 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
   }
   const T = Math.min(spec.T ?? config.contextLength, config.contextLength);
   return { tok, config, T, train: split.train, eval: split.eval, all: data, start };
+}
+
+type HfPrepared = Pick<Prepared, 'tok' | 'config' | 'start' | 'hf' | 'lora'>;
+
+function openedBase(base: HfBase): Pick<HfPrepared, 'tok' | 'config' | 'hf'> {
+  try {
+    const opened = openHfBase(base);
+    return { tok: chatTokenizer(opened.tokenizer, opened.stopIds), config: opened.config, hf: { base, opened } };
+  } catch (e) {
+    throw new UserFacingError(`the base model ${base.name}: ${(e as Error).message}`);
+  }
+}
+
+/** A fresh adapter of the spec's settings (or none without spec.lora). */
+function freshLora(spec: ResolvedSpec, config: ModelConfig): Prepared['lora'] {
+  if (!spec.lora) return undefined;
+  try {
+    const layout = loraLayout(config, loraSettings(spec.lora.rank, spec.lora.alpha, spec.lora.targets));
+    return { layout, params: initLora(layout, spec.seed) };
+  } catch (e) {
+    throw new UserFacingError((e as Error).message);
+  }
+}
+
+/** A run that starts from a Hugging Face folder's weights (full fine-tuning, or LoRA with spec.lora). */
+function prepareHfStart(spec: ResolvedSpec, hfBase: NonNullable<RunExtra['hfBase']>): HfPrepared {
+  const o = openedBase(hfBase.base);
+  return { ...o, start: { params: hfBase.params, step: 0 }, lora: freshLora(spec, o.config) };
+}
+
+/** A LoRA run's checkpoint: the same stage resumes (adapter and Adam state), another trains the adapter on. */
+function prepareLoraResume(spec: ResolvedSpec, from: Uint8Array, hfBase: RunExtra['hfBase']): HfPrepared {
+  let ck;
+  try {
+    ck = loadLoraCheckpoint(from, 'the starting adapter');
+  } catch (e) {
+    throw new UserFacingError((e as Error).message);
+  }
+  if (!hfBase) throw new UserFacingError(`the starting adapter trains on ${ck.baseModel || 'a base model'}, whose weights were not given`);
+  const o = openedBase(hfBase.base);
+  if (configToJsonSafe(o.config) !== configToJsonSafe(ck.config)) throw new UserFacingError(`the starting adapter was trained on another model than ${hfBase.base.name}`);
+  if (spec.lora && (spec.lora.rank !== ck.settings.rank)) throw new UserFacingError(`the starting adapter has rank ${ck.settings.rank}, not ${spec.lora.rank}`);
+  const resume = ck.extraMetadata?.stage === spec.stage && !!ck.optimizer;
+  const layout = loraLayout(ck.config, ck.settings);
+  return { ...o, start: { params: hfBase.params, step: resume ? ck.step : 0 }, lora: { layout, params: ck.lora, ...(resume && { optimizer: ck.optimizer }) } };
+}
+
+const configToJsonSafe = (c: ModelConfig) => JSON.stringify(Object.entries(c).sort());
+
+/** A full checkpoint of a Hugging Face model (it carries its base's files); null for our own models. */
+function prepareHfCheckpoint(spec: ResolvedSpec, from: Uint8Array): HfPrepared | null {
+  const ck = loadCheckpoint(from, { source: 'the starting checkpoint' });
+  const meta = ck.extraMetadata?.hf_base;
+  if (!meta) return null;
+  if (spec.lora) throw new UserFacingError('LoRA starts from a Hugging Face folder (--from HF_FOLDER), not from a fine-tuned checkpoint');
+  const o = openedBase(baseFromJson(meta));
+  const resume = ck.extraMetadata?.stage === spec.stage && !!ck.optimizer && !spec.lora && labelledRun(ck.extraMetadata?.spec) === spec.sftLabelled;
+  return { ...o, start: resume ? { params: ck.params, optimizer: ck.optimizer, step: ck.step } : { params: ck.params, step: 0 }, lora: freshLora(spec, o.config) };
+}
+
+/** The run's model on the GPU with its starting state (the adapter too, for LoRA). */
+export async function createRunModel(rt: GpuRuntime, p: Prepared, options: Omit<GpuGptOptions, 'lora'>): Promise<GpuGpt> {
+  const model = await GpuGpt.create(rt, p.config, { ...options, ...(p.lora && { lora: p.lora.layout }) });
+  const optimizer = p.lora ? p.lora.optimizer : p.start.optimizer;
+  model.setParams(p.start.params, optimizer ? { ...optimizer } : undefined);
+  if (p.lora) model.setLora(p.lora.params);
+  model.step = p.start.step;
+  return model;
+}
+
+/** A generator on the run's model (with its adapter, so it sees the latest one). */
+export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits: { maxSequences: number; maxLength: number }): GpuGenerator {
+  return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams } }) });
+}
+
+/** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */
+export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: ResolvedSpec): Promise<Uint8Array> {
+  if (!p.hf) return checkpointBytes(await model.toCheckpoint(), p.tok, spec);
+  const extra = { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: undefined }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+  if (!p.lora) return saveCheckpoint({ ...(await model.toCheckpoint()), extraMetadata: extra });
+  return saveLoraCheckpoint({ config: p.config, settings: p.lora.layout.settings, baseModel: p.hf.base.name, lora: await model.getLora(), step: model.step, optimizer: await model.getOptimizerState(), extraMetadata: extra });
 }
 
 /** Whether a checkpoint's stored spec was an SFT run on chosen labels. */

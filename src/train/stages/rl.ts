@@ -20,7 +20,7 @@ import { lrAt } from '../../model/optim.ts';
 import { encodePrompt } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, sequenceRatios } from '../rlMetrics.ts';
-import { checkpointBytes, reportCoverage, type Prepared, type ResolvedSpec, type TrainHost, type TrainResult } from './common.ts';
+import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type TrainHost, type TrainResult } from './common.ts';
 
 /** One RL run's fixed parts, shared by its steps. */
 interface RlRun {
@@ -68,13 +68,12 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
   const rl = { Lmax: maxNewTokens, epsLow: spec.rl.epsLow, epsHigh: spec.rl.epsHigh, temperature };
   // The shared-prefix update passes keep their own activations: the model itself then needs none
   // for G rows. A model the prefix kernel does not serve (see SharedPrefixGspo.supports) takes G rows.
-  const shared = spec.rl.sharedPrefix && SharedPrefixGspo.supports(p.config);
+  // The shared-prefix path trains every weight; a LoRA run takes G rows.
+  const shared = spec.rl.sharedPrefix && SharedPrefixGspo.supports(p.config) && !p.lora;
   if (spec.rl.sharedPrefix && !shared) host.log('rl: the shared-prefix kernel does not serve this model: update passes process the prompt once per completion');
-  const model = await GpuGpt.create(host.rt, p.config, shared ? { batch: 1, T } : { batch: G, T, rl });
+  const model = await createRunModel(host.rt, p, shared ? { batch: 1, T } : { batch: G, T, rl });
   const updates = shared ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
-  const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: G, maxLength: T });
-  model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
-  model.step = p.start.step;
+  const gen = runGenerator(host.rt, p, model, { maxSequences: G, maxLength: T });
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
   const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [p.tok.special.predictedClose, p.tok.special.eos] };
   const best = new BestTracker();
@@ -92,14 +91,14 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
         const ev = await evaluateRl(gen, p, spec, judges, host);
         host.metric(step + 1, ev);
-        const bytes = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
+        const bytes = await runCheckpointBytes(model, p, spec);
         await host.checkpoint(bytes, { step: step + 1, tag: 'last' });
         // The best checkpoint by the held-out reward; stored under evalLoss as its negative so
         // "lower is better" holds for every stage.
         if (ev.eval_reward !== undefined && best.offer(step + 1, ev.eval_reward)) await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss: -ev.eval_reward });
       }
     }
-    const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
+    const final = await runCheckpointBytes(model, p, spec);
     const b = best.best && { step: best.best.step, evalLoss: -best.best.value, evalReward: best.best.value };
     return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0, coverage };
   } finally {

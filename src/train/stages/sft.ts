@@ -13,7 +13,7 @@ import { lrAt } from '../../model/optim.ts';
 import { BatchSampler, encodePrompt, makeBatch, type EncodedRow, type TokenBatch } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import { rejectionLabels } from '../teacher.ts';
-import { checkpointBytes, reportCoverage, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
+import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
 import { labelledRows, stageRows, trainLabels, unigramLoss } from './rows.ts';
 
 /** CPT or SFT on a prepared run. Resumable: a checkpoint from this stage continues at its step. */
@@ -24,10 +24,8 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   const evalBatches = Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
     makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
   );
-  const model = await GpuGpt.create(host.rt, p.config, { batch: spec.batch, T: p.T });
-  const gen = new GpuGenerator(host.rt, p.config, model.params, { maxSequences: 1, maxLength: p.config.contextLength });
-  model.setParams(p.start.params, p.start.optimizer ? { ...p.start.optimizer } : undefined);
-  model.step = p.start.step;
+  const model = await createRunModel(host.rt, p, { batch: spec.batch, T: p.T });
+  const gen = runGenerator(host.rt, p, model, { maxSequences: 1, maxLength: p.config.contextLength });
   try {
     const run = await supervisedLoop(spec, p, host, { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows) }, p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null);
     return { ...run, coverage };
@@ -103,8 +101,7 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
     host.metric(step + 1, { loss: res.loss!, lr, grad_norm: res.gradNorm!, tokens_per_s: (batch.B * batch.T) / (dt / 1000) });
     if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
       const evalLoss = await evaluate(step + 1);
-      const ck = await model.toCheckpoint();
-      const bytes = checkpointBytes(ck, p.tok, spec);
+      const bytes = await runCheckpointBytes(model, p, spec);
       await host.checkpoint(bytes, { step: step + 1, tag: 'last', evalLoss });
       if (!best || evalLoss < best.evalLoss) {
         best = { step: step + 1, evalLoss };
@@ -112,7 +109,7 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
       }
     }
   }
-  const final = checkpointBytes(await model.toCheckpoint(), p.tok, spec);
+  const final = await runCheckpointBytes(model, p, spec);
   return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0 };
 }
 
@@ -122,7 +119,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
   const sums: Record<string, number> = {};
   let n = 0;
   for (const sample of pool) {
-    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed);
+    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed, spec.templateSet);
     const maxNew = Math.min(spec.rl.maxNewTokens, Math.floor(p.config.contextLength / 4));
     const prompt = encodePrompt(p.tok, sample, template, p.config.contextLength - maxNew);
     const out: number[] = [];

@@ -1,0 +1,48 @@
+// `lwm export` of a full fine-tune of a Hugging Face model (its checkpoint carries the base's
+// files): a folder of the base's architecture whose weights read back as ours; and the CLI's
+// refusals for the LoRA options.
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { captureIO } from '../testing.ts';
+import { UsageError } from '../io.ts';
+import { saveCheckpoint } from '../../model/checkpoint.ts';
+import { baseToJson, readHfBase } from '../../model/hf/base.ts';
+import { configFromHf } from '../../model/hf/config.ts';
+import { nodeFolder } from '../../model/hf/node.ts';
+import { paramsFromHf } from '../../model/hf/weights.ts';
+import { readSafetensors, tensorToF32 } from '../../model/safetensors.ts';
+import exportCommand from './export.ts';
+
+const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
+const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false };
+
+describe('lwm export of a fine-tuned Hugging Face model', () => {
+  it('writes the base\'s architecture with our weights under the standard names', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-export-hf-'));
+    try {
+      const { base, params } = await readHfBase(await nodeFolder(FOLDER), { limits: LIMITS }, 'llama-chat');
+      const config = configFromHf(JSON.parse(base.files['config.json'])).config;
+      // Padding between tensors (zero) stays zero: it is not exported.
+      const tuned = params.map((v, i) => (v === 0 ? 0 : v + (i % 5) * 1e-3));
+      const ckPath = join(dir, 'ft.safetensors');
+      await writeFile(ckPath, saveCheckpoint({ config, params: tuned, step: 3, extraMetadata: { stage: 'sft', hf_base: baseToJson(base) } }));
+      const out = join(dir, 'out');
+      const io = captureIO();
+      expect(await exportCommand([ckPath, '--to', 'hf', '-o', out], io), io.stderr).toBe(0);
+      expect((await readdir(out)).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+      const cfg = JSON.parse(await readFile(join(out, 'config.json'), 'utf8'));
+      expect(cfg.architectures).toEqual(['LlamaForCausalLM']);
+      expect(cfg.torch_dtype ?? cfg.dtype).toBe('float32');
+      expect(await readFile(join(out, 'tokenizer.json'), 'utf8')).toBe(base.files['tokenizer.json']);
+      const file = readSafetensors(new Uint8Array(await readFile(join(out, 'model.safetensors'))));
+      const tensors = new Map(file.tensors.map((t) => [t.name, { shape: t.shape, data: tensorToF32(t) }]));
+      expect(Array.from(paramsFromHf(config, tensors))).toEqual(Array.from(tuned));
+      await expect(exportCommand([ckPath, '--to', 'hf', '--unmerged', '-o', join(dir, 'x')], captureIO())).rejects.toThrow(UsageError);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,57 @@
+// `lwm export` for runs of a pretrained model (`lwm train --from HF_FOLDER`): a full fine-tune's
+// checkpoint (it carries its base's files) or a LoRA adapter folder, whose adapter is merged into
+// the base's weights (W + alpha/r · B·A) or, with --unmerged, written as a clean PEFT folder.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadCheckpoint } from '../../model/checkpoint.ts';
+import { peftFolderFiles, readPeftAdapter } from '../../model/hf/adapter.ts';
+import { baseFromJson, openHfBase, readHfBase, type HfBase } from '../../model/hf/base.ts';
+import { hfLlamaExportFiles } from '../../model/hf/export.ts';
+import { nodeFolder } from '../../model/hf/node.ts';
+import { mergeLora } from '../../model/lora.ts';
+import { readSafetensors } from '../../model/safetensors.ts';
+
+type Files = { name: string; bytes: Uint8Array }[];
+
+/** Export needs no GPU: the base is read whatever its size. */
+const CPU_LIMITS = { maxBufferSize: 2 ** 52, maxStorageBufferBindingSize: 2 ** 52, memoryBudget: 2 ** 52, shaderF16: false };
+
+/** Whether CKPT is a LoRA adapter folder (adapter_config.json inside). */
+export function isAdapterFolder(path: string): boolean {
+  return existsSync(join(path, 'adapter_config.json'));
+}
+
+/** A checkpoint of ours that carries a Hugging Face base (a full fine-tune of one); null otherwise. */
+export function hfCheckpointBase(bytes: Uint8Array): HfBase | null {
+  const meta = readSafetensors(bytes).metadata.hf_base;
+  return meta ? baseFromJson(meta) : null;
+}
+
+/** A full fine-tune's checkpoint as a Llama / Qwen folder. */
+export function fullFineTuneFiles(bytes: Uint8Array, source: string): Files {
+  const ck = loadCheckpoint(bytes, { source });
+  return hfLlamaExportFiles(ck.config, ck.params, baseFromJson(ck.extraMetadata!.hf_base));
+}
+
+/**
+ * Where an adapter's base is: base_model_name_or_path as a path from here (as PEFT reads it),
+ * else from the adapter's folder.
+ */
+export function adapterBaseDir(dir: string, base: string): string {
+  return existsSync(join(resolve(base), 'config.json')) ? resolve(base) : resolve(dir, base);
+}
+
+/**
+ * A LoRA adapter folder (ours or PEFT's): merged into its base (a whole model folder), or unmerged
+ * (PEFT's folder, the adapter alone, plus the base's tokenizer files).
+ */
+export async function adapterExportFiles(dir: string, unmerged: boolean): Promise<Files> {
+  const adapterConfig = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path?: string };
+  const baseDir = adapterBaseDir(dir, adapterConfig.base_model_name_or_path ?? '');
+  const { base, params } = await readHfBase(await nodeFolder(baseDir), { limits: CPU_LIMITS }, adapterConfig.base_model_name_or_path ?? baseDir);
+  const config = openHfBase(base).config;
+  const a = readPeftAdapter(config, adapterConfig, new Uint8Array(readFileSync(join(dir, 'adapter_model.safetensors'))), dir);
+  if (!unmerged) return hfLlamaExportFiles(config, mergeLora(params, a.layout, a.lora), base);
+  const tokenizerFiles = Object.entries(base.files).filter(([n]) => n !== 'config.json' && n !== 'generation_config.json');
+  return [...peftFolderFiles({ config, settings: a.settings, baseModel: a.baseModel, lora: a.lora }), ...tokenizerFiles.map(([name, text]) => ({ name, bytes: new TextEncoder().encode(text) }))];
+}

@@ -1,0 +1,68 @@
+// `lwm train --from HF_FOLDER --lora R` on the GPU, end to end through the CLI: the adapter folder
+// in PEFT's layout (with our Adam state beside it and the best checkpoint under best/), a resume
+// with --from DIR, and `lwm export` of the folder merged into a Llama folder and unmerged.
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { captureIO } from '../testing.ts';
+import { readSafetensors } from '../../model/safetensors.ts';
+import exportCommand from './export.ts';
+import train from './train.ts';
+
+const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
+
+async function trainRun(...argv: string[]) {
+  const io = captureIO();
+  const code = await train(argv, io);
+  return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+describe('lwm train --from a Hugging Face folder', () => {
+  it('--lora writes a PEFT adapter folder that resumes and exports merged or not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-train-lora-'));
+    try {
+      const data = join(dir, 'data.jsonl');
+      const gen = (await import('./gen.ts')).default;
+      const g = captureIO();
+      expect(await gen(['--domain', 'terminal', '--n', '12', '--seed', '1', '-o', data], g)).toBe(0);
+      const out = join(dir, 'adapter');
+      const common = ['--stage', 'sft', '--data', data, '--batch', '2', '--tokens', '64', '--eval-every', '2', '--from'];
+      const r = await trainRun(...common, FOLDER, '--lora', '2', '--lora-targets', 'q,v,down', '--steps', '2', '-o', out);
+      expect(r.stderr).toMatch(/LoRA: rank 2, alpha 4 on q, v, down/);
+      expect(r.code).toBe(0);
+      expect((await readdir(out)).sort()).toEqual(['adapter_config.json', 'adapter_model.optim.safetensors', 'adapter_model.safetensors', 'best']);
+      const cfg = JSON.parse(await readFile(join(out, 'adapter_config.json'), 'utf8'));
+      expect(cfg).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 2, lora_alpha: 4, target_modules: ['q_proj', 'v_proj', 'down_proj'], base_model_name_or_path: FOLDER });
+      const weights = readSafetensors(new Uint8Array(await readFile(join(out, 'adapter_model.safetensors'))));
+      expect(weights.tensors.every((t) => /^base_model\.model\.model\.layers\.\d\.(self_attn\.[qv]|mlp\.down)_proj\.lora_[AB]\.weight$/.test(t.name))).toBe(true);
+      expect(weights.metadata.step).toBe('2');
+
+      // Resume: --from the adapter folder (its base from adapter_config.json) continues at step 2.
+      const resumed = await trainRun(...common, out, '--steps', '4', '-o', out);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).toMatch(/\[sft 3\/4\]/);
+      expect(resumed.stderr).not.toMatch(/\[sft 1\/4\]/);
+      expect(readSafetensors(new Uint8Array(await readFile(join(out, 'adapter_model.safetensors')))).metadata.step).toBe('4');
+
+      for (const unmerged of [false, true]) {
+        const target = join(dir, unmerged ? 'peft' : 'merged');
+        const io = captureIO();
+        expect(await exportCommand([out, '--to', 'hf', '-o', target, ...(unmerged ? ['--unmerged'] : [])], io), io.stderr).toBe(0);
+        const files = (await readdir(target)).sort();
+        if (unmerged) {
+          expect(files).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          expect(Object.keys(readSafetensors(new Uint8Array(await readFile(join(target, 'adapter_model.safetensors')))).metadata)).toEqual(['format']);
+        } else {
+          expect(files).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          const model = readSafetensors(new Uint8Array(await readFile(join(target, 'model.safetensors'))));
+          expect(model.tensors.map((t) => t.name)).toContain('model.layers.1.mlp.down_proj.weight');
+          expect(JSON.parse(await readFile(join(target, 'config.json'), 'utf8')).architectures).toEqual(['LlamaForCausalLM']);
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
