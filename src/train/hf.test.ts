@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { folderError, folderOf, inspectHfFolder, loadHfBackend, runContext } from './hf.ts';
-import { DEFAULT_HF_CONTEXT, describeFolder, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile } from './hfFolder.ts';
+import { DEFAULT_HF_CONTEXT, describeFolder, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
@@ -16,7 +16,7 @@ function fixture(folder: string, names: string[], rename = folder): HfFolderFile
 const LLAMA = ['config.json', 'generation_config.json', 'model.safetensors'];
 const CHAT = [...LLAMA, 'tokenizer.json', 'tokenizer_config.json'];
 
-async function inspectError(files: HfFolderFile[], settings = { context: null, memoryGiB: 1 }): Promise<string> {
+async function inspectError(files: HfFolderFile[], settings: HfRunSettings = { context: null, memoryGiB: 1 }): Promise<string> {
   try {
     await inspectHfFolder(folderOf(files), settings, LIMITS);
   } catch (e) {
