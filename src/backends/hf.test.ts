@@ -37,8 +37,17 @@ describe('a turn for a Hugging Face model', () => {
     const p = hfPrompt(tok, turn, full - 1);
     expect(p.droppedTurns).toBe(1);
     expect(p.messages.map((m) => m.content)).toEqual(['You simulate a Linux terminal.', 'cat notes.txt', 'buy milk', 'pwd']);
+    // With every earlier turn left out and still too long, the system message is cut at its end.
     const last = hfPrompt(tok, { ...turn, awb: { ...turn.awb!, actions: ['pwd'], observations: [] } }, 10_000).ids.length;
-    expect(() => hfPrompt(tok, turn, last - 1)).toThrow(/more than the \d+ tokens of room/);
+    const cut = hfPrompt(tok, turn, last - 3);
+    expect(cut).toMatchObject({ droppedTurns: 2, systemCut: true });
+    expect(cut.ids.length).toBeLessThanOrEqual(last - 3);
+    expect(cut.messages).toHaveLength(2);
+    expect(cut.messages[0].content).toMatch(/^You simulate.* …$/);
+    expect(cut.messages[1]).toEqual({ role: 'user', content: 'pwd' });
+    // The action itself is never cut: a room it does not fit is an error.
+    const alone = tok.encodeChat([{ role: 'user', content: 'pwd' }], { addGenerationPrompt: true }).length;
+    expect(() => hfPrompt(tok, turn, alone - 1)).toThrow(/the current action alone takes \d+ tokens .* more than the \d+ tokens of room/);
   });
 
   it("counts the context bar's parts exactly, and marks the turns left out", () => {

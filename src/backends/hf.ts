@@ -28,12 +28,14 @@ export function requestMessages(request: Exclude<GenerateRequest, { prompt: stri
   return [...(request.system ? [{ role: 'system', content: request.system }] : []), ...request.messages];
 }
 
-/** What a prompt became: its ids, the messages kept, and how many earlier turns were left out to fit. */
+/** What a prompt became: its ids, the messages kept, and what was cut to fit. */
 export interface HfPrompt {
   ids: number[];
   messages: ChatMessage[];
   /** Earlier user/assistant pairs left out (oldest first) so the prompt fits the room. */
   droppedTurns: number;
+  /** The system message was cut at its end (after every earlier turn was left out) to fit. */
+  systemCut: boolean;
 }
 
 function needTokenizer(tok: HfTokenizer | null, name: string): HfTokenizer {
@@ -41,61 +43,92 @@ function needTokenizer(tok: HfTokenizer | null, name: string): HfTokenizer {
   return tok;
 }
 
+/** Marks where the system message was cut. */
+const CUT = ' …';
+
+/** The longest start of the system message (in characters) with which the rest fits the room; null when none does. */
+function cutSystem(t: HfTokenizer, system: ChatMessage, rest: ChatMessage[], room: number): { ids: number[]; messages: ChatMessage[] } | null {
+  const render = (n: number) => {
+    const messages = [{ ...system, content: system.content.slice(0, n) + CUT }, ...rest];
+    return { ids: t.encodeChat(messages, { addGenerationPrompt: true }), messages };
+  };
+  let best = render(0);
+  if (best.ids.length > room) return null;
+  let lo = 0;
+  let hi = system.content.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    const r = render(mid);
+    if (r.ids.length <= room) [lo, best] = [mid, r];
+    else hi = mid - 1;
+  }
+  return best;
+}
+
 /**
  * The prompt ids of a request within `room` tokens. Chat and turn requests go through the chat
  * template (with the generation prompt); when they do not fit, the oldest earlier turns are left
- * out a pair at a time (the system message and the current action always stay). A raw prompt is
- * encoded as transformers' tokenizer(text) does and keeps its end.
+ * out a pair at a time, then the system message is cut at its end (the current action always
+ * stays whole). A raw prompt is encoded as transformers' tokenizer(text) does and keeps its end.
  */
 export function hfPrompt(tok: HfTokenizer | null, request: GenerateRequest, room: number, name = 'the model'): HfPrompt {
   const t = needTokenizer(tok, name);
   if (!isTurnRequest(request) && !isChatRequest(request)) {
     const ids = t.encode(request.prompt);
-    return { ids: ids.length > room ? ids.slice(ids.length - room) : ids, messages: [], droppedTurns: 0 };
+    return { ids: ids.length > room ? ids.slice(ids.length - room) : ids, messages: [], droppedTurns: 0, systemCut: false };
   }
   if (!t.chatTemplateNames.length) {
     throw new HfPromptError(`${name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so a turn cannot be laid out as chat messages; use an instruct / chat model folder`);
   }
   const all = requestMessages(request);
   const head = all[0]?.role === 'system' ? 1 : 0;
-  for (let dropped = 0; ; dropped++) {
+  const pairs = Math.floor((all.length - head - 1) / 2);
+  for (let dropped = 0; dropped <= pairs; dropped++) {
     const messages = [...all.slice(0, head), ...all.slice(head + 2 * dropped)];
     const ids = t.encodeChat(messages, { addGenerationPrompt: true });
-    if (ids.length <= room) return { ids, messages, droppedTurns: dropped };
-    if (head + 2 * (dropped + 1) >= all.length) {
-      throw new HfPromptError(`the prompt takes ${ids.length} tokens with no earlier turn left, more than the ${room} tokens of room (context minus max tokens); shorten the system prompt or the action, lower max tokens, or load the model with a longer context`);
-    }
+    if (ids.length <= room) return { ids, messages, droppedTurns: dropped, systemCut: false };
   }
+  const cut = head ? cutSystem(t, all[0], all.slice(-1), room) : null;
+  if (cut) return { ...cut, droppedTurns: pairs, systemCut: true };
+  const alone = t.encodeChat(all.slice(-1), { addGenerationPrompt: true }).length;
+  throw new HfPromptError(`the current action alone takes ${alone} tokens in the chat template, more than the ${room} tokens of room (context minus max tokens); shorten the action, lower max tokens, or load the model with a longer context`);
 }
 
-/**
- * The context bar of a chat prompt, exact: each message's tokens are what rendering it adds to
- * the messages before it (chat templates render message by message), the generation prompt
- * counts with the action.
- */
+/** Each message's tokens: what rendering it adds to the messages before it (chat templates render message by message); the last one counts the generation prompt. */
+function messageTokens(tok: HfTokenizer, messages: ChatMessage[]): number[] {
+  const out: number[] = [];
+  let before = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const upTo = tok.encodeChat(messages.slice(0, i + 1), { addGenerationPrompt: i === messages.length - 1 }).length;
+    out.push(upTo - before);
+    before = upTo;
+  }
+  return out;
+}
+
+/** The context bar of a chat prompt, exact: each message's tokens in full and as sent, and what was left out or shortened to fit. */
 export function hfContextReport(tok: HfTokenizer, request: Exclude<GenerateRequest, { prompt: string }>, context: number, maxTokens: number): ContextReport {
   const room = context - maxTokens;
   const all = requestMessages(request);
   const fitted = hfPrompt(tok, request, room);
-  const count = (messages: ChatMessage[], gen = false) => (messages.length || gen ? tok.encodeChat(messages, { addGenerationPrompt: gen }).length : 0);
+  const full = messageTokens(tok, all);
+  const sent = messageTokens(tok, fitted.messages);
   const head = all[0]?.role === 'system' ? 1 : 0;
-  const parts: ContextPart[] = [];
-  let before = 0;
+  // Where each message of `all` sits in the prompt as sent (-1: left out).
+  const at = all.map((_, i) => (i < head ? 0 : i - head < 2 * fitted.droppedTurns ? -1 : i - 2 * fitted.droppedTurns));
   const totals = { system: 0, history: 0, action: 0 };
-  for (let i = 0; i < all.length; i++) {
-    const last = i === all.length - 1;
-    const upTo = count(all.slice(0, i + 1), last);
-    const n = upTo - before;
-    before = upTo;
-    const group: ContextPart['group'] = i < head ? 'system' : last ? 'action' : 'history';
-    const left = group === 'history' && i - head < 2 * fitted.droppedTurns;
-    if (!left) totals[group] += n;
-    const label = group === 'system' ? 'system prompt' : group === 'action' ? 'action' : `turn ${Math.floor((i - head) / 2) + 1} ${all[i].role === 'user' ? 'action' : 'observation'}`;
-    parts.push({ label, group, full: n, kept: left ? 0 : n, status: left ? 'left out' : 'kept' });
-  }
-  const full = count(all, true);
-  return { exact: true, context, maxTokens, room, prompt: fitted.ids.length, full, ...totals, truncated: fitted.droppedTurns > 0, parts, text: tok.decode(fitted.ids) };
+  const parts: ContextPart[] = all.map((m, i) => {
+    const group: ContextPart['group'] = i < head ? 'system' : i === all.length - 1 ? 'action' : 'history';
+    const kept = at[i] < 0 ? 0 : sent[at[i]];
+    totals[group] += kept;
+    const label = group === 'system' ? 'system prompt' : group === 'action' ? 'action' : `turn ${Math.floor((i - head) / 2) + 1} ${m.role === 'user' ? 'action' : 'observation'}`;
+    const status: ContextPart['status'] = at[i] < 0 ? 'left out' : group === 'system' && fitted.systemCut ? 'shortened' : 'kept';
+    return { label, group, full: full[i], kept, status };
+  });
+  const whole = tok.encodeChat(all, { addGenerationPrompt: true }).length;
+  return { exact: true, context, maxTokens, room, prompt: fitted.ids.length, full: whole, ...totals, truncated: fitted.droppedTurns > 0 || fitted.systemCut, parts, text: tok.decode(fitted.ids) };
 }
+
 
 export interface HfBackend {
   backend: LwmBackend;
