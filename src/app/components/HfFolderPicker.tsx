@@ -34,7 +34,7 @@ function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: 
     <div className="pg-row">
       <div className="field">
         <label htmlFor={`${id}-context`}>Context (tokens)</label>
-        <input id={`${id}-context`} type="text" inputMode="numeric" placeholder="model's, ≤ 2048" value={context} onChange={(e) => setContext(e.target.value)} onBlur={apply} onKeyDown={onKey} />
+        <input id={`${id}-context`} type="text" inputMode="numeric" placeholder="auto" title="Blank: the model's maximum, up to 2048 tokens" value={context} onChange={(e) => setContext(e.target.value)} onBlur={apply} onKeyDown={onKey} />
       </div>
       <div className="field">
         <label htmlFor={`${id}-memory`}>GPU memory (GiB)</label>
