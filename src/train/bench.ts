@@ -19,6 +19,8 @@ import { getBench, loadResults, putResults, updateBench } from '../storage/bench
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
+import { folderOf, loadHfBackend } from './hf.ts';
+import type { HfFolderFile } from './hfFolder.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { benchLockName } from './protocol.ts';
 
@@ -28,6 +30,8 @@ export interface BenchJobSpec {
   benchId: string;
   /** Endpoint API keys by backend or judge id: used, never stored. */
   secrets?: { apiKeys?: Record<string, string> };
+  /** The files of the Hugging Face folders the bench runs, by backend id (File handles from the page): used, never stored. */
+  folders?: Record<string, HfFolderFile[]>;
 }
 
 /** What the page is sent as the run goes (a JobContext 'progress' record). */
@@ -304,8 +308,26 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
   }
 }
 
-/** A backend of a bench on this worker: baselines, a stored checkpoint on the GPU, an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'rt'>, apiKey: string | undefined): Promise<OpenedBackend> {
+/** A Hugging Face folder on the GPU, from the files the page sent; none sent (a reload since the bench began) is an error saying what to do. */
+async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'rt'>, files: HfFolderFile[] | undefined): Promise<OpenedBackend> {
+  const h = ref.hf;
+  if (!h) throw new UserFacingError(`${ref.name}: the benchmark names no Hugging Face folder for this backend.`);
+  if (!files?.length) {
+    throw new UserFacingError(`${ref.name}: the folder ${h.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`);
+  }
+  const g = bench.generation;
+  const local = await loadHfBackend(ctx.rt, folderOf(files, h.name), { context: h.context, memoryGiB: h.memoryGiB }, ref.name);
+  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(local.context / 4));
+  if (maxTokens >= local.context) {
+    local.dispose();
+    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the ${local.context}-token context it was loaded with; ask for fewer.`);
+  }
+  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
+  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
+}
+
+/** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU, an endpoint. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'rt'>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
   const g = bench.generation;
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
   switch (ref.kind) {
@@ -328,6 +350,8 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord,
       }
       return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
     }
+    case 'hf':
+      return openBenchFolder(ref, bench, ctx, files);
     case 'endpoint': {
       const e = ref.endpoint;
       if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);
@@ -368,7 +392,7 @@ export async function runBenchJob(spec: BenchJobSpec, ctx: JobContext): Promise<
         if (!trajectories.length) throw new UserFacingError(`The dataset ${bench.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
         return benchSampleRecords(trajectories, { evalFraction: bench.data.evalFraction, seed: bench.data.seed, perDomain: bench.data.perDomain ?? undefined, domains: bench.data.domains });
       },
-      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id)),
+      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id), spec.folders && Object.hasOwn(spec.folders, ref.id) ? spec.folders[ref.id] : undefined),
       openJudge: (ref) => openBenchJudge(ref, key(ref.id)),
       step: () => ctx.step(),
       signal: stop.signal,

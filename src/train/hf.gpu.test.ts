@@ -4,6 +4,9 @@
 // transformers' greedy tokens from raw ids; the tiny chat Llama's turn is rendered with its chat
 // template and gives transformers' greedy text; a stop request ends the stream.
 import { describe, expect, it } from 'vitest';
+import { generateText } from '../core/backend.ts';
+import type { BenchRecord } from '../storage/db.ts';
+import { openBenchBackend } from './bench.ts';
 import { emptySystemPrompt } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import type { JobContext } from './host.ts';
@@ -109,6 +112,24 @@ describe('Hugging Face folders through the worker jobs', () => {
       expect(expected.text.startsWith(stopped.text!)).toBe(true);
     } finally {
       releasePlaygroundModel();
+    }
+  });
+
+  it("the Bench's backend for a folder: transformers' greedy text for the same turn, the run's token budget", async () => {
+    const rt = await gpuRuntime();
+    const files = await picked('llama-chat', [...WEIGHTS, 'tokenizer.json', 'tokenizer_config.json']);
+    const expected = (await json('llama-chat', 'generate.json')).chat;
+    const hf = { folderId: 'f', name: 'llama-chat', architecture: 'LlamaForCausalLM', parameters: 0, context: null, memoryGiB: 1 };
+    const ref = { id: 'hf:f', name: 'hf:llama-chat', kind: 'hf' as const, hf };
+    const record: BenchRecord = { id: 'b', name: 'b', createdAt: 0, updatedAt: 0, origin: 'run', state: 'queued', data: { datasetId: 'd', name: 'd', perDomain: 1, evalFraction: 0.1, seed: 0, domains: [] }, samples: [], backends: [ref], judges: [], generation: { maxTokens: expected.ids.length }, progress: { done: 0, total: 0 } };
+    const opened = await openBenchBackend(ref, record, { rt }, undefined, files);
+    try {
+      expect(opened.backend.name).toBe('hf:llama-chat');
+      expect(opened.generate).toEqual({ maxTokens: expected.ids.length, temperature: 0 });
+      const request = { sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input }, awb: { system: '', actions: [expected.input], observations: [] } };
+      expect(await generateText(opened.backend, request, opened.generate)).toBe(expected.text);
+    } finally {
+      opened.dispose();
     }
   });
 });
