@@ -104,3 +104,30 @@ test('errors: a budget the folder does not fit is refused with what would fit; a
   await snap(page, 'playground-hf-errors');
   expect(errors).toEqual([]);
 });
+
+test('Bench: a Hugging Face folder beside copy-last on one held-out turn, judged and scored', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors = collectPageErrors(page);
+  await page.goto('./#/bench');
+  await expect(page.getByRole('heading', { name: 'Bench', level: 1 })).toBeVisible();
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  for (const box of await page.getByRole('group', { name: 'Domains' }).getByRole('checkbox').all()) {
+    if (((await box.locator('xpath=..').textContent()) ?? '').trim() !== 'terminal') await box.uncheck();
+  }
+  await page.getByLabel('Samples per domain').fill('1');
+  const backends = page.getByRole('group', { name: 'Backends' });
+  await backends.getByRole('checkbox', { name: /^reference/ }).uncheck();
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await expect(page.getByTestId('hf-folder-info')).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
+  await page.getByRole('button', { name: 'Add to the benchmark' }).click();
+  await expect(page.getByRole('button', { name: 'Add to the benchmark ✓' })).toHaveAttribute('aria-pressed', 'true');
+  await page.getByLabel('Max new tokens').fill('4');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('bench-form-errors')).toHaveCount(0);
+  await expect(page.getByTestId('bench-progress')).toHaveCount(0, { timeout: 480_000 });
+  const overall = page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr');
+  await expect(overall).toHaveCount(2, { timeout: 60_000 });
+  expect(await overall.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-backend')))).toEqual(['hf:TinyChat', 'copy-last']);
+  await snap(page, 'bench-hf');
+  expect(errors).toEqual([]);
+});

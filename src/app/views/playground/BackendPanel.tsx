@@ -9,7 +9,7 @@ import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
 import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
-import { isLoaded, usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
+import { isLoaded, isLocalChoice, usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
 
 /** The value of the backend <select>. */
 function choiceValue(b: BackendChoice | null): string {
@@ -156,6 +156,18 @@ function EndpointSummary({ endpoint, onEdit, onRemove }: { endpoint: EndpointSet
   );
 }
 
+/** The .safetensors files dropped or opened here (their bytes go to the store), listed in the backend <select>. */
+function useCheckpointFiles(backend: BackendChoice | null, setBackend: PlaygroundState['setBackend']) {
+  const [files, setFiles] = useState<{ id: string; name: string }[]>(backend?.kind === 'file' ? [{ id: backend.id, name: backend.name }] : []);
+  const addFile = async (file: File) => {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const id = `${file.name}:${file.size}:${file.lastModified}`;
+    setFiles((f) => [...f.filter((x) => x.id !== id), { id, name: file.name }]);
+    setBackend({ kind: 'file', id, name: file.name }, bytes);
+  };
+  return { files, addFile };
+}
+
 export function BackendPanel() {
   const backend = usePlaygroundStore((s) => s.backend);
   const model = usePlaygroundStore((s) => s.model);
@@ -166,7 +178,7 @@ export function BackendPanel() {
   const removeEndpoint = useEndpointStore((s) => s.remove);
   const [runs, setRuns] = useState<RunRecord[] | null>(null);
   const [runsError, setRunsError] = useState<string | null>(null);
-  const [files, setFiles] = useState<{ id: string; name: string }[]>(backend?.kind === 'file' ? [{ id: backend.id, name: backend.name }] : []);
+  const { files, addFile } = useCheckpointFiles(backend, setBackend);
   const [editing, setEditing] = useState<EndpointSettings | 'new' | null>(null);
   const [dragging, setDragging] = useState(false);
 
@@ -175,13 +187,6 @@ export function BackendPanel() {
   }, []);
   const ckpts = checkpointOptions(runs ?? []);
   const chosenEndpoint = backend?.kind === 'endpoint' ? endpoints.find((e) => e.id === backend.id) : undefined;
-
-  const addFile = async (file: File) => {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    const id = `${file.name}:${file.size}:${file.lastModified}`;
-    setFiles((f) => [...f.filter((x) => x.id !== id), { id, name: file.name }]);
-    setBackend({ kind: 'file', id, name: file.name }, bytes);
-  };
 
   const onSelect = (v: string) => {
     if (v === 'new-endpoint') {
@@ -215,7 +220,7 @@ export function BackendPanel() {
       {runs && !ckpts.length ? <p className="small muted">No stored checkpoint yet: train one in the Train view, or drop a .safetensors file here.</p> : null}
       <FilePicker onFile={(f) => void addFile(f)} />
       <HfFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'hf', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'hf' && backend.id === id} />
-      {backend && (backend.kind === 'run' || backend.kind === 'file' || backend.kind === 'hf') ? <ModelStatus backend={backend} model={model} error={error} /> : null}
+      {isLocalChoice(backend) ? <ModelStatus backend={backend} model={model} error={error} /> : null}
       {chosenEndpoint ? (
         <EndpointSummary
           endpoint={chosenEndpoint}
