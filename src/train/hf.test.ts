@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { folderError, folderOf, inspectHfFolder, loadHfBackend, runContext } from './hf.ts';
-import { DEFAULT_HF_CONTEXT, describeFolder, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
+import { chatProblem, DEFAULT_HF_CONTEXT, describeFolder, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
@@ -97,6 +97,12 @@ describe('the page\'s side of a folder', () => {
     expect(folderId(one)).toBe(folderId([...one].reverse()));
     expect(folderId(one)).toMatch(/^M#/);
     expect(folderId([f('M/config.json', '{}'), f('M/model.safetensors', 'abcd')])).not.toBe(folderId(one));
+  });
+
+  it('says why a folder that fits cannot serve a turn: no tokenizer, or no chat template', () => {
+    expect(chatProblem({ name: 'Tiny', tokenizer: false, chatTemplate: false })).toMatch(/^Tiny has no tokenizer\.json/);
+    expect(chatProblem({ name: 'Base', tokenizer: true, chatTemplate: false })).toMatch(/^Base has no chat template .* use the instruct \/ chat version/);
+    expect(chatProblem({ name: 'Chat', tokenizer: true, chatTemplate: true })).toBeNull();
   });
 
   it('checks the settings a user typed, and writes counts', () => {

@@ -136,5 +136,12 @@ export function settingsProblem(s: HfRunSettings): string | null {
   return null;
 }
 
+/** Why the Playground and the Bench cannot run a folder that fits (they send turns as chat messages), or null. */
+export function chatProblem(info: Pick<HfFolderInfo, 'name' | 'tokenizer' | 'chatTemplate'>): string | null {
+  if (!info.tokenizer) return `${info.name} has no tokenizer.json, so text cannot be turned into its token ids (\`lwm generate\` can still run it on ids).`;
+  if (!info.chatTemplate) return `${info.name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja): a base model; turns are sent as chat messages, so use the instruct / chat version of the model.`;
+  return null;
+}
+
 /** Told to the user wherever a folder is picked: File handles do not survive a reload. */
 export const HF_NOT_KEPT = 'The folder is read from your disk and kept only while this page is open: pick the folder again after a reload.';

@@ -7,7 +7,7 @@
 import { useState, type KeyboardEvent } from 'react';
 import { droppedFiles } from '../lib/droppedFiles.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
-import { describeFolder, folderFiles, formatGiB, HF_NOT_KEPT, type HfRunSettings } from '../../train/hfFolder.ts';
+import { chatProblem, describeFolder, folderFiles, formatGiB, HF_NOT_KEPT, type HfRunSettings } from '../../train/hfFolder.ts';
 
 interface Props {
   /** Prefix of the element ids (two pickers may share a page). */
@@ -63,6 +63,11 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
             {describeFolder(info)}
             {info.tokenizer ? (info.chatTemplate ? ' · tokenizer and chat template' : ' · tokenizer, no chat template') : ' · no tokenizer'}
           </p>
+          {chatProblem(info) ? (
+            <p className="error-text small" role="alert" data-testid="hf-folder-error">
+              {chatProblem(info)}
+            </p>
+          ) : null}
           {info.fit.fits ? null : (
             <div className="callout error small" role="alert" data-testid="hf-folder-refusal">
               <p>Does not fit: {info.fit.message}</p>

@@ -62,6 +62,11 @@ describe('picked Hugging Face folders', () => {
     const big = await store.getState().add([file('Big/config.json'), file('Big/model.safetensors')]);
     expect(store.getState().get(big!)).toMatchObject({ status: 'ready', info: { fit: { fits: false } } });
     expect(usable(store.getState().get(big!))).toBe(false);
+    // A folder that fits but has no chat template (a base model) cannot serve a turn.
+    const base = store.getState().get(big!)!;
+    expect(usable({ ...base, info: { ...info('Base', 64), chatTemplate: false } })).toBe(false);
+    expect(usable({ ...base, info: { ...info('Base', 64), tokenizer: false } })).toBe(false);
+    expect(usable({ ...base, info: info('Chat', 64) })).toBe(true);
     // Dropped loose files have no folder name: the worker is told what to call them.
     await store.getState().add([file('config.json')]);
     expect(w.started.at(-1)!.name).toBe('the picked files');

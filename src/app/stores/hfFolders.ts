@@ -6,7 +6,7 @@
 // stay across view switches.
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import { DEFAULT_HF_SETTINGS, folderId, folderName, settingsProblem, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings } from '../../train/hfFolder.ts';
+import { chatProblem, DEFAULT_HF_SETTINGS, folderId, folderName, settingsProblem, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings } from '../../train/hfFolder.ts';
 import type { JobSpecBase } from '../../train/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
@@ -22,9 +22,9 @@ export interface PickedFolder {
   error: string | null;
 }
 
-/** A folder that was checked and fits the adapter with its settings. */
+/** A folder that was checked, fits the adapter with its settings, and has what a turn needs (a tokenizer and a chat template). */
 export function usable(f: PickedFolder | undefined): f is PickedFolder & { info: HfFolderInfo } {
-  return !!f && f.status === 'ready' && !!f.info?.fit.fits;
+  return !!f && f.status === 'ready' && !!f.info?.fit.fits && chatProblem(f.info) === null;
 }
 
 export interface HfFolderDeps {
