@@ -38,7 +38,7 @@ function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: 
       </div>
       <div className="field">
         <label htmlFor={`${id}-memory`}>GPU memory (GiB)</label>
-        <input id={`${id}-memory`} type="text" inputMode="decimal" value={memory} onChange={(e) => setMemory(e.target.value)} onBlur={apply} onKeyDown={onKey} />
+        <input id={`${id}-memory`} type="text" inputMode="decimal" title="WebGPU does not report the device's memory: how much the model may take" value={memory} onChange={(e) => setMemory(e.target.value)} onBlur={apply} onKeyDown={onKey} />
       </div>
     </div>
   );

@@ -7,6 +7,8 @@ import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
+import { droppedFiles } from '../../lib/droppedFiles.ts';
+import { folderFiles } from '../../../train/hfFolder.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
 import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
 import { isLoaded, isLocalChoice, usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
@@ -176,6 +178,7 @@ export function BackendPanel() {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const folders = useHfFolderStore((s) => s.folders);
   const removeEndpoint = useEndpointStore((s) => s.remove);
+  const addFolder = useHfFolderStore((s) => s.add);
   const [runs, setRuns] = useState<RunRecord[] | null>(null);
   const [runsError, setRunsError] = useState<string | null>(null);
   const { files, addFile } = useCheckpointFiles(backend, setBackend);
@@ -208,8 +211,11 @@ export function BackendPanel() {
       onDrop={(e) => {
         e.preventDefault();
         setDragging(false);
-        const f = e.dataTransfer.files[0];
-        if (f) void addFile(f);
+        // A folder, or several files (config.json, *.safetensors, ...), is a Hugging Face model folder; one file a checkpoint.
+        const dt = e.dataTransfer;
+        const entries = Array.from(dt.items ?? []).map((i) => (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.());
+        if (dt.files.length > 1 || entries.some((x) => x?.isDirectory)) void droppedFiles(dt).then((files) => addFolder(folderFiles(files)));
+        else if (dt.files[0]) void addFile(dt.files[0]);
       }}
     >
       <div className="field">
