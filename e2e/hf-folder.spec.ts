@@ -3,8 +3,10 @@
 // a chat template), read its architecture, size and memory estimate before anything is loaded,
 // load it, type an action and watch the observation stream in; switch views and come back to the
 // same folder. Then the errors: a budget it does not fit (refused, with what would fit), and a
-// folder without config.json (the message names the file) while the session is kept.
-import { cpSync, mkdtempSync } from 'node:fs';
+// folder without config.json (the message names the file) while the session is kept. Also: the
+// folder as a Bench backend beside copy-last, and its files dropped on the Playground instead of
+// picked.
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -129,5 +131,21 @@ test('Bench: a Hugging Face folder beside copy-last on one held-out turn, judged
   await expect(overall).toHaveCount(2, { timeout: 60_000 });
   expect(await overall.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-backend')))).toEqual(['hf:TinyChat', 'copy-last']);
   await snap(page, 'bench-hf');
+  expect(errors).toEqual([]);
+});
+
+test("dropping a folder's files on the Playground's backend panel checks them as one folder", async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await openPlayground(page);
+  const names = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
+  const files = names.map((name) => ({ name, data: readFileSync(join(CHAT_LLAMA, name)).toString('base64') }));
+  const transfer = await page.evaluateHandle((list) => {
+    const dt = new DataTransfer();
+    for (const f of list) dt.items.add(new File([Uint8Array.from(atob(f.data), (c) => c.charCodeAt(0))], f.name));
+    return dt;
+  }, files);
+  await page.locator('.pg-backend').dispatchEvent('drop', { dataTransfer: transfer });
+  await expect(page.getByTestId('hf-folder-info')).toContainText(/^the picked files: LlamaForCausalLM, [\d.]+K parameters/, { timeout: 120_000 });
+  await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeEnabled();
   expect(errors).toEqual([]);
 });
