@@ -122,9 +122,14 @@ export interface BenchBackendRef {
   id: string;
   /** Shown in tables; the `model` field of its records. */
   name: string;
-  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'imported';
+  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'imported';
   checkpoint?: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string };
   endpoint?: { baseUrl: string; model: string };
+  /**
+   * A Hugging Face folder picked in the page: what it was, never its files (File handles are not
+   * stored; a resumed bench needs the same folder picked again, found by `folderId`).
+   */
+  hf?: { folderId: string; name: string; architecture: string; parameters: number; context: number | null; memoryGiB: number };
 }
 
 /** A judge of a benchmark (no secret). */

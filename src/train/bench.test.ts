@@ -322,6 +322,18 @@ describe('runBench', () => {
     expect(store.progress.at(-1)!.etaMs).toBe(0);
   });
 
+  it('a Hugging Face folder not open in the page (a reload since) says to pick it again; its files never go into the record', async () => {
+    const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: null, memoryGiB: 1 };
+    const ref = { id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf' as const, hf };
+    await expect(openBenchBackend(ref, bench({ backends: [ref] }), { gpu: () => Promise.reject(new Error("no GPU in this test")) }, undefined)).rejects.toThrow(
+      'hf:Tiny: the folder Tiny is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.',
+    );
+    const { store, deps } = memoryDeps(bench({ backends: [ref, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), () => halfModel());
+    await runBench('b1', deps);
+    expect(store.bench.backendProblems?.['hf:Tiny#x']?.message).toMatch(/Pick the same folder again/);
+    expect(store.bench).toMatchObject({ state: 'failed', backends: [ref, { kind: 'copy-last' }] });
+  });
+
   it('tells the user when the settings leave no held-out turn', async () => {
     const { store, deps } = memoryDeps(bench(), () => halfModel(), { loadSamples: async () => [] as AwbSampleRecord[] });
     await expect(runBench('b1', deps)).rejects.toThrow('has no held-out turns');

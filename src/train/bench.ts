@@ -23,6 +23,8 @@ import { getBench, loadResults, putResults, updateBench } from '../storage/bench
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { BenchBackendProblem, BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
+import { folderOf, loadHfBackend } from './hf.ts';
+import type { HfFolderFile } from './hfFolder.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { benchLockName } from './protocol.ts';
 
@@ -32,6 +34,8 @@ export interface BenchJobSpec {
   benchId: string;
   /** Endpoint API keys by backend or judge id: used, never stored. */
   secrets?: { apiKeys?: Record<string, string> };
+  /** The files of the Hugging Face folders the bench runs, by backend id (File handles from the page): used, never stored. */
+  folders?: Record<string, HfFolderFile[]>;
 }
 
 /** What the page is sent as the run goes (a JobContext 'progress' record). */
@@ -408,8 +412,26 @@ export function stopWhenDown(backend: LwmBackend): LwmBackend {
   };
 }
 
-/** A backend of a bench on this worker: baselines, a stored checkpoint on the GPU (acquired only for one), an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined): Promise<OpenedBackend> {
+/** A Hugging Face folder on the GPU, from the files the page sent; none sent (a reload since the bench began) is an error saying what to do. */
+async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, files: HfFolderFile[] | undefined): Promise<OpenedBackend> {
+  const h = ref.hf;
+  if (!h) throw new UserFacingError(`${ref.name}: the benchmark names no Hugging Face folder for this backend.`);
+  if (!files?.length) {
+    throw new UserFacingError(`${ref.name}: the folder ${h.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`);
+  }
+  const g = bench.generation;
+  const local = await loadHfBackend(await gpuFor(ref, ctx), folderOf(files, h.name), { context: h.context, memoryGiB: h.memoryGiB }, ref.name);
+  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(local.context / 4));
+  if (maxTokens >= local.context) {
+    local.dispose();
+    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the ${local.context}-token context it was loaded with; ask for fewer.`);
+  }
+  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
+  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
+}
+
+/** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an endpoint. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
   const g = bench.generation;
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
   switch (ref.kind) {
@@ -419,6 +441,8 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord,
       return { backend: { ...referenceBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
     case 'checkpoint':
       return openCheckpoint(ref, bench, ctx);
+    case 'hf':
+      return openBenchFolder(ref, bench, ctx, files);
     case 'endpoint': {
       const e = ref.endpoint;
       if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);
@@ -459,7 +483,7 @@ export async function runBenchJob(spec: BenchJobSpec, ctx: JobContext): Promise<
         if (!trajectories.length) throw new UserFacingError(`The dataset ${bench.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
         return benchSampleRecords(trajectories, { evalFraction: bench.data.evalFraction, seed: bench.data.seed, perDomain: bench.data.perDomain ?? undefined, domains: bench.data.domains });
       },
-      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id)),
+      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id), spec.folders && Object.hasOwn(spec.folders, ref.id) ? spec.folders[ref.id] : undefined),
       openJudge: (ref) => openBenchJudge(ref, key(ref.id)),
       step: () => ctx.step(),
       signal: stop.signal,

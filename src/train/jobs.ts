@@ -18,6 +18,8 @@ import type { TrainSpec } from './spec.ts';
 import { runLockName, type JobSpecBase } from './protocol.ts';
 import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
 import { runBenchJob, type BenchJobSpec } from './bench.ts';
+import { runHfInspectJob } from './hf.ts';
+import type { HfInspectJobSpec } from './hfFolder.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -278,6 +280,8 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
   generate: (spec, ctx) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx),
+  /** What a picked Hugging Face folder holds and whether it fits, before it is loaded (hf.ts). */
+  'hf-inspect': (spec, ctx) => runHfInspectJob(spec as unknown as HfInspectJobSpec, ctx),
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
   bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),

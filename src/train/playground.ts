@@ -1,9 +1,11 @@
 // The Playground's 'generate' job: a checkpoint of ours on the worker's GPU (a run's checkpoint
 // from browser storage, or a .safetensors file the user dropped), opened with
-// openCheckpointBackend so it is prompted with the template it was trained with, generating one
-// turn's observation and streaming it to the page ('text' messages) with its token rate
-// ('progress'). The loaded model stays on the device between turns (and jobs), so each turn costs
-// only its generation; another model, a release request or a new device replaces it.
+// openCheckpointBackend so it is prompted with the template it was trained with, or a Hugging
+// Face model folder the user picked (its File objects; loaded by src/train/hf.ts, prompted with
+// the model's own chat template in the AgentWorldBench message layout), generating one turn's
+// observation and streaming it to the page ('text' messages) with its token rate ('progress').
+// The loaded model stays on the device between turns (and jobs), so each turn costs only its
+// generation; another model, a release request or a new device replaces it.
 import type { TurnRequest } from '../core/backend.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
@@ -11,10 +13,17 @@ import { openCheckpointBackend, type CheckpointBackend } from '../backends/check
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint } from '../model/checkpoint.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
+import { hfContextReport, type HfBackend } from '../backends/hf.ts';
+import { folderOf, loadHfBackend } from './hf.ts';
+import type { HfFolderFile, HfRunSettings } from './hfFolder.ts';
 import { UserFacingError, type JobContext } from './host.ts';
 
 /** Which checkpoint: stored under `key` (a run's), or a file whose bytes the page sends until the worker holds it. */
-export type PlaygroundModel = { source: 'run'; key: string; label: string } | { source: 'file'; id: string; name: string; bytes?: Uint8Array };
+export type PlaygroundModel =
+  | { source: 'run'; key: string; label: string }
+  | { source: 'file'; id: string; name: string; bytes?: Uint8Array }
+  /** A Hugging Face folder: its files travel with every job (File handles, not bytes), loaded for `settings`. */
+  | { source: 'hf'; id: string; name: string; files: HfFolderFile[]; settings: HfRunSettings };
 
 export interface PlaygroundSampling {
   maxTokens: number;
@@ -27,8 +36,10 @@ export interface PlaygroundSampling {
 export type GenerateJobSpec = {
   kind: 'generate';
   model: PlaygroundModel;
-  /** The turn to predict; without it the job only loads the model and reports it. */
+  /** The turn to predict; without it (and without promptIds) the job only loads the model and reports it. */
   request?: TurnRequest;
+  /** Raw token ids to continue instead of a turn (a Hugging Face folder only): the result carries the generated ids. */
+  promptIds?: number[];
   /** A template to render with instead of the one the checkpoint was trained with. */
   template?: PromptTemplate;
   sampling?: PlaygroundSampling;
@@ -48,8 +59,12 @@ export interface PlaygroundModelInfo {
   vocabSize: number;
   layers: number;
   dModel: number;
-  /** The template it was trained with (used unless the page sends one). */
+  /** The template it was trained with (used unless the page sends one); 'chat template' for a Hugging Face folder. */
   template: string;
+  /** A Hugging Face folder's architecture (LlamaForCausalLM, ...). */
+  architecture?: string;
+  /** Where generation stops (a Hugging Face folder: generation_config.json's eos ids). */
+  stopIds?: number[];
 }
 
 /** 'progress' records of a generate job. */
@@ -62,47 +77,40 @@ export interface GenerateJobResult {
   ms?: number;
   stopped?: boolean;
   context?: ContextReport;
+  /** The generated ids (a promptIds job), stop id included as transformers' generate() returns it. */
+  ids?: number[];
 }
 
 /** The error a file job without bytes gets when the worker does not hold that file (a fresh worker): the page sends them again. */
 export const MODEL_NOT_LOADED = 'playground: the model file is not loaded in this worker; send its bytes';
 
-interface Loaded {
-  rt: GpuRuntime;
-  id: string;
-  open: CheckpointBackend;
-  info: PlaygroundModelInfo;
-}
+type Loaded = { rt: GpuRuntime; id: string; info: PlaygroundModelInfo } & ({ kind: 'checkpoint'; open: CheckpointBackend } | { kind: 'hf'; hf: HfBackend });
 
 let loaded: Loaded | null = null;
 
 function modelId(m: PlaygroundModel): string {
-  return m.source === 'run' ? `run:${m.key}` : `file:${m.id}`;
+  return m.source === 'run' ? `run:${m.key}` : m.source === 'file' ? `file:${m.id}` : `hf:${m.id}:${m.settings.context ?? 'auto'}:${m.settings.memoryGiB}`;
 }
 
 /** Frees the loaded model (its device may already be gone: then there is nothing to free). */
 export function releasePlaygroundModel(): void {
   const l = loaded;
   loaded = null;
-  if (l && !l.rt.lost) l.open.dispose();
+  if (l && !l.rt.lost) (l.kind === 'checkpoint' ? l.open : l.hf).dispose();
 }
 
-async function ensureModel(rt: GpuRuntime, model: PlaygroundModel): Promise<Loaded> {
-  const id = modelId(model);
-  if (loaded && loaded.id === id && loaded.rt === rt && !rt.lost) return loaded;
-  let bytes: Uint8Array;
-  let source: string;
+async function checkpointBytes(model: Extract<PlaygroundModel, { source: 'run' | 'file' }>): Promise<{ bytes: Uint8Array; source: string }> {
   if (model.source === 'run') {
-    source = model.label;
-    bytes = await loadCheckpointBytes(model.key).catch((e: Error) => {
+    const bytes = await loadCheckpointBytes(model.key).catch((e: Error) => {
       throw new UserFacingError(`The checkpoint ${model.label} could not be read from browser storage (${e.message}); it may have been deleted in the Train view.`);
     });
-  } else {
-    if (!model.bytes) throw new UserFacingError(MODEL_NOT_LOADED);
-    source = model.name;
-    bytes = model.bytes;
+    return { bytes, source: model.label };
   }
-  releasePlaygroundModel();
+  if (!model.bytes) throw new UserFacingError(MODEL_NOT_LOADED);
+  return { bytes: model.bytes, source: model.name };
+}
+
+function openOurs(rt: GpuRuntime, id: string, bytes: Uint8Array, source: string): Loaded {
   let ck;
   try {
     ck = loadCheckpoint(bytes, { source });
@@ -122,19 +130,88 @@ async function ensureModel(rt: GpuRuntime, model: PlaygroundModel): Promise<Load
     );
   }
   const open = openCheckpointBackend(rt, ck, { source });
+  const c = ck.config;
+  const info: PlaygroundModelInfo = { id, name: open.backend.name, stage: ck.extraMetadata?.stage ?? 'checkpoint', step: ck.step, contextLength: c.contextLength, vocabSize: c.vocabSize, layers: c.layers, dModel: c.dModel, template: open.template.version };
+  return { kind: 'checkpoint', rt, id, open, info };
+}
+
+async function openFolder(rt: GpuRuntime, id: string, model: Extract<PlaygroundModel, { source: 'hf' }>): Promise<Loaded> {
+  const hf = await loadHfBackend(rt, folderOf(model.files, model.name), model.settings);
+  const c = hf.model.config;
   const info: PlaygroundModelInfo = {
     id,
-    name: open.backend.name,
-    stage: ck.extraMetadata?.stage ?? 'checkpoint',
-    step: ck.step,
-    contextLength: ck.config.contextLength,
-    vocabSize: ck.config.vocabSize,
-    layers: ck.config.layers,
-    dModel: ck.config.dModel,
-    template: open.template.version,
+    name: hf.backend.name,
+    stage: 'pretrained',
+    step: 0,
+    contextLength: hf.context,
+    vocabSize: c.vocabSize,
+    layers: c.layers,
+    dModel: c.dModel,
+    template: hf.model.hasChatTemplate ? 'chat template' : 'none',
+    architecture: hf.model.hf.architecture,
+    stopIds: hf.model.stopIds,
   };
-  loaded = { rt, id, open, info };
+  return { kind: 'hf', rt, id, hf, info };
+}
+
+async function ensureModel(rt: GpuRuntime, model: PlaygroundModel): Promise<Loaded> {
+  const id = modelId(model);
+  if (loaded && loaded.id === id && loaded.rt === rt && !rt.lost) return loaded;
+  if (model.source === 'hf') {
+    releasePlaygroundModel();
+    loaded = await openFolder(rt, id, model);
+    return loaded;
+  }
+  const { bytes, source } = await checkpointBytes(model);
+  releasePlaygroundModel();
+  loaded = openOurs(rt, id, bytes, source);
   return loaded;
+}
+
+/** A stop request aborts the signal; call the returned function when the generation is over. */
+function stopSignal(ctx: JobContext): { signal: AbortSignal; off: () => void } {
+  const abort = new AbortController();
+  const off = ctx.onState((state) => {
+    if (state === 'stopping') abort.abort(new Error('stopped'));
+  });
+  return { signal: abort.signal, off };
+}
+
+function checkSampling(s: PlaygroundSampling, context: number): void {
+  if (!(s.maxTokens >= 1) || s.maxTokens >= context) {
+    throw new UserFacingError(`Max tokens ${s.maxTokens} leaves no room for the prompt in this model's context of ${context} tokens; choose from 1 to ${context - 1} (a few less leaves the prompt more room).`);
+  }
+}
+
+/** Raw ids through a Hugging Face folder (its generated ids come back, as `lwm generate --json` prints them). */
+async function generateIds(m: Loaded, promptIds: number[], s: PlaygroundSampling, ctx: JobContext): Promise<GenerateJobResult> {
+  if (m.kind !== 'hf') throw new UserFacingError('Raw token ids are taken for a Hugging Face folder only.');
+  const { signal, off } = stopSignal(ctx);
+  const ids: number[] = [];
+  const t0 = performance.now();
+  try {
+    for await (const id of m.hf.generateIds(promptIds, { ...s, signal })) {
+      ids.push(id);
+      ctx.progress({ kind: 'tokens', tokens: ids.length, ms: performance.now() - t0 } satisfies GenerateProgress);
+    }
+  } catch (e) {
+    if (!signal.aborted) throw e;
+  } finally {
+    off();
+  }
+  return { model: m.info, ids, tokens: ids.length, ms: performance.now() - t0, stopped: signal.aborted };
+}
+
+/** The context bar of a turn: the checkpoint's template fit, or the folder's chat messages. */
+function turnContext(m: Loaded, spec: Extract<GenerateJobSpec, { model: PlaygroundModel }>, request: TurnRequest, maxTokens: number): ContextReport {
+  if (m.kind === 'checkpoint') return contextReport(m.open.tokenizer, spec.template ?? m.open.template, request, m.info.contextLength, maxTokens);
+  const tok = m.hf.model.tokenizer;
+  if (!tok) throw new UserFacingError(`${m.hf.model.name} has no tokenizer (tokenizer.json), so a turn cannot be turned into token ids.`);
+  try {
+    return hfContextReport(tok, request, m.info.contextLength, maxTokens);
+  } catch (e) {
+    throw new UserFacingError((e as Error).message);
+  }
 }
 
 /** Runs one generate job (see GenerateJobSpec). */
@@ -145,36 +222,29 @@ export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Pr
   }
   const m = await ensureModel(ctx.rt, spec.model);
   ctx.progress({ kind: 'model', model: m.info } satisfies GenerateProgress);
-  if (!spec.request) return { model: m.info };
   const s = spec.sampling ?? { maxTokens: 64, temperature: 0 };
-  const context = m.info.contextLength;
-  if (!(s.maxTokens >= 1) || s.maxTokens >= context) {
-    throw new UserFacingError(`Max tokens ${s.maxTokens} leaves no room for the prompt in this model's context of ${context} tokens; choose from 1 to ${context - 1} (a few less leaves the prompt more room).`);
-  }
-  const template = spec.template ?? m.open.template;
-  const report = contextReport(m.open.tokenizer, template, spec.request, context, s.maxTokens);
+  if (spec.promptIds) return generateIds(m, spec.promptIds, s, ctx);
+  if (!spec.request) return { model: m.info };
+  checkSampling(s, m.info.contextLength);
+  const report = turnContext(m, spec, spec.request, s.maxTokens);
   ctx.progress({ kind: 'context', context: report } satisfies GenerateProgress);
-  const abort = new AbortController();
-  const off = ctx.onState((state) => {
-    if (state === 'stopping') abort.abort(new Error('stopped'));
-  });
+  const backend = m.kind === 'checkpoint' ? m.open.backend : m.hf.backend;
+  const request = m.kind === 'checkpoint' ? { ...spec.request, template: spec.template ?? m.open.template } : spec.request;
+  const { signal, off } = stopSignal(ctx);
   let text = '';
   let tokens = 0;
   const t0 = performance.now();
   try {
-    for await (const piece of m.open.backend.generate(
-      { ...spec.request, template },
-      { maxTokens: s.maxTokens, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, signal: abort.signal, onTokens: (n) => (tokens = n) },
-    )) {
+    for await (const piece of backend.generate(request, { maxTokens: s.maxTokens, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, signal, onTokens: (n) => (tokens = n) })) {
       text += piece;
       ctx.text(piece);
       ctx.progress({ kind: 'tokens', tokens, ms: performance.now() - t0 } satisfies GenerateProgress);
-      if (abort.signal.aborted) break;
+      if (signal.aborted) break;
     }
   } catch (e) {
-    if (!abort.signal.aborted) throw e;
+    if (!signal.aborted) throw e;
   } finally {
     off();
   }
-  return { model: m.info, text, tokens, ms: performance.now() - t0, stopped: abort.signal.aborted, context: report };
+  return { model: m.info, text, tokens, ms: performance.now() - t0, stopped: signal.aborted, context: report };
 }

@@ -167,6 +167,17 @@ describe('bench store', () => {
       Object.defineProperty(globalThis, 'navigator', { value: { gpu: {} }, configurable: true });
     }
   });
+
+  it('a Hugging Face folder: recorded by what it is (no files), its files sent with the job while it is open in the page', async () => {
+    const { benchFromDraft, benchFolderFiles } = await import('./bench.ts');
+    const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 };
+    const record = benchFromDraft({ ...draft(), folders: [hf, hf] }, 'h', 1);
+    expect(record.backends.filter((b) => b.kind === 'hf')).toEqual([{ id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf', hf }]);
+    const files = [{ path: 'Tiny/config.json', file: new Blob(['{}']) }];
+    expect(benchFolderFiles(record, (id) => (id === 'Tiny#x' ? files : undefined))).toEqual({ 'hf:Tiny#x': files });
+    // Not picked again since a reload: no files; the job tells the user to pick the folder again.
+    expect(benchFolderFiles(record, () => undefined)).toEqual({});
+  });
 });
 
 let benchId = '';

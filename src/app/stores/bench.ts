@@ -13,7 +13,9 @@ import { listRuns } from '../../storage/runs.ts';
 import type { JobClient } from '../../train/client.ts';
 import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
 import { benchLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
+import { useHfFolderStore } from './hfFolders.ts';
 import { apiKey, findEndpoint, newEndpointId, normalBaseUrl, setApiKey, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
@@ -32,6 +34,8 @@ export interface BenchDraft {
   baselines: ('copy-last' | 'reference')[];
   checkpoints: { runId: string; runName: string; stage: string; tag: CheckpointTag; step: number; key: string }[];
   endpoints: BenchEndpoint[];
+  /** Hugging Face folders picked in this page (stores/hfFolders.ts), by what the bench records of them. */
+  folders?: NonNullable<BenchBackendRef['hf']>[];
   generation: BenchGeneration;
   judge: { kind: 'local' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
 }
@@ -113,6 +117,10 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
   for (const e of draft.endpoints) {
     const bid = endpointId('endpoint', e);
     if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(e.baseUrl), model: e.model.trim() } });
+  }
+  for (const f of draft.folders ?? []) {
+    const bid = `hf:${f.folderId}`;
+    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `hf:${f.name}`, kind: 'hf', hf: f });
   }
   for (const b of draft.baselines) backends.push({ id: b, name: b, kind: b });
   const judge = judgeRef(draft.judge);
@@ -417,7 +425,8 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     const c = ensureClient();
     if (!c) return;
     const benchId = bench.id;
-    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) } };
+    const folders = benchFolderFiles(bench, (id) => useHfFolderStore.getState().get(id)?.files);
+    const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) }, ...(Object.keys(folders).length ? { folders } : {}) };
     const jobId = c.start({ ...spec });
     ownJobs.set(jobId, benchId);
     set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
@@ -441,6 +450,16 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     },
   };
 });
+
+/** The files of a bench's Hugging Face folders that are open in this page, by backend id (a folder not picked again since a reload is left out: the job says so). */
+export function benchFolderFiles(bench: Pick<BenchRecord, 'backends'>, files: (folderId: string) => HfFolderFile[] | undefined): Record<string, HfFolderFile[]> {
+  const out: Record<string, HfFolderFile[]> = {};
+  for (const b of bench.backends) {
+    const f = b.kind === 'hf' && b.hf ? files(b.hf.folderId) : undefined;
+    if (f?.length) out[b.id] = f;
+  }
+  return out;
+}
 
 /** A key the user typed for an endpoint on resume, and whether to remember it on this device. */
 export interface TypedKey {

@@ -138,6 +138,45 @@ describe('playground store', () => {
     expect(store.getState().error).toBeNull();
   });
 
+  it("plays a Hugging Face folder's turn: its files and settings go with each job, in the endpoint's message layout", async () => {
+    const folder = { id: 'Tiny#1', name: 'Tiny', files: [{ path: 'Tiny/config.json', file: new Blob(['{}']) }], settings: { context: 64, memoryGiB: 1 }, status: 'ready' as const, info: null, error: null };
+    const hfInfo = { ...info, id: 'hf:Tiny#1:64:1', name: 'hf:Tiny', template: 'chat template', architecture: 'LlamaForCausalLM' };
+    const w = fakeWorker((spec, jobId, post) => {
+      if ('release' in spec) return post({ type: 'done', jobId, result: { released: true } });
+      post({ type: 'progress', jobId, data: { kind: 'model', model: hfInfo } });
+      if (!spec.request) return post({ type: 'done', jobId, result: { model: hfInfo } });
+      post({ type: 'text', jobId, text: '<predicted_observation>\nREADME.md' });
+      post({ type: 'done', jobId, result: { model: hfInfo, text: '<predicted_observation>\nREADME.md', tokens: 5, ms: 50, stopped: false } });
+    });
+    let open: typeof folder | undefined = folder;
+    const store = createPlaygroundStore(deps(w.client, { folder: (id) => (id === open?.id ? open : undefined) }), null);
+    store.getState().setBackend({ kind: 'hf', id: 'Tiny#1', name: 'Tiny' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(w.started[0]).toEqual({ kind: 'generate', model: { source: 'hf', id: 'Tiny#1', name: 'Tiny', files: folder.files, settings: { context: 64, memoryGiB: 1 } } });
+    expect(store.getState().model).toEqual(hfInfo);
+    await store.getState().send('ls');
+    const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;
+    // No template of ours: the worker renders the AgentWorldBench messages with the model's chat template.
+    expect(job.template).toBeUndefined();
+    expect(job.request!.awb).toBeUndefined();
+    expect(store.getState().session.turns[0].prediction).toMatchObject({ observation: 'README.md', backend: 'hf:Tiny', tokens: 5 });
+    // A folder forgotten in the page (or gone with a reload) says to pick it again; the session is kept.
+    open = undefined;
+    await store.getState().send('pwd');
+    expect(store.getState().error).toMatchObject({ kind: 'folder', message: expect.stringMatching(/pick the folder again/) });
+    expect(store.getState().session.turns).toHaveLength(2);
+  });
+
+  it("shows a folder's load failure as the folder's, naming the file", async () => {
+    const folder = { id: 'B#1', name: 'B', files: [], settings: { context: null, memoryGiB: 1 }, status: 'ready' as const, info: null, error: null };
+    const w = fakeWorker((spec, jobId, post) => post({ type: 'error', jobId, message: 'B/model.safetensors: the header is cut short' }));
+    const store = createPlaygroundStore(deps(w.client, { folder: () => folder }), null);
+    store.getState().setBackend({ kind: 'hf', id: 'B#1', name: 'B' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(store.getState().error).toEqual({ kind: 'folder', message: 'B/model.safetensors: the header is cut short' });
+    expect(store.getState().model).toBeNull();
+  });
+
   it('runs the baselines on the page, the reference only where there is a real observation', async () => {
     const w = fakeWorker(() => {});
     const store = createPlaygroundStore(deps(w.client), null);

@@ -2,7 +2,9 @@
 // sampling settings, and the generation in flight. A checkpoint runs in the jobs worker (the
 // 'generate' job, src/train/playground.ts), which keeps it loaded between turns; an endpoint and
 // the baselines run on the page. The session persists in localStorage, so a reload, a lost GPU
-// device or a failed request never loses the turns played; API keys never enter it.
+// device or a failed request never loses the turns played; API keys never enter it. A Hugging Face
+// folder (stores/hfFolders.ts) also runs in the worker, its File objects sent with each job; like a
+// dropped file it is not persisted.
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
@@ -32,15 +34,18 @@ import { renderSystem, type PromptTemplate } from '../../core/templates/index.ts
 import type { DatasetMeta } from '../../storage/db.ts';
 import { appendTrajectories } from '../../storage/datasets.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type GenerateProgress, type PlaygroundModelInfo } from '../../train/playground.ts';
+import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type GenerateProgress, type PlaygroundModel, type PlaygroundModelInfo } from '../../train/playground.ts';
 import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
+import { useHfFolderStore, type PickedFolder } from './hfFolders.ts';
 import { jobClient } from './jobClient.ts';
 import { CHECKPOINT_HELP, corsHelp, pageOrigin } from '../lib/backendHelp.ts';
 
 export type BackendChoice =
   | { kind: 'run'; key: string; label: string }
   | { kind: 'file'; id: string; name: string }
+  /** A Hugging Face folder picked in this page (stores/hfFolders.ts, by its id). */
+  | { kind: 'hf'; id: string; name: string }
   | { kind: 'endpoint'; id: string }
   | { kind: 'copy-last' }
   | { kind: 'reference' };
@@ -55,7 +60,7 @@ export interface Sampling {
 
 export const DEFAULT_SAMPLING: Sampling = { temperature: 0, topK: null, topP: null, maxTokens: 48, seed: 0 };
 
-export type PlaygroundErrorKind = 'endpoint' | 'cors' | 'checkpoint' | 'device-lost' | 'context' | 'no-webgpu' | 'settings' | 'storage' | 'other';
+export type PlaygroundErrorKind = 'endpoint' | 'cors' | 'checkpoint' | 'folder' | 'device-lost' | 'context' | 'no-webgpu' | 'settings' | 'storage' | 'other';
 
 export interface PlaygroundError {
   kind: PlaygroundErrorKind;
@@ -84,6 +89,8 @@ export interface PlaygroundDeps {
   webgpu(): { message: string; help: string } | null;
   save(meta: Omit<DatasetMeta, 'turns' | 'domains' | 'chunks' | 'trajectories'>, t: Trajectory[]): Promise<DatasetMeta>;
   now(): number;
+  /** A Hugging Face folder picked in this page (its files and run settings). */
+  folder?(id: string): PickedFolder | undefined;
 }
 
 export const PLAYGROUND_DATASET_ID = 'playground-sessions';
@@ -174,7 +181,8 @@ export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo
   switch (b.kind) {
     case 'run':
     case 'file':
-      return model?.id === (b.kind === 'run' ? `run:${b.key}` : `file:${b.id}`) ? model.name : b.kind === 'run' ? b.label : b.name;
+    case 'hf':
+      return isLoaded(b, model) ? model!.name : b.kind === 'run' ? b.label : b.kind === 'hf' ? `hf:${b.name}` : b.name;
     case 'endpoint':
       return endpoint ? `endpoint:${endpoint.model}` : 'endpoint';
     default:
@@ -184,7 +192,30 @@ export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo
 
 type SetState = StoreApi<PlaygroundState>['setState'];
 type GetState = StoreApi<PlaygroundState>['getState'];
-type LocalChoice = Extract<BackendChoice, { kind: 'run' | 'file' }>;
+type LocalChoice = Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' }>;
+
+/** Choices that run in the worker (on the GPU). */
+export function isLocalChoice(b: BackendChoice | null): b is LocalChoice {
+  return b?.kind === 'run' || b?.kind === 'file' || b?.kind === 'hf';
+}
+
+/** Whether the worker's model is the one chosen (a folder with any run settings). */
+export function isLoaded(b: BackendChoice | null, model: PlaygroundModelInfo | null): boolean {
+  if (!model || !isLocalChoice(b)) return false;
+  if (b.kind === 'hf') return model.id.startsWith(`hf:${b.id}:`);
+  return model.id === (b.kind === 'run' ? `run:${b.key}` : `file:${b.id}`);
+}
+
+/** What the worker is told to load for a choice; a folder no longer picked in this page is an error saying so. */
+function localModel({ deps, v }: StoreCtx, b: LocalChoice, withBytes: boolean): PlaygroundModel {
+  if (b.kind === 'run') return { source: 'run', key: b.key, label: b.label };
+  if (b.kind === 'file') {
+    return { source: 'file', id: b.id, name: b.name, ...(withBytes || v.workerHasFile !== b.id ? { bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined } : {}) };
+  }
+  const f = deps.folder?.(b.id);
+  if (!f) throw Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), { kindHint: 'folder' });
+  return { source: 'hf', id: f.id, name: f.name, files: f.files, settings: f.settings };
+}
 type TurnOutput = { text: string; tokens: number; ms: number; stopped: boolean; name: string };
 
 /** What one store keeps outside its state: the dropped file's bytes (never persisted), the run in flight. */
@@ -224,16 +255,8 @@ function attemptLocal(ctx: StoreCtx, b: LocalChoice, turn: number, request: Turn
   return new Promise<LocalAttempt>((resolve) => {
     let text = '';
     let lost = false;
-    const spec: GenerateJobSpec = {
-      kind: 'generate',
-      model:
-        b.kind === 'run'
-          ? { source: 'run', key: b.key, label: b.label }
-          : { source: 'file', id: b.id, name: b.name, ...(withBytes || v.workerHasFile !== b.id ? { bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined } : {}) },
-      request,
-      template: chosenTemplate(ctx),
-      sampling: samplingOptions(get().sampling),
-    };
+    const template = b.kind === 'hf' ? undefined : chosenTemplate(ctx);
+    const spec: GenerateJobSpec = { kind: 'generate', model: localModel(ctx, b, withBytes), request, ...(template ? { template } : {}), sampling: samplingOptions(get().sampling) };
     let jobId = '';
     const off = client.on((m: FromWorker) => {
       if (m.type === 'lost') lost = true;
@@ -274,7 +297,7 @@ async function generateLocal(ctx: StoreCtx, turn: number, request: TurnRequest):
   const { deps, get, v } = ctx;
   const b = get().backend as LocalChoice;
   const problem = deps.webgpu();
-  if (problem) throw Object.assign(new Error(`A checkpoint runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
+  if (problem) throw Object.assign(new Error(`${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
   let r = await attemptLocal(ctx, b, turn, request, false);
   if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attemptLocal(ctx, b, turn, request, true);
   if (r.error) {
@@ -325,6 +348,8 @@ function pageBackend(ctx: StoreCtx, b: BackendChoice, request: TurnRequest): { b
     if (request.reference === undefined) return { problem: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' };
     return { backend: referenceBackend(), request };
   }
+  // A Hugging Face model is sent the endpoint's message layout (rendered with its chat template in the worker).
+  if (b.kind === 'hf') return { backend: null, request: endpointRequest(request, chosenTemplate(ctx)) };
   return { backend: null, request };
 }
 
@@ -353,7 +378,7 @@ async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
   } catch (e) {
     if (myEpoch !== v.epoch) return false;
     const err = e as Error & { partial?: string; lost?: boolean; tokens?: number; ms?: number; help?: string; kindHint?: string };
-    const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : classifyError(err, index, !!err.lost, pageOrigin());
+    const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : forChoice(b, classifyError(err, index, !!err.lost, pageOrigin()));
     set({
       session: setPrediction(get().session, index, err.partial ?? '', { backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined), tokens: err.tokens ?? 0, ms: err.ms ?? 0, error: shown.message }),
       live: null,
@@ -361,6 +386,12 @@ async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
     });
     return false;
   }
+}
+
+/** A Hugging Face folder's failures (a file missing or broken, a model that does not fit) are the folder's. */
+function forChoice(b: BackendChoice, e: PlaygroundError): PlaygroundError {
+  // A folder's failure is the folder's: the checkpoint help (tokenizer and template kept inside it) does not apply.
+  return b.kind === 'hf' && (e.kind === 'checkpoint' || e.kind === 'other') ? { ...e, kind: 'folder', help: undefined } : e;
 }
 
 /** Predicts every turn from `from` on that has no prediction yet, one run at a time. */
@@ -384,15 +415,21 @@ function runPending(ctx: StoreCtx, from = 0): Promise<void> {
 }
 
 /** Loads a checkpoint in the worker as soon as it is chosen, so the first turn does not wait and the user sees what was loaded (or why not). */
-function preloadModel({ deps, set, get, v }: StoreCtx, b: LocalChoice) {
+function preloadModel(ctx: StoreCtx, b: LocalChoice) {
+  const { deps, set, get, v } = ctx;
   const problem = deps.webgpu();
   if (problem) {
-    set({ error: { kind: 'no-webgpu', message: `A checkpoint runs on the GPU, and ${problem.message}`, help: problem.help } });
+    set({ error: { kind: 'no-webgpu', message: `${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`, help: problem.help } });
     return;
   }
   const client = deps.jobs();
-  const model =
-    b.kind === 'run' ? { source: 'run' as const, key: b.key, label: b.label } : { source: 'file' as const, id: b.id, name: b.name, bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined };
+  let model: PlaygroundModel;
+  try {
+    model = localModel(ctx, b, true);
+  } catch (e) {
+    set({ error: { kind: 'folder', message: (e as Error).message }, model: null });
+    return;
+  }
   const jobId = client.start({ kind: 'generate', model } as unknown as JobSpecBase);
   const off = client.on((m) => {
     if (!('jobId' in m) || m.jobId !== jobId) return;
@@ -403,7 +440,7 @@ function preloadModel({ deps, set, get, v }: StoreCtx, b: LocalChoice) {
     }
     if (m.type === 'error') {
       off();
-      if (get().backend === b) set({ error: classifyError(new Error(m.message), undefined, false, pageOrigin()), model: null });
+      if (get().backend === b) set({ error: forChoice(b, classifyError(new Error(m.message), undefined, false, pageOrigin())), model: null });
     }
   });
 }
@@ -451,7 +488,7 @@ function backendActions(ctx: StoreCtx) {
     setBackend(b: BackendChoice | null, file?: Uint8Array) {
       if (b?.kind === 'file' && file) v.fileBytes = { id: b.id, bytes: file };
       set({ backend: b, error: null, context: null });
-      if (b && (b.kind === 'run' || b.kind === 'file')) preloadModel(ctx, b);
+      if (isLocalChoice(b)) preloadModel(ctx, b);
     },
     setSampling(s: Partial<Sampling>) {
       set({ sampling: { ...get().sampling, ...s } });
@@ -462,7 +499,7 @@ function backendActions(ctx: StoreCtx) {
     },
     release() {
       const b = get().backend;
-      if (!b || (b.kind !== 'run' && b.kind !== 'file') || deps.webgpu()) return;
+      if (!isLocalChoice(b) || deps.webgpu()) return;
       deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
       v.workerHasFile = null;
       set({ model: null });
@@ -548,8 +585,8 @@ export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string |
       name: persistKey,
       version: 1,
       storage: createJSONStorage(() => localStorage),
-      // The session and settings; never file bytes or keys. A dropped file is not kept (its bytes are gone after a reload).
-      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' ? null : s.backend, sampling: s.sampling, template: s.template }),
+      // The session and settings; never file bytes or keys. A dropped file or a picked folder is not kept (its bytes are gone after a reload).
+      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' || s.backend?.kind === 'hf' ? null : s.backend, sampling: s.sampling, template: s.template }),
     }),
   );
 }
@@ -562,6 +599,7 @@ export const usePlaygroundStore = createPlaygroundStore(
     webgpu: missingWebGpu,
     save: appendTrajectories,
     now: () => Date.now(),
+    folder: (id) => useHfFolderStore.getState().get(id),
   },
   typeof localStorage === 'undefined' ? null : 'lwm.playground',
 );

@@ -102,7 +102,7 @@ function SystemPromptPanel() {
         <div className="field">
           <label htmlFor="pg-template">Template</label>
           <select id="pg-template" value={template} onChange={(e) => setTemplate(e.target.value, known)}>
-            <option value="">{local ? `as trained${model ? ` (${model.template})` : ''}` : 'AgentWorldBench layout'}</option>
+            <option value="">{local ? `as trained${model ? ` (${model.template})` : ''}` : backend?.kind === 'hf' ? "AgentWorldBench layout (the model's chat template)" : 'AgentWorldBench layout'}</option>
             {Object.keys(known).map((v) => (
               <option key={v} value={v}>
                 {v}: {known[v].description.slice(0, 60)}
@@ -201,6 +201,7 @@ function ErrorCallout() {
     cors: 'The endpoint is blocked (CORS) or down',
     endpoint: 'The endpoint failed',
     checkpoint: 'This checkpoint cannot be run',
+    folder: 'This model folder cannot be run',
     'device-lost': 'The GPU device was lost',
     context: 'The prompt does not fit the context',
     'no-webgpu': 'This needs WebGPU',
@@ -387,9 +388,9 @@ export default function PlaygroundView() {
   const loadTemplates = useTemplateStore((s) => s.load);
   useEffect(() => {
     void loadTemplates();
-    // A checkpoint chosen before a reload is loaded again (the worker is fresh).
+    // A checkpoint chosen before a reload, or a folder picked before a view switch, is loaded again (the worker freed it).
     const { backend: b, model, setBackend } = usePlaygroundStore.getState();
-    if (b?.kind === 'run' && !model) setBackend(b);
+    if ((b?.kind === 'run' || b?.kind === 'hf') && !model) setBackend(b);
     // Leaving the view frees the checkpoint's GPU memory (training may want it).
     return () => release();
   }, [loadTemplates, release]);

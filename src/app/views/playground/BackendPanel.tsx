@@ -1,18 +1,24 @@
 // Choosing what plays the environment: a stored checkpoint of a training run, a dropped
-// .safetensors file, an OpenAI-compatible endpoint, or a baseline. Endpoint keys stay in memory
-// unless "remember on this device" is ticked.
+// .safetensors file, a Hugging Face model folder (picked or dropped; checked before it is loaded),
+// an OpenAI-compatible endpoint, or a baseline. Endpoint keys stay in memory unless "remember on
+// this device" is ticked.
 import { useEffect, useState } from 'react';
 import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
+import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
+import { droppedFiles } from '../../lib/droppedFiles.ts';
+import { folderFiles } from '../../../train/hfFolder.ts';
+import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
 import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
-import { usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
+import { isLoaded, isLocalChoice, usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
 
 /** The value of the backend <select>. */
 function choiceValue(b: BackendChoice | null): string {
   if (!b) return '';
   if (b.kind === 'run') return `run:${b.key}`;
   if (b.kind === 'file') return `file:${b.id}`;
+  if (b.kind === 'hf') return `hf:${b.id}`;
   if (b.kind === 'endpoint') return `endpoint:${b.id}`;
   return b.kind;
 }
@@ -35,7 +41,7 @@ function checkpointOptions(runs: RunRecord[]): CheckpointOption[] {
 }
 
 /** The backend a <select> value names: null for none, undefined when it names nothing known. */
-function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[]): BackendChoice | null | undefined {
+function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[], folders: PickedFolder[]): BackendChoice | null | undefined {
   if (!v) return null;
   const [kind, ...rest] = v.split(':');
   const id = rest.join(':');
@@ -46,6 +52,10 @@ function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: stri
   if (kind === 'file') {
     const f = files.find((x) => x.id === id);
     return f ? { kind: 'file', id: f.id, name: f.name } : undefined;
+  }
+  if (kind === 'hf') {
+    const f = folders.find((x) => x.id === id);
+    return f ? { kind: 'hf', id: f.id, name: f.name } : undefined;
   }
   if (kind === 'endpoint') return { kind: 'endpoint', id };
   if (kind === 'copy-last' || kind === 'reference') return { kind };
@@ -73,7 +83,7 @@ function FilePicker({ onFile }: { onFile: (f: File) => void }) {
 }
 
 /** The backend <select>: checkpoints, dropped files, endpoints and baselines. */
-function BackendSelect({ backend, ckpts, files, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
+function BackendSelect({ backend, ckpts, files, folders, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; folders: PickedFolder[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
   return (
     <select id="pg-backend" value={choiceValue(backend)} onChange={(e) => onSelect(e.target.value)}>
       <option value="">Choose…</option>
@@ -88,6 +98,15 @@ function BackendSelect({ backend, ckpts, files, endpoints, onSelect }: { backend
             {f.name} (file)
           </option>
         ))}
+      </optgroup>
+      <optgroup label="Hugging Face folders (on the GPU)">
+        {folders
+          .filter((f) => usable(f) || (backend?.kind === 'hf' && backend.id === f.id))
+          .map((f) => (
+            <option key={f.id} value={`hf:${f.id}`}>
+              {f.name} (Hugging Face)
+            </option>
+          ))}
       </optgroup>
       <optgroup label="Endpoints (OpenAI-compatible)">
         {endpoints.map((e) => (
@@ -106,14 +125,19 @@ function BackendSelect({ backend, ckpts, files, endpoints, onSelect }: { backend
 }
 
 /** What the worker loaded for a checkpoint backend, or why not. */
-function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
+function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
+  const hf = backend.kind === 'hf';
   return (
     <p className="small" data-testid="pg-model">
-      {model && model.id === (backend.kind === 'run' ? `run:${backend.key}` : `file:${backend.id}`)
-        ? `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
-        : error?.kind === 'checkpoint' || error?.kind === 'no-webgpu'
+      {model && isLoaded(backend, model)
+        ? hf
+          ? `Loaded on the GPU: ${model.name} · ${model.architecture} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}`
+          : `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
+        : error?.kind === 'checkpoint' || error?.kind === 'folder' || error?.kind === 'no-webgpu'
           ? 'Not loaded: see the message above.'
-          : 'Loading the checkpoint on the GPU…'}
+          : hf
+            ? 'Loading the folder’s weights onto the GPU…'
+            : 'Loading the checkpoint on the GPU…'}
     </p>
   );
 }
@@ -134,16 +158,30 @@ function EndpointSummary({ endpoint, onEdit, onRemove }: { endpoint: EndpointSet
   );
 }
 
+/** The .safetensors files dropped or opened here (their bytes go to the store), listed in the backend <select>. */
+function useCheckpointFiles(backend: BackendChoice | null, setBackend: PlaygroundState['setBackend']) {
+  const [files, setFiles] = useState<{ id: string; name: string }[]>(backend?.kind === 'file' ? [{ id: backend.id, name: backend.name }] : []);
+  const addFile = async (file: File) => {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const id = `${file.name}:${file.size}:${file.lastModified}`;
+    setFiles((f) => [...f.filter((x) => x.id !== id), { id, name: file.name }]);
+    setBackend({ kind: 'file', id, name: file.name }, bytes);
+  };
+  return { files, addFile };
+}
+
 export function BackendPanel() {
   const backend = usePlaygroundStore((s) => s.backend);
   const model = usePlaygroundStore((s) => s.model);
   const setBackend = usePlaygroundStore((s) => s.setBackend);
   const error = usePlaygroundStore((s) => s.error);
   const endpoints = useEndpointStore((s) => s.endpoints);
+  const folders = useHfFolderStore((s) => s.folders);
   const removeEndpoint = useEndpointStore((s) => s.remove);
+  const addFolder = useHfFolderStore((s) => s.add);
   const [runs, setRuns] = useState<RunRecord[] | null>(null);
   const [runsError, setRunsError] = useState<string | null>(null);
-  const [files, setFiles] = useState<{ id: string; name: string }[]>(backend?.kind === 'file' ? [{ id: backend.id, name: backend.name }] : []);
+  const { files, addFile } = useCheckpointFiles(backend, setBackend);
   const [editing, setEditing] = useState<EndpointSettings | 'new' | null>(null);
   const [dragging, setDragging] = useState(false);
 
@@ -153,19 +191,12 @@ export function BackendPanel() {
   const ckpts = checkpointOptions(runs ?? []);
   const chosenEndpoint = backend?.kind === 'endpoint' ? endpoints.find((e) => e.id === backend.id) : undefined;
 
-  const addFile = async (file: File) => {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    const id = `${file.name}:${file.size}:${file.lastModified}`;
-    setFiles((f) => [...f.filter((x) => x.id !== id), { id, name: file.name }]);
-    setBackend({ kind: 'file', id, name: file.name }, bytes);
-  };
-
   const onSelect = (v: string) => {
     if (v === 'new-endpoint') {
       setEditing('new');
       return;
     }
-    const choice = choiceFromValue(v, ckpts, files);
+    const choice = choiceFromValue(v, ckpts, files, folders);
     if (choice !== undefined) setBackend(choice);
   };
 
@@ -180,18 +211,22 @@ export function BackendPanel() {
       onDrop={(e) => {
         e.preventDefault();
         setDragging(false);
-        const f = e.dataTransfer.files[0];
-        if (f) void addFile(f);
+        // A folder, or several files (config.json, *.safetensors, ...), is a Hugging Face model folder; one file a checkpoint.
+        const dt = e.dataTransfer;
+        const entries = Array.from(dt.items ?? []).map((i) => (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.());
+        if (dt.files.length > 1 || entries.some((x) => x?.isDirectory)) void droppedFiles(dt).then((files) => addFolder(folderFiles(files)));
+        else if (dt.files[0]) void addFile(dt.files[0]);
       }}
     >
       <div className="field">
         <label htmlFor="pg-backend">Backend</label>
-        <BackendSelect backend={backend} ckpts={ckpts} files={files} endpoints={endpoints} onSelect={onSelect} />
+        <BackendSelect backend={backend} ckpts={ckpts} files={files} folders={folders} endpoints={endpoints} onSelect={onSelect} />
       </div>
       {runsError ? <p className="error-text">{runsError}</p> : null}
       {runs && !ckpts.length ? <p className="small muted">No stored checkpoint yet: train one in the Train view, or drop a .safetensors file here.</p> : null}
       <FilePicker onFile={(f) => void addFile(f)} />
-      {backend && (backend.kind === 'run' || backend.kind === 'file') ? <ModelStatus backend={backend} model={model} error={error} /> : null}
+      <HfFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'hf', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'hf' && backend.id === id} />
+      {isLocalChoice(backend) ? <ModelStatus backend={backend} model={model} error={error} /> : null}
       {chosenEndpoint ? (
         <EndpointSummary
           endpoint={chosenEndpoint}
