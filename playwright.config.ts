@@ -4,7 +4,8 @@ import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 // End-to-end tests drive the production build (dist/) served under a sub-path, in real
 // Chromium with WebGPU (SwiftShader on machines without a GPU). `npm test` builds first.
 const chromium = findChromium();
-const PORT = 4321;
+// E2E_PORT lets several checkouts run their end-to-end tests side by side.
+const PORT = Number(process.env.E2E_PORT ?? 4321);
 
 export default defineConfig({
   testDir: 'e2e',
