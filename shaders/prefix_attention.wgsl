@@ -30,6 +30,8 @@
 //
 // Napkin maths: the G·Tc query rows see P + (t + 1) keys each: pairs = G·(P·Tc + Tc(Tc+1)/2),
 // 4·D FLOPs per pair forward, 14·D backward, against G·(P+Tc)(P+Tc+1)/2 pairs unshared.
+// napkin(prefix_attn_forward): flops = 2*G*H*D*Tc*(2*P + Tc + 1); bytes = 4*(2*KVH*D*P + G*Tc*(2*H*D + 2*KVH*D + H))
+// napkin(prefix_attn_backward): flops = 7*G*H*D*Tc*(2*P + Tc + 1); bytes = 4*(G*Tc*(4*H*D + 4*KVH*D + 3*H) + P*(H*D + 4*KVH*D))
 
 struct Params {
   Tc: u32,     // rows per completion
