@@ -134,9 +134,8 @@ export function estimateMemory(dims: ModelDims, run: RunShape): MemoryEstimate {
   let activations: number;
   if (run.mode.kind === 'inference') {
     // One layer's transients over the prefill (reused layer to layer), the residual stream, and
-    // the logits of every prefilled row (src/model/generate.ts computes them all; only the last
-    // row per sequence is sampled).
-    activations = tokens * (perTokenLayer(dims) + 2 * dims.hidden + dims.vocab) * F32;
+    // the logits of each sequence's last row (src/model/generate.ts computes only those).
+    activations = (tokens * (perTokenLayer(dims) + 2 * dims.hidden) + run.batch * dims.vocab) * F32;
   } else {
     // Every layer's saved activations, the final norm, logits and their gradient, and the backward's scratch.
     const q = dims.heads * dims.headDim;
