@@ -105,6 +105,20 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     expect(other.stderr).toMatch(/--seed "5" differs from the run being resumed in .*run \(not given\)/);
     expect(other.code).toBe(2);
     expect((await lwm('--resume', '--backend', 'reference', '-o', dir)).stderr).toMatch(/--backend "reference" differs from the run being resumed in .* \("copy-last"\)/);
+    await writeFile(join(dir, 'state.json'), '{"versions": [');
+    const torn = await lwm('--resume', '--rounds', '2', '-o', dir);
+    expect(torn.stderr).toMatch(/run\/state\.json: cannot read it to resume \(/);
+    expect(torn.code).toBe(1);
+  });
+
+  it('is in lwm --help, and has its own --help', async () => {
+    const io = captureIO();
+    expect(await main(['--help'], io)).toBe(0);
+    expect(io.stdout).toMatch(/lwm optimize --template F --data F -o DIR/);
+    const h = await lwm('--help');
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/^Usage: lwm optimize --template FILE/);
+    expect(h.stdout).toMatch(/--resume +continue the run in DIR/);
   });
 });
 
@@ -205,7 +219,7 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect(byId.r2c1.text).toBe(better);
     expect(byId.r2c1.note).toMatch(/asked not to invent files \(repaired: the template came in a code fence/);
     expect(['accepted', 'rejected']).toContain(byId.r2c1.status);
-    expect(byId.r2c1.comparison.n).toBe(8);
+    expect(byId.r2c1.comparison?.n).toBe(8);
     expect(byId.r2c2).toMatchObject({ status: 'invalid', reason: 'the reply is the current template unchanged' });
     expect(s.rounds.map((x) => x.round)).toEqual([1, 2]);
     // The optimiser saw the errors and the lineage, the refusals included.

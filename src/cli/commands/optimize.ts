@@ -153,12 +153,22 @@ function openOptimiser(a: OptimizeArgs, dev: BenchSample[]): Optimiser {
   return endpointOptimiser({ complete: client.asChatComplete, samples: samplesText(dev), variables: TEMPLATE_VARIABLE_NAMES, temperature: o.temperature, maxTokens: o.maxTokens });
 }
 
+/** A JSON file of the run in DIR; FileError naming it when it cannot be read. */
+function readRunFile<T>(dir: string, name: string): T {
+  const file = join(dir, name);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch (e) {
+    throw new FileError(`${file}: cannot read it to resume (${(e as Error).message})`);
+  }
+}
+
 /** The splits, checked against the run being resumed; null after saying why not. */
 function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): OptimisationSplits | null {
   const splits = splitForOptimisation(samples, { devPerDomain: a.devPerDomain, testPerDomain: a.testPerDomain, seed: a.seed });
   if (splits.dev.length < 2) return void io.err(`lwm optimize: only ${splits.dev.length} dev sample(s) in the data; the paired comparison needs at least 2\n`), null;
   if (a.resume) {
-    const was = JSON.stringify(JSON.parse(readFileSync(join(a.dir, 'splits.json'), 'utf8')));
+    const was = JSON.stringify(readRunFile<unknown>(a.dir, 'splits.json'));
     if (was !== splitsFingerprint(splits)) return void io.err(`lwm optimize: the data no longer gives the dev and test samples of the run in ${a.dir} (splits.json); resume with the same data\n`), null;
   }
   io.err(`lwm optimize: ${splits.dev.length} dev and ${splits.test.length} test samples (${a.devPerDomain} and ${a.testPerDomain} per domain)\n`);
@@ -169,7 +179,8 @@ function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): Optimi
 function loopState(a: OptimizeArgs, splits: OptimisationSplits): LoopState {
   const config: LoopConfig = { rounds: a.rounds, candidates: a.candidates, margin: a.margin, level: a.level, seed: a.seed, devSize: splits.dev.length, testSize: splits.test.length, ...(a.budget !== undefined && { budget: { modelCalls: a.budget, judgeCalls: a.budget } }) };
   if (!a.resume) return newLoopState(config);
-  const s = JSON.parse(readFileSync(join(a.dir, STATE_FILE), 'utf8')) as LoopState;
+  const s = readRunFile<LoopState>(a.dir, STATE_FILE);
+  if (!Array.isArray(s?.versions) || typeof s.round !== 'number' || !s.config) throw new FileError(`${join(a.dir, STATE_FILE)}: not an optimisation state`);
   if (a.rounds < s.round) throw new UsageError(`--rounds ${a.rounds}: the run in ${a.dir} has already done ${s.round} round(s)`);
   newLoopState(config); // checks the new settings
   s.config = { ...s.config, rounds: a.rounds, budget: config.budget };
@@ -191,7 +202,8 @@ export default async function optimize(argv: string[], io: CliIO): Promise<numbe
   checkOutputDir(a.dir, a.resume);
   const inferArgs = inferArgsOf(values);
   const { jv, settings } = judgeValuesOf(values);
-  const start = a.resume ? (JSON.parse(readFileSync(join(a.dir, RUN_FILE), 'utf8')) as { start: { text: string; note: string } }).start : startOf(values);
+  const start = a.resume ? readRunFile<{ start: { text: string; note: string } }>(a.dir, RUN_FILE).start : startOf(values);
+  if (typeof start?.text !== 'string') throw new FileError(`${join(a.dir, RUN_FILE)}: has no starting template ("start")`);
   const samples = await loadSamples(a.data, io);
   if (!samples) return 1;
   const splits = checkSplits(a, samples, io);
