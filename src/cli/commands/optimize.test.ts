@@ -176,7 +176,9 @@ beforeAll(async () => {
       seen.push(body);
       if (hang && seen.filter((b) => b.model === 'sim').length > hang.after) return hang.hit();
       const last = [...body.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
-      const content = body.model === 'opt' ? (replies.shift() ?? 'no more replies') : `<predicted_observation>\n${last}\n</predicted_observation>`;
+      // "picky" simulates only when its system prompt holds one of the offline optimiser's instruction lines.
+      const obeys = body.model !== 'picky' || /\n- [A-Z]/.test(body.messages[0]?.content ?? '');
+      const content = body.model === 'opt' ? (replies.shift() ?? 'no more replies') : obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ message: { content } }] }));
     });
@@ -238,6 +240,24 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect([...systems].some((m) => m.content.includes('Never invent files.'))).toBe(true);
     expect(readFileSync(join(dir, 'versions', 'r1c2.jinja'), 'utf8')).toContain('the action');
     expect(r.stdout).toMatch(/\nr1c1 +v0 +invalid +- +- +the optimiser gave no note — the reply holds no template/);
+  });
+});
+
+describe('lwm optimize: a candidate that helps is accepted', () => {
+  it('with a simulator that follows instructions, the offline optimiser finds one and the paired test accepts it', async () => {
+    const dir = path('picky');
+    const r = await lwm('--template', 'v0', '--domain', 'terminal,mcp', '--n', '6', '--dev', '5', '--test', '3', ...sim().map((x) => (x === 'sim' ? 'picky' : x)), '--rounds', '2', '--candidates', '2', '-o', dir);
+    expect(r.code).toBe(0);
+    const s = readJson(join(dir, 'state.json')) as LoopState;
+    const best = s.versions.find((v) => v.id === s.best)!;
+    expect(best.round).toBe(1);
+    expect(best.status).toBe('accepted');
+    expect(best.comparison!.ci![0]).toBeGreaterThan(0);
+    expect(best.mean!).toBeGreaterThan(s.versions[0].mean! + 10);
+    expect(s.rounds.map((x) => x.best)).toEqual([best.id, best.id]);
+    expect(readJson(join(dir, 'best.json')).text).toBe(best.text);
+    expect(r.stdout).toMatch(new RegExp(`\\n${best.id} +v0 +accepted +\\d+\\.\\d +\\+\\d+\\.\\d \\[\\d+\\.\\d, \\d+\\.\\d\\] +added "`));
+    expect(s.test!.version).toBe(best.id);
   });
 });
 
