@@ -298,7 +298,7 @@ export interface OpenedBackend {
 }
 
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
-export async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<OpenedBackend | null> {
+export async function openBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<OpenedBackend | null> {
   const sampling = { ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
   const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 }, form: 'turn' as const };
   if (a.kind === 'copy-last') return { ...none, backend: copyLastBackend() };
@@ -315,7 +315,7 @@ export async function openBackend(a: InferArgs, todo: number, io: CliIO): Promis
     m = a.kind === 'onnx' ? await onnxModel(a.model!) : await localModel(a.model!, a.template, a.prefixSlots);
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    io.err(`lwm infer: ${(e as Error).message}\n`);
+    io.err(`${command}: ${(e as Error).message}\n`);
     return null;
   }
   const maxTokens = a.maxTokens ?? Math.max(1, Math.floor(m.contextLength / 4));

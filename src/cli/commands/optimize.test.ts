@@ -91,6 +91,9 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const nodata = await lwm('--template', 'v0', '--data', path('none.jsonl'), '--backend', 'copy-last', '-o', path('out'));
     expect(nodata.stderr).toMatch(/none\.jsonl: cannot read \(ENOENT: no such file or directory\) \(--data\)/);
     expect(nodata.code).toBe(1);
+    const ck = await lwm('--template', 'v0', '--domain', 'mcp', '--n', '2', '--dev', '2', '--test', '0', '--backend', 'local', '--model', path('missing.safetensors'), '-o', path('ck'));
+    expect(ck.stderr).toMatch(/lwm optimize: ENOENT: no such file or directory, open '.*missing\.safetensors'/);
+    expect(ck.code).toBe(1);
     await writeFile(path('afile'), 'x');
     expect((await lwm('--template', 'v0', ...BASE, '-o', path('afile'))).stderr).toMatch(/afile: cannot write the run there \(not a directory\) \(-o\)/);
     expect(existsSync(path('out'))).toBe(false);

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileError, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
+import { errnoText, FileError, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
 import { sampleFromRecord, type BenchSample } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../core/envs/generate.ts';
@@ -118,7 +118,12 @@ async function loadSamples(d: DataSource, io: CliIO): Promise<BenchSample[] | nu
     io.err(`lwm optimize: ${trajectories.length} trajectories from the built-in environments (${d.domains.join(', ')}; ${d.n} each, seed ${d.seed}): ${records.length} turns\n`);
     return records.map(sampleFromRecord);
   }
-  const text = await readFile(d.file, 'utf8');
+  let text: string;
+  try {
+    text = await readFile(d.file, 'utf8');
+  } catch (e) {
+    throw new FileError(`${d.file}: cannot read (${errnoText(e)}) (--data)`);
+  }
   const awb = awbRecordsOf(text, d.file);
   if (awb) {
     if (awb.errors.length) return void io.err(awb.errors.join('\n') + '\n'), null;
@@ -213,7 +218,7 @@ export default async function optimize(argv: string[], io: CliIO): Promise<numbe
   const state = loopState(a, splits);
   if (!a.resume) writeRunFiles(a.dir, storedOptions(values), start, splits);
   else io.err(`lwm optimize: resuming ${a.dir}: ${state.round} round(s) done, ${state.versions.length} version(s)\n`);
-  const opened = await openBackend(inferArgs, 1, io);
+  const opened = await openBackend(inferArgs, 1, io, 'lwm optimize');
   if (!opened) return 1;
   try {
     return await runLoop(a, state, start, splits, { ...opened, judge }, io);
