@@ -284,6 +284,12 @@ describe('lwm optimize --resume', () => {
     expect(end.versions.slice(0, 3)).toEqual(first.versions);
     // The first part's test split was scored once more for the 2-round end.
     expect(end.calls.model).toBe(w.calls.model + 6);
+    // run.json took --rounds 2: resuming again has nothing left to do, and says so.
+    expect(readJson(path('part/run.json')).options.rounds).toBe('2');
+    const again = await lwm('--resume', '-o', path('part'));
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toMatch(/ on dev: /);
+    expect(readJson(path('part/state.json'))).toEqual(end);
   });
 
   it('a run killed in the middle of a round resumes to the same end as a run that was not', async () => {

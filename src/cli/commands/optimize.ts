@@ -216,8 +216,9 @@ export default async function optimize(argv: string[], io: CliIO): Promise<numbe
   const judge = await openJudge(io, jv, settings, splits.dev.map((s) => ({ task: s.record?.task ?? s.domain })));
   if (!judge) return 1;
   const state = loopState(a, splits);
-  if (!a.resume) writeRunFiles(a.dir, storedOptions(values), start, splits);
-  else io.err(`lwm optimize: resuming ${a.dir}: ${state.round} round(s) done, ${state.versions.length} version(s)\n`);
+  // On --resume, run.json takes this invocation's rounds, budget and connection settings.
+  writeRunFiles(a.dir, storedOptions(values), start, splits);
+  if (a.resume) io.err(`lwm optimize: resuming ${a.dir}: ${state.round} round(s) done, ${state.versions.length} version(s)\n`);
   const opened = await openBackend(inferArgs, 1, io, 'lwm optimize');
   if (!opened) return 1;
   try {
