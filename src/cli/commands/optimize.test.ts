@@ -20,6 +20,7 @@ import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import { renderSystem } from '../../core/templates/render.ts';
 import { candidateTemplate } from '../../core/optimize/evaluate.ts';
 import { generateTrajectories } from '../../core/envs/generate.ts';
+import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
 
 let tmp: string;
 const path = (n: string) => join(tmp, n);
@@ -122,6 +123,28 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     expect(h.code).toBe(0);
     expect(h.stdout).toMatch(/^Usage: lwm optimize --template FILE/);
     expect(h.stdout).toMatch(/--resume +continue the run in DIR/);
+  });
+});
+
+describe('lwm optimize --data', () => {
+  it('reads trajectories (every turn, or the eval split) and AgentWorldBench records, and says how many samples', async () => {
+    const trajectories = [...generateTrajectories('terminal', 5, 2), ...generateTrajectories('search', 5, 2)];
+    await writeFile(path('t.jsonl'), trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
+    const turns = trajectories.reduce((n, t) => n + t.turns.length, 0);
+    const common = ['--template', 'v2', '--backend', 'reference', '--rounds', '1', '--candidates', '1', '--dev', '3', '--test', '2'];
+    const a = await lwm(...common, '--data', path('t.jsonl'), '-o', path('a'));
+    expect(a.stderr).toContain(`t.jsonl: 10 trajectories; ${turns} turns\n`);
+    expect(a.stderr).toContain('6 dev and 4 test samples (3 and 2 per domain)');
+    expect(a.code).toBe(0);
+    const half = await lwm(...common, '--data', path('t.jsonl'), '--eval-fraction', '0.5', '-o', path('b'));
+    expect(half.stderr).toMatch(/10 trajectories; \d+ turns in the eval split \(fraction 0\.5, seed 0\)/);
+    const records = trajectories.flatMap((t) => toAgentWorldBenchRecords(t));
+    await writeFile(path('awb.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const c = await lwm(...common, '--data', path('awb.jsonl'), '-o', path('c'));
+    expect(c.code).toBe(0);
+    expect(readJson(path('c/splits.json')).dev).toHaveLength(6);
+    // The same turns as records or as trajectories: the same dev samples and scores.
+    expect(readJson(path('c/lineage.json')).versions[0].mean).toBe(readJson(path('a/lineage.json')).versions[0].mean);
   });
 });
 
