@@ -15,10 +15,22 @@ type OrtSession = import('onnxruntime-web').InferenceSession;
 
 let ortModule: Promise<Ort> | null = null;
 const inNode = typeof process !== 'undefined' && !!process.versions?.node;
+/** Where the browser fetches onnxruntime-web's .wasm from (set by the page's worker: the copy bundled into the site). */
+let wasmPaths: { wasm: string; mjs?: string } | null = null;
+
+/**
+ * Tells onnxruntime-web where its WebAssembly binary is (a URL of the site, never a CDN); called
+ * before the first model is opened. A string import of the asset costs nothing: onnxruntime-web
+ * itself is still imported on first use only.
+ */
+export function setOrtWasmPaths(paths: { wasm: string; mjs?: string }): void {
+  wasmPaths = paths;
+}
 
 /** onnxruntime-web, imported once. */
 export function loadOrt(): Promise<Ort> {
   ortModule ??= import('onnxruntime-web').then((ort) => {
+    if (wasmPaths) ort.env.wasm.wasmPaths = wasmPaths;
     // Node's wasm backend runs best (and most predictably) on the calling thread.
     if (inNode) ort.env.wasm.numThreads = 1;
     // Warnings (an unknown CPU vendor, …) are not the user's business; errors still surface as exceptions.
