@@ -89,6 +89,9 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
         }
         if (stopAt !== undefined) return;
       }
+      // A tail that never decoded whole (a byte-level model cut mid-character) is sent as it is, as the Hugging Face backend does.
+      const rest = out.length ? tok.decode(out) : '';
+      if (rest.length > sent.length) yield rest.slice(sent.length);
     },
   };
 }

@@ -16,7 +16,8 @@ import { generateRef } from '../reference/gpt.ts';
 import type { BenchBackendRef, BenchRecord } from '../storage/db.ts';
 import { openBenchBackend } from './bench.ts';
 import type { HfFolderFile } from './hfFolder.ts';
-import type { JobContext, JobState } from './host.ts';
+import type { JobContext } from './host.ts';
+import type { JobState } from './protocol.ts';
 import { inspectOnnxFolder, onnxFolderOf } from './onnx.ts';
 import { runGenerateJob, type GenerateJobResult, type GenerateProgress } from './playground.ts';
 

@@ -70,9 +70,10 @@ export function describeOnnxFolder(info: OnnxFolderInfo): string {
   return `${info.name}: ONNX, ${info.architecture ?? 'architecture not in config.json'}${shape}${context}; ${files}`;
 }
 
-/** Why the Playground and the Bench cannot run the folder (they need its tokenizer), or null. */
-export function onnxFolderProblem(info: Pick<OnnxFolderInfo, 'name' | 'tokenizer'>): string | null {
+/** Why the Playground and the Bench cannot run the folder (they need its tokenizer and context length), or null. */
+export function onnxFolderProblem(info: Pick<OnnxFolderInfo, 'name' | 'tokenizer' | 'maxContext'>): string | null {
   if (!info.tokenizer) return `${info.name} has no tokenizer.json, so text cannot be turned into its token ids.`;
+  if (info.maxContext === null) return `${info.name}/config.json gives no context length (max_position_embeddings), which sizes the prompt.`;
   return null;
 }
 
