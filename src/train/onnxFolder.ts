@@ -47,9 +47,13 @@ export interface OnnxInspectJobSpec {
   files: HfFolderFile[];
 }
 
-/** Whether picked files are an ONNX folder (an .onnx file under onnx/ or at the top) rather than a Hugging Face one. */
+/**
+ * Whether dropped files are an ONNX folder rather than a Hugging Face one: an .onnx file and no
+ * .safetensors (a Hub folder with both is taken as Hugging Face; its ONNX files can still be
+ * opened with the ONNX picker).
+ */
 export function isOnnxFiles(files: readonly HfFolderFile[]): boolean {
-  return files.some((f) => /\.onnx$/i.test(f.path));
+  return files.some((f) => /\.onnx$/i.test(f.path)) && !files.some((f) => /\.safetensors$/i.test(f.path));
 }
 
 /** A model file as the page shows it: 'model_q4.onnx (q4)'. */

@@ -81,6 +81,7 @@ describe('picked ONNX folders', () => {
     expect(variantLabel('onnx/decoder_model_merged.onnx')).toBe('decoder_model_merged.onnx');
     expect(isOnnxFiles(FOLDER)).toBe(true);
     expect(isOnnxFiles([file('Tiny/config.json'), file('Tiny/model.safetensors')])).toBe(false);
+    expect(isOnnxFiles([...FOLDER, file('Tiny/model.safetensors')])).toBe(false);
     expect(pageExecution(() => ({ message: 'no WebGPU' }))).toBe('wasm');
     expect(pageExecution(() => null)).toBe('auto');
   });
