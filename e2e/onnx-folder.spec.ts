@@ -4,7 +4,8 @@
 // files, a choice between them), opened by onnxruntime-web on its WASM execution provider (the page
 // says so), and a turn streamed through its chat template whose text is our reference engine's
 // greedy text for the same turn (e2e/onnx-expected.mjs). onnxruntime-web and its .wasm load only
-// then, from the site itself (dist/assets), never from elsewhere. Also: the folder as a Bench
+// then, from the site itself (dist/assets), never from elsewhere. With WebGPU, the same turn runs
+// on onnxruntime-web's WebGPU execution provider with the same text. Also: the folder as a Bench
 // backend beside copy-last, judged and scored; and the errors (no onnx/model*.onnx; a model file
 // that is not an ONNX model), which name the file.
 import { execFileSync } from 'node:child_process';
@@ -87,6 +88,26 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await snap(page, 'playground-onnx');
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);
+});
+
+test("with WebGPU: the same folder on onnxruntime-web's WebGPU execution provider gives the same greedy text", async ({ page }) => {
+  test.setTimeout(300_000);
+  const errors = collectPageErrors(page);
+  await page.goto('./#/playground');
+  await expect(page.getByTestId('pg-onnx')).toContainText('onnxruntime-web runs it on WebGPU, or WASM where WebGPU cannot take it');
+  await page.getByLabel('Open an ONNX model folder').setInputFiles(ONNX);
+  await expect(page.getByTestId('onnx-folder-info')).toContainText('TinyOnnx: ONNX', { timeout: 120_000 });
+  await page.getByRole('button', { name: 'Load in the Playground' }).click();
+  await expect(page.getByTestId('pg-model')).toContainText('Loaded in onnxruntime-web on WebGPU: onnx:TinyOnnx · onnx/model.onnx', { timeout: 120_000 });
+  await page.getByLabel('Max tokens').fill('12');
+  await page.getByLabel('Action 1').fill('ls');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('turn-1').getByTestId('turn-meta')).toContainText(/onnx:TinyOnnx · teacher forcing · 12 tokens/, { timeout: 120_000 });
+  const session = await page.evaluate(() => JSON.parse(localStorage.getItem('lwm.playground') ?? '{}').state.session);
+  writeFileSync(join(tmp, 'session-webgpu.json'), JSON.stringify(session));
+  const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session-webgpu.json'), '0', '12'], { encoding: 'utf8' })) as { text: string };
+  expect(session.turns[0].prediction.raw).toBe(expected.text);
+  expect(errors).toEqual([]);
 });
 
 test('errors name the file: a folder without onnx/model*.onnx, a model file that is not an ONNX model', async ({ page }) => {
