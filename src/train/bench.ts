@@ -432,7 +432,7 @@ async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pi
 }
 
 /** An ONNX folder in onnxruntime-web (no device of ours), from the files the page sent; as for a Hugging Face folder, none sent is an error saying what to do. */
-async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: HfFolderFile[] | undefined): Promise<OpenedBackend> {
+async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: HfFolderFile[] | undefined, log?: (message: string) => void): Promise<OpenedBackend> {
   const o = ref.onnx;
   if (!o) throw new UserFacingError(`${ref.name}: the benchmark names no ONNX folder for this backend.`);
   if (!files?.length) {
@@ -441,6 +441,7 @@ async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: Hf
   const g = bench.generation;
   const opened = await openOnnxFolder(onnxFolderOf(files, o.name), { file: o.file, execution: o.execution, name: ref.name });
   const dispose = () => opened.model.decoder.dispose();
+  log?.(`${ref.name}: ${opened.model.file} in onnxruntime-web on ${opened.model.decoder.executionProvider === 'webgpu' ? 'WebGPU' : 'WASM'}`);
   const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(opened.context / 4));
   if (maxTokens >= opened.context) {
     dispose();
@@ -451,7 +452,7 @@ async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: Hf
 }
 
 /** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an ONNX folder, an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
   const g = bench.generation;
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
   switch (ref.kind) {
@@ -464,7 +465,7 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord,
     case 'hf':
       return openBenchFolder(ref, bench, ctx, files);
     case 'onnx':
-      return openBenchOnnx(ref, bench, files);
+      return openBenchOnnx(ref, bench, files, ctx.log);
     case 'endpoint': {
       const e = ref.endpoint;
       if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);

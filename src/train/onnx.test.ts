@@ -98,7 +98,9 @@ describe('ONNX folders in the worker', () => {
   it('the Bench opens it the same way', async () => {
     const ref: BenchBackendRef = { id: 'onnx:tiny', name: 'onnx:TinyOnnx', kind: 'onnx', onnx: { folderId: 'tiny', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' } };
     const bench = { generation: { maxTokens: 10 } } as BenchRecord;
-    const opened = await openBenchBackend(ref, bench, noGpuContext().ctx, undefined, await exported());
+    const logs: string[] = [];
+    const opened = await openBenchBackend(ref, bench, { gpu: noGpuContext().ctx.gpu, log: (m) => logs.push(m) }, undefined, await exported());
+    expect(logs).toEqual(['onnx:TinyOnnx: onnx/model.onnx in onnxruntime-web on WASM']);
     let text = '';
     for await (const p of opened.backend.generate(turn, { ...opened.generate })) text += p;
     expect(text).toBe(referenceText(10));
