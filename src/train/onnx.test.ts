@@ -2,7 +2,8 @@
 // chat Llama (src/model/fixtures/hf/llama-chat) exported to ONNX is inspected without opening its
 // model (its model files, config.json's shape, tokenizer and chat template), a Playground turn on
 // it through onnxruntime-web's WASM provider streams our reference engine's greedy text with no GPU
-// device at all (the job's gpu() fails), the Bench opens it the same way, and a folder's faults are
+// device at all (the job's gpu() fails; a turn too long for the context fitted as a Hugging Face
+// folder's is), the Bench opens it the same way, and a folder's faults are
 // messages naming the file.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -64,10 +65,15 @@ const turn: TurnRequest = {
   sample: { domain: 'terminal', systemPrompt: { ...emptySystemPrompt(), text: 'You simulate a Linux shell.' }, history: [{ action: 'ls', observation: 'a.txt b.txt' }], action: 'cat a.txt' },
 };
 
+/** A turn too long for the 128-token context: its oldest turns are left out, as a Hugging Face folder's are. */
+const longTurn: TurnRequest = {
+  sample: { ...turn.sample, history: Array.from({ length: 6 }, (_, i) => ({ action: `cat file${i}.txt`, observation: `line ${i} of a long file with several words in it` })) },
+};
+
 /** Our engine's greedy text for the same prompt (the chat template over the AgentWorldBench layout, fitted to the room). */
-function referenceText(maxTokens: number): string {
+function referenceText(maxTokens: number, request: TurnRequest = turn): string {
   const tok = model.tokenizer!;
-  const { ids } = hfPrompt(tok, turn, model.config.contextLength - maxTokens);
+  const { ids } = hfPrompt(tok, request, model.config.contextLength - maxTokens);
   const out: number[] = [];
   for (const id of generateRef(model.params, model.config, ids, { maxNewTokens: maxTokens, temperature: 0 })) {
     if (model.stopIds.includes(id)) break;
@@ -92,6 +98,11 @@ describe('ONNX folders in the worker', () => {
     expect(texts.join('')).toBe(r.text);
     expect(r.model).toMatchObject({ name: 'onnx:TinyOnnx', stage: 'onnx', contextLength: 128, layers: 2, dModel: 32, vocabSize: 1461, template: 'chat template', architecture: 'LlamaForCausalLM', onnx: { file: 'onnx/model.onnx', executionProvider: 'wasm' } });
     expect(progress.some((p) => p.kind === 'context' && p.context.exact && p.context.maxTokens === 10)).toBe(true);
+    // Too long for the context: fitted as a Hugging Face folder's prompt is, the same text as our engine's.
+    const long = (await runGenerateJob({ ...spec, request: longTurn }, ctx)) as GenerateJobResult;
+    expect(long.context).toMatchObject({ truncated: true, context: 128 });
+    expect(hfPrompt(model.tokenizer!, longTurn, 118).droppedTurns).toBeGreaterThan(0);
+    expect(long.text).toBe(referenceText(10, longTurn));
     await runGenerateJob({ kind: 'generate', release: true }, ctx);
   });
 
