@@ -92,6 +92,13 @@ function toFloat32(t: OrtTensor): Float32Array {
   throw new OnnxLayoutError(`logits are ${t.type}; a float32 or float16 output is expected`);
 }
 
+/** Why onnxruntime-web refused a model: its message, or (its WebAssembly runtime stopped without one, throwing a bare number) what that usually means. */
+export function loadFailure(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'number') return `its WebAssembly runtime stopped without a message (code ${e}), as it does on an operator or data type it cannot run; try another model file of the folder`;
+  return String(e);
+}
+
 export class OnnxDecoder {
   /** What the cache holds per layer: [1, kvHeads, length, headDim] of kvType. */
   readonly kvHeads: number;
@@ -127,7 +134,7 @@ export class OnnxDecoder {
         lastError = e;
       }
     }
-    if (!session) throw new OnnxLayoutError(`${label}: onnxruntime-web cannot load it: ${(lastError as Error).message}`);
+    if (!session) throw new OnnxLayoutError(`${label}: onnxruntime-web cannot load it: ${loadFailure(lastError)}`);
     const layout = checkDecoderLayout(session.inputNames, session.outputNames, label);
     const meta = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key');
     const shape = meta?.isTensor ? meta.shape : [];
