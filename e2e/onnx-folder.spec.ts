@@ -16,7 +16,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 let tmp = '';
-/** The export, with a second model file (not an ONNX model) to choose between. */
+/** The export, with two more model files to choose from: the 4-bit model_q4.onnx of scripts/fixtures/onnx_variants.py, and a model_fp16.onnx that is not an ONNX model. */
 let ONNX = '';
 
 test.beforeAll(() => {
@@ -24,6 +24,7 @@ test.beforeAll(() => {
   ONNX = join(tmp, 'TinyOnnx');
   execFileSync(process.execPath, ['bin/lwm.mjs', 'export', 'src/model/fixtures/hf/llama-chat', '--to', 'onnx', '-o', ONNX]);
   writeFileSync(join(ONNX, 'onnx', 'model_fp16.onnx'), 'not an ONNX model');
+  cpSync('src/model/onnx/fixtures/llama-chat-variants/model_q4.onnx', join(ONNX, 'onnx', 'model_q4.onnx'));
 });
 test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -59,10 +60,10 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await expect(page.getByTestId('pg-onnx')).toContainText('onnxruntime-web runs it on WASM (this browser has no WebGPU)');
   await page.getByLabel('Open an ONNX model folder').setInputFiles(ONNX);
   const info = page.getByTestId('onnx-folder-info');
-  await expect(info).toContainText(/^TinyOnnx: ONNX, LlamaForCausalLM \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128; model\.onnx [\d.]+ KiB, model_fp16\.onnx [\d.]+ KiB · tokenizer and chat template$/, { timeout: 120_000 });
+  await expect(info).toContainText(/^TinyOnnx: ONNX, LlamaForCausalLM \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128; model\.onnx [\d.]+ KiB, model_fp16\.onnx [\d.]+ KiB, model_q4\.onnx [\d.]+ KiB · tokenizer and chat template$/, { timeout: 120_000 });
   const variant = page.getByLabel('Model file');
   await expect(variant).toHaveValue('onnx/model.onnx');
-  await expect(variant.locator('option')).toHaveText(['model.onnx (fp32)', 'model_fp16.onnx (fp16)']);
+  await expect(variant.locator('option')).toHaveText(['model.onnx (fp32)', 'model_fp16.onnx (fp16)', 'model_q4.onnx (q4)']);
   // Nothing of onnxruntime-web is fetched until a model is opened.
   expect(ort).toEqual([]);
   await page.getByRole('button', { name: 'Load in the Playground' }).click();
@@ -89,6 +90,13 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   const status = (await page.getByTestId('pg-model').boundingBox())!;
   await page.screenshot({ path: 'docs/screenshots/playground-onnx.png', fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) } });
   await snap(page, 'playground-onnx');
+
+  // Another model file of the folder: the 4-bit one opens at once, and the next turn runs on it.
+  await variant.selectOption('onnx/model_q4.onnx');
+  await expect(page.getByTestId('pg-model')).toContainText('Loaded in onnxruntime-web on WASM (CPU): onnx:TinyOnnx · onnx/model_q4.onnx', { timeout: 120_000 });
+  await page.getByLabel('Action 2').fill('pwd');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('turn-2').getByTestId('turn-meta')).toContainText(/onnx:TinyOnnx · teacher forcing · \d+ tokens?/, { timeout: 120_000 });
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);
 });

@@ -3,13 +3,13 @@
 // an ONNX model folder (the same; run by onnxruntime-web on WebGPU or WASM), an OpenAI-compatible
 // endpoint, or a baseline. Endpoint keys stay in memory unless "remember on
 // this device" is ticked.
-import { useEffect, useState, type DragEvent } from 'react';
+import { useEffect, useRef, useState, type DragEvent } from 'react';
 import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
-import { usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
+import { chosenFile, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
 import { isOnnxFiles } from '../../../train/onnxFolder.ts';
 import { droppedFiles } from '../../lib/droppedFiles.ts';
 import { folderFiles } from '../../../train/hfFolder.ts';
@@ -150,8 +150,10 @@ function onnxWhere(ep: string): string {
 /** What the worker loaded for a checkpoint backend, or why not. */
 function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
   const hf = backend.kind === 'hf';
+  const chosen = useOnnxFolderStore((s) => (backend.kind === 'onnx' ? s.get(backend.id) : undefined));
   if (backend.kind === 'onnx') {
-    const loaded = model && isLoaded(backend, model) && model.onnx;
+    const want = chosen ? chosenFile(chosen) : null;
+    const loaded = model && isLoaded(backend, model) && model.onnx && (want === null || model.onnx.file === want);
     return (
       <p className="small" data-testid="pg-model">
         {loaded
@@ -234,6 +236,17 @@ function usePanelDrop(addFile: (f: File) => Promise<void>) {
   };
 }
 
+/** A new model file chosen for the ONNX folder in use opens that file at once (the worker replaces the one it holds). */
+function useReopenOnModelFile(backend: BackendChoice | null, setBackend: PlaygroundState['setBackend']) {
+  const file = useOnnxFolderStore((s) => (backend?.kind === 'onnx' ? (s.get(backend.id)?.file ?? null) : null));
+  const seen = useRef(file);
+  useEffect(() => {
+    if (seen.current === file) return;
+    seen.current = file;
+    if (backend?.kind === 'onnx') setBackend(backend);
+  }, [file, backend, setBackend]);
+}
+
 export function BackendPanel() {
   const backend = usePlaygroundStore((s) => s.backend);
   const model = usePlaygroundStore((s) => s.model);
@@ -248,6 +261,7 @@ export function BackendPanel() {
   const { files, addFile } = useCheckpointFiles(backend, setBackend);
   const [editing, setEditing] = useState<EndpointSettings | 'new' | null>(null);
   const drop = usePanelDrop(addFile);
+  useReopenOnModelFile(backend, setBackend);
 
   useEffect(() => {
     listRuns().then(setRuns, (e: Error) => setRunsError(`Stored runs could not be read: ${e.message}`));
