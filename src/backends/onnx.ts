@@ -8,14 +8,16 @@
 //     requests rendered with our prompt template, up to the opening tag of the predicted
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
-// A prompt longer than the context keeps its end. onnxruntime-web is loaded by the model loader
-// (src/model/onnx/session.ts) on first use only.
+// A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
+// earlier turns left out, then the system message cut), else keeps its end. onnxruntime-web is
+// loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
+import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
@@ -42,6 +44,17 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
   return tok.encode(request.prompt);
 }
 
+/**
+ * The ids of a request within `room` tokens: with a chat template, fitted as a Hugging Face folder's
+ * are (src/backends/hf.ts's hfPrompt: the oldest earlier turns left out, then the system message
+ * cut); without one, the prompt keeps its end.
+ */
+export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'>, request: GenerateRequest, room: number, name = 'the model'): number[] {
+  if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
+  const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request);
+  return ids.length > room ? ids.slice(ids.length - room) : ids;
+}
+
 export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBackend {
   const tok = m.tokenizer;
   if (!tok) throw new Error(`${m.name}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
@@ -51,11 +64,12 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
   return {
     name,
     async *generate(request: GenerateRequest, o: GenerateOptions) {
-      let ids = onnxPromptIds(tok, m.hasChatTemplate, request);
-      if (m.contextLength !== null) {
+      let ids: number[];
+      if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request);
+      else {
         const room = m.contextLength - o.maxTokens;
         if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
-        if (ids.length > room) ids = ids.slice(ids.length - room);
+        ids = onnxPromptIdsIn(m, request, room, name);
       }
       const out: number[] = [];
       let sent = '';
@@ -75,6 +89,9 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
         }
         if (stopAt !== undefined) return;
       }
+      // A tail that never decoded whole (a byte-level model cut mid-character) is sent as it is, as the Hugging Face backend does.
+      const rest = out.length ? tok.decode(out) : '';
+      if (rest.length > sent.length) yield rest.slice(sent.length);
     },
   };
 }

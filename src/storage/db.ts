@@ -122,7 +122,7 @@ export interface BenchBackendRef {
   id: string;
   /** Shown in tables; the `model` field of its records. */
   name: string;
-  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'imported';
+  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'onnx' | 'imported';
   checkpoint?: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string };
   endpoint?: { baseUrl: string; model: string };
   /**
@@ -130,6 +130,11 @@ export interface BenchBackendRef {
    * stored; a resumed bench needs the same folder picked again, found by `folderId`).
    */
   hf?: { folderId: string; name: string; architecture: string; parameters: number; context: number | null; memoryGiB: number };
+  /**
+   * An ONNX folder picked in the page, run by onnxruntime-web: its model file and where it runs
+   * ('auto': WebGPU, else WASM; 'wasm': a page without WebGPU), never its files (as for `hf`).
+   */
+  onnx?: { folderId: string; name: string; file: string; execution: 'auto' | 'wasm' };
 }
 
 /** A judge of a benchmark (no secret). */

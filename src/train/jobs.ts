@@ -20,6 +20,8 @@ import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
 import { runBenchJob, type BenchJobSpec } from './bench.ts';
 import { runHfInspectJob } from './hf.ts';
 import type { HfInspectJobSpec } from './hfFolder.ts';
+import { runOnnxInspectJob } from './onnx.ts';
+import type { OnnxInspectJobSpec } from './onnxFolder.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -279,9 +281,12 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   /** One training stage, persisted in IndexedDB (see the header). */
   train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
-  generate: (spec, ctx) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx),
+  // An ONNX folder runs in onnxruntime-web, without the worker's device: a checkpoint or a Hugging Face folder acquires it.
+  generate: Object.assign((spec: JobSpecBase, ctx: JobContext) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx), { gpuOnDemand: true }),
   /** What a picked Hugging Face folder holds and whether it fits, before it is loaded (hf.ts). */
   'hf-inspect': (spec, ctx) => runHfInspectJob(spec as unknown as HfInspectJobSpec, ctx),
+  /** What a picked ONNX folder holds (its model files, config and tokenizer), before it is opened (onnx.ts); no GPU needed. */
+  'onnx-inspect': Object.assign((spec: JobSpecBase) => runOnnxInspectJob(spec as unknown as OnnxInspectJobSpec), { gpuOnDemand: true }),
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
   bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),

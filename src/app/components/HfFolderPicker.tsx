@@ -7,6 +7,8 @@
 import { useState, type KeyboardEvent } from 'react';
 import { droppedFiles } from '../lib/droppedFiles.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
+import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
+import { isOnnxFiles } from '../../train/onnxFolder.ts';
 import { chatProblem, describeFolder, folderFiles, formatGiB, HF_NOT_KEPT, type HfRunSettings } from '../../train/hfFolder.ts';
 
 interface Props {
@@ -100,8 +102,10 @@ export function HfFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const folders = useHfFolderStore((s) => s.folders);
   const add = useHfFolderStore((s) => s.add);
   const [dragging, setDragging] = useState(false);
+  const addOnnx = useOnnxFolderStore((s) => s.add);
+  // An ONNX folder dropped here goes to the ONNX folders (OnnxFolderPicker) rather than failing as a Hugging Face one.
   const take = async (files: ReturnType<typeof folderFiles>) => {
-    await add(files);
+    await (isOnnxFiles(files) ? addOnnx(files) : add(files));
   };
   return (
     <div

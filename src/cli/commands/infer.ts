@@ -35,6 +35,8 @@ failed); a refused key stops the run (exit 1). Progress goes to standard error.
                          tokenizer.json) through onnxruntime-web (WASM): with a chat template, sent
                          the AgentWorldBench message layout; without one (our own exports),
                          prompted with our template
+  --variant V            onnx: which model file (fp32 = onnx/model.onnx, fp16, q4, quantized, … =
+                         onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
                          sent the AgentWorldBench layout: system_str, earlier actions and
                          observations as user/assistant messages, the current action
@@ -145,11 +147,11 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
 }
 
 /** An ONNX folder through onnxruntime-web (WASM) as a backend. */
-async function onnxModel(dir: string): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; chat: boolean; dispose: () => void }> {
+async function onnxModel(dir: string, variant: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; chat: boolean; dispose: () => void }> {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { loadOnnxModel } = await import('../../model/onnx/load.ts');
   const { onnxBackend } = await import('../../backends/onnx.ts');
-  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm' });
+  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm', ...(variant !== undefined && { variant }) });
   try {
     if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
     return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate, dispose: () => m.decoder.dispose() };
@@ -164,6 +166,8 @@ export interface InferArgs {
   file: string;
   kind: BackendKind;
   model?: string;
+  /** onnx: the model file of the folder (a variant such as fp16 or q4, or a file name). */
+  variant?: string;
   template?: string;
   prefixSlots: number;
   baseUrl?: string;
@@ -188,6 +192,7 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
   const { values, positionals } = parseCommandArgs(argv, {
     backend: { type: 'string' },
     model: { type: 'string' },
+    variant: { type: 'string' },
     'base-url': { type: 'string' },
     'api-key': { type: 'string' },
     'max-tokens': { type: 'string' },
@@ -219,11 +224,13 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
   for (const f of ['template', 'prefix-slots'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
+  if (values.variant !== undefined && kind !== 'onnx') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
   if (kind === 'onnx' && !values.model) throw new UsageError('--backend onnx needs --model DIR (an ONNX causal-LM folder)');
   const args: InferArgs = {
     file: positionals[0],
     kind,
     model: values.model,
+    variant: values.variant,
     template: values.template,
     prefixSlots: intArg('prefix-slots', values['prefix-slots'], 4, 0)!,
     baseUrl: values['base-url'],
@@ -312,7 +319,7 @@ export async function openBackend(a: InferArgs, todo: number, io: CliIO, command
   if (todo === 0) return { ...none, backend: { name: a.kind, generate: () => (async function* () {})() } };
   let m;
   try {
-    m = a.kind === 'onnx' ? await onnxModel(a.model!) : await localModel(a.model!, a.template, a.prefixSlots);
+    m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots);
   } catch (e) {
     if (e instanceof UsageError) throw e;
     io.err(`${command}: ${(e as Error).message}\n`);

@@ -15,10 +15,22 @@ type OrtSession = import('onnxruntime-web').InferenceSession;
 
 let ortModule: Promise<Ort> | null = null;
 const inNode = typeof process !== 'undefined' && !!process.versions?.node;
+/** Where the browser fetches onnxruntime-web's .wasm from (set by the page's worker: the copy bundled into the site). */
+let wasmPaths: { wasm: string; mjs?: string } | null = null;
+
+/**
+ * Tells onnxruntime-web where its WebAssembly binary is (a URL of the site, never a CDN); called
+ * before the first model is opened. A string import of the asset costs nothing: onnxruntime-web
+ * itself is still imported on first use only.
+ */
+export function setOrtWasmPaths(paths: { wasm: string; mjs?: string }): void {
+  wasmPaths = paths;
+}
 
 /** onnxruntime-web, imported once. */
 export function loadOrt(): Promise<Ort> {
   ortModule ??= import('onnxruntime-web').then((ort) => {
+    if (wasmPaths) ort.env.wasm.wasmPaths = wasmPaths;
     // Node's wasm backend runs best (and most predictably) on the calling thread.
     if (inNode) ort.env.wasm.numThreads = 1;
     // Warnings (an unknown CPU vendor, …) are not the user's business; errors still surface as exceptions.
@@ -80,6 +92,13 @@ function toFloat32(t: OrtTensor): Float32Array {
   throw new OnnxLayoutError(`logits are ${t.type}; a float32 or float16 output is expected`);
 }
 
+/** Why onnxruntime-web refused a model: its message, or (its WebAssembly runtime stopped without one, throwing a bare number) what that usually means. */
+export function loadFailure(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'number') return `its WebAssembly runtime stopped without a message (code ${e}), as it does on an operator or data type it cannot run; try another model file of the folder`;
+  return String(e);
+}
+
 export class OnnxDecoder {
   /** What the cache holds per layer: [1, kvHeads, length, headDim] of kvType. */
   readonly kvHeads: number;
@@ -115,7 +134,7 @@ export class OnnxDecoder {
         lastError = e;
       }
     }
-    if (!session) throw new OnnxLayoutError(`${label}: onnxruntime-web cannot load it: ${(lastError as Error).message}`);
+    if (!session) throw new OnnxLayoutError(`${label}: onnxruntime-web cannot load it: ${loadFailure(lastError)}`);
     const layout = checkDecoderLayout(session.inputNames, session.outputNames, label);
     const meta = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key');
     const shape = meta?.isTensor ? meta.shape : [];
