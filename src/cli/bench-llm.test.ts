@@ -60,7 +60,7 @@ describe('llm bench: records and table', () => {
     expect(value('lwm-wgsl-lora', 'lora_sft_step_ms')).toBe(400);
     expect(value('lwm-wgsl-lora', 'lora_sft_tokens_per_s')).toBe(640);
     expect(records.every((r) => r.suite === 'llm' && r.case === 'case')).toBe(true);
-    const ratios = speedupRecords(records, 'run');
+    const ratios = speedupRecords(records as unknown as Parameters<typeof speedupRecords>[0], 'run');
     const ratio = (peer: string, metric: string) => ratios.find((r) => r.peer === peer && r.metric === `speedup_${metric}`)?.value;
     expect(ratio('ort-web-webgpu', 'decode_tokens_per_s')).toBe(2);
     expect(ratio('ort-web-webgpu', 'prefill_tokens_per_s')).toBe(0.5);

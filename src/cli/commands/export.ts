@@ -5,7 +5,7 @@
 // Qwen3) as an ONNX causal-LM folder with a KV cache (src/model/onnx/export.ts).
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { checkpointTokenizer } from '../../backends/checkpoint.ts';
+import { checkpointTokenizer, trainedTemplates } from '../../backends/checkpoint.ts';
 import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
@@ -29,7 +29,8 @@ const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
   --to onnx   an ONNX causal-LM folder in Hugging Face's layout: onnx/model.onnx (input_ids,
               attention_mask, position_ids, past_key_values.N.key/value in; logits,
               present.N.key/value out; opset 17, float32) beside config.json,
-              generation_config.json and the tokenizer files; onnxruntime(-web) and
+              generation_config.json and the tokenizer files (and, for a checkpoint of ours,
+              lwm_template.json: the prompt template it was trained with); onnxruntime(-web) and
               transformers.js run it, and so does \`lwm generate --backend onnx\`
   -o DIR      the folder to write (created when absent; its parent must exist; files of the
               same names inside an existing folder are replaced)
@@ -68,7 +69,8 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
     else if (isFolder) files = await hfFolderAsOnnx(ckPath);
     else if (values.to === 'onnx') {
       const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
-      files = onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, ckPath), ckPath));
+      const { templates, trained } = trainedTemplates(ck);
+      files = onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, ckPath), ckPath, templates[trained]));
     } else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
     if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
