@@ -3,6 +3,7 @@
 // prints. No GPU and no onnxruntime here, so the unit tests check all of it in Node.
 import { configFromHf } from '../src/model/hf/config.ts';
 import type { ModelConfig } from '../src/model/config.ts';
+import { initParams } from '../src/model/init.ts';
 import { paramLayout } from '../src/model/params.ts';
 import type { BenchRecord } from './common.ts';
 
@@ -94,9 +95,29 @@ export function llmShape(o: LlmBenchOptions): LlmShape {
   const c = SMOLLM2_135M_CONFIG;
   const description =
     `SmolLM2-135M shape${full ? '' : ` cut to ${o.layers} of ${c.num_hidden_layers} layers`} (Llama, hidden ${c.hidden_size}, ${o.layers} layers, ${c.num_attention_heads} heads, ${c.num_key_value_heads} KV heads, ` +
-    `intermediate ${c.intermediate_size}, vocab ${c.vocab_size}, tied embeddings, rope_theta ${c.rope_theta}), ${(parameters / 1e6).toFixed(1)}M random f32 parameters; ` +
+    `intermediate ${c.intermediate_size}, vocab ${c.vocab_size}, tied embeddings, rope_theta ${c.rope_theta}), ${(parameters / 1e6).toFixed(1)}M random f32 parameters (block matrices at ${BLOCK_SCALE}× GPT-2's init std); ` +
     `prompt ${o.promptTokens} tokens, ${o.decodeTokens} greedy new tokens, median of ${o.reps}; LoRA r ${o.loraRank} SFT step on 1 × ${o.trainTokens} tokens`;
   return { hfConfig, config, parameters, caseName, description };
+}
+
+/** How much larger than GPT-2's init (std 0.02) the blocks' matrices are drawn; see llmParams. */
+export const BLOCK_SCALE = 4;
+
+/**
+ * The random weights every engine runs: initParams (seed 0) with the blocks' matrices scaled by
+ * BLOCK_SCALE. At GPT-2's std the blocks barely move the residual stream, so the tied head echoes
+ * the last token forever and every engine "agrees" on one repeated id; at 4× the greedy
+ * continuation moves between tokens and the agreement column tests the arithmetic. Speed does not
+ * depend on the values.
+ */
+export function llmParams(config: ModelConfig): Float32Array {
+  const layout = paramLayout(config);
+  const p = initParams(config, 0, layout);
+  for (const t of layout.tensors) {
+    if (t.kind === 'norm' || t.kind === 'bias' || t.name === 'wte' || t.name === 'lm_head.weight') continue;
+    for (let i = t.offset; i < t.offset + t.size; i++) p[i] *= BLOCK_SCALE;
+  }
+  return p;
 }
 
 /** What one engine measured: prefill of the prompt, then decode steps; the greedy tokens it chose. */

@@ -14,13 +14,12 @@
 import * as ort from 'onnxruntime-web/webgpu';
 import { GpuGpt } from '../src/model/gpt.ts';
 import { GpuGenerator } from '../src/model/generate.ts';
-import { initParams } from '../src/model/init.ts';
 import { initLora, loraLayout, loraSettings } from '../src/model/lora.ts';
 import { onnxExportFiles } from '../src/model/onnx/export.ts';
 import { headSize, kvHeads as kvHeadsOf, type ModelConfig } from '../src/model/config.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
-import { median, type Suite } from './common.ts';
-import { llmRecords, llmShape, llmTable, OURS, parseLlmOptions, type EngineMeasurement, type LlmBenchOptions } from './llm-shape.ts';
+import { median, spread, type Suite } from './common.ts';
+import { llmParams, llmRecords, llmShape, llmTable, OURS, parseLlmOptions, type EngineMeasurement, type LlmBenchOptions } from './llm-shape.ts';
 
 type Log = (s: string) => void;
 
@@ -29,7 +28,7 @@ function promptOf(n: number, vocab: number): number[] {
   return Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
 }
 
-async function oursGenerate(rt: GpuRuntime, config: ModelConfig, params: Float32Array, prompt: number[], o: LlmBenchOptions): Promise<EngineMeasurement> {
+async function oursGenerate(rt: GpuRuntime, config: ModelConfig, params: Float32Array, prompt: number[], o: LlmBenchOptions, log: Log): Promise<EngineMeasurement> {
   const buf = rt.storage('bench.llm.params', params);
   const gen = new GpuGenerator(rt, config, buf, { maxSequences: 1, maxLength: prompt.length + o.decodeTokens });
   try {
@@ -42,7 +41,10 @@ async function oursGenerate(rt: GpuRuntime, config: ModelConfig, params: Float32
     };
     await once(2); // compiles the prefill and decode graphs
     const runs = [];
-    for (let r = 0; r < o.reps; r++) runs.push(await once(o.decodeTokens));
+    for (let r = 0; r < o.reps; r++) {
+      runs.push(await once(o.decodeTokens));
+      log(`llm ${OURS} repetition ${r + 1}: prefill ${runs[r].prefillMs.toFixed(0)} ms, decode ${runs[r].decodeMs.toFixed(1)} ms/step`);
+    }
     return { engine: OURS, prefillMs: median(runs.map((r) => r.prefillMs)), decodeMs: median(runs.map((r) => r.decodeMs)), tokens: runs[0].tokens };
   } finally {
     gen.dispose();
@@ -108,7 +110,10 @@ async function ortGenerate(ep: 'webgpu' | 'wasm', model: Uint8Array, config: Mod
     const run = ortRunner(session, config, kvHeads, headDim);
     await run(prompt, 2); // warm-up: shaders and kernels for both shapes
     const runs = [];
-    for (let r = 0; r < o.reps; r++) runs.push(await run(prompt, o.decodeTokens));
+    for (let r = 0; r < o.reps; r++) {
+      runs.push(await run(prompt, o.decodeTokens));
+      log(`llm ort-web-${ep} repetition ${r + 1}: prefill ${runs[r].prefillMs.toFixed(0)} ms, decode steps ${spread(runs[r].decode)} ms`);
+    }
     return { engine: `ort-web-${ep}`, prefillMs: median(runs.map((r) => r.prefillMs)), decodeMs: median(runs.flatMap((r) => r.decode)), tokens: runs[0].tokens };
   } finally {
     await session.release();
@@ -138,10 +143,14 @@ async function loraStep(rt: GpuRuntime, config: ModelConfig, params: Float32Arra
 }
 
 /** What adapter onnxruntime-web's WebGPU provider picked (it asks navigator.gpu for its own device). */
-function ortAdapter(): string {
-  const a = (ort.env.webgpu as { adapter?: GPUAdapter }).adapter;
-  const info = a?.info;
-  return info ? [info.vendor, info.architecture, info.description].filter(Boolean).join(' / ') || 'unnamed adapter' : 'unknown';
+async function ortAdapter(): Promise<string> {
+  try {
+    const device = (await (ort.env.webgpu.device as unknown as Promise<GPUDevice> | GPUDevice)) as GPUDevice & { adapterInfo?: GPUAdapterInfo };
+    const info = device?.adapterInfo ?? (ort.env.webgpu as { adapter?: GPUAdapter }).adapter?.info;
+    return info ? [info.vendor, info.architecture, info.description].filter(Boolean).join(' / ') || 'unnamed adapter' : 'not reported';
+  } catch (e) {
+    return `not reported (${(e as Error).message})`;
+  }
 }
 
 /** Runs each engine in turn; one that fails is reported as such and the others still run. */
@@ -150,7 +159,7 @@ async function measureAll(rt: GpuRuntime, config: ModelConfig, params: Float32Ar
   const engines: EngineMeasurement[] = [];
   const failures: { engine: string; message: string }[] = [];
   const runs: [string, () => Promise<EngineMeasurement>][] = [
-    [OURS, () => oursGenerate(rt, config, params, prompt, o)],
+    [OURS, () => oursGenerate(rt, config, params, prompt, o, log)],
     ['ort-web-webgpu', () => ortGenerate('webgpu', onnx, config, prompt, o, log)],
     ['ort-web-wasm', () => ortGenerate('wasm', onnx, config, prompt, o, log)],
   ];
@@ -158,7 +167,7 @@ async function measureAll(rt: GpuRuntime, config: ModelConfig, params: Float32Ar
     try {
       const m = await run();
       log(`llm ${engine}: prefill ${m.prefillMs.toFixed(0)} ms, decode ${m.decodeMs.toFixed(1)} ms/token; greedy ids ${m.tokens.slice(0, 8).join(' ')}${m.tokens.length > 8 ? ' …' : ''}`);
-      if (engine === 'ort-web-webgpu') log(`llm ort-web-webgpu adapter: ${ortAdapter()}`);
+      if (engine === 'ort-web-webgpu') log(`llm ort-web-webgpu adapter: ${await ortAdapter()}`);
       engines.push(m);
     } catch (e) {
       log(`llm ${engine}: FAILED ${(e as Error).message}`);
@@ -175,7 +184,7 @@ export const llmSuite: Suite = async (rt, log, raw = {}) => {
   const shape = llmShape(o);
   log(`llm: ${shape.description}`);
   log(`llm: adapter ${rt.describe()}; onnxruntime-web ${ort.env.versions.web ?? '?'}, WASM on ${ort.env.wasm.numThreads} thread(s)`);
-  const params = initParams(shape.config, 0);
+  const params = llmParams(shape.config);
   let t0 = performance.now();
   // `lwm export --to onnx`'s code path: the decoder with its KV cache in Hugging Face's layout.
   const onnx = onnxExportFiles({ config: shape.config, params }, []).find((f) => f.name === 'onnx/model.onnx')!.bytes;

@@ -2,7 +2,9 @@
 // variants, the command-line options, and the records and table it reports (with the ratios
 // bench.mjs derives from them).
 import { describe, expect, it } from 'vitest';
-import { greedyAgreement, LLM_DEFAULTS, llmRecords, llmShape, llmTable, parseLlmOptions } from '../../bench/llm-shape.ts';
+import { BLOCK_SCALE, greedyAgreement, LLM_DEFAULTS, llmParams, llmRecords, llmShape, llmTable, parseLlmOptions } from '../../bench/llm-shape.ts';
+import { initParams } from '../model/init.ts';
+import { paramLayout } from '../model/params.ts';
 import { speedupRecords } from '../../scripts/bench-records.mjs';
 import { headSize, kvHeads, mlpHidden } from '../model/config.ts';
 
@@ -26,6 +28,22 @@ describe('llm bench: the model', () => {
     expect(s.parameters).toBe(49152 * 576 + 576 + 2 * (576 * (576 + 2 * 192) + 576 * 576 + 3 * 576 * 1536 + 2 * 576));
     expect(s.caseName).toBe('smollm2-135m-L2of30 p16 n8');
     expect(s.description).toContain('cut to 2 of 30 layers');
+  });
+
+  it('weights: initParams with the blocks\' matrices scaled, the embedding and the norms as drawn', () => {
+    const { config } = llmShape(parseLlmOptions({ layers: '1' }));
+    const p = llmParams(config);
+    const base = initParams(config, 0);
+    const layout = paramLayout(config);
+    const at = (name: string) => layout.tensors.find((t) => t.name === name)!;
+    const wte = at('wte');
+    let firstChanged = -1;
+    for (let i = wte.offset; i < wte.offset + wte.size && firstChanged < 0; i++) if (p[i] !== base[i]) firstChanged = i;
+    expect(firstChanged).toBe(-1);
+    const blockMatrices = layout.tensors.filter((t) => t.kind !== 'norm' && t.kind !== 'bias' && t.name !== 'wte');
+    expect(blockMatrices.length).toBeGreaterThanOrEqual(4);
+    for (const t of blockMatrices) for (const i of [t.offset, t.offset + t.size - 1]) expect(p[i]).toBe(Math.fround(base[i] * BLOCK_SCALE));
+    for (const t of layout.tensors.filter((x) => x.kind === 'norm')) expect(p[t.offset]).toBe(1);
   });
 
   it('options: defaults, and an error naming the flag for a bad value', () => {
