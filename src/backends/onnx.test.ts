@@ -25,7 +25,8 @@ const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 
 // Sharp weights, so the greedy tokens depend on every logit being right.
 const params = initParams(config, 5).map((x) => 8 * x);
 const files = onnxExportFiles({ config, params }, checkpointSideFiles({ config, params }, tok));
-const folder = () => filesFolder(files.map((f) => ({ path: `micro-onnx/${f.name}`, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })));
+const asFolder = (fs: { name: string; bytes: Uint8Array }[]) => filesFolder(fs.map((f) => ({ path: `micro-onnx/${f.name}`, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })));
+const folder = () => asFolder(files);
 
 const turn: TurnRequest = {
   sample: { domain: 'terminal', systemPrompt: { ...emptySystemPrompt(), text: data[0].system_prompt.text ?? 'A shell.' }, history: [{ action: data[0].turns[0].action, observation: data[0].turns[0].observation }], action: data[0].turns[1].action },
@@ -70,4 +71,26 @@ describe('the ONNX backend on an export of ours', () => {
     await expect(generateText(backend, turn, { maxTokens: 256, temperature: 0 })).rejects.toThrow(/leaves no room for a prompt/);
     m.decoder.dispose();
   });
+
+  it('renders turns with the training template the export keeps (lwm_template.json); a broken file names itself', async () => {
+    const mine = { ...BUILTIN_TEMPLATES.v0, version: 'mine', description: 'a layout of its own', text: `MY LAYOUT\n${BUILTIN_TEMPLATES.v0.text}` };
+    const kept = onnxExportFiles({ config, params }, checkpointSideFiles({ config, params }, tok, 'ck', mine));
+    expect(kept.map((f) => f.name)).toContain('lwm_template.json');
+    const m = await loadOnnxModel(asFolder(kept));
+    expect(m.template).toEqual(mine);
+    const ids = onnxPromptIds(m.tokenizer!, false, turn, m.template);
+    expect(ids).toEqual(fitPrompt(tok, mine, turn.sample, 200).ids);
+    expect(ids).not.toEqual(onnxPromptIds(m.tokenizer!, false, turn));
+    // The backend prompts with it: our reference model's greedy tokens after the template's prompt.
+    const want: number[] = [];
+    for (const id of generateRef(params, config, fitPrompt(tok, mine, turn.sample, 256 - 6).ids, { maxNewTokens: 6, temperature: 0 })) {
+      if (id === tok.special.eos || id === tok.special.predictedClose) break;
+      want.push(id);
+    }
+    expect(await generateText(onnxBackend(m), turn, { maxTokens: 6, temperature: 0 })).toBe(tok.decode(want));
+    m.decoder.dispose();
+    const broken = [...files, { name: 'lwm_template.json', bytes: new TextEncoder().encode('{"version": "x", "text": "t", "targetOpen": ""}') }];
+    await expect(loadOnnxModel(asFolder(broken))).rejects.toThrow(/^micro-onnx\/lwm_template\.json: targetOpen must be a non-empty string, got ""$/);
+  });
 });
+

@@ -5,7 +5,8 @@
 //     in the AgentWorldBench message layout an endpoint is sent (src/core/bench/awb-layout.ts),
 //     rendered with the template and its generation prompt;
 //   - without one (our own checkpoints exported with `lwm export --to onnx`): turn and chat
-//     requests rendered with our prompt template, up to the opening tag of the predicted
+//     requests rendered with our prompt template (the one the checkpoint was trained with, which
+//     the export keeps in lwm_template.json; else the default), up to the opening tag of the predicted
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
 // A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
@@ -13,7 +14,7 @@
 // loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
@@ -23,23 +24,23 @@ import { chatAsTurn } from './local.ts';
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
 
-/** The text of a turn up to the opening tag of the observation to predict. */
-function turnText(turn: TurnRequest): string {
-  const r = renderSample(turn.template ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
+/** The text of a turn up to the opening tag of the observation to predict (its own template, else the folder's, else the default). */
+function turnText(turn: TurnRequest, folderTemplate?: PromptTemplate): string {
+  const r = renderSample(turn.template ?? folderTemplate ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
   return r.text.slice(0, r.targetStart);
 }
 
 /** The ids of a request for this folder's tokenizer (the layout in the header comment). */
-export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest): number[] {
+export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest, template?: PromptTemplate): number[] {
   if (isChatRequest(request)) {
-    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system)));
+    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system), template));
     const messages: ChatMessage[] = request.messages.map((x) => ({ role: x.role, content: x.content }));
     if (request.system) messages.unshift({ role: 'system', content: request.system });
     return tok.encodeChat(messages, { addGenerationPrompt: true });
   }
   if (isTurnRequest(request)) {
     if (hasChatTemplate) return tok.encodeChat(awbMessages(request).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
-    return tok.encode(turnText(request));
+    return tok.encode(turnText(request, template));
   }
   return tok.encode(request.prompt);
 }
@@ -49,9 +50,9 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
  * are (src/backends/hf.ts's hfPrompt: the oldest earlier turns left out, then the system message
  * cut); without one, the prompt keeps its end.
  */
-export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'>, request: GenerateRequest, room: number, name = 'the model'): number[] {
+export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'> & { template?: PromptTemplate }, request: GenerateRequest, room: number, name = 'the model'): number[] {
   if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
-  const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request);
+  const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request, m.template);
   return ids.length > room ? ids.slice(ids.length - room) : ids;
 }
 
@@ -65,7 +66,7 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
     name,
     async *generate(request: GenerateRequest, o: GenerateOptions) {
       let ids: number[];
-      if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request);
+      if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request, m.template);
       else {
         const room = m.contextLength - o.maxTokens;
         if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);

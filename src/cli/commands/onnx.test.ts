@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
 import type { AwbSampleRecord } from '../../core/bench/records.ts';
+import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
 import { loadHfModel } from '../../model/hf/load.ts';
+import { loadOnnxModel } from '../../model/onnx/load.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { GraphBuilder, serializeModel, valueInfo, DataType } from '../../model/onnx/graph.ts';
 import { generateRef } from '../../reference/gpt.ts';
@@ -53,6 +56,25 @@ describe('lwm export --to onnx', () => {
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(readFileSync(join(onnxDir, f))).toEqual(readFileSync(join(hfDir, f)));
     expect(existsSync(join(onnxDir, 'onnx', 'model.onnx'))).toBe(true);
     expect(existsSync(join(onnxDir, 'model.safetensors'))).toBe(false);
+  });
+
+  it('a checkpoint of ours keeps the template it was trained with (lwm_template.json), which the loaded folder renders turns with', async () => {
+    const ck = loadCheckpoint(new Uint8Array(readFileSync(GPT2)));
+    const mine = { ...BUILTIN_TEMPLATES.v0, version: 'mine', description: 'a layout of its own', text: `MY LAYOUT\n${BUILTIN_TEMPLATES.v0.text}` };
+    const trained = join(tmp, 'trained.safetensors');
+    writeFileSync(trained, saveCheckpoint({ ...ck, extraMetadata: { ...ck.extraMetadata, spec: JSON.stringify({ stage: 'sft', templates: { mine: 1 }, templateSet: { mine } }) } }));
+    const dir = join(tmp, 'trained-onnx');
+    const r = await run('export', trained, '--to', 'onnx', '-o', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('lwm_template.json');
+    expect(JSON.parse(readFileSync(join(dir, 'lwm_template.json'), 'utf8'))).toEqual(mine);
+    const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm' });
+    expect(m.template).toEqual(mine);
+    m.decoder.dispose();
+    // A checkpoint without a training spec keeps the template the checkpoint backend gives it (v0).
+    const plain = join(tmp, 'plain-onnx');
+    expect((await run('export', GPT2, '--to', 'onnx', '-o', plain)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(plain, 'lwm_template.json'), 'utf8')).version).toBe('v0');
   });
 
   it('a folder that is not a model is one line, exit 1', async () => {
