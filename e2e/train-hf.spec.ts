@@ -106,6 +106,9 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   expect(weights).toContain('model.layers.1.mlp.down_proj.weight');
   expect(weights.filter((n) => n.includes('lora'))).toEqual([]);
 
+  await page.getByRole('heading', { name: 'Train', level: 1 }).scrollIntoViewIfNeeded();
+  console.log(`[e2e] screenshot: ${await snap(page, 'train-hf')}`);
+
   // GSPO on the adapter: the folder is still picked in this page, and the form says it is the run's own.
   await runList.getByRole('button', { name: /^Train RL from the last checkpoint/ }).click();
   await expect(page.getByLabel('Stage')).toHaveValue('rl');
@@ -119,14 +122,11 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('train-form-errors')).toHaveCount(0);
   await expect(page.getByTestId('run-panel')).toContainText('RL · TinyChat (LoRA rank 4, alpha 8)', { timeout: 60_000 });
+  await expect(runList).toContainText('RL · TinyChat LoRA r4 · Default dataset');
   await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 300_000 });
   await expect(page.getByTestId('reward-chart').locator('desc')).toContainText('reward: 2 points');
   await expect(runList).toContainText('last · step 2');
 
-  await runList.getByRole('button', { name: /^SFT · TinyChat LoRA r4/ }).click();
-  await expect(page.getByTestId('run-panel')).toContainText('SFT · TinyChat (LoRA rank 4, alpha 8)');
-  await page.getByRole('heading', { name: 'Train', level: 1 }).scrollIntoViewIfNeeded();
-  console.log(`[e2e] screenshot: ${await snap(page, 'train-hf')}`);
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);
 });

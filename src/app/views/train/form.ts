@@ -107,7 +107,11 @@ interface Start {
   /** The folder the job sends (a folder's run, or the base of a LoRA checkpoint's run). */
   hf?: HfTrainFolder;
   lora?: TrainSpec['lora'];
+  /** A folder's model in the run's name ("TinyChat LoRA r4"). */
+  model?: string;
 }
+
+const modelName = (folder: string, lora: TrainSpec['lora']) => `${folder} ${lora ? `LoRA r${lora.rank}` : 'full'}`;
 
 function positive(errors: FormErrors, field: FormField, text: string, label: string, max: number): number {
   const n = Number(text.trim());
@@ -134,7 +138,7 @@ function checkHfStart(form: TrainForm, ctx: FormContext, errors: FormErrors): St
   }
   const folder = hf?.folder;
   const job = folder ? { files: folder.files, memoryGiB, ...(folderName(folder.files) ? {} : { name: folder.name }) } : undefined;
-  return { from: null, preset: form.preset, minSteps: 1, context: info?.maxContext ?? FALLBACK_CONTEXT, ...(job && { hf: job }), ...(lora && { lora }) };
+  return { from: null, preset: form.preset, minSteps: 1, context: info?.maxContext ?? FALLBACK_CONTEXT, ...(job && { hf: job }), ...(lora && { lora }), ...(folder && { model: modelName(folder.name, lora) }) };
 }
 
 /** Where the run starts: a Hugging Face folder, a stored checkpoint (which fixes the preset and may fix the first step) or a fresh preset. */
@@ -160,6 +164,7 @@ function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): Star
     // A folder's model: its context is not stored, the run's sequence length is the bound.
     context: choice.run.hf ? (choice.run.spec.T ?? FALLBACK_CONTEXT) : contextOf(choice.run.spec.preset),
     ...(choice.run.spec.lora && { lora: choice.run.spec.lora }),
+    ...(choice.run.hf && { model: modelName(choice.run.hf.folder.name, choice.run.spec.lora) }),
   };
   // A LoRA checkpoint holds the adapter alone: its base folder is picked again.
   if (choice.run.hf?.tuning === 'lora') {
@@ -223,7 +228,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
   const dataset = checkDataset(form, ctx, errors);
   if (!Object.hasOwn(STAGE_LABEL, form.stage)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
-  const { from, preset, minSteps, context, hf, lora } = checkStart(form, ctx, errors);
+  const { from, preset, minSteps, context, hf, lora, model } = checkStart(form, ctx, errors);
   const hfRun = form.from === HF_START;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
   if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
@@ -255,8 +260,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   }
   if (form.stage === 'sft' && form.labels === 'rejection') spec.labels = labelSettings(form, errors, secrets);
   if (Object.keys(errors).length) return { spec: null, errors };
-  const model = hfRun && ctx.hf?.folder ? ` · ${ctx.hf.folder.name} ${lora ? `LoRA r${lora.rank}` : 'full'}` : '';
-  const name = form.name.trim() || `${form.stage.toUpperCase()}${model} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
+  const name = form.name.trim() || `${form.stage.toUpperCase()}${model ? ` · ${model}` : ''} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
   return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(hf && { hf }), ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
 }
 
