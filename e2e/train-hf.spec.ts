@@ -71,7 +71,9 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
   await openTrain(page);
-  await loraForm(page, 6, 3);
+  await loraForm(page, 12, 4);
+  // The random tiny model moves visibly in a few steps at a higher rate than the stage default.
+  await page.getByLabel('Learning rate').fill('1e-2');
   // What the run needs, by what holds it: the adapter's AdamW state only, not the base's.
   await expect(page.getByTestId('train-hf-estimate')).toContainText(/^LoRA rank 4, 2 × 64 tokens per step: needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget \(weights [\d.]+ (KiB|MiB), LoRA adapter [\d.]+ KiB, gradients [\d.]+ KiB, AdamW state \(adapter only\) [\d.]+ KiB, activations [\d.]+ (KiB|MiB)\)$/, { timeout: 60_000 });
   await expect(page.getByLabel('Model preset')).toBeDisabled();
@@ -81,10 +83,12 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   await expect(latest.getByRole('rowheader', { name: 'loss', exact: true })).toBeVisible({ timeout: 240_000 });
   await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: 300_000 });
   await expect(page.getByTestId('run-panel')).toContainText('SFT · TinyChat (LoRA rank 4, alpha 8) · Default dataset');
-  await expect(page.getByTestId('loss-chart').locator('desc')).toContainText('train loss: 6 points, latest');
+  await expect(page.getByTestId('loss-chart').locator('desc')).toContainText('train loss: 12 points, latest');
   await expect(latest.getByRole('rowheader', { name: 'eval_loss' })).toBeVisible();
   const runList = page.getByTestId('run-list');
-  await expect(runList).toContainText('last · step 6');
+  await expect(runList).toContainText('last · step 12');
+  const evalLoss = (await page.getByTestId('loss-chart').locator('desc').textContent()) ?? '';
+  console.log(`[e2e] ${evalLoss}`);
 
   // The adapter in PEFT's layout: two files, PEFT's names and config.
   const adapter = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the LoRA adapter \(PEFT\) of the last checkpoint/ }).click(), 2, 'train-hf-adapter');
