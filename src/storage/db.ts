@@ -19,7 +19,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
-import type { TrainSpec } from '../train/spec.ts';
+import type { HfFolderRef, TrainSpec } from '../train/spec.ts';
 import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 
 export const DB_NAME = 'lwm-studio';
@@ -99,6 +99,11 @@ export interface RunRecord {
   checkpoints: Partial<Record<CheckpointTag, CheckpointRef>>;
   /** Steps at which the run was resumed from its 'last' checkpoint (the chart marks them). */
   resumes: number[];
+  /**
+   * A run that started from a Hugging Face folder: which one (its files are not stored, so a
+   * resume or a merged export asks for the same folder again), and what it trains of it.
+   */
+  hf?: { folder: HfFolderRef; tuning: 'full' | 'lora'; memoryGiB: number };
 }
 
 export interface StoredCheckpoint {
