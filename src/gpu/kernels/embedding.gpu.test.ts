@@ -66,7 +66,7 @@ async function checkPieces(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset
   const tok = rt.storage('t.tokens', rows * 4);
   const X = rt.storage('t.x', rows * C * 4);
   const D = rt.storage('t.dout', dout);
-  const pieces = [];
+  const pieces: { k: EmbeddingKernel; at: number; lo: number; hi: number; W: GPUBuffer; G: GPUBuffer }[] = [];
   for (let i = 0; i + 1 < cuts.length; i++) {
     const [lo, hi] = [cuts[i], cuts[i + 1]];
     const at = 64 * (i + 1);
