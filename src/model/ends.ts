@@ -8,8 +8,9 @@
 //              dx = Σ_pieces dlogits[:, lo:hi] · W[lo:hi] (lda = V, accumulated piece after piece),
 //              dW[lo:hi] += dlogits[:, lo:hi]ᵀ · x.
 // An unsplit table is one piece [0, V): the same kernels as the single flat buffer of before.
+// (The head's products are pieceMatmul.ts's, the blocks' weights split the same way.)
 import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
+import { PieceMatmul } from './pieceMatmul.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { ModelConfig } from './config.ts';
 import type { ParamLayout } from './params.ts';
@@ -63,59 +64,44 @@ export class GpuEmbedding {
   }
 }
 
-interface HeadPiece {
-  piece: TensorPiece;
-  forward: MatmulKernel;
-  dx?: MatmulKernel;
-  dW?: MatmulKernel;
-}
-
 /** The LM head logits = x·Wᵀ over the pieces of W (wte when tied, lm_head when not). */
 export class GpuHead {
-  private constructor(private readonly pieces: HeadPiece[]) {}
+  private constructor(
+    private readonly forward: PieceMatmul,
+    private readonly dx: PieceMatmul | null,
+    private readonly dW: PieceMatmul | null,
+  ) {}
 
   /** backward: build dx (and, unless frozen, dW) too. */
   static async create(rt: GpuRuntime, c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean }): Promise<GpuHead> {
-    const V = c.vocabSize;
-    const C = c.dModel;
-    const M = shape.rows;
-    const headT = layout.lmHead ?? layout.wte;
-    const made = piecesOf(plan, headT.name).map(async (piece, i): Promise<HeadPiece> => {
-      const n = piece.rowEnd - piece.rowStart;
-      const [forward, dx, dW] = await Promise.all([
-        MatmulKernel.create(rt, { M, N: n, K: C, transB: true, offsetB: piece.offset, offsetC: piece.rowStart, ldc: V }),
-        // dx (+)= dlogits[:, lo:hi] · W[lo:hi]   ([M, n]·[n, C]); the first piece overwrites.
-        shape.backward ? MatmulKernel.create(rt, { M, N: C, K: n, offsetA: piece.rowStart, lda: V, offsetB: piece.offset, beta: i === 0 ? 0 : 1 }) : undefined,
-        // dW[lo:hi] += dlogits[:, lo:hi]ᵀ · x   ([n, M]·[M, C])
-        shape.backward && !shape.frozen ? MatmulKernel.create(rt, { M: n, N: C, K: M, transA: true, offsetA: piece.rowStart, lda: V, offsetC: piece.offset, beta: 1 }) : undefined,
-      ]);
-      return { piece, forward, dx, dW };
-    });
-    return new GpuHead(await Promise.all(made));
+    const W = layout.lmHead ?? layout.wte;
+    const [forward, dx, dW] = await Promise.all([
+      PieceMatmul.create(rt, plan, W, 'mulT', shape.rows),
+      shape.backward ? PieceMatmul.create(rt, plan, W, 'mul', shape.rows) : null,
+      shape.backward && !shape.frozen ? PieceMatmul.create(rt, plan, W, 'gradT', shape.rows) : null,
+    ]);
+    return new GpuHead(forward, dx, dW);
   }
 
   /** Dispatches of the forward (one per piece). */
   get count(): number {
-    return this.pieces.length;
+    return this.forward.count;
   }
 
   encodeForward(pass: GPUComputePassEncoder, x: GPUBuffer, P: ParamBuffers, logits: GPUBuffer): void {
-    for (const h of this.pieces) h.forward.encode(pass, x, P.buffers[h.piece.shard], logits);
+    this.forward.encode(pass, x, P, logits);
   }
 
   /** dx = dlogits·W; dW += dlogitsᵀ·x into G (none when G is null: frozen weights). */
   encodeBackward(pass: GPUComputePassEncoder, dlogits: GPUBuffer, x: GPUBuffer, P: ParamBuffers, G: ParamBuffers | null, dx: GPUBuffer): void {
-    for (const h of this.pieces) {
-      if (!h.dx) throw new Error('GpuHead: built without the backward');
-      h.dx.encode(pass, dlogits, P.buffers[h.piece.shard], dx);
-      if (G) {
-        if (!h.dW) throw new Error('GpuHead: built frozen (no weight gradient)');
-        h.dW.encode(pass, dlogits, x, G.buffers[h.piece.shard]);
-      }
-    }
+    if (!this.dx) throw new Error('GpuHead: built without the backward');
+    this.dx.encode(pass, dlogits, P, dx);
+    if (!G) return;
+    if (!this.dW) throw new Error('GpuHead: built frozen (no weight gradient)');
+    this.dW.encodeGrad(pass, dlogits, x, G);
   }
 
   dispose(): void {
-    for (const h of this.pieces) for (const k of [h.forward, h.dx, h.dW]) k?.dispose();
+    for (const k of [this.forward, this.dx, this.dW]) k?.dispose();
   }
 }

@@ -207,7 +207,7 @@ export class GpuGpt {
       GpuHead.create(rt, c, L, shards, { rows: N, backward: true, frozen }),
       XentKernel.create(rt, { N, V: c.vocabSize, grad: true }),
       XentKernel.create(rt, { N, V: c.vocabSize, grad: false }),
-      AdamWKernel.create(rt, { size: this.trainSize, segments: [], shards: trainShards, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      AdamWKernel.create(rt, { size: trainShards.reduce((n, t) => n + t.size, 0), segments: [], shards: trainShards, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
       GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true, frozen }, shards),
     ]);
     for (const k of [embed, attnF, attnB, normF, head, xent, xentEval, adamw, blocks]) this.keep(k);

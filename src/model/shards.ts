@@ -9,14 +9,15 @@
 //   shards: | wte rows 0..k | wte rows k..V  |  packed tensors, each shard ≤ limit  | lm_head rows ..|
 //
 // Tensors a kernel reads through one binding stay together (a norm's gain and bias, the q and k
-// head norms). A tensor larger than the limit alone is split along its rows into pieces of their
-// own; only the token embedding and the LM head (the [vocab, d] tables, the one tensor of a
-// pretrained model that outgrows a binding) may be: the embedding gather and the LM-head matmul
-// (and their backward) run piece by piece (ends.ts). Gradients and Adam's m and v use the same
-// shards, so AdamW runs shard by shard (one gradient norm over all of them).
+// head norms). A matrix larger than the limit alone is split along its rows into pieces of their
+// own (the token embedding and LM head of a pretrained model, [vocab, d], are the ones that
+// outgrow a real binding): the embedding gather (ends.ts) and every product with a weight
+// (pieceMatmul.ts), forward and backward, run piece by piece. Vectors and learned positions
+// are never split. Gradients and Adam's m and v use the same shards, so AdamW runs shard by
+// shard (one gradient norm over all of them).
 //
-// The plan of a model whose every tensor fits is one shard when the whole layout fits one
-// binding: exactly the single flat buffer of before.
+// The plan of a model whose whole layout fits one binding is one shard: exactly the single flat
+// buffer of before.
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { ParamLayout, ParamTensor } from './params.ts';
 
@@ -44,8 +45,10 @@ export interface ShardPlan {
   pieces: ReadonlyMap<string, readonly TensorPiece[]>;
 }
 
-/** The tensors that may be split along their rows. */
-export const SPLITTABLE = ['wte', 'lm_head.weight'] as const;
+/** Whether `t` may be split along its rows: a matrix, other than the learned positions (read whole by the embedding). */
+export function splittable(t: ParamTensor): boolean {
+  return t.shape.length === 2 && t.name !== 'wpe';
+}
 
 /** Tensors kernels read through one binding together: a norm's gain and bias, the q and k head norms. */
 function bindingUnits(layout: ParamLayout): ParamTensor[][] {
@@ -80,9 +83,9 @@ function splitRows(t: ParamTensor, limit: number, limitBytes: number, shards: Sh
 }
 
 /**
- * Cuts `layout` into shards of at most `limitBytes` each: tensors packed in layout order, the
- * embedding or LM head split by rows when it alone is larger. Throws, naming the tensor, when any
- * other tensor (or a row of the embedding) is larger than the limit.
+ * Cuts `layout` into shards of at most `limitBytes` each: tensors packed in layout order, a
+ * matrix split by rows when it alone is larger. Throws, naming the tensor, when a vector, the
+ * learned positions or one row of a matrix is larger than the limit.
  */
 export function shardPlan(layout: ParamLayout, limitBytes: number): ShardPlan {
   if (!(Number.isInteger(limitBytes) && limitBytes >= 4)) throw new RangeError(`shard plan: the binding limit must be an integer of at least 4 bytes, got ${limitBytes}`);
@@ -94,8 +97,8 @@ export function shardPlan(layout: ParamLayout, limitBytes: number): ShardPlan {
     const first = unit[0];
     const end = unit[unit.length - 1].offset + unit[unit.length - 1].size;
     if (end - first.offset > limit) {
-      if (unit.length > 1 || !(SPLITTABLE as readonly string[]).includes(first.name)) {
-        throw new RangeError(`tensor ${describe(first)} is larger than one storage binding (${limitBytes} bytes); only the token embedding and the LM head are split`);
+      if (unit.length > 1 || !splittable(first)) {
+        throw new RangeError(`tensor ${describe(first)} is larger than one storage binding (${limitBytes} bytes) and cannot be split (only matrices are, along their rows)`);
       }
       pieces.set(first.name, splitRows(first, limit, limitBytes, shards));
       open = null;
