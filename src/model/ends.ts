@@ -72,11 +72,15 @@ export class GpuHead {
     private readonly dW: PieceMatmul | null,
   ) {}
 
-  /** backward: build dx (and, unless frozen, dW) too. */
-  static async create(rt: GpuRuntime, c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean }): Promise<GpuHead> {
+  /**
+   * backward: build dx (and, unless frozen, dW) too. lastOf (inference): the rows are sequences of
+   * lastOf rows and only the last row of each gets logits ([rows / lastOf, V]: what sampling reads).
+   */
+  static async create(rt: GpuRuntime, c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean; lastOf?: number }): Promise<GpuHead> {
     const W = layout.lmHead ?? layout.wte;
+    if (shape.lastOf !== undefined && shape.backward) throw new RangeError('GpuHead: logits of the last rows only are for inference (no backward)');
     const [forward, dx, dW] = await Promise.all([
-      PieceMatmul.create(rt, plan, W, 'mulT', shape.rows),
+      PieceMatmul.create(rt, plan, W, 'mulT', shape.rows, 0, shape.lastOf),
       shape.backward ? PieceMatmul.create(rt, plan, W, 'mul', shape.rows) : null,
       shape.backward && !shape.frozen ? PieceMatmul.create(rt, plan, W, 'gradT', shape.rows) : null,
     ]);

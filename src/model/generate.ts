@@ -105,7 +105,8 @@ class Graph {
       AttentionDecodeKernel.create(rt, decode),
       GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }, shards),
       NormKernel.create(rt, normShape),
-      GpuHead.create(rt, c, L, shards, { rows, backward: false }),
+      // Logits of each sequence's last row only: [S, V], whatever the prompt's length.
+      GpuHead.create(rt, c, L, shards, { rows, backward: false, lastOf: Tn }),
     ]);
     const lora = adapter && (await GpuLora.create(rt, adapter.layout, { rows, backward: false }));
     if (lora) blocks.lora = { lora, params: adapter!.params };
@@ -123,7 +124,7 @@ class Graph {
       xMid: f32('gen.xmid', rows * C),
       fcH: f32('gen.fch', rows * plan.upDim),
       fcA: f32('gen.fca', rows * F),
-      logits: f32('gen.logits', rows * c.vocabSize),
+      logits: f32('gen.logits', S * c.vocabSize),
     };
     return new Graph(S, Tn, { embed, append, attend, blocks, normF, head, ...(lora && { lora }) }, bufs, rt);
   }
@@ -248,13 +249,13 @@ export class GpuGenerator {
     return g;
   }
 
-  /** Sampler for N rows taken from logits of `rowsPerSeq` rows per sequence (the last of each; stride 0 = one shared row). */
-  private sampler(N: number, rowsPerSeq: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
+  /** Sampler for N rows of the graphs' logits (one row per sequence; shared: all N from the one row). */
+  private sampler(N: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
     const V = this.config.vocabSize;
-    const key = `${N}/${rowsPerSeq}/${shared}`;
+    const key = `${N}/${shared}`;
     let s = this.samplers.get(key);
     if (!s) {
-      s = SamplingKernel.create(this.rt, { N, V, rowOffset: (rowsPerSeq - 1) * V, rowStride: shared ? 0 : rowsPerSeq * V }, settings);
+      s = SamplingKernel.create(this.rt, { N, V, rowOffset: 0, rowStride: shared ? 0 : V }, settings);
       this.samplers.set(key, s);
     }
     return s.then((k) => (k.setSettings(settings), k));
@@ -309,11 +310,11 @@ export class GpuGenerator {
           // Prefill from the first row not cached yet (or, without the cache, re-process everything so far).
           const from = i === 0 ? reused : 0;
           const g = await this.graph(1, seq.length - from);
-          next = (await this.run(g, seq.slice(from), caches, from, { len: 0 }, await this.sampler(1, seq.length - from, false, settings), i))[0];
+          next = (await this.run(g, seq.slice(from), caches, from, { len: 0 }, await this.sampler(1, false, settings), i))[0];
           if (claim) Object.assign(claim.slot, { ids: [...prompt], promptLen: prompt.length });
         } else {
           const g = await this.graph(1, 1);
-          next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, 1, false, settings), i))[0];
+          next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, false, settings), i))[0];
           claim?.slot.ids.push(seq[seq.length - 1]);
         }
         if (i === 0) stats.prefillMs += performance.now() - t0;
@@ -397,11 +398,11 @@ export class GpuGenerator {
     let prefix: { len: number; caches?: Caches };
     if (shared) {
       const pc = this.caches('prefix');
-      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, P, true, settings), 0);
+      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, true, settings), 0);
       prefix = { len: P, caches: pc };
     } else {
       const tokens = Array.from({ length: G }, () => prompt).flat();
-      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, P, false, settings), 0);
+      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, false, settings), 0);
       prefix = { len: 0 };
     }
     const t1 = performance.now();
@@ -409,7 +410,7 @@ export class GpuGenerator {
     const stop = new Set(o.stop ?? []);
     const done = out.map((s) => stop.has(s[0]));
     const decode = await this.graph(G, 1);
-    const sampler = await this.sampler(G, 1, false, settings);
+    const sampler = await this.sampler(G, false, settings);
     for (let i = 1; i < o.maxNewTokens && !done.every(Boolean); i++) {
       if (o.signal?.aborted) break;
       const last = out.map((s) => s[s.length - 1]);

@@ -21,10 +21,17 @@ export class PieceMatmul {
     private readonly kernels: { k: MatmulKernel; piece: TensorPiece }[],
   ) {}
 
-  /** `rows`: rows of A (the activations). beta applies to 'mul' (its first piece) and 'mulT'; 'gradT' always adds. */
-  static async create(rt: GpuRuntime, plan: ShardPlan, w: ParamTensor, op: PieceOp, rows: number, beta = 0): Promise<PieceMatmul> {
+  /**
+   * `rows`: rows of A (the activations). beta applies to 'mul' (its first piece) and 'mulT'; 'gradT'
+   * always adds. lastOf (for 'mulT' only): A holds sequences of `lastOf` rows and only the last row
+   * of each is multiplied, out getting one row per sequence (generation's logits).
+   */
+  static async create(rt: GpuRuntime, plan: ShardPlan, w: ParamTensor, op: PieceOp, rows: number, beta = 0, lastOf?: number): Promise<PieceMatmul> {
     const [R, Q] = w.shape;
     if (w.shape.length !== 2) throw new RangeError(`matmul: weight '${w.name}' is not a matrix ([${w.shape.join(', ')}])`);
+    if (lastOf !== undefined && (op !== 'mulT' || !Number.isInteger(rows / lastOf))) throw new RangeError(`matmul: the last of every ${lastOf} rows of ${rows} is for a 'mulT' product over whole sequences`);
+    // One row per sequence: a batch of 1-row products, A's rows lastOf·Q apart, the weight shared.
+    const last = lastOf === undefined ? {} : { M: 1, batch: rows / lastOf, offsetA: (lastOf - 1) * Q, strideA: lastOf * Q, strideB: 0, strideC: R };
     const kernels = await Promise.all(
       piecesOf(plan, w.name).map(async (piece, i) => {
         const n = piece.rowEnd - piece.rowStart;
@@ -33,7 +40,7 @@ export class PieceMatmul {
           op === 'mul'
             ? { M: rows, N: Q, K: n, offsetA: lo, lda: R, offsetB: piece.offset, beta: i === 0 ? beta : 1 }
             : op === 'mulT'
-              ? { M: rows, N: n, K: Q, transB: true, offsetB: piece.offset, offsetC: lo, ldc: R, beta }
+              ? { M: rows, N: n, K: Q, transB: true, offsetB: piece.offset, offsetC: lo, ldc: R, beta, ...last }
               : { M: n, N: Q, K: rows, transA: true, offsetA: lo, lda: R, offsetC: piece.offset, beta: 1 };
         return { k: await MatmulKernel.create(rt, shape), piece };
       }),

@@ -90,7 +90,7 @@ describe('parameters split over buffers under the binding limit', () => {
   it('GPT micro (learned positions, LayerNorm, tied head, vocab 83): same logits, gradient and training steps', async () => {
     const rt = await gpuRuntime();
     const c = presetConfig('micro', { vocabSize: 83, contextLength: 12 });
-    // 3072 B: c_fc [64, 256] in pieces of 3 rows, wte [83, 64] of 12 (the last 11), wpe [12, 64] whole.
+    // 3072 B: c_fc [32, 128] in pieces of 4 rows, wte [83, 32] of 24 (the last 11), wpe [12, 32] whole.
     await checkSplitTraining(rt, c, initParams(c, 5), 3072, 'micro');
   });
 
