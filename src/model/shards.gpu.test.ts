@@ -5,7 +5,7 @@
 // few rows (the last piece shorter), packed vectors in shards of their own.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import type { GpuRuntime } from '../gpu/runtime.ts';
+import { GpuRuntime } from '../gpu/runtime.ts';
 import { GaussianRng } from '../core/random.ts';
 import { presetConfig, type ModelConfig } from './config.ts';
 import { GpuGenerator } from './generate.ts';
@@ -139,6 +139,26 @@ describe('parameters split over buffers under the binding limit', () => {
     const rt = await gpuRuntime();
     const m = await loadTinyModel('llama');
     await checkSplitTraining(rt, m.hf.config, m.params, 600, 'tiny llama');
+  });
+
+  it('the binding limit is the device\'s, lowered by the runtime option or withBindingLimit', async () => {
+    const base = await gpuRuntime();
+    const { maxStorageBufferBindingSize, maxBufferSize } = base.report.limits;
+    expect(base.bindingLimit).toBe(Math.min(maxStorageBufferBindingSize, maxBufferSize));
+    expect(base.withBindingLimit(1002).bindingLimit).toBe(1000);
+    expect(base.withBindingLimit(600).withBindingLimit(4000).bindingLimit).toBe(600);
+    expect(base.withBindingLimit(2 ** 52).bindingLimit).toBe(base.bindingLimit);
+    expect(() => base.withBindingLimit(2)).toThrow(/at least 4 bytes, got 2/);
+    await expect(GpuRuntime.create({ maxBindingBytes: 0.5 })).rejects.toThrow(/maxBindingBytes must be an integer of at least 4 bytes, got 0.5/);
+    const rt = await GpuRuntime.create({ maxBindingBytes: 3072 });
+    try {
+      expect(rt.bindingLimit).toBe(3072);
+      const model = await GpuGpt.create(rt, presetConfig('micro', { vocabSize: 83, contextLength: 12 }), { batch: 1, T: 4 });
+      expect(model.shards.pieces.get('wte')).toHaveLength(4);
+      model.dispose();
+    } finally {
+      rt.dispose();
+    }
   });
 
   it('a vector or a row larger than the limit is refused, naming the tensor', async () => {
