@@ -63,7 +63,7 @@ async function checkSplitTraining(rt: GpuRuntime, c: ModelConfig, params: Float3
     const a = await split.lossAndGradient(batch);
     const b = await whole.lossAndGradient(batch);
     const gradErr = relDiff(a.grad, b.grad);
-    console.log(`[shards] ${what}: ${split.shards.shards.length} shards of ≤ ${limit} B; logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`);
+    console.log(`[shards] ${what}: ${split.shards.shards.length} shards of ≤ ${limit} B, ${split.dispatchesPerStep} dispatches per step (${whole.dispatchesPerStep} unsplit); logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`);
     expect(logitsErr).toBeLessThan(1e-5);
     expect(Math.abs(a.loss - b.loss) / b.loss).toBeLessThan(1e-5);
     expect(gradErr).toBeLessThan(1e-5);
