@@ -12,6 +12,8 @@ import type { ContextPart, ContextReport } from '../core/playground/context.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
+import { paramLayout } from '../model/params.ts';
+import { ParamBuffers, planFor } from '../model/shards.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';
 
 /** A request that cannot be rendered for this model (no tokenizer, no chat template, too long). */
@@ -143,7 +145,7 @@ export interface HfBackend {
 
 /** Puts a loaded folder's weights on `rt` and serves requests with the model's tokenizer and chat template, in `context` tokens. */
 export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { context: number; name?: string; prefixSlots?: number }): HfBackend {
-  const params = rt.storage('hf.params', model.params);
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(model.config)), model.params, 'hf.params');
   const gen = new GpuGenerator(rt, model.config, params, { maxSequences: 1, maxLength: options.context, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `hf:${model.name}`;
   const stop = new Set(model.stopIds);
@@ -186,7 +188,7 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
     generateIds,
     dispose() {
       gen.dispose();
-      rt.release(params);
+      params.release();
     },
   };
 }

@@ -8,8 +8,6 @@
 // training), with attention against the KV cache. Graphs are built on first use and kept; their
 // per-step values (positions, cache lengths) are uniforms written before each submission.
 import { AttentionDecodeKernel, KvAppendKernel } from '../gpu/kernels/attention.ts';
-import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
 import { submit } from '../gpu/kernels/common.ts';
@@ -18,7 +16,9 @@ import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from
 import type { LoraLayout } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
 import type { ModelConfig } from './config.ts';
-import { paramLayout, type ParamLayout } from './params.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from './params.ts';
+import { ParamBuffers, placeOf, type ShardPlan } from './shards.ts';
+import { GpuEmbedding, GpuHead } from './ends.ts';
 import { blockPlan } from './plan.ts';
 
 export interface SamplingOptions {
@@ -88,25 +88,25 @@ class Graph {
   private constructor(
     readonly S: number,
     readonly Tn: number,
-    private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel; lora?: GpuLora },
+    private readonly kernels: { embed: GpuEmbedding; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: GpuHead; lora?: GpuLora },
     readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & { qkRaw?: GPUBuffer; qkStats?: GPUBuffer },
     private readonly rt: GpuRuntime,
   ) {}
 
-  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
+  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, shards: ShardPlan, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
     const plan = blockPlan(c);
     const decode = { S, Tn, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, Tmax };
-    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
+    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
     const [embed, append, attend, blocks, normF, head] = await Promise.all([
-      EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+      GpuEmbedding.create(rt, c, L, shards, { rows, T: Tn }),
       KvAppendKernel.create(rt, decode),
       AttentionDecodeKernel.create(rt, decode),
-      GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }),
+      GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }, shards),
       NormKernel.create(rt, normShape),
-      // Only the last row of each sequence is sampled: a P-token prefill's LM head is S rows, not S·P.
-      MatmulKernel.create(rt, { M: 1, N: c.vocabSize, K: C, batch: S, strideA: Tn * C, offsetA: (Tn - 1) * C, strideB: 0, strideC: c.vocabSize, offsetB: (L.lmHead ?? L.wte).offset, transB: true }),
+      // Logits of each sequence's last row only: [S, V], whatever the prompt's length.
+      GpuHead.create(rt, c, L, shards, { rows, backward: false, lastOf: Tn }),
     ]);
     const lora = adapter && (await GpuLora.create(rt, adapter.layout, { rows, backward: false }));
     if (lora) blocks.lora = { lora, params: adapter!.params };
@@ -134,7 +134,7 @@ class Graph {
    * prefixLen + pastLen + n), appending their K/V to `caches`, up to the logits of each
    * sequence's last row (logits [S, V]).
    */
-  encode(pass: GPUComputePassEncoder, params: GPUBuffer, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
+  encode(pass: GPUComputePassEncoder, params: ParamBuffers, lnF: ParamTensor, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
     const { embed, append, attend, blocks, normF, head } = this.kernels;
     const b = this.bufs;
     const position = prefix.len + pastLen;
@@ -151,8 +151,8 @@ class Graph {
     embed.setPositionOffset(position);
     embed.encodeForward(pass, b.tokens, params, b.x);
     for (let l = 0; l < this.layers; l++) blocks.encodeForward(pass, params, l, acts, b.x, attention);
-    normF.encodeForward(pass, b.x, params, b.ln, b.stats);
-    head.encode(pass, b.ln, params, b.logits);
+    normF.encodeForward(pass, b.x, params.buffer(lnF), b.ln, b.stats);
+    head.encodeForward(pass, b.ln, params, b.logits);
   }
 
   private get layers(): number {
@@ -167,6 +167,8 @@ class Graph {
 
 export class GpuGenerator {
   readonly layout: ParamLayout;
+  /** The parameters' buffers (one, or the shards of a model larger than one binding). */
+  readonly params: ParamBuffers;
   private readonly graphs = new Map<string, Promise<Graph>>();
   private readonly samplers = new Map<string, Promise<SamplingKernel>>();
   private readonly cacheBufs: GPUBuffer[] = [];
@@ -181,8 +183,11 @@ export class GpuGenerator {
   constructor(
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
-    /** The flat parameter buffer (e.g. GpuGpt.params, so generation sees the latest weights). */
-    readonly params: GPUBuffer,
+    /**
+     * The parameters: a training model's (GpuGpt.params, so generation sees the latest weights),
+     * shards from ParamBuffers.upload, or one flat buffer holding the params.ts layout.
+     */
+    params: ParamBuffers | GPUBuffer,
     /**
      * prefixSlots (default 0): prompts whose KV rows generate() keeps, each in a cache of its
      * own; a new prompt that starts like a kept one prefills only from the first differing token.
@@ -191,6 +196,7 @@ export class GpuGenerator {
     readonly limits: { maxSequences: number; maxLength: number; prefixSlots?: number; lora?: GeneratorLora },
   ) {
     this.layout = paramLayout(config);
+    this.params = params instanceof ParamBuffers ? params : ParamBuffers.wrap(rt, params, this.layout);
     if (config.positions === 'learned' && limits.maxLength > config.contextLength) {
       throw new RangeError(`generator: maxLength ${limits.maxLength} exceeds the context of ${config.contextLength} learned positions`);
     }
@@ -233,7 +239,7 @@ export class GpuGenerator {
     if (g) {
       this.graphs.delete(key); // re-insert: Map order is the recency order
     } else {
-      g = Graph.create(this.rt, this.config, this.layout, S, Tn, this.limits.maxLength, this.limits.lora);
+      g = Graph.create(this.rt, this.config, this.layout, this.params.plan, S, Tn, this.limits.maxLength, this.limits.lora);
       if (this.graphs.size >= GpuGenerator.MAX_GRAPHS) {
         const [oldKey, old] = this.graphs.entries().next().value!;
         this.graphs.delete(oldKey);
@@ -244,7 +250,7 @@ export class GpuGenerator {
     return g;
   }
 
-  /** Sampler for N rows taken from a graph's logits, one row per sequence (shared: N samples of its one row). */
+  /** Sampler for N rows of the graphs' logits (one row per sequence; shared: all N from the one row). */
   private sampler(N: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
     const V = this.config.vocabSize;
     const key = `${N}/${shared}`;
@@ -270,7 +276,7 @@ export class GpuGenerator {
   private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
     this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
     submit(this.rt, 'gen.step', (pass) => {
-      graph.encode(pass, this.params, caches, pastLen, prefix);
+      graph.encode(pass, this.params, this.layout.lnFWeight, caches, pastLen, prefix);
       sampler.encode(pass, graph.bufs.logits, this.sampled, step);
     });
     return this.rt.readU32(this.sampled, sampler.shape.N);
