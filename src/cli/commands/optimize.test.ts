@@ -1,5 +1,5 @@
 // `lwm optimize`: every bad argument or file gets an error naming it; the whole CLI (bin/lwm.mjs)
-// runs 2 offline rounds with the copy-last baseline and the local judge, deterministically, and
+// runs 3 offline rounds with the copy-last baseline and the local judge, deterministically, and
 // writes the lineage; an OpenAI-compatible server here on 127.0.0.1 plays the simulator and the
 // optimiser LLM (a malformed reply and one that drops a placeholder are refused with the reason
 // kept, and the loop goes on); --resume continues a run without redoing its rounds, after a
@@ -150,25 +150,25 @@ describe('lwm optimize --data', () => {
 
 describe('lwm optimize: the whole command (bin/lwm.mjs)', () => {
   const bin = fileURLToPath(new URL('../../../bin/lwm.mjs', import.meta.url));
-  const runBin = (dir: string) => spawnSync(process.execPath, [bin, 'optimize', '--template', 'v1', ...BASE, '--rounds', '2', '--judge', 'local', '--optimizer', 'offline', '--seed', '3', '-o', dir], { encoding: 'utf8' });
+  const runBin = (dir: string) => spawnSync(process.execPath, [bin, 'optimize', '--template', 'v1', ...BASE, '--rounds', '3', '--judge', 'local', '--optimizer', 'offline', '--seed', '3', '-o', dir], { encoding: 'utf8' });
 
-  it('runs 2 offline rounds with copy-last and the local judge, writes the lineage, and does it again identically', () => {
+  it('runs 3 offline rounds with copy-last and the local judge, writes the lineage, and does it again identically', () => {
     const r = runBin(path('a'));
     expect(r.stderr).toMatch(/lwm optimize: start v0 on dev: 10\/10/);
-    expect(r.stderr).toMatch(/lwm optimize: round 2\/2 r2c2 on dev: 10\/10/);
+    expect(r.stderr).toMatch(/lwm optimize: round 3\/3 r3c2 on dev: 10\/10/);
     expect(r.stderr).toMatch(/lwm optimize: test v0 \(best\) on test: 6\/6/);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^Rounds\nround +candidates +valid +accepted +best +dev mean\n/);
-    expect(r.stdout).toMatch(/\n2 +2 +2 +0 +v0 +\d+\.\d\n/);
+    expect(r.stdout).toMatch(/\n3 +2 +2 +0 +v0 +\d+\.\d\n/);
     expect(r.stdout).toMatch(/\nr1c1 +v0 +rejected +\d+\.\d +\+0\.0 \[0\.0, 0\.0\] +added "/);
     expect(r.stdout).toMatch(/Held-out test split, v0: mean \d+\.\d/);
     const dir = path('a');
     expect(readdirSync(dir).sort()).toEqual(['best.json', 'lineage.json', 'run.json', 'splits.json', 'state.json', 'versions']);
     const lineage = readJson(join(dir, 'lineage.json'));
-    expect(lineage.versions.map((v: { id: string }) => v.id)).toEqual(['v0', 'r1c1', 'r1c2', 'r2c1', 'r2c2']);
-    expect(lineage.rounds).toHaveLength(2);
+    expect(lineage.versions.map((v: { id: string }) => v.id)).toEqual(['v0', 'r1c1', 'r1c2', 'r2c1', 'r2c2', 'r3c1', 'r3c2']);
+    expect(lineage.rounds).toHaveLength(3);
     expect(lineage.stopped).toBe('done');
-    expect(lineage.calls).toEqual({ model: 10 * 5 + 6, judge: 10 * 5 + 6 });
+    expect(lineage.calls).toEqual({ model: 10 * 7 + 6, judge: 10 * 7 + 6 });
     expect(readFileSync(join(dir, 'versions', 'v0.jinja'), 'utf8')).toBe(BUILTIN_TEMPLATES.v1.text);
     const c = readJson(join(dir, 'versions', 'r1c1.json'));
     expect(c).toMatchObject({ id: 'r1c1', parent: 'v0', round: 1, status: 'rejected', vsParent: { n: 10, meanDiff: 0, ci: [0, 0] } });
