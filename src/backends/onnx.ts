@@ -20,6 +20,7 @@ import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
+import { decodeStream } from './stream.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
@@ -72,27 +73,8 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
         if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
         ids = onnxPromptIdsIn(m, request, room, name);
       }
-      const out: number[] = [];
-      let sent = '';
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      for await (const id of m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal })) {
-        if (stop.has(id)) break;
-        out.push(id);
-        o.onTokens?.(out.length);
-        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
-        let full = tok.decode(out);
-        if (full.endsWith('\uFFFD')) continue;
-        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
-        if (stopAt !== undefined) full = full.slice(0, stopAt);
-        if (full.length > sent.length) {
-          yield full.slice(sent.length);
-          sent = full;
-        }
-        if (stopAt !== undefined) return;
-      }
-      // A tail that never decoded whole (a byte-level model cut mid-character) is sent as it is, as the Hugging Face backend does.
-      const rest = out.length ? tok.decode(out) : '';
-      if (rest.length > sent.length) yield rest.slice(sent.length);
+      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, o);
     },
   };
 }
