@@ -10,10 +10,12 @@
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
 // A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
-// earlier turns left out, then the system message cut), else keeps its end. onnxruntime-web is
+// earlier turns left out, then the system message cut), or by the local backend's policy (without
+// one); a raw prompt keeps its end. onnxruntime-web is
 // loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
@@ -49,10 +51,17 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
 /**
  * The ids of a request within `room` tokens: with a chat template, fitted as a Hugging Face folder's
  * are (src/backends/hf.ts's hfPrompt: the oldest earlier turns left out, then the system message
- * cut); without one, the prompt keeps its end.
+ * cut); without one, by the training policy of the local backend (src/core/templates/fit.ts: earlier
+ * turns shortened and left out before the system text); a raw prompt keeps its end.
  */
 export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'> & { template?: PromptTemplate }, request: GenerateRequest, room: number, name = 'the model'): number[] {
   if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
+  if (!m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) {
+    const tok = m.tokenizer;
+    const turn = isTurnRequest(request) ? request : chatAsTurn(request.messages, request.system);
+    const template = turn.template ?? m.template ?? DEFAULT_TEMPLATE;
+    return fitPrompt((s) => tok.encode(s, { addSpecialTokens: false }), template, turn.sample, room).ids;
+  }
   const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request, m.template);
   return ids.length > room ? ids.slice(ids.length - room) : ids;
 }
