@@ -17,7 +17,7 @@ import { checkpointSideFiles, onnxExportFiles } from '../model/onnx/export.ts';
 import { loadOnnxModel } from '../model/onnx/load.ts';
 import { generateRef } from '../reference/gpt.ts';
 import { chatAsTurn, localPromptIds } from './local.ts';
-import { onnxBackend, onnxPromptIds } from './onnx.ts';
+import { onnxBackend, onnxPromptIds, onnxPromptIdsIn } from './onnx.ts';
 
 const data = generateTrajectories('terminal', 2, 5);
 const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
@@ -47,6 +47,20 @@ describe('the ONNX backend on an export of ours', () => {
     expect(onnxPromptIds(hf, false, chat)).toEqual(localPromptIds(tok, chat, 200));
     expect(chatAsTurn(chat.messages, chat.system).sample.history).toHaveLength(1);
     expect(onnxPromptIds(hf, false, { prompt: 'ls -la' })).toEqual(tok.encode('ls -la'));
+    m.decoder.dispose();
+  });
+
+  it('cuts a turn or chat request too long for the room by the training policy, as the local backend does (not by its start)', async () => {
+    const m = await loadOnnxModel(folder());
+    const long: TurnRequest = { sample: { ...turn.sample, history: Array.from({ length: 8 }, (_, i) => ({ action: `cat notes${i}.txt`, observation: `line ${i}: ${data[0].turns[0].observation}` })) } };
+    expect(onnxPromptIds(m.tokenizer!, false, long).length).toBeGreaterThan(120);
+    const ids = onnxPromptIdsIn(m, long, 120);
+    expect(ids).toEqual(localPromptIds(tok, long, 120));
+    expect(tok.decode(ids).startsWith('<|system|>')).toBe(true);
+    const chat = { system: 'You are a shell.', messages: [...Array.from({ length: 16 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: i % 2 ? `output ${i} ${data[0].turns[0].observation}` : `command ${i}` })), { role: 'user' as const, content: 'pwd' }] };
+    expect(onnxPromptIdsIn(m, chat, 100)).toEqual(localPromptIds(tok, chat, 100));
+    // A raw prompt has no structure to cut by: it keeps its end, as the local backend's does.
+    expect(onnxPromptIdsIn(m, { prompt: data[0].turns[0].observation.repeat(8) }, 50)).toEqual(localPromptIds(tok, { prompt: data[0].turns[0].observation.repeat(8) }, 50));
     m.decoder.dispose();
   });
 

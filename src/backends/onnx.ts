@@ -10,16 +10,19 @@
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
 // A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
-// earlier turns left out, then the system message cut), else keeps its end. onnxruntime-web is
+// earlier turns left out, then the system message cut), or by the local backend's policy (without
+// one); a raw prompt keeps its end. onnxruntime-web is
 // loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
+import { decodeStream } from './stream.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
@@ -48,10 +51,17 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
 /**
  * The ids of a request within `room` tokens: with a chat template, fitted as a Hugging Face folder's
  * are (src/backends/hf.ts's hfPrompt: the oldest earlier turns left out, then the system message
- * cut); without one, the prompt keeps its end.
+ * cut); without one, by the training policy of the local backend (src/core/templates/fit.ts: earlier
+ * turns shortened and left out before the system text); a raw prompt keeps its end.
  */
 export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'> & { template?: PromptTemplate }, request: GenerateRequest, room: number, name = 'the model'): number[] {
   if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
+  if (!m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) {
+    const tok = m.tokenizer;
+    const turn = isTurnRequest(request) ? request : chatAsTurn(request.messages, request.system);
+    const template = turn.template ?? m.template ?? DEFAULT_TEMPLATE;
+    return fitPrompt((s) => tok.encode(s, { addSpecialTokens: false }), template, turn.sample, room).ids;
+  }
   const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request, m.template);
   return ids.length > room ? ids.slice(ids.length - room) : ids;
 }
@@ -72,27 +82,8 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
         if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
         ids = onnxPromptIdsIn(m, request, room, name);
       }
-      const out: number[] = [];
-      let sent = '';
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      for await (const id of m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal })) {
-        if (stop.has(id)) break;
-        out.push(id);
-        o.onTokens?.(out.length);
-        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
-        let full = tok.decode(out);
-        if (full.endsWith('\uFFFD')) continue;
-        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
-        if (stopAt !== undefined) full = full.slice(0, stopAt);
-        if (full.length > sent.length) {
-          yield full.slice(sent.length);
-          sent = full;
-        }
-        if (stopAt !== undefined) return;
-      }
-      // A tail that never decoded whole (a byte-level model cut mid-character) is sent as it is, as the Hugging Face backend does.
-      const rest = out.length ? tok.decode(out) : '';
-      if (rest.length > sent.length) yield rest.slice(sent.length);
+      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, o);
     },
   };
 }

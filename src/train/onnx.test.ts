@@ -17,7 +17,7 @@ import { generateRef } from '../reference/gpt.ts';
 import type { BenchBackendRef, BenchRecord } from '../storage/db.ts';
 import { openBenchBackend } from './bench.ts';
 import type { HfFolderFile } from './hfFolder.ts';
-import type { JobContext } from './host.ts';
+import { UserFacingError, type JobContext } from './host.ts';
 import type { JobState } from './protocol.ts';
 import { inspectOnnxFolder, onnxFolderOf } from './onnx.ts';
 import { runGenerateJob, type GenerateJobResult, type GenerateProgress } from './playground.ts';
@@ -130,5 +130,13 @@ describe('ONNX folders in the worker', () => {
     await expect(runGenerateJob({ kind: 'generate', model }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx: has no model_q4\.onnx \(its ONNX files: model\.onnx\)/);
     const notOnnx = [...files, { path: 'TinyOnnx/onnx/model_fp16.onnx', file: new Blob(['not a model']) }];
     await expect(runGenerateJob({ kind: 'generate', model: { ...model, id: 'w', files: notOnnx, file: 'onnx/model_fp16.onnx' } }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
+  });
+
+  it('a broken lwm_template.json is refused as the user\'s problem, naming the file, the text and the line', async () => {
+    const files = [...(await exported()), { path: 'TinyOnnx/lwm_template.json', file: new Blob([JSON.stringify({ version: 'v0', text: 'A world model.', targetOpen: '<o>', targetClose: '</o>' })]) }];
+    const model = { source: 'onnx' as const, id: 't', name: 'TinyOnnx', files, execution: 'wasm' as const };
+    const job = runGenerateJob({ kind: 'generate', model }, noGpuContext().ctx);
+    await expect(job).rejects.toThrow(UserFacingError);
+    await expect(job).rejects.toThrow(/^TinyOnnx\/lwm_template\.json: text: line 1: the template never shows the history/);
   });
 });

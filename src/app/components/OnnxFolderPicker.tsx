@@ -5,10 +5,9 @@
 // architecture and shape from config.json and its model files are shown, with a choice of model
 // file when it has several, or the message naming the file at fault. onnxruntime-web runs it on
 // WebGPU where this page has it, else on WASM, so it works in a browser without WebGPU.
-import { useState } from 'react';
-import { droppedFiles } from '../lib/droppedFiles.ts';
+import { FolderInput, useFolderDrop } from './FolderInput.tsx';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../stores/onnxFolders.ts';
-import { folderFiles, HF_NOT_KEPT } from '../../train/hfFolder.ts';
+import { HF_NOT_KEPT } from '../../train/hfFolder.ts';
 import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../train/onnxFolder.ts';
 
 interface Props {
@@ -80,44 +79,18 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
 export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const folders = useOnnxFolderStore((s) => s.folders);
   const add = useOnnxFolderStore((s) => s.add);
-  const [dragging, setDragging] = useState(false);
+  const { dragging, handlers } = useFolderDrop((files) => void add(files));
   const where = pageExecution() === 'wasm' ? 'on WASM (this browser has no WebGPU)' : 'on WebGPU, or WASM where WebGPU cannot take it';
   return (
     <div
       className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'}
       data-testid={`${idPrefix}-onnx`}
-      onDragOver={(e) => {
-        e.preventDefault();
-        e.stopPropagation();
-        setDragging(true);
-      }}
-      onDragLeave={() => setDragging(false)}
-      onDrop={(e) => {
-        e.preventDefault();
-        e.stopPropagation();
-        setDragging(false);
-        void droppedFiles(e.dataTransfer).then((files) => add(folderFiles(files)));
-      }}
+      {...handlers}
     >
       <p className="small">
         <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web runs it {where}. {HF_NOT_KEPT}
       </p>
-      <label className="button-like small">
-        Open an ONNX folder…
-        <input
-          type="file"
-          multiple
-          className="sr-only"
-          aria-label="Open an ONNX model folder"
-          data-testid={`${idPrefix}-onnx-input`}
-          ref={(el) => el?.setAttribute('webkitdirectory', '')}
-          onChange={(e) => {
-            const files = e.target.files ? folderFiles(Array.from(e.target.files)) : [];
-            e.target.value = '';
-            if (files.length) void add(files);
-          }}
-        />
-      </label>
+      <FolderInput label="Open an ONNX model folder" text="Open an ONNX folder…" testId={`${idPrefix}-onnx-input`} onFiles={(files) => void add(files)} />
       {folders.length ? (
         <ul className="plain">
           {folders.map((f) => (

@@ -42,6 +42,9 @@ interface TrainFolderState {
 
 const sameCheck = (a: TrainCheck | null, b: TrainCheck) => !!a && JSON.stringify(a) === JSON.stringify(b);
 
+/** Counts picks (and forgets): a pick whose files finish reading after a newer one leaves the store alone. */
+let picks = 0;
+
 export const useTrainFolderStore = create<TrainFolderState>()((set, get) => ({
   folder: null,
   status: 'idle',
@@ -51,11 +54,14 @@ export const useTrainFolderStore = create<TrainFolderState>()((set, get) => ({
   async pick(files) {
     if (!files.length) return;
     const name = folderName(files) ?? 'the picked files';
+    const pick = ++picks;
     set({ folder: null, status: 'inspecting', info: null, error: null });
     try {
-      set({ folder: { id: folderId(files), name, files, ref: await folderFingerprint(files, name) } });
+      const ref = await folderFingerprint(files, name);
+      if (pick !== picks) return;
+      set({ folder: { id: folderId(files), name, files, ref } });
     } catch (e) {
-      set({ status: 'error', error: `${name}: could not read its files (${(e as Error).message})` });
+      if (pick === picks) set({ status: 'error', error: `${name}: could not read its files (${(e as Error).message})` });
       return;
     }
     const last = get().checked;
@@ -77,6 +83,7 @@ export const useTrainFolderStore = create<TrainFolderState>()((set, get) => ({
     }
   },
   forget() {
+    picks++;
     set({ folder: null, status: 'idle', info: null, error: null });
   },
 }));

@@ -69,6 +69,18 @@ export type OptimizeValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>
 
 /** Options a resumed run must keep (they decide what is compared with what); the rest may change. */
 const LOCKED = ['template', 'text-for', 'data', 'domain', 'n', 'gen-seed', 'eval-fraction', 'split-seed', 'dev', 'test', 'backend', 'model', 'max-tokens', 'temperature', 'top-p', 'prefix-slots', 'judge', 'judge-model', 'judge-max-tokens', 'judge-temperature', 'judge-prompts', 'optimizer', 'optimizer-model', 'optimizer-temperature', 'candidates', 'margin', 'level', 'seed'] as const;
+/** What a locked option is when not given (the loop's, the data's and the optimiser's defaults). */
+const DEFAULTS = { 'eval-fraction': '1', 'split-seed': '0', n: '12', 'gen-seed': '0', dev: '8', test: '8', judge: 'local', optimizer: 'offline', 'optimizer-temperature': '0.7', candidates: '3', margin: '0', level: '0.95', seed: '0' } as const;
+const dflt = (k: keyof typeof DEFAULTS): number => Number(DEFAULTS[k]);
+
+/** Whether an option given on resume is the one the run has (or, not given then, its default): "0" is "00", "0.5" is ".5". */
+function sameOption(k: string, now: string | boolean, was: string | boolean | undefined): boolean {
+  const then = was ?? (DEFAULTS as Record<string, string>)[k];
+  if (now === then) return true;
+  const numeric = (v: unknown) => typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v));
+  return numeric(now) && numeric(then) && Number(now) === Number(then);
+}
+
 /** Never written to DIR/run.json. */
 const SECRET = ['api-key', 'judge-api-key', 'optimizer-api-key'] as const;
 const NOT_STORED = new Set<string>([...SECRET, 'output', 'resume', 'help']);
@@ -95,7 +107,7 @@ export function resumeValues(dir: string, given: OptimizeValues): OptimizeValues
   }
   for (const k of LOCKED) {
     const now = given[k];
-    if (now !== undefined && now !== stored[k]) throw new UsageError(`--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimiser and seed`);
+    if (now !== undefined && !sameOption(k, now, stored[k])) throw new UsageError(`--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimiser and seed`);
   }
   const merged: Record<string, unknown> = { ...stored };
   for (const [k, v] of Object.entries(given)) if (v !== undefined) merged[k] = v;
@@ -123,12 +135,12 @@ function dataSource(values: OptimizeValues): DataSource {
   if (values.data !== undefined) {
     const problem = inputFileProblem(values.data);
     if (problem) throw new FileError(`${problem} (--data)`);
-    return { kind: 'file', file: values.data, evalFraction: values['eval-fraction'] === undefined ? 1 : numberOption('eval-fraction', values['eval-fraction'], 0, 1), splitSeed: int(values, 'split-seed', 0, 0, 0xffffffff) };
+    return { kind: 'file', file: values.data, evalFraction: values['eval-fraction'] === undefined ? dflt('eval-fraction') : numberOption('eval-fraction', values['eval-fraction'], 0, 1), splitSeed: int(values, 'split-seed', dflt('split-seed'), 0, 0xffffffff) };
   }
   if (values.domain === undefined) throw new UsageError('the samples: give --data FILE (AgentWorldBench records or trajectories) or --domain D (built-in environments)');
   const domains = values.domain === 'all' ? [...DOMAINS] : values.domain.split(',').map((d) => d.trim());
   for (const d of domains) if (!(DOMAINS as readonly string[]).includes(d)) throw new UsageError(`--domain: unknown domain ${JSON.stringify(d)}; expected one of ${DOMAINS.join(', ')} or all`);
-  return { kind: 'domain', domains, n: int(values, 'n', 12, 1, 10_000), seed: int(values, 'gen-seed', 0, 0, 0xffffffff) };
+  return { kind: 'domain', domains, n: int(values, 'n', dflt('n'), 1, 10_000), seed: int(values, 'gen-seed', dflt('gen-seed'), 0, 0xffffffff) };
 }
 
 export interface OptimiserArgs {
@@ -142,7 +154,7 @@ export interface OptimiserArgs {
 }
 
 function optimiserArgs(values: OptimizeValues): OptimiserArgs {
-  const kind = values.optimizer ?? 'offline';
+  const kind = values.optimizer ?? DEFAULTS.optimizer;
   if (kind !== 'offline' && kind !== 'endpoint') throw new UsageError(`--optimizer must be offline or endpoint, got ${JSON.stringify(kind)}`);
   const endpointOnly = ['optimizer-base-url', 'optimizer-model', 'optimizer-api-key', 'optimizer-temperature', 'optimizer-max-tokens', 'optimizer-timeout'] as const;
   if (kind === 'offline') for (const f of endpointOnly) if (values[f] !== undefined) throw new UsageError(`--${f} is for --optimizer endpoint`);
@@ -159,7 +171,7 @@ function optimiserArgs(values: OptimizeValues): OptimiserArgs {
     baseUrl: values['optimizer-base-url'],
     model: values['optimizer-model'],
     apiKey: values['optimizer-api-key'],
-    temperature: values['optimizer-temperature'] === undefined ? 0.7 : numberOption('optimizer-temperature', values['optimizer-temperature'], 0, 2),
+    temperature: values['optimizer-temperature'] === undefined ? dflt('optimizer-temperature') : numberOption('optimizer-temperature', values['optimizer-temperature'], 0, 2),
     maxTokens: int(values, 'optimizer-max-tokens', 4096, 1),
     timeout: int(values, 'optimizer-timeout', 300, 1),
   };
@@ -186,22 +198,22 @@ export function checkOptimizeArgs(values: OptimizeValues, positionals: string[])
   if (values.output === undefined || values.output === '') throw new UsageError('-o DIR is required: the folder the lineage and the run state are written to');
   if (values.template === undefined && !values.resume) throw new UsageError('--template FILE is required (a template JSON or text, or a built-in version: v0, v1, v2, compact)');
   if (values.backend === undefined) throw new UsageError('--backend is required (local, onnx, endpoint, copy-last or reference): the simulator the templates are scored with');
-  const margin = values.margin === undefined ? 0 : numberOption('margin', values.margin, 0, 100);
-  const level = values.level === undefined ? 0.95 : numberOption('level', values.level, 0.5, 0.999);
+  const margin = values.margin === undefined ? dflt('margin') : numberOption('margin', values.margin, 0, 100);
+  const level = values.level === undefined ? dflt('level') : numberOption('level', values.level, 0.5, 0.999);
   if (level === 0.5) throw new UsageError(`--level must be above 0.5, got ${JSON.stringify(values.level)}`);
   return {
     dir: values.output,
     resume: values.resume ?? false,
     data: dataSource(values),
     optimiser: optimiserArgs(values),
-    devPerDomain: int(values, 'dev', 8, 2, 100_000),
-    testPerDomain: int(values, 'test', 8, 0, 100_000),
+    devPerDomain: int(values, 'dev', dflt('dev'), 2, 100_000),
+    testPerDomain: int(values, 'test', dflt('test'), 0, 100_000),
     rounds: int(values, 'rounds', 3, 1, 100),
-    candidates: int(values, 'candidates', 3, 1, 20),
+    candidates: int(values, 'candidates', dflt('candidates'), 1, 20),
     margin,
     level,
     budget: values.budget === undefined ? undefined : intOption('budget', values.budget, 1),
-    seed: int(values, 'seed', 0, 0, 0xffffffff),
+    seed: int(values, 'seed', dflt('seed'), 0, 0xffffffff),
   };
 }
 

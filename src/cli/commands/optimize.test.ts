@@ -108,6 +108,10 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const other = await lwm('--resume', '--seed', '5', '-o', dir);
     expect(other.stderr).toMatch(/--seed "5" differs from the run being resumed in .*run \(not given\)/);
     expect(other.code).toBe(2);
+    // The run's own values, or a default given explicitly (in any spelling of its number), are no change.
+    const same = await lwm('--resume', '--seed', '0', '--level', '0.950', '--judge', 'local', '--candidates', '2', '--rounds', '1', '-o', dir);
+    expect(same.stderr).not.toMatch(/differs/);
+    expect(same.code).toBe(0);
     expect((await lwm('--resume', '--backend', 'reference', '-o', dir)).stderr).toMatch(/--backend "reference" differs from the run being resumed in .* \("copy-last"\)/);
     await writeFile(join(dir, 'state.json'), '{"versions": [');
     const torn = await lwm('--resume', '--rounds', '2', '-o', dir);

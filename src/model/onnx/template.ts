@@ -3,8 +3,9 @@
 // texts, the observation's tags). A pretrained model's folder carries its chat template in
 // tokenizer_config.json; ours has none, and without this file a turn would be rendered with the
 // default template instead of the one the weights learned. The ONNX loader (load.ts) reads it
-// back and the ONNX backend renders turn requests with it, as the checkpoint backend does.
-import type { PromptTemplate } from '../../core/templates/index.ts';
+// back (checked as the Prompts view checks a template) and the ONNX backend renders turn requests
+// with it, as the checkpoint backend does.
+import { checkTemplate, type PromptTemplate } from '../../core/templates/index.ts';
 
 export const TEMPLATE_FILE = 'lwm_template.json';
 
@@ -32,7 +33,7 @@ export function templateFromJson(json: unknown, where: string): PromptTemplate {
   if (domains !== undefined && (typeof domains !== 'object' || domains === null || Array.isArray(domains) || Object.values(domains).some((v) => typeof v !== 'string'))) {
     throw new TemplateFileError(`${where}: domains must map domain names to template texts`);
   }
-  return {
+  const t: PromptTemplate = {
     version: j.version as string,
     description: typeof j.description === 'string' ? j.description : '',
     text: j.text as string,
@@ -40,4 +41,9 @@ export function templateFromJson(json: unknown, where: string): PromptTemplate {
     targetOpen: j.targetOpen as string,
     targetClose: j.targetClose as string,
   };
+  // A text that does not parse, or never shows the history or the action, would fail at the first
+  // turn without naming this file, or render prompts without them.
+  const problems = checkTemplate(t);
+  if (problems.length) throw new TemplateFileError(problems.map((p) => `${where}: ${p}`).join('\n'));
+  return t;
 }

@@ -4,53 +4,13 @@
 // alone —, activations, and for RL the rollouts' KV cache) against the budget, with the refusal and
 // what would fit instead; choose full fine-tuning or LoRA (rank, alpha; the targets are the CLI's:
 // q, k, v, o, gate, up, down).
-import { useEffect, useState, type DragEvent, type ReactNode } from 'react';
-import { droppedFiles } from '../../lib/droppedFiles.ts';
+import { useEffect, type ReactNode } from 'react';
+import { FolderInput, useFolderDrop } from '../../components/FolderInput.tsx';
 import { useTrainFolderStore, type TrainCheck } from '../../stores/trainFolder.ts';
 import type { TrainForm } from '../../stores/trainForm.ts';
-import { chatProblem, describeTrainFit, folderFiles, formatCount, formatGiB, HF_NOT_KEPT, type HfFolderFile, type HfFolderInfo } from '../../../train/hfFolder.ts';
+import { chatProblem, describeTrainFit, formatCount, formatGiB, HF_NOT_KEPT, type HfFolderInfo } from '../../../train/hfFolder.ts';
 import { useFormFields } from './fields.tsx';
 import { HF_DEFAULT_TOKENS, type FormErrors } from './form.ts';
-
-/** A folder picker (<input webkitdirectory>) behind a button-like label. */
-export function FolderInput({ label, text, testId, onFiles }: { label: string; text: string; testId: string; onFiles(files: HfFolderFile[]): void }) {
-  return (
-    <label className="button-like small">
-      {text}
-      <input
-        type="file"
-        multiple
-        className="sr-only"
-        aria-label={label}
-        data-testid={testId}
-        ref={(el) => el?.setAttribute('webkitdirectory', '')}
-        onChange={(e) => {
-          const files = e.target.files ? folderFiles(Array.from(e.target.files)) : [];
-          e.target.value = '';
-          if (files.length) onFiles(files);
-        }}
-      />
-    </label>
-  );
-}
-
-/** Drop handlers for an element that takes a dropped folder (or its files). */
-export function useFolderDrop(onFiles: (files: HfFolderFile[]) => void) {
-  const [dragging, setDragging] = useState(false);
-  const handlers = {
-    onDragOver: (e: DragEvent) => {
-      e.preventDefault();
-      setDragging(true);
-    },
-    onDragLeave: () => setDragging(false),
-    onDrop: (e: DragEvent) => {
-      e.preventDefault();
-      setDragging(false);
-      void droppedFiles(e.dataTransfer).then((files) => onFiles(folderFiles(files)));
-    },
-  };
-  return { dragging, handlers };
-}
 
 /** The run's shape for the estimate, from the form as typed; null while a field is not a number yet. */
 export function trainCheck(form: TrainForm): TrainCheck | null {

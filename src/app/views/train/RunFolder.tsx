@@ -4,7 +4,7 @@
 // one is it (file sizes, config.json and safetensors headers; the worker checks again).
 import type { RunRecord } from '../../../storage/db.ts';
 import { runFolderProblem, useTrainFolderStore } from '../../stores/trainFolder.ts';
-import { FolderInput, useFolderDrop } from './HfStart.tsx';
+import { FolderInput, useFolderDrop } from '../../components/FolderInput.tsx';
 
 export function FolderAgain({ run, purpose }: { run: RunRecord; purpose: string }) {
   const folder = useTrainFolderStore((s) => s.folder);
