@@ -7,15 +7,18 @@
 //   decode    one new token's forward with the cache and its choice (median over the steps of
 //             every timed repetition → tokens/s)
 //
-// onnxruntime-web gets its best set-up for generation: graph optimisation 'all', and on WebGPU the
-// present.N.* outputs left on the GPU (preferredOutputLocation 'gpu-buffer') and fed back as the
-// next past_key_values, as transformers.js does; only the logits come back to the CPU, where the
-// greedy choice is an argmax. WASM runs on one thread. Ours samples on the GPU and reads one id.
-import * as ort from 'onnxruntime-web/webgpu';
+// onnxruntime-web runs through the app's own ONNX decoder (src/model/onnx/session.ts, what the
+// Playground, the Bench and `lwm infer` run), so this measures what users get: the onnxruntime-web
+// build the app loads (its WebGPU provider is JSEP), graph optimisation 'all', and on WebGPU the
+// present.N.* outputs left on the GPU and fed back as the next past_key_values, as transformers.js
+// does; only the logits come back to the CPU, where the greedy choice is made (our reference
+// sampler at temperature 0: an argmax). WASM runs on one thread. Ours samples on the GPU and reads one id.
 import { GpuGpt } from '../src/model/gpt.ts';
 import { GpuGenerator } from '../src/model/generate.ts';
 import { initLora, loraLayout, loraSettings } from '../src/model/lora.ts';
 import { onnxExportFiles } from '../src/model/onnx/export.ts';
+import { loadOrt, OnnxDecoder } from '../src/model/onnx/session.ts';
+import { useBundledOrtWasm } from '../src/train/ortAssets.ts';
 import { headSize, kvHeads as kvHeadsOf, type ModelConfig } from '../src/model/config.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 import { median, spread, type Suite } from './common.ts';
@@ -52,71 +55,39 @@ async function oursGenerate(rt: GpuRuntime, config: ModelConfig, params: Float32
   }
 }
 
-function argmaxLast(logits: Float32Array, vocab: number): number {
-  let best = 0;
-  const base = logits.length - vocab;
-  for (let i = 1; i < vocab; i++) if (logits[base + i] > logits[base + best]) best = i;
-  return best;
-}
-
-/** Greedy generation on one onnxruntime-web session: feeds, the KV cache passed along (and freed), the timings. */
-function ortRunner(session: ort.InferenceSession, config: ModelConfig, kvHeads: number, headDim: number) {
-  const layers = config.layers;
-  const int64 = (xs: number[]) => new ort.Tensor('int64', BigInt64Array.from(xs, BigInt), [1, xs.length]);
-  const emptyPast = () => {
-    const past: Record<string, ort.Tensor> = {};
-    for (let i = 0; i < layers; i++) for (const k of ['key', 'value']) past[`past_key_values.${i}.${k}`] = new ort.Tensor('float32', new Float32Array(0), [1, kvHeads, 0, headDim]);
-    return past;
-  };
-  /** One forward of `ids` after `pastLen` cached tokens; returns the greedy id and the new cache. */
-  const step = async (ids: number[], pastLen: number, past: Record<string, ort.Tensor>) => {
-    const total = pastLen + ids.length;
-    const feeds = { ...past, input_ids: int64(ids), attention_mask: int64(new Array(total).fill(1)), position_ids: int64(ids.map((_, i) => pastLen + i)) };
-    const out = await session.run(feeds);
-    const logits = out.logits;
-    const id = argmaxLast((await logits.getData()) as Float32Array, config.vocabSize);
-    logits.dispose();
-    for (const t of Object.values(past)) t.dispose();
-    const next: Record<string, ort.Tensor> = {};
-    for (let i = 0; i < layers; i++) for (const k of ['key', 'value']) next[`past_key_values.${i}.${k}`] = out[`present.${i}.${k}`];
-    return { id, next };
-  };
-  return async (prompt: number[], n: number) => {
-    let t0 = performance.now();
-    let { id, next } = await step(prompt, 0, emptyPast());
-    const prefillMs = performance.now() - t0;
-    const tokens = [id];
-    const decode: number[] = [];
-    for (let i = 1; i < n; i++) {
-      t0 = performance.now();
-      ({ id, next } = await step([id], prompt.length + i - 1, next));
-      decode.push(performance.now() - t0);
-      tokens.push(id);
-    }
-    for (const t of Object.values(next)) t.dispose();
-    return { tokens, prefillMs, decode };
-  };
+/** The app's ONNX decoder (src/model/onnx/session.ts) generating greedily: the prefill and each decode step timed as its generate() yields them. */
+async function ortRun(dec: OnnxDecoder, prompt: number[], n: number) {
+  const gen = dec.generate(prompt, { maxNewTokens: n, sampling: { temperature: 0 } });
+  const tokens: number[] = [];
+  const times: number[] = [];
+  for (;;) {
+    const t0 = performance.now();
+    const r = await gen.next();
+    if (r.done) break;
+    times.push(performance.now() - t0);
+    tokens.push(r.value);
+  }
+  return { tokens, prefillMs: times[0], decode: times.slice(1) };
 }
 
 async function ortGenerate(ep: 'webgpu' | 'wasm', model: Uint8Array, config: ModelConfig, prompt: number[], o: LlmBenchOptions, log: Log): Promise<EngineMeasurement> {
-  const kvHeads = kvHeadsOf(config);
-  const headDim = headSize(config);
-  const present: Record<string, 'gpu-buffer' | 'cpu'> = { logits: 'cpu' };
-  for (let i = 0; i < config.layers; i++) for (const k of ['key', 'value']) present[`present.${i}.${k}`] = ep === 'webgpu' ? 'gpu-buffer' : 'cpu';
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(model, { executionProviders: [ep], graphOptimizationLevel: 'all', preferredOutputLocation: present });
+  const dec = await OnnxDecoder.create(model, { label: 'the ONNX export', executionProvider: ep, kvHeads: kvHeadsOf(config), headDim: headSize(config) });
   log(`llm ort-web-${ep}: session created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   try {
-    const run = ortRunner(session, config, kvHeads, headDim);
-    await run(prompt, 2); // warm-up: shaders and kernels for both shapes
+    await ortRun(dec, prompt, 2); // warm-up: shaders and kernels for both shapes
     const runs = [];
     for (let r = 0; r < o.reps; r++) {
-      runs.push(await run(prompt, o.decodeTokens));
+      runs.push(await ortRun(dec, prompt, o.decodeTokens));
       log(`llm ort-web-${ep} repetition ${r + 1}: prefill ${runs[r].prefillMs.toFixed(0)} ms, decode steps ${spread(runs[r].decode)} ms`);
     }
+    const s = dec.stats;
+    log(`llm ort-web-${ep}: ${s.runs} passes, KV cache outputs ${s.kvOnGpu} left on the GPU and ${s.kvOnCpu} on the CPU, ${s.liveKv} alive after the runs`);
+    if (ep === 'webgpu' && s.kvOnCpu > 0) throw new Error(`the WebGPU decoder read ${s.kvOnCpu} KV cache outputs back to the CPU`);
+    if (s.liveKv > 0) throw new Error(`${s.liveKv} KV cache tensors were not freed`);
     return { engine: `ort-web-${ep}`, prefillMs: median(runs.map((r) => r.prefillMs)), decodeMs: median(runs.flatMap((r) => r.decode)), tokens: runs[0].tokens };
   } finally {
-    await session.release();
+    dec.dispose();
   }
 }
 
@@ -145,6 +116,7 @@ async function loraStep(rt: GpuRuntime, config: ModelConfig, params: Float32Arra
 /** What adapter onnxruntime-web's WebGPU provider picked (it asks navigator.gpu for its own device). */
 async function ortAdapter(): Promise<string> {
   try {
+    const ort = await loadOrt();
     const device = (await (ort.env.webgpu.device as unknown as Promise<GPUDevice> | GPUDevice)) as GPUDevice & { adapterInfo?: GPUAdapterInfo };
     const info = device?.adapterInfo ?? (ort.env.webgpu as { adapter?: GPUAdapter }).adapter?.info;
     return info ? [info.vendor, info.architecture, info.description].filter(Boolean).join(' / ') || 'unnamed adapter' : 'not reported';
@@ -179,8 +151,10 @@ async function measureAll(rt: GpuRuntime, config: ModelConfig, params: Float32Ar
 
 export const llmSuite: Suite = async (rt, log, raw = {}) => {
   const o = parseLlmOptions(raw);
+  // The app's onnxruntime-web (the build with its WebGPU provider, JSEP), its binary where the app takes it from.
+  useBundledOrtWasm();
+  const ort = await loadOrt();
   ort.env.wasm.numThreads = 1;
-  ort.env.logLevel = 'error';
   const shape = llmShape(o);
   log(`llm: ${shape.description}`);
   log(`llm: adapter ${rt.describe()}; onnxruntime-web ${ort.env.versions.web ?? '?'}, WASM on ${ort.env.wasm.numThreads} thread(s)`);

@@ -84,6 +84,8 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   // 'ls -la' makes this random model say something varied (multi-byte characters included), not a run of one token.
   expect(new Set(expected.ids).size).toBeGreaterThan(8);
   expect(session.turns[0].prediction.raw).toBe(expected.text);
+  // WASM: the same 12 passes' cache in CPU memory, all freed after the turn.
+  await expect(page.getByTestId('pg-model')).toContainText('KV cache outputs so far: 0 kept on the GPU, 48 on the CPU, 0 alive');
   console.log(`[e2e] ONNX on WASM, turn 1: ${JSON.stringify(expected.text)} (ids ${expected.ids.join(' ')})`);
   await page.getByRole('heading', { name: 'Playground', level: 1 }).scrollIntoViewIfNeeded();
   // The README's picture: the page down to the model's status under the ONNX folder's card.
@@ -118,6 +120,9 @@ test("with WebGPU: the same folder on onnxruntime-web's WebGPU execution provide
   writeFileSync(join(tmp, 'session-webgpu.json'), JSON.stringify(session));
   const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session-webgpu.json'), '0', '12'], { encoding: 'utf8' })) as { text: string };
   expect(session.turns[0].prediction.raw).toBe(expected.text);
+  // The KV cache never came back to the CPU: 12 passes (the prompt, then each new token but the
+  // last) × 2 layers × key and value stayed in GPU buffers, all freed after the turn.
+  await expect(page.getByTestId('pg-model')).toContainText('KV cache outputs so far: 48 kept on the GPU, 0 on the CPU, 0 alive');
   expect(errors).toEqual([]);
 });
 

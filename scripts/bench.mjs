@@ -56,7 +56,7 @@ async function runBrowserSuites(names) {
   const { createServer, searchForWorkspaceRoot } = await import('vite');
   // node_modules may be a link to a checkout elsewhere: onnxruntime-web's wasm is served from where it really is.
   const fs = { allow: [searchForWorkspaceRoot(process.cwd()), realpathSync('node_modules')] };
-  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1', fs }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu', 'onnxruntime-web/webgpu'] } });
+  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1', fs }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu', 'onnxruntime-web', 'onnxruntime-web/webgpu'] } });
   await server.listen();
   const url = server.resolvedUrls.local[0] + 'bench/index.html';
   const { chromium: pw } = await import('playwright');

@@ -98,6 +98,12 @@ describe('ONNX folders in the worker', () => {
     expect(texts.join('')).toBe(r.text);
     expect(r.model).toMatchObject({ name: 'onnx:TinyOnnx', stage: 'onnx', contextLength: 128, layers: 2, dModel: 32, vocabSize: 1461, template: 'chat template', architecture: 'LlamaForCausalLM', onnx: { file: 'onnx/model.onnx', executionProvider: 'wasm' } });
     expect(progress.some((p) => p.kind === 'context' && p.context.exact && p.context.maxTokens === 10)).toBe(true);
+    // Where the decoder's cache went, told to the page after the turn: WASM keeps it in CPU memory, a key and a value per layer and pass, none left alive.
+    const kv = r.model.onnx!.kv!;
+    expect(kv).toMatchObject({ onGpu: 0, live: 0 });
+    expect(kv.onCpu).toBeGreaterThan(0);
+    expect(kv.onCpu % (2 * 2)).toBe(0);
+    expect(progress.at(-1)).toMatchObject({ kind: 'model', model: { onnx: { kv } } });
     // Too long for the context: fitted as a Hugging Face folder's prompt is, the same text as our engine's.
     const long = (await runGenerateJob({ ...spec, request: longTurn }, ctx)) as GenerateJobResult;
     expect(long.context).toMatchObject({ truncated: true, context: 128 });

@@ -73,8 +73,12 @@ export interface PlaygroundModelInfo {
   architecture?: string;
   /** Where generation stops (a Hugging Face folder: generation_config.json's eos ids). */
   stopIds?: number[];
-  /** An ONNX folder: the model file opened and onnxruntime-web's execution provider running it ('webgpu', 'wasm'). */
-  onnx?: { file: string; executionProvider: string };
+  /**
+   * An ONNX folder: the model file opened and onnxruntime-web's execution provider running it
+   * ('webgpu', 'wasm'); after a generation, where the decoder's KV cache outputs have arrived so
+   * far (src/model/onnx/session.ts's stats: on WebGPU all stay on the GPU) and how many are alive.
+   */
+  onnx?: { file: string; executionProvider: string; kv?: { onGpu: number; onCpu: number; live: number } };
 }
 
 /** 'progress' records of a generate job. */
@@ -261,6 +265,14 @@ function turnContext(m: Loaded, spec: Extract<GenerateJobSpec, { model: Playgrou
   }
 }
 
+/** After an ONNX folder's generation: where its decoder's KV cache went, for the page. */
+function onnxKvReport(m: Loaded, ctx: JobContext): void {
+  if (m.kind !== 'onnx' || !m.info.onnx) return;
+  const s = m.onnx.decoder.stats;
+  m.info.onnx.kv = { onGpu: s.kvOnGpu, onCpu: s.kvOnCpu, live: s.liveKv };
+  ctx.progress({ kind: 'model', model: m.info } satisfies GenerateProgress);
+}
+
 /** Runs one generate job (see GenerateJobSpec). */
 export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Promise<GenerateJobResult | { released: true }> {
   if ('release' in spec) {
@@ -292,6 +304,7 @@ export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Pr
     if (!signal.aborted) throw e;
   } finally {
     off();
+    onnxKvReport(m, ctx);
   }
   return { model: m.info, text, tokens, ms: performance.now() - t0, stopped: signal.aborted, ...(report && { context: report }) };
 }

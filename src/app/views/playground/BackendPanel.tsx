@@ -147,6 +147,11 @@ function onnxWhere(ep: string): string {
   return ep === 'webgpu' ? 'WebGPU' : ep === 'wasm' ? 'WASM (CPU)' : ep;
 }
 
+/** Where a loaded ONNX folder's KV cache outputs have gone so far (shown after its first generation). */
+function onnxKvLine(kv: { onGpu: number; onCpu: number; live: number } | undefined): string {
+  return kv ? ` · KV cache outputs so far: ${kv.onGpu} kept on the GPU, ${kv.onCpu} on the CPU, ${kv.live} alive` : '';
+}
+
 /** What the worker loaded for a checkpoint backend, or why not. */
 function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
   const hf = backend.kind === 'hf';
@@ -157,7 +162,7 @@ function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice
     return (
       <p className="small" data-testid="pg-model">
         {loaded
-          ? `Loaded in onnxruntime-web on ${onnxWhere(model.onnx!.executionProvider)}: ${model.name} · ${model.onnx!.file} · ${model.architecture} · ${model.layers} layers · context ${model.contextLength} tokens · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}`
+          ? `Loaded in onnxruntime-web on ${onnxWhere(model.onnx!.executionProvider)}: ${model.name} · ${model.onnx!.file} · ${model.architecture} · ${model.layers} layers · context ${model.contextLength} tokens · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}${onnxKvLine(model.onnx!.kv)}`
           : error?.kind === 'folder' || error?.kind === 'checkpoint'
             ? 'Not loaded: see the message above.'
             : 'Opening the model in onnxruntime-web…'}
