@@ -48,13 +48,7 @@ struct Params {
   _pad2: u32,
 }
 
-override FIXED_D4: u32 = 0u;
-override BR: u32 = 32u;
-
-const MAX_D4: u32 = 32u;
-const MAX_BC: u32 = 32u;
-const TILE_VEC4: u32 = 448u;
-const NEG_BIG: f32 = -3.0e38;
+// #include "attention_common.wgsl"
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> pqkv: array<vec4<f32>>;
@@ -66,20 +60,6 @@ const NEG_BIG: f32 = -3.0e38;
 @group(0) @binding(7) var<storage, read_write> dqkv: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> dpkv: array<vec4<f32>>;
 
-var<workgroup> tileA: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileB: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileS: array<vec2<f32>, MAX_BC>;
-
-fn head4() -> u32 {
-  if (FIXED_D4 > 0u) { return FIXED_D4; }
-  return p.D4;
-}
-
-// KV4 = GQ = 0 (padding words before grouped-query attention) means multi-head attention.
-fn kv4() -> u32 {
-  return select(p.KV4, p.C4, p.KV4 == 0u);
-}
-
 fn group() -> u32 {
   return max(p.GQ, 1u);
 }
@@ -89,7 +69,11 @@ fn width4() -> u32 {
   return p.C4 + 2u * kv4();
 }
 
-fn row_of(g: u32, t: u32) -> u32 {
+fn seq_len() -> u32 {
+  return p.Tc;
+}
+
+fn qkv_row(g: u32, t: u32) -> u32 {
   return (g * p.Tc + t) * width4();
 }
 
@@ -108,38 +92,12 @@ fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
       kv = pqkv[o];
       vv = pqkv[o + kv4()];
     } else if (u < p.P + p.Tc) {
-      let o = row_of(g, u - p.P) + kvo + i % D4;
+      let o = qkv_row(g, u - p.P) + kvo + i % D4;
       kv = qkv[o];
       vv = qkv[o + kv4()];
     }
     tileA[i] = kv;
     tileB[i] = vv;
-  }
-}
-
-// Query rows i0 .. i0+BC of completion g, head h: scaled q into tileA, dO into tileB, (lse, D) into tileS.
-fn load_q_tile(g: u32, h: u32, i0: u32, tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  for (var i = tid; i < BC * D4; i += BR) {
-    let row = i0 + i / D4;
-    var qv = vec4<f32>(0.0);
-    var gv = vec4<f32>(0.0);
-    if (row < p.Tc) {
-      qv = qkv[row_of(g, row) + h * D4 + i % D4] * p.scale;
-      gv = dout[(g * p.Tc + row) * p.C4 + h * D4 + i % D4];
-    }
-    tileA[i] = qv;
-    tileB[i] = gv;
-  }
-  for (var i = tid; i < BC; i += BR) {
-    let row = i0 + i;
-    var st = vec2<f32>(0.0);
-    if (row < p.Tc) {
-      let si = (g * p.H + h) * p.Tc + row;
-      st = vec2<f32>(lse[si], dvec[si]);
-    }
-    tileS[i] = st;
   }
 }
 
@@ -154,11 +112,10 @@ fn pa_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
   let t = r0 + tid;
   let live = t < p.Tc;
   let last = p.P + t; // the row's last virtual key
-  var q: array<vec4<f32>, MAX_D4>;
-  var acc: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
+  var q: HeadRow;
+  var acc: HeadRow;
   if (live) {
-    let qo = row_of(g, t) + h * D4;
+    let qo = qkv_row(g, t) + h * D4;
     for (var d = 0u; d < D4; d++) {
       q[d] = qkv[qo + d] * p.scale;
       acc[d] = vec4<f32>(0.0);
@@ -171,27 +128,7 @@ fn pa_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     load_kv_tile(g, h, u0, tid);
     workgroupBarrier();
     if (live && last >= u0) {
-      let n = min(BC, last - u0 + 1u);
-      var mt = m;
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        for (var d = 0u; d < D4; d++) { x += dot(q[d], tileA[j * D4 + d]); }
-        s[j] = x;
-        mt = max(mt, x);
-      }
-      let alpha = exp(m - mt);
-      l *= alpha;
-      for (var j = 0u; j < n; j++) {
-        let pj = exp(s[j] - mt);
-        s[j] = pj;
-        l += pj;
-      }
-      for (var d = 0u; d < D4; d++) {
-        var a = acc[d] * alpha;
-        for (var j = 0u; j < n; j++) { a += s[j] * tileB[j * D4 + d]; }
-        acc[d] = a;
-      }
-      m = mt;
+      forward_tile(&q, &acc, &m, &l, min(BC, last - u0 + 1u));
     }
     workgroupBarrier();
   }
@@ -214,13 +151,12 @@ fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocatio
   let t = r0 + tid;
   let live = t < p.Tc;
   let last = p.P + t;
-  var q: array<vec4<f32>, MAX_D4>;
-  var gr: array<vec4<f32>, MAX_D4>;
-  var dq: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
+  var q: HeadRow;
+  var gr: HeadRow;
+  var dq: HeadRow;
   var rowD = 0.0;
   var rowL = 0.0;
-  let qo = row_of(g, t) + h * D4;
+  let qo = qkv_row(g, t) + h * D4;
   if (live) {
     let oo = (g * p.Tc + t) * p.C4 + h * D4;
     for (var d = 0u; d < D4; d++) {
@@ -238,21 +174,7 @@ fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocatio
     load_kv_tile(g, h, u0, tid);
     workgroupBarrier();
     if (live && last >= u0) {
-      let n = min(BC, last - u0 + 1u);
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(q[d], tileA[j * D4 + d]);
-          dp += dot(gr[d], tileB[j * D4 + d]);
-        }
-        s[j] = exp(x - rowL) * (dp - rowD);
-      }
-      for (var d = 0u; d < D4; d++) {
-        var a = dq[d];
-        for (var j = 0u; j < n; j++) { a += s[j] * tileA[j * D4 + d]; }
-        dq[d] = a;
-      }
+      dq_tile(&q, &gr, &dq, rowL, rowD, min(BC, last - u0 + 1u));
     }
     workgroupBarrier();
   }
@@ -272,13 +194,11 @@ fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
   let r0 = wg.x * BR;
   let j = r0 + tid;
   let live = j < p.Tc;
-  var k: array<vec4<f32>, MAX_D4>;
-  var v: array<vec4<f32>, MAX_D4>;
-  var dk: array<vec4<f32>, MAX_D4>;
-  var dv: array<vec4<f32>, MAX_D4>;
-  var sp: array<f32, MAX_BC>;
-  var sd: array<f32, MAX_BC>;
-  let ko = row_of(g, j) + p.C4 + hk * D4;
+  var k: HeadRow;
+  var v: HeadRow;
+  var dk: HeadRow;
+  var dv: HeadRow;
+  let ko = qkv_row(g, j) + p.C4 + hk * D4;
   if (live) {
     for (var d = 0u; d < D4; d++) {
       k[d] = qkv[ko + d];
@@ -296,28 +216,7 @@ fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
       var i0 = 0u;
       if (j > q0) { i0 = j - q0; }
       let i1 = min(BC, p.Tc - q0);
-      for (var i = i0; i < i1; i++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(tileA[i * D4 + d], k[d]);
-          dp += dot(tileB[i * D4 + d], v[d]);
-        }
-        let st = tileS[i];
-        let pij = exp(x - st.x);
-        sp[i] = pij;
-        sd[i] = pij * (dp - st.y);
-      }
-      for (var d = 0u; d < D4; d++) {
-        var av = dv[d];
-        var ak = dk[d];
-        for (var i = i0; i < i1; i++) {
-          av += sp[i] * tileB[i * D4 + d];
-          ak += sd[i] * tileA[i * D4 + d];
-        }
-        dv[d] = av;
-        dk[d] = ak;
-      }
+      dkv_tile(&k, &v, &dk, &dv, i0, i1);
     }
     workgroupBarrier();
   }
@@ -341,12 +240,10 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
   let j = wg.x * BR + tid;
   let inBuf = j < p.Tp;
   let live = j < p.P;
-  var k: array<vec4<f32>, MAX_D4>;
-  var v: array<vec4<f32>, MAX_D4>;
-  var dk: array<vec4<f32>, MAX_D4>;
-  var dv: array<vec4<f32>, MAX_D4>;
-  var sp: array<f32, MAX_BC>;
-  var sd: array<f32, MAX_BC>;
+  var k: HeadRow;
+  var v: HeadRow;
+  var dk: HeadRow;
+  var dv: HeadRow;
   let ko = j * width4() + p.C4 + hk * D4;
   for (var d = 0u; d < D4; d++) {
     dk[d] = vec4<f32>(0.0);
@@ -365,29 +262,7 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
       load_q_tile(g, h, q0, tid);
       workgroupBarrier();
       if (live) {
-        let i1 = min(BC, p.Tc - q0);
-        for (var i = 0u; i < i1; i++) {
-          var x = 0.0;
-          var dp = 0.0;
-          for (var d = 0u; d < D4; d++) {
-            x += dot(tileA[i * D4 + d], k[d]);
-            dp += dot(tileB[i * D4 + d], v[d]);
-          }
-          let st = tileS[i];
-          let pij = exp(x - st.x);
-          sp[i] = pij;
-          sd[i] = pij * (dp - st.y);
-        }
-        for (var d = 0u; d < D4; d++) {
-          var av = dv[d];
-          var ak = dk[d];
-          for (var i = 0u; i < i1; i++) {
-            av += sp[i] * tileB[i * D4 + d];
-            ak += sd[i] * tileA[i * D4 + d];
-          }
-          dv[d] = av;
-          dk[d] = ak;
-        }
+        dkv_tile(&k, &v, &dk, &dv, 0u, min(BC, p.Tc - q0));
       }
       workgroupBarrier();
     }
