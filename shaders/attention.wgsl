@@ -12,7 +12,8 @@
 //   cache [S, Tmax, KV] one buffer for K, one for V
 // Scores are scale·q·k with scale = 1/sqrt(D); q is pre-multiplied by scale when loaded.
 //
-// Entry points and versions:
+// Entry points and versions (the bodies of the three training passes, their tile loads and
+// inner loops are in attention_common.wgsl, shared with prefix_attention.wgsl):
 //   attn_forward       one thread per query row, BR rows per workgroup; K/V stream through
 //                      workgroup memory in tiles of BC = p.BC rows; each tile updates the row's running
 //                      max m, sum l and output accumulator (online softmax), so no T×T matrix
@@ -83,6 +84,11 @@ fn seq_len() -> u32 {
   return p.T;
 }
 
+// Row t of a sequence sees keys 0 .. t (no prefix in the training kernels).
+fn key_offset() -> u32 {
+  return 0u;
+}
+
 fn qkv_row(b: u32, t: u32) -> u32 {
   return (b * p.T + t) * (p.C4 + 2u * kv4());
 }
@@ -110,129 +116,21 @@ fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
 // Reads qkv; writes out[b, t, h·D..] and lse[b, h, t].
 @compute @workgroup_size(BR)
 fn attn_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.T;
-  var q: HeadRow;
-  var acc: HeadRow;
-  if (live) {
-    let qo = qkv_row(b, t) + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      acc[d] = vec4<f32>(0.0);
-    }
-  }
-  var m = NEG_BIG;
-  var l = 0.0;
-  // The last row of this block needs keys up to itself; tiles past that are skipped.
-  let kEnd = min(r0 + BR, p.T);
-  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
-    load_kv_tile(b, h, k0, tid);
-    workgroupBarrier();
-    if (live && t >= k0) {
-      forward_tile(&q, &acc, &m, &l, min(BC, t - k0 + 1u));
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    let oo = (b * p.T + t) * p.C4 + h * D4;
-    let inv = 1.0 / l;
-    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
-    lse[(b * p.H + h) * p.T + t] = m + log(l);
-  }
+  forward_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // attn_backward_dq: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = query row t.
 // Reads qkv, out, lse, dout; writes dvec[b, h, t] and the q part of dqkv.
 @compute @workgroup_size(BR)
 fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.T;
-  var q: HeadRow;
-  var g: HeadRow;
-  var dq: HeadRow;
-  var rowD = 0.0;
-  var rowL = 0.0;
-  let qo = qkv_row(b, t) + h * D4;
-  if (live) {
-    let oo = (b * p.T + t) * p.C4 + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      g[d] = dout[oo + d];
-      rowD += dot(g[d], out[oo + d]);
-      dq[d] = vec4<f32>(0.0);
-    }
-    let si = (b * p.H + h) * p.T + t;
-    rowL = lse[si];
-    dvec[si] = rowD;
-  }
-  let kEnd = min(r0 + BR, p.T);
-  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
-    load_kv_tile(b, h, k0, tid);
-    workgroupBarrier();
-    if (live && t >= k0) {
-      dq_tile(&q, &g, &dq, rowL, rowD, min(BC, t - k0 + 1u));
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
-  }
+  dq_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // attn_backward_dkv: dispatch (ceil(T/BR), KVH, B), workgroup BR threads; thread = key row j
 // of k/v head hk. Reads qkv, lse, dout, dvec; writes the k and v parts of dqkv.
 @compute @workgroup_size(BR)
 fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let hk = wg.y;
-  let r0 = wg.x * BR;
-  let j = r0 + tid;
-  let live = j < p.T;
-  var k: HeadRow;
-  var v: HeadRow;
-  var dk: HeadRow;
-  var dv: HeadRow;
-  let ko = qkv_row(b, j) + p.C4 + hk * D4;
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      k[d] = qkv[ko + d];
-      v[d] = qkv[ko + kv4() + d];
-      dk[d] = vec4<f32>(0.0);
-      dv[d] = vec4<f32>(0.0);
-    }
-  }
-  // Every query head of the group sees this key; only queries i ≥ r0 see any key of this block.
-  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
-  for (var q0 = r0; q0 < p.T; q0 += BC) {
-    load_q_tile(b, h, q0, tid);
-    workgroupBarrier();
-    if (live) {
-      var i0 = 0u;
-      if (j > q0) { i0 = j - q0; }
-      let i1 = min(BC, p.T - q0);
-      dkv_tile(&k, &v, &dk, &dv, i0, i1);
-    }
-    workgroupBarrier();
-  }
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      dqkv[ko + d] = dk[d];
-      dqkv[ko + kv4() + d] = dv[d];
-    }
-  }
+  dkv_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // ---- KV-cache inference ------------------------------------------------------------------

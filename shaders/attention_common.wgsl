@@ -4,9 +4,13 @@
 //   fn seq_len() -> u32           rows per sequence (query rows of one b or completion g)
 //   fn qkv_row(s, t) -> u32       vec4 offset of row t of sequence s in qkv
 //   fn group() -> u32             query heads per key/value head
+//   fn key_offset() -> u32        keys before a sequence's own rows (a shared prefix; 0 = none)
+//   fn load_kv_tile(s, h, k0, tid)  keys k0 .. k0+BC of query head h's k/v head into tileA/tileB
+// and the bindings `out` and `dqkv`.
 //
 // The per-tile inner loops (forward, dq, dkv) take the thread's per-row arrays by pointer and
-// read the workgroup tiles; they are the same code for every entry point of both files.
+// read the workgroup tiles; the whole forward, dq and dkv passes (forward_rows, dq_rows, dkv_rows)
+// are the bodies of both files' entry points, and dkv_tile also serves pa_backward_dkv_prefix.
 
 // Loop bounds come from the uniform, not from override constants: SwiftShader unrolls
 // constant-bound loops, and fully unrolled head loops nested in tile loops took it tens of
@@ -149,5 +153,130 @@ fn dkv_tile(k: ptr<function, HeadRow>, v: ptr<function, HeadRow>, dk: ptr<functi
     }
     (*dv)[d] = av;
     (*dk)[d] = ak;
+  }
+}
+
+// ---- whole passes, one thread per row (the entry points of both files call these) --------------
+// Sequence s is a batch row b (attention.wgsl) or a completion g (prefix_attention.wgsl); its
+// query row t sees keys 0 .. key_offset() + t of load_kv_tile's key sequence.
+
+// Forward of query row r0 + tid of sequence s, head h: online softmax over the K/V tiles;
+// writes out[s, t, h·D..] and lse[s, h, t].
+fn forward_rows(s: u32, h: u32, r0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let T = seq_len();
+  let t = r0 + tid;
+  let live = t < T;
+  let last = key_offset() + t; // the row's last key
+  var q: HeadRow;
+  var acc: HeadRow;
+  if (live) {
+    let qo = qkv_row(s, t) + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      acc[d] = vec4<f32>(0.0);
+    }
+  }
+  var m = NEG_BIG;
+  var l = 0.0;
+  // The last row of this block needs keys up to its own; tiles past that are skipped.
+  let kEnd = key_offset() + min(r0 + BR, T);
+  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
+    load_kv_tile(s, h, k0, tid);
+    workgroupBarrier();
+    if (live && last >= k0) {
+      forward_tile(&q, &acc, &m, &l, min(BC, last - k0 + 1u));
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    let oo = (s * T + t) * p.C4 + h * D4;
+    let inv = 1.0 / l;
+    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
+    lse[(s * p.H + h) * T + t] = m + log(l);
+  }
+}
+
+// dq of query row r0 + tid of sequence s, head h: D = dO·O into dvec, then over the K/V tiles
+// dq += p(dO·v − D)·k; writes the q part of dqkv.
+fn dq_rows(s: u32, h: u32, r0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let T = seq_len();
+  let t = r0 + tid;
+  let live = t < T;
+  let last = key_offset() + t;
+  var q: HeadRow;
+  var g: HeadRow;
+  var dq: HeadRow;
+  var rowD = 0.0;
+  var rowL = 0.0;
+  let qo = qkv_row(s, t) + h * D4;
+  if (live) {
+    let oo = (s * T + t) * p.C4 + h * D4;
+    for (var d = 0u; d < D4; d++) {
+      q[d] = qkv[qo + d] * p.scale;
+      g[d] = dout[oo + d];
+      rowD += dot(g[d], out[oo + d]);
+      dq[d] = vec4<f32>(0.0);
+    }
+    let si = (s * p.H + h) * T + t;
+    rowL = lse[si];
+    dvec[si] = rowD;
+  }
+  let kEnd = key_offset() + min(r0 + BR, T);
+  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
+    load_kv_tile(s, h, k0, tid);
+    workgroupBarrier();
+    if (live && last >= k0) {
+      dq_tile(&q, &g, &dq, rowL, rowD, min(BC, last - k0 + 1u));
+    }
+    workgroupBarrier();
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
+  }
+}
+
+// dk, dv of key row j = r0 + tid of sequence s (its own rows, not a prefix), k/v head hk: query
+// tiles of each query head of hk's group, rows i ≥ j; writes the k and v parts of dqkv.
+fn dkv_rows(s: u32, hk: u32, r0: u32, tid: u32) {
+  let D4 = head4();
+  let BC = p.BC;
+  let T = seq_len();
+  let j = r0 + tid;
+  let live = j < T;
+  var k: HeadRow;
+  var v: HeadRow;
+  var dk: HeadRow;
+  var dv: HeadRow;
+  let ko = qkv_row(s, j) + p.C4 + hk * D4;
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      k[d] = qkv[ko + d];
+      v[d] = qkv[ko + kv4() + d];
+      dk[d] = vec4<f32>(0.0);
+      dv[d] = vec4<f32>(0.0);
+    }
+  }
+  // Every query head of the group sees this key; only queries i ≥ r0 see any key of this block.
+  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
+  for (var q0 = r0; q0 < T; q0 += BC) {
+    load_q_tile(s, h, q0, tid);
+    workgroupBarrier();
+    if (live) {
+      var i0 = 0u;
+      if (j > q0) { i0 = j - q0; }
+      dkv_tile(&k, &v, &dk, &dv, i0, min(BC, T - q0));
+    }
+    workgroupBarrier();
+  }
+  }
+  if (live) {
+    for (var d = 0u; d < D4; d++) {
+      dqkv[ko + d] = dk[d];
+      dqkv[ko + kv4() + d] = dv[d];
+    }
   }
 }

@@ -17,7 +17,9 @@
 // u ≥ P is its own row u − P. Scores are scale·q·k with scale = 1/sqrt(D).
 //
 // Entry points (one thread per row, BR rows per workgroup, key or query tiles of BC rows
-// through workgroup memory, online softmax — the scheme of attention.wgsl):
+// through workgroup memory, online softmax — the scheme of attention.wgsl; pa_forward,
+// pa_backward_dq and pa_backward_dkv run the passes of attention_common.wgsl, with keys from
+// load_kv_tile below: the P prefix rows, then the completion's own):
 //   pa_forward           thread = completion row: writes out and lse.
 //   pa_backward_dq       thread = completion row: writes dvec and the q part of dqkv.
 //   pa_backward_dkv      thread = completion key row j of k/v head hk: queries i ≥ j of its own
@@ -73,6 +75,11 @@ fn seq_len() -> u32 {
   return p.Tc;
 }
 
+// Completion row t sees the virtual keys 0 .. P + t (the P prefix rows, then its own rows ≤ t).
+fn key_offset() -> u32 {
+  return p.P;
+}
+
 fn qkv_row(g: u32, t: u32) -> u32 {
   return (g * p.Tc + t) * width4();
 }
@@ -104,129 +111,20 @@ fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
 // pa_forward: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
 @compute @workgroup_size(BR)
 fn pa_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.Tc;
-  let last = p.P + t; // the row's last virtual key
-  var q: HeadRow;
-  var acc: HeadRow;
-  if (live) {
-    let qo = qkv_row(g, t) + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      acc[d] = vec4<f32>(0.0);
-    }
-  }
-  var m = NEG_BIG;
-  var l = 0.0;
-  let kEnd = p.P + min(r0 + BR, p.Tc);
-  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
-    load_kv_tile(g, h, u0, tid);
-    workgroupBarrier();
-    if (live && last >= u0) {
-      forward_tile(&q, &acc, &m, &l, min(BC, last - u0 + 1u));
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    let oo = (g * p.Tc + t) * p.C4 + h * D4;
-    let inv = 1.0 / l;
-    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
-    lse[(g * p.H + h) * p.Tc + t] = m + log(l);
-  }
+  forward_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dq: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
 @compute @workgroup_size(BR)
 fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.Tc;
-  let last = p.P + t;
-  var q: HeadRow;
-  var gr: HeadRow;
-  var dq: HeadRow;
-  var rowD = 0.0;
-  var rowL = 0.0;
-  let qo = qkv_row(g, t) + h * D4;
-  if (live) {
-    let oo = (g * p.Tc + t) * p.C4 + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      gr[d] = dout[oo + d];
-      rowD += dot(gr[d], out[oo + d]);
-      dq[d] = vec4<f32>(0.0);
-    }
-    let si = (g * p.H + h) * p.Tc + t;
-    rowL = lse[si];
-    dvec[si] = rowD;
-  }
-  let kEnd = p.P + min(r0 + BR, p.Tc);
-  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
-    load_kv_tile(g, h, u0, tid);
-    workgroupBarrier();
-    if (live && last >= u0) {
-      dq_tile(&q, &gr, &dq, rowL, rowD, min(BC, last - u0 + 1u));
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
-  }
+  dq_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dkv: dispatch (ceil(Tc/BR), KVH, G); thread = completion key row j of k/v head
 // hk. Run after pa_backward_dq (it reads dvec).
 @compute @workgroup_size(BR)
 fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let hk = wg.y;
-  let r0 = wg.x * BR;
-  let j = r0 + tid;
-  let live = j < p.Tc;
-  var k: HeadRow;
-  var v: HeadRow;
-  var dk: HeadRow;
-  var dv: HeadRow;
-  let ko = qkv_row(g, j) + p.C4 + hk * D4;
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      k[d] = qkv[ko + d];
-      v[d] = qkv[ko + kv4() + d];
-      dk[d] = vec4<f32>(0.0);
-      dv[d] = vec4<f32>(0.0);
-    }
-  }
-  // Every query head of the group sees this key.
-  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
-  for (var q0 = r0; q0 < p.Tc; q0 += BC) {
-    load_q_tile(g, h, q0, tid);
-    workgroupBarrier();
-    if (live) {
-      var i0 = 0u;
-      if (j > q0) { i0 = j - q0; }
-      let i1 = min(BC, p.Tc - q0);
-      dkv_tile(&k, &v, &dk, &dv, i0, i1);
-    }
-    workgroupBarrier();
-  }
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      dqkv[ko + d] = dk[d];
-      dqkv[ko + kv4() + d] = dv[d];
-    }
-  }
+  dkv_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dkv_prefix: dispatch (ceil(Tp/BR), KVH); thread = prefix key row j of k/v head hk,
