@@ -3,7 +3,7 @@
 // src/gpu/kernels take a GpuRuntime (bind groups and submissions: src/gpu/kernels/common.ts);
 // nothing above this layer touches navigator.gpu.
 import { DeviceLostError, ShaderCompileError, WEBGPU_HELP, WebGPUUnavailableError, type ShaderMessage } from './errors.ts';
-import type { ShaderSource } from './shaders.ts';
+import { sourceLine, type ShaderSource } from './shaders.ts';
 
 export interface AdapterReport {
   vendor: string;
@@ -320,8 +320,7 @@ export class GpuRuntime {
     const messages: ShaderMessage[] = info.messages
       .filter((m) => m.type === 'error')
       .map((m) => ({
-        file: shader.file,
-        line: m.lineNum,
+        ...sourceLine(shader, m.lineNum),
         column: m.linePos,
         type: m.type,
         message: m.message,
