@@ -56,4 +56,37 @@ describe('lwm export of a fine-tuned Hugging Face model', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a PEFT adapter folder --to onnx: merged into its base, and onnxruntime gives PEFT\'s logits', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-export-adapter-'));
+    try {
+      const expected = JSON.parse(await readFile(fileURLToPath(new URL('../../model/fixtures/lora/expected.json', import.meta.url)), 'utf8')) as { input_ids: number[]; columns: number; peft: { peft_logits: number[][] } };
+      const io = captureIO();
+      const out = join(dir, 'onnx');
+      // The adapter names its base as a path from the repository root (where PEFT wrote it).
+      expect(await exportCommand([fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '-o', out], io), io.stderr).toBe(0);
+      expect((await readdir(out)).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
+      const worstAgainstPeft = async (folder: string) => {
+        const m = await loadOnnxModel(await nodeFolder(folder), { executionProvider: 'wasm' });
+        try {
+          expect(m.hasChatTemplate).toBe(true);
+          const { logits } = await m.decoder.forward(expected.input_ids);
+          const V = logits.length / expected.input_ids.length;
+          let worst = 0;
+          expected.peft.peft_logits.forEach((row, t) => row.forEach((want, c) => (worst = Math.max(worst, Math.abs(logits[t * V + c] - want)))));
+          return worst;
+        } finally {
+          m.decoder.dispose();
+        }
+      };
+      expect(await worstAgainstPeft(out)).toBeLessThan(1e-3);
+      // The base alone is far from them: the adapter was merged.
+      const baseOut = join(dir, 'base-onnx');
+      expect(await exportCommand([FOLDER, '--to', 'onnx', '-o', baseOut], captureIO())).toBe(0);
+      expect(await worstAgainstPeft(baseOut)).toBeGreaterThan(1e-2);
+      await expect(exportCommand([fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '--unmerged', '-o', join(dir, 'x')], captureIO())).rejects.toThrow(/--unmerged is for --to hf/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

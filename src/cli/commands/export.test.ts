@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
 import { presetConfig } from '../../model/config.ts';
 import { initParams } from '../../model/init.ts';
+import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
+import { TEMPLATE_FILE, templateFromJson } from '../../model/onnx/template.ts';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 
@@ -31,7 +33,11 @@ describe('lwm export --to hf', () => {
     const dir = join(tmp, 'new');
     const r = await run(CKPT, '--to', 'hf', '-o', dir);
     expect(r.code, r.err).toBe(0);
-    expect(sha(dir)).toEqual(expected.untied.files);
+    const { [TEMPLATE_FILE]: kept, ...files } = sha(dir);
+    expect(files).toEqual(expected.untied.files);
+    // The prompt template it was trained with travels beside (transformers ignores the file): v0 here, the default.
+    expect(kept).toEqual(expect.any(String));
+    expect(templateFromJson(JSON.parse(readFileSync(join(dir, TEMPLATE_FILE), 'utf8')), TEMPLATE_FILE)).toEqual(BUILTIN_TEMPLATES.v0);
     expect(readdirSync(tmp).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     // Our own reader of Hugging Face folders takes it too.
     const io = captureIO();
@@ -42,7 +48,7 @@ describe('lwm export --to hf', () => {
     writeFileSync(join(existing, 'config.json'), 'old');
     writeFileSync(join(existing, 'README.md'), 'kept');
     expect((await run(CKPT, '--to', 'hf', '-o', existing)).code).toBe(0);
-    expect(sha(existing)).toEqual({ ...expected.untied.files, 'README.md': createHash('sha256').update('kept').digest('hex') });
+    expect(sha(existing)).toEqual({ ...expected.untied.files, [TEMPLATE_FILE]: kept, 'README.md': createHash('sha256').update('kept').digest('hex') });
   });
 
   it('one line and exit 1 for a missing parent, a file in the way, a missing checkpoint', async () => {

@@ -10,6 +10,7 @@ import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
+import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/onnx/template.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
 import { HF_INPUT_ERRORS } from './train-hf.ts';
@@ -19,9 +20,11 @@ const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
 
   CKPT        a checkpoint written by LWM Studio training (.safetensors), or a LoRA run's adapter
               folder (adapter_config.json + adapter_model.safetensors); for --to onnx also a
-              Hugging Face model folder (Llama, Qwen2, Qwen3)
+              Hugging Face model folder (Llama, Qwen2, Qwen3); a LoRA adapter folder is
+              merged into its base first (for --to onnx too)
   --to hf     a Hugging Face GPT-2 folder: config.json, model.safetensors, tokenizer.json,
-              tokenizer_config.json, generation_config.json; for a fine-tuned Llama / Qwen2 /
+              tokenizer_config.json, generation_config.json, and lwm_template.json (the prompt
+              template it was trained with, which transformers ignores); for a fine-tuned Llama / Qwen2 /
               Qwen3 (lwm train --from HF_FOLDER) the same folder in its base's architecture, a LoRA
               adapter merged into the base's weights
   --unmerged  a LoRA adapter as PEFT's folder (adapter_config.json, adapter_model.safetensors)
@@ -38,6 +41,9 @@ const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
 For --to hf, checkpoints transformers' GPT-2 cannot run exactly (RMSNorm, RoPE) are refused.`;
 
 const FORMATS = ['hf', 'onnx'];
+
+/** Export reads the weights on the CPU: no adapter limits apply. */
+const CPU_LIMITS = { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false };
 
 export default async function exportCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -56,21 +62,22 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
   const ckPath = positionals[0];
   const dir = values.output;
-  const adapter = values.to === 'hf' && isAdapterFolder(ckPath);
-  const isFolder = values.to === 'onnx' && isDirectory(ckPath);
+  const adapter = isAdapterFolder(ckPath);
+  const isFolder = values.to === 'onnx' && !adapter && isDirectory(ckPath);
   const problem = adapter || isFolder ? null : inputFileProblem(ckPath);
   if (problem) throw new FileError(problem);
-  if (values.unmerged && !adapter) throw new UsageError('--unmerged is for a LoRA adapter folder');
+  if (values.unmerged && (!adapter || values.to !== 'hf')) throw new UsageError(adapter ? '--unmerged is for --to hf (an ONNX model is always merged)' : '--unmerged is for a LoRA adapter folder');
   const target = checkOutputDir(dir);
 
   let files;
   try {
-    if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged);
+    if (adapter && values.to === 'onnx') files = await adapterAsOnnx(ckPath);
+    else if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged);
     else if (isFolder) files = await hfFolderAsOnnx(ckPath);
     else if (values.to === 'onnx') files = checkpointAsOnnx(new Uint8Array(readFileSync(ckPath)), ckPath);
     else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
-    if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
+    if (e instanceof CheckpointError || e instanceof TemplateFileError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || ((isFolder || adapter) && e instanceof Error && !(e instanceof TypeError))) {
       io.err(`lwm export: ${(e as Error).message}\n`);
       return 1;
     }
@@ -94,8 +101,7 @@ async function hfFolderAsOnnx(path: string) {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { loadHfModel } = await import('../../model/hf/load.ts');
   const folder = await nodeFolder(path);
-  // Export reads the weights on the CPU: no adapter limits apply.
-  const m = await loadHfModel(folder, { limits: { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false } });
+  const m = await loadHfModel(folder, { limits: CPU_LIMITS });
   return onnxExportFiles(m, await hfFolderSideFiles(folder));
 }
 
@@ -112,11 +118,24 @@ function checkpointAsOnnx(bytes: Uint8Array, source: string) {
   return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, templates[trained]));
 }
 
-/** Our checkpoint as a GPT-2 folder, or (a full fine-tune of a Hugging Face model) as its base's architecture. */
+/**
+ * Our checkpoint as a GPT-2 folder with the prompt template it was trained with (lwm_template.json),
+ * or (a full fine-tune of a Hugging Face model) as its base's architecture, chat template included.
+ */
 function checkpointExportFiles(bytes: Uint8Array, source: string): { name: string; bytes: Uint8Array }[] {
   if (hfCheckpointBase(bytes)) return fullFineTuneFiles(bytes, source);
   const ck = loadCheckpoint(bytes, { source });
-  return hfExportFiles(ck, checkpointTokenizer(ck, source), source);
+  const { templates, trained } = trainedTemplates(ck);
+  return [...hfExportFiles(ck, checkpointTokenizer(ck, source), source), { name: TEMPLATE_FILE, bytes: templateFileBytes(templates[trained]) }];
+}
+
+/** A LoRA adapter folder merged into its base, as ONNX beside the base's config and tokenizer files (its chat template included). */
+async function adapterAsOnnx(dir: string) {
+  const merged = await adapterExportFiles(dir, false);
+  const { filesFolder } = await import('../../model/hf/files.ts');
+  const { loadHfModel } = await import('../../model/hf/load.ts');
+  const m = await loadHfModel(filesFolder(merged.map((f) => ({ path: f.name, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })), dir), { limits: CPU_LIMITS });
+  return onnxExportFiles(m, merged.filter((f) => f.name !== 'model.safetensors'));
 }
 
 /** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */
