@@ -1,7 +1,8 @@
 // Taking a model folder: a picker (<input webkitdirectory>) behind a button-like label, and drop
 // handlers for the box a folder (or its files) may be dropped on. The Train view's Hugging Face
-// folder and the Playground / Bench pickers (Hugging Face and ONNX) share them.
-import { useState, type DragEvent } from 'react';
+// folder and the Playground / Bench pickers (Hugging Face and ONNX) share them; the two pickers
+// also share their frame (FolderDropBox) and the frame of a picked folder's card (PickedFolderCard).
+import { useState, type DragEvent, type ReactNode } from 'react';
 import { droppedFiles } from '../lib/droppedFiles.ts';
 import { folderFiles, type HfFolderFile } from '../../train/hfFolder.ts';
 
@@ -45,4 +46,59 @@ export function useFolderDrop(onFiles: (files: HfFolderFile[]) => void) {
     },
   };
   return { dragging, handlers };
+}
+
+/** A picker's box: what it takes (`intro`), the folder input, and the picked folders' cards; a folder may be dropped anywhere on it. */
+export function FolderDropBox({ testId, intro, input, onFiles, children }: { testId: string; intro: ReactNode; input: { label: string; text: string; testId: string }; onFiles(files: HfFolderFile[]): void; children: ReactNode[] }) {
+  const { dragging, handlers } = useFolderDrop(onFiles);
+  return (
+    <div className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'} data-testid={testId} {...handlers}>
+      <p className="small">{intro}</p>
+      <FolderInput {...input} onFiles={onFiles} />
+      {children.length ? <ul className="plain">{children}</ul> : null}
+    </div>
+  );
+}
+
+interface PickedFolderCardProps {
+  folder: { id: string; name: string; files: readonly unknown[]; status: string; error?: string | null };
+  /** data-testid of the card; its error paragraphs get `${testId}-error`. */
+  testId: string;
+  /** What is read while the folder is checked. */
+  reading: string;
+  useLabel: string;
+  used: boolean;
+  usable: boolean;
+  onUse(): void;
+  onForget(): void;
+  children?: ReactNode;
+}
+
+/** A picked folder: its name and file count, the check in progress or its error, what the picker shows of it (`children`), then use and forget. */
+export function PickedFolderCard({ folder, testId, reading, useLabel, used, usable, onUse, onForget, children }: PickedFolderCardProps) {
+  return (
+    <li className="hf-folder" data-testid={testId}>
+      <strong>{folder.name}</strong> <span className="muted small">({folder.files.length} files)</span>
+      {folder.status === 'inspecting' ? <p className="small muted">{reading}</p> : null}
+      {folder.error ? <FolderError testId={`${testId}-error`}>{folder.error}</FolderError> : null}
+      {children}
+      <div className="toolbar">
+        <button type="button" className="small" disabled={!usable} aria-pressed={used || undefined} onClick={onUse}>
+          {used ? `${useLabel} ✓` : useLabel}
+        </button>
+        <button type="button" className="secondary small" onClick={onForget}>
+          Forget
+        </button>
+      </div>
+    </li>
+  );
+}
+
+/** A folder's problem, read out as an alert. */
+export function FolderError({ testId, children }: { testId: string; children: ReactNode }) {
+  return (
+    <p className="error-text small" role="alert" data-testid={testId}>
+      {children}
+    </p>
+  );
 }

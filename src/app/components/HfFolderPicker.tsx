@@ -5,7 +5,7 @@
 // the refusal and what would fit instead when it does not fit, or the message naming the file at
 // fault. Nothing is downloaded and nothing is kept after a reload.
 import { useState, type KeyboardEvent } from 'react';
-import { FolderInput, useFolderDrop } from './FolderInput.tsx';
+import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
 import { isOnnxFiles } from '../../train/onnxFolder.ts';
@@ -51,25 +51,14 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
   const setSettings = useHfFolderStore((s) => s.setSettings);
   const info = folder.info;
   return (
-    <li className="hf-folder" data-testid="hf-folder">
-      <strong>{folder.name}</strong> <span className="muted small">({folder.files.length} files)</span>
-      {folder.status === 'inspecting' ? <p className="small muted">Reading config.json and the safetensors headers…</p> : null}
-      {folder.error ? (
-        <p className="error-text small" role="alert" data-testid="hf-folder-error">
-          {folder.error}
-        </p>
-      ) : null}
+    <PickedFolderCard folder={folder} testId="hf-folder" reading="Reading config.json and the safetensors headers…" useLabel={useLabel} used={used} usable={usable(folder)} onUse={() => onUse(folder)} onForget={() => remove(folder.id)}>
       {info ? (
         <>
           <p className="small" data-testid="hf-folder-info">
             {describeFolder(info)}
             {info.tokenizer ? (info.chatTemplate ? ' · tokenizer and chat template' : ' · tokenizer, no chat template') : ' · no tokenizer'}
           </p>
-          {chatProblem(info) ? (
-            <p className="error-text small" role="alert" data-testid="hf-folder-error">
-              {chatProblem(info)}
-            </p>
-          ) : null}
+          {chatProblem(info) ? <FolderError testId="hf-folder-error">{chatProblem(info)}</FolderError> : null}
           {info.fit.fits ? null : (
             <div className="callout error small" role="alert" data-testid="hf-folder-refusal">
               <p>Does not fit: {info.fit.message}</p>
@@ -86,15 +75,7 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
         </>
       ) : null}
       <SettingsFields key={`${folder.settings.context}/${folder.settings.memoryGiB}`} folder={folder} idPrefix={idPrefix} />
-      <div className="toolbar">
-        <button type="button" className="small" disabled={!usable(folder)} aria-pressed={used || undefined} onClick={() => onUse(folder)}>
-          {used ? `${useLabel} ✓` : useLabel}
-        </button>
-        <button type="button" className="secondary small" onClick={() => remove(folder.id)}>
-          Forget
-        </button>
-      </div>
-    </li>
+    </PickedFolderCard>
   );
 }
 
@@ -104,24 +85,16 @@ export function HfFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const addOnnx = useOnnxFolderStore((s) => s.add);
   // An ONNX folder dropped here goes to the ONNX folders (OnnxFolderPicker) rather than failing as a Hugging Face one.
   const take = (files: HfFolderFile[]) => void (isOnnxFiles(files) ? addOnnx(files) : add(files));
-  const { dragging, handlers } = useFolderDrop(take);
+  const intro = (
+    <>
+      <strong>Hugging Face folder</strong> (Llama, Qwen2, Qwen3: config.json, *.safetensors, tokenizer.json): pick it or drop it here. {HF_NOT_KEPT}
+    </>
+  );
   return (
-    <div
-      className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'}
-      data-testid={`${idPrefix}-hf`}
-      {...handlers}
-    >
-      <p className="small">
-        <strong>Hugging Face folder</strong> (Llama, Qwen2, Qwen3: config.json, *.safetensors, tokenizer.json): pick it or drop it here. {HF_NOT_KEPT}
-      </p>
-      <FolderInput label="Open a Hugging Face model folder" text="Open a Hugging Face folder…" testId={`${idPrefix}-hf-input`} onFiles={take} />
-      {folders.length ? (
-        <ul className="plain">
-          {folders.map((f) => (
-            <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
-          ))}
-        </ul>
-      ) : null}
-    </div>
+    <FolderDropBox testId={`${idPrefix}-hf`} intro={intro} input={{ label: 'Open a Hugging Face model folder', text: 'Open a Hugging Face folder…', testId: `${idPrefix}-hf-input` }} onFiles={take}>
+      {folders.map((f) => (
+        <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
+      ))}
+    </FolderDropBox>
   );
 }

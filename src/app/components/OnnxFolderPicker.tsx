@@ -5,7 +5,7 @@
 // architecture and shape from config.json and its model files are shown, with a choice of model
 // file when it has several, or the message naming the file at fault. onnxruntime-web runs it on
 // WebGPU where this page has it, else on WASM, so it works in a browser without WebGPU.
-import { FolderInput, useFolderDrop } from './FolderInput.tsx';
+import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../stores/onnxFolders.ts';
 import { HF_NOT_KEPT } from '../../train/hfFolder.ts';
 import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../train/onnxFolder.ts';
@@ -44,60 +44,33 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
   const info = folder.info;
   const problem = info ? onnxFolderProblem(info) : null;
   return (
-    <li className="hf-folder" data-testid="onnx-folder">
-      <strong>{folder.name}</strong> <span className="muted small">({folder.files.length} files)</span>
-      {folder.status === 'inspecting' ? <p className="small muted">Reading config.json, the tokenizer and the list of model files…</p> : null}
-      {folder.error ? (
-        <p className="error-text small" role="alert" data-testid="onnx-folder-error">
-          {folder.error}
-        </p>
-      ) : null}
+    <PickedFolderCard folder={folder} testId="onnx-folder" reading="Reading config.json, the tokenizer and the list of model files…" useLabel={useLabel} used={used} usable={usableOnnx(folder)} onUse={() => onUse(folder)} onForget={() => remove(folder.id)}>
       {info ? (
         <p className="small" data-testid="onnx-folder-info">
           {describeOnnxFolder(info)}
           {info.tokenizer ? (info.chatTemplate ? ' · tokenizer and chat template' : ' · tokenizer, no chat template (prompted with the LWM template)') : ''}
         </p>
       ) : null}
-      {problem ? (
-        <p className="error-text small" role="alert" data-testid="onnx-folder-error">
-          {problem}
-        </p>
-      ) : null}
+      {problem ? <FolderError testId="onnx-folder-error">{problem}</FolderError> : null}
       <VariantSelect folder={folder} idPrefix={idPrefix} />
-      <div className="toolbar">
-        <button type="button" className="small" disabled={!usableOnnx(folder)} aria-pressed={used || undefined} onClick={() => onUse(folder)}>
-          {used ? `${useLabel} ✓` : useLabel}
-        </button>
-        <button type="button" className="secondary small" onClick={() => remove(folder.id)}>
-          Forget
-        </button>
-      </div>
-    </li>
+    </PickedFolderCard>
   );
 }
 
 export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const folders = useOnnxFolderStore((s) => s.folders);
   const add = useOnnxFolderStore((s) => s.add);
-  const { dragging, handlers } = useFolderDrop((files) => void add(files));
   const where = pageExecution() === 'wasm' ? 'on WASM (this browser has no WebGPU)' : 'on WebGPU, or WASM where WebGPU cannot take it';
+  const intro = (
+    <>
+      <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web runs it {where}. {HF_NOT_KEPT}
+    </>
+  );
   return (
-    <div
-      className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'}
-      data-testid={`${idPrefix}-onnx`}
-      {...handlers}
-    >
-      <p className="small">
-        <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web runs it {where}. {HF_NOT_KEPT}
-      </p>
-      <FolderInput label="Open an ONNX model folder" text="Open an ONNX folder…" testId={`${idPrefix}-onnx-input`} onFiles={(files) => void add(files)} />
-      {folders.length ? (
-        <ul className="plain">
-          {folders.map((f) => (
-            <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
-          ))}
-        </ul>
-      ) : null}
-    </div>
+    <FolderDropBox testId={`${idPrefix}-onnx`} intro={intro} input={{ label: 'Open an ONNX model folder', text: 'Open an ONNX folder…', testId: `${idPrefix}-onnx-input` }} onFiles={(files) => void add(files)}>
+      {folders.map((f) => (
+        <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
+      ))}
+    </FolderDropBox>
   );
 }
