@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { findChromium, chromiumArgs } from './scripts/chromium.mjs';
+import viteConfig from './vite.config.ts';
 
 // Three projects, one code base (tinygrad style: the same suite on every backend):
 //  - unit:        pure TypeScript in Node (src/**/*.test.ts)
@@ -10,6 +11,8 @@ import { findChromium, chromiumArgs } from './scripts/chromium.mjs';
 const chromium = findChromium();
 
 export default defineConfig({
+  // The app's module resolution (onnxruntime-web's wasm asset path), so the worker the browser tests start loads as the built app does.
+  resolve: viteConfig.resolve,
   test: {
     projects: [
       {
@@ -42,8 +45,9 @@ export default defineConfig({
           include: ['src/**/*.gpu.test.ts'],
           // Long runs of code the parity tests already prove identical in both runtimes: the
           // 1,000-step memory test and the learning tests (pipeline, LoRA fine-tuning) run on Dawn only, to keep CI short.
-          // The CLI's GPU tests drive the Node command (files, processes): Dawn only.
-          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/train/lora.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
+          // The CLI's GPU tests drive the Node command (files, processes), and the Hugging Face
+          // folder jobs' test reads the fixture folder from disk: Dawn only.
+          exclude: ['src/model/memory.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/train/lora.gpu.test.ts', 'src/train/hfJobs.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browser-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
