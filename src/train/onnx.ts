@@ -10,7 +10,7 @@ import type { LwmBackend } from '../core/backend.ts';
 import { filesFolder, HfFolderError, loadHfTokenizer, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
 import { chooseOnnxFile, onnxModelFiles, OnnxLayoutError } from '../model/onnx/layout.ts';
 import { loadOnnxModel, type LoadedOnnxModel } from '../model/onnx/load.ts';
-import { TemplateFileError } from '../model/onnx/template.ts';
+import { TemplateFileError } from '../model/templateFile.ts';
 import { folderError } from './hf.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { UserFacingError } from './host.ts';

@@ -10,7 +10,7 @@ import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
-import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/onnx/template.ts';
+import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/templateFile.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
 import { HF_INPUT_ERRORS } from './train-hf.ts';
