@@ -36,6 +36,17 @@ export function trainedTemplates(ck: Pick<Checkpoint, 'extraMetadata'>): Trained
   return { templates, trained: mix[0]?.[0] ?? 'v0' };
 }
 
+/**
+ * The template a fine-tune of a Hugging Face model trained with, as written (its checkpoint keeps
+ * the run's templates unwrapped; training put them inside the model's chat format): what its
+ * exports keep as lwm_template.json. null without a spec (an adapter trained elsewhere).
+ */
+export function hfTrainedTemplate(meta: Readonly<Record<string, string>> | undefined): PromptTemplate | null {
+  if (!meta?.spec) return null;
+  const { templates, trained } = trainedTemplates({ extraMetadata: { ...meta } });
+  return templates[trained] ?? null;
+}
+
 /** The tokenizer a checkpoint of ours carries in its metadata; a clear error where there is none. */
 export function checkpointTokenizer(ck: Pick<Checkpoint, 'extraMetadata'>, source: string): Tokenizer {
   const tj = ck.extraMetadata?.tokenizer;

@@ -38,8 +38,12 @@ export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[],
   const spec = resolveSpec(specIn);
   if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from, extra.hfBase);
-  // A pretrained model sees every sample in its own chat format (chat.ts).
-  if (p.hf) spec.templateSet = wrapTemplates(spec.templateSet, chatWrap(p.hf.opened.tokenizer));
+  // A pretrained model sees every sample in its own chat format (chat.ts); its checkpoints keep
+  // the templates as written, which a backend wraps again to serve it the same way.
+  if (p.hf) {
+    p.hf.templates = spec.templateSet;
+    spec.templateSet = wrapTemplates(spec.templateSet, chatWrap(p.hf.opened.tokenizer));
+  }
   if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen`);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {

@@ -52,10 +52,10 @@ describe('lwm train --from a Hugging Face folder', () => {
         expect(await exportCommand([out, '--to', 'hf', '-o', target, ...(unmerged ? ['--unmerged'] : [])], io), io.stderr).toBe(0);
         const files = (await readdir(target)).sort();
         if (unmerged) {
-          expect(files).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          expect(files).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'lwm_template.json', 'tokenizer.json', 'tokenizer_config.json']);
           expect(Object.keys(readSafetensors(new Uint8Array(await readFile(join(target, 'adapter_model.safetensors')))).metadata)).toEqual(['format']);
         } else {
-          expect(files).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          expect(files).toEqual(['config.json', 'generation_config.json', 'lwm_template.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
           const model = readSafetensors(new Uint8Array(await readFile(join(target, 'model.safetensors'))));
           expect(model.tensors.map((t) => t.name)).toContain('model.layers.1.mlp.down_proj.weight');
           expect(JSON.parse(await readFile(join(target, 'config.json'), 'utf8')).architectures).toEqual(['LlamaForCausalLM']);
