@@ -58,7 +58,8 @@ export function trainedChat(tok: HfTokenizer, stopIds: readonly number[], templa
     prompt(request, room) {
       const turn = isChatRequest(request) ? chatAsTurn(request.messages, request.system) : request;
       const ours = turn.template ?? template;
-      return { fitted: fitPrompt(encode, wrap(ours), turn.sample, room), template: ours, close: ours.targetClose };
+      // The tag itself (its leading newline, if any, stays in the text, as our own models' does).
+      return { fitted: fitPrompt(encode, wrap(ours), turn.sample, room), template: ours, close: ours.targetClose.trim() };
     },
     contextReport(request, context, maxTokens) {
       const shown = { ...(tokenizer as object), decode: (ids: readonly number[]) => tok.decode(ids) } as Tokenizer;

@@ -276,10 +276,15 @@ export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits:
   return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams.only } }) });
 }
 
+/** The metadata of a Hugging Face model's checkpoint: the stage, the spec (its templates as written, not wrapped), the base's files. */
+export function hfCheckpointMetadata(p: Pick<Prepared, 'hf'> & { hf: NonNullable<Prepared['hf']> }, spec: ResolvedSpec): Record<string, string> {
+  return { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: p.hf.templates }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+}
+
 /** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */
 export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: ResolvedSpec): Promise<Uint8Array> {
   if (!p.hf) return checkpointBytes(await model.toCheckpoint(), p.tok, spec);
-  const extra = { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: p.hf.templates }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+  const extra = hfCheckpointMetadata(p as Prepared & { hf: NonNullable<Prepared['hf']> }, spec);
   if (!p.lora) return saveCheckpoint({ ...(await model.toCheckpoint()), extraMetadata: extra });
   return saveLoraCheckpoint({ config: p.config, settings: p.lora.layout.settings, baseModel: p.hf.base.name, lora: await model.getLora(), step: model.step, optimizer: await model.getOptimizerState(), extraMetadata: extra });
 }
