@@ -154,7 +154,8 @@ async function onnxModel(dir: string, variant: string | undefined): Promise<{ ba
   const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm', ...(variant !== undefined && { variant }) });
   try {
     if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
-    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate, dispose: () => m.decoder.dispose() };
+    // A fine-tune of ours (lwm_template.json beside the chat template) takes turns, in its trained layout.
+    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate && !m.template, dispose: () => m.decoder.dispose() };
   } catch (e) {
     m.decoder.dispose();
     throw e;
