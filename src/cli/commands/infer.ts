@@ -30,11 +30,13 @@ generation fails gets an empty "gen" and "gen_error" and the run goes on (the ju
 failed); a refused key stops the run (exit 1). Progress goes to standard error.
 
   --backend local        a checkpoint of ours (--model CKPT.safetensors), on the GPU, prompted
-                         with the template it was trained with
+                         with the template it was trained with (a fine-tune of a Hugging Face
+                         model: inside its chat format, with its base's tokenizer, as trained)
   --backend onnx         an ONNX causal-LM folder (--model DIR: onnx/model.onnx, config.json,
                          tokenizer.json) through onnxruntime-web (WASM): with a chat template, sent
                          the AgentWorldBench message layout; without one (our own exports),
-                         prompted with our template
+                         prompted with our template; with both a chat template and
+                         lwm_template.json (an export of our fine-tune), in its trained layout
   --variant V            onnx: which model file (fp32 = onnx/model.onnx, fp16, q4, quantized, … =
                          onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
