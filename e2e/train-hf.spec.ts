@@ -90,9 +90,9 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   const evalLoss = (await page.getByTestId('loss-chart').locator('desc').textContent()) ?? '';
   console.log(`[e2e] ${evalLoss}`);
 
-  // The adapter in PEFT's layout: two files, PEFT's names and config.
-  const adapter = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the LoRA adapter \(PEFT\) of the last checkpoint/ }).click(), 2, 'train-hf-adapter');
-  expect([...adapter.keys()].sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+  // The adapter in PEFT's layout: PEFT's names and config, and the template the run trained with.
+  const adapter = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the LoRA adapter \(PEFT\) of the last checkpoint/ }).click(), 3, 'train-hf-adapter');
+  expect([...adapter.keys()].sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'lwm_template.json']);
   const config = JSON.parse(adapter.get('adapter_config.json')!.toString('utf8'));
   expect(config).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 4, lora_alpha: 8, base_model_name_or_path: 'TinyChat' });
   expect([...config.target_modules].sort()).toEqual(['down_proj', 'gate_proj', 'k_proj', 'o_proj', 'q_proj', 'up_proj', 'v_proj']);
@@ -104,8 +104,8 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   expect(header['base_model.model.model.layers.1.mlp.down_proj.lora_B.weight'].shape).toEqual([32, 4]);
 
   // The merged folder: the base's names, no adapter left, the tokenizer beside it.
-  const merged = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the merged Hugging Face folder of the last checkpoint/ }).click(), 5, 'train-hf-merged');
-  expect([...merged.keys()].sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  const merged = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the merged Hugging Face folder of the last checkpoint/ }).click(), 6, 'train-hf-merged');
+  expect([...merged.keys()].sort()).toEqual(['config.json', 'generation_config.json', 'lwm_template.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
   const weights = Object.keys(safetensorsHeader(merged.get('model.safetensors')!));
   expect(weights).toContain('model.layers.1.mlp.down_proj.weight');
   expect(weights.filter((n) => n.includes('lora'))).toEqual([]);

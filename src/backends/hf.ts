@@ -6,6 +6,11 @@
 // generation prompt added, and encoded with the model's own tokenizer. Generation stops at the
 // model's end-of-sequence ids (generation_config.json). The KV rows of recent prompts are kept, so
 // a later turn of the same session prefills only its new messages.
+//
+// An export of one of our fine-tunes of such a model (`lwm export … --to hf`, the Train view's
+// downloads) holds lwm_template.json beside the chat template: it is served in the layout it was
+// trained on instead (./trained-chat.ts: our template wrapped in the chat format, the same ids as
+// the SFT pipeline's), and its text stops at the observation's closing tag.
 import { isChatRequest, isTurnRequest, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
 import type { ContextPart, ContextReport } from '../core/playground/context.ts';
@@ -16,6 +21,7 @@ import { paramLayout } from '../model/params.ts';
 import { ParamBuffers, planFor } from '../model/shards.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';
 import { decodeStream } from './stream.ts';
+import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat.ts';
 
 /** A request that cannot be rendered for this model (no tokenizer, no chat template, too long). */
 export class HfPromptError extends Error {
@@ -132,10 +138,29 @@ export function hfContextReport(tok: HfTokenizer, request: Exclude<GenerateReque
   return { exact: true, context, maxTokens, room, prompt: fitted.ids.length, full: whole, ...totals, truncated: fitted.droppedTurns > 0 || fitted.systemCut, parts, text: tok.decode(fitted.ids) };
 }
 
+/**
+ * The ids a folder's model is given for a request within `room` tokens, and the text its answer
+ * stops at: a fine-tune of ours (a chat template and lwm_template.json) in the layout it trained
+ * on, fitted by the training policy; any other model as hfPrompt lays it out.
+ */
+export function hfServedPrompt(
+  model: Pick<LoadedHfModel, 'name' | 'tokenizer' | 'hasChatTemplate' | 'stopIds' | 'template'>,
+  request: GenerateRequest,
+  room: number,
+  trained: TrainedChat | null = folderTrainedChat(model),
+): { ids: number[]; close?: string } {
+  if (trained && (isTurnRequest(request) || isChatRequest(request))) {
+    const p = trained.prompt(request, room);
+    return { ids: p.fitted.ids, close: p.close };
+  }
+  return { ids: hfPrompt(model.tokenizer, request, room, model.name).ids };
+}
 
 export interface HfBackend {
   backend: LwmBackend;
   model: LoadedHfModel;
+  /** A fine-tune of ours (lwm_template.json beside the chat template): the layout it is served in; null for any other model. */
+  trained: TrainedChat | null;
   /** Tokens a prompt and its generation may take together (the KV cache's length). */
   context: number;
   stats: Readonly<GenerateStats>;
@@ -150,6 +175,14 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
   const gen = new GpuGenerator(rt, model.config, params, { maxSequences: 1, maxLength: options.context, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `hf:${model.name}`;
   const stop = new Set(model.stopIds);
+  let trained: TrainedChat | null;
+  try {
+    trained = folderTrainedChat(model);
+  } catch (e) {
+    gen.dispose();
+    params.release();
+    throw new HfPromptError(`${model.name}: ${(e as Error).message}`);
+  }
   const generateIds: HfBackend['generateIds'] = (promptIds, o) =>
     gen.generate(promptIds, { maxNewTokens: o.maxTokens, sampling: { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed }, stop: [...stop], signal: o.signal });
   const backend: LwmBackend = {
@@ -158,13 +191,14 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
       const room = options.context - o.maxTokens;
       if (room < 1) throw new HfPromptError(`max tokens ${o.maxTokens} leaves no room for the prompt in the ${options.context}-token context the model was loaded with`);
       const tok = needTokenizer(model.tokenizer, model.name);
-      const { ids } = hfPrompt(tok, request, room, model.name);
-      yield* decodeStream(generateIds(ids, o), (x) => tok.decode(x), stop, o);
+      const { ids, close } = hfServedPrompt(model, request, room, trained);
+      yield* decodeStream(generateIds(ids, o), (x) => tok.decode(x), stop, close === undefined ? o : stopAtClose(o, close));
     },
   };
   return {
     backend,
     model,
+    trained,
     context: options.context,
     stats: gen.stats,
     generateIds,

@@ -8,6 +8,10 @@
 //     requests rendered with our prompt template (the one the checkpoint was trained with, which
 //     the export keeps in lwm_template.json; else the default), up to the opening tag of the predicted
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
+//   - with both a chat template and lwm_template.json (an export of one of our fine-tunes of a
+//     pretrained model): turn and chat requests in the layout it was trained on (./trained-chat.ts:
+//     our template wrapped in the chat format, fitted by the training policy, the same ids as the
+//     SFT pipeline's), its text stopping at the observation's closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
 // A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
 // earlier turns left out, then the system message cut), or by the local backend's policy (without
@@ -23,6 +27,7 @@ import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
 import { decodeStream } from './stream.ts';
+import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
@@ -54,7 +59,14 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
  * cut); without one, by the training policy of the local backend (src/core/templates/fit.ts: earlier
  * turns shortened and left out before the system text); a raw prompt keeps its end.
  */
-export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'> & { template?: PromptTemplate }, request: GenerateRequest, room: number, name = 'the model'): number[] {
+export function onnxPromptIdsIn(
+  m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate' | 'stopIds'> & { template?: PromptTemplate },
+  request: GenerateRequest,
+  room: number,
+  name = 'the model',
+  trained: TrainedChat | null = folderTrainedChat(m),
+): number[] {
+  if (trained && (isChatRequest(request) || isTurnRequest(request))) return trained.prompt(request, room).fitted.ids;
   if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
   if (!m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) {
     const tok = m.tokenizer;
@@ -72,18 +84,22 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
   // Our exports' observations end at their closing tag; a pretrained model's at its eos ids.
   const close = m.hasChatTemplate ? null : tok.tokenId(SPECIAL_TOKENS.predictedClose);
   const stop = new Set([...m.stopIds, ...(close === null ? [] : [close])]);
+  const trained = folderTrainedChat(m);
   return {
     name,
     async *generate(request: GenerateRequest, o: GenerateOptions) {
       let ids: number[];
-      if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request, m.template);
-      else {
-        const room = m.contextLength - o.maxTokens;
-        if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
-        ids = onnxPromptIdsIn(m, request, room, name);
-      }
+      let options = o;
+      const room = m.contextLength === null ? Number.MAX_SAFE_INTEGER : m.contextLength - o.maxTokens;
+      if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
+      if (trained && (isChatRequest(request) || isTurnRequest(request))) {
+        const p = trained.prompt(request, room);
+        ids = p.fitted.ids;
+        options = stopAtClose(o, p.close);
+      } else if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request, m.template);
+      else ids = onnxPromptIdsIn(m, request, room, name, null);
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, o);
+      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, options);
     },
   };
 }

@@ -1,101 +1,34 @@
-// Training a pretrained Hugging Face model in its own chat format. Every turn sample is still
-// rendered by our templates and cut by the one truncation policy (src/core/templates/fit.ts), but
-// inside the model's chat: the system text is the system message, the history and the current
-// action the user message, the observation (in its tag) the assistant's reply, closed by the
-// template's end of turn. The wrapper strings come from the folder's own chat template, rendered
-// around markers:
-//
-//   render([system: ⟦S⟧, user: ⟦U⟧], add_generation_prompt)  →  sysOpen ⟦S⟧ sysToUser ⟦U⟧ userToAssistant
-//   render([..., assistant: ⟦A⟧])                               →  … ⟦A⟧ assistantClose
-//
-// and the model's tokenizer stands in for ours (ids as transformers gives them, no special tokens
-// added: the template writes its own BOS), with the end of turn as the stop token.
+// Training a pretrained Hugging Face model in its own chat format: our templates wrapped in the
+// model's chat (src/core/templates/chat-wrap.ts, shared with the backends that serve the
+// fine-tune), with its errors as the user's (a chat template that cannot carry our samples).
+import { chatTokenizer as coreChatTokenizer, chatWrap as coreChatWrap, ChatWrapError, wrapTemplates as coreWrapTemplates, type ChatWrap } from '../core/templates/chat-wrap.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
-import { HfTokenizer } from '../core/tokenizer/hf.ts';
-import type { SpecialTokenName, Tokenizer } from '../core/tokenizer/index.ts';
+import type { HfTokenizer } from '../core/tokenizer/hf.ts';
+import type { Tokenizer } from '../core/tokenizer/index.ts';
 import { UserFacingError } from './host.ts';
 
-const MARK = { system: '\u2063SYS\u2063', user: '\u2063USR\u2063', assistant: '\u2063AST\u2063' };
+export { wrapTemplate, type ChatWrap } from '../core/templates/chat-wrap.ts';
 
-export interface ChatWrap {
-  sysOpen: string;
-  sysToUser: string;
-  userToAssistant: string;
-  assistantClose: string;
+function userFacing<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof ChatWrapError) throw new UserFacingError(e.message);
+    throw e;
+  }
 }
 
 /** The chat template's text around the system, user and assistant contents. */
 export function chatWrap(tok: HfTokenizer): ChatWrap {
-  if (!tok.chatTemplateNames.length) throw new UserFacingError('the model folder has no chat template (tokenizer_config.json chat_template or chat_template.jinja); SFT renders samples in the model\'s chat format');
-  const base = [{ role: 'system', content: MARK.system }, { role: 'user', content: MARK.user }];
-  const prompt = tok.renderChat(base, { addGenerationPrompt: true });
-  const full = tok.renderChat([...base, { role: 'assistant', content: MARK.assistant }]);
-  const s = prompt.indexOf(MARK.system);
-  const u = prompt.indexOf(MARK.user);
-  const a = full.indexOf(MARK.assistant);
-  if (s < 0 || u < s) throw new UserFacingError('the chat template drops the system or the user message; it cannot carry our samples');
-  if (a < 0) throw new UserFacingError('the chat template drops the assistant message; it cannot carry our samples');
-  return {
-    sysOpen: prompt.slice(0, s),
-    sysToUser: prompt.slice(s + MARK.system.length, u),
-    userToAssistant: prompt.slice(u + MARK.user.length),
-    assistantClose: full.slice(a + MARK.assistant.length),
-  };
+  return userFacing(() => coreChatWrap(tok));
 }
 
-const HISTORY_LOOP = /\{%-?\s*for\s+\w+\s+in\s+history\b/u;
-
-/** A literal of the chat format inside a Jinja template text (refused when it holds Jinja delimiters). */
-function literal(s: string): string {
-  if (/\{[{%#]/u.test(s)) throw new UserFacingError(`the chat template's text ${JSON.stringify(s)} holds Jinja delimiters; it cannot wrap our template`);
-  return s;
-}
-
-/** A template text inside the model's chat format: the system message's start before it, its end (and the user message's start) before the history loop. */
-function wrapText(text: string, w: ChatWrap): string {
-  const m = HISTORY_LOOP.exec(text);
-  if (!m) throw new UserFacingError('the prompt template has no {% for turn in history %} loop to put the user message around');
-  return literal(w.sysOpen) + text.slice(0, m.index) + literal(w.sysToUser) + text.slice(m.index);
-}
-
-/** Our template inside the model's chat format (the system text, history and tags unchanged). */
-export function wrapTemplate(t: PromptTemplate, w: ChatWrap): PromptTemplate {
-  const out: PromptTemplate = {
-    ...t,
-    text: wrapText(t.text, w),
-    targetOpen: w.userToAssistant + t.targetOpen,
-    targetClose: t.targetClose + w.assistantClose.replace(/\s+$/, ''),
-  };
-  if (t.domains) out.domains = Object.fromEntries(Object.entries(t.domains).map(([d, text]) => [d, wrapText(text, w)]));
-  return out;
-}
-
-export function wrapTemplates(set: Readonly<Record<string, PromptTemplate>>, w: ChatWrap): Record<string, PromptTemplate> {
-  return Object.fromEntries(Object.entries(set).map(([k, t]) => [k, wrapTemplate(t, w)]));
-}
-
-/**
- * The model's tokenizer where the pipeline expects ours: encode without added special tokens (the
- * chat text carries them), decode as transformers does, and the special ids the pipeline asks for
- * (pad, bos, eos, the closing tag's stop) mapped onto the model's own: the end of turn for the
- * stops, the pad token (else the end of turn) for padding.
- */
+/** The model's tokenizer where the pipeline expects ours (see chat-wrap.ts). */
 export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tokenizer {
-  const stop = stopIds[0] ?? tok.eosTokenId;
-  if (stop === null || stop === undefined) throw new UserFacingError('the model has no end-of-sequence token (generation_config.json or tokenizer_config.json) to stop generation at');
-  const pad = tok.tokenId('<|finetune_right_pad_id|>') ?? tok.tokenId('<|endoftext|>') ?? tok.tokenId('<pad>') ?? stop;
-  const special = new Proxy({} as Record<SpecialTokenName, number>, {
-    get: (_t, name) => (name === 'pad' ? pad : name === 'bos' ? (tok.bosTokenId ?? stop) : stop),
-  });
-  const adapter = {
-    vocabSize: tok.vocabSize,
-    special,
-    encode: (text: string) => tok.encode(text, { addSpecialTokens: false }),
-    decode: (ids: readonly number[]) => tok.decode(ids, { skipSpecialTokens: true }),
-    toJSON: () => {
-      throw new Error('a Hugging Face tokenizer is stored as its files, not as our BPE');
-    },
-  };
-  // The pipeline reads only these members (tokenize, decode, the special ids and the vocabulary size).
-  return adapter as unknown as Tokenizer;
+  return userFacing(() => coreChatTokenizer(tok, stopIds));
+}
+
+/** Every template of a set inside the model's chat format. */
+export function wrapTemplates(set: Readonly<Record<string, PromptTemplate>>, w: ChatWrap): Record<string, PromptTemplate> {
+  return userFacing(() => coreWrapTemplates(set, w));
 }

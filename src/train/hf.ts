@@ -5,6 +5,7 @@
 // (src/model/hf/*) runs here. Every error a folder can cause reaches the page as a message that
 // names the file at fault.
 import { HfPromptError, openHfBackend, type HfBackend } from '../backends/hf.ts';
+import { TemplateFileError } from '../model/templateFile.ts';
 import { HfTokenizerError } from '../core/tokenizer/hf.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { SafetensorsError } from '../model/safetensors.ts';
@@ -25,7 +26,7 @@ export function folderOf(files: readonly HfFolderFile[] | undefined, name?: stri
 export function folderError(e: unknown, label: string): Error {
   if (e instanceof UserFacingError) return e;
   if (e instanceof HfConfigError) return new UserFacingError(`${label}/${e.message}`);
-  if (e instanceof HfFolderError || e instanceof HfMemoryError || e instanceof SafetensorsError || e instanceof HfPromptError) return new UserFacingError(e.message);
+  if (e instanceof HfFolderError || e instanceof HfMemoryError || e instanceof SafetensorsError || e instanceof HfPromptError || e instanceof TemplateFileError) return new UserFacingError(e.message);
   if (e instanceof HfTokenizerError) return new UserFacingError(`${label}/tokenizer.json: ${e.message}`);
   if (e instanceof RangeError && /config\.json/.test(e.message)) return new UserFacingError(e.message);
   return e as Error;

@@ -7,11 +7,17 @@
 //            tokenizer files): a LoRA adapter merged into its base (W + alpha/r · B·A), which needs
 //            the base folder picked again and checked to be the same; a full fine-tune alone
 //            (its checkpoint holds every weight and the folder's text files)
+//
+// Both keep the template the run trained with, as written, in lwm_template.json: a Hugging Face
+// or ONNX backend that loads the folder wraps it in the model's chat format again and prompts the
+// fine-tune exactly as its samples were laid out in training.
+import { hfTrainedTemplate } from '../backends/checkpoint.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { isLoraCheckpoint, loadLoraCheckpoint, peftFolderFiles } from '../model/hf/adapter.ts';
 import { baseFromJson, readHfBase } from '../model/hf/base.ts';
 import { hfLlamaExportFiles } from '../model/hf/export.ts';
 import { loraLayout, mergeLora } from '../model/lora.ts';
+import { TEMPLATE_FILE, templateFileBytes } from '../model/templateFile.ts';
 import type { CheckpointTag, RunRecord } from '../storage/db.ts';
 import { getRun, loadCheckpointBytes } from '../storage/runs.ts';
 import { UserFacingError, type JobContext } from './host.ts';
@@ -49,9 +55,10 @@ async function baseWeights(run: RunRecord & { hf: NonNullable<RunRecord['hf']> }
 
 async function loraFiles(run: RunRecord & { hf: NonNullable<RunRecord['hf']> }, bytes: Uint8Array, spec: HfExportJobSpec): Promise<HfExportResult['files']> {
   const ck = loadLoraCheckpoint(bytes, `the ${spec.tag} checkpoint of ${run.name}`);
-  if (spec.what === 'adapter') return peftFolderFiles(ck);
+  const template = hfTrainedTemplate(ck.extraMetadata);
+  if (spec.what === 'adapter') return [...peftFolderFiles(ck), ...(template ? [{ name: TEMPLATE_FILE, bytes: templateFileBytes(template) }] : [])];
   const { base, params } = await baseWeights(run, spec.hf, ck.baseModel);
-  return hfLlamaExportFiles(ck.config, mergeLora(params, loraLayout(ck.config, ck.settings), ck.lora), base);
+  return hfLlamaExportFiles(ck.config, mergeLora(params, loraLayout(ck.config, ck.settings), ck.lora), base, template);
 }
 
 export async function runHfExportJob(spec: HfExportJobSpec, ctx: JobContext): Promise<HfExportResult> {
@@ -69,7 +76,7 @@ export async function runHfExportJob(spec: HfExportJobSpec, ctx: JobContext): Pr
   else if (spec.what === 'adapter') throw new UserFacingError(`${run.name} fine-tuned every weight: it has no LoRA adapter; download the merged folder.`);
   else {
     const ck = loadCheckpoint(bytes, { source: `the ${spec.tag} checkpoint of ${run.name}` });
-    files = hfLlamaExportFiles(ck.config, ck.params, baseFromJson(ck.extraMetadata!.hf_base));
+    files = hfLlamaExportFiles(ck.config, ck.params, baseFromJson(ck.extraMetadata!.hf_base), hfTrainedTemplate(ck.extraMetadata));
   }
   ctx.log(`${spec.what === 'adapter' ? 'adapter' : 'merged folder'} of ${run.name} (${spec.tag}, step ${ref.step}): ${files.map((f) => f.name).join(', ')}`);
   return { files };

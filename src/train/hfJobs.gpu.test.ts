@@ -75,14 +75,14 @@ describe('train job from a Hugging Face folder', () => {
 
     host.handle({ type: 'start', jobId: 'e', spec: { kind: 'hf-export', runId, tag: 'last', what: 'adapter' } });
     const adapter = ((await finished('e')) as { result: HfExportResult }).result.files;
-    expect(adapter.map((f) => f.name)).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    expect(adapter.map((f) => f.name)).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'lwm_template.json']);
     expect(JSON.parse(new TextDecoder().decode(adapter[0].bytes))).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, base_model_name_or_path: 'TinyChat' });
     expect(readSafetensors(adapter[1].bytes).tensors.map((t) => t.name)).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
     host.handle({ type: 'start', jobId: 'f', spec: { kind: 'hf-export', runId, tag: 'last', what: 'merged' } });
     expect(await finished('f')).toMatchObject({ type: 'error', message: expect.stringMatching(/^Merging the adapter needs the base model's weights: pick the Hugging Face folder TinyChat again/) });
     host.handle({ type: 'start', jobId: 'g', spec: { kind: 'hf-export', runId, tag: 'last', what: 'merged', hf: { files: folder(), memoryGiB: 1 } } });
     const merged = ((await finished('g')) as { result: HfExportResult }).result.files;
-    expect(merged.map((f) => f.name).sort()).toEqual(NAMES);
+    expect(merged.map((f) => f.name).sort()).toEqual([...NAMES, 'lwm_template.json'].sort());
     expect(readSafetensors(merged.find((f) => f.name === 'model.safetensors')!.bytes).tensors.map((t) => t.name)).toContain('model.layers.1.mlp.down_proj.weight');
   });
 

@@ -10,7 +10,8 @@ import type { LwmBackend } from '../core/backend.ts';
 import { filesFolder, HfFolderError, loadHfTokenizer, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
 import { chooseOnnxFile, onnxModelFiles, OnnxLayoutError } from '../model/onnx/layout.ts';
 import { loadOnnxModel, type LoadedOnnxModel } from '../model/onnx/load.ts';
-import { TemplateFileError } from '../model/onnx/template.ts';
+import { TemplateFileError } from '../model/templateFile.ts';
+import { ChatWrapError } from '../core/templates/chat-wrap.ts';
 import { folderError } from './hf.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { UserFacingError } from './host.ts';
@@ -24,7 +25,7 @@ export function onnxFolderOf(files: readonly HfFolderFile[] | undefined, name?: 
 
 /** A folder's error as the user reads it (the layout's errors name the folder or file already). */
 export function onnxFolderError(e: unknown, label: string): Error {
-  if (e instanceof OnnxLayoutError || e instanceof TemplateFileError) return new UserFacingError(e.message);
+  if (e instanceof OnnxLayoutError || e instanceof TemplateFileError || e instanceof ChatWrapError) return new UserFacingError(e.message);
   return folderError(e, label);
 }
 

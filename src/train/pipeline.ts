@@ -23,23 +23,33 @@ import type { Trajectory } from '../core/schema/types.ts';
 import { chatWrap, wrapTemplates } from './chat.ts';
 import { rewardJudges } from './rlMetrics.ts';
 import type { TrainSpec } from './spec.ts';
-import { prepare, resolveSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
+import { prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
 import { runRl } from './stages/rl.ts';
 import { runSupervised } from './stages/sft.ts';
 
 // The spec types live in spec.ts, where storage and the app can import them without the
 // pipeline; its own importers may still take them from here.
 export type { Stage, TrainSpec } from './spec.ts';
-export { prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
+export { hfCheckpointMetadata, prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
 export { labelledRows, stageRows, trainLabels, unigramLoss } from './stages/rows.ts';
+
+/**
+ * A pretrained model sees every sample in its own chat format (chat.ts): the run's templates are
+ * wrapped in it; its checkpoints keep them as written (p.hf.templates), which a backend wraps again
+ * to serve the fine-tune the same way (src/backends/trained-chat.ts). Nothing for a model of ours.
+ */
+export function wrapRunTemplates(spec: ResolvedSpec, p: Prepared): void {
+  if (!p.hf) return;
+  p.hf.templates = spec.templateSet;
+  spec.templateSet = wrapTemplates(spec.templateSet, chatWrap(p.hf.opened.tokenizer));
+}
 
 /** Runs one stage. Resumable: a checkpoint from this stage continues at its step. */
 export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[], host: TrainHost, from?: Uint8Array, extra: RunExtra = {}): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
   if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from, extra.hfBase);
-  // A pretrained model sees every sample in its own chat format (chat.ts).
-  if (p.hf) spec.templateSet = wrapTemplates(spec.templateSet, chatWrap(p.hf.opened.tokenizer));
+  wrapRunTemplates(spec, p);
   if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen`);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {

@@ -16,6 +16,7 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint } from '../model/checkpoint.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
 import { hfContextReport, type HfBackend } from '../backends/hf.ts';
+import { trainedChat } from '../backends/trained-chat.ts';
 import type { LwmBackend } from '../core/backend.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { folderOf, loadHfBackend } from './hf.ts';
@@ -143,13 +144,19 @@ function openOurs(rt: GpuRuntime, id: string, bytes: Uint8Array, source: string)
     }
     throw e;
   }
-  if (!ck.extraMetadata?.tokenizer) {
+  if (!ck.extraMetadata?.tokenizer && !ck.extraMetadata?.hf_base) {
     throw new UserFacingError(
       `${source} holds no tokenizer (metadata "tokenizer"), so its token ids cannot be turned into text: it was not written by LWM Studio training. ` +
         'Use a checkpoint from the Train view or `lwm train`, or serve the model behind an OpenAI-compatible endpoint.',
     );
   }
-  const open = openCheckpointBackend(rt, ck, { source });
+  let open: CheckpointBackend;
+  try {
+    open = openCheckpointBackend(rt, ck, { source });
+  } catch (e) {
+    if (e instanceof CheckpointError) throw new UserFacingError(e.message);
+    throw e;
+  }
   const c = ck.config;
   const info: PlaygroundModelInfo = { id, name: open.backend.name, stage: ck.extraMetadata?.stage ?? 'checkpoint', step: ck.step, contextLength: c.contextLength, vocabSize: c.vocabSize, layers: c.layers, dModel: c.dModel, template: open.template.version };
   return { kind: 'checkpoint', rt, id, open, info };
@@ -167,7 +174,7 @@ async function openFolder(rt: GpuRuntime, id: string, model: Extract<PlaygroundM
     vocabSize: c.vocabSize,
     layers: c.layers,
     dModel: c.dModel,
-    template: hf.model.hasChatTemplate ? 'chat template' : 'none',
+    template: hf.trained ? `${hf.trained.template.version} in the chat template` : hf.model.hasChatTemplate ? 'chat template' : 'none',
     architecture: hf.model.hf.architecture,
     stopIds: hf.model.stopIds,
   };
@@ -188,7 +195,7 @@ async function openOnnx(id: string, model: Extract<PlaygroundModel, { source: 'o
     vocabSize: num(c.vocab_size),
     layers: m.decoder.layout.layers,
     dModel: num(c.hidden_size ?? c.n_embd),
-    template: m.hasChatTemplate ? 'chat template' : 'LWM template',
+    template: m.hasChatTemplate ? (m.template ? `${m.template.version} in the chat template` : 'chat template') : 'LWM template',
     architecture: Array.isArray(c.architectures) && typeof c.architectures[0] === 'string' ? c.architectures[0] : 'ONNX decoder',
     stopIds: m.stopIds,
     onnx: { file: m.file, executionProvider: m.decoder.executionProvider },
@@ -251,14 +258,21 @@ async function generateIds(m: Loaded, promptIds: number[], s: PlaygroundSampling
   return { model: m.info, ids, tokens: ids.length, ms: performance.now() - t0, stopped: signal.aborted };
 }
 
-/** The context bar of a turn: the checkpoint's template fit, or the folder's chat messages (null: an ONNX export of ours, prompted with our template in its tokenizer). */
+/**
+ * The context bar of a turn: the checkpoint's template fit (a fine-tune of a Hugging Face model,
+ * and an export of one: the template wrapped in the model's chat format, fitted as it is sent), or
+ * the folder's chat messages (null: an ONNX export of ours, prompted with our template in its tokenizer).
+ */
 function turnContext(m: Loaded, spec: Extract<GenerateJobSpec, { model: PlaygroundModel }>, request: TurnRequest, maxTokens: number): ContextReport | null {
+  if (m.kind === 'checkpoint' && m.open.trained) return m.open.trained.contextReport({ ...request, template: spec.template ?? m.open.template }, m.info.contextLength, maxTokens);
   if (m.kind === 'checkpoint') return contextReport(m.open.tokenizer, spec.template ?? m.open.template, request, m.info.contextLength, maxTokens);
   if (m.kind === 'onnx' && !m.onnx.hasChatTemplate) return null;
   const tok = m.kind === 'hf' ? m.hf.model.tokenizer : m.onnx.tokenizer;
   const name = m.kind === 'hf' ? m.hf.model.name : m.onnx.name;
   if (!tok) throw new UserFacingError(`${name} has no tokenizer (tokenizer.json), so a turn cannot be turned into token ids.`);
   try {
+    const trained = m.kind === 'hf' ? m.hf.trained : m.onnx.template ? trainedChat(tok, m.onnx.stopIds, m.onnx.template) : null;
+    if (trained) return trained.contextReport(request, m.info.contextLength, maxTokens);
     return hfContextReport(tok, request, m.info.contextLength, maxTokens);
   } catch (e) {
     throw new UserFacingError((e as Error).message);

@@ -3,6 +3,7 @@
 // the base's weights (W + alpha/r · B·A) or, with --unmerged, written as a clean PEFT folder.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { hfTrainedTemplate } from '../../backends/checkpoint.ts';
 import { loadCheckpoint } from '../../model/checkpoint.ts';
 import { peftFolderFiles, readPeftAdapter } from '../../model/hf/adapter.ts';
 import { baseFromJson, openHfBase, readHfBase, type HfBase } from '../../model/hf/base.ts';
@@ -10,6 +11,7 @@ import { hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { mergeLora } from '../../model/lora.ts';
 import { readSafetensors } from '../../model/safetensors.ts';
+import { TEMPLATE_FILE, templateFileBytes } from '../../model/templateFile.ts';
 
 type Files = { name: string; bytes: Uint8Array }[];
 
@@ -27,10 +29,10 @@ export function hfCheckpointBase(bytes: Uint8Array): HfBase | null {
   return meta ? baseFromJson(meta) : null;
 }
 
-/** A full fine-tune's checkpoint as a Llama / Qwen folder. */
+/** A full fine-tune's checkpoint as a Llama / Qwen folder, with the template it trained with (lwm_template.json). */
 export function fullFineTuneFiles(bytes: Uint8Array, source: string): Files {
   const ck = loadCheckpoint(bytes, { source });
-  return hfLlamaExportFiles(ck.config, ck.params, baseFromJson(ck.extraMetadata!.hf_base));
+  return hfLlamaExportFiles(ck.config, ck.params, baseFromJson(ck.extraMetadata!.hf_base), hfTrainedTemplate(ck.extraMetadata));
 }
 
 /**
@@ -43,15 +45,22 @@ export function adapterBaseDir(dir: string, base: string): string {
 
 /**
  * A LoRA adapter folder (ours or PEFT's): merged into its base (a whole model folder), or unmerged
- * (PEFT's folder, the adapter alone, plus the base's tokenizer files).
+ * (PEFT's folder, the adapter alone, plus the base's tokenizer files). Ours also keeps the template
+ * the run trained with (its adapter_model.safetensors carries the run's spec) as lwm_template.json.
  */
 export async function adapterExportFiles(dir: string, unmerged: boolean): Promise<Files> {
   const adapterConfig = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path?: string };
   const baseDir = adapterBaseDir(dir, adapterConfig.base_model_name_or_path ?? '');
   const { base, params } = await readHfBase(await nodeFolder(baseDir), { limits: CPU_LIMITS }, adapterConfig.base_model_name_or_path ?? baseDir);
   const config = openHfBase(base).config;
-  const a = readPeftAdapter(config, adapterConfig, new Uint8Array(readFileSync(join(dir, 'adapter_model.safetensors'))), dir);
-  if (!unmerged) return hfLlamaExportFiles(config, mergeLora(params, a.layout, a.lora), base);
+  const weights = new Uint8Array(readFileSync(join(dir, 'adapter_model.safetensors')));
+  const a = readPeftAdapter(config, adapterConfig, weights, dir);
+  const template = hfTrainedTemplate(readSafetensors(weights, `${dir}/adapter_model.safetensors`).metadata);
+  if (!unmerged) return hfLlamaExportFiles(config, mergeLora(params, a.layout, a.lora), base, template);
   const tokenizerFiles = Object.entries(base.files).filter(([n]) => n !== 'config.json' && n !== 'generation_config.json');
-  return [...peftFolderFiles({ config, settings: a.settings, baseModel: a.baseModel, lora: a.lora }), ...tokenizerFiles.map(([name, text]) => ({ name, bytes: new TextEncoder().encode(text) }))];
+  return [
+    ...peftFolderFiles({ config, settings: a.settings, baseModel: a.baseModel, lora: a.lora }),
+    ...tokenizerFiles.map(([name, text]) => ({ name, bytes: new TextEncoder().encode(text) })),
+    ...(template ? [{ name: TEMPLATE_FILE, bytes: templateFileBytes(template) }] : []),
+  ];
 }

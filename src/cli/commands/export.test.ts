@@ -10,7 +10,7 @@ import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
 import { presetConfig } from '../../model/config.ts';
 import { initParams } from '../../model/init.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
-import { TEMPLATE_FILE, templateFromJson } from '../../model/onnx/template.ts';
+import { TEMPLATE_FILE, templateFromJson } from '../../model/templateFile.ts';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 

@@ -5,12 +5,12 @@
 // Qwen3) as an ONNX causal-LM folder with a KV cache (src/model/onnx/export.ts).
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { checkpointTokenizer, trainedTemplates } from '../../backends/checkpoint.ts';
+import { checkpointTokenizer, hfTrainedTemplate, trainedTemplates } from '../../backends/checkpoint.ts';
 import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
-import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/onnx/template.ts';
+import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/templateFile.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
 import { HF_INPUT_ERRORS } from './train-hf.ts';
@@ -26,14 +26,15 @@ const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
               tokenizer_config.json, generation_config.json, and lwm_template.json (the prompt
               template it was trained with, which transformers ignores); for a fine-tuned Llama / Qwen2 /
               Qwen3 (lwm train --from HF_FOLDER) the same folder in its base's architecture, a LoRA
-              adapter merged into the base's weights
+              adapter merged into the base's weights, with lwm_template.json (the template it
+              trained with, which LWM Studio wraps in the model's chat format again to serve it)
   --unmerged  a LoRA adapter as PEFT's folder (adapter_config.json, adapter_model.safetensors)
-              with the base's tokenizer files, for PeftModel.from_pretrained
+              with the base's tokenizer files (and lwm_template.json), for PeftModel.from_pretrained
   --to onnx   an ONNX causal-LM folder in Hugging Face's layout: onnx/model.onnx (input_ids,
               attention_mask, position_ids, past_key_values.N.key/value in; logits,
               present.N.key/value out; opset 17, float32) beside config.json,
-              generation_config.json and the tokenizer files (and, for a checkpoint of ours,
-              lwm_template.json: the prompt template it was trained with); onnxruntime(-web) and
+              generation_config.json and the tokenizer files (and, for a checkpoint or adapter of
+              ours, lwm_template.json: the prompt template it was trained with); onnxruntime(-web) and
               transformers.js run it, and so does \`lwm generate --backend onnx\`
   -o DIR      the folder to write (created when absent; its parent must exist; files of the
               same names inside an existing folder are replaced)
@@ -113,7 +114,7 @@ async function hfFolderAsOnnx(path: string) {
 function checkpointAsOnnx(bytes: Uint8Array, source: string) {
   const ck = loadCheckpoint(bytes, { source });
   const base = hfCheckpointBase(bytes);
-  if (base) return onnxExportFiles(ck, hfLlamaExportFiles(ck.config, ck.params, base).filter((f) => f.name !== 'model.safetensors'));
+  if (base) return onnxExportFiles(ck, hfLlamaExportFiles(ck.config, ck.params, base, hfTrainedTemplate(ck.extraMetadata)).filter((f) => f.name !== 'model.safetensors'));
   const { templates, trained } = trainedTemplates(ck);
   return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, templates[trained]));
 }

@@ -131,10 +131,22 @@ async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
 }
 
 async function loadOurs(args: GenerateArgs): Promise<Loaded> {
-  if (args.input.kind === 'chat') throw new UsageError(`--chat needs a model with a chat template (a Hugging Face folder); ${args.model} is a checkpoint of ours: use --prompt`);
   const { loadCheckpoint } = await import('../../model/checkpoint.ts');
   const { checkpointTokenizer } = await import('../../backends/checkpoint.ts');
   const ck = loadCheckpoint(new Uint8Array(readFileSync(args.model)), { source: args.model });
+  // A fine-tune of a Hugging Face model: its base's tokenizer, chat template and stop ids, as for the folder.
+  if (ck.extraMetadata?.hf_base) {
+    const { baseFromJson, openHfBase } = await import('../../model/hf/base.ts');
+    let base;
+    try {
+      base = openHfBase(baseFromJson(ck.extraMetadata.hf_base));
+    } catch (e) {
+      throw new FileError(`${args.model}: its base model (metadata hf_base) cannot be read: ${(e as Error).message}`);
+    }
+    const tok = base.tokenizer;
+    return { config: ck.config, params: ck.params, promptIds: hfPromptIds(tok, args), stop: base.stopIds, decode: (ids) => tok.decode(ids) };
+  }
+  if (args.input.kind === 'chat') throw new UsageError(`--chat needs a model with a chat template (a Hugging Face folder); ${args.model} is a checkpoint of ours: use --prompt`);
   const tok = checkpointTokenizer(ck, args.model);
   const promptIds = tok.encode(args.input.text, { allowSpecial: true });
   return { config: ck.config, params: ck.params, promptIds, stop: [tok.special.eos], decode: (ids) => tok.decode(ids) };

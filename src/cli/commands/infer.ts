@@ -30,11 +30,13 @@ generation fails gets an empty "gen" and "gen_error" and the run goes on (the ju
 failed); a refused key stops the run (exit 1). Progress goes to standard error.
 
   --backend local        a checkpoint of ours (--model CKPT.safetensors), on the GPU, prompted
-                         with the template it was trained with
+                         with the template it was trained with (a fine-tune of a Hugging Face
+                         model: inside its chat format, with its base's tokenizer, as trained)
   --backend onnx         an ONNX causal-LM folder (--model DIR: onnx/model.onnx, config.json,
                          tokenizer.json) through onnxruntime-web (WASM): with a chat template, sent
                          the AgentWorldBench message layout; without one (our own exports),
-                         prompted with our template
+                         prompted with our template; with both a chat template and
+                         lwm_template.json (an export of our fine-tune), in its trained layout
   --variant V            onnx: which model file (fp32 = onnx/model.onnx, fp16, q4, quantized, … =
                          onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
@@ -154,7 +156,8 @@ async function onnxModel(dir: string, variant: string | undefined): Promise<{ ba
   const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm', ...(variant !== undefined && { variant }) });
   try {
     if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
-    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate, dispose: () => m.decoder.dispose() };
+    // A fine-tune of ours (lwm_template.json beside the chat template) takes turns, in its trained layout.
+    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate && !m.template, dispose: () => m.decoder.dispose() };
   } catch (e) {
     m.decoder.dispose();
     throw e;

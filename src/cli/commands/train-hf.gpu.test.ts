@@ -2,13 +2,18 @@
 // in PEFT's layout (with our Adam state beside it and the best checkpoint under best/), a resume
 // with --from DIR, and `lwm export` of the folder merged into a Llama folder and unmerged.
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { captureIO } from '../testing.ts';
 import { readSafetensors } from '../../model/safetensors.ts';
 import exportCommand from './export.ts';
+import generate from './generate.ts';
+import infer from './infer.ts';
+import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
+import { generateTrajectories } from '../../core/envs/generate.ts';
+import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
 import train from './train.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
@@ -20,6 +25,30 @@ async function trainRun(...argv: string[]) {
 }
 
 describe('lwm train --from a Hugging Face folder', () => {
+  it('a full fine-tune\'s checkpoint serves with lwm infer --backend local and lwm generate (its base\'s tokenizer, the trained layout)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-train-full-'));
+    try {
+      const data = join(dir, 'data.jsonl');
+      const gen = (await import('./gen.ts')).default;
+      expect(await gen(['--domain', 'terminal', '--n', '6', '--seed', '2', '-o', data], captureIO())).toBe(0);
+      const ft = join(dir, 'ft.safetensors');
+      const r = await trainRun('--stage', 'sft', '--data', data, '--batch', '2', '--tokens', '64', '--eval-every', '1', '--from', FOLDER, '--steps', '1', '-o', ft);
+      expect(r.code, r.stderr).toBe(0);
+      const records = toAgentWorldBenchRecords(generateTrajectories('terminal', 1, 4)[0]).slice(0, 2);
+      await writeFile(join(dir, 'awb.jsonl'), records.map((x) => JSON.stringify(x)).join('\n') + '\n');
+      const io = captureIO();
+      expect(await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ft, '--max-tokens', '4', '-o', '-'], io), io.stderr).toBe(0);
+      const out = io.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(out).toHaveLength(2);
+      for (const o of out) expect(o).toMatchObject({ gen: expect.any(String) });
+      expect(out.every((o) => o.gen_error === undefined)).toBe(true);
+      const g = captureIO();
+      expect(await generate(['--model', ft, '--prompt', 'ls', '--max-tokens', '3', '--temperature', '0', '--json'], g), g.stderr).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--lora writes a PEFT adapter folder that resumes and exports merged or not', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-train-lora-'));
     try {
@@ -52,14 +81,17 @@ describe('lwm train --from a Hugging Face folder', () => {
         expect(await exportCommand([out, '--to', 'hf', '-o', target, ...(unmerged ? ['--unmerged'] : [])], io), io.stderr).toBe(0);
         const files = (await readdir(target)).sort();
         if (unmerged) {
-          expect(files).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          expect(files).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'lwm_template.json', 'tokenizer.json', 'tokenizer_config.json']);
           expect(Object.keys(readSafetensors(new Uint8Array(await readFile(join(target, 'adapter_model.safetensors')))).metadata)).toEqual(['format']);
         } else {
-          expect(files).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+          expect(files).toEqual(['config.json', 'generation_config.json', 'lwm_template.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
           const model = readSafetensors(new Uint8Array(await readFile(join(target, 'model.safetensors'))));
           expect(model.tensors.map((t) => t.name)).toContain('model.layers.1.mlp.down_proj.weight');
           expect(JSON.parse(await readFile(join(target, 'config.json'), 'utf8')).architectures).toEqual(['LlamaForCausalLM']);
         }
+        // The template the run trained with, as written (training wrapped it in the chat format).
+        const t = JSON.parse(await readFile(join(target, 'lwm_template.json'), 'utf8'));
+        expect(t.text).toBe(BUILTIN_TEMPLATES[t.version].text);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

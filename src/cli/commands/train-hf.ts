@@ -16,7 +16,7 @@ import { readSafetensors } from '../../model/safetensors.ts';
 import { adapterBaseDir } from './export-hf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */
-export const HF_INPUT_ERRORS = ['HfFolderError', 'HfConfigError', 'HfWeightsError', 'HfMemoryError', 'HfTokenizerError', 'LoraError'];
+export const HF_INPUT_ERRORS = ['HfFolderError', 'HfConfigError', 'HfWeightsError', 'HfMemoryError', 'HfTokenizerError', 'LoraError', 'TemplateFileError', 'ChatWrapError'];
 
 /** --memory-gib G: the device memory the run may take (default 8; WebGPU reports none). */
 export function memoryGib(v: string | undefined): number {

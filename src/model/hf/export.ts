@@ -19,6 +19,8 @@ import type { Checkpoint } from '../checkpoint.ts';
 import { mlpHidden, type ModelConfig } from '../config.ts';
 import { paramLayout } from '../params.ts';
 import { writeSafetensors, type TensorToWrite } from '../safetensors.ts';
+import type { PromptTemplate } from '../../core/templates/index.ts';
+import { TEMPLATE_FILE, templateFileBytes } from '../templateFile.ts';
 import type { HfBase } from './base.ts';
 import { configFromHf } from './config.ts';
 import { paramsToHf } from './weights.ts';
@@ -126,9 +128,11 @@ export function hfExportFiles(ck: Pick<Checkpoint, 'config' | 'params'>, tok: To
  * A fine-tuned Llama / Qwen2 / Qwen3 (a run started from a Hugging Face folder, its LoRA adapter
  * merged or not) as a Hugging Face folder: the base's config.json (dtype float32, as written),
  * tokenizer and generation files unchanged, and our weights under the standard names
- * (weights.ts's paramsToHf; a tied head writes no lm_head.weight).
+ * (weights.ts's paramsToHf; a tied head writes no lm_head.weight), and the template the run
+ * trained with as written (lwm_template.json, when given), so the folder is served in the layout
+ * it learned (our template inside the model's chat format) rather than as a plain instruct model.
  */
-export function hfLlamaExportFiles(config: ModelConfig, params: Float32Array, base: HfBase): { name: string; bytes: Uint8Array }[] {
+export function hfLlamaExportFiles(config: ModelConfig, params: Float32Array, base: HfBase, template?: PromptTemplate | null): { name: string; bytes: Uint8Array }[] {
   const raw = JSON.parse(base.files['config.json'] ?? 'null') as Record<string, unknown>;
   const opened = configFromHf(raw).config;
   const same = (Object.keys(opened) as (keyof ModelConfig)[]).every((k) => k === 'contextLength' || JSON.stringify(opened[k]) === JSON.stringify(config[k]));
@@ -143,5 +147,6 @@ export function hfLlamaExportFiles(config: ModelConfig, params: Float32Array, ba
     { name: 'model.safetensors', bytes: writeSafetensors(tensors, { format: 'pt' }) },
   ];
   for (const [name, text] of Object.entries(base.files)) if (name !== 'config.json') files.push({ name, bytes: enc.encode(text) });
+  if (template) files.push({ name: TEMPLATE_FILE, bytes: templateFileBytes(template) });
   return files;
 }

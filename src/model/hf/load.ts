@@ -2,12 +2,16 @@
 // ModelConfig (config.ts), the tokenizer and stop ids (files.ts), the memory the run needs checked
 // against the adapter's limits from the safetensors headers alone (memory.ts), and only then the
 // tensors read and laid out as our flat parameters (weights.ts). The same in Node (node.ts's
-// nodeFolder) and in the browser (files.ts's filesFolder).
+// nodeFolder) and in the browser (files.ts's filesFolder). An export of a fine-tune of ours also
+// holds lwm_template.json (../templateFile.ts): the template it trained with, which the Hugging
+// Face backend wraps in the model's chat format to prompt it as training did.
+import type { PromptTemplate } from '../../core/templates/index.ts';
 import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import type { ModelConfig } from '../config.ts';
 import { configFromHf, type HfModelConfig } from './config.ts';
 import { indexWeights, loadHfTokenizer, readGenerationConfig, readJsonFile, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
 import { checkFolderMemory, type AdapterLimits, type FitReport, type RunMode } from './memory.ts';
+import { TEMPLATE_FILE, templateFromJson } from '../templateFile.ts';
 import { paramsFromHf } from './weights.ts';
 
 /** The model does not fit the adapter; the message says what it needs and what would fit. */
@@ -51,6 +55,8 @@ export interface LoadedHfModel {
   stopIds: number[];
   /** The memory check that let it load. */
   fit: FitReport;
+  /** The template a fine-tune of ours trained with (lwm_template.json, unwrapped), when the folder keeps one. */
+  template?: PromptTemplate;
 }
 
 const TOKENIZER_FILES = ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer.model'];
@@ -71,6 +77,9 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
   const list = files.list();
   const tokenizer = TOKENIZER_FILES.some((f) => list.includes(f)) ? await loadHfTokenizer(files) : null;
   const generation = await readGenerationConfig(files);
+  // Read (and checked) before the weights: a broken file is refused at once, naming it.
+  const templateJson = await readJsonFile(files, TEMPLATE_FILE, true);
+  const template = templateJson === null ? undefined : templateFromJson(templateJson, `${files.label}/${TEMPLATE_FILE}`);
   const weights = await indexWeights(files);
   const context = typeof options.context === 'function' ? options.context(tokenizer) : (options.context ?? hf.config.contextLength);
   const fit = checkFolderMemory({ config: rawConfig, files, weights }, { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }) }, options.limits);
@@ -86,5 +95,6 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
     hasChatTemplate: (tokenizer?.chatTemplateNames.length ?? 0) > 0,
     stopIds: stopTokenIds(generation, rawConfig, tokenizer),
     fit,
+    ...(template && { template }),
   };
 }

@@ -10,7 +10,7 @@
 //   generation_config.json   bos / eos / pad ids
 //   tokenizer.json, tokenizer_config.json (and the folder's other tokenizer files, for an HF folder)
 //   lwm_template.json        for one of our checkpoints, the prompt template it was trained with
-//                            (template.ts), which the ONNX backend renders turns with when loaded back
+//                            (../templateFile.ts), which the ONNX backend renders turns with when loaded back
 import type { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
 import { hfTokenizerJson } from '../../core/tokenizer/hfExport.ts';
 import type { Checkpoint } from '../checkpoint.ts';
@@ -20,7 +20,7 @@ import { gpt2Mismatch, HfExportRefused, hfExportFiles, tokenizerConfigJson } fro
 import type { ModelFiles } from '../hf/files.ts';
 import { blockPlan } from '../plan.ts';
 import { decoderModel, type DecoderExportOptions } from './decoder.ts';
-import { TEMPLATE_FILE, templateFileBytes } from './template.ts';
+import { TEMPLATE_FILE, templateFileBytes } from '../templateFile.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
 
 export interface ExportFile {
@@ -135,6 +135,8 @@ export const HF_SIDE_FILES = [
   'vocab.json',
   'merges.txt',
   'tokenizer.model',
+  // A fine-tune's training template (an export of ours), so its ONNX folder is prompted as it trained.
+  TEMPLATE_FILE,
 ];
 
 /** Those of HF_SIDE_FILES a folder has, read. */

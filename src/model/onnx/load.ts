@@ -7,7 +7,7 @@ import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import { loadHfTokenizer, readGenerationConfig, readJsonFile, stopTokenIds, type ModelFiles } from '../hf/files.ts';
 import { chooseOnnxFile, OnnxLayoutError } from './layout.ts';
 import { OnnxDecoder, type ExecutionProvider } from './session.ts';
-import { TEMPLATE_FILE, templateFromJson } from './template.ts';
+import { TEMPLATE_FILE, templateFromJson } from '../templateFile.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
 
 export interface LoadOnnxOptions {

@@ -4,7 +4,7 @@ import { knowledgeText } from '../../core/envs/index.ts';
 import { DEFAULT_REWARD_MIX, REWARD_KINDS, type RewardKind } from '../../core/judge/reward.ts';
 import { maskConfig, maskConfigFromJson, maskConfigToJson, type MaskConfig } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateLiterals, normalizeTemplates } from '../../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateLiterals, normalizeTemplates, type PromptTemplate } from '../../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
 import type { TurnSample } from '../../core/turns/index.ts';
 import { splitByTrajectory } from '../../core/turns/index.ts';
@@ -151,7 +151,16 @@ export interface Prepared {
   all: Trajectory[];
   start: { params: Float32Array; optimizer?: Checkpoint['optimizer']; step: number };
   /** A run of a Hugging Face model: its files (kept in every checkpoint) and what they give. */
-  hf?: { base: HfBase; opened: OpenedBase };
+  hf?: {
+    base: HfBase;
+    opened: OpenedBase;
+    /**
+     * The run's templates as written, before runTraining wraps them in the model's chat format:
+     * what its checkpoints keep in their spec, so an export writes the unwrapped template
+     * (lwm_template.json) and a backend wraps it again as training did.
+     */
+    templates?: Readonly<Record<string, PromptTemplate>>;
+  };
   /** A LoRA run: the adapter's layout and starting weights (and Adam state when it resumes). */
   lora?: { layout: LoraLayout; params: Float32Array; optimizer?: Checkpoint['optimizer'] };
 }
@@ -267,10 +276,15 @@ export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits:
   return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams.only } }) });
 }
 
+/** The metadata of a Hugging Face model's checkpoint: the stage, the spec (its templates as written, not wrapped), the base's files. */
+export function hfCheckpointMetadata(p: Pick<Prepared, 'hf'> & { hf: NonNullable<Prepared['hf']> }, spec: ResolvedSpec): Record<string, string> {
+  return { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: p.hf.templates }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+}
+
 /** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */
 export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: ResolvedSpec): Promise<Uint8Array> {
   if (!p.hf) return checkpointBytes(await model.toCheckpoint(), p.tok, spec);
-  const extra = { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: undefined }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+  const extra = hfCheckpointMetadata(p as Prepared & { hf: NonNullable<Prepared['hf']> }, spec);
   if (!p.lora) return saveCheckpoint({ ...(await model.toCheckpoint()), extraMetadata: extra });
   return saveLoraCheckpoint({ config: p.config, settings: p.lora.layout.settings, baseModel: p.hf.base.name, lora: await model.getLora(), step: model.step, optimizer: await model.getOptimizerState(), extraMetadata: extra });
 }

@@ -21,11 +21,11 @@ function HfDownloads({ run, tag, exporting, exportHf }: { run: RunRecord; tag: C
   return (
     <>
       {run.hf?.tuning === 'lora' ? (
-        <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'adapter')} aria-label={`Download the LoRA adapter (PEFT) of the ${label}`} title="adapter_config.json + adapter_model.safetensors: put both in one folder for PeftModel.from_pretrained">
+        <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'adapter')} aria-label={`Download the LoRA adapter (PEFT) of the ${label}`} title="adapter_config.json + adapter_model.safetensors (+ lwm_template.json, the template it trained with): put them in one folder for PeftModel.from_pretrained">
           {busy('adapter') ? 'Exporting…' : 'Adapter (PEFT)'}
         </button>
       ) : null}
-      <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'merged')} aria-label={`Download the merged Hugging Face folder of the ${label}`} title={`config.json, model.safetensors and the tokenizer files, one download each: put them in one folder${run.hf?.tuning === 'lora' ? ' (the merge needs the base folder picked again after a reload)' : ''}`}>
+      <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'merged')} aria-label={`Download the merged Hugging Face folder of the ${label}`} title={`config.json, model.safetensors, the tokenizer files and lwm_template.json (the template it trained with, so LWM Studio serves it in that layout), one download each: put them in one folder${run.hf?.tuning === 'lora' ? ' (the merge needs the base folder picked again after a reload)' : ''}`}>
         {busy('merged') ? 'Exporting…' : 'Merged folder'}
       </button>
     </>

@@ -1,11 +1,13 @@
-// The prompt template one of our checkpoints was trained with, kept in its exported ONNX folder as
-// lwm_template.json (the PromptTemplate as JSON: version, description, Jinja text, per-domain
-// texts, the observation's tags). A pretrained model's folder carries its chat template in
-// tokenizer_config.json; ours has none, and without this file a turn would be rendered with the
-// default template instead of the one the weights learned. The ONNX loader (load.ts) reads it
-// back (checked as the Prompts view checks a template) and the ONNX backend renders turn requests
-// with it, as the checkpoint backend does.
-import { checkTemplate, type PromptTemplate } from '../../core/templates/index.ts';
+// The prompt template a run trained with, kept in an exported folder as lwm_template.json (the
+// PromptTemplate as JSON: version, description, Jinja text, per-domain texts, the observation's
+// tags). Our own checkpoints' exports (GPT-2 `--to hf`, `--to onnx`) carry it because their folder
+// has no chat template; a fine-tune of a pretrained Hugging Face model carries it beside the
+// model's chat template, holding our template UNWRAPPED: the backends wrap it in the chat format
+// again (src/core/templates/chat-wrap.ts), as training did. Without this file a turn would be
+// rendered with a default layout instead of the one the weights learned. The ONNX and Hugging
+// Face folder loaders read it back (checked as the Prompts view checks a template); errors name
+// the file.
+import { checkTemplate, type PromptTemplate } from '../core/templates/index.ts';
 
 export const TEMPLATE_FILE = 'lwm_template.json';
 

@@ -1,8 +1,8 @@
 // lwm_template.json, the training template an ONNX export of ours keeps: written and read back, and
 // a broken one refused at load with the file, the text and the line at fault.
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
-import { templateFileBytes, templateFromJson, TemplateFileError } from './template.ts';
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
+import { templateFileBytes, templateFromJson, TemplateFileError } from './templateFile.ts';
 
 const WHERE = 'export/lwm_template.json';
 const parse = (bytes: Uint8Array) => JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
