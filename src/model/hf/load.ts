@@ -9,6 +9,7 @@ import { configFromHf, type HfModelConfig } from './config.ts';
 import { indexWeights, loadHfTokenizer, readGenerationConfig, readJsonFile, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
 import { checkFolderMemory, type AdapterLimits, type FitReport, type RunMode } from './memory.ts';
 import { paramsFromHf } from './weights.ts';
+import type { WeightStorage } from '../halfWeights.ts';
 
 /** The model does not fit the adapter; the message says what it needs and what would fit. */
 export class HfMemoryError extends Error {
@@ -33,6 +34,8 @@ export interface LoadHfOptions {
   mode?: RunMode;
   /** Training that also generates (GSPO rollouts): a KV cache beside the activations. */
   generates?: boolean;
+  /** How the weights will be held on the GPU (default f32): f16 halves the matrices' bytes in the memory check. */
+  weights?: WeightStorage;
 }
 
 export interface LoadedHfModel {
@@ -57,7 +60,7 @@ const TOKENIZER_FILES = ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenize
 
 /** AdapterLimits from a runtime's adapter report and a device-memory budget (WebGPU reports none). Weights load as f32. */
 export function limitsFromReport(report: { limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize'> }, memoryBudget: number): AdapterLimits {
-  return { maxBufferSize: report.limits.maxBufferSize, maxStorageBufferBindingSize: report.limits.maxStorageBufferBindingSize, memoryBudget, shaderF16: false };
+  return { maxBufferSize: report.limits.maxBufferSize, maxStorageBufferBindingSize: report.limits.maxStorageBufferBindingSize, memoryBudget };
 }
 
 /**
@@ -73,7 +76,8 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
   const generation = await readGenerationConfig(files);
   const weights = await indexWeights(files);
   const context = typeof options.context === 'function' ? options.context(tokenizer) : (options.context ?? hf.config.contextLength);
-  const fit = checkFolderMemory({ config: rawConfig, files, weights }, { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }) }, options.limits);
+  const run = { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }), ...(options.weights === 'f16' && { weightBytes: 2 as const }) };
+  const fit = checkFolderMemory({ config: rawConfig, files, weights }, run, options.limits);
   if (!fit.fits) throw new HfMemoryError(fit);
   const params = paramsFromHf(hf.config, await readWeights(files, weights));
   return {
