@@ -12,6 +12,7 @@ import type { ModelConfig } from '../model/config.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
 import { paramLayout } from '../model/params.ts';
 import { ParamBuffers, planFor } from '../model/shards.ts';
+import type { WeightStorage } from '../model/halfWeights.ts';
 import { localBackend } from './local.ts';
 
 /** The templates a checkpoint knows (built-in plus the run's own) and the one it was trained with. */
@@ -75,6 +76,8 @@ export interface OpenCheckpointOptions {
    * system prompt, a later turn of the same trajectory) prefills only the rest. 0 turns it off.
    */
   prefixSlots?: number;
+  /** How the weights are held on the GPU (default f32; f16 halves the matrices' memory, src/model/halfWeights.ts). */
+  weights?: WeightStorage;
 }
 
 /** Loads a checkpoint (bytes or already parsed) onto `rt` as a backend. */
@@ -86,7 +89,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
   const version = options.template ?? trained;
   const template = templates[version];
   if (!template) throw new CheckpointError(`${source}: no template '${version}' (known: ${Object.keys(templates).join(', ')})`);
-  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config)), ck.params, 'checkpoint.params');
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config), options.weights), ck.params, 'checkpoint.params');
   const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength, prefixSlots: options.prefixSlots ?? 4 });
   const inner = localBackend(gen, tokenizer, options.name ?? `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`);
   const backend: LwmBackend = { name: inner.name, generate: (req, o) => inner.generate('sample' in req ? { ...req, template: req.template ?? template } : req, o) };
