@@ -139,6 +139,8 @@ export interface HfBackend {
   model: LoadedHfModel;
   /** Tokens a prompt and its generation may take together (the KV cache's length). */
   context: number;
+  /** Bytes the weights take on the GPU (f32, or f16 matrices). */
+  weightBytes: number;
   stats: Readonly<GenerateStats>;
   /** Raw token ids in, generated ids out (stop ids included, as transformers' generate() returns them). */
   generateIds(promptIds: number[], o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal }): AsyncIterable<number>;
@@ -167,6 +169,7 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
     backend,
     model,
     context: options.context,
+    weightBytes: params.bytes,
     stats: gen.stats,
     generateIds,
     dispose() {

@@ -6,7 +6,7 @@
 // only the worker runs).
 
 import type { HfFolderRef } from './spec.ts';
-export { F16_WEIGHTS } from '../model/hf/memory.ts';
+export { F16_WEIGHTS, formatBytes } from '../model/hf/memory.ts';
 
 /** One file of a folder: its path inside the folder ('/'-separated) and its contents. */
 export interface HfFolderFile {
