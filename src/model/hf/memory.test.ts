@@ -131,10 +131,10 @@ describe('checkMemory', () => {
     expect(f16.fits).toBe(true);
     expect(f16.message).toMatch(/fits: 1\.03 GiB of 1\.50 GiB for inference, context 1024, batch 1, f16 weights \(weights 942\.\d MiB/);
     expect(f16.estimate.weights).toBeLessThan(f32.estimate.weights / 1.99);
-    // Where f32 fits only with a smaller batch and f16 as asked, both are offered, f16 first; full
+    // Where f32 fits only with a smaller batch and f16 as asked, both are offered; full
     // fine-tuning trains the weights, so never in f16.
     const pair = checkMemory(QWEN25_05B, { ...run, batch: 3 }, { ...limits, memoryBudget: 2 * GiB });
-    expect(pair.alternatives.map((a) => a.change)).toEqual([F16_WEIGHTS, 'batch 1']);
+    expect(pair.alternatives.map((a) => a.change)).toEqual(['batch 1', F16_WEIGHTS]);
     const full = checkMemory(QWEN25_05B, { mode: { kind: 'full' }, context: 64, batch: 1 }, { ...limits, memoryBudget: 4 * GiB });
     expect(full.alternatives.map((a) => a.change)).not.toContain(F16_WEIGHTS);
   });

@@ -299,7 +299,8 @@ function firstFit(dims: ModelDims, changes: string[], r: RunShape, limits: Adapt
  * Runs that fit, changing as little as possible: the asked mode, then LoRA instead of full
  * fine-tuning, then inference only; for each the first of: as asked, batch 1, the longest context
  * at the asked batch, the longest at batch 1. Where the weights are frozen (inference, LoRA) and
- * f32, f16 weights are offered too when they fit with no other change, or when nothing in f32 does.
+ * f32, f16 weights are offered after that when they fit with no other change, or when nothing in
+ * f32 does.
  */
 function alternatives(dims: ModelDims, run: RunShape, limits: AdapterLimits): Alternative[] {
   const modes: [string[], RunShape][] = [[[], run]];
@@ -311,8 +312,8 @@ function alternatives(dims: ModelDims, run: RunShape, limits: AdapterLimits): Al
     const halfChanges = [...changes, F16_WEIGHTS];
     const f16 = r.mode.kind !== 'full' && r.weightBytes !== 2 ? firstFit(dims, halfChanges, { ...r, weightBytes: 2 }, limits) : null;
     const f32AsIs = f32 && f32.change === changes.join(', ');
-    if (f16 && !f32AsIs && (!f32 || f16.change === halfChanges.join(', '))) out.push(f16);
     if (f32) out.push(f32);
+    if (f16 && !f32AsIs && (!f32 || f16.change === halfChanges.join(', '))) out.push(f16);
   }
   return out;
 }
