@@ -65,11 +65,12 @@ async function hasChatTemplate(files: ModelFiles): Promise<boolean> {
   return !!config && config.chat_template !== undefined && config.chat_template !== null;
 }
 
-/** The memory check's run: inference with one sequence (its weights f32, or f16 when asked), or training of `train`'s shape (f32). */
+/** The memory check's run: inference with one sequence (its weights f32, or f16 when asked), or training of `train`'s shape (a LoRA base may be f16). */
 export function runShape(train: HfTrainShape | undefined, context: number, weights?: HfRunSettings['weights']): RunShape {
   if (!train) return { mode: { kind: 'inference' }, context, batch: 1, ...(weights === 'f16' && { weightBytes: 2 as const }) };
   const mode: RunMode = train.tuning === 'lora' ? { kind: 'lora', rank: train.rank ?? 8 } : { kind: 'full' };
-  return { mode, context, batch: train.batch, ...(train.generates && { generates: true }) };
+  const half = train.tuning === 'lora' && train.baseWeights === 'f16';
+  return { mode, context, batch: train.batch, ...(train.generates && { generates: true }), ...(half && { weightBytes: 2 as const }) };
 }
 
 /** What a folder holds and whether the run fits, from config.json and the safetensors headers (no tensor is read). */

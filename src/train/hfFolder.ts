@@ -82,6 +82,8 @@ export interface HfTrainShape {
   batch: number;
   /** RL keeps a KV cache for its rollouts beside the activations. */
   generates?: boolean;
+  /** LoRA: the frozen base held in f16 (half its memory). */
+  baseWeights?: 'f32' | 'f16';
 }
 
 /** The 'hf-inspect' job: reads a folder's config.json and safetensors headers and checks its memory (for inference, or for `train`). */
