@@ -16,6 +16,7 @@ import { RopeKernel } from '../src/gpu/kernels/rope.ts';
 import { SwigluKernel } from '../src/gpu/kernels/swiglu.ts';
 import { XentKernel } from '../src/gpu/kernels/xent.ts';
 import { randomArray } from '../src/core/random.ts';
+import { packF16Rows } from '../src/reference/f16.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
 import type { BenchRecord, Suite } from './common.ts';
@@ -34,6 +35,8 @@ interface KernelCase {
   napkin: N.Napkin;
   /** Candidate for the ceiling of its bound: the matmuls (compute) and the add kernel (memory). */
   ceiling?: boolean;
+  /** The f32 case this one is the f16-weight twin of: the suite prints their time ratio. */
+  twinOf?: string;
   prepare(rt: GpuRuntime): Promise<Prepared>;
 }
 
@@ -59,6 +62,20 @@ function matmulCase(name: string, M: number, N_: number, K: number, variant?: Ma
     async prepare(rt) {
       const k = await MatmulKernel.create(rt, { M, N: N_, K }, { variant });
       const [a, b, c] = buffers(rt, 'mm', [M * K, K * N_, M * N_]);
+      return { encode: (p) => k.encode(p, a, b, c), dispose: () => (rt.release(a, b, c), k.dispose()) };
+    },
+  };
+}
+
+/** The f16-weight twin of matmulCase(name, ...): B [K, N] packed two f16 per u32 word (real values: no NaN or subnormal patterns). */
+function matmulF16Case(name: string, M: number, N_: number, K: number, variant?: MatmulVariant): KernelCase {
+  return {
+    family: 'matmul', name: `${name} f16 B`, bound: 'compute', twinOf: name,
+    napkin: N.matmulF16bNapkin.count({ M, N: N_, K, batch: 1 }),
+    async prepare(rt) {
+      const k = await MatmulKernel.create(rt, { M, N: N_, K }, { variant, f16B: true });
+      const [a, c] = buffers(rt, 'mm16', [M * K, M * N_]);
+      const b = rt.storage('bench.mm16.b', packF16Rows(randomArray(K * N_, 2), K, N_));
       return { encode: (p) => k.encode(p, a, b, c), dispose: () => (rt.release(a, b, c), k.dispose()) };
     },
   };
@@ -269,6 +286,13 @@ export function kernelCases(): KernelCase[] {
     // A decode step's LM head (one row, vocab 1024): the few-row path against the tiled one it replaced.
     matmulCase('decode head 1x1024x64 rows', 1, 1024, 64, 'rows'),
     matmulCase('decode head 1x1024x64 tiled', 1, 1024, 64, 'vec4'),
+    // f16 weights (inference): the same products with B in f16, and a decode step's MLP at
+    // SmolLM2-135M's width (576 → 1536), where reading B is nearly all the traffic.
+    matmulF16Case('512x512x512', 512, 512, 512),
+    matmulF16Case('qkv 512x192x64', rows, 192, 64),
+    matmulF16Case('decode head 1x1024x64 rows', 1, 1024, 64, 'rows'),
+    matmulCase('decode mlp 1x1536x576 rows', 1, 1536, 576, 'rows'),
+    matmulF16Case('decode mlp 1x1536x576 rows', 1, 1536, 576, 'rows'),
     ...attentionCases('B8 T64 H4 D16', 8, 64, 4, 16),
     ...attentionCases('B4 T128 H4 D32', 4, 128, 4, 32),
     ...normCases(rows, 64),
@@ -350,6 +374,12 @@ export const kernelsSuite: Suite = async (rt, log) => {
     rows.push([c.family, c.name, c.bound, ms.toFixed(3), t.gflops.toFixed(3), t.gbps.toFixed(3), `${(100 * t.share).toFixed(0)}%${c.bound === 'compute' ? ' of matmul' : ' of add'}`]);
   }
   for (const line of table(rows).split('\n')) log(line);
+  for (const { c, ms } of measured) {
+    const twin = c.twinOf && measured.find((m) => m.c.family === c.family && m.c.name === c.twinOf);
+    if (!twin) continue;
+    log(`kernels: ${c.family} ${c.twinOf}: f16 weights ${ms.toFixed(3)} ms vs f32 ${twin.ms.toFixed(3)} ms per call (${(ms / twin.ms).toFixed(2)}× the time; B's bytes halved)`);
+    records.push({ suite: 'kernels', case: `${c.family}: ${c.name}`, engine: 'lwm-wgsl', metric: 'time_vs_f32', value: ms / twin.ms, unit: 'ratio' });
+  }
   log(`kernels: ${measured.length} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return records;
 };

@@ -42,6 +42,12 @@ export const matmulNapkin: NapkinEntry<MatmulDims> = {
   count: ({ M, N, K, batch }) => ({ flops: 2 * M * N * K * batch, bytes: 4 * (M * K + K * N + M * N) * batch }),
 };
 
+/** The same product with B held as f16 (two bytes an element: the weights of inference, shaders/matmul.wgsl "f16 weights"). */
+export const matmulF16bNapkin: NapkinEntry<MatmulDims> = {
+  name: 'matmul_f16b', shader: 'matmul.wgsl', bound: 'compute',
+  count: ({ M, N, K, batch }) => ({ flops: 2 * M * N * K * batch, bytes: (4 * M * K + 2 * K * N + 4 * M * N) * batch }),
+};
+
 /** Causal: T(T+1)/2 (query, key) pairs per (b, h); q·k and p·v are 2·D FLOPs each per pair. */
 export const attentionForwardNapkin: NapkinEntry<AttentionDims> = {
   name: 'attn_forward', shader: 'attention.wgsl', bound: 'compute',
@@ -135,6 +141,7 @@ export const prefixAttentionBackwardNapkin: NapkinEntry<PrefixAttentionDims> = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const NAPKINS: NapkinEntry<any>[] = [
   matmulNapkin,
+  matmulF16bNapkin,
   attentionForwardNapkin,
   attentionBackwardNapkin,
   normForwardNapkin,

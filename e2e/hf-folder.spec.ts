@@ -149,3 +149,41 @@ test("dropping a folder's files on the Playground's backend panel checks them as
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeEnabled();
   expect(errors).toEqual([]);
 });
+
+test('f16 weights: the estimate halves the weights, a budget only f16 fits offers it, and the folder loads and plays in f16', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors = collectPageErrors(page);
+  await openPlayground(page);
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  const info = page.getByTestId('hf-folder-info');
+  await expect(info).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
+  const needs = async () => {
+    const m = /needs ([\d.]+) (KiB|MiB) of the [\d.]+ GiB budget \(weights ([\d.]+) (KiB|MiB)/.exec((await info.textContent()) ?? '');
+    expect(m).not.toBeNull();
+    const kib = (v: string, u: string) => Number(v) * (u === 'MiB' ? 1024 : 1);
+    return { total: kib(m![1], m![2]), weights: kib(m![3], m![4]) };
+  };
+  const f32 = await needs();
+  await expect(page.getByLabel('Weights')).toHaveValue('f32');
+  await page.getByLabel('Weights').selectOption('f16');
+  await expect(info).not.toContainText(`weights ${f32.weights}`, { timeout: 60_000 });
+  const f16 = await needs();
+  expect(f16.weights).toBeLessThan(0.55 * f32.weights);
+  // Back to f32 with a budget between the two: refused, f16 offered, one click takes it.
+  await page.getByLabel('Weights').selectOption('f32');
+  await page.getByLabel('GPU memory (GiB)').fill(String(((f16.total + f32.total) / 2 / 2 ** 20).toPrecision(6)));
+  await page.getByLabel('GPU memory (GiB)').press('Enter');
+  const refusal = page.getByTestId('hf-folder-refusal');
+  await expect(refusal).toContainText(/Does not fit: TinyChat needs .* f32 weights .* Would fit instead: .*f16 weights \(half the memory, f32 accumulation\)/, { timeout: 60_000 });
+  await refusal.getByRole('button', { name: /^Use f16 weights/ }).click();
+  await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });
+  await expect(page.getByLabel('Weights')).toHaveValue('f16');
+  await page.getByRole('button', { name: 'Load in the Playground' }).click();
+  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: hf:TinyChat · LlamaForCausalLM .* · f16 weights, [\d.]+ KiB on the GPU/, { timeout: 120_000 });
+  await page.getByLabel('Max tokens').fill('6');
+  await page.getByLabel('Action 1').fill('ls');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('turn-1').getByTestId('turn-meta')).toContainText(/hf:TinyChat · teacher forcing · \d+ tokens?/, { timeout: 240_000 });
+  await snap(page, 'playground-hf-f16');
+  expect(errors).toEqual([]);
+});

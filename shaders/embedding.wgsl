@@ -16,6 +16,10 @@
 //                   wg.x + wg.y·gx), one thread per output element of a row whose token is in the
 //                   piece: out[r, c] = wte[tok[r], c] (+ wpe[r mod T, c] when LEARNED_POS).
 //   embed_forward_vec4  the same on vec4s, 16 floats per thread (C and offsets multiples of 4).
+//   embed_forward_f16   the same with the wte piece in f16, packed two per u32 word (the even
+//                   element in the low half, each row padded to an even length: ceil(C/2) words a
+//                   row, wteOffset in words; src/reference/f16.ts), read with the core builtin
+//                   unpack2x16float (no shader-f16 needed); wpe stays f32. Inference only.
 //   embed_backward  bindings 1 csr (read, u32), 2 dout [rows, C] (read), 3 grads (read_write).
 //                   Dispatch: maxDistinct workgroups of 64 (split over x, y). Workgroup
 //                   w < maxDistinct owns the w-th distinct token of the batch (returns if
@@ -95,6 +99,23 @@ fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
     if (LEARNED_POS) { v += positions4[p.wpeOffset / 4u + (r % p.T) * C4 + c]; }
     out4[i] = v;
   }
+}
+
+// f16 token table (packed rows): bindings as embed_forward, 2 seen as u32 words.
+@group(0) @binding(2) var<storage, read> weightsH: array<u32>;
+
+@compute @workgroup_size(256)
+fn embed_forward_f16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  if (i >= p.rows * p.C) { return; }
+  let r = i / p.C;
+  let c = i - r * p.C;
+  let tok = tokens[r];
+  if (tok < p.tokenStart || tok >= p.tokenEnd) { return; }
+  let pair = unpack2x16float(weightsH[p.wteOffset + (tok - p.tokenStart) * ((p.C + 1u) / 2u) + c / 2u]);
+  var v = select(pair.x, pair.y, (c & 1u) == 1u);
+  if (LEARNED_POS) { v += positions[p.wpeOffset + (r % p.T) * p.C + c]; }
+  out[i] = v;
 }
 
 // ---- backward ------------------------------------------------------------------------

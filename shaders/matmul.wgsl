@@ -27,6 +27,9 @@
 //                dot product over K, ROWS_N columns per workgroup, grid (ceil(N/ROWS_N), M,
 //                batch). The tiled entry points spend a 64-row tile on one row (63/64 of their
 //                FMAs wasted); this one does M·N·K of them. The host picks it for M ≤ 4.
+//   matmul_f16b, matmul_f16b_vec4, matmul_f16b_rows
+//                the same three with B stored as f16 (the weights of inference): see "f16 weights"
+//                below. A, C and every product and sum stay f32.
 // beta = 0 never reads C, so C may start as garbage.
 //
 // Napkin maths (per call; bench/napkin.ts, measured by `npm run bench -- --suite kernels`):
@@ -34,6 +37,9 @@
 // Arithmetic intensity is 2·M·N·K / (4·(MK + KN + MN)) FLOPs per byte, n/6 for n³: already ~10
 // at the bench model's 512×192×64, so every shape the model uses is compute-bound and the
 // best matmul's GFLOP/s is the ceiling the suite holds compute-bound kernels against.
+// With f16 weights B takes 2 bytes an element (padding of odd rows left out):
+// napkin(matmul_f16b): flops = 2*M*N*K*batch; bytes = (4*M*K + 2*K*N + 4*M*N)*batch
+// which matters where B dominates the bytes: a decode step's 1×K · K×N reads B and little else.
 
 struct Params {
   M: u32,
@@ -226,6 +232,131 @@ fn matmul_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   var acc = 0.0;
   for (var k = 0u; k < p.K; k++) {
     acc += a_at(baseA, m, k) * b_at(baseB, k, n);
+  }
+  let idx = p.offsetC + wg.z * p.strideC + m * p.ldc + n;
+  var v = p.alpha * acc;
+  if (p.beta != 0.0) { v += p.beta * C[idx]; }
+  C[idx] = v;
+}
+
+// ---- f16 weights -----------------------------------------------------------------------
+// B holds f16 values packed two per u32 word, the even element in the low half (what
+// unpack2x16float returns as .x). B is packed row by row as stored — K rows of N when TRANS_B
+// is false, N rows of K when true — each row padded to an even length, so a row is
+// ceil(len / 2) words, a pair never straddles two rows, and offsetB and strideB count words
+// (src/reference/f16.ts packs; src/model/halfWeights.ts lays a model out so). unpack2x16float is
+// core WGSL: no `enable f16;`, so this runs on every adapter, halving the weights' memory and
+// the bytes a product reads; products and sums are f32. (Where the adapter has shader-f16, B
+// could be read as array<vec2<f16>> instead; that variant is not built.)
+// The tile loads read B two elements at a time: n (or k) is a multiple of 4 there, so a pair's
+// first element is always even, and the padding half of an odd row is 0.
+
+@group(0) @binding(1) var<storage, read> Bh: array<u32>;
+
+// Elements (col, col + 1) of row `row` of the packed B whose rows hold `cols` elements (col even).
+fn bh_pair(base: u32, row: u32, col: u32, rows: u32, cols: u32) -> vec2<f32> {
+  if (row >= rows || col >= cols) { return vec2<f32>(0.0); }
+  return unpack2x16float(Bh[base + row * ((cols + 1u) / 2u) + col / 2u]);
+}
+
+fn load_a(idx: u32, m0: u32, k0: u32, baseA: u32) {
+  if (TRANS_A) {
+    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
+    As[idx] = vec4(a_at(baseA, m, k), a_at(baseA, m + 1u, k), a_at(baseA, m + 2u, k), a_at(baseA, m + 3u, k));
+  } else {
+    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    put_a_k4(idx, vec4(a_at(baseA, m, k), a_at(baseA, m, k + 1u), a_at(baseA, m, k + 2u), a_at(baseA, m, k + 3u)));
+  }
+}
+
+fn load_a4(idx: u32, m0: u32, k0: u32, baseA: u32) {
+  var v = vec4<f32>(0.0);
+  if (TRANS_A) {
+    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
+    if (k < p.K && m < p.M) { v = A4[(baseA + k * p.lda + m) / 4u]; }
+    As[idx] = v;
+  } else {
+    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    if (k < p.K && m < p.M) { v = A4[(baseA + m * p.lda + k) / 4u]; }
+    put_a_k4(idx, v);
+  }
+}
+
+fn load_bh(idx: u32, k0: u32, n0: u32, baseB: u32) {
+  if (TRANS_B) {
+    let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    put_b_k4(idx, vec4(bh_pair(baseB, n, k, p.N, p.K), bh_pair(baseB, n, k + 2u, p.N, p.K)));
+  } else {
+    let k = k0 + idx / 16u; let n = n0 + (idx % 16u) * 4u;
+    Bs[idx] = vec4(bh_pair(baseB, k, n, p.K, p.N), bh_pair(baseB, k, n + 2u, p.K, p.N));
+  }
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn matmul_f16b(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let t = lid.y * 8u + lid.x;
+  let m0 = wg.y * TILE_M;
+  let n0 = wg.x * TILE_N;
+  let baseA = p.offsetA + wg.z * p.strideA;
+  let baseB = p.offsetB + wg.z * p.strideB;
+  var acc: array<vec4<f32>, 16>;
+  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
+    for (var r = 0u; r < 4u; r++) {
+      load_a(t + r * 64u, m0, k0, baseA);
+      load_bh(t + r * 64u, k0, n0, baseB);
+    }
+    workgroupBarrier();
+    tile_fma(lid.x, lid.y, &acc);
+    workgroupBarrier();
+  }
+  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
+}
+
+// A read as vec4s (A's contiguous dimension, lda, strideA and offsetA multiples of 4; the host checks).
+@compute @workgroup_size(8, 8, 1)
+fn matmul_f16b_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let t = lid.y * 8u + lid.x;
+  let m0 = wg.y * TILE_M;
+  let n0 = wg.x * TILE_N;
+  let baseA = p.offsetA + wg.z * p.strideA;
+  let baseB = p.offsetB + wg.z * p.strideB;
+  var acc: array<vec4<f32>, 16>;
+  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
+    for (var r = 0u; r < 4u; r++) {
+      load_a4(t + r * 64u, m0, k0, baseA);
+      load_bh(t + r * 64u, k0, n0, baseB);
+    }
+    workgroupBarrier();
+    tile_fma(lid.x, lid.y, &acc);
+    workgroupBarrier();
+  }
+  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
+}
+
+// Few rows: one thread per output element, as matmul_rows.
+@compute @workgroup_size(64, 1, 1)
+fn matmul_f16b_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let n = wg.x * ROWS_N + lid.x;
+  let m = wg.y;
+  if (n >= p.N || m >= p.M) { return; }
+  let baseA = p.offsetA + wg.z * p.strideA;
+  let baseB = p.offsetB + wg.z * p.strideB;
+  var acc = 0.0;
+  if (TRANS_B) {
+    // Row n of B is K elements: a word per two of them (a_at gives 0 past K, the padding half is 0).
+    let row = baseB + n * ((p.K + 1u) / 2u);
+    for (var k = 0u; k < p.K; k += 2u) {
+      let w = unpack2x16float(Bh[row + k / 2u]);
+      acc += a_at(baseA, m, k) * w.x + a_at(baseA, m, k + 1u) * w.y;
+    }
+  } else {
+    // Column n of B: the same half of one word in every row (neighbouring threads share words).
+    let words = (p.N + 1u) / 2u;
+    let odd = (n & 1u) == 1u;
+    for (var k = 0u; k < p.K; k++) {
+      let w = unpack2x16float(Bh[baseB + k * words + n / 2u]);
+      acc += a_at(baseA, m, k) * select(w.x, w.y, odd);
+    }
   }
   let idx = p.offsetC + wg.z * p.strideC + m * p.ldc + n;
   var v = p.alpha * acc;

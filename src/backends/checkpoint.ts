@@ -18,6 +18,7 @@ import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
 import { paramLayout } from '../model/params.ts';
 import { ParamBuffers, planFor } from '../model/shards.ts';
 import { baseFromJson, openHfBase, type OpenedBase } from '../model/hf/base.ts';
+import type { WeightStorage } from '../model/halfWeights.ts';
 import { localBackend } from './local.ts';
 import { decodeStream } from './stream.ts';
 import { stopAtClose, trainedChat, type TrainedChat } from './trained-chat.ts';
@@ -97,6 +98,8 @@ export interface OpenCheckpointOptions {
    * system prompt, a later turn of the same trajectory) prefills only the rest. 0 turns it off.
    */
   prefixSlots?: number;
+  /** How the weights are held on the GPU (default f32; f16 halves the matrices' memory, src/model/halfWeights.ts). */
+  weights?: WeightStorage;
 }
 
 /** A fine-tune of a Hugging Face model: its base's tokenizer and stop ids, and the layout it trained on; null for a model of ours. */
@@ -146,7 +149,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
   if (!template) throw new CheckpointError(`${source}: no template '${version}' (known: ${Object.keys(templates).join(', ')})`);
   const hf = checkpointTrainedChat(ck, template, source);
   const tokenizer = hf ? hf.trained.tokenizer : checkpointTokenizer(ck, source);
-  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config)), ck.params, 'checkpoint.params');
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config), options.weights), ck.params, 'checkpoint.params');
   const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`;
   let backend: LwmBackend;

@@ -19,6 +19,7 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
 import { paramLayout } from '../model/params.ts';
 import { ParamBuffers, planFor } from '../model/shards.ts';
+import type { WeightStorage } from '../model/halfWeights.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';
 import { decodeStream } from './stream.ts';
 import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat.ts';
@@ -163,15 +164,17 @@ export interface HfBackend {
   trained: TrainedChat | null;
   /** Tokens a prompt and its generation may take together (the KV cache's length). */
   context: number;
+  /** Bytes the weights take on the GPU (f32, or f16 matrices). */
+  weightBytes: number;
   stats: Readonly<GenerateStats>;
   /** Raw token ids in, generated ids out (stop ids included, as transformers' generate() returns them). */
   generateIds(promptIds: number[], o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal }): AsyncIterable<number>;
   dispose(): void;
 }
 
-/** Puts a loaded folder's weights on `rt` and serves requests with the model's tokenizer and chat template, in `context` tokens. */
-export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { context: number; name?: string; prefixSlots?: number }): HfBackend {
-  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(model.config)), model.params, 'hf.params');
+/** Puts a loaded folder's weights on `rt` (f32, or f16 with options.weights) and serves requests with the model's tokenizer and chat template, in `context` tokens. */
+export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { context: number; name?: string; prefixSlots?: number; weights?: WeightStorage }): HfBackend {
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(model.config), options.weights), model.params, 'hf.params');
   const gen = new GpuGenerator(rt, model.config, params, { maxSequences: 1, maxLength: options.context, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `hf:${model.name}`;
   const stop = new Set(model.stopIds);
@@ -200,6 +203,7 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
     model,
     trained,
     context: options.context,
+    weightBytes: params.bytes,
     stats: gen.stats,
     generateIds,
     dispose() {

@@ -8,13 +8,14 @@
 //              dx = Σ_pieces dlogits[:, lo:hi] · W[lo:hi] (lda = V, accumulated piece after piece),
 //              dW[lo:hi] += dlogits[:, lo:hi]ᵀ · x.
 // An unsplit table is one piece [0, V): the same kernels as the single flat buffer of before.
+// With f16 weights (halfWeights.ts) both tables are read from packed f16 rows, forward only.
 // (The head's products are pieceMatmul.ts's, the blocks' weights split the same way.)
 import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
 import { PieceMatmul } from './pieceMatmul.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { ModelConfig } from './config.ts';
 import type { ParamLayout } from './params.ts';
-import { piecesOf, placeOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
+import { isHalf, piecesOf, placeOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
 
 /** Token (+ learned position) embedding over the pieces of wte. */
 export class GpuEmbedding {
@@ -29,7 +30,7 @@ export class GpuEmbedding {
     const base = { rows: shape.rows, C: c.dModel, T: shape.T, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wpeOffset: wpe?.offset ?? 0 };
     const pieces = piecesOf(plan, layout.wte.name);
     const kernels = await Promise.all(
-      pieces.map(async (piece) => ({ k: await EmbeddingKernel.create(rt, { ...base, wteOffset: piece.offset, tokenStart: piece.rowStart, tokenEnd: piece.rowEnd }), piece })),
+      pieces.map(async (piece) => ({ k: await EmbeddingKernel.create(rt, { ...base, wteOffset: piece.offset, tokenStart: piece.rowStart, tokenEnd: piece.rowEnd }, { f16: isHalf(plan, layout.wte) }), piece })),
     );
     return new GpuEmbedding(kernels, wpe);
   }

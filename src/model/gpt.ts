@@ -25,6 +25,7 @@ import { ADAMW_DEFAULTS, type AdamWConfig } from './optim.ts';
 import type { ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
 import { flatPlan, ParamBuffers, placeOf, planFor, shardSegments, type ShardPlan } from './shards.ts';
+import type { WeightStorage } from './halfWeights.ts';
 import { GpuEmbedding, GpuHead } from './ends.ts';
 import type { Checkpoint } from './checkpoint.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
@@ -61,6 +62,12 @@ export interface GpuGptOptions {
    * `m` and `v` then have the adapter's layout, and there is no gradient or Adam state of the base.
    */
   lora?: LoraLayout;
+  /**
+   * How the weights are held (default f32). 'f16' (halfWeights.ts: the matrices packed two f16 per
+   * u32 word, f32 accumulation) is for frozen weights, so it needs `lora`: the adapter trains on an
+   * f16 base. getParams then gives the matrices as the f16 values they hold.
+   */
+  weights?: WeightStorage;
 }
 
 /** The GSPO path's kernels and buffers (built only when options.rl is given). */
@@ -156,7 +163,8 @@ export class GpuGpt {
     if (options.T > config.contextLength) throw new RangeError(`GpuGpt: T = ${options.T} exceeds the model's context of ${config.contextLength}`);
     if (!Number.isInteger(options.batch) || options.batch < 1) throw new RangeError(`GpuGpt: batch must be a positive integer, got ${options.batch}`);
     this.N = options.batch * options.T;
-    this.shards = planFor(rt, this.layout);
+    if (options.weights === 'f16' && !options.lora) throw new RangeError('GpuGpt: f16 weights are frozen, for a LoRA base (pass lora) or inference (GpuGenerator); full training keeps f32 weights');
+    this.shards = planFor(rt, this.layout, options.weights);
     const sets = (plan: ShardPlan, label: string) => {
       const p = ParamBuffers.create(rt, plan, label);
       this.paramSets.push(p);

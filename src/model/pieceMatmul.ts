@@ -7,11 +7,13 @@
 //   'gradT'  dW += Aᵀ · B             A [rows, R], B [rows, Q]: dW[lo:hi] += A[:, lo:hi]ᵀ · B
 // The blocks' y = x·W is 'mul', dx = dy·Wᵀ 'mulT' and dW 'gradT'; the LM head (W = wte or
 // lm_head [V, C]) runs logits = x·Wᵀ as 'mulT', dx = dlogits·W as 'mul', dW as 'gradT'. An
-// unsplit weight is one piece: exactly the single matmul of before.
+// unsplit weight is one piece: exactly the single matmul of before. A weight the plan holds in f16
+// (halfWeights.ts) takes the matmul's f16-B entry points, its offsets in words; it is frozen, so
+// 'gradT' refuses it.
 import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { ParamTensor } from './params.ts';
-import { piecesOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
+import { isHalf, piecesOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
 
 export type PieceOp = 'mul' | 'mulT' | 'gradT';
 
@@ -30,6 +32,8 @@ export class PieceMatmul {
     const [R, Q] = w.shape;
     if (w.shape.length !== 2) throw new RangeError(`matmul: weight '${w.name}' is not a matrix ([${w.shape.join(', ')}])`);
     if (lastOf !== undefined && (op !== 'mulT' || !Number.isInteger(rows / lastOf))) throw new RangeError(`matmul: the last of every ${lastOf} rows of ${rows} is for a 'mulT' product over whole sequences`);
+    const f16B = isHalf(plan, w);
+    if (f16B && op === 'gradT') throw new RangeError(`matmul: weight '${w.name}' is stored in f16 (frozen: inference or a LoRA base), it has no gradient`);
     // One row per sequence: a batch of 1-row products, A's rows lastOf·Q apart, the weight shared.
     const last = lastOf === undefined ? {} : { M: 1, batch: rows / lastOf, offsetA: (lastOf - 1) * Q, strideA: lastOf * Q, strideB: 0, strideC: R };
     const kernels = await Promise.all(
@@ -42,7 +46,7 @@ export class PieceMatmul {
             : op === 'mulT'
               ? { M: rows, N: n, K: Q, transB: true, offsetB: piece.offset, offsetC: lo, ldc: R, beta, ...last }
               : { M: n, N: Q, K: rows, transA: true, offsetA: lo, lda: R, offsetC: piece.offset, beta: 1 };
-        return { k: await MatmulKernel.create(rt, shape), piece };
+        return { k: await MatmulKernel.create(rt, shape, { f16B }), piece };
       }),
     );
     return new PieceMatmul(op, kernels);

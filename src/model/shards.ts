@@ -18,7 +18,13 @@
 //
 // The plan of a model whose whole layout fits one binding is one shard: exactly the single flat
 // buffer of before.
+//
+// With f16 weights (halfWeights.ts, inference and a frozen LoRA base) the plan is made the same
+// way over the device layout, whose matrices are packed f16 words: shard ranges, offsets and
+// sizes then count 4-byte words of that layout (not elements of params.ts's), `half` says so,
+// and ParamBuffers packs on write and unpacks on read, so callers still hand it the f32 layout.
 import type { GpuRuntime } from '../gpu/runtime.ts';
+import { halfDeviceLayout, halfStored, packWeights, unpackWeights, type WeightStorage } from './halfWeights.ts';
 import type { ParamLayout, ParamTensor } from './params.ts';
 
 /** A contiguous range [start, end) of the flat layout, held by one buffer. */
@@ -43,6 +49,11 @@ export interface ShardPlan {
   shards: ShardRange[];
   /** Per tensor name: one piece, or several (rows in order) when the tensor was split. */
   pieces: ReadonlyMap<string, readonly TensorPiece[]>;
+  /**
+   * f16 weights: the matrices are packed f16 (halfWeights.ts) and the plan is of `device`, the
+   * layout in u32 words; `host` is the params.ts layout the parameters are written and read in.
+   */
+  half?: { host: ParamLayout; device: ParamLayout };
 }
 
 /** Whether `t` may be split along its rows: a matrix, other than the learned positions (read whole by the embedding). */
@@ -136,9 +147,26 @@ export function shardSegments(plan: ShardPlan, layout: ParamLayout): { size: num
   }));
 }
 
-/** The plan for `rt`: one shard when the layout fits one binding, else shardPlan at rt.bindingLimit. */
-export function planFor(rt: GpuRuntime, layout: ParamLayout): ShardPlan {
-  return layout.totalSize * 4 <= rt.bindingLimit ? wholePlan(layout) : shardPlan(layout, rt.bindingLimit);
+/** The plan of `layout` at a binding limit: one shard when the layout fits one binding, else shardPlan; f16 weights plan the packed device layout. */
+export function planAt(layout: ParamLayout, limitBytes: number, weights: WeightStorage = 'f32'): ShardPlan {
+  const device = weights === 'f16' ? halfDeviceLayout(layout) : layout;
+  const plan = device.totalSize * 4 <= limitBytes ? wholePlan(device) : shardPlan(device, limitBytes);
+  return weights === 'f16' ? { ...plan, half: { host: layout, device } } : plan;
+}
+
+/** The plan for `rt`: planAt its binding limit. */
+export function planFor(rt: GpuRuntime, layout: ParamLayout, weights: WeightStorage = 'f32'): ShardPlan {
+  return planAt(layout, rt.bindingLimit, weights);
+}
+
+/** How `plan` stores the weights. */
+export function weightsOf(plan: ShardPlan): WeightStorage {
+  return plan.half ? 'f16' : 'f32';
+}
+
+/** Whether tensor `t` is f16 (packed words) in `plan`. */
+export function isHalf(plan: ShardPlan, t: ParamTensor): boolean {
+  return !!plan.half && halfStored(t);
 }
 
 /** The pieces of tensor `name` in `plan`; throws naming it when the plan does not know it. */
@@ -198,19 +226,23 @@ export class ParamBuffers {
     return this.buffers[0];
   }
 
+  /** Writes the params.ts layout (f16 plans: packed on the way). */
   write(flat: Float32Array): void {
-    if (flat.length !== this.plan.totalSize) throw new RangeError(`parameters hold ${flat.length} elements, the layout needs ${this.plan.totalSize}`);
-    this.plan.shards.forEach((s, i) => this.rt.write(this.buffers[i], flat.subarray(s.start, s.end)));
+    const half = this.plan.half;
+    const words = half ? packWeights(half.host, half.device, flat) : flat;
+    if (words.length !== this.plan.totalSize) throw new RangeError(`parameters hold ${flat.length} elements, the layout needs ${this.plan.totalSize}`);
+    this.plan.shards.forEach((s, i) => this.rt.write(this.buffers[i], words.subarray(s.start, s.end)));
   }
 
-  /** The flat layout (padding between shards zero). */
+  /** The flat layout (padding between shards zero; f16 plans: the matrices as the f32 values they hold). */
   async read(): Promise<Float32Array> {
-    const out = new Float32Array(this.plan.totalSize);
+    const out = new Uint32Array(this.plan.totalSize);
     for (let i = 0; i < this.buffers.length; i++) {
       const s = this.plan.shards[i];
-      out.set(await this.rt.readF32(this.buffers[i], s.end - s.start), s.start);
+      out.set(await this.rt.readU32(this.buffers[i], s.end - s.start), s.start);
     }
-    return out;
+    const half = this.plan.half;
+    return half ? unpackWeights(half.host, half.device, out) : new Float32Array(out.buffer);
   }
 
   clear(): void {

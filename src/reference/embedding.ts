@@ -1,6 +1,8 @@
 // Plain-TypeScript twin of shaders/embedding.wgsl: token (+ learned position) embedding and its
 // backward. Sums in f64; results f32 (as on the GPU) unless the caller passes f64 arrays.
 
+import { unpackF16Rows } from './f16.ts';
+
 type Floats = Float32Array | Float64Array;
 
 export interface EmbeddingShape {
@@ -88,4 +90,14 @@ export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>
   for (let i = lo; i < s.tokenEnd * s.C; i++) if (dwte[i] !== 0) grads[s.dwteOffset + i - lo] += dwte[i];
   if (s.learnedPositions) for (let i = 0; i < dwpe.length; i++) posGrads[s.dwpeOffset + i] += dwpe[i];
   return grads;
+}
+
+/**
+ * The twin of embed_forward_f16: the piece of wte at word wteOffset of `words` is f16 packed two
+ * per u32 word, rows padded to an even length (src/reference/f16.ts); wpe is f32 in `positions`.
+ */
+export function embeddingForwardF16Ref(tokens: ArrayLike<number>, words: Uint32Array, shape: EmbeddingShape, positions: ArrayLike<number>): Float32Array {
+  const s = resolveEmbeddingShape(shape);
+  const table = unpackF16Rows(words, s.tokenEnd - s.tokenStart, s.C, s.wteOffset);
+  return embeddingForwardRef<Float32Array>(tokens, table, { ...shape, wteOffset: 0 }, undefined, positions);
 }

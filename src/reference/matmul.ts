@@ -1,5 +1,6 @@
 // Plain-TypeScript twin of shaders/matmul.wgsl: the oracle its tests compare against.
 // Accumulates in f64 so the reference is the more accurate side of every comparison.
+import { packedWords, unpackF16Rows } from './f16.ts';
 
 export interface MatmulShape {
   M: number;
@@ -97,4 +98,41 @@ export function matmulExtents(shape: MatmulShape): { a: number; b: number; c: nu
     b: s.offsetB + last * s.strideB + s.K * s.N,
     c: s.offsetC + last * s.strideC + (s.M - 1) * s.ldc + s.N,
   };
+}
+
+// ---- f16 weights (B packed two f16 per u32 word, shaders/matmul.wgsl "f16 weights") ----------
+
+/** Rows of B as stored and their length: K rows of N, or N rows of K when transB. */
+function bRows(s: ResolvedMatmulShape): [number, number] {
+  return s.transB ? [s.N, s.K] : [s.K, s.N];
+}
+
+/** `shape` for a packed B: strideB counts words (default: one packed matrix, packedWords of B). */
+export function resolvePackedBShape(shape: MatmulShape): ResolvedMatmulShape {
+  const s = resolveMatmulShape(shape);
+  const [rows, cols] = bRows(s);
+  return { ...s, strideB: shape.strideB ?? packedWords(rows, cols) };
+}
+
+/** Words the packed B buffer must hold for `shape`. */
+export function packedBExtent(shape: MatmulShape): number {
+  const s = resolvePackedBShape(shape);
+  const [rows, cols] = bRows(s);
+  return s.offsetB + (s.batch - 1) * s.strideB + packedWords(rows, cols);
+}
+
+/**
+ * The twin of the matmul_f16b entry points: C = alpha · op(A) · op(B) + beta · C with B's values
+ * read from the packed words `b` (offsetB, strideB in words). Each batch's B is unpacked (exactly:
+ * f16 → f32 is exact) and multiplied as matmulRef does.
+ */
+export function matmulF16BRef<A extends Float32Array | Float64Array>(a: ArrayLike<number>, b: Uint32Array, c: A, shape: MatmulShape): A {
+  const s = resolvePackedBShape(shape);
+  const [rows, cols] = bRows(s);
+  for (let bi = 0; bi < s.batch; bi++) {
+    const B = unpackF16Rows(b, rows, cols, s.offsetB + bi * s.strideB);
+    const one = { ...s, batch: 1, offsetA: s.offsetA + bi * s.strideA, offsetB: 0, offsetC: s.offsetC + bi * s.strideC };
+    matmulRef(a, B, c, one);
+  }
+  return c;
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { folderError, folderOf, inspectHfFolder, loadHfBackend, runContext } from './hf.ts';
-import { chatProblem, DEFAULT_HF_CONTEXT, describeFolder, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
+import { chatProblem, DEFAULT_HF_CONTEXT, describeFolder, F16_WEIGHTS, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
@@ -50,6 +50,21 @@ describe('inspecting a picked folder', () => {
     // Loading refuses the same way, before any weight reaches the GPU (the runtime is never used beyond its limits).
     const rt = { report: { limits: LIMITS } } as unknown as GpuRuntime;
     await expect(loadHfBackend(rt, folderOf(files), { context: null, memoryGiB: 120 / 2 ** 20 })).rejects.toThrow(/Would fit instead/);
+  });
+
+  it('with f16 weights asked, counts the matrices at two bytes; a budget only f16 fits is refused with f16 offered', async () => {
+    const files = fixture('llama-chat', CHAT, 'TinyChat');
+    const f32 = await inspectHfFolder(folderOf(files), { context: null, memoryGiB: 1 }, LIMITS);
+    const f16 = await inspectHfFolder(folderOf(files), { context: null, memoryGiB: 1, weights: 'f16' }, LIMITS);
+    expect(f16.fit.weights).toBeLessThan(0.55 * f32.fit.weights);
+    expect(f16.fit.total - f16.fit.weights).toBe(f32.fit.total - f32.fit.weights);
+    expect(f16.fit.message).toMatch(/for inference, context \d+, batch 1, f16 weights/);
+    const between = (f16.fit.total + f32.fit.total) / 2 / 2 ** 30;
+    const refused = await inspectHfFolder(folderOf(files), { context: null, memoryGiB: between }, LIMITS);
+    expect(refused.fit.fits).toBe(false);
+    expect(refused.fit.alternatives.find((a) => a.change === F16_WEIGHTS)).toMatchObject({ total: f16.fit.total });
+    expect(refused.fit.message).toMatch(new RegExp(`Would fit instead: .*${F16_WEIGHTS.replace(/[()]/g, '\\$&')}`));
+    expect((await inspectHfFolder(folderOf(files), { context: null, memoryGiB: between, weights: 'f16' }, LIMITS)).fit.fits).toBe(true);
   });
 
   it('names the file at fault: no config.json, an unsupported architecture, a bad safetensors file, no weights', async () => {

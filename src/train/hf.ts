@@ -66,11 +66,12 @@ async function hasChatTemplate(files: ModelFiles): Promise<boolean> {
   return !!config && config.chat_template !== undefined && config.chat_template !== null;
 }
 
-/** The memory check's run: inference with one sequence, or training of `train`'s shape. */
-export function runShape(train: HfTrainShape | undefined, context: number): RunShape {
-  if (!train) return { mode: { kind: 'inference' }, context, batch: 1 };
+/** The memory check's run: inference with one sequence (its weights f32, or f16 when asked), or training of `train`'s shape (a LoRA base may be f16). */
+export function runShape(train: HfTrainShape | undefined, context: number, weights?: HfRunSettings['weights']): RunShape {
+  if (!train) return { mode: { kind: 'inference' }, context, batch: 1, ...(weights === 'f16' && { weightBytes: 2 as const }) };
   const mode: RunMode = train.tuning === 'lora' ? { kind: 'lora', rank: train.rank ?? 8 } : { kind: 'full' };
-  return { mode, context, batch: train.batch, ...(train.generates && { generates: true }) };
+  const half = train.tuning === 'lora' && train.baseWeights === 'f16';
+  return { mode, context, batch: train.batch, ...(train.generates && { generates: true }), ...(half && { weightBytes: 2 as const }) };
 }
 
 /** What a folder holds and whether the run fits, from config.json and the safetensors headers (no tensor is read). */
@@ -83,7 +84,7 @@ export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings
     const weights = await indexWeights(files);
     const c = hf.config;
     const context = runContext(settings, c.contextLength);
-    const report = checkFolderMemory({ config: raw, files, weights }, runShape(train, context), limitsFromReport({ limits }, budget));
+    const report = checkFolderMemory({ config: raw, files, weights }, runShape(train, context, settings.weights), limitsFromReport({ limits }, budget));
     const list = files.list();
     let weightBytes = 0;
     for (const f of weights.files) weightBytes += await files.size(f);
@@ -122,8 +123,9 @@ export async function loadHfBackend(rt: GpuRuntime, files: ModelFiles, settings:
     const budget = bytesBudget(settings);
     const raw = await readJsonFile(files, 'config.json');
     const context = runContext(settings, configFromHf(raw).config.contextLength);
-    const model = await loadHfModel(files, { limits: limitsFromReport(rt.report, budget), context });
-    return openHfBackend(rt, model, { context, ...(name ? { name } : {}) });
+    const weights = settings.weights ?? 'f32';
+    const model = await loadHfModel(files, { limits: limitsFromReport(rt.report, budget), context, weights });
+    return openHfBackend(rt, model, { context, weights, ...(name ? { name } : {}) });
   } catch (e) {
     throw folderError(e, files.label);
   }

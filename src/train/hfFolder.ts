@@ -6,6 +6,7 @@
 // only the worker runs).
 
 import type { HfFolderRef } from './spec.ts';
+export { F16_WEIGHTS, formatBytes } from '../model/hf/memory.ts';
 
 /** One file of a folder: its path inside the folder ('/'-separated) and its contents. */
 export interface HfFolderFile {
@@ -19,6 +20,8 @@ export interface HfRunSettings {
   context: number | null;
   /** GPU memory the model may take, in GiB (WebGPU reports no device memory, so the user says). */
   memoryGiB: number;
+  /** How the weights are held for inference (absent: f32); f16 halves the matrices' memory (src/model/halfWeights.ts). */
+  weights?: 'f32' | 'f16';
 }
 
 /** Context when none is asked: the model's maximum, but no more than this (the KV cache and the prefill grow with it). */
@@ -79,6 +82,8 @@ export interface HfTrainShape {
   batch: number;
   /** RL keeps a KV cache for its rollouts beside the activations. */
   generates?: boolean;
+  /** LoRA: the frozen base held in f16 (half its memory). */
+  baseWeights?: 'f32' | 'f16';
 }
 
 /** The 'hf-inspect' job: reads a folder's config.json and safetensors headers and checks its memory (for inference, or for `train`). */

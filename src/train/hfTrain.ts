@@ -24,8 +24,9 @@ export interface OpenedTrainFolder {
 export function trainShape(spec: TrainSpec): HfTrainShape {
   const tuning = spec.lora ? 'lora' : 'full';
   const rank = spec.lora?.rank;
-  if (spec.stage === 'rl') return { tuning, rank, batch: spec.rl?.groupSize ?? 4, generates: true };
-  return { tuning, rank, batch: spec.batch ?? 8 };
+  const base = spec.lora?.baseWeights ? { baseWeights: spec.lora.baseWeights } : {};
+  if (spec.stage === 'rl') return { tuning, rank, batch: spec.rl?.groupSize ?? 4, generates: true, ...base };
+  return { tuning, rank, batch: spec.batch ?? 8, ...base };
 }
 
 /** Reads a folder for a run (HfMemoryError's refusal, with what would fit, before any tensor is read). */
@@ -38,7 +39,7 @@ export async function openTrainFolder(rt: GpuRuntime, folder: HfTrainFolder, spe
     const maxContext = configFromHf(await readJsonFile(files, 'config.json')).config.contextLength;
     const shape = runShape(trainShape(spec), Math.min(spec.T ?? maxContext, maxContext));
     const limits = limitsFromReport(rt.report, Math.floor(folder.memoryGiB * 2 ** 30));
-    const hfBase = await readHfBase(files, { limits, mode: shape.mode, batch: shape.batch, context: shape.context, generates: shape.generates }, files.label);
+    const hfBase = await readHfBase(files, { limits, mode: shape.mode, batch: shape.batch, context: shape.context, generates: shape.generates, ...(shape.weightBytes === 2 && { weights: 'f16' as const }) }, files.label);
     return { hfBase, ref };
   } catch (e) {
     const err = folderError(e, files.label);

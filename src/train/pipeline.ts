@@ -50,7 +50,7 @@ export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[],
   if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from, extra.hfBase);
   wrapRunTemplates(spec, p);
-  if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen`);
+  if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen${p.lora.baseWeights === 'f16' ? ' (held in f16 on the GPU)' : ''}`);
   host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
   if (spec.stage === 'rl') {
     const judges = extra.rewardJudges ?? rewardJudges(spec.rl.rewardJudge, spec.rl.judgeEndpoint && { ...spec.rl.judgeEndpoint, apiKey: extra.judgeApiKey });

@@ -74,6 +74,8 @@ export interface PlaygroundModelInfo {
   architecture?: string;
   /** Where generation stops (a Hugging Face folder: generation_config.json's eos ids). */
   stopIds?: number[];
+  /** A Hugging Face folder: how its weights are held on the GPU and the bytes they take there. */
+  weights?: { storage: 'f32' | 'f16'; bytes: number };
   /**
    * An ONNX folder: the model file opened and onnxruntime-web's execution provider running it
    * ('webgpu', 'wasm'); after a generation, where the decoder's KV cache outputs have arrived so
@@ -109,7 +111,7 @@ let loaded: Loaded | null = null;
 
 function modelId(m: PlaygroundModel): string {
   if (m.source === 'onnx') return `onnx:${m.id}:${m.file ?? 'default'}:${m.execution}`;
-  return m.source === 'run' ? `run:${m.key}` : m.source === 'file' ? `file:${m.id}` : `hf:${m.id}:${m.settings.context ?? 'auto'}:${m.settings.memoryGiB}`;
+  return m.source === 'run' ? `run:${m.key}` : m.source === 'file' ? `file:${m.id}` : `hf:${m.id}:${m.settings.context ?? 'auto'}:${m.settings.memoryGiB}:${m.settings.weights ?? 'f32'}`;
 }
 
 /** Frees the loaded model (its device may already be gone: then there is nothing to free). */
@@ -177,6 +179,7 @@ async function openFolder(rt: GpuRuntime, id: string, model: Extract<PlaygroundM
     template: hf.trained ? `${hf.trained.template.version} in the chat template` : hf.model.hasChatTemplate ? 'chat template' : 'none',
     architecture: hf.model.hf.architecture,
     stopIds: hf.model.stopIds,
+    weights: { storage: model.settings.weights ?? 'f32', bytes: hf.weightBytes },
   };
   return { kind: 'hf', rt, id, hf, info };
 }

@@ -104,9 +104,10 @@ export interface TrainSpec {
   mask?: Partial<MaskConfig>;
   /**
    * LoRA on a pretrained model (the run starts from a Hugging Face folder): rank, alpha (default
-   * 2·rank) and the projections adapted (default q, k, v, o, gate, up, down); base weights frozen.
+   * 2·rank) and the projections adapted (default q, k, v, o, gate, up, down); base weights frozen,
+   * held on the GPU in f32 or (baseWeights 'f16') in f16, half the memory, f32 accumulation.
    */
-  lora?: { rank: number; alpha?: number; targets?: string[] };
+  lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' };
 }
 
 /**

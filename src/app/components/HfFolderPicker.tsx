@@ -9,7 +9,7 @@ import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx'
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
 import { isOnnxFiles } from '../../train/onnxFolder.ts';
-import { chatProblem, describeFolder, formatGiB, HF_NOT_KEPT, type HfFolderFile, type HfRunSettings } from '../../train/hfFolder.ts';
+import { chatProblem, describeFolder, F16_WEIGHTS, formatGiB, HF_NOT_KEPT, type HfFolderFile, type HfRunSettings } from '../../train/hfFolder.ts';
 
 interface Props {
   /** Prefix of the element ids (two pickers may share a page). */
@@ -21,13 +21,13 @@ interface Props {
   isUsed?(id: string): boolean;
 }
 
-/** The run settings a user types: context (blank: the model's own, up to 2048) and GPU memory. */
+/** The run settings a user types: context (blank: the model's own, up to 2048), GPU memory, and the weights' precision. */
 function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: string }) {
   const setSettings = useHfFolderStore((s) => s.setSettings);
   const [context, setContext] = useState(folder.settings.context === null ? '' : String(folder.settings.context));
   const [memory, setMemory] = useState(String(folder.settings.memoryGiB));
   const apply = () => {
-    const next: HfRunSettings = { context: context.trim() === '' ? null : Number(context), memoryGiB: Number(memory) };
+    const next: HfRunSettings = { ...folder.settings, context: context.trim() === '' ? null : Number(context), memoryGiB: Number(memory) };
     if (next.context !== folder.settings.context || next.memoryGiB !== folder.settings.memoryGiB) void setSettings(folder.id, next);
   };
   const onKey = (e: KeyboardEvent) => e.key === 'Enter' && (e.preventDefault(), apply());
@@ -41,6 +41,18 @@ function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: 
       <div className="field">
         <label htmlFor={`${id}-memory`}>GPU memory (GiB)</label>
         <input id={`${id}-memory`} type="text" inputMode="decimal" title="WebGPU does not report the device's memory: how much the model may take" value={memory} onChange={(e) => setMemory(e.target.value)} onBlur={apply} onKeyDown={onKey} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-weights`}>Weights</label>
+        <select
+          id={`${id}-weights`}
+          title="f16 keeps the weight matrices in half the GPU memory (products and sums stay f32; outputs move by f16 rounding)"
+          value={folder.settings.weights ?? 'f32'}
+          onChange={(e) => void setSettings(folder.id, { weights: e.target.value as 'f32' | 'f16' })}
+        >
+          <option value="f32">f32</option>
+          <option value="f16">f16 (half the memory)</option>
+        </select>
       </div>
     </div>
   );
@@ -70,11 +82,18 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
                     Use context {a.context} ({formatGiB(a.total)})
                   </button>
                 ))}
+              {info.fit.alternatives
+                .filter((a) => a.change === F16_WEIGHTS)
+                .map((a) => (
+                  <button key={a.change} type="button" className="secondary small" onClick={() => void setSettings(folder.id, { weights: 'f16' })}>
+                    Use f16 weights ({formatGiB(a.total)})
+                  </button>
+                ))}
             </div>
           )}
         </>
       ) : null}
-      <SettingsFields key={`${folder.settings.context}/${folder.settings.memoryGiB}`} folder={folder} idPrefix={idPrefix} />
+      <SettingsFields key={`${folder.settings.context}/${folder.settings.memoryGiB}/${folder.settings.weights}`} folder={folder} idPrefix={idPrefix} />
     </PickedFolderCard>
   );
 }

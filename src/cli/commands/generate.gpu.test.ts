@@ -58,6 +58,21 @@ describe('lwm generate on the GPU', () => {
     }
   });
 
+  it('--weights f16: the same greedy ids as transformers with the matrices in f16, about half the GPU bytes', async () => {
+    const want = JSON.parse(await readFile(join(FOLDER, 'generate.json'), 'utf8'));
+    const bytes: Record<string, number> = {};
+    for (const weights of ['f32', 'f16']) {
+      const r = await run('--model', FOLDER, '--chat', want.chat.input, '--max-tokens', String(want.max_new_tokens), '--weights', weights, '--json');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).ids, weights).toEqual(want.chat.ids);
+      const m = /^weights: (f16|f32), (\d+) bytes on the GPU in 1 buffer/.exec(r.stderr);
+      expect(m, r.stderr).not.toBeNull();
+      bytes[weights] = Number(m![2]);
+    }
+    console.log(`[generate] llama-chat weights on the GPU: ${bytes.f32} B f32, ${bytes.f16} B f16 (${(bytes.f16 / bytes.f32).toFixed(3)})`);
+    expect(bytes.f16).toBeLessThan(0.6 * bytes.f32);
+  });
+
   it('a checkpoint of ours generates with its own tokenizer; --chat is refused there', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-generate-gpu-'));
     try {

@@ -28,6 +28,8 @@ describe('lwm generate arguments', () => {
     [['--model', FOLDER, '--prompt', 'a', '--top-k', 'x'], /--top-k must be an integer/],
     [['--model', FOLDER, '--prompt', 'a', '--seed=-3'], /--seed must be an integer from 0/],
     [['--model', FOLDER, '--prompt', 'a', '--memory-gib', '0'], /--memory-gib must be a number/],
+    [['--model', FOLDER, '--prompt', 'a', '--weights', 'f8'], /--weights must be f32 or f16, got "f8"/],
+    [['--model', FOLDER, '--prompt', 'a', '--weights', 'f16', '--backend', 'onnx'], /--weights is for --backend wgsl/],
     [['--model', FOLDER, '--prompt', 'a', '--frobnicate'], /Unknown option '--frobnicate'/],
     [['--model', FOLDER, '--prompt', 'a', 'extra'], /unexpected argument 'extra'/],
     [['--model', 'notes.txt', '--prompt', 'a'], /cannot be opened/],

@@ -13,6 +13,7 @@ import type { SamplingOptions } from '../../model/generate.ts';
 import type { ModelConfig } from '../../model/config.ts';
 import { paramLayout } from '../../model/params.ts';
 import { ParamBuffers, planFor } from '../../model/shards.ts';
+import type { WeightStorage } from '../../model/halfWeights.ts';
 
 const HELP = `Usage: lwm generate --model PATH (--prompt TEXT | --chat TEXT) [options]
 
@@ -36,6 +37,9 @@ and prints the text.
                       onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --memory-gib G      device memory the model may take, in GiB (default 8; WebGPU reports none):
                       a model that needs more is refused with what would fit
+  --weights W         wgsl: how the weights are held on the GPU: f32 (the default) or f16 (half
+                      the memory of the matrices, f32 accumulation, on any adapter; logits move by
+                      f16 rounding, ~1e-3 relative). With it, the weights' GPU bytes go to stderr
   --json              print {"prompt_ids": [...], "ids": [...generated ids...], "text": "..."}
 `;
 
@@ -51,6 +55,7 @@ const OPTIONS = {
   backend: { type: 'string' },
   variant: { type: 'string' },
   'memory-gib': { type: 'string' },
+  weights: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -71,6 +76,8 @@ export interface GenerateArgs {
   /** undefined: chosen from what --model is. */
   backend?: 'wgsl' | 'onnx';
   variant?: string;
+  /** wgsl: how the weights are held on the GPU; undefined: f32, nothing reported. */
+  weights?: WeightStorage;
 }
 
 /** The command's arguments, checked (UsageError: exit 2); null for --help. */
@@ -81,6 +88,9 @@ export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
   const backend = values.backend;
   if (backend !== undefined && backend !== 'wgsl' && backend !== 'onnx') throw new UsageError(`--backend must be wgsl or onnx, got ${JSON.stringify(backend)}`);
   if (values.variant !== undefined && backend === 'wgsl') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
+  const weights = values.weights;
+  if (weights !== undefined && weights !== 'f32' && weights !== 'f16') throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(weights)}`);
+  if (weights !== undefined && backend === 'onnx') throw new UsageError('--weights is for --backend wgsl (an ONNX model file has its own precision: pick it with --variant)');
   if (!values.model) throw new UsageError('--model PATH is required (a .safetensors checkpoint, a Hugging Face model folder or an ONNX folder)');
   if ((values.prompt === undefined) === (values.chat === undefined)) throw new UsageError('give exactly one of --prompt TEXT and --chat TEXT');
   const input = values.prompt !== undefined ? { kind: 'prompt' as const, text: values.prompt } : { kind: 'chat' as const, text: values.chat! };
@@ -99,6 +109,7 @@ export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
     json: values.json ?? false,
     ...(backend !== undefined && { backend }),
     ...(values.variant !== undefined && { variant: values.variant }),
+    ...(weights !== undefined && { weights }),
   };
 }
 
@@ -120,6 +131,7 @@ async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
   let promptIds: number[] = [];
   const m = await loadHfModel(files, {
     limits: limitsFromReport(rt.report, args.memoryBudget),
+    ...(args.weights && { weights: args.weights }),
     // The prompt is counted before the memory check: the run holds the prompt and the new tokens.
     context: (tok) => {
       promptIds = hfPromptIds(tok, args);
@@ -207,6 +219,7 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
   const backend = args.backend ?? (isDir && (await onnxWithoutSafetensors(args.model)) ? 'onnx' : 'wgsl');
   if (backend === 'onnx') {
     if (!isDir) throw new UsageError(`--backend onnx: --model ${args.model} must be an ONNX model folder (onnx/model.onnx, config.json, tokenizer.json)`);
+    if (args.weights) throw new UsageError(`--weights is for our WGSL engine; ${args.model} is an ONNX folder run through onnxruntime-web (pick its precision with --variant)`);
     return generateOnnx(args, io);
   }
   if (!isDir && !args.model.endsWith('.safetensors')) throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
@@ -228,7 +241,8 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     if (!isDir && length > m.config.contextLength) {
       throw new UsageError(`the prompt (${m.promptIds.length} tokens) and --max-tokens ${args.maxTokens} exceed the model's context of ${m.config.contextLength} tokens`);
     }
-    const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(m.config)), m.params, 'generate.params');
+    const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(m.config), args.weights), m.params, 'generate.params');
+    if (args.weights) io.err(`weights: ${args.weights}, ${params.bytes} bytes on the GPU in ${params.buffers.length} buffer${params.buffers.length > 1 ? 's' : ''}${args.weights === 'f16' ? ' (matrices f16, norms and biases f32)' : ''}\n`);
     const gen = new GpuGenerator(rt, m.config, params, { maxSequences: 1, maxLength: length });
     const ids: number[] = [];
     try {

@@ -40,6 +40,10 @@ describe('lwm infer --backend local', () => {
       // The checkpoint's template (v1, from its spec) is the default; greedy decoding repeats.
       const b = await run('--template', 'v1');
       expect(b.records.map((r) => r.gen)).toEqual(a.records.map((r) => r.gen));
+      // f16 weights on the GPU: the same records, each with a generation (a random model's tokens may differ by rounding).
+      const h = await run('--weights', 'f16');
+      expect(h.code).toBe(0);
+      h.records.forEach((r, i) => expect(r).toMatchObject({ ...records[i], gen: expect.any(String) }));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -94,6 +94,8 @@ describe('lwm infer: baselines', () => {
     await expect(run([path('awb.jsonl'), '--backend', 'reference', '--resume'])).rejects.toBeInstanceOf(UsageError);
     await expect(run([path('awb.jsonl'), '--backend', 'copy-last', '--prefix-slots', '2'])).rejects.toThrow(/--prefix-slots is for --backend local/);
     await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--prefix-slots', '1.5'])).rejects.toThrow(/--prefix-slots must be an integer ≥ 0/);
+    await expect(run([path('awb.jsonl'), '--backend', 'copy-last', '--weights', 'f16'])).rejects.toThrow(/--weights is for --backend local/);
+    await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--weights', 'bf16'])).rejects.toThrow(/--weights must be f32 or f16, got "bf16"/);
     const data = generateTrajectories('terminal', 1, 3);
     await writeFile(path('one.jsonl'), JSON.stringify(data[0]) + '\n');
     const none = await run([path('one.jsonl'), '--backend', 'reference']);

@@ -14,6 +14,7 @@ import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
 import { endpointBackend } from '../../backends/endpoint.ts';
 import type { CheckpointBackend } from '../../backends/checkpoint.ts';
+import type { WeightStorage } from '../../model/halfWeights.ts';
 import { loadFile } from './validate.ts';
 import { parseSeed } from './convert.ts';
 
@@ -57,6 +58,8 @@ failed); a refused key stops the run (exit 1). Progress goes to standard error.
   --timeout S            endpoint: seconds per request, or between streamed chunks (default 120)
   --retries N            endpoint: extra attempts after a transient error (default 3)
   --template V           local: the template version to prompt with (default: the checkpoint's)
+  --weights W            local: f32 (default) or f16 weights on the GPU (half the matrices'
+                         memory, f32 accumulation; logits move by f16 rounding)
   --prefix-slots N       local: prompts whose KV cache is kept (default 4; 0: off). A prompt that
                          starts like a kept one (the same system prompt, the next turn of the
                          same trajectory) is computed only from where it differs; records are
@@ -122,7 +125,7 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   writeFileAtomicSync(path, text);
 }
 
-async function localModel(checkpoint: string, templateVersion: string | undefined, prefixSlots: number): Promise<{ backend: LwmBackend; contextLength: number; stats: CheckpointBackend['stats']; dispose: () => void }> {
+async function localModel(checkpoint: string, templateVersion: string | undefined, prefixSlots: number, weights?: WeightStorage): Promise<{ backend: LwmBackend; contextLength: number; stats: CheckpointBackend['stats']; dispose: () => void }> {
   const { loadCheckpoint } = await import('../../model/checkpoint.ts');
   const { openCheckpointBackend, trainedTemplates } = await import('../../backends/checkpoint.ts');
   const ck = loadCheckpoint(new Uint8Array(readFileSync(checkpoint)), { source: checkpoint });
@@ -132,7 +135,7 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
   const { GpuRuntime } = await import('../../gpu/runtime.ts');
   const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
   try {
-    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion, prefixSlots });
+    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion, prefixSlots, ...(weights && { weights }) });
     return {
       backend: local.backend,
       contextLength: local.config.contextLength,
@@ -173,6 +176,8 @@ export interface InferArgs {
   variant?: string;
   template?: string;
   prefixSlots: number;
+  /** local: how the weights are held on the GPU (default f32). */
+  weights?: WeightStorage;
   baseUrl?: string;
   apiKey?: string;
   maxTokens?: number;
@@ -208,6 +213,7 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
     retries: { type: 'string' },
     template: { type: 'string' },
     'prefix-slots': { type: 'string' },
+    weights: { type: 'string' },
     limit: { type: 'string' },
     'eval-fraction': { type: 'string' },
     'split-seed': { type: 'string' },
@@ -224,7 +230,8 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
   const modelOnly = ['model', 'max-tokens', 'temperature', 'top-p', 'seed'] as const;
   for (const f of endpointOnly) if (values[f] !== undefined && kind !== 'endpoint') throw new UsageError(`--${f} is for --backend endpoint`);
   for (const f of modelOnly) if (values[f] !== undefined && !isModel) throw new UsageError(`--${f} is for a model backend (local or endpoint), not the ${kind} baseline`);
-  for (const f of ['template', 'prefix-slots'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
+  for (const f of ['template', 'prefix-slots', 'weights'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
+  if (values.weights !== undefined && values.weights !== 'f32' && values.weights !== 'f16') throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(values.weights)}`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
   if (values.variant !== undefined && kind !== 'onnx') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
@@ -236,6 +243,7 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
     variant: values.variant,
     template: values.template,
     prefixSlots: intArg('prefix-slots', values['prefix-slots'], 4, 0)!,
+    ...(values.weights !== undefined && { weights: values.weights as WeightStorage }),
     baseUrl: values['base-url'],
     apiKey: values['api-key'],
     maxTokens: intArg('max-tokens', values['max-tokens'], undefined, 1),
@@ -322,7 +330,7 @@ export async function openBackend(a: InferArgs, todo: number, io: CliIO, command
   if (todo === 0) return { ...none, backend: { name: a.kind, generate: () => (async function* () {})() } };
   let m;
   try {
-    m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots);
+    m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots, a.weights);
   } catch (e) {
     if (e instanceof UsageError) throw e;
     io.err(`${command}: ${(e as Error).message}\n`);

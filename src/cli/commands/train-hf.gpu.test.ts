@@ -97,4 +97,28 @@ describe('lwm train --from a Hugging Face folder', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('--lora with --weights f16: the adapter trains on a base held in f16, step for step as on the f32 base within f16 rounding', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-train-lora16-'));
+    try {
+      const data = join(dir, 'data.jsonl');
+      const gen = (await import('./gen.ts')).default;
+      expect(await gen(['--domain', 'terminal', '--n', '12', '--seed', '1', '-o', data], captureIO())).toBe(0);
+      const losses: Record<string, number[]> = {};
+      for (const weights of ['f32', 'f16']) {
+        const out = join(dir, `adapter-${weights}`);
+        const r = await trainRun('--stage', 'sft', '--data', data, '--batch', '2', '--tokens', '64', '--eval-every', '3', '--from', FOLDER, '--lora', '4', '--weights', weights, '--steps', '3', '-o', out);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(weights === 'f16' ? /base weights are frozen \(held in f16 on the GPU\)/ : /base weights are frozen\n/);
+        losses[weights] = [...r.stderr.matchAll(/\[sft \d+\/3\].*?(?:^|\s)loss ([\d.]+)/gm)].map((m) => Number(m[1]));
+        expect((await readdir(out)).sort()).toContain('adapter_model.safetensors');
+      }
+      console.log(`[train] LoRA losses, f32 base: ${losses.f32.join(', ')}; f16 base: ${losses.f16.join(', ')}`);
+      expect(losses.f16.length).toBe(losses.f32.length);
+      expect(losses.f16.length).toBeGreaterThan(0);
+      losses.f16.forEach((l, i) => expect(Math.abs(l - losses.f32[i]) / losses.f32[i], `step ${i + 1}`).toBeLessThan(2e-2));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -40,20 +40,24 @@ export const LORA_OPTIONS = {
   'lora-alpha': { type: 'string' },
   'lora-targets': { type: 'string' },
   'memory-gib': { type: 'string' },
+  weights: { type: 'string' },
 } as const;
 
-/** --lora R [--lora-alpha A] [--lora-targets q,k,v,...] as the spec's lora field. */
-export function loraOption(values: { lora?: string; 'lora-alpha'?: string; 'lora-targets'?: string }): { lora?: { rank: number; alpha?: number; targets?: string[] } } {
+/** --lora R [--lora-alpha A] [--lora-targets q,k,v,...] [--weights f32|f16] as the spec's lora field. */
+export function loraOption(values: { lora?: string; 'lora-alpha'?: string; 'lora-targets'?: string; weights?: string }): { lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' } } {
   if (values.lora === undefined) {
     if (values['lora-alpha'] !== undefined || values['lora-targets'] !== undefined) throw new UsageError('--lora-alpha and --lora-targets need --lora R');
+    if (values.weights !== undefined) throw new UsageError('--weights holds frozen weights in f16: it is for the base under --lora R (full fine-tuning trains every weight in f32)');
     return {};
   }
+  const w = values.weights;
+  if (w !== undefined && w !== 'f32' && w !== 'f16') throw new UsageError(`--weights must be f32 or f16, got '${w}'`);
   const rank = Number(values.lora);
   if (!/^\d+$/.test(values.lora) || !(rank >= 1 && rank <= 4096)) throw new UsageError(`--lora must be a rank from 1 to 4096, got '${values.lora}'`);
   const alpha = values['lora-alpha'] === undefined ? undefined : Number(values['lora-alpha']);
   if (alpha !== undefined && !(alpha > 0 && Number.isFinite(alpha))) throw new UsageError(`--lora-alpha must be a number above 0, got '${values['lora-alpha']}'`);
   const targets = values['lora-targets']?.split(',').map((t) => t.trim().replace(/_proj$/, '')).filter(Boolean);
-  return { lora: { rank, ...(alpha !== undefined && { alpha }), ...(targets && { targets }) } };
+  return { lora: { rank, ...(alpha !== undefined && { alpha }), ...(targets && { targets }), ...(w !== undefined && { baseWeights: w }) } };
 }
 
 export function isFolder(path: string): boolean {
@@ -96,7 +100,7 @@ export interface HfStart {
  * --from FOLDER: a Hugging Face model folder, or an adapter folder (its base is
  * adapter_config.json's base_model_name_or_path). The base's memory is checked for the run first.
  */
-export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number }): Promise<HfStart> {
+export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number; baseWeights?: 'f32' | 'f16' }): Promise<HfStart> {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { readHfBase } = await import('../../model/hf/base.ts');
   const { limitsFromReport } = await import('../../model/hf/load.ts');
@@ -115,7 +119,7 @@ export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRunti
   const files = await nodeFolder(baseDir);
   const { base, params } = await readHfBase(
     files,
-    { limits: limitsFromReport(run.rt.report, run.memoryGib * 2 ** 30), mode: rank ? { kind: 'lora', rank } : { kind: 'full' }, batch: run.batch, ...(run.T && { context: run.T }) },
+    { limits: limitsFromReport(run.rt.report, run.memoryGib * 2 ** 30), mode: rank ? { kind: 'lora', rank } : { kind: 'full' }, batch: run.batch, ...(run.T && { context: run.T }), ...(rank && run.baseWeights && { weights: run.baseWeights }) },
     resolve(baseDir),
   );
   return { ...(from && { from }), hfBase: { base, params } };

@@ -29,6 +29,8 @@ describe('lwm train LoRA settings', () => {
     await expect(run('--stage', 'sft', '--lora-alpha', '8')).rejects.toThrow(/--lora-alpha and --lora-targets need --lora R/);
     await expect(run('--stage', 'sft', '--lora', '8', '--lora-alpha=-1', '--from', '.')).rejects.toThrow(/--lora-alpha must be a number above 0/);
     await expect(run('--stage', 'sft', '--lora', '8', '--from', 'package.json')).rejects.toThrow(/--lora needs --from HF_FOLDER/);
+    await expect(run('--stage', 'sft', '--weights', 'f16', '--from', '.')).rejects.toThrow(/--weights holds frozen weights in f16: it is for the base under --lora R/);
+    await expect(run('--stage', 'sft', '--lora', '8', '--weights', 'bf16', '--from', '.')).rejects.toThrow(/--weights must be f32 or f16, got 'bf16'/);
     await expect(run('--stage', 'sft', '--lora', '8')).rejects.toThrow(UsageError);
     const help = captureIO();
     expect(await train(['--help'], help)).toBe(0);

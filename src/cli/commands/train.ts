@@ -22,10 +22,11 @@ const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
   [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
                                                     log-probs are those of the same tempered distribution)
-  [--from HF_FOLDER [--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down]] [--memory-gib G]]
+  [--from HF_FOLDER [--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down] [--weights f32|f16]] [--memory-gib G]]
                                                    (fine-tune a Hugging Face Llama / Qwen2 / Qwen3 folder in its
                                                     chat format: full, or a LoRA adapter (alpha default 2R) written
-                                                    as a PEFT folder -o DIR; --from DIR resumes it)
+                                                    as a PEFT folder -o DIR; --from DIR resumes it; --weights f16
+                                                    holds the frozen base in f16: half its memory, f32 accumulation)
 -o X.safetensors: the weights (loads in Hugging Face tools) there, the optimizer state in X.optim.safetensors,
 which --from X.safetensors picks up to resume a run of the same stage.`;
 
@@ -249,7 +250,7 @@ const train: Command = async (argv, io) => {
   io.err(`adapter: ${rt.describe()}\n`);
   const t0 = Date.now();
   try {
-    const hf = hfFrom ? await readHfStart(io, values.from!, { rt, lora: spec.lora?.rank, T: spec.T, batch: spec.batch ?? 8, memoryGib: memoryGib(values['memory-gib']) }) : undefined;
+    const hf = hfFrom ? await readHfStart(io, values.from!, { rt, lora: spec.lora?.rank, T: spec.T, batch: spec.batch ?? 8, memoryGib: memoryGib(values['memory-gib']), baseWeights: spec.lora?.baseWeights }) : undefined;
     if (hf?.from) from = hf.from;
     const result = await runTraining(
       spec,

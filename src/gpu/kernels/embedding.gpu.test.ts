@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { embeddingBackwardRef, embeddingForwardRef, type EmbeddingShape } from '../../reference/embedding.ts';
+import { embeddingBackwardRef, embeddingForwardF16Ref, embeddingForwardRef, type EmbeddingShape } from '../../reference/embedding.ts';
+import { packedWords, packF16Rows } from '../../reference/f16.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
@@ -145,5 +146,55 @@ describe('embedding kernels vs reference', () => {
     const before = rt.stats().live;
     await check(rt, { rows: 9, C: 3, T: 3, vocab: 4, learnedPositions: true }, 6);
     expect(rt.stats().live).toBe(before);
+  });
+});
+
+describe('embedding from an f16 token table (packed rows)', () => {
+  /** `cuts`: the table split by rows, each piece packed at an awkward word offset of its own buffer; wpe (f32) in another. */
+  async function checkF16(base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, cuts: number[], seed: number) {
+    const rt = await gpuRuntime();
+    const { rows, C, T, vocab } = base;
+    const wte = randomArray(vocab * C, seed);
+    const wpe = randomArray(T * C + 64, seed + 1);
+    const tokens = tokensFor(rows, vocab, seed + 2);
+    const bounds = [0, ...cuts, vocab];
+    const X = rt.storage('t.x', rows * C * 4);
+    const P = rt.storage('t.wpe', wpe);
+    const T0 = rt.storage('t.tokens', rows * 4);
+    const want = embeddingForwardRef(tokens, wte, { ...base, wteOffset: 0, wpeOffset: 64 }, undefined, wpe);
+    const made: { k: EmbeddingKernel; W: GPUBuffer; words: Uint32Array; shape: EmbeddingShape }[] = [];
+    for (let i = 0; i + 1 < bounds.length; i++) {
+      const [lo, hi] = [bounds[i], bounds[i + 1]];
+      const wteOffset = 3 + i;
+      const words = new Uint32Array(wteOffset + packedWords(hi - lo, C)).fill(0x63d063d0);
+      packF16Rows(wte, hi - lo, C, lo * C, words, wteOffset);
+      const shape = { ...base, wteOffset, wpeOffset: 64, tokenStart: lo, tokenEnd: hi };
+      const k = await EmbeddingKernel.create(rt, shape, { f16: true });
+      made.push({ k, W: rt.storage('t.wte', words), words, shape });
+    }
+    made[0].k.writeBatch(T0, tokens);
+    submit(rt, 'test', (pass) => made.forEach(({ k, W }) => k.encodeForward(pass, T0, W, X, P)));
+    const got = await rt.readF32(X);
+    // Each piece's rows as its twin writes them, the others left alone.
+    const twin = new Float32Array(rows * C);
+    for (const { words, shape } of made) {
+      const part = embeddingForwardF16Ref(tokens, words, shape, wpe);
+      tokens.forEach((t, r) => t >= shape.tokenStart! && t < shape.tokenEnd! && twin.set(part.subarray(r * C, (r + 1) * C), r * C));
+    }
+    expectClose(got, twin, 0, 0, `x ${JSON.stringify(base)}`);
+    // And within f16 rounding of the f32 table.
+    expectClose(got, want, 1e-3, 1e-3, 'x against the f32 table');
+    expect(() => made[0].k.encodeBackward({} as GPUComputePassEncoder, T0, X, X)).toThrow(/f16 weights is for inference/);
+    for (const { k, W } of made) {
+      k.dispose();
+      rt.release(W);
+    }
+    rt.release(X, P, T0);
+  }
+
+  it('odd width (a padded half per row), learned positions, one piece and three', async () => {
+    await checkF16({ rows: 13, C: 7, T: 5, vocab: 11, learnedPositions: true }, [], 71);
+    await checkF16({ rows: 13, C: 7, T: 5, vocab: 11, learnedPositions: false }, [3, 8], 72);
+    await checkF16({ rows: 40, C: 64, T: 40, vocab: 50, learnedPositions: false }, [17], 73);
   });
 });

@@ -74,22 +74,29 @@ export class EmbeddingKernel {
     private readonly params: GPUBuffer,
     /** The forward reads and writes vec4s (C and the weight offsets are multiples of 4). */
     readonly vec4: boolean,
+    /** The wte piece is f16, packed two per u32 word (forward only). */
+    readonly f16: boolean,
   ) {
     this.binds = new BindGroupCache(rt, 'embedding');
     this.maxDistinct = maxDistinctTokens(shape.rows, shape.vocab);
   }
 
-  static async create(rt: GpuRuntime, shape: EmbeddingShape, options: { forceScalar?: boolean } = {}): Promise<EmbeddingKernel> {
+  /**
+   * `f16`: the wte piece is f16 packed two per u32 word, rows padded to an even length (src/reference/f16.ts;
+   * wteOffset in words; wpe stays f32). Inference: such a table has no gradient, encodeBackward refuses.
+   */
+  static async create(rt: GpuRuntime, shape: EmbeddingShape, options: { forceScalar?: boolean; f16?: boolean } = {}): Promise<EmbeddingKernel> {
     const s = resolveEmbeddingShape(shape);
     for (const k of ['wteOffset', 'wpeOffset', 'dwteOffset', 'dwpeOffset'] as const) checkOffset(k, s[k]);
     const constants = { LEARNED_POS: s.learnedPositions ? 1 : 0 };
-    const vec4 = !options.forceScalar && [s.C, s.wteOffset, s.wpeOffset].every((v) => v % 4 === 0);
+    const f16 = options.f16 ?? false;
+    const vec4 = !f16 && !options.forceScalar && [s.C, s.wteOffset, s.wpeOffset].every((v) => v % 4 === 0);
     const [forward, backward, backwardPos] = await Promise.all([
-      rt.pipeline(EMBEDDING_SHADER, vec4 ? 'embed_forward_vec4' : 'embed_forward', constants),
+      rt.pipeline(EMBEDDING_SHADER, f16 ? 'embed_forward_f16' : vec4 ? 'embed_forward_vec4' : 'embed_forward', constants),
       rt.pipeline(EMBEDDING_SHADER, 'embed_backward'),
       rt.pipeline(EMBEDDING_SHADER, 'embed_backward_pos'),
     ]);
-    return new EmbeddingKernel(rt, s, forward, backward, backwardPos, rt.uniform('embedding.params', EmbeddingKernel.words(s, 0).u32), vec4);
+    return new EmbeddingKernel(rt, s, forward, backward, backwardPos, rt.uniform('embedding.params', EmbeddingKernel.words(s, 0).u32), vec4, f16);
   }
 
   private static words(s: ResolvedEmbeddingShape, positionOffset: number): ParamWords {
@@ -131,7 +138,7 @@ export class EmbeddingKernel {
   encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding, positions: BufferBinding = weights): void {
     const s = this.shape;
     needWords('embedding', 'tokens', tokens, s.rows);
-    needWords('embedding', 'weights (wte)', weights, s.wteOffset + this.pieceRows * s.C);
+    needWords('embedding', this.f16 ? 'weights (wte, f16 words)' : 'weights (wte)', weights, s.wteOffset + this.pieceRows * (this.f16 ? Math.ceil(s.C / 2) : s.C));
     if (s.learnedPositions) needWords('embedding', 'positions (wpe)', positions, s.wpeOffset + s.T * s.C);
     needWords('embedding', 'out', out, s.rows * s.C);
     this.binds.dispatch(pass, this.forward, [this.params, tokens, weights, out, positions], grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
@@ -140,6 +147,7 @@ export class EmbeddingKernel {
   /** positions false: the dwpe dispatch is left out (another piece's kernel does it). */
   encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding, posGrads: BufferBinding | false = grads): void {
     const s = this.shape;
+    if (this.f16) throw new Error('embedding: a table of f16 weights is for inference; it has no backward');
     needWords('embedding backward', 'csr', csr, tokenCsrLength(s.rows, s.vocab));
     needWords('embedding backward', 'dout', dout, s.rows * s.C);
     needWords('embedding backward', 'grads (dwte)', grads, s.dwteOffset + this.pieceRows * s.C);

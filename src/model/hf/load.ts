@@ -13,6 +13,7 @@ import { indexWeights, loadHfTokenizer, readGenerationConfig, readJsonFile, read
 import { checkFolderMemory, type AdapterLimits, type FitReport, type RunMode } from './memory.ts';
 import { TEMPLATE_FILE, templateFromJson } from '../templateFile.ts';
 import { paramsFromHf } from './weights.ts';
+import type { WeightStorage } from '../halfWeights.ts';
 
 /** The model does not fit the adapter; the message says what it needs and what would fit. */
 export class HfMemoryError extends Error {
@@ -37,6 +38,8 @@ export interface LoadHfOptions {
   mode?: RunMode;
   /** Training that also generates (GSPO rollouts): a KV cache beside the activations. */
   generates?: boolean;
+  /** How the weights will be held on the GPU (default f32): f16 halves the matrices' bytes in the memory check. */
+  weights?: WeightStorage;
 }
 
 export interface LoadedHfModel {
@@ -63,7 +66,7 @@ const TOKENIZER_FILES = ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenize
 
 /** AdapterLimits from a runtime's adapter report and a device-memory budget (WebGPU reports none). Weights load as f32. */
 export function limitsFromReport(report: { limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize'> }, memoryBudget: number): AdapterLimits {
-  return { maxBufferSize: report.limits.maxBufferSize, maxStorageBufferBindingSize: report.limits.maxStorageBufferBindingSize, memoryBudget, shaderF16: false };
+  return { maxBufferSize: report.limits.maxBufferSize, maxStorageBufferBindingSize: report.limits.maxStorageBufferBindingSize, memoryBudget };
 }
 
 /**
@@ -82,7 +85,8 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
   const template = templateJson === null ? undefined : templateFromJson(templateJson, `${files.label}/${TEMPLATE_FILE}`);
   const weights = await indexWeights(files);
   const context = typeof options.context === 'function' ? options.context(tokenizer) : (options.context ?? hf.config.contextLength);
-  const fit = checkFolderMemory({ config: rawConfig, files, weights }, { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }) }, options.limits);
+  const run = { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }), ...(options.weights === 'f16' && { weightBytes: 2 as const }) };
+  const fit = checkFolderMemory({ config: rawConfig, files, weights }, run, options.limits);
   if (!fit.fits) throw new HfMemoryError(fit);
   const params = paramsFromHf(hf.config, await readWeights(files, weights));
   return {

@@ -3,7 +3,7 @@
 // cuts a tensor larger than one storage binding into pieces (checked as a property).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, largestActivation, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
+import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, F16_WEIGHTS, largestActivation, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
 
 /** A Llama-family model's tensors as its safetensors file lists them (tied embeddings: no lm_head). */
 function llamaDims(d: Omit<ModelDims, 'tensors'>, tied = true): ModelDims {
@@ -41,7 +41,8 @@ describe('memory estimate', () => {
     expect(inf.weights).toBe(134_515_008 * 4);
     expect(inf.kvCache).toBe(2 * 30 * 2048 * 3 * 64 * 4);
     expect(inf.gradients + inf.optimizer + inf.adapters).toBe(0);
-    expect(estimateMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 2048, batch: 1, weightBytes: 2 }).weights).toBe(134_515_008 * 2);
+    // f16 weights: the matrices at 2 bytes, the 61 norm gains of 576 (35,136 values) at 4.
+    expect(estimateMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 2048, batch: 1, weightBytes: 2 }).weights).toBe((134_515_008 - 35_136) * 2 + 35_136 * 4);
     // rank 8: q, o 8·(576+576); k, v 8·(576+192); gate, up, down 8·(576+1536); 30 layers
     expect(loraCount(SMOLLM2_135M, 8)).toBe(30 * 8 * (2 * 1152 + 2 * 768 + 3 * 2112));
   });
@@ -90,12 +91,10 @@ describe('checkMemory', () => {
     // The context offered is the longest that fits: 16 tokens more does not.
     const lora = r.alternatives[0].run;
     expect(checkMemory(SMOLLM2_135M, { ...lora, context: lora.context + 16 }, limits).fits).toBe(false);
-    // A smaller batch comes before a shorter context; f16 weights only where the adapter has shader-f16.
+    // A smaller batch comes before a shorter context; f16 weights are not offered where they change nothing that matters
+    // (the logits, not the weights, are what does not fit here).
     const small = checkMemory(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 256, batch: 8 }, limits);
     expect(small.alternatives.map((a) => a.change)).toEqual(['batch 1', 'inference only']);
-    const f16 = checkMemory(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 256, batch: 8 }, { ...limits, shaderF16: true });
-    expect(small.alternatives.some((a) => a.change.includes('f16'))).toBe(false);
-    expect(f16.alternatives.map((a) => a.change)).toContain('f16 weights (shader-f16, f32 accumulation), batch 1');
   });
 
   it('checks the largest activation buffer against one binding: training logits are [tokens, vocab], inference keeps the last rows only', () => {
@@ -118,6 +117,26 @@ describe('checkMemory', () => {
     expect(tiny.fits).toBe(false);
     expect(tiny.alternatives).toEqual([]);
     expect(tiny.message).toMatch(/Nothing smaller fits either .*cannot hold Qwen2\.5-0\.5B/);
+  });
+
+  it('offers f16 weights for a model whose f32 weights do not fit, and says how much they take', () => {
+    const run = { mode: { kind: 'inference' }, context: 1024, batch: 1 } as const;
+    const budget = { ...limits, memoryBudget: 1.5 * GiB };
+    const f32 = checkMemory(QWEN25_05B, run, budget, 'Qwen2.5-0.5B');
+    expect(f32.fits).toBe(false);
+    // Its f32 weights alone (1.84 GiB) are over the budget: no shorter context or batch helps, f16 does.
+    expect(f32.alternatives.map((a) => a.change)).toEqual([F16_WEIGHTS]);
+    expect(f32.message).toMatch(/^Qwen2\.5-0\.5B needs 1\.95 GiB for inference, context 1024, batch 1, f32 weights \(weights 1\.84 GiB, .*Would fit instead: f16 weights \(half the memory, f32 accumulation\) \(1\.03 GiB\)\.$/);
+    const f16 = checkMemory(QWEN25_05B, { ...run, weightBytes: 2 }, budget, 'Qwen2.5-0.5B');
+    expect(f16.fits).toBe(true);
+    expect(f16.message).toMatch(/fits: 1\.03 GiB of 1\.50 GiB for inference, context 1024, batch 1, f16 weights \(weights 942\.\d MiB/);
+    expect(f16.estimate.weights).toBeLessThan(f32.estimate.weights / 1.99);
+    // Where f32 fits only with a smaller batch and f16 as asked, both are offered; full
+    // fine-tuning trains the weights, so never in f16.
+    const pair = checkMemory(QWEN25_05B, { ...run, batch: 3 }, { ...limits, memoryBudget: 2 * GiB });
+    expect(pair.alternatives.map((a) => a.change)).toEqual(['batch 1', F16_WEIGHTS]);
+    const full = checkMemory(QWEN25_05B, { mode: { kind: 'full' }, context: 64, batch: 1 }, { ...limits, memoryBudget: 4 * GiB });
+    expect(full.alternatives.map((a) => a.change)).not.toContain(F16_WEIGHTS);
   });
 
   it('refuses a tensor whose single row is larger than one binding', () => {

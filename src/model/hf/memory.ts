@@ -4,7 +4,9 @@
 // a device-memory budget (WebGPU reports no device memory, so the budget is the caller's: a
 // setting, or what the System view measured). A model that does not fit is refused with what
 // would fit instead: LoRA instead of full fine-tuning, a shorter context, a smaller batch, f16
-// weights, inference only.
+// weights, inference only. f16 weights (src/model/halfWeights.ts: matrices packed two f16 per
+// u32 word, read with a core WGSL builtin, so no shader-f16 is needed) halve the matrices'
+// bytes; norm gains and biases stay f32. They are for frozen weights: inference and a LoRA base.
 //
 // The figures follow our engine's buffers (src/model/gpt.ts allocate(): per layer and token the
 // block input, both norms' outputs, q|k|v, the attention output, the MLP's hidden activations and
@@ -39,7 +41,7 @@ export interface AdapterLimits {
   minStorageBufferOffsetAlignment?: number;
   /** Bytes the model may take on the device. */
   memoryBudget: number;
-  /** Whether the adapter has shader-f16 (weights may then be stored in f16). */
+  /** Whether the adapter has shader-f16. Informational: f16 weight storage (weightBytes 2) does not need it. */
   shaderF16?: boolean;
 }
 
@@ -51,7 +53,7 @@ export interface RunShape {
   context: number;
   /** Sequences at once (training batch, or sequences generated together). */
   batch: number;
-  /** Bytes per stored weight: 4 (f32, always available) or 2 (f16 storage, f32 accumulation). */
+  /** Bytes per stored matrix element: 4 (f32, the default) or 2 (f16 storage, f32 accumulation; frozen weights only, not full fine-tuning). Vectors stay f32. */
   weightBytes?: 4 | 2;
   /** Training that also generates (GSPO rollouts) keeps a KV cache beside its activations. */
   generates?: boolean;
@@ -128,7 +130,7 @@ function perTokenLayer(d: ModelDims): number {
 export function estimateMemory(dims: ModelDims, run: RunShape): MemoryEstimate {
   const tokens = run.batch * run.context;
   const params = weightCount(dims);
-  const weights = params * (run.weightBytes ?? F32);
+  const weights = dims.tensors.reduce((n, t) => n + count(t.shape) * (t.shape.length >= 2 ? (run.weightBytes ?? F32) : F32), 0);
   const trainable = run.mode.kind === 'full' ? params : run.mode.kind === 'lora' ? loraCount(dims, run.mode.rank) : 0;
   const adapters = run.mode.kind === 'lora' ? trainable * F32 : 0;
   const gradients = trainable * F32;
@@ -274,32 +276,44 @@ function longestContext(dims: ModelDims, run: RunShape, limits: AdapterLimits): 
   return lo * 16;
 }
 
+/** How f16 weights are named in a refusal. */
+export const F16_WEIGHTS = 'f16 weights (half the memory, f32 accumulation)';
+
+/**
+ * The first of: `r` as it is (when `changes` says how it differs from the asked run), batch 1, the
+ * longest context at its batch, the longest at batch 1 — that fits; null when none does.
+ */
+function firstFit(dims: ModelDims, changes: string[], r: RunShape, limits: AdapterLimits): Alternative | null {
+  const tries: [string[], RunShape][] = [];
+  if (changes.length) tries.push([changes, r]);
+  if (r.batch > 1) tries.push([[...changes, 'batch 1'], { ...r, batch: 1 }]);
+  const atBatch = longestContext(dims, r, limits);
+  if (atBatch > 0) tries.push([[...changes, `context ${atBatch}`], { ...r, context: atBatch }]);
+  const atOne = r.batch > 1 ? longestContext(dims, { ...r, batch: 1 }, limits) : 0;
+  if (atOne > 0) tries.push([[...changes, 'batch 1', `context ${atOne}`], { ...r, batch: 1, context: atOne }]);
+  const first = tries.find(([, t]) => fitsRun(dims, t, limits));
+  return first ? { change: first[0].join(', '), run: first[1], total: estimateMemory(dims, first[1]).total } : null;
+}
+
 /**
  * Runs that fit, changing as little as possible: the asked mode, then LoRA instead of full
- * fine-tuning, then inference only, each with f32 and (with shader-f16) f16 weights; for each
- * the first of: as asked, batch 1, the longest context at the asked batch, the longest at batch 1.
+ * fine-tuning, then inference only; for each the first of: as asked, batch 1, the longest context
+ * at the asked batch, the longest at batch 1. Where the weights are frozen (inference, LoRA) and
+ * f32, f16 weights are offered after that when they fit with no other change, or when nothing in
+ * f32 does.
  */
 function alternatives(dims: ModelDims, run: RunShape, limits: AdapterLimits): Alternative[] {
-  const total = (r: RunShape) => estimateMemory(dims, r).total;
   const modes: [string[], RunShape][] = [[[], run]];
   if (run.mode.kind === 'full') modes.push([['LoRA rank 8 instead of full fine-tuning'], { ...run, mode: { kind: 'lora', rank: 8 } }]);
   if (run.mode.kind !== 'inference') modes.push([['inference only'], { ...run, mode: { kind: 'inference' }, generates: false }]);
-  const variants: [string[], RunShape][] = [];
-  for (const [changes, r] of modes) {
-    variants.push([changes, r]);
-    if (limits.shaderF16 && r.weightBytes !== 2) variants.push([[...changes, 'f16 weights (shader-f16, f32 accumulation)'], { ...r, weightBytes: 2 }]);
-  }
   const out: Alternative[] = [];
-  for (const [changes, r] of variants) {
-    const tries: [string[], RunShape][] = [];
-    if (changes.length) tries.push([changes, r]);
-    if (r.batch > 1) tries.push([[...changes, 'batch 1'], { ...r, batch: 1 }]);
-    const atBatch = longestContext(dims, r, limits);
-    if (atBatch > 0) tries.push([[...changes, `context ${atBatch}`], { ...r, context: atBatch }]);
-    const atOne = r.batch > 1 ? longestContext(dims, { ...r, batch: 1 }, limits) : 0;
-    if (atOne > 0) tries.push([[...changes, 'batch 1', `context ${atOne}`], { ...r, batch: 1, context: atOne }]);
-    const first = tries.find(([, t]) => fitsRun(dims, t, limits));
-    if (first) out.push({ change: first[0].join(', '), run: first[1], total: total(first[1]) });
+  for (const [changes, r] of modes) {
+    const f32 = firstFit(dims, changes, r, limits);
+    const halfChanges = [...changes, F16_WEIGHTS];
+    const f16 = r.mode.kind !== 'full' && r.weightBytes !== 2 ? firstFit(dims, halfChanges, { ...r, weightBytes: 2 }, limits) : null;
+    const f32AsIs = f32 && f32.change === changes.join(', ');
+    if (f32) out.push(f32);
+    if (f16 && !f32AsIs && (!f32 || f16.change === halfChanges.join(', '))) out.push(f16);
   }
   return out;
 }

@@ -39,7 +39,7 @@ interface Expected {
 async function base() {
   const names = ['config.json', 'generation_config.json', 'model.safetensors'];
   const entries = await Promise.all(names.map(async (n) => ({ path: `llama-chat/${n}`, file: new Blob([await bytes(`hf/llama-chat/${n}`)]) })));
-  return loadHfModel(filesFolder(entries), { limits: { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false } });
+  return loadHfModel(filesFolder(entries), { limits: { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30 } });
 }
 
 describe('PEFT adapters on our engine', () => {

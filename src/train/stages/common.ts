@@ -162,7 +162,7 @@ export interface Prepared {
     templates?: Readonly<Record<string, PromptTemplate>>;
   };
   /** A LoRA run: the adapter's layout and starting weights (and Adam state when it resumes). */
-  lora?: { layout: LoraLayout; params: Float32Array; optimizer?: Checkpoint['optimizer'] };
+  lora?: { layout: LoraLayout; params: Float32Array; optimizer?: Checkpoint['optimizer']; baseWeights?: 'f32' | 'f16' };
 }
 
 /** Tokenizer, config and starting weights: from a checkpoint when given, else fresh. */
@@ -219,7 +219,7 @@ function freshLora(spec: ResolvedSpec, config: ModelConfig): Prepared['lora'] {
   if (!spec.lora) return undefined;
   try {
     const layout = loraLayout(config, loraSettings(spec.lora.rank, spec.lora.alpha, spec.lora.targets));
-    return { layout, params: initLora(layout, spec.seed) };
+    return { layout, params: initLora(layout, spec.seed), ...(spec.lora.baseWeights && { baseWeights: spec.lora.baseWeights }) };
   } catch (e) {
     throw new UserFacingError((e as Error).message);
   }
@@ -245,7 +245,7 @@ function prepareLoraResume(spec: ResolvedSpec, from: Uint8Array, hfBase: RunExtr
   if (spec.lora && (spec.lora.rank !== ck.settings.rank)) throw new UserFacingError(`the starting adapter has rank ${ck.settings.rank}, not ${spec.lora.rank}`);
   const resume = ck.extraMetadata?.stage === spec.stage && !!ck.optimizer;
   const layout = loraLayout(ck.config, ck.settings);
-  return { ...o, start: { params: hfBase.params, step: resume ? ck.step : 0 }, lora: { layout, params: ck.lora, ...(resume && { optimizer: ck.optimizer }) } };
+  return { ...o, start: { params: hfBase.params, step: resume ? ck.step : 0 }, lora: { layout, params: ck.lora, ...(resume && { optimizer: ck.optimizer }), ...(spec.lora?.baseWeights && { baseWeights: spec.lora.baseWeights }) } };
 }
 
 const configToJsonSafe = (c: ModelConfig) => JSON.stringify(Object.entries(c).sort());
@@ -263,7 +263,7 @@ function prepareHfCheckpoint(spec: ResolvedSpec, from: Uint8Array): HfPrepared |
 
 /** The run's model on the GPU with its starting state (the adapter too, for LoRA). */
 export async function createRunModel(rt: GpuRuntime, p: Prepared, options: Omit<GpuGptOptions, 'lora'>): Promise<GpuGpt> {
-  const model = await GpuGpt.create(rt, p.config, { ...options, ...(p.lora && { lora: p.lora.layout }) });
+  const model = await GpuGpt.create(rt, p.config, { ...options, ...(p.lora && { lora: p.lora.layout, weights: p.lora.baseWeights ?? 'f32' }) });
   const optimizer = p.lora ? p.lora.optimizer : p.start.optimizer;
   model.setParams(p.start.params, optimizer ? { ...optimizer } : undefined);
   if (p.lora) model.setLora(p.lora.params);

@@ -12,7 +12,7 @@ import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
 import { chosenFile, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
 import { isOnnxFiles } from '../../../train/onnxFolder.ts';
 import { droppedFiles } from '../../lib/droppedFiles.ts';
-import { folderFiles } from '../../../train/hfFolder.ts';
+import { folderFiles, formatBytes } from '../../../train/hfFolder.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
 import { useEndpointStore, type EndpointSettings } from '../../stores/endpoints.ts';
 import { isLoaded, isLocalChoice, usePlaygroundStore, type BackendChoice, type PlaygroundError, type PlaygroundState } from '../../stores/playground.ts';
@@ -173,7 +173,7 @@ function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice
     <p className="small" data-testid="pg-model">
       {model && isLoaded(backend, model)
         ? hf
-          ? `Loaded on the GPU: ${model.name} · ${model.architecture} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}`
+          ? `Loaded on the GPU: ${model.name} · ${model.architecture} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}${model.weights ? ` · ${model.weights.storage} weights, ${formatBytes(model.weights.bytes)} on the GPU` : ''}`
           : `Loaded on the GPU: ${model.name} · ${model.layers} layers × ${model.dModel} · context ${model.contextLength} tokens · vocabulary ${model.vocabSize} · trained template ${model.template}`
         : error?.kind === 'checkpoint' || error?.kind === 'folder' || error?.kind === 'no-webgpu'
           ? 'Not loaded: see the message above.'
