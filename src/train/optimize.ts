@@ -123,11 +123,15 @@ export function evaluationsDone(s: LoopState | null): number {
   return s.versions.filter((v) => v.mean !== undefined).length + (s.test ? 1 : 0);
 }
 
+/** How often a sample's progress reaches the page. */
+const SAMPLE_REPORT_MS = 100;
+
 /** Counts the samples scored in this job for the rate, and sends progress records. */
 class Tracker {
   private samples = 0;
   private readonly started: number;
   private last: { split: 'dev' | 'test'; done: number; total: number } | null = null;
+  private lastSent = -Infinity;
   constructor(
     private readonly deps: OptimizeDeps,
     private readonly optId: string,
@@ -152,9 +156,13 @@ class Tracker {
   private base() {
     return { optId: this.optId, evaluations: { done: evaluationsDone(this.state), planned: plannedEvaluations(this.config) } };
   }
+  /** A sample scored: counted for the rate; sent at most every SAMPLE_REPORT_MS (and at an evaluation's end), as a fast backend scores thousands a second. */
   sample(split: 'dev' | 'test', done: number, total: number) {
     this.samples++;
     this.last = { split, done, total };
+    const now = this.now();
+    if (done < total && now - this.lastSent < SAMPLE_REPORT_MS) return;
+    this.lastSent = now;
     this.deps.progress({ ...this.base(), phase: 'evaluate', split, samples: { done, total }, etaMs: this.eta() });
   }
   changed(state: LoopState) {
@@ -184,15 +192,18 @@ async function splitsAndState(optId: string, o: OptimisationRecord, deps: Optimi
   return { splits, config, state };
 }
 
-/** Stores each state the loop hands over, in order, and tells the page. */
+/** Stores each state the loop hands over, in order, and then tells the page. */
 function stateWriter(optId: string, deps: OptimizeDeps, tracker: Tracker) {
   let chain: Promise<unknown> = Promise.resolve();
   let failed: Error | null = null;
   return {
     onState(s: LoopState) {
       const copy = structuredClone(s);
-      tracker.changed(copy);
-      chain = chain.then(() => deps.update(optId, (o) => (o.loop = copy))).catch((e: Error) => (failed ??= e));
+      // The page hears of a state once it is stored: what it shows survives a reload.
+      chain = chain
+        .then(() => deps.update(optId, (o) => (o.loop = copy)))
+        .then(() => tracker.changed(copy))
+        .catch((e: Error) => (failed ??= e));
     },
     async settle() {
       await chain;
@@ -223,7 +234,8 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
   let opened: OpenedBackend | null = null;
   try {
     const { splits, config, state } = await splitsAndState(optId, o, deps);
-    const tracker = new Tracker(deps, optId, config, state);
+    // The tracker counts what is stored (a copy), not the loop's live state.
+    const tracker = new Tracker(deps, optId, config, structuredClone(state));
     const writer = stateWriter(optId, deps, tracker);
     opened = await deps.openBackend(o.backend, o);
     const { judge } = deps.openJudge(o.judge);

@@ -200,6 +200,24 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
   else if (m.type === 'status') onStatus(m, live, set, get);
 }
 
+/**
+ * Optimisations whose lock was held when the page opened: another tab's, or the job of the page
+ * just reloaded, whose worker may not have let go yet. Looked at again a few times; one whose lock
+ * is gone and whose record still says it runs was cut off.
+ */
+function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number) {
+  setTimeout(async () => {
+    const locks = await heldLocks();
+    const freed = ids.filter((id) => !locks.has(optimizeLockName(id)) && get().live?.optId !== id);
+    if (freed.length) {
+      const fresh = (await Promise.all(freed.map((id) => getOptimisation(id).catch(() => undefined)))).filter((o): o is OptimisationRecord => !!o && ACTIVE.includes(o.state));
+      set((s) => ({ interrupted: [...s.interrupted, ...fresh.filter((o) => !s.interrupted.some((x) => x.id === o.id))] }));
+    }
+    const still = ids.filter((id) => !freed.includes(id));
+    if (still.length && tries > 1) recheckHeld(still, set, get, tries - 1);
+  }, 1000);
+}
+
 /** Reading, choosing, removing and dismissing stored optimisations. */
 function storedActions(set: SetState, get: GetState) {
   return {
@@ -211,6 +229,8 @@ function storedActions(set: SetState, get: GetState) {
           // No job runs in this fresh page yet: a running-looking optimisation was cut off, unless another tab holds it.
           const interrupted = list.filter((o) => ACTIVE.includes(o.state) && !locks.has(optimizeLockName(o.id)));
           set({ list, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best), interrupted, status: 'ready' });
+          const held = list.filter((o) => ACTIVE.includes(o.state) && locks.has(optimizeLockName(o.id))).map((o) => o.id);
+          if (held.length) recheckHeld(held, set, get, 5);
           if (!get().selectedId && list[0]) set({ selectedId: (interrupted[0] ?? list[0]).id });
         } catch (e) {
           set({ status: 'error', error: `Could not read prompt optimisations from browser storage: ${(e as Error).message}` });

@@ -116,16 +116,16 @@ function Winner({ o, state }: { o: OptimisationRecord; state: LoopState }) {
         {best.id === start?.id ? <span className="muted"> (no candidate beat the start)</span> : <span className="muted"> via {ancestry(state, best.id).join(' → ')}</span>}
       </dd>
       <dt>Dev score</dt>
-      <dd className="num">
+      <dd>
         {fmtScore(best.mean)}
         {gain !== null && best.id !== start?.id ? <span className="muted"> ({fmtSigned(gain)} over {o.start.version})</span> : null}
       </dd>
       <dt>Test score</dt>
-      <dd className="num" data-testid="test-score">
+      <dd data-testid="test-score">
         {state.test ? `${fmtScore(state.test.mean)} on ${state.config.testSize} held-out samples (${state.test.version})` : state.config.testSize ? 'after the last round' : 'no test split'}
       </dd>
       <dt>Calls</dt>
-      <dd className="num">
+      <dd>
         {state.calls.model} model, {state.calls.judge} judge
       </dd>
     </dl>
@@ -146,7 +146,7 @@ function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: Lo
       </h3>
       <p className="small">{v.note}</p>
       {v.reason ? <p className="small muted">{v.reason}</p> : null}
-      {parent && v.text ? <DiffEditor original={parent.text} modified={v.text} ariaLabel={`Differences between ${parent.id} and ${v.id}`} testId="candidate-diff" /> : null}
+      {parent && v.text ? <DiffEditor original={parent.text} modified={v.text} ariaLabel={`Differences between ${parent.id} and ${v.id}`} testId="candidate-diff" revealChange /> : null}
       <div className="toolbar">
         {promoted ? (
           <span className="small" data-testid="promoted-as">
