@@ -130,6 +130,29 @@ function ModelFields({ c, set, backends, errors }: { c: Choices; set(p: Partial<
   );
 }
 
+function NumberField({ field, label, hint, value, error, onChange }: { field: string; label: string; hint?: string; value: string; error?: string; onChange(v: string): void }) {
+  return (
+    <Field id={`opt-${field}`} label={label} error={error} hint={hint}>
+      <input id={`opt-${field}`} type="text" inputMode="decimal" value={value} onChange={(e) => onChange(e.target.value)} aria-invalid={error ? true : undefined} />
+    </Field>
+  );
+}
+
+function DomainsField({ all, chosen, onChange, error }: { all: string[]; chosen: string[]; onChange(domains: string[]): void; error?: string }) {
+  return (
+    <fieldset>
+      <legend>Domains</legend>
+      {all.map((d) => (
+        <label key={d} className="check">
+          <input type="checkbox" checked={chosen.includes(d)} onChange={(e) => onChange(e.target.checked ? [...chosen, d] : chosen.filter((x) => x !== d))} />
+          {d}
+        </label>
+      ))}
+      {error ? <span className="error-text small">{error}</span> : null}
+    </fieldset>
+  );
+}
+
 export function OptimiseForm({ from }: { from?: string }) {
   const versions = useTemplateStore((s) => s.versions);
   const datasets = useDatasetStore((s) => s.datasets);
@@ -152,11 +175,7 @@ export function OptimiseForm({ from }: { from?: string }) {
     setErrors(checked.errors);
     if (checked.draft) void create(checked.draft);
   }
-  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => (
-    <Field id={`opt-${field}`} label={label} error={errors[field]} hint={hint}>
-      <input id={`opt-${field}`} type="text" inputMode="decimal" value={c.numbers[field]} onChange={(e) => set({ numbers: { ...c.numbers, [field]: e.target.value } })} aria-invalid={errors[field] ? true : undefined} />
-    </Field>
-  );
+  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => <NumberField field={field} label={label} hint={hint} value={c.numbers[field]} error={errors[field]} onChange={(v) => set({ numbers: { ...c.numbers, [field]: v } })} />;
   return (
     <form className="card bench-form" onSubmit={submit} aria-labelledby="opt-form-title" noValidate data-testid="optimise-form">
       <h2 id="opt-form-title">Optimise a template</h2>
@@ -180,16 +199,7 @@ export function OptimiseForm({ from }: { from?: string }) {
           </select>
         </Field>
       </div>
-      <fieldset>
-        <legend>Domains</legend>
-        {(dataset?.domains ?? []).map((d) => (
-          <label key={d} className="check">
-            <input type="checkbox" checked={domains.includes(d)} onChange={(e) => (setDomainsTouched(true), set({ domains: e.target.checked ? [...domains, d] : domains.filter((x) => x !== d) }))} />
-            {d}
-          </label>
-        ))}
-        {errors.domains ? <span className="error-text small">{errors.domains}</span> : null}
-      </fieldset>
+      <DomainsField all={dataset?.domains ?? []} chosen={domains} onChange={(d) => (setDomainsTouched(true), set({ domains: d }))} error={errors.domains} />
       <div className="train-grid">
         {num('devPerDomain', 'Dev samples per domain', 'the loop’s working set')}
         {num('testPerDomain', 'Test samples per domain', 'scored once, at the end')}
