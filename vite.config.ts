@@ -1,5 +1,6 @@
 import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+import { fileURLToPath } from 'node:url';
 import { contentSecurityPolicy } from './scripts/csp.mjs';
 
 // The built index.html carries the Content-Security-Policy (scripts/csp.mjs) as a <meta> tag; the
@@ -16,6 +17,9 @@ export default defineConfig({
   base: './',
   plugins: [react(), csp],
   worker: { format: 'es' },
+  // onnxruntime-web's .wasm is imported as an asset URL (src/train/ortAssets.ts); its package
+  // exports do not list dist/ files, so the path is resolved here.
+  resolve: { alias: [{ find: /^onnxruntime-web\/dist\//, replacement: fileURLToPath(new URL('./node_modules/onnxruntime-web/dist/', import.meta.url)) }] },
   build: {
     target: 'es2022',
     sourcemap: true,

@@ -12,7 +12,8 @@ export interface BenchRecord {
   unit: string;
 }
 
-export type Suite = (rt: GpuRuntime, log: (s: string) => void) => Promise<BenchRecord[]>;
+/** `options`: the suite's command-line options as given (`npm run bench -- --suite llm --layers 2` → { layers: '2' }). */
+export type Suite = (rt: GpuRuntime, log: (s: string) => void, options?: Record<string, string>) => Promise<BenchRecord[]>;
 
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

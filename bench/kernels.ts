@@ -9,7 +9,11 @@ import { AdamWKernel } from '../src/gpu/kernels/adamw.ts';
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../src/gpu/kernels/attention.ts';
 import { AddKernel, BiasActKernel, GeluBackwardKernel } from '../src/gpu/kernels/elementwise.ts';
 import { MatmulKernel, type MatmulVariant } from '../src/gpu/kernels/matmul.ts';
+import { HeadNormKernel } from '../src/gpu/kernels/headnorm.ts';
 import { NormKernel } from '../src/gpu/kernels/norm.ts';
+import { PrefixAttentionKernel } from '../src/gpu/kernels/prefixAttention.ts';
+import { RopeKernel } from '../src/gpu/kernels/rope.ts';
+import { SwigluKernel } from '../src/gpu/kernels/swiglu.ts';
 import { XentKernel } from '../src/gpu/kernels/xent.ts';
 import { randomArray } from '../src/core/random.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
@@ -185,6 +189,71 @@ function addCase(n: number): KernelCase {
   };
 }
 
+/** Llama's blocks: RoPE on the fused q|k|v (grouped-query), the SwiGLU gate both ways, Qwen3's per-head q/k norm. */
+function llamaCases(label: string, seqs: number, T: number, H: number, KVH: number, D: number, F: number): KernelCase[] {
+  const rows = seqs * T;
+  const W = (H + 2 * KVH) * D;
+  const swiglu = (backward: boolean): KernelCase => ({
+    family: 'swiglu', name: `${backward ? 'backward' : 'forward'} ${rows}x${F}`, bound: 'memory',
+    napkin: (backward ? N.swigluBackwardNapkin : N.swigluForwardNapkin).count({ rows, F }),
+    async prepare(rt) {
+      const k = await SwigluKernel.create(rt, { rows, F });
+      const [h, out, dh] = buffers(rt, 'swiglu', [rows * 2 * F, rows * F, rows * 2 * F]);
+      return { encode: backward ? (p) => k.encodeBackward(p, h, out, dh) : (p) => k.encodeForward(p, h, out), dispose: () => (rt.release(h, out, dh), k.dispose()) };
+    },
+  });
+  return [
+    {
+      family: 'rope', name: `q+k ${label}`, bound: 'memory',
+      napkin: N.ropeNapkin.count({ rows, T, H, KVH, D }),
+      async prepare(rt) {
+        const k = await RopeKernel.create(rt, { rows, T, H, kvH: KVH, D }, { maxPositions: T });
+        const [qkv] = buffers(rt, 'rope', [rows * W]);
+        // A rotation: repeated calls keep the values bounded.
+        return { encode: (p) => k.encode(p, qkv), dispose: () => (rt.release(qkv), k.dispose()) };
+      },
+    },
+    swiglu(false),
+    swiglu(true),
+    {
+      family: 'head norm', name: `forward ${label}`, bound: 'memory',
+      napkin: N.headNormForwardNapkin.count({ rows, H, KVH, D }),
+      async prepare(rt) {
+        const k = await HeadNormKernel.create(rt, { rows, H, kvH: KVH, D, eps: 1e-6, qOffset: 0, kOffset: D });
+        const [qkv, weights, raw, stats] = buffers(rt, 'headnorm', [rows * W, 2 * D, k.rawSize, k.statsSize]);
+        return { encode: (p) => k.encodeForward(p, qkv, weights, raw, stats), dispose: () => (rt.release(qkv, weights, raw, stats), k.dispose()) };
+      },
+    },
+  ];
+}
+
+/** A GSPO group: G completions of Tc rows over one prompt prefix of P rows, forward and backward. */
+function prefixAttentionCases(G: number, Tc: number, P: number, H: number, KVH: number, D: number): KernelCase[] {
+  const W = (H + 2 * KVH) * D;
+  const s = { G, Tc, Tp: P, H, kvH: KVH, D };
+  const dims = { G, Tc, P, H, KVH, D };
+  const label = `G${G} Tc${Tc} P${P} H${H}/${KVH} D${D}`;
+  const prepare = async (rt: GpuRuntime, backward: boolean): Promise<Prepared> => {
+    const k = await PrefixAttentionKernel.create(rt, s, { backward });
+    k.setPrefixLength(P);
+    const [pqkv, qkv, out, lse, dout, dqkv, dpkv] = buffers(rt, 'pattn', [P * W, G * Tc * W, G * Tc * H * D, G * H * Tc, G * Tc * H * D, G * Tc * W, P * W]);
+    // A real lse and out for the scores the backward recomputes.
+    const enc = rt.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    k.encodeForward(pass, pqkv, qkv, out, lse);
+    pass.end();
+    rt.device.queue.submit([enc.finish()]);
+    return {
+      encode: backward ? (p) => k.encodeBackward(p, { pqkv, qkv, out, lse, dout, dqkv, dpkv }) : (p) => k.encodeForward(p, pqkv, qkv, out, lse),
+      dispose: () => (rt.release(pqkv, qkv, out, lse, dout, dqkv, dpkv), k.dispose()),
+    };
+  };
+  return [
+    { family: 'prefix attention', name: `forward ${label}`, bound: 'compute', napkin: N.prefixAttentionForwardNapkin.count(dims), prepare: (rt) => prepare(rt, false) },
+    { family: 'prefix attention', name: `backward ${label}`, bound: 'compute', napkin: N.prefixAttentionBackwardNapkin.count(dims), prepare: (rt) => prepare(rt, true) },
+  ];
+}
+
 /** The bench model: 2 layers, d_model 64, 4 heads, T 64, batch 8, vocab 256 (rows = 512). */
 export function kernelCases(): KernelCase[] {
   const rows = 8 * 64;
@@ -210,6 +279,9 @@ export function kernelCases(): KernelCase[] {
     adamwCase('larger', 1 << 20),
     ...geluCases(rows, 256, true),
     ...geluCases(2048, 1024, true),
+    // The Llama / Qwen blocks at the bench model's width (grouped-query: 4 query heads, 2 k/v heads).
+    ...llamaCases('B8 T64 H4/2 D16', 8, 64, 4, 2, 16, 256),
+    ...prefixAttentionCases(4, 32, 128, 4, 2, 16),
   ];
 }
 

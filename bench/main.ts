@@ -7,6 +7,7 @@ import { randomArray } from '../src/core/random.ts';
 import { timeIt, type BenchRecord, type Suite } from './common.ts';
 import { generateSuite, rolloutSuite } from './generate.ts';
 import { kernelsSuite } from './kernels.ts';
+import { llmSuite } from './llm.ts';
 import { matmulOnnxModel } from './onnx-matmul.ts';
 import { trainSuite } from './train.ts';
 
@@ -133,17 +134,17 @@ const matmulSuite: Suite = async (rt, log) => {
   return records;
 };
 
-const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite, kernels: kernelsSuite };
+const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite, kernels: kernelsSuite, llm: llmSuite };
 
 declare global {
   interface Window {
-    runBench(suites: string[]): Promise<{ adapter: string; records: BenchRecord[] }>;
+    runBench(suites: string[], options?: Record<string, string>): Promise<{ adapter: string; records: BenchRecord[] }>;
     benchSuites: string[];
   }
 }
 
 window.benchSuites = Object.keys(SUITES);
-window.runBench = async (names) => {
+window.runBench = async (names, options = {}) => {
   const rt = await GpuRuntime.create();
   log(`adapter: ${rt.describe()}`);
   const records: BenchRecord[] = [];
@@ -151,7 +152,7 @@ window.runBench = async (names) => {
     for (const name of names) {
       const suite = SUITES[name];
       if (!suite) throw new Error(`unknown browser suite '${name}'`);
-      records.push(...(await suite(rt, log)));
+      records.push(...(await suite(rt, log, options)));
     }
   } finally {
     rt.dispose();

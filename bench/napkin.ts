@@ -31,6 +31,10 @@ export interface AttentionDims { B: number; T: number; H: number; D: number; C: 
 export interface RowsDims { rows: number; C: number }
 export interface XentDims { N: number; V: number }
 export interface SizeDims { n: number }
+export interface RopeDims { rows: number; T: number; H: number; KVH: number; D: number }
+export interface GatedDims { rows: number; F: number }
+export interface HeadNormDims { rows: number; H: number; KVH: number; D: number }
+export interface PrefixAttentionDims { G: number; Tc: number; P: number; H: number; KVH: number; D: number }
 
 /** C = alpha·A·B (beta = 0: C is written, never read). */
 export const matmulNapkin: NapkinEntry<MatmulDims> = {
@@ -92,6 +96,42 @@ export const addNapkin: NapkinEntry<SizeDims> = {
   count: ({ n }) => ({ flops: n, bytes: 4 * 3 * n }),
 };
 
+/** Each (q or k head, pair) of a row: 4 multiplies and 2 adds; the table's rows for T positions read once. */
+export const ropeNapkin: NapkinEntry<RopeDims> = {
+  name: 'rope', shader: 'rope.wgsl', bound: 'memory',
+  count: ({ rows, T, H, KVH, D }) => ({ flops: 3 * rows * (H + KVH) * D, bytes: 4 * (2 * rows * (H + KVH) * D + T * D) }),
+};
+
+/** out = g·σ(g)·u: σ is 4 (negate, exp, add, divide), then 2 multiplies. */
+export const swigluForwardNapkin: NapkinEntry<GatedDims> = {
+  name: 'swiglu_forward', shader: 'swiglu.wgsl', bound: 'memory',
+  count: ({ rows, F }) => ({ flops: 6 * rows * F, bytes: 4 * 3 * rows * F }),
+};
+
+/** dgate and dup from σ(g) (4) and 8 more per element; reads [gate | up] and dout, writes [dgate | dup]. */
+export const swigluBackwardNapkin: NapkinEntry<GatedDims> = {
+  name: 'swiglu_backward', shader: 'swiglu.wgsl', bound: 'memory',
+  count: ({ rows, F }) => ({ flops: 12 * rows * F, bytes: 4 * 5 * rows * F }),
+};
+
+/** Per q or k head of a row: Σx² (2·D), rstd (4), x·rstd·gain (2·D); writes x, raw and the rstd. */
+export const headNormForwardNapkin: NapkinEntry<HeadNormDims> = {
+  name: 'headnorm_forward', shader: 'headnorm.wgsl', bound: 'memory',
+  count: ({ rows, H, KVH, D }) => ({ flops: rows * (H + KVH) * (4 * D + 4), bytes: 4 * (3 * rows * (H + KVH) * D + rows * (H + KVH) + 2 * D) }),
+};
+
+/** G·(P·Tc + Tc(Tc+1)/2) (query, key) pairs at 4·D FLOPs; the prefix's k and v read once, not once per completion. */
+export const prefixAttentionForwardNapkin: NapkinEntry<PrefixAttentionDims> = {
+  name: 'prefix_attn_forward', shader: 'prefix_attention.wgsl', bound: 'compute',
+  count: ({ G, Tc, P, H, KVH, D }) => ({ flops: 2 * G * H * D * Tc * (2 * P + Tc + 1), bytes: 4 * (2 * KVH * D * P + G * Tc * (2 * H * D + 2 * KVH * D + H)) }),
+};
+
+/** The same pairs at 14·D FLOPs; the completions' qkv, out, dout, lse, dvec and dqkv, the prefix's k/v and dpkv. */
+export const prefixAttentionBackwardNapkin: NapkinEntry<PrefixAttentionDims> = {
+  name: 'prefix_attn_backward', shader: 'prefix_attention.wgsl', bound: 'compute',
+  count: ({ G, Tc, P, H, KVH, D }) => ({ flops: 7 * G * H * D * Tc * (2 * P + Tc + 1), bytes: 4 * (G * Tc * (4 * H * D + 4 * KVH * D + 3 * H) + P * (H * D + 4 * KVH * D)) }),
+};
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const NAPKINS: NapkinEntry<any>[] = [
   matmulNapkin,
@@ -104,6 +144,12 @@ export const NAPKINS: NapkinEntry<any>[] = [
   biasGeluNapkin,
   geluBackwardNapkin,
   addNapkin,
+  ropeNapkin,
+  swigluForwardNapkin,
+  swigluBackwardNapkin,
+  headNormForwardNapkin,
+  prefixAttentionForwardNapkin,
+  prefixAttentionBackwardNapkin,
 ];
 
 /** GFLOP/s and GB/s of one call taking `ms`, and its share of the ceiling its bound names. */

@@ -11,8 +11,8 @@ import { gpuEnv } from '../scripts/chromium.mjs';
 
 const GPU_COMMANDS = new Set(['gpu', 'train', 'labels']);
 const args = process.argv.slice(2);
-// `lwm infer --backend local` generates on the GPU.
-const localInfer = args[0] === 'infer' && args.some((a, i) => a === '--backend=local' || (a === '--backend' && args[i + 1] === 'local'));
+// `lwm infer --backend local` and `lwm optimize --backend local` generate on the GPU.
+const localInfer = (args[0] === 'infer' || args[0] === 'optimize') && args.some((a, i) => a === '--backend=local' || (a === '--backend' && args[i + 1] === 'local'));
 if ((GPU_COMMANDS.has(args[0]) || localInfer) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
   const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });

@@ -88,10 +88,10 @@ test('errors: a budget the folder does not fit is refused with what would fit; a
 
   await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
   await expect(page.getByTestId('hf-folder-info')).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
-  await page.getByLabel('GPU memory (GiB)').fill('0.0005');
+  await page.getByLabel('GPU memory (GiB)').fill('0.0004');
   await page.getByLabel('GPU memory (GiB)').press('Enter');
   const refusal = page.getByTestId('hf-folder-refusal');
-  await expect(refusal).toContainText(/Does not fit: TinyChat needs [\d.]+ (KiB|MiB) for inference, context 128.*more than the 524\.3 KiB budget\. Would fit instead: context \d+/, { timeout: 60_000 });
+  await expect(refusal).toContainText(/Does not fit: TinyChat needs [\d.]+ (KiB|MiB) for inference, context 128.*more than the 419\.4 KiB budget\. Would fit instead: context \d+/, { timeout: 60_000 });
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeDisabled();
   await refusal.getByRole('button', { name: /^Use context \d+/ }).click();
   await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });

@@ -6,18 +6,29 @@
 // (bench/main.ts, served by Vite); Node suites are scripts/bench-<name>.ts run through tsx.
 // Speed is reported beside a peer measured in the same run; compare ratios, not absolutes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chromium.mjs';
 import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
-const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout'];
+const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout', 'llm'];
 const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer'];
+// Run only when named: `llm` at its default size (SmolLM2-135M's shape) takes long without a real GPU.
+const ON_REQUEST = ['llm'];
+// Options passed to the browser suites (`--suite llm --layers 2`); bench/llm-shape.ts reads and checks them.
+const SUITE_OPTIONS = ['layers', 'prompt-tokens', 'decode-tokens', 'reps', 'lora-rank', 'train-tokens'];
 
-const { values } = parseArgs({ options: { suite: { type: 'string', multiple: true }, out: { type: 'string', default: 'bench-results/bench.jsonl' } } });
-const wanted = values.suite ?? [...BROWSER_SUITES, ...NODE_SUITES];
+const { values } = parseArgs({
+  options: {
+    suite: { type: 'string', multiple: true },
+    out: { type: 'string', default: 'bench-results/bench.jsonl' },
+    ...Object.fromEntries(SUITE_OPTIONS.map((o) => [o, { type: 'string' }])),
+  },
+});
+const suiteOptions = Object.fromEntries(SUITE_OPTIONS.filter((o) => values[o] !== undefined).map((o) => [o, values[o]]));
+const wanted = values.suite ?? [...BROWSER_SUITES, ...NODE_SUITES].filter((s) => !ON_REQUEST.includes(s));
 for (const s of wanted) {
   if (!BROWSER_SUITES.includes(s) && !NODE_SUITES.includes(s)) {
     console.error(`bench: unknown suite '${s}'. Suites: ${[...BROWSER_SUITES, ...NODE_SUITES].join(', ')}`);
@@ -42,8 +53,10 @@ async function runBrowserSuites(names) {
     return;
   }
   Object.assign(process.env, gpuEnv());
-  const { createServer } = await import('vite');
-  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu'] } });
+  const { createServer, searchForWorkspaceRoot } = await import('vite');
+  // node_modules may be a link to a checkout elsewhere: onnxruntime-web's wasm is served from where it really is.
+  const fs = { allow: [searchForWorkspaceRoot(process.cwd()), realpathSync('node_modules')] };
+  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1', fs }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu', 'onnxruntime-web', 'onnxruntime-web/webgpu'] } });
   await server.listen();
   const url = server.resolvedUrls.local[0] + 'bench/index.html';
   const { chromium: pw } = await import('playwright');
@@ -61,7 +74,7 @@ async function runBrowserSuites(names) {
     // One suite per call, so each suite's records are on disk before the next one starts.
     for (const name of runnable) {
       try {
-        const { adapter, records } = await page.evaluate((s) => window.runBench(s), [name]);
+        const { adapter, records } = await page.evaluate(([s, o]) => window.runBench(s, o), [[name], suiteOptions]);
         keep(records, { adapter, runtime: 'chromium', run: runId });
       } catch (e) {
         failed.push(name);

@@ -26,6 +26,10 @@
 //                    p −= lr·(m/(1−β1^t)) / (√(v/(1−β2^t)) + eps)
 //                  With ZERO_GRAD the gradient is cleared after use (saves the next step's clear).
 //   adamw_update_vec4  the same on vec4s, 16 elements per thread, for n a multiple of 4.
+// Parameters held in several buffers (shards, src/model/shards.ts: each under one storage
+// binding) run sumsq_partial and the update once per shard, each with its own Params (n, its
+// partials' count and partialBase) and decay mask; the shards' partials sit side by side, so
+// one sumsq_final over all of them gives the norm of the whole gradient.
 // Every reduction has a fixed order: bit-identical results run to run.
 //
 // Napkin maths (per step over n parameters; bench/napkin.ts, measured by `npm run bench --
@@ -38,8 +42,9 @@
 struct Params {
   n: u32,
   step: u32,        // 0-based index of this optimiser step
-  numPartials: u32, // ceil(n / 2048)·64
-  _pad: u32,
+  numPartials: u32, // ceil(n / 2048)·64 (sumsq_final: of every shard together)
+  partialBase: u32, // where this shard's partials start
+
   lr: f32,
   beta1: f32,
   beta2: f32,
@@ -72,7 +77,7 @@ fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
       s += g * g;
     }
   }
-  s_partials[w * 64u + lid] = s;
+  s_partials[p.partialBase + w * 64u + lid] = s;
 }
 
 // Stage 1 on vec4s (n a multiple of 4): the same 2048-element chunk per workgroup, thread lid
@@ -93,7 +98,7 @@ fn sumsq_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
       s += g * g;
     }
   }
-  s_partials[w * 64u + lid] = (s.x + s.y) + (s.z + s.w);
+  s_partials[p.partialBase + w * 64u + lid] = (s.x + s.y) + (s.z + s.w);
 }
 
 // ---- stage 2: the norm, the clip factor, the bias corrections ----------------------------------

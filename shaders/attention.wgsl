@@ -12,7 +12,8 @@
 //   cache [S, Tmax, KV] one buffer for K, one for V
 // Scores are scale·q·k with scale = 1/sqrt(D); q is pre-multiplied by scale when loaded.
 //
-// Entry points and versions:
+// Entry points and versions (the bodies of the three training passes, their tile loads and
+// inner loops are in attention_common.wgsl, shared with prefix_attention.wgsl):
 //   attn_forward       one thread per query row, BR rows per workgroup; K/V stream through
 //                      workgroup memory in tiles of BC = p.BC rows; each tile updates the row's running
 //                      max m, sum l and output accumulator (online softmax), so no T×T matrix
@@ -59,17 +60,8 @@ struct Params {
   G: u32,          // query heads per key/value head (0: 1)
 }
 
-// Loop bounds come from the uniform, not from override constants: SwiftShader unrolls
-// constant-bound loops, and fully unrolled head loops nested in tile loops took it tens of
-// seconds per pipeline to compile (D = 128). FIXED_D4 > 0 re-specialises the head size for
-// real GPUs, where unrolling keeps the per-row arrays in registers.
-override FIXED_D4: u32 = 0u;
-override BR: u32 = 32u;    // rows (threads) per workgroup in the training kernels
+// #include "attention_common.wgsl"
 
-const MAX_D4: u32 = 32u;   // head size ≤ 128
-const MAX_BC: u32 = 32u;
-const TILE_VEC4: u32 = 448u; // two tiles of 448 vec4 + tileS fit the 16 KiB minimum
-const NEG_BIG: f32 = -3.0e38;
 const DEC_WG: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -84,24 +76,17 @@ const DEC_WG: u32 = 64u;
 @group(0) @binding(9) var<storage, read> prefixK: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> prefixV: array<vec4<f32>>;
 
-// Forward and dq: K and V tiles. dkv: scaled-Q and dO tiles, plus (lse, D) per query row.
-var<workgroup> tileA: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileB: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileS: array<vec2<f32>, MAX_BC>;
-
-fn head4() -> u32 {
-  if (FIXED_D4 > 0u) { return FIXED_D4; }
-  return p.D4;
-}
-
-// A Params block with KV4 = G = 0 (these words were padding before grouped-query attention) means
-// multi-head attention, so a launcher that zero-fills them keeps working.
-fn kv4() -> u32 {
-  return select(p.KV4, p.C4, p.KV4 == 0u);
-}
-
 fn group() -> u32 {
   return max(p.G, 1u);
+}
+
+fn seq_len() -> u32 {
+  return p.T;
+}
+
+// Row t of a sequence sees keys 0 .. t (no prefix in the training kernels).
+fn key_offset() -> u32 {
+  return 0u;
 }
 
 fn qkv_row(b: u32, t: u32) -> u32 {
@@ -131,213 +116,21 @@ fn load_kv_tile(b: u32, h: u32, k0: u32, tid: u32) {
 // Reads qkv; writes out[b, t, h·D..] and lse[b, h, t].
 @compute @workgroup_size(BR)
 fn attn_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.T;
-  var q: array<vec4<f32>, MAX_D4>;
-  var acc: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
-  if (live) {
-    let qo = qkv_row(b, t) + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      acc[d] = vec4<f32>(0.0);
-    }
-  }
-  var m = NEG_BIG;
-  var l = 0.0;
-  // The last row of this block needs keys up to itself; tiles past that are skipped.
-  let kEnd = min(r0 + BR, p.T);
-  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
-    load_kv_tile(b, h, k0, tid);
-    workgroupBarrier();
-    if (live && t >= k0) {
-      let n = min(BC, t - k0 + 1u);
-      // Scores of the whole tile first, so the rescale by exp(m_old − m_new) happens once per
-      // tile rather than once per key.
-      var mt = m;
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        for (var d = 0u; d < D4; d++) { x += dot(q[d], tileA[j * D4 + d]); }
-        s[j] = x;
-        mt = max(mt, x);
-      }
-      let alpha = exp(m - mt);
-      l *= alpha;
-      for (var j = 0u; j < n; j++) {
-        let pj = exp(s[j] - mt);
-        s[j] = pj;
-        l += pj;
-      }
-      // Column by column into a local: on SwiftShader a write to a private array inside the
-      // key loop costs several times the arithmetic, so each acc[d] is written once per tile.
-      for (var d = 0u; d < D4; d++) {
-        var a = acc[d] * alpha;
-        for (var j = 0u; j < n; j++) { a += s[j] * tileB[j * D4 + d]; }
-        acc[d] = a;
-      }
-      m = mt;
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    let oo = (b * p.T + t) * p.C4 + h * D4;
-    let inv = 1.0 / l;
-    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
-    lse[(b * p.H + h) * p.T + t] = m + log(l);
-  }
+  forward_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // attn_backward_dq: dispatch (ceil(T/BR), H, B), workgroup BR threads; thread = query row t.
 // Reads qkv, out, lse, dout; writes dvec[b, h, t] and the q part of dqkv.
 @compute @workgroup_size(BR)
 fn attn_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.T;
-  var q: array<vec4<f32>, MAX_D4>;
-  var g: array<vec4<f32>, MAX_D4>;
-  var dq: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
-  var rowD = 0.0;
-  var rowL = 0.0;
-  let qo = qkv_row(b, t) + h * D4;
-  if (live) {
-    let oo = (b * p.T + t) * p.C4 + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      g[d] = dout[oo + d];
-      rowD += dot(g[d], out[oo + d]);
-      dq[d] = vec4<f32>(0.0);
-    }
-    let si = (b * p.H + h) * p.T + t;
-    rowL = lse[si];
-    dvec[si] = rowD;
-  }
-  let kEnd = min(r0 + BR, p.T);
-  for (var k0 = 0u; k0 < kEnd; k0 += BC) {
-    load_kv_tile(b, h, k0, tid);
-    workgroupBarrier();
-    if (live && t >= k0) {
-      let n = min(BC, t - k0 + 1u);
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(q[d], tileA[j * D4 + d]);
-          dp += dot(g[d], tileB[j * D4 + d]);
-        }
-        s[j] = exp(x - rowL) * (dp - rowD);
-      }
-      // Column by column, one private-array write per column per tile (see attn_forward).
-      for (var d = 0u; d < D4; d++) {
-        var a = dq[d];
-        for (var j = 0u; j < n; j++) { a += s[j] * tileA[j * D4 + d]; }
-        dq[d] = a;
-      }
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
-  }
+  dq_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // attn_backward_dkv: dispatch (ceil(T/BR), KVH, B), workgroup BR threads; thread = key row j
 // of k/v head hk. Reads qkv, lse, dout, dvec; writes the k and v parts of dqkv.
 @compute @workgroup_size(BR)
 fn attn_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let b = wg.z;
-  let hk = wg.y;
-  let r0 = wg.x * BR;
-  let j = r0 + tid;
-  let live = j < p.T;
-  var k: array<vec4<f32>, MAX_D4>;
-  var v: array<vec4<f32>, MAX_D4>;
-  var dk: array<vec4<f32>, MAX_D4>;
-  var dv: array<vec4<f32>, MAX_D4>;
-  var sp: array<f32, MAX_BC>;
-  var sd: array<f32, MAX_BC>;
-  let ko = qkv_row(b, j) + p.C4 + hk * D4;
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      k[d] = qkv[ko + d];
-      v[d] = qkv[ko + kv4() + d];
-      dk[d] = vec4<f32>(0.0);
-      dv[d] = vec4<f32>(0.0);
-    }
-  }
-  // Every query head of the group sees this key; only queries i ≥ r0 see any key of this block.
-  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
-  for (var q0 = r0; q0 < p.T; q0 += BC) {
-    for (var i = tid; i < BC * D4; i += BR) {
-      let row = q0 + i / D4;
-      var qv = vec4<f32>(0.0);
-      var gv = vec4<f32>(0.0);
-      if (row < p.T) {
-        qv = qkv[qkv_row(b, row) + h * D4 + i % D4] * p.scale;
-        gv = dout[(b * p.T + row) * p.C4 + h * D4 + i % D4];
-      }
-      tileA[i] = qv;
-      tileB[i] = gv;
-    }
-    for (var i = tid; i < BC; i += BR) {
-      let row = q0 + i;
-      var st = vec2<f32>(0.0);
-      if (row < p.T) {
-        let si = (b * p.H + h) * p.T + row;
-        st = vec2<f32>(lse[si], dvec[si]);
-      }
-      tileS[i] = st;
-    }
-    workgroupBarrier();
-    if (live) {
-      var i0 = 0u;
-      if (j > q0) { i0 = j - q0; }
-      let i1 = min(BC, p.T - q0);
-      for (var i = i0; i < i1; i++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(tileA[i * D4 + d], k[d]);
-          dp += dot(tileB[i * D4 + d], v[d]);
-        }
-        let st = tileS[i];
-        let pij = exp(x - st.x);
-        sp[i] = pij;
-        sd[i] = pij * (dp - st.y);
-      }
-      // Column by column, one private-array write per column per tile (see attn_forward).
-      for (var d = 0u; d < D4; d++) {
-        var av = dv[d];
-        var ak = dk[d];
-        for (var i = i0; i < i1; i++) {
-          av += sp[i] * tileB[i * D4 + d];
-          ak += sd[i] * tileA[i * D4 + d];
-        }
-        dv[d] = av;
-        dk[d] = ak;
-      }
-    }
-    workgroupBarrier();
-  }
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      dqkv[ko + d] = dk[d];
-      dqkv[ko + kv4() + d] = dv[d];
-    }
-  }
+  dkv_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // ---- KV-cache inference ------------------------------------------------------------------

@@ -1,24 +1,33 @@
 // embedding.wgsl — token embedding (+ learned positions) and its deterministic backward.
 //
 // Shapes: tokens [rows] u32, rows = B·T, row r at position r mod T; wte [vocab, C] and wpe [T, C]
-// at element offsets of the flat parameter buffer; activations [rows, C] row-major. Binding 0 is
+// at element offsets of parameter buffers; activations [rows, C] row-major. Binding 0 is
 // always the uniform Params.
 //
+// A token table larger than one storage binding is split by rows (src/model/shards.ts): each
+// piece holds the rows of tokens tokenStart ≤ tok < tokenEnd at wteOffset of its own buffer,
+// and one dispatch per piece touches only the rows whose token it holds (row tok − tokenStart of
+// the piece). An unsplit table is the one piece [0, vocab).
+//
 // Entry points:
-//   embed_forward   bindings 1 tokens (read), 2 weights (read), 3 out [rows, C] (read_write).
+//   embed_forward   bindings 1 tokens (read), 2 weights (read: the wte piece), 3 out [rows, C]
+//                   (read_write), 4 positions (read: wpe; may be the same buffer as 2).
 //                   Dispatch: ceil(rows·C / 256) workgroups of 256 (split over x, y; linear id
-//                   wg.x + wg.y·gx), one thread per output element:
-//                   out[r, c] = wte[tok[r], c] (+ wpe[r mod T, c] when LEARNED_POS).
+//                   wg.x + wg.y·gx), one thread per output element of a row whose token is in the
+//                   piece: out[r, c] = wte[tok[r], c] (+ wpe[r mod T, c] when LEARNED_POS).
 //   embed_forward_vec4  the same on vec4s, 16 floats per thread (C and offsets multiples of 4).
 //   embed_backward  bindings 1 csr (read, u32), 2 dout [rows, C] (read), 3 grads (read_write).
-//                   Dispatch: maxDistinct (+ T when LEARNED_POS) workgroups of 64 (split over
-//                   x, y). Workgroup w < maxDistinct owns the w-th distinct token of the batch
-//                   (returns if w ≥ csr[0]) and sums the dout rows holding it, in ascending row
-//                   order, into dwte[token] — each token's row is written by exactly one
-//                   workgroup, so no atomics are needed. Workgroup maxDistinct + t owns position
-//                   t and sums dout rows t, t+T, t+2T, ... into dwpe[t]. Both always ADD to
-//                   grads (the model zeroes gradients once per step): an overwrite mode would
-//                   leave the rows of tokens absent from the batch stale, so there is none.
+//                   Dispatch: maxDistinct workgroups of 64 (split over x, y). Workgroup
+//                   w < maxDistinct owns the w-th distinct token of the batch (returns if
+//                   w ≥ csr[0] or the token is not in the piece) and sums the dout rows holding
+//                   it, in ascending row order, into dwte[token] — each token's row is written by
+//                   exactly one workgroup, so no atomics are needed.
+//   embed_backward_pos  bindings 2 dout (read), 3 grads (read_write: the buffer holding dwpe).
+//                   Dispatch: T workgroups of 64 (split over x, y); workgroup t sums dout rows
+//                   t, t+T, t+2T, ... into dwpe[t] (LEARNED_POS models only).
+//                   Both backward entry points ADD to grads (the model zeroes gradients once per
+//                   step): an overwrite mode would leave the rows of tokens absent from the batch
+//                   stale, so there is none.
 //
 // csr layout (u32), built on the host from the batch's tokens (buildTokenCsr):
 //   [0]                                  n = number of distinct tokens
@@ -36,6 +45,8 @@ struct Params {
   wpeOffset: u32,
   dwteOffset: u32,
   dwpeOffset: u32,
+  tokenStart: u32,
+  tokenEnd: u32,
 }
 
 override LEARNED_POS: bool = false;
@@ -46,6 +57,7 @@ override LEARNED_POS: bool = false;
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
 @group(0) @binding(2) var<storage, read> weights: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<storage, read> positions: array<f32>;
 
 @compute @workgroup_size(256)
 fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -53,8 +65,10 @@ fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
   if (i >= p.rows * p.C) { return; }
   let r = i / p.C;
   let c = i - r * p.C;
-  var v = weights[p.wteOffset + tokens[r] * p.C + c];
-  if (LEARNED_POS) { v += weights[p.wpeOffset + (r % p.T) * p.C + c]; }
+  let tok = tokens[r];
+  if (tok < p.tokenStart || tok >= p.tokenEnd) { return; }
+  var v = weights[p.wteOffset + (tok - p.tokenStart) * p.C + c];
+  if (LEARNED_POS) { v += positions[p.wpeOffset + (r % p.T) * p.C + c]; }
   out[i] = v;
 }
 
@@ -63,6 +77,7 @@ fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 // thread lid of workgroup w writing vec4 indices w·256 + lid + 64·j, j < 4.
 @group(0) @binding(2) var<storage, read> weights4: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> out4: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> positions4: array<vec4<f32>>;
 
 @compute @workgroup_size(64)
 fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -74,8 +89,10 @@ fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
     if (i >= n4) { break; }
     let r = i / C4;
     let c = i - r * C4;
-    var v = weights4[p.wteOffset / 4u + tokens[r] * C4 + c];
-    if (LEARNED_POS) { v += weights4[p.wpeOffset / 4u + (r % p.T) * C4 + c]; }
+    let tok = tokens[r];
+    if (tok < p.tokenStart || tok >= p.tokenEnd) { continue; }
+    var v = weights4[p.wteOffset / 4u + (tok - p.tokenStart) * C4 + c];
+    if (LEARNED_POS) { v += positions4[p.wpeOffset / 4u + (r % p.T) * C4 + c]; }
     out4[i] = v;
   }
 }
@@ -89,29 +106,30 @@ fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
 fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let w = wg.x + wg.y * nwg.x;
   let C = p.C;
-  if (w < p.maxDistinct) {
-    if (w >= csr[0]) { return; }
-    let tok = csr[1u + w];
-    let startsAt = 1u + p.maxDistinct;
-    let listAt = startsAt + p.maxDistinct + 1u;
-    let s = csr[startsAt + w];
-    let e = csr[startsAt + w + 1u];
-    for (var c = lid; c < C; c += 64u) {
-      var acc = 0.0;
-      for (var k = s; k < e; k++) { acc += dout[csr[listAt + k] * C + c]; }
-      let idx = p.dwteOffset + tok * C + c;
-      grads[idx] = grads[idx] + acc;
-    }
-    return;
+  if (w >= p.maxDistinct || w >= csr[0]) { return; }
+  let tok = csr[1u + w];
+  if (tok < p.tokenStart || tok >= p.tokenEnd) { return; }
+  let startsAt = 1u + p.maxDistinct;
+  let listAt = startsAt + p.maxDistinct + 1u;
+  let s = csr[startsAt + w];
+  let e = csr[startsAt + w + 1u];
+  for (var c = lid; c < C; c += 64u) {
+    var acc = 0.0;
+    for (var k = s; k < e; k++) { acc += dout[csr[listAt + k] * C + c]; }
+    let idx = p.dwteOffset + (tok - p.tokenStart) * C + c;
+    grads[idx] = grads[idx] + acc;
   }
-  if (LEARNED_POS) {
-    let t = w - p.maxDistinct;
-    if (t >= p.T) { return; }
-    for (var c = lid; c < C; c += 64u) {
-      var acc = 0.0;
-      for (var r = t; r < p.rows; r += p.T) { acc += dout[r * C + c]; }
-      let idx = p.dwpeOffset + t * C + c;
-      grads[idx] = grads[idx] + acc;
-    }
+}
+
+@compute @workgroup_size(64)
+fn embed_backward_pos(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let t = wg.x + wg.y * nwg.x;
+  let C = p.C;
+  if (t >= p.T) { return; }
+  for (var c = lid; c < C; c += 64u) {
+    var acc = 0.0;
+    for (var r = t; r < p.rows; r += p.T) { acc += dout[r * C + c]; }
+    let idx = p.dwpeOffset + t * C + c;
+    grads[idx] = grads[idx] + acc;
   }
 }

@@ -21,6 +21,8 @@
 //   headnorm_grad      bindings 5 partial, 6 grads (read_write). Dispatch ceil(2D / 64): the sum
 //                      over blocks in order, added into the gain gradients.
 // Every sum has a fixed order: results are bit-identical run to run.
+//
+// napkin(headnorm_forward): flops = rows*(H + KVH)*(4*D + 4); bytes = 4*(3*rows*(H + KVH)*D + rows*(H + KVH) + 2*D)
 
 struct Params {
   rows: u32,

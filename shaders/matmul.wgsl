@@ -7,6 +7,9 @@
 //   A: M×K (TRANS_A = false) or K×M (TRANS_A = true)
 //   B: K×N (TRANS_B = false) or N×K (TRANS_B = true)
 //   C: M×N
+// Rows of A and C are lda and ldc elements apart (defaults: A's contiguous extent, K or M, and
+// N), so a product can read or write a column block of a wider matrix: the LM head split by
+// vocabulary rows writes logits[:, lo:hi] of a [rows, V] buffer and reads dlogits[:, lo:hi].
 // Bindings: 0 A (read), 1 B (read), 2 C (read_write), 3 Params (uniform).
 // Dispatch: (ceil(N/64), ceil(M/64), batch) workgroups of 8×8 threads.
 //
@@ -17,7 +20,7 @@
 // on a CPU-emulated GPU workgroup-memory reads are per-lane gathers, so outputs per read rule.
 // Entry points:
 //   matmul       scalar global loads with bounds checks: any M, N, K, any offset.
-//   matmul_vec4  vec4 global loads, for when every operand's contiguous dimension and every
+//   matmul_vec4  vec4 global loads, for when every operand's contiguous dimension, lda and every
 //                batch stride is a multiple of 4 (the host checks); rows and columns past the
 //                edge are still bounds-checked, a vec4 being wholly in or wholly out.
 //   matmul_rows  few rows (a decode step's 1×K · K×N): one thread per output element, a plain
@@ -44,6 +47,8 @@ struct Params {
   offsetC: u32,
   alpha: f32,
   beta: f32,
+  lda: u32,
+  ldc: u32,
 }
 
 override TRANS_A: bool = false;
@@ -64,8 +69,8 @@ var<workgroup> Bs: array<vec4<f32>, 256>; // [TILE_K][TILE_N / 4]
 
 fn a_at(base: u32, m: u32, k: u32) -> f32 {
   if (m >= p.M || k >= p.K) { return 0.0; }
-  if (TRANS_A) { return A[base + k * p.M + m]; }
-  return A[base + m * p.K + k];
+  if (TRANS_A) { return A[base + k * p.lda + m]; }
+  return A[base + m * p.lda + k];
 }
 
 fn b_at(base: u32, k: u32, n: u32) -> f32 {
@@ -120,7 +125,7 @@ fn store(acc: array<vec4<f32>, 16>, base: u32, row0: u32, col0: u32) {
     for (var j = 0u; j < 8u; j++) {
       let col = col0 + j;
       if (col >= p.N) { break; }
-      let idx = base + row * p.N + col;
+      let idx = base + row * p.ldc + col;
       var v = p.alpha * acc[i * 2u + j / 4u][j % 4u];
       if (p.beta != 0.0) { v += p.beta * C[idx]; }
       C[idx] = v;
@@ -184,12 +189,12 @@ fn matmul_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
       if (TRANS_A) {
         let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
         var v = zero;
-        if (k < p.K && m < p.M) { v = A4[(baseA + k * p.M + m) / 4u]; }
+        if (k < p.K && m < p.M) { v = A4[(baseA + k * p.lda + m) / 4u]; }
         As[idx] = v;
       } else {
         let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
         var v = zero;
-        if (k < p.K && m < p.M) { v = A4[(baseA + m * p.K + k) / 4u]; }
+        if (k < p.K && m < p.M) { v = A4[(baseA + m * p.lda + k) / 4u]; }
         put_a_k4(idx, v);
       }
       if (TRANS_B) {
@@ -222,7 +227,7 @@ fn matmul_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   for (var k = 0u; k < p.K; k++) {
     acc += a_at(baseA, m, k) * b_at(baseB, k, n);
   }
-  let idx = p.offsetC + wg.z * p.strideC + m * p.N + n;
+  let idx = p.offsetC + wg.z * p.strideC + m * p.ldc + n;
   var v = p.alpha * acc;
   if (p.beta != 0.0) { v += p.beta * C[idx]; }
   C[idx] = v;

@@ -17,7 +17,9 @@
 // u ≥ P is its own row u − P. Scores are scale·q·k with scale = 1/sqrt(D).
 //
 // Entry points (one thread per row, BR rows per workgroup, key or query tiles of BC rows
-// through workgroup memory, online softmax — the scheme of attention.wgsl):
+// through workgroup memory, online softmax — the scheme of attention.wgsl; pa_forward,
+// pa_backward_dq and pa_backward_dkv run the passes of attention_common.wgsl, with keys from
+// load_kv_tile below: the P prefix rows, then the completion's own):
 //   pa_forward           thread = completion row: writes out and lse.
 //   pa_backward_dq       thread = completion row: writes dvec and the q part of dqkv.
 //   pa_backward_dkv      thread = completion key row j of k/v head hk: queries i ≥ j of its own
@@ -30,6 +32,8 @@
 //
 // Napkin maths: the G·Tc query rows see P + (t + 1) keys each: pairs = G·(P·Tc + Tc(Tc+1)/2),
 // 4·D FLOPs per pair forward, 14·D backward, against G·(P+Tc)(P+Tc+1)/2 pairs unshared.
+// napkin(prefix_attn_forward): flops = 2*G*H*D*Tc*(2*P + Tc + 1); bytes = 4*(2*KVH*D*P + G*Tc*(2*H*D + 2*KVH*D + H))
+// napkin(prefix_attn_backward): flops = 7*G*H*D*Tc*(2*P + Tc + 1); bytes = 4*(G*Tc*(4*H*D + 4*KVH*D + 3*H) + P*(H*D + 4*KVH*D))
 
 struct Params {
   Tc: u32,     // rows per completion
@@ -46,13 +50,7 @@ struct Params {
   _pad2: u32,
 }
 
-override FIXED_D4: u32 = 0u;
-override BR: u32 = 32u;
-
-const MAX_D4: u32 = 32u;
-const MAX_BC: u32 = 32u;
-const TILE_VEC4: u32 = 448u;
-const NEG_BIG: f32 = -3.0e38;
+// #include "attention_common.wgsl"
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> pqkv: array<vec4<f32>>;
@@ -64,20 +62,6 @@ const NEG_BIG: f32 = -3.0e38;
 @group(0) @binding(7) var<storage, read_write> dqkv: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> dpkv: array<vec4<f32>>;
 
-var<workgroup> tileA: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileB: array<vec4<f32>, TILE_VEC4>;
-var<workgroup> tileS: array<vec2<f32>, MAX_BC>;
-
-fn head4() -> u32 {
-  if (FIXED_D4 > 0u) { return FIXED_D4; }
-  return p.D4;
-}
-
-// KV4 = GQ = 0 (padding words before grouped-query attention) means multi-head attention.
-fn kv4() -> u32 {
-  return select(p.KV4, p.C4, p.KV4 == 0u);
-}
-
 fn group() -> u32 {
   return max(p.GQ, 1u);
 }
@@ -87,7 +71,16 @@ fn width4() -> u32 {
   return p.C4 + 2u * kv4();
 }
 
-fn row_of(g: u32, t: u32) -> u32 {
+fn seq_len() -> u32 {
+  return p.Tc;
+}
+
+// Completion row t sees the virtual keys 0 .. P + t (the P prefix rows, then its own rows ≤ t).
+fn key_offset() -> u32 {
+  return p.P;
+}
+
+fn qkv_row(g: u32, t: u32) -> u32 {
   return (g * p.Tc + t) * width4();
 }
 
@@ -106,7 +99,7 @@ fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
       kv = pqkv[o];
       vv = pqkv[o + kv4()];
     } else if (u < p.P + p.Tc) {
-      let o = row_of(g, u - p.P) + kvo + i % D4;
+      let o = qkv_row(g, u - p.P) + kvo + i % D4;
       kv = qkv[o];
       vv = qkv[o + kv4()];
     }
@@ -115,217 +108,23 @@ fn load_kv_tile(g: u32, h: u32, u0: u32, tid: u32) {
   }
 }
 
-// Query rows i0 .. i0+BC of completion g, head h: scaled q into tileA, dO into tileB, (lse, D) into tileS.
-fn load_q_tile(g: u32, h: u32, i0: u32, tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  for (var i = tid; i < BC * D4; i += BR) {
-    let row = i0 + i / D4;
-    var qv = vec4<f32>(0.0);
-    var gv = vec4<f32>(0.0);
-    if (row < p.Tc) {
-      qv = qkv[row_of(g, row) + h * D4 + i % D4] * p.scale;
-      gv = dout[(g * p.Tc + row) * p.C4 + h * D4 + i % D4];
-    }
-    tileA[i] = qv;
-    tileB[i] = gv;
-  }
-  for (var i = tid; i < BC; i += BR) {
-    let row = i0 + i;
-    var st = vec2<f32>(0.0);
-    if (row < p.Tc) {
-      let si = (g * p.H + h) * p.Tc + row;
-      st = vec2<f32>(lse[si], dvec[si]);
-    }
-    tileS[i] = st;
-  }
-}
-
 // pa_forward: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
 @compute @workgroup_size(BR)
 fn pa_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.Tc;
-  let last = p.P + t; // the row's last virtual key
-  var q: array<vec4<f32>, MAX_D4>;
-  var acc: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
-  if (live) {
-    let qo = row_of(g, t) + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      acc[d] = vec4<f32>(0.0);
-    }
-  }
-  var m = NEG_BIG;
-  var l = 0.0;
-  let kEnd = p.P + min(r0 + BR, p.Tc);
-  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
-    load_kv_tile(g, h, u0, tid);
-    workgroupBarrier();
-    if (live && last >= u0) {
-      let n = min(BC, last - u0 + 1u);
-      var mt = m;
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        for (var d = 0u; d < D4; d++) { x += dot(q[d], tileA[j * D4 + d]); }
-        s[j] = x;
-        mt = max(mt, x);
-      }
-      let alpha = exp(m - mt);
-      l *= alpha;
-      for (var j = 0u; j < n; j++) {
-        let pj = exp(s[j] - mt);
-        s[j] = pj;
-        l += pj;
-      }
-      for (var d = 0u; d < D4; d++) {
-        var a = acc[d] * alpha;
-        for (var j = 0u; j < n; j++) { a += s[j] * tileB[j * D4 + d]; }
-        acc[d] = a;
-      }
-      m = mt;
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    let oo = (g * p.Tc + t) * p.C4 + h * D4;
-    let inv = 1.0 / l;
-    for (var d = 0u; d < D4; d++) { out[oo + d] = acc[d] * inv; }
-    lse[(g * p.H + h) * p.Tc + t] = m + log(l);
-  }
+  forward_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dq: dispatch (ceil(Tc/BR), H, G); thread = completion row t.
 @compute @workgroup_size(BR)
 fn pa_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let h = wg.y;
-  let r0 = wg.x * BR;
-  let t = r0 + tid;
-  let live = t < p.Tc;
-  let last = p.P + t;
-  var q: array<vec4<f32>, MAX_D4>;
-  var gr: array<vec4<f32>, MAX_D4>;
-  var dq: array<vec4<f32>, MAX_D4>;
-  var s: array<f32, MAX_BC>;
-  var rowD = 0.0;
-  var rowL = 0.0;
-  let qo = row_of(g, t) + h * D4;
-  if (live) {
-    let oo = (g * p.Tc + t) * p.C4 + h * D4;
-    for (var d = 0u; d < D4; d++) {
-      q[d] = qkv[qo + d] * p.scale;
-      gr[d] = dout[oo + d];
-      rowD += dot(gr[d], out[oo + d]);
-      dq[d] = vec4<f32>(0.0);
-    }
-    let si = (g * p.H + h) * p.Tc + t;
-    rowL = lse[si];
-    dvec[si] = rowD;
-  }
-  let kEnd = p.P + min(r0 + BR, p.Tc);
-  for (var u0 = 0u; u0 < kEnd; u0 += BC) {
-    load_kv_tile(g, h, u0, tid);
-    workgroupBarrier();
-    if (live && last >= u0) {
-      let n = min(BC, last - u0 + 1u);
-      for (var j = 0u; j < n; j++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(q[d], tileA[j * D4 + d]);
-          dp += dot(gr[d], tileB[j * D4 + d]);
-        }
-        s[j] = exp(x - rowL) * (dp - rowD);
-      }
-      for (var d = 0u; d < D4; d++) {
-        var a = dq[d];
-        for (var j = 0u; j < n; j++) { a += s[j] * tileA[j * D4 + d]; }
-        dq[d] = a;
-      }
-    }
-    workgroupBarrier();
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) { dqkv[qo + d] = dq[d] * p.scale; }
-  }
+  dq_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dkv: dispatch (ceil(Tc/BR), KVH, G); thread = completion key row j of k/v head
 // hk. Run after pa_backward_dq (it reads dvec).
 @compute @workgroup_size(BR)
 fn pa_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let D4 = head4();
-  let BC = p.BC;
-  let g = wg.z;
-  let hk = wg.y;
-  let r0 = wg.x * BR;
-  let j = r0 + tid;
-  let live = j < p.Tc;
-  var k: array<vec4<f32>, MAX_D4>;
-  var v: array<vec4<f32>, MAX_D4>;
-  var dk: array<vec4<f32>, MAX_D4>;
-  var dv: array<vec4<f32>, MAX_D4>;
-  var sp: array<f32, MAX_BC>;
-  var sd: array<f32, MAX_BC>;
-  let ko = row_of(g, j) + p.C4 + hk * D4;
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      k[d] = qkv[ko + d];
-      v[d] = qkv[ko + kv4() + d];
-      dk[d] = vec4<f32>(0.0);
-      dv[d] = vec4<f32>(0.0);
-    }
-  }
-  // Every query head of the group sees this key.
-  for (var h = hk * group(); h < (hk + 1u) * group(); h++) {
-  for (var q0 = r0; q0 < p.Tc; q0 += BC) {
-    load_q_tile(g, h, q0, tid);
-    workgroupBarrier();
-    if (live) {
-      var i0 = 0u;
-      if (j > q0) { i0 = j - q0; }
-      let i1 = min(BC, p.Tc - q0);
-      for (var i = i0; i < i1; i++) {
-        var x = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D4; d++) {
-          x += dot(tileA[i * D4 + d], k[d]);
-          dp += dot(tileB[i * D4 + d], v[d]);
-        }
-        let st = tileS[i];
-        let pij = exp(x - st.x);
-        sp[i] = pij;
-        sd[i] = pij * (dp - st.y);
-      }
-      for (var d = 0u; d < D4; d++) {
-        var av = dv[d];
-        var ak = dk[d];
-        for (var i = i0; i < i1; i++) {
-          av += sp[i] * tileB[i * D4 + d];
-          ak += sd[i] * tileA[i * D4 + d];
-        }
-        dv[d] = av;
-        dk[d] = ak;
-      }
-    }
-    workgroupBarrier();
-  }
-  }
-  if (live) {
-    for (var d = 0u; d < D4; d++) {
-      dqkv[ko + d] = dk[d];
-      dqkv[ko + kv4() + d] = dv[d];
-    }
-  }
+  dkv_rows(wg.z, wg.y, wg.x * BR, tid);
 }
 
 // pa_backward_dkv_prefix: dispatch (ceil(Tp/BR), KVH); thread = prefix key row j of k/v head hk,
@@ -339,12 +138,10 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
   let j = wg.x * BR + tid;
   let inBuf = j < p.Tp;
   let live = j < p.P;
-  var k: array<vec4<f32>, MAX_D4>;
-  var v: array<vec4<f32>, MAX_D4>;
-  var dk: array<vec4<f32>, MAX_D4>;
-  var dv: array<vec4<f32>, MAX_D4>;
-  var sp: array<f32, MAX_BC>;
-  var sd: array<f32, MAX_BC>;
+  var k: HeadRow;
+  var v: HeadRow;
+  var dk: HeadRow;
+  var dv: HeadRow;
   let ko = j * width4() + p.C4 + hk * D4;
   for (var d = 0u; d < D4; d++) {
     dk[d] = vec4<f32>(0.0);
@@ -363,29 +160,7 @@ fn pa_backward_dkv_prefix(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_i
       load_q_tile(g, h, q0, tid);
       workgroupBarrier();
       if (live) {
-        let i1 = min(BC, p.Tc - q0);
-        for (var i = 0u; i < i1; i++) {
-          var x = 0.0;
-          var dp = 0.0;
-          for (var d = 0u; d < D4; d++) {
-            x += dot(tileA[i * D4 + d], k[d]);
-            dp += dot(tileB[i * D4 + d], v[d]);
-          }
-          let st = tileS[i];
-          let pij = exp(x - st.x);
-          sp[i] = pij;
-          sd[i] = pij * (dp - st.y);
-        }
-        for (var d = 0u; d < D4; d++) {
-          var av = dv[d];
-          var ak = dk[d];
-          for (var i = 0u; i < i1; i++) {
-            av += sp[i] * tileB[i * D4 + d];
-            ak += sd[i] * tileA[i * D4 + d];
-          }
-          dv[d] = av;
-          dk[d] = ak;
-        }
+        dkv_tile(&k, &v, &dk, &dv, 0u, min(BC, p.Tc - q0));
       }
       workgroupBarrier();
     }

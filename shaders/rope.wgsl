@@ -13,6 +13,8 @@
 //             k = i mod D/2.
 //   Computes: (x_k, x_{k+D/2}) ← (x_k cos − x_{k+D/2} sin, x_k sin + x_{k+D/2} cos), with sin
 //             negated (sign = −1) for the backward, which rotates dq and dk by −θ. v untouched.
+//
+// napkin(rope): flops = 3*rows*(H + KVH)*D; bytes = 4*(2*rows*(H + KVH)*D + T*D)
 
 struct Params {
   rows: u32,

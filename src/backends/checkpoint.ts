@@ -10,6 +10,8 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint, type Checkpoint } from '../model/checkpoint.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
+import { paramLayout } from '../model/params.ts';
+import { ParamBuffers, planFor } from '../model/shards.ts';
 import { localBackend } from './local.ts';
 
 /** The templates a checkpoint knows (built-in plus the run's own) and the one it was trained with. */
@@ -84,7 +86,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
   const version = options.template ?? trained;
   const template = templates[version];
   if (!template) throw new CheckpointError(`${source}: no template '${version}' (known: ${Object.keys(templates).join(', ')})`);
-  const params = rt.storage('checkpoint.params', ck.params);
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config)), ck.params, 'checkpoint.params');
   const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength, prefixSlots: options.prefixSlots ?? 4 });
   const inner = localBackend(gen, tokenizer, options.name ?? `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`);
   const backend: LwmBackend = { name: inner.name, generate: (req, o) => inner.generate('sample' in req ? { ...req, template: req.template ?? template } : req, o) };
@@ -98,7 +100,7 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
     stats: gen.stats,
     dispose() {
       gen.dispose();
-      rt.release(params);
+      params.release();
     },
   };
 }

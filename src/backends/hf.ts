@@ -12,7 +12,10 @@ import type { ContextPart, ContextReport } from '../core/playground/context.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
+import { paramLayout } from '../model/params.ts';
+import { ParamBuffers, planFor } from '../model/shards.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';
+import { decodeStream } from './stream.ts';
 
 /** A request that cannot be rendered for this model (no tokenizer, no chat template, too long). */
 export class HfPromptError extends Error {
@@ -143,7 +146,7 @@ export interface HfBackend {
 
 /** Puts a loaded folder's weights on `rt` and serves requests with the model's tokenizer and chat template, in `context` tokens. */
 export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { context: number; name?: string; prefixSlots?: number }): HfBackend {
-  const params = rt.storage('hf.params', model.params);
+  const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(model.config)), model.params, 'hf.params');
   const gen = new GpuGenerator(rt, model.config, params, { maxSequences: 1, maxLength: options.context, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `hf:${model.name}`;
   const stop = new Set(model.stopIds);
@@ -156,26 +159,7 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
       if (room < 1) throw new HfPromptError(`max tokens ${o.maxTokens} leaves no room for the prompt in the ${options.context}-token context the model was loaded with`);
       const tok = needTokenizer(model.tokenizer, model.name);
       const { ids } = hfPrompt(tok, request, room, model.name);
-      const out: number[] = [];
-      let sent = '';
-      for await (const id of generateIds(ids, o)) {
-        if (stop.has(id)) break;
-        out.push(id);
-        o.onTokens?.(out.length);
-        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
-        let full = tok.decode(out);
-        if (full.endsWith('\uFFFD')) continue;
-        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
-        if (stopAt !== undefined) full = full.slice(0, stopAt);
-        if (full.length > sent.length) {
-          yield full.slice(sent.length);
-          sent = full;
-        }
-        if (stopAt !== undefined) return;
-      }
-      // A tail that never decoded whole (a byte-level model cut mid-character) is sent as it is.
-      const rest = out.length ? tok.decode(out) : '';
-      if (rest.length > sent.length) yield rest.slice(sent.length);
+      yield* decodeStream(generateIds(ids, o), (x) => tok.decode(x), stop, o);
     },
   };
   return {
@@ -186,7 +170,7 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
     generateIds,
     dispose() {
       gen.dispose();
-      rt.release(params);
+      params.release();
     },
   };
 }

@@ -6,7 +6,8 @@ import { SPECIAL_TOKENS, trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns } from '../core/turns/index.ts';
 import { encodeSftSample } from '../train/data.ts';
 import { sharedPrefixLength } from '../model/generate.ts';
-import { localPromptIds } from './local.ts';
+import type { GpuGenerator } from '../model/generate.ts';
+import { localBackend, localPromptIds } from './local.ts';
 
 const data = [...generateTrajectories('terminal', 4, 11), ...generateTrajectories('web', 2, 11)];
 const tok = trainBpe(
@@ -70,5 +71,22 @@ describe('local backend prompt', () => {
     const ids = localPromptIds(tok, { prompt: 'x'.repeat(50) + 'END' }, 10);
     expect(ids.length).toBeLessThanOrEqual(10);
     expect(tok.decode(ids).endsWith('END')).toBe(true);
+  });
+});
+
+describe('local backend stream', () => {
+  it('sends a tail that never decoded whole (cut mid-character at max tokens), as the Hugging Face and ONNX backends do', async () => {
+    // 'é' is two bytes (ids 0xc3 0xa9: ids 0-255 are the bytes); generation stops after its first byte.
+    const ids = [...tok.encode('ok '), 0xc3];
+    const gen = {
+      limits: { maxLength: 64 },
+      async *generate() {
+        yield* ids;
+      },
+    } as unknown as GpuGenerator;
+    let text = '';
+    for await (const piece of localBackend(gen, tok).generate({ prompt: 'x' }, { maxTokens: 4, temperature: 0 })) text += piece;
+    expect(text).toBe(tok.decode(ids));
+    expect(text).toBe('ok \uFFFD');
   });
 });

@@ -11,6 +11,7 @@ import type { Turn } from '../core/schema/types.ts';
 import type { GpuGenerator } from '../model/generate.ts';
 import type { ChatMessage } from '../core/chat.ts';
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
+import { decodeStream } from './stream.ts';
 
 /** The template of a turn request without one: the eval template (a fixed wording the SFT mix includes). */
 const DEFAULT_TEMPLATE: PromptTemplate = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
@@ -63,28 +64,9 @@ export function localBackend(gen: GpuGenerator, tok: Tokenizer, name = 'local'):
       const room = gen.limits.maxLength - o.maxTokens;
       if (room < 1) throw new RangeError(`local backend: maxTokens ${o.maxTokens} leaves no room for a prompt in ${gen.limits.maxLength} tokens`);
       const ids = localPromptIds(tok, request, room);
-      const out: number[] = [];
-      let sent = '';
-      for await (const id of gen.generate(ids, {
-        maxNewTokens: o.maxTokens,
-        sampling: { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed },
-        stop: [tok.special.eos, tok.special.predictedClose],
-        signal: o.signal,
-      })) {
-        if (id === tok.special.eos || id === tok.special.predictedClose) break;
-        out.push(id);
-        o.onTokens?.(out.length);
-        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
-        let full = tok.decode(out);
-        if (full.endsWith('\uFFFD')) continue;
-        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
-        if (stopAt !== undefined) full = full.slice(0, stopAt);
-        if (full.length > sent.length) {
-          yield full.slice(sent.length);
-          sent = full;
-        }
-        if (stopAt !== undefined) return;
-      }
+      const stopIds = [tok.special.eos, tok.special.predictedClose];
+      const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
+      yield* decodeStream(gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: stopIds, signal: o.signal }), (x) => tok.decode(x), new Set(stopIds), o);
     },
   };
 }

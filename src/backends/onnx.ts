@@ -5,41 +5,65 @@
 //     in the AgentWorldBench message layout an endpoint is sent (src/core/bench/awb-layout.ts),
 //     rendered with the template and its generation prompt;
 //   - without one (our own checkpoints exported with `lwm export --to onnx`): turn and chat
-//     requests rendered with our prompt template, up to the opening tag of the predicted
+//     requests rendered with our prompt template (the one the checkpoint was trained with, which
+//     the export keeps in lwm_template.json; else the default), up to the opening tag of the predicted
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
-// A prompt longer than the context keeps its end. onnxruntime-web is loaded by the model loader
-// (src/model/onnx/session.ts) on first use only.
+// A prompt longer than the context is fitted as a Hugging Face folder's is (with a chat template:
+// earlier turns left out, then the system message cut), or by the local backend's policy (without
+// one); a raw prompt keeps its end. onnxruntime-web is
+// loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample } from '../core/templates/index.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
+import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
+import { decodeStream } from './stream.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
 
-/** The text of a turn up to the opening tag of the observation to predict. */
-function turnText(turn: TurnRequest): string {
-  const r = renderSample(turn.template ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
+/** The text of a turn up to the opening tag of the observation to predict (its own template, else the folder's, else the default). */
+function turnText(turn: TurnRequest, folderTemplate?: PromptTemplate): string {
+  const r = renderSample(turn.template ?? folderTemplate ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
   return r.text.slice(0, r.targetStart);
 }
 
 /** The ids of a request for this folder's tokenizer (the layout in the header comment). */
-export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest): number[] {
+export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest, template?: PromptTemplate): number[] {
   if (isChatRequest(request)) {
-    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system)));
+    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system), template));
     const messages: ChatMessage[] = request.messages.map((x) => ({ role: x.role, content: x.content }));
     if (request.system) messages.unshift({ role: 'system', content: request.system });
     return tok.encodeChat(messages, { addGenerationPrompt: true });
   }
   if (isTurnRequest(request)) {
     if (hasChatTemplate) return tok.encodeChat(awbMessages(request).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
-    return tok.encode(turnText(request));
+    return tok.encode(turnText(request, template));
   }
   return tok.encode(request.prompt);
+}
+
+/**
+ * The ids of a request within `room` tokens: with a chat template, fitted as a Hugging Face folder's
+ * are (src/backends/hf.ts's hfPrompt: the oldest earlier turns left out, then the system message
+ * cut); without one, by the training policy of the local backend (src/core/templates/fit.ts: earlier
+ * turns shortened and left out before the system text); a raw prompt keeps its end.
+ */
+export function onnxPromptIdsIn(m: Pick<LoadedOnnxModel, 'tokenizer' | 'hasChatTemplate'> & { template?: PromptTemplate }, request: GenerateRequest, room: number, name = 'the model'): number[] {
+  if (m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) return hfPrompt(m.tokenizer, request, room, name).ids;
+  if (!m.hasChatTemplate && m.tokenizer && (isChatRequest(request) || isTurnRequest(request))) {
+    const tok = m.tokenizer;
+    const turn = isTurnRequest(request) ? request : chatAsTurn(request.messages, request.system);
+    const template = turn.template ?? m.template ?? DEFAULT_TEMPLATE;
+    return fitPrompt((s) => tok.encode(s, { addSpecialTokens: false }), template, turn.sample, room).ids;
+  }
+  const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request, m.template);
+  return ids.length > room ? ids.slice(ids.length - room) : ids;
 }
 
 export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBackend {
@@ -51,30 +75,15 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
   return {
     name,
     async *generate(request: GenerateRequest, o: GenerateOptions) {
-      let ids = onnxPromptIds(tok, m.hasChatTemplate, request);
-      if (m.contextLength !== null) {
+      let ids: number[];
+      if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request, m.template);
+      else {
         const room = m.contextLength - o.maxTokens;
         if (room < 1) throw new RangeError(`${name}: maxTokens ${o.maxTokens} leaves no room for a prompt in ${m.contextLength} tokens`);
-        if (ids.length > room) ids = ids.slice(ids.length - room);
+        ids = onnxPromptIdsIn(m, request, room, name);
       }
-      const out: number[] = [];
-      let sent = '';
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      for await (const id of m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal })) {
-        if (stop.has(id)) break;
-        out.push(id);
-        o.onTokens?.(out.length);
-        // Decode everything so far and send the new part, so multi-byte characters arrive whole.
-        let full = tok.decode(out);
-        if (full.endsWith('\uFFFD')) continue;
-        const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
-        if (stopAt !== undefined) full = full.slice(0, stopAt);
-        if (full.length > sent.length) {
-          yield full.slice(sent.length);
-          sent = full;
-        }
-        if (stopAt !== undefined) return;
-      }
+      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, o);
     },
   };
 }

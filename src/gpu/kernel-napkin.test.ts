@@ -4,7 +4,7 @@
 // prints cannot drift apart.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { addNapkin, attentionForwardNapkin, matmulNapkin, NAPKINS, throughput, type Napkin } from '../../bench/napkin.ts';
+import { addNapkin, attentionForwardNapkin, matmulNapkin, NAPKINS, prefixAttentionForwardNapkin, throughput, type Napkin } from '../../bench/napkin.ts';
 
 const shaderDir = new URL('../../shaders/', import.meta.url);
 
@@ -25,9 +25,9 @@ function headerFormulas(shader: string, name: string): { flops: (s: Record<strin
 
 // Shapes for every dimension name the formulas use: the bench model, an awkward one, a large one.
 const SHAPES: Record<string, number>[] = [
-  { M: 512, N: 192, K: 64, batch: 1, B: 8, T: 64, H: 4, D: 16, C: 64, rows: 512, V: 256, n: 131072 },
-  { M: 7, N: 13, K: 5, batch: 3, B: 3, T: 5, H: 3, D: 4, C: 12, rows: 7, V: 1000, n: 4099 },
-  { M: 512, N: 512, K: 512, batch: 2, B: 4, T: 256, H: 4, D: 32, C: 128, rows: 4096, V: 2048, n: 1 << 21 },
+  { M: 512, N: 192, K: 64, batch: 1, B: 8, T: 64, H: 4, D: 16, C: 64, rows: 512, V: 256, n: 131072, KVH: 2, F: 256, G: 4, Tc: 32, P: 96 },
+  { M: 7, N: 13, K: 5, batch: 3, B: 3, T: 5, H: 3, D: 4, C: 12, rows: 7, V: 1000, n: 4099, KVH: 1, F: 11, G: 3, Tc: 5, P: 0 },
+  { M: 512, N: 512, K: 512, batch: 2, B: 4, T: 256, H: 4, D: 32, C: 128, rows: 4096, V: 2048, n: 1 << 21, KVH: 4, F: 1536, G: 8, Tc: 128, P: 1000 },
 ];
 
 describe('kernel napkin maths', () => {
@@ -50,6 +50,8 @@ describe('kernel napkin maths', () => {
     // T = 1 is one (query, key) pair: q·k and p·v, 2·D FLOPs each.
     expect(attentionForwardNapkin.count({ B: 1, T: 1, H: 1, D: 8, C: 8 }).flops).toBe(32);
     expect(addNapkin.count({ n: 10 })).toEqual({ flops: 10, bytes: 120 });
+    // No prefix and one completion is plain causal attention over its own rows.
+    expect(prefixAttentionForwardNapkin.count({ G: 1, Tc: 9, P: 0, H: 3, KVH: 3, D: 8 }).flops).toBe(attentionForwardNapkin.count({ B: 1, T: 9, H: 3, D: 8, C: 24 }).flops);
   });
 
   it('reports the share of the ceiling its bound names', () => {

@@ -46,6 +46,31 @@ describe('GpuRuntime', () => {
     expect((err as Error).message).toMatch(/shaders\/broken-example\.wgsl:4:\d+: error: .*undefined_thing/);
   });
 
+  it('names the included file and its own line for an error inside an #include', async () => {
+    const rt = await gpuRuntime();
+    const common = '// shared 1\n// shared 2\nfn helper() -> f32 {\n  return missing_in_include;\n}\n';
+    const bad = wgsl('includer-example.wgsl', '// line 1\n// #include "common-example.wgsl"\n@compute @workgroup_size(1)\nfn main() { _ = helper(); }\n', {
+      'common-example.wgsl': common,
+    });
+    const err = await rt.pipeline(bad, 'main').catch((e) => e);
+    expect(err).toBeInstanceOf(ShaderCompileError);
+    expect((err as Error).message).toMatch(/shaders\/common-example\.wgsl:4:\d+: error: .*missing_in_include/);
+    expect((err as Error).message).not.toContain('includer-example.wgsl:');
+  });
+
+  it('names the including file and its own line for an error after an #include', async () => {
+    const rt = await gpuRuntime();
+    const common = '// shared 1\n// shared 2\nfn helper2() -> f32 {\n  return 1.0;\n}\n';
+    const bad = wgsl('includer2-example.wgsl', '// line 1\n// #include "common2-example.wgsl"\n@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = helper2() + missing_in_main;\n}\n', {
+      'common2-example.wgsl': common,
+    });
+    const err = await rt.pipeline(bad, 'main').catch((e) => e);
+    expect(err).toBeInstanceOf(ShaderCompileError);
+    const e = err as ShaderCompileError;
+    expect(e.message).toMatch(/shaders\/includer2-example\.wgsl:5:\d+: error: .*missing_in_main/);
+    expect(e.messages[0].source).toContain('missing_in_main');
+  });
+
   it('names the shader file when an entry point is missing', async () => {
     const rt = await gpuRuntime();
     const ok = wgsl('tiny-example.wgsl', '@compute @workgroup_size(1)\nfn main() {}\n');

@@ -3,7 +3,7 @@
 // src/gpu/kernels take a GpuRuntime (bind groups and submissions: src/gpu/kernels/common.ts);
 // nothing above this layer touches navigator.gpu.
 import { DeviceLostError, ShaderCompileError, WEBGPU_HELP, WebGPUUnavailableError, type ShaderMessage } from './errors.ts';
-import type { ShaderSource } from './shaders.ts';
+import { sourceLine, type ShaderSource } from './shaders.ts';
 
 export interface AdapterReport {
   vendor: string;
@@ -37,6 +37,11 @@ export interface AcquireOptions {
   /** Defaults to navigator.gpu. Node passes Dawn's GPU (see src/gpu/node.ts). */
   gpu?: GPU;
   powerPreference?: GPUPowerPreference;
+  /**
+   * Bytes one storage binding may hold at most, below the adapter's own limit: models then split
+   * their parameters as they would on a smaller adapter (tests run the split path with tiny models).
+   */
+  maxBindingBytes?: number;
 }
 
 const WANTED_LIMITS = [
@@ -111,9 +116,30 @@ export class GpuRuntime {
   }
 
   private disposed = false;
+  private bindingCap = Infinity;
 
-  /** Acquire an adapter and a device with the features and limits training needs. */
+  /**
+   * The most bytes one storage binding (and one buffer) may hold: the smaller of the device's
+   * maxStorageBufferBindingSize and maxBufferSize, lowered by options.maxBindingBytes or
+   * withBindingLimit. Parameters larger than this are split (src/model/shards.ts).
+   */
+  get bindingLimit(): number {
+    const { maxStorageBufferBindingSize, maxBufferSize } = this.report.limits;
+    const cap = Math.min(this.options.maxBindingBytes ?? Infinity, this.bindingCap);
+    return Math.floor(Math.min(maxStorageBufferBindingSize, maxBufferSize, cap) / 4) * 4;
+  }
+
+  /** The same device with a binding limit of at most `bytes` (see bindingLimit). */
+  withBindingLimit(bytes: number): GpuRuntime {
+    if (!(Number.isInteger(bytes) && bytes >= 4)) throw new RangeError(`binding limit must be an integer of at least 4 bytes, got ${bytes}`);
+    return Object.create(this, { bindingCap: { value: Math.min(bytes, this.bindingCap) } }) as GpuRuntime;
+  }
+
+  /** Acquire an adapter and a device with the features and the adapter's largest limits (buffer and binding sizes included). */
   static async create(options: AcquireOptions = {}): Promise<GpuRuntime> {
+    if (options.maxBindingBytes !== undefined && !(Number.isInteger(options.maxBindingBytes) && options.maxBindingBytes >= 4)) {
+      throw new RangeError(`maxBindingBytes must be an integer of at least 4 bytes, got ${options.maxBindingBytes}`);
+    }
     const adapter = await requestAdapter(options);
     const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
     const requiredLimits: Record<string, number> = {};
@@ -294,8 +320,7 @@ export class GpuRuntime {
     const messages: ShaderMessage[] = info.messages
       .filter((m) => m.type === 'error')
       .map((m) => ({
-        file: shader.file,
-        line: m.lineNum,
+        ...sourceLine(shader, m.lineNum),
         column: m.linePos,
         type: m.type,
         message: m.message,

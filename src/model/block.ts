@@ -11,13 +11,13 @@ import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from '..
 import { HeadNormKernel } from '../gpu/kernels/headnorm.ts';
 import { SwigluKernel } from '../gpu/kernels/swiglu.ts';
 import type { Disposable } from '../gpu/kernels/common.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { RopeKernel } from '../gpu/kernels/rope.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { MatmulShape } from '../reference/matmul.ts';
 import type { ModelConfig } from './config.ts';
 import type { BlockParams, ParamLayout, ParamTensor } from './params.ts';
+import { placeOf, wholePlan, type ParamBuffers, type ShardPlan } from './shards.ts';
+import { PieceMatmul, type PieceOp } from './pieceMatmul.ts';
 import { blockPlan, type BlockPlan } from './plan.ts';
 import type { GpuLora } from './loraGpu.ts';
 import type { LoraSite } from './lora.ts';
@@ -93,42 +93,42 @@ export interface BlockLora {
 
 interface LayerKernels {
   norm1: NormKernel;
-  qkv: MatmulKernel;
+  qkv: PieceMatmul;
   qkvBias?: BiasActKernel;
   headNorm?: HeadNormKernel;
-  proj: MatmulKernel;
+  proj: PieceMatmul;
   projBias?: BiasActKernel;
   norm2: NormKernel;
-  fc: MatmulKernel;
+  fc: PieceMatmul;
   /** GELU: bias (if any) + GELU into fcA. SwiGLU: the bias (if any) on fcH. */
   fcBiasAct?: BiasActKernel;
-  mlp: MatmulKernel;
+  mlp: PieceMatmul;
   mlpBias?: BiasActKernel;
 }
 
 interface LayerGradKernels {
   mlpBiasGrad?: BiasGradKernel;
   /** Absent when the weights are frozen. */
-  dMlpW?: MatmulKernel;
-  dFc: MatmulKernel;
+  dMlpW?: PieceMatmul;
+  dFc: PieceMatmul;
   /** GELU with a bias: the fused GELU backward + bias gradient; SwiGLU: the bias gradient of dh. */
   fcBiasGrad?: BiasGradKernel;
   /** GELU without a bias: the GELU backward alone. */
   geluBackward?: GeluBackwardKernel;
   /** Absent when the weights are frozen. */
-  dFcW?: MatmulKernel;
-  dLn2: MatmulKernel;
+  dFcW?: PieceMatmul;
+  dLn2: PieceMatmul;
   projBiasGrad?: BiasGradKernel;
   /** Absent when the weights are frozen. */
-  dProjW?: MatmulKernel;
-  dAtt: MatmulKernel;
+  dProjW?: PieceMatmul;
+  dAtt: PieceMatmul;
   qkvBiasGrad?: BiasGradKernel;
   /** Absent when the weights are frozen. */
-  dQkvW?: MatmulKernel;
-  dLn1: MatmulKernel;
+  dQkvW?: PieceMatmul;
+  dLn1: PieceMatmul;
 }
 
-/** Kernel factories for one shape; every kernel made is kept for dispose(). */
+/** Kernel factories for one shape; every kernel made is kept for dispose(). Offsets are within each tensor's shard. */
 class Maker {
   readonly made: Disposable[] = [];
   constructor(
@@ -136,25 +136,31 @@ class Maker {
     readonly c: ModelConfig,
     readonly plan: BlockPlan,
     readonly s: BlockShape,
+    readonly shards: ShardPlan,
   ) {}
+  /** Element offset of `t` within its shard. */
+  at(t: ParamTensor): number {
+    return placeOf(this.shards, t).offset;
+  }
   private keep<T extends Disposable>(p: Promise<T>): Promise<T> {
     return p.then((k) => (this.made.push(k), k));
   }
-  mm(shape: Omit<MatmulShape, 'M'> & { M?: number }): Promise<MatmulKernel> {
-    return this.keep(MatmulKernel.create(this.rt, { M: this.s.rows, ...shape }));
+  /** A product with weight `w` (pieceMatmul.ts): 'mul' x·W, 'mulT' dy·Wᵀ, 'gradT' dW += xᵀ·dy. */
+  mm(w: ParamTensor, op: PieceOp): Promise<PieceMatmul> {
+    return this.keep(PieceMatmul.create(this.rt, this.shards, w, op, this.s.rows));
   }
   norm(w: ParamTensor, b?: ParamTensor): Promise<NormKernel> {
-    const shape = { rows: this.s.rows, C: this.plan.C, kind: this.plan.norm, eps: this.c.normEps, gammaOffset: w.offset, betaOffset: b?.offset ?? 0 };
+    const shape = { rows: this.s.rows, C: this.plan.C, kind: this.plan.norm, eps: this.c.normEps, gammaOffset: this.at(w), betaOffset: b ? this.at(b) : 0 };
     return this.keep(NormKernel.create(this.rt, shape, { accumulateDx: this.s.backward }));
   }
   /** Bias add (or bias + GELU); none when there is neither a bias nor an activation. */
   bias(t: ParamTensor | undefined, width: number, activation: 'none' | 'gelu'): Promise<BiasActKernel | undefined> {
     if (!t && activation === 'none') return Promise.resolve(undefined);
-    return this.keep(BiasActKernel.create(this.rt, { rows: this.s.rows, C: width, biasOffset: t?.offset ?? null, activation }));
+    return this.keep(BiasActKernel.create(this.rt, { rows: this.s.rows, C: width, biasOffset: t ? this.at(t) : null, activation }));
   }
   biasGrad(t: ParamTensor | undefined, width: number, gelu = false): Promise<BiasGradKernel | undefined> {
     if (!t) return Promise.resolve(undefined);
-    return this.keep(BiasGradKernel.create(this.rt, { rows: this.s.rows, C: width, gradOffset: t.offset, gelu }));
+    return this.keep(BiasGradKernel.create(this.rt, { rows: this.s.rows, C: width, gradOffset: this.at(t), gelu }));
   }
   geluBackward(): Promise<GeluBackwardKernel> {
     return this.keep(GeluBackwardKernel.create(this.rt, { n: this.s.rows * this.plan.F }));
@@ -162,7 +168,7 @@ class Maker {
   headNorm(p: BlockParams): Promise<HeadNormKernel | undefined> {
     if (!this.plan.qkNorm) return Promise.resolve(undefined);
     const { heads: H, kvHeads: kvH, headSize: D } = this.plan;
-    return this.keep(HeadNormKernel.create(this.rt, { rows: this.s.rows, H, kvH, D, eps: this.c.normEps, qOffset: p.qNorm!.offset, kOffset: p.kNorm!.offset }));
+    return this.keep(HeadNormKernel.create(this.rt, { rows: this.s.rows, H, kvH, D, eps: this.c.normEps, qOffset: this.at(p.qNorm!), kOffset: this.at(p.kNorm!) }));
   }
   swiglu(): Promise<SwigluKernel | null> {
     if (this.plan.mlp !== 'swiglu') return Promise.resolve(null);
@@ -180,47 +186,46 @@ class Maker {
 }
 
 async function forwardKernels(k: Maker, p: BlockParams): Promise<LayerKernels> {
-  const { C, F, qDim, qkvDim, upDim } = k.plan;
+  const { C, qkvDim, upDim } = k.plan;
   const [norm1, qkv, qkvBias, headNorm, proj, projBias, norm2, fc, fcBiasAct, mlp, mlpBias] = await Promise.all([
     k.norm(p.ln1Weight, p.ln1Bias),
-    k.mm({ N: qkvDim, K: C, offsetB: p.attnWeight.offset }),
+    k.mm(p.attnWeight, 'mul'),
     k.bias(p.attnBias, qkvDim, 'none'),
     k.headNorm(p),
-    k.mm({ N: C, K: qDim, offsetB: p.attnProjWeight.offset }),
+    k.mm(p.attnProjWeight, 'mul'),
     k.bias(p.attnProjBias, C, 'none'),
     k.norm(p.ln2Weight, p.ln2Bias),
-    k.mm({ N: upDim, K: C, offsetB: p.fcWeight.offset }),
+    k.mm(p.fcWeight, 'mul'),
     k.bias(p.fcBias, upDim, k.plan.mlp === 'gelu' ? 'gelu' : 'none'),
-    k.mm({ N: C, K: F, offsetB: p.mlpProjWeight.offset }),
+    k.mm(p.mlpProjWeight, 'mul'),
     k.bias(p.mlpProjBias, C, 'none'),
   ]);
   return { norm1, qkv, qkvBias, headNorm, proj, projBias, norm2, fc, fcBiasAct, mlp, mlpBias };
 }
 
-/** dW += xᵀ·dy ([K, N] from [rows, K] and [rows, N]) and dx = dy·Wᵀ, for the weight at w. */
+/** dW += xᵀ·dy ([K, N] from [rows, K] and [rows, N]) and dx = dy·Wᵀ, for each weight w. */
 async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKernels> {
-  const { C, F, qDim, qkvDim, upDim } = k.plan;
+  const { C, qkvDim, upDim } = k.plan;
   const gelu = k.plan.mlp === 'gelu';
-  const rows = k.s.rows;
   const frozen = !!k.s.frozen;
   const none = Promise.resolve(undefined);
-  const dW = (w: ParamTensor, K: number, N: number) => (frozen ? none : k.mm({ M: K, N, K: rows, transA: true, offsetC: w.offset, beta: 1 }));
+  const dW = (w: ParamTensor) => (frozen ? none : k.mm(w, 'gradT'));
   const biasGrad = (t: ParamTensor | undefined, width: number, g = false) => (frozen ? none : k.biasGrad(t, width, g));
-  const dx = (w: ParamTensor, N: number, K: number) => k.mm({ N, K, transB: true, offsetB: w.offset });
+  const dx = (w: ParamTensor) => k.mm(w, 'mulT');
   const [mlpBiasGrad, dMlpW, dFc, fcBiasGrad, geluBackward, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1] = await Promise.all([
     biasGrad(p.mlpProjBias, C),
-    dW(p.mlpProjWeight, F, C),
-    dx(p.mlpProjWeight, F, C),
+    dW(p.mlpProjWeight),
+    dx(p.mlpProjWeight),
     biasGrad(p.fcBias, upDim, gelu),
     gelu && (frozen || !p.fcBias) ? k.geluBackward() : none,
-    dW(p.fcWeight, C, upDim),
-    dx(p.fcWeight, C, upDim),
+    dW(p.fcWeight),
+    dx(p.fcWeight),
     biasGrad(p.attnProjBias, C),
-    dW(p.attnProjWeight, qDim, C),
-    dx(p.attnProjWeight, qDim, C),
+    dW(p.attnProjWeight),
+    dx(p.attnProjWeight),
     biasGrad(p.attnBias, qkvDim),
-    dW(p.attnWeight, C, qkvDim),
-    dx(p.attnWeight, C, qkvDim),
+    dW(p.attnWeight),
+    dx(p.attnWeight),
   ]);
   return { mlpBiasGrad, dMlpW, dFc, fcBiasGrad, geluBackward, dFcW, dLn2, projBiasGrad, dProjW, dAtt, qkvBiasGrad, dQkvW, dLn1 };
 }
@@ -232,6 +237,8 @@ export class GpuBlocks {
 
   private constructor(
     readonly plan: BlockPlan,
+    /** Each layer's tensors (to find the shard each kernel binds). */
+    private readonly params: BlockParams[],
     private readonly fwd: LayerKernels[],
     private readonly bwd: LayerGradKernels[],
     private readonly add: AddKernel,
@@ -244,8 +251,9 @@ export class GpuBlocks {
     return this.fwd.length;
   }
 
-  static async create(rt: GpuRuntime, config: ModelConfig, layout: ParamLayout, shape: BlockShape): Promise<GpuBlocks> {
-    const k = new Maker(rt, config, blockPlan(config), shape);
+  /** `shards`: where the parameters live (default: one flat buffer). */
+  static async create(rt: GpuRuntime, config: ModelConfig, layout: ParamLayout, shape: BlockShape, shards: ShardPlan = wholePlan(layout)): Promise<GpuBlocks> {
+    const k = new Maker(rt, config, blockPlan(config), shape, shards);
     const [add, rope, swiglu] = await Promise.all([k.add(), k.rope(), k.swiglu()]);
     const layers: LayerKernels[] = [];
     const grads: LayerGradKernels[] = [];
@@ -253,36 +261,39 @@ export class GpuBlocks {
       layers.push(await forwardKernels(k, p));
       if (shape.backward) grads.push(await backwardKernels(k, p));
     }
-    return new GpuBlocks(k.plan, layers, grads, add, rope, swiglu, k.made);
+    return new GpuBlocks(k.plan, layout.blocks, layers, grads, add, rope, swiglu, k.made);
   }
 
   /** Layer `l` from b.x to xOut (which may be b.x itself: generation overwrites its input). */
-  encodeForward(pass: GPUComputePassEncoder, P: GPUBuffer, l: number, b: BlockBuffers, xOut: GPUBuffer, attention: BlockAttention): void {
+  encodeForward(pass: GPUComputePassEncoder, P: ParamBuffers, l: number, b: BlockBuffers, xOut: GPUBuffer, attention: BlockAttention): void {
     const k = this.fwd[l];
+    const p = this.params[l];
+    const at = (t: ParamTensor | undefined) => P.buffer(t!);
     const lora = this.lora;
-    k.norm1.encodeForward(pass, b.x, P, b.ln1, b.ln1Stats);
+    k.norm1.encodeForward(pass, b.x, at(p.ln1Weight), b.ln1, b.ln1Stats);
     k.qkv.encode(pass, b.ln1, P, b.qkv);
     lora?.lora.encodeForward(pass, lora.params, l, 'qkv', b.ln1, b.qkv);
-    k.qkvBias?.encode(pass, b.qkv, P);
-    k.headNorm?.encodeForward(pass, b.qkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'));
+    k.qkvBias?.encode(pass, b.qkv, at(p.attnBias));
+    k.headNorm?.encodeForward(pass, b.qkv, at(p.qNorm), need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'));
     this.rope?.encode(pass, b.qkv, attention.position);
     attention.forward(pass, l, b);
     k.proj.encode(pass, b.att, P, b.xMid);
     lora?.lora.encodeForward(pass, lora.params, l, 'o', b.att, b.xMid);
-    k.projBias?.encode(pass, b.xMid, P);
+    k.projBias?.encode(pass, b.xMid, at(p.attnProjBias));
     this.add.encode(pass, b.xMid, b.x);
-    k.norm2.encodeForward(pass, b.xMid, P, b.ln2, b.ln2Stats);
+    k.norm2.encodeForward(pass, b.xMid, at(p.ln2Weight), b.ln2, b.ln2Stats);
     k.fc.encode(pass, b.ln2, P, b.fcH);
     lora?.lora.encodeForward(pass, lora.params, l, 'fc', b.ln2, b.fcH);
     if (this.swiglu) {
-      k.fcBiasAct?.encode(pass, b.fcH, P);
+      k.fcBiasAct?.encode(pass, b.fcH, at(p.fcBias));
       this.swiglu.encodeForward(pass, b.fcH, b.fcA);
     } else {
-      k.fcBiasAct!.encode(pass, b.fcH, P, b.fcA);
+      // GELU with or without a bias (without one the bias binding is unused: any buffer does).
+      k.fcBiasAct!.encode(pass, b.fcH, at(p.fcBias ?? p.fcWeight), b.fcA);
     }
     k.mlp.encode(pass, b.fcA, P, xOut);
     lora?.lora.encodeForward(pass, lora.params, l, 'down', b.fcA, xOut);
-    k.mlpBias?.encode(pass, xOut, P);
+    k.mlpBias?.encode(pass, xOut, at(p.mlpProjBias));
     this.add.encode(pass, xOut, b.xMid);
   }
 
@@ -290,46 +301,49 @@ export class GpuBlocks {
    * Layer `l`'s backward (training; positions from attention.position): d.dX from d x_out to d x;
    * gradients add into G (none with frozen weights: G may then be null) and the adapter's into its own.
    */
-  encodeBackward(pass: GPUComputePassEncoder, P: GPUBuffer, G: GPUBuffer | null, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
+  encodeBackward(pass: GPUComputePassEncoder, P: ParamBuffers, G: ParamBuffers | null, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
     const k = this.bwd[l];
     const n = this.fwd[l];
+    const p = this.params[l];
     if (!k || !attention.backward) throw new Error('GpuBlocks: built without the backward (shape.backward) or given no attention backward');
+    const at = (t: ParamTensor | undefined) => P.buffer(t!);
+    const gAt = (t: ParamTensor | undefined) => (G ? G.buffer(t!) : null);
     const lora = this.lora;
     const adapt = (site: LoraSite, x: GPUBuffer, dy: GPUBuffer, dx: GPUBuffer) => lora?.lora.encodeBackward(pass, lora.params, need(lora.grads, 'adapter gradient'), l, site, x, dy, dx);
     // dW += xᵀ·dy, unless the weights are frozen.
-    const g = (kernel: MatmulKernel | undefined, x: GPUBuffer, dy: GPUBuffer) => G && kernel?.encode(pass, x, dy, G);
+    const g = (kernel: PieceMatmul | undefined, x: GPUBuffer, dy: GPUBuffer) => G && kernel?.encodeGrad(pass, x, dy, G);
     // MLP branch: dX is d x_out.
-    if (k.mlpBiasGrad && G) k.mlpBiasGrad.encode(pass, d.dX, G);
+    if (k.mlpBiasGrad && G) k.mlpBiasGrad.encode(pass, d.dX, G.buffer(p.mlpProjBias!));
     g(k.dMlpW, b.fcA, d.dX);
     if (this.swiglu) {
       const dAct = need(d.dAct, 'dAct');
       k.dFc.encode(pass, d.dX, P, dAct);
       adapt('down', b.fcA, d.dX, dAct);
       this.swiglu.encodeBackward(pass, b.fcH, dAct, d.dFc);
-      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G);
+      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G.buffer(p.fcBias!));
     } else {
       k.dFc.encode(pass, d.dX, P, d.dFc);
       adapt('down', b.fcA, d.dX, d.dFc);
-      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G, b.fcH);
+      if (k.fcBiasGrad && G) k.fcBiasGrad.encode(pass, d.dFc, G.buffer(p.fcBias!), b.fcH);
       else k.geluBackward!.encode(pass, d.dFc, b.fcH);
     }
     g(k.dFcW, b.ln2, d.dFc);
     k.dLn2.encode(pass, d.dFc, P, d.dT);
     adapt('fc', b.ln2, d.dFc, d.dT);
-    n.norm2.encodeBackward(pass, d.dT, b.xMid, P, b.ln2Stats, d.dX, G);
+    n.norm2.encodeBackward(pass, d.dT, b.xMid, at(p.ln2Weight), b.ln2Stats, d.dX, gAt(p.ln2Weight));
     // Attention branch: dX is now d xMid.
-    if (k.projBiasGrad && G) k.projBiasGrad.encode(pass, d.dX, G);
+    if (k.projBiasGrad && G) k.projBiasGrad.encode(pass, d.dX, G.buffer(p.attnProjBias!));
     g(k.dProjW, b.att, d.dX);
     k.dAtt.encode(pass, d.dX, P, d.dT);
     adapt('o', b.att, d.dX, d.dT);
     attention.backward(pass, b, d.dT, d.dQkv);
     this.rope?.encodeBackward(pass, d.dQkv, attention.position);
-    n.headNorm?.encodeBackward(pass, d.dQkv, P, need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'), G);
-    if (k.qkvBiasGrad && G) k.qkvBiasGrad.encode(pass, d.dQkv, G);
+    n.headNorm?.encodeBackward(pass, d.dQkv, at(p.qNorm), need(b.qkRaw, 'qkRaw'), need(b.qkStats, 'qkStats'), gAt(p.qNorm));
+    if (k.qkvBiasGrad && G) k.qkvBiasGrad.encode(pass, d.dQkv, G.buffer(p.attnBias!));
     g(k.dQkvW, b.ln1, d.dQkv);
     k.dLn1.encode(pass, d.dQkv, P, d.dT);
     adapt('qkv', b.ln1, d.dQkv, d.dT);
-    n.norm1.encodeBackward(pass, d.dT, b.x, P, b.ln1Stats, d.dX, G);
+    n.norm1.encodeBackward(pass, d.dT, b.x, at(p.ln1Weight), b.ln1Stats, d.dX, gAt(p.ln1Weight));
   }
 
   dispose(): void {

@@ -8,8 +8,6 @@
 // training), with attention against the KV cache. Graphs are built on first use and kept; their
 // per-step values (positions, cache lengths) are uniforms written before each submission.
 import { AttentionDecodeKernel, KvAppendKernel } from '../gpu/kernels/attention.ts';
-import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
 import { submit } from '../gpu/kernels/common.ts';
@@ -18,7 +16,9 @@ import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from
 import type { LoraLayout } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
 import type { ModelConfig } from './config.ts';
-import { paramLayout, type ParamLayout } from './params.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from './params.ts';
+import { ParamBuffers, placeOf, type ShardPlan } from './shards.ts';
+import { GpuEmbedding, GpuHead } from './ends.ts';
 import { blockPlan } from './plan.ts';
 
 export interface SamplingOptions {
@@ -88,24 +88,25 @@ class Graph {
   private constructor(
     readonly S: number,
     readonly Tn: number,
-    private readonly kernels: { embed: EmbeddingKernel; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: MatmulKernel; lora?: GpuLora },
+    private readonly kernels: { embed: GpuEmbedding; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: GpuHead; lora?: GpuLora },
     readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & { qkRaw?: GPUBuffer; qkStats?: GPUBuffer },
     private readonly rt: GpuRuntime,
   ) {}
 
-  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
+  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, shards: ShardPlan, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
     const plan = blockPlan(c);
     const decode = { S, Tn, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, Tmax };
-    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
+    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
     const [embed, append, attend, blocks, normF, head] = await Promise.all([
-      EmbeddingKernel.create(rt, { rows, C, T: Tn, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+      GpuEmbedding.create(rt, c, L, shards, { rows, T: Tn }),
       KvAppendKernel.create(rt, decode),
       AttentionDecodeKernel.create(rt, decode),
-      GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }),
+      GpuBlocks.create(rt, c, L, { rows, T: Tn, maxPositions: Math.max(1024, Tmax), backward: false }, shards),
       NormKernel.create(rt, normShape),
-      MatmulKernel.create(rt, { M: rows, N: c.vocabSize, K: C, offsetB: (L.lmHead ?? L.wte).offset, transB: true }),
+      // Logits of each sequence's last row only: [S, V], whatever the prompt's length.
+      GpuHead.create(rt, c, L, shards, { rows, backward: false, lastOf: Tn }),
     ]);
     const lora = adapter && (await GpuLora.create(rt, adapter.layout, { rows, backward: false }));
     if (lora) blocks.lora = { lora, params: adapter!.params };
@@ -123,16 +124,17 @@ class Graph {
       xMid: f32('gen.xmid', rows * C),
       fcH: f32('gen.fch', rows * plan.upDim),
       fcA: f32('gen.fca', rows * F),
-      logits: f32('gen.logits', rows * c.vocabSize),
+      logits: f32('gen.logits', S * c.vocabSize),
     };
     return new Graph(S, Tn, { embed, append, attend, blocks, normF, head, ...(lora && { lora }) }, bufs, rt);
   }
 
   /**
    * Encodes the forward of Tn new rows per sequence at cache rows pastLen.. (positions
-   * prefixLen + pastLen + n), appending their K/V to `caches`, up to the logits.
+   * prefixLen + pastLen + n), appending their K/V to `caches`, up to the logits of each
+   * sequence's last row (logits [S, V]).
    */
-  encode(pass: GPUComputePassEncoder, params: GPUBuffer, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
+  encode(pass: GPUComputePassEncoder, params: ParamBuffers, lnF: ParamTensor, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
     const { embed, append, attend, blocks, normF, head } = this.kernels;
     const b = this.bufs;
     const position = prefix.len + pastLen;
@@ -149,8 +151,8 @@ class Graph {
     embed.setPositionOffset(position);
     embed.encodeForward(pass, b.tokens, params, b.x);
     for (let l = 0; l < this.layers; l++) blocks.encodeForward(pass, params, l, acts, b.x, attention);
-    normF.encodeForward(pass, b.x, params, b.ln, b.stats);
-    head.encode(pass, b.ln, params, b.logits);
+    normF.encodeForward(pass, b.x, params.buffer(lnF), b.ln, b.stats);
+    head.encodeForward(pass, b.ln, params, b.logits);
   }
 
   private get layers(): number {
@@ -165,6 +167,8 @@ class Graph {
 
 export class GpuGenerator {
   readonly layout: ParamLayout;
+  /** The parameters' buffers (one, or the shards of a model larger than one binding). */
+  readonly params: ParamBuffers;
   private readonly graphs = new Map<string, Promise<Graph>>();
   private readonly samplers = new Map<string, Promise<SamplingKernel>>();
   private readonly cacheBufs: GPUBuffer[] = [];
@@ -179,8 +183,11 @@ export class GpuGenerator {
   constructor(
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
-    /** The flat parameter buffer (e.g. GpuGpt.params, so generation sees the latest weights). */
-    readonly params: GPUBuffer,
+    /**
+     * The parameters: a training model's (GpuGpt.params, so generation sees the latest weights),
+     * shards from ParamBuffers.upload, or one flat buffer holding the params.ts layout.
+     */
+    params: ParamBuffers | GPUBuffer,
     /**
      * prefixSlots (default 0): prompts whose KV rows generate() keeps, each in a cache of its
      * own; a new prompt that starts like a kept one prefills only from the first differing token.
@@ -189,6 +196,7 @@ export class GpuGenerator {
     readonly limits: { maxSequences: number; maxLength: number; prefixSlots?: number; lora?: GeneratorLora },
   ) {
     this.layout = paramLayout(config);
+    this.params = params instanceof ParamBuffers ? params : ParamBuffers.wrap(rt, params, this.layout);
     if (config.positions === 'learned' && limits.maxLength > config.contextLength) {
       throw new RangeError(`generator: maxLength ${limits.maxLength} exceeds the context of ${config.contextLength} learned positions`);
     }
@@ -231,7 +239,7 @@ export class GpuGenerator {
     if (g) {
       this.graphs.delete(key); // re-insert: Map order is the recency order
     } else {
-      g = Graph.create(this.rt, this.config, this.layout, S, Tn, this.limits.maxLength, this.limits.lora);
+      g = Graph.create(this.rt, this.config, this.layout, this.params.plan, S, Tn, this.limits.maxLength, this.limits.lora);
       if (this.graphs.size >= GpuGenerator.MAX_GRAPHS) {
         const [oldKey, old] = this.graphs.entries().next().value!;
         this.graphs.delete(oldKey);
@@ -242,13 +250,13 @@ export class GpuGenerator {
     return g;
   }
 
-  /** Sampler for N rows taken from logits of `rowsPerSeq` rows per sequence (the last of each; stride 0 = one shared row). */
-  private sampler(N: number, rowsPerSeq: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
+  /** Sampler for N rows of the graphs' logits (one row per sequence; shared: all N from the one row). */
+  private sampler(N: number, shared: boolean, settings: SamplingSettings): Promise<SamplingKernel> {
     const V = this.config.vocabSize;
-    const key = `${N}/${rowsPerSeq}/${shared}`;
+    const key = `${N}/${shared}`;
     let s = this.samplers.get(key);
     if (!s) {
-      s = SamplingKernel.create(this.rt, { N, V, rowOffset: (rowsPerSeq - 1) * V, rowStride: shared ? 0 : rowsPerSeq * V }, settings);
+      s = SamplingKernel.create(this.rt, { N, V, rowOffset: 0, rowStride: shared ? 0 : V }, settings);
       this.samplers.set(key, s);
     }
     return s.then((k) => (k.setSettings(settings), k));
@@ -268,7 +276,7 @@ export class GpuGenerator {
   private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
     this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
     submit(this.rt, 'gen.step', (pass) => {
-      graph.encode(pass, this.params, caches, pastLen, prefix);
+      graph.encode(pass, this.params, this.layout.lnFWeight, caches, pastLen, prefix);
       sampler.encode(pass, graph.bufs.logits, this.sampled, step);
     });
     return this.rt.readU32(this.sampled, sampler.shape.N);
@@ -303,11 +311,11 @@ export class GpuGenerator {
           // Prefill from the first row not cached yet (or, without the cache, re-process everything so far).
           const from = i === 0 ? reused : 0;
           const g = await this.graph(1, seq.length - from);
-          next = (await this.run(g, seq.slice(from), caches, from, { len: 0 }, await this.sampler(1, seq.length - from, false, settings), i))[0];
+          next = (await this.run(g, seq.slice(from), caches, from, { len: 0 }, await this.sampler(1, false, settings), i))[0];
           if (claim) Object.assign(claim.slot, { ids: [...prompt], promptLen: prompt.length });
         } else {
           const g = await this.graph(1, 1);
-          next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, 1, false, settings), i))[0];
+          next = (await this.run(g, [seq[seq.length - 1]], caches, seq.length - 1, { len: 0 }, await this.sampler(1, false, settings), i))[0];
           claim?.slot.ids.push(seq[seq.length - 1]);
         }
         if (i === 0) stats.prefillMs += performance.now() - t0;
@@ -391,11 +399,11 @@ export class GpuGenerator {
     let prefix: { len: number; caches?: Caches };
     if (shared) {
       const pc = this.caches('prefix');
-      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, P, true, settings), 0);
+      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, true, settings), 0);
       prefix = { len: P, caches: pc };
     } else {
       const tokens = Array.from({ length: G }, () => prompt).flat();
-      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, P, false, settings), 0);
+      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, false, settings), 0);
       prefix = { len: 0 };
     }
     const t1 = performance.now();
@@ -403,7 +411,7 @@ export class GpuGenerator {
     const stop = new Set(o.stop ?? []);
     const done = out.map((s) => stop.has(s[0]));
     const decode = await this.graph(G, 1);
-    const sampler = await this.sampler(G, 1, false, settings);
+    const sampler = await this.sampler(G, false, settings);
     for (let i = 1; i < o.maxNewTokens && !done.every(Boolean); i++) {
       if (o.signal?.aborted) break;
       const last = out.map((s) => s[s.length - 1]);

@@ -12,8 +12,6 @@
 //
 //   tokens ─ embedding ─ x_0 ─ block_0 ─ … ─ block_{L−1} ─ x_L ─ normF ─ ·wteᵀ (or lm_head) ─ weighted cross-entropy
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../gpu/kernels/attention.ts';
-import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { XentKernel } from '../gpu/kernels/xent.ts';
 import { submit } from '../gpu/kernels/common.ts';
@@ -23,10 +21,11 @@ import { LogprobKernel } from '../gpu/kernels/logprob.ts';
 import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { SeqSpan } from '../reference/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { MatmulShape } from '../reference/matmul.ts';
 import { ADAMW_DEFAULTS, type AdamWConfig } from './optim.ts';
 import type { ModelConfig } from './config.ts';
-import { paramLayout, tensorSegments, type ParamLayout } from './params.ts';
+import { paramLayout, type ParamLayout } from './params.ts';
+import { flatPlan, ParamBuffers, placeOf, planFor, shardSegments, type ShardPlan } from './shards.ts';
+import { GpuEmbedding, GpuHead } from './ends.ts';
 import type { Checkpoint } from './checkpoint.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
 import { blockPlan } from './plan.ts';
@@ -103,15 +102,18 @@ export interface StepResult {
 export class GpuGpt {
   readonly layout: ParamLayout;
   readonly N: number;
-  /** Flat buffers in the params.ts layout. */
-  readonly params: GPUBuffer;
-  /** What AdamW updates: `params` itself, or with LoRA the adapter's flat buffer. */
-  readonly trainParams: GPUBuffer;
+  /** Where the parameters live on the GPU: buffers no larger than one storage binding (shards.ts). */
+  readonly shards: ShardPlan;
+  /** The params.ts layout in the shards' buffers. */
+  readonly params: ParamBuffers;
+  /** What AdamW updates: `params` itself, or with LoRA the adapter's flat buffer (one shard). */
+  readonly trainParams: ParamBuffers;
   /** Elements of trainParams, grads, m and v. */
   readonly trainSize: number;
-  readonly grads: GPUBuffer;
-  readonly m: GPUBuffer;
-  readonly v: GPUBuffer;
+  /** The gradient and Adam's moments, in trainParams' shards. */
+  readonly grads: ParamBuffers;
+  readonly m: ParamBuffers;
+  readonly v: ParamBuffers;
   private readonly owned: GPUBuffer[] = [];
   private readonly disposables: { dispose(): void }[] = [];
   private blocks!: GpuBlocks;
@@ -131,14 +133,12 @@ export class GpuGpt {
   private dQkv!: GPUBuffer;
   private dFcBuf!: GPUBuffer;
   private dActBuf?: GPUBuffer;
-  private embed!: EmbeddingKernel;
+  private embed!: GpuEmbedding;
   private attention!: BlockAttention;
   private normF!: NormKernel;
-  private head!: MatmulKernel;
+  private head!: GpuHead;
   private xent!: XentKernel;
   private xentEval!: XentKernel;
-  private dLnf!: MatmulKernel;
-  private dHead!: MatmulKernel;
   private adamw!: AdamWKernel;
   private rl: RlPath | null = null;
   private lora: GpuLora | null = null;
@@ -156,14 +156,22 @@ export class GpuGpt {
     if (options.T > config.contextLength) throw new RangeError(`GpuGpt: T = ${options.T} exceeds the model's context of ${config.contextLength}`);
     if (!Number.isInteger(options.batch) || options.batch < 1) throw new RangeError(`GpuGpt: batch must be a positive integer, got ${options.batch}`);
     this.N = options.batch * options.T;
-    this.params = this.buf('gpt.params', this.layout.totalSize * 4);
+    this.shards = planFor(rt, this.layout);
+    const sets = (plan: ShardPlan, label: string) => {
+      const p = ParamBuffers.create(rt, plan, label);
+      this.paramSets.push(p);
+      return p;
+    };
+    this.params = sets(this.shards, 'gpt.params');
     this.trainSize = options.lora ? options.lora.totalSize : this.layout.totalSize;
-    this.trainParams = options.lora ? this.buf('gpt.lora', this.trainSize * 4) : this.params;
-    const size = this.trainSize * 4;
-    this.grads = this.buf('gpt.grads', size);
-    this.m = this.buf('gpt.adam_m', size);
-    this.v = this.buf('gpt.adam_v', size);
+    const trainPlan = options.lora ? flatPlan(this.trainSize) : this.shards;
+    this.trainParams = options.lora ? sets(trainPlan, 'gpt.lora') : this.params;
+    this.grads = sets(trainPlan, 'gpt.grads');
+    this.m = sets(trainPlan, 'gpt.adam_m');
+    this.v = sets(trainPlan, 'gpt.adam_v');
   }
+
+  private readonly paramSets: ParamBuffers[] = [];
 
   private buf(label: string, bytes: number): GPUBuffer {
     const b = this.rt.storage(label, bytes);
@@ -184,36 +192,29 @@ export class GpuGpt {
 
   private async build() {
     this.allocate();
-    const { rt, config: c, layout: L, N } = this;
+    const { rt, config: c, layout: L, N, shards } = this;
     const { batch: B, T } = this.options;
-    const C = c.dModel;
-    const V = c.vocabSize;
     const { heads: H, kvHeads: kvH, headSize: D } = blockPlan(c);
-    const mm = (s: MatmulShape) => MatmulKernel.create(rt, s).then((k) => this.keep(k));
-    const headT = L.lmHead ?? L.wte;
     const frozen = !!this.options.lora;
-    const trainSegments = this.options.lora ? this.options.lora.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay })) : tensorSegments(L);
-    const normShape = { rows: N, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
-    const [embed, attnF, attnB, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks] = await Promise.all([
-      EmbeddingKernel.create(rt, { rows: N, C, T, vocab: V, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
+    const lora = this.options.lora;
+    const trainShards = lora ? [{ size: lora.totalSize, segments: lora.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay })) }] : shardSegments(shards, L);
+    const normShape = { rows: N, C: c.dModel, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
+    const [embed, attnF, attnB, normF, head, xent, xentEval, adamw, blocks] = await Promise.all([
+      GpuEmbedding.create(rt, c, L, shards, { rows: N, T }),
       AttentionForwardKernel.create(rt, { B, T, H, D, kvH }),
       AttentionBackwardKernel.create(rt, { B, T, H, D, kvH }),
-      NormKernel.create(rt, normShape, { accumulateDx: false }).then((k) => this.keep(k)),
-      mm({ M: N, N: V, K: C, transB: true, offsetB: headT.offset }),
-      XentKernel.create(rt, { N, V, grad: true }),
-      XentKernel.create(rt, { N, V, grad: false }),
-      // dLnf = dlogits · head   ([N,V]·[V,C])
-      mm({ M: N, N: C, K: V, offsetB: headT.offset }),
-      // dHead += dlogitsᵀ · lnf ([V,N]·[N,C])
-      mm({ M: V, N: C, K: N, transA: true, offsetC: headT.offset, beta: 1 }),
-      AdamWKernel.create(rt, { size: this.trainSize, segments: trainSegments, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
-      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true, frozen }),
+      NormKernel.create(rt, normShape, { accumulateDx: false }),
+      GpuHead.create(rt, c, L, shards, { rows: N, backward: true, frozen }),
+      XentKernel.create(rt, { N, V: c.vocabSize, grad: true }),
+      XentKernel.create(rt, { N, V: c.vocabSize, grad: false }),
+      AdamWKernel.create(rt, { size: trainShards.reduce((n, t) => n + t.size, 0), segments: [], shards: trainShards, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true, frozen }, shards),
     ]);
-    for (const k of [embed, attnF, attnB, xent, xentEval, adamw, blocks]) this.keep(k);
-    Object.assign(this, { embed, normF, head, xent, xentEval, dLnf, dHead, adamw, blocks });
-    if (this.options.lora) {
-      this.lora = this.keep(await GpuLora.create(rt, this.options.lora, { rows: N, backward: true }));
-      blocks.lora = { lora: this.lora, params: this.trainParams, grads: this.grads };
+    for (const k of [embed, attnF, attnB, normF, head, xent, xentEval, adamw, blocks]) this.keep(k);
+    Object.assign(this, { embed, normF, head, xent, xentEval, adamw, blocks });
+    if (lora) {
+      this.lora = this.keep(await GpuLora.create(rt, lora, { rows: N, backward: true }));
+      blocks.lora = { lora: this.lora, params: this.trainParams.only, grads: this.grads.only };
     }
     // Training attention: causal over the whole batch, keeping the lse rows for the backward.
     this.attention = {
@@ -303,18 +304,17 @@ export class GpuGpt {
   /** Uploads weights (flat layout); optionally Adam state and the step counter. */
   setParams(params: Float32Array, optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
     this.checkFlat(params, 'params');
-    this.rt.write(this.params, params);
-    const zeros = new Float32Array(this.trainSize);
-    this.rt.write(this.grads, zeros);
+    this.params.write(params);
+    this.grads.clear();
     if (optimizer) {
       this.checkFlat(optimizer.m, 'optimizer m', this.trainSize);
       this.checkFlat(optimizer.v, 'optimizer v', this.trainSize);
-      this.rt.write(this.m, optimizer.m);
-      this.rt.write(this.v, optimizer.v);
+      this.m.write(optimizer.m);
+      this.v.write(optimizer.v);
       this.step = optimizer.step;
     } else {
-      this.rt.write(this.m, zeros);
-      this.rt.write(this.v, zeros);
+      this.m.clear();
+      this.v.clear();
       this.step = 0;
     }
   }
@@ -327,21 +327,21 @@ export class GpuGpt {
   setLora(lora: Float32Array): void {
     if (!this.options.lora) throw new Error('GpuGpt: built without LoRA');
     this.checkFlat(lora, 'LoRA adapter', this.trainSize);
-    this.rt.write(this.trainParams, lora);
+    this.trainParams.write(lora);
   }
 
   /** The adapter's weights (LoRA models only). */
   async getLora(): Promise<Float32Array> {
     if (!this.options.lora) throw new Error('GpuGpt: built without LoRA');
-    return this.rt.readF32(this.trainParams, this.trainSize);
+    return this.trainParams.read();
   }
 
   async getParams(): Promise<Float32Array> {
-    return this.rt.readF32(this.params, this.layout.totalSize);
+    return this.params.read();
   }
 
   async getOptimizerState(): Promise<{ m: Float32Array; v: Float32Array; step: number }> {
-    return { m: await this.rt.readF32(this.m, this.trainSize), v: await this.rt.readF32(this.v, this.trainSize), step: this.step };
+    return { m: await this.m.read(), v: await this.v.read(), step: this.step };
   }
 
   /** The model's state as a checkpoint (weights, config, optimiser state, step). */
@@ -389,8 +389,8 @@ export class GpuGpt {
     const P = this.params;
     this.embed.encodeForward(pass, this.tokens, P, this.acts[0]?.x ?? this.xFinal);
     this.acts.forEach((a, l) => this.blocks.encodeForward(pass, P, l, a, this.acts[l + 1]?.x ?? this.xFinal, this.attention));
-    this.normF.encodeForward(pass, this.xFinal, P, this.lnf, this.lnfStats);
-    this.head.encode(pass, this.lnf, P, this.logits);
+    this.normF.encodeForward(pass, this.xFinal, P.buffer(this.layout.lnFWeight), this.lnf, this.lnfStats);
+    this.head.encodeForward(pass, this.lnf, P, this.logits);
   }
 
   /** From dlogits (in the logits buffer) to every parameter gradient (accumulated into grads). */
@@ -398,9 +398,9 @@ export class GpuGpt {
     const P = this.params;
     // Frozen weights (LoRA): no gradient of the head, norms or embeddings; the blocks carry it to the adapter.
     const G = this.lora ? null : this.grads;
-    this.dLnf.encode(pass, dlogits, P, this.dT);
-    if (G) this.dHead.encode(pass, dlogits, this.lnf, G);
-    this.normF.encodeBackward(pass, this.dT, this.xFinal, P, this.lnfStats, this.dX, G);
+    this.head.encodeBackward(pass, dlogits, this.lnf, P, G, this.dT);
+    const lnF = this.layout.lnFWeight;
+    this.normF.encodeBackward(pass, this.dT, this.xFinal, P.buffer(lnF), this.lnfStats, this.dX, G && G.buffer(lnF));
     const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf, dAct: this.dActBuf };
     for (let l = this.acts.length - 1; l >= 0; l--) this.blocks.encodeBackward(pass, P, G, l, this.acts[l], d, this.attention);
     if (G) this.embed.encodeBackward(pass, this.csr, this.dX, G);
@@ -411,7 +411,7 @@ export class GpuGpt {
     this.encodeForward(pass);
     this.xent.encode(pass, this.logits, this.targets, this.weights, this.nll, this.loss);
     this.encodeBackward(pass);
-    this.adamw.encode(pass, this.trainParams, this.grads, this.m, this.v);
+    this.adamw.encode(pass, this.trainParams.buffers, this.grads.buffers, this.m.buffers, this.v.buffers);
   }
 
   private countDispatches(): number {
@@ -459,8 +459,8 @@ export class GpuGpt {
       this.encodeBackward(pass);
     });
     const loss = weightSum > 0 ? ((await this.rt.readF32(this.loss, 1))[0] * norm) / weightSum : 0;
-    const grad = await this.rt.readF32(this.grads, this.trainSize);
-    this.rt.write(this.grads, new Float32Array(grad.length));
+    const grad = await this.grads.read();
+    this.grads.clear();
     return { loss, grad };
   }
 
@@ -522,7 +522,7 @@ export class GpuGpt {
     this.adamw.setStep(this.step, lr);
     submit(this.rt, 'gpt.gspo_step', (pass) => {
       this.encodeGspo(pass, rl);
-      this.adamw.encode(pass, this.trainParams, this.grads, this.m, this.v);
+      this.adamw.encode(pass, this.trainParams.buffers, this.grads.buffers, this.m.buffers, this.v.buffers);
     });
     this.step++;
     const stats = await GspoKernel.readStats(this.rt, rl.stats);
@@ -533,8 +533,8 @@ export class GpuGpt {
   async gspoGradient(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): Promise<{ grad: Float32Array } & GspoStats> {
     const rl = this.writeGspo(batch, logpOld, advantages);
     submit(this.rt, 'gpt.gspo_grad', (pass) => this.encodeGspo(pass, rl));
-    const grad = await this.rt.readF32(this.grads, this.trainSize);
-    this.rt.write(this.grads, new Float32Array(grad.length));
+    const grad = await this.grads.read();
+    this.grads.clear();
     return { grad, ...(await GspoKernel.readStats(this.rt, rl.stats)) };
   }
 
@@ -567,12 +567,14 @@ export class GpuGpt {
 
   /** Bytes of GPU memory this model holds (parameters, optimiser state, activations). */
   bytes(): number {
-    return this.owned.reduce((n, b) => n + b.size, 0);
+    return this.owned.reduce((n, b) => n + b.size, 0) + this.paramSets.reduce((n, p) => n + p.bytes, 0);
   }
 
   dispose(): void {
     for (const k of this.disposables) k.dispose();
     this.rt.release(...this.owned);
+    for (const p of this.paramSets) p.release();
+    this.paramSets.length = 0;
     this.disposables.length = 0;
     this.owned.length = 0;
   }

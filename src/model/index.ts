@@ -23,6 +23,11 @@
  *                   flat layout (transposed, q | k | v and gate | up fused)
  *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for training
  *                   (gpt.ts) and KV-cache generation (generate.ts)
+ *   shards.ts       the flat layout on the GPU in buffers of at most one storage binding
+ *                   (rt.bindingLimit): tensors packed, a matrix larger than a binding cut by rows;
+ *                   ParamBuffers holds params, gradients or Adam state in a plan's buffers
+ *   ends.ts         GpuEmbedding / GpuHead: the token embedding and LM head over split tables
+ *   pieceMatmul.ts  a product with a weight split by rows (column blocks through lda / ldc)
  *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
  *                   its K/V shared by the G responses (SPEC §10); same numbers as GpuGpt.gspoStep
  *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule

@@ -21,8 +21,10 @@ function tokens(n: number, seed: number, V: number): number[] {
   return Array.from({ length: n }, (_, i) => (i * 37 + seed * 101 + ((i * i) % 13)) % V);
 }
 
-async function compare(config: ModelConfig, prompt: number[], responses: number[][]) {
-  const rt = await gpuRuntime();
+/** bindingLimit: the model's parameters split into buffers of at most this many bytes (shards.ts). */
+async function compare(config: ModelConfig, prompt: number[], responses: number[][], bindingLimit?: number) {
+  const base = await gpuRuntime();
+  const rt = bindingLimit ? base.withBindingLimit(bindingLimit) : base;
   const rl = { Lmax, temperature: 0.7 };
   // No clipping of the gradient norm: gspoGradient reads the raw gradient either way, and the
   // gradNorm of a step must be that of the same raw gradient.
@@ -99,6 +101,12 @@ describe('GSPO with the shared prompt prefix equals the unshared path', () => {
     const config = presetConfig('micro', { ...LLAMA, kvHeads: 2, headDim: 16, qkNorm: true, qkvBias: true });
     const V = config.vocabSize;
     await compare(config, tokens(PROMPT_MAX, 17, V), [tokens(2, 18, V), tokens(5, 19, V), tokens(4, 20, V)]);
+  });
+
+  it('Qwen3-like micro with its parameters split over 3000-byte buffers (every matrix cut by rows)', async () => {
+    const config = presetConfig('micro', { ...LLAMA, kvHeads: 2, headDim: 16, qkNorm: true, qkvBias: true });
+    const V = config.vocabSize;
+    await compare(config, tokens(7, 21, V), [tokens(5, 22, V), tokens(1, 23, V), tokens(4, 24, V)], 3000);
   });
 
   it('leaves no buffers behind', async () => {

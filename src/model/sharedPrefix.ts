@@ -17,19 +17,18 @@
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../gpu/kernels/attention.ts';
 import { submit } from '../gpu/kernels/common.ts';
 import { AddKernel } from '../gpu/kernels/elementwise.ts';
-import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
 import { GspoKernel, type GspoStats } from '../gpu/kernels/gspo.ts';
 import { LogprobKernel } from '../gpu/kernels/logprob.ts';
-import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { PrefixAttentionKernel } from '../gpu/kernels/prefixAttention.ts';
 import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { MatmulShape } from '../reference/matmul.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
 import type { ModelConfig } from './config.ts';
 import type { GpuGpt } from './gpt.ts';
 import { blockPlan } from './plan.ts';
+import { GpuEmbedding, GpuHead } from './ends.ts';
+import { placeOf } from './shards.ts';
 
 /** One GSPO group: the prompt its responses continue, and its G responses. */
 export interface SharedGroup {
@@ -54,7 +53,7 @@ export interface SharedPrefixOptions {
 
 /** One row set (the prefix, or the G completions) of the pass: embedding, blocks and buffers. */
 interface Part {
-  embed: EmbeddingKernel;
+  embed: GpuEmbedding;
   blocks: GpuBlocks;
   acts: BlockBuffers[];
   /** The last block's output. */
@@ -67,9 +66,7 @@ interface Part {
 
 interface Head {
   normF: NormKernel;
-  head: MatmulKernel;
-  dLnf: MatmulKernel;
-  dHead: MatmulKernel;
+  head: GpuHead;
   logprob: LogprobKernel;
   gather: SeqGatherKernel;
   gspo: GspoKernel;
@@ -165,20 +162,17 @@ export class SharedPrefixGspo {
       backward: (pass, b, dAtt, dQkv) => pa.encodeBackward(pass, { pqkv: prefixQkv(b), qkv: b.qkv, out: b.att, lse: b.lse!, dout: dAtt, dqkv: dQkv, dpkv: this.dpkv }),
     });
     this.prefixAttention = pa;
-    const headT = L.lmHead ?? L.wte;
     const V = c.vocabSize;
-    const mm = (shape: MatmulShape) => MatmulKernel.create(rt, shape).then((k) => this.keep(k));
-    const normShape = { rows: Nc, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: L.lnFWeight.offset, betaOffset: L.lnFBias?.offset ?? 0 };
-    const [normF, head, dLnf, dHead, logprob, gather, gspo] = await Promise.all([
+    const shards = model.shards;
+    const normShape = { rows: Nc, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
+    const [normF, head, logprob, gather, gspo] = await Promise.all([
       NormKernel.create(rt, normShape, { accumulateDx: false }).then((k) => this.keep(k)),
-      mm({ M: Nc, N: V, K: C, transB: true, offsetB: headT.offset }),
-      mm({ M: Nc, N: C, K: V, offsetB: headT.offset }),
-      mm({ M: V, N: C, K: Nc, transA: true, offsetC: headT.offset, beta: 1 }),
+      GpuHead.create(rt, c, L, shards, { rows: Nc, backward: true }).then((k) => this.keep(k)),
       LogprobKernel.create(rt, { N: Nc, V, ...(this.options.temperature !== undefined && { temperature: this.options.temperature }) }).then((k) => this.keep(k)),
       SeqGatherKernel.create(rt, { S: G, T: Tc, L: Lmax }).then((k) => this.keep(k)),
       GspoKernel.create(rt, { numSeqs: G, Lmax, ...(this.options.epsLow !== undefined && { epsLow: this.options.epsLow }), ...(this.options.epsHigh !== undefined && { epsHigh: this.options.epsHigh }) }).then((k) => this.keep(k)),
     ]);
-    this.k = { normF, head, dLnf, dHead, logprob, gather, gspo };
+    this.k = { normF, head, logprob, gather, gspo };
     const sizes: Record<(typeof BUFFERS)[number], number> = {
       lnf: Nc * C, lnfStats: Nc * 2, logits: Nc * V, targets: Nc, logp: Nc, lse: Nc, packed: G * Lmax, old: G * Lmax, lengths: G,
       advantages: G, gradPacked: G * Lmax, seqStats: G * 4, stats: 4, gRows: Nc, dlogits: Nc * V,
@@ -196,8 +190,8 @@ export class SharedPrefixGspo {
     const F = plan.F;
     const N = S * T;
     const [embed, blocks] = await Promise.all([
-      EmbeddingKernel.create(rt, { rows: N, C, T, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wteOffset: L.wte.offset, wpeOffset: L.wpe?.offset ?? 0 }),
-      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true }),
+      GpuEmbedding.create(rt, c, L, model.shards, { rows: N, T }),
+      GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true }, model.shards),
     ]);
     this.keep(embed);
     this.keep(blocks);
@@ -269,17 +263,17 @@ export class SharedPrefixGspo {
       part.embed.encodeForward(pass, part.tokens, P, part.acts[0].x);
       part.acts.forEach((a, l) => part.blocks.encodeForward(pass, P, l, a, part.acts[l + 1]?.x ?? part.xOut, part.attention));
     }
-    this.k.normF.encodeForward(pass, this.completions.xOut, P, this.b.lnf, this.b.lnfStats);
-    this.k.head.encode(pass, this.b.lnf, P, this.b.logits);
+    this.k.normF.encodeForward(pass, this.completions.xOut, P.buffer(this.model.layout.lnFWeight), this.b.lnf, this.b.lnfStats);
+    this.k.head.encodeForward(pass, this.b.lnf, P, this.b.logits);
   }
 
   /** From dlogits to every parameter gradient: each layer's completions, then its prefix (which needs their k/v gradient). */
   private encodeBackward(pass: GPUComputePassEncoder): void {
     const { params: P, grads: G } = this.model;
     const { k, b, prefix: p, completions: cpl } = this;
-    k.dLnf.encode(pass, b.dlogits, P, cpl.d.dT);
-    k.dHead.encode(pass, b.dlogits, b.lnf, G);
-    k.normF.encodeBackward(pass, cpl.d.dT, cpl.xOut, P, b.lnfStats, cpl.d.dX, G);
+    const lnF = this.model.layout.lnFWeight;
+    k.head.encodeBackward(pass, b.dlogits, b.lnf, P, G, cpl.d.dT);
+    k.normF.encodeBackward(pass, cpl.d.dT, cpl.xOut, P.buffer(lnF), b.lnfStats, cpl.d.dX, G.buffer(lnF));
     for (let l = cpl.acts.length - 1; l >= 0; l--) {
       cpl.blocks.encodeBackward(pass, P, G, l, cpl.acts[l], cpl.d, cpl.attention);
       p.blocks.encodeBackward(pass, P, G, l, p.acts[l], p.d, p.attention);
@@ -334,7 +328,7 @@ export class SharedPrefixGspo {
     model.optimizer.setStep(model.step, lr);
     submit(this.rt, 'shared.gspo_step', (pass) => {
       this.encodeGspo(pass, current);
-      model.optimizer.encode(pass, model.trainParams, model.grads, model.m, model.v);
+      model.optimizer.encode(pass, model.trainParams.buffers, model.grads.buffers, model.m.buffers, model.v.buffers);
     });
     model.step++;
     const stats = await GspoKernel.readStats(this.rt, this.b.stats);
@@ -345,9 +339,8 @@ export class SharedPrefixGspo {
   async gspoGradient(group: SharedGroup, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): Promise<{ grad: Float32Array } & GspoStats> {
     const current = this.writeGspo(group, logpOld, advantages);
     submit(this.rt, 'shared.gspo_grad', (pass) => this.encodeGspo(pass, current));
-    const n = this.model.layout.totalSize;
-    const grad = await this.rt.readF32(this.model.grads, n);
-    this.rt.write(this.model.grads, new Float32Array(n));
+    const grad = await this.model.grads.read();
+    this.model.grads.clear();
     return { grad, ...(await GspoKernel.readStats(this.rt, this.b.stats)) };
   }
 

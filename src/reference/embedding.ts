@@ -19,6 +19,13 @@ export interface EmbeddingShape {
   /** Element offsets of their gradients in the gradient buffer (default: the same as the weights, one shared layout). */
   dwteOffset?: number;
   dwpeOffset?: number;
+  /**
+   * The piece of a token table split by rows (src/model/shards.ts): the weights at wteOffset (and
+   * the gradient at dwteOffset) hold tokens tokenStart ≤ tok < tokenEnd only, and rows whose token
+   * lies outside are left alone. Default: the whole table [0, vocab).
+   */
+  tokenStart?: number;
+  tokenEnd?: number;
 }
 
 export type ResolvedEmbeddingShape = Required<EmbeddingShape>;
@@ -29,8 +36,15 @@ export function resolveEmbeddingShape(s: EmbeddingShape): ResolvedEmbeddingShape
   }
   const wteOffset = s.wteOffset ?? 0;
   const wpeOffset = s.wpeOffset ?? 0;
+  const tokenStart = s.tokenStart ?? 0;
+  const tokenEnd = s.tokenEnd ?? s.vocab;
+  if (!(Number.isInteger(tokenStart) && Number.isInteger(tokenEnd) && tokenStart >= 0 && tokenStart < tokenEnd && tokenEnd <= s.vocab)) {
+    throw new RangeError(`embedding: the token range [${tokenStart}, ${tokenEnd}) is not a non-empty part of the vocabulary (0..${s.vocab})`);
+  }
   return {
     ...s,
+    tokenStart,
+    tokenEnd,
     wteOffset,
     wpeOffset,
     dwteOffset: s.dwteOffset ?? wteOffset,
@@ -38,24 +52,28 @@ export function resolveEmbeddingShape(s: EmbeddingShape): ResolvedEmbeddingShape
   };
 }
 
-/** x[r] = wte[token[r]] (+ wpe[r mod T]). */
-export function embeddingForwardRef<A extends Floats = Float32Array>(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape, out?: A): A {
+/** x[r] = wte[token[r]] (+ wpe[r mod T]), for the rows whose token is in the piece; wpe is read from `positions` (default: `weights`). */
+export function embeddingForwardRef<A extends Floats = Float32Array>(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape, out?: A, positions: ArrayLike<number> = weights): A {
   const s = resolveEmbeddingShape(shape);
   out ??= new Float32Array(s.rows * s.C) as A;
   for (let r = 0; r < s.rows; r++) {
     const tok = tokens[r];
     if (!(tok >= 0 && tok < s.vocab)) throw new RangeError(`embedding: token ${tok} at row ${r} is outside the vocabulary (${s.vocab})`);
+    if (tok < s.tokenStart || tok >= s.tokenEnd) continue;
     for (let c = 0; c < s.C; c++) {
-      let v = weights[s.wteOffset + tok * s.C + c];
-      if (s.learnedPositions) v += weights[s.wpeOffset + (r % s.T) * s.C + c];
+      let v = weights[s.wteOffset + (tok - s.tokenStart) * s.C + c];
+      if (s.learnedPositions) v += positions[s.wpeOffset + (r % s.T) * s.C + c];
       out[r * s.C + c] = v;
     }
   }
   return out;
 }
 
-/** Accumulates dwte[token[r]] += dout[r] and (learned positions) dwpe[r mod T] += dout[r] into `grads`. */
-export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: A, shape: EmbeddingShape): A {
+/**
+ * Accumulates dwte[token[r]] += dout[r] (tokens of the piece) into `grads` and (learned positions)
+ * dwpe[r mod T] += dout[r] into `posGrads` (default: `grads`).
+ */
+export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: A, shape: EmbeddingShape, posGrads: Floats = grads): A {
   const s = resolveEmbeddingShape(shape);
   const dwte = new Float64Array(s.vocab * s.C);
   const dwpe = new Float64Array(s.T * s.C);
@@ -66,7 +84,8 @@ export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>
       dwpe[(r % s.T) * s.C + c] += g;
     }
   }
-  for (let i = 0; i < dwte.length; i++) if (dwte[i] !== 0) grads[s.dwteOffset + i] += dwte[i];
-  if (s.learnedPositions) for (let i = 0; i < dwpe.length; i++) grads[s.dwpeOffset + i] += dwpe[i];
+  const lo = s.tokenStart * s.C;
+  for (let i = lo; i < s.tokenEnd * s.C; i++) if (dwte[i] !== 0) grads[s.dwteOffset + i - lo] += dwte[i];
+  if (s.learnedPositions) for (let i = 0; i < dwpe.length; i++) posGrads[s.dwpeOffset + i] += dwpe[i];
   return grads;
 }

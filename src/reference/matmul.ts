@@ -21,6 +21,12 @@ export interface MatmulShape {
   alpha?: number;
   /** 0 overwrites C; 1 accumulates into it (gradients). */
   beta?: number;
+  /**
+   * Elements between rows of A as stored (default its contiguous extent: K, or M when transA) and
+   * between rows of C (default N): a column block of a wider matrix (the LM head split by rows).
+   */
+  lda?: number;
+  ldc?: number;
 }
 
 export type ResolvedMatmulShape = Required<MatmulShape>;
@@ -44,7 +50,15 @@ export function resolveMatmulShape(s: MatmulShape): ResolvedMatmulShape {
     offsetC: s.offsetC ?? 0,
     alpha: s.alpha ?? 1,
     beta: s.beta ?? 0,
+    lda: leading('lda', s.lda, s.transA ? s.M : s.K),
+    ldc: leading('ldc', s.ldc, s.N),
   };
+}
+
+function leading(name: string, value: number | undefined, min: number): number {
+  if (value === undefined) return min;
+  if (!Number.isInteger(value) || value < min) throw new RangeError(`matmul: ${name} must be an integer ≥ ${min}, got ${value}`);
+  return value;
 }
 
 /** C[b] = alpha · op(A[b]) · op(B[b]) + beta · C[b], in place on `c` (f32 as on the GPU, or f64). */
@@ -53,7 +67,7 @@ export function matmulRef<A extends Float32Array | Float64Array>(a: ArrayLike<nu
   const { M, N, K, alpha, beta } = s;
   // Element strides of op(A) along m and k, and of op(B) along k and n: one loop for every
   // transpose combination (the reference GPT runs through here, so keep it monomorphic).
-  const [am, ak] = s.transA ? [1, M] : [K, 1];
+  const [am, ak] = s.transA ? [1, s.lda] : [s.lda, 1];
   const [bk, bn] = s.transB ? [1, K] : [N, 1];
   for (let bi = 0; bi < s.batch; bi++) {
     const oa = s.offsetA + bi * s.strideA;
@@ -65,7 +79,7 @@ export function matmulRef<A extends Float32Array | Float64Array>(a: ArrayLike<nu
         let ia = oa + m * am;
         let ib = ob + n * bn;
         for (let k = 0; k < K; k++, ia += ak, ib += bk) acc += a[ia] * b[ib];
-        const idx = oc + m * N + n;
+        const idx = oc + m * s.ldc + n;
         c[idx] = alpha * acc + (beta !== 0 ? beta * c[idx] : 0);
       }
     }
@@ -77,9 +91,10 @@ export function matmulRef<A extends Float32Array | Float64Array>(a: ArrayLike<nu
 export function matmulExtents(shape: MatmulShape): { a: number; b: number; c: number } {
   const s = resolveMatmulShape(shape);
   const last = s.batch - 1;
+  const [aRows, aCols] = s.transA ? [s.K, s.M] : [s.M, s.K];
   return {
-    a: s.offsetA + last * s.strideA + s.M * s.K,
+    a: s.offsetA + last * s.strideA + (aRows - 1) * s.lda + aCols,
     b: s.offsetB + last * s.strideB + s.K * s.N,
-    c: s.offsetC + last * s.strideC + s.M * s.N,
+    c: s.offsetC + last * s.strideC + (s.M - 1) * s.ldc + s.N,
   };
 }

@@ -23,7 +23,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
-import type { TrainSpec } from '../train/spec.ts';
+import type { HfFolderRef, TrainSpec } from '../train/spec.ts';
 import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 import type { LoopConfig, LoopState } from '../core/optimize/loop.ts';
 
@@ -104,6 +104,11 @@ export interface RunRecord {
   checkpoints: Partial<Record<CheckpointTag, CheckpointRef>>;
   /** Steps at which the run was resumed from its 'last' checkpoint (the chart marks them). */
   resumes: number[];
+  /**
+   * A run that started from a Hugging Face folder: which one (its files are not stored, so a
+   * resume or a merged export asks for the same folder again), and what it trains of it.
+   */
+  hf?: { folder: HfFolderRef; tuning: 'full' | 'lora'; memoryGiB: number };
 }
 
 export interface StoredCheckpoint {
@@ -127,7 +132,7 @@ export interface BenchBackendRef {
   id: string;
   /** Shown in tables; the `model` field of its records. */
   name: string;
-  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'imported';
+  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'onnx' | 'imported';
   checkpoint?: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string };
   endpoint?: { baseUrl: string; model: string };
   /**
@@ -135,6 +140,11 @@ export interface BenchBackendRef {
    * stored; a resumed bench needs the same folder picked again, found by `folderId`).
    */
   hf?: { folderId: string; name: string; architecture: string; parameters: number; context: number | null; memoryGiB: number };
+  /**
+   * An ONNX folder picked in the page, run by onnxruntime-web: its model file and where it runs
+   * ('auto': WebGPU, else WASM; 'wasm': a page without WebGPU), never its files (as for `hf`).
+   */
+  onnx?: { folderId: string; name: string; file: string; execution: 'auto' | 'wasm' };
 }
 
 /** A judge of a benchmark (no secret). */

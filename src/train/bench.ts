@@ -24,6 +24,7 @@ import { loadTrajectories } from '../storage/datasets.ts';
 import type { BenchBackendProblem, BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
 import { folderOf, loadHfBackend } from './hf.ts';
+import { onnxFolderOf, openOnnxFolder } from './onnx.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { benchLockName } from './protocol.ts';
@@ -34,7 +35,7 @@ export interface BenchJobSpec {
   benchId: string;
   /** Endpoint API keys by backend or judge id: used, never stored. */
   secrets?: { apiKeys?: Record<string, string> };
-  /** The files of the Hugging Face folders the bench runs, by backend id (File handles from the page): used, never stored. */
+  /** The files of the Hugging Face and ONNX folders the bench runs, by backend id (File handles from the page): used, never stored. */
   folders?: Record<string, HfFolderFile[]>;
 }
 
@@ -430,8 +431,28 @@ async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pi
   return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
 }
 
-/** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
+/** An ONNX folder in onnxruntime-web (no device of ours), from the files the page sent; as for a Hugging Face folder, none sent is an error saying what to do. */
+async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: HfFolderFile[] | undefined, log?: (message: string) => void): Promise<OpenedBackend> {
+  const o = ref.onnx;
+  if (!o) throw new UserFacingError(`${ref.name}: the benchmark names no ONNX folder for this backend.`);
+  if (!files?.length) {
+    throw new UserFacingError(`${ref.name}: the folder ${o.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`);
+  }
+  const g = bench.generation;
+  const opened = await openOnnxFolder(onnxFolderOf(files, o.name), { file: o.file, execution: o.execution, name: ref.name });
+  const dispose = () => opened.model.decoder.dispose();
+  log?.(`${ref.name}: ${opened.model.file} in onnxruntime-web on ${opened.model.decoder.executionProvider === 'webgpu' ? 'WebGPU' : 'WASM'}`);
+  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(opened.context / 4));
+  if (maxTokens >= opened.context) {
+    dispose();
+    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${opened.context}-token context; ask for fewer.`);
+  }
+  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
+  return { backend: opened.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose };
+}
+
+/** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an ONNX folder, an endpoint. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
   const g = bench.generation;
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
   switch (ref.kind) {
@@ -443,6 +464,8 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord,
       return openCheckpoint(ref, bench, ctx);
     case 'hf':
       return openBenchFolder(ref, bench, ctx, files);
+    case 'onnx':
+      return openBenchOnnx(ref, bench, files, ctx.log);
     case 'endpoint': {
       const e = ref.endpoint;
       if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);

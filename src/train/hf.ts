@@ -11,9 +11,9 @@ import { SafetensorsError } from '../model/safetensors.ts';
 import { configFromHf, HfConfigError } from '../model/hf/config.ts';
 import { filesFolder, HfFolderError, indexWeights, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
 import { HfMemoryError, limitsFromReport, loadHfModel } from '../model/hf/load.ts';
-import { checkFolderMemory, type FitReport } from '../model/hf/memory.ts';
+import { checkFolderMemory, type FitReport, type RunMode, type RunShape } from '../model/hf/memory.ts';
 import { UserFacingError, type JobContext } from './host.ts';
-import { DEFAULT_HF_CONTEXT, settingsProblem, type HfFit, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings } from './hfFolder.ts';
+import { DEFAULT_HF_CONTEXT, settingsProblem, type HfFit, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings, type HfTrainShape } from './hfFolder.ts';
 
 /** The folder of the page's files (paths relative to the picked folder). */
 export function folderOf(files: readonly HfFolderFile[] | undefined, name?: string): ModelFiles {
@@ -50,6 +50,9 @@ export function fitOf(r: FitReport, budget: number): HfFit {
     weights: e.weights,
     kvCache: e.kvCache,
     activations: e.activations,
+    adapters: e.adapters,
+    gradients: e.gradients,
+    optimizer: e.optimizer,
     budget,
     message: r.message,
     alternatives: r.alternatives.map((a) => ({ change: a.change, total: a.total, context: a.run.context })),
@@ -62,8 +65,15 @@ async function hasChatTemplate(files: ModelFiles): Promise<boolean> {
   return !!config && config.chat_template !== undefined && config.chat_template !== null;
 }
 
+/** The memory check's run: inference with one sequence, or training of `train`'s shape. */
+export function runShape(train: HfTrainShape | undefined, context: number): RunShape {
+  if (!train) return { mode: { kind: 'inference' }, context, batch: 1 };
+  const mode: RunMode = train.tuning === 'lora' ? { kind: 'lora', rank: train.rank ?? 8 } : { kind: 'full' };
+  return { mode, context, batch: train.batch, ...(train.generates && { generates: true }) };
+}
+
 /** What a folder holds and whether the run fits, from config.json and the safetensors headers (no tensor is read). */
-export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings, limits: { maxBufferSize: number; maxStorageBufferBindingSize: number }): Promise<HfFolderInfo> {
+export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings, limits: { maxBufferSize: number; maxStorageBufferBindingSize: number }, train?: HfTrainShape): Promise<HfFolderInfo> {
   const label = files.label;
   try {
     const budget = bytesBudget(settings);
@@ -72,7 +82,7 @@ export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings
     const weights = await indexWeights(files);
     const c = hf.config;
     const context = runContext(settings, c.contextLength);
-    const report = checkFolderMemory({ config: raw, files, weights }, { mode: { kind: 'inference' }, context, batch: 1 }, limitsFromReport({ limits }, budget));
+    const report = checkFolderMemory({ config: raw, files, weights }, runShape(train, context), limitsFromReport({ limits }, budget));
     const list = files.list();
     let weightBytes = 0;
     for (const f of weights.files) weightBytes += await files.size(f);
@@ -102,7 +112,7 @@ export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings
 /** The 'hf-inspect' job: the page shows the result before the user loads the folder. */
 export async function runHfInspectJob(spec: HfInspectJobSpec, ctx: JobContext): Promise<HfFolderInfo> {
   const files = folderOf(spec.files, spec.name);
-  return inspectHfFolder(files, spec.settings, ctx.rt.report.limits);
+  return inspectHfFolder(files, spec.settings, ctx.rt.report.limits, spec.train);
 }
 
 /** Loads a folder onto `rt` as a backend (HfMemoryError's refusal, with what would fit, when it does not fit). */

@@ -20,7 +20,11 @@ import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
 import { runBenchJob, type BenchJobSpec } from './bench.ts';
 import { runHfInspectJob } from './hf.ts';
 import { runOptimizeJob, type OptimizeJobSpec } from './optimize.ts';
-import type { HfInspectJobSpec } from './hfFolder.ts';
+import type { HfInspectJobSpec, HfTrainFolder } from './hfFolder.ts';
+import { runHfExportJob, type HfExportJobSpec } from './hfExport.ts';
+import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from './hfTrain.ts';
+import { runOnnxInspectJob } from './onnx.ts';
+import type { OnnxInspectJobSpec } from './onnxFolder.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -46,6 +50,8 @@ export type TrainJobSpec =
       from?: RunRecord['from'];
       /** Endpoint API keys for the reward judge and the label teacher: used, never stored. */
       secrets?: TrainSecrets;
+      /** A Hugging Face folder to start from (full fine-tuning, or LoRA with train.lora); or the folder of the adapter `from` holds. */
+      hf?: HfTrainFolder;
     }
   | {
       kind: 'train';
@@ -58,6 +64,8 @@ export type TrainJobSpec =
       /** Needed only when the run's data was sent inline. */
       data?: TrainData;
       secrets?: TrainSecrets;
+      /** The run's Hugging Face folder, picked again (the page keeps no files across a reload): checked to be the same one. */
+      hf?: HfTrainFolder;
     };
 
 export interface TrainSecrets {
@@ -105,71 +113,112 @@ async function withRunLock<T>(runId: string, body: () => Promise<T>): Promise<T>
 }
 
 
+type NewTrainJob = Extract<TrainJobSpec, { resume?: false }>;
+type ResumeTrainJob = Extract<TrainJobSpec, { resume: true }>;
+type HfBaseOf = OpenedTrainFolder['hfBase'];
+
+/** What a job trains: its run record, data, starting bytes, and the Hugging Face base it needs. */
+interface TrainStart {
+  run: RunRecord;
+  data: TrainData;
+  from?: Uint8Array;
+  teacherCheckpoint?: Uint8Array;
+  hfBase?: HfBaseOf;
+}
+
+/**
+ * The folder a new run trains on: the picked one (checked against the folder of the run whose
+ * adapter it starts from), or none for a full fine-tune's checkpoint, which holds every weight.
+ */
+async function newRunFolder(spec: NewTrainJob, ctx: JobContext): Promise<{ hfBase?: HfBaseOf; record?: RunRecord['hf'] }> {
+  const fromRun = spec.from ? await getRun(spec.from.runId) : undefined;
+  const memoryGiB = spec.hf?.memoryGiB ?? fromRun?.hf?.memoryGiB ?? 4;
+  if (fromRun?.hf) {
+    const record = { folder: fromRun.hf.folder, tuning: fromRun.hf.tuning, memoryGiB };
+    // A LoRA checkpoint holds the adapter alone: its base's weights come from the same folder again.
+    const opened = fromRun.hf.tuning === 'lora' ? await reopenTrainFolder(ctx.rt, fromRun, spec.hf, spec.train) : undefined;
+    return { ...(opened && { hfBase: opened.hfBase }), record };
+  }
+  if (!spec.hf) return {};
+  const opened = await openTrainFolder(ctx.rt, spec.hf, spec.train);
+  return { hfBase: opened.hfBase, record: { folder: opened.ref, tuning: spec.train.lora ? 'lora' : 'full', memoryGiB } };
+}
+
+async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, ctx: JobContext): Promise<TrainStart> {
+  if (existing) throw new UserFacingError(`A run with id ${spec.runId} already exists.`);
+  spec.train = await attachTemplates(spec.train);
+  let from: Uint8Array | undefined;
+  if (spec.from) {
+    from = await loadCheckpointBytes(spec.from.key).catch((e: Error) => {
+      throw new UserFacingError(`The starting checkpoint could not be read: ${e.message}`);
+    });
+  }
+  const folder = await newRunFolder(spec, ctx);
+  const now = Date.now();
+  const data = spec.data;
+  const run: RunRecord = {
+    id: spec.runId,
+    name: spec.name ?? `${spec.train.stage.toUpperCase()} ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
+    createdAt: now,
+    updatedAt: now,
+    stage: spec.train.stage,
+    spec: spec.train,
+    data: { datasetId: 'datasetId' in data ? data.datasetId : null, name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'), trajectories: 0 },
+    from: spec.from ?? null,
+    state: 'running',
+    step: 0,
+    checkpoints: {},
+    resumes: [],
+    ...(folder.record && { hf: folder.record }),
+  };
+  await putRun(run);
+  return { run, data, from, hfBase: folder.hfBase };
+}
+
+async function startResume(spec: ResumeTrainJob, existing: RunRecord | undefined, ctx: JobContext): Promise<TrainStart> {
+  if (!existing) throw new UserFacingError(`There is no stored run ${spec.runId} to resume; it may have been deleted.`);
+  const data = spec.data ?? (existing.data.datasetId ? { datasetId: existing.data.datasetId, name: existing.data.name } : (() => {
+    throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
+  })());
+  // The folder is checked before anything of the stored run changes.
+  const opened = await reopenTrainFolder(ctx.rt, existing, spec.hf && { ...spec.hf, memoryGiB: existing.hf?.memoryGiB ?? spec.hf.memoryGiB }, existing.spec);
+  // The last checkpoint, or where the run began when it has none yet.
+  const last = existing.checkpoints.last;
+  const startKey = last?.key ?? existing.from?.key;
+  let from: Uint8Array | undefined;
+  let teacherCheckpoint: Uint8Array | undefined;
+  if (startKey) from = await loadCheckpointBytes(startKey).catch((e: Error) => {
+    throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
+  });
+  // Rejection sampling with the local teacher samples from where the run began, also on resume.
+  if (last && existing.spec.labels?.teacher === 'local' && existing.from?.key) {
+    teacherCheckpoint = await loadCheckpointBytes(existing.from.key).catch((e: Error) => {
+      throw new UserFacingError(`The teacher checkpoint (where this run began) could not be read: ${e.message}`);
+    });
+  }
+  const at = last?.step ?? 0;
+  // Metrics after the checkpoint are recomputed, the same batches in the same order.
+  await truncateMetrics(spec.runId, at);
+  await collectOrphans(spec.runId);
+  const run = await updateRun(spec.runId, (r) => {
+    r.state = 'running';
+    r.error = undefined;
+    r.step = at;
+    r.resumes = [...r.resumes, at];
+  });
+  ctx.log(last ? `resuming from the checkpoint at step ${at}` : 'no checkpoint yet: starting the run again from its beginning');
+  return { run, data, from, teacherCheckpoint, ...(opened && { hfBase: opened.hfBase }) };
+}
+
 async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJobResult> {
   if (!spec.runId) throw new UserFacingError('a train job needs a runId');
   return withRunLock(spec.runId, async () => {
-    let run: RunRecord;
-    let data: TrainData;
-    let from: Uint8Array | undefined;
-    let teacherCheckpoint: Uint8Array | undefined;
     const existing = await getRun(spec.runId);
-    if (spec.resume) {
-      if (!existing) throw new UserFacingError(`There is no stored run ${spec.runId} to resume; it may have been deleted.`);
-      data = spec.data ?? (existing.data.datasetId ? { datasetId: existing.data.datasetId, name: existing.data.name } : (() => {
-        throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
-      })());
-      // The last checkpoint, or where the run began when it has none yet.
-      const last = existing.checkpoints.last;
-      const startKey = last?.key ?? existing.from?.key;
-      if (startKey) from = await loadCheckpointBytes(startKey).catch((e: Error) => {
-        throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
-      });
-      // Rejection sampling with the local teacher samples from where the run began, also on resume.
-      if (last && existing.spec.labels?.teacher === 'local' && existing.from?.key) {
-        teacherCheckpoint = await loadCheckpointBytes(existing.from.key).catch((e: Error) => {
-          throw new UserFacingError(`The teacher checkpoint (where this run began) could not be read: ${e.message}`);
-        });
-      }
-      const at = last?.step ?? 0;
-      // Metrics after the checkpoint are recomputed, the same batches in the same order.
-      await truncateMetrics(spec.runId, at);
-      await collectOrphans(spec.runId);
-      run = await updateRun(spec.runId, (r) => {
-        r.state = 'running';
-        r.error = undefined;
-        r.step = at;
-        r.resumes = [...r.resumes, at];
-      });
-      ctx.log(last ? `resuming from the checkpoint at step ${at}` : 'no checkpoint yet: starting the run again from its beginning');
-    } else {
-      if (existing) throw new UserFacingError(`A run with id ${spec.runId} already exists.`);
-      spec.train = await attachTemplates(spec.train);
-      data = spec.data;
-      if (spec.from) {
-        from = await loadCheckpointBytes(spec.from.key).catch((e: Error) => {
-          throw new UserFacingError(`The starting checkpoint could not be read: ${e.message}`);
-        });
-      }
-      const now = Date.now();
-      run = {
-        id: spec.runId,
-        name: spec.name ?? `${spec.train.stage.toUpperCase()} ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
-        createdAt: now,
-        updatedAt: now,
-        stage: spec.train.stage,
-        spec: spec.train,
-        data: { datasetId: 'datasetId' in data ? data.datasetId : null, name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'), trajectories: 0 },
-        from: spec.from ?? null,
-        state: 'running',
-        step: 0,
-        checkpoints: {},
-        resumes: [],
-      };
-      await putRun(run);
-    }
+    const start = spec.resume ? await startResume(spec, existing, ctx) : await startNewRun(spec, existing, ctx);
+    let run = start.run;
     let trajectories: Trajectory[];
     try {
-      trajectories = await loadData(data);
+      trajectories = await loadData(start.data);
       if (!spec.resume) run = await updateRun(run.id, (r) => (r.data.trajectories = trajectories.length));
     } catch (e) {
       await updateRun(run.id, (r) => {
@@ -180,11 +229,11 @@ async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJo
     }
     const best = spec.resume ? run.checkpoints.best : undefined;
     const bestSoFar = best?.evalLoss !== undefined ? { step: best.step, evalLoss: best.evalLoss } : undefined;
-    return train(run, trajectories, from, ctx, { ...spec.secrets, teacherCheckpoint, bestSoFar });
+    return train(run, trajectories, start.from, ctx, { ...spec.secrets, teacherCheckpoint: start.teacherCheckpoint, bestSoFar, ...(start.hfBase && { hfBase: start.hfBase }) });
   });
 }
 
-async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number } } = {}): Promise<TrainJobResult> {
+async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number }; hfBase?: HfBaseOf } = {}): Promise<TrainJobResult> {
   const runId = run.id;
   let pending: { step: number; values: Record<string, number> }[] = [];
   let lastStep = run.step;
@@ -280,9 +329,14 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   /** One training stage, persisted in IndexedDB (see the header). */
   train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
-  generate: (spec, ctx) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx),
+  // An ONNX folder runs in onnxruntime-web, without the worker's device: a checkpoint or a Hugging Face folder acquires it.
+  generate: Object.assign((spec: JobSpecBase, ctx: JobContext) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx), { gpuOnDemand: true }),
   /** What a picked Hugging Face folder holds and whether it fits, before it is loaded (hf.ts). */
   'hf-inspect': (spec, ctx) => runHfInspectJob(spec as unknown as HfInspectJobSpec, ctx),
+  /** What a picked ONNX folder holds (its model files, config and tokenizer), before it is opened (onnx.ts); no GPU needed. */
+  'onnx-inspect': Object.assign((spec: JobSpecBase) => runOnnxInspectJob(spec as unknown as OnnxInspectJobSpec), { gpuOnDemand: true }),
+  /** A run of a Hugging Face folder as files: its LoRA adapter in PEFT's layout, or a merged model folder (hfExport.ts). */
+  'hf-export': (spec, ctx) => runHfExportJob(spec as unknown as HfExportJobSpec, ctx),
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
   bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),

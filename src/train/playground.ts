@@ -2,10 +2,12 @@
 // from browser storage, or a .safetensors file the user dropped), opened with
 // openCheckpointBackend so it is prompted with the template it was trained with, or a Hugging
 // Face model folder the user picked (its File objects; loaded by src/train/hf.ts, prompted with
-// the model's own chat template in the AgentWorldBench message layout), generating one turn's
-// observation and streaming it to the page ('text' messages) with its token rate ('progress').
-// The loaded model stays on the device between turns (and jobs), so each turn costs only its
-// generation; another model, a release request or a new device replaces it.
+// the model's own chat template in the AgentWorldBench message layout), or an ONNX folder the user
+// picked (its chosen model file in onnxruntime-web, src/train/onnx.ts: WebGPU or WASM, no device of
+// ours, so it runs in a browser without WebGPU), generating one turn's observation and streaming
+// it to the page ('text' messages) with its token rate ('progress'). The loaded model stays
+// loaded between turns (and jobs), so each turn costs only its generation; another model, a
+// release request or a new device replaces it.
 import type { TurnRequest } from '../core/backend.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
@@ -14,7 +16,11 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError, loadCheckpoint } from '../model/checkpoint.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
 import { hfContextReport, type HfBackend } from '../backends/hf.ts';
+import type { LwmBackend } from '../core/backend.ts';
+import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { folderOf, loadHfBackend } from './hf.ts';
+import { onnxFolderOf, openOnnxFolder } from './onnx.ts';
+import type { OnnxExecution } from './onnxFolder.ts';
 import type { HfFolderFile, HfRunSettings } from './hfFolder.ts';
 import { UserFacingError, type JobContext } from './host.ts';
 
@@ -23,7 +29,9 @@ export type PlaygroundModel =
   | { source: 'run'; key: string; label: string }
   | { source: 'file'; id: string; name: string; bytes?: Uint8Array }
   /** A Hugging Face folder: its files travel with every job (File handles, not bytes), loaded for `settings`. */
-  | { source: 'hf'; id: string; name: string; files: HfFolderFile[]; settings: HfRunSettings };
+  | { source: 'hf'; id: string; name: string; files: HfFolderFile[]; settings: HfRunSettings }
+  /** An ONNX folder: its files travel with every job; `file` is the model file chosen (absent: the folder's default). */
+  | { source: 'onnx'; id: string; name: string; files: HfFolderFile[]; file?: string; execution: OnnxExecution };
 
 export interface PlaygroundSampling {
   maxTokens: number;
@@ -65,6 +73,12 @@ export interface PlaygroundModelInfo {
   architecture?: string;
   /** Where generation stops (a Hugging Face folder: generation_config.json's eos ids). */
   stopIds?: number[];
+  /**
+   * An ONNX folder: the model file opened and onnxruntime-web's execution provider running it
+   * ('webgpu', 'wasm'); after a generation, where the decoder's KV cache outputs have arrived so
+   * far (src/model/onnx/session.ts's stats: on WebGPU all stay on the GPU) and how many are alive.
+   */
+  onnx?: { file: string; executionProvider: string; kv?: { onGpu: number; onCpu: number; live: number } };
 }
 
 /** 'progress' records of a generate job. */
@@ -84,11 +98,16 @@ export interface GenerateJobResult {
 /** The error a file job without bytes gets when the worker does not hold that file (a fresh worker): the page sends them again. */
 export const MODEL_NOT_LOADED = 'playground: the model file is not loaded in this worker; send its bytes';
 
-type Loaded = { rt: GpuRuntime; id: string; info: PlaygroundModelInfo } & ({ kind: 'checkpoint'; open: CheckpointBackend } | { kind: 'hf'; hf: HfBackend });
+type Loaded = { id: string; info: PlaygroundModelInfo } & (
+  | { kind: 'checkpoint'; rt: GpuRuntime; open: CheckpointBackend }
+  | { kind: 'hf'; rt: GpuRuntime; hf: HfBackend }
+  | { kind: 'onnx'; onnx: LoadedOnnxModel; backend: LwmBackend }
+);
 
 let loaded: Loaded | null = null;
 
 function modelId(m: PlaygroundModel): string {
+  if (m.source === 'onnx') return `onnx:${m.id}:${m.file ?? 'default'}:${m.execution}`;
   return m.source === 'run' ? `run:${m.key}` : m.source === 'file' ? `file:${m.id}` : `hf:${m.id}:${m.settings.context ?? 'auto'}:${m.settings.memoryGiB}`;
 }
 
@@ -96,7 +115,8 @@ function modelId(m: PlaygroundModel): string {
 export function releasePlaygroundModel(): void {
   const l = loaded;
   loaded = null;
-  if (l && !l.rt.lost) (l.kind === 'checkpoint' ? l.open : l.hf).dispose();
+  if (l?.kind === 'onnx') l.onnx.decoder.dispose();
+  else if (l && !l.rt.lost) (l.kind === 'checkpoint' ? l.open : l.hf).dispose();
 }
 
 async function checkpointBytes(model: Extract<PlaygroundModel, { source: 'run' | 'file' }>): Promise<{ bytes: Uint8Array; source: string }> {
@@ -154,9 +174,38 @@ async function openFolder(rt: GpuRuntime, id: string, model: Extract<PlaygroundM
   return { kind: 'hf', rt, id, hf, info };
 }
 
-async function ensureModel(rt: GpuRuntime, model: PlaygroundModel): Promise<Loaded> {
+async function openOnnx(id: string, model: Extract<PlaygroundModel, { source: 'onnx' }>): Promise<Loaded> {
+  const o = await openOnnxFolder(onnxFolderOf(model.files, model.name), { file: model.file, execution: model.execution });
+  const m = o.model;
+  const c = m.rawConfig ?? {};
+  const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const info: PlaygroundModelInfo = {
+    id,
+    name: o.backend.name,
+    stage: 'onnx',
+    step: 0,
+    contextLength: o.context,
+    vocabSize: num(c.vocab_size),
+    layers: m.decoder.layout.layers,
+    dModel: num(c.hidden_size ?? c.n_embd),
+    template: m.hasChatTemplate ? 'chat template' : 'LWM template',
+    architecture: Array.isArray(c.architectures) && typeof c.architectures[0] === 'string' ? c.architectures[0] : 'ONNX decoder',
+    stopIds: m.stopIds,
+    onnx: { file: m.file, executionProvider: m.decoder.executionProvider },
+  };
+  return { kind: 'onnx', id, onnx: m, backend: o.backend, info };
+}
+
+async function ensureModel(ctx: JobContext, model: PlaygroundModel): Promise<Loaded> {
   const id = modelId(model);
-  if (loaded && loaded.id === id && loaded.rt === rt && !rt.lost) return loaded;
+  if (model.source === 'onnx') {
+    if (loaded?.id === id) return loaded;
+    releasePlaygroundModel();
+    loaded = await openOnnx(id, model);
+    return loaded;
+  }
+  const rt = await ctx.gpu();
+  if (loaded && loaded.id === id && loaded.kind !== 'onnx' && loaded.rt === rt && !rt.lost) return loaded;
   if (model.source === 'hf') {
     releasePlaygroundModel();
     loaded = await openFolder(rt, id, model);
@@ -202,16 +251,26 @@ async function generateIds(m: Loaded, promptIds: number[], s: PlaygroundSampling
   return { model: m.info, ids, tokens: ids.length, ms: performance.now() - t0, stopped: signal.aborted };
 }
 
-/** The context bar of a turn: the checkpoint's template fit, or the folder's chat messages. */
-function turnContext(m: Loaded, spec: Extract<GenerateJobSpec, { model: PlaygroundModel }>, request: TurnRequest, maxTokens: number): ContextReport {
+/** The context bar of a turn: the checkpoint's template fit, or the folder's chat messages (null: an ONNX export of ours, prompted with our template in its tokenizer). */
+function turnContext(m: Loaded, spec: Extract<GenerateJobSpec, { model: PlaygroundModel }>, request: TurnRequest, maxTokens: number): ContextReport | null {
   if (m.kind === 'checkpoint') return contextReport(m.open.tokenizer, spec.template ?? m.open.template, request, m.info.contextLength, maxTokens);
-  const tok = m.hf.model.tokenizer;
-  if (!tok) throw new UserFacingError(`${m.hf.model.name} has no tokenizer (tokenizer.json), so a turn cannot be turned into token ids.`);
+  if (m.kind === 'onnx' && !m.onnx.hasChatTemplate) return null;
+  const tok = m.kind === 'hf' ? m.hf.model.tokenizer : m.onnx.tokenizer;
+  const name = m.kind === 'hf' ? m.hf.model.name : m.onnx.name;
+  if (!tok) throw new UserFacingError(`${name} has no tokenizer (tokenizer.json), so a turn cannot be turned into token ids.`);
   try {
     return hfContextReport(tok, request, m.info.contextLength, maxTokens);
   } catch (e) {
     throw new UserFacingError((e as Error).message);
   }
+}
+
+/** After an ONNX folder's generation: where its decoder's KV cache went, for the page. */
+function onnxKvReport(m: Loaded, ctx: JobContext): void {
+  if (m.kind !== 'onnx' || !m.info.onnx) return;
+  const s = m.onnx.decoder.stats;
+  m.info.onnx.kv = { onGpu: s.kvOnGpu, onCpu: s.kvOnCpu, live: s.liveKv };
+  ctx.progress({ kind: 'model', model: m.info } satisfies GenerateProgress);
 }
 
 /** Runs one generate job (see GenerateJobSpec). */
@@ -220,15 +279,15 @@ export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Pr
     releasePlaygroundModel();
     return { released: true };
   }
-  const m = await ensureModel(ctx.rt, spec.model);
+  const m = await ensureModel(ctx, spec.model);
   ctx.progress({ kind: 'model', model: m.info } satisfies GenerateProgress);
   const s = spec.sampling ?? { maxTokens: 64, temperature: 0 };
   if (spec.promptIds) return generateIds(m, spec.promptIds, s, ctx);
   if (!spec.request) return { model: m.info };
   checkSampling(s, m.info.contextLength);
   const report = turnContext(m, spec, spec.request, s.maxTokens);
-  ctx.progress({ kind: 'context', context: report } satisfies GenerateProgress);
-  const backend = m.kind === 'checkpoint' ? m.open.backend : m.hf.backend;
+  if (report) ctx.progress({ kind: 'context', context: report } satisfies GenerateProgress);
+  const backend = m.kind === 'checkpoint' ? m.open.backend : m.kind === 'hf' ? m.hf.backend : m.backend;
   const request = m.kind === 'checkpoint' ? { ...spec.request, template: spec.template ?? m.open.template } : spec.request;
   const { signal, off } = stopSignal(ctx);
   let text = '';
@@ -245,6 +304,7 @@ export async function runGenerateJob(spec: GenerateJobSpec, ctx: JobContext): Pr
     if (!signal.aborted) throw e;
   } finally {
     off();
+    onnxKvReport(m, ctx);
   }
-  return { model: m.info, text, tokens, ms: performance.now() - t0, stopped: signal.aborted, context: report };
+  return { model: m.info, text, tokens, ms: performance.now() - t0, stopped: signal.aborted, ...(report && { context: report }) };
 }

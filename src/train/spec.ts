@@ -108,3 +108,17 @@ export interface TrainSpec {
    */
   lora?: { rank: number; alpha?: number; targets?: string[] };
 }
+
+/**
+ * The Hugging Face folder a run of the app starts from (its files are never stored: the page picks
+ * them again after a reload, and this tells the same folder from another).
+ */
+export interface HfFolderRef {
+  /** The picked folder's name (base_model_name_or_path of the adapter). */
+  name: string;
+  /** Each model file's path inside the folder and its size in bytes. */
+  files: { path: string; size: number }[];
+  /** SHA-256 of config.json, and of the safetensors headers (tensor names, dtypes, shapes, offsets). */
+  config: string;
+  weights: string;
+}

@@ -5,9 +5,11 @@ import { GpuRuntime } from '../gpu/runtime.ts';
 import { WorkerDevice } from './device.ts';
 import { JobHost } from './host.ts';
 import { JOB_RUNNERS } from './jobs.ts';
+import { useBundledOrtWasm } from './ortAssets.ts';
 import { isToWorker, type FromWorker } from './protocol.ts';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
+useBundledOrtWasm();
 const post = (m: FromWorker) => scope.postMessage(m);
 
 const device = new WorkerDevice(() => GpuRuntime.create(), post);

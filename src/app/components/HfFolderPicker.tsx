@@ -5,9 +5,11 @@
 // the refusal and what would fit instead when it does not fit, or the message naming the file at
 // fault. Nothing is downloaded and nothing is kept after a reload.
 import { useState, type KeyboardEvent } from 'react';
-import { droppedFiles } from '../lib/droppedFiles.ts';
+import { FolderInput, useFolderDrop } from './FolderInput.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
-import { chatProblem, describeFolder, folderFiles, formatGiB, HF_NOT_KEPT, type HfRunSettings } from '../../train/hfFolder.ts';
+import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
+import { isOnnxFiles } from '../../train/onnxFolder.ts';
+import { chatProblem, describeFolder, formatGiB, HF_NOT_KEPT, type HfFolderFile, type HfRunSettings } from '../../train/hfFolder.ts';
 
 interface Props {
   /** Prefix of the element ids (two pickers may share a page). */
@@ -99,46 +101,20 @@ function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: Picke
 export function HfFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const folders = useHfFolderStore((s) => s.folders);
   const add = useHfFolderStore((s) => s.add);
-  const [dragging, setDragging] = useState(false);
-  const take = async (files: ReturnType<typeof folderFiles>) => {
-    await add(files);
-  };
+  const addOnnx = useOnnxFolderStore((s) => s.add);
+  // An ONNX folder dropped here goes to the ONNX folders (OnnxFolderPicker) rather than failing as a Hugging Face one.
+  const take = (files: HfFolderFile[]) => void (isOnnxFiles(files) ? addOnnx(files) : add(files));
+  const { dragging, handlers } = useFolderDrop(take);
   return (
     <div
       className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'}
       data-testid={`${idPrefix}-hf`}
-      onDragOver={(e) => {
-        e.preventDefault();
-        e.stopPropagation();
-        setDragging(true);
-      }}
-      onDragLeave={() => setDragging(false)}
-      onDrop={(e) => {
-        e.preventDefault();
-        e.stopPropagation();
-        setDragging(false);
-        void droppedFiles(e.dataTransfer).then((files) => take(folderFiles(files)));
-      }}
+      {...handlers}
     >
       <p className="small">
         <strong>Hugging Face folder</strong> (Llama, Qwen2, Qwen3: config.json, *.safetensors, tokenizer.json): pick it or drop it here. {HF_NOT_KEPT}
       </p>
-      <label className="button-like small">
-        Open a Hugging Face folder…
-        <input
-          type="file"
-          multiple
-          className="sr-only"
-          aria-label="Open a Hugging Face model folder"
-          data-testid={`${idPrefix}-hf-input`}
-          ref={(el) => el?.setAttribute('webkitdirectory', '')}
-          onChange={(e) => {
-            const files = e.target.files ? folderFiles(Array.from(e.target.files)) : [];
-            e.target.value = '';
-            if (files.length) void take(files);
-          }}
-        />
-      </label>
+      <FolderInput label="Open a Hugging Face model folder" text="Open a Hugging Face folder…" testId={`${idPrefix}-hf-input`} onFiles={take} />
       {folders.length ? (
         <ul className="plain">
           {folders.map((f) => (

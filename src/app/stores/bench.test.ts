@@ -178,6 +178,18 @@ describe('bench store', () => {
     // Not picked again since a reload: no files; the job tells the user to pick the folder again.
     expect(benchFolderFiles(record, () => undefined)).toEqual({});
   });
+
+  it('an ONNX folder: recorded with its model file and where it runs (no files), its files sent with the job beside a Hugging Face folder\'s', async () => {
+    const { benchFromDraft, benchFolderFiles } = await import('./bench.ts');
+    const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 };
+    const onnx = { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model_q4.onnx', execution: 'wasm' as const };
+    const record = benchFromDraft({ ...draft(), folders: [hf], onnx: [onnx, onnx] }, 'o', 1);
+    expect(record.backends.filter((b) => b.kind === 'onnx')).toEqual([{ id: 'onnx:TinyOnnx#y', name: 'onnx:TinyOnnx', kind: 'onnx', onnx }]);
+    const hfFiles = [{ path: 'Tiny/config.json', file: new Blob(['{}']) }];
+    const onnxFiles = [{ path: 'TinyOnnx/onnx/model_q4.onnx', file: new Blob(['x']) }];
+    expect(benchFolderFiles(record, (id) => (id === 'Tiny#x' ? hfFiles : undefined), (id) => (id === 'TinyOnnx#y' ? onnxFiles : undefined))).toEqual({ 'hf:Tiny#x': hfFiles, 'onnx:TinyOnnx#y': onnxFiles });
+    expect(benchFolderFiles(record, () => undefined, () => undefined)).toEqual({});
+  });
 });
 
 let benchId = '';

@@ -16,6 +16,7 @@ import { benchLockName, type FromWorker, type JobState } from '../../train/proto
 import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
 import { useHfFolderStore } from './hfFolders.ts';
+import { useOnnxFolderStore } from './onnxFolders.ts';
 import { apiKey, findEndpoint, newEndpointId, normalBaseUrl, setApiKey, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
@@ -36,6 +37,8 @@ export interface BenchDraft {
   endpoints: BenchEndpoint[];
   /** Hugging Face folders picked in this page (stores/hfFolders.ts), by what the bench records of them. */
   folders?: NonNullable<BenchBackendRef['hf']>[];
+  /** ONNX folders picked in this page (stores/onnxFolders.ts): the model file and where it runs. */
+  onnx?: NonNullable<BenchBackendRef['onnx']>[];
   generation: BenchGeneration;
   judge: { kind: 'local' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
 }
@@ -121,6 +124,10 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
   for (const f of draft.folders ?? []) {
     const bid = `hf:${f.folderId}`;
     if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `hf:${f.name}`, kind: 'hf', hf: f });
+  }
+  for (const o of draft.onnx ?? []) {
+    const bid = `onnx:${o.folderId}`;
+    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `onnx:${o.name}`, kind: 'onnx', onnx: o });
   }
   for (const b of draft.baselines) backends.push({ id: b, name: b, kind: b });
   const judge = judgeRef(draft.judge);
@@ -425,7 +432,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     const c = ensureClient();
     if (!c) return;
     const benchId = bench.id;
-    const folders = benchFolderFiles(bench, (id) => useHfFolderStore.getState().get(id)?.files);
+    const folders = benchFolderFiles(bench, (id) => useHfFolderStore.getState().get(id)?.files, (id) => useOnnxFolderStore.getState().get(id)?.files);
     const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) }, ...(Object.keys(folders).length ? { folders } : {}) };
     const jobId = c.start({ ...spec });
     ownJobs.set(jobId, benchId);
@@ -451,11 +458,11 @@ export const useBenchStore = create<BenchState>()((set, get) => {
   };
 });
 
-/** The files of a bench's Hugging Face folders that are open in this page, by backend id (a folder not picked again since a reload is left out: the job says so). */
-export function benchFolderFiles(bench: Pick<BenchRecord, 'backends'>, files: (folderId: string) => HfFolderFile[] | undefined): Record<string, HfFolderFile[]> {
+/** The files of a bench's Hugging Face and ONNX folders that are open in this page, by backend id (a folder not picked again since a reload is left out: the job says so). */
+export function benchFolderFiles(bench: Pick<BenchRecord, 'backends'>, files: (folderId: string) => HfFolderFile[] | undefined, onnxFiles: (folderId: string) => HfFolderFile[] | undefined = () => undefined): Record<string, HfFolderFile[]> {
   const out: Record<string, HfFolderFile[]> = {};
   for (const b of bench.backends) {
-    const f = b.kind === 'hf' && b.hf ? files(b.hf.folderId) : undefined;
+    const f = b.kind === 'hf' && b.hf ? files(b.hf.folderId) : b.kind === 'onnx' && b.onnx ? onnxFiles(b.onnx.folderId) : undefined;
     if (f?.length) out[b.id] = f;
   }
   return out;

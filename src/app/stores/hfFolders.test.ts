@@ -26,7 +26,7 @@ function fakeWorker(answer: Answer) {
 }
 
 function info(name: string, context: number, fits = true): HfFolderInfo {
-  const fit = { fits, total: 3 << 20, weights: 2 << 20, kvCache: 1 << 19, activations: 1 << 19, budget: fits ? 2 ** 32 : 1 << 20, message: fits ? `${name} fits` : `${name} needs 3.0 MiB … Would fit instead: context 16 (1.0 MiB).`, alternatives: fits ? [] : [{ change: 'context 16', total: 1 << 20, context: 16 }] };
+  const fit = { fits, total: 3 << 20, weights: 2 << 20, kvCache: 1 << 19, activations: 1 << 19, adapters: 0, gradients: 0, optimizer: 0, budget: fits ? 2 ** 32 : 1 << 20, message: fits ? `${name} fits` : `${name} needs 3.0 MiB … Would fit instead: context 16 (1.0 MiB).`, alternatives: fits ? [] : [{ change: 'context 16', total: 1 << 20, context: 16 }] };
   return { name, architecture: 'LlamaForCausalLM', parameters: 524_288, layers: 2, hidden: 32, heads: 4, kvHeads: 2, vocab: 64, maxContext: 64, context, dtypes: ['F32'], weightBytes: 2 << 20, files: 3, tokenizer: true, chatTemplate: true, fit };
 }
 

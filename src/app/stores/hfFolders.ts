@@ -49,15 +49,15 @@ function patch(set: Set, id: string, change: Partial<PickedFolder>) {
   set((s) => ({ folders: s.folders.map((f) => (f.id === id ? { ...f, ...change } : f)) }));
 }
 
-/** Runs the 'hf-inspect' job for a folder's files and settings. */
-function inspectJob(client: JobClient, spec: HfInspectJobSpec): Promise<HfFolderInfo> {
+/** Runs one short job (a folder's check, an export) and gives its result, or its error as thrown. */
+export function jobResult<T>(client: JobClient, spec: JobSpecBase): Promise<T> {
   return new Promise((resolve, reject) => {
     let jobId = '';
     const off = client.on((m) => {
       if (!('jobId' in m) || m.jobId !== jobId) return;
       if (m.type === 'done') {
         off();
-        resolve(m.result as HfFolderInfo);
+        resolve(m.result as T);
       } else if (m.type === 'error') {
         off();
         reject(new Error(m.message));
@@ -66,8 +66,13 @@ function inspectJob(client: JobClient, spec: HfInspectJobSpec): Promise<HfFolder
         reject(new Error('The check was stopped.'));
       }
     });
-    jobId = client.start(spec as unknown as JobSpecBase);
+    jobId = client.start(spec);
   });
+}
+
+/** Runs the 'hf-inspect' job for a folder's files and settings. */
+function inspectJob(client: JobClient, spec: HfInspectJobSpec): Promise<HfFolderInfo> {
+  return jobResult<HfFolderInfo>(client, spec as unknown as JobSpecBase);
 }
 
 /** Checks one folder in the worker; a newer check of the same folder wins over an older one. */

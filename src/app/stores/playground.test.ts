@@ -167,6 +167,37 @@ describe('playground store', () => {
     expect(store.getState().session.turns).toHaveLength(2);
   });
 
+  it('plays an ONNX folder in a page without WebGPU: its files, model file and WASM go with each job; a checkpoint is still refused', async () => {
+    const folder = { id: 'Onnx#1', name: 'Onnx', files: [{ path: 'Onnx/onnx/model_q4.onnx', file: new Blob(['x']) }], file: 'onnx/model_q4.onnx' };
+    const onnxInfo = { ...info, id: 'onnx:Onnx#1:onnx/model_q4.onnx:wasm', name: 'onnx:Onnx', stage: 'onnx', template: 'chat template', architecture: 'LlamaForCausalLM', onnx: { file: 'onnx/model_q4.onnx', executionProvider: 'wasm' } };
+    const w = fakeWorker((spec, jobId, post) => {
+      if ('release' in spec) return post({ type: 'done', jobId, result: { released: true } });
+      post({ type: 'progress', jobId, data: { kind: 'model', model: onnxInfo } });
+      if (!spec.request) return post({ type: 'done', jobId, result: { model: onnxInfo } });
+      post({ type: 'text', jobId, text: '<predicted_observation>\nREADME.md' });
+      post({ type: 'done', jobId, result: { model: onnxInfo, text: '<predicted_observation>\nREADME.md', tokens: 5, ms: 50, stopped: false } });
+    });
+    const noGpu = { message: 'This browser does not expose WebGPU (navigator.gpu is missing).', help: 'get WebGPU' };
+    const store = createPlaygroundStore(deps(w.client, { webgpu: () => noGpu, onnxFolder: (id) => (id === folder.id ? folder : undefined), onnxExecution: () => 'wasm' }), null);
+    store.getState().setBackend({ kind: 'onnx', id: 'Onnx#1', name: 'Onnx' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(store.getState().error).toBeNull();
+    expect(w.started[0]).toEqual({ kind: 'generate', model: { source: 'onnx', id: 'Onnx#1', name: 'Onnx', files: folder.files, file: 'onnx/model_q4.onnx', execution: 'wasm' } });
+    expect(store.getState().model).toEqual(onnxInfo);
+    await store.getState().send('ls');
+    const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;
+    expect(job.template).toBeUndefined();
+    expect(store.getState().session.turns[0].prediction).toMatchObject({ observation: 'README.md', backend: 'onnx:Onnx', tokens: 5 });
+    // Leaving the view frees it even without WebGPU.
+    store.getState().release();
+    expect(w.started.at(-1)).toEqual({ kind: 'generate', release: true });
+    // A checkpoint in the same page is refused before anything is sent.
+    const before = w.started.length;
+    store.getState().setBackend({ kind: 'run', key: 'k1', label: 'SFT' });
+    expect(store.getState().error).toMatchObject({ kind: 'no-webgpu', message: expect.stringMatching(/^A checkpoint runs on the GPU, and This browser does not expose WebGPU/) });
+    expect(w.started).toHaveLength(before);
+  });
+
   it("shows a folder's load failure as the folder's, naming the file", async () => {
     const folder = { id: 'B#1', name: 'B', files: [], settings: { context: null, memoryGiB: 1 }, status: 'ready' as const, info: null, error: null };
     const w = fakeWorker((spec, jobId, post) => post({ type: 'error', jobId, message: 'B/model.safetensors: the header is cut short' }));

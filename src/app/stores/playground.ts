@@ -4,7 +4,8 @@
 // the baselines run on the page. The session persists in localStorage, so a reload, a lost GPU
 // device or a failed request never loses the turns played; API keys never enter it. A Hugging Face
 // folder (stores/hfFolders.ts) also runs in the worker, its File objects sent with each job; like a
-// dropped file it is not persisted.
+// dropped file it is not persisted. So does an ONNX folder (stores/onnxFolders.ts), in
+// onnxruntime-web: WebGPU where the page has it, else WASM, so it needs no WebGPU.
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
@@ -38,6 +39,9 @@ import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type Ge
 import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { useHfFolderStore, type PickedFolder } from './hfFolders.ts';
+import { chosenFile, pageExecution, useOnnxFolderStore } from './onnxFolders.ts';
+import type { HfFolderFile } from '../../train/hfFolder.ts';
+import type { OnnxExecution } from '../../train/onnxFolder.ts';
 import { jobClient } from './jobClient.ts';
 import { CHECKPOINT_HELP, corsHelp, pageOrigin } from '../lib/backendHelp.ts';
 
@@ -46,6 +50,8 @@ export type BackendChoice =
   | { kind: 'file'; id: string; name: string }
   /** A Hugging Face folder picked in this page (stores/hfFolders.ts, by its id). */
   | { kind: 'hf'; id: string; name: string }
+  /** An ONNX folder picked in this page (stores/onnxFolders.ts, by its id), run by onnxruntime-web. */
+  | { kind: 'onnx'; id: string; name: string }
   | { kind: 'endpoint'; id: string }
   | { kind: 'copy-last' }
   | { kind: 'reference' };
@@ -91,6 +97,9 @@ export interface PlaygroundDeps {
   now(): number;
   /** A Hugging Face folder picked in this page (its files and run settings). */
   folder?(id: string): PickedFolder | undefined;
+  /** An ONNX folder picked in this page (its files and chosen model file), and where onnxruntime-web runs it. */
+  onnxFolder?(id: string): { id: string; name: string; files: HfFolderFile[]; file: string | null } | undefined;
+  onnxExecution?(): OnnxExecution;
 }
 
 export const PLAYGROUND_DATASET_ID = 'playground-sessions';
@@ -182,7 +191,8 @@ export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo
     case 'run':
     case 'file':
     case 'hf':
-      return isLoaded(b, model) ? model!.name : b.kind === 'run' ? b.label : b.kind === 'hf' ? `hf:${b.name}` : b.name;
+    case 'onnx':
+      return isLoaded(b, model) ? model!.name : b.kind === 'run' ? b.label : b.kind === 'hf' || b.kind === 'onnx' ? `${b.kind}:${b.name}` : b.name;
     case 'endpoint':
       return endpoint ? `endpoint:${endpoint.model}` : 'endpoint';
     default:
@@ -192,17 +202,24 @@ export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo
 
 type SetState = StoreApi<PlaygroundState>['setState'];
 type GetState = StoreApi<PlaygroundState>['getState'];
-type LocalChoice = Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' }>;
+type LocalChoice = Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>;
 
-/** Choices that run in the worker (on the GPU). */
+/** Choices that run in the worker (on the GPU; an ONNX folder in onnxruntime-web). */
 export function isLocalChoice(b: BackendChoice | null): b is LocalChoice {
-  return b?.kind === 'run' || b?.kind === 'file' || b?.kind === 'hf';
+  return b?.kind === 'run' || b?.kind === 'file' || b?.kind === 'hf' || b?.kind === 'onnx';
+}
+
+/** Why the chosen backend cannot run in this page (a checkpoint or a Hugging Face folder without WebGPU), or null: an ONNX folder falls back to WASM. */
+function gpuProblem(deps: PlaygroundDeps, b: LocalChoice): { message: string; help: string } | null {
+  const problem = b.kind === 'onnx' ? null : deps.webgpu();
+  if (!problem) return null;
+  return { message: `${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`, help: problem.help };
 }
 
 /** Whether the worker's model is the one chosen (a folder with any run settings). */
 export function isLoaded(b: BackendChoice | null, model: PlaygroundModelInfo | null): boolean {
   if (!model || !isLocalChoice(b)) return false;
-  if (b.kind === 'hf') return model.id.startsWith(`hf:${b.id}:`);
+  if (b.kind === 'hf' || b.kind === 'onnx') return model.id.startsWith(`${b.kind}:${b.id}:`);
   return model.id === (b.kind === 'run' ? `run:${b.key}` : `file:${b.id}`);
 }
 
@@ -212,8 +229,14 @@ function localModel({ deps, v }: StoreCtx, b: LocalChoice, withBytes: boolean): 
   if (b.kind === 'file') {
     return { source: 'file', id: b.id, name: b.name, ...(withBytes || v.workerHasFile !== b.id ? { bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined } : {}) };
   }
+  const gone = () => Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), { kindHint: 'folder' });
+  if (b.kind === 'onnx') {
+    const o = deps.onnxFolder?.(b.id);
+    if (!o) throw gone();
+    return { source: 'onnx', id: o.id, name: o.name, files: o.files, ...(o.file !== null && { file: o.file }), execution: deps.onnxExecution?.() ?? 'auto' };
+  }
   const f = deps.folder?.(b.id);
-  if (!f) throw Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), { kindHint: 'folder' });
+  if (!f) throw gone();
   return { source: 'hf', id: f.id, name: f.name, files: f.files, settings: f.settings };
 }
 type TurnOutput = { text: string; tokens: number; ms: number; stopped: boolean; name: string };
@@ -255,7 +278,7 @@ function attemptLocal(ctx: StoreCtx, b: LocalChoice, turn: number, request: Turn
   return new Promise<LocalAttempt>((resolve) => {
     let text = '';
     let lost = false;
-    const template = b.kind === 'hf' ? undefined : chosenTemplate(ctx);
+    const template = b.kind === 'hf' || b.kind === 'onnx' ? undefined : chosenTemplate(ctx);
     const spec: GenerateJobSpec = { kind: 'generate', model: localModel(ctx, b, withBytes), request, ...(template ? { template } : {}), sampling: samplingOptions(get().sampling) };
     let jobId = '';
     const off = client.on((m: FromWorker) => {
@@ -296,8 +319,8 @@ function onLocalProgress({ set, get }: StoreCtx, jobId: string, p: GenerateProgr
 async function generateLocal(ctx: StoreCtx, turn: number, request: TurnRequest): Promise<TurnOutput> {
   const { deps, get, v } = ctx;
   const b = get().backend as LocalChoice;
-  const problem = deps.webgpu();
-  if (problem) throw Object.assign(new Error(`${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`), { help: problem.help, kindHint: 'no-webgpu' });
+  const problem = gpuProblem(deps, b);
+  if (problem) throw Object.assign(new Error(problem.message), { help: problem.help, kindHint: 'no-webgpu' });
   let r = await attemptLocal(ctx, b, turn, request, false);
   if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attemptLocal(ctx, b, turn, request, true);
   if (r.error) {
@@ -348,8 +371,8 @@ function pageBackend(ctx: StoreCtx, b: BackendChoice, request: TurnRequest): { b
     if (request.reference === undefined) return { problem: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' };
     return { backend: referenceBackend(), request };
   }
-  // A Hugging Face model is sent the endpoint's message layout (rendered with its chat template in the worker).
-  if (b.kind === 'hf') return { backend: null, request: endpointRequest(request, chosenTemplate(ctx)) };
+  // A Hugging Face or ONNX model is sent the endpoint's message layout (rendered with its chat template in the worker).
+  if (b.kind === 'hf' || b.kind === 'onnx') return { backend: null, request: endpointRequest(request, chosenTemplate(ctx)) };
   return { backend: null, request };
 }
 
@@ -391,7 +414,7 @@ async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
 /** A Hugging Face folder's failures (a file missing or broken, a model that does not fit) are the folder's. */
 function forChoice(b: BackendChoice, e: PlaygroundError): PlaygroundError {
   // A folder's failure is the folder's: the checkpoint help (tokenizer and template kept inside it) does not apply.
-  return b.kind === 'hf' && (e.kind === 'checkpoint' || e.kind === 'other') ? { ...e, kind: 'folder', help: undefined } : e;
+  return (b.kind === 'hf' || b.kind === 'onnx') && (e.kind === 'checkpoint' || e.kind === 'other') ? { ...e, kind: 'folder', help: undefined } : e;
 }
 
 /** Predicts every turn from `from` on that has no prediction yet, one run at a time. */
@@ -417,9 +440,9 @@ function runPending(ctx: StoreCtx, from = 0): Promise<void> {
 /** Loads a checkpoint in the worker as soon as it is chosen, so the first turn does not wait and the user sees what was loaded (or why not). */
 function preloadModel(ctx: StoreCtx, b: LocalChoice) {
   const { deps, set, get, v } = ctx;
-  const problem = deps.webgpu();
+  const problem = gpuProblem(deps, b);
   if (problem) {
-    set({ error: { kind: 'no-webgpu', message: `${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`, help: problem.help } });
+    set({ error: { kind: 'no-webgpu', message: problem.message, help: problem.help } });
     return;
   }
   const client = deps.jobs();
@@ -499,7 +522,7 @@ function backendActions(ctx: StoreCtx) {
     },
     release() {
       const b = get().backend;
-      if (!isLocalChoice(b) || deps.webgpu()) return;
+      if (!isLocalChoice(b) || gpuProblem(deps, b)) return;
       deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
       v.workerHasFile = null;
       set({ model: null });
@@ -586,7 +609,7 @@ export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string |
       version: 1,
       storage: createJSONStorage(() => localStorage),
       // The session and settings; never file bytes or keys. A dropped file or a picked folder is not kept (its bytes are gone after a reload).
-      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' || s.backend?.kind === 'hf' ? null : s.backend, sampling: s.sampling, template: s.template }),
+      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' || s.backend?.kind === 'hf' || s.backend?.kind === 'onnx' ? null : s.backend, sampling: s.sampling, template: s.template }),
     }),
   );
 }
@@ -600,6 +623,11 @@ export const usePlaygroundStore = createPlaygroundStore(
     save: appendTrajectories,
     now: () => Date.now(),
     folder: (id) => useHfFolderStore.getState().get(id),
+    onnxFolder: (id) => {
+      const f = useOnnxFolderStore.getState().get(id);
+      return f && { id: f.id, name: f.name, files: f.files, file: chosenFile(f) };
+    },
+    onnxExecution: () => pageExecution(),
   },
   typeof localStorage === 'undefined' ? null : 'lwm.playground',
 );

@@ -12,6 +12,11 @@ import { runLockName, type FromWorker, type JobState } from '../../train/protoco
 import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
+import { folderNeeded } from '../../train/hfFolder.ts';
+import type { HfExportJobSpec, HfExportResult } from '../../train/hfExport.ts';
+import type { JobSpecBase } from '../../train/protocol.ts';
+import { jobResult } from './hfFolders.ts';
+import { jobFolder, runFolderProblem, useTrainFolderStore } from './trainFolder.ts';
 
 export interface MetricPoint {
   step: number;
@@ -43,6 +48,7 @@ interface TrainData {
   /** The last error for the user (a failed job, a storage problem). */
   error: string | null;
   storage: { usage: number; quota: number } | null;
+  exporting: string | null;
 }
 
 interface TrainState extends TrainData {
@@ -59,6 +65,10 @@ interface TrainState extends TrainData {
   deleteRun(runId: string): Promise<void>;
   deleteCheckpoint(runId: string, tag: CheckpointTag): Promise<void>;
   download(runId: string, tag: CheckpointTag): Promise<void>;
+  /** A Hugging Face folder's run as files: its LoRA adapter in PEFT's layout, or the merged model folder. */
+  exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'merged'): Promise<void>;
+  /** The export in progress (`${runId}|${tag}|${what}`), for its button. */
+  exporting: string | null;
   dismissError(): void;
 }
 
@@ -113,6 +123,7 @@ const INITIAL: TrainData = {
   logs: [],
   error: null,
   storage: null,
+  exporting: null,
 };
 
 /** A job's status change: the live job ends or moves on; a job the lost device failed is offered for resuming. */
@@ -314,8 +325,16 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
         return;
       }
       const run = get().runs.find((r) => r.id === runId);
+      // A run of a folder that needs its base weights gets the folder picked again (the same one).
+      const folder = useTrainFolderStore.getState().folder;
+      const needs = !!run?.hf && folderNeeded(run);
+      const problem = needs ? runFolderProblem(run!, folder) : null;
+      if (problem) {
+        set({ error: `${problem} Then resume.` });
+        return;
+      }
       const history = await historyUpTo(runId, run?.checkpoints.last?.step ?? 0);
-      const jobId = c.start({ kind: 'train', runId, resume: true });
+      const jobId = c.start({ kind: 'train', runId, resume: true, ...(needs && folder && { hf: jobFolder(folder, run!.hf!.memoryGiB) }) });
       ownJobs.set(jobId, runId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
@@ -393,6 +412,34 @@ function storedRunActions(set: SetState, get: GetState) {
   };
 }
 
+/** The export job for a run of a folder: the merge of a LoRA adapter sends the folder picked again. */
+function exportSpec(run: RunRecord, tag: CheckpointTag, what: 'adapter' | 'merged'): HfExportJobSpec | string {
+  const spec: HfExportJobSpec = { kind: 'hf-export', runId: run.id, tag, what };
+  if (what === 'adapter' || run.hf?.tuning !== 'lora') return spec;
+  const folder = useTrainFolderStore.getState().folder;
+  const problem = runFolderProblem(run, folder);
+  if (problem) return `Merging the adapter needs the base model's weights: ${problem}`;
+  return { ...spec, hf: jobFolder(folder!, run.hf.memoryGiB) };
+}
+
+/** Runs an export job in the worker and saves each file it gives, under the names its layout needs. */
+async function exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'merged', set: SetState, get: GetState, ensureClient: EnsureClient) {
+  const run = get().runs.find((r) => r.id === runId);
+  const c = ensureClient();
+  if (!run || !c || get().exporting) return;
+  const spec = exportSpec(run, tag, what);
+  if (typeof spec === 'string') return set({ error: spec });
+  set({ exporting: `${runId}|${tag}|${what}`, error: null });
+  try {
+    const { files } = await jobResult<HfExportResult>(c, spec as unknown as JobSpecBase);
+    for (const f of files) saveFile(new Blob([f.bytes as BlobPart], { type: f.name.endsWith('.json') ? 'application/json' : 'application/octet-stream' }), f.name);
+  } catch (e) {
+    set({ error: `Could not export ${what === 'adapter' ? 'the adapter' : 'the merged folder'} of ${run.name}: ${(e as Error).message}` });
+  } finally {
+    set({ exporting: null });
+  }
+}
+
 /**
  * Storage keeps one buffer; the user gets the weights file (loads in Hugging Face tools) and, when
  * the run kept it, the optimizer state beside it as NAME.optim.safetensors.
@@ -425,6 +472,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
     ...runListActions(set, get, ensureClient),
     ...jobActions(set, get, ensureClient),
     ...storedRunActions(set, get),
+    exportHf: (runId, tag, what) => exportHf(runId, tag, what, set, get, ensureClient),
     dismissError() {
       set({ error: null });
     },

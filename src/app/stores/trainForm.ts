@@ -14,8 +14,14 @@ export interface TrainForm {
   domain: string;
   stage: Stage;
   preset: PresetName;
-  /** '' to start fresh; else `${runId}|${tag}` of a stored checkpoint. */
+  /** '' to start fresh; HF_START for a Hugging Face folder; else `${runId}|${tag}` of a stored checkpoint. */
   from: string;
+  /** A Hugging Face folder: every weight trains, or a LoRA adapter of this rank and alpha (blank: 2 × rank). */
+  tuning: 'full' | 'lora';
+  loraRank: string;
+  loraAlpha: string;
+  /** GPU memory a folder's run may take, in GiB (WebGPU does not report the device's). */
+  memoryGiB: string;
   steps: string;
   batch: string;
   tokens: string;
@@ -48,6 +54,9 @@ export interface TrainForm {
   labelSamples: string;
 }
 
+/** The form's `from` when the run starts from a Hugging Face folder. */
+export const HF_START = 'hf';
+
 /** Fields never persisted (API keys). */
 export const SECRET_FIELDS = ['judgeApiKey', 'teacherApiKey'] as const;
 
@@ -63,6 +72,10 @@ export const DEFAULT_FORM: TrainForm = {
   stage: 'sft',
   preset: 'mini',
   from: '',
+  tuning: 'lora',
+  loraRank: '8',
+  loraAlpha: '',
+  memoryGiB: '4',
   steps: '40',
   batch: '4',
   tokens: '',

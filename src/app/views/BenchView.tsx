@@ -84,7 +84,7 @@ function Interrupted() {
 }
 
 function Progress() {
-  const { live, stop } = useBenchStore();
+  const { live, stop, logs } = useBenchStore();
   const [, tick] = useState(0);
   useEffect(() => {
     if (!live) return;
@@ -107,6 +107,11 @@ function Progress() {
       <p className="small muted">
         {live.state}: {phase} · running for {formatDuration(Date.now() - live.startedAt)}
       </p>
+      {logs.length ? (
+        <p className="small muted" data-testid="bench-log">
+          {logs.at(-1)}
+        </p>
+      ) : null}
       <button type="button" className="danger" onClick={stop} disabled={live.state === 'stopping'}>
         Cancel
       </button>

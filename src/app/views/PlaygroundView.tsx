@@ -102,7 +102,7 @@ function SystemPromptPanel() {
         <div className="field">
           <label htmlFor="pg-template">Template</label>
           <select id="pg-template" value={template} onChange={(e) => setTemplate(e.target.value, known)}>
-            <option value="">{local ? `as trained${model ? ` (${model.template})` : ''}` : backend?.kind === 'hf' ? "AgentWorldBench layout (the model's chat template)" : 'AgentWorldBench layout'}</option>
+            <option value="">{local ? `as trained${model ? ` (${model.template})` : ''}` : backend?.kind === 'hf' || backend?.kind === 'onnx' ? "AgentWorldBench layout (the model's chat template)" : 'AgentWorldBench layout'}</option>
             {Object.keys(known).map((v) => (
               <option key={v} value={v}>
                 {v}: {known[v].description.slice(0, 60)}
@@ -390,7 +390,7 @@ export default function PlaygroundView() {
     void loadTemplates();
     // A checkpoint chosen before a reload, or a folder picked before a view switch, is loaded again (the worker freed it).
     const { backend: b, model, setBackend } = usePlaygroundStore.getState();
-    if ((b?.kind === 'run' || b?.kind === 'hf') && !model) setBackend(b);
+    if ((b?.kind === 'run' || b?.kind === 'hf' || b?.kind === 'onnx') && !model) setBackend(b);
     // Leaving the view frees the checkpoint's GPU memory (training may want it).
     return () => release();
   }, [loadTemplates, release]);

@@ -8,9 +8,13 @@ import { useTrainStore } from '../stores/train.ts';
 import { NewRunForm } from './train/NewRunForm.tsx';
 import { RunList } from './train/RunList.tsx';
 import { RunPanel } from './train/RunPanel.tsx';
+import { FolderAgain } from './train/RunFolder.tsx';
+import { runFolderProblem, useTrainFolderStore } from '../stores/trainFolder.ts';
+import { folderNeeded } from '../../train/hfFolder.ts';
 
 function Interrupted() {
   const { interrupted, resumeRun, dismissInterrupted, live } = useTrainStore();
+  const folder = useTrainFolderStore((s) => s.folder);
   if (!interrupted.length) return null;
   return (
     <>
@@ -20,8 +24,9 @@ function Interrupted() {
             <strong>{r.name}</strong> {r.state === 'failed' ? 'was training when the GPU device was lost' : `was ${r.state === 'paused' ? 'paused' : 'training'} when the page closed`} (step {r.step} of {r.spec.steps}).{' '}
             {r.checkpoints.last ? `Its last checkpoint is at step ${r.checkpoints.last.step}.` : 'It has no checkpoint yet, so it would start again from the beginning.'}
           </p>
+          {folderNeeded(r) ? <FolderAgain run={r} purpose="resume" /> : null}
           <div className="toolbar">
-            <button type="button" disabled={!!live} onClick={() => void resumeRun(r.id)}>
+            <button type="button" disabled={!!live || (folderNeeded(r) && runFolderProblem(r, folder) !== null)} onClick={() => void resumeRun(r.id)}>
               {r.checkpoints.last ? `Resume from step ${r.checkpoints.last.step}` : 'Restart it'}
             </button>
             <button type="button" className="secondary" onClick={() => void dismissInterrupted(r.id)}>

@@ -12,6 +12,7 @@ import { saveCheckpoint } from '../../model/checkpoint.ts';
 import { baseToJson, readHfBase } from '../../model/hf/base.ts';
 import { configFromHf } from '../../model/hf/config.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
+import { loadOnnxModel } from '../../model/onnx/load.ts';
 import { paramsFromHf } from '../../model/hf/weights.ts';
 import { readSafetensors, tensorToF32 } from '../../model/safetensors.ts';
 import exportCommand from './export.ts';
@@ -41,6 +42,16 @@ describe('lwm export of a fine-tuned Hugging Face model', () => {
       const tensors = new Map(file.tensors.map((t) => [t.name, { shape: t.shape, data: tensorToF32(t) }]));
       expect(Array.from(paramsFromHf(config, tensors))).toEqual(Array.from(tuned));
       await expect(exportCommand([ckPath, '--to', 'hf', '--unmerged', '-o', join(dir, 'x')], captureIO())).rejects.toThrow(UsageError);
+      // --to onnx keeps the same files beside the model: the base's chat template, which the run trained with, included.
+      const onnxDir = join(dir, 'onnx-out');
+      const io2 = captureIO();
+      expect(await exportCommand([ckPath, '--to', 'onnx', '-o', onnxDir], io2), io2.stderr).toBe(0);
+      expect((await readdir(onnxDir)).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
+      for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(await readFile(join(onnxDir, f), 'utf8')).toBe(await readFile(join(out, f), 'utf8'));
+      expect(JSON.parse(base.files['tokenizer_config.json']).chat_template).toEqual(expect.any(String));
+      const m = await loadOnnxModel(await nodeFolder(onnxDir), { executionProvider: 'wasm' });
+      expect(m.hasChatTemplate).toBe(true);
+      m.decoder.dispose();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

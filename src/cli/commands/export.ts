@@ -5,10 +5,10 @@
 // Qwen3) as an ONNX causal-LM folder with a KV cache (src/model/onnx/export.ts).
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { checkpointTokenizer } from '../../backends/checkpoint.ts';
+import { checkpointTokenizer, trainedTemplates } from '../../backends/checkpoint.ts';
 import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../model/checkpoint.ts';
-import { HfExportRefused, hfExportFiles } from '../../model/hf/export.ts';
+import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
@@ -29,7 +29,8 @@ const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
   --to onnx   an ONNX causal-LM folder in Hugging Face's layout: onnx/model.onnx (input_ids,
               attention_mask, position_ids, past_key_values.N.key/value in; logits,
               present.N.key/value out; opset 17, float32) beside config.json,
-              generation_config.json and the tokenizer files; onnxruntime(-web) and
+              generation_config.json and the tokenizer files (and, for a checkpoint of ours,
+              lwm_template.json: the prompt template it was trained with); onnxruntime(-web) and
               transformers.js run it, and so does \`lwm generate --backend onnx\`
   -o DIR      the folder to write (created when absent; its parent must exist; files of the
               same names inside an existing folder are replaced)
@@ -66,10 +67,8 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   try {
     if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged);
     else if (isFolder) files = await hfFolderAsOnnx(ckPath);
-    else if (values.to === 'onnx') {
-      const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
-      files = onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, ckPath), ckPath));
-    } else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
+    else if (values.to === 'onnx') files = checkpointAsOnnx(new Uint8Array(readFileSync(ckPath)), ckPath);
+    else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
     if (e instanceof CheckpointError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || (isFolder && e instanceof Error && !(e instanceof TypeError))) {
       io.err(`lwm export: ${(e as Error).message}\n`);
@@ -98,6 +97,19 @@ async function hfFolderAsOnnx(path: string) {
   // Export reads the weights on the CPU: no adapter limits apply.
   const m = await loadHfModel(folder, { limits: { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false } });
   return onnxExportFiles(m, await hfFolderSideFiles(folder));
+}
+
+/**
+ * One of our checkpoints as ONNX, with the prompt layout it was trained with: a fine-tune of a
+ * Hugging Face model beside its base's config and tokenizer files (the chat template included), as
+ * --to hf writes them; a model of ours beside our tokenizer and its training template (lwm_template.json).
+ */
+function checkpointAsOnnx(bytes: Uint8Array, source: string) {
+  const ck = loadCheckpoint(bytes, { source });
+  const base = hfCheckpointBase(bytes);
+  if (base) return onnxExportFiles(ck, hfLlamaExportFiles(ck.config, ck.params, base).filter((f) => f.name !== 'model.safetensors'));
+  const { templates, trained } = trainedTemplates(ck);
+  return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, templates[trained]));
 }
 
 /** Our checkpoint as a GPT-2 folder, or (a full fine-tune of a Hugging Face model) as its base's architecture. */

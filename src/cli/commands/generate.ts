@@ -11,6 +11,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { intOption, parseCommandArgs, UsageError, FileError, type CliIO } from '../io.ts';
 import type { SamplingOptions } from '../../model/generate.ts';
 import type { ModelConfig } from '../../model/config.ts';
+import { paramLayout } from '../../model/params.ts';
+import { ParamBuffers, planFor } from '../../model/shards.ts';
 
 const HELP = `Usage: lwm generate --model PATH (--prompt TEXT | --chat TEXT) [options]
 
@@ -214,14 +216,14 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     if (!isDir && length > m.config.contextLength) {
       throw new UsageError(`the prompt (${m.promptIds.length} tokens) and --max-tokens ${args.maxTokens} exceed the model's context of ${m.config.contextLength} tokens`);
     }
-    const params = rt.storage('generate.params', m.params);
+    const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(m.config)), m.params, 'generate.params');
     const gen = new GpuGenerator(rt, m.config, params, { maxSequences: 1, maxLength: length });
     const ids: number[] = [];
     try {
       for await (const id of gen.generate(m.promptIds, { maxNewTokens: args.maxTokens, sampling: args.sampling, stop: m.stop })) ids.push(id);
     } finally {
       gen.dispose();
-      rt.release(params);
+      params.release();
     }
     const text = m.decode(ids);
     io.out(args.json ? JSON.stringify({ prompt_ids: m.promptIds, ids, text }) + '\n' : text + '\n');

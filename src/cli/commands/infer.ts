@@ -35,6 +35,8 @@ failed); a refused key stops the run (exit 1). Progress goes to standard error.
                          tokenizer.json) through onnxruntime-web (WASM): with a chat template, sent
                          the AgentWorldBench message layout; without one (our own exports),
                          prompted with our template
+  --variant V            onnx: which model file (fp32 = onnx/model.onnx, fp16, q4, quantized, … =
+                         onnx/model_V.onnx, or a file name); default model.onnx where there is one
   --backend endpoint     an OpenAI-compatible /v1/chat/completions (vLLM, SGLang, Ollama, ...),
                          sent the AgentWorldBench layout: system_str, earlier actions and
                          observations as user/assistant messages, the current action
@@ -80,7 +82,7 @@ function numArg(name: string, v: string | undefined, lo: number, hi: number, loO
 }
 
 /** AgentWorldBench records when the file's first record is one; otherwise null (read as trajectories). */
-function awbRecordsOf(text: string, file: string): { records: AwbSampleRecord[]; errors: string[] } | null {
+export function awbRecordsOf(text: string, file: string): { records: AwbSampleRecord[]; errors: string[] } | null {
   const first = text.split('\n').find((l) => l.trim());
   if (!first) return null;
   let v: unknown;
@@ -145,14 +147,14 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
 }
 
 /** An ONNX folder through onnxruntime-web (WASM) as a backend. */
-async function onnxModel(dir: string): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; dispose: () => void }> {
+async function onnxModel(dir: string, variant: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; chat: boolean; dispose: () => void }> {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { loadOnnxModel } = await import('../../model/onnx/load.ts');
   const { onnxBackend } = await import('../../backends/onnx.ts');
-  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm' });
+  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm', ...(variant !== undefined && { variant }) });
   try {
     if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
-    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, dispose: () => m.decoder.dispose() };
+    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate, dispose: () => m.decoder.dispose() };
   } catch (e) {
     m.decoder.dispose();
     throw e;
@@ -160,10 +162,12 @@ async function onnxModel(dir: string): Promise<{ backend: LwmBackend; contextLen
 }
 
 /** The command line, checked. */
-interface InferArgs {
+export interface InferArgs {
   file: string;
   kind: BackendKind;
   model?: string;
+  /** onnx: the model file of the folder (a variant such as fp16 or q4, or a file name). */
+  variant?: string;
   template?: string;
   prefixSlots: number;
   baseUrl?: string;
@@ -184,10 +188,11 @@ interface InferArgs {
   resume: boolean;
 }
 
-function parseInferArgs(argv: string[]): InferArgs | 'help' {
+export function parseInferArgs(argv: string[]): InferArgs | 'help' {
   const { values, positionals } = parseCommandArgs(argv, {
     backend: { type: 'string' },
     model: { type: 'string' },
+    variant: { type: 'string' },
     'base-url': { type: 'string' },
     'api-key': { type: 'string' },
     'max-tokens': { type: 'string' },
@@ -219,11 +224,13 @@ function parseInferArgs(argv: string[]): InferArgs | 'help' {
   for (const f of ['template', 'prefix-slots'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
+  if (values.variant !== undefined && kind !== 'onnx') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
   if (kind === 'onnx' && !values.model) throw new UsageError('--backend onnx needs --model DIR (an ONNX causal-LM folder)');
   const args: InferArgs = {
     file: positionals[0],
     kind,
     model: values.model,
+    variant: values.variant,
     template: values.template,
     prefixSlots: intArg('prefix-slots', values['prefix-slots'], 4, 0)!,
     baseUrl: values['base-url'],
@@ -282,8 +289,14 @@ async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecor
   return records;
 }
 
-interface OpenedBackend {
+export interface OpenedBackend {
   backend: LwmBackend;
+  /**
+   * How the backend lays out a request given a template (lwm optimize): 'turn' when it renders a
+   * turn request with the request's template (our checkpoints, ONNX exports without a chat
+   * template, the baselines), 'chat' when it is sent chat messages (an endpoint, a chat model).
+   */
+  form: 'turn' | 'chat';
   generate: Omit<GenerateOptions, 'signal'>;
   workers: number;
   dispose: () => void;
@@ -292,24 +305,24 @@ interface OpenedBackend {
 }
 
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
-async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<OpenedBackend | null> {
+export async function openBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<OpenedBackend | null> {
   const sampling = { ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
-  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 } };
+  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 }, form: 'turn' as const };
   if (a.kind === 'copy-last') return { ...none, backend: copyLastBackend() };
   if (a.kind === 'reference') return { ...none, backend: referenceBackend() };
   if (a.kind === 'endpoint') {
     const apiKey = a.apiKey ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
     const backend = endpointBackend({ baseUrl: a.baseUrl!, model: a.model!, apiKey, maxConcurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream, pageOrigin: null });
-    return { backend, workers: a.concurrency, dispose: () => {}, generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
+    return { backend, workers: a.concurrency, dispose: () => {}, form: 'chat', generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
   }
   // Nothing left to generate (a finished --resume): no GPU needed.
   if (todo === 0) return { ...none, backend: { name: a.kind, generate: () => (async function* () {})() } };
   let m;
   try {
-    m = a.kind === 'onnx' ? await onnxModel(a.model!) : await localModel(a.model!, a.template, a.prefixSlots);
+    m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots);
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    io.err(`lwm infer: ${(e as Error).message}\n`);
+    io.err(`${command}: ${(e as Error).message}\n`);
     return null;
   }
   const maxTokens = a.maxTokens ?? Math.max(1, Math.floor(m.contextLength / 4));
@@ -318,9 +331,10 @@ async function openBackend(a: InferArgs, todo: number, io: CliIO): Promise<Opene
     throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
   }
   const { stats } = m;
-  if (!stats) return { backend: m.backend, workers: 1, dispose: m.dispose, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
+  const form = 'chat' in m && m.chat ? 'chat' : 'turn';
+  if (!stats) return { backend: m.backend, workers: 1, dispose: m.dispose, form, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
   const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
-  return { backend: m.backend, workers: 1, dispose: m.dispose, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
+  return { backend: m.backend, workers: 1, dispose: m.dispose, form, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
 }
 
 /** The progress file, opened for appending on --resume (a torn last line gets its newline); null after saying why not. */

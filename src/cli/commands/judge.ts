@@ -96,7 +96,7 @@ async function loadJudgePrompts(dir: string, domains: Iterable<string>): Promise
   return { prompts, errors };
 }
 
-const OPTIONS = {
+export const JUDGE_OPTIONS = {
   judge: { type: 'string' },
   'base-url': { type: 'string' },
   model: { type: 'string' },
@@ -112,10 +112,10 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type JudgeValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+export type JudgeValues = ReturnType<typeof parseCommandArgs<typeof JUDGE_OPTIONS>>['values'];
 
 /** The judging settings from the flags, checked before the records are read. */
-function judgeSettings(values: JudgeValues) {
+export function judgeSettings(values: JudgeValues) {
   const kind = values.judge ?? 'local';
   const settings = {
     kind,
@@ -136,7 +136,7 @@ function judgeSettings(values: JudgeValues) {
 }
 
 /** The local rubric, or the endpoint judge with its prompts per domain; null when a prompt file is unusable (said). */
-async function openJudge(io: CliIO, values: JudgeValues, settings: ReturnType<typeof judgeSettings>, records: AwbPredictionRecord[]): Promise<Judge | null> {
+export async function openJudge(io: CliIO, values: JudgeValues, settings: ReturnType<typeof judgeSettings>, records: readonly Pick<AwbPredictionRecord, 'task'>[]): Promise<Judge | null> {
   if (settings.kind === 'local') return localJudge;
   let systemPrompts: Record<string, string> | undefined;
   if (values['judge-prompts']) {
@@ -180,7 +180,7 @@ async function judgeAll(records: AwbPredictionRecord[], theJudge: Judge, concurr
 }
 
 export default async function judge(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+  const { values, positionals } = parseCommandArgs(argv, JUDGE_OPTIONS);
   if (values.help) {
     io.out(HELP);
     return 0;

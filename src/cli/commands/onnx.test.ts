@@ -4,14 +4,17 @@
 // scripts/fixtures/hf_tiny_models.py), for a prompt and for a chat message; a GPT-2-style
 // checkpoint of ours exports with the Hugging Face export's config and tokenizer files; one-line
 // errors for a folder without ONNX files and a graph that is not a causal-LM decoder.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
 import type { AwbSampleRecord } from '../../core/bench/records.ts';
+import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
 import { loadHfModel } from '../../model/hf/load.ts';
+import { loadOnnxModel } from '../../model/onnx/load.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { GraphBuilder, serializeModel, valueInfo, DataType } from '../../model/onnx/graph.ts';
 import { generateRef } from '../../reference/gpt.ts';
@@ -53,6 +56,25 @@ describe('lwm export --to onnx', () => {
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(readFileSync(join(onnxDir, f))).toEqual(readFileSync(join(hfDir, f)));
     expect(existsSync(join(onnxDir, 'onnx', 'model.onnx'))).toBe(true);
     expect(existsSync(join(onnxDir, 'model.safetensors'))).toBe(false);
+  });
+
+  it('a checkpoint of ours keeps the template it was trained with (lwm_template.json), which the loaded folder renders turns with', async () => {
+    const ck = loadCheckpoint(new Uint8Array(readFileSync(GPT2)));
+    const mine = { ...BUILTIN_TEMPLATES.v0, version: 'mine', description: 'a layout of its own', text: `MY LAYOUT\n${BUILTIN_TEMPLATES.v0.text}` };
+    const trained = join(tmp, 'trained.safetensors');
+    writeFileSync(trained, saveCheckpoint({ ...ck, extraMetadata: { ...ck.extraMetadata, spec: JSON.stringify({ stage: 'sft', templates: { mine: 1 }, templateSet: { mine } }) } }));
+    const dir = join(tmp, 'trained-onnx');
+    const r = await run('export', trained, '--to', 'onnx', '-o', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('lwm_template.json');
+    expect(JSON.parse(readFileSync(join(dir, 'lwm_template.json'), 'utf8'))).toEqual(mine);
+    const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm' });
+    expect(m.template).toEqual(mine);
+    m.decoder.dispose();
+    // A checkpoint without a training spec keeps the template the checkpoint backend gives it (v0).
+    const plain = join(tmp, 'plain-onnx');
+    expect((await run('export', GPT2, '--to', 'onnx', '-o', plain)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(plain, 'lwm_template.json'), 'utf8')).version).toBe('v0');
   });
 
   it('a folder that is not a model is one line, exit 1', async () => {
@@ -143,5 +165,66 @@ describe('lwm infer --backend onnx', () => {
     const r = await run('infer', join(tmp, 'awb.jsonl'), '--backend', 'onnx');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--backend onnx needs --model DIR/);
+  });
+});
+
+describe('--variant: which model file of an ONNX folder', () => {
+  // The folder's model.onnx, the 4-bit model_q4.onnx of scripts/fixtures/onnx_variants.py (with Python
+  // onnxruntime's greedy ids), and a model_fp16.onnx that is not an ONNX file: only a command that opens it fails.
+  const DIR = join(tmp, 'variants');
+  const file = join(tmp, 'awb-variant.jsonl');
+  const VARIANTS = fileURLToPath(new URL('../../model/onnx/fixtures/llama-chat-variants', import.meta.url));
+  const python = JSON.parse(readFileSync(join(VARIANTS, 'variants.json'), 'utf8')) as { prompt_ids: number[]; steps: number; greedy: Record<string, number[]> };
+  beforeAll(() => {
+    cpSync(LLAMA, DIR, { recursive: true });
+    writeFileSync(join(DIR, 'onnx', 'model_fp16.onnx'), 'not an ONNX model');
+    cpSync(join(VARIANTS, 'model_q4.onnx'), join(DIR, 'onnx', 'model_q4.onnx'));
+    writeFileSync(file, JSON.stringify({ task: 'agentworldbench/terminal', id: 'v_t1', prompt: ['### Turn 1\n**Action:**\nls'], response: ['**Environment Observation:**\na.txt'], system_str: 'You simulate a shell.', turn_idx: 1, total_turns: 1 }) + '\n');
+  });
+
+  it('lwm infer: fp32 and the file name both open onnx/model.onnx (the default), with the same predictions', async () => {
+    const base = await run('infer', file, '--backend', 'onnx', '--model', DIR, '--max-tokens', '4');
+    expect(base.code, base.err).toBe(0);
+    for (const v of ['fp32', 'model.onnx']) {
+      const r = await run('infer', file, '--backend', 'onnx', '--model', DIR, '--variant', v, '--max-tokens', '4');
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toBe(base.out);
+    }
+  });
+
+  it('lwm infer and lwm generate open the variant named: a broken model_fp16.onnx is the error', async () => {
+    const i = await run('infer', file, '--backend', 'onnx', '--model', DIR, '--variant', 'fp16', '--max-tokens', '4');
+    expect(i.code).toBe(1);
+    expect(i.err).toMatch(/variants\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
+    const g = await run('generate', '--model', DIR, '--variant', 'fp16', '--prompt', 'a');
+    expect(g.code).toBe(1);
+    expect(g.err).toMatch(/variants\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
+  });
+
+  it("--variant q4 runs the 4-bit model in onnxruntime-web with Python onnxruntime's greedy ids (and fp32 the full-precision one's)", async () => {
+    for (const [variant, name] of [['q4', 'model_q4.onnx'], ['fp32', 'model.onnx']]) {
+      const r = await run('generate', '--model', DIR, '--variant', variant, '--chat', recorded.chat.input, '--max-tokens', String(python.steps), '--json');
+      expect(r.code, r.err).toBe(0);
+      const out = JSON.parse(r.out) as { prompt_ids: number[]; ids: number[] };
+      expect(out.prompt_ids).toEqual(python.prompt_ids);
+      expect(out.ids).toEqual(python.greedy[name]);
+    }
+    // Quantized weights change this random model's greedy tokens: the file run is the one named.
+    expect(python.greedy['model_q4.onnx']).not.toEqual(python.greedy['model.onnx']);
+  });
+
+  it('a variant the folder does not have: the error lists the ONNX files it has', async () => {
+    const i = await run('infer', file, '--backend', 'onnx', '--model', DIR, '--variant', 'int8');
+    expect(i.code).toBe(1);
+    expect(i.err).toMatch(/variants: has no model_int8\.onnx \(its ONNX files: model\.onnx, model_fp16\.onnx, model_q4\.onnx\)/);
+    const g = await run('generate', '--model', DIR, '--variant', 'int8', '--prompt', 'a');
+    expect(g.code).toBe(1);
+    expect(g.err).toMatch(/variants: has no model_int8\.onnx \(its ONNX files: model\.onnx, model_fp16\.onnx, model_q4\.onnx\)/);
+  });
+
+  it('--variant belongs to --backend onnx', async () => {
+    const r = await run('infer', file, '--backend', 'copy-last', '--variant', 'q4');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--variant is for --backend onnx/);
   });
 });

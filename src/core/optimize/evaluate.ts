@@ -1,12 +1,20 @@
 // What one evaluation of a template is, for the loop's callers (the app's worker and the CLI):
 // the dev and test samples, split by trajectory so no trajectory's turns are on both sides, and
 // an `evaluate(text, split)` that renders every sample with the template, runs the simulator and
-// judges the predictions (src/core/bench/runner.ts), in sample order.
+// judges the predictions (src/core/bench/runner.ts), in sample order. Rendering goes through the
+// template code (renderContext / renderSystem, src/core/templates/render.ts), so the text that is
+// scored is exactly the text a training run or the Playground would use; `templateValidator`
+// checks a text the way the Prompts view does and renders it on every dev sample.
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
 import type { AwbJudgedRecord } from '../bench/records.ts';
-import { runBenchmark, type BenchProgress, type BenchSample } from '../bench/runner.ts';
+import { runBenchmark, turnRequestOf, type BenchProgress, type BenchSample } from '../bench/runner.ts';
+import type { ChatMessage } from '../chat.ts';
 import type { Judge } from '../judge/types.ts';
 import { keyedUniform } from '../random.ts';
+import { checkTemplateText, TARGET_CLOSE, TARGET_OPEN, type PromptTemplate } from '../templates/builtin.ts';
+import { renderContext, renderProblems, renderSystem } from '../templates/render.ts';
+import type { LayoutSample } from '../templates/layout.ts';
+import type { TurnSample } from '../turns/index.ts';
 
 export interface OptimisationSplits {
   dev: BenchSample[];
@@ -57,12 +65,73 @@ export function splitForOptimisation(samples: readonly BenchSample[], o: SplitOp
   return { dev: samples.filter((_, i) => dev.has(i)), test: samples.filter((_, i) => test.has(i)) };
 }
 
+/** A template text as the template the renderers take (the prediction tags every template shares). */
+export function candidateTemplate(text: string, version = 'candidate'): PromptTemplate {
+  return { version, description: 'a prompt-optimisation candidate', text, targetOpen: TARGET_OPEN, targetClose: TARGET_CLOSE };
+}
+
+/** A sample's system-prompt fields, earlier turns and action: what a template lays out. */
+export function layoutSampleOf(s: BenchSample): LayoutSample {
+  return turnRequestOf(s).sample;
+}
+
+/**
+ * How a rendered sample reaches the simulator.
+ * - 'turn': a turn request carrying the template; a model that renders text (our checkpoints, an
+ *   ONNX export without a chat template) lays it out with renderContext; the baselines read the
+ *   fields. Its AgentWorldBench texts are left out, so no backend can fall back on them.
+ * - 'chat': the system message is renderSystem's text; the earlier actions and observations are
+ *   user and assistant messages, then the action (as renderChat lays a sample out): for an
+ *   endpoint or a model with a chat template.
+ * - 'prompt': renderContext's text and the opening prediction tag, as one flat prompt.
+ */
+export type RequestForm = 'turn' | 'chat' | 'prompt';
+export const REQUEST_FORMS: readonly RequestForm[] = ['turn', 'chat', 'prompt'];
+
+/** The request a template text makes of a sample, in a form (see RequestForm). */
+export function templateRequest(text: string, sample: BenchSample, form: RequestForm = 'turn'): GenerateRequest {
+  const template = candidateTemplate(text);
+  const turn = turnRequestOf(sample);
+  const ls = turn.sample;
+  if (form === 'prompt') return { prompt: renderContext(template, ls) + template.targetOpen };
+  if (form === 'chat') {
+    const messages: ChatMessage<'user' | 'assistant'>[] = [];
+    for (const h of ls.history) messages.push({ role: 'user', content: h.action }, { role: 'assistant', content: h.observation });
+    messages.push({ role: 'user', content: ls.action });
+    return { system: renderSystem(template, ls), messages };
+  }
+  return { sample: ls, template, ...(turn.reference !== undefined && { reference: turn.reference }) };
+}
+
+/** The evaluator's `render` for a form. */
+export function templateRender(form: RequestForm = 'turn'): (text: string, sample: BenchSample) => GenerateRequest {
+  return (text, sample) => templateRequest(text, sample, form);
+}
+
+/**
+ * The loop's `validate`: why a text cannot be used (checkTemplateText's problems, each with its
+ * line), or the first samples it does not render on (renderProblems: the engine's error, or a value
+ * the template changes so the truncation policy could not find it). Empty when usable.
+ */
+export function templateValidator(samples: readonly BenchSample[], options: { maxProblems?: number } = {}): (text: string) => string[] {
+  const turnSamples: TurnSample[] = samples.map((s) => ({ ...layoutSampleOf(s), trajectoryId: String(s.id), turnIndex: s.turnIdx - 1, targetObservation: s.reference }));
+  return (text) => {
+    const problems = checkTemplateText(text).map((p) => `line ${p.line}: ${p.message}`);
+    if (problems.length) return problems;
+    const failed = renderProblems(candidateTemplate(text), turnSamples);
+    const max = options.maxProblems ?? 3;
+    return failed.length > max ? [...failed.slice(0, max), `… and ${failed.length - max} more sample(s)`] : failed;
+  };
+}
+
 export interface EvaluatorOptions {
   backend: LwmBackend;
   judge: Judge;
   splits: OptimisationSplits;
-  /** The sample rendered with a template text: the request the simulator gets. */
-  render: (text: string, sample: BenchSample) => GenerateRequest;
+  /** The sample rendered with a template text: the request the simulator gets (default: templateRender(form)). */
+  render?: (text: string, sample: BenchSample) => GenerateRequest;
+  /** The form of templateRender's requests when `render` is not given (default 'turn'). */
+  form?: RequestForm;
   generate: Omit<GenerateOptions, 'signal'>;
   concurrency?: number;
   onProgress?: (p: BenchProgress & { split: 'dev' | 'test' }) => void;
@@ -70,12 +139,13 @@ export interface EvaluatorOptions {
 
 /** The loop's `evaluate`: judged records of a template on a split, in sample order. */
 export function benchEvaluator(o: EvaluatorOptions): (text: string, split: 'dev' | 'test', signal?: AbortSignal) => Promise<AwbJudgedRecord[]> {
+  const render = o.render ?? templateRender(o.form);
   return async (text, split, signal) => {
     const samples = o.splits[split];
     const result = await runBenchmark(samples, {
       backend: o.backend,
       judge: o.judge,
-      toRequest: (s) => o.render(text, s),
+      toRequest: (s) => render(text, s),
       generate: o.generate,
       concurrency: o.concurrency,
       signal,

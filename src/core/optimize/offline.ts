@@ -54,22 +54,51 @@ export function blockInstructions(text: string): string[] {
     .filter(Boolean);
 }
 
-/** Where a new block goes: after the line holding the anchor placeholder, else at the end. */
+/** Where a new block goes: after the line holding the anchor placeholder, else before the history loop, else at the end. */
 export const DEFAULT_ANCHOR = /\{\{-?\s*simulation_instruction\b[^}]*-?\}\}/u;
 
-/** The template with its block's lines replaced (the block is created when missing). */
+const OPENS = /^(if|for|macro|call|filter)$/u;
+const CLOSES = /^end(if|for|macro|call|filter)$/u;
+
+/** The `{% … %}` tags of a text with their first word and where they end. */
+function statementTags(text: string): { word: string; index: number; end: number }[] {
+  return [...text.matchAll(/\{%-?\s*(\w+)[\s\S]*?-?%\}/gu)].map((m) => ({ word: m[1], index: m.index!, end: m.index! + m[0].length }));
+}
+
+/**
+ * Where the block is inserted: at the end of the anchor's line when the anchor is at the top level
+ * of the template; when it sits inside a block (a field's `{% if %}`, which renders only when the
+ * sample has that field), at the end of the line closing the outermost such block; without an
+ * anchor, at the start of the line of the top-level history loop (the end of the system text).
+ * Null: append at the end.
+ */
+function insertionPoint(text: string, anchor: RegExp): { at: number; before: boolean } | null {
+  const tags = statementTags(text);
+  const lineEnd = (i: number) => (text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i));
+  const m = anchor.exec(text);
+  let depth = 0;
+  let closeOutermost = -1;
+  for (const t of tags) {
+    if (m && t.index > m.index && depth === 0) break;
+    if (OPENS.test(t.word)) depth++;
+    else if (CLOSES.test(t.word)) depth = Math.max(0, depth - 1);
+    if (m && t.index > m.index && depth === 0) closeOutermost = t.end;
+    if (!m && depth === 1 && t.word === 'for' && /\bin\s+history\b/u.test(text.slice(t.index, t.end))) return { at: text.lastIndexOf('\n', t.index - 1) + 1, before: true };
+  }
+  if (!m) return null;
+  return { at: lineEnd(closeOutermost >= 0 ? closeOutermost : m.index + m[0].length), before: false };
+}
+
+/** The template with its block's lines replaced (the block is created when missing; see insertionPoint for where). */
 export function withInstructions(text: string, lines: readonly string[], anchor: RegExp = DEFAULT_ANCHOR): string {
   const body = lines.map((l) => `- ${l}`).join('\n');
   const block = lines.length ? `${BLOCK_BEGIN}\n${body}\n${BLOCK_END}` : `${BLOCK_BEGIN}\n${BLOCK_END}`;
   const b = text.indexOf(BLOCK_BEGIN);
   const e = text.indexOf(BLOCK_END, b + 1);
   if (b >= 0 && e >= 0) return text.slice(0, b) + block + text.slice(e + BLOCK_END.length);
-  const m = anchor.exec(text);
-  if (m) {
-    const lineEnd = text.indexOf('\n', m.index + m[0].length);
-    const at = lineEnd < 0 ? text.length : lineEnd;
-    return `${text.slice(0, at)}\n\n${block}${text.slice(at)}`;
-  }
+  const p = insertionPoint(text, new RegExp(anchor.source, anchor.flags.replace('g', '')));
+  if (p?.before) return `${text.slice(0, p.at)}\n${block}\n${text.slice(p.at)}`;
+  if (p) return `${text.slice(0, p.at)}\n\n${block}${text.slice(p.at)}`;
   return `${text.replace(/\s*$/u, '')}\n\n${block}\n`;
 }
 

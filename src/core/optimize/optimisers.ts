@@ -3,22 +3,38 @@
 // system-prompt fields, the grouped errors and the lineage so far, and must answer with the whole
 // template inside <template> tags and a NOTE line. Its reply is repaired where that is safe (no
 // tags, a code fence, Windows line ends) and rejected with the reason kept where it is not (no
-// template at all, a placeholder dropped).
+// template at all, a placeholder dropped, a syntax error or an unknown name, each with its line).
 import type { ChatMessage } from '../chat.ts';
 import type { ChatComplete } from '../judge/llm.ts';
+import { checkTemplateText } from '../templates/builtin.ts';
+import { placeholderNames } from '../templates/jinja.ts';
 import { formatAnalysis } from './analysis.ts';
 import type { Candidate, Optimiser, ProposeContext, Version } from './loop.ts';
 import { proposeOffline } from './offline.ts';
 
-/** Variable names a Jinja template reads in its `{{ … }}` expressions and `{% … %}` tags (first identifier of each). */
+/**
+ * Variable names a template reads, sorted: the template language's own placeholderNames
+ * (src/core/templates/jinja.ts), so names it binds itself (the history loop's `turn`, a `set`)
+ * are not placeholders and a candidate is checked exactly as the Prompts view checks a text.
+ */
 export function templateVariables(text: string): string[] {
-  const names = new Set<string>();
-  const keywords = new Set(['if', 'elif', 'else', 'endif', 'for', 'endfor', 'in', 'not', 'and', 'or', 'set', 'endset', 'macro', 'endmacro', 'true', 'false', 'none', 'loop', 'is', 'defined', 'raw', 'endraw', 'filter', 'endfilter', 'call', 'endcall']);
-  for (const m of text.matchAll(/\{\{-?\s*([A-Za-z_]\w*)|\{%-?\s*(?:if|elif|for\s+\w+(?:\s*,\s*\w+)?\s+in)\s+(?:not\s+)?([A-Za-z_]\w*)/gu)) {
-    const name = m[1] ?? m[2];
-    if (name && !keywords.has(name)) names.add(name);
-  }
-  return [...names].sort();
+  return [...placeholderNames(text)].sort();
+}
+
+/**
+ * Why a candidate text cannot be used, relative to its parent: placeholders the parent uses that
+ * the candidate dropped (said alone when any); else its syntax, unknown names and a missing
+ * history loop or action (checkTemplateText, each with its line), leaving out problems the parent
+ * has too (they are not the candidate's doing). Empty when usable.
+ */
+export function candidateProblems(text: string, parentText: string): string[] {
+  const kept = new Set(templateVariables(text));
+  const lost = templateVariables(parentText).filter((v) => !kept.has(v));
+  if (lost.length) return [`dropped placeholder(s) ${lost.map((v) => `{{ ${v} }}`).join(', ')}`];
+  const inherited = new Set(checkTemplateText(parentText).map((p) => p.message));
+  return checkTemplateText(text)
+    .filter((p) => !inherited.has(p.message))
+    .map((p) => `line ${p.line}: ${p.message}`);
 }
 
 export function offlineOptimiser(options: { anchor?: RegExp } = {}): Optimiser {
@@ -105,8 +121,8 @@ export function readOptimiserReply(reply: string, parentText: string): Candidate
   }
   const base = note || 'the optimiser gave no note';
   if (body === null || !body.trim()) return { note: base, rejected: 'the reply holds no template (no <template> tags and no code fence)' };
-  const lost = templateVariables(parentText).filter((v) => !templateVariables(body!).includes(v));
-  if (lost.length) return { note: base, text: body, rejected: `the reply dropped placeholder(s) ${lost.map((v) => `{{ ${v} }}`).join(', ')}` };
+  const problems = candidateProblems(body, parentText);
+  if (problems.length) return { note: base, text: body, rejected: `the reply ${problems[0].startsWith('dropped') ? '' : 'is not a usable template: '}${problems.join('; ')}` };
   if (body.trim() === parentText.trim()) return { note: base, text: body, rejected: 'the reply is the current template unchanged' };
   return { note: repairs.length ? `${base} (repaired: ${repairs.join('; ')})` : base, text: body };
 }

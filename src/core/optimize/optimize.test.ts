@@ -2,10 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { analyseErrors, formatAnalysis, sampleObjective } from './analysis.ts';
 import { newLoopState, plannedEvaluations, runOptimisation, checkLoopConfig, type LoopConfig, type LoopEnv, type LoopState, type Optimiser } from './loop.ts';
 import { BLOCK_BEGIN, BLOCK_END, blockInstructions, proposeOffline, withInstructions } from './offline.ts';
-import { endpointOptimiser, offlineOptimiser, readOptimiserReply, templateVariables } from './optimisers.ts';
+import { BUILTIN_TEMPLATES, checkTemplateText } from '../templates/builtin.ts';
+import { renderSystem } from '../templates/render.ts';
+import { placeholderNames } from '../templates/jinja.ts';
+import { candidateProblems, endpointOptimiser, offlineOptimiser, readOptimiserReply, templateVariables } from './optimisers.ts';
 import { fakeEvaluate, judged } from './testing.ts';
 
 const TEMPLATE = 'You simulate {{ domain }}.\n\n{{ task_description }}\n\n{{ simulation_instruction }}\n\nHistory:\n{{ history }}';
+/** A template that passes checkTemplateText (a history loop and the action). */
+const VALID = 'You simulate {{ domain }}.\n{{ simulation_instruction }}\n{% for turn in history %}{{ turn.action }} -> {{ turn.observation }}\n{% endfor %}{{ action }}';
 
 describe('analyseErrors', () => {
   it('objectives, weakest dimension, lowest samples and verifier mismatches', () => {
@@ -58,6 +63,22 @@ describe('offline optimiser', () => {
     expect(b.map((p) => p.text)).not.toContain(a[0].text);
   });
 
+  it('puts its block after a field block, not inside it, so it renders whatever fields a sample has', () => {
+    for (const t of Object.values(BUILTIN_TEMPLATES)) {
+      const text = withInstructions(t.text, ['Never invent files.']);
+      expect(checkTemplateText(text)).toEqual([]);
+      const sample = { domain: 'terminal', systemPrompt: { task_description: 'list', action_space: 'bash', initial_state: '', demonstrations: '', simulation_instruction: '' }, history: [], action: 'ls' };
+      const system = renderSystem({ ...t, text }, sample);
+      expect(system, t.version).toMatch(/\n- Never invent files\.(\n|$)/);
+      expect(renderSystem({ ...t, text }, { ...sample, systemPrompt: { ...sample.systemPrompt, simulation_instruction: 'rules' } })).toMatch(/rules\n\n- Never invent files\./);
+    }
+  });
+
+  it('without the anchor, puts its block just before the history loop', () => {
+    const text = withInstructions('Be {{ domain }}.\n{% for turn in history %}{{ turn.action }}{% endfor %}{{ action }}', ['x']);
+    expect(text).toBe(`Be {{ domain }}.\n\n${BLOCK_BEGIN}\n- x\n${BLOCK_END}\n{% for turn in history %}{{ turn.action }}{% endfor %}{{ action }}`);
+  });
+
   it('moves and removes instructions once there are some', () => {
     const withTwo = withInstructions(TEMPLATE, ['Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.', 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.']);
     const notes = proposeOffline(withTwo, analyseErrors(fakeEvaluate(6, 'dev')(TEMPLATE)), 10, 1).map((p) => p.note);
@@ -66,8 +87,23 @@ describe('offline optimiser', () => {
 });
 
 describe('endpoint optimiser replies', () => {
-  it('templateVariables reads expressions and tags', () => {
-    expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual(['a', 'b', 'c', 'history', 't']);
+  it('templateVariables is the template language placeholder names (bound names, attributes and filters left out)', () => {
+    expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual(['a', 'b', 'c', 'history']);
+    expect(templateVariables(BUILTIN_TEMPLATES.v1.text)).toEqual([...placeholderNames(BUILTIN_TEMPLATES.v1.text)].sort());
+    expect(templateVariables('{% set x = domain %}{{ x }} {{ "{{ not_a_name }}" }}')).toEqual(['domain']);
+  });
+  it('rejects a reply that does not parse or names an unknown variable, with the line', () => {
+    const broken = readOptimiserReply(`<template>${VALID}\n{% if domain %}unclosed</template>\nNOTE: x`, VALID);
+    expect(broken.rejected).toMatch(/not a usable template: line \d+: \{% if %\} is never closed/);
+    const unknown = readOptimiserReply(`<template>${VALID}\n{{ tool_list }}</template>`, VALID);
+    expect(unknown.rejected).toMatch(/line 5: unknown variable "tool_list"/);
+    expect(candidateProblems(`${VALID}\nMore.`, VALID)).toEqual([]);
+    // A problem the parent already has is not the candidate's doing.
+    expect(candidateProblems(`${TEMPLATE}\nMore.`, TEMPLATE)).toEqual([]);
+  });
+  it('a renamed loop variable is not a dropped placeholder', () => {
+    const renamed = VALID.replace(/turn/g, 'step_');
+    expect(readOptimiserReply(`<template>${renamed}</template>\nNOTE: rename`, VALID)).toEqual({ note: 'rename', text: renamed });
   });
   it('uses a tagged template with its note', () => {
     const c = readOptimiserReply(`<template>\n${TEMPLATE}\nBe exact.\n</template>\nNOTE: asked for exactness`, TEMPLATE);

@@ -86,7 +86,8 @@ export interface FitOptions {
 
 // ---- parts -----------------------------------------------------------------------------------
 
-type Encode = (s: string) => number[];
+/** Text to ids: our tokenizer (special tokens in the text as tokens), or any function (a Hugging Face tokenizer's, without its post-processor). */
+export type Encode = (s: string) => number[];
 
 interface Piece {
   ids: number[];
@@ -343,10 +344,10 @@ function coverageOf(c: ContextFit, target: number | null): FitCoverage {
   };
 }
 
-const encoder = (tok: Tokenizer): Encode => (s) => tok.encode(s, { allowSpecial: true });
+const encoder = (tok: Tokenizer | Encode): Encode => (typeof tok === 'function' ? tok : (s) => tok.encode(s, { allowSpecial: true }));
 
 /** The context of a sample (system text, history, current action) within `budget` tokens, by the policy above. */
-export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
+export function fitContext(tok: Tokenizer | Encode, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
   const enc = encoder(tok);
   const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
   return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
@@ -356,7 +357,7 @@ export function fitContext(tok: Tokenizer, template: PromptTemplate, sample: Lay
  * A generator's prompt: the context fitted to `budget` minus the opening tag, then the tag.
  * Never longer than `budget`: below the minimal context it keeps the prompt's end.
  */
-export function fitPrompt(tok: Tokenizer, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
+export function fitPrompt(tok: Tokenizer | Encode, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
   const open = encoder(tok)(template.targetOpen);
   const ctx = fitContext(tok, template, sample, budget - open.length);
   const segments: FitSegment[] = [...ctx.segments, { part: 'open', role: 'context', ids: open, elided: false }];

@@ -50,7 +50,57 @@ async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradS
   return { norms, final };
 }
 
+/** The flat buffer cut at `cuts` into shards, each its own buffers: three steps against the twin on the whole. */
+async function runSharded(rt: GpuRuntime, cuts: number[], segments: DecaySegment[], gradScales: number[], seed: number) {
+  const size = cuts[cuts.length - 1];
+  const cfg = { ...ADAMW_DEFAULTS, weightDecay: 0.2, maxGradNorm: 1 };
+  const ranges = cuts.slice(0, -1).map((start, i) => [start, cuts[i + 1]] as const);
+  const shards = ranges.map(([a, b]) => ({
+    size: b - a,
+    segments: segments.filter((g) => g.end > a && g.start < b).map((g) => ({ start: Math.max(g.start, a) - a, end: Math.min(g.end, b) - a, decay: g.decay })),
+  }));
+  const k = await AdamWKernel.create(rt, { size, segments: [], shards, ...cfg, zeroGrads: true });
+  const mask = buildDecayMask(segments, size);
+  const params = randomArray(size, seed);
+  const [m, v] = [new Float32Array(size), new Float32Array(size)];
+  const bufs = ranges.map(([a, b]) => ({ P: rt.storage('t.params', params.slice(a, b)), G: rt.storage('t.grads', (b - a) * 4), M: rt.storage('t.m', (b - a) * 4), V: rt.storage('t.v', (b - a) * 4) }));
+  const read = async (which: 'P' | 'M' | 'V') => {
+    const out = new Float32Array(size);
+    for (let i = 0; i < ranges.length; i++) out.set(await rt.readF32(bufs[i][which]), ranges[i][0]);
+    return out;
+  };
+  for (let step = 0; step < gradScales.length; step++) {
+    const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
+    ranges.forEach(([a, b], i) => rt.write(bufs[i].G, grads.slice(a, b)));
+    const lr = lrAt(step, SCHEDULE);
+    k.setStep(step, lr);
+    submit(rt, 'test', (pass) => k.encode(pass, bufs.map((b) => b.P), bufs.map((b) => b.G), bufs.map((b) => b.M), bufs.map((b) => b.V)));
+    const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
+    const got = await k.readGradNorm();
+    const what = `shards ${cuts.join(', ')} step ${step}`;
+    expectClose([got.norm, got.scale], [want.norm, want.scale], 1e-6, 1e-5, `grad norm ${what}`);
+    expectClose(await read('M'), m, 1e-7, 1e-5, `m ${what}`);
+    expectClose(await read('V'), v, 1e-9, 1e-5, `v ${what}`);
+    expectClose(await read('P'), params, 1e-6, 1e-5, `params ${what}`);
+    for (const b of bufs) expect((await rt.readF32(b.G)).every((x) => x === 0)).toBe(true);
+  }
+  rt.release(...bufs.flatMap((b) => [b.P, b.G, b.M, b.V]));
+  k.dispose();
+}
+
 describe('AdamW kernel vs reference', () => {
+  it('parameters in several buffers (shards, some not a multiple of 4): one norm over all of them, each shard decayed by its own mask', async () => {
+    const rt = await gpuRuntime();
+    const segments: DecaySegment[] = [
+      { start: 0, end: 100, decay: true },
+      { start: 128, end: 133, decay: false },
+      { start: 192, end: 4250, decay: true },
+    ];
+    await runSharded(rt, [0, 128, 192, 4250], segments, [0.5, 40, 0.8], 31);
+    await runSharded(rt, [0, 64, 133, 192, 2241, 4250], segments, [0.5, 40, 0.8], 32);
+    await expect(AdamWKernel.create(rt, { size: 10, segments: [], shards: [{ size: 4, segments: [] }], ...ADAMW_DEFAULTS })).rejects.toThrow(/shards hold 4 elements, the size is 10/);
+  });
+
   it('three steps with decay on some tensors only; the second step is clipped', async () => {
     const rt = await gpuRuntime();
     const segments: DecaySegment[] = [

@@ -13,78 +13,121 @@ const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
 /** The settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
 export interface AdamWShape extends AdamWConfig {
-  /** Elements of each flat buffer (params, grads, m, v). */
+  /** Elements of each flat buffer (params, grads, m, v); with shards, their sum. */
   size: number;
   /** Which tensors get weight decay (matrices, typically; norms, biases and embeddings as configured). */
   segments: DecaySegment[];
+  /**
+   * Parameters held in several buffers (src/model/shards.ts): each shard's size and decay
+   * segments (relative to the shard). encode then takes one binding per shard for each of
+   * params, grads, m and v. Default: one shard of `size` with `segments`.
+   */
+  shards?: { size: number; segments: DecaySegment[] }[];
   /** Clear each gradient after reading it, so the next step needs no separate clear. Default false. */
   zeroGrads?: boolean;
   /** Use the scalar update even when size is a multiple of 4 (tests). */
   forceScalar?: boolean;
 }
 
+/** One shard's uniform, decay mask, partials and pipelines. */
+interface Part {
+  size: number;
+  words: ParamWords;
+  params: GPUBuffer;
+  mask: GPUBuffer;
+  partial: GPUComputePipeline;
+  update: GPUComputePipeline;
+  vec4: boolean;
+  numPartials: number;
+}
+
 /**
- * setStep(step, lr) then encode(pass, params, grads, m, v): 3 dispatches. params, m and v are
- * updated in place; grads are read (and cleared when zeroGrads). gradNorm (4 floats) then holds
- * (‖g‖ before clipping, clip factor, 1 − β1^t, 1 − β2^t).
+ * setStep(step, lr) then encode(pass, params, grads, m, v): 2 dispatches per shard and one
+ * more. params, m and v are updated in place; grads are read (and cleared when zeroGrads).
+ * gradNorm (4 floats) then holds (‖g‖ before clipping, clip factor, 1 − β1^t, 1 − β2^t).
  */
 export class AdamWKernel {
   private readonly binds: BindGroupCache;
-  private readonly words = new ParamWords();
+  private readonly finalWords = new ParamWords();
   readonly numPartials: number;
   private constructor(
     private readonly rt: GpuRuntime,
     readonly size: number,
     readonly config: AdamWConfig,
-    private readonly partial: GPUComputePipeline,
+    private readonly parts: Part[],
     private readonly final: GPUComputePipeline,
-    private readonly update: GPUComputePipeline,
-    private readonly params: GPUBuffer,
+    private readonly finalParams: GPUBuffer,
     private readonly partials: GPUBuffer,
     readonly gradNorm: GPUBuffer,
-    private readonly mask: GPUBuffer,
-    readonly vec4: boolean,
   ) {
-    this.binds = new BindGroupCache(rt, 'adamw');
-    this.numPartials = Math.ceil(size / CHUNK) * 64;
+    this.binds = new BindGroupCache(rt, 'adamw', 8 + 2 * parts.length);
+    this.numPartials = parts.reduce((n, q) => n + q.numPartials, 0);
     const c = config;
-    this.words.u32.set([size, 0, this.numPartials, 0]);
-    this.words.f32.set([0, c.beta1, c.beta2, c.eps, c.weightDecay, c.maxGradNorm], 4);
+    let base = 0;
+    for (const q of [...parts, { words: this.finalWords, size, numPartials: this.numPartials }]) {
+      q.words.u32.set([q.size, 0, q.numPartials, base]);
+      q.words.f32.set([0, c.beta1, c.beta2, c.eps, c.weightDecay, c.maxGradNorm], 4);
+      base += q.numPartials;
+    }
+  }
+
+  /** Whether the update of every shard runs on vec4s. */
+  get vec4(): boolean {
+    return this.parts.every((q) => q.vec4);
   }
 
   static async create(rt: GpuRuntime, shape: AdamWShape): Promise<AdamWKernel> {
-    if (!Number.isInteger(shape.size) || shape.size < 1) throw new RangeError(`adamw: size must be a positive integer, got ${shape.size}`);
+    const shards = shape.shards ?? [{ size: shape.size, segments: shape.segments }];
+    for (const sh of [shape, ...shards]) {
+      if (!Number.isInteger(sh.size) || sh.size < 1) throw new RangeError(`adamw: size must be a positive integer, got ${sh.size}`);
+    }
+    const total = shards.reduce((n, sh) => n + sh.size, 0);
+    if (total !== shape.size) throw new RangeError(`adamw: the shards hold ${total} elements, the size is ${shape.size}`);
     const { beta1, beta2, eps, weightDecay, maxGradNorm } = shape;
     const config: AdamWConfig = { beta1, beta2, eps, weightDecay, maxGradNorm };
-    const maskWords = buildDecayMask(shape.segments, shape.size);
-    const vec4 = !shape.forceScalar && shape.size % 4 === 0;
-    const [partial, final, update] = await Promise.all([
-      rt.pipeline(ADAMW_SHADER, vec4 ? 'sumsq_partial_vec4' : 'sumsq_partial'),
-      rt.pipeline(ADAMW_SHADER, 'sumsq_final'),
-      rt.pipeline(ADAMW_SHADER, vec4 ? 'adamw_update_vec4' : 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
-    ]);
-    const params = rt.uniform('adamw.params', new Uint32Array(16));
-    const partials = rt.storage('adamw.partials', Math.ceil(shape.size / CHUNK) * 64 * 4);
+    const parts = await Promise.all(shards.map((sh) => AdamWKernel.part(rt, sh, shape)));
+    const final = await rt.pipeline(ADAMW_SHADER, 'sumsq_final');
+    const numPartials = parts.reduce((n, q) => n + q.numPartials, 0);
+    const partials = rt.storage('adamw.partials', numPartials * 4);
     const gradNorm = rt.storage('adamw.gradnorm', 16);
-    const mask = rt.storage('adamw.mask', maskWords);
-    const k = new AdamWKernel(rt, shape.size, config, partial, final, update, params, partials, gradNorm, mask, vec4);
+    const k = new AdamWKernel(rt, shape.size, config, parts, final, rt.uniform('adamw.params', new Uint32Array(16)), partials, gradNorm);
     k.setStep(0, 0);
     return k;
+  }
+
+  private static async part(rt: GpuRuntime, sh: { size: number; segments: DecaySegment[] }, shape: AdamWShape): Promise<Part> {
+    const vec4 = !shape.forceScalar && sh.size % 4 === 0;
+    const [partial, update] = await Promise.all([
+      rt.pipeline(ADAMW_SHADER, vec4 ? 'sumsq_partial_vec4' : 'sumsq_partial'),
+      rt.pipeline(ADAMW_SHADER, vec4 ? 'adamw_update_vec4' : 'adamw_update', { ZERO_GRAD: shape.zeroGrads ? 1 : 0 }),
+    ]);
+    const mask = rt.storage('adamw.mask', buildDecayMask(sh.segments, sh.size));
+    const params = rt.uniform('adamw.params', new Uint32Array(16));
+    return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / CHUNK) * 64 };
   }
 
   /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/model/optim.ts). */
   setStep(step: number, lr: number): void {
     if (!Number.isInteger(step) || step < 0) throw new RangeError(`adamw: step must be a non-negative integer, got ${step}`);
-    this.words.u32[1] = step;
-    this.words.f32[4] = lr;
-    this.rt.write(this.params, this.words.u32);
+    for (const [words, buffer] of [...this.parts.map((q) => [q.words, q.params] as const), [this.finalWords, this.finalParams] as const]) {
+      words.u32[1] = step;
+      words.f32[4] = lr;
+      this.rt.write(buffer, words.u32);
+    }
   }
 
-  encode(pass: GPUComputePassEncoder, params: BufferBinding, grads: BufferBinding, m: BufferBinding, v: BufferBinding): void {
-    for (const [what, b] of [['params', params], ['grads', grads], ['m', m], ['v', v]] as const) needWords('adamw', what, b, this.size);
-    this.binds.dispatch(pass, this.partial, [this.params, grads, this.partials], grid(this.rt, this.numPartials / 64));
-    this.binds.dispatch(pass, this.final, [this.params, this.partials, this.gradNorm], [1]);
-    this.binds.dispatch(pass, this.update, [this.params, params, grads, m, v, this.gradNorm, this.mask], grid(this.rt, Math.ceil(this.size / (this.vec4 ? 1024 : 256))));
+  /** One binding per shard for each of params, grads, m and v (a single binding when there is one shard). */
+  encode(pass: GPUComputePassEncoder, params: Shards, grads: Shards, m: Shards, v: Shards): void {
+    const [P, G, M, V] = [params, grads, m, v].map((b) => (Array.isArray(b) ? b : [b]) as BufferBinding[]);
+    for (const [what, list] of [['params', P], ['grads', G], ['m', M], ['v', V]] as const) {
+      if (list.length !== this.parts.length) throw new RangeError(`adamw: ${list.length} ${what} buffers for ${this.parts.length} shards`);
+      this.parts.forEach((q, i) => needWords('adamw', `${what} (shard ${i})`, list[i], q.size));
+    }
+    this.parts.forEach((q, i) => this.binds.dispatch(pass, q.partial, [q.params, G[i], this.partials], grid(this.rt, q.numPartials / 64)));
+    this.binds.dispatch(pass, this.final, [this.finalParams, this.partials, this.gradNorm], [1]);
+    this.parts.forEach((q, i) => {
+      this.binds.dispatch(pass, q.update, [q.params, P[i], G[i], M[i], V[i], this.gradNorm, q.mask], grid(this.rt, Math.ceil(q.size / (q.vec4 ? 1024 : 256))));
+    });
   }
 
   /** (‖g‖ before clipping, clip factor) of the last encoded step. */
@@ -94,7 +137,10 @@ export class AdamWKernel {
   }
 
   dispose(): void {
-    this.rt.release(this.params, this.partials, this.gradNorm, this.mask);
+    this.rt.release(this.finalParams, this.partials, this.gradNorm, ...this.parts.flatMap((q) => [q.params, q.mask]));
     this.binds.clear();
   }
 }
+
+/** A buffer per shard (or the one buffer of an unsharded model). */
+export type Shards = BufferBinding | readonly BufferBinding[];

@@ -3,13 +3,14 @@
 // class is built once per shape (pipelines and uniforms reused) and encoded into any compute
 // pass, so a training step or a decode step stays one submission.
 import code from '../../../shaders/attention.wgsl?raw';
+import common from '../../../shaders/attention_common.wgsl?raw';
 import { checkAttentionShape, checkDecode, type AttentionShape, type DecodeShape, type DecodeStep } from '../../reference/attention.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
-const ATTENTION_SHADER = wgsl('attention.wgsl', code);
+const ATTENTION_SHADER = wgsl('attention.wgsl', code, { 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
 const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;

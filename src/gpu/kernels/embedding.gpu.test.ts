@@ -53,6 +53,47 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
   k.dispose();
 }
 
+/** The table [vocab, C] cut at `cuts` (row boundaries), each piece at an awkward offset of its own buffer; wpe in a third. */
+async function checkPieces(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'wpeOffset'>, cuts: number[], seed: number) {
+  const { rows, C, T, vocab } = base;
+  const wte = randomArray(vocab * C, seed);
+  const wpe = randomArray(T * C + 64, seed + 1);
+  const tokens = Array.from(randomArray(rows, seed + 2), (v, i) => (i % 4 === 0 ? cuts[1] - 1 : Math.floor(((v + 1) / 2) * vocab) % vocab));
+  const dout = randomArray(rows * C, seed + 3);
+  const whole = { ...base, wteOffset: 0, wpeOffset: 64 };
+  const P = rt.storage('t.wpe', wpe);
+  const dP = rt.storage('t.dwpe', wpe.length * 4);
+  const tok = rt.storage('t.tokens', rows * 4);
+  const X = rt.storage('t.x', rows * C * 4);
+  const D = rt.storage('t.dout', dout);
+  const pieces: { k: EmbeddingKernel; at: number; lo: number; hi: number; W: GPUBuffer; G: GPUBuffer }[] = [];
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [lo, hi] = [cuts[i], cuts[i + 1]];
+    const at = 64 * (i + 1);
+    const data = new Float32Array(at + (hi - lo) * C);
+    data.set(wte.subarray(lo * C, hi * C), at);
+    const k = await EmbeddingKernel.create(rt, { ...whole, wteOffset: at, tokenStart: lo, tokenEnd: hi });
+    pieces.push({ k, at, lo, hi, W: rt.storage('t.w', data), G: rt.storage('t.g', data.length * 4) });
+  }
+  const csr = rt.storage('t.csr', pieces[0].k.csrBytes);
+  pieces[0].k.writeBatch(tok, tokens, csr);
+  submit(rt, 'test', (pass) => {
+    for (const p of pieces) p.k.encodeForward(pass, tok, p.W, X, P);
+    pieces.forEach((p, i) => p.k.encodeBackward(pass, csr, D, p.G, i === 0 ? dP : false));
+  });
+  const what = `${JSON.stringify(base)} cut at ${cuts.join(', ')}`;
+  expectClose(await rt.readF32(X), embeddingForwardRef(tokens, wte, whole, undefined, wpe), 0, 0, `x ${what}`);
+  const want = new Float32Array(vocab * C);
+  const wantPos = new Float32Array(wpe.length);
+  embeddingBackwardRef(tokens, dout, want, whole, wantPos);
+  const got = new Float32Array(vocab * C);
+  for (const p of pieces) got.set((await rt.readF32(p.G)).subarray(p.at), p.lo * C);
+  expectClose(got, want, 1e-5, 1e-5, `dwte ${what}`);
+  expectClose(await rt.readF32(dP), base.learnedPositions ? wantPos : new Float32Array(wpe.length), 1e-5, 1e-5, `dwpe ${what}`);
+  rt.release(P, dP, tok, X, D, csr, ...pieces.flatMap((p) => [p.W, p.G]));
+  for (const p of pieces) p.k.dispose();
+}
+
 describe('embedding kernels vs reference', () => {
   it('one token, one channel', async () => {
     const rt = await gpuRuntime();
@@ -90,6 +131,13 @@ describe('embedding kernels vs reference', () => {
     // forward 10 workgroups, backward 20 + 8; vec4 forward 5 and backward 1 + 8 (limit 3)
     await check(withGridLimit(base, 6), { rows: 80, C: 30, T: 8, vocab: 20, learnedPositions: true }, 7);
     await check(withGridLimit(base, 3), { rows: 80, C: 64, T: 8, vocab: 1, learnedPositions: true }, 8);
+  });
+
+  it('a table split by rows into pieces in buffers of their own gives the unsplit lookup and gradient (positions in another buffer)', async () => {
+    const rt = await gpuRuntime();
+    await checkPieces(rt, { rows: 37, C: 5, T: 37, vocab: 23, learnedPositions: true }, [0, 7, 8, 20, 23], 41);
+    await checkPieces(rt, { rows: 70, C: 12, T: 7, vocab: 300, learnedPositions: true }, [0, 150, 299, 300], 42);
+    await checkPieces(rt, { rows: 16, C: 8, T: 16, vocab: 9, learnedPositions: false }, [0, 1, 5, 9], 43);
   });
 
   it('leaves no buffers behind', async () => {

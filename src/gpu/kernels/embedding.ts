@@ -56,9 +56,11 @@ export function buildTokenCsr(tokens: ArrayLike<number>, vocab: number, out?: Ui
 }
 
 /**
- * Forward: encodeForward(pass, tokens, weights, out) writes out = wte[tok] (+ wpe[pos]).
- * Backward: encodeBackward(pass, csr, dout, grads) ADDS into dwte (and dwpe) inside `grads`,
- * at dwteOffset/dwpeOffset; one dispatch covers both. Always accumulates (see the shader).
+ * Forward: encodeForward(pass, tokens, weights, out, positions?) writes out = wte[tok] (+ wpe[pos])
+ * for the rows whose token is in the kernel's piece [tokenStart, tokenEnd) of the table.
+ * Backward: encodeBackward(pass, csr, dout, grads, posGrads?) ADDS into dwte inside `grads` at
+ * dwteOffset (one dispatch) and, with learned positions and unless told otherwise, into dwpe
+ * inside `posGrads` (default `grads`) at dwpeOffset (a second one). Always accumulates (see the shader).
  */
 export class EmbeddingKernel {
   private readonly binds: BindGroupCache;
@@ -68,6 +70,7 @@ export class EmbeddingKernel {
     readonly shape: ResolvedEmbeddingShape,
     private readonly forward: GPUComputePipeline,
     private readonly backward: GPUComputePipeline,
+    private readonly backwardPos: GPUComputePipeline,
     private readonly params: GPUBuffer,
     /** The forward reads and writes vec4s (C and the weight offsets are multiples of 4). */
     readonly vec4: boolean,
@@ -81,13 +84,19 @@ export class EmbeddingKernel {
     for (const k of ['wteOffset', 'wpeOffset', 'dwteOffset', 'dwpeOffset'] as const) checkOffset(k, s[k]);
     const constants = { LEARNED_POS: s.learnedPositions ? 1 : 0 };
     const vec4 = !options.forceScalar && [s.C, s.wteOffset, s.wpeOffset].every((v) => v % 4 === 0);
-    const [forward, backward] = await Promise.all([
+    const [forward, backward, backwardPos] = await Promise.all([
       rt.pipeline(EMBEDDING_SHADER, vec4 ? 'embed_forward_vec4' : 'embed_forward', constants),
-      rt.pipeline(EMBEDDING_SHADER, 'embed_backward', constants),
+      rt.pipeline(EMBEDDING_SHADER, 'embed_backward'),
+      rt.pipeline(EMBEDDING_SHADER, 'embed_backward_pos'),
     ]);
+    return new EmbeddingKernel(rt, s, forward, backward, backwardPos, rt.uniform('embedding.params', EmbeddingKernel.words(s, 0).u32), vec4);
+  }
+
+  private static words(s: ResolvedEmbeddingShape, positionOffset: number): ParamWords {
     const w = new ParamWords();
-    w.u32.set([s.rows, s.C, s.T, maxDistinctTokens(s.rows, s.vocab), s.wteOffset, s.wpeOffset, s.dwteOffset, s.dwpeOffset]);
-    return new EmbeddingKernel(rt, s, forward, backward, rt.uniform('embedding.params', w.u32), vec4);
+    const at = positionOffset * s.C;
+    w.u32.set([s.rows, s.C, s.T, maxDistinctTokens(s.rows, s.vocab), s.wteOffset, s.wpeOffset + at, s.dwteOffset, s.dwpeOffset + at, s.tokenStart, s.tokenEnd]);
+    return w;
   }
 
   /**
@@ -98,10 +107,7 @@ export class EmbeddingKernel {
    */
   setPositionOffset(offset: number): void {
     checkOffset('position offset', offset);
-    const s = this.shape;
-    const w = new ParamWords();
-    w.u32.set([s.rows, s.C, s.T, this.maxDistinct, s.wteOffset, s.wpeOffset + offset * s.C, s.dwteOffset, s.dwpeOffset + offset * s.C]);
-    this.rt.write(this.params, w.u32);
+    this.rt.write(this.params, EmbeddingKernel.words(this.shape, offset).u32);
   }
 
   /** Bytes of the CSR buffer encodeBackward reads. */
@@ -117,22 +123,30 @@ export class EmbeddingKernel {
     if (csrBuffer) this.rt.write(csrBuffer, csr);
   }
 
-  encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding): void {
-    const s = this.shape;
-    needWords('embedding', 'tokens', tokens, s.rows);
-    needWords('embedding', 'weights (wte)', weights, s.wteOffset + s.vocab * s.C);
-    if (s.learnedPositions) needWords('embedding', 'weights (wpe)', weights, s.wpeOffset + s.T * s.C);
-    needWords('embedding', 'out', out, s.rows * s.C);
-    this.binds.dispatch(pass, this.forward, [this.params, tokens, weights, out], grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
+  /** Rows of the table this kernel's piece holds. */
+  private get pieceRows(): number {
+    return this.shape.tokenEnd - this.shape.tokenStart;
   }
 
-  encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding): void {
+  encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding, positions: BufferBinding = weights): void {
+    const s = this.shape;
+    needWords('embedding', 'tokens', tokens, s.rows);
+    needWords('embedding', 'weights (wte)', weights, s.wteOffset + this.pieceRows * s.C);
+    if (s.learnedPositions) needWords('embedding', 'positions (wpe)', positions, s.wpeOffset + s.T * s.C);
+    needWords('embedding', 'out', out, s.rows * s.C);
+    this.binds.dispatch(pass, this.forward, [this.params, tokens, weights, out, positions], grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
+  }
+
+  /** positions false: the dwpe dispatch is left out (another piece's kernel does it). */
+  encodeBackward(pass: GPUComputePassEncoder, csr: BufferBinding, dout: BufferBinding, grads: BufferBinding, posGrads: BufferBinding | false = grads): void {
     const s = this.shape;
     needWords('embedding backward', 'csr', csr, tokenCsrLength(s.rows, s.vocab));
     needWords('embedding backward', 'dout', dout, s.rows * s.C);
-    needWords('embedding backward', 'grads (dwte)', grads, s.dwteOffset + s.vocab * s.C);
-    if (s.learnedPositions) needWords('embedding backward', 'grads (dwpe)', grads, s.dwpeOffset + s.T * s.C);
-    this.binds.dispatch(pass, this.backward, [this.params, csr, dout, grads], grid(this.rt, this.maxDistinct + (this.shape.learnedPositions ? this.shape.T : 0)));
+    needWords('embedding backward', 'grads (dwte)', grads, s.dwteOffset + this.pieceRows * s.C);
+    this.binds.dispatch(pass, this.backward, { 0: this.params, 1: csr, 2: dout, 3: grads }, grid(this.rt, this.maxDistinct));
+    if (!s.learnedPositions || posGrads === false) return;
+    needWords('embedding backward', 'grads (dwpe)', posGrads, s.dwpeOffset + s.T * s.C);
+    this.binds.dispatch(pass, this.backwardPos, { 0: this.params, 2: dout, 3: posGrads }, grid(this.rt, s.T));
   }
 
   dispose(): void {

@@ -72,6 +72,23 @@ describe('matmul kernel vs reference', () => {
     await check({ M: 16, N: 16, K: 16, batch: 2, offsetA: 4, offsetB: 8, offsetC: 4, beta: 1, transA: true }, 14);
   });
 
+  it('reads and writes column blocks of wider matrices (lda, ldc), leaving the rest of C alone, in every variant and layout', async () => {
+    // The LM head split by vocabulary rows: logits[:, lo:hi] of a [rows, V] buffer, and dlogits read back the same way.
+    for (const layout of LAYOUTS) {
+      const t = { transA: layout.transA, transB: layout.transB };
+      for (const variant of ['scalar', 'rows', 'vec4'] as MatmulVariant[]) {
+        if (variant !== 'vec4') await check({ M: 3, N: 7, K: 5, ...t, offsetA: 2, lda: 13, offsetC: 3, ldc: 11 }, 31, false, variant);
+        await check({ M: 8, N: 12, K: 16, ...t, offsetA: 4, lda: 20, offsetC: 5, ldc: 19, beta: 1 }, 32, false, variant);
+      }
+      await check({ M: 67, N: 70, K: 33, ...t, offsetA: 1, lda: 71, offsetC: 9, ldc: 77 }, 33);
+    }
+    const rt = await gpuRuntime();
+    const k = await MatmulKernel.create(rt, { M: 8, N: 8, K: 8, lda: 10 });
+    expect(k.variant).toBe('scalar');
+    k.dispose();
+    await expect(MatmulKernel.create(rt, { M: 8, N: 8, K: 8, ldc: 7 })).rejects.toThrow(/ldc must be an integer ≥ 8/);
+  });
+
   it('leaves no buffers behind', async () => {
     const rt = await gpuRuntime();
     const before = rt.stats().live;

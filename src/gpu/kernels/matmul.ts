@@ -14,7 +14,7 @@ const MATMUL_SHADER = wgsl('matmul.wgsl', code);
 function canUseVec4(s: ResolvedMatmulShape): boolean {
   const aContig = s.transA ? s.M : s.K;
   const bContig = s.transB ? s.K : s.N;
-  return [aContig, bContig, s.strideA, s.strideB, s.offsetA, s.offsetB].every((v) => v % 4 === 0);
+  return [aContig, bContig, s.lda, s.strideA, s.strideB, s.offsetA, s.offsetB].every((v) => v % 4 === 0);
 }
 
 /** Rows up to which one thread per output element (matmul_rows) beats a 64-row tile: a decode step's matmuls. */
@@ -45,9 +45,10 @@ export class MatmulKernel {
       TRANS_A: s.transA ? 1 : 0,
       TRANS_B: s.transB ? 1 : 0,
     });
-    const w = new ParamWords(12);
+    const w = new ParamWords(16);
     w.u32.set([s.M, s.N, s.K, s.strideA, s.strideB, s.strideC, s.offsetA, s.offsetB, s.offsetC]);
     w.f32.set([s.alpha, s.beta], 9);
+    w.u32.set([s.lda, s.ldc], 11);
     const params = rt.uniform('matmul.params', w.u32);
     return new MatmulKernel(rt, s, pipeline, params, variant);
   }

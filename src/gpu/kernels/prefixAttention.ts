@@ -3,13 +3,14 @@
 // processed once; its K/V serve every completion and their gradients are summed over the group).
 // Twin: src/reference/prefixAttention.ts.
 import code from '../../../shaders/prefix_attention.wgsl?raw';
+import common from '../../../shaders/attention_common.wgsl?raw';
 import { checkPrefixAttentionShape, checkPrefixLength, type PrefixAttentionShape } from '../../reference/prefixAttention.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
 import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
-const SHADER = wgsl('prefix_attention.wgsl', code);
+const SHADER = wgsl('prefix_attention.wgsl', code, { 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/prefix_attention.wgsl.
 const B_PARAMS = 0, B_PQKV = 1, B_QKV = 2, B_OUT = 3, B_LSE = 4, B_DOUT = 5, B_DVEC = 6, B_DQKV = 7, B_DPKV = 8;

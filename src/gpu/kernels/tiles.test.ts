@@ -17,11 +17,8 @@ describe('tile sizes shared by WGSL and TypeScript', () => {
     expect(wgslConst('matmul.wgsl', 'ROWS_N')).toBe(MATMUL_ROWS_N);
   });
   it('attention', () => {
-    expect(wgslConst('attention.wgsl', 'TILE_VEC4')).toBe(ATTENTION_TILE_VEC4);
-    expect(wgslConst('attention.wgsl', 'MAX_BC')).toBe(ATTENTION_MAX_BC);
-  });
-  it('prefix attention (same tiles as attention)', () => {
-    expect(wgslConst('prefix_attention.wgsl', 'TILE_VEC4')).toBe(ATTENTION_TILE_VEC4);
-    expect(wgslConst('prefix_attention.wgsl', 'MAX_BC')).toBe(ATTENTION_MAX_BC);
+    // attention.wgsl and prefix_attention.wgsl both #include attention_common.wgsl.
+    expect(wgslConst('attention_common.wgsl', 'TILE_VEC4')).toBe(ATTENTION_TILE_VEC4);
+    expect(wgslConst('attention_common.wgsl', 'MAX_BC')).toBe(ATTENTION_MAX_BC);
   });
 });

@@ -9,6 +9,6 @@ export const MATMUL_TILE_N = 64;
 /** shaders/matmul.wgsl matmul_rows: output columns of one workgroup (ROWS_N). */
 export const MATMUL_ROWS_N = 64;
 
-/** shaders/attention.wgsl and prefix_attention.wgsl: vec4s per workgroup tile (TILE_VEC4) and the most rows a tile holds (MAX_BC). */
+/** shaders/attention_common.wgsl (included by attention.wgsl and prefix_attention.wgsl): vec4s per workgroup tile (TILE_VEC4) and the most rows a tile holds (MAX_BC). */
 export const ATTENTION_TILE_VEC4 = 448;
 export const ATTENTION_MAX_BC = 32;

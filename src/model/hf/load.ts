@@ -31,6 +31,8 @@ export interface LoadHfOptions {
   batch?: number;
   /** Default inference. */
   mode?: RunMode;
+  /** Training that also generates (GSPO rollouts): a KV cache beside the activations. */
+  generates?: boolean;
 }
 
 export interface LoadedHfModel {
@@ -71,7 +73,7 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
   const generation = await readGenerationConfig(files);
   const weights = await indexWeights(files);
   const context = typeof options.context === 'function' ? options.context(tokenizer) : (options.context ?? hf.config.contextLength);
-  const fit = checkFolderMemory({ config: rawConfig, files, weights }, { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1 }, options.limits);
+  const fit = checkFolderMemory({ config: rawConfig, files, weights }, { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }) }, options.limits);
   if (!fit.fits) throw new HfMemoryError(fit);
   const params = paramsFromHf(hf.config, await readWeights(files, weights));
   return {

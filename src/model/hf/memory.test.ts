@@ -3,7 +3,7 @@
 // cuts a tensor larger than one storage binding into pieces (checked as a property).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
+import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, largestActivation, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
 
 /** A Llama-family model's tensors as its safetensors file lists them (tied embeddings: no lm_head). */
 function llamaDims(d: Omit<ModelDims, 'tensors'>, tied = true): ModelDims {
@@ -78,10 +78,11 @@ describe('checkMemory', () => {
     const run = { mode: { kind: 'full' }, context: 2048, batch: 8 } as const;
     const r = checkMemory(SMOLLM2_135M, run, limits, 'SmolLM2-135M');
     expect(r.fits).toBe(false);
-    expect(r.message).toMatch(/SmolLM2-135M needs .* GiB for full fine-tuning, context 2048, batch 8, f32 weights \(weights 513\.1 MiB, gradients 513\.1 MiB, AdamW m and v 1\.00 GiB, activations .*\), more than the 2\.00 GiB budget\. Would fit instead: /);
-    // Full fine-tuning cannot fit at all (weights, gradients and m, v alone are 2.0 GiB); LoRA fits at a shorter context, inference at batch 1 (8 × 2048 rows of logits do not fit).
-    expect(r.alternatives.map((a) => a.change)).toEqual(['LoRA rank 8 instead of full fine-tuning, context 128', 'inference only, batch 1']);
-    expect(r.message).toMatch(/Would fit instead: LoRA rank 8 instead of full fine-tuning, context 128 \(1\.\d\d GiB\); inference only, batch 1 \(1\.\d\d GiB\)\.$/);
+    expect(r.message).toMatch(/SmolLM2-135M needs .* GiB for full fine-tuning, context 2048, batch 8, f32 weights \(weights 513\.1 MiB, gradients 513\.1 MiB, AdamW m and v 1\.00 GiB, activations .*\), more than the 2\.00 GiB budget; the logits of 16384 rows × 49152 tokens take 3\.00 GiB, more than one storage binding \(128\.0 MiB\) for full fine-tuning, context 2048, batch 8, f32 weights\. Would fit instead: /);
+    // Full fine-tuning cannot fit at all (weights, gradients and m, v alone are 2.0 GiB); LoRA fits at a shorter context (its
+    // [8·context, 49152] logits within one 128 MiB binding: context 80), inference at batch 1.
+    expect(r.alternatives.map((a) => a.change)).toEqual(['LoRA rank 8 instead of full fine-tuning, context 80', 'inference only, batch 1']);
+    expect(r.message).toMatch(/Would fit instead: LoRA rank 8 instead of full fine-tuning, context 80 \(1\.\d\d GiB\); inference only, batch 1 \(\d+\.\d MiB\)\.$/);
     for (const a of r.alternatives) {
       expect(a.total).toBeLessThanOrEqual(limits.memoryBudget);
       expect(estimateMemory(SMOLLM2_135M, a.run).total).toBe(a.total);
@@ -95,6 +96,18 @@ describe('checkMemory', () => {
     const f16 = checkMemory(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 256, batch: 8 }, { ...limits, shaderF16: true });
     expect(small.alternatives.some((a) => a.change.includes('f16'))).toBe(false);
     expect(f16.alternatives.map((a) => a.change)).toContain('f16 weights (shader-f16, f32 accumulation), batch 1');
+  });
+
+  it('checks the largest activation buffer against one binding: training logits are [tokens, vocab], inference keeps the last rows only', () => {
+    const train = largestActivation(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 80, batch: 8 });
+    expect(train).toEqual({ bytes: 640 * 49152 * 4, what: 'the logits of 640 rows × 49152 tokens' });
+    const infer = largestActivation(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 8192, batch: 1 });
+    expect(infer.bytes).toBeLessThan(limits.maxStorageBufferBindingSize);
+    expect(checkMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 8192, batch: 1 }, { ...limits, memoryBudget: 2 ** 34 }).fits).toBe(true);
+    const tight = checkMemory(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 256, batch: 4 }, { ...limits, memoryBudget: 2 ** 34 });
+    expect(tight.fits).toBe(false);
+    expect(tight.problems).toEqual([expect.stringMatching(/^the logits of 1024 rows × 49152 tokens take 192\.0 MiB, more than one storage binding \(128\.0 MiB\)/)]);
+    expect(tight.alternatives[0].change).toBe('batch 1');
   });
 
   it('splits a tensor over one binding (Qwen2.5-0.5B\'s embedding) and says when nothing fits', () => {

@@ -13,7 +13,10 @@
 //
 // A tensor larger than one storage binding cannot be bound whole: splitPlan cuts it into
 // binding-sized pieces of whole rows (so a matmul, an embedding lookup or the LM head runs piece
-// by piece), placed in buffers no larger than maxBufferSize at aligned offsets.
+// by piece), placed in buffers no larger than maxBufferSize at aligned offsets. (The engine's own
+// placement is src/model/shards.ts: tensors packed into buffers of at most one binding, matrices cut
+// by rows.) Activations are not split: the largest (training's [tokens, vocab] logits, most
+// often) must fit one binding, or the run is refused with one that fits (largestActivation).
 
 /** The sizes of a Llama / Qwen-family model that memory depends on. */
 export interface ModelDims {
@@ -134,9 +137,8 @@ export function estimateMemory(dims: ModelDims, run: RunShape): MemoryEstimate {
   let activations: number;
   if (run.mode.kind === 'inference') {
     // One layer's transients over the prefill (reused layer to layer), the residual stream, and
-    // the logits of every prefilled row (src/model/generate.ts computes them all; only the last
-    // row per sequence is sampled).
-    activations = tokens * (perTokenLayer(dims) + 2 * dims.hidden + dims.vocab) * F32;
+    // the logits of each sequence's last row (src/model/generate.ts computes no others).
+    activations = (tokens * (perTokenLayer(dims) + 2 * dims.hidden) + run.batch * dims.vocab) * F32;
   } else {
     // Every layer's saved activations, the final norm, logits and their gradient, and the backward's scratch.
     const q = dims.heads * dims.headDim;
@@ -237,13 +239,36 @@ function breakdown(e: MemoryEstimate): string {
   return parts.filter(([, n]) => n > 0).map(([k, n]) => `${k} ${formatBytes(n)}`).join(', ');
 }
 
-/** The longest context (a multiple of 16, at least 16) at which `run` fits the budget, or 0. */
-function longestContext(dims: ModelDims, run: RunShape, budget: number): number {
+/**
+ * The largest activation or cache buffer of a run, in bytes: one buffer must fit one storage
+ * binding (parameters are split, shards.ts; activations are not). Training: the logits and their
+ * gradient [tokens, vocab], the MLP's [tokens, 2·intermediate]; inference: a layer's K or V cache
+ * [batch·context, kv], the prefill's MLP, the last rows' logits [batch, vocab].
+ */
+export function largestActivation(dims: ModelDims, run: RunShape): { bytes: number; what: string } {
+  const tokens = run.batch * run.context;
+  const kv = dims.kvHeads * dims.headDim;
+  const trains = run.mode.kind !== 'inference';
+  const cands: [number, string][] = [
+    [tokens * 2 * dims.intermediate, `the MLP activations of ${tokens} rows`],
+    [(trains ? tokens : run.batch) * dims.vocab, `the logits of ${trains ? tokens : run.batch} rows × ${dims.vocab} tokens`],
+  ];
+  if (!trains || run.generates) cands.push([tokens * kv, `one layer's K or V cache of ${tokens} rows`]);
+  const [n, what] = cands.reduce((a, b) => (b[0] > a[0] ? b : a));
+  return { bytes: n * F32, what };
+}
+
+function fitsRun(dims: ModelDims, run: RunShape, limits: AdapterLimits): boolean {
+  return estimateMemory(dims, run).total <= limits.memoryBudget && largestActivation(dims, run).bytes <= Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+}
+
+/** The longest context (a multiple of 16, at least 16) at which `run` fits (budget and bindings), or 0. */
+function longestContext(dims: ModelDims, run: RunShape, limits: AdapterLimits): number {
   let lo = 0;
   let hi = Math.floor(run.context / 16);
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (estimateMemory(dims, { ...run, context: mid * 16 }).total <= budget) lo = mid;
+    if (fitsRun(dims, { ...run, context: mid * 16 }, limits)) lo = mid;
     else hi = mid - 1;
   }
   return lo * 16;
@@ -255,7 +280,6 @@ function longestContext(dims: ModelDims, run: RunShape, budget: number): number 
  * the first of: as asked, batch 1, the longest context at the asked batch, the longest at batch 1.
  */
 function alternatives(dims: ModelDims, run: RunShape, limits: AdapterLimits): Alternative[] {
-  const budget = limits.memoryBudget;
   const total = (r: RunShape) => estimateMemory(dims, r).total;
   const modes: [string[], RunShape][] = [[[], run]];
   if (run.mode.kind === 'full') modes.push([['LoRA rank 8 instead of full fine-tuning'], { ...run, mode: { kind: 'lora', rank: 8 } }]);
@@ -270,11 +294,11 @@ function alternatives(dims: ModelDims, run: RunShape, limits: AdapterLimits): Al
     const tries: [string[], RunShape][] = [];
     if (changes.length) tries.push([changes, r]);
     if (r.batch > 1) tries.push([[...changes, 'batch 1'], { ...r, batch: 1 }]);
-    const atBatch = longestContext(dims, r, budget);
+    const atBatch = longestContext(dims, r, limits);
     if (atBatch > 0) tries.push([[...changes, `context ${atBatch}`], { ...r, context: atBatch }]);
-    const atOne = r.batch > 1 ? longestContext(dims, { ...r, batch: 1 }, budget) : 0;
+    const atOne = r.batch > 1 ? longestContext(dims, { ...r, batch: 1 }, limits) : 0;
     if (atOne > 0) tries.push([[...changes, 'batch 1', `context ${atOne}`], { ...r, batch: 1, context: atOne }]);
-    const first = tries.find(([, t]) => total(t) <= budget);
+    const first = tries.find(([, t]) => fitsRun(dims, t, limits));
     if (first) out.push({ change: first[0].join(', '), run: first[1], total: total(first[1]) });
   }
   return out;
@@ -298,15 +322,19 @@ export function checkMemory(dims: ModelDims, run: RunShape, limits: AdapterLimit
       problems.push(`tensor '${t.name}': ${(e as Error).message}`);
     }
   }
+  const rowProblems = problems.length;
   if (estimate.total > limits.memoryBudget) {
     problems.push(`${name} needs ${formatBytes(estimate.total)} for ${describeRun(run)} (${breakdown(estimate)}), more than the ${formatBytes(limits.memoryBudget)} budget`);
   }
+  const binding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const act = largestActivation(dims, run);
+  if (act.bytes > binding) problems.push(`${act.what} take ${formatBytes(act.bytes)}, more than one storage binding (${formatBytes(binding)}) for ${describeRun(run)}`);
   // A row over one binding is not a matter of budget: no smaller run helps.
-  const alts = problems.length && problems.length === (estimate.total > limits.memoryBudget ? 1 : 0) ? alternatives(dims, run, limits) : [];
+  const alts = problems.length && !rowProblems ? alternatives(dims, run, limits) : [];
   let message: string;
   if (!problems.length) message = `${name} fits: ${formatBytes(estimate.total)} of ${formatBytes(limits.memoryBudget)} for ${describeRun(run)} (${breakdown(estimate)})`;
   else if (alts.length) message = `${problems.join('; ')}. Would fit instead: ${alts.map((a) => `${a.change} (${formatBytes(a.total)})`).join('; ')}.`;
-  else if (estimate.total > limits.memoryBudget && problems.length === 1) message = `${problems[0]}. Nothing smaller fits either (inference at context 16 included): this device cannot hold ${name}.`;
+  else if (!rowProblems && !alts.length) message = `${problems.join("; ")}. Nothing smaller fits either (inference at context 16 included): this device cannot hold ${name}.`;
   else message = `${problems.join('; ')}.`;
   return { fits: !problems.length, estimate, splits, problems, alternatives: alts, message };
 }

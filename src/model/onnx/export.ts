@@ -9,6 +9,8 @@
 //                            (LayerNorm with RoPE: no transformers class computes it, the graph does)
 //   generation_config.json   bos / eos / pad ids
 //   tokenizer.json, tokenizer_config.json (and the folder's other tokenizer files, for an HF folder)
+//   lwm_template.json        for one of our checkpoints, the prompt template it was trained with
+//                            (template.ts), which the ONNX backend renders turns with when loaded back
 import type { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
 import { hfTokenizerJson } from '../../core/tokenizer/hfExport.ts';
 import type { Checkpoint } from '../checkpoint.ts';
@@ -18,6 +20,8 @@ import { gpt2Mismatch, HfExportRefused, hfExportFiles, tokenizerConfigJson } fro
 import type { ModelFiles } from '../hf/files.ts';
 import { blockPlan } from '../plan.ts';
 import { decoderModel, type DecoderExportOptions } from './decoder.ts';
+import { TEMPLATE_FILE, templateFileBytes } from './template.ts';
+import type { PromptTemplate } from '../../core/templates/index.ts';
 
 export interface ExportFile {
   /** Path inside the folder ('onnx/model.onnx', 'config.json', …). */
@@ -101,12 +105,13 @@ function lwmConfigJson(c: ModelConfig, ids: { bos?: number; eos?: number }): Rec
   };
 }
 
-/** config.json, generation_config.json and the tokenizer files of one of our checkpoints. */
-export function checkpointSideFiles(ck: Pick<Checkpoint, 'config' | 'params'>, tok: Tokenizer, source = 'checkpoint'): ExportFile[] {
+/** config.json, generation_config.json and the tokenizer files of one of our checkpoints (and its training template, when given). */
+export function checkpointSideFiles(ck: Pick<Checkpoint, 'config' | 'params'>, tok: Tokenizer, source = 'checkpoint', template?: PromptTemplate): ExportFile[] {
   const c = ck.config;
   if (tok.vocabSize > c.vocabSize) throw new HfExportRefused(`${source}: the tokenizer has ${tok.vocabSize} tokens but the model only ${c.vocabSize}`);
+  const kept = template ? [{ name: TEMPLATE_FILE, bytes: templateFileBytes(template) }] : [];
   // A GPT-2-style checkpoint: exactly the Hugging Face export's files, less its safetensors.
-  if (!gpt2Mismatch(c)) return hfExportFiles(ck, tok, source).filter((f) => f.name !== 'model.safetensors');
+  if (!gpt2Mismatch(c)) return [...hfExportFiles(ck, tok, source).filter((f) => f.name !== 'model.safetensors'), ...kept];
   const ids = { bos: tok.special.bos, eos: tok.special.eos };
   const config = llamaFamilyConfigJson(c, ids) ?? lwmConfigJson(c, ids);
   return [
@@ -114,6 +119,7 @@ export function checkpointSideFiles(ck: Pick<Checkpoint, 'config' | 'params'>, t
     { name: 'generation_config.json', bytes: json({ bos_token_id: ids.bos ?? null, eos_token_id: ids.eos ?? null, pad_token_id: tok.special.pad ?? null }) },
     { name: 'tokenizer.json', bytes: json(hfTokenizerJson(tok)) },
     { name: 'tokenizer_config.json', bytes: json(tokenizerConfigJson(c, tok)) },
+    ...kept,
   ];
 }
 

@@ -2,7 +2,7 @@
 // what a graph lacks; which execution providers are tried.
 import { describe, expect, it } from 'vitest';
 import { checkDecoderLayout, chooseOnnxFile, isOnnxFolder, OnnxLayoutError } from './layout.ts';
-import { executionProviders } from './session.ts';
+import { executionProviders, loadFailure } from './session.ts';
 
 const HUB = ['config.json', 'generation_config.json', 'tokenizer.json', 'onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_fp16.onnx', 'onnx/model_q4.onnx', 'onnx/model_quantized.onnx'];
 
@@ -59,5 +59,11 @@ describe('execution providers', () => {
     expect(executionProviders('auto')).toEqual(['wasm']);
     expect(executionProviders('wasm', true)).toEqual(['wasm']);
     expect(executionProviders('webgpu', false)).toEqual(['webgpu']);
+  });
+
+  it("a refusal without a message (onnxruntime-web's runtime throws a bare number) is said in words", () => {
+    expect(loadFailure(new Error('protobuf parsing failed'))).toBe('protobuf parsing failed');
+    expect(loadFailure(9340448)).toBe('its WebAssembly runtime stopped without a message (code 9340448), as it does on an operator or data type it cannot run; try another model file of the folder');
+    expect(loadFailure('bad')).toBe('bad');
   });
 });

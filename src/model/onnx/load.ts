@@ -7,6 +7,8 @@ import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import { loadHfTokenizer, readGenerationConfig, readJsonFile, stopTokenIds, type ModelFiles } from '../hf/files.ts';
 import { chooseOnnxFile, OnnxLayoutError } from './layout.ts';
 import { OnnxDecoder, type ExecutionProvider } from './session.ts';
+import { TEMPLATE_FILE, templateFromJson } from './template.ts';
+import type { PromptTemplate } from '../../core/templates/index.ts';
 
 export interface LoadOnnxOptions {
   /** A variant of the model ('fp32', 'fp16', 'q4', 'quantized', … or a file name); default: see layout.ts's chooseOnnxFile. */
@@ -28,6 +30,8 @@ export interface LoadedOnnxModel {
   stopIds: number[];
   /** config.json's max_position_embeddings (n_positions for GPT-2), when it says. */
   contextLength: number | null;
+  /** The prompt template our checkpoint was trained with (lwm_template.json), when the folder keeps one. */
+  template?: PromptTemplate;
 }
 
 const positiveInt = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
@@ -48,6 +52,8 @@ export async function loadOnnxModel(files: ModelFiles, options: LoadOnnxOptions 
   const rawConfig = raw as Record<string, unknown> | null;
   const tokenizer = list.includes('tokenizer.json') ? await loadHfTokenizer(files) : null;
   const generation = await readGenerationConfig(files);
+  const templateJson = await readJsonFile(files, TEMPLATE_FILE, true);
+  const template = templateJson === null ? undefined : templateFromJson(templateJson, `${files.label}/${TEMPLATE_FILE}`);
   // External data: `model.onnx_data` (and onnxruntime's numbered `model.onnx_data_1`, …) beside the model, named as the graph names them.
   const dir = file.slice(0, file.lastIndexOf('/') + 1);
   const externalData = await Promise.all(
@@ -68,5 +74,6 @@ export async function loadOnnxModel(files: ModelFiles, options: LoadOnnxOptions 
     hasChatTemplate: (tokenizer?.chatTemplateNames.length ?? 0) > 0,
     stopIds: stopTokenIds(generation, rawConfig, tokenizer),
     contextLength: positiveInt(rawConfig?.max_position_embeddings) ?? positiveInt(rawConfig?.n_positions) ?? null,
+    ...(template && { template }),
   };
 }

@@ -264,7 +264,7 @@ export async function createRunModel(rt: GpuRuntime, p: Prepared, options: Omit<
 
 /** A generator on the run's model (with its adapter, so it sees the latest one). */
 export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits: { maxSequences: number; maxLength: number }): GpuGenerator {
-  return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams } }) });
+  return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams.only } }) });
 }
 
 /** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */

@@ -1,12 +1,14 @@
 // The form that starts a benchmark: a dataset's held-out turns (domains, samples per domain, the
-// eval split), the backends (stored checkpoints, Hugging Face folders picked in this page,
-// endpoints, the two baselines), the generation
+// eval split), the backends (stored checkpoints, Hugging Face and ONNX folders picked in this
+// page, endpoints, the two baselines), the generation
 // settings and the judge. Endpoints are those set up on this device (shared with the Playground,
 // keys in memory unless remembered there): the form picks them, or adds one.
 import { useMemo, useState, type ReactNode } from 'react';
 import { EndpointForm, EndpointSelect, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
+import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
+import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
 import { useBenchStore, type BenchDraft } from '../../stores/bench.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
@@ -59,6 +61,8 @@ interface FormInput {
   endpoints: EndpointChoice[];
   /** Hugging Face folders chosen (those no longer picked in the page are left out by the caller). */
   folders: PickedFolder[];
+  /** ONNX folders chosen (likewise). */
+  onnx: PickedOnnxFolder[];
   judgeKind: 'local' | 'endpoint';
   judgeEndpoint: EndpointChoice | undefined;
 }
@@ -71,9 +75,11 @@ function checkForm(f: FormInput): { errors: Record<string, string>; draft: Bench
   if (!chosenDomains.length) errs.domains = 'Choose at least one domain.';
   const parsed = parseBenchNumbers(f.numbers);
   Object.assign(errs, parsed.errors);
-  if (!f.baselines.length && !f.checkpoints.length && !f.endpoints.length && !f.folders.length) errs.backends = 'Choose at least one backend.';
+  if (!f.baselines.length && !f.checkpoints.length && !f.endpoints.length && !f.folders.length && !f.onnx.length) errs.backends = 'Choose at least one backend.';
   const unfit = f.folders.filter((x) => !usable(x));
   if (unfit.length) errs.folders = `${unfit.map((x) => x.name).join(', ')}: not checked yet, or does not fit this GPU with its settings (see its message).`;
+  const unusable = f.onnx.filter((x) => !usableOnnx(x));
+  if (unusable.length) errs.onnx = `${unusable.map((x) => x.name).join(', ')}: not checked yet, or cannot run (see its message).`;
   if (f.judgeKind === 'endpoint' && !judgeEndpoint) errs.judge = 'Choose the judge’s endpoint, or add one.';
   if (Object.keys(errs).length || !dataset || !parsed.values) return { errors: errs, draft: null };
   const draft: BenchDraft = {
@@ -88,6 +94,7 @@ function checkForm(f: FormInput): { errors: Record<string, string>; draft: Bench
     checkpoints: f.checkpoints.map((c) => c.ref),
     endpoints: f.endpoints,
     folders: f.folders.map((x) => ({ folderId: x.id, name: x.name, architecture: x.info?.architecture ?? '', parameters: x.info?.parameters ?? 0, context: x.settings.context, memoryGiB: x.settings.memoryGiB })),
+    onnx: f.onnx.map((x) => ({ folderId: x.id, name: x.name, file: chosenFile(x) ?? '', execution: pageExecution() })),
     generation: parsed.values.generation,
     judge: f.judgeKind === 'endpoint' && judgeEndpoint ? { kind: 'endpoint', endpoint: judgeEndpoint } : { kind: 'local' },
   };
@@ -172,12 +179,14 @@ interface BackendsProps {
   setEndpointIds(ids: string[]): void;
   folderIds: string[];
   setFolderIds(ids: string[]): void;
+  onnxIds: string[];
+  setOnnxIds(ids: string[]): void;
   /** Why checkpoints cannot run here (no WebGPU), or null. */
   noGpu: string | null;
   error?: string;
 }
 
-function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, folderIds, setFolderIds, noGpu, error }: BackendsProps) {
+function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, folderIds, setFolderIds, onnxIds, setOnnxIds, noGpu, error }: BackendsProps) {
   return (
     <fieldset>
       <legend>Backends</legend>
@@ -203,6 +212,7 @@ function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCh
         </label>
       ))}
       <HfFolderPicker idPrefix="bench" useLabel="Add to the benchmark" isUsed={(id) => folderIds.includes(id)} onUse={(f) => setFolderIds(toggled(folderIds, f.id, !folderIds.includes(f.id)))} />
+      <OnnxFolderPicker idPrefix="bench" useLabel="Add to the benchmark" isUsed={(id) => onnxIds.includes(id)} onUse={(f) => setOnnxIds(toggled(onnxIds, f.id, !onnxIds.includes(f.id)))} />
       <EndpointChecks chosen={endpointIds} onChange={setEndpointIds} />
       {error ? <span className="error-text small">{error}</span> : null}
     </fieldset>
@@ -223,6 +233,18 @@ function JudgeFields({ kind, setKind, endpointId, setEndpointId, error }: { kind
   );
 }
 
+/** The Hugging Face and ONNX folders of the page chosen for the bench (by id), and the folders themselves. */
+function usePickedFolders() {
+  const folders = useHfFolderStore((s) => s.folders);
+  const [folderIds, setFolderIds] = useState<string[]>([]);
+  const onnxFolders = useOnnxFolderStore((s) => s.folders);
+  const [onnxIds, setOnnxIds] = useState<string[]>([]);
+  return {
+    ids: { folderIds, setFolderIds, onnxIds, setOnnxIds },
+    chosen: () => ({ folders: folders.filter((f) => folderIds.includes(f.id)), onnx: onnxFolders.filter((f) => onnxIds.includes(f.id)) }),
+  };
+}
+
 export function NewBenchForm() {
   const datasets = useDatasetStore((s) => s.datasets);
   const activeId = useDatasetStore((s) => s.activeId);
@@ -236,8 +258,7 @@ export function NewBenchForm() {
   const known = useEndpointStore((s) => s.endpoints);
   /** Ids of the chosen endpoints. */
   const [endpointIds, setEndpointIds] = useState<string[]>([]);
-  const folders = useHfFolderStore((s) => s.folders);
-  const [folderIds, setFolderIds] = useState<string[]>([]);
+  const picked = usePickedFolders();
   const [judgeKind, setJudgeKind] = useState<'local' | 'endpoint'>('local');
   const [judgeId, setJudgeId] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -258,7 +279,7 @@ export function NewBenchForm() {
       baselines,
       checkpoints: noGpu ? [] : choices.filter((c) => checkpoints.includes(c.value)),
       endpoints: known.filter((ep) => endpointIds.includes(ep.id)),
-      folders: folders.filter((f) => folderIds.includes(f.id)),
+      ...picked.chosen(),
       judgeKind,
       judgeEndpoint: known.find((ep) => ep.id === judgeId),
     });
@@ -282,7 +303,7 @@ export function NewBenchForm() {
         {num('evalFraction', 'Eval share', 'trajectories held out, as training')}
         {num('seed', 'Split seed', 'training uses 0')}
       </div>
-      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} folderIds={folderIds} setFolderIds={setFolderIds} noGpu={noGpu} error={errors.backends ?? errors.folders} />
+      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} {...picked.ids} noGpu={noGpu} error={errors.backends ?? errors.folders ?? errors.onnx} />
       <div className="train-grid">
         {num('maxTokens', 'Max new tokens', 'blank: a quarter of a checkpoint’s context; 32768 for an endpoint')}
         {num('temperature', 'Temperature', 'blank: 0 for a checkpoint, 0.6 for an endpoint')}

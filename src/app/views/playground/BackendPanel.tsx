@@ -1,12 +1,16 @@
 // Choosing what plays the environment: a stored checkpoint of a training run, a dropped
 // .safetensors file, a Hugging Face model folder (picked or dropped; checked before it is loaded),
-// an OpenAI-compatible endpoint, or a baseline. Endpoint keys stay in memory unless "remember on
+// an ONNX model folder (the same; run by onnxruntime-web on WebGPU or WASM), an OpenAI-compatible
+// endpoint, or a baseline. Endpoint keys stay in memory unless "remember on
 // this device" is ticked.
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState, type DragEvent } from 'react';
 import type { RunRecord } from '../../../storage/db.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
+import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
+import { chosenFile, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
+import { isOnnxFiles } from '../../../train/onnxFolder.ts';
 import { droppedFiles } from '../../lib/droppedFiles.ts';
 import { folderFiles } from '../../../train/hfFolder.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
@@ -19,6 +23,7 @@ function choiceValue(b: BackendChoice | null): string {
   if (b.kind === 'run') return `run:${b.key}`;
   if (b.kind === 'file') return `file:${b.id}`;
   if (b.kind === 'hf') return `hf:${b.id}`;
+  if (b.kind === 'onnx') return `onnx:${b.id}`;
   if (b.kind === 'endpoint') return `endpoint:${b.id}`;
   return b.kind;
 }
@@ -41,7 +46,7 @@ function checkpointOptions(runs: RunRecord[]): CheckpointOption[] {
 }
 
 /** The backend a <select> value names: null for none, undefined when it names nothing known. */
-function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[], folders: PickedFolder[]): BackendChoice | null | undefined {
+function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[], folders: PickedFolder[], onnx: PickedOnnxFolder[]): BackendChoice | null | undefined {
   if (!v) return null;
   const [kind, ...rest] = v.split(':');
   const id = rest.join(':');
@@ -56,6 +61,10 @@ function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: stri
   if (kind === 'hf') {
     const f = folders.find((x) => x.id === id);
     return f ? { kind: 'hf', id: f.id, name: f.name } : undefined;
+  }
+  if (kind === 'onnx') {
+    const f = onnx.find((x) => x.id === id);
+    return f ? { kind: 'onnx', id: f.id, name: f.name } : undefined;
   }
   if (kind === 'endpoint') return { kind: 'endpoint', id };
   if (kind === 'copy-last' || kind === 'reference') return { kind };
@@ -83,7 +92,7 @@ function FilePicker({ onFile }: { onFile: (f: File) => void }) {
 }
 
 /** The backend <select>: checkpoints, dropped files, endpoints and baselines. */
-function BackendSelect({ backend, ckpts, files, folders, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; folders: PickedFolder[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
+function BackendSelect({ backend, ckpts, files, folders, onnx, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; folders: PickedFolder[]; onnx: PickedOnnxFolder[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
   return (
     <select id="pg-backend" value={choiceValue(backend)} onChange={(e) => onSelect(e.target.value)}>
       <option value="">Choose…</option>
@@ -108,6 +117,15 @@ function BackendSelect({ backend, ckpts, files, folders, endpoints, onSelect }: 
             </option>
           ))}
       </optgroup>
+      <optgroup label="ONNX folders (onnxruntime-web)">
+        {onnx
+          .filter((f) => usableOnnx(f) || (backend?.kind === 'onnx' && backend.id === f.id))
+          .map((f) => (
+            <option key={f.id} value={`onnx:${f.id}`}>
+              {f.name} (ONNX)
+            </option>
+          ))}
+      </optgroup>
       <optgroup label="Endpoints (OpenAI-compatible)">
         {endpoints.map((e) => (
           <option key={e.id} value={`endpoint:${e.id}`}>
@@ -124,9 +142,33 @@ function BackendSelect({ backend, ckpts, files, folders, endpoints, onSelect }: 
   );
 }
 
+/** Where onnxruntime-web runs a loaded ONNX folder, in words. */
+function onnxWhere(ep: string): string {
+  return ep === 'webgpu' ? 'WebGPU' : ep === 'wasm' ? 'WASM (CPU)' : ep;
+}
+
+/** Where a loaded ONNX folder's KV cache outputs have gone so far (shown after its first generation). */
+function onnxKvLine(kv: { onGpu: number; onCpu: number; live: number } | undefined): string {
+  return kv ? ` · KV cache outputs so far: ${kv.onGpu} kept on the GPU, ${kv.onCpu} on the CPU, ${kv.live} alive` : '';
+}
+
 /** What the worker loaded for a checkpoint backend, or why not. */
-function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
+function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
   const hf = backend.kind === 'hf';
+  const chosen = useOnnxFolderStore((s) => (backend.kind === 'onnx' ? s.get(backend.id) : undefined));
+  if (backend.kind === 'onnx') {
+    const want = chosen ? chosenFile(chosen) : null;
+    const loaded = model && isLoaded(backend, model) && model.onnx && (want === null || model.onnx.file === want);
+    return (
+      <p className="small" data-testid="pg-model">
+        {loaded
+          ? `Loaded in onnxruntime-web on ${onnxWhere(model.onnx!.executionProvider)}: ${model.name} · ${model.onnx!.file} · ${model.architecture} · ${model.layers} layers · context ${model.contextLength} tokens · prompted with its ${model.template} · stops at token ${model.stopIds?.join(', ') || '(none)'}${onnxKvLine(model.onnx!.kv)}`
+          : error?.kind === 'folder' || error?.kind === 'checkpoint'
+            ? 'Not loaded: see the message above.'
+            : 'Opening the model in onnxruntime-web…'}
+      </p>
+    );
+  }
   return (
     <p className="small" data-testid="pg-model">
       {model && isLoaded(backend, model)
@@ -170,6 +212,46 @@ function useCheckpointFiles(backend: BackendChoice | null, setBackend: Playgroun
   return { files, addFile };
 }
 
+/** The panel as a drop zone: a folder, or several files, is a model folder (ONNX when it holds an .onnx file, else Hugging Face); one file a checkpoint. */
+function usePanelDrop(addFile: (f: File) => Promise<void>) {
+  const addFolder = useHfFolderStore((s) => s.add);
+  const addOnnx = useOnnxFolderStore((s) => s.add);
+  const [dragging, setDragging] = useState(false);
+  return {
+    dragging,
+    onDragOver(e: DragEvent) {
+      e.preventDefault();
+      setDragging(true);
+    },
+    onDragLeave() {
+      setDragging(false);
+    },
+    onDrop(e: DragEvent) {
+      e.preventDefault();
+      setDragging(false);
+      const dt = e.dataTransfer;
+      const entries = Array.from(dt.items ?? []).map((i) => (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.());
+      if (dt.files.length > 1 || entries.some((x) => x?.isDirectory)) {
+        void droppedFiles(dt).then((list) => {
+          const picked = folderFiles(list);
+          return isOnnxFiles(picked) ? addOnnx(picked) : addFolder(picked);
+        });
+      } else if (dt.files[0]) void addFile(dt.files[0]);
+    },
+  };
+}
+
+/** A new model file chosen for the ONNX folder in use opens that file at once (the worker replaces the one it holds). */
+function useReopenOnModelFile(backend: BackendChoice | null, setBackend: PlaygroundState['setBackend']) {
+  const file = useOnnxFolderStore((s) => (backend?.kind === 'onnx' ? (s.get(backend.id)?.file ?? null) : null));
+  const seen = useRef(file);
+  useEffect(() => {
+    if (seen.current === file) return;
+    seen.current = file;
+    if (backend?.kind === 'onnx') setBackend(backend);
+  }, [file, backend, setBackend]);
+}
+
 export function BackendPanel() {
   const backend = usePlaygroundStore((s) => s.backend);
   const model = usePlaygroundStore((s) => s.model);
@@ -178,12 +260,13 @@ export function BackendPanel() {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const folders = useHfFolderStore((s) => s.folders);
   const removeEndpoint = useEndpointStore((s) => s.remove);
-  const addFolder = useHfFolderStore((s) => s.add);
+  const onnxFolders = useOnnxFolderStore((s) => s.folders);
   const [runs, setRuns] = useState<RunRecord[] | null>(null);
   const [runsError, setRunsError] = useState<string | null>(null);
   const { files, addFile } = useCheckpointFiles(backend, setBackend);
   const [editing, setEditing] = useState<EndpointSettings | 'new' | null>(null);
-  const [dragging, setDragging] = useState(false);
+  const drop = usePanelDrop(addFile);
+  useReopenOnModelFile(backend, setBackend);
 
   useEffect(() => {
     listRuns().then(setRuns, (e: Error) => setRunsError(`Stored runs could not be read: ${e.message}`));
@@ -196,36 +279,21 @@ export function BackendPanel() {
       setEditing('new');
       return;
     }
-    const choice = choiceFromValue(v, ckpts, files, folders);
+    const choice = choiceFromValue(v, ckpts, files, folders, onnxFolders);
     if (choice !== undefined) setBackend(choice);
   };
 
   return (
-    <div
-      className={dragging ? 'pg-backend dropzone dragging' : 'pg-backend'}
-      onDragOver={(e) => {
-        e.preventDefault();
-        setDragging(true);
-      }}
-      onDragLeave={() => setDragging(false)}
-      onDrop={(e) => {
-        e.preventDefault();
-        setDragging(false);
-        // A folder, or several files (config.json, *.safetensors, ...), is a Hugging Face model folder; one file a checkpoint.
-        const dt = e.dataTransfer;
-        const entries = Array.from(dt.items ?? []).map((i) => (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.());
-        if (dt.files.length > 1 || entries.some((x) => x?.isDirectory)) void droppedFiles(dt).then((files) => addFolder(folderFiles(files)));
-        else if (dt.files[0]) void addFile(dt.files[0]);
-      }}
-    >
+    <div className={drop.dragging ? 'pg-backend dropzone dragging' : 'pg-backend'} onDragOver={drop.onDragOver} onDragLeave={drop.onDragLeave} onDrop={drop.onDrop}>
       <div className="field">
         <label htmlFor="pg-backend">Backend</label>
-        <BackendSelect backend={backend} ckpts={ckpts} files={files} folders={folders} endpoints={endpoints} onSelect={onSelect} />
+        <BackendSelect backend={backend} ckpts={ckpts} files={files} folders={folders} onnx={onnxFolders} endpoints={endpoints} onSelect={onSelect} />
       </div>
       {runsError ? <p className="error-text">{runsError}</p> : null}
       {runs && !ckpts.length ? <p className="small muted">No stored checkpoint yet: train one in the Train view, or drop a .safetensors file here.</p> : null}
       <FilePicker onFile={(f) => void addFile(f)} />
       <HfFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'hf', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'hf' && backend.id === id} />
+      <OnnxFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'onnx', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'onnx' && backend.id === id} />
       {isLocalChoice(backend) ? <ModelStatus backend={backend} model={model} error={error} /> : null}
       {chosenEndpoint ? (
         <EndpointSummary

@@ -1,6 +1,10 @@
 // The form that starts a run: data, stage, model, schedule, and (RL) rollout settings. Every
 // field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
-import { useMemo, useState, type ReactNode } from 'react';
+import { useMemo, useState } from 'react';
+import { Field, useFormFields } from './fields.tsx';
+import { HfStartFields } from './HfStart.tsx';
+import { FolderAgain } from './RunFolder.tsx';
+import { useTrainFolderStore } from '../../stores/trainFolder.ts';
 import { Link } from 'wouter';
 import { Options } from '../../components/Options.tsx';
 import { PRESETS, type PresetName } from '../../../model/config.ts';
@@ -10,56 +14,10 @@ import { useDatasetStore } from '../../stores/datasets.ts';
 import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
-import { useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
+import { HF_START, useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
+import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../storage/db.ts';
-
-function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {hint ? <span className="muted small" id={`${id}-hint`}>{hint}</span> : null}
-      {error ? (
-        <span className="error-text small" id={`${id}-error`}>
-          {error}
-        </span>
-      ) : null}
-    </div>
-  );
-}
-
-/** The form's field builders: a select or a text input bound to one form field, with its error and hint. */
-function useFormFields(errors: FormErrors) {
-  const form = useTrainFormStore((s) => s.form);
-  const setForm = useTrainFormStore((s) => s.set);
-
-  const select = (field: FormField, label: string, options: [string, string][], hint?: ReactNode) => (
-    <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
-      <select id={`train-${field}`} value={form[field]} onChange={(e) => setForm({ [field]: e.target.value })} aria-invalid={errors[field] ? true : undefined}>
-        <Options items={options} value={([v]) => v} label={([, text]) => text} />
-      </select>
-    </Field>
-  );
-
-  const input = (field: FormField, label: string, hint?: ReactNode, type: 'number' | 'text' | 'password' = 'text') => (
-    <Field id={`train-${field}`} label={label} error={errors[field]} hint={hint}>
-      <input
-        id={`train-${field}`}
-        type={type === 'password' ? 'password' : 'text'}
-        autoComplete={type === 'password' ? 'off' : undefined}
-        inputMode={type === 'number' ? 'numeric' : undefined}
-        value={form[field]}
-        onChange={(e) => setForm({ [field]: e.target.value })}
-        aria-invalid={errors[field] ? true : undefined}
-        aria-describedby={errors[field] ? `train-${field}-error` : hint ? `train-${field}-hint` : undefined}
-      />
-    </Field>
-  );
-
-  return { form, setForm, select, input };
-}
 
 /** An OpenAI-compatible endpoint's address, model and key, for the judge or the teacher. */
 function EndpointFields({ errors, who }: { errors: FormErrors; who: 'judge' | 'teacher' }) {
@@ -120,10 +78,18 @@ function DataFields({ errors, datasetId, dataset }: { errors: FormErrors; datase
   );
 }
 
-/** The stage, the model preset, and the checkpoint to start from (which fixes the preset). */
+function startHint(form: TrainForm, fromChoice: CheckpointChoice | undefined): string {
+  if (form.from === HF_START) return 'a pretrained model: its tokenizer, chat template and weights';
+  if (!fromChoice) return 'a new tokenizer and fresh weights';
+  return fromChoice.run.stage === form.stage ? 'same stage: continues its step count' : 'a new stage on these weights and tokenizer';
+}
+
+/** The stage, the model preset, and where the run starts: scratch, a Hugging Face folder, or a stored checkpoint (which fixes the preset). */
 function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choices: CheckpointChoice[]; fromChoice: CheckpointChoice | undefined }) {
   const { form, setForm } = useFormFields(errors);
   const adapter = useTrainStore((s) => s.adapter);
+  const hf = form.from === HF_START;
+  const presetHint = hf ? 'set by the folder' : fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined;
   return (
     <>
       <div className="train-grid">
@@ -132,18 +98,21 @@ function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choi
             <Options items={Object.keys(STAGE_LABEL) as Stage[]} label={(s) => (s === 'rl' ? 'RL (GSPO)' : s.toUpperCase())} />
           </select>
         </Field>
-        <Field id="train-preset" label="Model preset" error={errors.preset} hint={fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined}>
-          <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
+        <Field id="train-preset" label="Model preset" error={errors.preset} hint={presetHint}>
+          <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice || hf} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
             <Options items={Object.entries(PRESETS)} value={([name]) => name} label={([name, c]) => `${name} · ${c.layers}×${c.dModel} · ctx ${c.contextLength}`} />
           </select>
         </Field>
       </div>
-      <Field id="train-from" label="Start from" error={errors.from} hint={fromChoice ? (fromChoice.run.stage === form.stage ? 'same stage: continues its step count' : 'a new stage on these weights and tokenizer') : 'a new tokenizer and fresh weights'}>
+      <Field id="train-from" label="Start from" error={errors.from} hint={startHint(form, fromChoice)}>
         <select id="train-from" value={form.from} onChange={(e) => setForm({ from: e.target.value })}>
-          <option value="">Scratch</option>
+          <option value="">Scratch (a preset)</option>
+          <option value={HF_START}>A Hugging Face folder</option>
           <Options items={choices} value={(c) => c.value} label={(c) => c.label} />
         </select>
       </Field>
+      {hf ? <HfStartFields errors={errors} /> : null}
+      {fromChoice?.run.hf?.tuning === 'lora' ? <FolderAgain run={fromChoice.run} purpose="train on its adapter" /> : null}
     </>
   );
 }
@@ -236,6 +205,7 @@ export function NewRunForm() {
   const stages = useTemplateStore((s) => s.stages);
   const mask = useMaskSettings((s) => s.config);
   const { runs, live, worker, workerError, start } = useTrainStore();
+  const hfFolder = useTrainFolderStore();
   const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
   const dataset = datasets.find((d) => d.id === datasetId);
   const choices = useMemo(() => checkpointChoices(runs), [runs]);
@@ -245,7 +215,7 @@ export function NewRunForm() {
   function submit(e: React.FormEvent) {
     e.preventDefault();
     const f: TrainForm = { ...form, datasetId };
-    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask });
+    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask, hf: hfFolder });
     setErrors(errors);
     if (!spec) {
       // Move focus to the first field with a problem so a keyboard user lands on it.
@@ -256,7 +226,12 @@ export function NewRunForm() {
     start(spec);
   }
 
-  const context = PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT;
+  const context =
+    form.from === HF_START
+      ? Math.min(hfFolder.info?.maxContext ?? HF_DEFAULT_TOKENS, HF_DEFAULT_TOKENS)
+      : fromChoice?.run.hf
+        ? (fromChoice.run.spec.T ?? FALLBACK_CONTEXT)
+        : (PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
   return (
     <form className="card train-form" aria-labelledby="new-run-title" onSubmit={submit} noValidate>
       <h2 id="new-run-title">New run</h2>

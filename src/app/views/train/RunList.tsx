@@ -7,15 +7,33 @@ import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
 import { nextStage } from './form.ts';
-import { StatePill } from './RunPanel.tsx';
+import { runModel, StatePill } from './RunPanel.tsx';
 
 const KB = 1024;
 const MB = 1024 * KB;
 /** A checkpoint's or the storage's size in KB below a megabyte (at least 1 KB), else in MB to one decimal. */
 const size = (n: number) => (n >= MB ? `${(n / MB).toFixed(1)} MB` : `${Math.max(1, Math.round(n / KB))} KB`);
 
+/** A folder's run as files people load elsewhere: the LoRA adapter in PEFT's layout, and the merged model folder. */
+function HfDownloads({ run, tag, exporting, exportHf }: { run: RunRecord; tag: CheckpointTag; exporting: string | null; exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'merged'): Promise<void> }) {
+  const label = `${tag} checkpoint of ${run.name}`;
+  const busy = (what: string) => exporting === `${run.id}|${tag}|${what}`;
+  return (
+    <>
+      {run.hf?.tuning === 'lora' ? (
+        <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'adapter')} aria-label={`Download the LoRA adapter (PEFT) of the ${label}`} title="adapter_config.json + adapter_model.safetensors: put both in one folder for PeftModel.from_pretrained">
+          {busy('adapter') ? 'Exporting…' : 'Adapter (PEFT)'}
+        </button>
+      ) : null}
+      <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'merged')} aria-label={`Download the merged Hugging Face folder of the ${label}`} title={`config.json, model.safetensors and the tokenizer files, one download each: put them in one folder${run.hf?.tuning === 'lora' ? ' (the merge needs the base folder picked again after a reload)' : ''}`}>
+        {busy('merged') ? 'Exporting…' : 'Merged folder'}
+      </button>
+    </>
+  );
+}
+
 function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; busy: boolean }) {
-  const { download, deleteCheckpoint } = useTrainStore();
+  const { download, deleteCheckpoint, exportHf, exporting } = useTrainStore();
   const setForm = useTrainFormStore((s) => s.set);
   const [confirm, setConfirm] = useState(false);
   const c = run.checkpoints[tag];
@@ -29,9 +47,10 @@ function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; bu
         {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `held-out reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} · {size(c.size)}
       </span>
       <span className="ckpt-actions">
-        <button type="button" className="secondary small" onClick={() => void download(run.id, tag)} aria-label={`Download the ${label}`}>
+        <button type="button" className="secondary small" onClick={() => void download(run.id, tag)} aria-label={`Download the ${label}`} title="The run's own checkpoint (with its AdamW state): what resumes it">
           Download
         </button>
+        {run.hf ? <HfDownloads run={run} tag={tag} exporting={exporting} exportHf={exportHf} /> : null}
         {run.stage !== 'rl' ? (
           <button
             type="button"
@@ -77,7 +96,7 @@ function RunRow({ run: r, selected, onDelete }: { run: RunRecord; selected: bool
           {r.name}
         </button>
         <div className="muted small">
-          {r.stage.toUpperCase()} · {r.spec.preset} · {new Date(r.createdAt).toLocaleString()}
+          {r.stage.toUpperCase()} · {runModel(r)} · {new Date(r.createdAt).toLocaleString()}
         </div>
       </td>
       <td>

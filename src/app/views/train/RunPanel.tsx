@@ -9,6 +9,8 @@ import { ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
+import { folderNeeded } from '../../../train/hfFolder.ts';
+import { FolderAgain } from './RunFolder.tsx';
 import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
@@ -37,12 +39,18 @@ export function StatePill({ state }: { state: RunRecord['state'] | string }) {
   return <span className={`pill ${cls}`}>{state}</span>;
 }
 
+/** The model a run trains: its preset, or its Hugging Face folder and how (LoRA rank, or every weight). */
+export function runModel(run: RunRecord): string {
+  if (!run.hf) return run.spec.preset;
+  return `${run.hf.folder.name} (${run.spec.lora ? `LoRA rank ${run.spec.lora.rank}, alpha ${run.spec.lora.alpha ?? 2 * run.spec.lora.rank}` : 'full fine-tuning'})`;
+}
+
 /** Where the run came from: stage, preset, data, starting checkpoint, mask, reward and labels. */
 function RunSummary({ run }: { run: RunRecord }) {
   const rlSpec = run.spec.rl;
   return (
     <p className="muted small">
-      {run.stage.toUpperCase()} · {run.spec.preset} · {run.data.name}
+      {run.stage.toUpperCase()} · {runModel(run)} · {run.data.name}
       {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
       {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
       {maskNote(run)}
@@ -55,7 +63,10 @@ function RunSummary({ run }: { run: RunRecord }) {
 /** Pause / resume / stop for the live run; resume-from-checkpoint for a stopped or failed one. */
 function RunControls({ run, state, isLive, unfinished }: { run: RunRecord | undefined; state: string; isLive: boolean; unfinished: boolean }) {
   const { live, pause, resume, stop, resumeRun } = useTrainStore();
+  const canResume = !isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && unfinished;
   return (
+    <>
+    {canResume && folderNeeded(run) ? <FolderAgain run={run} purpose="resume" /> : null}
     <div className="toolbar run-controls">
       {isLive && state !== 'paused' ? (
         <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
@@ -72,12 +83,13 @@ function RunControls({ run, state, isLive, unfinished }: { run: RunRecord | unde
           Stop
         </button>
       ) : null}
-      {!isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && unfinished ? (
+      {canResume ? (
         <button type="button" onClick={() => void resumeRun(run.id)}>
           Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
         </button>
       ) : null}
     </div>
+    </>
   );
 }
 

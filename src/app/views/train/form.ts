@@ -6,7 +6,9 @@ import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import type { TrainJobSpec } from '../../../train/jobs.ts';
 import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../train/spec.ts';
-import type { TrainForm } from '../../stores/trainForm.ts';
+import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
+import { chatProblem, folderMismatch, folderName, type HfFolderFile, type HfFolderInfo, type HfTrainFolder } from '../../../train/hfFolder.ts';
+import type { HfFolderRef } from '../../../train/spec.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 
 export const REWARD_LABEL: Record<RewardKind, string> = {
@@ -33,7 +35,19 @@ export interface FormContext {
   webgpuProblem: string | null;
   /** The Trajectories panel's current loss-mask settings: an SFT run trains with them. */
   mask?: MaskConfig;
+  /** The Train view's Hugging Face folder (picked, and checked by the worker for the run's shape). */
+  hf?: HfFormFolder;
 }
+
+export interface HfFormFolder {
+  folder: { name: string; files: HfFolderFile[]; ref: HfFolderRef } | null;
+  status: 'idle' | 'inspecting' | 'ready' | 'error';
+  info: HfFolderInfo | null;
+  error: string | null;
+}
+
+/** Tokens per sequence of a folder's run when the field is blank: the model's context, up to this (activations grow with it). */
+export const HF_DEFAULT_TOKENS = 512;
 
 function int(errors: FormErrors, field: FormField, text: string, label: string, min: number, max: number): number {
   const t = text.trim();
@@ -84,25 +98,82 @@ function checkDataset(form: TrainForm, ctx: FormContext, errors: FormErrors): Da
   return dataset;
 }
 
-/** Where the run starts: a stored checkpoint (which fixes the preset and may fix the first step) or a fresh preset. */
-function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): { from: RunRecord['from']; preset: TrainForm['preset']; minSteps: number } {
+interface Start {
+  from: RunRecord['from'];
+  preset: TrainForm['preset'];
+  minSteps: number;
+  /** The longest sequence the model takes. */
+  context: number;
+  /** The folder the job sends (a folder's run, or the base of a LoRA checkpoint's run). */
+  hf?: HfTrainFolder;
+  lora?: TrainSpec['lora'];
+  /** A folder's model in the run's name ("TinyChat LoRA r4"). */
+  model?: string;
+}
+
+const modelName = (folder: string, lora: TrainSpec['lora']) => `${folder} ${lora ? `LoRA r${lora.rank}` : 'full'}`;
+
+function positive(errors: FormErrors, field: FormField, text: string, label: string, max: number): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !(n > 0 && n <= max)) errors[field] = `${label} must be a number above 0 and at most ${max}; got '${text}'.`;
+  return n;
+}
+
+/** A run from the picked Hugging Face folder: the folder read and fitting, its chat template, full or LoRA, the memory budget. */
+function checkHfStart(form: TrainForm, ctx: FormContext, errors: FormErrors): Start {
+  const hf = ctx.hf;
+  const info = hf?.info ?? null;
+  if (!hf?.folder) errors.from = 'Pick the Hugging Face folder to start from (Open a Hugging Face folder…, or drop it on the box).';
+  else if (hf.status === 'error') errors.from = hf.error ?? `${hf.folder.name} could not be read.`;
+  else if (!info || hf.status !== 'ready') errors.from = `${hf.folder.name} is still being read; start when its estimate is shown.`;
+  else if (chatProblem(info)) errors.from = chatProblem(info)!;
+  else if (!info.fit.fits) errors.from = `Does not fit: ${info.fit.message}`;
+  if (form.stage === 'cpt') errors.stage = 'A Hugging Face folder trains with SFT or RL (GSPO), in its own chat format: pick one of those.';
+  const memoryGiB = positive(errors, 'memoryGiB', form.memoryGiB, 'GPU memory (GiB)', 1024);
+  let lora: TrainSpec['lora'];
+  if (form.tuning === 'lora') {
+    const rank = int(errors, 'loraRank', form.loraRank, 'LoRA rank', 1, 4096);
+    const alpha = form.loraAlpha.trim() === '' ? undefined : positive(errors, 'loraAlpha', form.loraAlpha, 'LoRA alpha', 1e6);
+    lora = { rank, ...(alpha !== undefined && { alpha }) };
+  }
+  const folder = hf?.folder;
+  const job = folder ? { files: folder.files, memoryGiB, ...(folderName(folder.files) ? {} : { name: folder.name }) } : undefined;
+  return { from: null, preset: form.preset, minSteps: 1, context: info?.maxContext ?? FALLBACK_CONTEXT, ...(job && { hf: job }), ...(lora && { lora }), ...(folder && { model: modelName(folder.name, lora) }) };
+}
+
+/** Where the run starts: a Hugging Face folder, a stored checkpoint (which fixes the preset and may fix the first step) or a fresh preset. */
+function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): Start {
+  const contextOf = (preset: string) => (preset in PRESETS ? PRESETS[preset as keyof typeof PRESETS].contextLength : FALLBACK_CONTEXT);
+  if (form.from === HF_START) return checkHfStart(form, ctx, errors);
   if (!form.from) {
     if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Pick a preset: ${Object.keys(PRESETS).join(', ')}.`;
-    return { from: null, preset: form.preset, minSteps: 1 };
+    return { from: null, preset: form.preset, minSteps: 1, context: contextOf(form.preset) };
   }
   const choice = checkpointChoices(ctx.runs).find((c) => c.value === form.from);
   if (!choice) {
     errors.from = 'That checkpoint is no longer stored; pick another or start fresh.';
-    return { from: null, preset: form.preset, minSteps: 1 };
+    return { from: null, preset: form.preset, minSteps: 1, context: contextOf(form.preset) };
   }
   const ref = choice.run.checkpoints[choice.tag]!;
-  return {
+  const start: Start = {
     from: { runId: choice.run.id, runName: choice.run.name, tag: choice.tag, step: ref.step, stage: choice.run.stage, key: ref.key },
     // The checkpoint fixes the model's shape and tokenizer.
     preset: choice.run.spec.preset,
     // The same stage continues the checkpoint's step count (its schedule and batches).
     minSteps: choice.run.stage === form.stage ? ref.step + 1 : 1,
+    // A folder's model: its context is not stored, the run's sequence length is the bound.
+    context: choice.run.hf ? (choice.run.spec.T ?? FALLBACK_CONTEXT) : contextOf(choice.run.spec.preset),
+    ...(choice.run.spec.lora && { lora: choice.run.spec.lora }),
+    ...(choice.run.hf && { model: modelName(choice.run.hf.folder.name, choice.run.spec.lora) }),
   };
+  // A LoRA checkpoint holds the adapter alone: its base folder is picked again.
+  if (choice.run.hf?.tuning === 'lora') {
+    const folder = ctx.hf?.folder;
+    const problem = folder ? folderMismatch(choice.run.hf.folder, folder.ref) : `This adapter trains on the Hugging Face folder ${choice.run.hf.folder.name}, which this page does not keep after a reload: pick that folder again.`;
+    if (problem) errors.from = problem;
+    else if (folder) start.hf = { files: folder.files, memoryGiB: choice.run.hf.memoryGiB, ...(folderName(folder.files) ? {} : { name: folder.name }) };
+  }
+  return start;
 }
 
 /** The optional peak learning rate; undefined keeps the preset's. */
@@ -144,7 +215,7 @@ function labelSettings(form: TrainForm, errors: FormErrors, secrets: Secrets): N
   const samples = int(errors, 'labelSamples', form.labelSamples, 'Turns to label', 1, 1_000_000);
   const threshold = Number(form.labelThreshold.trim());
   if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5)) errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
-  if (form.teacher === 'local' && !form.from) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
+  if (form.teacher === 'local' && (!form.from || form.from === HF_START)) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
   const labels: NonNullable<TrainSpec['labels']> = { teacher: form.teacher, candidates, threshold, samples, judge: form.rewardJudge };
   if (form.teacher === 'endpoint') labels.teacherEndpoint = endpointSpec(errors, form, 'teacher', secrets);
   if (form.rewardJudge === 'endpoint') labels.judgeEndpoint = endpointSpec(errors, form, 'judge', secrets);
@@ -157,13 +228,12 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
   const dataset = checkDataset(form, ctx, errors);
   if (!Object.hasOwn(STAGE_LABEL, form.stage)) errors.stage = 'Pick a stage: CPT, SFT or RL.';
-  const { from, preset, minSteps } = checkStart(form, ctx, errors);
-
-  const context = preset in PRESETS ? PRESETS[preset].contextLength : FALLBACK_CONTEXT;
+  const { from, preset, minSteps, context, hf, lora, model } = checkStart(form, ctx, errors);
+  const hfRun = form.from === HF_START;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
   if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
-  // Empty: the whole context of the preset.
-  const tokens = form.tokens.trim() === '' ? context : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
+  // Empty: the whole context of the preset (of a folder's model: up to HF_DEFAULT_TOKENS).
+  const tokens = form.tokens.trim() === '' ? (hfRun ? Math.min(context, HF_DEFAULT_TOKENS) : context) : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
   const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
   if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
   const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
@@ -180,6 +250,7 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
     templates: ctx.templateMix(form.stage),
     ...(form.domain ? { domains: [form.domain] } : {}),
     ...(lr !== undefined ? { lr: { peak: lr, min: lr * LR_MIN_FRACTION } } : {}),
+    ...(lora && { lora }),
   };
   if (form.stage === 'rl') spec.rl = rlSettings(form, errors, context, tokens, secrets);
   else {
@@ -189,8 +260,8 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   }
   if (form.stage === 'sft' && form.labels === 'rejection') spec.labels = labelSettings(form, errors, secrets);
   if (Object.keys(errors).length) return { spec: null, errors };
-  const name = form.name.trim() || `${form.stage.toUpperCase()} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
-  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
+  const name = form.name.trim() || `${form.stage.toUpperCase()}${model ? ` · ${model}` : ''} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
+  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(hf && { hf }), ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
 }
 
 function endpointFields(errors: FormErrors, form: TrainForm, who: 'judge' | 'teacher') {

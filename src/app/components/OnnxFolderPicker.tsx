@@ -1,0 +1,103 @@
+// Picking an ONNX causal-LM folder (onnx/model.onnx or its variants, config.json, tokenizer.json,
+// tokenizer_config.json, generation_config.json), shared by the Playground and the Bench, beside
+// the Hugging Face folder picker: a folder picker or a drop of the folder or its files. Each picked
+// folder is checked by the worker before anything is opened (stores/onnxFolders.ts): its name,
+// architecture and shape from config.json and its model files are shown, with a choice of model
+// file when it has several, or the message naming the file at fault. onnxruntime-web runs it on
+// WebGPU where this page has it, else on WASM, so it works in a browser without WebGPU.
+import { FolderInput, useFolderDrop } from './FolderInput.tsx';
+import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../stores/onnxFolders.ts';
+import { HF_NOT_KEPT } from '../../train/hfFolder.ts';
+import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../train/onnxFolder.ts';
+
+interface Props {
+  /** Prefix of the element ids (two pickers may share a page). */
+  idPrefix: string;
+  /** The button that takes a checked folder ("Load", "Add to the benchmark"). */
+  useLabel: string;
+  onUse(folder: PickedOnnxFolder): void;
+  isUsed?(id: string): boolean;
+}
+
+/** The model file to run, when the folder has several. */
+function VariantSelect({ folder, idPrefix }: { folder: PickedOnnxFolder; idPrefix: string }) {
+  const setFile = useOnnxFolderStore((s) => s.setFile);
+  const variants = folder.info?.variants ?? [];
+  if (variants.length < 2) return null;
+  const id = `${idPrefix}-onnx-variant-${folder.id.replace(/[^\w-]/g, '_')}`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>Model file</label>
+      <select id={id} value={chosenFile(folder) ?? ''} onChange={(e) => setFile(folder.id, e.target.value)}>
+        {variants.map((v) => (
+          <option key={v.file} value={v.file}>
+            {variantLabel(v.file)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: PickedOnnxFolder; idPrefix: string; useLabel: string; onUse(f: PickedOnnxFolder): void; used: boolean }) {
+  const remove = useOnnxFolderStore((s) => s.remove);
+  const info = folder.info;
+  const problem = info ? onnxFolderProblem(info) : null;
+  return (
+    <li className="hf-folder" data-testid="onnx-folder">
+      <strong>{folder.name}</strong> <span className="muted small">({folder.files.length} files)</span>
+      {folder.status === 'inspecting' ? <p className="small muted">Reading config.json, the tokenizer and the list of model files…</p> : null}
+      {folder.error ? (
+        <p className="error-text small" role="alert" data-testid="onnx-folder-error">
+          {folder.error}
+        </p>
+      ) : null}
+      {info ? (
+        <p className="small" data-testid="onnx-folder-info">
+          {describeOnnxFolder(info)}
+          {info.tokenizer ? (info.chatTemplate ? ' · tokenizer and chat template' : ' · tokenizer, no chat template (prompted with the LWM template)') : ''}
+        </p>
+      ) : null}
+      {problem ? (
+        <p className="error-text small" role="alert" data-testid="onnx-folder-error">
+          {problem}
+        </p>
+      ) : null}
+      <VariantSelect folder={folder} idPrefix={idPrefix} />
+      <div className="toolbar">
+        <button type="button" className="small" disabled={!usableOnnx(folder)} aria-pressed={used || undefined} onClick={() => onUse(folder)}>
+          {used ? `${useLabel} ✓` : useLabel}
+        </button>
+        <button type="button" className="secondary small" onClick={() => remove(folder.id)}>
+          Forget
+        </button>
+      </div>
+    </li>
+  );
+}
+
+export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
+  const folders = useOnnxFolderStore((s) => s.folders);
+  const add = useOnnxFolderStore((s) => s.add);
+  const { dragging, handlers } = useFolderDrop((files) => void add(files));
+  const where = pageExecution() === 'wasm' ? 'on WASM (this browser has no WebGPU)' : 'on WebGPU, or WASM where WebGPU cannot take it';
+  return (
+    <div
+      className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'}
+      data-testid={`${idPrefix}-onnx`}
+      {...handlers}
+    >
+      <p className="small">
+        <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web runs it {where}. {HF_NOT_KEPT}
+      </p>
+      <FolderInput label="Open an ONNX model folder" text="Open an ONNX folder…" testId={`${idPrefix}-onnx-input`} onFiles={(files) => void add(files)} />
+      {folders.length ? (
+        <ul className="plain">
+          {folders.map((f) => (
+            <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}

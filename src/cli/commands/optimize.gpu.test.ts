@@ -1,0 +1,44 @@
+// `lwm optimize --backend local`: a micro checkpoint (random weights, its tokenizer and training
+// spec in the metadata) as the simulator on the GPU, prompted with each candidate template, the
+// local judge and the offline optimiser: 2 rounds, the same files twice (greedy decoding).
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import optimize from './optimize.ts';
+import { captureIO } from '../testing.ts';
+import { generateTrajectories } from '../../core/envs/generate.ts';
+import type { LoopState } from '../../core/optimize/loop.ts';
+import { trainBpe } from '../../core/tokenizer/index.ts';
+import { presetConfig } from '../../model/config.ts';
+import { initParams } from '../../model/init.ts';
+import { saveCheckpoint } from '../../model/checkpoint.ts';
+
+describe('lwm optimize --backend local', () => {
+  it('runs 2 offline rounds with a micro checkpoint and the local judge, deterministically', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-optimize-gpu-'));
+    try {
+      const data = generateTrajectories('terminal', 4, 0);
+      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
+      const ckpt = join(dir, 'micro.safetensors');
+      await writeFile(ckpt, saveCheckpoint({ config, params: initParams(config, 3), step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) } }));
+      const run = async (out: string) => {
+        const io = captureIO();
+        const code = await optimize(['--template', 'v1', '--domain', 'terminal', '--n', '4', '--dev', '3', '--test', '2', '--backend', 'local', '--model', ckpt, '--max-tokens', '4', '--rounds', '2', '--candidates', '2', '-o', join(dir, out)], io);
+        expect(io.stderr).toMatch(/round 2\/2 r2c\d on dev: 3\/3/);
+        expect(code).toBe(0);
+        return JSON.parse(await readFile(join(dir, out, 'state.json'), 'utf8')) as LoopState;
+      };
+      const a = await run('a');
+      expect(a.stopped).toBe('done');
+      expect(a.versions[0].text).toContain('You simulate a {{ domain }} environment');
+      expect(a.versions.filter((v) => v.round > 0).length).toBeGreaterThan(0);
+      expect(a.calls.model).toBe(3 * (1 + a.versions.filter((v) => v.round > 0 && v.status !== 'invalid').length) + 2);
+      const b = await run('b');
+      expect(b).toEqual(a);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
