@@ -3,16 +3,17 @@
 // that a second run resumes to the same end as an uninterrupted run, without scoring again what
 // was scored; a template that cannot render is refused with the reason.
 import { describe, expect, it } from 'vitest';
-import type { GenerateRequest, LwmBackend, TurnRequest } from '../core/backend.ts';
+import { isTurnRequest, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { sampleFromRecord } from '../core/bench/runner.ts';
 import { generateTrajectories } from '../core/envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
+import { templateRequest } from '../core/optimize/evaluate.ts';
 import { offlineOptimiser } from '../core/optimize/optimisers.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import type { OptimisationRecord } from '../storage/db.ts';
 import { StopRequested } from './host.ts';
-import { evaluationsDone, optimisationRender, optimisationValidator, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
+import { evaluationsDone, optimisationRender, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
 
 const trajectories = [...generateTrajectories('terminal', 24, 3), ...generateTrajectories('mcp', 24, 3)];
 const samples = benchSampleRecords(trajectories, { evalFraction: 0.5, seed: 1 }).map(sampleFromRecord);
@@ -115,6 +116,22 @@ describe('the optimize job', () => {
     expect(calls.n - before).toBe(wholeCalls.n - 2 * dev);
   });
 
+  it('3 rounds with the same seed give the same lineage and scores twice; another seed proposes other candidates', async () => {
+    const run = async (seed: number) => {
+      const r = record();
+      r.config = { ...r.config, rounds: 3, seed };
+      const store = new Map([['opt-1', r]]);
+      await runOptimize('opt-1', deps(store, { n: 0 }));
+      return store.get('opt-1')!.loop!;
+    };
+    const a = await run(3);
+    expect(a.rounds.map((x) => x.round)).toEqual([1, 2, 3]);
+    expect(new Set(a.versions.filter((v) => v.mean !== undefined).map((v) => v.mean)).size).toBeGreaterThan(1);
+    expect(JSON.stringify(await run(3))).toBe(JSON.stringify(a));
+    const other = await run(11);
+    expect(other.versions.map((v) => v.note)).not.toEqual(a.versions.map((v) => v.note));
+  });
+
   it('a missing optimisation and a dataset too small are errors that say what to do', async () => {
     await expect(runOptimize('nope', deps(new Map(), { n: 0 }))).rejects.toThrow(/no stored prompt optimisation nope/);
     const small = record();
@@ -128,21 +145,39 @@ describe('the optimize job', () => {
   });
 });
 
-describe('rendering and validating a candidate', () => {
-  const dev = samples.slice(0, 3);
-  it('a checkpoint gets the turn with the text as its template; an endpoint the rendered system text', () => {
-    const text = `${BUILTIN_TEMPLATES.v0.text}\nCompute counts.`;
-    const turn = optimisationRender(record())(text, dev[0]) as TurnRequest;
-    expect(turn.template?.text).toBe(text);
-    expect(turn.template?.domains).toBeUndefined();
-    const endpoint = { ...record(), backend: { id: 'e', name: 'e', kind: 'endpoint' as const, endpoint: { baseUrl: 'http://x/v1', model: 'm' } } };
-    const chat = optimisationRender(endpoint)(text.replace('You are the environment.', 'You are the world.'), dev[0]) as { system: string; messages: { content: string }[] };
-    expect(chat.system).toMatch(/^You are the world\./);
-    expect(chat.messages[0].content).toContain(dev[0].action);
+describe('rendering a candidate: core\'s templateRender in the form lwm optimize uses', () => {
+  const dev = samples.filter((x) => x.history.length > 0).slice(0, 3);
+  const text = `${BUILTIN_TEMPLATES.v0.text}\nCompute counts.`;
+  const withBackend = (backend: OptimisationRecord['backend']) => ({ ...record(), backend });
+  const endpoint = { id: 'e', name: 'e', kind: 'endpoint' as const, endpoint: { baseUrl: 'http://x/v1', model: 'm' } };
+  const checkpoint = { id: 'c', name: 'c', kind: 'checkpoint' as const, checkpoint: { runId: 'r', runName: 'r', tag: 'last' as const, step: 1, key: 'k' } };
+  it('a checkpoint and the baselines get the turn with the text as its template and no AgentWorldBench texts', () => {
+    for (const backend of [checkpoint, record().backend]) {
+      const turn = optimisationRender(withBackend(backend), {})(text, dev[0]) as TurnRequest;
+      expect(turn.template?.text).toBe(text);
+      expect(turn.template?.domains).toBeUndefined();
+      expect(turn.awb).toBeUndefined();
+      expect(turn).toEqual(templateRequest(text, dev[0], 'turn'));
+    }
   });
-  it('names a template problem with its line, and accepts the built-in text', () => {
-    const validate = optimisationValidator(BUILTIN_TEMPLATES.v0, dev);
-    expect(validate(BUILTIN_TEMPLATES.v0.text)).toEqual([]);
-    expect(validate(BUILTIN_TEMPLATES.v0.text.replace('{{ action }}', '{{ acton }}'))[0]).toMatch(/line \d+: .*acton/);
+  it('an endpoint, and a folder with a chat template, get the rendered system text and the turns as user/assistant messages', () => {
+    const world = text.replace('You are the environment.', 'You are the world.');
+    const chat = optimisationRender(withBackend(endpoint), {})(world, dev[0]) as { system: string; messages: { role: string; content: string }[] };
+    expect(chat.system).toMatch(/^You are the world\./);
+    expect(chat.messages.map((m) => m.role)).toEqual([...dev[0].history.flatMap(() => ['user', 'assistant']), 'user']);
+    expect(chat.messages.at(-1)!.content).toBe(dev[0].action);
+    expect(chat).toEqual(templateRequest(world, dev[0], 'chat'));
+    const hf = { id: 'h', name: 'h', kind: 'hf' as const };
+    const onnx = { id: 'o', name: 'o', kind: 'onnx' as const };
+    expect(optimisationRender(withBackend(hf), { chatTemplate: true })(world, dev[0])).toEqual(chat);
+    expect(optimisationRender(withBackend(onnx), { chatTemplate: true })(world, dev[0])).toEqual(chat);
+    // Our ONNX export has no chat template: it renders the turn with the template, as a checkpoint does.
+    expect(isTurnRequest(optimisationRender(withBackend(onnx), { chatTemplate: false })(world, dev[0]))).toBe(true);
+  });
+  it('keeps the start template\'s prediction tags', () => {
+    const o = withBackend(checkpoint);
+    o.start.template = { ...o.start.template, targetOpen: '<obs>\n', targetClose: '\n</obs>' };
+    const turn = optimisationRender(o, {})(text, dev[0]) as TurnRequest;
+    expect([turn.template!.targetOpen, turn.template!.targetClose]).toEqual(['<obs>\n', '\n</obs>']);
   });
 });

@@ -7,13 +7,12 @@
 // rounds (candidates already scored keep their scores; the one cut off is scored again).
 import type { GenerateRequest } from '../core/backend.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
-import { defaultRequest, sampleFromRecord, turnRequestOf, type BenchSample } from '../core/bench/runner.ts';
-import { benchEvaluator, splitForOptimisation, type OptimisationSplits } from '../core/optimize/evaluate.ts';
+import { sampleFromRecord, turnRequestOf, type BenchSample } from '../core/bench/runner.ts';
+import { benchEvaluator, requestFormFor, splitForOptimisation, templateRender, templateValidator, type OptimisationSplits } from '../core/optimize/evaluate.ts';
 import { newLoopState, plannedEvaluations, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../core/optimize/loop.ts';
 import { endpointOptimiser, offlineOptimiser } from '../core/optimize/optimisers.ts';
 import { SYSTEM_PROMPT_FIELDS } from '../core/schema/types.ts';
-import { checkTemplateText, renderProblems, renderSystem, TEMPLATE_VARIABLE_NAMES, type PromptTemplate } from '../core/templates/index.ts';
-import type { TurnSample } from '../core/turns/index.ts';
+import { TEMPLATE_VARIABLE_NAMES } from '../core/templates/index.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { EndpointClient } from '../backends/endpoint.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
@@ -68,41 +67,15 @@ export interface OptimizeDeps {
   now?: () => number;
 }
 
-/** The template the loop's text renders with: the start's, with one text for every domain. */
-export function templateWithText(start: PromptTemplate, text: string): PromptTemplate {
-  const { domains: _domains, ...rest } = start;
-  void _domains;
-  return { ...rest, text };
-}
-
 /**
- * How a template text reaches the simulated model: a checkpoint (and the baselines, which ignore
- * it) gets the turn with the template to render it; an endpoint gets the rendered system text and
- * the turns in AgentWorldBench's layout as chat messages.
+ * How a template text reaches the simulated model: core's templateRender, in the form lwm optimize
+ * sends the same backend (requestFormFor: 'chat' for an endpoint or a folder with a chat template,
+ * 'turn' for a checkpoint and the baselines), with the start template's prediction tags.
  */
-export function optimisationRender(o: Pick<OptimisationRecord, 'start' | 'backend'>): (text: string, s: BenchSample) => GenerateRequest {
-  const cache = new Map<string, PromptTemplate>();
-  const tpl = (text: string) => {
-    let t = cache.get(text);
-    if (!t) cache.set(text, (t = templateWithText(o.start.template, text)));
-    return t;
-  };
-  return (text, s) => {
-    const turn = turnRequestOf(s);
-    if (o.backend.kind !== 'endpoint') return { ...turn, template: tpl(text) };
-    return { system: renderSystem(tpl(text), turn.sample), messages: (defaultRequest(s) as { messages: { role: 'user'; content: string }[] }).messages };
-  };
-}
-
-/** The loop's `validate`: the text's own problems, then whether it renders every dev sample. */
-export function optimisationValidator(start: PromptTemplate, dev: readonly BenchSample[]): (text: string) => string[] {
-  const turns = dev.map((s) => ({ ...turnRequestOf(s).sample, trajectoryId: String(s.id), turnIndex: s.turnIdx - 1 }) as TurnSample);
-  return (text) => {
-    const own = checkTemplateText(text).map((p) => `line ${p.line}: ${p.message}`);
-    if (own.length) return own;
-    const problems = renderProblems(templateWithText(start, text), turns);
-    return problems.length ? [`does not render on ${problems.length} dev sample(s): ${problems[0]}`] : [];
-  };
+export function optimisationRender(o: Pick<OptimisationRecord, 'start' | 'backend'>, opened: Pick<OpenedBackend, 'chatTemplate'>): (text: string, s: BenchSample) => GenerateRequest {
+  const kind = o.backend.kind;
+  if (kind === 'imported') throw new UserFacingError(`${o.backend.name}: an imported backend cannot be run again.`);
+  return templateRender(requestFormFor({ kind, chatTemplate: opened.chatTemplate }), o.start.template);
 }
 
 /** A few dev samples' system-prompt fields as text, for the endpoint optimiser's prompt. */
@@ -243,12 +216,12 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
       backend: opened.backend,
       judge,
       splits,
-      render: optimisationRender(o),
+      render: optimisationRender(o, opened),
       generate: opened.generate,
       concurrency: opened.concurrency,
       onProgress: (p) => tracker.sample(p.split, p.done, p.total),
     });
-    const env = { optimiser: deps.optimiser(o, splits), evaluate, validate: optimisationValidator(o.start.template, splits.dev), onState: writer.onState, signal: deps.signal };
+    const env = { optimiser: deps.optimiser(o, splits), evaluate, validate: templateValidator(splits.dev, { tags: o.start.template }), onState: writer.onState, signal: deps.signal };
     const final = await runOptimisation(env, state, { text: o.start.template.text, note: `${o.start.version} as it was` });
     await writer.settle();
     await deps.update(optId, (r) => {
