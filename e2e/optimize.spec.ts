@@ -2,7 +2,8 @@
 // served here on 127.0.0.1 ("picky"): it simulates (repeats the last observation it was sent) on
 // a share of the turns that grows with the instruction lines in its system prompt, and refuses on
 // the rest — so it reads the template, and candidates score differently (copy-last and reference
-// ignore the template; a micro checkpoint's 64-token context leaves no room for it). From the
+// ignore the template; a micro checkpoint's 64-token context leaves no room for it; each
+// instruction line wins it over on about half of the turns, its own half). From the
 // Prompts view's versions: "Optimise" v0 on terminal and mcp turns of the default dataset with
 // that endpoint, the local judge and the offline optimiser, 3 rounds × 2 candidates; reload in
 // the middle and resume (scored templates are kept); the same optimisation again gives the same
@@ -16,6 +17,15 @@ import type { AddressInfo } from 'node:net';
 import { collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const ROUNDS = 3;
+// A click on something that is not there fails within a minute, not at the test's end.
+test.use({ actionTimeout: 60_000 });
+
+/** FNV-1a of a text. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
 
 /** The "picky" simulator: chat requests only (the form an endpoint gets), each answered after `delayMs`. */
 async function pickyEndpoint(delayMs: number) {
@@ -31,10 +41,11 @@ async function pickyEndpoint(delayMs: number) {
       const b = JSON.parse(body) as { stream?: boolean; messages: { role: string; content: string }[] };
       const system = b.messages[0]?.role === 'system' ? b.messages[0].content : '';
       systems.add(system);
-      const lines = (system.match(/^- [A-Z]/gmu) ?? []).length;
+      const instructions = system.match(/^- [A-Z].*$/gmu) ?? [];
       const action = b.messages.at(-1)!.content;
       const last = [...b.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
-      const obeys = action.length % 4 < lines;
+      // Each instruction line wins over about half of the turns, its own half.
+      const obeys = instructions.some((line) => hash(`${line}\n${action}`) % 2 === 0);
       const reply = obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
       setTimeout(() => {
         if (b.stream === true) {
@@ -60,7 +71,7 @@ async function pickyEndpoint(delayMs: number) {
 async function cards(page: Page): Promise<Record<string, string>> {
   return page
     .getByTestId('lineage')
-    .evaluate((el) => Object.fromEntries(Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).map((c) => [c.getAttribute('data-testid')!.slice('candidate-'.length), `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`])));
+    .evaluate((el) => Object.fromEntries(Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).map((c) => [c.getAttribute('data-testid')!.slice('candidate-'.length), `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`])));
 }
 
 /** Fills the Optimise form (v0, terminal and mcp, the endpoint, 3 rounds × 2 candidates) and starts it. */
@@ -90,7 +101,7 @@ async function startOptimisation(page: Page, name: string, base: string | null) 
     await form.getByLabel('Model endpoint', { exact: true }).selectOption('new-endpoint');
     await form.getByLabel('Base URL', { exact: true }).fill(base);
     await form.getByLabel('Model name', { exact: true }).fill('picky');
-    await form.getByRole('button', { name: 'Add endpoint' }).click();
+    await form.getByRole('button', { name: 'Use this endpoint' }).click();
   } else {
     const option = (await form.locator('#opt-backend-endpoint option', { hasText: /^picky at / }).first().textContent())!;
     await form.getByLabel('Model endpoint', { exact: true }).selectOption({ label: option });
@@ -175,7 +186,7 @@ test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resu
   await trainMicroSft(page, { tokens: 64, timeout: 400_000 });
   const templates = page.getByTestId('run-templates');
   await expect(templates).toContainText(/Templates: v0 \d+% · v1 \d+% · v2 \d+% · compact \d+% · v3 50%/);
-  await expect(templates).toContainText(/v3: optimised \(first, r2c1, dev \d+\.\d\): added /);
+  await expect(templates).toContainText(/v3: added ".*" for /);
   await page.getByText(/^Log \(\d+\)$/).click();
   const log = page.locator('pre.train-log');
   await expect(log).toContainText(/templates of the \d+ training rows: .*v3 [1-9]\d*/);
