@@ -167,7 +167,8 @@ test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resu
     await expect(details.getByTestId('candidate-diff').locator('.line-insert, .char-insert').first()).toBeAttached();
     await snap(page, 'optimize-lineage');
     await page.getByRole('heading', { name: /^Lineage of/ }).scrollIntoViewIfNeeded();
-    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: 'docs/screenshots/prompts-lineage.png' });
+    // The sticky header would cover the lineage's title in an element screenshot.
+    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: 'docs/screenshots/prompts-lineage.png', style: '.header { position: static !important; }' });
 
     // Promote it, into the SFT mix: it is the next version, with its parent and the optimiser's note.
     await details.getByLabel('add to the SFT template mix').check();
