@@ -15,15 +15,20 @@
 //        and settings of one Bench run (or an imported judged file), its state and progress;
 //      benchResults: keyPath ['benchId', 'backend', 'index']; one sample's prediction and its
 //        judged records by judge, written as each finishes (what a resumed run skips).
+//   4  prompt optimisations (src/storage/optimize.ts):
+//      optimisations: keyPath 'id', index 'byCreatedAt'; an OptimisationRecord: the starting
+//        template, data, backend, judge, optimiser and loop settings, and the loop's resumable
+//        state (src/core/optimize/loop.ts), written after every evaluation.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
 import type { HfFolderRef, TrainSpec } from '../train/spec.ts';
 import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../core/schema/agentworldbench.ts';
+import type { LoopConfig, LoopState } from '../core/optimize/loop.ts';
 
 export const DB_NAME = 'lwm-studio';
-export const DB_VERSION = 3;
+export const DB_VERSION = 4;
 
 /** What the dataset list shows, without loading any trajectory. */
 export interface DatasetMeta {
@@ -201,6 +206,38 @@ export interface BenchResult {
   judged: Record<string, AwbJudgedRecord>;
 }
 
+/** The optimiser of a prompt optimisation (no secret: an endpoint's API key is never stored). */
+export type OptimiserRef = { kind: 'offline' } | { kind: 'endpoint'; endpoint: { baseUrl: string; model: string } };
+
+/**
+ * One prompt optimisation (issue 16): a starting template version improved round by round on a
+ * dataset's dev split, run in the worker ('optimize' job, src/train/optimize.ts). `loop` is the
+ * loop's own state, stored after every evaluation, so a reload resumes without redoing finished
+ * rounds or scored candidates.
+ */
+export interface OptimisationRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  state: RunState;
+  error?: string;
+  /** The version it started from, and its template (the loop edits `template.text`). */
+  start: { version: string; template: PromptTemplate };
+  data: { datasetId: string; name: string; domains: string[]; evalFraction: number; seed: number; devPerDomain: number; testPerDomain: number };
+  /** The simulated model (the Bench's backend kinds, not imported). */
+  backend: BenchBackendRef;
+  judge: BenchJudgeRef;
+  optimiser: OptimiserRef;
+  generation: BenchGeneration;
+  /** Rounds, candidates, margin, level, seed and budget; the split sizes are filled in when the run first starts. */
+  config: Omit<LoopConfig, 'devSize' | 'testSize'>;
+  /** The loop's state (null until the starting template has been scored once). */
+  loop: LoopState | null;
+  /** Candidates saved as template versions: candidate id → version name. */
+  promoted?: Record<string, string>;
+}
+
 export interface StudioDB extends DBSchema {
   datasets: { key: string; value: DatasetMeta };
   datasetChunks: { key: [string, number]; value: DatasetChunk };
@@ -211,6 +248,7 @@ export interface StudioDB extends DBSchema {
   runMetrics: { key: [string, number]; value: RunMetric };
   benches: { key: string; value: BenchRecord; indexes: { byCreatedAt: number } };
   benchResults: { key: [string, string, number]; value: BenchResult };
+  optimisations: { key: string; value: OptimisationRecord; indexes: { byCreatedAt: number } };
 }
 
 let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
@@ -236,6 +274,10 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
         const benches = db.createObjectStore('benches', { keyPath: 'id' });
         benches.createIndex('byCreatedAt', 'createdAt');
         db.createObjectStore('benchResults', { keyPath: ['benchId', 'backend', 'index'] });
+      }
+      if (oldVersion < 4) {
+        const opts = db.createObjectStore('optimisations', { keyPath: 'id' });
+        opts.createIndex('byCreatedAt', 'createdAt');
       }
     },
     blocked() {

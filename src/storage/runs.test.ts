@@ -82,7 +82,7 @@ describe('database upgrade', () => {
 
     const db = await openStudioDB();
     expect(db.version).toBe(DB_VERSION);
-    expect([...db.objectStoreNames].sort()).toEqual(['benchResults', 'benches', 'checkpoints', 'datasetChunks', 'datasets', 'runMetrics', 'runs', 'templates', 'tokenizers']);
+    expect([...db.objectStoreNames].sort()).toEqual(['benchResults', 'benches', 'checkpoints', 'datasetChunks', 'datasets', 'optimisations', 'runMetrics', 'runs', 'templates', 'tokenizers']);
     expect((await listDatasets()).map((d) => d.name)).toEqual(['mine']);
     expect((await loadTrajectories('d1')).map((t) => t.id)).toEqual(['a', 'b']);
     expect(await db.get('templates', 'v3')).toMatchObject({ note: 'mine' });

@@ -19,6 +19,7 @@ import { runLockName, type JobSpecBase } from './protocol.ts';
 import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
 import { runBenchJob, type BenchJobSpec } from './bench.ts';
 import { runHfInspectJob } from './hf.ts';
+import { runOptimizeJob, type OptimizeJobSpec } from './optimize.ts';
 import type { HfInspectJobSpec, HfTrainFolder } from './hfFolder.ts';
 import { runHfExportJob, type HfExportJobSpec } from './hfExport.ts';
 import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from './hfTrain.ts';
@@ -339,4 +340,6 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
   bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),
+  /** A prompt optimisation: the loop over a stored optimisation, its state stored after every evaluation (optimize.ts); the GPU only for a checkpoint. */
+  optimize: Object.assign((spec: JobSpecBase, ctx: JobContext) => runOptimizeJob(spec as unknown as OptimizeJobSpec, ctx), { gpuOnDemand: true }),
 };

@@ -78,6 +78,11 @@ export function benchLockName(benchId: string): string {
   return `lwm-bench:${benchId}`;
 }
 
+/** The Web Lock an optimize job holds on its optimisation (src/train/optimize.ts), so two tabs never run the same one. */
+export function optimizeLockName(optId: string): string {
+  return `lwm-optimize:${optId}`;
+}
+
 export function isToWorker(x: unknown): x is ToWorker {
   if (!x || typeof x !== 'object') return false;
   const t = (x as { type?: unknown }).type;

@@ -11,6 +11,7 @@ import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
 import { inferRecords, sharedPrefixOrder } from '../../core/bench/infer.ts';
 import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
 import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
+import { requestFormFor, type RequestForm } from '../../core/optimize/evaluate.ts';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
 import { endpointBackend } from '../../backends/endpoint.ts';
 import type { CheckpointBackend } from '../../backends/checkpoint.ts';
@@ -305,9 +306,10 @@ export interface OpenedBackend {
   /**
    * How the backend lays out a request given a template (lwm optimize): 'turn' when it renders a
    * turn request with the request's template (our checkpoints, ONNX exports without a chat
-   * template, the baselines), 'chat' when it is sent chat messages (an endpoint, a chat model).
+   * template, the baselines), 'chat' when it is sent chat messages (an endpoint, a chat model);
+   * core's requestFormFor decides, for the CLI and the app's optimisation job alike.
    */
-  form: 'turn' | 'chat';
+  form: RequestForm;
   generate: Omit<GenerateOptions, 'signal'>;
   workers: number;
   dispose: () => void;
@@ -318,16 +320,18 @@ export interface OpenedBackend {
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
 export async function openBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<OpenedBackend | null> {
   const sampling = { ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
-  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 }, form: 'turn' as const };
-  if (a.kind === 'copy-last') return { ...none, backend: copyLastBackend() };
-  if (a.kind === 'reference') return { ...none, backend: referenceBackend() };
+  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 } };
+  if (a.kind === 'copy-last' || a.kind === 'reference') {
+    const form = requestFormFor({ kind: a.kind });
+    return { ...none, form, backend: a.kind === 'copy-last' ? copyLastBackend() : referenceBackend() };
+  }
   if (a.kind === 'endpoint') {
     const apiKey = a.apiKey ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
     const backend = endpointBackend({ baseUrl: a.baseUrl!, model: a.model!, apiKey, maxConcurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream, pageOrigin: null });
-    return { backend, workers: a.concurrency, dispose: () => {}, form: 'chat', generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
+    return { backend, workers: a.concurrency, dispose: () => {}, form: requestFormFor({ kind: 'endpoint' }), generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
   }
   // Nothing left to generate (a finished --resume): no GPU needed.
-  if (todo === 0) return { ...none, backend: { name: a.kind, generate: () => (async function* () {})() } };
+  if (todo === 0) return { ...none, form: 'turn', backend: { name: a.kind, generate: () => (async function* () {})() } };
   let m;
   try {
     m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots, a.weights);
@@ -342,7 +346,7 @@ export async function openBackend(a: InferArgs, todo: number, io: CliIO, command
     throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
   }
   const { stats } = m;
-  const form = 'chat' in m && m.chat ? 'chat' : 'turn';
+  const form = requestFormFor(a.kind === 'onnx' ? { kind: 'onnx', chatTemplate: 'chat' in m && m.chat } : { kind: 'checkpoint' });
   if (!stats) return { backend: m.backend, workers: 1, dispose: m.dispose, form, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
   const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
   return { backend: m.backend, workers: 1, dispose: m.dispose, form, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };

@@ -1,11 +1,18 @@
 // `lwm optimize --backend local`: a micro checkpoint (random weights, its tokenizer and training
 // spec in the metadata) as the simulator on the GPU, prompted with each candidate template, the
-// local judge and the offline optimiser: 2 rounds, the same files twice (greedy decoding).
+// local judge and the offline optimiser: 2 rounds, the same files twice (greedy decoding); the
+// app's optimisation job builds the same requests for a checkpoint as this command does.
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import optimize from './optimize.ts';
+import { openBackend, parseInferArgs, type InferArgs } from './infer.ts';
+import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
+import { sampleFromRecord } from '../../core/bench/runner.ts';
+import { templateRender } from '../../core/optimize/evaluate.ts';
+import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
+import { optimisationRender } from '../../train/optimize.ts';
 import { captureIO } from '../testing.ts';
 import { generateTrajectories } from '../../core/envs/generate.ts';
 import type { LoopState } from '../../core/optimize/loop.ts';
@@ -37,6 +44,13 @@ describe('lwm optimize --backend local', () => {
       expect(a.calls.model).toBe(3 * (1 + a.versions.filter((v) => v.round > 0 && v.status !== 'invalid').length) + 2);
       const b = await run('b');
       expect(b).toEqual(a);
+      // The app's optimisation job sends a checkpoint the same requests as --backend local.
+      const opened = (await openBackend(parseInferArgs(['-', '--backend', 'local', '--model', ckpt]) as InferArgs, 1, captureIO(), 'lwm optimize'))!;
+      opened.dispose();
+      expect(opened.form).toBe('turn');
+      const app = optimisationRender({ start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint' } }, {});
+      const samples = benchSampleRecords(data, { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
+      for (const v of a.versions) for (const s of samples) expect(app(v.text, s)).toEqual(templateRender(opened.form)(v.text, s));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

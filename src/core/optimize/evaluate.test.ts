@@ -6,7 +6,7 @@ import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../judge/rubric.ts';
 import { BUILTIN_TEMPLATES, TARGET_OPEN } from '../templates/builtin.ts';
 import { renderContext, renderSystem } from '../templates/render.ts';
-import { benchEvaluator, layoutSampleOf, splitForOptimisation, templateRequest, templateValidator } from './evaluate.ts';
+import { benchEvaluator, layoutSampleOf, requestFormFor, splitForOptimisation, templateRequest, templateValidator } from './evaluate.ts';
 import { newLoopState, runOptimisation } from './loop.ts';
 import { offlineOptimiser } from './optimisers.ts';
 
@@ -53,6 +53,23 @@ describe('templateRequest: the sample rendered by the template code', () => {
     expect(r.awb).toBeUndefined();
     expect(r.reference).toBe(s.reference);
     expect(renderContext(r.template!, r.sample)).toBe(renderContext(BUILTIN_TEMPLATES.v1, ls));
+  });
+  it('turn and prompt: a start template\'s own prediction tags when given', () => {
+    const tags = { targetOpen: '<obs>\n', targetClose: '\n</obs>' };
+    expect((templateRequest(text, s, 'turn', tags) as TurnRequest).template).toMatchObject(tags);
+    expect((templateRequest(text, s, 'prompt', tags) as { prompt: string }).prompt.endsWith('<obs>\n')).toBe(true);
+  });
+});
+
+describe('requestFormFor: the form a simulator gets, for the CLI and the app alike', () => {
+  it('chat for an endpoint and a folder with a chat template; turn for a checkpoint, an ONNX export without one, the baselines', () => {
+    expect(requestFormFor({ kind: 'endpoint' })).toBe('chat');
+    expect(requestFormFor({ kind: 'hf', chatTemplate: true })).toBe('chat');
+    expect(requestFormFor({ kind: 'onnx', chatTemplate: true })).toBe('chat');
+    expect(requestFormFor({ kind: 'onnx', chatTemplate: false })).toBe('turn');
+    expect(requestFormFor({ kind: 'checkpoint' })).toBe('turn');
+    expect(requestFormFor({ kind: 'copy-last' })).toBe('turn');
+    expect(requestFormFor({ kind: 'reference' })).toBe('turn');
   });
 });
 

@@ -65,9 +65,12 @@ export function splitForOptimisation(samples: readonly BenchSample[], o: SplitOp
   return { dev: samples.filter((_, i) => dev.has(i)), test: samples.filter((_, i) => test.has(i)) };
 }
 
-/** A template text as the template the renderers take (the prediction tags every template shares). */
-export function candidateTemplate(text: string, version = 'candidate'): PromptTemplate {
-  return { version, description: 'a prompt-optimisation candidate', text, targetOpen: TARGET_OPEN, targetClose: TARGET_CLOSE };
+/** The prediction tags a candidate's template closes the context with (a start template's own, or the shared ones). */
+export type TargetTags = Pick<PromptTemplate, 'targetOpen' | 'targetClose'>;
+
+/** A template text as the template the renderers take (the prediction tags every template shares, or `tags`). */
+export function candidateTemplate(text: string, version = 'candidate', tags?: TargetTags): PromptTemplate {
+  return { version, description: 'a prompt-optimisation candidate', text, targetOpen: tags?.targetOpen ?? TARGET_OPEN, targetClose: tags?.targetClose ?? TARGET_CLOSE };
 }
 
 /** A sample's system-prompt fields, earlier turns and action: what a template lays out. */
@@ -88,9 +91,20 @@ export function layoutSampleOf(s: BenchSample): LayoutSample {
 export type RequestForm = 'turn' | 'chat' | 'prompt';
 export const REQUEST_FORMS: readonly RequestForm[] = ['turn', 'chat', 'prompt'];
 
-/** The request a template text makes of a sample, in a form (see RequestForm). */
-export function templateRequest(text: string, sample: BenchSample, form: RequestForm = 'turn'): GenerateRequest {
-  const template = candidateTemplate(text);
+/**
+ * The form a simulator is sent a template's requests in, as `lwm infer` / `lwm optimize` and the
+ * app's optimisation job choose it: 'chat' for an endpoint, and for a model folder with a chat
+ * template of its own (a Hugging Face folder, an ONNX folder that has one), which lays out chat
+ * messages and would otherwise never see the candidate text; 'turn' for our checkpoints, an ONNX
+ * export without a chat template (both render the request's template) and the baselines.
+ */
+export function requestFormFor(simulator: { kind: 'endpoint' | 'checkpoint' | 'hf' | 'onnx' | 'copy-last' | 'reference'; chatTemplate?: boolean }): RequestForm {
+  return simulator.kind === 'endpoint' || (simulator.kind !== 'checkpoint' && simulator.chatTemplate === true) ? 'chat' : 'turn';
+}
+
+/** The request a template text makes of a sample, in a form (see RequestForm), with the prediction tags `tags` (default: the shared ones). */
+export function templateRequest(text: string, sample: BenchSample, form: RequestForm = 'turn', tags?: TargetTags): GenerateRequest {
+  const template = candidateTemplate(text, 'candidate', tags);
   const turn = turnRequestOf(sample);
   const ls = turn.sample;
   if (form === 'prompt') return { prompt: renderContext(template, ls) + template.targetOpen };
@@ -103,9 +117,9 @@ export function templateRequest(text: string, sample: BenchSample, form: Request
   return { sample: ls, template, ...(turn.reference !== undefined && { reference: turn.reference }) };
 }
 
-/** The evaluator's `render` for a form. */
-export function templateRender(form: RequestForm = 'turn'): (text: string, sample: BenchSample) => GenerateRequest {
-  return (text, sample) => templateRequest(text, sample, form);
+/** The evaluator's `render` for a form (and a start template's prediction tags). */
+export function templateRender(form: RequestForm = 'turn', tags?: TargetTags): (text: string, sample: BenchSample) => GenerateRequest {
+  return (text, sample) => templateRequest(text, sample, form, tags);
 }
 
 /**
@@ -113,12 +127,12 @@ export function templateRender(form: RequestForm = 'turn'): (text: string, sampl
  * line), or the first samples it does not render on (renderProblems: the engine's error, or a value
  * the template changes so the truncation policy could not find it). Empty when usable.
  */
-export function templateValidator(samples: readonly BenchSample[], options: { maxProblems?: number } = {}): (text: string) => string[] {
+export function templateValidator(samples: readonly BenchSample[], options: { maxProblems?: number; tags?: TargetTags } = {}): (text: string) => string[] {
   const turnSamples: TurnSample[] = samples.map((s) => ({ ...layoutSampleOf(s), trajectoryId: String(s.id), turnIndex: s.turnIdx - 1, targetObservation: s.reference }));
   return (text) => {
     const problems = checkTemplateText(text).map((p) => `line ${p.line}: ${p.message}`);
     if (problems.length) return problems;
-    const failed = renderProblems(candidateTemplate(text), turnSamples);
+    const failed = renderProblems(candidateTemplate(text, 'candidate', options.tags), turnSamples);
     const max = options.maxProblems ?? 3;
     return failed.length > max ? [...failed.slice(0, max), `… and ${failed.length - max} more sample(s)`] : failed;
   };

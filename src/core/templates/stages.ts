@@ -46,6 +46,18 @@ export function pickVersion(dist: TemplateDistribution, u: number): string {
   return entries[entries.length - 1][0];
 }
 
+/** The version one sample is rendered with: a draw fixed by (trajectory, turn, seed). */
+export function versionForSample(dist: TemplateDistribution, sample: Pick<TurnSample, 'trajectoryId' | 'turnIndex'>, seed = 0): string {
+  return pickVersion(dist, keyedUniform(`${sample.trajectoryId}#${sample.turnIndex}`, seed));
+}
+
+/** How many of `samples` each version of the mix renders (versionForSample's draws; versions in sorted order). */
+export function versionCounts(dist: TemplateDistribution, samples: readonly Pick<TurnSample, 'trajectoryId' | 'turnIndex'>[], seed = 0): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(Object.keys(dist).filter((v) => dist[v] > 0).sort().map((v) => [v, 0]));
+  for (const s of samples) counts[versionForSample(dist, s, seed)]++;
+  return counts;
+}
+
 /** The template of one sample: a draw fixed by (trajectory, turn, seed), so re-rendering is reproducible. */
 export function templateForSample(
   dist: TemplateDistribution,
@@ -53,7 +65,7 @@ export function templateForSample(
   seed = 0,
   templates: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
 ): PromptTemplate {
-  const v = pickVersion(dist, keyedUniform(`${sample.trajectoryId}#${sample.turnIndex}`, seed));
+  const v = versionForSample(dist, sample, seed);
   const t = Object.hasOwn(templates, v) ? templates[v] : undefined;
   if (!t) throw new Error(`template distribution names "${v}", which is not a known template`);
   return t;

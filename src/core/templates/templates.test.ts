@@ -11,6 +11,7 @@ import {
   renderTrajectory,
   segmentWeights,
   templateForSample,
+  versionCounts,
 } from './index.ts';
 import { expandTurns, type TurnSample } from '../turns/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../schema/types.ts';
@@ -113,6 +114,13 @@ describe('stage template distributions', () => {
     expect(counts.v0 / 3000).toBeCloseTo(0.3, 1);
     expect(counts.v1 / 3000).toBeCloseTo(0.2, 1);
     expect(counts.compact / 3000).toBeCloseTo(0.3, 1);
+  });
+  it('counts the versions the draws give a set of samples (what an SFT run logs)', () => {
+    const many = Array.from({ length: 200 }, (_, i) => ({ trajectoryId: `t${i}`, turnIndex: 0 }));
+    const counts = versionCounts({ v1: 0, v0: 1, v3: 1 }, many, 1);
+    expect(Object.keys(counts)).toEqual(['v0', 'v3']);
+    expect(counts.v0 + counts.v3).toBe(200);
+    expect(counts.v3).toBe(many.filter((x) => templateForSample({ v0: 1, v3: 1 }, x, 1, { ...BUILTIN_TEMPLATES, v3: BUILTIN_TEMPLATES.v2 }) === BUILTIN_TEMPLATES.v2).length);
   });
   it('is reproducible per sample and seed', () => {
     const a = templateForSample(DEFAULT_STAGE_TEMPLATES.sft, samples[1], 5).version;

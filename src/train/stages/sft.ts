@@ -5,8 +5,8 @@ import { localJudge } from '../../core/judge/rubric.ts';
 import { judgeInputFor } from '../../core/judge/sample.ts';
 import { DIMENSIONS } from '../../core/judge/types.ts';
 import { categorizeDataset, maskConfigChanges } from '../../core/masking/index.ts';
-import { DEFAULT_STAGE_TEMPLATES, renderSystem, templateForSample } from '../../core/templates/index.ts';
-import { expandTurns, rlPool } from '../../core/turns/index.ts';
+import { DEFAULT_STAGE_TEMPLATES, renderSystem, templateForSample, versionCounts, type TemplateDistribution } from '../../core/templates/index.ts';
+import { expandTurns, rlPool, type TurnSample } from '../../core/turns/index.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { GpuGpt } from '../../model/gpt.ts';
 import { lrAt } from '../../model/optim.ts';
@@ -55,13 +55,18 @@ async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
       metric: (step, v) => host.metric(step, v),
     });
   }
-  const rows =
-    spec.stage === 'sft' && sftLabels?.length
-      ? labelledRows(p, trainLabels(sftLabels, p, masks, host), spec.templates, spec.seed, spec.templateSet)
-      : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
+  const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
+  const rows = labelled ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet) : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
+  if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
   const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   return { rows, evalRows };
+}
+
+/** Which template versions render the SFT rows, and how many each (the stage's mix as drawn). */
+export function templateCountsLine(dist: TemplateDistribution, samples: readonly TurnSample[], seed: number): string {
+  const counts = versionCounts(dist, samples, seed);
+  return `templates of the ${samples.length} training rows: ${Object.entries(counts).map(([v, n]) => `${v} ${n}`).join(', ')}`;
 }
 
 interface SupervisedRun {

@@ -108,7 +108,8 @@ export function CodeEditor({ value, onChange, language, markers, ariaLabel, clas
   );
 }
 
-export function DiffEditor({ original, modified, ariaLabel, testId }: { original: string; modified: string; ariaLabel: string; testId?: string }) {
+/** `revealChange`: scroll to the first difference once computed (a long text with a small edit far down). */
+export function DiffEditor({ original, modified, ariaLabel, testId, revealChange }: { original: string; modified: string; ariaLabel: string; testId?: string; revealChange?: boolean }) {
   const host = useRef<HTMLDivElement>(null);
   const diff = useRef<Monaco.editor.IStandaloneDiffEditor | null>(null);
   const mod = useRef<MonacoModule | null>(null);
@@ -155,7 +156,14 @@ export function DiffEditor({ original, modified, ariaLabel, testId }: { original
     d.setModel({ original: m.monaco.editor.createModel(original, m.TEMPLATE_LANGUAGE), modified: m.monaco.editor.createModel(modified, m.TEMPLATE_LANGUAGE) });
     old?.original.dispose();
     old?.modified.dispose();
-  }, [original, modified, ready]);
+    if (!revealChange) return;
+    const sub = d.onDidUpdateDiff(() => {
+      const first = d.getLineChanges()?.[0];
+      if (first) d.getModifiedEditor().revealLineInCenter(Math.max(1, first.modifiedStartLineNumber || first.modifiedEndLineNumber));
+      sub.dispose();
+    });
+    return () => sub.dispose();
+  }, [original, modified, ready, revealChange]);
 
   return (
     <div className="editor-host short" data-testid={testId} data-ready={ready || undefined}>

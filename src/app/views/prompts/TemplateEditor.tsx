@@ -2,6 +2,7 @@
 // validation, a preview of the exact training text for a chosen trajectory and turn, the
 // version lineage with a diff between any two versions, and the stage → template mix.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'wouter';
 import type { Trajectory } from '../../../core/schema/types.ts';
 import { turnSample, type TurnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
@@ -99,7 +100,7 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
   return (
     <article className="card wide" aria-labelledby="versions-title">
       <h2 id="versions-title">Versions</h2>
-      <ScrollTable className="table versions" testId="versions" columns={['Version', 'Parent', 'Note', 'Saved']}>
+      <ScrollTable className="table versions" testId="versions" columns={['Version', 'Parent', 'Note', 'Saved', '']}>
         {versions.map((v) => (
           <tr key={v.version}>
             <th scope="row" className="mono">
@@ -108,6 +109,11 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
             <td className="mono">{v.parent ?? '—'}</td>
             <td>{v.note}</td>
             <td>{v.builtin ? 'built in' : new Date(v.createdAt).toLocaleString()}</td>
+            <td>
+              <Link href={`/optimise/${encodeURIComponent(v.version)}`} aria-label={`Optimise ${v.version}`}>
+                Optimise
+              </Link>
+            </td>
           </tr>
         ))}
       </ScrollTable>

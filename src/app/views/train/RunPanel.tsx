@@ -11,7 +11,7 @@ import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
 import { FolderAgain } from './RunFolder.tsx';
-import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines } from './metrics.ts';
+import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines, templateMixText } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -56,6 +56,22 @@ function RunSummary({ run }: { run: RunRecord }) {
       {maskNote(run)}
       {run.stage === 'rl' ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
       {run.spec.labels ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? DEFAULT_KEEP_THRESHOLD})` : ''}
+    </p>
+  );
+}
+
+/** The template versions the run renders its samples with (the stage's mix), the user's own ones described. */
+function TemplateMix({ run }: { run: RunRecord }) {
+  const { mix, own } = templateMixText(run);
+  return (
+    <p className="muted small" data-testid="run-templates">
+      Templates: {mix}
+      {own.map((line) => (
+        <span key={line}>
+          <br />
+          {line}
+        </span>
+      ))}
     </p>
   );
 }
@@ -202,6 +218,7 @@ export function RunPanel() {
         </span>
       </div>
       {run ? <RunSummary run={run} /> : null}
+      {run ? <TemplateMix run={run} /> : null}
       {retention.length ? <RetentionList lines={retention} /> : null}
       <RunControls run={run} state={state} isLive={isLive} unfinished={step < total} />
       <RunProgress step={step} total={total} tokensPerSecond={latestByName.tokens_per_s} />

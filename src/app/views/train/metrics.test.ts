@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { retentionMetrics } from '../../../train/labels.ts';
-import { coverageSummary, formatMetric, retentionLines } from './metrics.ts';
+import { coverageSummary, formatMetric, retentionLines, templateMixText } from './metrics.ts';
 
 describe('Train view metrics', () => {
   it('show label retention overall and per domain, as the method reports it, from the run’s metrics', () => {
@@ -28,5 +28,13 @@ describe('coverage in the run panel', () => {
     expect(coverageSummary({ coverage_system: 0.5 })).toBe('The model sees 50% of the system prompt.');
     expect(coverageSummary({ coverage_system: 0.001, coverage_initial_state: 0 })).toBe('The model sees 0.0% of the initial state, 0.1% of the system prompt.');
     expect(formatMetric('coverage_turns', 0.4567)).toBe('45.7%');
+  });
+});
+
+describe('the template mix in the run panel', () => {
+  it('gives the shares of the stage mix and describes the user’s own versions', () => {
+    expect(templateMixText({ stage: 'sft', spec: {} }).mix).toBe('v0 30% · v1 20% · v2 20% · compact 30%');
+    const run = { stage: 'sft' as const, spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimised (Optimise v0, r2c1): added a line' } } } };
+    expect(templateMixText(run)).toEqual({ mix: 'v0 50% · v3 50%', own: ['v3: optimised (Optimise v0, r2c1): added a line'] });
   });
 });

@@ -1,4 +1,5 @@
 // What each training metric means, for the latest-values table (README has the long form).
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 export const METRIC_HELP: Record<string, string> = {
   loss: 'Training loss on this step’s batch (RL: the negated GSPO objective)',
   eval_loss: 'Loss on the held-out eval split (lower is better)',
@@ -91,4 +92,18 @@ export function retentionLines(values: Record<string, number>): string[] {
     .sort();
   for (const d of domains) out.push(`${d}: ${line(values[`labels_kept_${d}`] ?? 0, values[`labels_judged_${d}`], values[`labels_judge_failed_${d}`] ?? 0)}`);
   return out;
+}
+
+/**
+ * The template versions a run renders its samples with: the stage's mix as shares, and each of
+ * the user's own versions it names (from the Prompts view, carried in the run's spec) with its
+ * description, e.g. a version promoted from a prompt optimisation.
+ */
+export function templateMixText(run: { stage: TrainingStage; spec: { templates?: TemplateDistribution; templateSet?: Readonly<Record<string, { description?: string }>> } }): { mix: string; own: string[] } {
+  const dist = run.spec.templates ?? DEFAULT_STAGE_TEMPLATES[run.stage];
+  const entries = Object.entries(dist).filter(([, w]) => w > 0);
+  const total = entries.reduce((n, [, w]) => n + w, 0);
+  const mix = entries.map(([v, w]) => `${v} ${Math.round((100 * w) / total)}%`).join(' · ');
+  const own = entries.filter(([v]) => !Object.hasOwn(BUILTIN_TEMPLATES, v)).map(([v]) => `${v}: ${run.spec.templateSet?.[v]?.description || 'your version'}`);
+  return { mix, own };
 }

@@ -1,0 +1,198 @@
+// Prompt optimisation as a person runs it. The simulated model is an OpenAI-compatible endpoint
+// served here on 127.0.0.1 ("picky"): it simulates (repeats the last observation it was sent) on
+// a share of the turns that grows with the instruction lines in its system prompt, and refuses on
+// the rest — so it reads the template, and candidates score differently (copy-last and reference
+// ignore the template; a micro checkpoint's 64-token context leaves no room for it; each
+// instruction line wins it over on about half of the turns, its own half). From the
+// Prompts view's versions: "Optimise" v0 on terminal and mcp turns of the default dataset with
+// that endpoint, the local judge and the offline optimiser, 3 rounds × 2 candidates; reload in
+// the middle and resume (scored templates are kept); the same optimisation again gives the same
+// lineage; see the lineage (candidates per round with scores and paired tests), the chart of the
+// best score per round and the test score; open a candidate's diff against its parent; promote
+// it to a template version in the SFT mix, start an SFT run in the Train view, and see that the
+// run trains with it (its template mix, and the rows its log says each version renders).
+import { expect, test, type Page } from '@playwright/test';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
+
+const ROUNDS = 3;
+// A click on something that is not there fails within a minute, not at the test's end.
+test.use({ actionTimeout: 60_000 });
+
+/** FNV-1a of a text. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** The "picky" simulator: chat requests only (the form an endpoint gets), each answered after `delayMs`. */
+async function pickyEndpoint(delayMs: number) {
+  const systems = new Set<string>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const b = JSON.parse(body) as { stream?: boolean; messages: { role: string; content: string }[] };
+      const system = b.messages[0]?.role === 'system' ? b.messages[0].content : '';
+      systems.add(system);
+      const instructions = system.match(/^- [A-Z].*$/gmu) ?? [];
+      const action = b.messages.at(-1)!.content;
+      const last = [...b.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
+      // Each instruction line wins over about half of the turns, its own half.
+      const obeys = instructions.some((line) => hash(`${line}\n${action}`) % 2 === 0);
+      const reply = obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
+      setTimeout(() => {
+        if (b.stream === true) {
+          res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+          res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: reply } }] })}\n\n`);
+          res.end('data: [DONE]\n\n');
+        } else {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: reply } }] }));
+        }
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    systems,
+    close: () => (server.closeAllConnections(), new Promise<void>((r) => server.close(() => r()))),
+  };
+}
+
+/** Every card's dev score and note, by candidate id. */
+async function cards(page: Page): Promise<Record<string, string>> {
+  return page
+    .getByTestId('lineage')
+    .evaluate((el) => Object.fromEntries(Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).map((c) => [c.getAttribute('data-testid')!.slice('candidate-'.length), `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`])));
+}
+
+/** Fills the Optimise form (v0, terminal and mcp, the endpoint, 3 rounds × 2 candidates) and starts it. */
+async function startOptimisation(page: Page, name: string, base: string | null) {
+  await page.goto('./#/prompts');
+  await expect(page.getByTestId('versions')).toContainText('v0', { timeout: 120_000 });
+  await page.getByRole('link', { name: 'Optimise v0' }).click();
+  const form = page.getByTestId('optimise-form');
+  await expect(form.getByLabel('Start from')).toHaveValue('v0');
+  await expect(form.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  const domains = form.getByRole('group', { name: 'Domains' });
+  await expect(domains.getByRole('checkbox', { checked: true })).toHaveCount(7);
+  for (const box of await domains.getByRole('checkbox').all()) if (!['terminal', 'mcp'].includes(((await box.locator('xpath=..').textContent()) ?? '').trim())) await box.uncheck();
+  if (base) {
+    // A mistyped number is named with what it got.
+    await form.getByLabel('Rounds').fill('three');
+    await form.getByRole('button', { name: 'Start optimisation' }).click();
+    await expect(page.getByTestId('optimise-form-errors')).toContainText("Rounds must be a whole number from 1 to 100; got 'three'.");
+  }
+  await form.getByLabel('Rounds').fill(String(ROUNDS));
+  await form.getByLabel('Candidates per round').fill('2');
+  await form.getByLabel('Dev samples per domain').fill('6');
+  await form.getByLabel('Test samples per domain').fill('3');
+  await form.getByLabel('Eval share').fill('1');
+  await form.getByLabel('Simulated model').selectOption('endpoint');
+  if (base) {
+    await form.getByLabel('Model endpoint', { exact: true }).selectOption('new-endpoint');
+    await form.getByLabel('Base URL', { exact: true }).fill(base);
+    await form.getByLabel('Model name', { exact: true }).fill('picky');
+    await form.getByRole('button', { name: 'Use this endpoint' }).click();
+  } else {
+    const option = (await form.locator('#opt-backend-endpoint option', { hasText: /^picky at / }).first().textContent())!;
+    await form.getByLabel('Model endpoint', { exact: true }).selectOption({ label: option });
+  }
+  await expect(form.getByLabel('Judge', { exact: true })).toHaveValue('local');
+  await expect(form.getByLabel('Optimiser')).toHaveValue('offline');
+  await form.getByLabel('Name (optional)').fill(name);
+  await form.getByRole('button', { name: 'Start optimisation' }).click();
+  await expect(page.getByTestId('optimise-form-errors')).toHaveCount(0);
+}
+
+test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resume after reload, promote into the SFT mix, an SFT run uses it', async ({ page }) => {
+  test.setTimeout(900_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  const server = await pickyEndpoint(40);
+  try {
+    await startOptimisation(page, 'first', server.base);
+    // Reload once the start is scored: the stored state is offered for resuming, what was scored kept.
+    await expect(page.getByTestId('optimise-progress-text')).toContainText(/^[1-9]\d* \/ \d+ evaluations/, { timeout: 120_000 });
+    await page.reload();
+    const offer = page.getByTestId('optimise-interrupted');
+    await expect(offer).toContainText('was running when the page closed', { timeout: 60_000 });
+    console.log(`[e2e] offered after reload: ${await offer.textContent()}`);
+    await offer.getByRole('button', { name: 'Resume' }).click();
+    await expect(offer).toHaveCount(0);
+    await expect(page.getByTestId('optimise-progress')).toHaveCount(0, { timeout: 300_000 });
+    await expect(page.getByTestId('optimise-list')).toContainText('done');
+
+    // The lineage: the start, then three rounds of two candidates, each with its score and paired test.
+    const lineage = page.getByTestId('lineage');
+    await expect(lineage.getByTestId('round-0').getByRole('button')).toHaveCount(1);
+    for (let r = 1; r <= ROUNDS; r++) await expect(lineage.getByTestId(`round-${r}`).getByRole('button')).toHaveCount(2);
+    const first = await cards(page);
+    console.log(`[e2e] lineage: ${JSON.stringify(first, null, 1)}`);
+    const scores = Object.values(first).map((c) => c.split(' | ')[0]);
+    expect(scores.every((s) => /^\d+\.\d$/.test(s))).toBe(true);
+    // The endpoint reads the template (the system message is each candidate's rendered text): scores differ.
+    expect(new Set(scores).size).toBeGreaterThan(2);
+    expect(server.systems.size).toBeGreaterThan(2);
+    const r1 = lineage.getByTestId('candidate-r1c1');
+    await expect(r1).toContainText(/\d+\.\d ± \d+\.\d/);
+    await expect(r1).toContainText(/Δ [+−]\d+\.\d .* p /);
+    await expect(r1).toContainText(/added ".*" for /);
+    await expect(page.getByTestId('best-chart').locator('circle.lineage-best')).toHaveCount(ROUNDS + 1);
+    await expect(page.getByTestId('test-score')).toContainText(/\d+\.\d on 6 held-out samples/);
+
+    // The same optimisation again, uninterrupted: the same candidates, notes and scores.
+    await startOptimisation(page, 'second', null);
+    await expect(page.getByTestId('optimise-progress')).toHaveCount(0, { timeout: 300_000 });
+    await expect(page.getByRole('heading', { name: /^Lineage of second/ })).toBeVisible();
+    for (let r = 1; r <= ROUNDS; r++) await expect(lineage.getByTestId(`round-${r}`).getByRole('button')).toHaveCount(2);
+    expect(await cards(page)).toEqual(first);
+    await page.getByTestId('optimise-list').getByRole('button', { name: 'first', exact: true }).click();
+    await expect(page.getByRole('heading', { name: /^Lineage of first/ })).toBeVisible();
+
+    // The diff of a round-2 candidate against its parent.
+    await lineage.getByTestId('candidate-r2c1').click();
+    const details = page.getByTestId('candidate-details');
+    await expect(details).toContainText('r2c1 against its parent');
+    await details.getByTestId('candidate-diff').scrollIntoViewIfNeeded();
+    await expect(details.getByTestId('candidate-diff')).toHaveAttribute('data-ready', 'true', { timeout: 60_000 });
+    await expect(details.getByTestId('candidate-diff').locator('.line-insert, .char-insert').first()).toBeAttached();
+    await snap(page, 'optimize-lineage');
+    await page.getByRole('heading', { name: /^Lineage of/ }).scrollIntoViewIfNeeded();
+    // The sticky header would cover the lineage's title in an element screenshot.
+    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: 'docs/screenshots/prompts-lineage.png', style: '.header { position: static !important; }' });
+
+    // Promote it, into the SFT mix: it is the next version, with its parent and the optimiser's note.
+    await details.getByLabel('add to the SFT template mix').check();
+    await details.getByRole('button', { name: 'Promote r2c1 to a template version' }).click();
+    await expect(details.getByTestId('promoted-as')).toContainText('Saved as template version v3');
+    await expect(lineage.getByTestId('candidate-r2c1')).toContainText('v3');
+    await page.getByRole('link', { name: 'Templates', exact: true }).click();
+    const row = page.getByTestId('versions').locator('tr', { has: page.getByRole('rowheader', { name: 'v3', exact: true }) });
+    await expect(row).toContainText(/optimised \(first, r2c1, dev \d+\.\d\): added /);
+    await expect(page.getByLabel('SFT weight of v3')).toHaveValue('1');
+  } finally {
+    await server.close();
+  }
+
+  // An SFT run trains with it: the run names v3 in its template mix, and its log counts the rows v3 renders.
+  await trainMicroSft(page, { tokens: 64, timeout: 400_000 });
+  const templates = page.getByTestId('run-templates');
+  await expect(templates).toContainText(/Templates: v0 \d+% · v1 \d+% · v2 \d+% · compact \d+% · v3 50%/);
+  await expect(templates).toContainText(/v3: added ".*" for /);
+  await page.getByText(/^Log \(\d+\)$/).click();
+  const log = page.locator('pre.train-log');
+  await expect(log).toContainText(/templates of the \d+ training rows: .*v3 [1-9]\d*/);
+  console.log(`[e2e] ${(await log.textContent())!.split('\n').find((l) => l.startsWith('templates of'))}`);
+  await snap(page, 'optimize-sft-run');
+  expect(foreign).toEqual([]);
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,372 @@
+// Prompt optimisation in the app (issue 16): stored optimisations (IndexedDB,
+// src/storage/optimize.ts), the one on screen with its lineage, and the live 'optimize' job in the
+// worker (src/train/optimize.ts). The worker stores the loop's state after every evaluation and
+// sends it in a progress record; this store puts it in place so the lineage grows as the run goes,
+// and after a reload offers to resume a run that was cut off (the job continues from the stored
+// state). Endpoint keys (backend, judge, optimiser) come from the endpoint store (memory, or
+// remembered on this device) and go to the worker with each job; the record names URL and model only.
+import { create, type StoreApi } from 'zustand';
+import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../storage/db.ts';
+import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';
+import { listRuns } from '../../storage/runs.ts';
+import type { LoopConfig, Version } from '../../core/optimize/loop.ts';
+import type { PromptTemplate } from '../../core/templates/index.ts';
+import type { JobClient } from '../../train/client.ts';
+import type { OptimizeJobSpec, OptimizeProgress } from '../../train/optimize.ts';
+import { optimizeLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { judgeRef, type BenchDraft, type BenchEndpoint } from './bench.ts';
+import { apiKey, findEndpoint, normalBaseUrl, useEndpointStore, type EndpointSettings } from './endpoints.ts';
+import { jobClient } from './jobClient.ts';
+import { useTemplateStore } from './templates.ts';
+import { heldLocks } from '../lib/locks.ts';
+
+export interface OptimiseDraft {
+  name?: string;
+  /** The template version to start from, and its template. */
+  version: string;
+  template: PromptTemplate;
+  datasetId: string;
+  datasetName: string;
+  domains: string[];
+  evalFraction: number;
+  seed: number;
+  devPerDomain: number;
+  testPerDomain: number;
+  backend: { kind: 'copy-last' | 'reference' } | { kind: 'checkpoint'; checkpoint: NonNullable<BenchBackendRef['checkpoint']> & { stage: string } } | { kind: 'endpoint'; endpoint: BenchEndpoint };
+  judge: BenchDraft['judge'];
+  optimiser: { kind: 'offline' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
+  generation: BenchGeneration;
+  loop: Omit<LoopConfig, 'devSize' | 'testSize'>;
+}
+
+export interface LiveOptimisation {
+  jobId: string;
+  optId: string;
+  state: JobState;
+  progress: OptimizeProgress | null;
+}
+
+interface OptimiseState {
+  status: 'idle' | 'loading' | 'ready' | 'error';
+  list: OptimisationRecord[];
+  /** Runs with checkpoints, for the backend picker. */
+  runs: RunRecord[];
+  selectedId: string | null;
+  live: LiveOptimisation | null;
+  /** Optimisations whose stored state says they were running when the page went away. */
+  interrupted: OptimisationRecord[];
+  logs: string[];
+  error: string | null;
+  init(): Promise<void>;
+  refresh(): Promise<void>;
+  select(id: string | null): void;
+  create(draft: OptimiseDraft): Promise<string | null>;
+  resume(id: string): Promise<void>;
+  stop(): void;
+  remove(id: string): Promise<void>;
+  dismissInterrupted(id: string): Promise<void>;
+  /** Saves a candidate as the next template version (and adds it to the SFT mix when asked); returns its name. */
+  promote(optId: string, candidateId: string, options?: { addToSft?: boolean }): Promise<string | null>;
+  dismissError(): void;
+}
+
+const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
+const ONE_JOB = 'A prompt optimisation is running; cancel it first (one at a time shares the GPU).';
+const FLUSH_MS = 150;
+const MAX_LOGS = 100;
+
+/** The backend ref of a draft (the Bench's shapes and names). */
+function backendRef(b: OptimiseDraft['backend']): BenchBackendRef {
+  if (b.kind === 'checkpoint') {
+    const { stage, ...c } = b.checkpoint;
+    return { id: `ckpt:${c.key}`, name: `local:${stage}-${c.tag}-${c.step}`, kind: 'checkpoint', checkpoint: c };
+  }
+  if (b.kind !== 'endpoint') return { id: b.kind, name: b.kind, kind: b.kind };
+  const endpoint = { baseUrl: normalBaseUrl(b.endpoint.baseUrl), model: b.endpoint.model.trim() };
+  return { id: `endpoint:${endpoint.model}`, name: `endpoint:${endpoint.model}`, kind: 'endpoint', endpoint };
+}
+
+function optimiserRef(o: OptimiseDraft['optimiser']): OptimiserRef {
+  return o.kind === 'offline' ? o : { kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(o.endpoint.baseUrl), model: o.endpoint.model.trim() } };
+}
+
+/** The stored record of a new optimisation (no key in it). */
+export function optimisationFromDraft(d: OptimiseDraft, id: string, now: number): OptimisationRecord {
+  return {
+    id,
+    name: d.name?.trim() || `Optimise ${d.version} · ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
+    createdAt: now,
+    updatedAt: now,
+    state: 'queued',
+    start: { version: d.version, template: structuredClone(d.template) },
+    data: { datasetId: d.datasetId, name: d.datasetName, domains: d.domains, evalFraction: d.evalFraction, seed: d.seed, devPerDomain: d.devPerDomain, testPerDomain: d.testPerDomain },
+    backend: backendRef(d.backend),
+    judge: judgeRef(d.judge),
+    optimiser: optimiserRef(d.optimiser),
+    generation: d.generation,
+    config: d.loop,
+    loop: null,
+  };
+}
+
+/** The job's API keys: the backend's, the judge's and the optimiser's endpoint keys found in the endpoint store. */
+export function optimisationKeys(o: Pick<OptimisationRecord, 'backend' | 'judge' | 'optimiser'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): NonNullable<OptimizeJobSpec['secrets']>['apiKeys'] {
+  const out: Record<string, string> = {};
+  const add = (k: string, e: BenchEndpoint | undefined) => {
+    const found = e ? findEndpoint(endpoints, e) : undefined;
+    const key = found ? apiKey(found.id) : '';
+    if (key) out[k] = key;
+  };
+  if (o.backend.kind === 'endpoint') add('backend', o.backend.endpoint);
+  if (o.judge.kind === 'endpoint') add('judge', o.judge.endpoint);
+  if (o.optimiser.kind === 'endpoint') add('optimiser', o.optimiser.endpoint);
+  return out;
+}
+
+/** The template a candidate's text makes: the start's, with one text for every domain. */
+export function candidateTemplate(start: PromptTemplate, text: string): Omit<PromptTemplate, 'version'> {
+  const { version: _v, domains: _d, ...rest } = start;
+  void _v;
+  void _d;
+  return { ...rest, text };
+}
+
+/** The template version a promoted candidate derives from: its parent's promoted version, else the start's. */
+export function promotedParent(o: Pick<OptimisationRecord, 'start' | 'promoted'>, v: Version): string {
+  const p = v.parent && o.promoted && Object.hasOwn(o.promoted, v.parent) ? o.promoted[v.parent] : null;
+  return p ?? o.start.version;
+}
+
+type SetState = StoreApi<OptimiseState>['setState'];
+type GetState = StoreApi<OptimiseState>['getState'];
+
+/** The optimisation of each job this store started. */
+const ownJobs = new Map<string, string>();
+/** The latest progress not yet applied (a fast backend sends many a second). */
+const pending: { progress: OptimizeProgress | null; timer: ReturnType<typeof setTimeout> | null } = { progress: null, timer: null };
+let client: JobClient | null = null;
+let initPromise: Promise<void> | null = null;
+
+/** Applies buffered progress: the live record, and the loop's state into its optimisation in the list. */
+function flush(set: SetState, get: GetState) {
+  const live = get().live;
+  const p = pending.progress;
+  pending.progress = null;
+  pending.timer = null;
+  if (!live || !p || p.optId !== live.optId) return;
+  const state = p.state;
+  set((s) => ({
+    live: { ...live, progress: { ...(live.progress ?? p), ...p } },
+    list: state ? s.list.map((o) => (o.id === p.optId ? { ...o, state: 'running', loop: state } : o)) : s.list,
+  }));
+}
+
+function onProgress(p: OptimizeProgress, set: SetState, get: GetState) {
+  // A state record is never dropped for a later sample record: merge it into what is pending.
+  pending.progress = pending.progress?.state && !p.state ? { ...p, state: pending.progress.state } : p;
+  pending.timer ??= setTimeout(() => flush(set, get), FLUSH_MS);
+}
+
+/** The live job's status: buffered progress first; a finished job's record is read back. */
+function onStatus(m: Extract<FromWorker, { type: 'status' }>, live: LiveOptimisation, set: SetState, get: GetState) {
+  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+  if (pending.timer) {
+    clearTimeout(pending.timer);
+    flush(set, get);
+  }
+  set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
+  if (finished) void get().refresh();
+}
+
+function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
+  if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
+    const optId = ownJobs.get(m.jobId)!;
+    set({ error: m.message });
+    // A job that failed before its optimisation began (another tab holds it) left the record as it was.
+    void updateOptimisation(optId, (o) => {
+      if (ACTIVE.includes(o.state)) {
+        o.state = 'failed';
+        o.error = m.message;
+      }
+    })
+      .then(() => get().refresh())
+      .catch(() => {});
+    return;
+  }
+  const live = get().live;
+  if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
+  if (m.type === 'progress') onProgress(m.data as OptimizeProgress, set, get);
+  else if (m.type === 'log') set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
+  else if (m.type === 'status') onStatus(m, live, set, get);
+}
+
+/**
+ * Optimisations whose lock was held when the page opened: another tab's, or the job of the page
+ * just reloaded, whose worker may not have let go yet. Looked at again a few times; one whose lock
+ * is gone and whose record still says it runs was cut off.
+ */
+function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number) {
+  setTimeout(async () => {
+    const locks = await heldLocks();
+    const freed = ids.filter((id) => !locks.has(optimizeLockName(id)) && get().live?.optId !== id);
+    if (freed.length) {
+      const fresh = (await Promise.all(freed.map((id) => getOptimisation(id).catch(() => undefined)))).filter((o): o is OptimisationRecord => !!o && ACTIVE.includes(o.state));
+      set((s) => ({ interrupted: [...s.interrupted, ...fresh.filter((o) => !s.interrupted.some((x) => x.id === o.id))] }));
+    }
+    const still = ids.filter((id) => !freed.includes(id));
+    if (still.length && tries > 1) recheckHeld(still, set, get, tries - 1);
+  }, 1000);
+}
+
+/** Reading, choosing, removing and dismissing stored optimisations. */
+function storedActions(set: SetState, get: GetState) {
+  return {
+    init() {
+      initPromise ??= (async () => {
+        set({ status: 'loading' });
+        try {
+          const [list, runs, locks] = await Promise.all([listOptimisations(), listRuns(), heldLocks()]);
+          // No job runs in this fresh page yet: a running-looking optimisation was cut off, unless another tab holds it.
+          const interrupted = list.filter((o) => ACTIVE.includes(o.state) && !locks.has(optimizeLockName(o.id)));
+          set({ list, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best), interrupted, status: 'ready' });
+          const held = list.filter((o) => ACTIVE.includes(o.state) && locks.has(optimizeLockName(o.id))).map((o) => o.id);
+          if (held.length) recheckHeld(held, set, get, 5);
+          if (!get().selectedId && list[0]) set({ selectedId: (interrupted[0] ?? list[0]).id });
+        } catch (e) {
+          set({ status: 'error', error: `Could not read prompt optimisations from browser storage: ${(e as Error).message}` });
+        }
+      })();
+      return initPromise;
+    },
+    async refresh() {
+      try {
+        const [list, runs] = await Promise.all([listOptimisations(), listRuns()]);
+        set({ list, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best) });
+      } catch (e) {
+        set({ error: `Could not read prompt optimisations from browser storage: ${(e as Error).message}` });
+      }
+    },
+    select(id: string | null) {
+      set({ selectedId: id });
+    },
+    async remove(id: string) {
+      if (get().live?.optId === id) return set({ error: 'This optimisation is running; cancel it before deleting it.' });
+      try {
+        await deleteOptimisation(id);
+      } catch (e) {
+        set({ error: `Could not delete the optimisation: ${(e as Error).message}` });
+      }
+      set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, interrupted: s.interrupted.filter((o) => o.id !== id) }));
+      await get().refresh();
+    },
+    async dismissInterrupted(id: string) {
+      set((s) => ({ interrupted: s.interrupted.filter((o) => o.id !== id) }));
+      try {
+        await updateOptimisation(id, (o) => {
+          if (ACTIVE.includes(o.state)) o.state = 'stopped';
+        });
+      } catch (e) {
+        set({ error: (e as Error).message });
+      }
+      await get().refresh();
+    },
+  };
+}
+
+/** Saves a candidate as a template version, records it in the optimisation, and adds it to the SFT mix when asked. */
+async function promoteCandidate(optId: string, candidateId: string, addToSft: boolean, set: SetState, get: GetState): Promise<string | null> {
+  const o = await getOptimisation(optId).catch(() => undefined);
+  const v = o?.loop?.versions.find((x) => x.id === candidateId);
+  if (!o || !v) {
+    set({ error: `There is no candidate ${candidateId} in this optimisation.` });
+    return null;
+  }
+  if (v.status === 'invalid' || !v.text) {
+    set({ error: `${candidateId} was not a usable template (${v.reason ?? 'no text'}); it cannot be promoted.` });
+    return null;
+  }
+  if (o.promoted && Object.hasOwn(o.promoted, candidateId)) {
+    set({ error: `${candidateId} was promoted already, as ${o.promoted[candidateId]}.` });
+    return null;
+  }
+  const templates = useTemplateStore.getState();
+  let version: string;
+  try {
+    if (templates.status !== 'ready') await templates.load();
+    const score = typeof v.mean === 'number' ? `, dev ${v.mean.toFixed(1)}` : '';
+    const note = `optimised (${o.name}, ${candidateId}${score}): ${v.note}`.slice(0, 300);
+    version = await useTemplateStore.getState().createVersion({ ...candidateTemplate(o.start.template, v.text), description: v.note.slice(0, 200) }, promotedParent(o, v), note);
+    await updateOptimisation(optId, (r) => (r.promoted = { ...r.promoted, [candidateId]: version }));
+  } catch (e) {
+    set({ error: `Could not save ${candidateId} as a template version: ${(e as Error).message}` });
+    return null;
+  }
+  if (addToSft) {
+    const t = useTemplateStore.getState();
+    const problems = t.setStage('sft', { ...t.stages.sft, [version]: 1 });
+    if (problems.length) set({ error: `${version} was saved, but not added to the SFT mix: ${problems.join('; ')}` });
+  }
+  await get().refresh();
+  return version;
+}
+
+export const useOptimiseStore = create<OptimiseState>()((set, get) => {
+  function ensureClient(): JobClient {
+    if (client) return client;
+    client = jobClient();
+    client.on((m) => onWorkerEvent(m, set, get));
+    return client;
+  }
+
+  function startJob(o: OptimisationRecord) {
+    const spec: OptimizeJobSpec = { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimisationKeys(o) } };
+    const jobId = ensureClient().start({ ...spec });
+    ownJobs.set(jobId, o.id);
+    set((s) => ({ live: { jobId, optId: o.id, state: 'queued', progress: null }, selectedId: o.id, interrupted: s.interrupted.filter((x) => x.id !== o.id), logs: [], error: null }));
+  }
+
+  return {
+    status: 'idle',
+    list: [],
+    runs: [],
+    selectedId: null,
+    live: null,
+    interrupted: [],
+    logs: [],
+    error: null,
+    ...storedActions(set, get),
+    async create(draft: OptimiseDraft) {
+      if (get().live) {
+        set({ error: ONE_JOB });
+        return null;
+      }
+      const o = optimisationFromDraft(draft, newOptimisationId(), Date.now());
+      try {
+        await putOptimisation(o);
+      } catch (e) {
+        set({ error: `Could not store the optimisation: ${(e as Error).message}` });
+        return null;
+      }
+      set((s) => ({ list: [o, ...s.list] }));
+      startJob(o);
+      return o.id;
+    },
+    async resume(id: string) {
+      if (get().live) return set({ error: ONE_JOB });
+      const o = await getOptimisation(id).catch((e: Error) => {
+        set({ error: `Could not read the optimisation: ${e.message}` });
+        return undefined;
+      });
+      if (!o) return;
+      startJob(o);
+    },
+    stop() {
+      const live = get().live;
+      if (live) client?.stop(live.jobId);
+    },
+    promote: (optId, candidateId, options = {}) => promoteCandidate(optId, candidateId, options.addToSft ?? false, set, get),
+    dismissError() {
+      set({ error: null });
+    },
+  };
+});

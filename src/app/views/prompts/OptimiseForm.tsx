@@ -1,0 +1,233 @@
+// The form that starts a prompt optimisation from a template version: the dataset's held-out
+// turns (domains, dev and test samples per domain), the simulated model (a baseline, a stored
+// checkpoint, an endpoint: the Bench's backends), the judge, the optimiser (offline, or an LLM at
+// an endpoint, its key kept in memory as the Bench's), rounds, candidates, margin and budget.
+import { useMemo, useState, type ReactNode } from 'react';
+import { EndpointSelect } from '../../components/EndpointForm.tsx';
+import { useDatasetStore } from '../../stores/datasets.ts';
+import { useEndpointStore } from '../../stores/endpoints.ts';
+import { useOptimiseStore, type OptimiseDraft } from '../../stores/optimize.ts';
+import { useTemplateStore } from '../../stores/templates.ts';
+import { missingWebGpu } from '../../../train/client.ts';
+import { OPTIMISE_DEFAULTS, parseOptimiseNumbers, type OptimiseNumberFields } from './optimiseForm.ts';
+
+function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint ? <span className="muted small">{hint}</span> : null}
+      {error ? <span className="error-text small">{error}</span> : null}
+    </div>
+  );
+}
+
+type Kind = 'local' | 'endpoint';
+type BackendChoice = { value: string; label: string; backend: OptimiseDraft['backend'] };
+
+/** Baselines, then each run's last (and best, when another) checkpoint. */
+function useBackendChoices(): BackendChoice[] {
+  const runs = useOptimiseStore((s) => s.runs);
+  return useMemo(() => {
+    const out: BackendChoice[] = [
+      { value: 'copy-last', label: 'copy-last baseline (repeats the last observation)', backend: { kind: 'copy-last' } },
+      { value: 'reference', label: 'reference baseline (the real observation)', backend: { kind: 'reference' } },
+    ];
+    for (const r of runs)
+      for (const tag of ['last', 'best'] as const) {
+        const c = r.checkpoints[tag];
+        if (!c || (tag === 'best' && r.checkpoints.last?.key === c.key)) continue;
+        out.push({ value: c.key, label: `${r.name} · ${tag} · step ${c.step}`, backend: { kind: 'checkpoint', checkpoint: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key } } });
+      }
+    out.push({ value: 'endpoint', label: 'a model at an endpoint…', backend: { kind: 'copy-last' } });
+    return out;
+  }, [runs]);
+}
+
+interface Choices {
+  version: string;
+  datasetId: string;
+  domains: string[];
+  numbers: OptimiseNumberFields;
+  backend: string;
+  backendEndpoint: string;
+  judge: Kind;
+  judgeEndpoint: string;
+  optimiser: 'offline' | 'endpoint';
+  optimiserEndpoint: string;
+  name: string;
+}
+
+/** The draft of a filled form, or what is wrong with it (each message names its field). */
+function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: string | null }): { errors: Record<string, string>; draft: OptimiseDraft | null } {
+  const { values, errors: numErrors } = parseOptimiseNumbers(c.numbers);
+  const errors: Record<string, string> = { ...numErrors } as Record<string, string>;
+  const template = useTemplateStore.getState().versions.find((v) => v.version === c.version)?.template;
+  const dataset = useDatasetStore.getState().datasets.find((d) => d.id === c.datasetId);
+  const endpoints = useEndpointStore.getState().endpoints;
+  const endpoint = (id: string) => endpoints.find((e) => e.id === id);
+  if (!template) errors.version = 'Choose the template version to start from.';
+  if (!dataset) errors.dataset = 'Choose a dataset (load or import one in the Data view).';
+  if (!c.domains.length) errors.domains = 'Choose at least one domain.';
+  const choice = ctx.backends.find((b) => b.value === c.backend);
+  if (!choice) errors.backend = 'Choose the simulated model.';
+  if (choice?.backend.kind === 'checkpoint' && ctx.noGpu) errors.backend = `A checkpoint runs on the GPU: ${ctx.noGpu}`;
+  if (c.backend === 'endpoint' && !endpoint(c.backendEndpoint)) errors.backend = 'Choose the model’s endpoint, or add one.';
+  if (c.judge === 'endpoint' && !endpoint(c.judgeEndpoint)) errors.judge = 'Choose the judge’s endpoint, or add one.';
+  if (c.optimiser === 'endpoint' && !endpoint(c.optimiserEndpoint)) errors.optimiser = 'Choose the optimiser’s endpoint, or add one.';
+  if (Object.keys(errors).length || !values || !template || !dataset || !choice) return { errors, draft: null };
+  const backend: OptimiseDraft['backend'] = c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : choice.backend;
+  return {
+    errors,
+    draft: {
+      name: c.name,
+      version: c.version,
+      template,
+      datasetId: dataset.id,
+      datasetName: dataset.name,
+      domains: c.domains,
+      evalFraction: values.evalFraction,
+      seed: values.seed,
+      devPerDomain: values.devPerDomain,
+      testPerDomain: values.testPerDomain,
+      backend,
+      judge: c.judge === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.judgeEndpoint)! } : { kind: 'local' },
+      optimiser: c.optimiser === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.optimiserEndpoint)! } : { kind: 'offline' },
+      generation: values.generation,
+      loop: { rounds: values.rounds, candidates: values.candidates, margin: values.margin, level: 0.95, seed: values.seed, ...(values.budget !== undefined && { budget: { modelCalls: values.budget, judgeCalls: values.budget } }) },
+    },
+  };
+}
+
+function ModelFields({ c, set, backends, errors }: { c: Choices; set(p: Partial<Choices>): void; backends: BackendChoice[]; errors: Record<string, string> }) {
+  return (
+    <>
+      <Field id="opt-backend" label="Simulated model" error={c.backend === 'endpoint' ? undefined : errors.backend}>
+        <select id="opt-backend" value={c.backend} onChange={(e) => set({ backend: e.target.value })}>
+          {backends.map((b) => (
+            <option key={b.value} value={b.value}>
+              {b.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {c.backend === 'endpoint' ? <EndpointSelect id="opt-backend-endpoint" label="Model endpoint" value={c.backendEndpoint} onChange={(id) => set({ backendEndpoint: id })} error={errors.backend} /> : null}
+      <Field id="opt-judge" label="Judge">
+        <select id="opt-judge" value={c.judge} onChange={(e) => set({ judge: e.target.value as Kind })}>
+          <option value="local">Local rubric judge (in the browser)</option>
+          <option value="endpoint">LLM judge at an endpoint</option>
+        </select>
+      </Field>
+      {c.judge === 'endpoint' ? <EndpointSelect id="opt-judge-endpoint" label="Judge endpoint" value={c.judgeEndpoint} onChange={(id) => set({ judgeEndpoint: id })} error={errors.judge} /> : null}
+      <Field id="opt-optimiser" label="Optimiser" hint="offline: edits from a library of instructions keyed to the judge’s weak dimensions; endpoint: an LLM rewrites the template">
+        <select id="opt-optimiser" value={c.optimiser} onChange={(e) => set({ optimiser: e.target.value as Choices['optimiser'] })}>
+          <option value="offline">Offline (no endpoint)</option>
+          <option value="endpoint">LLM at an endpoint</option>
+        </select>
+      </Field>
+      {c.optimiser === 'endpoint' ? <EndpointSelect id="opt-optimiser-endpoint" label="Optimiser endpoint" value={c.optimiserEndpoint} onChange={(id) => set({ optimiserEndpoint: id })} error={errors.optimiser} /> : null}
+    </>
+  );
+}
+
+function NumberField({ field, label, hint, value, error, onChange }: { field: string; label: string; hint?: string; value: string; error?: string; onChange(v: string): void }) {
+  return (
+    <Field id={`opt-${field}`} label={label} error={error} hint={hint}>
+      <input id={`opt-${field}`} type="text" inputMode="decimal" value={value} onChange={(e) => onChange(e.target.value)} aria-invalid={error ? true : undefined} />
+    </Field>
+  );
+}
+
+function DomainsField({ all, chosen, onChange, error }: { all: string[]; chosen: string[]; onChange(domains: string[]): void; error?: string }) {
+  return (
+    <fieldset>
+      <legend>Domains</legend>
+      {all.map((d) => (
+        <label key={d} className="check">
+          <input type="checkbox" checked={chosen.includes(d)} onChange={(e) => onChange(e.target.checked ? [...chosen, d] : chosen.filter((x) => x !== d))} />
+          {d}
+        </label>
+      ))}
+      {error ? <span className="error-text small">{error}</span> : null}
+    </fieldset>
+  );
+}
+
+export function OptimiseForm({ from }: { from?: string }) {
+  const versions = useTemplateStore((s) => s.versions);
+  const datasets = useDatasetStore((s) => s.datasets);
+  const activeId = useDatasetStore((s) => s.activeId);
+  const { live, create } = useOptimiseStore();
+  const backends = useBackendChoices();
+  const noGpu = useMemo(() => missingWebGpu()?.message ?? null, []);
+  const [c, setC] = useState<Choices>({ version: from ?? 'v0', datasetId: '', domains: [], numbers: OPTIMISE_DEFAULTS, backend: 'copy-last', backendEndpoint: '', judge: 'local', judgeEndpoint: '', optimiser: 'offline', optimiserEndpoint: '', name: '' });
+  const [domainsTouched, setDomainsTouched] = useState(false);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const set = (p: Partial<Choices>) => setC((x) => ({ ...x, ...p }));
+  const datasetId = c.datasetId && datasets.some((d) => d.id === c.datasetId) ? c.datasetId : (activeId ?? datasets[0]?.id ?? '');
+  const dataset = datasets.find((d) => d.id === datasetId);
+  const domains = domainsTouched ? c.domains : (dataset?.domains ?? []);
+  const version = c.version;
+
+  function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const checked = checkChoices({ ...c, version, datasetId, domains }, { backends, noGpu });
+    setErrors(checked.errors);
+    if (checked.draft) void create(checked.draft);
+  }
+  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => <NumberField field={field} label={label} hint={hint} value={c.numbers[field]} error={errors[field]} onChange={(v) => set({ numbers: { ...c.numbers, [field]: v } })} />;
+  return (
+    <form className="card bench-form" onSubmit={submit} aria-labelledby="opt-form-title" noValidate data-testid="optimise-form">
+      <h2 id="opt-form-title">Optimise a template</h2>
+      <div className="train-grid">
+        <Field id="opt-version" label="Start from" error={errors.version}>
+          <select id="opt-version" value={version} onChange={(e) => set({ version: e.target.value })}>
+            {versions.map((v) => (
+              <option key={v.version} value={v.version}>
+                {v.version}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="opt-dataset" label="Dataset" error={errors.dataset}>
+          <select id="opt-dataset" value={datasetId} onChange={(e) => (set({ datasetId: e.target.value }), setDomainsTouched(false))}>
+            {datasets.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <DomainsField all={dataset?.domains ?? []} chosen={domains} onChange={(d) => (setDomainsTouched(true), set({ domains: d }))} error={errors.domains} />
+      <div className="train-grid">
+        {num('devPerDomain', 'Dev samples per domain', 'the loop’s working set')}
+        {num('testPerDomain', 'Test samples per domain', 'scored once, at the end')}
+        {num('evalFraction', 'Eval share', 'held-out trajectories, as training')}
+        {num('seed', 'Seed')}
+      </div>
+      <ModelFields c={c} set={set} backends={backends} errors={errors} />
+      <div className="train-grid">
+        {num('rounds', 'Rounds')}
+        {num('candidates', 'Candidates per round')}
+        {num('margin', 'Margin', 'a candidate must win by more, at the 95% interval’s lower end')}
+        {num('budget', 'Budget (model calls)', 'blank: none; as many judge calls')}
+        {num('maxTokens', 'Max new tokens', 'blank: the Bench’s defaults')}
+        {num('temperature', 'Temperature', 'blank: 0 for a checkpoint')}
+      </div>
+      <Field id="opt-name" label="Name (optional)">
+        <input id="opt-name" type="text" value={c.name} onChange={(e) => set({ name: e.target.value })} />
+      </Field>
+      {Object.keys(errors).length ? (
+        <p className="error-text small" role="alert" data-testid="optimise-form-errors">
+          {Object.values(errors).join(' ')}
+        </p>
+      ) : null}
+      <div className="toolbar">
+        <button type="submit" disabled={!!live}>
+          Start optimisation
+        </button>
+      </div>
+    </form>
+  );
+}

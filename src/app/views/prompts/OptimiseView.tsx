@@ -1,0 +1,137 @@
+// The Prompts view's optimisation page: optimisations cut off by a reload (offered for resuming),
+// the live one's progress and cancel, the stored optimisations, the form that starts one from a
+// template version, and the chosen one's lineage (Lineage.tsx).
+import { useEffect } from 'react';
+import { formatDuration } from '../../stores/benchModel.ts';
+import { useOptimiseStore } from '../../stores/optimize.ts';
+import { useTemplateStore } from '../../stores/templates.ts';
+import { Lineage } from './Lineage.tsx';
+import { OptimiseForm } from './OptimiseForm.tsx';
+
+function Interrupted() {
+  const { interrupted, resume, dismissInterrupted, live } = useOptimiseStore();
+  return (
+    <>
+      {interrupted.map((o) => (
+        <div key={o.id} className="callout" role="status" data-testid="optimise-interrupted">
+          <p>
+            <strong>{o.name}</strong> was running when the page closed
+            {o.loop ? ` (after ${o.loop.round} finished round(s), ${o.loop.versions.filter((v) => v.mean !== undefined).length} scored template(s), which are kept)` : ''}.
+          </p>
+          <div className="toolbar">
+            <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+              Resume
+            </button>
+            <button type="button" className="secondary" onClick={() => void dismissInterrupted(o.id)}>
+              Leave it stopped
+            </button>
+          </div>
+        </div>
+      ))}
+    </>
+  );
+}
+
+function Progress() {
+  const { live, stop } = useOptimiseStore();
+  if (!live) return null;
+  const p = live.progress;
+  const ev = p?.evaluations;
+  const what = !p ? (live.state === 'queued' ? 'waiting for the worker (one job at a time)' : 'starting') : p.phase === 'samples' ? 'choosing the dev and test samples' : p.split ? `scoring on the ${p.split} split: ${p.samples?.done ?? 0} / ${p.samples?.total ?? 0} samples` : 'proposing candidates';
+  return (
+    <div className="card" data-testid="optimise-progress" role="status" aria-live="polite">
+      <div className="run-progress">
+        <progress max={ev?.planned || 1} value={ev?.done ?? 0} aria-label="Optimisation progress" />
+        <span className="small" data-testid="optimise-progress-text">
+          {ev?.planned ? `${ev.done} / ${ev.planned} evaluations` : '…'}
+          {p && ev && ev.done < ev.planned ? (p.etaMs === null ? ' · estimating time left' : ` · about ${formatDuration(p.etaMs)} left`) : ''}
+        </span>
+      </div>
+      <p className="small muted">
+        {live.state}: {what}
+      </p>
+      <button type="button" className="danger" onClick={stop} disabled={live.state === 'stopping'}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
+function OptimisationList() {
+  const { list, selectedId, select, remove, live } = useOptimiseStore();
+  if (!list.length) return null;
+  return (
+    <section className="card" aria-labelledby="opt-list-title" data-testid="optimise-list">
+      <h2 id="opt-list-title">Optimisations</h2>
+      <ul className="plain opt-list">
+        {list.map((o) => (
+          <li key={o.id} className="opt-row">
+            <button type="button" className={selectedId === o.id ? '' : 'secondary'} aria-pressed={selectedId === o.id} onClick={() => select(o.id)}>
+              {o.name}
+            </button>
+            <span className="small muted">
+              {o.state} · {o.backend.name} · {o.optimiser.kind} optimiser{o.loop ? ` · best ${o.loop.best}` : ''}
+            </span>
+            <button type="button" className="secondary small" onClick={() => void remove(o.id)} disabled={live?.optId === o.id} aria-label={`Delete ${o.name}`}>
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Chosen() {
+  const { list, selectedId } = useOptimiseStore();
+  const o = list.find((x) => x.id === selectedId);
+  if (!o) return null;
+  return (
+    <article className="card wide" aria-labelledby="lineage-title">
+      <h2 id="lineage-title">
+        Lineage of {o.name} <span className="pill off">{o.state}</span>
+      </h2>
+      <p className="small muted">
+        From {o.start.version} on {o.data.name} ({o.data.domains.join(', ')}) · {o.backend.name} · {o.judge.kind === 'local' ? 'local judge' : o.judge.id} · {o.optimiser.kind === 'offline' ? 'offline optimiser' : `optimiser ${o.optimiser.endpoint.model}`}
+        {o.loop?.stopNote ? ` · ${o.loop.stopNote}` : ''}
+      </p>
+      {o.error ? (
+        <p className="error-text small" role="alert">
+          {o.error}
+        </p>
+      ) : null}
+      <Lineage o={o} />
+    </article>
+  );
+}
+
+export function OptimiseView({ from }: { from?: string }) {
+  const { init, error, dismissError } = useOptimiseStore();
+  const templatesStatus = useTemplateStore((s) => s.status);
+  const loadTemplates = useTemplateStore((s) => s.load);
+  useEffect(() => {
+    void init();
+    if (templatesStatus === 'idle') void loadTemplates();
+  }, [init, templatesStatus, loadTemplates]);
+  return (
+    <div className="optimise">
+      {error ? (
+        <div className="callout error" role="alert">
+          <p>{error}</p>
+          <button type="button" className="secondary" onClick={dismissError}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      <Interrupted />
+      <Progress />
+      <div className="optimise-layout">
+        <div>
+          <OptimiseForm key={from ?? ''} from={from} />
+          <OptimisationList />
+        </div>
+        <Chosen />
+      </div>
+    </div>
+  );
+}
