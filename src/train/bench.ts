@@ -70,7 +70,7 @@ export interface OpenedBackend {
   generate: Omit<GenerateOptions, 'signal'>;
   /** Requests in flight at once. */
   concurrency: number;
-  /** A model folder that lays turns out with a chat template of its own (requestFormFor: it is sent a template's requests as chat). */
+  /** A model folder that lays turns out with a chat template of its own and no trained template (lwm_template.json): requestFormFor sends it a template's requests as chat. */
   chatTemplate?: boolean;
   dispose(): void;
 }
@@ -430,8 +430,9 @@ async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pi
     throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the ${local.context}-token context it was loaded with; ask for fewer.`);
   }
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  // A folder's backend lays every turn out with its chat template (it refuses a folder without one).
-  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: true, dispose: () => local.dispose() };
+  // A folder's backend lays every turn out with its chat template (it refuses a folder without one),
+  // or, for a fine-tune of ours that keeps lwm_template.json, in the layout it trained on (a turn).
+  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: !local.model.template, dispose: () => local.dispose() };
 }
 
 /** An ONNX folder in onnxruntime-web (no device of ours), from the files the page sent; as for a Hugging Face folder, none sent is an error saying what to do. */
@@ -451,7 +452,7 @@ async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: Hf
     throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${opened.context}-token context; ask for fewer.`);
   }
   const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  return { backend: opened.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: opened.model.hasChatTemplate, dispose };
+  return { backend: opened.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: opened.model.hasChatTemplate && !opened.model.template, dispose };
 }
 
 /** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an ONNX folder, an endpoint. */
