@@ -6,7 +6,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { openDB } from 'idb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteBench, getBench, listBenches, loadResults, putBench, putResults, saveImportedBench, updateBench } from './bench.ts';
-import { closeStudioDB, DB_NAME, openStudioDB, type BenchRecord, type BenchResult } from './db.ts';
+import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB, type BenchRecord, type BenchResult } from './db.ts';
 import { getRun } from './runs.ts';
 
 beforeEach(async () => {
@@ -39,7 +39,7 @@ function result(benchId: string, backend: string, index: number): BenchResult {
 }
 
 describe('bench storage', () => {
-  it('version 2 → 3 keeps the runs and adds the bench stores', async () => {
+  it('version 2 → the current one keeps the runs and adds the bench stores', async () => {
     const v2 = await openDB(DB_NAME, 2, {
       upgrade(db) {
         for (const s of ['datasets', 'templates']) db.createObjectStore(s, { keyPath: s === 'templates' ? 'version' : 'id' });
@@ -53,7 +53,7 @@ describe('bench storage', () => {
     await v2.put('runs', { id: 'r1', name: 'old run', createdAt: 1 });
     v2.close();
     const db = await openStudioDB();
-    expect(db.version).toBe(3);
+    expect(db.version).toBe(DB_VERSION);
     expect(await getRun('r1')).toMatchObject({ name: 'old run' });
     await putBench(bench('b1'));
     expect((await listBenches()).map((b) => b.id)).toEqual(['b1']);
