@@ -1,6 +1,7 @@
 // The Prompts view's optimisation page: optimisations cut off by a reload (offered for resuming),
 // the live one's progress and cancel, the stored optimisations, the form that starts one from a
-// template version, and the chosen one's lineage (Lineage.tsx).
+// template version, and the chosen one's lineage (Lineage.tsx); a stopped or failed one is
+// continued from its stored state (a folder backend's folder picked again first, when the job says so).
 import { useEffect } from 'react';
 import { formatDuration } from '../../stores/benchModel.ts';
 import { useOptimiseStore } from '../../stores/optimize.ts';
@@ -83,7 +84,7 @@ function OptimisationList() {
 }
 
 function Chosen() {
-  const { list, selectedId } = useOptimiseStore();
+  const { list, selectedId, live, resume } = useOptimiseStore();
   const o = list.find((x) => x.id === selectedId);
   if (!o) return null;
   return (
@@ -99,6 +100,13 @@ function Chosen() {
         <p className="error-text small" role="alert">
           {o.error}
         </p>
+      ) : null}
+      {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? (
+        <div className="toolbar">
+          <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+            {o.state === 'failed' ? 'Try again (keeps what was scored)' : 'Continue'}
+          </button>
+        </div>
       ) : null}
       <Lineage o={o} />
     </article>
