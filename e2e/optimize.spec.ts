@@ -11,9 +11,17 @@
 // best score per round and the test score; open a candidate's diff against its parent; promote
 // it to a template version in the SFT mix, start an SFT run in the Train view, and see that the
 // run trains with it (its template mix, and the rows its log says each version renders).
+// Also: an ONNX folder as the simulated model (the tiny chat Llama exported with `lwm export --to
+// onnx`, as e2e/onnx-folder.spec.ts does), on WASM: one round of one candidate on two dev turns,
+// cut off by a reload; resuming without the folder says to pick it again; picked again, the run
+// resumes to 'done' with its lineage.
 import { expect, test, type Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const ROUNDS = 3;
@@ -195,4 +203,73 @@ test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resu
   await snap(page, 'optimize-sft-run');
   expect(foreign).toEqual([]);
   expect(errors).toEqual([]);
+});
+
+test('Optimise v0 with an ONNX folder on WASM: one round, cut off by a reload, the folder picked again, done with its lineage', async ({ page }) => {
+  test.setTimeout(600_000);
+  const tmp = mkdtempSync(join(tmpdir(), 'lwm-opt-onnx-e2e-'));
+  const onnx = join(tmp, 'TinyOnnx');
+  execFileSync(process.execPath, ['bin/lwm.mjs', 'export', 'src/model/fixtures/hf/llama-chat', '--to', 'onnx', '-o', onnx]);
+  await page.addInitScript(() => {
+    delete (Navigator.prototype as unknown as { gpu?: unknown }).gpu;
+  });
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  try {
+    await page.goto('./#/prompts');
+    await expect(page.getByTestId('versions')).toContainText('v0', { timeout: 120_000 });
+    await page.getByRole('link', { name: 'Optimise v0' }).click();
+    const form = page.getByTestId('optimise-form');
+    await expect(form.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+    for (const box of await form.getByRole('group', { name: 'Domains' }).getByRole('checkbox').all()) if (((await box.locator('xpath=..').textContent()) ?? '').trim() !== 'terminal') await box.uncheck();
+    await form.getByLabel('Rounds').fill('1');
+    await form.getByLabel('Candidates per round').fill('1');
+    await form.getByLabel('Dev samples per domain').fill('2');
+    await form.getByLabel('Test samples per domain').fill('0');
+    await form.getByLabel('Eval share').fill('1');
+    await form.getByLabel('Max new tokens').fill('4');
+    await form.getByLabel('Simulated model').selectOption('onnx');
+    // Not picked yet: the form says what to do.
+    await form.getByRole('button', { name: 'Start optimisation' }).click();
+    await expect(page.getByTestId('optimise-form-errors')).toContainText('Pick an ONNX folder below and press “Use as the simulated model”.');
+    await expect(form.getByTestId('opt-onnx')).toContainText('onnxruntime-web runs it on WASM (this browser has no WebGPU)');
+    await form.getByLabel('Open an ONNX model folder').setInputFiles(onnx);
+    await expect(form.getByTestId('onnx-folder-info')).toContainText('TinyOnnx: ONNX, LlamaForCausalLM', { timeout: 120_000 });
+    await form.getByRole('button', { name: 'Use as the simulated model' }).click();
+    await expect(form.getByRole('button', { name: 'Use as the simulated model ✓' })).toHaveAttribute('aria-pressed', 'true');
+    await form.getByLabel('Name (optional)').fill('onnx');
+    await form.getByRole('button', { name: 'Start optimisation' }).click();
+    await expect(page.getByTestId('optimise-form-errors')).toHaveCount(0);
+    await expect(page.getByTestId('optimise-progress')).toBeVisible();
+    await expect(page.getByTestId('optimise-list')).toContainText('onnx:TinyOnnx');
+
+    // A reload loses the folder's files: resuming says to pick the same folder again.
+    await page.reload();
+    const offer = page.getByTestId('optimise-interrupted');
+    await expect(offer).toContainText('was running when the page closed', { timeout: 60_000 });
+    await expect(offer.getByTestId('optimise-folder-needed')).toHaveText('Its simulated model is the folder TinyOnnx, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form (Simulated model: an ONNX folder) before resuming.');
+    await offer.getByRole('button', { name: 'Resume' }).click();
+    const cut = page.getByRole('alert').filter({ hasText: 'Pick the same folder again' }).first();
+    await expect(cut).toContainText('onnx:TinyOnnx: the folder TinyOnnx is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: an ONNX folder), then resume.', { timeout: 60_000 });
+    await snap(page, 'optimize-onnx-pick-again');
+
+    await form.getByLabel('Simulated model').selectOption('onnx');
+    await form.getByLabel('Open an ONNX model folder').setInputFiles(onnx);
+    await expect(form.getByTestId('onnx-folder-info')).toContainText('TinyOnnx: ONNX', { timeout: 120_000 });
+    await expect(page.getByTestId('optimise-folder-needed')).toHaveCount(0);
+    await page.getByRole('button', { name: 'Try again (keeps what was scored)' }).click();
+    await expect(page.getByTestId('optimise-progress')).toHaveCount(0, { timeout: 400_000 });
+    await expect(page.getByTestId('optimise-list')).toContainText('done · onnx:TinyOnnx');
+    const lineage = page.getByTestId('lineage');
+    await expect(lineage.getByTestId('round-0').getByRole('button')).toHaveCount(1);
+    await expect(lineage.getByTestId('round-1').getByRole('button')).toHaveCount(1);
+    const scored = await cards(page);
+    console.log(`[e2e] ONNX lineage: ${JSON.stringify(scored)}`);
+    expect(scored.v0.split(' | ')[0]).toMatch(/^\d+\.\d$/);
+    await snap(page, 'optimize-onnx-lineage');
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });

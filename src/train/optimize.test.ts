@@ -13,7 +13,7 @@ import { offlineOptimiser } from '../core/optimize/optimisers.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import type { OptimisationRecord } from '../storage/db.ts';
 import { StopRequested } from './host.ts';
-import { evaluationsDone, optimisationRender, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
+import { backendFolderFiles, evaluationsDone, optimisationRender, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
 
 const trajectories = [...generateTrajectories('terminal', 24, 3), ...generateTrajectories('mcp', 24, 3)];
 const samples = benchSampleRecords(trajectories, { evalFraction: 0.5, seed: 1 }).map(sampleFromRecord);
@@ -179,5 +179,21 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
     o.start.template = { ...o.start.template, targetOpen: '<obs>\n', targetClose: '\n</obs>' };
     const turn = optimisationRender(o, {})(text, dev[0]) as TurnRequest;
     expect([turn.template!.targetOpen, turn.template!.targetClose]).toEqual(['<obs>\n', '\n</obs>']);
+  });
+});
+
+describe('a folder simulator: the files the page sent with the job', () => {
+  const onnx = { id: 'onnx:TinyOnnx#y', name: 'onnx:TinyOnnx', kind: 'onnx' as const, onnx: { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' as const } };
+  const hf = { id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf' as const, hf: { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 } };
+  const files = [{ path: 'TinyOnnx/config.json', file: new Blob(['{}']) }];
+
+  it('opens with the files of that very folder; other backends take none', () => {
+    expect(backendFolderFiles(onnx, { id: 'TinyOnnx#y', files })).toBe(files);
+    expect(backendFolderFiles({ id: 'copy-last', name: 'copy-last', kind: 'copy-last' }, undefined)).toBeUndefined();
+  });
+
+  it('none sent (a reload since), or another folder\'s, is an error that names the folder and says to pick it again', () => {
+    expect(() => backendFolderFiles(onnx, undefined)).toThrow(/onnx:TinyOnnx: the folder TinyOnnx is not open in this page .*Pick the same folder again in the Optimise form \(Simulated model: an ONNX folder\), then resume/);
+    expect(() => backendFolderFiles(hf, { id: 'Other#z', files })).toThrow(/the folder Tiny is not open in this page.*a Hugging Face folder/);
   });
 });

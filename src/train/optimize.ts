@@ -1,6 +1,7 @@
 // The 'optimize' job: the prompt-optimisation loop (src/core/optimize/loop.ts) in the worker that
 // owns the GPU, for a stored OptimisationRecord (src/storage/optimize.ts). The simulated model is
-// opened as the Bench opens its backends (baselines, a stored checkpoint, an endpoint), the judge
+// opened as the Bench opens its backends (baselines, a stored checkpoint, a Hugging Face or ONNX
+// folder from the files the page sends with the job, an endpoint), the judge
 // as the Bench's judges; the optimiser is the offline one or an endpoint LLM. The loop's state is
 // written into the record after every evaluation and sent to the page in a progress record, so
 // the Prompts view draws the lineage as it grows, and a reload resumes without redoing finished
@@ -19,6 +20,7 @@ import { loadTrajectories } from '../storage/datasets.ts';
 import type { BenchBackendRef, BenchJudgeRef, BenchRecord, OptimisationRecord } from '../storage/db.ts';
 import { getOptimisation, updateOptimisation } from '../storage/optimize.ts';
 import { openBenchBackend, openBenchJudge, type OpenedBackend } from './bench.ts';
+import type { HfFolderFile } from './hfFolder.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { optimizeLockName } from './protocol.ts';
 
@@ -28,6 +30,8 @@ export interface OptimizeJobSpec {
   optId: string;
   /** Endpoint API keys of the backend, the judge and the optimiser: used, never stored. */
   secrets?: { apiKeys?: Partial<Record<'backend' | 'judge' | 'optimiser', string>> };
+  /** The files of the backend's Hugging Face or ONNX folder (File handles from the page), by its folder id: used, never stored. */
+  folder?: { id: string; files: HfFolderFile[] };
 }
 
 /** What the page is sent as the run goes (a JobContext 'progress' record). */
@@ -247,6 +251,17 @@ export function openOptimiser(o: Pick<OptimisationRecord, 'optimiser'>, splits: 
   return endpointOptimiser({ complete: client.asChatComplete, samples: sampleFieldsText(splits.dev), variables: TEMPLATE_VARIABLE_NAMES });
 }
 
+/**
+ * The files a folder backend opens with: those the page sent for this very folder. None (the page
+ * was reloaded since, and the folder not picked again) is an error saying what to do.
+ */
+export function backendFolderFiles(ref: BenchBackendRef, folder: OptimizeJobSpec['folder']): HfFolderFile[] | undefined {
+  const f = ref.kind === 'hf' ? ref.hf : ref.kind === 'onnx' ? ref.onnx : undefined;
+  if (!f) return undefined;
+  if (folder?.id === f.folderId && folder.files.length) return folder.files;
+  throw new UserFacingError(`${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: ${ref.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}), then resume.`);
+}
+
 /** The job runner: runOptimize on IndexedDB, the worker's device (on demand), and the job's stop. */
 export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Promise<OptimizeJobResult> {
   if (!spec.optId) throw new UserFacingError('an optimize job needs an optId');
@@ -265,7 +280,7 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
         return benchSampleRecords(trajectories, { evalFraction: o.data.evalFraction, seed: o.data.seed, domains: o.data.domains }).map(sampleFromRecord);
       },
       // The Bench's backends read only the generation settings of their bench.
-      openBackend: (ref, o) => openBenchBackend(ref, { generation: o.generation } as BenchRecord, ctx, keys.backend),
+      openBackend: async (ref, o) => openBenchBackend(ref, { generation: o.generation } as BenchRecord, ctx, keys.backend, backendFolderFiles(ref, spec.folder)),
       openJudge: (ref) => openBenchJudge(ref, keys.judge),
       optimiser: (o, splits) => openOptimiser(o, splits, keys.optimiser),
       signal: stop.signal,

@@ -118,6 +118,51 @@ describe('optimise store', () => {
     expect(useOptimiseStore.getState().error).toMatch(/running; cancel it first/);
   });
 
+  it('an ONNX folder: recorded as the Bench records it (no files), its files sent with the job on start and resume while the page has them', async () => {
+    vi.resetModules(); // a fresh page (the one before still runs the job it resumed)
+    const { useOnnxFolderStore } = await import('./onnxFolders.ts');
+    const files = [{ path: 'TinyOnnx/config.json', file: new Blob(['{}']) }, { path: 'TinyOnnx/onnx/model.onnx', file: new Blob(['x']) }];
+    useOnnxFolderStore.setState({ folders: [{ id: 'TinyOnnx#y', name: 'TinyOnnx', files, file: null, status: 'ready', info: null, error: null }] });
+    const { useOptimiseStore } = await import('./optimize.ts');
+    const { getOptimisation, updateOptimisation } = await import('../../storage/optimize.ts');
+    await useOptimiseStore.getState().init();
+    const onnx = { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' as const };
+    const id = (await useOptimiseStore.getState().create({ ...draft(), optimiser: { kind: 'offline' }, backend: { kind: 'onnx', onnx } }))!;
+    const stored = await getOptimisation(id);
+    expect(stored!.backend).toEqual({ id: 'onnx:TinyOnnx#y', name: 'onnx:TinyOnnx', kind: 'onnx', onnx });
+    const job = started.at(-1)!;
+    expect(job.spec).toEqual({ kind: 'optimize', optId: id, secrets: { apiKeys: {} }, folder: { id: 'TinyOnnx#y', files } });
+    await updateOptimisation(id, (o) => (o.state = 'stopped'));
+    emit({ type: 'status', jobId: job.jobId, state: 'stopped' });
+    await vi.waitFor(() => expect(useOptimiseStore.getState().live).toBeNull());
+    // Resumed in the same page: the files go again.
+    await useOptimiseStore.getState().resume(id);
+    expect(started.at(-1)!.spec).toMatchObject({ optId: id, folder: { id: 'TinyOnnx#y', files } });
+    await updateOptimisation(id, (o) => (o.state = 'stopped'));
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    await vi.waitFor(() => expect(useOptimiseStore.getState().live).toBeNull());
+    // After a reload the page has no files: the job goes without, and says to pick the folder again.
+    vi.resetModules();
+    const reloaded = await import('./optimize.ts');
+    await reloaded.useOptimiseStore.getState().init();
+    await reloaded.useOptimiseStore.getState().resume(id);
+    expect(started.at(-1)!.spec).toEqual({ kind: 'optimize', optId: id, secrets: { apiKeys: {} } });
+    await updateOptimisation(id, (o) => (o.state = 'stopped'));
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    await vi.waitFor(() => expect(reloaded.useOptimiseStore.getState().live).toBeNull());
+  });
+
+  it('a Hugging Face folder: its ref in the record, its files only when the page has that folder', async () => {
+    const { optimisationFromDraft, optimisationFolder } = await import('./optimize.ts');
+    const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 };
+    const o = optimisationFromDraft({ ...draft(), backend: { kind: 'hf', hf } }, 'h', 1);
+    expect(o.backend).toEqual({ id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf', hf });
+    const files = [{ path: 'Tiny/config.json', file: new Blob(['{}']) }];
+    expect(optimisationFolder(o, (id) => (id === 'Tiny#x' ? files : undefined), () => files)).toEqual({ id: 'Tiny#x', files });
+    expect(optimisationFolder(o, () => undefined, () => files)).toBeUndefined();
+    expect(optimisationFolder(optimisationFromDraft(draft(), 'c', 1), () => files, () => files)).toBeUndefined();
+  });
+
   it('promotes a candidate to the next template version, with its parent and note, into the SFT mix', async () => {
     vi.resetModules();
     const { putOptimisation, getOptimisation } = await import('../../storage/optimize.ts');

@@ -5,6 +5,9 @@
 // and after a reload offers to resume a run that was cut off (the job continues from the stored
 // state). Endpoint keys (backend, judge, optimiser) come from the endpoint store (memory, or
 // remembered on this device) and go to the worker with each job; the record names URL and model only.
+// A Hugging Face or ONNX folder picked in this page (stores/hfFolders.ts, stores/onnxFolders.ts) is
+// recorded by what it was, as the Bench records it; its files go with each job (start and resume)
+// while the page has them; after a reload the job asks for the same folder to be picked again.
 import { create, type StoreApi } from 'zustand';
 import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../storage/db.ts';
 import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';
@@ -13,11 +16,14 @@ import type { LoopConfig, Version } from '../../core/optimize/loop.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
 import type { JobClient } from '../../train/client.ts';
 import type { OptimizeJobSpec, OptimizeProgress } from '../../train/optimize.ts';
+import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { optimizeLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 import { judgeRef, type BenchDraft, type BenchEndpoint } from './bench.ts';
 import { apiKey, findEndpoint, normalBaseUrl, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 import { useTemplateStore } from './templates.ts';
+import { useHfFolderStore } from './hfFolders.ts';
+import { useOnnxFolderStore } from './onnxFolders.ts';
 import { heldLocks } from '../lib/locks.ts';
 
 export interface OptimiseDraft {
@@ -32,7 +38,14 @@ export interface OptimiseDraft {
   seed: number;
   devPerDomain: number;
   testPerDomain: number;
-  backend: { kind: 'copy-last' | 'reference' } | { kind: 'checkpoint'; checkpoint: NonNullable<BenchBackendRef['checkpoint']> & { stage: string } } | { kind: 'endpoint'; endpoint: BenchEndpoint };
+  backend:
+    | { kind: 'copy-last' | 'reference' }
+    | { kind: 'checkpoint'; checkpoint: NonNullable<BenchBackendRef['checkpoint']> & { stage: string } }
+    | { kind: 'endpoint'; endpoint: BenchEndpoint }
+    /** A Hugging Face folder picked in this page, by what the record keeps of it (the Bench's ref). */
+    | { kind: 'hf'; hf: NonNullable<BenchBackendRef['hf']> }
+    /** An ONNX folder picked in this page: its model file and where it runs (the Bench's ref). */
+    | { kind: 'onnx'; onnx: NonNullable<BenchBackendRef['onnx']> };
   judge: BenchDraft['judge'];
   optimiser: { kind: 'offline' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
   generation: BenchGeneration;
@@ -81,6 +94,8 @@ function backendRef(b: OptimiseDraft['backend']): BenchBackendRef {
     const { stage, ...c } = b.checkpoint;
     return { id: `ckpt:${c.key}`, name: `local:${stage}-${c.tag}-${c.step}`, kind: 'checkpoint', checkpoint: c };
   }
+  if (b.kind === 'hf') return { id: `hf:${b.hf.folderId}`, name: `hf:${b.hf.name}`, kind: 'hf', hf: { ...b.hf } };
+  if (b.kind === 'onnx') return { id: `onnx:${b.onnx.folderId}`, name: `onnx:${b.onnx.name}`, kind: 'onnx', onnx: { ...b.onnx } };
   if (b.kind !== 'endpoint') return { id: b.kind, name: b.kind, kind: b.kind };
   const endpoint = { baseUrl: normalBaseUrl(b.endpoint.baseUrl), model: b.endpoint.model.trim() };
   return { id: `endpoint:${endpoint.model}`, name: `endpoint:${endpoint.model}`, kind: 'endpoint', endpoint };
@@ -121,6 +136,21 @@ export function optimisationKeys(o: Pick<OptimisationRecord, 'backend' | 'judge'
   if (o.judge.kind === 'endpoint') add('judge', o.judge.endpoint);
   if (o.optimiser.kind === 'endpoint') add('optimiser', o.optimiser.endpoint);
   return out;
+}
+
+/** The files of an optimisation's folder backend, when that folder is open in this page (none for other backends). */
+export function optimisationFolder(o: Pick<OptimisationRecord, 'backend'>, hfFiles: (folderId: string) => HfFolderFile[] | undefined, onnxFiles: (folderId: string) => HfFolderFile[] | undefined): OptimizeJobSpec['folder'] {
+  const b = o.backend;
+  const id = b.kind === 'hf' ? b.hf?.folderId : b.kind === 'onnx' ? b.onnx?.folderId : undefined;
+  if (!id) return undefined;
+  const files = b.kind === 'hf' ? hfFiles(id) : onnxFiles(id);
+  return files?.length ? { id, files } : undefined;
+}
+
+/** The job of a stored optimisation: its keys, and its folder's files when the page has them. */
+export function optimisationJobSpec(o: OptimisationRecord, hfFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useHfFolderStore.getState().get(id)?.files, onnxFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useOnnxFolderStore.getState().get(id)?.files): OptimizeJobSpec {
+  const folder = optimisationFolder(o, hfFiles, onnxFiles);
+  return { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimisationKeys(o) }, ...(folder && { folder }) };
 }
 
 /** The template a candidate's text makes: the start's, with one text for every domain. */
@@ -319,8 +349,7 @@ export const useOptimiseStore = create<OptimiseState>()((set, get) => {
   }
 
   function startJob(o: OptimisationRecord) {
-    const spec: OptimizeJobSpec = { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimisationKeys(o) } };
-    const jobId = ensureClient().start({ ...spec });
+    const jobId = ensureClient().start({ ...optimisationJobSpec(o) });
     ownJobs.set(jobId, o.id);
     set((s) => ({ live: { jobId, optId: o.id, state: 'queued', progress: null }, selectedId: o.id, interrupted: s.interrupted.filter((x) => x.id !== o.id), logs: [], error: null }));
   }

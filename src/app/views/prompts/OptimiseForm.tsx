@@ -1,6 +1,7 @@
 // The form that starts a prompt optimisation from a template version: the dataset's held-out
 // turns (domains, dev and test samples per domain), the simulated model (a baseline, a stored
-// checkpoint, an endpoint: the Bench's backends), the judge, the optimiser (offline, or an LLM at
+// checkpoint, a Hugging Face or ONNX folder picked in this page, an endpoint: the Bench's backends
+// and its folder pickers), the judge, the optimiser (offline, or an LLM at
 // an endpoint, its key kept in memory as the Bench's), rounds, candidates, margin and budget.
 import { useMemo, useState, type ReactNode } from 'react';
 import { EndpointSelect } from '../../components/EndpointForm.tsx';
@@ -9,6 +10,10 @@ import { useEndpointStore } from '../../stores/endpoints.ts';
 import { useOptimiseStore, type OptimiseDraft } from '../../stores/optimize.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { missingWebGpu } from '../../../train/client.ts';
+import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
+import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
+import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';
+import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore } from '../../stores/onnxFolders.ts';
 import { OPTIMISE_DEFAULTS, parseOptimiseNumbers, type OptimiseNumberFields } from './optimiseForm.ts';
 
 function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
@@ -39,6 +44,8 @@ function useBackendChoices(): BackendChoice[] {
         if (!c || (tag === 'best' && r.checkpoints.last?.key === c.key)) continue;
         out.push({ value: c.key, label: `${r.name} · ${tag} · step ${c.step}`, backend: { kind: 'checkpoint', checkpoint: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key } } });
       }
+    out.push({ value: 'hf', label: 'a Hugging Face folder (pick it below)…', backend: { kind: 'copy-last' } });
+    out.push({ value: 'onnx', label: 'an ONNX folder (pick it below)…', backend: { kind: 'copy-last' } });
     out.push({ value: 'endpoint', label: 'a model at an endpoint…', backend: { kind: 'copy-last' } });
     return out;
   }, [runs]);
@@ -51,11 +58,28 @@ interface Choices {
   numbers: OptimiseNumberFields;
   backend: string;
   backendEndpoint: string;
+  /** The Hugging Face or ONNX folder of the page taken as the simulated model (by id). */
+  backendFolder: string;
   judge: Kind;
   judgeEndpoint: string;
   optimiser: 'offline' | 'endpoint';
   optimiserEndpoint: string;
   name: string;
+}
+
+/** The picked folder taken as the simulated model, as the Bench records it, or what is wrong. */
+function folderBackend(kind: 'hf' | 'onnx', id: string, noGpu: string | null): { backend: OptimiseDraft['backend'] } | { error: string } {
+  if (kind === 'hf') {
+    const f = useHfFolderStore.getState().get(id);
+    if (!f) return { error: 'Pick a Hugging Face folder below and press “Use as the simulated model”.' };
+    if (noGpu) return { error: `A Hugging Face folder runs on the GPU: ${noGpu}` };
+    if (!usable(f)) return { error: `${f.name}: not checked yet, or does not fit this GPU with its settings (see its message).` };
+    return { backend: { kind: 'hf', hf: { folderId: f.id, name: f.name, architecture: f.info.architecture, parameters: f.info.parameters, context: f.settings.context, memoryGiB: f.settings.memoryGiB } } };
+  }
+  const f = useOnnxFolderStore.getState().get(id);
+  if (!f) return { error: 'Pick an ONNX folder below and press “Use as the simulated model”.' };
+  if (!usableOnnx(f)) return { error: `${f.name}: not checked yet, or cannot run (see its message).` };
+  return { backend: { kind: 'onnx', onnx: { folderId: f.id, name: f.name, file: chosenFile(f) ?? '', execution: pageExecution() } } };
 }
 
 /** The draft of a filled form, or what is wrong with it (each message names its field). */
@@ -73,10 +97,12 @@ function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: strin
   if (!choice) errors.backend = 'Choose the simulated model.';
   if (choice?.backend.kind === 'checkpoint' && ctx.noGpu) errors.backend = `A checkpoint runs on the GPU: ${ctx.noGpu}`;
   if (c.backend === 'endpoint' && !endpoint(c.backendEndpoint)) errors.backend = 'Choose the model’s endpoint, or add one.';
+  const folder = c.backend === 'hf' || c.backend === 'onnx' ? folderBackend(c.backend, c.backendFolder, ctx.noGpu) : null;
+  if (folder && 'error' in folder) errors.backend = folder.error;
   if (c.judge === 'endpoint' && !endpoint(c.judgeEndpoint)) errors.judge = 'Choose the judge’s endpoint, or add one.';
   if (c.optimiser === 'endpoint' && !endpoint(c.optimiserEndpoint)) errors.optimiser = 'Choose the optimiser’s endpoint, or add one.';
   if (Object.keys(errors).length || !values || !template || !dataset || !choice) return { errors, draft: null };
-  const backend: OptimiseDraft['backend'] = c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : choice.backend;
+  const backend: OptimiseDraft['backend'] = c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : folder && 'backend' in folder ? folder.backend : choice.backend;
   return {
     errors,
     draft: {
@@ -112,6 +138,8 @@ function ModelFields({ c, set, backends, errors }: { c: Choices; set(p: Partial<
         </select>
       </Field>
       {c.backend === 'endpoint' ? <EndpointSelect id="opt-backend-endpoint" label="Model endpoint" value={c.backendEndpoint} onChange={(id) => set({ backendEndpoint: id })} error={errors.backend} /> : null}
+      {c.backend === 'hf' ? <HfFolderPicker idPrefix="opt" useLabel="Use as the simulated model" isUsed={(id) => id === c.backendFolder} onUse={(f) => set({ backendFolder: f.id })} /> : null}
+      {c.backend === 'onnx' ? <OnnxFolderPicker idPrefix="opt" useLabel="Use as the simulated model" isUsed={(id) => id === c.backendFolder} onUse={(f) => set({ backendFolder: f.id })} /> : null}
       <Field id="opt-judge" label="Judge">
         <select id="opt-judge" value={c.judge} onChange={(e) => set({ judge: e.target.value as Kind })}>
           <option value="local">Local rubric judge (in the browser)</option>
@@ -160,7 +188,7 @@ export function OptimiseForm({ from }: { from?: string }) {
   const { live, create } = useOptimiseStore();
   const backends = useBackendChoices();
   const noGpu = useMemo(() => missingWebGpu()?.message ?? null, []);
-  const [c, setC] = useState<Choices>({ version: from ?? 'v0', datasetId: '', domains: [], numbers: OPTIMISE_DEFAULTS, backend: 'copy-last', backendEndpoint: '', judge: 'local', judgeEndpoint: '', optimiser: 'offline', optimiserEndpoint: '', name: '' });
+  const [c, setC] = useState<Choices>({ version: from ?? 'v0', datasetId: '', domains: [], numbers: OPTIMISE_DEFAULTS, backend: 'copy-last', backendEndpoint: '', backendFolder: '', judge: 'local', judgeEndpoint: '', optimiser: 'offline', optimiserEndpoint: '', name: '' });
   const [domainsTouched, setDomainsTouched] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const set = (p: Partial<Choices>) => setC((x) => ({ ...x, ...p }));

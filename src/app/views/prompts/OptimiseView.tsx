@@ -1,12 +1,31 @@
 // The Prompts view's optimisation page: optimisations cut off by a reload (offered for resuming),
 // the live one's progress and cancel, the stored optimisations, the form that starts one from a
-// template version, and the chosen one's lineage (Lineage.tsx).
+// template version, and the chosen one's lineage (Lineage.tsx); a stopped or failed one is
+// continued from its stored state (a folder backend's folder picked again first, when the job says so).
 import { useEffect } from 'react';
 import { formatDuration } from '../../stores/benchModel.ts';
-import { useOptimiseStore } from '../../stores/optimize.ts';
+import { optimisationFolder, useOptimiseStore } from '../../stores/optimize.ts';
+import { useHfFolderStore } from '../../stores/hfFolders.ts';
+import { useOnnxFolderStore } from '../../stores/onnxFolders.ts';
+import type { OptimisationRecord } from '../../../storage/db.ts';
+import type { HfFolderFile } from '../../../train/hfFolder.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { Lineage } from './Lineage.tsx';
 import { OptimiseForm } from './OptimiseForm.tsx';
+
+/** For a folder simulator whose folder is not open in this page (a reload since): what to pick before resuming. */
+function FolderNeeded({ o }: { o: OptimisationRecord }) {
+  const hf = useHfFolderStore((s) => s.folders);
+  const onnx = useOnnxFolderStore((s) => s.folders);
+  const f = o.backend.kind === 'hf' ? o.backend.hf : o.backend.kind === 'onnx' ? o.backend.onnx : undefined;
+  const find = (list: { id: string; files: HfFolderFile[] }[]) => (id: string) => list.find((x) => x.id === id)?.files;
+  if (!f || optimisationFolder(o, find(hf), find(onnx))) return null;
+  return (
+    <p className="small" data-testid="optimise-folder-needed">
+      Its simulated model is the folder {f.name}, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form (Simulated model: {o.backend.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}) before resuming.
+    </p>
+  );
+}
 
 function Interrupted() {
   const { interrupted, resume, dismissInterrupted, live } = useOptimiseStore();
@@ -18,6 +37,7 @@ function Interrupted() {
             <strong>{o.name}</strong> was running when the page closed
             {o.loop ? ` (after ${o.loop.round} finished round(s), ${o.loop.versions.filter((v) => v.mean !== undefined).length} scored template(s), which are kept)` : ''}.
           </p>
+          <FolderNeeded o={o} />
           <div className="toolbar">
             <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
               Resume
@@ -83,7 +103,7 @@ function OptimisationList() {
 }
 
 function Chosen() {
-  const { list, selectedId } = useOptimiseStore();
+  const { list, selectedId, live, resume } = useOptimiseStore();
   const o = list.find((x) => x.id === selectedId);
   if (!o) return null;
   return (
@@ -99,6 +119,14 @@ function Chosen() {
         <p className="error-text small" role="alert">
           {o.error}
         </p>
+      ) : null}
+      {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? <FolderNeeded o={o} /> : null}
+      {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? (
+        <div className="toolbar">
+          <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+            {o.state === 'failed' ? 'Try again (keeps what was scored)' : 'Continue'}
+          </button>
+        </div>
       ) : null}
       <Lineage o={o} />
     </article>
