@@ -14,17 +14,7 @@ import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
 import { missingWebGpu } from '../../../train/client.ts';
 import { parseBenchNumbers, type BenchNumberFields } from './form.ts';
-
-function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {hint ? <span className="muted small">{hint}</span> : null}
-      {error ? <span className="error-text small">{error}</span> : null}
-    </div>
-  );
-}
+import { Field } from '../../components/Field.tsx';
 
 type Baseline = 'copy-last' | 'reference';
 type CheckpointChoice = { value: string; label: string; ref: BenchDraft['checkpoints'][number] };

@@ -15,17 +15,7 @@ import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
 import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore } from '../../stores/onnxFolders.ts';
 import { OPTIMISE_DEFAULTS, parseOptimiseNumbers, type OptimiseNumberFields } from './optimiseForm.ts';
-
-function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {hint ? <span className="muted small">{hint}</span> : null}
-      {error ? <span className="error-text small">{error}</span> : null}
-    </div>
-  );
-}
+import { Field } from '../../components/Field.tsx';
 
 type Kind = 'local' | 'endpoint';
 type BackendChoice = { value: string; label: string; backend: OptimiseDraft['backend'] };

@@ -1,7 +1,8 @@
 // The form that starts a run: data, stage, model, schedule, and (RL) rollout settings. Every
 // field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
 import { useMemo, useState } from 'react';
-import { Field, useFormFields } from './fields.tsx';
+import { Field } from '../../components/Field.tsx';
+import { useFormFields } from './fields.tsx';
 import { HfStartFields } from './HfStart.tsx';
 import { FolderAgain } from './RunFolder.tsx';
 import { useTrainFolderStore } from '../../stores/trainFolder.ts';

@@ -1,24 +1,10 @@
-// The Train form's field builders: a labelled field with its hint and error, and a select or a
-// text input bound to one field of the persisted form (stores/trainForm.ts).
+// The Train form's field builders: a select or a text input bound to one field of the persisted
+// form (stores/trainForm.ts), in a labelled Field (components/Field.tsx).
 import type { ReactNode } from 'react';
+import { Field } from '../../components/Field.tsx';
 import { Options } from '../../components/Options.tsx';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
 import type { FormErrors, FormField } from './form.ts';
-
-export function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {hint ? <span className="muted small" id={`${id}-hint`}>{hint}</span> : null}
-      {error ? (
-        <span className="error-text small" id={`${id}-error`}>
-          {error}
-        </span>
-      ) : null}
-    </div>
-  );
-}
 
 /** The form's field builders: a select or a text input bound to one form field, with its error and hint. */
 export function useFormFields(errors: FormErrors) {
