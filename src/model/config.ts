@@ -272,6 +272,21 @@ export const PRESETS = {
     positions: 'rope',
   },
   /**
+   * The quick recipe's model (src/train/recipe.ts): GPT-2 blocks, 4 layers of width 128, ~0.95M
+   * parameters. A 1,024-token BPE vocabulary and a context of 256: with the compact template a
+   * terminal row then holds the whole initial state and the newest turn in 95% of rows, where
+   * bytes at a context of 384 kept the newest turn in a quarter of them (docs/fidelity.md).
+   */
+  quick: {
+    ...GPT2_DEFAULTS,
+    vocabSize: 1024,
+    contextLength: 256,
+    layers: 4,
+    heads: 4,
+    dModel: 128,
+    positions: 'learned',
+  },
+  /**
    * ~13.8M parameters for a laptop GPU: head size 64 (the attention kernel's sweet spot),
    * context 512 to hold a system prompt plus a few turns, an 8K BPE vocabulary.
    */

@@ -95,6 +95,8 @@ export interface TrainSpec {
   seed?: number;
   /** Template distribution of this stage (default DEFAULT_STAGE_TEMPLATES[stage]). */
   templates?: TemplateDistribution;
+  /** Template distribution of the evaluation rows and judged predictions (default DEFAULT_STAGE_TEMPLATES.eval). */
+  evalTemplates?: TemplateDistribution;
   /** Template versions beyond the built-in ones that the distribution may name (the Prompts view's). */
   templateSet?: Record<string, PromptTemplate>;
   rl?: RlSettings;

@@ -13,7 +13,10 @@ import { readMaskConfigFile } from './mask.ts';
 import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
 import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './train-hf.ts';
 
-const USAGE = `lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
+const USAGE = `lwm train --recipe quick --domain D [-o CKPT] [--metrics FILE]
+                                                   (a whole recipe: fresh data, model, tokenizer, template, stages,
+                                                    steps and schedule; docs/fidelity.md)
+lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
   [--reward rubric|reference-ab|turing]            (RL: the reward; default rubric = 0.9 judge + 0.1 verifier)
   [--reward-judge local|endpoint --judge-base-url U --judge-model M --judge-api-key K]
@@ -47,10 +50,11 @@ const int = (name: string, v: string | undefined, min = 1): number | undefined =
 
 const OPTIONS = {
   stage: { type: 'string' },
-  preset: { type: 'string', default: 'micro' },
+  preset: { type: 'string' },
   data: { type: 'string' },
   domain: { type: 'string', multiple: true },
-  steps: { type: 'string', default: '100' },
+  steps: { type: 'string' },
+  recipe: { type: 'string' },
   from: { type: 'string' },
   out: { type: 'string', short: 'o' },
   metrics: { type: 'string' },
@@ -84,7 +88,8 @@ type Reward = 'rubric' | 'reference-ab' | 'turing';
 function trainSpec(values: TrainValues, io: CliIO) {
   const stage = values.stage;
   if (stage !== 'cpt' && stage !== 'sft' && stage !== 'rl') throw new UsageError(`--stage must be cpt, sft or rl\nusage: ${USAGE}`);
-  if (!(values.preset! in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${values.preset}'`);
+  const preset = values.preset ?? 'micro';
+  if (!Object.hasOwn(PRESETS, preset)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${preset}'`);
   const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
   if (temperature !== undefined && !(temperature > 0 && Number.isFinite(temperature))) throw new UsageError(`--temperature must be a number above 0, got '${values.temperature}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
@@ -102,8 +107,8 @@ function trainSpec(values: TrainValues, io: CliIO) {
   const spec = {
     kind: 'train' as const,
     stage: stage as Stage,
-    preset: values.preset as PresetName,
-    steps: int('steps', values.steps)!,
+    preset: preset as PresetName,
+    steps: int('steps', values.steps ?? '100')!,
     batch: int('batch', values.batch),
     T: int('tokens', values.tokens, MIN_SEQUENCE_TOKENS),
     seed: int('seed', values.seed, 0),
@@ -222,6 +227,7 @@ const train: Command = async (argv, io) => {
     io.out(`Usage: ${USAGE}\n`);
     return 0;
   }
+  if (values.recipe !== undefined) return trainRecipe(values, io);
   const spec = trainSpec(values, io);
   if (!spec) return 1;
   const hfFrom = values.from !== undefined && isFolder(values.from);
@@ -280,5 +286,65 @@ const train: Command = async (argv, io) => {
     rt.dispose();
   }
 };
+
+/** The options a recipe sets itself: giving one beside --recipe is a usage error, not a silent override. */
+const RECIPE_SETS = ['stage', 'preset', 'data', 'steps', 'from', 'batch', 'tokens', 'seed', 'eval-every', 'lr', 'vocab', 'labels', 'mask-config', 'group', 'prompts', 'max-new', 'temperature', 'reward', 'reward-judge', 'eval-samples', 'lora'] as const;
+
+/** `lwm train --recipe NAME --domain D`: the recipe's data generated here, then its stages in order, each from the last one's weights. */
+async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
+  const { recipeByName, recipeCost, recipeSpecs, recipeTrajectories, LAPTOP_GPU_FLOPS } = await import('../../train/recipe.ts');
+  const { DOMAINS } = await import('../../core/schema/types.ts');
+  let recipe;
+  try {
+    recipe = recipeByName(values.recipe!);
+  } catch (e) {
+    throw new UsageError(`--recipe: ${(e as Error).message}`);
+  }
+  const given = RECIPE_SETS.filter((k) => values[k as keyof TrainValues] !== undefined);
+  if (given.length) throw new UsageError(`--recipe ${recipe.name} sets the stage, model, data, steps and schedule itself; drop --${given.join(', --')}`);
+  const domains = values.domain ?? [];
+  if (domains.length !== 1 || !(DOMAINS as readonly string[]).includes(domains[0])) throw new UsageError(`--recipe needs one --domain, one of ${DOMAINS.join(', ')}${domains.length ? `; got ${domains.join(', ')}` : ''}`);
+  const domain = domains[0] as (typeof DOMAINS)[number];
+  const out = values.out ?? `lwm-${recipe.name}-${domain}.safetensors`;
+  checkOutputPath(out);
+  if (values.metrics !== undefined) checkOutputPath(values.metrics);
+  const cost = recipeCost(recipe);
+  io.err(`recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`);
+  const trajectories = recipeTrajectories(recipe, domain, (n) => io.err(`generating ${domain} trajectories: ${n}\r`));
+  io.err(`generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`);
+  const { runTraining } = await import('../../train/pipeline.ts');
+  const { UserFacingError } = await import('../../train/host.ts');
+  const rt = await openNodeRuntime(io, 'lwm train: ');
+  if (!rt) return 1;
+  io.err(`adapter: ${rt.describe()}\n`);
+  const t0 = Date.now();
+  try {
+    let from: Uint8Array | undefined;
+    const specs = recipeSpecs(recipe, domain);
+    for (const [i, spec] of specs.entries()) {
+      const cli = { ...spec, rl: spec.rl ?? {} } as TrainCommandSpec;
+      io.err(`stage ${i + 1} of ${specs.length}: ${spec.stage}, ${spec.steps} steps of ${spec.batch} × ${spec.T} tokens\n`);
+      const result = await runTraining(spec, trajectories, {
+        rt,
+        step: async () => {},
+        log: (m) => io.err(`${m}\n`),
+        metric: metricReporter(io, cli, values.metrics, t0),
+        checkpoint: (bytes, info) => writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes),
+      }, from);
+      writeCheckpoint(out, result.checkpoint);
+      from = result.checkpoint;
+      if (i === specs.length - 1) io.out(resultLine(cli, result, out, t0));
+    }
+    return 0;
+  } catch (e) {
+    if (isUserError(e, [UserFacingError])) {
+      io.err(`lwm train: ${(e as Error).message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    rt.dispose();
+  }
+}
 
 export default train;

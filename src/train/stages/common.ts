@@ -100,6 +100,9 @@ export function resolveSpec(spec: TrainSpec) {
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
   if (problems.length) throw new UserFacingError(`the ${spec.stage} template mix: ${problems.join('; ')}`);
+  const evalTemplates = spec.evalTemplates ?? DEFAULT_STAGE_TEMPLATES.eval;
+  const evalProblems = checkDistribution(evalTemplates, templateSet);
+  if (evalProblems.length) throw new UserFacingError(`the evaluation template mix: ${evalProblems.join('; ')}`);
   let mask: MaskConfig;
   try {
     mask = spec.mask ? maskConfigFromJson(spec.mask, 'the mask configuration') : maskConfig();
@@ -119,6 +122,7 @@ export function resolveSpec(spec: TrainSpec) {
     /** SFT on chosen labels (spec.labels here, or labels passed to runTraining). */
     sftLabelled: spec.stage === 'sft' && !!spec.labels,
     templates,
+    evalTemplates,
     rl,
     mask,
   };

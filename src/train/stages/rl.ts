@@ -8,7 +8,7 @@ import { groupRewards, rewardOf, type RewardJudges, type SampleReward } from '..
 import { judgeInputFor } from '../../core/judge/sample.ts';
 import { DIMENSIONS, INVALID_SCORE, type JudgeInput } from '../../core/judge/types.ts';
 import { verify } from '../../core/judge/verifier.ts';
-import { DEFAULT_STAGE_TEMPLATES, renderSystem, templateForSample } from '../../core/templates/index.ts';
+import { renderSystem, templateForSample } from '../../core/templates/index.ts';
 import { fitPrompt } from '../../core/templates/fit.ts';
 import { rlPool, type TurnSample } from '../../core/turns/index.ts';
 import { keyedUniform } from '../../core/random.ts';
@@ -268,7 +268,7 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
     counts[k] = (counts[k] ?? 0) + 1;
   };
   for (const sample of pool) {
-    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed, spec.templateSet);
+    const template = templateForSample(spec.evalTemplates, sample, spec.seed, spec.templateSet);
     const prompt = encodePrompt(p.tok, sample, template, p.T - maxNew);
     const out: number[] = [];
     for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);

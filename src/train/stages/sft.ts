@@ -5,7 +5,7 @@ import { localJudge } from '../../core/judge/rubric.ts';
 import { judgeInputFor } from '../../core/judge/sample.ts';
 import { DIMENSIONS } from '../../core/judge/types.ts';
 import { categorizeDataset, maskConfigChanges } from '../../core/masking/index.ts';
-import { DEFAULT_STAGE_TEMPLATES, renderSystem, templateForSample, versionCounts, type TemplateDistribution } from '../../core/templates/index.ts';
+import { renderSystem, templateForSample, versionCounts, type TemplateDistribution } from '../../core/templates/index.ts';
 import { expandTurns, rlPool, type TurnSample } from '../../core/turns/index.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { GpuGpt } from '../../model/gpt.ts';
@@ -21,9 +21,7 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   const { rows, evalRows } = await supervisedRows(spec, p, host, from, extra);
   const coverage = reportCoverage(host, p.start.step, rows);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
-  const evalBatches = Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
-    makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
-  );
+  const evalBatches = evalBatchesOf(spec, p, evalRows);
   const model = await createRunModel(host.rt, p, { batch: spec.batch, T: p.T });
   const gen = runGenerator(host.rt, p, model, { maxSequences: 1, maxLength: p.config.contextLength });
   try {
@@ -35,8 +33,15 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   }
 }
 
+/** The batches eval_loss averages: spec.evalBatches batches of spec.batch eval rows. */
+export function evalBatchesOf(spec: Pick<ResolvedSpec, 'evalBatches' | 'batch'>, p: Pick<Prepared, 'T' | 'tok'>, evalRows: EncodedRow[]): TokenBatch[] {
+  return Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
+    makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
+  );
+}
+
 /** The stage's train and eval rows: turn samples, packed text, or chosen labels (made here by rejection sampling when spec.labels asks). */
-async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EncodedRow[] }> {
+export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EncodedRow[] }> {
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
@@ -58,7 +63,7 @@ async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
   const rows = labelled ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet) : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
-  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), DEFAULT_STAGE_TEMPLATES.eval, spec.seed, false, spec.templateSet, masks);
+  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), spec.evalTemplates, spec.seed, false, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   return { rows, evalRows };
 }
@@ -124,7 +129,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
   const sums: Record<string, number> = {};
   let n = 0;
   for (const sample of pool) {
-    const template = templateForSample(DEFAULT_STAGE_TEMPLATES.eval, sample, spec.seed, spec.templateSet);
+    const template = templateForSample(spec.evalTemplates, sample, spec.seed, spec.templateSet);
     const maxNew = Math.min(spec.rl.maxNewTokens, Math.floor(p.config.contextLength / 4));
     const prompt = encodePrompt(p.tok, sample, template, p.config.contextLength - maxNew);
     const out: number[] = [];

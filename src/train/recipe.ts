@@ -1,0 +1,126 @@
+// Recipes: a whole training run under one name: the data (freshly generated trajectories of the
+// built-in environments), the model, the tokenizer, the template and context layout, the stages
+// with their steps, batch and learning-rate schedule. `lwm train --recipe NAME`, the Train view's
+// one-click default and the reference trainer (scripts/reference_trainer.py, through
+// scripts/recipe-batches.ts) all read the recipe from here, so the three train the same rows.
+//
+// Data is unlimited and compute is not: a recipe generates as many trajectories as its steps
+// consume, so no training row is seen twice (docs/fidelity.md).
+import { generateTrajectory } from '../core/envs/index.ts';
+import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
+import { paramCount, presetConfig, trainStepFlops } from '../model/config.ts';
+import type { TrainSpec } from './spec.ts';
+
+/** A stage of a recipe: a TrainSpec without the data selection (the recipe's domain fills it in). */
+export type RecipeStage = Omit<TrainSpec, 'kind' | 'domains'> & Required<Pick<TrainSpec, 'batch' | 'T' | 'vocabSize' | 'evalEvery'>>;
+
+export interface Recipe {
+  name: string;
+  /** One sentence for the Train view and `lwm train --help`. */
+  summary: string;
+  /** The `lwm gen` seed of the training data; evaluation uses other seeds (docs/fidelity.md). */
+  dataSeed: number;
+  stages: readonly RecipeStage[];
+}
+
+/**
+ * Sustained throughput the time estimates assume for a laptop-class GPU on our kernels at these
+ * sizes (a tenth or less of such a GPU's peak f32 rate: the matrices are 128 wide).
+ */
+export const LAPTOP_GPU_FLOPS = 2e11;
+
+/**
+ * The quick recipe: one SFT stage of the `quick` preset (GPT-2 blocks, 4 × 128, BPE 1,024,
+ * context 256) on fresh trajectories of one domain, every row new, the compact template, the
+ * mask's weights on the observation. 2,000 steps of 16 rows: 8.2M tokens, ~5e13 FLOPs.
+ */
+const QUICK: Recipe = {
+  name: 'quick',
+  summary: 'a ~1M-parameter world model of one domain from freshly generated trajectories: about 5 minutes on a laptop GPU',
+  dataSeed: 7001,
+  stages: [
+    {
+      stage: 'sft',
+      preset: 'quick',
+      vocabSize: 1024,
+      steps: 2000,
+      batch: 16,
+      T: 256,
+      lr: { peak: 3e-3, min: 3e-4, warmup: 50 },
+      evalEvery: 250,
+      evalBatches: 4,
+      evalJudgeSamples: 8,
+      evalFraction: 0.05,
+      seed: 0,
+      templates: { compact: 1 },
+      evalTemplates: { compact: 1 },
+    },
+  ],
+};
+
+export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({ quick: QUICK });
+
+export type RecipeName = keyof typeof RECIPES;
+
+/** The recipe called `name`, or an error that lists the known ones. */
+export function recipeByName(name: string): Recipe {
+  if (!Object.hasOwn(RECIPES, name)) throw new Error(`unknown recipe '${name}'; known: ${Object.keys(RECIPES).join(', ')}`);
+  return RECIPES[name];
+}
+
+/** The run specs of a recipe on one domain, in stage order. */
+export function recipeSpecs(recipe: Recipe, domain: KnownDomain): TrainSpec[] {
+  return recipe.stages.map((s) => ({ ...s, kind: 'train', domains: [domain] }));
+}
+
+/** Turn samples (rows) a stage trains on: steps × batch. */
+export function stageRows(s: RecipeStage): number {
+  return s.steps * s.batch;
+}
+
+/**
+ * The recipe's trajectories for a domain: `lwm gen --domain D --seed dataSeed` from index 0 until
+ * the train split (1 − evalFraction of them) holds more turns than the longest stage consumes, so
+ * every row is new. Deterministic: the same recipe and domain give the same trajectories.
+ */
+export function recipeTrajectories(recipe: Recipe, domain: KnownDomain, onProgress?: (done: number) => void): Trajectory[] {
+  if (!(DOMAINS as readonly string[]).includes(domain)) throw new Error(`unknown domain '${domain}'; known: ${DOMAINS.join(', ')}`);
+  const need = Math.max(...recipe.stages.map((s) => stageRows(s) / (1 - (s.evalFraction ?? 0.1))));
+  const out: Trajectory[] = [];
+  let turns = 0;
+  while (turns < need) {
+    const t = generateTrajectory(domain, recipe.dataSeed, out.length);
+    out.push(t);
+    turns += t.turns.length;
+    if (onProgress && out.length % 500 === 0) onProgress(out.length);
+  }
+  return out;
+}
+
+/** What a recipe costs: parameters, tokens and FLOPs per stage and in all, and the time at a throughput. */
+export interface RecipeCost {
+  params: number;
+  tokens: number;
+  flops: number;
+  /** FLOPs of one step of each stage. */
+  stepFlops: number[];
+  steps: number[];
+}
+
+export function recipeCost(recipe: Recipe): RecipeCost {
+  const stepFlops = recipe.stages.map((s) => trainStepFlops(presetConfig(s.preset, { vocabSize: s.vocabSize }), s.batch, s.T));
+  const steps = recipe.stages.map((s) => s.steps);
+  const first = recipe.stages[0];
+  return {
+    params: paramCount(presetConfig(first.preset, { vocabSize: first.vocabSize })),
+    tokens: recipe.stages.reduce((n, s) => n + s.steps * s.batch * s.T, 0),
+    flops: stepFlops.reduce((n, f, i) => n + f * steps[i], 0),
+    stepFlops,
+    steps,
+  };
+}
+
+/** Seconds a recipe takes at `flopsPerSecond` of sustained training throughput. */
+export function recipeSeconds(recipe: Recipe, flopsPerSecond: number): number {
+  return recipeCost(recipe).flops / flopsPerSecond;
+}
