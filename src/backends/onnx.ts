@@ -20,7 +20,7 @@
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { awbMessages } from '../core/bench/awb-layout.ts';
 import { fitPrompt } from '../core/templates/fit.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, type PromptTemplate } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
@@ -32,23 +32,22 @@ import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
 
-/** The text of a turn up to the opening tag of the observation to predict (its own template, else the folder's, else the default). */
-function turnText(turn: TurnRequest, folderTemplate?: PromptTemplate): string {
-  const r = renderSample(turn.template ?? folderTemplate ?? DEFAULT_TEMPLATE, { ...turn.sample, trajectoryId: '', turnIndex: turn.sample.history.length, targetObservation: '' });
-  return r.text.slice(0, r.targetStart);
+/** The ids of a turn up to the opening tag of the observation to predict (its own template, else the folder's, else the default), the template's text and the sample's apart. */
+function turnIds(tok: HfTokenizer, turn: TurnRequest, folderTemplate?: PromptTemplate): number[] {
+  return fitPrompt((parts) => tok.encodeParts(parts), turn.template ?? folderTemplate ?? DEFAULT_TEMPLATE, turn.sample, Number.MAX_SAFE_INTEGER).ids;
 }
 
 /** The ids of a request for this folder's tokenizer (the layout in the header comment). */
 export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, request: GenerateRequest, template?: PromptTemplate): number[] {
   if (isChatRequest(request)) {
-    if (!hasChatTemplate) return tok.encode(turnText(chatAsTurn(request.messages, request.system), template));
+    if (!hasChatTemplate) return turnIds(tok, chatAsTurn(request.messages, request.system), template);
     const messages: ChatMessage[] = request.messages.map((x) => ({ role: x.role, content: x.content }));
     if (request.system) messages.unshift({ role: 'system', content: request.system });
     return tok.encodeChat(messages, { addGenerationPrompt: true });
   }
   if (isTurnRequest(request)) {
     if (hasChatTemplate) return tok.encodeChat(awbMessages(request).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
-    return tok.encode(turnText(request, template));
+    return turnIds(tok, request, template);
   }
   return tok.encode(request.prompt);
 }
@@ -72,7 +71,7 @@ export function onnxPromptIdsIn(
     const tok = m.tokenizer;
     const turn = isTurnRequest(request) ? request : chatAsTurn(request.messages, request.system);
     const template = turn.template ?? m.template ?? DEFAULT_TEMPLATE;
-    return fitPrompt((s) => tok.encode(s, { addSpecialTokens: false }), template, turn.sample, room).ids;
+    return fitPrompt((parts) => tok.encodeParts(parts), template, turn.sample, room).ids;
   }
   const ids = onnxPromptIds(m.tokenizer!, m.hasChatTemplate, request, m.template);
   return ids.length > room ? ids.slice(ids.length - room) : ids;

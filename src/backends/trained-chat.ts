@@ -20,7 +20,7 @@ import { chatTokenizer, chatWrap, wrapTemplate, type ChatWrap } from '../core/te
 import { fitPrompt, type FittedPrompt } from '../core/templates/fit.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { HfTokenizer } from '../core/tokenizer/hf.ts';
-import type { Tokenizer } from '../core/tokenizer/index.ts';
+import type { TextPart, Tokenizer } from '../core/tokenizer/index.ts';
 import { chatAsTurn } from './local.ts';
 
 export interface TrainedChat {
@@ -48,8 +48,9 @@ export function trainedChat(tok: HfTokenizer, stopIds: readonly number[], templa
     if (!w) wrapped.set(t, (w = wrapTemplate(t, chat)));
     return w;
   };
-  // The pipeline's encoding of every piece: tok.encode(s, { addSpecialTokens: false }).
-  const encode = (s: string) => tok.encode(s, { addSpecialTokens: false });
+  // The pipeline's encoding of every piece (the chat tokenizer's encodeParts: the template's text
+  // without added special tokens, the sample's values as text).
+  const encode = (parts: readonly TextPart[]) => tok.encodeParts(parts);
   return {
     template,
     tokenizer,

@@ -8,9 +8,13 @@
 // src/core/templates/fit.ts decides what stays (the action, the target's opening, the initial
 // state, the newest turns, ...); inference prompts are cut by the same policy.
 // CPT (SPEC §5): texts are joined with <|bos|>/<|eos|> and cut into context-length windows.
+//
+// Special ids come only from the template: a sample's text (fields, actions, observations, labels,
+// reasoning traces, a CPT text) is encoded as text, so `<|system|>` in an observation is those
+// characters (fit.ts's encoding, and packCorpus's).
 import { fitPrompt, fitTurn, type FitCoverage } from '../core/templates/fit.ts';
 import { templateForSample, type PromptTemplate, type TemplateDistribution } from '../core/templates/index.ts';
-import type { Tokenizer } from '../core/tokenizer/index.ts';
+import type { TextPart, Tokenizer } from '../core/tokenizer/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
 import { keyedUniform } from '../core/random.ts';
 
@@ -53,6 +57,8 @@ export interface SftEncodeOptions {
   /** Most tokens a row may have: the model's context length + 1 (inputs and targets overlap). */
   maxTokens: number;
   reasoning?: string;
+  /** Loss weight of the reasoning trace's tokens (its tags included); default 0. */
+  reasoningWeight?: number;
 }
 
 /** Encodes a turn sample with a template, cut to `maxTokens` by the truncation policy (fit.ts). */
@@ -61,7 +67,7 @@ export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: Pr
   const ids: number[] = [];
   const weights: number[] = [];
   for (const s of fitted.segments) {
-    const w = s.role === 'target' || s.role === 'close' ? targetWeight : 0;
+    const w = s.role === 'target' || s.role === 'close' ? targetWeight : s.role === 'reasoning' ? (options.reasoningWeight ?? 0) : 0;
     for (const id of s.ids) {
       ids.push(id);
       weights.push(w);
@@ -107,11 +113,18 @@ export function encodeSftSamples(
   return samples.map((s) => encodeSftSample(tok, s, templateForSample(distribution, s, options.seed ?? 0, options.templates), weightOf(s), options));
 }
 
-/** CPT: texts joined with bos/eos into one stream, cut into windows of T + 1 tokens (stride T). */
-export function packCorpus(tok: Tokenizer, texts: Iterable<string>, T: number): EncodedRow[] {
+/**
+ * CPT: texts joined with bos/eos into one stream, cut into windows of T + 1 tokens (stride T). A
+ * string is text (no special ids); a rendered trajectory comes as its parts (trajectoryParts), so
+ * only the template's own text gives special ids.
+ */
+export function packCorpus(tok: Tokenizer, texts: Iterable<string | readonly TextPart[]>, T: number): EncodedRow[] {
   const stream: number[] = [];
   for (const text of texts) {
-    stream.push(tok.special.bos, ...tok.encode(text), tok.special.eos);
+    const ids = tok.encodeParts(typeof text === 'string' ? [{ text, data: true }] : text);
+    stream.push(tok.special.bos);
+    for (const id of ids) stream.push(id);
+    stream.push(tok.special.eos);
   }
   const rows: EncodedRow[] = [];
   for (let start = 0; start + 1 < stream.length; start += T) {

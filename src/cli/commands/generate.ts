@@ -26,7 +26,8 @@ and prints the text.
   --prompt TEXT       the prompt, tokenized as Hugging Face's tokenizer(TEXT) does (special tokens
                       its post-processor adds included)
   --chat TEXT         one user message, rendered with the model's chat template and the
-                      generation prompt (Hugging Face folders with a chat template)
+                      generation prompt (Hugging Face folders with a chat template);
+                      the message is text (an added token's string in it is not that token)
   --max-tokens N      most tokens generated (default 64); generation also stops at the model's
                       end-of-sequence ids (generation_config.json's eos_token_id)
   --temperature T     0 (the default) is greedy

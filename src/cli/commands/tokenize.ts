@@ -2,7 +2,9 @@
 // the token ids Hugging Face's tokenizer gives for a text (special tokens its post-processor adds
 // included, as transformers' tokenizer(text) does) or for one user message rendered with the
 // folder's chat template and the generation prompt (as apply_chat_template(...,
-// add_generation_prompt=True, tokenize=True)). For checking a folder against Python.
+// add_generation_prompt=True, tokenize=True), the messages' contents encoded as text: an added
+// token's string inside one stays characters, as in every prompt LWM Studio sends). For checking a
+// folder against Python.
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
 import { HfFolderError, loadHfTokenizer } from '../../model/hf/files.ts';
@@ -14,7 +16,8 @@ const USAGE = `lwm tokenize --model HF_FOLDER (--text TEXT | --chat TEXT) [--sys
   --model HF_FOLDER  a Hugging Face model folder (tokenizer.json, tokenizer_config.json)
   --text TEXT        tokenize TEXT as tokenizer(TEXT) does (special tokens added by default)
   --chat TEXT        one user message (after --system's, if given) in the chat template,
-                     ending with the generation prompt
+                     ending with the generation prompt; the messages are text
+                     (an added token's string in them is not that token)
   --no-special       --text without the special tokens the post-processor adds
   --json             print {"ids": [...], "tokens": N, "text": ...} (text: what was tokenized)
 

@@ -6,6 +6,8 @@
 export interface WeightedSegment {
   text: string;
   weight: number;
+  /** The sample's text (an observation): encoded as text, so a special token's string in it is not that token. */
+  data?: boolean;
 }
 
 export interface WeightedTokens {
@@ -14,12 +16,12 @@ export interface WeightedTokens {
   weights: Float32Array;
 }
 
-export function tokenLossWeights(tokenizer: { encode(text: string): number[] }, segments: WeightedSegment[]): WeightedTokens {
+export function tokenLossWeights(tokenizer: { encode(text: string, options?: { allowSpecial?: boolean }): number[] }, segments: WeightedSegment[]): WeightedTokens {
   const ids: number[] = [];
   const w: number[] = [];
   for (const s of segments) {
     if (!s.text) continue;
-    const part = tokenizer.encode(s.text);
+    const part = tokenizer.encode(s.text, { allowSpecial: !s.data });
     for (const id of part) {
       ids.push(id);
       w.push(s.weight);

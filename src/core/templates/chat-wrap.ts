@@ -12,7 +12,7 @@
 // and the model's tokenizer stands in for ours (ids as transformers gives them, no special tokens
 // added: the template writes its own BOS), with the end of turn as the stop token.
 import type { HfTokenizer } from '../tokenizer/hf.ts';
-import type { SpecialTokenName, Tokenizer } from '../tokenizer/tokenizer.ts';
+import type { SpecialTokenName, TextPart, Tokenizer } from '../tokenizer/tokenizer.ts';
 import type { PromptTemplate } from './builtin.ts';
 
 /** A chat template that cannot carry our samples, or a model without what serving needs. */
@@ -84,7 +84,8 @@ export function wrapTemplates(set: Readonly<Record<string, PromptTemplate>>, w: 
 
 /**
  * The model's tokenizer where the pipeline expects ours: encode without added special tokens (the
- * chat text carries them), decode as transformers does, and the special ids the pipeline asks for
+ * chat text carries them; data, with allowSpecial false or as encodeParts' data parts, never
+ * becomes an added token), decode as transformers does, and the special ids the pipeline asks for
  * (pad, bos, eos, the closing tag's stop) mapped onto the model's own: the end of turn for the
  * stops, the pad token (else the end of turn) for padding.
  */
@@ -98,12 +99,13 @@ export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tok
   const adapter = {
     vocabSize: tok.vocabSize,
     special,
-    encode: (text: string) => tok.encode(text, { addSpecialTokens: false }),
+    encode: (text: string, options: { allowSpecial?: boolean } = {}) => (options.allowSpecial === false ? tok.encodeText(text) : tok.encode(text, { addSpecialTokens: false })),
+    encodeParts: (parts: readonly TextPart[]) => tok.encodeParts(parts),
     decode: (ids: readonly number[]) => tok.decode(ids, { skipSpecialTokens: true }),
     toJSON: () => {
       throw new Error('a Hugging Face tokenizer is stored as its files, not as our BPE');
     },
   };
-  // The pipeline reads only these members (tokenize, decode, the special ids and the vocabulary size).
+  // The pipeline reads only these members (encode, encodeParts, decode, the special ids and the vocabulary size).
   return adapter as unknown as Tokenizer;
 }

@@ -21,7 +21,7 @@
 // context fitted to (room − opening tag) plus the opening tag, so for the same sample and the same
 // context budget the training row's prompt and the generator's prompt are the same tokens.
 import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts';
-import { SPECIAL_TOKENS, type Tokenizer } from '../tokenizer/index.ts';
+import { SPECIAL_TOKENS, type TextPart, type Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
 import type { PromptTemplate } from './builtin.ts';
 import { valueOf, type LayoutItem, type LayoutSample } from './layout.ts';
@@ -86,8 +86,20 @@ export interface FitOptions {
 
 // ---- parts -----------------------------------------------------------------------------------
 
-/** Text to ids: our tokenizer (special tokens in the text as tokens), or any function (a Hugging Face tokenizer's, without its post-processor). */
-export type Encode = (s: string) => number[];
+/**
+ * Text parts to ids: our tokenizer's or a Hugging Face tokenizer's encodeParts. Special tokens come
+ * only from the template: its literal text is encoded with special-token strings as their tokens,
+ * the sample's values (fields, actions, observations, the target, a reasoning trace) as data, so a
+ * value holding `<|system|>` or `<think>` is those characters.
+ */
+export type PromptEncoder = (parts: readonly TextPart[]) => number[];
+
+/** A template's literal text, data, or both joined. */
+interface Encoders {
+  literal: (s: string) => number[];
+  text: (s: string) => number[];
+  parts: PromptEncoder;
+}
 
 interface Piece {
   ids: number[];
@@ -115,11 +127,11 @@ function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elid
 }
 
 /** The pieces of a layout item: literals encoded as they are, values from the sample; a system part's lead and trail apart. */
-function itemPieces(enc: Encode, item: LayoutItem, sample: LayoutSample): Piece[] {
+function itemPieces(enc: Encoders, item: LayoutItem, sample: LayoutSample): Piece[] {
   const pieces: Piece[] = [];
-  if (item.lead) pieces.push({ ids: enc(item.lead), value: false, edge: 'lead' });
-  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc(p), value: false } : { ids: enc(valueOf(p, sample)), value: true });
-  if (item.trail) pieces.push({ ids: enc(item.trail), value: false, edge: 'trail' });
+  if (item.lead) pieces.push({ ids: enc.literal(item.lead), value: false, edge: 'lead' });
+  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc.literal(p), value: false } : { ids: enc.text(valueOf(p, sample)), value: true });
+  if (item.trail) pieces.push({ ids: enc.literal(item.trail), value: false, edge: 'trail' });
   return pieces;
 }
 
@@ -136,7 +148,7 @@ interface SampleParts {
   frame: number;
 }
 
-function sampleParts(enc: Encode, t: PromptTemplate, sample: LayoutSample): SampleParts {
+function sampleParts(enc: Encoders, t: PromptTemplate, sample: LayoutSample): SampleParts {
   const slots: Slot[] = [];
   const system: Part[] = [];
   const turns: Part[] = [];
@@ -144,7 +156,7 @@ function sampleParts(enc: Encode, t: PromptTemplate, sample: LayoutSample): Samp
   let frame = 0;
   for (const item of sampleLayout(t, sample)) {
     if (item.kind === 'frame') {
-      const ids = item.pieces.flatMap((p) => enc(typeof p === 'string' ? p : valueOf(p, sample)));
+      const ids = item.pieces.flatMap((p) => (typeof p === 'string' ? enc.literal(p) : enc.text(valueOf(p, sample))));
       frame += ids.length;
       slots.push({ frame: ids });
       continue;
@@ -344,12 +356,15 @@ function coverageOf(c: ContextFit, target: number | null): FitCoverage {
   };
 }
 
-const encoder = (tok: Tokenizer | Encode): Encode => (typeof tok === 'function' ? tok : (s) => tok.encode(s, { allowSpecial: true }));
+function encoders(tok: Tokenizer | PromptEncoder): Encoders {
+  const parts: PromptEncoder = typeof tok === 'function' ? tok : (p) => tok.encodeParts(p);
+  return { parts, literal: (s) => parts([{ text: s }]), text: (s) => parts([{ text: s, data: true }]) };
+}
 
 /** The context of a sample (system text, history, current action) within `budget` tokens, by the policy above. */
-export function fitContext(tok: Tokenizer | Encode, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
-  const enc = encoder(tok);
-  const c = fitParts(sampleParts(enc, template, sample), budget, enc(ELISION));
+export function fitContext(tok: Tokenizer | PromptEncoder, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
+  const enc = encoders(tok);
+  const c = fitParts(sampleParts(enc, template, sample), budget, enc.text(ELISION));
   return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
 }
 
@@ -357,24 +372,26 @@ export function fitContext(tok: Tokenizer | Encode, template: PromptTemplate, sa
  * A generator's prompt: the context fitted to `budget` minus the opening tag, then the tag.
  * Never longer than `budget`: below the minimal context it keeps the prompt's end.
  */
-export function fitPrompt(tok: Tokenizer | Encode, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
-  const open = encoder(tok)(template.targetOpen);
+export function fitPrompt(tok: Tokenizer | PromptEncoder, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
+  const open = encoders(tok).literal(template.targetOpen);
   const ctx = fitContext(tok, template, sample, budget - open.length);
   const segments: FitSegment[] = [...ctx.segments, { part: 'open', role: 'context', ids: open, elided: false }];
   return keepEnd({ ...ctx, ids: [...ctx.ids, ...open], segments }, budget);
 }
 
 /** A training row: context and completion (optional reasoning, opening tag, target, closing tag) within `options.budget` tokens. */
-export function fitTurn(tok: Tokenizer, template: PromptTemplate, sample: TurnSample, options: FitOptions): FittedPrompt {
-  const enc = encoder(tok);
-  const marker = enc(ELISION);
+export function fitTurn(tok: Tokenizer | PromptEncoder, template: PromptTemplate, sample: TurnSample, options: FitOptions): FittedPrompt {
+  const enc = encoders(tok);
+  const marker = enc.text(ELISION);
   const budget = options.budget;
   const share = options.targetShare ?? DEFAULT_TARGET_SHARE;
   const sp = sampleParts(enc, template, sample);
-  const reasoning = options.reasoning !== undefined ? enc(`${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`) : [];
-  const open = enc(template.targetOpen);
-  const target = enc(sample.targetObservation);
-  const close = enc(template.targetClose);
+  // The tags are the template's; the trace between them is data.
+  const reasoning =
+    options.reasoning !== undefined ? enc.parts([{ text: `${SPECIAL_TOKENS.thinkOpen}\n` }, { text: options.reasoning, data: true }, { text: `\n${SPECIAL_TOKENS.thinkClose}\n` }]) : [];
+  const open = enc.literal(template.targetOpen);
+  const target = enc.text(sample.targetObservation);
+  const close = enc.literal(template.targetClose);
   const completionFull = reasoning.length + open.length + target.length + close.length;
   // 1. The completion's opening: at most `share` of what the frame leaves, at least one target token.
   const frame = sp.frame + (sp.action.full - sp.action.content);

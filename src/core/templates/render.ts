@@ -3,9 +3,9 @@
 // All of it goes through the template's layout (layout.ts), which the truncation policy uses too.
 import type { TurnSample } from '../turns/index.ts';
 import type { ChatMessage } from '../chat.ts';
-import { SPECIAL_TOKENS } from '../tokenizer/index.ts';
+import { SPECIAL_TOKENS, type TextPart } from '../tokenizer/index.ts';
 import { templateTextFor, type PromptTemplate } from './builtin.ts';
-import { CHANGED_VALUE, itemText, layoutOf, renderDirect, type LayoutSample } from './layout.ts';
+import { CHANGED_VALUE, itemText, layoutOf, renderDirect, valueOf, type LayoutSample } from './layout.ts';
 
 /** The layout items of a sample under a template (its text for the sample's domain). */
 export function sampleLayout(t: PromptTemplate, sample: LayoutSample) {
@@ -89,13 +89,22 @@ export function renderChat(t: PromptTemplate, sample: TurnSample): { prompt: Cha
   return { prompt, completion: { role: 'assistant', content: `${t.targetOpen}${sample.targetObservation}${t.targetClose}` } };
 }
 
+type TrajectoryText = { domain: string; system_prompt: TurnSample['systemPrompt']; turns: { action: string; observation: string }[] };
+
 /** A whole trajectory as one text, for continued pre-training (SPEC §5 stage 1): the system text and every turn, no current action. */
-export function renderTrajectory(t: PromptTemplate, traj: { domain: string; system_prompt: TurnSample['systemPrompt']; turns: { action: string; observation: string }[] }): string {
+export function renderTrajectory(t: PromptTemplate, traj: TrajectoryText): string {
+  return trajectoryParts(t, traj)
+    .map((p) => p.text)
+    .join('');
+}
+
+/** renderTrajectory's text as the template's text and the trajectory's (data), for a tokenizer's encodeParts. */
+export function trajectoryParts(t: PromptTemplate, traj: TrajectoryText): TextPart[] {
   const s = { domain: traj.domain, systemPrompt: traj.system_prompt, history: traj.turns, action: '' };
   return sampleLayout(t, s)
     .filter((item) => item.area !== 'action')
-    .map((item) => itemText(item, s))
-    .join('');
+    .flatMap((item) => [{ text: item.lead }, ...item.pieces.map((p) => (typeof p === 'string' ? { text: p } : { text: valueOf(p, s), data: true })), { text: item.trail }])
+    .filter((p) => p.text);
 }
 
 /** Whether a template renders each sample (and renders what Jinja renders); problems name the sample. */

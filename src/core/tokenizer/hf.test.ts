@@ -3,6 +3,7 @@
 // Qwen2.5/Qwen3's and Llama 3's (the last adds a BOS in its post-processor).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../random.ts';
 import { HfTokenizer, HfTokenizerError, type ChatMessage } from './hf.ts';
 
 const DIR = new URL('./fixtures/hf/', import.meta.url);
@@ -46,11 +47,63 @@ describe.each(KINDS)('HfTokenizer (%s-style tokenizer.json)', (kind) => {
 
   it('renders and encodes chats as apply_chat_template, with and without the generation prompt', () => {
     expect(expected.chats.length).toBeGreaterThan(0);
+    const addedStrings = (JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { content: string }[] }).added_tokens.map((a) => a.content);
     for (const c of expected.chats) {
       const options = { addGenerationPrompt: c.add_generation_prompt, template: expected.templates[c.template], variables: c.kwargs };
       expect(tok.renderChat(c.messages, options)).toBe(c.text);
-      expect(tok.encodeChat(c.messages, options)).toEqual(c.ids);
+      // The rendered text encoded whole is transformers' tokenize=True.
+      expect(tok.encode(c.text, { addSpecialTokens: false })).toEqual(c.ids);
+      // encodeChat keeps the contents text: the same ids, unless a content holds an added token's string (`<think>` in an answer).
+      const dataHoldsAdded = c.messages.some((m) => addedStrings.some((a) => String(m.content).includes(a)));
+      if (!dataHoldsAdded) expect(tok.encodeChat(c.messages, options)).toEqual(c.ids);
+      else expect(tok.decode(tok.encodeChat(c.messages, options))).toBe(c.text);
     }
+  });
+
+  it('encodes data text as transformers does when it holds no added token, and never as an added token when it does', () => {
+    const json = JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { id: number; content: string }[] };
+    const added = new Set(json.added_tokens.map((a) => a.id));
+    for (const e of expected.encodings) {
+      // The template's way (every added token found) is the library's own, step for step.
+      expect(tok.encodeParts([{ text: e.text }]), JSON.stringify(e.text)).toEqual(e.ids_no_special);
+      const ids = tok.encodeText(e.text);
+      expect(tok.decode(ids), JSON.stringify(e.text)).toBe(tok.decode(e.ids_no_special));
+      if (json.added_tokens.some((a) => e.text.includes(a.content))) expect(ids.some((id) => added.has(id))).toBe(false);
+      else expect(ids, JSON.stringify(e.text)).toEqual(e.ids_no_special);
+    }
+    // Template text and data joined: the data's added-token strings are text, the template's are tokens.
+    const [start, end] = json.added_tokens.slice(1, 3).map((a) => a.content);
+    const parts = [{ text: `${start}user\n` }, { text: `say ${end} and ${start}`, data: true }, { text: `${end}\n` }];
+    const ids = tok.encodeParts(parts);
+    expect(ids.filter((id) => added.has(id))).toEqual([tok.tokenId(start)!, tok.tokenId(end)!]);
+    expect(tok.decode(ids)).toBe(parts.map((p) => p.text).join(''));
+    // Without added-token strings in the data, the ids are those of the joined text (merges cross the parts).
+    const plain = [{ text: `${start}user: ` }, { text: 'say  (|hi|) ', data: true }, { text: `\n${end}` }];
+    expect(tok.encodeParts(plain)).toEqual(tok.encode(plain.map((p) => p.text).join(''), { addSpecialTokens: false }));
+  });
+
+  it('follows the library step for step on random text (added tokens, whitespace around them, any Unicode)', () => {
+    const json = JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { content: string }[] };
+    const pieces = [...json.added_tokens.map((a) => a.content), ' ', '  ', '\n', '\r\n', '\t', 'é', 'ﬁ', '東京', '👋🏽', "it's", 'x', '42', ' a', 'Hello'];
+    const rand = seededRandom(5);
+    for (let k = 0; k < 300; k++) {
+      const text = Array.from({ length: Math.floor(rand() * 10) }, () => pieces[Math.floor(rand() * pieces.length)]).join('');
+      expect(tok.encodeParts([{ text }]), JSON.stringify(text)).toEqual(tok.encode(text, { addSpecialTokens: false }));
+      const holdsAdded = json.added_tokens.some((a) => text.includes(a.content));
+      if (!holdsAdded) expect(tok.encodeText(text), JSON.stringify(text)).toEqual(tok.encode(text, { addSpecialTokens: false }));
+    }
+  });
+
+  it('keeps a chat message\'s content text: an added token\'s string in it is not that token', () => {
+    const json = JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { id: number; content: string }[] };
+    const added = new Set(json.added_tokens.map((a) => a.id));
+    const c = expected.chats.find((x) => x.template === 'default' && !x.messages.some((m) => json.added_tokens.some((a) => String(m.content).includes(a.content))))!;
+    const options = { addGenerationPrompt: c.add_generation_prompt, template: expected.templates[c.template], variables: c.kwargs };
+    const inside = json.added_tokens.map((a) => a.content).join(' ');
+    const messages = c.messages.map((m) => ({ ...m, content: `${m.content} ${inside}` }));
+    const ids = tok.encodeChat(messages, options);
+    expect(ids.filter((id) => added.has(id))).toEqual(tok.encodeChat(c.messages, options).filter((id) => added.has(id)));
+    expect(tok.decode(ids)).toBe(tok.renderChat(messages, options));
   });
 
   it('knows its special tokens and vocabulary size', () => {

@@ -10,7 +10,13 @@
 //   encode(text, {addSpecialTokens: false}) = tokenizer(text, add_special_tokens=False)
 //   renderChat(messages, {addGenerationPrompt}) = apply_chat_template(..., tokenize=False)
 //   encodeChat(...)     = apply_chat_template(..., tokenize=True): the rendered text encoded
-//                         WITHOUT special tokens (the template writes its own BOS)
+//                         WITHOUT special tokens (the template writes its own BOS), except that
+//                         the messages' contents are text (below)
+//   encodeText(text)    = encode(text, {addSpecialTokens: false}) for text holding no added
+//                         token's string; one that does is encoded as the characters it is
+// Text is never a control token: a message's content, an observation or an action that holds
+// `<|im_start|>` or `<think>` is data, so only the template's own text gives added tokens' ids
+// (hfText.ts). For data without such strings every id is transformers'.
 //   decode(ids)         = tokenizer.decode(ids); with skipSpecialTokens like skip_special_tokens.
 // scripts/fixtures/hf_tokenizers.py records transformers' outputs; hf.test.ts holds us to them.
 // The reference is transformers 5: tokenizer.json's post-processor alone decides the special
@@ -19,6 +25,8 @@
 // ignored for BPE models.
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizerImpl } from '@huggingface/tokenizers';
+import { PartEncoder } from './hfText.ts';
+import type { TextPart } from './tokenizer.ts';
 
 export class HfTokenizerError extends Error {
   constructor(message: string) {
@@ -86,6 +94,7 @@ export interface HfTokenizerSources {
 /** A Hugging Face tokenizer with its config: ids, text and chat templates as transformers gives them. */
 export class HfTokenizer {
   private readonly impl: HfTokenizerImpl;
+  private readonly parts: PartEncoder;
   private readonly templates: Map<string, string>;
   private readonly compiled = new Map<string, Template>();
   private readonly specials: Record<string, string | null>;
@@ -98,6 +107,7 @@ export class HfTokenizer {
 
   private constructor(impl: HfTokenizerImpl, config: Json, templates: Map<string, string>) {
     this.impl = impl;
+    this.parts = new PartEncoder(impl);
     this.templates = templates;
     this.specials = Object.fromEntries(SPECIAL_TOKEN_KEYS.map((k) => [k, tokenText(config[k])]));
     const idOf = (t: string | null) => (t === null ? null : (impl.token_to_id(t) ?? null));
@@ -132,6 +142,23 @@ export class HfTokenizer {
   /** Token ids as transformers' tokenizer(text) gives them (special tokens added by default). */
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
     return this.impl.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+  }
+
+  /**
+   * The ids of data text (an observation, an action, a label): as encode(text, {addSpecialTokens:
+   * false}), except that an added token's string in it (`<|im_end|>`, `<think>`) is encoded as the
+   * characters it is, never as that token.
+   */
+  encodeText(text: string): number[] {
+    return this.parts.encode([{ text, data: true }]);
+  }
+
+  /**
+   * The ids of template text and data joined (no special tokens added): as encode(joined,
+   * {addSpecialTokens: false}), except that added tokens are found only in the template's parts.
+   */
+  encodeParts(parts: readonly TextPart[]): number[] {
+    return this.parts.encode(parts);
   }
 
   /**
@@ -188,8 +215,76 @@ export class HfTokenizer {
     }
   }
 
-  /** The chat's token ids, as apply_chat_template(messages, tokenize=True): the text encoded without added special tokens. */
+  /**
+   * The chat's token ids, as apply_chat_template(messages, tokenize=True): the text encoded without
+   * added special tokens, the messages' contents as text (an added token's string in a content is
+   * not that token).
+   */
   encodeChat(messages: readonly ChatMessage[], options: ChatOptions = {}): number[] {
-    return this.encode(this.renderChat(messages, options), { addSpecialTokens: false });
+    return this.encodeParts(this.chatParts(messages, options));
   }
+
+  /**
+   * The rendered chat as the template's text and the messages' contents. Where each content went is
+   * found by rendering markers in its place (as given, then trimmed, for templates that trim it);
+   * a template that rewrites a content (Qwen3's reasoning) leaves it to be found as it is in the
+   * text, and one found nowhere counts as the template's.
+   */
+  chatParts(messages: readonly ChatMessage[], options: ChatOptions = {}): TextPart[] {
+    const text = this.renderChat(messages, options);
+    if (!messages.some((m) => typeof m.content === 'string' && m.content)) return [{ text }];
+    const marked = messages.map((m, i) => (typeof m.content === 'string' && m.content ? { ...m, content: String.fromCodePoint(CONTENT_MARK + i) } : m));
+    let layout: string | null = null;
+    try {
+      layout = this.renderChat(marked, options);
+    } catch {
+      // A template that inspects its contents; found in the text below.
+    }
+    for (const trim of [false, true]) {
+      const parts = layout === null ? null : markedParts(layout, messages, trim);
+      if (parts && parts.map((p) => p.text).join('') === text) return parts;
+    }
+    return foundParts(text, messages);
+  }
+}
+
+/** Marks a message's content while the chat's layout is found (plane 15's private use area). */
+const CONTENT_MARK = 0xf0000;
+
+/** A marked render as template text and contents (trimmed, for templates that trim them); null when a mark is not a message's. */
+function markedParts(layout: string, messages: readonly ChatMessage[], trim: boolean): TextPart[] | null {
+  const parts: TextPart[] = [];
+  let literal = '';
+  for (const ch of layout) {
+    const i = ch.codePointAt(0)! - CONTENT_MARK;
+    if (i < 0 || i >= 0x10000) {
+      literal += ch;
+      continue;
+    }
+    const content = messages[i]?.content;
+    if (typeof content !== 'string') return null;
+    if (literal) parts.push({ text: literal });
+    literal = '';
+    parts.push({ text: trim ? content.trim() : content, data: true });
+  }
+  if (literal) parts.push({ text: literal });
+  return parts;
+}
+
+/** The contents found in the text in order (as given, else trimmed); what lies between is the template's. */
+function foundParts(text: string, messages: readonly ChatMessage[]): TextPart[] {
+  const parts: TextPart[] = [];
+  let pos = 0;
+  for (const m of messages) {
+    if (typeof m.content !== 'string') continue;
+    for (const c of [m.content, m.content.trim()]) {
+      const at = c ? text.indexOf(c, pos) : -1;
+      if (at < 0) continue;
+      parts.push({ text: text.slice(pos, at) }, { text: c, data: true });
+      pos = at + c.length;
+      break;
+    }
+  }
+  parts.push({ text: text.slice(pos) });
+  return parts;
 }

@@ -100,3 +100,31 @@ describe('Tokenizer encode/decode', () => {
     expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), merges: [[1, 999]] })).toThrow(/merge 0 joins/);
   });
 });
+
+describe('encodeParts: special tokens only from the template', () => {
+  const tok = trainBpe(corpus, { vocabSize: 350 });
+  const S = SPECIAL_TOKENS;
+
+  it('gives the joined text\'s ids when the data holds no special string, merges crossing the parts', () => {
+    const rand = seededRandom(11);
+    for (let k = 0; k < 200; k++) {
+      const parts = Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, i) => ({
+        text: i % 2 ? randomText(rand, Math.floor(rand() * 8)) : [S.action, ' ls', '\n', S.observation, 'main.py '][Math.floor(rand() * 5)],
+        data: i % 2 === 1,
+      }));
+      expect(tok.encodeParts(parts)).toEqual(tok.encode(parts.map((p) => p.text).join('')));
+    }
+  });
+
+  it('encodes a special token\'s string in data as text, and the template\'s as its token', () => {
+    for (const s of [S.system, S.predictedClose, S.thinkOpen]) {
+      const parts = [{ text: `${S.observation}\n` }, { text: `a ${s} b`, data: true }, { text: `\n${S.endTurn}` }];
+      const ids = tok.encodeParts(parts);
+      expect(ids.filter((id) => tok.isSpecial(id))).toEqual([tok.special.observation, tok.special.endTurn]);
+      expect(tok.decode(ids)).toBe(parts.map((p) => p.text).join(''));
+      // Half a special string in data next to the other half in the template is text too.
+      const split = tok.encodeParts([{ text: s.slice(0, 3) }, { text: s.slice(3), data: true }]);
+      expect(split.some((id) => tok.isSpecial(id))).toBe(false);
+    }
+  });
+});

@@ -48,6 +48,25 @@ export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A piece of text to encode: the template's own (`data` false: its special-token strings are special tokens) or the sample's (`data` true: always text). */
+export interface TextPart {
+  text: string;
+  data?: boolean;
+}
+
+/** The parts with neighbours of the same kind joined (a special token split over two template pieces is still the template's). */
+export function literalRuns(parts: readonly TextPart[]): { text: string; data: boolean }[] {
+  const runs: { text: string; data: boolean }[] = [];
+  for (const p of parts) {
+    if (!p.text) continue;
+    const data = p.data === true;
+    const last = runs[runs.length - 1];
+    if (last && last.data === data) last.text += p.text;
+    else runs.push({ text: p.text, data });
+  }
+  return runs;
+}
+
 export class Tokenizer {
   readonly specialTokens: readonly string[];
   readonly merges: readonly [number, number][];
@@ -101,7 +120,10 @@ export class Tokenizer {
     return this.mergeBase + this.merges.length;
   }
 
-  /** The ids of `text`. Special-token strings in the text become their ids unless `allowSpecial` is false. */
+  /**
+   * The ids of `text`. Special-token strings in the text become their ids unless `allowSpecial` is
+   * false: a template's own text is encoded with them, a sample's text (data) never is.
+   */
   encode(text: string, options: { allowSpecial?: boolean } = {}): number[] {
     const out: number[] = [];
     if (options.allowSpecial === false || !this.specialTokens.length) {
@@ -116,6 +138,33 @@ export class Tokenizer {
       last = m.index! + m[0].length;
     }
     if (last < text.length) this.encodeOrdinary(text.slice(last), out);
+    return out;
+  }
+
+  /**
+   * The ids of the parts' text joined, as encode(joined) gives them, except that a special token
+   * counts only where its string lies in a template part: a data part is text, whatever it holds.
+   * Merges cross the parts' boundaries as they would in the joined text.
+   */
+  encodeParts(parts: readonly TextPart[]): number[] {
+    const out: number[] = [];
+    let pending = '';
+    for (const run of literalRuns(parts)) {
+      if (run.data || !this.specialTokens.length) {
+        pending += run.text;
+        continue;
+      }
+      let last = 0;
+      for (const m of run.text.matchAll(this.specialSplitter)) {
+        pending += run.text.slice(last, m.index);
+        if (pending) this.encodeOrdinary(pending, out);
+        pending = '';
+        out.push(this.specialIds.get(m[0])!);
+        last = m.index! + m[0].length;
+      }
+      pending += run.text.slice(last);
+    }
+    if (pending) this.encodeOrdinary(pending, out);
     return out;
   }
 

@@ -3,7 +3,8 @@
 import { knowledgeText } from '../../core/envs/index.ts';
 import { categorizeDataset, type TrajectoryMask } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, renderTrajectory, templateForSample, type PromptTemplate, type TemplateDistribution } from '../../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, templateForSample, trajectoryParts, type PromptTemplate, type TemplateDistribution } from '../../core/templates/index.ts';
+import type { TextPart } from '../../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../../core/turns/index.ts';
 import type { Stage } from '../spec.ts';
 import { encodeSftSample, encodeSftSamples, packCorpus, type EncodedRow } from '../data.ts';
@@ -41,9 +42,9 @@ export function stageRows(
   masks: ReadonlyMap<string, TrajectoryMask> = new Map(stage === 'cpt' ? [] : categorizeDataset(trajectories).map((m) => [m.id, m])),
 ): EncodedRow[] {
   if (stage === 'cpt') {
-    const texts: string[] = [];
+    const texts: (string | TextPart[])[] = [];
     if (withKnowledge) for (const d of new Set(trajectories.map((t) => t.domain))) if ((DOMAINS as readonly string[]).includes(d)) texts.push(knowledgeText(d as KnownDomain));
-    for (const t of trajectories) texts.push(renderTrajectory(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed, templateSet), t));
+    for (const t of trajectories) texts.push(trajectoryParts(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed, templateSet), t));
     return packCorpus(p.tok, texts, p.T);
   }
   const samples = expandTurns(trajectories);
@@ -62,15 +63,8 @@ export function labelledRows(
   templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
   reasoningWeight = 0.5,
 ): EncodedRow[] {
-  return labelled.map(({ sample, reasoning, weight }) => {
-    const row = encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning });
-    if (reasoning === undefined) return row;
-    // The trace sits between the context and the tag: give it its own (lower) weight.
-    const traceIds = p.tok.encode(`<think>\n${reasoning}\n</think>\n`, { allowSpecial: true }).length;
-    const start = row.promptLength;
-    for (let i = start; i < Math.min(row.ids.length, start + traceIds); i++) row.weights[i] = reasoningWeight;
-    return row;
-  });
+  // The trace sits between the context and the tag: it has its own (lower) weight.
+  return labelled.map(({ sample, reasoning, weight }) => encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning, reasoningWeight }));
 }
 
 /**

@@ -6,6 +6,7 @@ import { Link } from 'wouter';
 import type { Trajectory } from '../../../core/schema/types.ts';
 import { turnSample, type TurnSample } from '../../../core/turns/index.ts';
 import { checkDistribution, renderSample, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
+import { fitTurn } from '../../../core/templates/fit.ts';
 import { CodeEditor, DiffEditor } from '../../components/monaco/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { Options } from '../../components/Options.tsx';
@@ -37,8 +38,12 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
   const turnError = !t ? null : !Number.isInteger(turn) || turn < 1 || turn > t.turns.length ? `Turn must be a whole number from 1 to ${t.turns.length}` : null;
   const rendered = useMemo(() => {
     if (!template || !t || turnError) return null;
-    const r = renderSample({ ...template, version: 'draft' }, turnSample(t, turn - 1));
-    return { ...r, tokens: tokenizer.encode(r.text).length, targetTokens: tokenizer.encode(r.text.slice(r.targetStart, r.targetEnd)).length };
+    const draft = { ...template, version: 'draft' };
+    const sample = turnSample(t, turn - 1);
+    const r = renderSample(draft, sample);
+    // Counted as training encodes the row: the template's text with its special tokens, the sample's as text.
+    const tokens = fitTurn(tokenizer, draft, sample, { budget: Number.MAX_SAFE_INTEGER }).ids.length;
+    return { ...r, tokens, targetTokens: tokenizer.encode(sample.targetObservation, { allowSpecial: false }).length };
   }, [template, t, turn, turnError, tokenizer]);
   // The target sits after a long context: keep it in view as the sample or template changes.
   const pre = useRef<HTMLPreElement>(null);

@@ -20,7 +20,7 @@ interface Piece {
 
 /** Token pieces in string offsets; a token that ends mid-character joins the next one. */
 function tokenPieces(text: string, weight: number, tokenizer: Tokenizer): Piece[] | null {
-  const { ids, weights } = tokenLossWeights(tokenizer, [{ text, weight }]);
+  const { ids, weights } = tokenLossWeights(tokenizer, [{ text, weight, data: true }]);
   const decoder = new TextDecoder();
   const out: Piece[] = [];
   let pos = 0;
