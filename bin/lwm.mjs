@@ -3,23 +3,22 @@
 // `import x from './file.wgsl?raw'` work in Node the way it does in Vite.
 // Commands that use the GPU (Dawn) need the Vulkan environment set before the process starts
 // (the dynamic linker reads LD_LIBRARY_PATH only then), so for those we re-run ourselves with it.
+// Which commands those are, by their arguments, is decided in src/cli/gpu-use.ts.
 import { spawnSync } from 'node:child_process';
 import { register } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register as registerTsx } from 'tsx/esm/api';
 import { gpuEnv } from '../scripts/chromium.mjs';
 
-const GPU_COMMANDS = new Set(['gpu', 'train', 'labels']);
 const args = process.argv.slice(2);
-// `lwm infer --backend local` and `lwm optimize --backend local` generate on the GPU.
-const localInfer = (args[0] === 'infer' || args[0] === 'optimize') && args.some((a, i) => a === '--backend=local' || (a === '--backend' && args[i + 1] === 'local'));
-if ((GPU_COMMANDS.has(args[0]) || localInfer) && !process.env.LWM_GPU_ENV) {
+registerTsx();
+const { needsGpu } = await import('../src/cli/gpu-use.ts');
+if (needsGpu(args) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
   const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
   process.exit(r.status ?? 1);
 }
 
-registerTsx();
 register('./raw-loader.mjs', import.meta.url);
 const { main } = await import('../src/cli/main.ts');
 const { escapeControl, redactCredentials } = await import('../src/cli/io.ts');

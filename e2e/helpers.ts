@@ -11,6 +11,17 @@ export async function snap(page: Page, name: string): Promise<string> {
   return path;
 }
 
+/**
+ * Where a README picture goes: docs/screenshots/NAME.png only when asked (LWM_SCREENSHOTS=1, as
+ * `npm run screenshots` sets), so a test run leaves the checkout clean; otherwise
+ * e2e/artifacts/docs-NAME.png, taken the same way.
+ */
+export function docScreenshotPath(name: string): string {
+  if (process.env.LWM_SCREENSHOTS === '1') return `docs/screenshots/${name}.png`;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return `${ARTIFACTS}/docs-${name}.png`;
+}
+
 /** Fails the test if the page makes a request anywhere but its own origin. */
 export function forbidForeignRequests(page: Page): string[] {
   const foreign: string[] = [];

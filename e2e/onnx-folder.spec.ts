@@ -13,7 +13,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { collectPageErrors, docScreenshotPath, forbidForeignRequests, snap } from './helpers.ts';
 
 let tmp = '';
 /** The export, with two more model files to choose from: the 4-bit model_q4.onnx of scripts/fixtures/onnx_variants.py, and a model_fp16.onnx that is not an ONNX model. */
@@ -90,7 +90,7 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await page.getByRole('heading', { name: 'Playground', level: 1 }).scrollIntoViewIfNeeded();
   // The README's picture: the page down to the model's status under the ONNX folder's card.
   const status = (await page.getByTestId('pg-model').boundingBox())!;
-  await page.screenshot({ path: 'docs/screenshots/playground-onnx.png', fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) } });
+  await page.screenshot({ path: docScreenshotPath('playground-onnx'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) } });
   await snap(page, 'playground-onnx');
 
   // Another model file of the folder: the 4-bit one opens at once, and the next turn runs on it.

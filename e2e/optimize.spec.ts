@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
+import { collectPageErrors, docScreenshotPath, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const ROUNDS = 3;
 // A click on something that is not there fails within a minute, not at the test's end.
@@ -176,7 +176,7 @@ test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resu
     await snap(page, 'optimize-lineage');
     await page.getByRole('heading', { name: /^Lineage of/ }).scrollIntoViewIfNeeded();
     // The sticky header would cover the lineage's title in an element screenshot.
-    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: 'docs/screenshots/prompts-lineage.png', style: '.header { position: static !important; }' });
+    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: docScreenshotPath('prompts-lineage'), style: '.header { position: static !important; }' });
 
     // Promote it, into the SFT mix: it is the next version, with its parent and the optimiser's note.
     await details.getByLabel('add to the SFT template mix').check();

@@ -1,5 +1,7 @@
 // The `lwm` command line: one entry, one module per command under ./commands.
-// Exit codes: 0 fine, 1 invalid input (errors on stderr, one per line), 2 usage error.
+// Exit codes: 0 fine, 1 invalid input or no GPU (errors on stderr, one per line), 2 usage error.
+// Whether a command needs the GPU's environment (bin/lwm.mjs sets it) is decided in ./gpu-use.ts.
+import { WebGPUUnavailableError } from '../gpu/errors.ts';
 import type { CliIO, Command } from './io.ts';
 import { FileError, nodeIO, safeIO, UsageError } from './io.ts';
 
@@ -24,6 +26,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   export: { summary: 'export CKPT --to hf -o DIR     a checkpoint as a Hugging Face folder', load: () => import('./commands/export.ts') },
   gpu: { summary: 'gpu                           show the WebGPU adapter and run the self-test', load: () => import('./commands/gpu.ts') },
 };
+
+/** Every command's name, in the order usage lists them. */
+export function commandNames(): string[] {
+  return Object.keys(COMMANDS);
+}
 
 export function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  lwm ${c.summary}`);
@@ -57,7 +64,8 @@ export async function main(argv: string[], rawIO: CliIO = nodeIO()): Promise<num
       io.err(`lwm ${name}: ${e.message}\n`);
       return 2;
     }
-    if (e instanceof FileError) {
+    // No GPU adapter: what to install, not a stack (src/gpu/node.ts NODE_WEBGPU_HELP).
+    if (e instanceof FileError || e instanceof WebGPUUnavailableError) {
       io.err(`lwm ${name}: ${e.message}\n`);
       return 1;
     }

@@ -1,6 +1,16 @@
 // WebGPU in Node through Dawn (npm `webgpu`). Node-only: the app never imports this file.
 // On machines whose only Vulkan driver is SwiftShader, start Node with the environment from
 // scripts/chromium.mjs gpuEnv() (VK_ICD_FILENAMES etc.); `npm test` and `lwm` do.
+import { GpuRuntime, type AcquireOptions } from './runtime.ts';
+
+/** What to install when Dawn finds no adapter: one paragraph, for the command line. */
+export const NODE_WEBGPU_HELP = [
+  'lwm runs models on the GPU through Dawn, which needs Vulkan on Linux (Metal on macOS, Direct3D 12 on Windows).',
+  'Install the Vulkan loader, libvulkan1 (Debian/Ubuntu: sudo apt-get install libvulkan1), and a GPU driver with Vulkan',
+  '(mesa-vulkan-drivers, or the GPU vendor\'s driver); on a machine without a GPU, install Debian\'s chromium',
+  '(sudo apt-get install chromium): lwm finds the SwiftShader driver (Vulkan on the CPU) and the loader it ships.',
+  'With a Vulkan driver that finds no device, LWM_FORCE_SWIFTSHADER=1 makes lwm use SwiftShader. `lwm gpu` checks the result.',
+].join('\n');
 
 let cached: GPU | null = null;
 
@@ -23,4 +33,9 @@ export async function installNodeGpu(): Promise<GPU> {
     Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true });
   }
   return gpu;
+}
+
+/** A GPU runtime on Dawn; without an adapter, a WebGPUUnavailableError that says what to install (NODE_WEBGPU_HELP). */
+export async function nodeRuntime(options: Omit<AcquireOptions, 'gpu' | 'help'> = {}): Promise<GpuRuntime> {
+  return GpuRuntime.create({ ...options, gpu: await nodeGpu(), help: NODE_WEBGPU_HELP });
 }

@@ -42,6 +42,11 @@ export interface AcquireOptions {
    * their parameters as they would on a smaller adapter (tests run the split path with tiny models).
    */
   maxBindingBytes?: number;
+  /**
+   * What to do when no adapter or device can be had, in place of the browsers' list (WEBGPU_HELP):
+   * Node passes NODE_WEBGPU_HELP (see src/gpu/node.ts).
+   */
+  help?: string;
 }
 
 const WANTED_LIMITS = [
@@ -77,9 +82,10 @@ async function requestAdapter(options: AcquireOptions = {}): Promise<GPUAdapter>
   try {
     adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   } catch (e) {
-    throw new WebGPUUnavailableError(`Asking for a GPU adapter failed: ${(e as Error).message}.`, WEBGPU_HELP);
+    throw new WebGPUUnavailableError(`Asking for a GPU adapter failed: ${(e as Error).message}.`, options.help ?? WEBGPU_HELP);
   }
   if (!adapter) {
+    if (options.help) throw new WebGPUUnavailableError('WebGPU found no GPU adapter.', options.help);
     throw new WebGPUUnavailableError(
       'WebGPU is present but no GPU adapter is available (the GPU may be blocklisted, or the driver lacks Vulkan/Metal/D3D12 support).',
       WEBGPU_HELP + '\nIn Chrome, chrome://gpu shows why WebGPU is disabled.',
@@ -151,7 +157,7 @@ export class GpuRuntime {
     try {
       device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'lwm-studio' });
     } catch (e) {
-      throw new WebGPUUnavailableError(`The GPU adapter refused to create a device: ${(e as Error).message}.`, WEBGPU_HELP);
+      throw new WebGPUUnavailableError(`The GPU adapter refused to create a device: ${(e as Error).message}.`, options.help ?? WEBGPU_HELP);
     }
     const info = (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info ?? ({} as GPUAdapterInfo);
     const isFallback = Boolean(

@@ -37,10 +37,9 @@ export function readWhole(io: CliIO, path: string, encoding?: 'utf8'): Uint8Arra
 
 /** A GPU runtime on Dawn; null, with `prefix` and why on stderr, when Node has no WebGPU adapter. */
 export async function openNodeRuntime(io: CliIO, prefix: string): Promise<GpuRuntime | null> {
-  const { nodeGpu } = await import('../../gpu/node.ts');
-  const { GpuRuntime } = await import('../../gpu/runtime.ts');
+  const { nodeRuntime } = await import('../../gpu/node.ts');
   try {
-    return await GpuRuntime.create({ gpu: await nodeGpu() });
+    return await nodeRuntime();
   } catch (e) {
     io.err(`${prefix}${(e as Error).message}\n`);
     return null;

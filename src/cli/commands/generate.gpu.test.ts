@@ -1,7 +1,10 @@
 // `lwm generate` on the GPU: on the tiny Llama folder with a trained tokenizer
 // (src/model/fixtures/hf/llama-chat) it prints exactly transformers' prompt ids and greedy
 // generate() ids for --prompt and --chat (scripts/fixtures/hf_tiny_models.py recorded them); on a
-// micro checkpoint of ours it generates with the checkpoint's own tokenizer.
+// micro checkpoint of ours it generates with the checkpoint's own tokenizer. The whole command
+// (bin/lwm.mjs) run from an environment without the Vulkan variables, as a user's shell has it,
+// generates the same ids; without an adapter it says what to install.
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,14 @@ import { initParams } from '../../model/init.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
+const BIN = fileURLToPath(new URL('../../../bin/lwm.mjs', import.meta.url));
+
+/** The test runner's environment less what scripts/chromium.mjs gpuEnv adds for Vulkan (and bin/lwm.mjs's mark that it did). */
+function userEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of ['VK_ICD_FILENAMES', 'VK_DRIVER_FILES', 'LD_LIBRARY_PATH', 'LWM_GPU_ENV']) delete env[k];
+  return env;
+}
 
 async function run(...argv: string[]) {
   const io = captureIO();
@@ -97,5 +108,24 @@ describe('lwm generate on the GPU', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('bin/lwm.mjs generate from a shell without the Vulkan environment: transformers\' greedy ids; no adapter: what to install, exit 1', async () => {
+    const want = JSON.parse(await readFile(join(FOLDER, 'generate.json'), 'utf8'));
+    const argv = [BIN, 'generate', '--model', FOLDER, '--prompt', want.prompt.input, '--max-tokens', String(want.max_new_tokens), '--temperature', '0', '--json'];
+    const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: userEnv() });
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).ids).toEqual(want.prompt.ids);
+    if (process.platform !== 'linux') return;
+    // Started as though the environment were set (LWM_GPU_ENV), with a Vulkan driver list that names no file: no adapter.
+    const none = spawnSync(process.execPath, argv, { encoding: 'utf8', env: { ...userEnv(), LWM_GPU_ENV: '1', VK_ICD_FILENAMES: join(tmpdir(), 'lwm-no-such-driver.json') } });
+    expect(none.status, none.stderr).toBe(1);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('lwm generate: WebGPU found no GPU adapter.\n');
+    expect(none.stderr).toContain('sudo apt-get install libvulkan1');
+    expect(none.stderr).not.toContain('internal error');
+    // Dawn's own warnings name its C++ sources; no frame of ours.
+    expect(none.stderr).not.toMatch(/^\s+at .*\.(ts|mjs):\d+/m);
   });
 });

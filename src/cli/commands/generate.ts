@@ -224,10 +224,9 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     return generateOnnx(args, io);
   }
   if (!isDir && !args.model.endsWith('.safetensors')) throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
-  const { nodeGpu } = await import('../../gpu/node.ts');
-  const { GpuRuntime } = await import('../../gpu/runtime.ts');
+  const { nodeRuntime } = await import('../../gpu/node.ts');
   const { GpuGenerator } = await import('../../model/generate.ts');
-  const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
+  const rt = await nodeRuntime();
   try {
     let m: Loaded;
     try {

@@ -132,9 +132,8 @@ async function localModel(checkpoint: string, templateVersion: string | undefine
   const ck = loadCheckpoint(new Uint8Array(readFileSync(checkpoint)), { source: checkpoint });
   const { templates } = trainedTemplates(ck);
   if (templateVersion !== undefined && !templates[templateVersion]) throw new UsageError(`--template ${templateVersion}: no such template (known: ${Object.keys(templates).join(', ')})`);
-  const { nodeGpu } = await import('../../gpu/node.ts');
-  const { GpuRuntime } = await import('../../gpu/runtime.ts');
-  const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
+  const { nodeRuntime } = await import('../../gpu/node.ts');
+  const rt = await nodeRuntime();
   try {
     const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion, prefixSlots, ...(weights && { weights }) });
     return {
