@@ -1,6 +1,7 @@
 // `lwm convert FILE --to native|agentworldbench|trl|verl [-o OUT]`: imports FILE and writes it in
 // another format, one JSON object per line (verl: Parquet when OUT ends in .parquet). Records that
-// do not import are listed on stderr (exit 1) and left out of the output; the rest is still written.
+// do not import are listed on stderr (exit 1). With any such error an -o file is not written at
+// all (so `convert F -o F` never loses F's bad lines); standard output still gets the rest.
 import type { CliIO } from '../io.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeFileAtomicSync } from '../io.ts';
 import { EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
@@ -50,8 +51,9 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
   if (out !== undefined) checkOutputPath(out);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: target === 'agentworldbench' });
   if (!r.readable) return 1;
-  if (out !== undefined && r.errorCount && r.trajectories.length === 0) {
-    io.err(`${out}: left as it was (nothing in ${file} converted)\n`);
+  if (out !== undefined && r.errorCount) {
+    const errors = `${r.errorCount} error${r.errorCount === 1 ? '' : 's'} in ${file}`;
+    io.err(`${out}: left as it was (${errors}; nothing written: without -o the records that convert go to standard output)\n`);
     return 1;
   }
   const big = exportSizeWarning(target, r.trajectories, { kind });

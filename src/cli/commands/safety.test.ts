@@ -47,6 +47,30 @@ describe('outputs are atomic', () => {
     expect(leftovers(dir, 'f.jsonl')).toEqual([]);
   });
 
+  it('a convert whose input has an error writes no -o: F -o F keeps F whole, another -o is left as it was', async () => {
+    const dir = mkdtempSync(join(tmp, 'bad-middle-'));
+    const f = join(dir, 'f.jsonl');
+    const [a, b, c] = readFileSync(fx('native/trajectories.jsonl'), 'utf8').trim().split('\n');
+    const before = `${a}\n${b}\n{"id": "broken"\n${c}\n`;
+    writeFileSync(f, before);
+    const self = await run('convert', f, '--to', 'native', '-o', f);
+    expect(self.code).toBe(1);
+    expect(self.err).toMatch(/f\.jsonl:3: not valid JSON/);
+    expect(self.err).toContain(`${f}: left as it was (1 error in ${f}; nothing written: without -o the records that convert go to standard output)`);
+    expect(readFileSync(f, 'utf8')).toBe(before);
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(other, 'previous\n');
+    expect((await run('convert', f, '--to', 'trl', '-o', other)).code).toBe(1);
+    expect(readFileSync(other, 'utf8')).toBe('previous\n');
+    expect((await run('convert', f, '--to', 'native', '-o', join(dir, 'new.jsonl'))).code).toBe(1);
+    expect(existsSync(join(dir, 'new.jsonl'))).toBe(false);
+    // Standard output still gets the records that convert, with exit 1.
+    const out = await run('convert', f, '--to', 'native');
+    expect(out.code).toBe(1);
+    expect(out.out.trim().split('\n')).toHaveLength(3);
+    expect(leftovers(dir, 'f.jsonl', 'other.jsonl')).toEqual([]);
+  });
+
   it('an -o that is a symbolic link replaces the file it points to and keeps the link', async () => {
     const dir = mkdtempSync(join(tmp, 'link-'));
     writeFileSync(join(dir, 'real.jsonl'), 'old\n');

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
 import { localJudge } from '../judge/rubric.ts';
 import type { Judge } from '../judge/types.ts';
-import { judgeInputOf, readRecords, toJsonl, type AwbJudgedRecord, type AwbSampleRecord } from './records.ts';
+import { judgeInputOf, MAX_RECORD_ERRORS, readRecords, toJsonl, type AwbJudgedRecord, type AwbSampleRecord } from './records.ts';
 import { defaultRequest, runBenchmark, sampleFromRecord, sampleFromTurn, scoreJudged, type BenchSample } from './runner.ts';
 import { formatScoreTable, scoreSamples } from './score.ts';
 
@@ -93,6 +93,22 @@ describe('records', () => {
     const ok = readRecords(toJsonl([{ ...SAMPLE, gen: 'x' }]), 'p.jsonl', 'prediction');
     expect(ok.errors).toEqual([]);
     expect(ok.lines).toEqual([1]);
+  });
+  it('a file that opens a JSON object and never closes it: one pass, and reading stops after 200 errors', () => {
+    const n = 50_000;
+    const text = `{\n${'"k": 1,\n'.repeat(n)}`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const r = readRecords(text, 'open.json', 'prediction');
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(MAX_RECORD_ERRORS);
+      expect(r.records).toEqual([]);
+      expect(r.errors).toHaveLength(MAX_RECORD_ERRORS + 1);
+      expect(r.errors[0]).toMatch(/^open\.json:1: not valid JSON/);
+      expect(r.errors[1]).toMatch(/^open\.json:2: not valid JSON/);
+      expect(r.errors.at(-1)).toBe(`open.json:${MAX_RECORD_ERRORS}: stopped reading after ${MAX_RECORD_ERRORS} errors; a record file holds one JSON object a line`);
+    } finally {
+      parse.mockRestore();
+    }
   });
   it('turns a prediction record into a judge input without the headers', () => {
     const input = judgeInputOf({ ...SAMPLE, gen: '<think>hmm</think><predicted_observation>hi</predicted_observation>' });

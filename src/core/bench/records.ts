@@ -23,17 +23,26 @@ export function isScoreValue(v: number): boolean {
 /** Reader problems, one per line, `file:line: message` as the CLI prints them. */
 export type RecordProblem = string;
 
+/** The lines of a text with their 1-based numbers, found one at a time (no split of the whole text). */
+function* textLines(text: string): Generator<[number, string]> {
+  for (let from = 0, n = 1; from < text.length; n++) {
+    let nl = text.indexOf('\n', from);
+    if (nl < 0) nl = text.length;
+    yield [n, text.slice(from, nl)];
+    from = nl + 1;
+  }
+}
+
 export function parseJsonl(text: string, file: string): { records: { line: number; value: unknown }[]; errors: RecordProblem[] } {
   const records: { line: number; value: unknown }[] = [];
   const errors: RecordProblem[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const t = lines[i].trim();
+  for (const [n, raw] of textLines(text)) {
+    const t = raw.trim();
     if (!t) continue;
     try {
-      records.push({ line: i + 1, value: JSON.parse(t) });
+      records.push({ line: n, value: JSON.parse(t) });
     } catch (e) {
-      errors.push(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
+      errors.push(`${file}:${n}: not valid JSON (${(e as Error).message})`);
     }
   }
   return { records, errors };
@@ -84,22 +93,40 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
   return errs;
 }
 
+/**
+ * Errors a record file's reader lists before it stops reading: a file with any error is refused,
+ * and one that is not JSONL at all (a pretty-printed object, 6 million lines) is told in one
+ * pass, not line by line to its end.
+ */
+export const MAX_RECORD_ERRORS = 200;
+
+/** The records of a JSONL text, checked as `kind`; errors in line order, at most MAX_RECORD_ERRORS and a last one saying reading stopped. */
 export function readRecords<T extends AwbSampleRecord>(text: string, file: string, kind: RecordKind): { records: T[]; lines: number[]; errors: RecordProblem[] } {
-  const parsed = parseJsonl(text, file);
   const records: T[] = [];
   const lines: number[] = [];
-  const errors = [...parsed.errors];
-  for (const { line, value } of parsed.records) {
-    const errs = checkRecord(value, kind, `${file}:${line}`);
-    if (errs.length) errors.push(...errs);
-    else {
-      records.push(value as T);
-      lines.push(line);
+  const errors: RecordProblem[] = [];
+  for (const [n, raw] of textLines(text)) {
+    const t = raw.trim();
+    if (!t) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(t);
+    } catch (e) {
+      errors.push(`${file}:${n}: not valid JSON (${(e as Error).message})`);
+    }
+    if (value !== undefined) {
+      const errs = checkRecord(value, kind, `${file}:${n}`);
+      if (errs.length) errors.push(...errs);
+      else {
+        records.push(value as T);
+        lines.push(n);
+      }
+    }
+    if (errors.length >= MAX_RECORD_ERRORS) {
+      errors.push(`${file}:${n}: stopped reading after ${errors.length} errors; a record file holds one JSON object a line`);
+      break;
     }
   }
-  // In file order, as an editor would walk them.
-  const lineOf = (e: string) => Number(/:(\d+): /.exec(e.slice(file.length))?.[1] ?? 0);
-  errors.sort((a, b) => lineOf(a) - lineOf(b));
   return { records, lines, errors };
 }
 

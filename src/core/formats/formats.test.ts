@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { importAll, importStream, importText, detectFormat, domainFromFileName, type ImportProgress } from './import.ts';
@@ -465,4 +465,26 @@ describe('exporters', () => {
     expect(Object.keys(expected[0])).toEqual(Object.keys(VERL_COLUMNS[kind]));
   });
 
+  it('a JSON object opened and never closed is read in one pass: its lines are not parsed one by one', async () => {
+    const n = 50_000;
+    const text = `{\n${'"k": 1,\n'.repeat(n)}`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const r = await importText(text, { file: 'open.json' });
+      // The first line, then the gathered document once; no line-by-line retries.
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(r.trajectories).toEqual([]);
+      expect(r.errorCount).toBe(1);
+      expect(r.errors[0]).toMatchObject({ file: 'open.json', line: n + 1 });
+      expect(r.errors[0].message).toMatch(/^not valid JSON/);
+    } finally {
+      parse.mockRestore();
+    }
+    // A broken first line before JSONL records still reads the records.
+    const record = readFileSync(fileURLToPath(new URL('../../../public/default-dataset.jsonl', import.meta.url)), 'utf8').split('\n')[0];
+    const back = await importText(`{"broken": \n${record}\n`, { file: 'x.jsonl' });
+    expect(back.trajectories).toHaveLength(1);
+    expect(back.errorCount).toBe(1);
+    expect(back.errors[0]).toMatchObject({ line: 1 });
+  });
 });

@@ -221,7 +221,7 @@ export async function* importStream(source: ChunkSource, options: ImportOptions 
     if (document) yield* documentLine(run, document, l, maxDocument, maxLine);
     else document = yield* jsonlLine(run, l, maxLine);
   }
-  if (document && !document.abandoned) yield* documentRecords(run, document.lines.join('\n'), document.start);
+  if (document && !document.abandoned) yield* documentRecords(run, document.lines, document.start);
   yield* run.finish();
   progress.done = true;
   options.onProgress?.({ ...progress });
@@ -290,15 +290,17 @@ function* documentLine(run: ImportRun, doc: PendingDocument, l: SourceLine, maxD
 /**
  * The records of a gathered JSON document: an array's elements or the one object, each located
  * by its line. A document that does not parse but whose later lines stand alone as records was
- * a JSONL file with a broken first line: it is read as JSONL so those still import.
+ * a JSONL file with a broken first line: it is read as JSONL so those still import. Only lines
+ * shaped like an object (`{` … `}`) are tried, so a document that is no JSONL either (an object
+ * never closed, millions of `"k": 1,` lines) is told in one pass.
  */
-function* documentRecords(run: ImportRun, text: string, documentStart: number): Generator<ImportEvent> {
+function* documentRecords(run: ImportRun, lines: string[], documentStart: number): Generator<ImportEvent> {
+  const text = lines.join('\n');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    const lines = text.split('\n');
-    if (lines.slice(1).some((x) => isObject(tryParse(x)))) {
+    if (lines.some((x, i) => i > 0 && objectShaped(x) && isObject(tryParse(x)))) {
       yield* fallbackJsonl(run, lines, documentStart);
     } else {
       const m = /position (\d+)/.exec((e as Error).message);
@@ -321,6 +323,15 @@ function* documentRecords(run: ImportRun, text: string, documentStart: number): 
   } else {
     yield* run.handle({ value, line: documentStart, locate: (p) => offset + (lineOfPointer(text, p) ?? 1) });
   }
+}
+
+/** Whether a line starts with `{` and ends with `}` (spaces aside): the only lines that can be a record alone. */
+function objectShaped(line: string): boolean {
+  let a = 0;
+  let b = line.length - 1;
+  while (a <= b && /\s/.test(line[a])) a++;
+  while (b >= a && /\s/.test(line[b])) b--;
+  return a < b && line[a] === '{' && line[b] === '}';
 }
 
 /** The lines of what looked like a document, read one record a line after all. */

@@ -29,6 +29,25 @@ function all(n: number): Scores {
   return Object.fromEntries(DIMENSIONS.map((d) => [d, n])) as Scores;
 }
 
+/**
+ * Characters of each text (prediction, reference, action, context, each history text) the rubric
+ * compares. Past it a text is compared by its first JUDGE_TEXT_CHARS characters, so one judgement
+ * costs bounded time and memory whatever the sizes; the verdict's weaknesses say so.
+ */
+export const JUDGE_TEXT_CHARS = 256 * 1024;
+
+const cut = (s: string) => (s.length > JUDGE_TEXT_CHARS ? s.slice(0, JUDGE_TEXT_CHARS) : s);
+
+/** The input with every text cut to JUDGE_TEXT_CHARS (spans past the cut dropped or shortened); null when none is longer. */
+export function boundedInput(input: JudgeInput): JudgeInput | null {
+  const texts = [input.prediction, input.reference, input.action, input.context ?? '', ...input.history.flatMap((t) => [t.action, t.observation])];
+  if (texts.every((t) => t.length <= JUDGE_TEXT_CHARS)) return null;
+  const out: JudgeInput = { ...input, prediction: cut(input.prediction), reference: cut(input.reference), action: cut(input.action), history: input.history.map((t) => ({ action: cut(t.action), observation: cut(t.observation) })) };
+  if (input.context !== undefined) out.context = cut(input.context);
+  if (input.spans) out.spans = input.spans.filter((s) => s.start < JUDGE_TEXT_CHARS).map((s) => (s.end > JUDGE_TEXT_CHARS ? { ...s, end: JUDGE_TEXT_CHARS } : s));
+  return out;
+}
+
 export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   const pred = normalize(input.prediction);
   const ref = normalize(input.reference);
@@ -36,7 +55,13 @@ export function rubricJudgeDetailed(input: JudgeInput): RubricDetail {
   if (pred.trim() === '') {
     return { verdict: scoredVerdict(all(1), [], ['the prediction is empty while the real observation is not']), features: { empty: 1 } };
   }
-  return scoreAll(input);
+  const bounded = boundedInput(input);
+  if (!bounded) return scoreAll(input);
+  const detail = scoreAll(bounded);
+  const sizes = `the prediction has ${input.prediction.length}, the reference ${input.reference.length}`;
+  detail.verdict.weaknesses.push(`compared on the first ${JUDGE_TEXT_CHARS} characters of each text only (${sizes})`);
+  detail.features.truncated = 1;
+  return detail;
 }
 
 export function rubricJudge(input: JudgeInput): ScoredVerdict {

@@ -11,6 +11,7 @@ import {
   isJsonish,
   jsonKeyTokens,
   jaccard,
+  jsonDepthWithin,
   jsonPaths,
   META_TALK,
   multisetOverlap,
@@ -24,6 +25,7 @@ import {
   type TokenClass,
 } from './rubricText.ts';
 import { verify } from './verifier.ts';
+import { LIMITS } from '../limits.ts';
 
 /** Every weight of the rubric judge, by dimension. */
 export const RUBRIC_WEIGHTS = {
@@ -240,7 +242,7 @@ export function scoreFormat(c: Comparison): DimensionResult {
     const predJson = isJsonish(c.pred) ? tryJson(c.pred) : undefined;
     if (predJson === undefined || predJson === null || typeof predJson !== 'object') {
       x = (isJsonish(c.pred) ? w.brokenJson : w.notJson) + w.unparsedLength * ratio(c.ref.length, c.pred.length);
-      r.weaknesses.push('the real observation is JSON but the prediction does not parse as JSON');
+      r.weaknesses.push(`the real observation is JSON but the prediction does not parse as JSON${isJsonish(c.pred) && !jsonDepthWithin(c.pred) ? ` (it nests deeper than ${LIMITS.depth} levels)` : ''}`);
     } else {
       const a = new Set<string>();
       const b = new Set<string>();

@@ -3,6 +3,7 @@
 // its reference, each reference token tagged with its SPEC §8 content class). Pure functions;
 // the scoring rules live in rubricScores.ts.
 import type { SpanKind, SpanLabel } from '../schema/types.ts';
+import { LIMITS } from '../limits.ts';
 
 export function normalize(s: string): string {
   return s.replace(/\r\n?/g, '\n').trimEnd().replace(/^(?:[ \t]*\n)+/, '');
@@ -84,7 +85,28 @@ export function isJsonish(text: string): boolean {
   return (t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'));
 }
 
+/**
+ * Whether the arrays and objects of a JSON text nest at most `max` deep: one scan that skips
+ * strings. Deeper JSON (a model can write 100,000 levels) is judged as text: walking it would
+ * overflow the stack.
+ */
+export function jsonDepthWithin(text: string, max: number = LIMITS.depth): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote (escapes skipped in pairs).
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return false;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return true;
+}
+
+/** The parsed JSON text, or undefined when it does not parse or nests deeper than LIMITS.depth. */
 export function tryJson(text: string): unknown {
+  if (!jsonDepthWithin(text)) return undefined;
   try {
     return JSON.parse(text);
   } catch {
@@ -92,22 +114,28 @@ export function tryJson(text: string): unknown {
   }
 }
 
+/** Most key paths jsonPaths collects from one value. */
+export const MAX_JSON_PATHS = 10_000;
+
 /**
  * Key paths of a JSON value with the type of each value: `$.result.items[].id:number`. A string
  * that itself holds a JSON object or array (a tool result's text) is followed into, as `path{}`.
+ * Bounded: LIMITS.depth levels in all (strings followed into included), MAX_JSON_PATHS paths.
  */
-export function jsonPaths(v: unknown, path: string, out: Set<string>): void {
+export function jsonPaths(v: unknown, path: string, out: Set<string>, depth = 0): void {
+  if (depth > LIMITS.depth || out.size >= MAX_JSON_PATHS) return;
   if (typeof v === 'string' && isJsonish(v)) {
     const inner = tryJson(v);
-    if (inner !== null && typeof inner === 'object') jsonPaths(inner, `${path}{}`, out);
+    if (inner !== null && typeof inner === 'object') jsonPaths(inner, `${path}{}`, out, depth + 1);
   } else if (Array.isArray(v)) {
     out.add(`${path}[]`);
-    for (const x of v.slice(0, 50)) jsonPaths(x, `${path}[]`, out);
+    for (const x of v.slice(0, 50)) jsonPaths(x, `${path}[]`, out, depth + 1);
   } else if (v && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
+      if (out.size >= MAX_JSON_PATHS) return;
       const p = `${path}.${k}`;
       out.add(`${p}:${x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x}`);
-      jsonPaths(x, p, out);
+      jsonPaths(x, p, out, depth + 1);
     }
   }
 }

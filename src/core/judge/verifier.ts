@@ -6,6 +6,7 @@
 import type { SpanLabel } from '../schema/types.ts';
 import type { HistoryTurn } from './types.ts';
 import { braceObjects } from './parse.ts';
+import { tryJson } from './rubricText.ts';
 
 export interface VerifierInput {
   domain: string;
@@ -212,18 +213,14 @@ function shellRule(input: VerifierInput): { rule: string; regions: TextRegion[] 
 
 // ---- mcp ----------------------------------------------------------------------------------
 
+/** The text as JSON, else its first brace object that parses; JSON nested past LIMITS.depth is text. */
 function firstJson(text: string): unknown {
   const t = text.trim();
-  try {
-    return JSON.parse(t);
-  } catch {
-    for (const b of braceObjects(t)) {
-      try {
-        return JSON.parse(b);
-      } catch {
-        /* next candidate */
-      }
-    }
+  const whole = tryJson(t);
+  if (whole !== undefined) return whole;
+  for (const b of braceObjects(t)) {
+    const v = tryJson(b);
+    if (v !== undefined) return v;
   }
   return undefined;
 }

@@ -5,7 +5,7 @@ import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
 import { compileGrep, RegexError, type GrepRegex } from './regex.ts';
 import {
-  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, MemFs, nameTooLong, nodeSize, parentOf, resolvePath, splitLines,
+  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, MemFs, nameTooLong, nodeSize, parentOf, resolvePath,
   type DirNode, type FileNode, type FsNode,
 } from './fs.ts';
 
@@ -13,10 +13,28 @@ export interface Piece { text: string; kind: SpanKind }
 /** One output line; `origin` points at the file line it was read from, if any. */
 export interface Line { pieces: Piece[]; origin?: { file: FileNode; idx: number } }
 
+/**
+ * A line read from a file: one object per line (a file may hold half a million of them), its
+ * piece made on demand. It is its own origin, so `{ ...l, pieces }` copies keep where it came from.
+ */
+class FileLine implements Line {
+  readonly origin: { file: FileNode; idx: number } = this;
+  constructor(readonly file: FileNode, readonly idx: number, readonly text: string, readonly kind: SpanKind) {}
+  get pieces(): Piece[] { return [{ text: this.text, kind: this.kind }]; }
+}
+
 const det = (text: string): Piece => ({ text, kind: 'deterministic' });
 const line = (...pieces: Piece[]): Line => ({ pieces });
 const detLine = (text: string): Line => line(det(text));
-export const lineText = (l: Line) => l.pieces.map((p) => p.text).join('');
+export const lineText = (l: Line) => (l instanceof FileLine ? l.text : l.pieces.map((p) => p.text).join(''));
+/** UTF-8 bytes of a line and its newline, without building its text. */
+function lineBytes(l: Line): number {
+  if (l instanceof FileLine) return byteLength(l.text) + 1;
+  let n = 1;
+  for (const p of l.pieces) n += byteLength(p.text);
+  return n;
+}
+const allDeterministic = (l: Line) => (l instanceof FileLine ? l.kind === 'deterministic' : l.pieces.every((p) => p.kind === 'deterministic'));
 /** The least certain kind among pieces: pre_existing beats runtime_metadata beats deterministic. */
 function worstKind(lines: Line[]): SpanKind {
   let k: SpanKind = 'deterministic';
@@ -264,19 +282,24 @@ export class Shell {
     let room = LIMITS.fileBytes - (existing && append ? byteLength(existing.content) : 0);
     let fit = 0;
     for (; fit < lines.length; fit++) {
-      room -= byteLength(lineText(lines[fit])) + 1;
+      room -= lineBytes(lines[fit]);
       if (room < 0) break;
     }
-    const kept = fit < lines.length ? lines.slice(0, fit) : lines;
-    const text = kept.map((l) => lineText(l) + '\n').join('');
-    const known = kept.map((l) => l.pieces.every((p) => p.kind === 'deterministic'));
+    const texts: string[] = new Array(fit);
+    const known: boolean[] = new Array(fit);
+    for (let i = 0; i < fit; i++) {
+      const l = lines[i];
+      texts[i] = lineText(l) + '\n';
+      known[i] = allDeterministic(l);
+    }
+    const text = texts.join('');
     if (existing && append) {
       existing.content += text;
       pushAll(existing.known, known);
       existing.mtime = this.cfg.now();
     } else {
-      const f = makeFile(text, this.cfg.now(), true, true);
-      f.known = known;
+      // Built here, not by makeFile: the known flags are the lines' own, so the text is not split again.
+      const f: FileNode = { ...makeFile('', this.cfg.now(), true, true), content: text, known };
       parent.children.set(baseName(abs), f);
     }
     if (fit < lines.length) return `${cmd}: write error: File too large`;
@@ -287,20 +310,33 @@ export class Shell {
     return resolvePath(this.cwd, p, this.cfg.home);
   }
 
-  private fileLines(f: FileNode): Line[] {
-    return splitLines(f.content).map((text, idx) => ({
-      pieces: [{ text, kind: f.known[idx] ? 'deterministic' : 'pre_existing' }],
-      origin: { file: f, idx },
-    }));
+  /** The file's lines; with `maxBytes`, only those up to the first that ends past it (what a capped output can take). */
+  private fileLines(f: FileNode, maxBytes = Infinity): Line[] {
+    const out: Line[] = [];
+    const c = f.content;
+    let bytes = 0;
+    for (let from = 0, idx = 0; from < c.length && bytes <= maxBytes; idx++) {
+      let nl = c.indexOf('\n', from);
+      if (nl < 0) nl = c.length;
+      const text = c.slice(from, nl);
+      out.push(new FileLine(f, idx, text, f.known[idx] ? 'deterministic' : 'pre_existing'));
+      if (maxBytes !== Infinity) bytes += byteLength(text) + 1;
+      from = nl + 1;
+    }
+    return out;
   }
 
-  /** Reads a file operand the way most coreutils do; returns lines or the errno reason. */
-  readOperand(p: string): Line[] | 'ENOENT' | 'EISDIR' | 'ENOTDIR' {
+  /**
+   * Reads a file operand the way most coreutils do; returns lines or the errno reason. With
+   * `maxBytes` (a command whose output line holds its input line, such as cat) reading stops
+   * once the lines read pass it: the output is cut there anyway.
+   */
+  readOperand(p: string, maxBytes?: number): Line[] | 'ENOENT' | 'EISDIR' | 'ENOTDIR' {
     const n = this.fs.lookup(this.abs(p));
     if (n === 'ENOENT' || n === 'ENOTDIR') return n;
     if (n.type === 'dir') return 'EISDIR';
     n.seen = true;
-    return this.fileLines(n);
+    return this.fileLines(n, maxBytes);
   }
 
   private exec(argv: string[], stdin: Line[] | null, piped: boolean): CmdResult {
@@ -366,17 +402,18 @@ function lsLong(node: FsNode, name: string, user: string): Line {
 
 /** Runs `inner` over each operand or stdin: the shared shape of cat/head/tail/wc/sort/grep. */
 function eachInput(sh: Shell, cmd: string, files: string[], stdin: Line[] | null, openMsg: (f: string, why: string) => string,
-  inner: (lines: Line[], label: string) => Line[]): CmdResult {
+  inner: (lines: Line[], label: string) => Line[], linePerLine = false): CmdResult {
   if (files.length === 0) return { out: inner(stdin ?? [], '-'), err: [], code: 0 };
   const out: Line[] = [];
   const err: string[] = [];
   // One command's output is capped like a file (LIMITS.fileBytes), so `cat f f f ...` stays bounded.
   let room = LIMITS.fileBytes;
   for (const f of files) {
-    const r = sh.readOperand(f);
+    // An output line per input line, at least as long: the input past the room is never shown.
+    const r = sh.readOperand(f, linePerLine ? room : undefined);
     if (typeof r === 'string') { err.push(openMsg(f, ERRNO[r])); continue; }
     for (const l of inner(r, f)) {
-      room -= byteLength(lineText(l)) + 1;
+      room -= lineBytes(l);
       if (room < 0) {
         err.push(`${cmd}: write error: File too large`);
         return { out, err, code: 1 };
@@ -479,7 +516,7 @@ const COMMANDS: Record<string, CommandFn> = {
   cat(args, stdin) {
     const { rest, flags, bad } = Shell.flags(args, 'n');
     if (bad) return invalid('cat', bad);
-    const r = eachInput(this, 'cat', rest, stdin, (f, why) => `cat: ${f}: ${why}`, (ls) => ls);
+    const r = eachInput(this, 'cat', rest, stdin, (f, why) => `cat: ${f}: ${why}`, (ls) => ls, true);
     if (flags.has('n')) r.out = r.out.map((l, i) => ({ ...l, pieces: [det(`${String(i + 1).padStart(6)}\t`), ...l.pieces] }));
     return r;
   },

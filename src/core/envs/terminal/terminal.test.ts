@@ -148,6 +148,34 @@ describe('terminal environment', () => {
     expect(out(env, 'cat a a a a | wc -l').split('\n')[0]).toBe('cat: write error: File too large');
   });
 
+  it('doubling a file past the size limit reads no more than each step writes (work O(output))', () => {
+    const { env } = fresh();
+    const shell = env.shell;
+    let read = 0;
+    const readOperand = shell.readOperand.bind(shell);
+    shell.readOperand = (p, maxBytes) => {
+      const r = readOperand(p, maxBytes);
+      if (typeof r !== 'string') read += r.length;
+      return r;
+    };
+    const lines = (f: string) => {
+      const n = shell.fs.get(shell.abs(f));
+      return n?.type === 'file' ? n.known.length : 0;
+    };
+    out(env, `echo ${'x'.repeat(999)} > a`);
+    let full = 0;
+    for (let step = 0; step < 30; step++) {
+      const [src, dst] = step % 2 ? ['b', 'a'] : ['a', 'b'];
+      read = 0;
+      const said = out(env, `cat ${src} ${src} > ${dst}`);
+      // The output is cut at the limit; what is read past it is one line, never the whole operand.
+      expect(read).toBeLessThanOrEqual(lines(dst) + 1);
+      if (said.includes('File too large')) full++;
+    }
+    expect(full).toBeGreaterThan(15);
+    expect(lines('a') * 1000).toBeLessThanOrEqual(LIMITS.fileBytes);
+  });
+
   it('paths past PATH_MAX give "File name too long"; mkdir -p is linear', () => {
     const { env } = fresh();
     const deep = 'a/'.repeat(20_000);
