@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addRowLosses, DomainMeans, domainFigures, domainFiguresLine, domainMetricKey, parseDomainMetric } from './domainMetrics.ts';
+import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, domainMetricKey, parseDomainMetric } from './domainMetrics.ts';
 
 describe('per-domain metrics', () => {
   it('keys a figure as <metric>/<domain> and reads it back, domain names with _ or / included', () => {
@@ -26,12 +26,19 @@ describe('per-domain metrics', () => {
     expect(domainFiguresLine(40, domainFigures({ eval_loss: 1 }))).toBeNull();
   });
 
-  it("a batch's row losses go to each row's domain as Σ w·ℓ / Σ w over its tokens", () => {
+  it("a batch's rows give each domain its weighted mean loss in the batch; batches count alike, as in eval_loss", () => {
     const T = 3;
     const batch = { B: 3, T, weights: [0, 1, 1, 0, 0.5, 0.5, 1, 1, 0] };
     const nll = [9, 2, 4, 9, 1, 3, 5, 7, 9];
     const m = new DomainMeans();
-    addRowLosses(m, batch, nll, ['web', 'mcp', 'web']);
+    addBatchLosses(m, batch, nll, ['web', 'mcp', 'web']);
     expect(m.metrics()).toEqual({ 'eval_loss/web': (2 + 4 + 5 + 7) / 4, 'eval_loss/mcp': (0.5 + 1.5) / 1 });
+    // A second batch of web rows only, with another weight sum: the web figure is the mean of the two batches' means.
+    addBatchLosses(m, { B: 1, T, weights: [1, 0, 0] }, [1, 0, 0], ['web']);
+    expect(m.metrics()['eval_loss/web']).toBe((18 / 4 + 1) / 2);
+    // A domain whose rows weigh nothing in a batch has no value from it.
+    const none = new DomainMeans();
+    addBatchLosses(none, { B: 1, T, weights: [0, 0, 0] }, [1, 2, 3], ['os']);
+    expect(none.metrics()).toEqual({});
   });
 });

@@ -64,19 +64,21 @@ export class DomainMeans {
 
 /**
  * The loss of each domain's rows in one evaluated batch: row r of `domains` covers positions
- * r·T … r·T+T−1, and adds Σ w·ℓ and Σ w over them to its domain's `eval_loss` (so a domain's
- * figure is the weighted mean over all its target tokens, the measure `eval_loss` uses).
+ * r·T … r·T+T−1; a domain's Σ w·ℓ / Σ w over its rows of the batch is one value of its `eval_loss`.
+ * So a domain's figure is, like `eval_loss` itself, a mean over the eval batches of a weighted
+ * mean loss within each batch, and data of one domain gives that domain exactly `eval_loss`.
  */
-export function addRowLosses(means: DomainMeans, batch: { B: number; T: number; weights: ArrayLike<number> }, nll: ArrayLike<number>, domains: readonly string[], metric = 'eval_loss'): void {
+export function addBatchLosses(means: DomainMeans, batch: { B: number; T: number; weights: ArrayLike<number> }, nll: ArrayLike<number>, domains: readonly string[], metric = 'eval_loss'): void {
+  const sums = new Map<string, { sum: number; weight: number }>();
   for (let r = 0; r < batch.B; r++) {
-    let sum = 0;
-    let weight = 0;
+    const e = sums.get(domains[r]) ?? { sum: 0, weight: 0 };
     for (let t = r * batch.T; t < (r + 1) * batch.T; t++) {
-      sum += batch.weights[t] * nll[t];
-      weight += batch.weights[t];
+      e.sum += batch.weights[t] * nll[t];
+      e.weight += batch.weights[t];
     }
-    means.addWeighted(domains[r], metric, sum, weight);
+    sums.set(domains[r], e);
   }
+  for (const [domain, e] of sums) if (e.weight > 0) means.add(domain, metric, e.sum / e.weight);
 }
 
 /** Per-domain figures as one log line: "eval by domain at step 40: mcp eval_loss 2.341 · os eval_loss 2.107". */

@@ -34,6 +34,15 @@ describe('evaluation across domains (micro)', () => {
     expect(r.logs.find((l) => l.startsWith('eval by domain at step 1: mcp eval_judge_mean'))).toBeDefined();
   });
 
+  it('data of one domain: its eval_loss is eval_loss, over several eval batches', async () => {
+    const rt = await gpuRuntime();
+    const r = recorder(rt);
+    const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 1, batch: 2, T: 32, evalEvery: 1, evalBatches: 3, evalJudgeSamples: 0, seed: 1 };
+    await runTraining(spec, generateTrajectories('terminal', 30, 4), r.host);
+    const ev = r.metrics.find((m) => 'eval_loss' in m)!;
+    expect(ev['eval_loss/terminal']).toBeCloseTo(ev.eval_loss, 4);
+  });
+
   it('RL: the held-out turns take one domain after another, eval_reward per domain', async () => {
     const rt = await gpuRuntime();
     const r = recorder(rt);

@@ -11,7 +11,7 @@ import { GpuGenerator } from '../../model/generate.ts';
 import { GpuGpt } from '../../model/gpt.ts';
 import { lrAt } from '../../model/optim.ts';
 import { BatchSampler, encodePrompt, type EncodedRow } from '../data.ts';
-import { addRowLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
+import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
 import { UserFacingError } from '../host.ts';
 import { rejectionLabels } from '../teacher.ts';
 import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
@@ -93,7 +93,7 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
     for (const b of evalBatches) {
       const r = await model.evalTokenLosses(b.batch);
       sum += r.loss;
-      addRowLosses(perDomain, b.batch, r.nll, b.domains);
+      addBatchLosses(perDomain, b.batch, r.nll, b.domains);
     }
     const evalLoss = sum / Math.max(1, evalBatches.length);
     const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec) : null;

@@ -163,8 +163,10 @@ function DomainEval({ latest }: { latest: LatestMetric[] }) {
   if (!rows.length) return null;
   const columns: Column[] = ['Domain', ...metrics.map((m) => ({ label: <code>{m}</code>, className: 'num', key: m, title: METRIC_HELP[m] })), { label: 'At step', className: 'num' }];
   return (
-    <div className="small">
-      <strong>Latest evaluation by domain</strong>
+    <div>
+      <p className="small">
+        <strong>Latest evaluation by domain</strong>
+      </p>
       <ScrollTable className="table metrics-table" testId="domain-eval" caption="Latest evaluation figures of each domain's held-out turns" columns={columns}>
         {rows.map((r) => (
           <tr key={r.domain}>
