@@ -17,13 +17,13 @@ export function parseDomainMetric(key: string): { metric: string; domain: string
   return i > 0 && i < key.length - 1 ? { metric: key.slice(0, i), domain: key.slice(i + 1) } : null;
 }
 
-/** Per-domain figures as {domain: {metric: value}}, domains and metrics in name order. */
+/** Per-domain figures as {domain: {metric: value}}, domains in name order, metrics in the order written. */
 export type DomainFigures = Record<string, Record<string, number>>;
 
 /** The per-domain figures among a record of metric values. */
 export function domainFigures(values: Readonly<Record<string, number>>): DomainFigures {
   const out: DomainFigures = Object.create(null);
-  for (const key of Object.keys(values).sort()) {
+  for (const key of Object.keys(values)) {
     const k = parseDomainMetric(key);
     if (k) (out[k.domain] ??= Object.create(null))[k.metric] = values[key];
   }

@@ -97,7 +97,7 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
     }
     const evalLoss = sum / Math.max(1, evalBatches.length);
     const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec) : null;
-    const values = { eval_loss: evalLoss, unigram_loss: unigram, ...(judged ?? {}), ...perDomain.metrics() };
+    const values = { eval_loss: evalLoss, unigram_loss: unigram, ...perDomain.metrics(), ...(judged ?? {}) };
     host.metric(step, values);
     byDomain = domainFigures(values);
     const line = domainFiguresLine(step, byDomain);
