@@ -96,6 +96,12 @@ test('train SFT on the default dataset: live loss, pause/resume, reload and resu
   await expect(page.getByTestId('loss-chart').locator('desc')).toContainText(`at step ${STEPS}`);
   await expect(latest.getByRole('rowheader', { name: 'eval_loss' })).toBeVisible();
   await expect(latest.getByRole('rowheader', { name: 'unigram_loss' })).toBeVisible();
+  // The latest evaluation of each domain has a table of its own (here the one domain trained on).
+  const byDomain = page.getByTestId('domain-eval');
+  await expect(byDomain.getByRole('rowheader', { name: 'terminal' })).toBeVisible();
+  await expect(byDomain.getByRole('columnheader', { name: 'eval_loss' })).toBeVisible();
+  await expect(byDomain.getByRole('row').filter({ hasText: 'terminal' })).toContainText(String(STEPS));
+  await expect(latest.getByRole('rowheader', { name: 'eval_loss/terminal' })).toHaveCount(0);
   await expect(runList).toContainText(`last · step ${STEPS}`);
 
   // Download the last checkpoint: a safetensors file with the stage and tokenizer in its metadata.

@@ -21,7 +21,8 @@ import { paramLayout } from '../src/model/params.ts';
 import { BatchSampler, type TokenBatch } from '../src/train/data.ts';
 import { recipeByName, recipeSpecs, recipeTrajectories } from '../src/train/recipe.ts';
 import { checkpointBytes, prepare, resolveSpec } from '../src/train/stages/common.ts';
-import { evalBatchesOf, supervisedRows } from '../src/train/stages/sft.ts';
+import { evalBatchesOf } from '../src/train/stages/rows.ts';
+import { supervisedRows } from '../src/train/stages/sft.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 
 const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' } } });
@@ -63,7 +64,7 @@ function writeBatches(prefix: string, batches: Iterable<TokenBatch>, count: numb
 function* trainBatches() {
   for (let k = 0; k < steps; k++) yield sampler.batch(k);
 }
-const evalBatches = evalBatchesOf(spec, p, evalRows);
+const evalBatches = evalBatchesOf(evalRows, spec.evalBatches, spec.batch, p.T, p.tok.special.pad).map((e) => e.batch);
 const trainHash = writeBatches('train', trainBatches(), steps);
 const evalHash = writeBatches('eval', evalBatches, evalBatches.length);
 writeFileSync(join(values.out, 'init.safetensors'), checkpointBytes({ config: p.config, params: p.start.params, step: 0 }, p.tok, spec));
@@ -74,7 +75,7 @@ const manifest = {
   data_seed: recipe.dataSeed,
   trajectories: trajectories.length,
   train_rows: rows.length,
-  eval_rows: evalRows.length,
+  eval_rows: evalRows.rows.length,
   config: p.config,
   param_count: layout.paramCount,
   B: spec.batch,

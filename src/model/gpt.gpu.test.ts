@@ -83,6 +83,41 @@ describe('GPU GPT vs reference', () => {
     }
   });
 
+  it('evalTokenLosses: the per-position losses weigh up to the batch loss, each row apart', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro');
+    const B = 2;
+    const T = 16;
+    const init = initParams(config, 5);
+    const model = await GpuGpt.create(rt, config, { batch: B, T });
+    try {
+      model.setParams(init);
+      const weights = Float32Array.from({ length: B * T }, (_, i) => (i % 4 === 0 ? 0 : i < T ? 0.5 : 1));
+      const batch = { ...toyBatch(corpus, B, T, 3), weights };
+      const { loss, nll } = await model.evalTokenLosses(batch);
+      expect(loss).toBeCloseTo(await model.evalLoss(batch), 6);
+      expect(nll).toHaveLength(B * T);
+      const rowMean = (b: number) => {
+        let sum = 0;
+        let w = 0;
+        for (let t = 0; t < T; t++) {
+          sum += weights[b * T + t] * nll[b * T + t];
+          w += weights[b * T + t];
+        }
+        return sum / w;
+      };
+      // Each row alone: the loss of a batch of that row only (the other row weighted 0).
+      for (const b of [0, 1]) {
+        const only = Float32Array.from(weights, (w, i) => (Math.floor(i / T) === b ? w : 0));
+        expect(rowMean(b)).toBeCloseTo(await model.evalLoss({ ...batch, weights: only }), 4);
+      }
+      const all = weights.reduce((n, w, i) => n + w * nll[i], 0) / weights.reduce((n, w) => n + w, 0);
+      expect(all).toBeCloseTo(loss, 4);
+    } finally {
+      model.dispose();
+    }
+  });
+
   it('20 training steps of micro follow the reference losses within 1e-3 relative', async () => {
     const { gpu, cpu, model } = await parity(presetConfig('micro'), 2, 32, 20);
     console.log(`[parity] micro: ${model.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`);

@@ -482,6 +482,15 @@ export class GpuGpt {
     return (await this.rt.readF32(this.loss, 1))[0];
   }
 
+  /**
+   * evalLoss and each position's unweighted loss, nll[b·T + t] (0 at padding targets): what the
+   * loss of a part of the batch (its rows of one domain) is computed from.
+   */
+  async evalTokenLosses(batch: ModelBatch): Promise<{ loss: number; nll: Float32Array }> {
+    const loss = await this.evalLoss(batch);
+    return { loss, nll: await this.rt.readF32(this.nll, batch.B * batch.T) };
+  }
+
   /** Logits [B·T, V] of `batch.inputs` under the current weights. */
   async logitsOf(batch: Pick<ModelBatch, 'B' | 'T' | 'inputs'>): Promise<Float32Array> {
     const N = this.N;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../core/envs/generate.ts';
+import { DOMAINS } from '../core/schema/types.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { resolveSpec, stageRows, unigramLoss } from './pipeline.ts';
@@ -87,5 +88,53 @@ describe('starting from a checkpoint', () => {
     expect(prepare(labelled, data, fromPlain).start.step).toBe(0); // the teacher's checkpoint: a fresh labelled run
     expect(prepare(labelled, data, fromLabelled).start.step).toBe(4);
     expect(prepare(plain, data, fromLabelled).start.step).toBe(0);
+  });
+});
+
+describe('evaluation across domains', () => {
+  // Seven domains, sorted by domain as the default dataset is: the eval split's first
+  // trajectories in file order would all be of one domain.
+  const multi = DOMAINS.flatMap((d) => generateTrajectories(d, 12, 3)).sort((a, b) => a.domain.localeCompare(b.domain));
+  const multiTok = trainBpe(multi.flatMap((t) => t.turns.map((u) => u.observation)), { vocabSize: 300 });
+
+  it('holds out trajectories of every domain, none of them trained on', async () => {
+    const { prepare } = await import('./pipeline.ts');
+    const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 });
+    const p = prepare(spec, multi);
+    expect(new Set(p.eval.map((t) => t.domain))).toEqual(new Set(DOMAINS));
+    const trainIds = new Set(p.train.map((t) => t.id));
+    expect(p.eval.filter((t) => trainIds.has(t.id))).toEqual([]);
+    expect(p.train.length + p.eval.length).toBe(multi.length);
+  });
+
+  it('the eval loss batches, the judged samples and the held-out RL turns span every domain', async () => {
+    const { evalBatchesOf, evalRows, judgedEvalSamples, prepare } = await import('./pipeline.ts');
+    for (const stage of ['sft', 'cpt'] as const) {
+      const spec = resolveSpec({ kind: 'train', stage, preset: 'micro', steps: 1 });
+      const p = { ...prepare(spec, multi), tok: multiTok, T: stage === 'sft' ? 20_000 : 64 };
+      const set = evalRows(stage, p, p.eval, { v0: 1 }, spec.seed);
+      expect(set.rows).toHaveLength(set.domains.length);
+      // Round-robin: the first seven rows are one of each domain.
+      expect(new Set(set.domains.slice(0, DOMAINS.length))).toEqual(new Set(DOMAINS));
+      // The default two batches of eight rows.
+      const batches = evalBatchesOf(set, spec.evalBatches, spec.batch, p.T, multiTok.special.pad);
+      expect(batches).toHaveLength(2);
+      expect(new Set(batches.flatMap((b) => b.domains))).toEqual(new Set(DOMAINS));
+      expect(batches[0].batch.B).toBe(8);
+      if (stage === 'sft') {
+        // Rows in the same order as their samples: the row's text is of its domain.
+        for (let i = 0; i < 7; i++) expect(multiTok.decode(set.rows[i].ids)).toContain(set.domains[i]);
+      }
+    }
+    const p = prepare(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1 }), multi);
+    const eight = judgedEvalSamples(p, 0, 8);
+    expect(new Set(eight.map((s) => s.domain))).toEqual(new Set(DOMAINS));
+    expect(new Set(judgedEvalSamples(p, 0, 2).map((s) => s.domain)).size).toBe(2);
+    const evalIds = new Set(p.eval.map((t) => t.id));
+    expect(eight.every((s) => evalIds.has(s.trajectoryId))).toBe(true);
+    // One turn per trajectory (seven held out: one of twelve per domain), the same for the same seed.
+    expect(eight).toHaveLength(p.eval.length);
+    expect(new Set(eight.map((s) => s.trajectoryId)).size).toBe(p.eval.length);
+    expect(judgedEvalSamples(p, 0, 8)).toEqual(eight);
   });
 });

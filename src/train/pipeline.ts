@@ -31,7 +31,7 @@ import { runSupervised } from './stages/sft.ts';
 // pipeline; its own importers may still take them from here.
 export type { Stage, TrainSpec } from './spec.ts';
 export { hfCheckpointMetadata, prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
-export { labelledRows, stageRows, trainLabels, unigramLoss } from './stages/rows.ts';
+export { evalBatchesOf, evalRows, judgedEvalSamples, labelledRows, stageRows, trainLabels, unigramLoss } from './stages/rows.ts';
 
 /**
  * A pretrained model sees every sample in its own chat format (chat.ts): the run's templates are

@@ -174,8 +174,8 @@ function readStartCheckpoint(io: CliIO, path: string): Uint8Array | null {
 
 type TrainCommandSpec = NonNullable<ReturnType<typeof trainSpec>>;
 
-/** Metric lines that are too fine-grained for the terminal (they still go to --metrics). */
-const QUIET_METRIC = /^(judge_|eval_judge_|share_)/;
+/** Metric lines that are too fine-grained for the terminal (they still go to --metrics); per-domain figures (`eval_loss/web`) get their own log line. */
+const QUIET_METRIC = /^(judge_|eval_judge_|share_)|\//;
 /** Values this large print as whole numbers (tokens per second, counts); smaller ones to four digits. */
 const WHOLE_NUMBER_FROM = 100;
 
@@ -216,6 +216,8 @@ function resultLine(spec: TrainCommandSpec, result: TrainResult, out: string, t0
       unigram_loss: result.unigramLoss,
       tokens_per_s: Math.round(result.tokensPerSecond),
       ...(result.coverage && { coverage: result.coverage }),
+      // The last evaluation per domain: {"terminal": {"eval_loss": …}, …}.
+      ...(result.evalByDomain && { eval_by_domain: result.evalByDomain }),
       seconds: (Date.now() - t0) / 1000,
     }) + '\n'
   );

@@ -23,6 +23,7 @@ import { coverageMetrics, type EncodedRow } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import type { RewardJudges } from '../../core/judge/reward.ts';
 import type { SftLabel } from '../rejection.ts';
+import type { DomainFigures } from '../domainMetrics.ts';
 import { checkLabelSettings, type JudgeKind } from '../teacher.ts';
 
 /** What the pipeline needs from wherever it runs (worker or Node). */
@@ -50,6 +51,8 @@ export interface TrainResult {
   tokensPerSecond: number;
   /** How much of each sample the model saw (SFT rows, RL prompts): coverage_system, coverage_turns, ... (coverageMetrics). */
   coverage?: Record<string, number>;
+  /** The last evaluation's figures per domain ({terminal: {eval_loss: …}}; the `<metric>/<domain>` metrics, domainMetrics.ts). */
+  evalByDomain?: DomainFigures;
 }
 
 /** What a run may bring besides the spec and the data. */

@@ -20,7 +20,9 @@ import { lrAt } from '../../model/optim.ts';
 import { encodePrompt } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, sequenceRatios } from '../rlMetrics.ts';
+import { DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
 import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type TrainHost, type TrainResult } from './common.ts';
+import { judgedEvalSamples } from './rows.ts';
 
 /** One RL run's fixed parts, shared by its steps. */
 interface RlRun {
@@ -79,6 +81,7 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
   const best = new BestTracker();
   if (bestSoFar) best.best = { step: bestSoFar.step, value: -bestSoFar.evalLoss };
   const generated = { tokens: 0, ms: 0 };
+  let byDomain: DomainFigures | undefined;
   try {
     for (let step = Math.floor(model.step / promptsPerStep); step < spec.steps; step++) {
       await host.step();
@@ -91,6 +94,9 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.steps) {
         const ev = await evaluateRl(gen, p, spec, judges, host);
         host.metric(step + 1, ev);
+        byDomain = domainFigures(ev);
+        const line = domainFiguresLine(step + 1, byDomain);
+        if (line) host.log(line);
         const bytes = await runCheckpointBytes(model, p, spec);
         await host.checkpoint(bytes, { step: step + 1, tag: 'last' });
         // The best checkpoint by the held-out reward; stored under evalLoss as its negative so
@@ -100,7 +106,7 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
     }
     const final = await runCheckpointBytes(model, p, spec);
     const b = best.best && { step: best.best.step, evalLoss: -best.best.value, evalReward: best.best.value };
-    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0, coverage };
+    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0, coverage, ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}) };
   } finally {
     gen.dispose();
     updates.dispose();
@@ -251,12 +257,15 @@ function judgeTurn(sample: TurnSample, context: string): Omit<JudgeInput, 'predi
 
 /**
  * Held-out evaluation of the policy (SPEC §7 figures): one greedy prediction for each of
- * `evalSamples` eval-split turns (one per trajectory), judged on the five dimensions and checked
- * by the verifier. Whatever reward trains the policy, `eval_reward` is the rubric + verifier
- * reward, so runs with different rewards are compared on one scale; it picks the best checkpoint.
+ * `evalSamples` eval-split turns (one per trajectory, one domain after another, so 8 samples
+ * cover up to 8 domains), judged on the five dimensions and checked by the verifier. Whatever
+ * reward trains the policy, `eval_reward` is the rubric + verifier reward, so runs with different
+ * rewards are compared on one scale; it picks the best checkpoint. eval_reward, eval_judge_mean
+ * and eval_verifier_pass also come per domain (`<metric>/<domain>`, domainMetrics.ts).
  */
 async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, judges: RewardJudges, host: TrainHost): Promise<Record<string, number>> {
-  const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.rl.evalSamples);
+  const pool = judgedEvalSamples(p, spec.seed, spec.rl.evalSamples);
+  const perDomain = new DomainMeans();
   const maxNew = spec.rl.maxNewTokens;
   const sums: Record<string, number> = {};
   let failed = 0;
@@ -274,7 +283,9 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
     for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
     const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
     if (host.reward) {
-      add('eval_reward', host.reward(prediction, sample, 'eval').reward);
+      const r = host.reward(prediction, sample, 'eval').reward;
+      add('eval_reward', r);
+      perDomain.add(sample.domain, 'eval_reward', r);
       continue;
     }
     const input = judgeInputFor(sample, renderSystem(template, sample), prediction);
@@ -289,10 +300,13 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
     add('eval_verifier_pass', pass ? 1 : 0);
     add('eval_judge_mean', v.total);
     for (const d of DIMENSIONS) if (v.scores[d] !== INVALID_SCORE) add(`eval_judge_${d}`, v.scores[d]);
+    perDomain.add(sample.domain, 'eval_reward', parts.reward);
+    perDomain.add(sample.domain, 'eval_judge_mean', v.total);
+    perDomain.add(sample.domain, 'eval_verifier_pass', pass ? 1 : 0);
   }
   const out: Record<string, number> = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / counts[k]]));
   out.eval_failed = failed;
-  return out;
+  return { ...out, ...perDomain.metrics() };
 }
 
 /** Prompt + response sequences of one group as a model batch, with the response spans. */

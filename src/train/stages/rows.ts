@@ -1,13 +1,14 @@
 // The rows a stage trains and evaluates on: packed text (CPT), weighted turn samples (SFT), rows
-// from chosen labels, and the unigram baseline of a row set.
+// from chosen labels, the eval rows across domains and their batches, and the unigram baseline
+// of a row set.
 import { knowledgeText } from '../../core/envs/index.ts';
 import { categorizeDataset, type TrajectoryMask } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
 import { BUILTIN_TEMPLATES, templateForSample, trajectoryParts, type PromptTemplate, type TemplateDistribution } from '../../core/templates/index.ts';
 import type { TextPart } from '../../core/tokenizer/index.ts';
-import { expandTurns, type TurnSample } from '../../core/turns/index.ts';
+import { expandTurns, interleaveDomains, interleaveSamples, rlPool, type TurnSample } from '../../core/turns/index.ts';
 import type { Stage } from '../spec.ts';
-import { encodeSftSample, encodeSftSamples, packCorpus, type EncodedRow } from '../data.ts';
+import { encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow, type TokenBatch } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import type { SftLabel } from '../rejection.ts';
 import type { Prepared, TrainHost } from './common.ts';
@@ -49,6 +50,68 @@ export function stageRows(
   }
   const samples = expandTurns(trajectories);
   return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
+}
+
+/** Eval rows with the domain of each. */
+export interface EvalRows {
+  rows: EncodedRow[];
+  domains: string[];
+}
+
+/**
+ * A stage's eval rows across domains (interleaveDomains: one row of each domain in turn, domains
+ * by name), so the first rows, those the eval batches take, cover every domain. SFT: each
+ * domain's turn samples in a seeded order; CPT: each domain's trajectories in a seeded order,
+ * packed apart so that no row mixes two domains.
+ */
+export function evalRows(
+  stage: Stage,
+  p: Pick<Prepared, 'tok' | 'T'>,
+  trajectories: Trajectory[],
+  templates: TemplateDistribution,
+  seed: number,
+  templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
+  masks: ReadonlyMap<string, TrajectoryMask> = new Map(stage === 'cpt' ? [] : categorizeDataset(trajectories).map((m) => [m.id, m])),
+): EvalRows {
+  if (stage !== 'cpt') {
+    const samples = interleaveSamples(expandTurns(trajectories), seed);
+    const rows = encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
+    return { rows, domains: samples.map((s) => s.domain) };
+  }
+  const byDomain = new Map<string, Trajectory[]>();
+  for (const t of interleaveDomains(trajectories, (x) => x.domain, (x) => x.id, seed)) {
+    const list = byDomain.get(t.domain);
+    if (list) list.push(t);
+    else byDomain.set(t.domain, [t]);
+  }
+  const tagged = [...byDomain].flatMap(([domain, ts]) => stageRows('cpt', p, ts, templates, seed, false, templateSet).map((row) => ({ row, domain })));
+  const mixed = interleaveDomains(tagged, (x) => x.domain);
+  return { rows: mixed.map((x) => x.row), domains: mixed.map((x) => x.domain) };
+}
+
+/** An eval batch and the domain of each of its rows. */
+export interface EvalBatch {
+  batch: TokenBatch;
+  domains: string[];
+}
+
+/** Up to `count` batches of `size` eval rows, from the first rows on (wrapping round when there are fewer). */
+export function evalBatchesOf(set: EvalRows, count: number, size: number, T: number, pad: number): EvalBatch[] {
+  const n = set.rows.length;
+  if (n === 0) return [];
+  return Array.from({ length: Math.min(count, Math.ceil(n / size)) }, (_, k) => {
+    const idx = Array.from({ length: size }, (_, j) => (k * size + j) % n);
+    return { batch: makeBatch(idx.map((i) => set.rows[i]), T, pad), domains: idx.map((i) => set.domains[i]) };
+  });
+}
+
+/**
+ * The eval turns an evaluation generates predictions for (SFT's judged samples, RL's held-out
+ * turns): one per trajectory of the eval split (rlPool), one domain after another
+ * (interleaveSamples), the first n; so n turns cover min(n, domains) domains.
+ */
+export function judgedEvalSamples(p: Pick<Prepared, 'train' | 'eval'>, seed: number, n: number): TurnSample[] {
+  return interleaveSamples(rlPool(p.eval.length ? p.eval : p.train, seed + 1), seed + 1).slice(0, n);
 }
 
 /**

@@ -6,26 +6,28 @@ import { judgeInputFor } from '../../core/judge/sample.ts';
 import { DIMENSIONS } from '../../core/judge/types.ts';
 import { categorizeDataset, maskConfigChanges } from '../../core/masking/index.ts';
 import { renderSystem, templateForSample, versionCounts, type TemplateDistribution } from '../../core/templates/index.ts';
-import { expandTurns, rlPool, type TurnSample } from '../../core/turns/index.ts';
+import { expandTurns, type TurnSample } from '../../core/turns/index.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { GpuGpt } from '../../model/gpt.ts';
 import { lrAt } from '../../model/optim.ts';
-import { BatchSampler, encodePrompt, makeBatch, type EncodedRow, type TokenBatch } from '../data.ts';
+import { BatchSampler, encodePrompt, type EncodedRow } from '../data.ts';
+import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
 import { UserFacingError } from '../host.ts';
 import { rejectionLabels } from '../teacher.ts';
 import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
-import { labelledRows, stageRows, trainLabels, unigramLoss } from './rows.ts';
+import { evalBatchesOf, evalRows as evalRowsOf, judgedEvalSamples, labelledRows, stageRows, trainLabels, unigramLoss, type EvalBatch, type EvalRows } from './rows.ts';
 
 /** CPT or SFT on a prepared run. Resumable: a checkpoint from this stage continues at its step. */
 export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<TrainResult> {
   const { rows, evalRows } = await supervisedRows(spec, p, host, from, extra);
   const coverage = reportCoverage(host, p.start.step, rows);
   const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
-  const evalBatches = evalBatchesOf(spec, p, evalRows);
+  // The first eval rows, one of each domain in turn (rows.ts evalRows).
+  const evalBatches = evalBatchesOf(evalRows, spec.evalBatches, spec.batch, p.T, p.tok.special.pad);
   const model = await createRunModel(host.rt, p, { batch: spec.batch, T: p.T });
   const gen = runGenerator(host.rt, p, model, { maxSequences: 1, maxLength: p.config.contextLength });
   try {
-    const run = await supervisedLoop(spec, p, host, { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows) }, p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null);
+    const run = await supervisedLoop(spec, p, host, { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows.rows) }, p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null);
     return { ...run, coverage };
   } finally {
     gen.dispose();
@@ -33,15 +35,8 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   }
 }
 
-/** The batches eval_loss averages: spec.evalBatches batches of spec.batch eval rows. */
-export function evalBatchesOf(spec: Pick<ResolvedSpec, 'evalBatches' | 'batch'>, p: Pick<Prepared, 'T' | 'tok'>, evalRows: EncodedRow[]): TokenBatch[] {
-  return Array.from({ length: Math.min(spec.evalBatches, Math.ceil(evalRows.length / spec.batch)) }, (_, k) =>
-    makeBatch(Array.from({ length: spec.batch }, (_, j) => evalRows[(k * spec.batch + j) % evalRows.length]), p.T, p.tok.special.pad),
-  );
-}
-
 /** The stage's train and eval rows: turn samples, packed text, or chosen labels (made here by rejection sampling when spec.labels asks). */
-export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EncodedRow[] }> {
+export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EvalRows }> {
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
@@ -63,7 +58,7 @@ export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: Trai
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
   const rows = labelled ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet) : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks);
   if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
-  const evalRows = stageRows(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), spec.evalTemplates, spec.seed, false, spec.templateSet, masks);
+  const evalRows = evalRowsOf(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), spec.evalTemplates, spec.seed, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   return { rows, evalRows };
 }
@@ -78,7 +73,7 @@ interface SupervisedRun {
   model: GpuGpt;
   gen: GpuGenerator;
   sampler: BatchSampler;
-  evalBatches: TokenBatch[];
+  evalBatches: EvalBatch[];
   unigram: number;
 }
 
@@ -88,14 +83,25 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
   let best = bestIn;
   let lastEval: number | null = null;
+  let byDomain: DomainFigures | undefined;
   let tokens = 0;
   let ms = 0;
   const evaluate = async (step: number) => {
     let sum = 0;
-    for (const b of evalBatches) sum += await model.evalLoss(b);
+    // The loss of each domain's rows besides the loss over all: eval_loss/<domain> (domainMetrics.ts).
+    const perDomain = new DomainMeans();
+    for (const b of evalBatches) {
+      const r = await model.evalTokenLosses(b.batch);
+      sum += r.loss;
+      addBatchLosses(perDomain, b.batch, r.nll, b.domains);
+    }
     const evalLoss = sum / Math.max(1, evalBatches.length);
     const judged = spec.stage === 'sft' && spec.evalJudgeSamples > 0 ? await judgeEval(gen, p, spec) : null;
-    host.metric(step, { eval_loss: evalLoss, unigram_loss: unigram, ...(judged ?? {}) });
+    const values = { eval_loss: evalLoss, unigram_loss: unigram, ...perDomain.metrics(), ...(judged ?? {}) };
+    host.metric(step, values);
+    byDomain = domainFigures(values);
+    const line = domainFiguresLine(step, byDomain);
+    if (line) host.log(line);
     lastEval = evalLoss;
     return evalLoss;
   };
@@ -120,12 +126,17 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
     }
   }
   const final = await runCheckpointBytes(model, p, spec);
-  return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0 };
+  return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0, ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}) };
 }
 
-/** Generates predictions for a few eval samples and scores them with the local judge. */
+/**
+ * Generates predictions for a few eval samples and scores them with the local judge: one turn per
+ * trajectory, one domain after another (interleaveSamples), so n samples cover min(n, D) domains;
+ * the mean total of each domain's samples as eval_judge_mean/<domain>.
+ */
 async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Promise<Record<string, number>> {
-  const pool = rlPool(p.eval.length ? p.eval : p.train, spec.seed + 1).slice(0, spec.evalJudgeSamples);
+  const pool = judgedEvalSamples(p, spec.seed, spec.evalJudgeSamples);
+  const perDomain = new DomainMeans();
   const sums: Record<string, number> = {};
   let n = 0;
   for (const sample of pool) {
@@ -140,6 +151,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
     n++;
     for (const d of DIMENSIONS) sums[`eval_judge_${d}`] = (sums[`eval_judge_${d}`] ?? 0) + v.scores[d];
     sums.eval_judge_mean = (sums.eval_judge_mean ?? 0) + v.total;
+    perDomain.add(sample.domain, 'eval_judge_mean', v.total);
   }
-  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(1, n)]));
+  return { ...Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(1, n)])), ...perDomain.metrics() };
 }

@@ -11,7 +11,7 @@ import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
 import { FolderAgain } from './RunFolder.tsx';
-import { coverageSummary, formatMetric, METRIC_HELP, metricOrder, retentionLines, templateMixText } from './metrics.ts';
+import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -28,7 +28,7 @@ function maskNote(run: RunRecord): string {
 
 const series = (history: MetricPoint[], key: string): [number, number][] => history.filter((m) => key in m.values).map((m) => [m.step, m.values[key]]);
 
-export function latestValues(history: MetricPoint[]): { name: string; value: number; step: number }[] {
+export function latestValues(history: MetricPoint[]): LatestMetric[] {
   const latest = new Map<string, { value: number; step: number }>();
   for (const m of history) for (const [k, v] of Object.entries(m.values)) latest.set(k, { value: v, step: m.step });
   return [...latest.entries()].map(([name, x]) => ({ name, ...x })).sort((a, b) => metricOrder(a.name, b.name));
@@ -141,7 +141,7 @@ function RlCharts({ history, markers, total }: { history: MetricPoint[]; markers
 
 const METRIC_COLUMNS: Column[] = ['Metric', { label: 'Latest', className: 'num' }, { label: 'At step', className: 'num' }];
 
-function LatestMetrics({ latest }: { latest: { name: string; value: number; step: number }[] }) {
+function LatestMetrics({ latest }: { latest: LatestMetric[] }) {
   return (
     <ScrollTable className="table metrics-table" testId="latest-metrics" caption="Latest value of each metric" columns={METRIC_COLUMNS}>
       {latest.map((m) => (
@@ -154,6 +154,33 @@ function LatestMetrics({ latest }: { latest: { name: string; value: number; step
         </tr>
       ))}
     </ScrollTable>
+  );
+}
+
+/** The latest evaluation figures of each domain (the `<metric>/<domain>` metrics), one row per domain. */
+function DomainEval({ latest }: { latest: LatestMetric[] }) {
+  const { metrics, rows } = domainEvalTable(latest);
+  if (!rows.length) return null;
+  const columns: Column[] = ['Domain', ...metrics.map((m) => ({ label: <code>{m}</code>, className: 'num', key: m, title: METRIC_HELP[m] })), { label: 'At step', className: 'num' }];
+  return (
+    <div>
+      <p className="small">
+        <strong>Latest evaluation by domain</strong>
+      </p>
+      <ScrollTable className="table metrics-table" testId="domain-eval" caption="Latest evaluation figures of each domain's held-out turns" columns={columns}>
+        {rows.map((r) => (
+          <tr key={r.domain}>
+            <th scope="row">{r.domain}</th>
+            {metrics.map((m) => (
+              <td key={m} className="num">
+                {r.values[m] === undefined ? '–' : formatMetric(m, r.values[m])}
+              </td>
+            ))}
+            <td className="num">{r.step}</td>
+          </tr>
+        ))}
+      </ScrollTable>
+    </div>
   );
 }
 
@@ -241,8 +268,9 @@ export function RunPanel() {
         xMax={total}
       />
       {rl ? <RlCharts history={history} markers={markers} total={total} /> : null}
+      <DomainEval latest={latest} />
       {latest.length ? (
-        <LatestMetrics latest={latest} />
+        <LatestMetrics latest={overallMetrics(latest)} />
       ) : (
         <p className="muted" role="status">
           {isLive ? 'Preparing the data, tokenizer and model; the first step appears here…' : 'No metrics recorded.'}

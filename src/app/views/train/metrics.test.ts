@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { retentionMetrics } from '../../../train/labels.ts';
-import { coverageSummary, formatMetric, retentionLines, templateMixText } from './metrics.ts';
+import { coverageSummary, domainEvalTable, formatMetric, overallMetrics, retentionLines, templateMixText } from './metrics.ts';
 
 describe('Train view metrics', () => {
   it('show label retention overall and per domain, as the method reports it, from the run’s metrics', () => {
@@ -36,5 +36,26 @@ describe('the template mix in the run panel', () => {
     expect(templateMixText({ stage: 'sft', spec: {} }).mix).toBe('v0 30% · v1 20% · v2 20% · compact 30%');
     const run = { stage: 'sft' as const, spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimised (Optimise v0, r2c1): added a line' } } } };
     expect(templateMixText(run)).toEqual({ mix: 'v0 50% · v3 50%', own: ['v3: optimised (Optimise v0, r2c1): added a line'] });
+  });
+
+  it('put the per-domain evaluation figures in a table of their own, a row per domain', () => {
+    const latest = [
+      { name: 'eval_loss', value: 2.5, step: 40 },
+      { name: 'eval_loss/web', value: 2.75, step: 40 },
+      { name: 'eval_judge_mean/web', value: 12, step: 40 },
+      { name: 'eval_loss/my_domain', value: 2.25, step: 40 },
+      { name: 'eval_judge_mean/mcp', value: 9, step: 20 },
+      { name: 'labels_kept_web', value: 3, step: 0 },
+    ];
+    expect(overallMetrics(latest).map((m) => m.name)).toEqual(['eval_loss', 'labels_kept_web']);
+    expect(domainEvalTable(latest)).toEqual({
+      metrics: ['eval_loss', 'eval_judge_mean'],
+      rows: [
+        { domain: 'mcp', step: 20, values: { eval_judge_mean: 9 } },
+        { domain: 'my_domain', step: 40, values: { eval_loss: 2.25 } },
+        { domain: 'web', step: 40, values: { eval_loss: 2.75, eval_judge_mean: 12 } },
+      ],
+    });
+    expect(domainEvalTable([{ name: 'loss', value: 1, step: 1 }]).rows).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // What each training metric means, for the latest-values table (README has the long form).
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
+import { parseDomainMetric } from '../../../train/domainMetrics.ts';
 export const METRIC_HELP: Record<string, string> = {
   loss: 'Training loss on this step’s batch (RL: the negated GSPO objective)',
   eval_loss: 'Loss on the held-out eval split (lower is better)',
@@ -72,6 +73,37 @@ export function formatMetric(name: string, v: number): string {
   if (name === 'tokens_per_s') return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
   if (name === 'mean_ratio' || name.startsWith('ratio_')) return v.toFixed(5);
   return Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(4);
+}
+
+/** A metric's latest value and the step it came at. */
+export interface LatestMetric {
+  name: string;
+  value: number;
+  step: number;
+}
+
+/** The latest values without the per-domain figures (`eval_loss/web`), which have their own table. */
+export function overallMetrics(latest: readonly LatestMetric[]): LatestMetric[] {
+  return latest.filter((m) => !parseDomainMetric(m.name));
+}
+
+/**
+ * The latest evaluation by domain, from the per-domain figures (`<metric>/<domain>`): one row per
+ * domain in name order, with the step of its latest figure; a column per figure, in display order.
+ */
+export function domainEvalTable(latest: readonly LatestMetric[]): { metrics: string[]; rows: { domain: string; step: number; values: Record<string, number> }[] } {
+  const rows = new Map<string, { domain: string; step: number; values: Record<string, number> }>();
+  const metrics = new Set<string>();
+  for (const m of latest) {
+    const k = parseDomainMetric(m.name);
+    if (!k) continue;
+    metrics.add(k.metric);
+    let row = rows.get(k.domain);
+    if (!row) rows.set(k.domain, (row = { domain: k.domain, step: m.step, values: {} }));
+    row.values[k.metric] = m.value;
+    row.step = Math.max(row.step, m.step);
+  }
+  return { metrics: [...metrics].sort(metricOrder), rows: [...rows.values()].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0)) };
 }
 
 /**
