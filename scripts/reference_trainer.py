@@ -4,7 +4,7 @@
 It trains the same network on the same rows as `lwm train --recipe`: scripts/recipe-batches.ts
 writes the recipe's batches (token ids, targets, loss weights), its loss normaliser, schedule,
 AdamW settings and initial checkpoint; this script trains GPT-2 blocks (LayerNorm, tanh-GELU,
-learned positions, tied embeddings: the `quick` preset) on them with our AdamW (decoupled decay on
+learned positions or RoPE, tied embeddings: the `quick` preset) on them with our AdamW (decoupled decay on
 the matrices only, the global gradient norm clipped, bias correction) and our loss
 (sum of w * CE over the batch, divided by the run's normaliser), and writes our checkpoint format
 (weights, tokenizer, template, spec), which `lwm infer --backend local` reads.
@@ -53,9 +53,11 @@ class Gpt:
     """GPT-2 blocks over a dict of tensors named as our checkpoints name them (Conv1D layout: x @ W)."""
 
     def __init__(self, config, params):
-        for key, want in (("norm", "layernorm"), ("positions", "learned"), ("tiedEmbeddings", True)):
+        for key, want in (("norm", "layernorm"), ("tiedEmbeddings", True)):
             if config.get(key) != want:
                 raise SystemExit(f"reference trainer: config {key} must be {want!r}, got {config.get(key)!r}")
+        if config["positions"] not in ("learned", "rope") or config.get("ropeScaling", "none") != "none":
+            raise SystemExit(f"reference trainer: positions must be learned or plain rope, got {config['positions']!r}")
         if config.get("mlp", "gelu") != "gelu" or config.get("kvHeads", config["heads"]) != config["heads"]:
             raise SystemExit("reference trainer: only GPT-2 blocks (GELU MLP, full heads) are supported")
         self.c = config
@@ -67,12 +69,21 @@ class Gpt:
         d, H = c["dModel"], c["heads"]
         hs = d // H
         eps = c["normEps"]
-        x = p["wte.weight"][inputs] + p["wpe.weight"][:T]
+        x = p["wte.weight"][inputs]
+        if c["positions"] == "learned":
+            x = x + p["wpe.weight"][:T]
+        else:
+            # src/reference/rope.ts: pairs (i, i + hs/2) rotated by t * base^(-2i/hs), q and k only.
+            freq = c["ropeBase"] ** (-2 * torch.arange(hs // 2, dtype=torch.float64) / hs)
+            theta = torch.arange(T, dtype=torch.float64)[:, None] * freq[None, :]
+            cos, sin = theta.cos().float(), theta.sin().float()
         for i in range(c["layers"]):
             q = f"h.{i}."
             h = F.layer_norm(x, (d,), p[q + "ln_1.weight"], p[q + "ln_1.bias"], eps)
             qkv = h @ p[q + "attn.c_attn.weight"] + p[q + "attn.c_attn.bias"]
             qh, kh, vh = (t.view(B, T, H, hs).transpose(1, 2) for t in qkv.split(d, dim=2))
+            if c["positions"] == "rope":
+                qh, kh = rotate(qh, cos, sin), rotate(kh, cos, sin)
             a = F.scaled_dot_product_attention(qh, kh, vh, is_causal=True)
             a = a.transpose(1, 2).reshape(B, T, d)
             x = x + a @ p[q + "attn.c_proj.weight"] + p[q + "attn.c_proj.bias"]
@@ -81,6 +92,12 @@ class Gpt:
             x = x + h @ p[q + "mlp.c_proj.weight"] + p[q + "mlp.c_proj.bias"]
         x = F.layer_norm(x, (d,), p["ln_f.weight"], p["ln_f.bias"], eps)
         return x @ p["wte.weight"].T
+
+
+def rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
 
 
 def weighted_ce(model, inputs, targets, weights):

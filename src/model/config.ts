@@ -272,10 +272,13 @@ export const PRESETS = {
     positions: 'rope',
   },
   /**
-   * The quick recipe's model (src/train/recipe.ts): GPT-2 blocks, 4 layers of width 128, ~0.95M
+   * The quick recipe's model (src/train/recipe.ts): GPT-2 blocks, 4 layers of width 128, ~0.92M
    * parameters. A 1,024-token BPE vocabulary and a context of 256: with the compact template a
    * terminal row then holds the whole initial state and the newest turn in 95% of rows, where
    * bytes at a context of 384 kept the newest turn in a quarter of them (docs/fidelity.md).
+   * RoPE, not learned positions: a training row's prompt ends where its target's length puts it,
+   * a generator's where its output budget does, and with learned positions the same prompt at
+   * another offset was read as another prompt (docs/fidelity.md).
    */
   quick: {
     ...GPT2_DEFAULTS,
@@ -284,7 +287,7 @@ export const PRESETS = {
     layers: 4,
     heads: 4,
     dModel: 128,
-    positions: 'learned',
+    positions: 'rope',
   },
   /**
    * ~13.8M parameters for a laptop GPU: head size 64 (the attention kernel's sweet spot),
