@@ -37,3 +37,18 @@ describe('lwm train LoRA settings', () => {
     expect(help.stdout).toContain('--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down]');
   });
 });
+
+describe('lwm train --recipe', () => {
+  it('takes one built-in domain and nothing the recipe sets itself, checked before any data is made', async () => {
+    await expect(run('--recipe', 'slow', '--domain', 'terminal')).rejects.toThrow(/--recipe: unknown recipe 'slow'; known: quick/);
+    await expect(run('--recipe', 'quick')).rejects.toThrow(/--recipe needs one --domain, one of .*terminal/);
+    await expect(run('--recipe', 'quick', '--domain', 'cooking')).rejects.toThrow(/--recipe needs one --domain.*; got cooking/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--domain', 'mcp')).rejects.toThrow(/--recipe needs one --domain/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--steps', '10', '--preset', 'mini')).rejects.toThrow(/--recipe quick sets the stage, model, data, steps and schedule itself; drop --preset, --steps/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--data', 'x.jsonl')).rejects.toThrow(/drop --data/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '-o', '/nonexistent-dir/x.safetensors')).rejects.toThrow(/nonexistent-dir/);
+    const help = captureIO();
+    expect(await train(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('lwm train --recipe quick --domain D');
+  });
+});

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// One row of the fidelity table (docs/fidelity.md): a model, copy-last and the reference on fresh
+// trajectories of one domain, through `lwm infer → lwm judge --judge local → lwm score`.
+//
+//   node scripts/fidelity.mjs --model CKPT --domain terminal [--seed 9001] [--n 30] [--out DIR]
+//
+// The trajectories are `lwm gen --domain D --n N --seed S` (every turn: --eval-fraction 1), with a
+// seed the recipe never trains on (its data seed is in src/train/recipe.ts). Writes DIR/gen.jsonl,
+// DIR/pred-*.jsonl, DIR/judged-*.jsonl and DIR/scores.json, and prints one line per simulator.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string' },
+    domain: { type: 'string', default: 'terminal' },
+    seed: { type: 'string', default: '9001' },
+    n: { type: 'string', default: '30' },
+    out: { type: 'string' },
+    'max-tokens': { type: 'string' },
+  },
+});
+const out = values.out ?? `fidelity-${values.domain}-${values.seed}`;
+mkdirSync(out, { recursive: true });
+const lwm = (...args) => {
+  const r = spawnSync(process.execPath, [new URL('../bin/lwm.mjs', import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`lwm ${args.join(' ')} exited ${r.status}`);
+  return r.stdout;
+};
+
+const gen = join(out, 'gen.jsonl');
+lwm('gen', '--domain', values.domain, '--n', values.n, '--seed', values.seed, '-o', gen);
+const simulators = [['copy-last', ['--backend', 'copy-last']], ['reference', ['--backend', 'reference']]];
+if (values.model) simulators.unshift(['model', ['--backend', 'local', '--model', values.model, ...(values['max-tokens'] ? ['--max-tokens', values['max-tokens']] : [])]]);
+const scores = {};
+for (const [name, args] of simulators) {
+  const pred = join(out, `pred-${name}.jsonl`);
+  const judged = join(out, `judged-${name}.jsonl`);
+  lwm('infer', gen, ...args, '--eval-fraction', '1', '-o', pred);
+  lwm('judge', pred, '--judge', 'local', '-o', judged);
+  const s = JSON.parse(lwm('score', judged, '--format', 'json'));
+  scores[name] = s;
+  const o = s.overall;
+  console.log(`${name}: overall ${o.total.toFixed(1)}, factuality ${o.dimensions.factuality.toFixed(1)}, exact ${o.verifier.matched}/${o.verifier.checked} (${o.verifier.rate.toFixed(1)}%), ${o.valid} valid, ${o.failed} failed`);
+}
+writeFileSync(join(out, 'scores.json'), JSON.stringify({ domain: values.domain, seed: Number(values.seed), n: Number(values.n), model: values.model ?? null, scores }, null, 2) + '\n');
+// The number of turns, for the table.
+console.log(`${readFileSync(gen, 'utf8').split('\n').filter(Boolean).length} trajectories → ${out}/scores.json`);
