@@ -148,6 +148,13 @@ class AdamW:
         return norm
 
 
+def save(params, metadata, step, path):
+    """Our checkpoint: the initial checkpoint's metadata (config, tokenizer, template, spec) with the trained weights."""
+    meta = dict(metadata)
+    meta["step"] = str(step)
+    save_file({k: v.detach().contiguous() for k, v in params.items()}, path, metadata=meta)
+
+
 def evaluate(model, batches):
     inputs, targets, weights = batches
     total = 0.0
@@ -170,6 +177,7 @@ def main():
     ap.add_argument("--parity", help="write the losses of the trained steps as the GPU parity test's fixture")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     ap.add_argument("--reuse", action="store_true", help="reuse the batches already in --work")
+    ap.add_argument("--checkpoint-every", type=int, default=0, help="also write OUT.stepN.safetensors every N steps (score against FLOPs)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -212,10 +220,10 @@ def main():
             ev = evaluate(model, evals)
             emit({"step": step + 1, "eval_loss": ev})
             print(f"[sft {step + 1}/{steps}] loss {loss:.4f}  eval_loss {ev:.4f}  {tokens / (time.time() - t0):.0f} tokens/s", file=sys.stderr, flush=True)
+        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 and step + 1 < steps:
+            save(params, metadata, step + 1, args.out.replace(".safetensors", "") + f".step{step + 1}.safetensors")
     seconds = time.time() - t0
-    metadata = dict(metadata)
-    metadata["step"] = str(steps)
-    save_file({k: v.detach().contiguous() for k, v in params.items()}, args.out, metadata=metadata)
+    save(params, metadata, steps, args.out)
     if args.parity:
         with open(args.parity, "w") as f:
             json.dump(record, f, indent=1)

@@ -312,7 +312,7 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   if (values.metrics !== undefined) checkOutputPath(values.metrics);
   const cost = recipeCost(recipe);
   io.err(`recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`);
-  const trajectories = recipeTrajectories(recipe, domain, (n) => io.err(`generating ${domain} trajectories: ${n}\r`));
+  const trajectories = recipeTrajectories(recipe, domain);
   io.err(`generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`);
   const { runTraining } = await import('../../train/pipeline.ts');
   const { UserFacingError } = await import('../../train/host.ts');
