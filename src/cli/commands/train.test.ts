@@ -50,5 +50,5 @@ describe('lwm train --recipe', () => {
     const help = captureIO();
     expect(await train(['--help'], help)).toBe(0);
     expect(help.stdout).toContain('lwm train --recipe quick --domain D');
-  });
+  }, 60_000); // the recipe's modules load on first use: slow on a loaded machine
 });
