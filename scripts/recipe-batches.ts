@@ -10,7 +10,8 @@
 // DIR/eval.*              the same for the eval_loss batches: [evalBatches, B, T]
 //
 // --steps N writes only the first N steps' batches (the schedule still spans the whole stage);
-// --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch).
+// --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
+// replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}').
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,11 +26,11 @@ import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 
-const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' } } });
+const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, mask: { type: 'string' } } });
 if (!values.out) throw new Error('--out DIR is required');
 const recipe = recipeByName(values.recipe!);
 const stage = recipeSpecs(recipe, values.domain as KnownDomain)[0];
-const spec = resolveSpec(values.batch ? { ...stage, batch: Number(values.batch) } : stage);
+const spec = resolveSpec({ ...stage, ...(values.batch && { batch: Number(values.batch) }), ...(values.mask && { mask: JSON.parse(values.mask) }) });
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');
