@@ -11,7 +11,7 @@ import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
 import { FolderAgain } from './RunFolder.tsx';
-import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
+import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, preparingText, recipeRunText, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -49,9 +49,10 @@ export function runModel(run: RunRecord): string {
 function RunSummary({ run }: { run: RunRecord }) {
   const rlSpec = run.spec.rl;
   return (
-    <p className="muted small">
-      {run.stage.toUpperCase()} · {runModel(run)} · {run.data.name}
-      {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
+    <p className="muted small" data-testid="run-summary">
+      {run.recipe ? `${recipeRunText(run)} · ` : ''}
+      {run.stage.toUpperCase()} · {runModel(run)} · {run.recipe ? `${run.data.trajectories.toLocaleString('en-US')} generated trajectories` : run.data.name}
+      {run.spec.domains?.length && !run.recipe ? ` (${run.spec.domains.join(', ')})` : ''}
       {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
       {maskNote(run)}
       {run.stage === 'rl' ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
@@ -210,7 +211,7 @@ function RetentionList({ lines }: { lines: string[] }) {
 }
 
 export function RunPanel() {
-  const { runs, selectedRunId, metrics, live, logs } = useTrainStore();
+  const { runs, selectedRunId, metrics, live, logs, liveProgress } = useTrainStore();
   const run = runs.find((r) => r.id === selectedRunId);
   const history = useMemo(() => (selectedRunId ? (metrics[selectedRunId] ?? []) : []), [metrics, selectedRunId]);
   const isLive = !!live && live.runId === selectedRunId;
@@ -272,8 +273,8 @@ export function RunPanel() {
       {latest.length ? (
         <LatestMetrics latest={overallMetrics(latest)} />
       ) : (
-        <p className="muted" role="status">
-          {isLive ? 'Preparing the data, tokenizer and model; the first step appears here…' : 'No metrics recorded.'}
+        <p className="muted" role="status" data-testid="run-preparing">
+          {isLive ? (preparingText(liveProgress) ?? 'Preparing the data, tokenizer and model; the first step appears here…') : 'No metrics recorded.'}
         </p>
       )}
       {isLive || logs.length ? (
