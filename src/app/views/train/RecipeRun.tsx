@@ -32,7 +32,7 @@ export function RunKindChoice() {
   return (
     <fieldset className="run-kind">
       <legend>What to train</legend>
-      {option('recipe', 'Quick recipe', `${QUICK_RECIPE.summary}; no dataset needed`)}
+      {option('recipe', 'Quick recipe', 'one click: a ~1M-parameter world model of one domain, trained on freshly generated trajectories; no dataset needed')}
       {option('custom', 'Custom run', 'your dataset, stage, model preset and schedule')}
     </fieldset>
   );
