@@ -43,16 +43,17 @@ function StepMeasure({ auto }: { auto: boolean }) {
   const { status, result, error, tried, measure } = useStepTimeStore();
   const worker = useTrainStore((s) => s.worker);
   const live = useTrainStore((s) => s.live);
+  const adapter = useTrainStore((s) => s.adapter);
   useEffect(() => {
     if (!auto || tried || worker !== 'ready' || live) return;
-    const timer = setTimeout(() => measure(recipeStepTimeSpec(QUICK_RECIPE)), AUTO_MEASURE_DELAY_MS);
+    const timer = setTimeout(() => measure(recipeStepTimeSpec(QUICK_RECIPE, adapter)), AUTO_MEASURE_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [auto, tried, worker, live, measure]);
-  const line = status === 'measuring' ? 'Measuring a training step of the quick recipe’s model on this adapter…' : status === 'error' ? error : result ? measuredText(result) : null;
+  }, [auto, tried, worker, live, measure, adapter]);
+  const line = status === 'measuring' ? 'Measuring a training step of the quick recipe’s model on this adapter…' : status === 'error' ? error : result ? measuredText(result, QUICK_RECIPE) : null;
   return (
     <p className="muted small estimate-measure">
       {line ? <span data-testid="step-measure">{line} </span> : null}
-      <button type="button" className="secondary small" disabled={status === 'measuring' || !!live || worker !== 'ready'} onClick={() => measure(recipeStepTimeSpec(QUICK_RECIPE))} title={live ? 'A run is training: measure when it has ended' : 'Time a training step of the quick recipe’s model on this adapter (a warm-up step first)'}>
+      <button type="button" className="secondary small" disabled={status === 'measuring' || !!live || worker !== 'ready'} onClick={() => measure(recipeStepTimeSpec(QUICK_RECIPE, adapter))} title={live ? 'A run is training: measure when it has ended' : 'Time a training step of the quick recipe’s model on this adapter (a warm-up step first)'}>
         {result ? 'Measure again' : 'Measure'}
       </button>
     </p>

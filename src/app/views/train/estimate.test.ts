@@ -16,7 +16,19 @@ function measured(seconds: number, adapter = GPU): StepTimeResult {
 describe('time estimates', () => {
   it('measure the step of the quick recipe’s stage: its preset, vocabulary, batch and sequence length', () => {
     expect(recipeStepTimeSpec(quick)).toEqual({ kind: 'steptime', preset: 'quick', vocabSize: 1024, batch: 16, T: 256, steps: 1 });
+    expect(recipeStepTimeSpec(quick, GPU)).toEqual(recipeStepTimeSpec(quick));
     expect(recipeCost(quick).stepFlops[0]).toBe(quickStep);
+  });
+
+  it('on a CPU fallback times one sequence of the same model and length, and scales it by FLOPs to the recipe’s batch', () => {
+    expect(recipeStepTimeSpec(quick, SWIFTSHADER)).toEqual({ kind: 'steptime', preset: 'quick', vocabSize: 1024, batch: 1, T: 256, steps: 1 });
+    const one = trainStepFlops(presetConfig('quick', { vocabSize: 1024 }), 1, 256);
+    const m: StepTimeResult = { ...measured(1.25, SWIFTSHADER), batch: 1, stepFlops: one };
+    expect(recipeSecondsHere(quick, m)).toBeCloseTo(2000 * 1.25 * (quickStep / one), 6);
+    expect(quickStep / one).toBeCloseTo(16, 9);
+    expect(recipeTimeText(quick, SWIFTSHADER, m)).toBe('This adapter is a CPU fallback (SwiftShader): the quick recipe would take about 11 hours here; on a laptop GPU about 4 minutes.');
+    expect(measuredText(m, quick)).toBe(`measured: 1.3 s per step of 1 × 256 tokens of quick (warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256), ${(one / 1.25 / 1e9).toPrecision(2)} GFLOP/s`);
+    expect(measuredText(measured(0.12), quick)).not.toContain('scaled');
   });
 
   it('a recipe takes its steps × the measured step time; a stage of another shape is scaled by FLOPs', () => {

@@ -55,10 +55,15 @@ export function measuredStage(recipe: Recipe): RecipeStage {
   return recipe.stages[best];
 }
 
-/** The 'steptime' job that measures a recipe's step: its model, batch and sequence length, one timed step after the warm-up. */
-export function recipeStepTimeSpec(recipe: Recipe): StepTimeSpec {
+/**
+ * The 'steptime' job that measures a recipe's step: its model, batch and sequence length, one
+ * timed step after the warm-up. On a CPU fallback a step of the recipe's batch takes about a
+ * minute (SwiftShader), so there one sequence of the same model and length is timed and scaled by
+ * FLOPs (the time of such an adapter grows with the work: within ~10% at 1 and 16 sequences).
+ */
+export function recipeStepTimeSpec(recipe: Recipe, adapter?: AdapterInfo | null): StepTimeSpec {
   const s = measuredStage(recipe);
-  return { kind: 'steptime', preset: s.preset, vocabSize: s.vocabSize, batch: s.batch, T: s.T, steps: 1 };
+  return { kind: 'steptime', preset: s.preset, vocabSize: s.vocabSize, batch: cpuFallbackName(adapter) ? 1 : s.batch, T: s.T, steps: 1 };
 }
 
 /** Sustained training FLOP/s on this adapter, from a measured step. */
@@ -98,11 +103,13 @@ export function recipeTimeText(recipe: Recipe, adapter: AdapterInfo | null, m: S
   return `Expected time on this adapter: ${formatDuration(recipeSecondsHere(recipe, m))}; ${laptop}.`;
 }
 
-/** How the measurement was taken, for the line under the estimate. */
-export function measuredText(m: StepTimeResult): string {
+/** How the measurement was taken, for the line under the estimate; said to be scaled when the recipe's step is another shape. */
+export function measuredText(m: StepTimeResult, recipe?: Recipe): string {
   const ms = m.seconds * 1000;
   const step = ms >= 10_000 ? `${m.seconds.toFixed(0)} s` : ms >= 1000 ? `${m.seconds.toFixed(1)} s` : `${ms.toFixed(0)} ms`;
-  return `measured: ${step} per step of ${m.batch} × ${m.T} tokens of ${m.preset} (warm-up step excluded), ${(measuredThroughput(m) / 1e9).toPrecision(2)} GFLOP/s`;
+  const s = recipe && measuredStage(recipe);
+  const scaled = s && (s.batch !== m.batch || s.T !== m.T || s.preset !== m.preset) ? `, scaled by FLOPs to the recipe’s ${s.batch} × ${s.T}` : '';
+  return `measured: ${step} per step of ${m.batch} × ${m.T} tokens of ${m.preset} (warm-up step excluded${scaled}), ${(measuredThroughput(m) / 1e9).toPrecision(2)} GFLOP/s`;
 }
 
 /** The run the custom form describes, as far as its cost goes. */
