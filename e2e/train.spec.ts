@@ -33,7 +33,7 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   const domain = page.getByLabel('Domain', { exact: true });
   await expect(domain).toHaveValue('terminal');
   await expect(domain.locator('option')).toHaveText(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
-  await expect(page.getByTestId('recipe-cost')).toContainText(/quick model .*M parameters · SFT 2,000 steps of 16 × 256 tokens .* FLOPs/);
+  await expect(page.getByTestId('recipe-cost')).toContainText(/quick model \(4 × 128, .*M parameters\) · SFT 2,000 steps of 16 × 256 tokens .* FLOPs/);
 
   // The form measures a step of the recipe's model by itself; SwiftShader is named before and after.
   const estimate = page.getByTestId('recipe-estimate');
@@ -54,7 +54,18 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   await expect(page.getByTestId('run-summary')).toContainText('Quick recipe · terminal', { timeout: 60_000 });
   await expect(page.getByTestId('run-preparing')).toContainText(/terminal trajectories/, { timeout: 120_000 });
   await expect.poll(() => shownStep(page), { timeout: 420_000 }).toBeGreaterThanOrEqual(1);
-  await expect(page.getByTestId('run-summary')).toContainText(/generated trajectories/);
+  await expect(page.getByTestId('run-summary')).toContainText(/Quick recipe · terminal · SFT · quick · [\d,]+ generated trajectories/);
+
+  // A reload mid-run: the page offers to take the run up again (no checkpoint yet: from its
+  // start); the worker regenerates the same trajectories (no dataset holds them) and trains on.
+  await page.reload();
+  const offer = page.getByTestId('resume-offer');
+  await expect(offer).toContainText('Quick recipe · terminal was training when the page closed', { timeout: 60_000 });
+  await offer.getByRole('button', { name: 'Restart it' }).click();
+  await expect(page.getByTestId('run-preparing')).toContainText(/terminal trajectories/, { timeout: 120_000 });
+  await expect(page.getByTestId('run-state')).toHaveText('running');
+  await expect.poll(() => shownStep(page), { timeout: 420_000 }).toBeGreaterThanOrEqual(1);
+  await expect(page.getByText(/generated [\d]+ terminal trajectories \(lwm gen --domain terminal --seed 7001\)/)).toBeAttached();
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-state')).toHaveText('stopped', { timeout: 180_000 });
   await expect(page.getByTestId('run-list')).toContainText('Quick recipe · terminal');

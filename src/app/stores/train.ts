@@ -209,6 +209,8 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
       const live = get().live;
       if (!live || live.jobId !== m.jobId) return;
       set((s) => ({
+        // The first training step ends the preparation the run panel was showing.
+        ...(s.liveProgress && 'loss' in m.values && { liveProgress: null }),
         metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], m.step, m.values) },
         runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, m.step) } : r)),
       }));

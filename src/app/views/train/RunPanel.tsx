@@ -250,6 +250,11 @@ export function RunPanel() {
       {retention.length ? <RetentionList lines={retention} /> : null}
       <RunControls run={run} state={state} isLive={isLive} unfinished={step < total} />
       <RunProgress step={step} total={total} tokensPerSecond={latestByName.tokens_per_s} />
+      {isLive && preparingText(liveProgress) ? (
+        <p className="small" role="status" data-testid="run-preparing">
+          {preparingText(liveProgress)}
+        </p>
+      ) : null}
       {coverage ? (
         <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
           {coverage}
@@ -273,8 +278,8 @@ export function RunPanel() {
       {latest.length ? (
         <LatestMetrics latest={overallMetrics(latest)} />
       ) : (
-        <p className="muted" role="status" data-testid="run-preparing">
-          {isLive ? (preparingText(liveProgress) ?? 'Preparing the data, tokenizer and model; the first step appears here…') : 'No metrics recorded.'}
+        <p className="muted" role="status">
+          {isLive ? 'Preparing the data, tokenizer and model; the first step appears here…' : 'No metrics recorded.'}
         </p>
       )}
       {isLive || logs.length ? (

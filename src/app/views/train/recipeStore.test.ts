@@ -30,6 +30,9 @@ describe('train store, recipe run', () => {
     const generating = { kind: 'generate', domain: 'terminal', done: 500, total: 33685, unit: 'turns' } as const;
     emit({ type: 'progress', jobId: job.jobId, data: generating });
     expect(store.getState().liveProgress).toEqual(generating);
+    // Step 0's coverage figures come before the first step: the preparation is still on.
+    emit({ type: 'metric', jobId: job.jobId, step: 0, values: { coverage_turns: 0.75 } });
+    expect(store.getState().liveProgress).toEqual(generating);
     // Another job's progress (the System view's self-test) is not the run's.
     emit({ type: 'progress', jobId: 'other', data: { kind: 'generate', domain: 'web', done: 1, total: 2, unit: 'turns' } });
     expect(store.getState().liveProgress).toEqual(generating);
@@ -38,8 +41,11 @@ describe('train store, recipe run', () => {
     const next = `${runId}-stage2`;
     emit({ type: 'progress', jobId: job.jobId, data: { kind: 'stage', runId: next, stage: 1, stages: 2 } });
     expect(store.getState()).toMatchObject({ live: { jobId: job.jobId, runId: next }, selectedRunId: next, liveProgress: null });
+    emit({ type: 'progress', jobId: job.jobId, data: generating });
+    expect(store.getState().liveProgress).toEqual(generating);
     emit({ type: 'metric', jobId: job.jobId, step: 1, values: { loss: 2.5 } });
     expect(store.getState().metrics[next]).toEqual([{ step: 1, values: { loss: 2.5 } }]);
+    expect(store.getState().liveProgress).toBeNull(); // the first step ends the preparation
 
     emit({ type: 'status', jobId: job.jobId, state: 'stopped' });
     expect(store.getState()).toMatchObject({ live: null, liveProgress: null });
