@@ -20,12 +20,16 @@ const AUTO_MEASURE_DELAY_MS = 1500;
 export function RunKindChoice() {
   const mode = useTrainFormStore((s) => s.form.mode);
   const setForm = useTrainFormStore((s) => s.set);
+  // The radio is named by its title alone; the hint describes it.
   const option = (value: 'recipe' | 'custom', title: string, hint: string) => (
     <label className="run-kind-option">
-      <input type="radio" name="train-mode" value={value} checked={mode === value} onChange={() => setForm({ mode: value })} />
+      <input type="radio" name="train-mode" value={value} checked={mode === value} onChange={() => setForm({ mode: value })} aria-label={title} aria-describedby={`train-mode-${value}-hint`} />
       <span>
         <strong>{title}</strong>
-        <span className="muted small"> {hint}</span>
+        <span className="muted small" id={`train-mode-${value}-hint`}>
+          {' '}
+          {hint}
+        </span>
       </span>
     </label>
   );
@@ -33,7 +37,7 @@ export function RunKindChoice() {
     <fieldset className="run-kind">
       <legend>What to train</legend>
       {option('recipe', 'Quick recipe', 'one click: a ~1M-parameter world model of one domain, trained on freshly generated trajectories; no dataset needed')}
-      {option('custom', 'Custom run', 'your dataset, stage, model preset and schedule')}
+      {option('custom', 'Custom run', 'your own data, training phase, model and schedule')}
     </fieldset>
   );
 }
