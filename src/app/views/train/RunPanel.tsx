@@ -10,6 +10,7 @@ import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
+import type { TrainProgress } from '../../../train/jobs.ts';
 import { FolderAgain } from './RunFolder.tsx';
 import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, preparingText, recipeRunText, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
 
@@ -210,6 +211,16 @@ function RetentionList({ lines }: { lines: string[] }) {
   );
 }
 
+/** What the live job does before its first step (generating a recipe's data), while it does it. */
+function Preparing({ progress }: { progress: TrainProgress | null }) {
+  const text = preparingText(progress);
+  return text ? (
+    <p className="small" role="status" data-testid="run-preparing">
+      {text}
+    </p>
+  ) : null;
+}
+
 export function RunPanel() {
   const { runs, selectedRunId, metrics, live, logs, liveProgress } = useTrainStore();
   const run = runs.find((r) => r.id === selectedRunId);
@@ -250,11 +261,7 @@ export function RunPanel() {
       {retention.length ? <RetentionList lines={retention} /> : null}
       <RunControls run={run} state={state} isLive={isLive} unfinished={step < total} />
       <RunProgress step={step} total={total} tokensPerSecond={latestByName.tokens_per_s} />
-      {isLive && preparingText(liveProgress) ? (
-        <p className="small" role="status" data-testid="run-preparing">
-          {preparingText(liveProgress)}
-        </p>
-      ) : null}
+      {isLive ? <Preparing progress={liveProgress} /> : null}
       {coverage ? (
         <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
           {coverage}
