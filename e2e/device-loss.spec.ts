@@ -3,7 +3,7 @@
 // change), come back to Train, read that the device was lost, accept the offer to resume, and see
 // the run continue from its last checkpoint — same curve, no restart from step 0 — to the end.
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { collectPageErrors, forbidForeignRequests, openCustomTrainForm, snap } from './helpers.ts';
 
 // Enough steps that the run is still going when the device is destroyed, even on a fast adapter.
 const STEPS = 60;
@@ -23,9 +23,7 @@ test('device loss mid-training: the run fails cleanly and resumes from its last 
   test.setTimeout(600_000);
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
-  await page.goto('./#/train');
-  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await openCustomTrainForm(page);
 
   // Tiny settings: one domain, micro preset, 2 × 32 tokens per step, a checkpoint every 4 steps.
   await page.getByLabel('Domains').selectOption('terminal');

@@ -44,12 +44,22 @@ export function collectPageErrors(page: Page): string[] {
 }
 
 /**
+ * Opens the Train view and picks its custom run (the quick recipe is the default choice), then
+ * waits for the default dataset to be listed.
+ */
+export async function openCustomTrainForm(page: Page): Promise<void> {
+  await page.goto('./#/train');
+  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
+  await page.getByRole('radio', { name: /^Custom run/ }).check();
+  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+}
+
+/**
  * Trains a tiny SFT run (micro preset, terminal domain, 4 steps) through the Train view, as a
  * user would, and waits until it is done: the checkpoint the Playground and Bench specs use.
  */
 export async function trainMicroSft(page: Page, options: { tokens: number; timeout: number }): Promise<void> {
-  await page.goto('./#/train');
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await openCustomTrainForm(page);
   await page.getByLabel('Domains').selectOption('terminal');
   await page.getByLabel('Stage').selectOption('sft');
   await page.getByLabel('Model preset').selectOption('micro');

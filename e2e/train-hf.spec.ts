@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Download, type Page } from '@playwright/test';
-import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { ARTIFACTS, collectPageErrors, forbidForeignRequests, openCustomTrainForm, snap } from './helpers.ts';
 
 const CHAT_LLAMA = 'src/model/fixtures/hf/llama-chat';
 
@@ -22,9 +22,7 @@ function folderCopy(name: string, leaveOut: string[], config?: (text: string) =>
 }
 
 async function openTrain(page: Page) {
-  await page.goto('./#/train');
-  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await openCustomTrainForm(page);
 }
 
 /** The form set for a LoRA SFT run of `steps` steps from the picked TinyChat folder. */

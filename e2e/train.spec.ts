@@ -1,20 +1,20 @@
-// Training as a person does it, on the micro preset with tiny settings (SwiftShader in CI):
-// start an SFT run on the default dataset and watch the loss appear; pause and resume; reload
-// mid-run, accept the offer to resume and see the curve continue from the checkpoint; download
-// a checkpoint.
+// Training as a person does it (SwiftShader in CI). The default choice, the quick recipe: its
+// time estimate says the adapter is a CPU fallback and how long the recipe would take here; start
+// it, see it generate its data and take a step, and stop it (the whole recipe takes hours here).
+// A custom run on the micro preset with tiny settings: start an SFT run on the default dataset and
+// watch the loss appear; pause and resume; reload mid-run, accept the offer to resume and see the
+// curve continue from the checkpoint; download a checkpoint.
 import { expect, test, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { ARTIFACTS, collectPageErrors, forbidForeignRequests, openCustomTrainForm, snap } from './helpers.ts';
 
 // Enough steps that the run is still going when the page reloads, even on a fast adapter.
 const STEPS = 120;
 const EVAL_EVERY = 8;
 
+/** The custom run's form (the default dataset is stored on first start; the form lists it once it is). */
 async function openTrain(page: Page) {
-  await page.goto('./#/train');
-  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
-  // The default dataset is stored on first start; the form lists it once it is.
-  await expect(page.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
+  await openCustomTrainForm(page);
 }
 
 /** "step N / 40" under the progress bar. */
@@ -22,6 +22,57 @@ async function shownStep(page: Page): Promise<number> {
   const text = (await page.getByTestId('run-step').textContent()) ?? '';
   return Number(/step (\d+)/.exec(text)?.[1] ?? -1);
 }
+
+test('the quick recipe, the default: a time estimate naming the CPU fallback; it generates its data, takes a step, and stops', async ({ page }) => {
+  test.setTimeout(900_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  await page.goto('./#/train');
+  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
+  await expect(page.getByRole('radio', { name: /^Quick recipe/ })).toBeChecked();
+  const domain = page.getByLabel('Domain', { exact: true });
+  await expect(domain).toHaveValue('terminal');
+  await expect(domain.locator('option')).toHaveText(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
+  await expect(page.getByTestId('recipe-cost')).toContainText(/quick model \(4 × 128, .*M parameters\) · SFT 2,000 steps of 16 × 256 tokens .* FLOPs/);
+
+  // The form measures a step of the recipe's model by itself; SwiftShader is named before and after.
+  const estimate = page.getByTestId('recipe-estimate');
+  await expect(estimate).toContainText('This adapter is a CPU fallback (SwiftShader)', { timeout: 60_000 });
+  await expect(estimate).toContainText(/the quick recipe would take about \d+ (hours|days) here; on a laptop GPU about \d+ minutes\./, { timeout: 420_000 });
+  // On a CPU fallback one sequence is timed and scaled to the recipe's 16 × 256 by FLOPs.
+  await expect(page.getByTestId('step-measure')).toContainText(/measured: .* per step of 1 × 256 tokens of quick \(warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256\)/);
+  console.log(`[e2e] ${await estimate.locator('p').first().textContent()} (${await page.getByTestId('step-measure').textContent()})`);
+  await snap(page, 'train-recipe-form');
+
+  // The custom form costs its run from the same measurement.
+  await page.getByRole('radio', { name: /^Custom run/ }).check();
+  await expect(page.getByTestId('custom-estimate')).toContainText(/^This run: 40 steps of 4 × 512 tokens, .* FLOPs \(the quick recipe trains \d+× that\): about .* of training steps on this adapter/);
+  await page.getByRole('radio', { name: /^Quick recipe/ }).check();
+
+  // One click: the worker generates the data, then trains; a step appears; stop it.
+  await page.getByRole('button', { name: 'Train the quick recipe' }).click();
+  await expect(page.getByTestId('run-summary')).toContainText('Quick recipe · terminal', { timeout: 60_000 });
+  await expect(page.getByTestId('run-preparing')).toContainText(/terminal trajectories/, { timeout: 120_000 });
+  await expect.poll(() => shownStep(page), { timeout: 420_000 }).toBeGreaterThanOrEqual(1);
+  await expect(page.getByTestId('run-summary')).toContainText(/Quick recipe · terminal · SFT · quick · [\d,]+ generated trajectories/);
+
+  // A reload mid-run: the page offers to take the run up again (no checkpoint yet: from its
+  // start); the worker regenerates the same trajectories (no dataset holds them) and trains on.
+  await page.reload();
+  const offer = page.getByTestId('resume-offer');
+  await expect(offer).toContainText('Quick recipe · terminal was training when the page closed', { timeout: 60_000 });
+  await offer.getByRole('button', { name: 'Restart it' }).click();
+  await expect(page.getByTestId('run-preparing')).toContainText(/terminal trajectories/, { timeout: 120_000 });
+  await expect(page.getByTestId('run-state')).toHaveText('running');
+  await expect.poll(() => shownStep(page), { timeout: 420_000 }).toBeGreaterThanOrEqual(1);
+  await expect(page.getByText(/generated [\d]+ terminal trajectories \(lwm gen --domain terminal --seed 7001\)/)).toBeAttached();
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByTestId('run-state')).toHaveText('stopped', { timeout: 180_000 });
+  await expect(page.getByTestId('run-list')).toContainText('Quick recipe · terminal');
+  await snap(page, 'train-recipe-run');
+  expect(errors).toEqual([]);
+  expect(foreign).toEqual([]);
+});
 
 test('train SFT on the default dataset: live loss, pause/resume, reload and resume the curve, download', async ({ page }) => {
   test.setTimeout(600_000);

@@ -109,6 +109,12 @@ export interface RunRecord {
    * resume or a merged export asks for the same folder again), and what it trains of it.
    */
   hf?: { folder: HfFolderRef; tuning: 'full' | 'lora'; memoryGiB: number };
+  /**
+   * A stage of a recipe run (src/train/recipe.ts): its data was generated in the worker, trajectory
+   * i being `generateTrajectory(domain, dataSeed, i)` for i < data.trajectories, so a resume
+   * regenerates the same trajectories instead of reading a dataset.
+   */
+  recipe?: { name: string; domain: string; dataSeed: number; stage: number; stages: number };
 }
 
 export interface StoredCheckpoint {

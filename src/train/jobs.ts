@@ -7,7 +7,7 @@
 // no view watches it, and a reload finds in storage everything needed to resume.
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { listTemplateVersions } from '../storage/templates.ts';
-import type { Trajectory } from '../core/schema/types.ts';
+import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
 import { runSelfTest } from '../gpu/selftest.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { RunRecord, RunState } from '../storage/db.ts';
@@ -24,6 +24,8 @@ import type { HfInspectJobSpec, HfTrainFolder } from './hfFolder.ts';
 import { runHfExportJob, type HfExportJobSpec } from './hfExport.ts';
 import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from './hfTrain.ts';
 import { runOnnxInspectJob } from './onnx.ts';
+import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, type Recipe } from './recipe.ts';
+import { runStepTimeJob, type StepTimeSpec } from './steptime.ts';
 import type { OnnxInspectJobSpec } from './onnxFolder.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
@@ -34,9 +36,35 @@ export type TrainData =
   /** A dataset stored in IndexedDB: the worker reads it itself (the app). */
   | { datasetId: string; name?: string }
   /** Trajectories sent with the job (tests, and hosts without IndexedDB datasets). */
-  | { trajectories: Trajectory[]; name: string };
+  | { trajectories: Trajectory[]; name: string }
+  /**
+   * Trajectories the worker generates (a recipe's data): `count` of them from index 0 of the
+   * domain's generator with `dataSeed`, or as many as the recipe needs when `count` is absent.
+   */
+  | { generate: { recipe: string; domain: KnownDomain; dataSeed: number; count?: number }; name: string };
+
+/**
+ * A recipe run (recipe.ts): the worker generates the recipe's data for the domain and trains its
+ * stages in order, each a run of its own (the first under `runId`, later ones under
+ * stageRunId(runId, i)), each from the last stage's last checkpoint.
+ */
+export type RecipeJobSpec = {
+  kind: 'train';
+  runId: string;
+  resume?: false;
+  recipe: { name: string; domain: KnownDomain };
+  name?: string;
+};
+
+/** What a train job reports besides metrics ('progress' records). */
+export type TrainProgress =
+  /** Generating the run's data: `done` of `total` turns (a new recipe run) or trajectories (a resumed one). */
+  | { kind: 'generate'; domain: string; done: number; total: number; unit: 'turns' | 'trajectories' }
+  /** A recipe job moved on to its next stage, a run of its own. */
+  | { kind: 'stage'; runId: string; stage: number; stages: number };
 
 export type TrainJobSpec =
+  | RecipeJobSpec
   | {
       kind: 'train';
       /** The run record this job creates and writes to. */
@@ -80,8 +108,50 @@ export interface TrainJobResult extends Omit<TrainResult, 'checkpoint'> {
 /** How often buffered metrics are written to IndexedDB (they are also written before each checkpoint). */
 const METRIC_FLUSH_MS = 1000;
 
-async function loadData(data: TrainData): Promise<Trajectory[]> {
+/** Trajectories generated between two looks at the job's messages (a stop or pause gets in). */
+const GENERATE_CHUNK = 250;
+
+/** The run id of stage `i` (0-based) of a recipe run whose first stage is `runId`. */
+export function stageRunId(runId: string, i: number): string {
+  return i === 0 ? runId : `${runId}-stage${i + 1}`;
+}
+
+function recipeNamed(name: string, recipes: Readonly<Record<string, Recipe>>): Recipe {
+  if (!Object.hasOwn(recipes, name)) throw new UserFacingError(`There is no recipe '${name}'; known: ${Object.keys(recipes).join(', ')}.`);
+  return recipes[name];
+}
+
+/** A recipe's data generated here, with progress records, stoppable between chunks. */
+async function generateData(g: Extract<TrainData, { generate: unknown }>['generate'], ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<Trajectory[]> {
+  if (!(DOMAINS as readonly string[]).includes(g.domain)) throw new UserFacingError(`A recipe run needs one of the domains ${DOMAINS.join(', ')}; got '${g.domain}'.`);
+  const count = g.count;
+  const stream = count !== undefined ? (function* () {
+    for (let i = 0; i < count; i++) yield recipeTrajectory(g.domain, g.dataSeed, i);
+  })() : recipeTrajectoryStream(recipeNamed(g.recipe, recipes), g.domain);
+  const total = count ?? Math.ceil(recipeTurnsNeeded(recipeNamed(g.recipe, recipes)));
+  const unit = count !== undefined ? 'trajectories' : 'turns';
+  const out: Trajectory[] = [];
+  let turns = 0;
+  const report = () => ctx.progress({ kind: 'generate', domain: g.domain, done: unit === 'turns' ? Math.min(turns, total) : out.length, total, unit } satisfies TrainProgress);
+  report();
+  for (const t of stream) {
+    out.push(t);
+    turns += t.turns.length;
+    if (out.length % GENERATE_CHUNK === 0) {
+      report();
+      // A macrotask, so the worker reads its messages (stop, pause) between chunks.
+      await new Promise((r) => setTimeout(r, 0));
+      await ctx.step();
+    }
+  }
+  report();
+  ctx.log(`generated ${out.length} ${g.domain} trajectories (lwm gen --domain ${g.domain} --seed ${g.dataSeed}), ${turns} turns`);
+  return out;
+}
+
+async function loadData(data: TrainData, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<Trajectory[]> {
   if ('trajectories' in data) return data.trajectories;
+  if ('generate' in data) return generateData(data.generate, ctx, recipes);
   const trajectories = await loadTrajectories(data.datasetId);
   if (!trajectories.length) throw new UserFacingError(`The dataset ${data.name ?? data.datasetId} has no trajectories in browser storage; load or import data in the Data view.`);
   return trajectories;
@@ -113,7 +183,8 @@ async function withRunLock<T>(runId: string, body: () => Promise<T>): Promise<T>
 }
 
 
-type NewTrainJob = Extract<TrainJobSpec, { resume?: false }>;
+/** A new run of one stage on a dataset or on trajectories sent with it (the Train view's custom form). */
+export type NewTrainJob = Extract<TrainJobSpec, { train: TrainSpec }>;
 type ResumeTrainJob = Extract<TrainJobSpec, { resume: true }>;
 type HfBaseOf = OpenedTrainFolder['hfBase'];
 
@@ -144,7 +215,7 @@ async function newRunFolder(spec: NewTrainJob, ctx: JobContext): Promise<{ hfBas
   return { hfBase: opened.hfBase, record: { folder: opened.ref, tuning: spec.train.lora ? 'lora' : 'full', memoryGiB } };
 }
 
-async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, ctx: JobContext): Promise<TrainStart> {
+async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, ctx: JobContext, recipe?: RunRecord['recipe']): Promise<TrainStart> {
   if (existing) throw new UserFacingError(`A run with id ${spec.runId} already exists.`);
   spec.train = await attachTemplates(spec.train);
   let from: Uint8Array | undefined;
@@ -164,6 +235,7 @@ async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, c
     stage: spec.train.stage,
     spec: spec.train,
     data: { datasetId: 'datasetId' in data ? data.datasetId : null, name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'), trajectories: 0 },
+    ...(recipe && { recipe }),
     from: spec.from ?? null,
     state: 'running',
     step: 0,
@@ -175,11 +247,19 @@ async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, c
   return { run, data, from, hfBase: folder.hfBase };
 }
 
+/** Where a stored run's data comes from again: its dataset, or (a recipe run) the same trajectories regenerated. */
+function storedData(run: RunRecord): TrainData {
+  if (run.recipe) {
+    const { name, domain, dataSeed } = run.recipe;
+    return { generate: { recipe: name, domain: domain as KnownDomain, dataSeed, ...(run.data.trajectories > 0 && { count: run.data.trajectories }) }, name: run.data.name };
+  }
+  if (run.data.datasetId) return { datasetId: run.data.datasetId, name: run.data.name };
+  throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
+}
+
 async function startResume(spec: ResumeTrainJob, existing: RunRecord | undefined, ctx: JobContext): Promise<TrainStart> {
   if (!existing) throw new UserFacingError(`There is no stored run ${spec.runId} to resume; it may have been deleted.`);
-  const data = spec.data ?? (existing.data.datasetId ? { datasetId: existing.data.datasetId, name: existing.data.name } : (() => {
-    throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
-  })());
+  const data = spec.data ?? storedData(existing);
   // The folder is checked before anything of the stored run changes.
   const opened = await reopenTrainFolder(ctx.rt, existing, spec.hf && { ...spec.hf, memoryGiB: existing.hf?.memoryGiB ?? spec.hf.memoryGiB }, existing.spec);
   // The last checkpoint, or where the run began when it has none yet.
@@ -210,27 +290,91 @@ async function startResume(spec: ResumeTrainJob, existing: RunRecord | undefined
   return { run, data, from, teacherCheckpoint, ...(opened && { hfBase: opened.hfBase }) };
 }
 
-async function runTrainJob(spec: TrainJobSpec, ctx: JobContext): Promise<TrainJobResult> {
+/** What a recipe job hands a stage's train job: the run's recipe record, and the data generated for an earlier stage. */
+interface RecipeStageStart {
+  recipe: NonNullable<RunRecord['recipe']>;
+  trajectories?: Trajectory[];
+}
+
+async function runTrainJob(spec: Exclude<TrainJobSpec, RecipeJobSpec>, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>, stage?: RecipeStageStart): Promise<{ result: TrainJobResult; run: RunRecord; trajectories: Trajectory[] }> {
   if (!spec.runId) throw new UserFacingError('a train job needs a runId');
   return withRunLock(spec.runId, async () => {
     const existing = await getRun(spec.runId);
-    const start = spec.resume ? await startResume(spec, existing, ctx) : await startNewRun(spec, existing, ctx);
+    const start = spec.resume ? await startResume(spec, existing, ctx) : await startNewRun(spec, existing, ctx, stage?.recipe);
     let run = start.run;
     let trajectories: Trajectory[];
     try {
-      trajectories = await loadData(start.data);
-      if (!spec.resume) run = await updateRun(run.id, (r) => (r.data.trajectories = trajectories.length));
+      trajectories = stage?.trajectories ?? (await loadData(start.data, ctx, recipes));
+      // A resumed run keeps its count, unless its data was never all there (a recipe run stopped while generating).
+      if (!spec.resume || run.data.trajectories === 0) run = await updateRun(run.id, (r) => (r.data.trajectories = trajectories.length));
     } catch (e) {
+      // A stop while the data is generated ends the run stopped; it resumes from its beginning.
       await updateRun(run.id, (r) => {
-        r.state = 'failed';
-        r.error = userMessage(e as Error);
+        r.state = e instanceof StopRequested ? 'stopped' : 'failed';
+        r.error = e instanceof StopRequested ? undefined : userMessage(e as Error);
       }).catch(() => {});
       throw e;
     }
     const best = spec.resume ? run.checkpoints.best : undefined;
     const bestSoFar = best?.evalLoss !== undefined ? { step: best.step, evalLoss: best.evalLoss } : undefined;
-    return train(run, trajectories, start.from, ctx, { ...spec.secrets, teacherCheckpoint: start.teacherCheckpoint, bestSoFar, ...(start.hfBase && { hfBase: start.hfBase }) });
+    const result = await train(run, trajectories, start.from, ctx, { ...spec.secrets, teacherCheckpoint: start.teacherCheckpoint, bestSoFar, ...(start.hfBase && { hfBase: start.hfBase }) });
+    return { result, run, trajectories };
   });
+}
+
+/** A train job: one stage, or a recipe's stages; a resumed recipe stage goes on to the recipe's later stages. */
+async function runTrainOrRecipe(spec: TrainJobSpec, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<TrainJobResult> {
+  if ('recipe' in spec) return runRecipeJob(spec, ctx, recipes);
+  const { result, run, trajectories } = await runTrainJob(spec, ctx, recipes);
+  const r = run.recipe;
+  if (!spec.resume || !r || r.stage + 1 >= r.stages) return result;
+  const recipe = recipeNamed(r.name, recipes);
+  const firstId = run.id.replace(/-stage\d+$/, '');
+  return recipeStages(recipe, r.domain as KnownDomain, r.stage + 1, { runId: firstId, name: run.name.replace(/ · stage \d+ of \d+$/, '') }, trajectories, ctx, recipes);
+}
+
+/** A recipe's data and stages: the first stage generates the data, each later one starts from the last one's last checkpoint. */
+async function runRecipeJob(spec: RecipeJobSpec, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<TrainJobResult> {
+  if (!spec.runId) throw new UserFacingError('a train job needs a runId');
+  const recipe = recipeNamed(spec.recipe.name, recipes);
+  if (!(DOMAINS as readonly string[]).includes(spec.recipe.domain)) throw new UserFacingError(`The ${recipe.name} recipe trains on one of the domains ${DOMAINS.join(', ')}; got '${spec.recipe.domain}'.`);
+  return recipeStages(recipe, spec.recipe.domain, 0, { runId: spec.runId, name: spec.name }, undefined, ctx, recipes);
+}
+
+async function recipeStages(recipe: Recipe, domain: KnownDomain, first: number, base: { runId: string; name?: string }, data: Trajectory[] | undefined, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<TrainJobResult> {
+  const specs = recipeSpecs(recipe, domain);
+  const name = base.name ?? `${recipe.name[0].toUpperCase()}${recipe.name.slice(1)} recipe · ${domain}`;
+  let trajectories = data;
+  let result: TrainJobResult | undefined;
+  for (let i = first; i < specs.length; i++) {
+    const runId = stageRunId(base.runId, i);
+    let from: RunRecord['from'] = null;
+    if (i > 0) {
+      const prev = await getRun(stageRunId(base.runId, i - 1));
+      const last = prev?.checkpoints.last;
+      if (!prev || !last) throw new UserFacingError(`Stage ${i + 1} of the ${recipe.name} recipe starts from stage ${i}'s last checkpoint, which is no longer stored.`);
+      from = { runId: prev.id, runName: prev.name, tag: 'last', step: last.step, stage: prev.stage, key: last.key };
+      ctx.progress({ kind: 'stage', runId, stage: i, stages: specs.length } satisfies TrainProgress);
+    }
+    const job: NewTrainJob = {
+      kind: 'train',
+      runId,
+      name: specs.length > 1 ? `${name} · stage ${i + 1} of ${specs.length}` : name,
+      train: specs[i],
+      data: { generate: { recipe: recipe.name, domain, dataSeed: recipe.dataSeed }, name: `${recipe.name} recipe data · ${domain}` },
+      from,
+    };
+    const stage: RecipeStageStart = { recipe: { name: recipe.name, domain, dataSeed: recipe.dataSeed, stage: i, stages: specs.length }, ...(trajectories && { trajectories }) };
+    const done = await runTrainJob(job, ctx, recipes, stage);
+    trajectories = done.trajectories;
+    result = done.result;
+  }
+  return result!;
+}
+
+/** The 'train' job runner over a set of recipes (the app's: RECIPES; a test's may add a tiny one). */
+export function trainJobRunner(recipes: Readonly<Record<string, Recipe>> = RECIPES): JobRunner {
+  return (spec, ctx) => runTrainOrRecipe(spec as TrainJobSpec, ctx, recipes);
 }
 
 async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number }; hfBase?: HfBaseOf } = {}): Promise<TrainJobResult> {
@@ -327,7 +471,9 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
     return { passed: results.filter((r) => r.pass).length, total: results.length, results };
   },
   /** One training stage, persisted in IndexedDB (see the header). */
-  train: (spec, ctx) => runTrainJob(spec as TrainJobSpec, ctx),
+  train: trainJobRunner(),
+  /** How long one training step of a model shape takes on this device (the Train view's time estimates). */
+  steptime: (spec, ctx) => runStepTimeJob(spec as unknown as StepTimeSpec, ctx),
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
   // An ONNX folder runs in onnxruntime-web, without the worker's device: a checkpoint or a Hugging Face folder acquires it.
   generate: Object.assign((spec: JobSpecBase, ctx: JobContext) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx), { gpuOnDemand: true }),

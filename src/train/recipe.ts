@@ -78,23 +78,42 @@ export function stageRows(s: RecipeStage): number {
   return s.steps * s.batch;
 }
 
+/** Turns the recipe's longest stage consumes from the train split: steps × batch, plus its eval share. */
+export function recipeTurnsNeeded(recipe: Recipe): number {
+  return Math.max(...recipe.stages.map((s) => stageRows(s) / (1 - (s.evalFraction ?? 0.1))));
+}
+
 /**
- * The recipe's trajectories for a domain: `lwm gen --domain D --seed dataSeed` from index 0 until
+ * The recipe's trajectories one at a time: `lwm gen --domain D --seed dataSeed` from index 0 until
  * the train split (1 − evalFraction of them) holds more turns than the longest stage consumes, so
- * every row is new. Deterministic: the same recipe and domain give the same trajectories.
+ * every row is new. Deterministic: the same recipe and domain give the same trajectories, and
+ * trajectory i is `generateTrajectory(domain, dataSeed, i)` whatever the recipe's steps, so a
+ * stored run regenerates its own data from its seed and count (recipeData).
  */
-export function recipeTrajectories(recipe: Recipe, domain: KnownDomain, onProgress?: (done: number) => void): Trajectory[] {
+export function* recipeTrajectoryStream(recipe: Recipe, domain: KnownDomain): Generator<Trajectory> {
   if (!(DOMAINS as readonly string[]).includes(domain)) throw new Error(`unknown domain '${domain}'; known: ${DOMAINS.join(', ')}`);
-  const need = Math.max(...recipe.stages.map((s) => stageRows(s) / (1 - (s.evalFraction ?? 0.1))));
-  const out: Trajectory[] = [];
+  const need = recipeTurnsNeeded(recipe);
   let turns = 0;
-  while (turns < need) {
-    const t = generateTrajectory(domain, recipe.dataSeed, out.length);
-    out.push(t);
+  for (let i = 0; turns < need; i++) {
+    const t = generateTrajectory(domain, recipe.dataSeed, i);
     turns += t.turns.length;
+    yield t;
+  }
+}
+
+/** The recipe's trajectories for a domain, all at once (recipeTrajectoryStream). */
+export function recipeTrajectories(recipe: Recipe, domain: KnownDomain, onProgress?: (done: number) => void): Trajectory[] {
+  const out: Trajectory[] = [];
+  for (const t of recipeTrajectoryStream(recipe, domain)) {
+    out.push(t);
     if (onProgress && out.length % 500 === 0) onProgress(out.length);
   }
   return out;
+}
+
+/** Trajectory `index` of a recipe's data: what a stored recipe run regenerates (its domain, seed and count). */
+export function recipeTrajectory(domain: KnownDomain, dataSeed: number, index: number): Trajectory {
+  return generateTrajectory(domain, dataSeed, index);
 }
 
 /** What a recipe costs: parameters, tokens and FLOPs per stage and in all, and the time at a throughput. */

@@ -7,7 +7,7 @@ import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
 import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, recordRunState, updateRun, ENDED_RUN_STATES } from '../../storage/runs.ts';
 import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import type { TrainJobSpec } from '../../train/jobs.ts';
+import type { TrainJobSpec, TrainProgress } from '../../train/jobs.ts';
 import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
 import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
@@ -42,6 +42,8 @@ interface TrainData {
   /** Metric history by run id (runs that were shown or trained in this page). */
   metrics: Record<string, MetricPoint[]>;
   live: LiveJob | null;
+  /** What the live job is doing before its first step (generating a recipe's data), as it reports it. */
+  liveProgress: TrainProgress | null;
   /** Runs whose stored state says they were training when the page went away. */
   interrupted: RunRecord[];
   logs: string[];
@@ -119,6 +121,7 @@ const INITIAL: TrainData = {
   selectedRunId: null,
   metrics: {},
   live: null,
+  liveProgress: null,
   interrupted: [],
   logs: [],
   error: null,
@@ -131,7 +134,7 @@ function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, set: SetState, 
   const live = get().live;
   if (!live || live.jobId !== m.jobId) return;
   const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
-  set({ live: finished ? null : { ...live, state: m.state } });
+  set({ live: finished ? null : { ...live, state: m.state }, ...(finished && { liveProgress: null }) });
   if (m.state === 'failed') {
     // The list shows the run failed from now on, whatever the stored record says yet: the job's
     // 'error' (which follows) records the failure and re-reads the list (recordJobFailure).
@@ -171,6 +174,22 @@ async function recordJobFailure(jobId: string, message: string, set: SetState, g
   await get().refreshRuns();
 }
 
+/**
+ * The live train job's progress: generating its data (shown until the first step), or a recipe
+ * job moving on to its next stage, a run of its own that becomes the live and shown one.
+ */
+function onTrainProgress(m: Extract<FromWorker, { type: 'progress' }>, set: SetState, get: GetState) {
+  const live = get().live;
+  if (!live || live.jobId !== m.jobId) return;
+  const p = m.data as TrainProgress;
+  if (p?.kind === 'generate') set({ liveProgress: p });
+  else if (p?.kind === 'stage') {
+    ownJobs.set(m.jobId, p.runId);
+    set((s) => ({ live: { ...live, runId: p.runId }, selectedRunId: p.runId, metrics: { ...s.metrics, [p.runId]: [] }, liveProgress: null }));
+    setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
+  }
+}
+
 /** Folds one worker event into the store. */
 function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
   switch (m.type) {
@@ -190,6 +209,8 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
       const live = get().live;
       if (!live || live.jobId !== m.jobId) return;
       set((s) => ({
+        // The first training step ends the preparation the run panel was showing.
+        ...(s.liveProgress && 'loss' in m.values && { liveProgress: null }),
         metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], m.step, m.values) },
         runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, m.step) } : r)),
       }));
@@ -197,6 +218,9 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
     }
     case 'checkpoint':
       void get().refreshRuns();
+      return;
+    case 'progress':
+      onTrainProgress(m, set, get);
       return;
     case 'status':
       onJobStatus(m, set, get);
@@ -311,7 +335,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
       ownJobs.set(jobId, runId);
-      set((s) => ({ live: { jobId, runId, state: 'queued' }, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
+      set((s) => ({ live: { jobId, runId, state: 'queued' }, liveProgress: null, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
       // Show the run record as soon as the worker has written it.
       setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
       return runId;
@@ -338,6 +362,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       ownJobs.set(jobId, runId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
+        liveProgress: null,
         selectedRunId: runId,
         metrics: { ...s.metrics, [runId]: history },
         interrupted: s.interrupted.filter((r) => r.id !== runId),

@@ -5,9 +5,14 @@ import { persist } from 'zustand/middleware';
 import type { PresetName } from '../../model/config.ts';
 import type { Stage } from '../../train/spec.ts';
 import type { RewardKind } from '../../core/judge/reward.ts';
+import type { KnownDomain } from '../../core/schema/types.ts';
 
 /** Text as typed (numbers stay strings until checked, so a bad value can be shown and fixed). */
 export interface TrainForm {
+  /** The quick recipe (one click: its data is generated, its settings fixed), or a run set up field by field. */
+  mode: 'recipe' | 'custom';
+  /** The built-in domain the recipe generates and trains on. */
+  recipeDomain: KnownDomain;
   name: string;
   datasetId: string;
   /** '' for every domain of the dataset. */
@@ -61,11 +66,14 @@ export const HF_START = 'hf';
 export const SECRET_FIELDS = ['judgeApiKey', 'teacherApiKey'] as const;
 
 /**
- * A first run: the mini preset, whose context holds the initial state and the newest turn of the
+ * A first run is the quick recipe on the terminal domain (src/train/recipe.ts): it learns
+ * something. The custom fields start at the mini preset, whose context holds the initial state and the newest turn of the
  * default dataset's rows (a model that cannot see the state cannot simulate it; micro, for
  * CPU-emulated GPUs, sees only their start). Tokens empty: the preset's whole context.
  */
 export const DEFAULT_FORM: TrainForm = {
+  mode: 'recipe',
+  recipeDomain: 'terminal',
   name: '',
   datasetId: '',
   domain: '',

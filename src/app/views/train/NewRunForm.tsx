@@ -1,5 +1,7 @@
-// The form that starts a run: data, stage, model, schedule, and (RL) rollout settings. Every
-// field is checked by buildSpec (form.ts); problems show next to the field and in a summary.
+// The form that starts a run: the quick recipe (one click, the default), or a custom run's data,
+// stage, model, schedule, and (RL) rollout settings. Every field is checked by buildSpec or
+// buildRecipeSpec (form.ts); problems show next to the field and in a summary. Either shows its
+// expected time from a step measured on this adapter (RecipeRun.tsx).
 import { useMemo, useState } from 'react';
 import { Field } from '../../components/Field.tsx';
 import { useFormFields } from './fields.tsx';
@@ -16,7 +18,9 @@ import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { HF_START, useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
+import { useStepTimeStore } from '../../stores/stepTime.ts';
+import { CustomEstimate, RecipeFields, RunKindChoice } from './RecipeRun.tsx';
+import { buildRecipeSpec, buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../storage/db.ts';
 
@@ -198,6 +202,30 @@ function ProblemSummary({ errors }: { errors: FormErrors }) {
   );
 }
 
+/** The custom run's fields, its cost and expected time. */
+function CustomFields({ errors, datasetId, dataset, choices, fromChoice }: { errors: FormErrors; datasetId: string; dataset: DatasetMeta | undefined; choices: CheckpointChoice[]; fromChoice: CheckpointChoice | undefined }) {
+  const { form } = useFormFields(errors);
+  const hfFolder = useTrainFolderStore();
+  const context =
+    form.from === HF_START
+      ? Math.min(hfFolder.info?.maxContext ?? HF_DEFAULT_TOKENS, HF_DEFAULT_TOKENS)
+      : fromChoice?.run.hf
+        ? (fromChoice.run.spec.T ?? FALLBACK_CONTEXT)
+        : (PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
+  const tokens = form.tokens.trim() === '' ? context : Number(form.tokens);
+  const shape = { stage: form.stage, preset: fromChoice?.run.spec.preset ?? form.preset, vocabSize: fromChoice?.run.spec.vocabSize, steps: Number(form.steps), batch: Number(form.batch), T: tokens, hf: form.from === HF_START || !!fromChoice?.run.hf };
+  return (
+    <>
+      <DataFields errors={errors} datasetId={datasetId} dataset={dataset} />
+      <ModelFields errors={errors} choices={choices} fromChoice={fromChoice} />
+      <ScheduleFields errors={errors} context={context} />
+      {form.stage === 'rl' ? <RlSettings errors={errors} /> : null}
+      {form.stage === 'sft' ? <SftLabels errors={errors} /> : null}
+      <CustomEstimate run={shape} />
+    </>
+  );
+}
+
 export function NewRunForm() {
   const [errors, setErrors] = useState<FormErrors>({});
   const { form, input } = useFormFields(errors);
@@ -206,17 +234,18 @@ export function NewRunForm() {
   const stages = useTemplateStore((s) => s.stages);
   const mask = useMaskSettings((s) => s.config);
   const { runs, live, worker, workerError, start } = useTrainStore();
+  const cancelMeasure = useStepTimeStore((s) => s.cancel);
   const hfFolder = useTrainFolderStore();
   const datasetId = form.datasetId && datasets.some((d) => d.id === form.datasetId) ? form.datasetId : (activeId ?? datasets[0]?.id ?? '');
   const dataset = datasets.find((d) => d.id === datasetId);
   const choices = useMemo(() => checkpointChoices(runs), [runs]);
   const fromChoice = choices.find((c) => c.value === form.from);
   const webgpuProblem = worker === 'unavailable' ? (workerError ?? 'WebGPU is not available.') : null;
+  const recipe = form.mode === 'recipe';
 
   function submit(e: React.FormEvent) {
     e.preventDefault();
-    const f: TrainForm = { ...form, datasetId };
-    const { spec, errors } = buildSpec(f, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask, hf: hfFolder });
+    const { spec, errors } = recipe ? buildRecipeSpec(form, { webgpuProblem }) : buildSpec({ ...form, datasetId }, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask, hf: hfFolder });
     setErrors(errors);
     if (!spec) {
       // Move focus to the first field with a problem so a keyboard user lands on it.
@@ -224,35 +253,29 @@ export function NewRunForm() {
       if (first) document.getElementById(`train-${first}`)?.focus();
       return;
     }
+    // A step being measured would hold the device: the run starts when it stops.
+    cancelMeasure();
     start(spec);
   }
 
-  const context =
-    form.from === HF_START
-      ? Math.min(hfFolder.info?.maxContext ?? HF_DEFAULT_TOKENS, HF_DEFAULT_TOKENS)
-      : fromChoice?.run.hf
-        ? (fromChoice.run.spec.T ?? FALLBACK_CONTEXT)
-        : (PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
+  const idle = recipe ? 'Train the quick recipe' : 'Start training';
   return (
     <form className="card train-form" aria-labelledby="new-run-title" onSubmit={submit} noValidate>
       <h2 id="new-run-title">New run</h2>
       {errors.webgpu ? <WebGpuAlert problem={errors.webgpu} /> : null}
-      <DataFields errors={errors} datasetId={datasetId} dataset={dataset} />
-      <ModelFields errors={errors} choices={choices} fromChoice={fromChoice} />
-      <ScheduleFields errors={errors} context={context} />
-      {form.stage === 'rl' ? <RlSettings errors={errors} /> : null}
-      {form.stage === 'sft' ? <SftLabels errors={errors} /> : null}
+      <RunKindChoice />
+      {recipe ? <RecipeFields errors={errors} /> : <CustomFields errors={errors} datasetId={datasetId} dataset={dataset} choices={choices} fromChoice={fromChoice} />}
       <details className="advanced">
-        <summary>Name and seed</summary>
+        <summary>{recipe ? 'Name' : 'Name and seed'}</summary>
         <div className="train-grid">
-          {input('name', 'Run name', 'empty: stage and dataset')}
-          {input('seed', 'Seed', undefined, 'number')}
+          {input('name', 'Run name', recipe ? 'empty: the recipe and domain' : 'empty: stage and dataset')}
+          {recipe ? null : input('seed', 'Seed', undefined, 'number')}
         </div>
       </details>
       <ProblemSummary errors={errors} />
       <div className="toolbar">
         <button type="submit" disabled={!!live || worker === 'starting'}>
-          {live ? 'Training…' : worker === 'starting' ? 'Starting the GPU worker…' : 'Start training'}
+          {live ? 'Training…' : worker === 'starting' ? 'Starting the GPU worker…' : idle}
         </button>
       </div>
     </form>

@@ -7,6 +7,7 @@ import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
 import { nextStage } from './form.ts';
+import { recipeRunText } from './metrics.ts';
 import { runModel, StatePill } from './RunPanel.tsx';
 
 const KB = 1024;
@@ -96,6 +97,7 @@ function RunRow({ run: r, selected, onDelete }: { run: RunRecord; selected: bool
           {r.name}
         </button>
         <div className="muted small">
+          {r.recipe ? `${recipeRunText(r)} · ` : ''}
           {r.stage.toUpperCase()} · {runModel(r)} · {new Date(r.createdAt).toLocaleString()}
         </div>
       </td>

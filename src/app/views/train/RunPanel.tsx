@@ -10,8 +10,9 @@ import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
+import type { TrainProgress } from '../../../train/jobs.ts';
 import { FolderAgain } from './RunFolder.tsx';
-import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
+import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, preparingText, recipeRunText, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -49,9 +50,10 @@ export function runModel(run: RunRecord): string {
 function RunSummary({ run }: { run: RunRecord }) {
   const rlSpec = run.spec.rl;
   return (
-    <p className="muted small">
-      {run.stage.toUpperCase()} · {runModel(run)} · {run.data.name}
-      {run.spec.domains?.length ? ` (${run.spec.domains.join(', ')})` : ''}
+    <p className="muted small" data-testid="run-summary">
+      {run.recipe ? `${recipeRunText(run)} · ` : ''}
+      {run.stage.toUpperCase()} · {runModel(run)} · {run.recipe ? `${run.data.trajectories.toLocaleString('en-US')} generated trajectories` : run.data.name}
+      {run.spec.domains?.length && !run.recipe ? ` (${run.spec.domains.join(', ')})` : ''}
       {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
       {maskNote(run)}
       {run.stage === 'rl' ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
@@ -209,8 +211,18 @@ function RetentionList({ lines }: { lines: string[] }) {
   );
 }
 
+/** What the live job does before its first step (generating a recipe's data), while it does it. */
+function Preparing({ progress }: { progress: TrainProgress | null }) {
+  const text = preparingText(progress);
+  return text ? (
+    <p className="small" role="status" data-testid="run-preparing">
+      {text}
+    </p>
+  ) : null;
+}
+
 export function RunPanel() {
-  const { runs, selectedRunId, metrics, live, logs } = useTrainStore();
+  const { runs, selectedRunId, metrics, live, logs, liveProgress } = useTrainStore();
   const run = runs.find((r) => r.id === selectedRunId);
   const history = useMemo(() => (selectedRunId ? (metrics[selectedRunId] ?? []) : []), [metrics, selectedRunId]);
   const isLive = !!live && live.runId === selectedRunId;
@@ -249,6 +261,7 @@ export function RunPanel() {
       {retention.length ? <RetentionList lines={retention} /> : null}
       <RunControls run={run} state={state} isLive={isLive} unfinished={step < total} />
       <RunProgress step={step} total={total} tokensPerSecond={latestByName.tokens_per_s} />
+      {isLive ? <Preparing progress={liveProgress} /> : null}
       {coverage ? (
         <p className="small" data-testid="run-coverage" title="What the context holds of each training sample, after the truncation policy">
           {coverage}

@@ -4,7 +4,9 @@ import { PRESETS } from '../../../model/config.ts';
 import type { MaskConfig } from '../../../core/masking/index.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
-import type { TrainJobSpec } from '../../../train/jobs.ts';
+import type { NewTrainJob, RecipeJobSpec } from '../../../train/jobs.ts';
+import { RECIPES } from '../../../train/recipe.ts';
+import { DOMAINS, type KnownDomain } from '../../../core/schema/types.ts';
 import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../train/spec.ts';
 import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
 import { chatProblem, folderMismatch, folderName, type HfFolderFile, type HfFolderInfo, type HfTrainFolder } from '../../../train/hfFolder.ts';
@@ -83,7 +85,7 @@ export function nextStage(stage: Stage): Stage {
   return stage === 'cpt' ? 'sft' : 'rl';
 }
 
-type NewJobSpec = Omit<Extract<TrainJobSpec, { resume?: false }>, 'runId'>;
+type NewJobSpec = Omit<NewTrainJob, 'runId'>;
 type Secrets = NonNullable<NewJobSpec['secrets']>;
 
 /** Bounds the length fields while the preset is not a known one (its own error says so). */
@@ -270,4 +272,26 @@ function endpointFields(errors: FormErrors, form: TrainForm, who: 'judge' | 'tea
   const Who = who === 'judge' ? 'Judge' : 'Teacher';
   if (!/^https?:\/\/\S+$/i.test(url.trim())) errors[`${who}BaseUrl`] = `${Who} base URL must start with http:// or https://, e.g. http://127.0.0.1:8000/v1; got '${url}'.`;
   if (!model.trim()) errors[`${who}Model`] = `${Who} model: the model name the endpoint serves.`;
+}
+
+/** The recipe the Train view offers as its one-click default. */
+export const QUICK_RECIPE = RECIPES.quick;
+
+/** A recipe's name as a title: "Quick recipe". */
+export function recipeTitle(name: string): string {
+  return `${name[0]?.toUpperCase() ?? ''}${name.slice(1)} recipe`;
+}
+
+/**
+ * The quick recipe's job (without its runId): the recipe and the domain, nothing else, since the
+ * recipe fixes its data, model and schedule; or the problems by field.
+ */
+export function buildRecipeSpec(form: Pick<TrainForm, 'recipeDomain' | 'name'>, ctx: Pick<FormContext, 'webgpuProblem'>): { spec: Omit<RecipeJobSpec, 'runId'> | null; errors: FormErrors } {
+  const errors: FormErrors = {};
+  if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
+  if (!(DOMAINS as readonly string[]).includes(form.recipeDomain)) errors.recipeDomain = `Pick the domain the recipe trains on: ${DOMAINS.join(', ')}; got '${form.recipeDomain}'.`;
+  if (Object.keys(errors).length) return { spec: null, errors };
+  const domain = form.recipeDomain as KnownDomain;
+  const name = form.name.trim() || `${recipeTitle(QUICK_RECIPE.name)} · ${domain}`;
+  return { spec: { kind: 'train', recipe: { name: QUICK_RECIPE.name, domain }, name }, errors };
 }

@@ -1,6 +1,9 @@
 // What each training metric means, for the latest-values table (README has the long form).
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { parseDomainMetric } from '../../../train/domainMetrics.ts';
+import type { TrainProgress } from '../../../train/jobs.ts';
+import type { RunRecord } from '../../../storage/db.ts';
+import { recipeTitle } from './form.ts';
 export const METRIC_HELP: Record<string, string> = {
   loss: 'Training loss on this step’s batch (RL: the negated GSPO objective)',
   eval_loss: 'Loss on the held-out eval split (lower is better)',
@@ -138,4 +141,20 @@ export function templateMixText(run: { stage: TrainingStage; spec: { templates?:
   const mix = entries.map(([v, w]) => `${v} ${Math.round((100 * w) / total)}%`).join(' · ');
   const own = entries.filter(([v]) => !Object.hasOwn(BUILTIN_TEMPLATES, v)).map(([v]) => `${v}: ${run.spec.templateSet?.[v]?.description || 'your version'}`);
   return { mix, own };
+}
+
+/** What a live job is doing before its first step, as its progress record says. */
+export function preparingText(p: TrainProgress | null): string | null {
+  if (!p || p.kind !== 'generate') return null;
+  const n = (x: number) => x.toLocaleString('en-US');
+  if (p.done >= p.total) return `Generated the ${p.domain} trajectories; training the tokenizer and building the model…`;
+  if (p.unit === 'turns') return `Generating ${p.domain} trajectories for the recipe: ${n(p.done)} of ${n(p.total)} turns…`;
+  return `Regenerating the run’s ${p.domain} trajectories: ${n(p.done)} of ${n(p.total)}…`;
+}
+
+/** A recipe run's origin in a few words ("Quick recipe · terminal", with its stage when the recipe has several); null for other runs. */
+export function recipeRunText(run: Pick<RunRecord, 'recipe'>): string | null {
+  const r = run.recipe;
+  if (!r) return null;
+  return `${recipeTitle(r.name)} · ${r.domain}${r.stages > 1 ? ` · stage ${r.stage + 1} of ${r.stages}` : ''}`;
 }

@@ -1,0 +1,68 @@
+// The measured training step the Train view's time estimates start from: a 'steptime' job on the
+// jobs worker's device (src/train/steptime.ts), kept for the page's life (one device, one
+// measurement), taken again on request. The estimates themselves are views/train/estimate.ts.
+import { create } from 'zustand';
+import { missingWebGpu } from '../../train/client.ts';
+import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
+import type { StepTimeResult, StepTimeSpec } from '../../train/steptime.ts';
+import { jobClient } from './jobClient.ts';
+
+export type StepTimeStatus = 'idle' | 'measuring' | 'ready' | 'error';
+
+interface StepTimeState {
+  status: StepTimeStatus;
+  result: StepTimeResult | null;
+  /** Why the measurement failed, for the user. */
+  error: string | null;
+  /** Whether a measurement was started in this page (the form measures once by itself, then on request). */
+  tried: boolean;
+  /** Measures a step of this shape on the worker's device (nothing while one is being measured). */
+  measure(spec: StepTimeSpec): void;
+  /** Stops a measurement in progress (a run is about to start: it would wait behind it). */
+  cancel(): void;
+}
+
+let running: { jobId: string; off: () => void } | null = null;
+
+function ended(m: FromWorker, jobId: string): { result: StepTimeResult } | { error: string } | { stopped: true } | null {
+  if (!('jobId' in m) || m.jobId !== jobId) return null;
+  if (m.type === 'done') return { result: m.result as StepTimeResult };
+  if (m.type === 'error') return { error: m.message };
+  if (m.type === 'status' && m.state === 'stopped') return { stopped: true };
+  return null;
+}
+
+export const useStepTimeStore = create<StepTimeState>()((set, get) => ({
+  status: 'idle',
+  result: null,
+  error: null,
+  tried: false,
+
+  measure(spec) {
+    if (get().status === 'measuring') return;
+    set({ tried: true });
+    const missing = missingWebGpu();
+    if (missing) {
+      set({ status: 'error', error: `Measuring a step needs WebGPU: ${missing.message}` });
+      return;
+    }
+    const client = jobClient();
+    set({ status: 'measuring', error: null });
+    let jobId = '';
+    const off = client.on((m) => {
+      const end = jobId ? ended(m, jobId) : null;
+      if (!end) return;
+      off();
+      running = null;
+      if ('result' in end) set({ status: 'ready', result: end.result, error: null });
+      else if ('error' in end) set({ status: 'error', error: `Could not measure a step: ${end.error}` });
+      else set({ status: get().result ? 'ready' : 'idle' });
+    });
+    jobId = client.start(spec as unknown as JobSpecBase);
+    running = { jobId, off };
+  },
+
+  cancel() {
+    if (running) jobClient().stop(running.jobId);
+  },
+}));
