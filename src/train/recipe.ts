@@ -36,7 +36,7 @@ export const LAPTOP_GPU_FLOPS = 2e11;
  */
 const QUICK: Recipe = {
   name: 'quick',
-  summary: 'a ~1M-parameter world model of one domain from freshly generated trajectories: about 5 minutes on a laptop GPU',
+  summary: 'a ~1M-parameter world model of one domain from freshly generated trajectories: about 4 minutes on a laptop GPU',
   dataSeed: 7001,
   stages: [
     {
