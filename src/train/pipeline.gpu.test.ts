@@ -20,7 +20,7 @@ function host(rt: TrainHost['rt'], metrics: { step: number; values: Record<strin
 
 const last = (m: { values: Record<string, number> }[], key: string) => [...m].reverse().find((x) => key in x.values)!.values[key];
 
-const SFT: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 384, steps: 120, batch: 4, T: 48, evalEvery: 120, evalBatches: 3, evalJudgeSamples: 0, seed: 1 };
+const SFT: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 384, steps: 200, batch: 4, T: 48, evalEvery: 200, evalBatches: 3, evalJudgeSamples: 0, seed: 1 };
 
 describe('training learns (micro)', () => {
   it('SFT on one domain brings held-out loss below the unigram baseline', async () => {
