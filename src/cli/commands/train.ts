@@ -223,6 +223,16 @@ function resultLine(spec: TrainCommandSpec, result: TrainResult, out: string, t0
   );
 }
 
+/** The pipeline and the GPU a run needs, loaded only once the run's settings have been checked; null when no adapter opens (said). */
+async function openTraining(io: CliIO) {
+  const { runTraining } = await import('../../train/pipeline.ts');
+  const { UserFacingError } = await import('../../train/host.ts');
+  const rt = await openNodeRuntime(io, 'lwm train: ');
+  if (!rt) return null;
+  io.err(`adapter: ${rt.describe()}\n`);
+  return { runTraining, UserFacingError, rt };
+}
+
 const train: Command = async (argv, io) => {
   const { values } = parseCommandArgs(argv, OPTIONS, false);
   if (values.help) {
@@ -251,11 +261,9 @@ const train: Command = async (argv, io) => {
   let from = values.from && !hfFrom ? readStartCheckpoint(io, values.from) : undefined;
   if (from === null) return 1;
 
-  const { runTraining } = await import('../../train/pipeline.ts');
-  const { UserFacingError } = await import('../../train/host.ts');
-  const rt = await openNodeRuntime(io, 'lwm train: ');
-  if (!rt) return 1;
-  io.err(`adapter: ${rt.describe()}\n`);
+  const opened = await openTraining(io);
+  if (!opened) return 1;
+  const { runTraining, UserFacingError, rt } = opened;
   const t0 = Date.now();
   try {
     const hf = hfFrom ? await readHfStart(io, values.from!, { rt, lora: spec.lora?.rank, T: spec.T, batch: spec.batch ?? 8, memoryGib: memoryGib(values['memory-gib']), baseWeights: spec.lora?.baseWeights }) : undefined;
@@ -314,11 +322,9 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   io.err(`recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`);
   const trajectories = recipeTrajectories(recipe, domain);
   io.err(`generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`);
-  const { runTraining } = await import('../../train/pipeline.ts');
-  const { UserFacingError } = await import('../../train/host.ts');
-  const rt = await openNodeRuntime(io, 'lwm train: ');
-  if (!rt) return 1;
-  io.err(`adapter: ${rt.describe()}\n`);
+  const opened = await openTraining(io);
+  if (!opened) return 1;
+  const { runTraining, UserFacingError, rt } = opened;
   const t0 = Date.now();
   try {
     let from: Uint8Array | undefined;
