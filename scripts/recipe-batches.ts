@@ -11,7 +11,8 @@
 //
 // --steps N writes only the first N steps' batches (the schedule still spans the whole stage);
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
-// replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}').
+// replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
+// replaces the recipe's row kind.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,11 +27,11 @@ import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 
-const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, mask: { type: 'string' } } });
+const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, mask: { type: 'string' }, rows: { type: 'string' } } });
 if (!values.out) throw new Error('--out DIR is required');
 const recipe = recipeByName(values.recipe!);
 const stage = recipeSpecs(recipe, values.domain as KnownDomain)[0];
-const spec = resolveSpec({ ...stage, ...(values.batch && { batch: Number(values.batch) }), ...(values.mask && { mask: JSON.parse(values.mask) }) });
+const spec = resolveSpec({ ...stage, ...(values.batch && { batch: Number(values.batch) }), ...(values.mask && { mask: JSON.parse(values.mask) }), ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }) });
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');

@@ -3,7 +3,8 @@ import { BUILTIN_TEMPLATES, renderSample, templateLiterals } from '../core/templ
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
-import { BatchSampler, coverageMetrics, encodeSftSample, makeBatch, packCorpus } from './data.ts';
+import { generateTrajectory } from '../core/envs/index.ts';
+import { BatchSampler, coverageMetrics, encodeSftSample, encodeSftSamples, encodeTrajectoryRows, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 
 const traj: Trajectory = {
   id: 't1',
@@ -64,6 +65,84 @@ describe('SFT encoding', () => {
       expect(row.weights.length).toBe(row.ids.length);
       expect(row.weights.some((w) => w > 0)).toBe(true);
     }
+  });
+});
+
+describe('trajectory rows', () => {
+  const trajs = [0, 1, 2, 3].map((i) => generateTrajectory('terminal', 4242, i));
+  const ttok = trainBpe([...trajs.map((t) => JSON.stringify(t)), ...Object.values(BUILTIN_TEMPLATES).map((t) => templateLiterals(t.text).join('\n'))], { vocabSize: 600 });
+  const all = expandTurns(trajs);
+  // A distinct weight per turn, so a weighted token says which turn's sample it was trained for.
+  const weightOf = (s: { turnIndex: number; trajectoryId: string }) => 0.1 + 0.01 * s.turnIndex + 0.2 * trajs.findIndex((t) => t.id === s.trajectoryId);
+  /** The weighted runs of a row: [weight, text] for each maximal run of one weight. */
+  const runs = (row: EncodedRow) => {
+    const out: [number, number[]][] = [];
+    row.weights.forEach((w, i) => {
+      if (w <= 0) return;
+      const last = out[out.length - 1];
+      if (last && last[0] === w && row.weights[i - 1] === w) last[1].push(row.ids[i]);
+      else out.push([w, [row.ids[i]]]);
+    });
+    return out.map(([w, ids]) => [w, ttok.decode(ids)] as const);
+  };
+
+  for (const budget of [120, 200, 400, 4000]) {
+    it(`trains every observation exactly once, at its own turn's weight (budget ${budget})`, () => {
+      for (const version of ['compact', 'v0', 'v2']) {
+        const dist = { [version]: 1 };
+        const rows = encodeTrajectoryRows(ttok, all, weightOf, dist, { maxTokens: budget });
+        const trained = new Map<string, number>();
+        for (const row of rows) {
+          expect(row.ids.length).toBeLessThanOrEqual(budget);
+          for (const [w, text] of runs(row)) {
+            // Which turn: the weight names it; the text is that turn's observation and its close.
+            const s = all.find((x) => Math.abs(weightOf(x) - w) < 1e-9)!;
+            expect(s, `weight ${w}`).toBeDefined();
+            const key = `${s.trajectoryId}:${s.turnIndex}`;
+            trained.set(key, (trained.get(key) ?? 0) + 1);
+            const t = BUILTIN_TEMPLATES[version];
+            if (key === `${row.trajectoryId}:${row.turnIndex}`) {
+              // The row's own target: opening tag excluded, the target (or its kept opening) and the closing tag.
+              expect(s.targetObservation + t.targetClose).toContain(text.replace(/\u2026/g, '').slice(0, 5));
+            } else {
+              expect(text.startsWith(s.targetObservation), `${key}: ${JSON.stringify(text)}`).toBe(true);
+            }
+          }
+        }
+        // Every turn once, none twice (a target cut by a tiny budget still has its opening).
+        expect(trained.size).toBe(all.length);
+        expect([...trained.values()].every((n) => n === 1)).toBe(true);
+        // A budget that fits a whole trajectory gives one row per trajectory.
+        if (budget === 4000) expect(rows.length).toBe(trajs.length);
+        // Rows end at their target, from each trajectory's last turn back.
+        for (const t of trajs) {
+          const mine = rows.filter((r) => r.trajectoryId === t.id).map((r) => r.turnIndex!);
+          expect(mine[mine.length - 1]).toBe(t.turns.length - 1);
+          expect([...mine].sort((a, b) => a - b)).toEqual(mine);
+        }
+      }
+    });
+  }
+
+  it('lays a row out as the turn sample of its target, with loss on more tokens', () => {
+    const rows = encodeTrajectoryRows(ttok, all, weightOf, { compact: 1 }, { maxTokens: 300 });
+    const turnRows = encodeSftSamples(ttok, all, weightOf, { compact: 1 }, { maxTokens: 300 });
+    for (const row of rows) {
+      const same = turnRows.find((r) => r.trajectoryId === row.trajectoryId && r.turnIndex === row.turnIndex)!;
+      expect(row.ids).toEqual(same.ids);
+      // The target's weights are the turn row's; history observations add weight where the turn row had none.
+      row.weights.forEach((w, i) => {
+        if (same.weights[i] > 0) expect(w).toBe(same.weights[i]);
+      });
+      expect(row.weights.filter((w) => w > 0).length).toBeGreaterThanOrEqual(same.weights.filter((w) => w > 0).length);
+    }
+    expect(rows.length).toBeLessThan(all.length);
+  });
+
+  it('leaves a history turn without a sample of its own untrained', () => {
+    const some = all.filter((s) => s.turnIndex !== 1);
+    const rows = encodeTrajectoryRows(ttok, some, weightOf, { compact: 1 }, { maxTokens: 4000 });
+    for (const row of rows) for (const [w] of runs(row)) expect(Math.abs(w - weightOf({ turnIndex: 1, trajectoryId: row.trajectoryId! }))).toBeGreaterThan(1e-9);
   });
 });
 

@@ -59,6 +59,11 @@ export interface SftEncodeOptions {
   reasoning?: string;
   /** Loss weight of the reasoning trace's tokens (its tags included); default 0. */
   reasoningWeight?: number;
+  /**
+   * Trajectory rows: the loss weight of history turn i's observation (and the template text
+   * closing it) where the row shows that turn whole; history carries no loss without it.
+   */
+  historyWeight?: (turn: number) => number;
 }
 
 /** Encodes a turn sample with a template, cut to `maxTokens` by the truncation policy (fit.ts). */
@@ -68,10 +73,12 @@ export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: Pr
   const weights: number[] = [];
   for (const s of fitted.segments) {
     const w = s.role === 'target' || s.role === 'close' ? targetWeight : s.role === 'reasoning' ? (options.reasoningWeight ?? 0) : 0;
-    for (const id of s.ids) {
+    const obs = options.historyWeight && s.observation && s.turn !== undefined ? s.observation : null;
+    const hw = obs ? options.historyWeight!(s.turn!) : 0;
+    s.ids.forEach((id, k) => {
       ids.push(id);
-      weights.push(w);
-    }
+      weights.push(obs && k >= obs.start && k < obs.closeEnd ? hw : w);
+    });
   }
   return {
     ids,
@@ -111,6 +118,53 @@ export function encodeSftSamples(
   options: SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> },
 ): EncodedRow[] {
   return samples.map((s) => encodeSftSample(tok, s, templateForSample(distribution, s, options.seed ?? 0, options.templates), weightOf(s), options));
+}
+
+/**
+ * Trajectory rows (SFT `rows: 'trajectory'`, docs/method.md): one row trains the target of a turn
+ * sample and the observation of every history turn it shows whole, each at its own turn's mask
+ * weight, so a row of a few hundred tokens trains many observations instead of one. Rows are
+ * chosen from each trajectory's last turn back: the next row's target is the newest turn the row
+ * before did not show whole, so every observation is trained once, each seeing the history
+ * before it that the truncation policy keeps (the same context its own turn sample would give,
+ * or a shorter one where an earlier turn's row was cut). Samples of one trajectory share a
+ * template (the last turn's draw), so history and target are laid out alike.
+ */
+export function encodeTrajectoryRows(
+  tok: Tokenizer,
+  samples: TurnSample[],
+  weightOf: (s: TurnSample) => number,
+  distribution: TemplateDistribution,
+  options: SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> },
+): EncodedRow[] {
+  const byTrajectory = new Map<string, Map<number, TurnSample>>();
+  for (const s of samples) {
+    let turns = byTrajectory.get(s.trajectoryId);
+    if (!turns) byTrajectory.set(s.trajectoryId, (turns = new Map()));
+    turns.set(s.turnIndex, s);
+  }
+  const rows: EncodedRow[] = [];
+  for (const turns of byTrajectory.values()) {
+    const order = [...turns.keys()].sort((a, b) => a - b);
+    const last = turns.get(order[order.length - 1])!;
+    const template = templateForSample(distribution, last, options.seed ?? 0, options.templates);
+    // A history turn without a sample of its own (left out of the set) carries no loss.
+    const historyWeight = (i: number) => {
+      const h = turns.get(i);
+      return h ? weightOf(h) : 0;
+    };
+    const picked: EncodedRow[] = [];
+    for (let k = order.length - 1; k >= 0; ) {
+      const s = turns.get(order[k])!;
+      const row = encodeSftSample(tok, s, template, weightOf(s), { ...options, historyWeight });
+      picked.push(row);
+      // The oldest turn shown whole is row.droppedTurns; the next row ends before it.
+      const next = Math.min(s.turnIndex, row.droppedTurns) - 1;
+      while (k >= 0 && order[k] > next) k--;
+    }
+    rows.push(...picked.reverse());
+  }
+  return rows;
 }
 
 /**

@@ -102,6 +102,13 @@ export interface TrainSpec {
   rl?: RlSettings;
   /** SFT: train on labels chosen by rejection sampling instead of the reference observations. */
   labels?: LabelSettings;
+  /**
+   * SFT rows (docs/method.md): 'turn' (default), one turn sample per row, only its target carries
+   * loss; 'trajectory', a row also trains every history observation it shows whole, and rows are
+   * chosen so each observation is trained once (src/train/data.ts encodeTrajectoryRows). Eval rows
+   * are turn rows either way, so eval losses compare across the two.
+   */
+  rows?: 'turn' | 'trajectory';
   /** The loss mask's thresholds and ratios (SFT); missing keys take the defaults (docs/masking.md). */
   mask?: Partial<MaskConfig>;
   /**

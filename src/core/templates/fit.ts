@@ -24,7 +24,7 @@ import { SYSTEM_PROMPT_FIELDS, type SystemPromptField } from '../schema/types.ts
 import { SPECIAL_TOKENS, type TextPart, type Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
 import type { PromptTemplate } from './builtin.ts';
-import { valueOf, type LayoutItem, type LayoutSample } from './layout.ts';
+import { valueOf, type LayoutItem, type LayoutSample, type ValueRef } from './layout.ts';
 import { sampleLayout } from './render.ts';
 
 /** Put where a value was cut. One character, so it costs few tokens. */
@@ -44,6 +44,12 @@ export interface FitSegment {
   ids: number[];
   /** Part of this piece's value was cut (ELISION marks where). */
   elided: boolean;
+  /**
+   * A history turn shown whole: where its observation lies in `ids` ([start, end)) and where the
+   * template text that closes it ends (closeEnd: the literal right after the observation, such as
+   * <|end_turn|>), for trajectory rows that train history observations too (src/train/data.ts).
+   */
+  observation?: { start: number; end: number; closeEnd: number };
 }
 
 /** How much of the sample the model saw. Shares are of tokens (turns: of each turn's tokens). */
@@ -105,6 +111,8 @@ interface Piece {
   ids: number[];
   /** A value (elidable); literals are template text, kept whole or not at all. */
   value: boolean;
+  /** Which value (values only). */
+  ref?: ValueRef;
   /** A system part's leading whitespace (left out when the part opens the system text) or trailing whitespace. */
   edge?: 'lead' | 'trail';
 }
@@ -130,7 +138,7 @@ function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elid
 function itemPieces(enc: Encoders, item: LayoutItem, sample: LayoutSample): Piece[] {
   const pieces: Piece[] = [];
   if (item.lead) pieces.push({ ids: enc.literal(item.lead), value: false, edge: 'lead' });
-  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc.literal(p), value: false } : { ids: enc.text(valueOf(p, sample)), value: true });
+  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc.literal(p), value: false } : { ids: enc.text(valueOf(p, sample)), value: true, ref: p });
   if (item.trail) pieces.push({ ids: enc.literal(item.trail), value: false, edge: 'trail' });
   return pieces;
 }
@@ -290,6 +298,21 @@ function systemIds(p: Part, c: Cut, opens: boolean): number[] {
   return c.pieces.flatMap((ids, i) => (opens && p.pieces[i].edge === 'lead' ? [] : ids));
 }
 
+/** Where a whole turn's observation and the literal text right after it lie in the turn's ids. */
+function observationSpan(p: Part): { observation: NonNullable<FitSegment['observation']> } | null {
+  let at = 0;
+  for (let k = 0; k < p.pieces.length; k++) {
+    const x = p.pieces[k];
+    if (x.ref?.kind === 'turn' && x.ref.key === 'observation') {
+      let closeEnd = at + x.ids.length;
+      for (let j = k + 1; j < p.pieces.length && !p.pieces[j].value; j++) closeEnd += p.pieces[j].ids.length;
+      return { observation: { start: at, end: at + x.ids.length, closeEnd } };
+    }
+    at += x.ids.length;
+  }
+  return null;
+}
+
 /** The chosen parts in the template's layout, with what the coverage report needs. */
 function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
   const segments: FitSegment[] = [];
@@ -338,7 +361,7 @@ function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
     turnShares.push(c ? (p.content ? c.content / p.content : 1) : 0);
     if (c && !c.elided) keptTurns++;
     if (!c || c.elided) droppedTurns = i + 1;
-    if (c) segments.push({ part: 'turn', turn: i, role: 'context', ids: c.pieces.flat(), elided: c.elided });
+    if (c) segments.push({ part: 'turn', turn: i, role: 'context', ids: c.pieces.flat(), elided: c.elided, ...(!c.elided && observationSpan(p)) });
   }
   const ids = segments.flatMap((s) => s.ids);
   const truncated = cuts.get(sp.action)!.elided || [...sp.system, ...sp.turns].some((p) => !cuts.has(p) || cuts.get(p)!.elided);
@@ -431,7 +454,10 @@ function keepEnd(f: FittedPrompt, budget: number): FittedPrompt {
       drop -= s.ids.length;
       continue;
     }
-    segments.push(drop > 0 ? { ...s, ids: s.ids.slice(drop), elided: true } : s);
+    if (drop > 0) {
+      const { observation: _cut, ...rest } = s; // a cut turn is no longer whole
+      segments.push({ ...rest, ids: s.ids.slice(drop), elided: true });
+    } else segments.push(s);
     drop = 0;
   }
   const ids = segments.flatMap((s) => s.ids);

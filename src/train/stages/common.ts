@@ -106,6 +106,8 @@ export function resolveSpec(spec: TrainSpec) {
   const evalTemplates = spec.evalTemplates ?? DEFAULT_STAGE_TEMPLATES.eval;
   const evalProblems = checkDistribution(evalTemplates, templateSet);
   if (evalProblems.length) throw new UserFacingError(`the evaluation template mix: ${evalProblems.join('; ')}`);
+  const rows = spec.rows ?? 'turn';
+  if (rows !== 'turn' && rows !== 'trajectory') throw new UserFacingError(`rows must be turn or trajectory; got '${String(rows)}'`);
   let mask: MaskConfig;
   try {
     mask = spec.mask ? maskConfigFromJson(spec.mask, 'the mask configuration') : maskConfig();
@@ -126,6 +128,7 @@ export function resolveSpec(spec: TrainSpec) {
     sftLabelled: spec.stage === 'sft' && !!spec.labels,
     templates,
     evalTemplates,
+    rows,
     rl,
     mask,
   };

@@ -8,7 +8,7 @@ import { BUILTIN_TEMPLATES, templateForSample, trajectoryParts, type PromptTempl
 import type { TextPart } from '../../core/tokenizer/index.ts';
 import { expandTurns, interleaveDomains, interleaveSamples, rlPool, type TurnSample } from '../../core/turns/index.ts';
 import type { Stage } from '../spec.ts';
-import { encodeSftSample, encodeSftSamples, makeBatch, packCorpus, type EncodedRow, type TokenBatch } from '../data.ts';
+import { encodeSftSample, encodeSftSamples, encodeTrajectoryRows, makeBatch, packCorpus, type EncodedRow, type TokenBatch } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import type { SftLabel } from '../rejection.ts';
 import type { Prepared, TrainHost } from './common.ts';
@@ -41,6 +41,8 @@ export function stageRows(
   templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
   /** Mask categories by trajectory id; default: categorised within `trajectories` alone. */
   masks: ReadonlyMap<string, TrajectoryMask> = new Map(stage === 'cpt' ? [] : categorizeDataset(trajectories).map((m) => [m.id, m])),
+  /** SFT: one turn sample per row, or trajectory rows (TrainSpec.rows). */
+  rowKind: 'turn' | 'trajectory' = 'turn',
 ): EncodedRow[] {
   if (stage === 'cpt') {
     const texts: (string | TextPart[])[] = [];
@@ -49,7 +51,7 @@ export function stageRows(
     return packCorpus(p.tok, texts, p.T);
   }
   const samples = expandTurns(trajectories);
-  return encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
+  return (rowKind === 'trajectory' ? encodeTrajectoryRows : encodeSftSamples)(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
 }
 
 /** Eval rows with the domain of each. */
