@@ -12,7 +12,15 @@ import { paramCount, presetConfig, trainStepFlops } from '../model/config.ts';
 import type { TrainSpec } from './spec.ts';
 
 /** A stage of a recipe: a TrainSpec without the data selection (the recipe's domain fills it in). */
-export type RecipeStage = Omit<TrainSpec, 'kind' | 'domains'> & Required<Pick<TrainSpec, 'batch' | 'T' | 'vocabSize' | 'evalEvery'>>;
+export type RecipeStage = Omit<TrainSpec, 'kind' | 'domains'> &
+  Required<Pick<TrainSpec, 'batch' | 'T' | 'vocabSize' | 'evalEvery'>> & {
+    /**
+     * Turns one row trains, for sizing the data: 1 for turn rows; for trajectory rows the mean a
+     * row covers at this context (measured, docs/fidelity.md), so the data holds that many more
+     * turns and no row is seen twice. Default 1.
+     */
+    turnsPerRow?: number;
+  };
 
 export interface Recipe {
   name: string;
@@ -70,17 +78,23 @@ export function recipeByName(name: string): Recipe {
 
 /** The run specs of a recipe on one domain, in stage order. */
 export function recipeSpecs(recipe: Recipe, domain: KnownDomain): TrainSpec[] {
-  return recipe.stages.map((s) => ({ ...s, kind: 'train', domains: [domain] }));
+  // turnsPerRow sizes the data; the run itself does not read it.
+  return recipe.stages.map(({ turnsPerRow: _sizing, ...s }) => ({ ...s, kind: 'train', domains: [domain] }));
 }
 
-/** Turn samples (rows) a stage trains on: steps × batch. */
+/** Rows a stage trains on: steps × batch. */
 export function stageRows(s: RecipeStage): number {
   return s.steps * s.batch;
 }
 
-/** Turns the recipe's longest stage consumes from the train split: steps × batch, plus its eval share. */
+/** Turns a stage trains on: its rows × the turns a row trains. */
+export function stageTurns(s: RecipeStage): number {
+  return stageRows(s) * (s.turnsPerRow ?? 1);
+}
+
+/** Turns the recipe's longest stage consumes from the train split, plus its eval share. */
 export function recipeTurnsNeeded(recipe: Recipe): number {
-  return Math.max(...recipe.stages.map((s) => stageRows(s) / (1 - (s.evalFraction ?? 0.1))));
+  return Math.max(...recipe.stages.map((s) => stageTurns(s) / (1 - (s.evalFraction ?? 0.1))));
 }
 
 /**
