@@ -28,8 +28,8 @@ import { progressLine } from './optimize-progress.ts';
 
 const HELP = `Usage: lwm optimize --template FILE (--data FILE | --domain D) --backend B [--judge J] -o DIR [options]
 
-Improves a prompt template by measured error analysis (SPEC §9). Each round scores the best
-template so far on the dev samples (the simulator predicts, the judge and the verifier score),
+Improves a prompt template by measured error analysis (docs/method.md §9). Each round scores the
+best template so far on the dev samples (the simulator predicts, the judge and the verifier score),
 the optimiser proposes candidates from the errors, each is scored on the same samples, and one
 replaces its parent only when the paired comparison (mean difference over the samples and its
 confidence interval) clears --margin. The best version is scored once on held-out test samples.
