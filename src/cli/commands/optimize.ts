@@ -80,7 +80,7 @@ The loop
   --level L               confidence level of the interval (default 0.95)
   --budget N              at most N model calls and N judge calls in the whole run, test included
   --seed S                the loop's seed (splits, offline optimiser; default 0)
-  -o, --output DIR        where the run is written (required; see the README)
+  -o, --output DIR        where the run is written (required; see docs/optimize.md)
   --resume                continue the run in DIR (its options are kept; --rounds, --budget and
                           connection options may change); a finished run gets more rounds
 `;
