@@ -118,7 +118,7 @@ test('Bench: a micro checkpoint against copy-last and reference, resume after re
   await expect(sample.getByTestId('bench-verdict')).toContainText('Verifier:');
 
   await page.getByRole('heading', { name: 'Bench', level: 1 }).scrollIntoViewIfNeeded();
-  // e2e/artifacts/bench-view.png is the README's docs/screenshots/bench.png.
+  // e2e/artifacts/bench-view.png is docs/app.md's docs/screenshots/bench.png.
   console.log(`[e2e] screenshot: ${await snap(page, 'bench-view')}`);
 
   // Export each backend's judged records: lwm score prints the page's numbers.

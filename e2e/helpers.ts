@@ -12,7 +12,7 @@ export async function snap(page: Page, name: string): Promise<string> {
 }
 
 /**
- * Where a README picture goes: docs/screenshots/NAME.png only when asked (LWM_SCREENSHOTS=1, as
+ * Where a picture of the README or docs/ goes: docs/screenshots/NAME.png only when asked (LWM_SCREENSHOTS=1, as
  * `npm run screenshots` sets), so a test run leaves the checkout clean; otherwise
  * e2e/artifacts/docs-NAME.png, taken the same way.
  */

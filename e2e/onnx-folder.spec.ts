@@ -88,7 +88,7 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await expect(page.getByTestId('pg-model')).toContainText('KV cache outputs so far: 0 kept on the GPU, 48 on the CPU, 0 alive');
   console.log(`[e2e] ONNX on WASM, turn 1: ${JSON.stringify(expected.text)} (ids ${expected.ids.join(' ')})`);
   await page.getByRole('heading', { name: 'Playground', level: 1 }).scrollIntoViewIfNeeded();
-  // The README's picture: the page down to the model's status under the ONNX folder's card.
+  // docs/app.md's picture: the page down to the model's status under the ONNX folder's card.
   const status = (await page.getByTestId('pg-model').boundingBox())!;
   await page.screenshot({ path: docScreenshotPath('playground-onnx'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) } });
   await snap(page, 'playground-onnx');

@@ -68,7 +68,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 // 2. One GSPO update pass of a group (G responses to one prompt), with the prompt processed once
 //    (shared prefix, the RL stage's default) against G full prompt + response rows, same model,
-//    same group, same run. The ratio is the gain of SPEC §10's prefix sharing in the update.
+//    same group, same run. The ratio is the gain of docs/method.md §10's prefix sharing in the update.
 {
   const config = presetConfig(preset);
   const G = 4;

@@ -1,4 +1,4 @@
-// What the model sees of the default dataset at a preset's context (SPEC §11): per domain, the
+// What the model sees of the default dataset at a preset's context (docs/method.md §11): per domain, the
 // mean coverage of SFT rows under the truncation policy (src/core/templates/fit.ts), with a BPE
 // tokenizer trained as `lwm train` trains one (the preset's vocabulary, at least 384).
 //

@@ -1,6 +1,6 @@
 // Writes the default dataset the app and the CLI use when the user has loaded nothing:
 // DEFAULT_PER_DOMAIN trajectories per domain from a fixed seed, as native JSONL, and prints the
-// mask-category table per domain (SPEC §4) so a lopsided domain is seen before it ships.
+// mask-category table per domain (docs/method.md §4) so a lopsided domain is seen before it ships.
 // Run: npx tsx scripts/gen-default-dataset.ts
 import { writeFileSync } from 'node:fs';
 import { DOMAINS, type Trajectory } from '../src/core/schema/types.ts';

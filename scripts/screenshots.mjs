@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run screenshots`: rewrites the README's pictures (docs/screenshots/*.png). The end-to-end
+// `npm run screenshots`: rewrites the pictures of the README and docs/ (docs/screenshots/*.png). The end-to-end
 // specs that take them (e2e/helpers.ts docScreenshotPath) write there only with LWM_SCREENSHOTS=1,
 // which this sets; `npm test` leaves them alone. Builds, then runs those specs in the same Chromium
 // with the same environment as `npm test`. Extra arguments go to Playwright (e.g. one spec's file,

@@ -1,4 +1,4 @@
-// gspo.wgsl — the GSPO sequence-level clipped objective and its gradient (SPEC §6).
+// gspo.wgsl — the GSPO sequence-level clipped objective and its gradient (docs/method.md §6).
 // Twin: src/reference/gspo.ts (definitions, clip rule and conventions). Launcher:
 // src/gpu/kernels/gspo.ts.
 //

@@ -1,4 +1,4 @@
-// prefix_attention.wgsl — causal attention of G completions over one shared prompt prefix (SPEC §10:
+// prefix_attention.wgsl — causal attention of G completions over one shared prompt prefix (docs/method.md §10:
 // a GSPO group's prompt is processed once). Twin: src/reference/prefixAttention.ts. Launcher:
 // src/gpu/kernels/prefixAttention.ts.
 //

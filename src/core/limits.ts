@@ -2,7 +2,7 @@
 // schema validator it runs first), `lwm validate`, the judge's record files and the app's
 // editors. A record past a limit is an error at its `file:line: /pointer`, so nothing accepted
 // can overflow the stack or a string later (JSON.stringify on export, structured clone, the
-// judge's output). The README's "Security and data safety" section lists these numbers.
+// judge's output). docs/security.md lists these numbers.
 import { joinPointer } from './schema/locate.ts';
 
 const MiB = 1024 * 1024;

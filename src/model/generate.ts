@@ -1,7 +1,7 @@
 // Generation on the GPU with a KV cache: prefill a prompt in one pass, then one submission per
 // new token (decode), sampling on the GPU so only the chosen token ids come back. A group of G
 // samples for one prompt (a GSPO rollout) prefills the prompt ONCE into a shared prefix cache
-// and decodes the G continuations against it (SPEC §10).
+// and decodes the G continuations against it (docs/method.md §10).
 //
 // A "graph" is the set of kernels for one (S sequences × Tn new rows) shape: prefill of a P-token
 // prompt is (1 × P), a decode step is (S × 1). Its blocks are block.ts's encoder (shared with

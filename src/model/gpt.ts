@@ -52,7 +52,7 @@ export interface GpuGptOptions {
   T: number;
   adamw?: Partial<AdamWConfig>;
   /**
-   * Build the GSPO path too: responses of at most `Lmax` tokens, clip range (SPEC §6), and the
+   * Build the GSPO path too: responses of at most `Lmax` tokens, clip range (docs/method.md §6), and the
    * sampling temperature τ of the rollouts (default 1): every log-prob of this path, old and new,
    * is that of the tempered distribution softmax(logits/τ) the responses were drawn from.
    */
@@ -528,7 +528,7 @@ export class GpuGpt {
   }
 
   /**
-   * One GSPO optimiser step (SPEC §6) in one submission: forward, per-token log-probs, the
+   * One GSPO optimiser step (docs/method.md §6) in one submission: forward, per-token log-probs, the
    * sequence ratios against `logpOld` (packed [B, Lmax], from responseLogprobs at rollout
    * time), the clipped objective and its gradient into the logits, backward, AdamW.
    * logpOld 'current': π_old is the current weights (the first update after a rollout), so the

@@ -29,7 +29,7 @@
  *   ends.ts         GpuEmbedding / GpuHead: the token embedding and LM head over split tables
  *   pieceMatmul.ts  a product with a weight split by rows (column blocks through lda / ldc)
  *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
- *                   its K/V shared by the G responses (SPEC §10); same numbers as GpuGpt.gspoStep
+ *                   its K/V shared by the G responses (docs/method.md §10); same numbers as GpuGpt.gspoStep
  *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule
  *
  *   hf/files.ts     Hugging Face model folders (imported directly, not through this index, so

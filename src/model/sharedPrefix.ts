@@ -1,4 +1,4 @@
-// GSPO update passes with the group's prompt processed once (SPEC §10). A group is one prompt
+// GSPO update passes with the group's prompt processed once (docs/method.md §10). A group is one prompt
 // and G sampled responses; the unshared path (GpuGpt.gspoStep) lays it out as G full rows of
 // prompt + response and so runs the prompt's forward and backward G times. Here the prompt's
 // forward runs once over one prefix sequence, its per-layer K/V are kept, and the G completion

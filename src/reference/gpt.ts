@@ -52,7 +52,7 @@ export interface TokenBatch {
   inputs: ArrayLike<number>;
   /** [B·T] the token each position should predict; ignored where the weight is 0. */
   targets: ArrayLike<number>;
-  /** [B·T] per-token loss weight ≥ 0 (SPEC §4's mask); all 1 when absent. */
+  /** [B·T] per-token loss weight ≥ 0 (docs/method.md §4's mask); all 1 when absent. */
   weights?: ArrayLike<number>;
   /** The gradient's normaliser: a step minimises Σ w·CE / lossNorm. Default: the batch's target tokens (weight > 0). */
   lossNorm?: number;

@@ -1,4 +1,4 @@
-// GSPO (SPEC §6): group advantages and the sequence-level clipped objective, the plain-TypeScript
+// GSPO (docs/method.md §6): group advantages and the sequence-level clipped objective, the plain-TypeScript
 // twin of shaders/gspo.wgsl.
 //
 // Per-token log-probabilities are laid out [numSeqs, Lmax]; sequence i has lengths[i] valid
@@ -41,7 +41,7 @@ export interface GspoResult {
   grad: Float64Array;
 }
 
-/** The method's clip range (SPEC §6). */
+/** The method's clip range (docs/method.md §6). */
 export const GSPO_EPS_LOW = 3e-4;
 export const GSPO_EPS_HIGH = 4e-4;
 
@@ -90,7 +90,7 @@ export function gspoRef(x: GspoInput): GspoResult {
  * A_i = (r_i − mean(r)) / (std(r) + eps) within each group of `groupSize` consecutive rewards.
  *
  * std convention: the population standard deviation, sqrt(Σ (r − mean)² / G) (divide by G, not
- * G − 1). It is defined for G = 1 (giving A = 0) and is what SPEC §6's "std(r)" means for a group
+ * G − 1). It is defined for G = 1 (giving A = 0) and is what docs/method.md §6's "std(r)" means for a group
  * taken as the whole population it describes. A group whose rewards are all equal gets A = 0.
  * eps defaults to 1e-6: it only guards the division and is small next to any real reward spread
  * on the [0, 25] reward scale.

@@ -1,5 +1,5 @@
 // Plain-TypeScript twin of shaders/prefix_attention.wgsl: causal attention of G completions over
-// one shared prefix (a GSPO group's prompt, SPEC §10). Completion row t of completion g attends
+// one shared prefix (a GSPO group's prompt, docs/method.md §10). Completion row t of completion g attends
 // to the P live prefix rows and to its own rows 0..t; the backward gives each completion's dqkv
 // and the prefix's k/v gradient summed over every completion row. Accumulates in f64; written the
 // direct way (whole score rows), not the tiled way.

@@ -57,7 +57,7 @@ export function weightSum(targets: ArrayLike<number>, weights: ArrayLike<number>
 /**
  * The W that training passes: the number of rows with a real target and a weight > 0. Dividing
  * by it instead of Σ w keeps a token's gradient proportional to its own weight, whatever the
- * weights of the other tokens in the batch (SPEC §4: an echo token always gets 5% of a
+ * weights of the other tokens in the batch (docs/method.md §4: an echo token always gets 5% of a
  * retrieval token's gradient).
  */
 export function targetCount(targets: ArrayLike<number>, weights: ArrayLike<number>, V: number): number {

@@ -55,7 +55,7 @@ export interface DatasetChunk {
   trajectories: Trajectory[];
 }
 
-/** One template in the lineage v0…vN (SPEC §9): a parent it was derived from and why. */
+/** One template in the lineage v0…vN (docs/method.md §9): a parent it was derived from and why. */
 export interface TemplateVersion {
   version: string;
   parent: string | null;

@@ -1,4 +1,4 @@
-// What the model sees of the default dataset's rows (SPEC §11): at the micro context (CI) and at
+// What the model sees of the default dataset's rows (docs/method.md §11): at the micro context (CI) and at
 // the Train view's default preset, with the tokenizer a run would train (vocabulary as the
 // pipeline chooses it: the preset's, at least 384).
 import { readFileSync } from 'node:fs';

@@ -1,13 +1,13 @@
 // From trajectories to token batches, on the CPU, before anything reaches the GPU.
 //
-// SFT (SPEC §5): each turn sample is rendered with a template drawn from the stage's template
+// SFT (docs/method.md §5): each turn sample is rendered with a template drawn from the stage's template
 // distribution and tokenised piece by piece; only the target observation (and its closing tag,
-// so the model learns to stop) carries loss, weighted by the sample's mask ratio (SPEC §4).
+// so the model learns to stop) carries loss, weighted by the sample's mask ratio (docs/method.md §4).
 //
 // When a sample has more tokens than the model's context, the one truncation policy of
 // src/core/templates/fit.ts decides what stays (the action, the target's opening, the initial
 // state, the newest turns, ...); inference prompts are cut by the same policy.
-// CPT (SPEC §5): texts are joined with <|bos|>/<|eos|> and cut into context-length windows.
+// CPT (docs/method.md §5): texts are joined with <|bos|>/<|eos|> and cut into context-length windows.
 //
 // Special ids come only from the template: a sample's text (fields, actions, observations, labels,
 // reasoning traces, a CPT text) is encoded as text, so `<|system|>` in an observation is those

@@ -1,11 +1,11 @@
-// SFT label files (SPEC §5): what `lwm labels` writes and `lwm train --labels FILE` reads. One
+// SFT label files (docs/method.md §5): what `lwm labels` writes and `lwm train --labels FILE` reads. One
 // JSON object a line, one kept candidate each:
 //
 //   {"trajectory_id": "terminal-000003", "turn_index": 2, "domain": "terminal",
 //    "label": "<the observation to train on>", "reasoning": "<think text, optional>",
 //    "score": 4.6, "weight": 1}
 //
-// `weight` is the turn's mask weight when the file was written (SPEC §4), kept for readers of the
+// `weight` is the turn's mask weight when the file was written (docs/method.md §4), kept for readers of the
 // file; `lwm train` weighs every label with the run's own mask of that turn, so labelled and
 // reference rows of one run always agree. Labels are made for the train split only (the same
 // split by trajectory `lwm train` makes with the same seed, eval share and domains), so a label

@@ -1,4 +1,4 @@
-// Mask weights mean the same in every batch (SPEC §4): the gradient a target token gets is its own
+// Mask weights mean the same in every batch (docs/method.md §4): the gradient a target token gets is its own
 // weight over a normaliser that does not depend on the weights of the other tokens, so an echo
 // token always carries `ratios.echo / ratios.retrieval` of a retrieval token's gradient, whatever
 // the batch size and the mix of categories (and lengths) it was drawn with.

@@ -1,10 +1,10 @@
-// The three training stages of SPEC §5–§7 on the GPU model, as one job that runs the same in a
+// The three training stages of docs/method.md §5–§7 on the GPU model, as one job that runs the same in a
 // Web Worker (the app) and in Node (`lwm train`):
 //
 //   CPT  next-token prediction on packed text: each domain's knowledge text (manual pages, tool
 //        schemas, corpus documents) plus whole trajectories rendered with the CPT template.
 //   SFT  turn samples rendered with templates drawn from the SFT distribution; loss on the target
-//        observation only, each token weighted by its turn's mask ratio (SPEC §4).
+//        observation only, each token weighted by its turn's mask ratio (docs/method.md §4).
 //   RL   GSPO on the RL pool (one turn per trajectory): G samples per prompt from a shared-prefix
 //        rollout, rewards by the chosen kind (rubric judge + rule verifier 0.9 / 0.1, or the
 //        binary reference comparison or Turing test) from the local or an endpoint judge,

@@ -1,4 +1,4 @@
-// Rejection-sampling SFT builder (SPEC §5): N candidate observations per turn sample from a
+// Rejection-sampling SFT builder (docs/method.md §5): N candidate observations per turn sample from a
 // teacher backend (the local model or an endpoint), each judged against the real observation,
 // kept when the judge's mean score reaches a threshold. Retention — kept candidates over judged
 // candidates — is reported overall and per domain (the method kept 7,094 of 10,250, 69.2%). A
@@ -29,7 +29,7 @@ export interface RejectionOptions {
   template?: PromptTemplate;
   /** How a sample becomes a request. Default: a turn request with `template` (promptRequest). */
   request?: (sample: TurnSample) => GenerateRequest;
-  /** The turn's mask weight (SPEC §4), carried on each kept candidate. Default: none (the trainer weighs it). */
+  /** The turn's mask weight (docs/method.md §4), carried on each kept candidate. Default: none (the trainer weighs it). */
   weightOf?: (sample: TurnSample) => number;
   /** Samples generated at once (endpoints take parallel requests; a local GPU model wants 1). Default 1. */
   concurrency?: number;
@@ -40,7 +40,7 @@ export interface KeptCandidate {
   sample: TurnSample;
   /** The backend's whole output. */
   output: string;
-  /** The observation inside it (SPEC §7 extraction). */
+  /** The observation inside it (docs/method.md §7 extraction). */
   prediction: string;
   /** Text of the first <think> block, when the output has one. */
   reasoning?: string;

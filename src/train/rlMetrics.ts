@@ -25,7 +25,7 @@ export function advantagesWithFailures(rewards: readonly (number | null)[]): Flo
 
 /**
  * The sequence importance ratios s_i = exp(mean_t(logp_new − logp_old)) of a batch, from the
- * packed [B, Lmax] log-probs the model returns and each response's length (SPEC §6).
+ * packed [B, Lmax] log-probs the model returns and each response's length (docs/method.md §6).
  */
 export function sequenceRatios(logpNew: ArrayLike<number>, logpOld: ArrayLike<number>, lengths: readonly number[], Lmax: number): number[] {
   return lengths.map((len, i) => {

@@ -56,7 +56,7 @@ export interface RlSettings {
   epsLow?: number;
   epsHigh?: number;
   rewardMix?: RewardMix;
-  /** The reward (SPEC §7 ablation): rubric + verifier (default), binary reference comparison, binary Turing test. */
+  /** The reward (docs/method.md §7 ablation): rubric + verifier (default), binary reference comparison, binary Turing test. */
   reward?: RewardKind;
   /** Who judges: the local rubric (default) or an LLM judge behind an endpoint. */
   rewardJudge?: JudgeKind;
@@ -64,7 +64,7 @@ export interface RlSettings {
   judgeEndpoint?: { baseUrl: string; model: string };
   /** Held-out eval turns generated and judged at each evaluation. Default 8. */
   evalSamples?: number;
-  /** Update passes process each group's prompt once, its K/V shared by the G responses (SPEC §10). Default true; false: G full rows. */
+  /** Update passes process each group's prompt once, its K/V shared by the G responses (docs/method.md §10). Default true; false: G full rows. */
   sharedPrefix?: boolean;
 }
 

@@ -1,4 +1,4 @@
-// `lwm labels`: rejection sampling (SPEC §5) as a command. A teacher writes N candidate
+// `lwm labels`: rejection sampling (docs/method.md §5) as a command. A teacher writes N candidate
 // observations per train-split turn, a judge scores each against the real observation, and the
 // candidates at or above the threshold go to a label file that `lwm train --stage sft --labels
 // FILE` trains on. Retention is printed overall and per domain, judge failures apart.

@@ -28,8 +28,8 @@ import { progressLine } from './optimize-progress.ts';
 
 const HELP = `Usage: lwm optimize --template FILE (--data FILE | --domain D) --backend B [--judge J] -o DIR [options]
 
-Improves a prompt template by measured error analysis (SPEC §9). Each round scores the best
-template so far on the dev samples (the simulator predicts, the judge and the verifier score),
+Improves a prompt template by measured error analysis (docs/method.md §9). Each round scores the
+best template so far on the dev samples (the simulator predicts, the judge and the verifier score),
 the optimiser proposes candidates from the errors, each is scored on the same samples, and one
 replaces its parent only when the paired comparison (mean difference over the samples and its
 confidence interval) clears --margin. The best version is scored once on held-out test samples.
@@ -80,7 +80,7 @@ The loop
   --level L               confidence level of the interval (default 0.95)
   --budget N              at most N model calls and N judge calls in the whole run, test included
   --seed S                the loop's seed (splits, offline optimiser; default 0)
-  -o, --output DIR        where the run is written (required; see the README)
+  -o, --output DIR        where the run is written (required; see docs/optimize.md)
   --resume                continue the run in DIR (its options are kept; --rounds, --budget and
                           connection options may change); a finished run gets more rounds
 `;

@@ -1,4 +1,4 @@
-// Reading, checking and writing AgentWorldBench record files (SPEC §8): one JSON object a line.
+// Reading, checking and writing AgentWorldBench record files (docs/method.md §8): one JSON object a line.
 // The record types (sample, prediction, judged) live in schema/agentworldbench.ts, shared with
 // the importer and exporter; extra keys are kept as they are, so a file passes through
 // predict → judge → score without losing anything its producer wrote.

@@ -1,4 +1,4 @@
-// AgentWorldBench scoring (SPEC §8), as the public scorer (eval.py `aggregate_scores`) computes
+// AgentWorldBench scoring (docs/method.md §8), as the public scorer (eval.py `aggregate_scores`) computes
 // it: for each domain and each dimension, the mean of the scores over the domain's valid samples,
 // reported as (mean − 1) / 4 × 100; the total column uses each sample's total_score. A score of 0
 // (or none) is invalid: it is left out of that dimension's mean, and a total_score of 0 (or none)

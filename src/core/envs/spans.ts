@@ -1,4 +1,4 @@
-// Builds an observation piece by piece, each piece labelled with its SPEC §8 content class,
+// Builds an observation piece by piece, each piece labelled with its docs/method.md §8 content class,
 // so spans tile the text by construction instead of being guessed afterwards.
 import type { SpanKind, SpanLabel } from '../schema/types.ts';
 

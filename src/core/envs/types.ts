@@ -1,4 +1,4 @@
-// One interface for the seven built-in environments (SPEC §2, §8).
+// One interface for the seven built-in environments (docs/method.md §2, §8).
 import type { KnownDomain, SpanLabel, SystemPrompt } from '../schema/types.ts';
 
 export interface EnvReset {

@@ -1,4 +1,4 @@
-// AgentWorldBench records (SPEC §8): one JSON object per turn,
+// AgentWorldBench records (docs/method.md §8): one JSON object per turn,
 // `{task, id, prompt: [actions], response: [observations], current_prompt, system_str, turn_idx, total_turns}`.
 // The record for turn k carries the whole history up to k, so the records of one trajectory
 // merge back into it; headers the benchmark puts around actions and observations are removed.

@@ -413,7 +413,7 @@ describe('exporters', () => {
     const rows = [...exportVerl(ts)].map((l) => JSON.parse(l));
     expect(rows).toHaveLength(8);
     rows.forEach((r, i) => {
-      // The model generates the tag itself (SPEC §7), so the tag belongs to the response.
+      // The model generates the tag itself (docs/method.md §7), so the tag belongs to the response.
       expect(r.response.startsWith('<predicted_observation>\n')).toBe(true);
       expect(r.response.endsWith('\n</predicted_observation>')).toBe(true);
       const t = ts.find((x) => x.id === r.extra_info.trajectory_id)!;

@@ -1,5 +1,5 @@
 // Judge agreement: do two judges rank models alike (Spearman ρ, Kendall τ-b over the models'
-// mean scores) and do they agree sample by sample (Pearson r)? SPEC §8 expects rankings to agree
+// mean scores) and do they agree sample by sample (Pearson r)? docs/method.md §8 expects rankings to agree
 // across judge models even where absolute scores differ.
 
 /** Pearson's r; NaN when either side has no variance or fewer than two points. */

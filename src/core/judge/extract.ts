@@ -1,4 +1,4 @@
-// Taking the prediction out of a model's raw output (SPEC §7). Only the tagged block counts, so
+// Taking the prediction out of a model's raw output (docs/method.md §7). Only the tagged block counts, so
 // text the model writes around it (reasoning, self-praise aimed at the judge) never reaches the
 // judge or the verifier.
 

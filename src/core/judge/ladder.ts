@@ -1,4 +1,4 @@
-// The judge ladder (SPEC §8: "a judge is only useful if it ranks"): for held-out turns, six
+// The judge ladder (docs/method.md §8: "a judge is only useful if it ranks"): for held-out turns, six
 // predictions of falling quality — the reference, the reference with one token of its
 // deterministic region changed, the previous observation, a fixed plausible string of the
 // domain, random text of the reference's length, an empty answer — and the mean score a judge
@@ -153,7 +153,7 @@ export function ladderViolations(row: LadderRow, maxLow = 25): string[] {
   return out;
 }
 
-/** The held-out turns the ladder judges: every turn of the eval split (SPEC §3) of `trajectories`. */
+/** The held-out turns the ladder judges: every turn of the eval split (docs/method.md §3) of `trajectories`. */
 export function ladderSamples(trajectories: Trajectory[], options: SplitOptions = {}): TurnSample[] {
   return expandTurns(splitByTrajectory(trajectories, options).eval);
 }

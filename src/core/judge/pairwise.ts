@@ -1,4 +1,4 @@
-// Pairwise judges for the method's binary RL rewards (SPEC §7, the reward ablation):
+// Pairwise judges for the method's binary RL rewards (docs/method.md §7, the reward ablation):
 //
 //   reference-ab  the judge sees the real observation and two outputs, A and B, and says which
 //                 is closer to it;

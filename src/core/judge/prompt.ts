@@ -1,4 +1,4 @@
-// Our judge prompt (SPEC §8): reference-grounded, five dimensions with 1–5 anchors, the three
+// Our judge prompt (docs/method.md §8): reference-grounded, five dimensions with 1–5 anchors, the three
 // content classes, and a JSON verdict inside a <verdict> tag. One shared body plus a short
 // per-domain note on what is deterministic in that domain and what is not.
 import type { JudgeInput } from './types.ts';

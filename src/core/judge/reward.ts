@@ -1,4 +1,4 @@
-// The RL reward (SPEC §7): rubric judge and rule verifier mixed 9:1, both on a 0–25 scale so
+// The RL reward (docs/method.md §7): rubric judge and rule verifier mixed 9:1, both on a 0–25 scale so
 // the mix weights read as shares of the reward.
 import { keyedUniform } from '../random.ts';
 import type { PairJudge } from './pairwise.ts';
@@ -35,7 +35,7 @@ export function rewardOf(verdict: Verdict, verifierPass: boolean, mix: RewardMix
   return verdict.failed ? null : reward(verdict.scores, verifierPass, mix);
 }
 
-// ---- The reward ablation (SPEC §7) -------------------------------------------------------
+// ---- The reward ablation (docs/method.md §7) -------------------------------------------------------
 //
 // The method compared three RL rewards and found only the first converged stably:
 //   rubric        0.9 × judge + 0.1 × verifier, on [0, 25] (the default);

@@ -1,5 +1,5 @@
 // The local rubric judge: a deterministic, reference-grounded scorer of the five dimensions
-// (SPEC §7) that needs no model. The reference's content classes (SPEC §8) decide what counts:
+// (docs/method.md §7) that needs no model. The reference's content classes (docs/method.md §8) decide what counts:
 // deterministic content must come back exactly, pre-existing content and runtime metadata only
 // need the right form and plausible values, so copying the reference's shape without its
 // content does not pay. One scorer per dimension (rubricScores.ts), one table of weights

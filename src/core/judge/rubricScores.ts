@@ -41,7 +41,7 @@ export const RUBRIC_WEIGHTS = {
     unparsedLength: 0.1,
   },
   factuality: {
-    /** Weight of a reference token by content class (SPEC §8): runtime metadata is never a fact to reproduce. */
+    /** Weight of a reference token by content class (docs/method.md §8): runtime metadata is never a fact to reproduce. */
     class: { deterministic: 1, unlabelled: 1, pre_existing: 0.5, runtime_metadata: 0 } as Record<TokenClass, number>,
     /**
      * Informativeness of a reference token: 1 / (1 + k) when the context already showed it in k

@@ -1,6 +1,6 @@
 // Text features of the local rubric judge: what it measures on one text (values, words, fields,
 // line shapes, repetition, vocabulary) and on a pair (the token alignment of a prediction with
-// its reference, each reference token tagged with its SPEC §8 content class). Pure functions;
+// its reference, each reference token tagged with its docs/method.md §8 content class). Pure functions;
 // the scoring rules live in rubricScores.ts.
 import type { SpanKind, SpanLabel } from '../schema/types.ts';
 import { LIMITS } from '../limits.ts';

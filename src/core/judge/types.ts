@@ -1,7 +1,7 @@
 // Shared shapes of the judging layer: what a judge sees, what it returns.
 import type { SpanLabel } from '../schema/types.ts';
 
-/** The five rubric dimensions (SPEC §7), in the order every table prints them. */
+/** The five rubric dimensions (docs/method.md §7), in the order every table prints them. */
 export const DIMENSIONS = ['format', 'factuality', 'consistency', 'realism', 'quality'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 /**

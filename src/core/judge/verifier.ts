@@ -1,4 +1,4 @@
-// The rule verifier (SPEC §7): a binary check that the deterministic region of the real
+// The rule verifier (docs/method.md §7): a binary check that the deterministic region of the real
 // observation — what the action and the visible session fully determine — appears exactly in
 // the prediction. Regions come from span labels when the trajectory has them; otherwise from
 // per-domain rules (docs/judging.md lists them). Content the model could not know (pre-existing

@@ -1,5 +1,5 @@
 // The dataset-level masking pass: the boilerplate recurrence table over every trajectory, and
-// per trajectory, per turn, the category, metrics and loss weight (SPEC §4).
+// per trajectory, per turn, the category, metrics and loss weight (docs/method.md §4).
 import type { Trajectory } from '../schema/types.ts';
 import { normalizeForRecurrence, turnFeatures, type TurnFeatures, type TurnMetrics } from './metrics.ts';
 import { categorizeTurn, DEFAULT_MASK_CONFIG, type MaskCategory, type MaskConfig } from './rules.ts';

@@ -1,4 +1,4 @@
-// Turn-level information-theoretic loss masking (SPEC §4): four metrics per (action,
+// Turn-level information-theoretic loss masking (docs/method.md §4): four metrics per (action,
 // observation) pair (metrics.ts), seven categories by a rule table (rules.ts, documented with a
 // worked example per category in docs/masking.md), one loss ratio per category applied to every
 // token of the observation ("soft filtering": tokens are weighted, never deleted). This file is

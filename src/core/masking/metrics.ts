@@ -1,4 +1,4 @@
-// The four per-turn metrics of SPEC §4 on word sets (words.ts), and the recurrence key that
+// The four per-turn metrics of docs/method.md §4 on word sets (words.ts), and the recurrence key that
 // boilerplate counts across a dataset.
 import { codePointLength, wordSet } from './words.ts';
 

@@ -1,4 +1,4 @@
-// The decision rules of SPEC §4: seven categories, one loss ratio each, every threshold
+// The decision rules of docs/method.md §4: seven categories, one loss ratio each, every threshold
 // configurable. docs/masking.md has the same table with a worked example per category; each of
 // those examples is a test (masking.test.ts reads them from the doc).
 import type { TurnFeatures } from './metrics.ts';

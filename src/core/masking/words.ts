@@ -1,4 +1,4 @@
-// Word extraction for the masking metrics (SPEC §4).
+// Word extraction for the masking metrics (docs/method.md §4).
 //
 // Rules, in order:
 //  1. The text is NFKC-normalised and lower-cased (so "Ｆｉｌｅ" and "FILE" both give "file").

@@ -1,4 +1,4 @@
-// The prompt-optimisation loop (SPEC §9, issue 16 item 1), one implementation for the app's
+// The prompt-optimisation loop (docs/method.md §9, issue 16 item 1), one implementation for the app's
 // worker and the CLI. Start from a template; each round analyses the current best template's
 // errors on the dev split, asks the optimiser for K candidates, validates each (an invalid one is
 // kept, marked invalid, with the reason), scores each valid one on the same dev samples, and lets

@@ -1,5 +1,5 @@
 // The paired comparison that decides whether a candidate template replaces its parent (issue 16,
-// SPEC §9). Both templates are scored on the same dev samples, so the question is whether the
+// docs/method.md §9). Both templates are scored on the same dev samples, so the question is whether the
 // per-sample differences (candidate − parent) are reliably above a margin, not whether one mean
 // is higher: a Student-t confidence interval of the mean difference over the pairs, and the rule
 // "accept only when the interval's lower end clears the margin". Two means that differ by noise

@@ -11,7 +11,7 @@
 //   AgentWorldBench measures); free running feeds it its own earlier predictions, so errors
 //   compound as they would in a simulator. A free world has no real observations: it always
 //   runs free.
-// - Each predicted turn of a built-in environment is graded as RL grades it (SPEC §7): the local
+// - Each predicted turn of a built-in environment is graded as RL grades it (docs/method.md §7): the local
 //   rubric judge's five scores against the real observation, the rule verifier on the
 //   deterministic region, and reward = 0.9 × judge + 0.1 × verifier on [0, 25].
 import type { TurnRequest } from '../backend.ts';

@@ -1,4 +1,4 @@
-// AgentWorldBench records (SPEC §8): one JSON object per turn, the one record shape the importer
+// AgentWorldBench records (docs/method.md §8): one JSON object per turn, the one record shape the importer
 // and exporter (formats/agentworldbench.ts) and the benchmark (bench/: predict → judge → score)
 // read and write. Sample records carry the trajectory up to the judged turn; predictions add
 // `gen`; judged records add the five scores, `total_score`, `failed`, `strengths`, `weaknesses`.

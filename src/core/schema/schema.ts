@@ -70,7 +70,7 @@ export const TRAJECTORY_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-/** AgentWorldBench per-turn record (SPEC §8); prediction and judge fields are allowed, not required. */
+/** AgentWorldBench per-turn record (docs/method.md §8); prediction and judge fields are allowed, not required. */
 export const AWB_RECORD_SCHEMA = {
   type: 'object',
   required: ['id', 'prompt', 'response', 'turn_idx'],

@@ -1,4 +1,4 @@
-// The Unified Environment Trajectory Schema (SPEC §2): system_prompt ⊕ [turn_1 … turn_T].
+// The Unified Environment Trajectory Schema (docs/method.md §2): system_prompt ⊕ [turn_1 … turn_T].
 // These types are shared by every importer, environment, view and trainer. The JSON Schema
 // that validates them lives beside this file.
 
@@ -32,7 +32,7 @@ export type SystemPromptField = (typeof SYSTEM_PROMPT_FIELDS)[number];
  */
 export type SystemPrompt = Record<SystemPromptField, string> & { text?: string };
 
-/** SPEC §8 content classes of an observation. */
+/** docs/method.md §8 content classes of an observation. */
 export type SpanKind = 'deterministic' | 'pre_existing' | 'runtime_metadata';
 export const SPAN_KINDS: readonly SpanKind[] = ['deterministic', 'pre_existing', 'runtime_metadata'];
 
@@ -50,7 +50,7 @@ export interface SpanLabel {
 export interface TurnMetadata {
   /** ISO-8601 time of the observation, when the source has one. */
   timestamp?: string;
-  /** Content classes of the observation (SPEC §8). */
+  /** Content classes of the observation (docs/method.md §8). */
   spans?: SpanLabel[];
   /** Where this turn came from, when it differs from the trajectory's source. */
   source?: string;

@@ -1,4 +1,4 @@
-// The prompt template shape and the built-in templates v0, v1, v2 and compact (SPEC §5), plus the
+// The prompt template shape and the built-in templates v0, v1, v2 and compact (docs/method.md §5), plus the
 // check that a template (built in, imported or proposed by the prompt-optimisation loop) is
 // usable. A template is a text in a Jinja dialect (jinja.ts; docs/templates.md) that lays out
 // the whole context: the system text with the five fields, the history, the current action.
@@ -13,7 +13,7 @@ export interface PromptTemplate {
   text: string;
   /** Texts for particular domains (an imported folder of per-domain prompts); other domains use `text`. */
   domains?: Record<string, string>;
-  /** Wraps the target observation (SPEC §7: the prediction lives inside its tag). */
+  /** Wraps the target observation (docs/method.md §7: the prediction lives inside its tag). */
   targetOpen: string;
   targetClose: string;
 }

@@ -1,4 +1,4 @@
-// The truncation policy (SPEC §11) on crafted cases, with a byte-level tokenizer (no merges: one
+// The truncation policy (docs/method.md §11) on crafted cases, with a byte-level tokenizer (no merges: one
 // token per byte, one per special token) so every budget below is exact.
 import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt, type SystemPrompt } from '../schema/types.ts';

@@ -1,4 +1,4 @@
-// What the model sees (SPEC §11): one truncation policy, in tokens, for every path that turns a
+// What the model sees (docs/method.md §11): one truncation policy, in tokens, for every path that turns a
 // turn sample into model input — SFT rows and eval rows (src/train/data.ts), eval and RL
 // prompts, the local backend (src/backends/local.ts) and the Playground. Train and inference cut
 // the same way, so the model is never shown a layout it did not train on.
@@ -84,7 +84,7 @@ export interface FittedPrompt {
 export interface FitOptions {
   /** Most tokens of the whole result. */
   budget: number;
-  /** A reasoning trace before the prediction (SPEC §5), inside <think> … </think>. */
+  /** A reasoning trace before the prediction (docs/method.md §5), inside <think> … </think>. */
   reasoning?: string;
   /** Share of the budget the completion may take first (its opening). Default DEFAULT_TARGET_SHARE. */
   targetShare?: number;
@@ -180,7 +180,7 @@ function sampleParts(enc: Encoders, t: PromptTemplate, sample: LayoutSample): Sa
   return { slots, system, turns, action: action ?? part('action', [], { area: 'action' }), frame };
 }
 
-/** The system parts in the order they are given room (SPEC §11). */
+/** The system parts in the order they are given room (docs/method.md §11). */
 const SYSTEM_PRIORITY: readonly FitPartName[] = ['initial_state', 'simulation_instruction', 'preamble', 'closing', 'task_description', 'system_text', 'action_space', 'demonstrations'];
 
 // ---- eliding ---------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ function fitParts(sp: SampleParts, budget: number, marker: number[]): ContextFit
   return credited.ids.length <= budget ? credited : plain;
 }
 
-/** Which parts get how much room, by priority (SPEC §11). */
+/** Which parts get how much room, by priority (docs/method.md §11). */
 function chooseParts(sp: SampleParts, budget: number, marker: number[]): Map<Part, Cut> {
   const cuts = new Map<Part, Cut>();
   // The frame (special tokens, blank lines) and the current action's literals; then the action's value.

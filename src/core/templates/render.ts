@@ -34,7 +34,7 @@ export function renderSystem(t: PromptTemplate, sample: Pick<TurnSample, 'system
 }
 
 export interface RenderOptions {
-  /** A reasoning trace to put before the prediction (SPEC §5), inside <think> … </think>. */
+  /** A reasoning trace to put before the prediction (docs/method.md §5), inside <think> … </think>. */
   reasoning?: string;
 }
 
@@ -52,7 +52,7 @@ export interface RenderedSample {
 
 /**
  * Renders a turn sample. Pure: the same template and sample always give the same text. The
- * target range is exact, so training can put loss on the observation only (SPEC §1).
+ * target range is exact, so training can put loss on the observation only (docs/method.md §1).
  */
 export function renderSample(t: PromptTemplate, sample: TurnSample, options: RenderOptions = {}): RenderedSample {
   const context = renderContext(t, sample);
@@ -91,7 +91,7 @@ export function renderChat(t: PromptTemplate, sample: TurnSample): { prompt: Cha
 
 type TrajectoryText = { domain: string; system_prompt: TurnSample['systemPrompt']; turns: { action: string; observation: string }[] };
 
-/** A whole trajectory as one text, for continued pre-training (SPEC §5 stage 1): the system text and every turn, no current action. */
+/** A whole trajectory as one text, for continued pre-training (docs/method.md §5 stage 1): the system text and every turn, no current action. */
 export function renderTrajectory(t: PromptTemplate, traj: TrajectoryText): string {
   return trajectoryParts(t, traj)
     .map((p) => p.text)

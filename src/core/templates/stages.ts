@@ -10,7 +10,7 @@ export type TemplateDistribution = Record<string, number>;
 
 /**
  * Default template mix per stage: CPT and eval on one fixed wording; SFT spreads over all four
- * so the model does not overfit one phrasing (SPEC §5), the compact one among them so small
+ * so the model does not overfit one phrasing (docs/method.md §5), the compact one among them so small
  * contexts see more of the state; RL on the two more explicit ones.
  */
 export const DEFAULT_STAGE_TEMPLATES: Readonly<Record<TrainingStage, TemplateDistribution>> = Object.freeze({

@@ -2,7 +2,7 @@
 // decodes back exactly. Ids: 0–255 the bytes, then the special tokens, then one id per merge.
 // The tokenizer itself (encode, decode, JSON); training merges is in train.ts.
 
-/** Special tokens of the turn structure and of the prediction tag (SPEC §7). */
+/** Special tokens of the turn structure and of the prediction tag (docs/method.md §1). */
 export const SPECIAL_TOKENS = {
   bos: '<|bos|>',
   eos: '<|eos|>',

@@ -1,4 +1,4 @@
-// Trajectory-to-turn expansion (SPEC §3): sample t of a trajectory is its context (system prompt,
+// Trajectory-to-turn expansion (docs/method.md §3): sample t of a trajectory is its context (system prompt,
 // turns before t, action t) and the target observation o_t.
 import type { SpanLabel, SystemPrompt, Trajectory, Turn } from '../schema/types.ts';
 

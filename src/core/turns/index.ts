@@ -1,4 +1,4 @@
-// Trajectory-to-turn expansion (SPEC §3): turn samples (expand.ts), the train/eval split by
+// Trajectory-to-turn expansion (docs/method.md §3): turn samples (expand.ts), the train/eval split by
 // trajectory and the RL pool of one turn per trajectory (split.ts). This file is the front door.
 export { seededRandom, hashString, keyedUniform } from '../random.ts';
 export { turnSample, expandTurns, type TurnSample } from './expand.ts';

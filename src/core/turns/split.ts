@@ -1,5 +1,5 @@
 // The train/eval split by trajectory id within each domain, the RL pool of one turn per
-// trajectory, the order evaluation draws items across domains in, and a summary (SPEC §3).
+// trajectory, the order evaluation draws items across domains in, and a summary (docs/method.md §3).
 import type { Trajectory } from '../schema/types.ts';
 import { keyedUniform } from '../random.ts';
 import { turnSample, type TurnSample } from './expand.ts';
@@ -106,7 +106,7 @@ export function interleaveSamples<T extends Pick<TurnSample, 'domain' | 'traject
  * The RL pool: exactly one turn per trajectory id with at least one turn, chosen by (id, seed);
  * of several trajectories with one id only the first non-empty one is drawn from. Several turns
  * of one trajectory share a prefix; in one RL batch they would collapse the group's reward
- * signal (SPEC §3).
+ * signal (docs/method.md §3).
  */
 export function rlPool(trajectories: Trajectory[], seed = 0): TurnSample[] {
   const out: TurnSample[] = [];

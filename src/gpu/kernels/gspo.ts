@@ -11,9 +11,9 @@ const GSPO_SHADER = wgsl('gspo.wgsl', code);
 export interface GspoShape {
   numSeqs: number;
   Lmax: number;
-  /** default 3e-4 (SPEC §6) */
+  /** default 3e-4 (docs/method.md §6) */
   epsLow?: number;
-  /** default 4e-4 (SPEC §6) */
+  /** default 4e-4 (docs/method.md §6) */
   epsHigh?: number;
 }
 

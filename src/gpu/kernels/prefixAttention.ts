@@ -1,5 +1,5 @@
 // Launcher for shaders/prefix_attention.wgsl: causal attention of a group's G completions over
-// one shared prompt prefix, forward and backward (SPEC §10: the prompt of a GSPO group is
+// one shared prompt prefix, forward and backward (docs/method.md §10: the prompt of a GSPO group is
 // processed once; its K/V serve every completion and their gradients are summed over the group).
 // Twin: src/reference/prefixAttention.ts.
 import code from '../../../shaders/prefix_attention.wgsl?raw';

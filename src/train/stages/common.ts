@@ -320,7 +320,7 @@ export function checkpointBytes(ck: Checkpoint, tok: Tokenizer, spec: ResolvedSp
   });
 }
 
-/** Coverage of the rows (SPEC §11) as metrics at the first step, and one log line that says it in words. */
+/** Coverage of the rows (docs/method.md §11) as metrics at the first step, and one log line that says it in words. */
 export function reportCoverage(host: TrainHost, step: number, rows: readonly Pick<EncodedRow, 'coverage'>[]): Record<string, number> | undefined {
   const m = coverageMetrics(rows);
   if (!Object.keys(m).length) return undefined;

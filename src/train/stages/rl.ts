@@ -1,4 +1,4 @@
-// The RL stage (SPEC §6–§7): GSPO on the RL pool (one turn per trajectory). Each step draws
+// The RL stage (docs/method.md §6–§7): GSPO on the RL pool (one turn per trajectory). Each step draws
 // `promptsPerStep` prompts, samples G completions per prompt from a shared-prefix rollout, rewards
 // them (rubric judge + rule verifier, or a binary comparison), normalises advantages within each
 // group and takes one optimiser step per group. Every spec.evalEvery steps the policy is
@@ -155,7 +155,7 @@ interface RlUpdate {
 /**
  * The GSPO passes over one group (prompt + G responses): π's log-probs of the responses and one
  * optimiser step. Two layouts give the same numbers: G full prompt + response rows, or the
- * prompt processed once with its K/V shared by the G responses (SPEC §10, the default).
+ * prompt processed once with its K/V shared by the G responses (docs/method.md §10, the default).
  */
 export interface GroupUpdates {
   /** Response tokens trained on, per response. */
@@ -256,7 +256,7 @@ function judgeTurn(sample: TurnSample, context: string): Omit<JudgeInput, 'predi
 }
 
 /**
- * Held-out evaluation of the policy (SPEC §7 figures): one greedy prediction for each of
+ * Held-out evaluation of the policy (docs/method.md §7 figures): one greedy prediction for each of
  * `evalSamples` eval-split turns (one per trajectory, one domain after another, so 8 samples
  * cover up to 8 domains), judged on the five dimensions and checked by the verifier. Whatever
  * reward trains the policy, `eval_reward` is the rubric + verifier reward, so runs with different

@@ -1,4 +1,4 @@
-// The supervised stages (SPEC §5): CPT on packed text and SFT on weighted turn samples (or on
+// The supervised stages (docs/method.md §5): CPT on packed text and SFT on weighted turn samples (or on
 // chosen labels), with evaluation loss, a few judged predictions and the best checkpoint kept.
 import { extractPrediction } from '../../core/judge/extract.ts';
 import { localJudge } from '../../core/judge/rubric.ts';

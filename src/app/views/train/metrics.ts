@@ -1,4 +1,4 @@
-// What each training metric means, for the latest-values table (README has the long form).
+// What each training metric means, for the latest-values table (docs/training.md has the long form).
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { parseDomainMetric } from '../../../train/domainMetrics.ts';
 import type { TrainProgress } from '../../../train/jobs.ts';

@@ -1,4 +1,4 @@
-// An observation as the model's tokens, each coloured by its loss weight, with the SPEC §8 span
+// An observation as the model's tokens, each coloured by its loss weight, with the docs/method.md §8 span
 // labels as underline styles. Text is always rendered as React text nodes, never as HTML.
 import { memo, useMemo, useState } from 'react';
 import type { SpanKind, SpanLabel } from '../../../core/schema/types.ts';

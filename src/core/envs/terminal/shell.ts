@@ -1,6 +1,6 @@
 // A POSIX-like shell over MemFs: tokenising, expansion, pipes, redirections, `;`/`&&`/`||`,
 // and about twenty commands with GNU coreutils' messages and exit codes. Output is carried as
-// labelled pieces so every character of an observation has an honest SPEC §8 class.
+// labelled pieces so every character of an observation has an honest docs/method.md §8 class.
 import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
 import { compileGrep, RegexError, type GrepRegex } from './regex.ts';
