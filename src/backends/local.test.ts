@@ -75,6 +75,35 @@ describe('local backend prompt', () => {
 });
 
 describe('local backend stream', () => {
+  it('ends an observation at any token of the turn structure, not only at its closing tag', async () => {
+    // A model trained on trajectory rows closes history observations with <|end_turn|> and may close its prediction so.
+    for (const stop of ['endTurn', 'action', 'observation', 'system', 'predictedClose', 'eos'] as const) {
+      const seq = [...tok.encode('a.txt'), tok.special[stop], ...tok.encode('more')];
+      let asked: readonly number[] = [];
+      const gen = {
+        limits: { maxLength: 64 },
+        async *generate(_ids: number[], o: { stop: readonly number[] }) {
+          asked = o.stop;
+          for (const id of seq) {
+            yield id;
+            if (o.stop.includes(id)) return;
+          }
+        },
+      } as unknown as GpuGenerator;
+      let text = '';
+      for await (const piece of localBackend(gen, tok).generate({ prompt: 'x' }, { maxTokens: 20, temperature: 0 })) text += piece;
+      expect(text, stop).toBe('a.txt');
+      expect([...asked].sort()).toEqual([...tok.observationStops].sort());
+    }
+    // <think> and the opening tag come before a reasoning model's observation: they do not end it.
+    expect(tok.observationStops).not.toContain(tok.special.thinkOpen);
+    expect(tok.observationStops).not.toContain(tok.special.predictedOpen);
+    // An observation's own text never encodes to a stop: the characters of <|end_turn|> are text.
+    const data = tok.encodeParts([{ text: 'a <|end_turn|> b </predicted_observation>', data: true }]);
+    expect(data.some((id) => tok.observationStops.includes(id))).toBe(false);
+  });
+
+
   it('sends a tail that never decoded whole (cut mid-character at max tokens), as the Hugging Face and ONNX backends do', async () => {
     // 'é' is two bytes (ids 0xc3 0xa9: ids 0-255 are the bytes); generation stops after its first byte.
     const ids = [...tok.encode('ok '), 0xc3];

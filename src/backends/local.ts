@@ -64,7 +64,7 @@ export function localBackend(gen: GpuGenerator, tok: Tokenizer, name = 'local'):
       const room = gen.limits.maxLength - o.maxTokens;
       if (room < 1) throw new RangeError(`local backend: maxTokens ${o.maxTokens} leaves no room for a prompt in ${gen.limits.maxLength} tokens`);
       const ids = localPromptIds(tok, request, room);
-      const stopIds = [tok.special.eos, tok.special.predictedClose];
+      const stopIds = [...tok.observationStops];
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
       yield* decodeStream(gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: stopIds, signal: o.signal }), (x) => tok.decode(x), new Set(stopIds), o);
     },

@@ -64,12 +64,13 @@ describe('the ONNX backend on an export of ours', () => {
     m.decoder.dispose();
   });
 
-  it("streams our reference model's greedy text and stops at the observation's closing tag or eos", async () => {
+  it("streams our reference model's greedy text and stops at the observation's closing tag, eos or any turn-structure token", async () => {
     const m = await loadOnnxModel(folder());
     const backend = onnxBackend(m);
     expect(backend.name).toBe('onnx:micro-onnx');
     const ids = localPromptIds(tok, turn, 256 - 12);
-    const stops = new Set([tok.special.eos, tok.special.predictedClose]);
+    const stops = new Set(tok.observationStops);
+    expect(stops.has(tok.special.endTurn)).toBe(true);
     const want: number[] = [];
     for (const id of generateRef(params, config, ids, { maxNewTokens: 12, temperature: 0 })) {
       if (stops.has(id)) break;
@@ -98,7 +99,7 @@ describe('the ONNX backend on an export of ours', () => {
     // The backend prompts with it: our reference model's greedy tokens after the template's prompt.
     const want: number[] = [];
     for (const id of generateRef(params, config, fitPrompt(tok, mine, turn.sample, 256 - 6).ids, { maxNewTokens: 6, temperature: 0 })) {
-      if (id === tok.special.eos || id === tok.special.predictedClose) break;
+      if (tok.observationStops.includes(id)) break;
       want.push(id);
     }
     expect(await generateText(onnxBackend(m), turn, { maxTokens: 6, temperature: 0 })).toBe(tok.decode(want));

@@ -22,7 +22,7 @@ import { awbMessages } from '../core/bench/awb-layout.ts';
 import { fitPrompt } from '../core/templates/fit.ts';
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
-import { SPECIAL_TOKENS } from '../core/tokenizer/tokenizer.ts';
+import { observationStopIds } from '../core/tokenizer/tokenizer.ts';
 import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
@@ -80,9 +80,10 @@ export function onnxPromptIdsIn(
 export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBackend {
   const tok = m.tokenizer;
   if (!tok) throw new Error(`${m.name}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
-  // Our exports' observations end at their closing tag; a pretrained model's at its eos ids.
-  const close = m.hasChatTemplate ? null : tok.tokenId(SPECIAL_TOKENS.predictedClose);
-  const stop = new Set([...m.stopIds, ...(close === null ? [] : [close])]);
+  // Our exports' observations end at their closing tag or any token of the turn structure
+  // (OBSERVATION_STOP_TOKENS); a pretrained model's at its eos ids.
+  const closes = m.hasChatTemplate ? [] : observationStopIds((t) => tok.tokenId(t));
+  const stop = new Set([...m.stopIds, ...closes]);
   const trained = folderTrainedChat(m);
   return {
     name,

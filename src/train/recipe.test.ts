@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateTrajectory } from '../core/envs/index.ts';
 import { presetConfig, trainStepFlops } from '../model/config.ts';
-import { LAPTOP_GPU_FLOPS, RECIPES, recipeByName, recipeCost, recipeSeconds, recipeSpecs, recipeTrajectories, stageRows, type Recipe } from './recipe.ts';
+import { LAPTOP_GPU_FLOPS, RECIPES, recipeByName, recipeCost, recipeSeconds, recipeSpecs, recipeTrajectories, stageTurns, type Recipe } from './recipe.ts';
 import { resolveSpec } from './stages/common.ts';
 
 /** The quick recipe cut to a few steps, so the data it needs is generated in milliseconds. */
@@ -25,17 +25,26 @@ describe('recipes', () => {
       expect(r.templates).toEqual({ compact: 1 });
       expect(r.evalTemplates).toEqual({ compact: 1 });
       expect(r.lr.warmup).toBeLessThan(r.steps);
+      // Trajectory rows; the data's sizing stays with the recipe.
+      expect(r.rows).toBe('trajectory');
+      expect('turnsPerRow' in s).toBe(false);
     }
+  });
+
+  it('sizes the data by the turns a row trains: a trajectory row covers several', () => {
+    const s = RECIPES.quick.stages[0];
+    expect(stageTurns(s)).toBe(s.steps * s.batch * s.turnsPerRow!);
+    expect(stageTurns({ ...s, turnsPerRow: undefined })).toBe(s.steps * s.batch);
   });
 
   it('generates exactly the trajectories `lwm gen --seed dataSeed` gives, enough for every row to be new', () => {
     const ts = recipeTrajectories(small, 'terminal');
     const s = small.stages[0];
     const trainTurns = ts.reduce((n, t) => n + t.turns.length, 0) * (1 - s.evalFraction!);
-    expect(trainTurns).toBeGreaterThanOrEqual(stageRows(s));
+    expect(trainTurns).toBeGreaterThanOrEqual(stageTurns(s));
     // One trajectory fewer would not be enough (no more are generated than needed).
     const fewer = ts.slice(0, -1).reduce((n, t) => n + t.turns.length, 0) * (1 - s.evalFraction!);
-    expect(fewer).toBeLessThan(stageRows(s));
+    expect(fewer).toBeLessThan(stageTurns(s));
     ts.forEach((t, i) => expect(t).toEqual(generateTrajectory('terminal', small.dataSeed, i)));
     expect(recipeTrajectories(small, 'terminal')).toEqual(ts);
   });

@@ -62,6 +62,8 @@ const QUICK: Recipe = {
       seed: 0,
       templates: { compact: 1 },
       evalTemplates: { compact: 1 },
+      rows: 'trajectory',
+      turnsPerRow: 3.5,
     },
   ],
 };

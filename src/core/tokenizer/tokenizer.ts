@@ -20,6 +20,24 @@ export type SpecialTokenName = keyof typeof SPECIAL_TOKENS;
 const SPECIAL_NAMES = Object.keys(SPECIAL_TOKENS) as SpecialTokenName[];
 
 /**
+ * The tokens that end a predicted observation: its closing tag, and every token of the turn
+ * structure. An observation's own text never encodes to one of them (data is always text), so a
+ * model that writes one has finished the observation, whatever it meant to write next: a model
+ * trained on trajectory rows closes history observations with <|end_turn|> and may close a
+ * prediction the same way. <think>, </think> and the opening tag are not among them: a model
+ * trained on reasoning labels writes them before its observation.
+ */
+export const OBSERVATION_STOP_TOKENS: readonly SpecialTokenName[] = ['predictedClose', 'eos', 'endTurn', 'action', 'observation', 'system', 'bos', 'pad'];
+
+/** The ids of OBSERVATION_STOP_TOKENS in a tokenizer that has them (lookup: an id by token string, or undefined). */
+export function observationStopIds(lookup: (token: string) => number | undefined | null): number[] {
+  return OBSERVATION_STOP_TOKENS.flatMap((name) => {
+    const id = lookup(SPECIAL_TOKENS[name]);
+    return id === undefined || id === null ? [] : [id];
+  });
+}
+
+/**
  * How text is cut before merging (merges never cross these boundaries): English contractions,
  * a letter run with its leading space, a digit run with its leading space, a run of other
  * symbols with its leading space, whitespace. The same pattern as GPT-2's, Unicode-aware.
@@ -73,6 +91,8 @@ export class Tokenizer {
   readonly pattern: string;
   /** Id of each special token by name (bos, eos, predictedOpen, ...). */
   readonly special: Readonly<Record<SpecialTokenName, number>>;
+  /** Where a predicted observation ends: the ids of OBSERVATION_STOP_TOKENS. */
+  readonly observationStops: readonly number[];
   private readonly pretokenizer: RegExp;
   private readonly specialSplitter: RegExp;
   private readonly specialIds = new Map<string, number>();
@@ -111,6 +131,7 @@ export class Tokenizer {
       if (id !== undefined) special[name] = id;
     }
     this.special = special as Record<SpecialTokenName, number>;
+    this.observationStops = observationStopIds((t) => this.specialIds.get(t));
     // Longest first, so a special token that is a prefix of another never wins by accident.
     const alternation = [...specialTokens].sort((x, y) => y.length - x.length).map(escapeRegExp).join('|');
     this.specialSplitter = new RegExp(alternation ? `(${alternation})` : '(?!)', 'g');

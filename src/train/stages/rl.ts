@@ -77,7 +77,7 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
   const updates = shared ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
   const gen = runGenerator(host.rt, p, model, { maxSequences: G, maxLength: T });
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
-  const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [p.tok.special.predictedClose, p.tok.special.eos] };
+  const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [...p.tok.observationStops] };
   const best = new BestTracker();
   if (bestSoFar) best.best = { step: bestSoFar.step, value: -bestSoFar.evalLoss };
   const generated = { tokens: 0, ms: 0 };
@@ -280,7 +280,7 @@ async function evaluateRl(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec, ju
     const template = templateForSample(spec.evalTemplates, sample, spec.seed, spec.templateSet);
     const prompt = encodePrompt(p.tok, sample, template, p.T - maxNew);
     const out: number[] = [];
-    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
+    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [...p.tok.observationStops] })) out.push(t);
     const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
     if (host.reward) {
       const r = host.reward(prediction, sample, 'eval').reward;

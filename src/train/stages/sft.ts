@@ -144,7 +144,7 @@ async function judgeEval(gen: GpuGenerator, p: Prepared, spec: ResolvedSpec): Pr
     const maxNew = Math.min(spec.rl.maxNewTokens, Math.floor(p.config.contextLength / 4));
     const prompt = encodePrompt(p.tok, sample, template, p.config.contextLength - maxNew);
     const out: number[] = [];
-    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [p.tok.special.predictedClose, p.tok.special.eos] })) out.push(t);
+    for await (const t of gen.generate(prompt, { maxNewTokens: maxNew, sampling: { temperature: 0 }, stop: [...p.tok.observationStops] })) out.push(t);
     const prediction = extractPrediction(template.targetOpen + p.tok.decode(out));
     const v = await localJudge.judge(judgeInputFor(sample, renderSystem(template, sample), prediction));
     if (v.failed) continue;
