@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { findChromium, chromiumArgs } from './scripts/chromium.mjs';
@@ -66,6 +67,9 @@ export default defineConfig({
           include: ['src/**/*.test.ts'],
           exclude: ['src/**/*.gpu.test.ts', 'node_modules/**'],
           testTimeout: 30_000,
+          // The unit files run before the GPU projects start, alone: two at a time even on two
+          // CPUs (Vitest's default there is one).
+          maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
       {
