@@ -6,6 +6,10 @@ import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 const chromium = findChromium();
 // E2E_PORT lets several checkouts run their end-to-end tests side by side.
 const PORT = Number(process.env.E2E_PORT ?? 4321);
+// One spec file at a time unless E2E_WORKERS=N asks for N side by side (a file's tests stay in
+// order either way; on a CPU-emulated adapter the files then share its CPUs).
+const WORKERS = Number(process.env.E2E_WORKERS ?? 1);
+if (!Number.isInteger(WORKERS) || WORKERS < 1) throw new Error(`E2E_WORKERS: expected a whole number of at least 1, got ${JSON.stringify(process.env.E2E_WORKERS)}`);
 
 export default defineConfig({
   testDir: 'e2e',
@@ -13,7 +17,7 @@ export default defineConfig({
   timeout: 180_000,
   expect: { timeout: 60_000 },
   fullyParallel: false,
-  workers: 1,
+  workers: WORKERS,
   retries: 0,
   reporter: [['list']],
   use: {

@@ -1,14 +1,58 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { findChromium, chromiumArgs } from './scripts/chromium.mjs';
 import viteConfig from './vite.config.ts';
 
-// Three projects, one code base (tinygrad style: the same suite on every backend):
+// Three projects, one code base (tinygrad style: the kernels on every backend):
 //  - unit:        pure TypeScript in Node (src/**/*.test.ts)
-//  - gpu-node:    *.gpu.test.ts on Dawn (npm `webgpu`) in Node
-//  - gpu-browser: the same *.gpu.test.ts in real Chromium through Playwright
+//  - gpu-node:    *.gpu.test.ts on Dawn (npm `webgpu`) in Node, but CHROMIUM_ONLY
+//  - gpu-browser: *.gpu.test.ts in real Chromium through Playwright, but DAWN_ONLY
 // scripts/test.mjs sets the GPU environment (SwiftShader ICD etc.) before starting Vitest.
 const chromium = findChromium();
+
+// The two GPU projects run side by side (Vitest starts the browser pool beside the forks pool, each
+// one file at a time), so on a small machine the suite lasts as long as the longer of the two.
+// The kernels, the runtime and what the app does in a page (jobs in a Web Worker, IndexedDB, a lost
+// device, picked File objects) run on both. A model- or training-level file runs the same WGSL on
+// the same adapter through either runtime, so it runs on one: on Dawn where it needs Node (files,
+// processes, node:crypto) or is a long learning run, in Chromium otherwise, which keeps the two
+// runs about the same length.
+const DAWN_ONLY = [
+  // The CLI's GPU tests drive the Node command (files, processes).
+  'src/cli/**',
+  // The Hugging Face folder jobs' test reads the fixture folder from disk.
+  'src/train/hfJobs.gpu.test.ts',
+  // The quick recipe's parity with the reference trainer (node:crypto) and its job's stage and
+  // resume runs (the e2e Train spec drives the same job in Chromium).
+  'src/train/recipe.gpu.test.ts',
+  'src/train/recipeJob.gpu.test.ts',
+  // Long runs: the 1,000-step memory test, the learning tests (pipeline, LoRA fine-tuning) and the
+  // optimisation job over a checkpoint it trains first.
+  'src/model/memory.gpu.test.ts',
+  'src/train/pipeline.gpu.test.ts',
+  'src/train/lora.gpu.test.ts',
+  'src/train/optimize.gpu.test.ts',
+];
+const CHROMIUM_ONLY = [
+  // Model parity: the reference GPT, the Hugging Face models, f16 weights, split bindings, LoRA,
+  // PEFT adapters, KV-cache generation and the shared-prefix GSPO pass.
+  'src/model/gpt.gpu.test.ts',
+  'src/model/hf/hf.gpu.test.ts',
+  'src/model/halfWeights.gpu.test.ts',
+  'src/model/shards.gpu.test.ts',
+  'src/model/lora.gpu.test.ts',
+  'src/model/hf/peft.gpu.test.ts',
+  'src/model/generate.gpu.test.ts',
+  'src/model/sharedPrefix.gpu.test.ts',
+  // Backends and training-level figures: the model behind the backend interface, a Hugging Face
+  // folder's KV reuse, RL's held-out evaluation, per-domain evaluation, the loss mask's settings.
+  'src/backends/local.gpu.test.ts',
+  'src/backends/hf.gpu.test.ts',
+  'src/train/rl.gpu.test.ts',
+  'src/train/evalDomains.gpu.test.ts',
+  'src/train/maskconfig.gpu.test.ts',
+];
 
 export default defineConfig({
   // The app's module resolution (onnxruntime-web's wasm asset path), so the worker the browser tests start loads as the built app does.
@@ -23,6 +67,9 @@ export default defineConfig({
           include: ['src/**/*.test.ts'],
           exclude: ['src/**/*.gpu.test.ts', 'node_modules/**'],
           testTimeout: 30_000,
+          // The unit files run before the GPU projects start, alone: two at a time even on two
+          // CPUs (Vitest's default there is one).
+          maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
       {
@@ -31,6 +78,7 @@ export default defineConfig({
           name: 'gpu-node',
           environment: 'node',
           include: ['src/**/*.gpu.test.ts'],
+          exclude: [...CHROMIUM_ONLY, 'node_modules/**'],
           setupFiles: ['src/gpu/testing/node-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
@@ -43,14 +91,7 @@ export default defineConfig({
         test: {
           name: 'gpu-browser',
           include: ['src/**/*.gpu.test.ts'],
-          // Long runs of code the parity tests already prove identical in both runtimes: the
-          // 1,000-step memory test and the learning tests (pipeline, LoRA fine-tuning) run on Dawn only, to keep CI short.
-          // So do the binding-split parity runs (shards) and the optimisation job over a checkpoint
-          // it trains first. The CLI's GPU tests drive the Node command (files, processes), and the
-          // Hugging Face folder jobs' test reads the fixture folder from disk: Dawn only. So do the quick
-          // recipe's parity with the reference trainer (node:crypto, a minute of SwiftShader) and its
-          // job's stage and resume runs (the e2e Train spec drives the same job in Chromium).
-          exclude: ['src/model/memory.gpu.test.ts', 'src/model/shards.gpu.test.ts', 'src/train/pipeline.gpu.test.ts', 'src/train/lora.gpu.test.ts', 'src/train/optimize.gpu.test.ts', 'src/train/hfJobs.gpu.test.ts', 'src/train/recipe.gpu.test.ts', 'src/train/recipeJob.gpu.test.ts', 'src/cli/**', 'node_modules/**'],
+          exclude: [...DAWN_ONLY, 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browser-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
