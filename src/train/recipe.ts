@@ -63,7 +63,6 @@ const QUICK: Recipe = {
       templates: { compact: 1 },
       evalTemplates: { compact: 1 },
       rows: 'trajectory',
-      turnsPerRow: 3.5,
     },
   ],
 };

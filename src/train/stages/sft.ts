@@ -57,7 +57,8 @@ export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: Trai
   }
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
   const rows = labelled ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet) : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows);
-  if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
+  if (spec.stage === 'sft' && spec.rows === 'trajectory' && !labelled) host.log(`trajectory rows: ${rows.length} rows train the ${expandTurns(p.train).length} observations of ${p.train.length} trajectories`);
+  else if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
   const evalRows = evalRowsOf(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), spec.evalTemplates, spec.seed, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
   return { rows, evalRows };
