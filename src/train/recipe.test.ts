@@ -32,9 +32,14 @@ describe('recipes', () => {
   });
 
   it('sizes the data by the turns a row trains: a trajectory row covers several', () => {
-    const s = RECIPES.quick.stages[0];
-    expect(stageTurns(s)).toBe(s.steps * s.batch * s.turnsPerRow!);
+    const s = { ...RECIPES.quick.stages[0], turnsPerRow: 3.5 };
+    expect(stageTurns(s)).toBe(s.steps * s.batch * 3.5);
     expect(stageTurns({ ...s, turnsPerRow: undefined })).toBe(s.steps * s.batch);
+    // More turns per row, more trajectories generated.
+    const few = recipeTrajectories({ ...small, stages: [{ ...small.stages[0], turnsPerRow: 1 }] }, 'terminal');
+    const more = recipeTrajectories({ ...small, stages: [{ ...small.stages[0], turnsPerRow: 3 }] }, 'terminal');
+    expect(more.length).toBeGreaterThan(few.length);
+    expect(recipeSpecs({ ...small, stages: [{ ...small.stages[0], turnsPerRow: 3 }] }, 'terminal')[0]).not.toHaveProperty('turnsPerRow');
   });
 
   it('generates exactly the trajectories `lwm gen --seed dataSeed` gives, enough for every row to be new', () => {
