@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../core/envs/generate.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { JobHost } from './host.ts';
+import type { JobHost } from './host.ts';
+import { testJobHost } from './jobs.testing.ts';
 import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from './pipeline.ts';
 import type { FromWorker } from './protocol.ts';
@@ -16,23 +17,8 @@ const { getRun, loadCheckpointBytes, loadMetrics, STORAGE_FULL_MESSAGE } = await
 
 const data = generateTrajectories('terminal', 16, 3);
 const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 6, batch: 2, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, seed: 5 };
-const tick = () => new Promise((r) => setTimeout(r, 5));
 
-function makeHost(onEvent?: (m: FromWorker, host: JobHost) => void) {
-  const events: FromWorker[] = [];
-  const host: JobHost = new JobHost(gpuRuntime, JOB_RUNNERS, (m) => {
-    events.push(m);
-    onEvent?.(m, host);
-  });
-  const finished = async (jobId: string) => {
-    for (;;) {
-      const end = events.find((e) => 'jobId' in e && e.jobId === jobId && ((e.type === 'status' && (e.state === 'stopped' || e.state === 'failed' || e.state === 'done')) || e.type === 'error'));
-      if (end) return end;
-      await tick();
-    }
-  };
-  return { host, events, finished };
-}
+const makeHost = (onEvent?: (m: FromWorker, host: JobHost) => void) => testJobHost(gpuRuntime, JOB_RUNNERS, onEvent);
 
 const losses = (m: { step: number; values: Record<string, number> }[]) => m.filter((x) => 'loss' in x.values).map((x) => [x.step, x.values.loss]);
 

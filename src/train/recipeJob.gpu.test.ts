@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { presetConfig, trainStepFlops } from '../model/config.ts';
-import { JobHost } from './host.ts';
+import type { JobHost } from './host.ts';
+import { testJobHost } from './jobs.testing.ts';
 import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec, type TrainProgress } from './jobs.ts';
 import type { FromWorker } from './protocol.ts';
 import { recipeTrajectories, type Recipe, type RecipeStage } from './recipe.ts';
@@ -21,24 +22,8 @@ const STAGE: RecipeStage = { stage: 'sft', preset: 'micro', vocabSize: 300, step
 const TINY: Recipe = { name: 'tiny', summary: 'one SFT stage of the micro preset', dataSeed: 11, stages: [STAGE] };
 const TWO: Recipe = { name: 'two', summary: 'CPT, then SFT', dataSeed: 12, stages: [{ ...STAGE, stage: 'cpt', steps: 2, evalEvery: 2 }, { ...STAGE, steps: 3, evalEvery: 3 }] };
 const RUNNERS = { ...JOB_RUNNERS, train: trainJobRunner({ tiny: TINY, two: TWO }) };
-const tick = () => new Promise((r) => setTimeout(r, 5));
 
-function makeHost(onEvent?: (m: FromWorker, host: JobHost) => void) {
-  const events: FromWorker[] = [];
-  const host: JobHost = new JobHost(gpuRuntime, RUNNERS, (m) => {
-    events.push(m);
-    onEvent?.(m, host);
-  });
-  const finished = async (jobId: string) => {
-    for (;;) {
-      const end = events.find((e) => 'jobId' in e && e.jobId === jobId && ((e.type === 'status' && (e.state === 'stopped' || e.state === 'failed' || e.state === 'done')) || e.type === 'error'));
-      if (end) return end;
-      await tick();
-    }
-  };
-  const progress = (jobId: string) => events.flatMap((e) => (e.type === 'progress' && e.jobId === jobId ? [e.data as TrainProgress] : []));
-  return { host, events, finished, progress };
-}
+const makeHost = (onEvent?: (m: FromWorker, host: JobHost) => void) => testJobHost(gpuRuntime, RUNNERS, onEvent);
 
 const losses = (m: { step: number; values: Record<string, number> }[]) => m.filter((x) => 'loss' in x.values).map((x) => [x.step, x.values.loss]);
 const suffix = () => Math.random().toString(36).slice(2, 8);
