@@ -22,6 +22,18 @@ describe('lwm train reward settings', () => {
   });
 });
 
+describe('lwm train --rows', () => {
+  it('takes turn or trajectory rows for SFT, and says what is wrong otherwise', async () => {
+    await expect(run('--stage', 'sft', '--rows', 'episodes')).rejects.toThrow(/--rows must be turn or trajectory; got 'episodes'/);
+    await expect(run('--stage', 'cpt', '--rows', 'trajectory')).rejects.toThrow(/--rows is for --stage sft/);
+    await expect(run('--stage', 'rl', '--rows', 'turn')).rejects.toThrow(/--rows is for --stage sft/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--rows', 'turn')).rejects.toThrow(/drop --rows/);
+    const help = captureIO();
+    expect(await train(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('--rows turn|trajectory');
+  }, 60_000);
+});
+
 describe('lwm train LoRA settings', () => {
   it('checks --lora, --lora-alpha and --lora-targets before anything runs', async () => {
     await expect(run('--stage', 'sft', '--lora', '0', '--from', '.')).rejects.toThrow(/--lora must be a rank from 1 to 4096, got '0'/);

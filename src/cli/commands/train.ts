@@ -22,6 +22,8 @@ lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data 
   [--reward-judge local|endpoint --judge-base-url U --judge-model M --judge-api-key K]
   [--eval-samples N]                               (RL: held-out turns judged at each evaluation; default 8)
   [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)
+  [--rows turn|trajectory]                         (SFT: one turn sample a row (default), or trajectory rows that also
+                                                    train every history observation a row shows; docs/method.md §5)
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
   [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
                                                     log-probs are those of the same tempered distribution)
@@ -69,6 +71,7 @@ const OPTIONS = {
   'max-new': { type: 'string' },
   temperature: { type: 'string' },
   'mask-config': { type: 'string' },
+  rows: { type: 'string' },
   labels: { type: 'string' },
   reward: { type: 'string' },
   'reward-judge': { type: 'string' },
@@ -102,6 +105,9 @@ function trainSpec(values: TrainValues, io: CliIO) {
   const rewardJudge = values['reward-judge'] ?? 'local';
   if (rewardJudge !== 'local' && rewardJudge !== 'endpoint') throw new UsageError(`--reward-judge must be local or endpoint; got '${rewardJudge}'`);
   if (rewardJudge === 'endpoint' && (!values['judge-base-url'] || !values['judge-model'])) throw new UsageError('--reward-judge endpoint needs --judge-base-url and --judge-model');
+  const rows = values.rows;
+  if (rows !== undefined && rows !== 'turn' && rows !== 'trajectory') throw new UsageError(`--rows must be turn or trajectory; got '${rows}'`);
+  if (rows !== undefined && stage !== 'sft') throw new UsageError('--rows is for --stage sft');
   const rlOnly = ['reward', 'reward-judge', 'judge-base-url', 'judge-model', 'eval-samples'].filter((k) => values[k as keyof typeof values] !== undefined);
   if (stage !== 'rl' && rlOnly.length) throw new UsageError(`--${rlOnly[0]} is for --stage rl`);
   const spec = {
@@ -128,6 +134,7 @@ function trainSpec(values: TrainValues, io: CliIO) {
       ...(rewardJudge === 'endpoint' ? { judgeEndpoint: { baseUrl: values['judge-base-url']!, model: values['judge-model']! } } : {}),
     },
     ...(mask && { mask }),
+    ...(rows && { rows: rows as 'turn' | 'trajectory' }),
     ...loraOption(values),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
@@ -298,7 +305,7 @@ const train: Command = async (argv, io) => {
 };
 
 /** The options a recipe sets itself: giving one beside --recipe is a usage error, not a silent override. */
-const RECIPE_SETS = ['stage', 'preset', 'data', 'steps', 'from', 'batch', 'tokens', 'seed', 'eval-every', 'lr', 'vocab', 'labels', 'mask-config', 'group', 'prompts', 'max-new', 'temperature', 'reward', 'reward-judge', 'eval-samples', 'lora'] as const;
+const RECIPE_SETS = ['stage', 'preset', 'data', 'steps', 'from', 'batch', 'tokens', 'seed', 'eval-every', 'lr', 'vocab', 'labels', 'mask-config', 'rows', 'group', 'prompts', 'max-new', 'temperature', 'reward', 'reward-judge', 'eval-samples', 'lora'] as const;
 
 /** `lwm train --recipe NAME --domain D`: the recipe's data generated here, then its stages in order, each from the last one's weights. */
 async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
