@@ -168,6 +168,8 @@ describe('a Hugging Face tokenizer: a special token\'s string in the data is tex
   for (const place of PLACES) {
     it.each(QWEN_STRINGS)(`a fine-tune of a chat model (our template in its chat format), SFT row, in the ${place}: %s`, (s) => {
       const tok = chatTokenizer(qwen, [qwen.tokenId('<|im_end|>')!]);
+      // Generation (SFT's judged samples, RL rollouts) stops at the model's end of turn.
+      expect(tok.observationStops).toEqual([qwen.tokenId('<|im_end|>')]);
       const t = wrapTemplate(BUILTIN_TEMPLATES.v0, chatWrap(qwen));
       const sample = withText(place, s);
       const row = encodeSftSample(tok, sample, t, 1, { maxTokens: 100_000 });

@@ -99,6 +99,8 @@ export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tok
   const adapter = {
     vocabSize: tok.vocabSize,
     special,
+    // A reply ends at the model's end of turn: the one stop for every structural token of ours.
+    observationStops: [stop],
     encode: (text: string, options: { allowSpecial?: boolean } = {}) => (options.allowSpecial === false ? tok.encodeText(text) : tok.encode(text, { addSpecialTokens: false })),
     encodeParts: (parts: readonly TextPart[]) => tok.encodeParts(parts),
     decode: (ids: readonly number[]) => tok.decode(ids, { skipSpecialTokens: true }),
@@ -106,6 +108,6 @@ export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tok
       throw new Error('a Hugging Face tokenizer is stored as its files, not as our BPE');
     },
   };
-  // The pipeline reads only these members (encode, encodeParts, decode, the special ids and the vocabulary size).
+  // The pipeline reads only these members (encode, encodeParts, decode, the special ids, the observation stops and the vocabulary size).
   return adapter as unknown as Tokenizer;
 }
