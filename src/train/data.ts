@@ -109,13 +109,16 @@ export function coverageMetrics(rows: readonly Pick<EncodedRow, 'coverage'>[]): 
   return Object.fromEntries(Object.entries(out).filter((e): e is [string, number] => e[1] !== undefined));
 }
 
+/** Options of a whole row set: the encoding's, the seed of the template draw and the template versions it may name. */
+export type SftRowsOptions = SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> };
+
 /** Encodes SFT samples, each with a template drawn (reproducibly) from `distribution`. */
 export function encodeSftSamples(
   tok: Tokenizer,
   samples: TurnSample[],
   weightOf: (s: TurnSample) => number,
   distribution: TemplateDistribution,
-  options: SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> },
+  options: SftRowsOptions,
 ): EncodedRow[] {
   return samples.map((s) => encodeSftSample(tok, s, templateForSample(distribution, s, options.seed ?? 0, options.templates), weightOf(s), options));
 }
@@ -135,7 +138,7 @@ export function encodeTrajectoryRows(
   samples: TurnSample[],
   weightOf: (s: TurnSample) => number,
   distribution: TemplateDistribution,
-  options: SftEncodeOptions & { seed?: number; templates?: Readonly<Record<string, PromptTemplate>> },
+  options: SftRowsOptions,
 ): EncodedRow[] {
   const byTrajectory = new Map<string, Map<number, TurnSample>>();
   for (const s of samples) {
