@@ -77,6 +77,8 @@ async function pickyEndpoint(delayMs: number) {
 
 /** Every card's dev score and note, by candidate id. */
 async function cards(page: Page): Promise<Record<string, string>> {
+  // The list shows the optimisation done a moment before the lineage has drawn its last score: wait for every card's score.
+  await expect.poll(() => page.getByTestId('lineage').evaluate((el) => Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).every((c) => (c.querySelector('strong')?.textContent ?? '') !== '')), { timeout: 30_000 }).toBe(true);
   return page
     .getByTestId('lineage')
     .evaluate((el) => Object.fromEntries(Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).map((c) => [c.getAttribute('data-testid')!.slice('candidate-'.length), `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`])));

@@ -19,6 +19,7 @@
 //      optimisations: keyPath 'id', index 'byCreatedAt'; an OptimisationRecord: the starting
 //        template, data, backend, judge, optimiser and loop settings, and the loop's resumable
 //        state (src/core/optimize/loop.ts), written after every evaluation.
+import type { BackendRef } from '../core/backend-ref.ts';
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Trajectory } from '../core/schema/types.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
@@ -133,25 +134,17 @@ export interface RunMetric {
 }
 
 /** A backend a benchmark runs (no secret: an endpoint's API key is never stored). */
-export interface BenchBackendRef {
+/**
+ * A backend of a benchmark: a model (src/core/backend-ref.ts; a folder is stored as what it was,
+ * never its files: File handles are not stored, so a resumed bench needs the same folder picked
+ * again, found by `folderId`), or the predictions of an imported file.
+ */
+export type BenchBackendRef = {
   /** Unique within the bench; keys its results. */
   id: string;
   /** Shown in tables; the `model` field of its records. */
   name: string;
-  kind: 'copy-last' | 'reference' | 'checkpoint' | 'endpoint' | 'hf' | 'onnx' | 'imported';
-  checkpoint?: { runId: string; runName: string; tag: CheckpointTag; step: number; key: string };
-  endpoint?: { baseUrl: string; model: string };
-  /**
-   * A Hugging Face folder picked in the page: what it was, never its files (File handles are not
-   * stored; a resumed bench needs the same folder picked again, found by `folderId`).
-   */
-  hf?: { folderId: string; name: string; architecture: string; parameters: number; context: number | null; memoryGiB: number };
-  /**
-   * An ONNX folder picked in the page, run by onnxruntime-web: its model file and where it runs
-   * ('auto': WebGPU, else WASM; 'wasm': a page without WebGPU), never its files (as for `hf`).
-   */
-  onnx?: { folderId: string; name: string; file: string; execution: 'auto' | 'wasm' };
-}
+} & (BackendRef | { kind: 'imported' });
 
 /** A judge of a benchmark (no secret). */
 export interface BenchJudgeRef {

@@ -86,7 +86,7 @@ function memoryDeps(b: BenchRecord, model: () => LwmBackend, extra: Partial<Benc
     loadSamples: async (x) => benchSampleRecords(trajectories, { evalFraction: x.data.evalFraction, seed: x.data.seed, perDomain: x.data.perDomain ?? undefined }),
     openBackend: async (ref, x) => {
       store.opened.push(ref.id);
-      if (ref.kind === 'endpoint') return { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 2, dispose() {} };
+      if (ref.kind === 'endpoint') return { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 2, form: 'chat' as const, dispose() {} };
       return openBenchBackend(ref, x, NO_GPU, undefined);
     },
     openJudge: (ref) => openBenchJudge(ref, undefined),
@@ -253,7 +253,7 @@ describe('runBench', () => {
 
   it('records a checkpoint that cannot be opened, and a refused key, as problems of their backends', async () => {
     const refs = [
-      { id: 'ckpt', name: 'local:sft', kind: 'checkpoint' as const },
+      { id: 'ckpt', name: 'local:sft', kind: 'checkpoint' as const, checkpoint: { key: 'ckpt' } },
       { id: 'keyed', name: 'endpoint:k', kind: 'endpoint' as const, endpoint: { baseUrl: 'http://k', model: 'k' } },
       { id: 'reference', name: 'reference', kind: 'reference' as const },
     ];
@@ -313,7 +313,7 @@ describe('runBench', () => {
     });
     const { store, deps } = memoryDeps(bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), model, {
       now: () => clock,
-      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, dispose() {} } : openBenchBackend(ref, x, NO_GPU, undefined)),
+      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, form: 'chat' as const, dispose() {} } : openBenchBackend(ref, x, NO_GPU, undefined)),
     });
     await runBench('b1', deps);
     const gen = store.progress.filter((p) => p.phase === 'generate' && p.backend === 'model');

@@ -5,7 +5,8 @@
 // run where it stopped (a generation that failed is tried again, as `lwm infer --resume` does),
 // and adding a judge later judges only what that judge has not seen. Generation goes through
 // the core's inferRecords (the same as `lwm infer`), judging through judgeRecord (`lwm judge`).
-import type { GenerateOptions, LwmBackend } from '../core/backend.ts';
+import type { LwmBackend } from '../core/backend.ts';
+import type { BackendRef } from '../core/backend-ref.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { inferRecords } from '../core/bench/infer.ts';
 import type { AwbSampleRecord } from '../core/bench/records.ts';
@@ -13,18 +14,15 @@ import { judgeRecord } from '../core/bench/runner.ts';
 import { isFatal } from '../core/judge/llm.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
-import { copyLastBackend, referenceBackend } from '../backends/baselines.ts';
-import { openCheckpointBackend } from '../backends/checkpoint.ts';
-import { EndpointError, endpointBackend, endpointJudge } from '../backends/endpoint.ts';
+import { EndpointError, endpointJudge } from '../backends/endpoint.ts';
+import { BackendError } from '../backends/errors.ts';
+import { openReady, type ReadyBackend } from '../backends/open.ts';
 import { WebGPUUnavailableError } from '../gpu/errors.ts';
-import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError } from '../model/checkpoint.ts';
 import { getBench, loadResults, putResults, updateBench } from '../storage/bench.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { BenchBackendProblem, BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../storage/db.ts';
-import { loadCheckpointBytes } from '../storage/runs.ts';
-import { folderOf, loadHfBackend } from './hf.ts';
-import { onnxFolderOf, openOnnxFolder } from './onnx.ts';
+import { workerSource } from './backendSource.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { benchLockName } from './protocol.ts';
@@ -64,16 +62,8 @@ export interface BenchJobResult {
   failed: number;
 }
 
-/** A backend ready to generate, and how to run it. */
-export interface OpenedBackend {
-  backend: LwmBackend;
-  generate: Omit<GenerateOptions, 'signal'>;
-  /** Requests in flight at once. */
-  concurrency: number;
-  /** A model folder that lays turns out with a chat template of its own and no trained template (lwm_template.json): requestFormFor sends it a template's requests as chat. */
-  chatTemplate?: boolean;
-  dispose(): void;
-}
+/** What a bench run needs of an opened backend (src/backends/open.ts's ReadyBackend). */
+export type BenchBackend = Pick<ReadyBackend, 'backend' | 'generate' | 'concurrency' | 'form' | 'dispose'>;
 
 /** Everything the pipeline touches, injected so tests run it without a worker, a GPU or IndexedDB. */
 export interface BenchDeps {
@@ -83,7 +73,7 @@ export interface BenchDeps {
   putResults(results: readonly BenchResult[]): Promise<void>;
   /** The held-out turns of a new run (from its dataset). */
   loadSamples(bench: BenchRecord): Promise<AwbSampleRecord[]>;
-  openBackend(ref: BenchBackendRef, bench: BenchRecord): Promise<OpenedBackend>;
+  openBackend(ref: BenchBackendRef, bench: BenchRecord): Promise<BenchBackend>;
   openJudge(ref: BenchJudgeRef): { judge: Judge; concurrency: number };
   /** Between units: waits while paused, throws StopRequested when stopped. */
   step(): Promise<void>;
@@ -144,7 +134,7 @@ export function backendProblem(e: unknown): BenchBackendProblem {
   if (e instanceof BackendFailed) return e.problem;
   const message = e instanceof Error ? userMessage(e) : String(e);
   if (e instanceof EndpointError) return { kind: ENDPOINT_PROBLEM[e.kind] ?? 'endpoint', message: e.message };
-  if (e instanceof CheckpointError || (e as Error)?.name === 'SafetensorsError') return { kind: 'checkpoint', message };
+  if (e instanceof CheckpointError || (e as Error)?.name === 'SafetensorsError' || (e instanceof BackendError && e.about === 'checkpoint')) return { kind: 'checkpoint', message };
   if (e instanceof WebGPUUnavailableError) return { kind: 'no-webgpu', message };
   return { kind: 'other', message };
 }
@@ -363,34 +353,6 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
 }
 
 /** The worker's GPU for a checkpoint: a browser without WebGPU makes it a backend problem, not the run's. */
-async function gpuFor(ref: BenchBackendRef, ctx: Pick<JobContext, 'gpu'>): Promise<GpuRuntime> {
-  try {
-    return await ctx.gpu();
-  } catch (e) {
-    if (e instanceof WebGPUUnavailableError) throw new BackendFailed({ kind: 'no-webgpu', message: `${ref.name} runs on the GPU, and WebGPU is not available here: ${e.message}` });
-    throw e;
-  }
-}
-
-async function openCheckpoint(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>): Promise<OpenedBackend> {
-  const c = ref.checkpoint;
-  if (!c) throw new UserFacingError(`${ref.name}: the benchmark names no checkpoint for this backend.`);
-  const g = bench.generation;
-  const rt = await gpuFor(ref, ctx);
-  const bytes = await loadCheckpointBytes(c.key).catch((e: Error) => {
-    throw new CheckpointError(`The ${c.tag} checkpoint of ${c.runName} could not be read (${e.message}); it may have been deleted.`);
-  });
-  const local = openCheckpointBackend(rt, bytes, { source: `the ${c.tag} checkpoint of ${c.runName}`, name: ref.name });
-  const context = local.config.contextLength;
-  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(context / 4));
-  if (maxTokens >= context) {
-    local.dispose();
-    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; ask for fewer.`);
-  }
-  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, dispose: () => local.dispose() };
-}
-
 /**
  * An endpoint backend that stops at once when its server is down: a request that could not reach
  * it after every retry, before any request was answered, fails the backend (not each sample in
@@ -415,70 +377,26 @@ export function stopWhenDown(backend: LwmBackend): LwmBackend {
   };
 }
 
-/** A Hugging Face folder on the GPU, from the files the page sent; none sent (a reload since the bench began) is an error saying what to do. */
-async function openBenchFolder(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'>, files: HfFolderFile[] | undefined): Promise<OpenedBackend> {
-  const h = ref.hf;
-  if (!h) throw new UserFacingError(`${ref.name}: the benchmark names no Hugging Face folder for this backend.`);
-  if (!files?.length) {
-    throw new UserFacingError(`${ref.name}: the folder ${h.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`);
-  }
-  const g = bench.generation;
-  const local = await loadHfBackend(await gpuFor(ref, ctx), folderOf(files, h.name), { context: h.context, memoryGiB: h.memoryGiB }, ref.name);
-  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(local.context / 4));
-  if (maxTokens >= local.context) {
-    local.dispose();
-    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the ${local.context}-token context it was loaded with; ask for fewer.`);
-  }
-  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  // A folder's backend lays every turn out with its chat template (it refuses a folder without one),
-  // or, for a fine-tune of ours that keeps lwm_template.json, in the layout it trained on (a turn).
-  return { backend: local.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: !local.model.template, dispose: () => local.dispose() };
-}
-
-/** An ONNX folder in onnxruntime-web (no device of ours), from the files the page sent; as for a Hugging Face folder, none sent is an error saying what to do. */
-async function openBenchOnnx(ref: BenchBackendRef, bench: BenchRecord, files: HfFolderFile[] | undefined, log?: (message: string) => void): Promise<OpenedBackend> {
-  const o = ref.onnx;
-  if (!o) throw new UserFacingError(`${ref.name}: the benchmark names no ONNX folder for this backend.`);
-  if (!files?.length) {
-    throw new UserFacingError(`${ref.name}: the folder ${o.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`);
-  }
-  const g = bench.generation;
-  const opened = await openOnnxFolder(onnxFolderOf(files, o.name), { file: o.file, execution: o.execution, name: ref.name });
-  const dispose = () => opened.model.decoder.dispose();
-  log?.(`${ref.name}: ${opened.model.file} in onnxruntime-web on ${opened.model.decoder.executionProvider === 'webgpu' ? 'WebGPU' : 'WASM'}`);
-  const maxTokens = g.maxTokens ?? Math.max(1, Math.floor(opened.context / 4));
-  if (maxTokens >= opened.context) {
-    dispose();
-    throw new UserFacingError(`${ref.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${opened.context}-token context; ask for fewer.`);
-  }
-  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  return { backend: opened.backend, generate: { maxTokens, temperature: g.temperature ?? 0, ...sampling }, concurrency: 1, chatTemplate: opened.model.hasChatTemplate && !opened.model.template, dispose };
-}
-
-/** A backend of a bench on this worker: baselines, a stored checkpoint or a Hugging Face folder on the GPU (acquired only for one), an ONNX folder, an endpoint. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: BenchRecord, ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<OpenedBackend> {
-  const g = bench.generation;
-  const sampling = { ...(g.topP !== undefined && { topP: g.topP }), ...(g.seed !== undefined && { seed: g.seed }) };
-  switch (ref.kind) {
-    case 'copy-last':
-      return { backend: { ...copyLastBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
-    case 'reference':
-      return { backend: { ...referenceBackend(), name: ref.name }, generate: { maxTokens: 1, temperature: 0 }, concurrency: 1, dispose() {} };
-    case 'checkpoint':
-      return openCheckpoint(ref, bench, ctx);
-    case 'hf':
-      return openBenchFolder(ref, bench, ctx, files);
-    case 'onnx':
-      return openBenchOnnx(ref, bench, files, ctx.log);
-    case 'endpoint': {
-      const e = ref.endpoint;
-      if (!e) throw new UserFacingError(`${ref.name}: the benchmark names no endpoint for this backend.`);
-      const backend = stopWhenDown({ ...endpointBackend({ baseUrl: e.baseUrl, model: e.model, apiKey, maxConcurrency: 4 }), name: ref.name });
-      return { backend, generate: { maxTokens: g.maxTokens ?? 32768, temperature: g.temperature ?? 0.6, ...sampling }, concurrency: 4, dispose() {} };
+/** A backend of a bench on this worker (src/backends/open.ts), with the files of a folder the page sent; an endpoint stops at once when its server is down, and no WebGPU fails only the backends that need it. */
+export async function openBenchBackend(ref: BenchBackendRef, bench: Pick<BenchRecord, 'generation'>, ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<ReadyBackend> {
+  if (ref.kind === 'imported') throw new UserFacingError(`${ref.name}: an imported backend cannot be run again.`);
+  const folderId = ref.kind === 'hf' ? ref.hf.folderId : ref.kind === 'onnx' ? ref.onnx.folderId : null;
+  const source = workerSource(ctx, {
+    apiKey,
+    ...(folderId !== null && files && { folders: { [folderId]: files } }),
+    missingFolder: (f) => `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`,
+  });
+  const gpu = async () => {
+    try {
+      return await ctx.gpu();
+    } catch (e) {
+      if (e instanceof WebGPUUnavailableError) throw new BackendFailed({ kind: 'no-webgpu', message: `${ref.name} runs on the GPU, and WebGPU is not available here: ${e.message}` });
+      throw e;
     }
-    default:
-      throw new UserFacingError(`${ref.name}: an imported backend cannot be run again.`);
-  }
+  };
+  const { id: _id, name, ...model } = ref;
+  const opened = await openReady(model as BackendRef, { ...source, gpu }, bench.generation, { name });
+  return ref.kind === 'endpoint' ? { ...opened, backend: stopWhenDown(opened.backend) } : opened;
 }
 
 /** A judge of a bench: the local rubric judge, or an LLM judge at an endpoint (AgentWorldBench verdict format). */

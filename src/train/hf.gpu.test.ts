@@ -75,8 +75,8 @@ describe('Hugging Face folders through the worker jobs', () => {
         expect(info).toMatchObject({ name: arch, architecture: name, context: 64, maxContext: 64, tokenizer: false, files: 3 });
         expect(info.fit.fits).toBe(true);
         const a = fakeContext(rt);
-        const model = { source: 'hf' as const, id: arch, name: arch, files, settings: SETTINGS };
-        const r = (await runGenerateJob({ kind: 'generate', model, promptIds: expected.input_ids, sampling: { maxTokens: expected.greedy.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
+        const model = { kind: 'hf' as const, hf: { folderId: arch, name: arch, ...SETTINGS } };
+        const r = (await runGenerateJob({ kind: 'generate', model, files, promptIds: expected.input_ids, sampling: { maxTokens: expected.greedy.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
         expect(r.model).toMatchObject({ name: `hf:${arch}`, architecture: name, contextLength: 64, stopIds: [2] });
         expect(r.ids).toEqual(expected.greedy);
         expect(a.progress.filter((p) => p.kind === 'tokens')).toHaveLength(expected.greedy.length);
@@ -90,12 +90,12 @@ describe('Hugging Face folders through the worker jobs', () => {
     const rt = await gpuRuntime();
     const files = await picked('llama-chat', [...WEIGHTS, 'tokenizer.json', 'tokenizer_config.json']);
     const expected = (await json('llama-chat', 'generate.json')).chat;
-    const model = { source: 'hf' as const, id: 'chat', name: 'llama-chat', files, settings: SETTINGS };
+    const model = { kind: 'hf' as const, hf: { folderId: 'chat', name: 'llama-chat', ...SETTINGS } };
     // One user message, no system prompt: the AgentWorldBench layout of a first turn given as the record writes it.
     const request = { sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input }, awb: { system: '', actions: [expected.input], observations: [] } };
     try {
       const a = fakeContext(rt);
-      const r = (await runGenerateJob({ kind: 'generate', model, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
+      const r = (await runGenerateJob({ kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
       expect(r.model.template).toBe('chat template');
       expect(r.context).toMatchObject({ exact: true, prompt: expected.prompt_ids.length, truncated: false });
       expect(r.tokens).toBe(expected.ids.length);
@@ -108,7 +108,7 @@ describe('Hugging Face folders through the worker jobs', () => {
         b.texts.push(x);
         b.setState('stopping');
       };
-      const stopped = (await runGenerateJob({ kind: 'generate', model, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, b.ctx)) as GenerateJobResult;
+      const stopped = (await runGenerateJob({ kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, b.ctx)) as GenerateJobResult;
       expect(stopped.stopped).toBe(true);
       expect(stopped.text).toBe(b.texts.join(''));
       expect(expected.text.startsWith(stopped.text!)).toBe(true);

@@ -4,17 +4,14 @@
 // page only posts the folder's File objects (src/train/hfFolder.ts); the loader
 // (src/model/hf/*) runs here. Every error a folder can cause reaches the page as a message that
 // names the file at fault.
-import { HfPromptError, openHfBackend, type HfBackend } from '../backends/hf.ts';
-import { TemplateFileError } from '../model/templateFile.ts';
-import { HfTokenizerError } from '../core/tokenizer/hf.ts';
-import type { GpuRuntime } from '../gpu/runtime.ts';
-import { SafetensorsError } from '../model/safetensors.ts';
-import { configFromHf, HfConfigError } from '../model/hf/config.ts';
-import { filesFolder, HfFolderError, indexWeights, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
-import { HfMemoryError, limitsFromReport, loadHfModel } from '../model/hf/load.ts';
+import { bytesBudget, folderError, runContext } from '../backends/folders.ts';
+export { folderError } from '../backends/folders.ts';
+import { configFromHf } from '../model/hf/config.ts';
+import { filesFolder, indexWeights, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
+import { limitsFromReport } from '../model/hf/load.ts';
 import { checkFolderMemory, type FitReport, type RunMode, type RunShape } from '../model/hf/memory.ts';
 import { UserFacingError, type JobContext } from './host.ts';
-import { DEFAULT_HF_CONTEXT, settingsProblem, type HfFit, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings, type HfTrainShape } from './hfFolder.ts';
+import { type HfFit, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings, type HfTrainShape } from './hfFolder.ts';
 
 /** The folder of the page's files (paths relative to the picked folder). */
 export function folderOf(files: readonly HfFolderFile[] | undefined, name?: string): ModelFiles {
@@ -22,26 +19,6 @@ export function folderOf(files: readonly HfFolderFile[] | undefined, name?: stri
   return filesFolder(files, name);
 }
 
-/** A folder's error as the user reads it: config.json's errors get the folder's name in front (the others name their file already). */
-export function folderError(e: unknown, label: string): Error {
-  if (e instanceof UserFacingError) return e;
-  if (e instanceof HfConfigError) return new UserFacingError(`${label}/${e.message}`);
-  if (e instanceof HfFolderError || e instanceof HfMemoryError || e instanceof SafetensorsError || e instanceof HfPromptError || e instanceof TemplateFileError) return new UserFacingError(e.message);
-  if (e instanceof HfTokenizerError) return new UserFacingError(`${label}/tokenizer.json: ${e.message}`);
-  if (e instanceof RangeError && /config\.json/.test(e.message)) return new UserFacingError(e.message);
-  return e as Error;
-}
-
-function bytesBudget(s: HfRunSettings): number {
-  const problem = settingsProblem(s);
-  if (problem) throw new UserFacingError(problem);
-  return Math.floor(s.memoryGiB * 2 ** 30);
-}
-
-/** The context a run gets: the one asked, within the model's maximum; else the maximum up to DEFAULT_HF_CONTEXT. */
-export function runContext(s: HfRunSettings, maxContext: number): number {
-  return Math.min(maxContext, s.context ?? DEFAULT_HF_CONTEXT);
-}
 
 export function fitOf(r: FitReport, budget: number): HfFit {
   const e = r.estimate;
@@ -115,18 +92,4 @@ export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings
 export async function runHfInspectJob(spec: HfInspectJobSpec, ctx: JobContext): Promise<HfFolderInfo> {
   const files = folderOf(spec.files, spec.name);
   return inspectHfFolder(files, spec.settings, ctx.rt.report.limits, spec.train);
-}
-
-/** Loads a folder onto `rt` as a backend (HfMemoryError's refusal, with what would fit, when it does not fit). */
-export async function loadHfBackend(rt: GpuRuntime, files: ModelFiles, settings: HfRunSettings, name?: string): Promise<HfBackend> {
-  try {
-    const budget = bytesBudget(settings);
-    const raw = await readJsonFile(files, 'config.json');
-    const context = runContext(settings, configFromHf(raw).config.contextLength);
-    const weights = settings.weights ?? 'f32';
-    const model = await loadHfModel(files, { limits: limitsFromReport(rt.report, budget), context, weights });
-    return openHfBackend(rt, model, { context, weights, ...(name ? { name } : {}) });
-  } catch (e) {
-    throw folderError(e, files.label);
-  }
 }

@@ -6,6 +6,7 @@
 // only the worker runs).
 
 import type { HfFolderRef } from './spec.ts';
+import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings } from '../core/backend-ref.ts';
 export { F16_WEIGHTS, formatBytes } from '../model/hf/memory.ts';
 
 /** One file of a folder: its path inside the folder ('/'-separated) and its contents. */
@@ -14,18 +15,11 @@ export interface HfFolderFile {
   file: Blob;
 }
 
-/** The run a folder is checked and loaded for. */
-export interface HfRunSettings {
-  /** Tokens a prompt and its generation may take together; null: the model's own, up to DEFAULT_HF_CONTEXT. */
-  context: number | null;
-  /** GPU memory the model may take, in GiB (WebGPU reports no device memory, so the user says). */
-  memoryGiB: number;
-  /** How the weights are held for inference (absent: f32); f16 halves the matrices' memory (src/model/halfWeights.ts). */
-  weights?: 'f32' | 'f16';
-}
+/** The run a folder is checked and loaded for (src/core/backend-ref.ts). */
+export type HfRunSettings = FolderRunSettings;
 
 /** Context when none is asked: the model's maximum, but no more than this (the KV cache and the prefill grow with it). */
-export const DEFAULT_HF_CONTEXT = 2048;
+export const DEFAULT_HF_CONTEXT = DEFAULT_FOLDER_CONTEXT;
 export const DEFAULT_HF_SETTINGS: HfRunSettings = { context: null, memoryGiB: 4 };
 
 /** What the worker tells the page about a folder before anything is loaded. */
@@ -256,11 +250,7 @@ export function describeTrainFit(info: HfFolderInfo, train: HfTrainShape): strin
 }
 
 /** Checks the settings a user typed: a context of at least 16 tokens, a budget above 0 GiB. */
-export function settingsProblem(s: HfRunSettings): string | null {
-  if (s.context !== null && (!Number.isInteger(s.context) || s.context < 16)) return `Context must be a whole number of tokens, at least 16; got ${s.context}.`;
-  if (!(Number.isFinite(s.memoryGiB) && s.memoryGiB > 0 && s.memoryGiB <= 1024)) return `GPU memory must be a number of GiB above 0 (at most 1024); got ${s.memoryGiB}.`;
-  return null;
-}
+export const settingsProblem = folderSettingsProblem;
 
 /** Why the Playground and the Bench cannot run a folder that fits (they send turns as chat messages), or null. */
 export function chatProblem(info: Pick<HfFolderInfo, 'name' | 'tokenizer' | 'chatTemplate'>): string | null {

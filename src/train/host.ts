@@ -307,7 +307,7 @@ function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
 }
 
 // These carry messages written for the user (storage full, a checkpoint that does not parse).
-const USER_ERRORS = ['WebGPUUnavailableError', 'DeviceLostError', 'StorageFullError', 'CheckpointError', 'SafetensorsError'];
+const USER_ERRORS = ['BackendError', 'WebGPUUnavailableError', 'DeviceLostError', 'StorageFullError', 'CheckpointError', 'SafetensorsError'];
 
 /** Whether a job's error may be the first sign of a device loss (any error not written for the user). */
 function mayBeLoss(e: unknown): boolean {

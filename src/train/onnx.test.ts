@@ -17,7 +17,8 @@ import { generateRef } from '../reference/gpt.ts';
 import type { BenchBackendRef, BenchRecord } from '../storage/db.ts';
 import { openBenchBackend } from './bench.ts';
 import type { HfFolderFile } from './hfFolder.ts';
-import { UserFacingError, type JobContext } from './host.ts';
+import { userMessage, type JobContext } from './host.ts';
+import { BackendError } from '../backends/errors.ts';
 import type { JobState } from './protocol.ts';
 import { inspectOnnxFolder, onnxFolderOf } from './onnx.ts';
 import { runGenerateJob, type GenerateJobResult, type GenerateProgress } from './playground.ts';
@@ -91,7 +92,7 @@ describe('ONNX folders in the worker', () => {
 
   it("a Playground turn on WASM, with no GPU device: our engine's greedy text, streamed, with the provider named", async () => {
     const { ctx, texts, progress } = noGpuContext();
-    const spec = { kind: 'generate' as const, model: { source: 'onnx' as const, id: 'tiny', name: 'TinyOnnx', files: await exported(), execution: 'wasm' as const }, request: turn, sampling: { maxTokens: 10, temperature: 0 } };
+    const spec = { kind: 'generate' as const, model: { kind: 'onnx' as const, onnx: { folderId: 'tiny', name: 'TinyOnnx', execution: 'wasm' as const } }, files: await exported(), request: turn, sampling: { maxTokens: 10, temperature: 0 } };
     const r = (await runGenerateJob(spec, ctx)) as GenerateJobResult;
     expect(r.text).toBe(referenceText(10));
     expect(r.text!.length).toBeGreaterThan(0);
@@ -132,17 +133,18 @@ describe('ONNX folders in the worker', () => {
     await expect(inspectOnnxFolder(onnxFolderOf(without('config.json')))).rejects.toThrow(/^TinyOnnx: has no config\.json \(found: /);
     const broken = [...without('tokenizer.json'), { path: 'TinyOnnx/tokenizer.json', file: new Blob(['{"model": ']) }];
     await expect(inspectOnnxFolder(onnxFolderOf(broken))).rejects.toThrow(/^TinyOnnx\/tokenizer\.json: is not valid JSON/);
-    const model = { source: 'onnx' as const, id: 'v', name: 'TinyOnnx', files, file: 'onnx/model_q4.onnx', execution: 'wasm' as const };
-    await expect(runGenerateJob({ kind: 'generate', model }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx: has no model_q4\.onnx \(its ONNX files: model\.onnx\)/);
+    const onnx = { folderId: 'v', name: 'TinyOnnx', file: 'onnx/model_q4.onnx', execution: 'wasm' as const };
+    await expect(runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx }, files }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx: has no model_q4\.onnx \(its ONNX files: model\.onnx\)/);
     const notOnnx = [...files, { path: 'TinyOnnx/onnx/model_fp16.onnx', file: new Blob(['not a model']) }];
-    await expect(runGenerateJob({ kind: 'generate', model: { ...model, id: 'w', files: notOnnx, file: 'onnx/model_fp16.onnx' } }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
+    await expect(runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx: { ...onnx, folderId: 'w', file: 'onnx/model_fp16.onnx' } }, files: notOnnx }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
   });
 
   it('a broken lwm_template.json is refused as the user\'s problem, naming the file, the text and the line', async () => {
     const files = [...(await exported()), { path: 'TinyOnnx/lwm_template.json', file: new Blob([JSON.stringify({ version: 'v0', text: 'A world model.', targetOpen: '<o>', targetClose: '</o>' })]) }];
-    const model = { source: 'onnx' as const, id: 't', name: 'TinyOnnx', files, execution: 'wasm' as const };
-    const job = runGenerateJob({ kind: 'generate', model }, noGpuContext().ctx);
-    await expect(job).rejects.toThrow(UserFacingError);
+    const job = runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx: { folderId: 't', name: 'TinyOnnx', execution: 'wasm' } }, files }, noGpuContext().ctx);
+    // Written for the user: the worker shows its message as it is.
+    await expect(job).rejects.toThrow(BackendError);
+    expect(userMessage((await job.catch((e: Error) => e)) as Error)).toMatch(/^TinyOnnx\/lwm_template\.json: text: line 1/);
     await expect(job).rejects.toThrow(/^TinyOnnx\/lwm_template\.json: text: line 1: the template never shows the history/);
   });
 });

@@ -5,17 +5,12 @@
 // where the page has WebGPU, else on WASM (the page says which: src/train/onnxFolder.ts). The page
 // posts the folder's File objects; the loaders (src/model/onnx/*, src/model/hf/files.ts) run here.
 // Every error a folder can cause reaches the page as a message naming the file at fault.
-import { onnxBackend } from '../backends/onnx.ts';
-import type { LwmBackend } from '../core/backend.ts';
 import { filesFolder, HfFolderError, loadHfTokenizer, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
-import { chooseOnnxFile, onnxModelFiles, OnnxLayoutError } from '../model/onnx/layout.ts';
-import { loadOnnxModel, type LoadedOnnxModel } from '../model/onnx/load.ts';
-import { TemplateFileError } from '../model/templateFile.ts';
-import { ChatWrapError } from '../core/templates/chat-wrap.ts';
-import { folderError } from './hf.ts';
+import { chooseOnnxFile, onnxModelFiles } from '../model/onnx/layout.ts';
+import { onnxFolderError } from '../backends/folders.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { UserFacingError } from './host.ts';
-import type { OnnxExecution, OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
+import type { OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
 
 /** The folder of the page's files (paths relative to the picked folder). */
 export function onnxFolderOf(files: readonly HfFolderFile[] | undefined, name?: string): ModelFiles {
@@ -23,11 +18,6 @@ export function onnxFolderOf(files: readonly HfFolderFile[] | undefined, name?: 
   return filesFolder(files, name);
 }
 
-/** A folder's error as the user reads it (the layout's errors name the folder or file already). */
-export function onnxFolderError(e: unknown, label: string): Error {
-  if (e instanceof OnnxLayoutError || e instanceof TemplateFileError || e instanceof ChatWrapError) return new UserFacingError(e.message);
-  return folderError(e, label);
-}
 
 const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null);
 
@@ -80,26 +70,4 @@ export async function inspectOnnxFolder(files: ModelFiles): Promise<OnnxFolderIn
 /** The 'onnx-inspect' job: the page shows the result (and the variants to choose from) before the user loads the folder. */
 export function runOnnxInspectJob(spec: OnnxInspectJobSpec): Promise<OnnxFolderInfo> {
   return inspectOnnxFolder(onnxFolderOf(spec.files, spec.name));
-}
-
-export interface OnnxOpened {
-  model: LoadedOnnxModel;
-  backend: LwmBackend;
-  /** config.json's context. */
-  context: number;
-}
-
-/** Opens `file` of a folder in onnxruntime-web (`execution`: see OnnxExecution) as a backend named `name`. */
-export async function openOnnxFolder(files: ModelFiles, options: { file?: string; execution: OnnxExecution; name?: string }): Promise<OnnxOpened> {
-  let model: LoadedOnnxModel | null = null;
-  try {
-    const variant = options.file === undefined ? undefined : options.file.slice(options.file.lastIndexOf('/') + 1);
-    model = await loadOnnxModel(files, { ...(variant !== undefined && { variant }), executionProvider: options.execution });
-    if (!model.tokenizer) throw new UserFacingError(`${files.label}: has no tokenizer.json, so text cannot be turned into its token ids`);
-    if (model.contextLength === null) throw new UserFacingError(`${files.label}/config.json: gives no context length (max_position_embeddings), which sizes the prompt`);
-    return { model, backend: onnxBackend(model, options.name ?? `onnx:${model.name}`), context: model.contextLength };
-  } catch (e) {
-    model?.decoder.dispose();
-    throw onnxFolderError(e, files.label);
-  }
 }

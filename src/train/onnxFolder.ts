@@ -10,7 +10,7 @@ import { formatGiB, type HfFolderFile } from './hfFolder.ts';
  * Where onnxruntime-web runs the model: 'auto' is WebGPU, with WASM when WebGPU cannot take it;
  * 'wasm' is WASM only (what a page without WebGPU asks: its worker may still see WebGPU).
  */
-export type OnnxExecution = 'auto' | 'wasm';
+export type { OnnxExecution } from '../core/backend-ref.ts';
 
 /** One model file of the folder (a variant). */
 export interface OnnxVariant {

@@ -56,7 +56,7 @@ async function run(rt: Awaited<ReturnType<typeof gpuRuntime>>, bytes: Uint8Array
     async openBackend(_ref, o) {
       const local = openCheckpointBackend(rt, bytes, { source: 'micro', name: 'local:micro' });
       const backend = { name: local.backend.name, generate: (req: Parameters<typeof local.backend.generate>[0], opts: Parameters<typeof local.backend.generate>[1]) => (seen.add(isTurnRequest(req) ? (req.template?.text ?? '') : 'not a turn request'), local.backend.generate(req, opts)) };
-      return { backend, generate: { maxTokens: o.generation.maxTokens!, temperature: 0 }, concurrency: 1, dispose: () => local.dispose() };
+      return { backend, generate: { maxTokens: o.generation.maxTokens!, temperature: 0 }, concurrency: 1, form: 'turn' as const, dispose: () => local.dispose() };
     },
     openJudge: () => ({ judge: localJudge, concurrency: 1 }),
     optimiser: () => offlineOptimiser(),

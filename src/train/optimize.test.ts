@@ -62,7 +62,7 @@ function deps(store: Map<string, OptimisationRecord>, calls: { n: number }, o: {
       return structuredClone(r);
     },
     loadSamples: async () => samples,
-    openBackend: async () => ({ backend: obedient(calls), generate: { maxTokens: 64, temperature: 0 }, concurrency: 1, dispose() {} }),
+    openBackend: async () => ({ backend: obedient(calls), generate: { maxTokens: 64, temperature: 0 }, concurrency: 1, form: 'turn' as const, dispose() {} }),
     openJudge: () => ({ judge: localJudge, concurrency: 1 }),
     optimiser: () => offlineOptimiser(),
     signal: ctl.signal,
@@ -153,7 +153,7 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
   const checkpoint = { id: 'c', name: 'c', kind: 'checkpoint' as const, checkpoint: { runId: 'r', runName: 'r', tag: 'last' as const, step: 1, key: 'k' } };
   it('a checkpoint and the baselines get the turn with the text as its template and no AgentWorldBench texts', () => {
     for (const backend of [checkpoint, record().backend]) {
-      const turn = optimisationRender(withBackend(backend), {})(text, dev[0]) as TurnRequest;
+      const turn = optimisationRender(withBackend(backend), { form: 'turn' })(text, dev[0]) as TurnRequest;
       expect(turn.template?.text).toBe(text);
       expect(turn.template?.domains).toBeUndefined();
       expect(turn.awb).toBeUndefined();
@@ -162,22 +162,23 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
   });
   it('an endpoint, and a folder with a chat template, get the rendered system text and the turns as user/assistant messages', () => {
     const world = text.replace('You are the environment.', 'You are the world.');
-    const chat = optimisationRender(withBackend(endpoint), {})(world, dev[0]) as { system: string; messages: { role: string; content: string }[] };
+    const chat = optimisationRender(withBackend(endpoint), { form: 'chat' })(world, dev[0]) as { system: string; messages: { role: string; content: string }[] };
     expect(chat.system).toMatch(/^You are the world\./);
     expect(chat.messages.map((m) => m.role)).toEqual([...dev[0].history.flatMap(() => ['user', 'assistant']), 'user']);
     expect(chat.messages.at(-1)!.content).toBe(dev[0].action);
     expect(chat).toEqual(templateRequest(world, dev[0], 'chat'));
-    const hf = { id: 'h', name: 'h', kind: 'hf' as const };
-    const onnx = { id: 'o', name: 'o', kind: 'onnx' as const };
-    expect(optimisationRender(withBackend(hf), { chatTemplate: true })(world, dev[0])).toEqual(chat);
-    expect(optimisationRender(withBackend(onnx), { chatTemplate: true })(world, dev[0])).toEqual(chat);
+    // The opener decides a folder's form (src/backends/open.test.ts): a chat model gets the same messages.
+    const hf = { id: 'h', name: 'h', kind: 'hf' as const, hf: { folderId: 'h', name: 'h', context: null, memoryGiB: 1 } };
+    const onnx = { id: 'o', name: 'o', kind: 'onnx' as const, onnx: { folderId: 'o', name: 'o', execution: 'wasm' as const } };
+    expect(optimisationRender(withBackend(hf), { form: 'chat' })(world, dev[0])).toEqual(chat);
+    expect(optimisationRender(withBackend(onnx), { form: 'chat' })(world, dev[0])).toEqual(chat);
     // Our ONNX export has no chat template: it renders the turn with the template, as a checkpoint does.
-    expect(isTurnRequest(optimisationRender(withBackend(onnx), { chatTemplate: false })(world, dev[0]))).toBe(true);
+    expect(isTurnRequest(optimisationRender(withBackend(onnx), { form: 'turn' })(world, dev[0]))).toBe(true);
   });
   it('keeps the start template\'s prediction tags', () => {
     const o = withBackend(checkpoint);
     o.start.template = { ...o.start.template, targetOpen: '<obs>\n', targetClose: '\n</obs>' };
-    const turn = optimisationRender(o, {})(text, dev[0]) as TurnRequest;
+    const turn = optimisationRender(o, { form: 'turn' })(text, dev[0]) as TurnRequest;
     expect([turn.template!.targetOpen, turn.template!.targetClose]).toEqual(['<obs>\n', '\n</obs>']);
   });
 });

@@ -9,7 +9,7 @@
 import type { GenerateRequest } from '../core/backend.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { sampleFromRecord, turnRequestOf, type BenchSample } from '../core/bench/runner.ts';
-import { benchEvaluator, requestFormFor, splitForOptimisation, templateRender, templateValidator, type OptimisationSplits } from '../core/optimize/evaluate.ts';
+import { benchEvaluator, splitForOptimisation, templateRender, templateValidator, type OptimisationSplits } from '../core/optimize/evaluate.ts';
 import { newLoopState, plannedEvaluations, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../core/optimize/loop.ts';
 import { endpointOptimiser, offlineOptimiser } from '../core/optimize/optimisers.ts';
 import { SYSTEM_PROMPT_FIELDS } from '../core/schema/types.ts';
@@ -17,9 +17,9 @@ import { TEMPLATE_VARIABLE_NAMES } from '../core/templates/index.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { EndpointClient } from '../backends/endpoint.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
-import type { BenchBackendRef, BenchJudgeRef, BenchRecord, OptimisationRecord } from '../storage/db.ts';
+import type { BenchBackendRef, BenchJudgeRef, OptimisationRecord } from '../storage/db.ts';
 import { getOptimisation, updateOptimisation } from '../storage/optimize.ts';
-import { openBenchBackend, openBenchJudge, type OpenedBackend } from './bench.ts';
+import { openBenchBackend, openBenchJudge, type BenchBackend } from './bench.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { optimizeLockName } from './protocol.ts';
@@ -62,7 +62,7 @@ export interface OptimizeDeps {
   update(id: string, change: (o: OptimisationRecord) => void): Promise<OptimisationRecord>;
   /** The dataset's held-out turns as bench samples (before the dev/test split). */
   loadSamples(o: OptimisationRecord): Promise<BenchSample[]>;
-  openBackend(ref: BenchBackendRef, o: OptimisationRecord): Promise<OpenedBackend>;
+  openBackend(ref: BenchBackendRef, o: OptimisationRecord): Promise<BenchBackend>;
   openJudge(ref: BenchJudgeRef): { judge: Judge; concurrency: number };
   optimiser(o: OptimisationRecord, splits: OptimisationSplits): Optimiser;
   signal: AbortSignal;
@@ -76,10 +76,9 @@ export interface OptimizeDeps {
  * sends the same backend (requestFormFor: 'chat' for an endpoint or a folder with a chat template,
  * 'turn' for a checkpoint and the baselines), with the start template's prediction tags.
  */
-export function optimisationRender(o: Pick<OptimisationRecord, 'start' | 'backend'>, opened: Pick<OpenedBackend, 'chatTemplate'>): (text: string, s: BenchSample) => GenerateRequest {
-  const kind = o.backend.kind;
-  if (kind === 'imported') throw new UserFacingError(`${o.backend.name}: an imported backend cannot be run again.`);
-  return templateRender(requestFormFor({ kind, chatTemplate: opened.chatTemplate }), o.start.template);
+export function optimisationRender(o: Pick<OptimisationRecord, 'start' | 'backend'>, opened: Pick<BenchBackend, 'form'>): (text: string, s: BenchSample) => GenerateRequest {
+  if (o.backend.kind === 'imported') throw new UserFacingError(`${o.backend.name}: an imported backend cannot be run again.`);
+  return templateRender(opened.form, o.start.template);
 }
 
 /** A few dev samples' system-prompt fields as text, for the endpoint optimiser's prompt. */
@@ -208,7 +207,7 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
     r.state = 'running';
     r.error = undefined;
   });
-  let opened: OpenedBackend | null = null;
+  let opened: BenchBackend | null = null;
   try {
     const { splits, config, state } = await splitsAndState(optId, o, deps);
     // The tracker counts what is stored (a copy), not the loop's live state.
@@ -280,7 +279,7 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
         return benchSampleRecords(trajectories, { evalFraction: o.data.evalFraction, seed: o.data.seed, domains: o.data.domains }).map(sampleFromRecord);
       },
       // The Bench's backends read only the generation settings of their bench.
-      openBackend: async (ref, o) => openBenchBackend(ref, { generation: o.generation } as BenchRecord, ctx, keys.backend, backendFolderFiles(ref, spec.folder)),
+      openBackend: async (ref, o) => openBenchBackend(ref, o, ctx, keys.backend, backendFolderFiles(ref, spec.folder)),
       openJudge: (ref) => openBenchJudge(ref, keys.judge),
       optimiser: (o, splits) => openOptimiser(o, splits, keys.optimiser),
       signal: stop.signal,

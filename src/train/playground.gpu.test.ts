@@ -52,7 +52,7 @@ describe('generate job', () => {
     const sampling = { maxTokens: 8, temperature: 1, seed: 11 };
     try {
       const a = fakeContext(rt);
-      const spec: GenerateJobSpec = { kind: 'generate', model: { source: 'file', id: 'f', name: 'x.safetensors', bytes }, request, sampling };
+      const spec: GenerateJobSpec = { kind: 'generate', model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes, request, sampling };
       const r = (await runGenerateJob(spec, a.ctx)) as GenerateJobResult;
       expect(r.model).toMatchObject({ name: 'local:sft-7', step: 7, contextLength: 64, template: 'v0' });
       expect(a.texts.join('')).toBe(r.text);
@@ -66,7 +66,7 @@ describe('generate job', () => {
 
       // Kept loaded: the same file without its bytes runs, the same seed gives the same text.
       const b = fakeContext(rt);
-      const again = (await runGenerateJob({ ...spec, model: { source: 'file', id: 'f', name: 'x.safetensors' } }, b.ctx)) as GenerateJobResult;
+      const again = (await runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined }, b.ctx)) as GenerateJobResult;
       expect(again.text).toBe(r.text);
 
       // Stop: the first piece's arrival asks for a stop; the job ends with what it had.
@@ -75,7 +75,7 @@ describe('generate job', () => {
         c.texts.push(x);
         c.setState('stopping');
       };
-      const stopped = (await runGenerateJob({ ...spec, model: { source: 'file', id: 'f', name: 'x.safetensors' }, sampling: { maxTokens: 8, temperature: 1, seed: 3 } }, c.ctx)) as GenerateJobResult;
+      const stopped = (await runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined, sampling: { maxTokens: 8, temperature: 1, seed: 3 } }, c.ctx)) as GenerateJobResult;
       if (c.texts.length) {
         expect(stopped.stopped).toBe(true);
         expect(c.texts).toHaveLength(1);
@@ -83,14 +83,14 @@ describe('generate job', () => {
       }
 
       // Max tokens that leave no room, and a released model, and a file that is not ours.
-      await expect(runGenerateJob({ ...spec, sampling: { maxTokens: 64, temperature: 0 } }, fakeContext(rt).ctx)).rejects.toThrow(/Max tokens 64 leaves no room for the prompt in this model's context of 64 tokens/);
+      await expect(runGenerateJob({ ...spec, sampling: { maxTokens: 64, temperature: 0 } }, fakeContext(rt).ctx)).rejects.toThrow(/local:sft-7: 64 new tokens leave no room for a prompt in the model's 64-token context; choose from 1 to 63/);
       await runGenerateJob({ kind: 'generate', release: true }, fakeContext(rt).ctx);
-      await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'f', name: 'x.safetensors' } }, fakeContext(rt).ctx)).rejects.toThrow(MODEL_NOT_LOADED);
+      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined }, fakeContext(rt).ctx)).rejects.toThrow(MODEL_NOT_LOADED);
       // A file from another tool: GPT-2 tensor names, no config, tokenizer or template in its metadata.
       const hf = writeSafetensors([{ name: 'wte.weight', dtype: 'F32', shape: [4, 2], data: new Float32Array(8) }], { format: 'pt' });
-      await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'hf', name: 'hf.safetensors', bytes: hf } }, fakeContext(rt).ctx)).rejects.toThrow(/hf.safetensors is not an LWM Studio checkpoint/);
+      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:hf', label: 'hf.safetensors' } }, bytes: hf }, fakeContext(rt).ctx)).rejects.toThrow(/hf.safetensors is not an LWM Studio checkpoint/);
       const noTok = saveCheckpoint({ config, params: initParams(config, 5), step: 1 });
-      await expect(runGenerateJob({ ...spec, model: { source: 'file', id: 'nt', name: 'nt.safetensors', bytes: noTok } }, fakeContext(rt).ctx)).rejects.toThrow(/nt.safetensors holds no tokenizer/);
+      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:nt', label: 'nt.safetensors' } }, bytes: noTok }, fakeContext(rt).ctx)).rejects.toThrow(/nt.safetensors holds no tokenizer/);
     } finally {
       releasePlaygroundModel();
     }
@@ -127,13 +127,13 @@ describe('a device lost during generation', () => {
       }
     };
     const request = { sample: { domain: 'terminal', systemPrompt: data[0].system_prompt, history: [], action: 'ls' } };
-    const spec = { kind: 'generate', model: { source: 'file', id: 'lost', name: 'lost.safetensors', bytes }, request, sampling: { maxTokens: 40, temperature: 1, seed: 11 } };
+    const spec = { kind: 'generate', model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } }, bytes, request, sampling: { maxTokens: 40, temperature: 1, seed: 11 } };
     host.handle({ type: 'start', jobId: 'a', spec });
     expect(await finished('a')).toMatchObject({ state: 'failed' });
     const error = events.find((e) => e.type === 'error' && e.jobId === 'a') as { message: string };
     expect(error.message).toMatch(/^The GPU device was lost \(destroyed\)/);
     // The model held on the lost device is not reused: without its bytes the worker asks for them, with them it runs.
-    host.handle({ type: 'start', jobId: 'b', spec: { ...spec, model: { source: 'file', id: 'lost', name: 'lost.safetensors' } } });
+    host.handle({ type: 'start', jobId: 'b', spec: { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } }, bytes: undefined } });
     expect(await finished('b')).toMatchObject({ state: 'failed' });
     expect((events.find((e) => e.type === 'error' && e.jobId === 'b') as { message: string }).message).toBe(MODEL_NOT_LOADED);
     host.handle({ type: 'start', jobId: 'c', spec });

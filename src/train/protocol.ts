@@ -93,3 +93,6 @@ export function isToWorker(x: unknown): x is ToWorker {
 function isDeviceRequest(r: unknown): r is DeviceRequest {
   return r === 'report' || r === 'stats' || r === 'destroy';
 }
+
+/** The error a Playground job for a dropped file gets when the worker does not hold that file (a fresh worker): the page sends its bytes again. */
+export const MODEL_NOT_LOADED = 'playground: the model file is not loaded in this worker; send its bytes';

@@ -6,6 +6,7 @@
 // ones set up on this device (stores/endpoints.ts, shared with the Playground): their API keys
 // stay in that store's memory, or its "remember on this device" storage, and go to the worker
 // with each job; a bench's stored record and its exports name an endpoint's URL and model only.
+import type { HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
 import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
 import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
@@ -36,9 +37,9 @@ export interface BenchDraft {
   checkpoints: { runId: string; runName: string; stage: string; tag: CheckpointTag; step: number; key: string }[];
   endpoints: BenchEndpoint[];
   /** Hugging Face folders picked in this page (stores/hfFolders.ts), by what the bench records of them. */
-  folders?: NonNullable<BenchBackendRef['hf']>[];
+  folders?: HfModelRef[];
   /** ONNX folders picked in this page (stores/onnxFolders.ts): the model file and where it runs. */
-  onnx?: NonNullable<BenchBackendRef['onnx']>[];
+  onnx?: OnnxModelRef[];
   generation: BenchGeneration;
   judge: { kind: 'local' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
 }

@@ -29,7 +29,7 @@ const bench: BenchRecord = {
   samples: [],
   backends: [
     { id: 'copy-last', name: 'copy-last', kind: 'copy-last' },
-    { id: 'ck', name: 'local:sft', kind: 'checkpoint' },
+    { id: 'ck', name: 'local:sft', kind: 'checkpoint', checkpoint: { key: 'ck' } },
     { id: 'reference', name: 'reference', kind: 'reference' },
   ],
   judges: [

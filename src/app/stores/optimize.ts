@@ -8,6 +8,7 @@
 // A Hugging Face or ONNX folder picked in this page (stores/hfFolders.ts, stores/onnxFolders.ts) is
 // recorded by what it was, as the Bench records it; its files go with each job (start and resume)
 // while the page has them; after a reload the job asks for the same folder to be picked again.
+import type { CheckpointRef, HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
 import { create, type StoreApi } from 'zustand';
 import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../storage/db.ts';
 import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';
@@ -40,12 +41,12 @@ export interface OptimiseDraft {
   testPerDomain: number;
   backend:
     | { kind: 'copy-last' | 'reference' }
-    | { kind: 'checkpoint'; checkpoint: NonNullable<BenchBackendRef['checkpoint']> & { stage: string } }
+    | { kind: 'checkpoint'; checkpoint: CheckpointRef & { stage: string } }
     | { kind: 'endpoint'; endpoint: BenchEndpoint }
     /** A Hugging Face folder picked in this page, by what the record keeps of it (the Bench's ref). */
-    | { kind: 'hf'; hf: NonNullable<BenchBackendRef['hf']> }
+    | { kind: 'hf'; hf: HfModelRef }
     /** An ONNX folder picked in this page: its model file and where it runs (the Bench's ref). */
-    | { kind: 'onnx'; onnx: NonNullable<BenchBackendRef['onnx']> };
+    | { kind: 'onnx'; onnx: OnnxModelRef };
   judge: BenchDraft['judge'];
   optimiser: { kind: 'offline' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
   generation: BenchGeneration;

@@ -5,13 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DatasetMeta } from '../../storage/db.ts';
 import { JobClient, type WorkerLike } from '../../train/client.ts';
-import { MODEL_NOT_LOADED, type GenerateJobSpec } from '../../train/playground.ts';
+import type { GenerateJobSpec } from '../../train/playground.ts';
+import { MODEL_NOT_LOADED } from '../../train/protocol.ts';
 import type { FromWorker, ToWorker } from '../../train/protocol.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { apiKey, endpointConfig, KEY_PREFIX, setApiKey, type EndpointSettings, type KeyStorage } from './endpoints.ts';
 import { createPlaygroundStore, type PlaygroundDeps } from './playground.ts';
 
-const info = { id: 'run:k1', name: 'local:sft-4', stage: 'sft', step: 4, contextLength: 48, vocabSize: 400, layers: 2, dModel: 32, template: 'v0' };
+const info = { id: 'checkpoint:k1:::f32', name: 'local:sft-4', stage: 'sft', step: 4, contextLength: 48, vocabSize: 400, layers: 2, dModel: 32, template: 'v0' };
 
 /** A worker whose 'generate' jobs answer by `script`. */
 function fakeWorker(script: (spec: GenerateJobSpec, jobId: string, post: (m: FromWorker) => void) => void) {
@@ -61,7 +62,7 @@ describe('playground store', () => {
     // The job was sent the turn: the real history (none yet), the action, the sampling.
     const job = w.started.find((j) => 'request' in j && j.request)! as Extract<GenerateJobSpec, { request?: unknown }>;
     expect(job.request!.sample.action).toBe('ls');
-    expect(job.model).toEqual({ source: 'run', key: 'k1', label: 'SFT · last · step 4' });
+    expect(job.model).toEqual({ kind: 'checkpoint', checkpoint: { key: 'k1', label: 'SFT · last · step 4' } });
     expect(job.sampling).toMatchObject({ maxTokens: 48, temperature: 0, seed: 0 });
   });
 
@@ -118,9 +119,9 @@ describe('playground store', () => {
     const held = new Set<string>();
     const w = fakeWorker((spec, jobId, post) => {
       if ('release' in spec) return post({ type: 'done', jobId, result: { released: true } });
-      if (spec.model.source === 'file') {
-        if (spec.model.bytes) held.add(spec.model.id);
-        else if (!held.has(spec.model.id)) return post({ type: 'error', jobId, message: MODEL_NOT_LOADED });
+      if (spec.model.kind === 'checkpoint' && spec.model.checkpoint.key.startsWith('file:')) {
+        if (spec.bytes) held.add(spec.model.checkpoint.key);
+        else if (!held.has(spec.model.checkpoint.key)) return post({ type: 'error', jobId, message: MODEL_NOT_LOADED });
       }
       streamOk(spec, jobId, post);
     });
@@ -129,12 +130,12 @@ describe('playground store', () => {
     await new Promise((r) => setTimeout(r, 10));
     await store.getState().send('ls');
     expect(store.getState().session.turns[0].prediction!.observation).toBe('README.md');
-    const generateJobs = () => w.started.filter((j) => 'request' in j && j.request) as { model: { bytes?: Uint8Array } }[];
-    expect(generateJobs().at(-1)!.model.bytes).toBeUndefined(); // the worker held it: not sent again
+    const generateJobs = () => w.started.filter((j) => 'request' in j && j.request) as { bytes?: Uint8Array }[];
+    expect(generateJobs().at(-1)!.bytes).toBeUndefined(); // the worker held it: not sent again
     held.clear(); // a fresh worker
     await store.getState().send('pwd');
     expect(store.getState().session.turns[1].prediction!.observation).toBe('README.md');
-    expect(generateJobs().at(-1)!.model.bytes).toEqual(new Uint8Array([1, 2, 3]));
+    expect(generateJobs().at(-1)!.bytes).toEqual(new Uint8Array([1, 2, 3]));
     expect(store.getState().error).toBeNull();
   });
 
@@ -152,7 +153,7 @@ describe('playground store', () => {
     const store = createPlaygroundStore(deps(w.client, { folder: (id) => (id === open?.id ? open : undefined) }), null);
     store.getState().setBackend({ kind: 'hf', id: 'Tiny#1', name: 'Tiny' });
     await new Promise((r) => setTimeout(r, 10));
-    expect(w.started[0]).toEqual({ kind: 'generate', model: { source: 'hf', id: 'Tiny#1', name: 'Tiny', files: folder.files, settings: { context: 64, memoryGiB: 1 } } });
+    expect(w.started[0]).toEqual({ kind: 'generate', model: { kind: 'hf', hf: { folderId: 'Tiny#1', name: 'Tiny', context: 64, memoryGiB: 1 } }, files: folder.files });
     expect(store.getState().model).toEqual(hfInfo);
     await store.getState().send('ls');
     const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;
@@ -182,7 +183,7 @@ describe('playground store', () => {
     store.getState().setBackend({ kind: 'onnx', id: 'Onnx#1', name: 'Onnx' });
     await new Promise((r) => setTimeout(r, 10));
     expect(store.getState().error).toBeNull();
-    expect(w.started[0]).toEqual({ kind: 'generate', model: { source: 'onnx', id: 'Onnx#1', name: 'Onnx', files: folder.files, file: 'onnx/model_q4.onnx', execution: 'wasm' } });
+    expect(w.started[0]).toEqual({ kind: 'generate', model: { kind: 'onnx', onnx: { folderId: 'Onnx#1', name: 'Onnx', file: 'onnx/model_q4.onnx', execution: 'wasm' } }, files: folder.files });
     expect(store.getState().model).toEqual(onnxInfo);
     await store.getState().send('ls');
     const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;

@@ -13,7 +13,7 @@ import { EndpointError, endpointBackend } from '../../backends/endpoint.ts';
 import type { LwmBackend, TurnRequest } from '../../core/backend.ts';
 import { awbMessages } from '../../core/bench/awb-layout.ts';
 import { decorateAction, decorateObservation } from '../../core/formats/agentworldbench.ts';
-import { cutSummary, estimatedReport, type ContextReport } from '../../core/playground/context.ts';
+import { estimatedReport, type ContextReport } from '../../core/playground/context.ts';
 import {
   addTurn,
   branchAt,
@@ -35,8 +35,10 @@ import { renderSystem, type PromptTemplate } from '../../core/templates/index.ts
 import type { DatasetMeta } from '../../storage/db.ts';
 import { appendTrajectories } from '../../storage/datasets.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import { MODEL_NOT_LOADED, type GenerateJobResult, type GenerateJobSpec, type GenerateProgress, type PlaygroundModel, type PlaygroundModelInfo } from '../../train/playground.ts';
-import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
+import type { GenerateJobSpec, PlaygroundModelInfo } from '../../train/playground.ts';
+import type { JobSpecBase } from '../../train/protocol.ts';
+import { workerBackend, type WorkerBackend } from '../../train/workerBackend.ts';
+import { FILE_KEY_PREFIX } from '../../core/backend-ref.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { useHfFolderStore, type PickedFolder } from './hfFolders.ts';
 import { chosenFile, pageExecution, useOnnxFolderStore } from './onnxFolders.ts';
@@ -165,7 +167,7 @@ export function classifyError(e: unknown, turn: number | undefined, lostDuringJo
     };
   }
   if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message)) return { kind: 'checkpoint', message, help: CHECKPOINT_HELP, turn };
-  if (/leaves no room for the prompt/.test(message)) return { kind: 'context', message, turn };
+  if (/leaves? no room for (the|a) prompt/.test(message)) return { kind: 'context', message, turn };
   if (/WebGPU/.test(message)) return { kind: 'no-webgpu', message, turn };
   return { kind: 'other', message, turn };
 }
@@ -216,28 +218,29 @@ function gpuProblem(deps: PlaygroundDeps, b: LocalChoice): { message: string; he
   return { message: `${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`, help: problem.help };
 }
 
-/** Whether the worker's model is the one chosen (a folder with any run settings). */
+/** Whether the worker's model is the one chosen (a folder with any run settings; the model's id is src/core/backend-ref.ts's backendKey). */
 export function isLoaded(b: BackendChoice | null, model: PlaygroundModelInfo | null): boolean {
   if (!model || !isLocalChoice(b)) return false;
   if (b.kind === 'hf' || b.kind === 'onnx') return model.id.startsWith(`${b.kind}:${b.id}:`);
-  return model.id === (b.kind === 'run' ? `run:${b.key}` : `file:${b.id}`);
+  return model.id.startsWith(`checkpoint:${b.kind === 'run' ? b.key : `${FILE_KEY_PREFIX}${b.id}`}:`);
 }
 
-/** What the worker is told to load for a choice; a folder no longer picked in this page is an error saying so. */
-function localModel({ deps, v }: StoreCtx, b: LocalChoice, withBytes: boolean): PlaygroundModel {
-  if (b.kind === 'run') return { source: 'run', key: b.key, label: b.label };
+/** What a generate job is told to load for a choice (src/core/backend-ref.ts), with the files it needs; a folder no longer picked in this page is an error saying so. */
+function localModel({ deps, v }: StoreCtx, b: LocalChoice, withBytes: boolean): Pick<Extract<GenerateJobSpec, { model: unknown }>, 'model' | 'files' | 'bytes'> {
+  if (b.kind === 'run') return { model: { kind: 'checkpoint', checkpoint: { key: b.key, label: b.label } } };
   if (b.kind === 'file') {
-    return { source: 'file', id: b.id, name: b.name, ...(withBytes || v.workerHasFile !== b.id ? { bytes: v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined } : {}) };
+    const bytes = withBytes || v.workerHasFile !== b.id ? (v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined) : undefined;
+    return { model: { kind: 'checkpoint', checkpoint: { key: `${FILE_KEY_PREFIX}${b.id}`, label: b.name } }, ...(bytes && { bytes }) };
   }
   const gone = () => Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), { kindHint: 'folder' });
   if (b.kind === 'onnx') {
     const o = deps.onnxFolder?.(b.id);
     if (!o) throw gone();
-    return { source: 'onnx', id: o.id, name: o.name, files: o.files, ...(o.file !== null && { file: o.file }), execution: deps.onnxExecution?.() ?? 'auto' };
+    return { model: { kind: 'onnx', onnx: { folderId: o.id, name: o.name, ...(o.file !== null && { file: o.file }), execution: deps.onnxExecution?.() ?? 'auto' } }, files: o.files };
   }
   const f = deps.folder?.(b.id);
   if (!f) throw gone();
-  return { source: 'hf', id: f.id, name: f.name, files: f.files, settings: f.settings };
+  return { model: { kind: 'hf', hf: { folderId: f.id, name: f.name, ...f.settings } }, files: f.files };
 }
 type TurnOutput = { text: string; tokens: number; ms: number; stopped: boolean; name: string };
 
@@ -269,92 +272,57 @@ function samplingOptions(s: Sampling) {
   return { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topK !== null ? { topK: s.topK } : {}), ...(s.topP !== null ? { topP: s.topP } : {}), ...(s.seed !== null ? { seed: s.seed } : {}) };
 }
 
-type LocalAttempt = { result: GenerateJobResult | null; text: string; lost: boolean; error?: Error };
-
-/** One 'generate' job in the worker; streams into `live` and settles when the job ends. */
-function attemptLocal(ctx: StoreCtx, b: LocalChoice, turn: number, request: TurnRequest, withBytes: boolean): Promise<LocalAttempt> {
+/** The worker's model for a local choice, as a backend (src/train/workerBackend.ts): its progress goes to the store. */
+function workerModel(ctx: StoreCtx, b: LocalChoice, turn?: number): WorkerBackend {
   const { deps, set, get, v } = ctx;
-  const client = deps.jobs();
-  return new Promise<LocalAttempt>((resolve) => {
-    let text = '';
-    let lost = false;
-    const template = b.kind === 'hf' || b.kind === 'onnx' ? undefined : chosenTemplate(ctx);
-    const spec: GenerateJobSpec = { kind: 'generate', model: localModel(ctx, b, withBytes), request, ...(template ? { template } : {}), sampling: samplingOptions(get().sampling) };
-    let jobId = '';
-    const off = client.on((m: FromWorker) => {
-      if (m.type === 'lost') lost = true;
-      if (m.type === 'ready' && b.kind === 'file') v.workerHasFile = null;
-      if (!('jobId' in m) || m.jobId !== jobId) return;
-      if (m.type === 'text') {
-        text += m.text;
-        const live = get().live;
-        if (live && live.jobId === jobId) set({ live: { ...live, text } });
-      } else if (m.type === 'progress') onLocalProgress(ctx, jobId, m.data as GenerateProgress);
-      else if (m.type === 'done') {
-        off();
-        resolve({ result: m.result as GenerateJobResult, text, lost });
-      } else if (m.type === 'error') {
-        off();
-        resolve({ result: null, text, lost, error: new Error(m.message) });
-      } else if (m.type === 'status' && m.state === 'stopped') {
-        off();
-        resolve({ result: null, text, lost });
-      }
-    });
-    jobId = client.start(spec as unknown as JobSpecBase);
-    set({ live: { turn, text: '', tokens: 0, ms: 0, exact: true, jobId } });
-  });
+  const live = (patch: Partial<LiveGeneration>) => {
+    const l = get().live;
+    if (l && l.turn === turn) set({ live: { ...l, ...patch } });
+  };
+  return workerBackend(deps.jobs(), backendLabel(b, get().model), (withBytes) => localModel(ctx, b, withBytes), {
+    onModel: (model) => {
+      set({ model });
+      if (b.kind === 'file') v.workerHasFile = b.id;
+    },
+    onContext: (context) => set({ context }),
+    onJob: (jobId) => live({ jobId }),
+    onRate: (tokens, ms) => live({ tokens, ms }),
+  }, () => (b.kind === 'hf' || b.kind === 'onnx' ? undefined : chosenTemplate(ctx)));
 }
 
-function onLocalProgress({ set, get }: StoreCtx, jobId: string, p: GenerateProgress) {
-  if (p.kind === 'model') set({ model: p.model });
-  else if (p.kind === 'context') set({ context: p.context });
-  else if (p.kind === 'tokens') {
-    const live = get().live;
-    if (live && live.jobId === jobId) set({ live: { ...live, tokens: p.tokens, ms: p.ms } });
-  }
-}
-
-/** One turn from the worker's checkpoint; streams into `live`. */
-async function generateLocal(ctx: StoreCtx, turn: number, request: TurnRequest): Promise<TurnOutput> {
-  const { deps, get, v } = ctx;
-  const b = get().backend as LocalChoice;
-  const problem = gpuProblem(deps, b);
-  if (problem) throw Object.assign(new Error(problem.message), { help: problem.help, kindHint: 'no-webgpu' });
-  let r = await attemptLocal(ctx, b, turn, request, false);
-  if (r.error?.message === MODEL_NOT_LOADED && b.kind === 'file') r = await attemptLocal(ctx, b, turn, request, true);
-  if (r.error) {
-    const live = get().live;
-    throw Object.assign(r.error, { partial: r.text, lost: r.lost, tokens: live?.tokens ?? 0, ms: live?.ms ?? 0 });
-  }
-  if (b.kind === 'file') v.workerHasFile = b.id;
-  const res = r.result;
-  return { text: res?.text ?? r.text, tokens: res?.tokens ?? get().live?.tokens ?? 0, ms: res?.ms ?? get().live?.ms ?? 0, stopped: !res || !!res.stopped, name: res?.model.name ?? 'local' };
-}
-
-/** One turn from a backend on the page (endpoint, baselines). */
-async function generatePage({ set, get, v }: StoreCtx, turn: number, backend: LwmBackend, request: TurnRequest): Promise<TurnOutput> {
+/** One turn from any backend (the worker's model, an endpoint, a baseline), streamed into `live`. */
+async function generateTurn(ctx: StoreCtx, turn: number, backend: LwmBackend, request: TurnRequest, worker: WorkerBackend | null): Promise<TurnOutput> {
+  const { set, get, v } = ctx;
   v.abort = new AbortController();
   const signal = v.abort.signal;
   const t0 = performance.now();
   let text = '';
   let pieces = 0;
-  set({ live: { turn, text: '', tokens: 0, ms: 0, exact: false } });
+  set({ live: { turn, text: '', tokens: 0, ms: 0, exact: worker !== null } });
   try {
     for await (const piece of backend.generate(request, { ...samplingOptions(get().sampling), signal })) {
       text += piece;
       pieces++;
-      set({ live: { turn, text, tokens: pieces, ms: performance.now() - t0, exact: false } });
+      const live = get().live;
+      // A worker model counts its tokens and times them itself (onRate); a page backend's pieces stand in for tokens.
+      set({ live: worker ? { ...live!, text } : { turn, text, tokens: pieces, ms: performance.now() - t0, exact: false } });
     }
   } catch (e) {
-    if (!signal.aborted) throw Object.assign(e as Error, { partial: text, tokens: pieces, ms: performance.now() - t0 });
+    const live = get().live;
+    const err = e as Error & { lost?: boolean };
+    if (!signal.aborted || worker) throw Object.assign(err, { partial: text, tokens: worker ? (live?.tokens ?? 0) : pieces, ms: worker ? (live?.ms ?? 0) : performance.now() - t0, lost: err.lost });
   } finally {
     v.abort = null;
+  }
+  if (worker) {
+    const r = worker.last;
+    const live = get().live;
+    return { text: r?.text ?? text, tokens: r?.tokens ?? live?.tokens ?? 0, ms: r?.ms ?? live?.ms ?? 0, stopped: !r || !!r.stopped, name: r?.model.name ?? get().model?.name ?? 'local' };
   }
   return { text, tokens: pieces, ms: performance.now() - t0, stopped: signal.aborted, name: backend.name };
 }
 
-/** The page backend for the choice (null for a checkpoint), the request it gets, or the settings problem that stops the turn. */
+/** The backend for the choice (a worker model: null here, made per turn), the request it gets, or the settings problem that stops the turn. */
 function pageBackend(ctx: StoreCtx, b: BackendChoice, request: TurnRequest): { backend: LwmBackend | null; request: TurnRequest } | { problem: string } {
   const { deps, set, get } = ctx;
   if (b.kind === 'endpoint') {
@@ -394,7 +362,15 @@ async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
   if (backend) set({ context: b.kind === 'endpoint' ? get().context : null });
   set({ error: null });
   try {
-    const out = backend ? await generatePage(ctx, index, backend, request) : await generateLocal(ctx, index, request);
+    let out: TurnOutput;
+    if (backend) out = await generateTurn(ctx, index, backend, request, null);
+    else {
+      const local = b as LocalChoice;
+      const problem = gpuProblem(deps, local);
+      if (problem) throw Object.assign(new Error(problem.message), { help: problem.help, kindHint: 'no-webgpu' });
+      const worker = workerModel(ctx, local, index);
+      out = await generateTurn(ctx, index, worker, request, worker);
+    }
     if (myEpoch !== v.epoch) return false;
     set({ session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }), live: null });
     return !out.stopped;
@@ -439,33 +415,18 @@ function runPending(ctx: StoreCtx, from = 0): Promise<void> {
 
 /** Loads a checkpoint in the worker as soon as it is chosen, so the first turn does not wait and the user sees what was loaded (or why not). */
 function preloadModel(ctx: StoreCtx, b: LocalChoice) {
-  const { deps, set, get, v } = ctx;
+  const { deps, set, get } = ctx;
   const problem = gpuProblem(deps, b);
   if (problem) {
     set({ error: { kind: 'no-webgpu', message: problem.message, help: problem.help } });
     return;
   }
-  const client = deps.jobs();
-  let model: PlaygroundModel;
-  try {
-    model = localModel(ctx, b, true);
-  } catch (e) {
-    set({ error: { kind: 'folder', message: (e as Error).message }, model: null });
-    return;
-  }
-  const jobId = client.start({ kind: 'generate', model } as unknown as JobSpecBase);
-  const off = client.on((m) => {
-    if (!('jobId' in m) || m.jobId !== jobId) return;
-    if (m.type === 'progress' && (m.data as GenerateProgress).kind === 'model') set({ model: (m.data as Extract<GenerateProgress, { kind: 'model' }>).model });
-    if (m.type === 'done') {
-      off();
-      if (b.kind === 'file') v.workerHasFile = b.id;
-    }
-    if (m.type === 'error') {
-      off();
-      if (get().backend === b) set({ error: forChoice(b, classifyError(new Error(m.message), undefined, false, pageOrigin())), model: null });
-    }
-  });
+  workerModel(ctx, b)
+    .load()
+    .catch((e: Error & { kindHint?: string }) => {
+      if (get().backend !== b) return;
+      set({ error: e.kindHint === 'folder' ? { kind: 'folder', message: e.message } : forChoice(b, classifyError(e, undefined, false, pageOrigin())), model: null });
+    });
 }
 
 /** The session's own edits: world, system prompt, mode, suggestions, reset. */
@@ -532,7 +493,7 @@ function backendActions(ctx: StoreCtx) {
 
 /** Playing turns: send, re-run, stop, edit and branch. */
 function runActions(ctx: StoreCtx) {
-  const { deps, set, get, v } = ctx;
+  const { set, get, v } = ctx;
   return {
     async send(action: string) {
       if (!action.trim()) return;
@@ -546,9 +507,8 @@ function runActions(ctx: StoreCtx) {
       await runPending(ctx, from);
     },
     stop() {
-      const live = get().live;
+      // A worker model's generation asks the worker to stop when its signal aborts.
       v.abort?.abort(new Error('stopped'));
-      if (live?.jobId) deps.jobs().stop(live.jobId);
     },
     async editAction(index: number, action: string, keepLater: boolean) {
       if (v.running) return;

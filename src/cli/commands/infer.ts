@@ -3,18 +3,16 @@
 // judged turn) or native trajectories (their eval-split turns, as `lwm convert --to
 // agentworldbench` writes them). One prediction record per input, in input order, every input
 // field kept and `gen` added; a generation that fails gets `gen_error` and the run goes on.
-import { readFileSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
-import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
+import type { BackendRef } from '../../core/backend-ref.ts';
 import { inferRecords, sharedPrefixOrder } from '../../core/bench/infer.ts';
 import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
 import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
-import { requestFormFor, type RequestForm } from '../../core/optimize/evaluate.ts';
-import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
-import { endpointBackend } from '../../backends/endpoint.ts';
-import type { CheckpointBackend } from '../../backends/checkpoint.ts';
+import { BackendError } from '../../backends/errors.ts';
+import { nodeSource } from '../../backends/node.ts';
+import { openReady, type ReadyBackend } from '../../backends/open.ts';
 import type { WeightStorage } from '../../model/halfWeights.ts';
 import { loadFile } from './validate.ts';
 import { parseSeed } from './convert.ts';
@@ -124,47 +122,6 @@ async function previousRecords(file: string): Promise<Map<string, AwbPredictionR
 /** The final rewrite in input order: src/cli/io.ts's write-then-rename (the progress file stays whole on failure). */
 async function writeAtomic(path: string, text: string): Promise<void> {
   writeFileAtomicSync(path, text);
-}
-
-async function localModel(checkpoint: string, templateVersion: string | undefined, prefixSlots: number, weights?: WeightStorage): Promise<{ backend: LwmBackend; contextLength: number; stats: CheckpointBackend['stats']; dispose: () => void }> {
-  const { loadCheckpoint } = await import('../../model/checkpoint.ts');
-  const { openCheckpointBackend, trainedTemplates } = await import('../../backends/checkpoint.ts');
-  const ck = loadCheckpoint(new Uint8Array(readFileSync(checkpoint)), { source: checkpoint });
-  const { templates } = trainedTemplates(ck);
-  if (templateVersion !== undefined && !templates[templateVersion]) throw new UsageError(`--template ${templateVersion}: no such template (known: ${Object.keys(templates).join(', ')})`);
-  const { nodeRuntime } = await import('../../gpu/node.ts');
-  const rt = await nodeRuntime();
-  try {
-    const local = openCheckpointBackend(rt, ck, { source: checkpoint, name: `local:${basename(checkpoint)}`, template: templateVersion, prefixSlots, ...(weights && { weights }) });
-    return {
-      backend: local.backend,
-      contextLength: local.config.contextLength,
-      stats: local.stats,
-      dispose: () => {
-        local.dispose();
-        rt.dispose();
-      },
-    };
-  } catch (e) {
-    rt.dispose();
-    throw e;
-  }
-}
-
-/** An ONNX folder through onnxruntime-web (WASM) as a backend. */
-async function onnxModel(dir: string, variant: string | undefined): Promise<{ backend: LwmBackend; contextLength: number; stats?: undefined; chat: boolean; dispose: () => void }> {
-  const { nodeFolder } = await import('../../model/hf/node.ts');
-  const { loadOnnxModel } = await import('../../model/onnx/load.ts');
-  const { onnxBackend } = await import('../../backends/onnx.ts');
-  const m = await loadOnnxModel(await nodeFolder(dir), { executionProvider: 'wasm', ...(variant !== undefined && { variant }) });
-  try {
-    if (m.contextLength === null) throw new UsageError(`${dir}: config.json gives no context length (max_position_embeddings); it sizes the output budget`);
-    // A fine-tune of ours (lwm_template.json beside the chat template) takes turns, in its trained layout.
-    return { backend: onnxBackend(m, `onnx:${basename(dir)}`), contextLength: m.contextLength, chat: m.hasChatTemplate && !m.template, dispose: () => m.decoder.dispose() };
-  } catch (e) {
-    m.decoder.dispose();
-    throw e;
-  }
 }
 
 /** The command line, checked. */
@@ -300,55 +257,49 @@ async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecor
   return records;
 }
 
-export interface OpenedBackend {
-  backend: LwmBackend;
-  /**
-   * How the backend lays out a request given a template (lwm optimize): 'turn' when it renders a
-   * turn request with the request's template (our checkpoints, ONNX exports without a chat
-   * template, the baselines), 'chat' when it is sent chat messages (an endpoint, a chat model);
-   * core's requestFormFor decides, for the CLI and the app's optimisation job alike.
-   */
-  form: RequestForm;
-  generate: Omit<GenerateOptions, 'signal'>;
-  workers: number;
-  dispose: () => void;
-  /** A line for the end of the run (the local model: how much of the prompts its kept KV cache covered). */
-  summary?: () => string;
+/** The model the command line names (src/core/backend-ref.ts), and its name in records. */
+export function inferRef(a: InferArgs): { ref: BackendRef; name?: string } {
+  switch (a.kind) {
+    case 'local':
+      return { ref: { kind: 'checkpoint', checkpoint: { key: a.model!, label: a.model!, ...(a.template !== undefined && { template: a.template }), prefixSlots: a.prefixSlots, ...(a.weights && { weights: a.weights }) } }, name: `local:${basename(a.model!)}` };
+    case 'onnx':
+      return { ref: { kind: 'onnx', onnx: { folderId: a.model!, name: basename(a.model!), ...(a.variant !== undefined && { file: a.variant }), execution: 'wasm' } }, name: `onnx:${basename(a.model!)}` };
+    case 'endpoint':
+      return { ref: { kind: 'endpoint', endpoint: { baseUrl: a.baseUrl!, model: a.model!, concurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream } } };
+    default:
+      return { ref: { kind: a.kind } };
+  }
 }
 
+/** What `lwm infer` and `lwm optimize` run: the opened backend, and a line for the end of the run (the local model: how much of the prompts its kept KV cache covered). */
+export type InferBackend = ReadyBackend & { summary?: () => string };
+
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
-export async function openBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<OpenedBackend | null> {
-  const sampling = { ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
-  const none = { workers: 1, dispose: () => {}, generate: { maxTokens: 1, temperature: 0 } };
-  if (a.kind === 'copy-last' || a.kind === 'reference') {
-    const form = requestFormFor({ kind: a.kind });
-    return { ...none, form, backend: a.kind === 'copy-last' ? copyLastBackend() : referenceBackend() };
+export async function openInferBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<InferBackend | null> {
+  const { ref, name } = inferRef(a);
+  const asked = { ...(a.maxTokens !== undefined && { maxTokens: a.maxTokens }), ...(a.temperature !== undefined && { temperature: a.temperature }), ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
+  // Nothing left to generate (a finished --resume): no model needed.
+  if (todo === 0 && (ref.kind === 'checkpoint' || ref.kind === 'onnx')) {
+    return { ref, backend: { name: name ?? a.kind, generate: () => (async function* () {})() }, contextLength: null, form: 'turn', concurrency: 1, contextReport: () => null, generate: { maxTokens: 1, temperature: 0 }, dispose() {} };
   }
-  if (a.kind === 'endpoint') {
-    const apiKey = a.apiKey ?? process.env.LWM_API_KEY ?? process.env.OPENAI_API_KEY;
-    const backend = endpointBackend({ baseUrl: a.baseUrl!, model: a.model!, apiKey, maxConcurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream, pageOrigin: null });
-    return { backend, workers: a.concurrency, dispose: () => {}, form: requestFormFor({ kind: 'endpoint' }), generate: { maxTokens: a.maxTokens ?? 32768, temperature: a.temperature ?? 0.6, ...sampling } };
-  }
-  // Nothing left to generate (a finished --resume): no GPU needed.
-  if (todo === 0) return { ...none, form: 'turn', backend: { name: a.kind, generate: () => (async function* () {})() } };
-  let m;
+  const source = nodeSource({ ...(a.apiKey !== undefined && { apiKey: a.apiKey }) });
+  let opened: ReadyBackend;
   try {
-    m = a.kind === 'onnx' ? await onnxModel(a.model!, a.variant) : await localModel(a.model!, a.template, a.prefixSlots, a.weights);
+    opened = await openReady(ref, source, asked, { ...(name !== undefined && { name }) });
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    source.release();
+    if (e instanceof BackendError && e.about === 'settings') throw new UsageError(e.message);
     io.err(`${command}: ${(e as Error).message}\n`);
     return null;
   }
-  const maxTokens = a.maxTokens ?? Math.max(1, Math.floor(m.contextLength / 4));
-  if (maxTokens >= m.contextLength) {
-    m.dispose();
-    throw new UsageError(`--max-tokens ${maxTokens} leaves no room for a prompt in the model's ${m.contextLength}-token context`);
-  }
-  const { stats } = m;
-  const form = requestFormFor(a.kind === 'onnx' ? { kind: 'onnx', chatTemplate: 'chat' in m && m.chat } : { kind: 'checkpoint' });
-  if (!stats) return { backend: m.backend, workers: 1, dispose: m.dispose, form, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
+  const dispose = () => {
+    opened.dispose();
+    source.release();
+  };
+  const { stats } = opened;
+  if (!stats) return { ...opened, dispose };
   const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
-  return { backend: m.backend, workers: 1, dispose: m.dispose, form, summary, generate: { maxTokens, temperature: a.temperature ?? 0, ...sampling } };
+  return { ...opened, dispose, summary };
 }
 
 /** The progress file, opened for appending on --resume (a torn last line gets its newline); null after saying why not. */
@@ -418,7 +369,7 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   // The local model keeps the previous prompt's KV cache: records that share a prompt start go one after another.
   if (a.kind === 'local' && a.prefixSlots > 0) order = sharedPrefixOrder(order.map((i) => records[i])).map((k) => order[k]);
   const todo = order.map((i) => records[i]);
-  const opened = await openBackend(a, todo.length, io);
+  const opened = await openInferBackend(a, todo.length, io);
   if (!opened) return 1;
   const { backend, dispose } = opened;
   // The output: to a file, appended record by record as each is done (what --resume reads after
@@ -438,7 +389,7 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     result = await inferRecords(todo, {
       backend,
       generate: opened.generate,
-      concurrency: opened.workers,
+      concurrency: opened.concurrency,
       onProgress: (p) => report(p.done, p.failed),
       onRecord: async (rec, k) => {
         if (toStdout) return toStdout(rec, order[k]);

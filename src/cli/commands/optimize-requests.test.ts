@@ -1,5 +1,5 @@
 // The app's optimisation job (src/train/optimize.ts) and `lwm optimize` send a simulator the same
-// request for the same template text and sample: the CLI's form is what `lwm infer`'s openBackend
+// request for the same template text and sample: the CLI's form is what `lwm infer`'s openInferBackend
 // chooses for its --backend, the app's what the job renders with for the same kind of backend.
 import { describe, expect, it } from 'vitest';
 import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
@@ -8,17 +8,23 @@ import { generateTrajectories } from '../../core/envs/generate.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import type { BenchBackendRef, OptimisationRecord } from '../../storage/db.ts';
+import { openBenchBackend } from '../../train/bench.ts';
 import { optimisationRender } from '../../train/optimize.ts';
 import { captureIO } from '../testing.ts';
-import { openBackend, parseInferArgs, type InferArgs } from './infer.ts';
+import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 
 const samples = benchSampleRecords([...generateTrajectories('terminal', 6, 0), ...generateTrajectories('mcp', 6, 0)], { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
 const text = BUILTIN_TEMPLATES.v2.text.replace('{{ action }}', 'Never invent files.\n{{ action }}');
 
-const app = (backend: BenchBackendRef) => optimisationRender({ start: { version: 'v2', template: BUILTIN_TEMPLATES.v2 }, backend } as Pick<OptimisationRecord, 'start' | 'backend'>, {});
+/** The app's side: the optimisation job opens the backend (src/backends/open.ts), which decides the request form. */
+async function app(backend: BenchBackendRef) {
+  const opened = await openBenchBackend(backend, { generation: {} }, { gpu: () => Promise.reject(new Error('no GPU in this test')) }, undefined);
+  opened.dispose();
+  return optimisationRender({ start: { version: 'v2', template: BUILTIN_TEMPLATES.v2 }, backend } as Pick<OptimisationRecord, 'start' | 'backend'>, opened);
+}
 
 async function cli(argv: string[]) {
-  const opened = await openBackend(parseInferArgs(['-', ...argv]) as InferArgs, 1, captureIO(), 'lwm optimize');
+  const opened = await openInferBackend(parseInferArgs(['-', ...argv]) as InferArgs, 1, captureIO(), 'lwm optimize');
   if (!opened) throw new Error('the backend did not open');
   opened.dispose();
   return templateRender(opened.form);
@@ -31,7 +37,7 @@ describe('the app and lwm optimize build identical requests', () => {
     ['reference', ['--backend', 'reference'], { id: 'r', name: 'r', kind: 'reference' }],
   ] as const)('%s: the same request for every sample', async (_name, argv, backend) => {
     const c = await cli([...argv]);
-    const a = app(backend as BenchBackendRef);
+    const a = await app(backend as BenchBackendRef);
     expect(samples.length).toBeGreaterThan(10);
     for (const s of samples) expect(a(text, s)).toEqual(c(text, s));
   });

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import optimize from './optimize.ts';
-import { openBackend, parseInferArgs, type InferArgs } from './infer.ts';
+import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
@@ -45,10 +45,10 @@ describe('lwm optimize --backend local', () => {
       const b = await run('b');
       expect(b).toEqual(a);
       // The app's optimisation job sends a checkpoint the same requests as --backend local.
-      const opened = (await openBackend(parseInferArgs(['-', '--backend', 'local', '--model', ckpt]) as InferArgs, 1, captureIO(), 'lwm optimize'))!;
+      const opened = (await openInferBackend(parseInferArgs(['-', '--backend', 'local', '--model', ckpt]) as InferArgs, 1, captureIO(), 'lwm optimize'))!;
       opened.dispose();
       expect(opened.form).toBe('turn');
-      const app = optimisationRender({ start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint' } }, {});
+      const app = optimisationRender({ start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint', checkpoint: { key: ckpt } } }, opened);
       const samples = benchSampleRecords(data, { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
       for (const v of a.versions) for (const s of samples) expect(app(v.text, s)).toEqual(templateRender(opened.form)(v.text, s));
     } finally {

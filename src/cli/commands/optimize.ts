@@ -19,7 +19,7 @@ import { SYSTEM_PROMPT_FIELDS, type KnownDomain } from '../../core/schema/types.
 import { TEMPLATE_VARIABLE_NAMES } from '../../core/templates/jinja.ts';
 import { EndpointClient } from '../../backends/endpoint.ts';
 import { envApiKey } from './common.ts';
-import { awbRecordsOf, openBackend, parseInferArgs, type InferArgs } from './infer.ts';
+import { awbRecordsOf, openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 import { judgeSettings, openJudge, type JudgeValues } from './judge.ts';
 import { checkOptimizeArgs, checkOutputDir, OPTIONS, readStartTemplate, resumeValues, RUN_FILE, STATE_FILE, storedOptions, type DataSource, type OptimizeArgs, type OptimizeValues } from './optimize-args.ts';
 import { formatRun, splitsFingerprint, writeRunFiles, writeState } from './optimize-output.ts';
@@ -219,7 +219,7 @@ export default async function optimize(argv: string[], io: CliIO): Promise<numbe
   // On --resume, run.json takes this invocation's rounds, budget and connection settings.
   writeRunFiles(a.dir, storedOptions(values), start, splits);
   if (a.resume) io.err(`lwm optimize: resuming ${a.dir}: ${state.round} round(s) done, ${state.versions.length} version(s)\n`);
-  const opened = await openBackend(inferArgs, 1, io, 'lwm optimize');
+  const opened = await openInferBackend(inferArgs, 1, io, 'lwm optimize');
   if (!opened) return 1;
   try {
     return await runLoop(a, state, start, splits, { ...opened, judge }, io);
@@ -233,12 +233,12 @@ function startOf(values: OptimizeValues): { text: string; note: string } {
   return { text: t.text, note: `start: ${t.source}${t.version !== 'start' ? ` (${t.version})` : ''}` };
 }
 
-type Opened = NonNullable<Awaited<ReturnType<typeof openBackend>>> & { judge: Awaited<ReturnType<typeof openJudge>> & object };
+type Opened = NonNullable<Awaited<ReturnType<typeof openInferBackend>>> & { judge: Awaited<ReturnType<typeof openJudge>> & object };
 
 async function runLoop(a: OptimizeArgs, state: LoopState, start: { text: string; note: string }, splits: OptimisationSplits, o: Opened, io: CliIO): Promise<number> {
   const written = new Map<string, string>();
   const progress = progressLine(io, state);
-  const evaluate = benchEvaluator({ backend: o.backend, judge: o.judge, splits, form: o.form, generate: o.generate, concurrency: Math.max(o.workers, 1), onProgress: (p) => progress.sample(p.split, p.done, p.total, p.failed) });
+  const evaluate = benchEvaluator({ backend: o.backend, judge: o.judge, splits, form: o.form, generate: o.generate, concurrency: Math.max(o.concurrency, 1), onProgress: (p) => progress.sample(p.split, p.done, p.total, p.failed) });
   const env = {
     optimiser: openOptimiser(a, splits.dev),
     evaluate: (text: string, split: 'dev' | 'test', signal?: AbortSignal) => (progress.begin(text, split), evaluate(text, split, signal)),
