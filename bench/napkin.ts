@@ -138,7 +138,7 @@ export const prefixAttentionBackwardNapkin: NapkinEntry<PrefixAttentionDims> = {
   count: ({ G, Tc, P, H, KVH, D }) => ({ flops: 7 * G * H * D * Tc * (2 * P + Tc + 1), bytes: 4 * (G * Tc * (4 * H * D + 4 * KVH * D + 3 * H) + P * (H * D + 4 * KVH * D)) }),
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: entries of every launch-argument type in one list
 export const NAPKINS: NapkinEntry<any>[] = [
   matmulNapkin,
   matmulF16bNapkin,

@@ -33,7 +33,7 @@ export function forbidForeignRequests(page: Page): string[] {
   return foreign;
 }
 
-export async function expectNoPageErrors(page: Page, errors: string[]) {
+export async function expectNoPageErrors(_page: Page, errors: string[]) {
   expect(errors, `page errors: ${errors.join('\n')}`).toEqual([]);
 }
 

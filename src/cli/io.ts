@@ -265,6 +265,7 @@ export async function writeOutput(io: CliIO, path: string | undefined, content: 
           await rename(file, target.path);
         } catch (e) {
           ok = false;
+          // biome-ignore lint/correctness/noUnsafeFinally: the throw is the catch's; the finally below only cleans up
           throw new FileError(`${path}: cannot write (${errnoText(e)})`);
         } finally {
           if (!ok) await unlink(file).catch(() => {});

@@ -70,7 +70,7 @@ interface Frame {
 
 function pointerOf(f: Frame): string {
   const keys: string[] = [];
-  for (let x: Frame | null = f; x && x.parent; x = x.parent) keys.push(x.key);
+  for (let x: Frame | null = f; x?.parent; x = x.parent) keys.push(x.key);
   return joinPointer('', ...keys.reverse());
 }
 

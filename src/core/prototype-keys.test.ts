@@ -68,6 +68,7 @@ describe('prototype key names as domains and ids', () => {
       expect(d).toMatchObject({ trajectories: 1, samples: turnsOf(n) });
       expect(d.train + d.eval).toBe(turnsOf(n));
     }
+    // biome-ignore lint/suspicious/noProto: a domain named __proto__ is a plain key of the output, which is the point
     expect(JSON.parse(JSON.stringify(s)).perDomain.__proto__.samples).toBe(2);
   });
 

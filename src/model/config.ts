@@ -198,7 +198,7 @@ export function mlpHidden(c: ModelConfig): number {
  */
 export function ropeFrequencies(c: Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'>, D: number): Float64Array {
   const freq = new Float64Array(D / 2);
-  for (let i = 0; i < D / 2; i++) freq[i] = Math.pow(c.ropeBase, (-2 * i) / D);
+  for (let i = 0; i < D / 2; i++) freq[i] = c.ropeBase ** ((-2 * i) / D);
   const kind = c.ropeScaling ?? 'none';
   if (kind === 'linear') return freq.map((f) => f / c.ropeFactor!);
   if (kind === 'llama3') {

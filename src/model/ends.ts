@@ -77,7 +77,7 @@ export class GpuHead {
    * backward: build dx (and, unless frozen, dW) too. lastOf (inference): the rows are sequences of
    * lastOf rows and only the last row of each gets logits ([rows / lastOf, V]: what sampling reads).
    */
-  static async create(rt: GpuRuntime, c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean; lastOf?: number }): Promise<GpuHead> {
+  static async create(rt: GpuRuntime, _c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean; lastOf?: number }): Promise<GpuHead> {
     const W = layout.lmHead ?? layout.wte;
     if (shape.lastOf !== undefined && shape.backward) throw new RangeError('GpuHead: logits of the last rows only are for inference (no backward)');
     const [forward, dx, dW] = await Promise.all([

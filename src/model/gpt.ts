@@ -408,7 +408,7 @@ export class GpuGpt {
     const G = this.lora ? null : this.grads;
     this.head.encodeBackward(pass, dlogits, this.lnf, P, G, this.dT);
     const lnF = this.layout.lnFWeight;
-    this.normF.encodeBackward(pass, this.dT, this.xFinal, P.buffer(lnF), this.lnfStats, this.dX, G && G.buffer(lnF));
+    this.normF.encodeBackward(pass, this.dT, this.xFinal, P.buffer(lnF), this.lnfStats, this.dX, G ? G.buffer(lnF) : null);
     const d = { dX: this.dX, dT: this.dT, dQkv: this.dQkv, dFc: this.dFcBuf, dAct: this.dActBuf };
     for (let l = this.acts.length - 1; l >= 0; l--) this.blocks.encodeBackward(pass, P, G, l, this.acts[l], d, this.attention);
     if (G) this.embed.encodeBackward(pass, this.csr, this.dX, G);

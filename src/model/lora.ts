@@ -87,7 +87,7 @@ export function loraSettings(rank: number, alpha?: number, targets: readonly str
 function targetPlaces(config: ModelConfig, layout: ParamLayout, layer: number): Record<LoraTarget, Omit<LoraPair, 'A' | 'B' | 'layer' | 'target'> | null> {
   const plan = blockPlan(config);
   const b = layout.blocks[layer];
-  const { C, F, qDim, kvDim, qkvDim, upDim } = plan;
+  const { C, F, qDim, kvDim, upDim } = plan;
   const swiglu = plan.mlp === 'swiglu';
   const at = (site: LoraSite, base: ParamTensor, col: number, inDim: number, outDim: number) => ({ site, base, col, inDim, outDim, baseWidth: base.shape[1] });
   return {

@@ -26,7 +26,7 @@ describe('block plan', () => {
     });
     const rotary = blockPlan(presetConfig('micro', { norm: 'rmsnorm', positions: 'rope' }));
     expect([rotary.norm, rotary.rope]).toEqual(['rms', true]);
-    expect(Array.from(rotary.ropeFreqs)).toEqual(Array.from({ length: 8 }, (_, i) => Math.pow(10000, -i / 8)));
+    expect(Array.from(rotary.ropeFreqs)).toEqual(Array.from({ length: 8 }, (_, i) => 10000 ** (-i / 8)));
   });
 
   it('lays out grouped-query attention, SwiGLU and the Qwen3 head norms', () => {

@@ -30,7 +30,7 @@ export interface RopeShape {
 export function ropeFreqs(s: Pick<RopeShape, 'D' | 'base' | 'freqs'>): Float64Array {
   if (s.freqs) return Float64Array.from(s.freqs);
   const base = s.base ?? 10000;
-  return Float64Array.from({ length: s.D / 2 }, (_, i) => Math.pow(base, (-2 * i) / s.D));
+  return Float64Array.from({ length: s.D / 2 }, (_, i) => base ** ((-2 * i) / s.D));
 }
 
 export function checkRopeShape(s: RopeShape): void {

@@ -226,7 +226,7 @@ describe('runBench', () => {
     const cors = new EndpointError('cors', 'http://x/chat/completions', 'the browser could not call http://x/chat/completions from this page');
     const { store, deps } = memoryDeps(bench(), () => ({
       name: 'model',
-      // eslint-disable-next-line require-yield
+      // biome-ignore lint/correctness/useYield: a backend that fails before its first piece
       async *generate() {
         throw cors;
       },

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderSample, renderTrajectory, templateForSample, templateLiterals, sampleLayout, itemText, type PromptTemplate } from '../core/templates/index.ts';
+import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateForSample, templateLiterals, sampleLayout, itemText, type PromptTemplate } from '../core/templates/index.ts';
 import { ELISION } from '../core/templates/fit.ts';
 import { trainBpe, type Tokenizer } from '../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../core/turns/index.ts';
@@ -60,7 +60,7 @@ function check(tok: Tokenizer, budget: number, templateOf: (s: TurnSample) => Pr
     expect(row.ids.length).toBeLessThanOrEqual(budget);
     const text = tok.decode(row.ids);
     const state = s.systemPrompt.initial_state;
-    const heading = (sampleLayout(t, s).find((x) => x.name === 'initial_state')?.pieces[0] as string).replace(/\n$/, '');
+    const heading = (sampleLayout(t, s).find((x) => x.name === 'initial_state')!.pieces[0] as string).replace(/\n$/, '');
     if (row.coverage!.initialState === 1) {
       stateWhole++;
       expect(text).toContain(`${heading}\n${state}`);

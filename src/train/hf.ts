@@ -11,7 +11,7 @@ import { filesFolder, indexWeights, readJsonFile, type ModelFiles } from '../mod
 import { limitsFromReport } from '../model/hf/load.ts';
 import { checkFolderMemory, type FitReport, type RunMode, type RunShape } from '../model/hf/memory.ts';
 import { UserFacingError, type JobContext } from './host.ts';
-import { type HfFit, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings, type HfTrainShape } from './hfFolder.ts';
+import type { HfFit, HfFolderFile, HfFolderInfo, HfInspectJobSpec, HfRunSettings, HfTrainShape } from './hfFolder.ts';
 
 /** The folder of the page's files (paths relative to the picked folder). */
 export function folderOf(files: readonly HfFolderFile[] | undefined, name?: string): ModelFiles {

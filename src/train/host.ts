@@ -276,7 +276,7 @@ export class JobHost {
 
   private resume(jobId: string) {
     const job = this.jobs.get(jobId);
-    if (!job || job.state !== 'paused') return;
+    if (job?.state !== 'paused') return;
     const r = job.resume;
     job.pausedGate = null;
     job.resume = null;

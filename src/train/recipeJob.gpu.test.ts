@@ -9,7 +9,7 @@ import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { presetConfig, trainStepFlops } from '../model/config.ts';
 import type { JobHost } from './host.ts';
 import { testJobHost } from './jobs.testing.ts';
-import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec, type TrainProgress } from './jobs.ts';
+import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec, } from './jobs.ts';
 import type { FromWorker } from './protocol.ts';
 import { recipeTrajectories, type Recipe, type RecipeStage } from './recipe.ts';
 import type { StepTimeResult } from './steptime.ts';

@@ -9,6 +9,7 @@ import { useBundledOrtWasm } from './ortAssets.ts';
 import { isToWorker, type FromWorker } from './protocol.ts';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
+// biome-ignore lint/correctness/useHookAtTopLevel: not a React hook; it points onnxruntime-web at the bundled .wasm
 useBundledOrtWasm();
 const post = (m: FromWorker) => scope.postMessage(m);
 

@@ -66,7 +66,7 @@ describe('workerBackend', () => {
   });
 
   it('asks the worker to stop when the signal aborts, and ends with what it had', async () => {
-    const w = fakeWorker((spec, jobId, post) => {
+    const w = fakeWorker((_spec, jobId, post) => {
       post({ type: 'text', jobId, text: 'part' });
     });
     const abort = new AbortController();

@@ -22,6 +22,7 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
       <h2 id="confirm-title">{title}</h2>
       <div>{children}</div>
       <div className="dialog-actions">
+        {/* biome-ignore lint/a11y/noAutofocus: a confirmation dialog starts on its safe answer, Cancel */}
         <button type="button" className="secondary" onClick={onCancel} autoFocus>
           Cancel
         </button>

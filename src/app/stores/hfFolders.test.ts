@@ -36,7 +36,7 @@ const settle = () => new Promise((r) => setTimeout(r, 0));
 
 describe('picked Hugging Face folders', () => {
   it('checks a picked folder in the worker and keeps what it found', async () => {
-    const w = fakeWorker((spec, jobId, post) => post({ type: 'done', jobId, result: info('Tiny', 64) }));
+    const w = fakeWorker((_spec, jobId, post) => post({ type: 'done', jobId, result: info('Tiny', 64) }));
     const store = createHfFolderStore({ jobs: () => w.client, webgpu: () => null });
     const id = await store.getState().add(FOLDER);
     expect(w.started).toEqual([{ kind: 'hf-inspect', files: FOLDER, settings: { context: null, memoryGiB: 4 } }]);

@@ -47,7 +47,7 @@ const FOLDER = [file('Tiny/config.json'), file('Tiny/onnx/model.onnx'), file('Ti
 
 describe('picked ONNX folders', () => {
   it('checks a folder in the worker, keeps what it found, and lets a model file be chosen', async () => {
-    const w = fakeWorker((spec, jobId, post) => post({ type: 'done', jobId, result: info }));
+    const w = fakeWorker((_spec, jobId, post) => post({ type: 'done', jobId, result: info }));
     const store = createOnnxFolderStore({ jobs: () => w.client });
     const id = (await store.getState().add(FOLDER))!;
     expect(w.started).toEqual([{ kind: 'onnx-inspect', files: FOLDER }]);
@@ -64,7 +64,7 @@ describe('picked ONNX folders', () => {
   });
 
   it("keeps the worker's message naming the file at fault", async () => {
-    const w = fakeWorker((spec, jobId, post) => post({ type: 'error', jobId, message: 'NoModel: has no ONNX model (onnx/*.onnx)' }));
+    const w = fakeWorker((_spec, jobId, post) => post({ type: 'error', jobId, message: 'NoModel: has no ONNX model (onnx/*.onnx)' }));
     const store = createOnnxFolderStore({ jobs: () => w.client });
     const id = await store.getState().add([file('NoModel/config.json')]);
     expect(store.getState().get(id!)).toMatchObject({ status: 'error', info: null, error: 'NoModel: has no ONNX model (onnx/*.onnx)' });

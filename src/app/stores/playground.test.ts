@@ -110,6 +110,7 @@ describe('playground store', () => {
     store.getState().stop();
     expect(w.stopped).toEqual([jobId]);
     // The worker answers a stop with the job's end.
+    // biome-ignore lint/complexity/useLiteralKeys: reaches the client's private emit, as its worker would
     w.client['emit']({ type: 'done', jobId, result: { model: info, text: '<predicted_observation>\npart', tokens: 2, ms: 9, stopped: true } });
     await sending;
     expect(store.getState().session.turns[0].prediction).toMatchObject({ observation: 'part', stopped: true, tokens: 2 });
@@ -201,7 +202,7 @@ describe('playground store', () => {
 
   it("shows a folder's load failure as the folder's, naming the file", async () => {
     const folder = { id: 'B#1', name: 'B', files: [], settings: { context: null, memoryGiB: 1 }, status: 'ready' as const, info: null, error: null };
-    const w = fakeWorker((spec, jobId, post) => post({ type: 'error', jobId, message: 'B/model.safetensors: the header is cut short' }));
+    const w = fakeWorker((_spec, jobId, post) => post({ type: 'error', jobId, message: 'B/model.safetensors: the header is cut short' }));
     const store = createPlaygroundStore(deps(w.client, { folder: () => folder }), null);
     store.getState().setBackend({ kind: 'hf', id: 'B#1', name: 'B' });
     await new Promise((r) => setTimeout(r, 10));

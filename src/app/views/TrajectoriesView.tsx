@@ -123,7 +123,7 @@ function TrajectoryList({ trajectories, indices, result, openIndex }: { trajecto
   const virtualizer = useVirtualizer({ count: indices.length, getScrollElement: () => parent.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
   return (
     <div ref={parent} className="vlist" data-testid="trajectory-list" tabIndex={-1}>
-      <ul style={{ height: virtualizer.getTotalSize() }} aria-label="Trajectories" aria-rowcount={indices.length}>
+      <ul style={{ height: virtualizer.getTotalSize() }} aria-label="Trajectories">
         {virtualizer.getVirtualItems().map((row) => {
           const i = indices[row.index];
           const t = trajectories[i];

@@ -51,6 +51,6 @@ export async function openNodeRuntime(io: CliIO, prefix: string): Promise<GpuRun
  * line on stderr and exit 1 rather than a stack. Checkpoint errors are known by name, so that
  * this module loads no model code.
  */
-export function isUserError(e: unknown, kinds: (abstract new (...args: any[]) => Error)[]): boolean {
+export function isUserError(e: unknown, kinds: (abstract new (...args: never[]) => Error)[]): boolean {
   return kinds.some((k) => e instanceof k) || (e as Error).name === 'CheckpointError' || (e as Error).name === 'SafetensorsError';
 }

@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateText, type TurnRequest } from '../../core/backend.ts';
 import { generateTrajectories } from '../../core/envs/generate.ts';
-import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { expandTurns } from '../../core/turns/index.ts';
 import { gpuRuntime } from '../../gpu/testing/runtime.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';

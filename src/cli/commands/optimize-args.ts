@@ -4,7 +4,7 @@
 // template text, or a built-in version name).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoText, FileError, inputFileProblem, intOption, parseCommandArgs, UsageError } from '../io.ts';
+import { errnoText, FileError, inputFileProblem, intOption, type parseCommandArgs, UsageError } from '../io.ts';
 import { DOMAINS } from '../../core/schema/types.ts';
 import { BUILTIN_TEMPLATES, checkTemplateText, templateTextFor, type PromptTemplate } from '../../core/templates/builtin.ts';
 import { isLegacyTemplate, normalizeTemplate } from '../../core/templates/legacy.ts';

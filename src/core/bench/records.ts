@@ -4,7 +4,7 @@
 // predict → judge → score without losing anything its producer wrote.
 import { extractPrediction } from '../judge/extract.ts';
 import { DIMENSIONS, type HistoryTurn, type JudgeInput } from '../judge/types.ts';
-import type { AwbJudgedRecord, AwbPredictionRecord, AwbSampleRecord } from '../schema/agentworldbench.ts';
+import type { AwbPredictionRecord, AwbSampleRecord } from '../schema/agentworldbench.ts';
 import { domainOfTask, type SpanLabel } from '../schema/types.ts';
 import { scanRecord } from '../limits.ts';
 

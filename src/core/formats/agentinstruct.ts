@@ -19,7 +19,7 @@ const FAMILY_DOMAIN: Record<string, string> = {
 };
 
 export function agentInstructDomain(id: string): string | undefined {
-  const m = /^([a-z0-9]+?)[_\-]/i.exec(id);
+  const m = /^([a-z0-9]+?)[_-]/i.exec(id);
   if (!m) return undefined;
   const fam = m[1].toLowerCase();
   return Object.hasOwn(FAMILY_DOMAIN, fam) ? FAMILY_DOMAIN[fam] : fam;

@@ -31,7 +31,7 @@ export function pearson(x: readonly number[], y: readonly number[]): number {
 
 /** 1-based ranks, ties sharing the mean of the ranks they span (fractional ranking). */
 export function averageRanks(x: readonly number[]): number[] {
-  const order = x.map((v, i) => i).sort((a, b) => x[a] - x[b]);
+  const order = x.map((_v, i) => i).sort((a, b) => x[a] - x[b]);
   const ranks = new Array<number>(x.length);
   for (let i = 0; i < order.length; ) {
     let j = i;

@@ -39,7 +39,7 @@ export interface VerifierResult {
 
 export function verify(input: VerifierInput): VerifierResult {
   const prediction = normalize(input.prediction);
-  if (input.spans && input.spans.some((s) => s.kind === 'deterministic')) return verifySpans(input.reference, input.spans, prediction);
+  if (input.spans?.some((s) => s.kind === 'deterministic')) return verifySpans(input.reference, input.spans, prediction);
   if (input.spans && input.spans.length > 0) return notApplicable('spans');
   switch (input.domain) {
     case 'terminal':

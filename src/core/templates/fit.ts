@@ -372,7 +372,7 @@ function coverageOf(c: ContextFit, target: number | null): FitCoverage {
   return {
     system: c.systemTokens ? c.systemKept / c.systemTokens : 1,
     turns: c.turnShares.length ? c.turnShares.reduce((a, b) => a + b, 0) / c.turnShares.length : null,
-    initialState: c.initialState && c.initialState.total ? c.initialState.kept / c.initialState.total : null,
+    initialState: c.initialState?.total ? c.initialState.kept / c.initialState.total : null,
     target,
     historyTurns: c.turnShares.length,
     keptTurns: c.keptTurns,

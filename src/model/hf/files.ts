@@ -161,7 +161,7 @@ export async function readGenerationConfig(files: ModelFiles): Promise<Generatio
  * eos_token_id, else config.json's, else the tokenizer's eos_token.
  */
 export function stopTokenIds(generation: GenerationConfig | null, configJson: unknown, tokenizer: HfTokenizer | null): number[] {
-  if (generation && generation.eosTokenIds.length) return generation.eosTokenIds;
+  if (generation?.eosTokenIds.length) return generation.eosTokenIds;
   const fromConfig = typeof configJson === 'object' && configJson !== null ? tokenIds((configJson as Record<string, unknown>).eos_token_id, 'config.json: eos_token_id') : [];
   if (fromConfig.length) return fromConfig;
   return tokenizer?.eosTokenId !== null && tokenizer?.eosTokenId !== undefined ? [tokenizer.eosTokenId] : [];

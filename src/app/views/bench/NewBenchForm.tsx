@@ -3,7 +3,7 @@
 // page, endpoints, the two baselines), the generation
 // settings and the judge. Endpoints are those set up on this device (shared with the Playground,
 // keys in memory unless remembered there): the form picks them, or adds one.
-import { useMemo, useState, type ReactNode } from 'react';
+import { useMemo, useState, } from 'react';
 import { EndpointForm, EndpointSelect, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';

@@ -23,7 +23,7 @@ export function Highlighted({ text, marks, label }: { text: string; marks: Highl
   });
   if (pos < text.length) parts.push(text.slice(pos));
   return (
-    <pre className="pg-obs" aria-label={label}>
+    <pre className="pg-obs" role="figure" aria-label={label}>
       {parts.length ? parts : <span className="muted">(empty)</span>}
     </pre>
   );
@@ -77,6 +77,7 @@ function ActionRow({ turn, index, busy, onEdit }: Pick<TurnCardProps, 'turn' | '
       <label className="sr-only" htmlFor={`pg-edit-${index}`}>
         New action for turn {index + 1}
       </label>
+      {/* biome-ignore lint/a11y/noAutofocus: the field appears because the user asked to edit this action */}
       <input id={`pg-edit-${index}`} type="text" value={editing} onChange={(e) => setEditing(e.target.value)} autoFocus />
       <label className="check">
         <input type="checkbox" checked={keepLater} onChange={(e) => setKeepLater(e.target.checked)} />
@@ -107,7 +108,7 @@ function ModelSide({ turn, index, live, busy, onRetry, onStop }: Omit<TurnCardPr
       </h4>
       {streaming ? (
         <>
-          <pre className="pg-obs streaming" aria-label="Streaming observation" data-testid="live-text">
+          <pre className="pg-obs streaming" role="log" aria-label="Streaming observation" data-testid="live-text">
             {live.text || '…'}
           </pre>
           <button type="button" className="danger small" onClick={onStop}>

@@ -170,7 +170,7 @@ function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: Lo
 export function Lineage({ o }: { o: OptimisationRecord }) {
   const state = o.loop;
   const [chosen, setChosen] = useState<string | null>(null);
-  if (!state || !state.versions.length) return <p className="muted">The starting template is being scored on the dev samples…</p>;
+  if (!state?.versions.length) return <p className="muted">The starting template is being scored on the dev samples…</p>;
   const level = state.config.level;
   const line = new Set(ancestry(state, state.best));
   const current = state.versions.find((v) => v.id === (chosen ?? state.best)) ?? state.versions[0];

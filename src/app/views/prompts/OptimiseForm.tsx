@@ -3,7 +3,7 @@
 // checkpoint, a Hugging Face or ONNX folder picked in this page, an endpoint: the Bench's backends
 // and its folder pickers), the judge, the optimiser (offline, or an LLM at
 // an endpoint, its key kept in memory as the Bench's), rounds, candidates, margin and budget.
-import { useMemo, useState, type ReactNode } from 'react';
+import { useMemo, useState, } from 'react';
 import { EndpointSelect } from '../../components/EndpointForm.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';

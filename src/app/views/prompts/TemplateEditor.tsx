@@ -81,7 +81,7 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
             <strong data-testid="preview-tokens">{rendered.tokens.toLocaleString()} tokens</strong> ({kind === 'bpe' ? `BPE ${tokenizer.vocabSize.toLocaleString()} trained on this dataset` : 'byte tokens'}), of which{' '}
             {rendered.targetTokens.toLocaleString()} in the target · {rendered.text.length.toLocaleString()} characters
           </p>
-          <pre ref={pre} className="preview" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
+          <pre ref={pre} className="preview" role="figure" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
             {rendered.text.slice(0, rendered.targetStart)}
             <mark data-testid="preview-target">{rendered.text.slice(rendered.targetStart, rendered.targetEnd)}</mark>
             {rendered.text.slice(rendered.targetEnd)}

@@ -17,10 +17,10 @@ import { useDatasetStore } from '../../stores/datasets.ts';
 import { useMaskSettings } from '../../stores/mask.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { useTrainStore } from '../../stores/train.ts';
-import { HF_START, useTrainFormStore, type TrainForm } from '../../stores/trainForm.ts';
+import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
 import { useStepTimeStore } from '../../stores/stepTime.ts';
 import { CustomEstimate, RecipeFields, RunKindChoice } from './RecipeRun.tsx';
-import { buildRecipeSpec, buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, type FormField } from './form.ts';
+import { buildRecipeSpec, buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../storage/db.ts';
 

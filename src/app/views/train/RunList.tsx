@@ -139,7 +139,7 @@ export function RunList() {
     <section className="card wide" aria-labelledby="runs-title">
       <div className="card-head">
         <h2 id="runs-title">Runs in this browser</h2>
-        {storage && storage.quota ? (
+        {storage?.quota ? (
           <span className="muted small">
             browser storage: {size(storage.usage)} used of {size(storage.quota)}
           </span>

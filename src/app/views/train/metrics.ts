@@ -145,7 +145,7 @@ export function templateMixText(run: { stage: TrainingStage; spec: { templates?:
 
 /** What a live job is doing before its first step, as its progress record says. */
 export function preparingText(p: TrainProgress | null): string | null {
-  if (!p || p.kind !== 'generate') return null;
+  if (p?.kind !== 'generate') return null;
   const n = (x: number) => x.toLocaleString('en-US');
   if (p.done >= p.total) return `Generated the ${p.domain} trajectories; training the tokenizer and building the model…`;
   if (p.unit === 'turns') return `Generating ${p.domain} trajectories for the recipe: ${n(p.done)} of ${n(p.total)} turns…`;

@@ -81,7 +81,7 @@ export const TokenView = memo(function TokenView({ text, weight, spans, tokenize
   const tokens = pieces ? pieces.filter((p) => p.tokenStart).length : 0;
   return (
     <div className="tokens-wrap">
-      <pre className="tokens" aria-label={label} data-testid="token-view" data-tokens={tokens}>
+      <pre className="tokens" role="figure" aria-label={label} data-testid="token-view" data-tokens={tokens}>
         {pieces
           ? pieces.map((p, i) => (
               <span

@@ -5,7 +5,7 @@ import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
 import { compileGrep, RegexError, type GrepRegex } from './regex.ts';
 import {
-  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, MemFs, nameTooLong, nodeSize, parentOf, resolvePath,
+  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, type MemFs, nameTooLong, nodeSize, parentOf, resolvePath,
   type DirNode, type FileNode, type FsNode,
 } from './fs.ts';
 
@@ -242,7 +242,7 @@ export class Shell {
       const t = toks[i];
       if (t.t === 'op') {
         const target = toks[i + 1];
-        if (!target || target.t !== 'word') return `bash: syntax error near unexpected token \`${target ? target.v : 'newline'}'`;
+        if (target?.t !== 'word') return `bash: syntax error near unexpected token \`${target ? target.v : 'newline'}'`;
         if (t.v === '>' || t.v === '>>') out = { path: target.v, append: t.v === '>>' };
         else if (t.v === '2>' || t.v === '2>>') dropErr = target.v === '/dev/null';
         else if (t.v === '<') argv.push(target.v);
@@ -265,7 +265,7 @@ export class Shell {
     const dirPart = slash >= 0 ? word.slice(0, slash + 1) : '';
     const pat = globMatcher(word.slice(slash + 1));
     const dir = this.fs.get(resolvePath(this.cwd, dirPart || '.', this.cfg.home));
-    if (!dir || dir.type !== 'dir') return [word];
+    if (dir?.type !== 'dir') return [word];
     const hits = [...dir.children.keys()].filter((n) => pat.test(n) && (!n.startsWith('.') || word.slice(slash + 1).startsWith('.'))).sort();
     return hits.length ? hits.map((h) => dirPart + h) : [word];
   }
@@ -275,7 +275,7 @@ export class Shell {
     const abs = this.abs(path);
     if (nameTooLong(abs)) return `bash: ${path}: File name too long`;
     const parent = this.fs.get(parentOf(abs));
-    if (!parent || parent.type !== 'dir') return `bash: ${path}: No such file or directory`;
+    if (parent?.type !== 'dir') return `bash: ${path}: No such file or directory`;
     const existing = parent.children.get(baseName(abs));
     if (existing && existing.type === 'dir') return `bash: ${path}: Is a directory`;
     // A file never grows past LIMITS.fileBytes: the lines that fit are written, then EFBIG.
@@ -663,7 +663,7 @@ const COMMANDS: Record<string, CommandFn> = {
       const n = this.fs.get(abs);
       if (n) { n.mtime = this.cfg.now(); continue; }
       const parent = this.fs.get(parentOf(abs));
-      if (!parent || parent.type !== 'dir') { err.push(`touch: cannot touch '${f}': No such file or directory`); continue; }
+      if (parent?.type !== 'dir') { err.push(`touch: cannot touch '${f}': No such file or directory`); continue; }
       parent.children.set(baseName(abs), makeFile('', this.cfg.now(), true, true));
     }
     return { out: [], err, code: err.length ? 1 : 0 };
@@ -760,7 +760,7 @@ function cpMv(this: Shell, cmd: 'cp' | 'mv', args: string[]): CmdResult {
   const srcs = rest.slice(0, -1);
   const destAbs = this.abs(dest);
   const destNode = this.fs.get(destAbs);
-  if (srcs.length > 1 && (!destNode || destNode.type !== 'dir')) return { out: [], err: [`${cmd}: target '${dest}' is not a directory`], code: 1 };
+  if (srcs.length > 1 && (destNode?.type !== 'dir')) return { out: [], err: [`${cmd}: target '${dest}' is not a directory`], code: 1 };
   const err: string[] = [];
   for (const s of srcs) {
     const abs = this.abs(s);
@@ -770,7 +770,7 @@ function cpMv(this: Shell, cmd: 'cp' | 'mv', args: string[]): CmdResult {
     const target = destNode && destNode.type === 'dir' ? `${destAbs === '/' ? '' : destAbs}/${baseName(abs)}` : destAbs;
     if (target === abs || target.startsWith(abs + '/')) { err.push(`${cmd}: cannot ${cmd === 'cp' ? 'copy' : 'move'} '${s}' to a subdirectory of itself, '${dest}/${baseName(abs)}'`); continue; }
     const parent = this.fs.get(parentOf(target));
-    if (!parent || parent.type !== 'dir') { err.push(`${cmd}: cannot ${cmd === 'cp' ? 'create regular file' : 'move'} '${dest}': No such file or directory`); continue; }
+    if (parent?.type !== 'dir') { err.push(`${cmd}: cannot ${cmd === 'cp' ? 'create regular file' : 'move'} '${dest}': No such file or directory`); continue; }
     const copy = cmd === 'cp' ? cloneNode(n, this.cfg.now()) : n;
     copy.seen = true;
     parent.children.set(baseName(target), copy);
