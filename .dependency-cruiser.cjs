@@ -38,7 +38,12 @@ module.exports = {
       ['core', 'model/(config|params|plan|optim)\\.ts$'],
       'the CPU oracle never uses what it checks: per-op twins import core only; the whole-model reference reads the model config, parameter layout, block plan and optimiser settings (plain data, no GPU).',
     ),
-    onlyImports('gpu-below-model', 'gpu', ['reference', 'core'], 'the GPU runtime and kernels know no model, training or UI; they share shape checks with their reference twins.'),
+    onlyImports(
+      'gpu-below-model',
+      'gpu',
+      ['reference', 'core'],
+      'the GPU runtime and kernels know no model, training or UI; they share shape checks with their reference twins.',
+    ),
     onlyImports('model-below-train', 'model', ['gpu', 'reference', 'core'], 'the model is driven by train and backends, never the other way.'),
     {
       name: 'storage-keeps-data',
@@ -61,8 +66,18 @@ module.exports = {
       from: { path: '^src/train/spec\\.ts$' },
       to: { path: '^src/', pathNot: '^src/core/|^src/model/config\\.ts$|^src/train/spec\\.ts$' },
     },
-    onlyImports('train-above-backends', 'train', ['storage', 'backends', 'model', 'gpu', 'reference', 'core'], 'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); backends never import train.'),
-    onlyImports('backends-beside-train', 'backends', ['model', 'gpu', 'core'], 'a backend wraps a model or an endpoint; it does not reach into training or storage.'),
+    onlyImports(
+      'train-above-backends',
+      'train',
+      ['storage', 'backends', 'model', 'gpu', 'reference', 'core'],
+      'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); backends never import train.',
+    ),
+    onlyImports(
+      'backends-beside-train',
+      'backends',
+      ['model', 'gpu', 'core'],
+      'a backend wraps a model or an endpoint; it does not reach into training or storage.',
+    ),
     {
       name: 'app-never-touches-the-gpu',
       comment: 'the page owns no GPU device: the jobs worker does (src/train/worker.ts), and the app reaches it through src/train/client.ts and protocol.ts.',
@@ -72,7 +87,8 @@ module.exports = {
     },
     {
       name: 'app-reads-only-model-config',
-      comment: 'from the model the app needs only its presets and config, and the checkpoint file format (pure bytes in, bytes out: splitting a download into weights and optimizer files); running one goes through a worker job or a backend.',
+      comment:
+        'from the model the app needs only its presets and config, and the checkpoint file format (pure bytes in, bytes out: splitting a download into weights and optimizer files); running one goes through a worker job or a backend.',
       severity: 'error',
       from: { path: src('app') },
       to: { path: '^src/model/', pathNot: '^src/model/(config|checkpoint|params|safetensors)\\.ts$' },

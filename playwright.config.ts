@@ -9,7 +9,8 @@ const PORT = Number(process.env.E2E_PORT ?? 4321);
 // One spec file at a time unless E2E_WORKERS=N asks for N side by side (a file's tests stay in
 // order either way; on a CPU-emulated adapter the files then share its CPUs).
 const WORKERS = Number(process.env.E2E_WORKERS ?? 1);
-if (!Number.isInteger(WORKERS) || WORKERS < 1) throw new Error(`E2E_WORKERS: expected a whole number of at least 1, got ${JSON.stringify(process.env.E2E_WORKERS)}`);
+if (!Number.isInteger(WORKERS) || WORKERS < 1)
+  throw new Error(`E2E_WORKERS: expected a whole number of at least 1, got ${JSON.stringify(process.env.E2E_WORKERS)}`);
 
 export default defineConfig({
   testDir: 'e2e',

@@ -67,11 +67,16 @@ export const generateSuite: Suite = async (rt, log) => {
     const b = nocache[0].tokens;
     const agree = a.findIndex((t, i) => t !== b[i]);
     log(`generate ${caseName}: KV and no-cache greedy outputs ${agree < 0 ? 'identical' : `diverge at token ${agree}`}`);
-    for (const [engine, runs] of [['lwm-wgsl-kv', kv], ['nocache-baseline', nocache]] as const) {
+    for (const [engine, runs] of [
+      ['lwm-wgsl-kv', kv],
+      ['nocache-baseline', nocache],
+    ] as const) {
       const total = median(runs.map((r) => r.totalMs));
       const first = median(runs.map((r) => r.firstMs));
       const decode = median(runs.map((r) => (r.totalMs - r.firstMs) / (NEW - 1)));
-      log(`generate ${caseName} ${engine}: ${total.toFixed(0)} ms for ${NEW} tokens (range ${spread(runs.map((r) => r.totalMs))}), first token ${first.toFixed(1)} ms, then ${decode.toFixed(1)} ms/token`);
+      log(
+        `generate ${caseName} ${engine}: ${total.toFixed(0)} ms for ${NEW} tokens (range ${spread(runs.map((r) => r.totalMs))}), first token ${first.toFixed(1)} ms, then ${decode.toFixed(1)} ms/token`,
+      );
       const rec = (metric: string, value: number, unit: string) => records.push({ suite: 'generate', case: caseName, engine, metric, value, unit });
       rec('tokens_per_s', NEW / (total / 1000), 'tokens/s');
       rec('ms_per_token', total / NEW, 'ms');
@@ -89,7 +94,9 @@ export const generateSuite: Suite = async (rt, log) => {
     };
     const cold = await oneToken();
     const warm = median([await oneToken(), await oneToken(), await oneToken()]);
-    log(`generate ${caseName}: one ${probe.length}-token forward ${cold.toFixed(1)} ms with graph set-up, ${warm.toFixed(1)} ms with it built (set-up ≈ ${(cold - warm).toFixed(1)} ms per no-cache token)`);
+    log(
+      `generate ${caseName}: one ${probe.length}-token forward ${cold.toFixed(1)} ms with graph set-up, ${warm.toFixed(1)} ms with it built (set-up ≈ ${(cold - warm).toFixed(1)} ms per no-cache token)`,
+    );
   } finally {
     gen.dispose();
     rt.release(params);
@@ -119,11 +126,16 @@ export const rolloutSuite: Suite = async (rt, log) => {
     // Same seed, same logits: both layouts should draw the same samples.
     const same = JSON.stringify(sharedRuns[0].out) === JSON.stringify(separateRuns[0].out);
     log(`rollout ${caseName}: shared-prefix and separate-prefill samples ${same ? 'identical' : 'DIFFER'}`);
-    for (const [engine, runs] of [['lwm-shared-prefix', sharedRuns], ['separate-prefills', separateRuns]] as const) {
+    for (const [engine, runs] of [
+      ['lwm-shared-prefix', sharedRuns],
+      ['separate-prefills', separateRuns],
+    ] as const) {
       const total = median(runs.map((r) => r.totalMs));
       const prefill = median(runs.map((r) => r.prefillMs));
       const decode = median(runs.map((r) => r.decodeMs));
-      log(`rollout ${caseName} ${engine}: total ${total.toFixed(0)} ms (range ${spread(runs.map((r) => r.totalMs))}), prefill ${prefill.toFixed(1)} ms, decode ${decode.toFixed(0)} ms`);
+      log(
+        `rollout ${caseName} ${engine}: total ${total.toFixed(0)} ms (range ${spread(runs.map((r) => r.totalMs))}), prefill ${prefill.toFixed(1)} ms, decode ${decode.toFixed(0)} ms`,
+      );
       const rec = (metric: string, value: number, unit: string) => records.push({ suite: 'rollout', case: caseName, engine, metric, value, unit });
       rec('total_ms', total, 'ms');
       rec('prefill_ms', prefill, 'ms');

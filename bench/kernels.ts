@@ -57,7 +57,10 @@ function buffers(rt: GpuRuntime, label: string, sizes: number[]): GPUBuffer[] {
 /** Every matmul counts toward the compute ceiling: the best shape sets it. `variant` forces an entry point (a decode step's few rows against the tiled path). */
 function matmulCase(name: string, M: number, N_: number, K: number, variant?: MatmulVariant): KernelCase {
   return {
-    family: 'matmul', name, bound: 'compute', ceiling: !variant,
+    family: 'matmul',
+    name,
+    bound: 'compute',
+    ceiling: !variant,
     napkin: N.matmulNapkin.count({ M, N: N_, K, batch: 1 }),
     async prepare(rt) {
       const k = await MatmulKernel.create(rt, { M, N: N_, K }, { variant });
@@ -70,7 +73,10 @@ function matmulCase(name: string, M: number, N_: number, K: number, variant?: Ma
 /** The f16-weight twin of matmulCase(name, ...): B [K, N] packed two f16 per u32 word (real values: no NaN or subnormal patterns). */
 function matmulF16Case(name: string, M: number, N_: number, K: number, variant?: MatmulVariant): KernelCase {
   return {
-    family: 'matmul', name: `${name} f16 B`, bound: 'compute', twinOf: name,
+    family: 'matmul',
+    name: `${name} f16 B`,
+    bound: 'compute',
+    twinOf: name,
     napkin: N.matmulF16bNapkin.count({ M, N: N_, K, batch: 1 }),
     async prepare(rt) {
       const k = await MatmulKernel.create(rt, { M, N: N_, K }, { variant, f16B: true });
@@ -87,7 +93,9 @@ function attentionCases(label: string, B: number, T: number, H: number, D: numbe
   const sizes = [B * T * 3 * C, B * T * C, B * H * T, B * T * C, B * T * 3 * C];
   return [
     {
-      family: 'attention', name: `forward ${label}`, bound: 'compute',
+      family: 'attention',
+      name: `forward ${label}`,
+      bound: 'compute',
       napkin: N.attentionForwardNapkin.count({ ...s, C }),
       async prepare(rt) {
         const k = await AttentionForwardKernel.create(rt, s);
@@ -96,7 +104,9 @@ function attentionCases(label: string, B: number, T: number, H: number, D: numbe
       },
     },
     {
-      family: 'attention', name: `backward ${label}`, bound: 'compute',
+      family: 'attention',
+      name: `backward ${label}`,
+      bound: 'compute',
       napkin: N.attentionBackwardNapkin.count({ ...s, C }),
       async prepare(rt) {
         const fwd = await AttentionForwardKernel.create(rt, s);
@@ -139,13 +149,18 @@ function normCases(rows: number, C: number): KernelCase[] {
 
 function xentCase(rows: number, V: number): KernelCase {
   return {
-    family: 'cross-entropy', name: `fwd+grad ${rows}x${V}`, bound: 'memory',
+    family: 'cross-entropy',
+    name: `fwd+grad ${rows}x${V}`,
+    bound: 'memory',
     napkin: N.xentNapkin.count({ N: rows, V }),
     async prepare(rt) {
       const k = await XentKernel.create(rt, { N: rows, V });
       k.setWeightSum(rows);
       const [logits, nll] = buffers(rt, 'xent', [rows * V, rows]);
-      const targets = rt.storage('bench.xent.targets', Uint32Array.from({ length: rows }, (_, i) => (i * 7919) % V));
+      const targets = rt.storage(
+        'bench.xent.targets',
+        Uint32Array.from({ length: rows }, (_, i) => (i * 7919) % V),
+      );
       const weights = rt.storage('bench.xent.weights', new Float32Array(rows).fill(1));
       // The gradient overwrites the logits, so later calls see gradients as logits: the same work.
       return { encode: (p) => k.encode(p, logits, targets, weights, nll), dispose: () => (rt.release(logits, nll, targets, weights), k.dispose()) };
@@ -155,7 +170,9 @@ function xentCase(rows: number, V: number): KernelCase {
 
 function adamwCase(label: string, n: number): KernelCase {
   return {
-    family: 'adamw', name: `${label} n=${n}`, bound: 'memory',
+    family: 'adamw',
+    name: `${label} n=${n}`,
+    bound: 'memory',
     napkin: N.adamwNapkin.count({ n }),
     async prepare(rt) {
       const k = await AdamWKernel.create(rt, { ...ADAMW_DEFAULTS, size: n, segments: [{ start: 0, end: n, decay: true }] });
@@ -171,7 +188,9 @@ function geluCases(rows: number, C: number, backward: boolean): KernelCase[] {
   const n = rows * C;
   const out: KernelCase[] = [
     {
-      family: 'gelu', name: `bias+gelu ${rows}x${C}`, bound: 'memory',
+      family: 'gelu',
+      name: `bias+gelu ${rows}x${C}`,
+      bound: 'memory',
       napkin: N.biasGeluNapkin.count({ rows, C }),
       async prepare(rt) {
         const k = await BiasActKernel.create(rt, { rows, C, biasOffset: 0, activation: 'gelu' });
@@ -182,7 +201,9 @@ function geluCases(rows: number, C: number, backward: boolean): KernelCase[] {
   ];
   if (backward) {
     out.push({
-      family: 'gelu', name: `backward n=${n}`, bound: 'memory',
+      family: 'gelu',
+      name: `backward n=${n}`,
+      bound: 'memory',
       napkin: N.geluBackwardNapkin.count({ n }),
       async prepare(rt) {
         const k = await GeluBackwardKernel.create(rt, { n });
@@ -196,7 +217,10 @@ function geluCases(rows: number, C: number, backward: boolean): KernelCase[] {
 
 function addCase(n: number): KernelCase {
   return {
-    family: 'copy (add)', name: `a+b n=${n}`, bound: 'memory', ceiling: true,
+    family: 'copy (add)',
+    name: `a+b n=${n}`,
+    bound: 'memory',
+    ceiling: true,
     napkin: N.addNapkin.count({ n }),
     async prepare(rt) {
       const k = await AddKernel.create(rt, { n });
@@ -211,17 +235,24 @@ function llamaCases(label: string, seqs: number, T: number, H: number, KVH: numb
   const rows = seqs * T;
   const W = (H + 2 * KVH) * D;
   const swiglu = (backward: boolean): KernelCase => ({
-    family: 'swiglu', name: `${backward ? 'backward' : 'forward'} ${rows}x${F}`, bound: 'memory',
+    family: 'swiglu',
+    name: `${backward ? 'backward' : 'forward'} ${rows}x${F}`,
+    bound: 'memory',
     napkin: (backward ? N.swigluBackwardNapkin : N.swigluForwardNapkin).count({ rows, F }),
     async prepare(rt) {
       const k = await SwigluKernel.create(rt, { rows, F });
       const [h, out, dh] = buffers(rt, 'swiglu', [rows * 2 * F, rows * F, rows * 2 * F]);
-      return { encode: backward ? (p) => k.encodeBackward(p, h, out, dh) : (p) => k.encodeForward(p, h, out), dispose: () => (rt.release(h, out, dh), k.dispose()) };
+      return {
+        encode: backward ? (p) => k.encodeBackward(p, h, out, dh) : (p) => k.encodeForward(p, h, out),
+        dispose: () => (rt.release(h, out, dh), k.dispose()),
+      };
     },
   });
   return [
     {
-      family: 'rope', name: `q+k ${label}`, bound: 'memory',
+      family: 'rope',
+      name: `q+k ${label}`,
+      bound: 'memory',
       napkin: N.ropeNapkin.count({ rows, T, H, KVH, D }),
       async prepare(rt) {
         const k = await RopeKernel.create(rt, { rows, T, H, kvH: KVH, D }, { maxPositions: T });
@@ -233,7 +264,9 @@ function llamaCases(label: string, seqs: number, T: number, H: number, KVH: numb
     swiglu(false),
     swiglu(true),
     {
-      family: 'head norm', name: `forward ${label}`, bound: 'memory',
+      family: 'head norm',
+      name: `forward ${label}`,
+      bound: 'memory',
       napkin: N.headNormForwardNapkin.count({ rows, H, KVH, D }),
       async prepare(rt) {
         const k = await HeadNormKernel.create(rt, { rows, H, kvH: KVH, D, eps: 1e-6, qOffset: 0, kOffset: D });
@@ -266,8 +299,20 @@ function prefixAttentionCases(G: number, Tc: number, P: number, H: number, KVH: 
     };
   };
   return [
-    { family: 'prefix attention', name: `forward ${label}`, bound: 'compute', napkin: N.prefixAttentionForwardNapkin.count(dims), prepare: (rt) => prepare(rt, false) },
-    { family: 'prefix attention', name: `backward ${label}`, bound: 'compute', napkin: N.prefixAttentionBackwardNapkin.count(dims), prepare: (rt) => prepare(rt, true) },
+    {
+      family: 'prefix attention',
+      name: `forward ${label}`,
+      bound: 'compute',
+      napkin: N.prefixAttentionForwardNapkin.count(dims),
+      prepare: (rt) => prepare(rt, false),
+    },
+    {
+      family: 'prefix attention',
+      name: `backward ${label}`,
+      bound: 'compute',
+      napkin: N.prefixAttentionBackwardNapkin.count(dims),
+      prepare: (rt) => prepare(rt, true),
+    },
   ];
 }
 
@@ -371,13 +416,23 @@ export const kernelsSuite: Suite = async (rt, log) => {
     push('gflops', t.gflops, 'GFLOP/s');
     push('gbps', t.gbps, 'GB/s');
     push(c.bound === 'compute' ? 'share_of_best_matmul' : 'share_of_best_add', t.share, 'fraction');
-    rows.push([c.family, c.name, c.bound, ms.toFixed(3), t.gflops.toFixed(3), t.gbps.toFixed(3), `${(100 * t.share).toFixed(0)}%${c.bound === 'compute' ? ' of matmul' : ' of add'}`]);
+    rows.push([
+      c.family,
+      c.name,
+      c.bound,
+      ms.toFixed(3),
+      t.gflops.toFixed(3),
+      t.gbps.toFixed(3),
+      `${(100 * t.share).toFixed(0)}%${c.bound === 'compute' ? ' of matmul' : ' of add'}`,
+    ]);
   }
   for (const line of table(rows).split('\n')) log(line);
   for (const { c, ms } of measured) {
     const twin = c.twinOf && measured.find((m) => m.c.family === c.family && m.c.name === c.twinOf);
     if (!twin) continue;
-    log(`kernels: ${c.family} ${c.twinOf}: f16 weights ${ms.toFixed(3)} ms vs f32 ${twin.ms.toFixed(3)} ms per call (${(ms / twin.ms).toFixed(2)}× the time; B's bytes halved)`);
+    log(
+      `kernels: ${c.family} ${c.twinOf}: f16 weights ${ms.toFixed(3)} ms vs f32 ${twin.ms.toFixed(3)} ms per call (${(ms / twin.ms).toFixed(2)}× the time; B's bytes halved)`,
+    );
     records.push({ suite: 'kernels', case: `${c.family}: ${c.name}`, engine: 'lwm-wgsl', metric: 'time_vs_f32', value: ms / twin.ms, unit: 'ratio' });
   }
   log(`kernels: ${measured.length} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

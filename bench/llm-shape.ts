@@ -67,9 +67,12 @@ export function parseLlmOptions(raw: Partial<Record<string, string | undefined>>
     if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) throw new RangeError(`bench --${flag}: must be a positive whole number, got '${v}'`);
     out[key] = n;
   }
-  if (out.layers > SMOLLM2_135M_CONFIG.num_hidden_layers) throw new RangeError(`bench --layers: SmolLM2-135M has ${SMOLLM2_135M_CONFIG.num_hidden_layers} layers, got ${out.layers}`);
-  if (out.decodeTokens < 2) throw new RangeError(`bench --decode-tokens: at least 2 (the first comes from the prefill, decode speed from the rest), got ${out.decodeTokens}`);
-  if (out.promptTokens + out.decodeTokens > SMOLLM2_135M_CONFIG.max_position_embeddings) throw new RangeError(`bench --prompt-tokens + --decode-tokens: at most ${SMOLLM2_135M_CONFIG.max_position_embeddings} (the model's context)`);
+  if (out.layers > SMOLLM2_135M_CONFIG.num_hidden_layers)
+    throw new RangeError(`bench --layers: SmolLM2-135M has ${SMOLLM2_135M_CONFIG.num_hidden_layers} layers, got ${out.layers}`);
+  if (out.decodeTokens < 2)
+    throw new RangeError(`bench --decode-tokens: at least 2 (the first comes from the prefill, decode speed from the rest), got ${out.decodeTokens}`);
+  if (out.promptTokens + out.decodeTokens > SMOLLM2_135M_CONFIG.max_position_embeddings)
+    throw new RangeError(`bench --prompt-tokens + --decode-tokens: at most ${SMOLLM2_135M_CONFIG.max_position_embeddings} (the model's context)`);
   return out;
 }
 
@@ -170,7 +173,11 @@ export function llmRecords(
 
 function textTable(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 

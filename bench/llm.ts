@@ -31,7 +31,14 @@ function promptOf(n: number, vocab: number): number[] {
   return Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
 }
 
-async function oursGenerate(rt: GpuRuntime, config: ModelConfig, params: Float32Array, prompt: number[], o: LlmBenchOptions, log: Log): Promise<EngineMeasurement> {
+async function oursGenerate(
+  rt: GpuRuntime,
+  config: ModelConfig,
+  params: Float32Array,
+  prompt: number[],
+  o: LlmBenchOptions,
+  log: Log,
+): Promise<EngineMeasurement> {
   const buf = rt.storage('bench.llm.params', params);
   const gen = new GpuGenerator(rt, config, buf, { maxSequences: 1, maxLength: prompt.length + o.decodeTokens });
   try {
@@ -70,7 +77,14 @@ async function ortRun(dec: OnnxDecoder, prompt: number[], n: number) {
   return { tokens, prefillMs: times[0], decode: times.slice(1) };
 }
 
-async function ortGenerate(ep: 'webgpu' | 'wasm', model: Uint8Array, config: ModelConfig, prompt: number[], o: LlmBenchOptions, log: Log): Promise<EngineMeasurement> {
+async function ortGenerate(
+  ep: 'webgpu' | 'wasm',
+  model: Uint8Array,
+  config: ModelConfig,
+  prompt: number[],
+  o: LlmBenchOptions,
+  log: Log,
+): Promise<EngineMeasurement> {
   const t0 = performance.now();
   const dec = await OnnxDecoder.create(model, { label: 'the ONNX export', executionProvider: ep, kvHeads: kvHeadsOf(config), headDim: headSize(config) });
   log(`llm ort-web-${ep}: session created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -85,7 +99,12 @@ async function ortGenerate(ep: 'webgpu' | 'wasm', model: Uint8Array, config: Mod
     log(`llm ort-web-${ep}: ${s.runs} passes, KV cache outputs ${s.kvOnGpu} left on the GPU and ${s.kvOnCpu} on the CPU, ${s.liveKv} alive after the runs`);
     if (ep === 'webgpu' && s.kvOnCpu > 0) throw new Error(`the WebGPU decoder read ${s.kvOnCpu} KV cache outputs back to the CPU`);
     if (s.liveKv > 0) throw new Error(`${s.liveKv} KV cache tensors were not freed`);
-    return { engine: `ort-web-${ep}`, prefillMs: median(runs.map((r) => r.prefillMs)), decodeMs: median(runs.flatMap((r) => r.decode)), tokens: runs[0].tokens };
+    return {
+      engine: `ort-web-${ep}`,
+      prefillMs: median(runs.map((r) => r.prefillMs)),
+      decodeMs: median(runs.flatMap((r) => r.decode)),
+      tokens: runs[0].tokens,
+    };
   } finally {
     dec.dispose();
   }
@@ -138,7 +157,9 @@ async function measureAll(rt: GpuRuntime, config: ModelConfig, params: Float32Ar
   for (const [engine, run] of runs) {
     try {
       const m = await run();
-      log(`llm ${engine}: prefill ${m.prefillMs.toFixed(0)} ms, decode ${m.decodeMs.toFixed(1)} ms/token; greedy ids ${m.tokens.slice(0, 8).join(' ')}${m.tokens.length > 8 ? ' …' : ''}`);
+      log(
+        `llm ${engine}: prefill ${m.prefillMs.toFixed(0)} ms, decode ${m.decodeMs.toFixed(1)} ms/token; greedy ids ${m.tokens.slice(0, 8).join(' ')}${m.tokens.length > 8 ? ' …' : ''}`,
+      );
       if (engine === 'ort-web-webgpu') log(`llm ort-web-webgpu adapter: ${await ortAdapter()}`);
       engines.push(m);
     } catch (e) {
@@ -168,7 +189,9 @@ export const llmSuite: Suite = async (rt, log, raw = {}) => {
   try {
     t0 = performance.now();
     lora = { stepMs: await loraStep(rt, shape.config, params, o), tokens: o.trainTokens };
-    log(`llm LoRA r ${o.loraRank} SFT step on ${o.trainTokens} tokens: ${lora.stepMs.toFixed(0)} ms (set-up and ${o.reps + 1} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    log(
+      `llm LoRA r ${o.loraRank} SFT step on ${o.trainTokens} tokens: ${lora.stepMs.toFixed(0)} ms (set-up and ${o.reps + 1} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+    );
   } catch (e) {
     log(`llm LoRA SFT step: FAILED ${(e as Error).message}`);
     failures.push({ engine: `${OURS}-lora`, message: (e as Error).message });

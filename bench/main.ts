@@ -134,7 +134,14 @@ const matmulSuite: Suite = async (rt, log) => {
   return records;
 };
 
-const SUITES: Record<string, Suite> = { matmul: matmulSuite, train: trainSuite, generate: generateSuite, rollout: rolloutSuite, kernels: kernelsSuite, llm: llmSuite };
+const SUITES: Record<string, Suite> = {
+  matmul: matmulSuite,
+  train: trainSuite,
+  generate: generateSuite,
+  rollout: rolloutSuite,
+  kernels: kernelsSuite,
+  llm: llmSuite,
+};
 
 declare global {
   interface Window {

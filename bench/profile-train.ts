@@ -15,7 +15,14 @@ import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { median } from './common.ts';
 
-const { values } = parseArgs({ options: { batch: { type: 'string', default: '8' }, T: { type: 'string', default: '64' }, repeat: { type: 'string', default: '3' }, detail: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    batch: { type: 'string', default: '8' },
+    T: { type: 'string', default: '64' },
+    repeat: { type: 'string', default: '3' },
+    detail: { type: 'boolean', default: false },
+  },
+});
 const B = Number(values.batch);
 const T = Number(values.T);
 const REPEAT = Number(values.repeat);
@@ -105,7 +112,9 @@ for (const d of recorded) {
 console.log(`empty submission: ${empty.toFixed(2)} ms; sum of dispatches timed alone: ${total.toFixed(1)} ms`);
 const rows = [...byLabel.entries()].sort((a, b) => b[1].ms - a[1].ms);
 for (const [label, e] of rows) {
-  console.log(`${e.ms.toFixed(1).padStart(8)} ms ${((100 * e.ms) / total).toFixed(1).padStart(5)}%  ${String(e.n).padStart(3)}×  ${label}  grids ${[...e.grids].join(', ')}`);
+  console.log(
+    `${e.ms.toFixed(1).padStart(8)} ms ${((100 * e.ms) / total).toFixed(1).padStart(5)}%  ${String(e.n).padStart(3)}×  ${label}  grids ${[...e.grids].join(', ')}`,
+  );
 }
 model.dispose();
 rt.dispose();

@@ -34,7 +34,14 @@ interface EngineRun {
 
 type Tf = typeof tf;
 
-async function runOurs(rt: Parameters<Suite>[0], init: Float32Array, batches: TokenBatch[], warmup: number, reps: number, log: (s: string) => void): Promise<EngineRun> {
+async function runOurs(
+  rt: Parameters<Suite>[0],
+  init: Float32Array,
+  batches: TokenBatch[],
+  warmup: number,
+  reps: number,
+  log: (s: string) => void,
+): Promise<EngineRun> {
   const model = await GpuGpt.create(rt, presetConfig('bench'), { batch: B, T });
   try {
     model.setParams(init);
@@ -49,14 +56,23 @@ async function runOurs(rt: Parameters<Suite>[0], init: Float32Array, batches: To
     }
     // Counted on a real step (after the timed ones) rather than taken from the model's own tally.
     const counted = await countDispatches(async () => void (await model.trainStep(batches[0], LR, { loss: true })));
-    if (counted !== model.dispatchesPerStep) log(`train lwm-wgsl: WARNING dispatchesPerStep = ${model.dispatchesPerStep} but ${counted} dispatches were counted`);
+    if (counted !== model.dispatchesPerStep)
+      log(`train lwm-wgsl: WARNING dispatchesPerStep = ${model.dispatchesPerStep} but ${counted} dispatches were counted`);
     return { times, losses, launches: { metric: 'dispatches_per_step', value: counted, unit: 'dispatches' } };
   } finally {
     model.dispose();
   }
 }
 
-async function runTfjs(tf: Tf, backend: 'webgpu' | 'wasm', init: Float32Array, batches: TokenBatch[], warmup: number, reps: number, log: (s: string) => void): Promise<EngineRun> {
+async function runTfjs(
+  tf: Tf,
+  backend: 'webgpu' | 'wasm',
+  init: Float32Array,
+  batches: TokenBatch[],
+  warmup: number,
+  reps: number,
+  log: (s: string) => void,
+): Promise<EngineRun> {
   if (!(await tf.setBackend(backend))) throw new Error(`tfjs backend '${backend}' failed to initialise`);
   await tf.ready();
   const model = new TfjsGpt(tf, presetConfig('bench'), init, T, LR);
@@ -124,12 +140,21 @@ export const trainSuite: Suite = async (rt, log) => {
         const n = Math.min(ourLosses.length, r.losses.length);
         let worst = 0;
         for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(r.losses[i] - ourLosses[i]) / ourLosses[i]);
-        log(`train ${caseName} ${engine}: loss curve vs lwm-wgsl over ${n} steps: max relative difference ${worst.toExponential(2)}${worst > 1e-3 ? ' — NOT the same computation' : ''}`);
+        log(
+          `train ${caseName} ${engine}: loss curve vs lwm-wgsl over ${n} steps: max relative difference ${worst.toExponential(2)}${worst > 1e-3 ? ' — NOT the same computation' : ''}`,
+        );
         rec(engine, 'loss_rel_diff_vs_lwm', worst, 'ratio');
       }
       const ms = median(r.times);
-      log(`train ${caseName} ${engine}: ${ms.toFixed(1)} ms/step (median of ${r.times.length}, range ${spread(r.times)}), ${((B * T) / (ms / 1000)).toFixed(0)} tokens/s`);
-      log(`train ${caseName} ${engine}: losses ${r.losses.slice(0, 5).map((l) => l.toFixed(5)).join(' ')}${r.launches ? `; ${r.launches.metric} ${r.launches.value}` : ''}`);
+      log(
+        `train ${caseName} ${engine}: ${ms.toFixed(1)} ms/step (median of ${r.times.length}, range ${spread(r.times)}), ${((B * T) / (ms / 1000)).toFixed(0)} tokens/s`,
+      );
+      log(
+        `train ${caseName} ${engine}: losses ${r.losses
+          .slice(0, 5)
+          .map((l) => l.toFixed(5))
+          .join(' ')}${r.launches ? `; ${r.launches.metric} ${r.launches.value}` : ''}`,
+      );
       rec(engine, 'ms_per_step', ms, 'ms');
       rec(engine, 'tokens_per_s', (B * T) / (ms / 1000), 'tokens/s');
       rec(engine, 'gflops', flops / (ms * 1e6), 'GFLOP/s');

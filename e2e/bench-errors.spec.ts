@@ -41,7 +41,20 @@ test('Bench without WebGPU: the baselines run with the local judge, a checkpoint
         open.onsuccess = () => {
           const tx = open.result.transaction('runs', 'readwrite');
           const now = Date.now();
-          tx.objectStore('runs').put({ id: 'run-seeded', name: 'Seeded SFT', createdAt: now, updatedAt: now, stage: 'sft', spec: {}, data: { datasetId: null, name: 'x', trajectories: 1 }, from: null, state: 'done', step: 4, checkpoints: { last: { key: 'ck-seeded', step: 4, size: 1, createdAt: now } }, resumes: [] });
+          tx.objectStore('runs').put({
+            id: 'run-seeded',
+            name: 'Seeded SFT',
+            createdAt: now,
+            updatedAt: now,
+            stage: 'sft',
+            spec: {},
+            data: { datasetId: null, name: 'x', trajectories: 1 },
+            from: null,
+            state: 'done',
+            step: 4,
+            checkpoints: { last: { key: 'ck-seeded', step: 4, size: 1, createdAt: now } },
+            resumes: [],
+          });
           tx.oncomplete = () => (open.result.close(), resolve());
           tx.onerror = () => reject(tx.error);
         };

@@ -252,7 +252,9 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     expect(cells[4]).toMatch(/^-?\d\.\d{3}$/);
     // The LLM judge's own table: the reference at the top.
     await page.getByLabel('Scores by judge').selectOption(judgeId);
-    await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="reference"] td[data-col="total"]')).toHaveText('100.00');
+    await expect(page.getByTestId('bench-table').locator('tbody[data-domain="overall"] tr[data-backend="reference"] td[data-col="total"]')).toHaveText(
+      '100.00',
+    );
     await page.getByTestId('bench-samples').locator('tbody tr').first().getByRole('button').click();
     await expect(page.getByTestId('bench-verdict')).toContainText(/Strengths|Weaknesses/);
 
@@ -287,7 +289,10 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
 
     // Cancel a slow run half-way; continue it later: it does only what is missing.
     // The endpoints set up above are offered again (shared with the Playground); the new one is chosen.
-    await page.getByRole('list', { name: 'Endpoints' }).getByRole('checkbox', { name: /endpoint:echo/ }).uncheck();
+    await page
+      .getByRole('list', { name: 'Endpoints' })
+      .getByRole('checkbox', { name: /endpoint:echo/ })
+      .uncheck();
     await page.getByText('Add an OpenAI-compatible endpoint').click();
     await page.getByLabel('Base URL', { exact: true }).fill(server.base);
     await page.getByLabel('Model name', { exact: true }).fill('slow');

@@ -6,7 +6,9 @@ async function watchViolations(page: Page): Promise<() => Promise<string[]>> {
   await page.addInitScript(() => {
     const seen: string[] = [];
     (window as unknown as { __csp: string[] }).__csp = seen;
-    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`));
+    document.addEventListener('securitypolicyviolation', (e) =>
+      seen.push(`${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`),
+    );
   });
   return () => page.evaluate(() => [...(window as unknown as { __csp: string[] }).__csp]);
 }
@@ -48,7 +50,10 @@ test('the built site carries a CSP without unsafe-eval, and every view runs unde
   }
 
   // Every view in the navigation, in order, each until it has done its first work.
-  const links = await page.getByRole('navigation', { name: 'Views' }).getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
+  const links = await page
+    .getByRole('navigation', { name: 'Views' })
+    .getByRole('link')
+    .evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
   expect(links.length).toBeGreaterThanOrEqual(5);
   for (const href of links) {
     await page.getByRole('navigation', { name: 'Views' }).locator(`a[href="${href}"]`).click();

@@ -100,7 +100,9 @@ test('a trajectory id repeated across imported files is kept once, the later cop
     { name: 'b.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from([DEFAULT_LINES[1], DEFAULT_LINES[2]].join('\n') + '\n') },
   ]);
   await expect(page.getByTestId('import-result')).toContainText('Imported 3 trajectories from a.jsonl, b.jsonl');
-  await expect(page.getByTestId('import-errors')).toContainText(`b.jsonl:1: /id: duplicate trajectory id "${id}": this copy (b.jsonl:1) is left out, the id was first seen at a.jsonl:2`);
+  await expect(page.getByTestId('import-errors')).toContainText(
+    `b.jsonl:1: /id: duplicate trajectory id "${id}": this copy (b.jsonl:1) is left out, the id was first seen at a.jsonl:2`,
+  );
   await expect(page.getByTestId('total-trajectories')).toHaveText('3');
   expect(errors).toEqual([]);
 });

@@ -35,12 +35,18 @@ test('a Hugging Face folder: estimate before loading, load, an action streamed t
   await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
   // What the worker read from config.json and the safetensors headers, before any weight is loaded.
   const info = page.getByTestId('hf-folder-info');
-  await expect(info).toContainText(/^TinyChat: LlamaForCausalLM, [\d.]+K parameters \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128 of 128; needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget/, { timeout: 120_000 });
+  await expect(info).toContainText(
+    /^TinyChat: LlamaForCausalLM, [\d.]+K parameters \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128 of 128; needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget/,
+    { timeout: 120_000 },
+  );
   await expect(info).toContainText('tokenizer and chat template');
   await expect(page.getByTestId('pg-model')).toHaveCount(0);
   await page.getByRole('button', { name: 'Load in the Playground' }).click();
   await expect(page.getByLabel('Backend')).toHaveValue(/^hf:TinyChat#/);
-  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: hf:TinyChat · LlamaForCausalLM · 2 layers × 32 · context 128 tokens · vocabulary 1461 · prompted with its chat template · stops at token 1, 4/, { timeout: 120_000 });
+  await expect(page.getByTestId('pg-model')).toContainText(
+    /Loaded on the GPU: hf:TinyChat · LlamaForCausalLM · 2 layers × 32 · context 128 tokens · vocabulary 1461 · prompted with its chat template · stops at token 1, 4/,
+    { timeout: 120_000 },
+  );
   await page.getByLabel('Max tokens').fill('12');
   await page.getByLabel('Action 1').fill('ls');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -78,7 +84,9 @@ test('a Hugging Face folder: estimate before loading, load, an action streamed t
   expect(foreign).toEqual([]);
 });
 
-test('errors: a budget the folder does not fit is refused with what would fit; a folder without config.json is named; the session is kept', async ({ page }) => {
+test('errors: a budget the folder does not fit is refused with what would fit; a folder without config.json is named; the session is kept', async ({
+  page,
+}) => {
   const errors = collectPageErrors(page);
   await openPlayground(page);
   await page.getByLabel('Backend').selectOption('copy-last');
@@ -91,14 +99,20 @@ test('errors: a budget the folder does not fit is refused with what would fit; a
   await page.getByLabel('GPU memory (GiB)').fill('0.0004');
   await page.getByLabel('GPU memory (GiB)').press('Enter');
   const refusal = page.getByTestId('hf-folder-refusal');
-  await expect(refusal).toContainText(/Does not fit: TinyChat needs [\d.]+ (KiB|MiB) for inference, context 128.*more than the 419\.4 KiB budget\. Would fit instead: context \d+/, { timeout: 60_000 });
+  await expect(refusal).toContainText(
+    /Does not fit: TinyChat needs [\d.]+ (KiB|MiB) for inference, context 128.*more than the 419\.4 KiB budget\. Would fit instead: context \d+/,
+    { timeout: 60_000 },
+  );
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeDisabled();
   await refusal.getByRole('button', { name: /^Use context \d+/ }).click();
   await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeEnabled();
 
   await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('NoConfig', ['config.json', 'generate.json']));
-  await expect(page.getByTestId('hf-folder-error')).toHaveText(/^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/, { timeout: 120_000 });
+  await expect(page.getByTestId('hf-folder-error')).toHaveText(
+    /^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/,
+    { timeout: 120_000 },
+  );
   // Nothing else was lost: the turn played, the backend, the other folder.
   await expect(page.getByTestId('turn-1').getByLabel('Predicted observation')).toBeVisible();
   await expect(page.getByLabel('Backend')).toHaveValue('copy-last');
@@ -174,12 +188,16 @@ test('f16 weights: the estimate halves the weights, a budget only f16 fits offer
   await page.getByLabel('GPU memory (GiB)').fill(String(((f16.total + f32.total) / 2 / 2 ** 20).toPrecision(6)));
   await page.getByLabel('GPU memory (GiB)').press('Enter');
   const refusal = page.getByTestId('hf-folder-refusal');
-  await expect(refusal).toContainText(/Does not fit: TinyChat needs .* f32 weights .* Would fit instead: .*f16 weights \(half the memory, f32 accumulation\)/, { timeout: 60_000 });
+  await expect(refusal).toContainText(/Does not fit: TinyChat needs .* f32 weights .* Would fit instead: .*f16 weights \(half the memory, f32 accumulation\)/, {
+    timeout: 60_000,
+  });
   await refusal.getByRole('button', { name: /^Use f16 weights/ }).click();
   await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });
   await expect(page.getByLabel('Weights')).toHaveValue('f16');
   await page.getByRole('button', { name: 'Load in the Playground' }).click();
-  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: hf:TinyChat · LlamaForCausalLM .* · f16 weights, [\d.]+ KiB on the GPU/, { timeout: 120_000 });
+  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: hf:TinyChat · LlamaForCausalLM .* · f16 weights, [\d.]+ KiB on the GPU/, {
+    timeout: 120_000,
+  });
   await page.getByLabel('Max tokens').fill('6');
   await page.getByLabel('Action 1').fill('ls');
   await page.getByRole('button', { name: 'Send' }).click();

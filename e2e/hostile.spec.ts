@@ -34,7 +34,7 @@ const LINES = [
 async function expectNothingRan(page: Page) {
   expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   expect(await page.evaluate(() => ({}) as Record<string, unknown>).then((o) => o.polluted)).toBeUndefined();
-  expect(await page.evaluate(() => ('polluted' in Object.prototype))).toBe(false);
+  expect(await page.evaluate(() => 'polluted' in Object.prototype)).toBe(false);
   // None of the data became elements.
   expect(await page.locator('#root script, #root img[src="x"], #root b, #root a[href^="javascript"]').count()).toBe(0);
 }
@@ -69,7 +69,10 @@ test('a dataset of hostile text is shown as text in every view, runs nothing and
   const turns = detail.getByTestId('turn');
   await expect(turns.nth(0).locator('pre.action')).toHaveText(SCRIPT);
   // Token colouring splits the text into pieces; together they are the observation, character for character.
-  const observation = await turns.nth(0).getByTestId('token-view').evaluate((el) => el.textContent);
+  const observation = await turns
+    .nth(0)
+    .getByTestId('token-view')
+    .evaluate((el) => el.textContent);
   expect(observation).toContain(IMG);
   expect(observation).toContain(RTL);
   expect(observation).toContain(ZERO_WIDTH);

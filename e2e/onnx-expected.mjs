@@ -22,7 +22,9 @@ const { generateRef } = await import('../src/reference/gpt.ts');
 const [sessionFile, turn, maxTokens] = process.argv.slice(2);
 const session = JSON.parse(readFileSync(sessionFile, 'utf8'));
 const big = Number.MAX_SAFE_INTEGER;
-const m = await loadHfModel(await nodeFolder('src/model/fixtures/hf/llama-chat'), { limits: { maxBufferSize: big, maxStorageBufferBindingSize: big, memoryBudget: big, shaderF16: false } });
+const m = await loadHfModel(await nodeFolder('src/model/fixtures/hf/llama-chat'), {
+  limits: { maxBufferSize: big, maxStorageBufferBindingSize: big, memoryBudget: big, shaderF16: false },
+});
 const tok = m.tokenizer;
 const n = Number(maxTokens);
 const { ids } = hfPrompt(tok, turnRequest(session, Number(turn)), m.config.contextLength - n);

@@ -43,13 +43,13 @@ function ortRequests(page: Page): string[] {
   return urls;
 }
 
-test('the built site carries onnxruntime-web\'s wasm', () => {
+test("the built site carries onnxruntime-web's wasm", () => {
   const wasm = readdirSync('dist/assets').filter((f) => /^ort-wasm-simd-threaded\.jsep-[\w-]+\.wasm$/.test(f));
   expect(wasm).toHaveLength(1);
   expect(statSync(join('dist/assets', wasm[0])).size).toBeGreaterThan(1_000_000);
 });
 
-test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn with our engine\'s greedy text', async ({ page }) => {
+test("without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn with our engine's greedy text", async ({ page }) => {
   test.setTimeout(300_000);
   await withoutWebGpu(page);
   const errors = collectPageErrors(page);
@@ -60,7 +60,10 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await expect(page.getByTestId('pg-onnx')).toContainText('onnxruntime-web runs it on WASM (this browser has no WebGPU)');
   await page.getByLabel('Open an ONNX model folder').setInputFiles(ONNX);
   const info = page.getByTestId('onnx-folder-info');
-  await expect(info).toContainText(/^TinyOnnx: ONNX, LlamaForCausalLM \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128; model\.onnx [\d.]+ KiB, model_fp16\.onnx [\d.]+ KiB, model_q4\.onnx [\d.]+ KiB · tokenizer and chat template$/, { timeout: 120_000 });
+  await expect(info).toContainText(
+    /^TinyOnnx: ONNX, LlamaForCausalLM \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128; model\.onnx [\d.]+ KiB, model_fp16\.onnx [\d.]+ KiB, model_q4\.onnx [\d.]+ KiB · tokenizer and chat template$/,
+    { timeout: 120_000 },
+  );
   const variant = page.getByLabel('Model file');
   await expect(variant).toHaveValue('onnx/model.onnx');
   await expect(variant.locator('option')).toHaveText(['model.onnx (fp32)', 'model_fp16.onnx (fp16)', 'model_q4.onnx (q4)']);
@@ -68,9 +71,15 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   expect(ort).toEqual([]);
   await page.getByRole('button', { name: 'Load in the Playground' }).click();
   await expect(page.getByLabel('Backend')).toHaveValue(/^onnx:TinyOnnx#/);
-  await expect(page.getByTestId('pg-model')).toContainText('Loaded in onnxruntime-web on WASM (CPU): onnx:TinyOnnx · onnx/model.onnx · LlamaForCausalLM · 2 layers · context 128 tokens · prompted with its chat template · stops at token 1, 4', { timeout: 120_000 });
+  await expect(page.getByTestId('pg-model')).toContainText(
+    'Loaded in onnxruntime-web on WASM (CPU): onnx:TinyOnnx · onnx/model.onnx · LlamaForCausalLM · 2 layers · context 128 tokens · prompted with its chat template · stops at token 1, 4',
+    { timeout: 120_000 },
+  );
   // Then its module and its binary, from the site's own assets.
-  expect(ort.map((u) => new URL(u).pathname).sort()).toEqual([expect.stringMatching(/^\/studio\/assets\/ort-wasm-simd-threaded\.jsep-[\w-]+\.wasm$/), expect.stringMatching(/^\/studio\/assets\/ort\.bundle\.min-[\w-]+\.js$/)]);
+  expect(ort.map((u) => new URL(u).pathname).sort()).toEqual([
+    expect.stringMatching(/^\/studio\/assets\/ort-wasm-simd-threaded\.jsep-[\w-]+\.wasm$/),
+    expect.stringMatching(/^\/studio\/assets\/ort\.bundle\.min-[\w-]+\.js$/),
+  ]);
 
   await page.getByLabel('Max tokens').fill('12');
   await page.getByLabel('Action 1').fill('ls -la');
@@ -80,7 +89,10 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await expect(page.getByTestId('context-cut')).toContainText(/116 fit \(context 128 − 12 max tokens\)/);
   const session = await page.evaluate(() => JSON.parse(localStorage.getItem('lwm.playground') ?? '{}').state.session);
   writeFileSync(join(tmp, 'session.json'), JSON.stringify(session));
-  const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session.json'), '0', '12'], { encoding: 'utf8' })) as { ids: number[]; text: string };
+  const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session.json'), '0', '12'], { encoding: 'utf8' })) as {
+    ids: number[];
+    text: string;
+  };
   // 'ls -la' makes this random model say something varied (multi-byte characters included), not a run of one token.
   expect(new Set(expected.ids).size).toBeGreaterThan(8);
   expect(session.turns[0].prediction.raw).toBe(expected.text);
@@ -90,7 +102,11 @@ test('without WebGPU: an ONNX folder picked, read, opened on WASM, and a turn wi
   await page.getByRole('heading', { name: 'Playground', level: 1 }).scrollIntoViewIfNeeded();
   // docs/app.md's picture: the page down to the model's status under the ONNX folder's card.
   const status = (await page.getByTestId('pg-model').boundingBox())!;
-  await page.screenshot({ path: docScreenshotPath('playground-onnx'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) } });
+  await page.screenshot({
+    path: docScreenshotPath('playground-onnx'),
+    fullPage: true,
+    clip: { x: 0, y: 0, width: 1280, height: Math.max(800, Math.ceil(status.y + status.height + 24)) },
+  });
   await snap(page, 'playground-onnx');
 
   // Another model file of the folder: the 4-bit one opens at once, and the next turn runs on it.
@@ -118,7 +134,9 @@ test("with WebGPU: the same folder on onnxruntime-web's WebGPU execution provide
   await expect(page.getByTestId('turn-1').getByTestId('turn-meta')).toContainText(/onnx:TinyOnnx · teacher forcing · 12 tokens/, { timeout: 120_000 });
   const session = await page.evaluate(() => JSON.parse(localStorage.getItem('lwm.playground') ?? '{}').state.session);
   writeFileSync(join(tmp, 'session-webgpu.json'), JSON.stringify(session));
-  const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session-webgpu.json'), '0', '12'], { encoding: 'utf8' })) as { text: string };
+  const expected = JSON.parse(execFileSync(process.execPath, ['e2e/onnx-expected.mjs', join(tmp, 'session-webgpu.json'), '0', '12'], { encoding: 'utf8' })) as {
+    text: string;
+  };
   expect(session.turns[0].prediction.raw).toBe(expected.text);
   // The KV cache never came back to the CPU: 12 passes (the prompt, then each new token but the
   // last) × 2 layers × key and value stayed in GPU buffers, all freed after the turn.
@@ -133,14 +151,19 @@ test('errors name the file: a folder without onnx/model*.onnx, a model file that
   const noModel = join(tmp, 'NoModel');
   cpSync(ONNX, noModel, { recursive: true, filter: (src) => !/\.onnx$/.test(src) });
   await page.getByLabel('Open an ONNX model folder').setInputFiles(noModel);
-  await expect(page.getByTestId('onnx-folder-error')).toHaveText(/^NoModel: has no ONNX model \(onnx\/\*\.onnx\); an ONNX causal-LM folder keeps its model at onnx\/model\.onnx/, { timeout: 120_000 });
+  await expect(page.getByTestId('onnx-folder-error')).toHaveText(
+    /^NoModel: has no ONNX model \(onnx\/\*\.onnx\); an ONNX causal-LM folder keeps its model at onnx\/model\.onnx/,
+    { timeout: 120_000 },
+  );
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeDisabled();
 
   await page.getByLabel('Open an ONNX model folder').setInputFiles(ONNX);
   await expect(page.getByTestId('onnx-folder-info')).toContainText('TinyOnnx: ONNX', { timeout: 120_000 });
   await page.getByLabel('Model file').selectOption('onnx/model_fp16.onnx');
   await page.getByTestId('onnx-folder').filter({ hasText: 'TinyOnnx' }).getByRole('button', { name: 'Load in the Playground' }).click();
-  await expect(page.getByRole('alert').filter({ hasText: 'model_fp16' })).toContainText('TinyOnnx/onnx/model_fp16.onnx: onnxruntime-web cannot load it', { timeout: 120_000 });
+  await expect(page.getByRole('alert').filter({ hasText: 'model_fp16' })).toContainText('TinyOnnx/onnx/model_fp16.onnx: onnxruntime-web cannot load it', {
+    timeout: 120_000,
+  });
   await expect(page.getByTestId('pg-model')).toHaveText('Not loaded: see the message above.');
   await snap(page, 'playground-onnx-errors');
   expect(errors).toEqual([]);
@@ -157,7 +180,10 @@ test('Bench without WebGPU: the ONNX folder beside copy-last on one held-out tur
     if (((await box.locator('xpath=..').textContent()) ?? '').trim() !== 'terminal') await box.uncheck();
   }
   await page.getByLabel('Samples per domain').fill('1');
-  await page.getByRole('group', { name: 'Backends' }).getByRole('checkbox', { name: /^reference/ }).uncheck();
+  await page
+    .getByRole('group', { name: 'Backends' })
+    .getByRole('checkbox', { name: /^reference/ })
+    .uncheck();
   await page.getByLabel('Open an ONNX model folder').setInputFiles(ONNX);
   await expect(page.getByTestId('onnx-folder-info')).toContainText('TinyOnnx: ONNX, LlamaForCausalLM', { timeout: 120_000 });
   await page.getByRole('button', { name: 'Add to the benchmark' }).last().click();

@@ -78,10 +78,27 @@ async function pickyEndpoint(delayMs: number) {
 /** Every card's dev score and note, by candidate id. */
 async function cards(page: Page): Promise<Record<string, string>> {
   // The list shows the optimisation done a moment before the lineage has drawn its last score: wait for every card's score.
-  await expect.poll(() => page.getByTestId('lineage').evaluate((el) => Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).every((c) => (c.querySelector('strong')?.textContent ?? '') !== '')), { timeout: 30_000 }).toBe(true);
-  return page
-    .getByTestId('lineage')
-    .evaluate((el) => Object.fromEntries(Array.from(el.querySelectorAll('[data-testid^="candidate-"]')).filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!)).map((c) => [c.getAttribute('data-testid')!.slice('candidate-'.length), `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`])));
+  await expect
+    .poll(
+      () =>
+        page.getByTestId('lineage').evaluate((el) =>
+          Array.from(el.querySelectorAll('[data-testid^="candidate-"]'))
+            .filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!))
+            .every((c) => (c.querySelector('strong')?.textContent ?? '') !== ''),
+        ),
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+  return page.getByTestId('lineage').evaluate((el) =>
+    Object.fromEntries(
+      Array.from(el.querySelectorAll('[data-testid^="candidate-"]'))
+        .filter((c) => /^candidate-(v0|r\d+c\d+)$/.test(c.getAttribute('data-testid')!))
+        .map((c) => [
+          c.getAttribute('data-testid')!.slice('candidate-'.length),
+          `${c.querySelector('strong')?.textContent ?? ''} | ${c.querySelector('.lineage-note')?.textContent ?? ''}`,
+        ]),
+    ),
+  );
 }
 
 /** Fills the Optimise form (v0, terminal and mcp, the endpoint, 3 rounds × 2 candidates) and starts it. */
@@ -94,7 +111,8 @@ async function startOptimisation(page: Page, name: string, base: string | null) 
   await expect(form.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
   const domains = form.getByRole('group', { name: 'Domains' });
   await expect(domains.getByRole('checkbox', { checked: true })).toHaveCount(7);
-  for (const box of await domains.getByRole('checkbox').all()) if (!['terminal', 'mcp'].includes(((await box.locator('xpath=..').textContent()) ?? '').trim())) await box.uncheck();
+  for (const box of await domains.getByRole('checkbox').all())
+    if (!['terminal', 'mcp'].includes(((await box.locator('xpath=..').textContent()) ?? '').trim())) await box.uncheck();
   if (base) {
     // A mistyped number is named with what it got.
     await form.getByLabel('Rounds').fill('three');
@@ -113,7 +131,10 @@ async function startOptimisation(page: Page, name: string, base: string | null) 
     await form.getByLabel('Model name', { exact: true }).fill('picky');
     await form.getByRole('button', { name: 'Use this endpoint' }).click();
   } else {
-    const option = (await form.locator('#opt-backend-endpoint option', { hasText: /^picky at / }).first().textContent())!;
+    const option = (await form
+      .locator('#opt-backend-endpoint option', { hasText: /^picky at / })
+      .first()
+      .textContent())!;
     await form.getByLabel('Model endpoint', { exact: true }).selectOption({ label: option });
   }
   await expect(form.getByLabel('Judge', { exact: true })).toHaveValue('local');
@@ -123,7 +144,9 @@ async function startOptimisation(page: Page, name: string, base: string | null) 
   await expect(page.getByTestId('optimise-form-errors')).toHaveCount(0);
 }
 
-test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resume after reload, promote into the SFT mix, an SFT run uses it', async ({ page }) => {
+test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resume after reload, promote into the SFT mix, an SFT run uses it', async ({
+  page,
+}) => {
   test.setTimeout(900_000);
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
@@ -178,7 +201,9 @@ test('Optimise v0 against an endpoint: 3 rounds twice alike, lineage, diff, resu
     await snap(page, 'optimize-lineage');
     await page.getByRole('heading', { name: /^Lineage of/ }).scrollIntoViewIfNeeded();
     // The sticky header would cover the lineage's title in an element screenshot.
-    await page.locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) }).screenshot({ path: docScreenshotPath('prompts-lineage'), style: '.header { position: static !important; }' });
+    await page
+      .locator('article', { has: page.getByRole('heading', { name: /^Lineage of/ }) })
+      .screenshot({ path: docScreenshotPath('prompts-lineage'), style: '.header { position: static !important; }' });
 
     // Promote it, into the SFT mix: it is the next version, with its parent and the optimiser's note.
     await details.getByLabel('add to the SFT template mix').check();
@@ -223,7 +248,8 @@ test('Optimise v0 with an ONNX folder on WASM: one round, cut off by a reload, t
     await page.getByRole('link', { name: 'Optimise v0' }).click();
     const form = page.getByTestId('optimise-form');
     await expect(form.getByLabel('Dataset', { exact: true })).toContainText('Default dataset', { timeout: 120_000 });
-    for (const box of await form.getByRole('group', { name: 'Domains' }).getByRole('checkbox').all()) if (((await box.locator('xpath=..').textContent()) ?? '').trim() !== 'terminal') await box.uncheck();
+    for (const box of await form.getByRole('group', { name: 'Domains' }).getByRole('checkbox').all())
+      if (((await box.locator('xpath=..').textContent()) ?? '').trim() !== 'terminal') await box.uncheck();
     await form.getByLabel('Rounds').fill('1');
     await form.getByLabel('Candidates per round').fill('1');
     await form.getByLabel('Dev samples per domain').fill('2');
@@ -249,10 +275,15 @@ test('Optimise v0 with an ONNX folder on WASM: one round, cut off by a reload, t
     await page.reload();
     const offer = page.getByTestId('optimise-interrupted');
     await expect(offer).toContainText('was running when the page closed', { timeout: 60_000 });
-    await expect(offer.getByTestId('optimise-folder-needed')).toHaveText('Its simulated model is the folder TinyOnnx, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form (Simulated model: an ONNX folder) before resuming.');
+    await expect(offer.getByTestId('optimise-folder-needed')).toHaveText(
+      'Its simulated model is the folder TinyOnnx, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form (Simulated model: an ONNX folder) before resuming.',
+    );
     await offer.getByRole('button', { name: 'Resume' }).click();
     const cut = page.getByRole('alert').filter({ hasText: 'Pick the same folder again' }).first();
-    await expect(cut).toContainText('onnx:TinyOnnx: the folder TinyOnnx is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: an ONNX folder), then resume.', { timeout: 60_000 });
+    await expect(cut).toContainText(
+      'onnx:TinyOnnx: the folder TinyOnnx is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: an ONNX folder), then resume.',
+      { timeout: 60_000 },
+    );
     await snap(page, 'optimize-onnx-pick-again');
 
     await form.getByLabel('Simulated model').selectOption('onnx');

@@ -33,7 +33,7 @@ test('a lost device is reported and can be re-created', async ({ page }) => {
   await expect(page.getByRole('alert')).toHaveCount(0);
 });
 
-test('the page opens no GPU device: the System view shows the jobs worker\'s', async ({ page }) => {
+test("the page opens no GPU device: the System view shows the jobs worker's", async ({ page }) => {
   await page.addInitScript(() => {
     // Counts devices requested by the page itself (init scripts do not run in workers).
     const w = window as unknown as { pageDevices: number };

@@ -32,7 +32,10 @@ async function loraForm(page: Page, steps: number, evalEvery: number) {
   await page.getByLabel('Start from').selectOption({ label: 'A Hugging Face folder' });
   await expect(page.getByTestId('train-hf')).toContainText('pick the folder again after a reload');
   await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
-  await expect(page.getByTestId('hf-folder-info')).toContainText(/^LlamaForCausalLM, [\d.]+K parameters \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128 · its chat template is the prompt format/, { timeout: 120_000 });
+  await expect(page.getByTestId('hf-folder-info')).toContainText(
+    /^LlamaForCausalLM, [\d.]+K parameters \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128 · its chat template is the prompt format/,
+    { timeout: 120_000 },
+  );
   await page.getByLabel('Fine-tuning').selectOption('lora');
   await page.getByLabel('LoRA rank').fill('4');
   await page.getByLabel('Steps', { exact: true }).fill(String(steps));
@@ -64,7 +67,9 @@ function safetensorsHeader(bytes: Buffer): Record<string, { dtype: string; shape
   return JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
 }
 
-test('LoRA SFT from a Hugging Face folder: the estimate before starting, the live loss, the adapter in PEFT\'s layout and the merged folder', async ({ page }) => {
+test("LoRA SFT from a Hugging Face folder: the estimate before starting, the live loss, the adapter in PEFT's layout and the merged folder", async ({
+  page,
+}) => {
   test.setTimeout(600_000);
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
@@ -73,7 +78,10 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   // The random tiny model moves visibly in a few steps at a higher rate than the stage default.
   await page.getByLabel('Learning rate').fill('1e-2');
   // What the run needs, by what holds it: the adapter's AdamW state only, not the base's.
-  await expect(page.getByTestId('train-hf-estimate')).toContainText(/^LoRA rank 4, 2 × 64 tokens per step: needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget \(weights [\d.]+ (KiB|MiB), LoRA adapter [\d.]+ KiB, gradients [\d.]+ KiB, AdamW state \(adapter only\) [\d.]+ KiB, activations [\d.]+ (KiB|MiB)\)$/, { timeout: 60_000 });
+  await expect(page.getByTestId('train-hf-estimate')).toContainText(
+    /^LoRA rank 4, 2 × 64 tokens per step: needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget \(weights [\d.]+ (KiB|MiB), LoRA adapter [\d.]+ KiB, gradients [\d.]+ KiB, AdamW state \(adapter only\) [\d.]+ KiB, activations [\d.]+ (KiB|MiB)\)$/,
+    { timeout: 60_000 },
+  );
   await expect(page.getByLabel('Model preset')).toBeDisabled();
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('train-form-errors')).toHaveCount(0);
@@ -89,7 +97,12 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   console.log(`[e2e] ${evalLoss}`);
 
   // The adapter in PEFT's layout: PEFT's names and config, and the template the run trained with.
-  const adapter = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the LoRA adapter \(PEFT\) of the last checkpoint/ }).click(), 3, 'train-hf-adapter');
+  const adapter = await downloadsOf(
+    page,
+    () => runList.getByRole('button', { name: /^Download the LoRA adapter \(PEFT\) of the last checkpoint/ }).click(),
+    3,
+    'train-hf-adapter',
+  );
   expect([...adapter.keys()].sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'lwm_template.json']);
   const config = JSON.parse(adapter.get('adapter_config.json')!.toString('utf8'));
   expect(config).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 4, lora_alpha: 8, base_model_name_or_path: 'TinyChat' });
@@ -102,8 +115,20 @@ test('LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   expect(header['base_model.model.model.layers.1.mlp.down_proj.lora_B.weight'].shape).toEqual([32, 4]);
 
   // The merged folder: the base's names, no adapter left, the tokenizer beside it.
-  const merged = await downloadsOf(page, () => runList.getByRole('button', { name: /^Download the merged Hugging Face folder of the last checkpoint/ }).click(), 6, 'train-hf-merged');
-  expect([...merged.keys()].sort()).toEqual(['config.json', 'generation_config.json', 'lwm_template.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  const merged = await downloadsOf(
+    page,
+    () => runList.getByRole('button', { name: /^Download the merged Hugging Face folder of the last checkpoint/ }).click(),
+    6,
+    'train-hf-merged',
+  );
+  expect([...merged.keys()].sort()).toEqual([
+    'config.json',
+    'generation_config.json',
+    'lwm_template.json',
+    'model.safetensors',
+    'tokenizer.json',
+    'tokenizer_config.json',
+  ]);
   const weights = Object.keys(safetensorsHeader(merged.get('model.safetensors')!));
   expect(weights).toContain('model.layers.1.mlp.down_proj.weight');
   expect(weights.filter((n) => n.includes('lora'))).toEqual([]);
@@ -140,7 +165,9 @@ test('a paused LoRA run resumes after a reload once the same folder is picked ag
   await loraForm(page, 400, 2);
   await page.getByRole('button', { name: 'Start training' }).click();
   const runList = page.getByTestId('run-list');
-  await expect.poll(async () => Number(/last · step (\d+)/.exec((await runList.textContent()) ?? '')?.[1] ?? 0), { timeout: 240_000 }).toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(async () => Number(/last · step (\d+)/.exec((await runList.textContent()) ?? '')?.[1] ?? 0), { timeout: 240_000 })
+    .toBeGreaterThanOrEqual(2);
   await page.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByTestId('run-state')).toHaveText('paused');
   await page.waitForTimeout(1500);
@@ -148,7 +175,9 @@ test('a paused LoRA run resumes after a reload once the same folder is picked ag
 
   const offer = page.getByTestId('resume-offer');
   await expect(offer).toContainText('was paused when the page closed', { timeout: 60_000 });
-  await expect(offer.getByTestId('hf-again')).toContainText('It trains on the Hugging Face folder TinyChat, which this page does not keep after a reload: pick (or drop) that folder again to resume.');
+  await expect(offer.getByTestId('hf-again')).toContainText(
+    'It trains on the Hugging Face folder TinyChat, which this page does not keep after a reload: pick (or drop) that folder again to resume.',
+  );
   const resume = offer.getByRole('button', { name: /^Resume from step \d+$/ });
   await expect(resume).toBeDisabled();
   // Same name, same sizes, another rope_theta: not the same model.
@@ -161,7 +190,9 @@ test('a paused LoRA run resumes after a reload once the same folder is picked ag
   await resume.click();
   await expect(offer).toHaveCount(0);
   await expect(page.getByTestId('loss-chart')).toContainText(`resumed at step ${at}`);
-  await expect.poll(async () => Number(/step (\d+)/.exec((await page.getByTestId('run-step').textContent()) ?? '')?.[1] ?? 0), { timeout: 240_000 }).toBeGreaterThan(at);
+  await expect
+    .poll(async () => Number(/step (\d+)/.exec((await page.getByTestId('run-step').textContent()) ?? '')?.[1] ?? 0), { timeout: 240_000 })
+    .toBeGreaterThan(at);
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-state')).toHaveText('stopped', { timeout: 120_000 });
   expect(errors).toEqual([]);
@@ -174,7 +205,10 @@ test('errors: a budget the run does not fit is refused with what would fit; a fo
   // 1.5 MiB: the weights and the adapter fit, the activations of 2 × 64 tokens do not.
   await page.getByLabel('GPU memory (GiB)').fill('0.0015');
   const refusal = page.getByTestId('hf-folder-refusal');
-  await expect(refusal).toContainText(/^Does not fit: TinyChat needs [\d.]+ MiB for LoRA rank 4, context 64, batch 2, f32 weights \(weights [\d.]+ KiB, LoRA adapters [\d.]+ KiB, gradients [\d.]+ KiB, AdamW m and v [\d.]+ KiB, activations [\d.]+ MiB\), more than the 1\.5 MiB budget\. Would fit instead: batch 1 \(/, { timeout: 60_000 });
+  await expect(refusal).toContainText(
+    /^Does not fit: TinyChat needs [\d.]+ MiB for LoRA rank 4, context 64, batch 2, f32 weights \(weights [\d.]+ KiB, LoRA adapters [\d.]+ KiB, gradients [\d.]+ KiB, AdamW m and v [\d.]+ KiB, activations [\d.]+ MiB\), more than the 1\.5 MiB budget\. Would fit instead: batch 1 \(/,
+    { timeout: 60_000 },
+  );
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('train-form-errors')).toContainText('Does not fit: TinyChat needs');
   await expect(page.getByTestId('run-panel')).toHaveCount(0);
@@ -185,7 +219,10 @@ test('errors: a budget the run does not fit is refused with what would fit; a fo
   await expect(page.getByTestId('train-hf-estimate')).toContainText(/^LoRA rank 4, 1 × 64 tokens per step: needs [\d.]+ MiB of the 1\.5 MiB budget/);
 
   await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('NoConfig', ['config.json', 'generate.json']));
-  await expect(page.getByTestId('hf-folder-error')).toHaveText(/^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/, { timeout: 120_000 });
+  await expect(page.getByTestId('hf-folder-error')).toHaveText(
+    /^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/,
+    { timeout: 120_000 },
+  );
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('train-form-errors')).toContainText('NoConfig: has no config.json');
   await snap(page, 'train-hf-errors');

@@ -40,13 +40,17 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   await expect(estimate).toContainText('This adapter is a CPU fallback (SwiftShader)', { timeout: 60_000 });
   await expect(estimate).toContainText(/the quick recipe would take about \d+ (hours|days) here; on a laptop GPU about \d+ minutes\./, { timeout: 420_000 });
   // On a CPU fallback one sequence is timed and scaled to the recipe's 16 × 256 by FLOPs.
-  await expect(page.getByTestId('step-measure')).toContainText(/measured: .* per step of 1 × 256 tokens of quick \(warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256\)/);
+  await expect(page.getByTestId('step-measure')).toContainText(
+    /measured: .* per step of 1 × 256 tokens of quick \(warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256\)/,
+  );
   console.log(`[e2e] ${await estimate.locator('p').first().textContent()} (${await page.getByTestId('step-measure').textContent()})`);
   await snap(page, 'train-recipe-form');
 
   // The custom form costs its run from the same measurement.
   await page.getByRole('radio', { name: /^Custom run/ }).check();
-  await expect(page.getByTestId('custom-estimate')).toContainText(/^This run: 40 steps of 4 × 512 tokens, .* FLOPs \(the quick recipe trains \d+× that\): about .* of training steps on this adapter/);
+  await expect(page.getByTestId('custom-estimate')).toContainText(
+    /^This run: 40 steps of 4 × 512 tokens, .* FLOPs \(the quick recipe trains \d+× that\): about .* of training steps on this adapter/,
+  );
   await page.getByRole('radio', { name: /^Quick recipe/ }).check();
 
   // One click: the worker generates the data, then trains; a step appears; stop it.

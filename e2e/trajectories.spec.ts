@@ -90,7 +90,9 @@ test('filter by a mask category, open a trajectory, read its badges and token co
 test('search, domain and length filters; the list is usable at 390 px', async ({ page }) => {
   await openTrajectories(page);
   const count = page.getByTestId('list-count');
-  const terminal = readFileSync('public/default-dataset.jsonl', 'utf8').split('\n').filter((l) => l.includes('"domain":"terminal"')).length;
+  const terminal = readFileSync('public/default-dataset.jsonl', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"domain":"terminal"')).length;
   await page.getByLabel('Domain').selectOption('terminal');
   await expect(count).toHaveText(new RegExp(`^${terminal} of `));
   await page.getByLabel('Min. turns').fill('30');

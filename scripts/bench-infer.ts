@@ -40,10 +40,18 @@ const input: AwbSampleRecord[] = [];
 for (let k = 0; k < nTurns; k++) for (const t of perTrajectory) if (t[k]) input.push(t[k]);
 const records = sharedPrefixOrder(input).map((i) => input[i]);
 
-const tok = trainBpe(generateTrajectories('terminal', 40, 3).map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t)), { vocabSize: 1024 });
+const tok = trainBpe(
+  generateTrajectories('terminal', 40, 3).map((t) => renderTrajectory(BUILTIN_TEMPLATES.v0, t)),
+  { vocabSize: 1024 },
+);
 const config = presetConfig(preset, { vocabSize: tok.vocabSize, positions: 'rope', contextLength: context });
 const params = initParams(config, 1);
-const checkpoint = { config, params, step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) } };
+const checkpoint = {
+  config,
+  params,
+  step: 0,
+  extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) },
+};
 
 const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
 console.log(`adapter: ${rt.describe()}`);
@@ -51,12 +59,19 @@ const engines = [
   { engine: 'lwm-prefix-reuse', slots: 4 },
   { engine: 'no-reuse', slots: 0 },
 ];
-const results: Record<string, { records_per_s: number; prefill_tokens_per_s: number; decode_tokens_per_s: number; reused_share: number; prompt_tokens: number }> = {};
+const results: Record<
+  string,
+  { records_per_s: number; prefill_tokens_per_s: number; decode_tokens_per_s: number; reused_share: number; prompt_tokens: number }
+> = {};
 for (const { engine, slots } of engines) {
   const local = openCheckpointBackend(rt, checkpoint, { name: engine, prefixSlots: slots });
   try {
     // Warm up: pipelines compiled, the decode graph built (its prompt shares nothing with the records).
-    await inferRecords([{ ...records[0], system_str: 'warm up', turn_idx: 1 }], { backend: local.backend, generate: { maxTokens: 2, temperature: 0 }, onRecord: () => {} });
+    await inferRecords([{ ...records[0], system_str: 'warm up', turn_idx: 1 }], {
+      backend: local.backend,
+      generate: { maxTokens: 2, temperature: 0 },
+      onRecord: () => {},
+    });
     const before = { ...local.stats };
     const t0 = performance.now();
     const r = await inferRecords(records, { backend: local.backend, generate: { maxTokens, temperature: 0 }, onRecord: () => {} });
@@ -84,9 +99,16 @@ console.log(`\n${c}`);
 console.log(`engine             records/s  prefill tok/s  decode tok/s  prompt share reused`);
 for (const { engine } of engines) {
   const x = results[engine];
-  console.log(`${engine.padEnd(17)}  ${x.records_per_s.toFixed(3).padStart(9)}  ${x.prefill_tokens_per_s.toFixed(0).padStart(13)}  ${x.decode_tokens_per_s.toFixed(1).padStart(12)}  ${(100 * x.reused_share).toFixed(0).padStart(18)}%`);
+  console.log(
+    `${engine.padEnd(17)}  ${x.records_per_s.toFixed(3).padStart(9)}  ${x.prefill_tokens_per_s.toFixed(0).padStart(13)}  ${x.decode_tokens_per_s.toFixed(1).padStart(12)}  ${(100 * x.reused_share).toFixed(0).padStart(18)}%`,
+  );
   // The reused share is ours alone (a peer's 0 is no rate to divide by).
-  if (jsonFile) for (const [metric, unit] of Object.entries(units)) if (metric !== 'reused_share' || x.reused_share > 0) appendFileSync(jsonFile, JSON.stringify({ suite: 'infer', case: c, engine, metric, value: x[metric as keyof typeof units], unit }) + '\n');
+  if (jsonFile)
+    for (const [metric, unit] of Object.entries(units))
+      if (metric !== 'reused_share' || x.reused_share > 0)
+        appendFileSync(jsonFile, JSON.stringify({ suite: 'infer', case: c, engine, metric, value: x[metric as keyof typeof units], unit }) + '\n');
 }
 const ratio = results['lwm-prefix-reuse'].records_per_s / results['no-reuse'].records_per_s;
-console.log(`prefix reuse: ${ratio.toFixed(2)}x records/s, ${(results['lwm-prefix-reuse'].prefill_tokens_per_s / results['no-reuse'].prefill_tokens_per_s).toFixed(2)}x prompt tokens/s`);
+console.log(
+  `prefix reuse: ${ratio.toFixed(2)}x records/s, ${(results['lwm-prefix-reuse'].prefill_tokens_per_s / results['no-reuse'].prefill_tokens_per_s).toFixed(2)}x prompt tokens/s`,
+);

@@ -13,13 +13,14 @@ function arg(name: string, dflt: string): string {
 
 // A small deterministic generator so every run judges the same pairs.
 let state = 12345;
-const rand = () => ((state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const rand = () => (state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32;
 const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
 const NAMES = ['main.py', 'README.md', 'config.yaml', 'src', 'tests', 'notes.txt', 'data.csv', 'Makefile', 'setup.cfg', 'build'];
 
 function listing(n: number): string {
   const lines = [`total ${n * 4}`];
-  for (let i = 0; i < n; i++) lines.push(`-rw-r--r-- 1 user user ${Math.floor(rand() * 9000)} Jan ${1 + (i % 28)} 10:${String(i % 60).padStart(2, '0')} ${pick(NAMES)}`);
+  for (let i = 0; i < n; i++)
+    lines.push(`-rw-r--r-- 1 user user ${Math.floor(rand() * 9000)} Jan ${1 + (i % 28)} 10:${String(i % 60).padStart(2, '0')} ${pick(NAMES)}`);
   return lines.join('\n');
 }
 
@@ -29,7 +30,9 @@ function jsonResult(n: number): string {
 }
 
 function tree(n: number): string {
-  return Array.from({ length: n }, (_, i) => `[${i}] ${pick(['button', 'link', 'textbox', 'heading'])} "${pick(NAMES)}"${rand() > 0.5 ? ' focused' : ''}`).join('\n');
+  return Array.from({ length: n }, (_, i) => `[${i}] ${pick(['button', 'link', 'textbox', 'heading'])} "${pick(NAMES)}"${rand() > 0.5 ? ' focused' : ''}`).join(
+    '\n',
+  );
 }
 
 function perturb(text: string): string {
@@ -46,7 +49,13 @@ for (let i = 0; i < 200; i++) {
   const kind = i % 3;
   const reference = kind === 0 ? listing(8 + (i % 12)) : kind === 1 ? jsonResult(3 + (i % 6)) : tree(10 + (i % 15));
   const history = Array.from({ length: 5 }, (_, k) => ({ action: `cat ${pick(NAMES)} # ${k}`, observation: kind === 1 ? jsonResult(2) : listing(4) }));
-  inputs.push({ domain: ['terminal', 'mcp', 'web'][kind], history, action: kind === 1 ? '{"name": "list", "arguments": {"count": 5}}' : 'ls -la', prediction: perturb(reference), reference });
+  inputs.push({
+    domain: ['terminal', 'mcp', 'web'][kind],
+    history,
+    action: kind === 1 ? '{"name": "list", "arguments": {"count": 5}}' : 'ls -la',
+    prediction: perturb(reference),
+    reference,
+  });
 }
 
 const n = Number(arg('n', '5000'));
@@ -100,5 +109,6 @@ if (out) {
     ['lwm-rubric', 'mean_total', result.mean_total, 'score'],
     ['lwm-verifier', 'pass_rate', result.verifier_pass_rate, 'fraction'],
   ];
-  for (const [engine, metric, value, unit] of rows) appendFileSync(out, JSON.stringify({ suite: 'judge', case: c, engine, metric, value, unit, node: result.node }) + '\n');
+  for (const [engine, metric, value, unit] of rows)
+    appendFileSync(out, JSON.stringify({ suite: 'judge', case: c, engine, metric, value, unit, node: result.node }) + '\n');
 }

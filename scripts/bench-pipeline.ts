@@ -59,7 +59,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   }
   model.dispose();
   const c = `${preset} step ${B}x${T}`;
-  for (const [engine, ms] of [['lwm-webgpu-dawn', median(gpu)], ['reference-cpu-ts', median(cpu)]] as const) {
+  for (const [engine, ms] of [
+    ['lwm-webgpu-dawn', median(gpu)],
+    ['reference-cpu-ts', median(cpu)],
+  ] as const) {
     record(c, engine, 'ms_per_step', ms, 'ms');
     record(c, engine, 'tokens_per_s', (B * T) / (ms / 1000), 'tokens/s');
     console.log(`${c} ${engine}: ${ms.toFixed(1)} ms, ${((B * T) / (ms / 1000)).toFixed(0)} tokens/s`);
@@ -100,7 +103,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   record(c, 'lwm-webgpu-dawn', 'ms_per_update', once, 'ms');
   record(c, 'full-rows-webgpu-dawn', 'ms_per_update', full, 'ms');
   record(c, 'lwm-webgpu-dawn', 'shared_prefix_speedup', full / once, 'x');
-  console.log(`${c}: shared prefix ${once.toFixed(1)} ms, ${G} full rows ${full.toFixed(1)} ms (${(full / once).toFixed(2)}× faster with the prompt processed once)`);
+  console.log(
+    `${c}: shared prefix ${once.toFixed(1)} ms, ${G} full rows ${full.toFixed(1)} ms (${(full / once).toFixed(2)}× faster with the prompt processed once)`,
+  );
 }
 
 // 3. Each stage end to end through the pipeline (tokenizer, batches, eval and all).
@@ -108,7 +113,18 @@ for (const stage of ['cpt', 'sft', 'rl'] as Stage[]) {
   const metrics: Record<string, number>[] = [];
   const t0 = performance.now();
   await runTraining(
-    { kind: 'train', stage, preset, vocabSize: 384, steps, batch: 4, T: 64, evalEvery: steps, evalJudgeSamples: 0, rl: { groupSize: 4, promptsPerStep: 2, maxNewTokens: 16 } },
+    {
+      kind: 'train',
+      stage,
+      preset,
+      vocabSize: 384,
+      steps,
+      batch: 4,
+      T: 64,
+      evalEvery: steps,
+      evalJudgeSamples: 0,
+      rl: { groupSize: 4, promptsPerStep: 2, maxNewTokens: 16 },
+    },
     data,
     { rt, step: async () => {}, log: () => {}, metric: (_s, v) => metrics.push(v), checkpoint: () => {} },
   );

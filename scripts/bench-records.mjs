@@ -53,9 +53,20 @@ export function speedupRecords(records, runId) {
   const out = [];
   for (const o of records.filter((r) => r.engine.startsWith('lwm') && Number.isFinite(r.value))) {
     const higherIsBetter = /gflops|tokens_per_s|per_s$/.test(o.metric);
-    for (const p of records.filter((r) => !r.engine.startsWith('lwm') && r.suite === o.suite && r.case === o.case && r.metric === o.metric && Number.isFinite(r.value))) {
+    for (const p of records.filter(
+      (r) => !r.engine.startsWith('lwm') && r.suite === o.suite && r.case === o.case && r.metric === o.metric && Number.isFinite(r.value),
+    )) {
       const ratio = higherIsBetter ? o.value / p.value : p.value / o.value;
-      out.push({ suite: o.suite, case: o.case, engine: `lwm-vs-${p.engine}`, metric: `speedup_${o.metric}`, value: ratio, unit: 'x', peer: p.engine, run: runId });
+      out.push({
+        suite: o.suite,
+        case: o.case,
+        engine: `lwm-vs-${p.engine}`,
+        metric: `speedup_${o.metric}`,
+        value: ratio,
+        unit: 'x',
+        peer: p.engine,
+        run: runId,
+      });
     }
   }
   return out;

@@ -10,14 +10,19 @@ const targetBytes = Number(values.mb) * 1024 * 1024;
 const vocabSize = Number(values.vocab);
 
 const rand = seededRandom(1234);
-const pick = <T,>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
 const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vu', 'zen', 'or', 'el', 'dra', 'qui', 'po', 'sha', 'nix', 'ber', 'tol'];
 const word = () => Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(syllables)).join('');
 const common = ['the', 'file', 'process', 'server', 'request', 'error', 'user', 'data', 'config', 'output', 'returned', 'with', 'and', 'for', 'from', 'status'];
 const sentence = () => Array.from({ length: 6 + Math.floor(rand() * 12) }, () => (rand() < 0.6 ? pick(common) : word())).join(' ') + '.';
 const path = () => '/' + Array.from({ length: 1 + Math.floor(rand() * 4) }, word).join('/') + pick(['.py', '.ts', '.json', '.txt', '']);
 const generators = [
-  () => `$ ls -la ${path()}\n` + Array.from({ length: 4 }, () => `-rw-r--r-- 1 user staff ${Math.floor(rand() * 99999)} Jan ${1 + Math.floor(rand() * 28)} 12:${10 + Math.floor(rand() * 49)} ${word()}.txt`).join('\n'),
+  () =>
+    `$ ls -la ${path()}\n` +
+    Array.from(
+      { length: 4 },
+      () => `-rw-r--r-- 1 user staff ${Math.floor(rand() * 99999)} Jan ${1 + Math.floor(rand() * 28)} 12:${10 + Math.floor(rand() * 49)} ${word()}.txt`,
+    ).join('\n'),
   () => `$ cat ${path()}\n${sentence()} ${sentence()}`,
   () => JSON.stringify({ status: pick(['ok', 'error']), id: Math.floor(rand() * 1e6), name: word(), items: [word(), word()], count: Math.floor(rand() * 100) }),
   () => `${sentence()} ${sentence()} ${sentence()}`,
@@ -43,10 +48,14 @@ const ids = tok.encode(sample);
 const t4 = performance.now();
 const roundTrip = tok.decode(ids) === sample;
 
-console.log(`corpus      ${(bytes / 1048576).toFixed(1)} MiB, ${corpus.length} texts, ${distinct} distinct pre-tokens (generated in ${((t1 - t0) / 1000).toFixed(2)} s)`);
+console.log(
+  `corpus      ${(bytes / 1048576).toFixed(1)} MiB, ${corpus.length} texts, ${distinct} distinct pre-tokens (generated in ${((t1 - t0) / 1000).toFixed(2)} s)`,
+);
 console.log(`count       ${((t2 - t1) / 1000).toFixed(2)} s  (pre-token counting alone)`);
 console.log(`train       ${((t3 - t2) / 1000).toFixed(2)} s  to vocab ${tok.vocabSize} (${tok.merges.length} merges), counting included`);
-console.log(`encode      ${(sample.length / 1024).toFixed(0)} KiB in ${((t4 - t3) * 1000 / 1000).toFixed(0)} ms, ${(sample.length / ids.length).toFixed(2)} chars/token, round trip ${roundTrip ? 'exact' : 'BROKEN'}`);
+console.log(
+  `encode      ${(sample.length / 1024).toFixed(0)} KiB in ${(((t4 - t3) * 1000) / 1000).toFixed(0)} ms, ${(sample.length / ids.length).toFixed(2)} chars/token, round trip ${roundTrip ? 'exact' : 'BROKEN'}`,
+);
 
 // `--json FILE` (as `npm run bench -- --suite tokenizer` passes): the figures as JSON lines.
 if (values.json) {

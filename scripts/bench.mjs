@@ -56,7 +56,12 @@ async function runBrowserSuites(names) {
   const { createServer, searchForWorkspaceRoot } = await import('vite');
   // node_modules may be a link to a checkout elsewhere: onnxruntime-web's wasm is served from where it really is.
   const fs = { allow: [searchForWorkspaceRoot(process.cwd()), realpathSync('node_modules')] };
-  const server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1', fs }, logLevel: 'error', optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu', 'onnxruntime-web', 'onnxruntime-web/webgpu'] } });
+  const server = await createServer({
+    configFile: 'vite.config.ts',
+    server: { port: 0, host: '127.0.0.1', fs },
+    logLevel: 'error',
+    optimizeDeps: { include: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu', 'onnxruntime-web', 'onnxruntime-web/webgpu'] },
+  });
   await server.listen();
   const url = server.resolvedUrls.local[0] + 'bench/index.html';
   const { chromium: pw } = await import('playwright');
@@ -124,7 +129,9 @@ for (const s of wanted.filter((s) => NODE_SUITES.includes(s))) runNodeSuite(s);
 // ---- report -------------------------------------------------------------------------------
 function table(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  return rows.map((r, ri) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ') + (ri === 0 ? '\n' + widths.map((w) => '-'.repeat(w)).join('  ') : '')).join('\n');
+  return rows
+    .map((r, ri) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ') + (ri === 0 ? '\n' + widths.map((w) => '-'.repeat(w)).join('  ') : ''))
+    .join('\n');
 }
 
 const fmt = (v) => (Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3)) : 'n/a');
@@ -136,7 +143,8 @@ if (allRecords.length) {
   const speedups = speedupRecords(allRecords, runId);
   if (speedups.length) {
     const ratios = [['suite', 'case', 'metric', 'peer', 'ours / peer']];
-    for (const r of speedups) ratios.push([r.suite, r.case, r.metric.replace(/^speedup_/, ''), r.peer, `${r.value.toFixed(2)}× ${r.value >= 1 ? 'faster' : 'slower'}`]);
+    for (const r of speedups)
+      ratios.push([r.suite, r.case, r.metric.replace(/^speedup_/, ''), r.peer, `${r.value.toFixed(2)}× ${r.value >= 1 ? 'faster' : 'slower'}`]);
     console.log('\n' + table(ratios));
     keep(speedups, {});
   }

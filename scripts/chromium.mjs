@@ -30,7 +30,7 @@ export const HOW_TO_GET_CHROMIUM = [
   'No Chromium found. LWM Studio tests need a full Chromium build with WebGPU.',
   'Get one of:',
   '  - Debian/Ubuntu: sudo apt-get install -y chromium   (gives /usr/bin/chromium)',
-  '  - Playwright\'s browser: npx playwright install chromium',
+  "  - Playwright's browser: npx playwright install chromium",
   '  - any Chromium/Chrome 113+: export CHROMIUM_PATH=/path/to/chrome',
 ].join('\n');
 
@@ -61,7 +61,10 @@ export function gpuEnv(base = process.env) {
   if (!env.VK_ICD_FILENAMES && !hasHardwareVulkan()) {
     for (const d of dirs) {
       const icd = join(d, 'vk_swiftshader_icd.json');
-      if (existsSync(icd)) { env.VK_ICD_FILENAMES = icd; break; }
+      if (existsSync(icd)) {
+        env.VK_ICD_FILENAMES = icd;
+        break;
+      }
     }
   }
   if (!systemHasVulkanLoader()) {
@@ -81,7 +84,9 @@ export function gpuEnv(base = process.env) {
 }
 
 function systemHasVulkanLoader() {
-  return ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1', '/usr/lib/libvulkan.so.1', '/usr/lib64/libvulkan.so.1'].some((p) => existsSync(p));
+  return ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1', '/usr/lib/libvulkan.so.1', '/usr/lib64/libvulkan.so.1'].some(
+    (p) => existsSync(p),
+  );
 }
 
 function hasHardwareVulkan() {

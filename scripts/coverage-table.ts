@@ -14,7 +14,9 @@ import { expandTurns } from '../src/core/turns/index.ts';
 import { PRESETS, type PresetName } from '../src/model/config.ts';
 import { coverageMetrics, encodeSftSample } from '../src/train/data.ts';
 
-const { values } = parseArgs({ options: { preset: { type: 'string', default: 'mini' }, template: { type: 'string', default: 'compact' }, 'per-domain': { type: 'string', default: '30' } } });
+const { values } = parseArgs({
+  options: { preset: { type: 'string', default: 'mini' }, template: { type: 'string', default: 'compact' }, 'per-domain': { type: 'string', default: '30' } },
+});
 const preset = PRESETS[values.preset as PresetName];
 const template = BUILTIN_TEMPLATES[values.template!];
 if (!preset || !template) throw new Error(`unknown preset or template: ${values.preset}, ${values.template}`);
@@ -34,7 +36,9 @@ for (const v of Object.values(BUILTIN_TEMPLATES)) texts.push(...templateLiterals
 const tok = trainBpe(texts, { vocabSize: Math.max(384, preset.vocabSize) });
 
 const pct = (x: number | undefined) => (x === undefined ? '—' : `${(x * 100).toFixed(0)}%`);
-console.log(`preset ${values.preset} (context ${preset.contextLength}, vocabulary ${tok.vocabSize}), template ${template.version}, ${perDomain} trajectories per domain`);
+console.log(
+  `preset ${values.preset} (context ${preset.contextLength}, vocabulary ${tok.vocabSize}), template ${template.version}, ${perDomain} trajectories per domain`,
+);
 console.log('| domain | rows | initial state | newest turn whole | earlier turns | system prompt | target |');
 console.log('|---|---|---|---|---|---|---|');
 const rowsAll = [];
@@ -42,7 +46,11 @@ for (const [domain, trajectories] of per) {
   const rows = expandTurns(trajectories).map((s) => encodeSftSample(tok, s, template, 1, { maxTokens: preset.contextLength + 1 }));
   rowsAll.push(...rows);
   const m = coverageMetrics(rows);
-  console.log(`| ${domain} | ${rows.length} | ${pct(m.coverage_initial_state)} | ${pct(m.coverage_last_turn)} | ${pct(m.coverage_turns)} | ${pct(m.coverage_system)} | ${pct(m.coverage_target)} |`);
+  console.log(
+    `| ${domain} | ${rows.length} | ${pct(m.coverage_initial_state)} | ${pct(m.coverage_last_turn)} | ${pct(m.coverage_turns)} | ${pct(m.coverage_system)} | ${pct(m.coverage_target)} |`,
+  );
 }
 const m = coverageMetrics(rowsAll);
-console.log(`| all | ${rowsAll.length} | ${pct(m.coverage_initial_state)} | ${pct(m.coverage_last_turn)} | ${pct(m.coverage_turns)} | ${pct(m.coverage_system)} | ${pct(m.coverage_target)} |`);
+console.log(
+  `| all | ${rowsAll.length} | ${pct(m.coverage_initial_state)} | ${pct(m.coverage_last_turn)} | ${pct(m.coverage_turns)} | ${pct(m.coverage_system)} | ${pct(m.coverage_target)} |`,
+);

@@ -6,7 +6,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const files = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** Text outside fenced code blocks, line by line (code lines blanked so line numbers hold). */
 function prose(text) {
@@ -28,7 +33,10 @@ function anchors(path) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
     const text = m[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/`/g, '');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n ? `${base}-${n}` : base);
@@ -47,7 +55,8 @@ for (const file of files) {
       const target = path ? join(root, dirname(file), path) : join(root, file);
       const where = `${file}:${i + 1}: ${link}`;
       if (!existsSync(target)) broken.push(`${where}: no such file ${relative(root, target)}`);
-      else if (anchor !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchors(target).has(decodeURIComponent(anchor))) broken.push(`${where}: no heading with this anchor`);
+      else if (anchor !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchors(target).has(decodeURIComponent(anchor)))
+        broken.push(`${where}: no heading with this anchor`);
     }
   });
 }

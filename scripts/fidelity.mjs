@@ -31,14 +31,21 @@ const { values } = parseArgs({
 const out = values.out ?? `fidelity-${values.domain}-${values.seed}`;
 mkdirSync(out, { recursive: true });
 const lwm = (...args) => {
-  const r = spawnSync(process.execPath, [new URL('../bin/lwm.mjs', import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [new URL('../bin/lwm.mjs', import.meta.url).pathname, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   if (r.status !== 0) throw new Error(`lwm ${args.join(' ')} exited ${r.status}`);
   return r.stdout;
 };
 
 const gen = join(out, 'gen.jsonl');
 lwm('gen', '--domain', values.domain, '--n', values.n, '--seed', values.seed, '-o', gen);
-const simulators = [['copy-last', ['--backend', 'copy-last']], ['reference', ['--backend', 'reference']]];
+const simulators = [
+  ['copy-last', ['--backend', 'copy-last']],
+  ['reference', ['--backend', 'reference']],
+];
 if (values.backend !== 'local' && values.backend !== 'onnx') throw new Error(`--backend must be local or onnx; got ${values.backend}`);
 if (values.model) {
   let model = values.model;
@@ -57,8 +64,17 @@ for (const [name, args] of simulators) {
   const s = JSON.parse(lwm('score', judged, '--format', 'json'));
   scores[name] = s;
   const o = s.overall;
-  console.log(`${name}: overall ${o.total.toFixed(1)}, factuality ${o.dimensions.factuality.toFixed(1)}, exact ${o.verifier.matched}/${o.verifier.checked} (${o.verifier.rate.toFixed(1)}%), ${o.valid} valid, ${o.failed} failed`);
+  console.log(
+    `${name}: overall ${o.total.toFixed(1)}, factuality ${o.dimensions.factuality.toFixed(1)}, exact ${o.verifier.matched}/${o.verifier.checked} (${o.verifier.rate.toFixed(1)}%), ${o.valid} valid, ${o.failed} failed`,
+  );
 }
-writeFileSync(join(out, 'scores.json'), JSON.stringify({ domain: values.domain, seed: Number(values.seed), n: Number(values.n), model: values.model ?? null, backend: values.backend, scores }, null, 2) + '\n');
+writeFileSync(
+  join(out, 'scores.json'),
+  JSON.stringify(
+    { domain: values.domain, seed: Number(values.seed), n: Number(values.n), model: values.model ?? null, backend: values.backend, scores },
+    null,
+    2,
+  ) + '\n',
+);
 // The number of turns, for the table.
 console.log(`${readFileSync(gen, 'utf8').split('\n').filter(Boolean).length} trajectories → ${out}/scores.json`);

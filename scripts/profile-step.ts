@@ -54,7 +54,7 @@ for (let rep = 0; rep < 3; rep++) {
   const t = new BigUint64Array(await rt.read(resolve));
   if (rep === 0) continue; // first replay warms caches
   calls.forEach((c, i) => {
-    const key = c.pipeline.label.includes("matmul") ? `${c.pipeline.label} grid ${c.wg.join("×")}` : c.pipeline.label;
+    const key = c.pipeline.label.includes('matmul') ? `${c.pipeline.label} grid ${c.wg.join('×')}` : c.pipeline.label;
     const e = byKernel.get(key) ?? { ms: 0, n: 0 };
     e.ms += Number(t[2 * i + 1] - t[2 * i]) / 1e6 / 2;
     e.n += 1 / 2;
@@ -64,7 +64,7 @@ for (let rep = 0; rep < 3; rep++) {
 const total = [...byKernel.values()].reduce((n, e) => n + e.ms, 0);
 console.log(`${preset} ${B}×${T}: ${calls.length} dispatches, ${total.toFixed(1)} ms of GPU time (each dispatch timed alone)`);
 for (const [k, e] of [...byKernel.entries()].sort((a, b) => b[1].ms - a[1].ms)) {
-  console.log(`${(e.ms).toFixed(2).padStart(9)} ms  ${((e.ms / total) * 100).toFixed(1).padStart(5)}%  ×${e.n}  ${k}`);
+  console.log(`${e.ms.toFixed(2).padStart(9)} ms  ${((e.ms / total) * 100).toFixed(1).padStart(5)}%  ×${e.n}  ${k}`);
 }
 model.dispose();
 rt.dispose();

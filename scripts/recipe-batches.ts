@@ -27,11 +27,26 @@ import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
 
-const { values } = parseArgs({ options: { recipe: { type: 'string', default: 'quick' }, domain: { type: 'string', default: 'terminal' }, out: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, mask: { type: 'string' }, rows: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    recipe: { type: 'string', default: 'quick' },
+    domain: { type: 'string', default: 'terminal' },
+    out: { type: 'string' },
+    steps: { type: 'string' },
+    batch: { type: 'string' },
+    mask: { type: 'string' },
+    rows: { type: 'string' },
+  },
+});
 if (!values.out) throw new Error('--out DIR is required');
 const recipe = recipeByName(values.recipe!);
 const stage = recipeSpecs(recipe, values.domain as KnownDomain)[0];
-const spec = resolveSpec({ ...stage, ...(values.batch && { batch: Number(values.batch) }), ...(values.mask && { mask: JSON.parse(values.mask) }), ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }) });
+const spec = resolveSpec({
+  ...stage,
+  ...(values.batch && { batch: Number(values.batch) }),
+  ...(values.mask && { mask: JSON.parse(values.mask) }),
+  ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }),
+});
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');
@@ -55,7 +70,11 @@ function writeBatches(prefix: string, batches: Iterable<TokenBatch>, count: numb
     k++;
   }
   const hash = createHash('sha256');
-  for (const [ext, a] of [['inputs.u16', inputs], ['targets.u16', targets], ['weights.f32', weights]] as const) {
+  for (const [ext, a] of [
+    ['inputs.u16', inputs],
+    ['targets.u16', targets],
+    ['weights.f32', weights],
+  ] as const) {
     const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
     writeFileSync(join(values.out!, `${prefix}.${ext}`), bytes);
     hash.update(bytes);
@@ -89,9 +108,17 @@ const manifest = {
   loss_norm: sampler.lossNorm,
   pad: p.tok.special.pad,
   schedule: { max_lr: spec.lr.peak, min_lr: spec.lr.min, warmup_steps: spec.lr.warmup, total_steps: spec.steps },
-  adamw: { beta1: ADAMW_DEFAULTS.beta1, beta2: ADAMW_DEFAULTS.beta2, eps: ADAMW_DEFAULTS.eps, weight_decay: ADAMW_DEFAULTS.weightDecay, max_grad_norm: ADAMW_DEFAULTS.maxGradNorm },
+  adamw: {
+    beta1: ADAMW_DEFAULTS.beta1,
+    beta2: ADAMW_DEFAULTS.beta2,
+    eps: ADAMW_DEFAULTS.eps,
+    weight_decay: ADAMW_DEFAULTS.weightDecay,
+    max_grad_norm: ADAMW_DEFAULTS.maxGradNorm,
+  },
   decayed: layout.tensors.filter((t) => t.decay).map((t) => (t.name === 'wte' || t.name === 'wpe' ? `${t.name}.weight` : t.name)),
   sha256: { train: trainHash, eval: evalHash },
 };
 writeFileSync(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-log(`${values.out}: ${steps} of ${spec.steps} steps of ${spec.batch} × ${p.T} tokens (${rows.length} train rows from ${trajectories.length} trajectories), ${evalBatches.length} eval batches, loss normaliser ${sampler.lossNorm.toFixed(2)}`);
+log(
+  `${values.out}: ${steps} of ${spec.steps} steps of ${spec.batch} × ${p.T} tokens (${rows.length} train rows from ${trajectories.length} trajectories), ${evalBatches.length} eval batches, loss normaliser ${sampler.lossNorm.toFixed(2)}`,
+);

@@ -6,7 +6,9 @@ import { createServer } from 'node:http';
 import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { base: { type: 'string', default: '/studio/' }, port: { type: 'string', default: '4321' }, dir: { type: 'string', default: 'dist' } } });
+const { values } = parseArgs({
+  options: { base: { type: 'string', default: '/studio/' }, port: { type: 'string', default: '4321' }, dir: { type: 'string', default: 'dist' } },
+});
 const base = values.base.endsWith('/') ? values.base : values.base + '/';
 const root = resolve(values.dir);
 if (!existsSync(join(root, 'index.html'))) {
@@ -16,9 +18,27 @@ if (!existsSync(join(root, 'index.html'))) {
 // The same Content-Security-Policy as the built page's <meta> tag (both apply; sending the same
 // policy keeps them from narrowing each other), plus what only a header can say.
 const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]*)"/i.exec(readFileSync(join(root, 'index.html'), 'utf8'));
-const CSP = meta ? `${meta[1].replace(/&#39;|&apos;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&')}; frame-ancestors 'self'` : null;
+const CSP = meta
+  ? `${meta[1]
+      .replace(/&#39;|&apos;/g, "'")
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&')}; frame-ancestors 'self'`
+  : null;
 if (!CSP) console.warn('serve-dist: dist/index.html has no Content-Security-Policy meta tag; serving without one');
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json', '.jsonl': 'application/x-ndjson', '.wasm': 'application/wasm', '.png': 'image/png', '.map': 'application/json', '.ttf': 'font/ttf', '.woff2': 'font/woff2', '.safetensors': 'application/octet-stream' };
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+  '.jsonl': 'application/x-ndjson',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+  '.map': 'application/json',
+  '.ttf': 'font/ttf',
+  '.woff2': 'font/woff2',
+  '.safetensors': 'application/octet-stream',
+};
 
 createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');

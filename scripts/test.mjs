@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: every suite in one go.
-//   1. the import boundaries: dependency-cruiser with .dependency-cruiser.cjs (one test)
+//   1. lint and format: Biome with biome.jsonc (one test), then the import boundaries:
+//      dependency-cruiser with .dependency-cruiser.cjs (one test)
 //   2. Vitest: unit (Node), gpu-node (Dawn), gpu-browser (Chromium) — see vitest.config.ts
 //   3. the production build, then Playwright end-to-end tests against it (e2e/)
 // Finds Chromium by itself ($CHROMIUM_PATH, /usr/bin/chromium, Playwright's browser) and sets
@@ -50,6 +51,14 @@ function run(label, cmd, args, extraEnv = {}) {
 
 const extra = process.argv.slice(2);
 if (extra.length === 0) {
+  // Lint and format first: one test. `npx biome check --write .` fixes what it can.
+  const lintCode = run('lint', 'npx', ['biome', 'ci', '--error-on-warnings', '.']);
+  if (lintCode !== 0) {
+    totals.failed += 1;
+    console.error('[lwm test] lint or formatting failed (see biome.jsonc; `npx biome check --write .` formats and applies the safe fixes)');
+    finish(lintCode);
+  }
+  totals.passed += 1;
   // A wrong import fails here, before the long suites: one test, passed or failed.
   const boundaryCode = run('boundaries', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err']);
   if (boundaryCode !== 0) {

@@ -74,9 +74,15 @@ function cruise(): { from: string; to: string; rule: { name: string } }[] {
     if (to && !CASES.some(([f]) => f === to)) write(to, 'export {};\n');
   }
   for (const [from, line] of CASES) write(from, `${line}\nexport {};\n`);
-  write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, noEmit: true, jsx: 'react-jsx' } }));
+  write(
+    'tsconfig.json',
+    JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, noEmit: true, jsx: 'react-jsx' } }),
+  );
   symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'), 'dir');
-  const r = spawnSync(join(repo, 'node_modules/.bin/depcruise'), ['src', '--config', join(repo, '.dependency-cruiser.cjs'), '--output-type', 'json'], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(join(repo, 'node_modules/.bin/depcruise'), ['src', '--config', join(repo, '.dependency-cruiser.cjs'), '--output-type', 'json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (!r.stdout) throw new Error(`depcruise printed nothing: ${r.stderr}`);
   return JSON.parse(r.stdout).summary.violations;
 }

@@ -39,7 +39,12 @@ describe('documentation', () => {
   it('cites the method as docs/method.md, whose sections §1–§11 exist', () => {
     const method = readFileSync(join(repo, 'docs/method.md'), 'utf8');
     for (let n = 1; n <= 11; n++) expect(method).toMatch(new RegExp(`^## §${n} `, 'm'));
-    const files = [...walk(join(repo, 'src'), (f) => /\.(ts|tsx)$/.test(f)), ...walk(join(repo, 'shaders'), (f) => f.endsWith('.wgsl')), ...walk(join(repo, 'docs'), (f) => f.endsWith('.md')), join(repo, 'README.md')];
+    const files = [
+      ...walk(join(repo, 'src'), (f) => /\.(ts|tsx)$/.test(f)),
+      ...walk(join(repo, 'shaders'), (f) => f.endsWith('.wgsl')),
+      ...walk(join(repo, 'docs'), (f) => f.endsWith('.md')),
+      join(repo, 'README.md'),
+    ];
     const outside = files.filter((f) => f !== join(repo, 'src/docs.test.ts') && /\bSPEC §/.test(readFileSync(f, 'utf8')));
     expect(outside).toEqual([]);
   });

@@ -25,7 +25,8 @@ describe('baselines', () => {
   });
 
   it('through the benchmark runner: reference passes every verifier check and outscores copy-last', async () => {
-    const run = (backend: ReturnType<typeof copyLastBackend>) => runBenchmark(samples, { backend, judge: localJudge, toRequest: turnRequestOf, generate: { maxTokens: 8, temperature: 0 } });
+    const run = (backend: ReturnType<typeof copyLastBackend>) =>
+      runBenchmark(samples, { backend, judge: localJudge, toRequest: turnRequestOf, generate: { maxTokens: 8, temperature: 0 } });
     const ref = await run(referenceBackend());
     const copy = await run(copyLastBackend());
     expect(ref.verifier.applicable).toBeGreaterThan(0);

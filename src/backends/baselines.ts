@@ -14,7 +14,10 @@ function baseline(name: string, answer: (turn: TurnRequest) => string): LwmBacke
   return {
     name,
     async *generate(request: GenerateRequest, options: GenerateOptions) {
-      if (!isTurnRequest(request)) throw new Error(`the ${name} baseline needs a turn request (system-prompt fields, history, action), not a ${'messages' in request ? 'chat' : 'prompt'} request`);
+      if (!isTurnRequest(request))
+        throw new Error(
+          `the ${name} baseline needs a turn request (system-prompt fields, history, action), not a ${'messages' in request ? 'chat' : 'prompt'} request`,
+        );
       if (options.signal?.aborted) throw options.signal.reason ?? new Error('cancelled');
       yield taggedAnswer(answer(request));
     },

@@ -22,7 +22,12 @@ describe('a checkpoint with JSON templates', () => {
     const r = trainedTemplates({ extraMetadata: { spec: JSON.stringify({ templates: { v5: 2, v0: 1 }, templateSet: { v5 } }) } });
     expect(r.trained).toBe('v5');
     expect(typeof r.templates.v5.text).toBe('string');
-    const sample = { domain: 'web', systemPrompt: { task_description: 'find it', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' }, history: [{ action: 'a', observation: 'b' }], action: 'c' };
+    const sample = {
+      domain: 'web',
+      systemPrompt: { task_description: 'find it', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' },
+      history: [{ action: 'a', observation: 'b' }],
+      action: 'c',
+    };
     expect(renderContext(r.templates.v5, sample)).toBe(legacyContext(v5, sample));
   });
 });

@@ -27,6 +27,8 @@ describe('checkpointTokenizer', () => {
   it('names the source when the checkpoint carries no tokenizer or a broken one', () => {
     expect(() => checkpointTokenizer({}, 'run-1/last')).toThrow(CheckpointError);
     expect(() => checkpointTokenizer({}, 'run-1/last')).toThrow(/run-1\/last: the checkpoint holds no tokenizer/);
-    expect(() => checkpointTokenizer({ extraMetadata: { tokenizer: '{' } }, 'x.safetensors')).toThrow(/x.safetensors: the checkpoint's tokenizer cannot be read/);
+    expect(() => checkpointTokenizer({ extraMetadata: { tokenizer: '{' } }, 'x.safetensors')).toThrow(
+      /x.safetensors: the checkpoint's tokenizer cannot be read/,
+    );
   });
 });

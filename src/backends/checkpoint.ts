@@ -103,7 +103,11 @@ export interface OpenCheckpointOptions {
 }
 
 /** A fine-tune of a Hugging Face model: its base's tokenizer and stop ids, and the layout it trained on; null for a model of ours. */
-export function checkpointTrainedChat(ck: Pick<Checkpoint, 'extraMetadata'>, template: PromptTemplate, source: string): { trained: TrainedChat; base: OpenedBase } | null {
+export function checkpointTrainedChat(
+  ck: Pick<Checkpoint, 'extraMetadata'>,
+  template: PromptTemplate,
+  source: string,
+): { trained: TrainedChat; base: OpenedBase } | null {
   const meta = ck.extraMetadata?.hf_base;
   if (!meta) return null;
   try {
@@ -134,7 +138,12 @@ function trainedChatBackend(gen: GpuGenerator, hf: { trained: TrainedChat; base:
         if (ids.length > room) ids = ids.slice(ids.length - room);
       }
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      yield* decodeStream(gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x, { skipSpecialTokens: true }), new Set(stop), options);
+      yield* decodeStream(
+        gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }),
+        (x) => tok.decode(x, { skipSpecialTokens: true }),
+        new Set(stop),
+        options,
+      );
     },
   };
 }
@@ -150,7 +159,11 @@ export function openCheckpointBackend(rt: GpuRuntime, checkpoint: Uint8Array | C
   const hf = checkpointTrainedChat(ck, template, source);
   const tokenizer = hf ? hf.trained.tokenizer : checkpointTokenizer(ck, source);
   const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(ck.config), options.weights), ck.params, 'checkpoint.params');
-  const gen = new GpuGenerator(rt, ck.config, params, { maxSequences: options.maxSequences ?? 1, maxLength: ck.config.contextLength, prefixSlots: options.prefixSlots ?? 4 });
+  const gen = new GpuGenerator(rt, ck.config, params, {
+    maxSequences: options.maxSequences ?? 1,
+    maxLength: ck.config.contextLength,
+    prefixSlots: options.prefixSlots ?? 4,
+  });
   const name = options.name ?? `local:${ck.extraMetadata?.stage ?? 'checkpoint'}-${ck.step}`;
   let backend: LwmBackend;
   if (hf) backend = trainedChatBackend(gen, hf, name);

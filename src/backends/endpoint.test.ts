@@ -60,7 +60,18 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       return res.end(completion('I would rather not say.'));
     case 'stream':
       // Pieces split mid-line across writes, CRLF line ends, a keep-alive comment, a role-only first delta.
-      return sse(res, [': keep-alive\n\n', `data: ${JSON.stringify({ choices: [{ delta: { role: 'assistant' } }] })}\r\n\r\n`, delta('total 8\n').slice(0, 20), delta('total 8\n').slice(20), delta('file.txt'), 'data: [DONE]\n\n'], 5);
+      return sse(
+        res,
+        [
+          ': keep-alive\n\n',
+          `data: ${JSON.stringify({ choices: [{ delta: { role: 'assistant' } }] })}\r\n\r\n`,
+          delta('total 8\n').slice(0, 20),
+          delta('total 8\n').slice(20),
+          delta('file.txt'),
+          'data: [DONE]\n\n',
+        ],
+        5,
+      );
     case 'stream-garbage':
       return sse(res, [delta('ok'), 'data: {not json\n\n'], 1);
     case 'stream-vllm-error':
@@ -97,7 +108,15 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     case 'vllm-400':
       // vLLM's error body: the message is at the top level, not under "error".
       res.writeHead(400, { 'Content-Type': 'application/json' });
-      return res.end(JSON.stringify({ object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 32868 tokens.", type: 'BadRequestError', param: null, code: 400 }));
+      return res.end(
+        JSON.stringify({
+          object: 'error',
+          message: "This model's maximum context length is 4096 tokens. However, you requested 32868 tokens.",
+          type: 'BadRequestError',
+          param: null,
+          code: 400,
+        }),
+      );
     case 'retry-later':
       res.writeHead(429, { 'Retry-After': '30' });
       return res.end('come back later');
@@ -175,11 +194,26 @@ describe('chatCompletionsUrl', () => {
 describe('EndpointClient.complete', () => {
   it('sends the OpenAI request body and reads the reply', async () => {
     const c = client('echo', { apiKey: 'sk-1', extraBody: { chat_template_kwargs: { enable_thinking: false } } });
-    const out = await c.complete([{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }], { ...OPTS, topP: 0.9, topK: 20, seed: 7, stop: ['\n\n'] });
+    const out = await c.complete(
+      [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'hi' },
+      ],
+      { ...OPTS, topP: 0.9, topK: 20, seed: 7, stop: ['\n\n'] },
+    );
     expect(out).toBe('2:hi');
     const last = seen[seen.length - 1];
     expect(last.auth).toBe('Bearer sk-1');
-    expect(last.body).toMatchObject({ max_tokens: 64, temperature: 0, top_p: 0.9, top_k: 20, seed: 7, stop: ['\n\n'], stream: false, chat_template_kwargs: { enable_thinking: false } });
+    expect(last.body).toMatchObject({
+      max_tokens: 64,
+      temperature: 0,
+      top_p: 0.9,
+      top_k: 20,
+      seed: 7,
+      stop: ['\n\n'],
+      stream: false,
+      chat_template_kwargs: { enable_thinking: false },
+    });
   });
 
   it('reports a refused key clearly, without retrying', async () => {
@@ -220,15 +254,20 @@ describe('EndpointClient.complete', () => {
   it("reads vLLM's top-level error message and says how to fix a too-large max_tokens", async () => {
     const e = await failure(client('vllm-400').complete([{ role: 'user', content: 'x' }], OPTS));
     expect(e).toMatchObject({ kind: 'http', status: 400, retryable: false });
-    expect(e.message).toContain("HTTP 400 from");
+    expect(e.message).toContain('HTTP 400 from');
     expect(e.message).toContain("This model's maximum context length is 4096 tokens");
     expect(e.message).toContain('lower the max tokens');
   });
 
-  it("honours Retry-After beyond the back-off cap, up to its own cap", async () => {
+  it('honours Retry-After beyond the back-off cap, up to its own cap', async () => {
     const pauses: number[] = [];
     await failure(client('retry-later', { retries: 1, sleep: async (ms) => void pauses.push(ms) }).complete([{ role: 'user', content: 'x' }], OPTS));
-    await failure(client('retry-later', { retries: 1, maxRetryAfterMs: 10_000, sleep: async (ms) => void pauses.push(ms) }).complete([{ role: 'user', content: 'x' }], OPTS));
+    await failure(
+      client('retry-later', { retries: 1, maxRetryAfterMs: 10_000, sleep: async (ms) => void pauses.push(ms) }).complete(
+        [{ role: 'user', content: 'x' }],
+        OPTS,
+      ),
+    );
     expect(pauses).toEqual([30_000, 10_000]);
   });
 
@@ -265,10 +304,14 @@ describe('EndpointClient.complete', () => {
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
     const deadBase = `http://127.0.0.1:${(dead.address() as AddressInfo).port}/v1`;
     await new Promise<void>((r) => dead.close(() => r()));
-    const node = await failure(new EndpointClient({ baseUrl: deadBase, model: 'm', pageOrigin: null, retries: 1, sleep: noSleep }).complete([{ role: 'user', content: 'x' }], OPTS));
+    const node = await failure(
+      new EndpointClient({ baseUrl: deadBase, model: 'm', pageOrigin: null, retries: 1, sleep: noSleep }).complete([{ role: 'user', content: 'x' }], OPTS),
+    );
     expect(node.kind).toBe('unreachable');
     expect(node.message).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions .*is the server running/);
-    const browser = await failure(new EndpointClient({ baseUrl: deadBase, model: 'm', pageOrigin: 'http://localhost:5173', retries: 0 }).complete([{ role: 'user', content: 'x' }], OPTS));
+    const browser = await failure(
+      new EndpointClient({ baseUrl: deadBase, model: 'm', pageOrigin: 'http://localhost:5173', retries: 0 }).complete([{ role: 'user', content: 'x' }], OPTS),
+    );
     expect(browser).toMatchObject({ kind: 'cors', fatal: true });
     expect(browser.message).toContain('from this page (http://localhost:5173)');
     expect(browser.message).toContain(`--allowed-origins '["http://localhost:5173"]'`);
@@ -294,10 +337,17 @@ describe('EndpointClient.stream and the LWM backend', () => {
   it('is an LwmBackend: system prompt first, then the turns', async () => {
     const backend = endpointBackend({ baseUrl: base, model: 'stream', pageOrigin: null });
     expect(backend.name).toBe('endpoint:stream');
-    const text = await generateText(backend, { system: 'You are a shell.', messages: [{ role: 'user', content: 'ls' }] }, { maxTokens: 32, temperature: 0.7, topK: 40 });
+    const text = await generateText(
+      backend,
+      { system: 'You are a shell.', messages: [{ role: 'user', content: 'ls' }] },
+      { maxTokens: 32, temperature: 0.7, topK: 40 },
+    );
     expect(text).toBe('total 8\nfile.txt');
     const body = seen[seen.length - 1].body;
-    expect(body.messages).toEqual([{ role: 'system', content: 'You are a shell.' }, { role: 'user', content: 'ls' }]);
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'You are a shell.' },
+      { role: 'user', content: 'ls' },
+    ]);
     expect(body).toMatchObject({ temperature: 0.7, top_k: 40, max_tokens: 32 });
     await generateText(backend, { prompt: 'raw text' }, { maxTokens: 8, temperature: 0 });
     expect(seen[seen.length - 1].body.messages).toEqual([{ role: 'user', content: 'raw text' }]);
@@ -314,7 +364,11 @@ describe('EndpointClient.stream and the LWM backend', () => {
 
   it('fails on a garbage event after yielding the good ones', async () => {
     const got: string[] = [];
-    const e = await failure((async () => { for await (const p of client('stream-garbage').stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p); })());
+    const e = await failure(
+      (async () => {
+        for await (const p of client('stream-garbage').stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p);
+      })(),
+    );
     expect(got).toEqual(['ok']);
     expect(e.message).toContain('not JSON: {not json');
   });
@@ -326,7 +380,11 @@ describe('EndpointClient.stream and the LWM backend', () => {
 
   it('times out a stream that stalls mid-way', async () => {
     const got: string[] = [];
-    const e = await failure((async () => { for await (const p of client('stream-stall', { timeoutMs: 150 }).stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p); })());
+    const e = await failure(
+      (async () => {
+        for await (const p of client('stream-stall', { timeoutMs: 150 }).stream([{ role: 'user', content: 'x' }], OPTS)) got.push(p);
+      })(),
+    );
     expect(got).toEqual(['partial']);
     expect(e.kind).toBe('timeout');
   });

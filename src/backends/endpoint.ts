@@ -29,7 +29,8 @@ export class EndpointError extends Error {
     this.url = url;
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
-    this.retryable = kind === 'unreachable' || kind === 'timeout' || kind === 'rate_limit' || kind === 'protocol' || (kind === 'http' && (opts.status ?? 0) >= 500);
+    this.retryable =
+      kind === 'unreachable' || kind === 'timeout' || kind === 'rate_limit' || kind === 'protocol' || (kind === 'http' && (opts.status ?? 0) >= 500);
     this.fatal = kind === 'auth' || kind === 'cors';
   }
 }
@@ -77,7 +78,12 @@ export interface ChatOptions {
 
 export function chatCompletionsUrl(baseUrl: string): string {
   const trimmed = baseUrl.trim().replace(/\/+$/, '');
-  if (!/^https?:\/\//i.test(trimmed)) throw new EndpointError('unreachable', baseUrl, `the base URL ${JSON.stringify(baseUrl)} must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)`);
+  if (!/^https?:\/\//i.test(trimmed))
+    throw new EndpointError(
+      'unreachable',
+      baseUrl,
+      `the base URL ${JSON.stringify(baseUrl)} must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)`,
+    );
   return /\/chat\/completions$/.test(trimmed) ? trimmed : `${trimmed}/chat/completions`;
 }
 
@@ -175,7 +181,11 @@ export class EndpointClient {
    * One HTTP exchange with the response head checked. `timer` aborts a silent server; the
    * caller's signal aborts everything.
    */
-  private async send(body: string, signal: AbortSignal | undefined, stream: boolean): Promise<{ res: Response; arm: () => void; disarm: () => void; timedOut: () => boolean }> {
+  private async send(
+    body: string,
+    signal: AbortSignal | undefined,
+    stream: boolean,
+  ): Promise<{ res: Response; arm: () => void; disarm: () => void; timedOut: () => boolean }> {
     const ctl = new AbortController();
     const timeoutMs = this.config.timeoutMs ?? 120_000;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -195,7 +205,11 @@ export class EndpointClient {
     const onAbort = () => ctl.abort();
     if (signal?.aborted) throw new EndpointError('aborted', this.url, 'the request was cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: stream ? 'text/event-stream' : 'application/json', ...this.config.headers };
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Accept: stream ? 'text/event-stream' : 'application/json',
+      ...this.config.headers,
+    };
     if (this.config.apiKey) headers.Authorization = `Bearer ${this.config.apiKey}`;
     arm();
     let res: Response;
@@ -220,7 +234,12 @@ export class EndpointClient {
   }
 
   private networkError(e: unknown, timedOut: boolean, signal: AbortSignal | undefined, timeoutMs: number): EndpointError {
-    if (timedOut) return new EndpointError('timeout', this.url, `no answer from ${this.url} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (timeout); the server may be overloaded or the model still loading`);
+    if (timedOut)
+      return new EndpointError(
+        'timeout',
+        this.url,
+        `no answer from ${this.url} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (timeout); the server may be overloaded or the model still loading`,
+      );
     if (signal?.aborted) return new EndpointError('aborted', this.url, 'the request was cancelled');
     const cause = e instanceof Error ? (e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
     const target = new URL(this.url).origin;
@@ -233,15 +252,27 @@ export class EndpointClient {
           `SGLang allows every origin by default (if it is blocked, a proxy in front drops the header); other servers and hosted APIs that refuse browsers: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${this.pageOrigin} (and answers the OPTIONS preflight).`,
       );
     }
-    return new EndpointError('unreachable', this.url, `cannot reach ${this.url} (${cause}); is the server running, and is the base URL right (e.g. http://127.0.0.1:8000/v1)?`);
+    return new EndpointError(
+      'unreachable',
+      this.url,
+      `cannot reach ${this.url} (${cause}); is the server running, and is the base URL right (e.g. http://127.0.0.1:8000/v1)?`,
+    );
   }
 
   private httpError(res: Response, text: string): EndpointError {
     const detail = excerpt(errorMessageOf(text) ?? text) || res.statusText;
     if (res.status === 401 || res.status === 403)
-      return new EndpointError('auth', this.url, `the endpoint ${this.url} refused the API key (HTTP ${res.status}: ${detail}); check --api-key or the key in settings`, { status: res.status });
+      return new EndpointError(
+        'auth',
+        this.url,
+        `the endpoint ${this.url} refused the API key (HTTP ${res.status}: ${detail}); check --api-key or the key in settings`,
+        { status: res.status },
+      );
     if (res.status === 429)
-      return new EndpointError('rate_limit', this.url, `the endpoint ${this.url} is rate limiting (HTTP 429: ${detail})`, { status: 429, retryAfterMs: retryAfter(res) });
+      return new EndpointError('rate_limit', this.url, `the endpoint ${this.url} is rate limiting (HTTP 429: ${detail})`, {
+        status: 429,
+        retryAfterMs: retryAfter(res),
+      });
     const hint =
       res.status === 404
         ? ' (is the base URL right? it usually ends in /v1; and is the model name one the server serves?)'
@@ -293,7 +324,11 @@ export class EndpointClient {
         const content = (json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
         if (typeof content !== 'string') {
           const why = errorMessageOfBody(json);
-          throw new EndpointError('protocol', this.url, `the endpoint ${this.url} answered without choices[0].message.content${why ? `: ${why}` : `: ${excerpt(text)}`}`);
+          throw new EndpointError(
+            'protocol',
+            this.url,
+            `the endpoint ${this.url} answered without choices[0].message.content${why ? `: ${why}` : `: ${excerpt(text)}`}`,
+          );
         }
         return content;
       });

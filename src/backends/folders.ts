@@ -22,7 +22,8 @@ import { onnxBackend } from './onnx.ts';
 export function folderError(e: unknown, label: string): Error {
   if (e instanceof BackendError) return e;
   if (e instanceof HfConfigError) return new BackendError(`${label}/${e.message}`, 'folder');
-  if (e instanceof HfFolderError || e instanceof HfMemoryError || e instanceof SafetensorsError || e instanceof HfPromptError || e instanceof TemplateFileError) return new BackendError(e.message, 'folder');
+  if (e instanceof HfFolderError || e instanceof HfMemoryError || e instanceof SafetensorsError || e instanceof HfPromptError || e instanceof TemplateFileError)
+    return new BackendError(e.message, 'folder');
   if (e instanceof HfTokenizerError) return new BackendError(`${label}/tokenizer.json: ${e.message}`, 'folder');
   if (e instanceof RangeError && /config\.json/.test(e.message)) return new BackendError(e.message, 'folder');
   return e as Error;
@@ -74,7 +75,8 @@ export async function openOnnxFolder(files: ModelFiles, options: { file?: string
     const variant = options.file === undefined ? undefined : options.file.slice(options.file.lastIndexOf('/') + 1);
     model = await loadOnnxModel(files, { ...(variant !== undefined && { variant }), executionProvider: options.execution });
     if (!model.tokenizer) throw new BackendError(`${files.label}: has no tokenizer.json, so text cannot be turned into its token ids`, 'folder');
-    if (model.contextLength === null) throw new BackendError(`${files.label}/config.json: gives no context length (max_position_embeddings), which sizes the prompt`, 'folder');
+    if (model.contextLength === null)
+      throw new BackendError(`${files.label}/config.json: gives no context length (max_position_embeddings), which sizes the prompt`, 'folder');
     return { model, backend: onnxBackend(model, options.name ?? `onnx:${model.name}`), context: model.contextLength };
   } catch (e) {
     model?.decoder.dispose();

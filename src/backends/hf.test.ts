@@ -11,7 +11,12 @@ const read = (f: string) => JSON.parse(readFileSync(new URL(`../model/fixtures/h
 const tok = HfTokenizer.fromJSON(read('tokenizer.json'), read('tokenizer_config.json'));
 
 const turn: TurnRequest = {
-  sample: { domain: 'terminal', systemPrompt: { task_description: '', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' }, history: [], action: '' },
+  sample: {
+    domain: 'terminal',
+    systemPrompt: { task_description: '', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' },
+    history: [],
+    action: '',
+  },
   awb: { system: 'You simulate a Linux terminal.', actions: ['ls', 'cat notes.txt', 'pwd'], observations: ['notes.txt', 'buy milk'] },
 };
 

@@ -88,7 +88,9 @@ export function hfPrompt(tok: HfTokenizer | null, request: GenerateRequest, room
     return { ids: ids.length > room ? ids.slice(ids.length - room) : ids, messages: [], droppedTurns: 0, systemCut: false };
   }
   if (!t.chatTemplateNames.length) {
-    throw new HfPromptError(`${name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so a turn cannot be laid out as chat messages; use an instruct / chat model folder`);
+    throw new HfPromptError(
+      `${name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so a turn cannot be laid out as chat messages; use an instruct / chat model folder`,
+    );
   }
   const all = requestMessages(request);
   const head = all[0]?.role === 'system' ? 1 : 0;
@@ -101,7 +103,9 @@ export function hfPrompt(tok: HfTokenizer | null, request: GenerateRequest, room
   const cut = head ? cutSystem(t, all[0], all.slice(-1), room) : null;
   if (cut) return { ...cut, droppedTurns: pairs, systemCut: true };
   const alone = t.encodeChat(all.slice(-1), { addGenerationPrompt: true }).length;
-  throw new HfPromptError(`the current action alone takes ${alone} tokens in the chat template, more than the ${room} tokens of room (context minus max tokens); shorten the action, lower max tokens, or load the model with a longer context`);
+  throw new HfPromptError(
+    `the current action alone takes ${alone} tokens in the chat template, more than the ${room} tokens of room (context minus max tokens); shorten the action, lower max tokens, or load the model with a longer context`,
+  );
 }
 
 /** Each message's tokens: what rendering it adds to the messages before it (chat templates render message by message); the last one counts the generation prompt. */
@@ -131,12 +135,28 @@ export function hfContextReport(tok: HfTokenizer, request: Exclude<GenerateReque
     const group: ContextPart['group'] = i < head ? 'system' : i === all.length - 1 ? 'action' : 'history';
     const kept = at[i] < 0 ? 0 : sent[at[i]];
     totals[group] += kept;
-    const label = group === 'system' ? 'system prompt' : group === 'action' ? 'action' : `turn ${Math.floor((i - head) / 2) + 1} ${m.role === 'user' ? 'action' : 'observation'}`;
+    const label =
+      group === 'system'
+        ? 'system prompt'
+        : group === 'action'
+          ? 'action'
+          : `turn ${Math.floor((i - head) / 2) + 1} ${m.role === 'user' ? 'action' : 'observation'}`;
     const status: ContextPart['status'] = at[i] < 0 ? 'left out' : group === 'system' && fitted.systemCut ? 'shortened' : 'kept';
     return { label, group, full: full[i], kept, status };
   });
   const whole = tok.encodeChat(all, { addGenerationPrompt: true }).length;
-  return { exact: true, context, maxTokens, room, prompt: fitted.ids.length, full: whole, ...totals, truncated: fitted.droppedTurns > 0 || fitted.systemCut, parts, text: tok.decode(fitted.ids) };
+  return {
+    exact: true,
+    context,
+    maxTokens,
+    room,
+    prompt: fitted.ids.length,
+    full: whole,
+    ...totals,
+    truncated: fitted.droppedTurns > 0 || fitted.systemCut,
+    parts,
+    text: tok.decode(fitted.ids),
+  };
 }
 
 /**
@@ -168,12 +188,19 @@ export interface HfBackend {
   weightBytes: number;
   stats: Readonly<GenerateStats>;
   /** Raw token ids in, generated ids out (stop ids included, as transformers' generate() returns them). */
-  generateIds(promptIds: number[], o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal }): AsyncIterable<number>;
+  generateIds(
+    promptIds: number[],
+    o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal },
+  ): AsyncIterable<number>;
   dispose(): void;
 }
 
 /** Puts a loaded folder's weights on `rt` (f32, or f16 with options.weights) and serves requests with the model's tokenizer and chat template, in `context` tokens. */
-export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { context: number; name?: string; prefixSlots?: number; weights?: WeightStorage }): HfBackend {
+export function openHfBackend(
+  rt: GpuRuntime,
+  model: LoadedHfModel,
+  options: { context: number; name?: string; prefixSlots?: number; weights?: WeightStorage },
+): HfBackend {
   const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(model.config), options.weights), model.params, 'hf.params');
   const gen = new GpuGenerator(rt, model.config, params, { maxSequences: 1, maxLength: options.context, prefixSlots: options.prefixSlots ?? 4 });
   const name = options.name ?? `hf:${model.name}`;
@@ -187,12 +214,18 @@ export function openHfBackend(rt: GpuRuntime, model: LoadedHfModel, options: { c
     throw new HfPromptError(`${model.name}: ${(e as Error).message}`);
   }
   const generateIds: HfBackend['generateIds'] = (promptIds, o) =>
-    gen.generate(promptIds, { maxNewTokens: o.maxTokens, sampling: { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed }, stop: [...stop], signal: o.signal });
+    gen.generate(promptIds, {
+      maxNewTokens: o.maxTokens,
+      sampling: { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed },
+      stop: [...stop],
+      signal: o.signal,
+    });
   const backend: LwmBackend = {
     name,
     async *generate(request, o) {
       const room = options.context - o.maxTokens;
-      if (room < 1) throw new HfPromptError(`max tokens ${o.maxTokens} leaves no room for the prompt in the ${options.context}-token context the model was loaded with`);
+      if (room < 1)
+        throw new HfPromptError(`max tokens ${o.maxTokens} leaves no room for the prompt in the ${options.context}-token context the model was loaded with`);
       const tok = needTokenizer(model.tokenizer, model.name);
       const { ids, close } = hfServedPrompt(model, request, room, trained);
       yield* decodeStream(generateIds(ids, o), (x) => tok.decode(x), stop, close === undefined ? o : stopAtClose(o, close));

@@ -16,7 +16,10 @@ describe('local backend', () => {
   it('streams text from the GPU model and serves as a rejection-sampling teacher', async () => {
     const rt = await gpuRuntime();
     const data = generateTrajectories('terminal', 2, 5);
-    const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+      { vocabSize: 300 },
+    );
     const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
     const params = rt.storage('test.params', initParams(config, 3));
     const gen = new GpuGenerator(rt, config, params, { maxSequences: 1, maxLength: 256 });

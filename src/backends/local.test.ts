@@ -36,7 +36,10 @@ describe('local backend prompt', () => {
 
   it('cuts a chat request by the same policy: system marker first, newest turns kept, the opening tag last', () => {
     const system = `A shell. ${'Long task description. '.repeat(40)}`;
-    const messages = Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: i % 2 ? `output ${i}` : `command ${i}` }));
+    const messages = Array.from({ length: 12 }, (_, i) => ({
+      role: i % 2 ? ('assistant' as const) : ('user' as const),
+      content: i % 2 ? `output ${i}` : `command ${i}`,
+    }));
     messages.push({ role: 'user', content: 'ls -la' });
     const ids = localPromptIds(tok, { system, messages }, 60);
     expect(ids.length).toBeLessThanOrEqual(60);
@@ -102,7 +105,6 @@ describe('local backend stream', () => {
     const data = tok.encodeParts([{ text: 'a <|end_turn|> b </predicted_observation>', data: true }]);
     expect(data.some((id) => tok.observationStops.includes(id))).toBe(false);
   });
-
 
   it('sends a tail that never decoded whole (cut mid-character at max tokens), as the Hugging Face and ONNX backends do', async () => {
     // 'é' is two bytes (ids 0xc3 0xa9: ids 0-255 are the bytes); generation stops after its first byte.

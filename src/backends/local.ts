@@ -24,7 +24,10 @@ export const CHAT_LAYOUT: PromptTemplate = {
   ...BUILTIN_TEMPLATES.v0,
   version: 'chat',
   description: 'chat requests to the local model',
-  text: BUILTIN_TEMPLATES.v0.text.replace(/^[\s\S]*?(?=\{% for turn in history %\})/, '<|system|>\n{% if system_text %}\n{{ system_text }}\n{% else %}\n\n{% endif %}\n'),
+  text: BUILTIN_TEMPLATES.v0.text.replace(
+    /^[\s\S]*?(?=\{% for turn in history %\})/,
+    '<|system|>\n{% if system_text %}\n{{ system_text }}\n{% else %}\n\n{% endif %}\n',
+  ),
 };
 
 /** A chat request as a turn request: user/assistant pairs become history turns, the last user message the action. */
@@ -66,7 +69,12 @@ export function localBackend(gen: GpuGenerator, tok: Tokenizer, name = 'local'):
       const ids = localPromptIds(tok, request, room);
       const stopIds = [...tok.observationStops];
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      yield* decodeStream(gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: stopIds, signal: o.signal }), (x) => tok.decode(x), new Set(stopIds), o);
+      yield* decodeStream(
+        gen.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: stopIds, signal: o.signal }),
+        (x) => tok.decode(x),
+        new Set(stopIds),
+        o,
+      );
     },
   };
 }

@@ -20,16 +20,25 @@ import { chatAsTurn, localPromptIds } from './local.ts';
 import { onnxBackend, onnxPromptIds, onnxPromptIdsIn } from './onnx.ts';
 
 const data = generateTrajectories('terminal', 2, 5);
-const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+const tok = trainBpe(
+  data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+  { vocabSize: 300 },
+);
 const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 256 });
 // Sharp weights, so the greedy tokens depend on every logit being right.
 const params = initParams(config, 5).map((x) => 8 * x);
 const files = onnxExportFiles({ config, params }, checkpointSideFiles({ config, params }, tok));
-const asFolder = (fs: { name: string; bytes: Uint8Array }[]) => filesFolder(fs.map((f) => ({ path: `micro-onnx/${f.name}`, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })));
+const asFolder = (fs: { name: string; bytes: Uint8Array }[]) =>
+  filesFolder(fs.map((f) => ({ path: `micro-onnx/${f.name}`, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })));
 const folder = () => asFolder(files);
 
 const turn: TurnRequest = {
-  sample: { domain: 'terminal', systemPrompt: { ...emptySystemPrompt(), text: data[0].system_prompt.text ?? 'A shell.' }, history: [{ action: data[0].turns[0].action, observation: data[0].turns[0].observation }], action: data[0].turns[1].action },
+  sample: {
+    domain: 'terminal',
+    systemPrompt: { ...emptySystemPrompt(), text: data[0].system_prompt.text ?? 'A shell.' },
+    history: [{ action: data[0].turns[0].action, observation: data[0].turns[0].observation }],
+    action: data[0].turns[1].action,
+  },
 };
 
 describe('the ONNX backend on an export of ours', () => {
@@ -43,7 +52,14 @@ describe('the ONNX backend on an export of ours', () => {
     expect(onnxPromptIds(hf, false, turn)).toEqual(localPromptIds(tok, turn, 200));
     const template = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];
     expect(onnxPromptIds(hf, false, turn)).toEqual(fitPrompt(tok, template, turn.sample, 200).ids);
-    const chat = { system: 'You are a shell.', messages: [{ role: 'user' as const, content: 'ls' }, { role: 'assistant' as const, content: 'a.txt' }, { role: 'user' as const, content: 'cat a.txt' }] };
+    const chat = {
+      system: 'You are a shell.',
+      messages: [
+        { role: 'user' as const, content: 'ls' },
+        { role: 'assistant' as const, content: 'a.txt' },
+        { role: 'user' as const, content: 'cat a.txt' },
+      ],
+    };
     expect(onnxPromptIds(hf, false, chat)).toEqual(localPromptIds(tok, chat, 200));
     expect(chatAsTurn(chat.messages, chat.system).sample.history).toHaveLength(1);
     expect(onnxPromptIds(hf, false, { prompt: 'ls -la' })).toEqual(tok.encode('ls -la'));
@@ -52,15 +68,31 @@ describe('the ONNX backend on an export of ours', () => {
 
   it('cuts a turn or chat request too long for the room by the training policy, as the local backend does (not by its start)', async () => {
     const m = await loadOnnxModel(folder());
-    const long: TurnRequest = { sample: { ...turn.sample, history: Array.from({ length: 8 }, (_, i) => ({ action: `cat notes${i}.txt`, observation: `line ${i}: ${data[0].turns[0].observation}` })) } };
+    const long: TurnRequest = {
+      sample: {
+        ...turn.sample,
+        history: Array.from({ length: 8 }, (_, i) => ({ action: `cat notes${i}.txt`, observation: `line ${i}: ${data[0].turns[0].observation}` })),
+      },
+    };
     expect(onnxPromptIds(m.tokenizer!, false, long).length).toBeGreaterThan(120);
     const ids = onnxPromptIdsIn(m, long, 120);
     expect(ids).toEqual(localPromptIds(tok, long, 120));
     expect(tok.decode(ids).startsWith('<|system|>')).toBe(true);
-    const chat = { system: 'You are a shell.', messages: [...Array.from({ length: 16 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: i % 2 ? `output ${i} ${data[0].turns[0].observation}` : `command ${i}` })), { role: 'user' as const, content: 'pwd' }] };
+    const chat = {
+      system: 'You are a shell.',
+      messages: [
+        ...Array.from({ length: 16 }, (_, i) => ({
+          role: i % 2 ? ('assistant' as const) : ('user' as const),
+          content: i % 2 ? `output ${i} ${data[0].turns[0].observation}` : `command ${i}`,
+        })),
+        { role: 'user' as const, content: 'pwd' },
+      ],
+    };
     expect(onnxPromptIdsIn(m, chat, 100)).toEqual(localPromptIds(tok, chat, 100));
     // A raw prompt has no structure to cut by: it keeps its end, as the local backend's does.
-    expect(onnxPromptIdsIn(m, { prompt: data[0].turns[0].observation.repeat(8) }, 50)).toEqual(localPromptIds(tok, { prompt: data[0].turns[0].observation.repeat(8) }, 50));
+    expect(onnxPromptIdsIn(m, { prompt: data[0].turns[0].observation.repeat(8) }, 50)).toEqual(
+      localPromptIds(tok, { prompt: data[0].turns[0].observation.repeat(8) }, 50),
+    );
     m.decoder.dispose();
   });
 
@@ -82,7 +114,8 @@ describe('the ONNX backend on an export of ours', () => {
     expect(pieces.join('').length).toBeGreaterThan(0);
     // A stop string cuts the text.
     const cut = tok.decode(want).slice(2, 4);
-    if (cut) expect(await generateText(backend, turn, { maxTokens: 12, temperature: 0, stop: [cut] })).toBe(tok.decode(want).slice(0, tok.decode(want).indexOf(cut)));
+    if (cut)
+      expect(await generateText(backend, turn, { maxTokens: 12, temperature: 0, stop: [cut] })).toBe(tok.decode(want).slice(0, tok.decode(want).indexOf(cut)));
     await expect(generateText(backend, turn, { maxTokens: 256, temperature: 0 })).rejects.toThrow(/leaves no room for a prompt/);
     m.decoder.dispose();
   });
@@ -108,4 +141,3 @@ describe('the ONNX backend on an export of ours', () => {
     await expect(loadOnnxModel(asFolder(broken))).rejects.toThrow(/^micro-onnx\/lwm_template\.json: targetOpen must be a non-empty string, got ""$/);
   });
 });
-

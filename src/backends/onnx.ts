@@ -46,7 +46,11 @@ export function onnxPromptIds(tok: HfTokenizer, hasChatTemplate: boolean, reques
     return tok.encodeChat(messages, { addGenerationPrompt: true });
   }
   if (isTurnRequest(request)) {
-    if (hasChatTemplate) return tok.encodeChat(awbMessages(request).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
+    if (hasChatTemplate)
+      return tok.encodeChat(
+        awbMessages(request).map((x) => ({ role: x.role, content: x.content })),
+        { addGenerationPrompt: true },
+      );
     return turnIds(tok, request, template);
   }
   return tok.encode(request.prompt);
@@ -99,7 +103,12 @@ export function onnxBackend(m: LoadedOnnxModel, name = `onnx:${m.name}`): LwmBac
       } else if (m.contextLength === null) ids = onnxPromptIds(tok, m.hasChatTemplate, request, m.template);
       else ids = onnxPromptIdsIn(m, request, room, name, null);
       const sampling = { temperature: o.temperature, topK: o.topK, topP: o.topP, seed: o.seed };
-      yield* decodeStream(m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }), (x) => tok.decode(x), stop, options);
+      yield* decodeStream(
+        m.decoder.generate(ids, { maxNewTokens: o.maxTokens, sampling, stop: [...stop], signal: o.signal }),
+        (x) => tok.decode(x),
+        stop,
+        options,
+      );
     },
   };
 }

@@ -22,7 +22,10 @@ import { nodeSource } from './node.ts';
 import { generationFor, openBackend, openReady, type BackendSource } from './open.ts';
 
 const t = generateTrajectories('terminal', 1, 3)[0];
-const turn = { sample: { domain: t.domain, systemPrompt: t.system_prompt, history: t.turns.slice(0, 1), action: t.turns[1].action }, reference: t.turns[1].observation };
+const turn = {
+  sample: { domain: t.domain, systemPrompt: t.system_prompt, history: t.turns.slice(0, 1), action: t.turns[1].action },
+  reference: t.turns[1].observation,
+};
 
 /** A source that must not be asked for anything (a baseline, an endpoint). */
 const nothing: BackendSource = {
@@ -44,7 +47,9 @@ describe('openBackend', () => {
   });
 
   it('refuses a kind it does not know, saying which kinds there are', async () => {
-    await expect(openBackend({ kind: 'gguf' } as unknown as BackendRef, nothing)).rejects.toThrow(/no backend of kind "gguf": a model is a checkpoint, a Hugging Face folder/);
+    await expect(openBackend({ kind: 'gguf' } as unknown as BackendRef, nothing)).rejects.toThrow(
+      /no backend of kind "gguf": a model is a checkpoint, a Hugging Face folder/,
+    );
   });
 
   it("refuses a file that is not one of our checkpoints, and one without a tokenizer, before any GPU work, as the checkpoint's fault", async () => {
@@ -54,7 +59,10 @@ describe('openBackend', () => {
     const ref = (label: string): BackendRef => ({ kind: 'checkpoint', checkpoint: { key: label, label } });
     const e1 = await openBackend(ref('gpt2.safetensors'), src(foreign)).catch((e: Error) => e);
     expect(e1).toBeInstanceOf(BackendError);
-    expect(e1).toMatchObject({ about: 'checkpoint', message: expect.stringMatching(/^gpt2\.safetensors is not an LWM Studio checkpoint: it carries no model config/) });
+    expect(e1).toMatchObject({
+      about: 'checkpoint',
+      message: expect.stringMatching(/^gpt2\.safetensors is not an LWM Studio checkpoint: it carries no model config/),
+    });
     const config = presetConfig('micro', { vocabSize: 16, contextLength: 8 });
     const noTok = saveCheckpoint({ config, params: initParams(config, 1), step: 1 });
     const e2 = await openBackend(ref('bare.safetensors'), src(noTok)).catch((e: Error) => e);
@@ -63,12 +71,22 @@ describe('openBackend', () => {
 });
 
 describe('generationFor: one set of defaults and one budget check for every caller', () => {
-  const model = { ref: { kind: 'checkpoint', checkpoint: { key: 'k' } } as BackendRef, backend: { name: 'local:sft-3', generate: () => (async function* () {})() }, contextLength: 64 };
+  const model = {
+    ref: { kind: 'checkpoint', checkpoint: { key: 'k' } } as BackendRef,
+    backend: { name: 'local:sft-3', generate: () => (async function* () {})() },
+    contextLength: 64,
+  };
   it('a model: a quarter of its context, greedy; what was asked otherwise', () => {
     expect(generationFor(model)).toEqual({ maxTokens: 16, temperature: 0 });
-    expect(generationFor(model, { maxTokens: 63, temperature: 0.7, topP: 0.9, topK: 5, seed: 3 })).toEqual({ maxTokens: 63, temperature: 0.7, topP: 0.9, topK: 5, seed: 3 });
+    expect(generationFor(model, { maxTokens: 63, temperature: 0.7, topP: 0.9, topK: 5, seed: 3 })).toEqual({
+      maxTokens: 63,
+      temperature: 0.7,
+      topP: 0.9,
+      topK: 5,
+      seed: 3,
+    });
   });
-  it('an output budget that leaves no prompt room is the settings\' fault, with the range to choose from', () => {
+  it("an output budget that leaves no prompt room is the settings' fault, with the range to choose from", () => {
     for (const maxTokens of [64, 1000, 0]) {
       const e = (() => {
         try {
@@ -78,25 +96,39 @@ describe('generationFor: one set of defaults and one budget check for every call
         }
       })();
       expect(e).toBeInstanceOf(BackendError);
-      expect(e).toMatchObject({ about: 'settings', message: `local:sft-3: ${maxTokens} new tokens leave no room for a prompt in the model's 64-token context; choose from 1 to 63 (a few less leaves the prompt more room).` });
+      expect(e).toMatchObject({
+        about: 'settings',
+        message: `local:sft-3: ${maxTokens} new tokens leave no room for a prompt in the model's 64-token context; choose from 1 to 63 (a few less leaves the prompt more room).`,
+      });
     }
   });
   it("an endpoint: the public inference script's 32768 tokens at temperature 0.6", () => {
-    expect(generationFor({ ...model, ref: { kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } }, contextLength: null })).toEqual({ maxTokens: 32768, temperature: 0.6 });
+    expect(generationFor({ ...model, ref: { kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } }, contextLength: null })).toEqual({
+      maxTokens: 32768,
+      temperature: 0.6,
+    });
   });
 });
 
 describe('backendKey', () => {
   it('tells apart what loads differently, and only that', () => {
     const hf = (o: object): BackendRef => ({ kind: 'hf', hf: { folderId: 'Tiny#1', name: 'Tiny', context: 64, memoryGiB: 1, ...o } });
-    const keys = [hf({}), hf({ context: 128 }), hf({ weights: 'f16' }), hf({ memoryGiB: 2 }), { kind: 'onnx', onnx: { folderId: 'Tiny#1', name: 'Tiny', execution: 'wasm' } } as BackendRef].map(backendKey);
+    const keys = [
+      hf({}),
+      hf({ context: 128 }),
+      hf({ weights: 'f16' }),
+      hf({ memoryGiB: 2 }),
+      { kind: 'onnx', onnx: { folderId: 'Tiny#1', name: 'Tiny', execution: 'wasm' } } as BackendRef,
+    ].map(backendKey);
     expect(new Set(keys).size).toBe(keys.length);
     expect(backendKey(hf({ architecture: 'LlamaForCausalLM', name: 'Other name' }))).toBe(backendKey(hf({})));
-    expect(backendKey({ kind: 'checkpoint', checkpoint: { key: 'run-1/best', runName: 'a' } })).toBe(backendKey({ kind: 'checkpoint', checkpoint: { key: 'run-1/best', label: 'b' } }));
+    expect(backendKey({ kind: 'checkpoint', checkpoint: { key: 'run-1/best', runName: 'a' } })).toBe(
+      backendKey({ kind: 'checkpoint', checkpoint: { key: 'run-1/best', label: 'b' } }),
+    );
   });
 });
 
-describe('an endpoint opened from a reference, with the source\'s key', () => {
+describe("an endpoint opened from a reference, with the source's key", () => {
   let server: Server;
   let base: string;
   const seen: { auth?: string; model?: string; stream?: boolean }[] = [];
@@ -108,7 +140,11 @@ describe('an endpoint opened from a reference, with the source\'s key', () => {
         const b = JSON.parse(body) as { model: string; stream?: boolean };
         seen.push({ auth: req.headers.authorization, model: b.model, stream: b.stream });
         res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: '<predicted_observation>\nok\n</predicted_observation>' }, finish_reason: 'stop' }] }));
+        res.end(
+          JSON.stringify({
+            choices: [{ index: 0, message: { role: 'assistant', content: '<predicted_observation>\nok\n</predicted_observation>' }, finish_reason: 'stop' }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -117,7 +153,12 @@ describe('an endpoint opened from a reference, with the source\'s key', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   it('sends the key the source gives, to the model named, in the chat form, without streaming when asked not to', async () => {
-    const opened = await openReady({ kind: 'endpoint', endpoint: { baseUrl: base, model: 'sim-7b', concurrency: 2, stream: false } }, { ...nothing, apiKey: () => 'sk-test' }, { maxTokens: 32 }, { name: 'endpoint:sim' });
+    const opened = await openReady(
+      { kind: 'endpoint', endpoint: { baseUrl: base, model: 'sim-7b', concurrency: 2, stream: false } },
+      { ...nothing, apiKey: () => 'sk-test' },
+      { maxTokens: 32 },
+      { name: 'endpoint:sim' },
+    );
     expect(opened).toMatchObject({ form: 'chat', concurrency: 2, contextLength: null, generate: { maxTokens: 32, temperature: 0.6 } });
     expect(opened.backend.name).toBe('endpoint:sim');
     expect(await generateText(opened.backend, turn, opened.generate)).toContain('ok');
@@ -150,8 +191,12 @@ describe("Node's source", () => {
       delete process.env.LWM_API_KEY;
       expect(nodeSource().apiKey!(e)).toBe('openai');
     } finally {
-      for (const [k, v] of [['LWM_API_KEY', keep.a], ['OPENAI_API_KEY', keep.b]] as const) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+      for (const [k, v] of [
+        ['LWM_API_KEY', keep.a],
+        ['OPENAI_API_KEY', keep.b],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 });

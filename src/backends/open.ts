@@ -7,7 +7,15 @@
 //
 // The loaders are imported when a model of their kind is opened, so a page that opens only an
 // endpoint or a baseline does not load the GPU engine or onnxruntime.
-import { backendKey, checkpointLabel, type BackendRef, type CheckpointRef, type EndpointRef, type FolderRef, type GenerationSettings } from '../core/backend-ref.ts';
+import {
+  backendKey,
+  checkpointLabel,
+  type BackendRef,
+  type CheckpointRef,
+  type EndpointRef,
+  type FolderRef,
+  type GenerationSettings,
+} from '../core/backend-ref.ts';
 import type { GenerateOptions, LwmBackend, TurnRequest } from '../core/backend.ts';
 import { requestFormFor, type RequestForm } from '../core/optimize/evaluate.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
@@ -79,7 +87,10 @@ export interface OpenedBackend {
   /** The context bar of a turn: how the prompt fills the model's context (null where there is nothing to measure: an ONNX export of ours, a baseline). */
   contextReport(request: TurnRequest, maxTokens: number): ContextReport | null;
   /** Raw token ids in, generated ids out (a Hugging Face folder only). */
-  generateIds?(promptIds: number[], o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal }): AsyncIterable<number>;
+  generateIds?(
+    promptIds: number[],
+    o: { maxTokens: number; temperature: number; topK?: number; topP?: number; seed?: number; signal?: AbortSignal },
+  ): AsyncIterable<number>;
   /** The generator's counters (our engine): prompt tokens prefilled and reused. */
   stats?: Readonly<GenerateStats>;
   /** After a generation: refreshes what `info` says that changes (an ONNX decoder's KV cache). */
@@ -99,14 +110,24 @@ function named(backend: LwmBackend, name: string | undefined): LwmBackend {
 }
 
 /** The generation options a model runs with: what was asked, else its defaults; a BackendError when the output budget leaves no room for a prompt. */
-export function generationFor(opened: Pick<OpenedBackend, 'ref' | 'backend' | 'contextLength'>, asked: GenerationSettings = {}): Omit<GenerateOptions, 'signal'> {
-  const sampling = { ...(asked.topP !== undefined && { topP: asked.topP }), ...(asked.topK !== undefined && { topK: asked.topK }), ...(asked.seed !== undefined && { seed: asked.seed }) };
+export function generationFor(
+  opened: Pick<OpenedBackend, 'ref' | 'backend' | 'contextLength'>,
+  asked: GenerationSettings = {},
+): Omit<GenerateOptions, 'signal'> {
+  const sampling = {
+    ...(asked.topP !== undefined && { topP: asked.topP }),
+    ...(asked.topK !== undefined && { topK: asked.topK }),
+    ...(asked.seed !== undefined && { seed: asked.seed }),
+  };
   const { ref, contextLength: context } = opened;
   if (ref.kind === 'copy-last' || ref.kind === 'reference') return { maxTokens: 1, temperature: 0 };
   if (ref.kind === 'endpoint' || context === null) return { maxTokens: asked.maxTokens ?? 32768, temperature: asked.temperature ?? 0.6, ...sampling };
   const maxTokens = asked.maxTokens ?? Math.max(1, Math.floor(context / 4));
   if (!(maxTokens >= 1) || maxTokens >= context) {
-    throw new BackendError(`${opened.backend.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; choose from 1 to ${context - 1} (a few less leaves the prompt more room).`, 'settings');
+    throw new BackendError(
+      `${opened.backend.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; choose from 1 to ${context - 1} (a few less leaves the prompt more room).`,
+      'settings',
+    );
   }
   return { maxTokens, temperature: asked.temperature ?? 0, ...sampling };
 }
@@ -140,7 +161,13 @@ async function openCheckpoint(ref: Extract<BackendRef, { kind: 'checkpoint' }>, 
   }
   let open;
   try {
-    open = openCheckpointBackend(rt, ck, { source: label, ...(o.name !== undefined && { name: o.name }), ...(c.template !== undefined && { template: c.template }), ...(c.prefixSlots !== undefined && { prefixSlots: c.prefixSlots }), ...(c.weights && { weights: c.weights }) });
+    open = openCheckpointBackend(rt, ck, {
+      source: label,
+      ...(o.name !== undefined && { name: o.name }),
+      ...(c.template !== undefined && { template: c.template }),
+      ...(c.prefixSlots !== undefined && { prefixSlots: c.prefixSlots }),
+      ...(c.weights && { weights: c.weights }),
+    });
   } catch (e) {
     if (e instanceof CheckpointError) throw new BackendError(e.message, 'checkpoint');
     throw e;
@@ -150,7 +177,17 @@ async function openCheckpoint(ref: Extract<BackendRef, { kind: 'checkpoint' }>, 
   return {
     ref,
     backend: opened.backend,
-    info: { id: backendKey(ref), name: opened.backend.name, stage: ck.extraMetadata?.stage ?? 'checkpoint', step: ck.step, contextLength: cfg.contextLength, vocabSize: cfg.vocabSize, layers: cfg.layers, dModel: cfg.dModel, template: opened.template.version },
+    info: {
+      id: backendKey(ref),
+      name: opened.backend.name,
+      stage: ck.extraMetadata?.stage ?? 'checkpoint',
+      step: ck.step,
+      contextLength: cfg.contextLength,
+      vocabSize: cfg.vocabSize,
+      layers: cfg.layers,
+      dModel: cfg.dModel,
+      template: opened.template.version,
+    },
     contextLength: cfg.contextLength,
     form: requestFormFor({ kind: 'checkpoint' }),
     concurrency: 1,
@@ -206,9 +243,17 @@ async function openHf(ref: Extract<BackendRef, { kind: 'hf' }>, source: BackendS
 }
 
 async function openOnnx(ref: Extract<BackendRef, { kind: 'onnx' }>, source: BackendSource, o: OpenOptions): Promise<OpenedBackend> {
-  const [{ openOnnxFolder }, { hfContextReport }, { trainedChat }] = await Promise.all([import('./folders.ts'), import('./hf.ts'), import('./trained-chat.ts')]);
+  const [{ openOnnxFolder }, { hfContextReport }, { trainedChat }] = await Promise.all([
+    import('./folders.ts'),
+    import('./hf.ts'),
+    import('./trained-chat.ts'),
+  ]);
   const files = await source.folder(ref.onnx, 'onnx');
-  const opened = await openOnnxFolder(files, { ...(ref.onnx.file !== undefined && { file: ref.onnx.file }), execution: ref.onnx.execution, ...(o.name !== undefined && { name: o.name }) });
+  const opened = await openOnnxFolder(files, {
+    ...(ref.onnx.file !== undefined && { file: ref.onnx.file }),
+    execution: ref.onnx.execution,
+    ...(o.name !== undefined && { name: o.name }),
+  });
   const m = opened.model;
   source.log?.(`${opened.backend.name}: ${m.file} in onnxruntime-web on ${m.decoder.executionProvider === 'webgpu' ? 'WebGPU' : 'WASM'}`);
   const c = m.rawConfig ?? {};
@@ -267,7 +312,15 @@ async function openEndpoint(ref: Extract<BackendRef, { kind: 'endpoint' }>, sour
     ...(e.stream !== undefined && { stream: e.stream }),
     ...(source.pageOrigin !== undefined && { pageOrigin: source.pageOrigin }),
   });
-  return { ref, backend: named(backend, o.name), contextLength: null, form: requestFormFor({ kind: 'endpoint' }), concurrency, contextReport: none, dispose() {} };
+  return {
+    ref,
+    backend: named(backend, o.name),
+    contextLength: null,
+    form: requestFormFor({ kind: 'endpoint' }),
+    concurrency,
+    contextReport: none,
+    dispose() {},
+  };
 }
 
 /** Opens the model a reference names, from `source`. */
@@ -287,7 +340,9 @@ export async function openBackend(ref: BackendRef, source: BackendSource, o: Ope
     case 'endpoint':
       return openEndpoint(ref, source, o);
     default:
-      throw new BackendError(`no backend of kind ${JSON.stringify((ref as { kind: unknown }).kind)}: a model is a checkpoint, a Hugging Face folder, an ONNX folder, an endpoint, copy-last or reference`);
+      throw new BackendError(
+        `no backend of kind ${JSON.stringify((ref as { kind: unknown }).kind)}: a model is a checkpoint, a Hugging Face folder, an ONNX folder, an endpoint, copy-last or reference`,
+      );
   }
 }
 

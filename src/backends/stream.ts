@@ -20,7 +20,10 @@ export async function* decodeStream(
     o.onTokens?.(out.length);
     let full = decode(out);
     if (full.endsWith('\uFFFD')) continue;
-    const stopAt = o.stop?.map((s) => full.indexOf(s)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
+    const stopAt = o.stop
+      ?.map((s) => full.indexOf(s))
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b)[0];
     if (stopAt !== undefined) full = full.slice(0, stopAt);
     const ready = stopAt === undefined ? full.slice(0, full.length - heldBack(full, o.stop)) : full;
     if (ready.length > sent.length) {

@@ -70,7 +70,12 @@ export function trainedChat(tok: HfTokenizer, stopIds: readonly number[], templa
 }
 
 /** A folder's trained layout: when it has both a chat template and lwm_template.json; null otherwise (served as before). */
-export function folderTrainedChat(m: { tokenizer: HfTokenizer | null; hasChatTemplate: boolean; stopIds: readonly number[]; template?: PromptTemplate }): TrainedChat | null {
+export function folderTrainedChat(m: {
+  tokenizer: HfTokenizer | null;
+  hasChatTemplate: boolean;
+  stopIds: readonly number[];
+  template?: PromptTemplate;
+}): TrainedChat | null {
   return m.template && m.tokenizer && m.hasChatTemplate ? trainedChat(m.tokenizer, m.stopIds, m.template) : null;
 }
 

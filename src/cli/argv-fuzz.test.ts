@@ -13,13 +13,90 @@ import { captureIO } from './testing.ts';
 const fx = (name: string) => fileURLToPath(new URL(`../core/formats/fixtures/${name}`, import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-argv-'));
 const judged = join(tmp, 'judged.jsonl');
-writeFileSync(judged, JSON.stringify({ task: 'terminal', id: 'a', turn_idx: 1, prompt: ['ls'], response: ['x'], gen: 'x', format: 4, factuality: 4, consistency: 4, realism: 4, quality: 4, total_score: 4, failed: false }) + '\n');
+writeFileSync(
+  judged,
+  JSON.stringify({
+    task: 'terminal',
+    id: 'a',
+    turn_idx: 1,
+    prompt: ['ls'],
+    response: ['x'],
+    gen: 'x',
+    format: 4,
+    factuality: 4,
+    consistency: 4,
+    realism: 4,
+    quality: 4,
+    total_score: 4,
+    failed: false,
+  }) + '\n',
+);
 
 const COMMANDS = ['validate', 'convert', 'expand', 'mask', 'score', 'agree', 'gen', 'judge', 'bogus', '', '--help'];
-const FILES = [fx('native/trajectories.jsonl'), fx('openai/tool_calls.jsonl'), fx('agentworldbench/terminal_test.jsonl'), fx('native/malformed.jsonl'), judged, join(tmp, 'missing.jsonl'), tmp, '-', ''];
-const FLAGS = ['--format', '--to', '--kind', '--seed', '--domain', '--json', '--eval-fraction', '--config', '--set', '--n', '--judge', '--official', '-o', '--help', '--bogus', '-x', '--', '--format=auto', '--seed=', '--to=native'];
-const VALUES = ['', 'native', 'agentworldbench', 'openai', 'trl', 'verl', 'rl', 'multiturn', 'sft', 'auto', 'terminal', '__proto__', 'constructor', '0', '-1', '1e9', '0.5', '2', 'NaN', 'abc', 'local', 'echo=2', 'ratios.echo=0.5', '\u001b[2J', join(tmp, 'out.jsonl'), join(tmp, 'nodir', 'out.jsonl')];
-const argv = fc.tuple(fc.constantFrom(...COMMANDS), fc.array(fc.oneof(fc.constantFrom(...FILES), fc.constantFrom(...FLAGS), fc.constantFrom(...VALUES)), { maxLength: 6 })).map(([c, rest]) => (c ? [c, ...rest] : rest));
+const FILES = [
+  fx('native/trajectories.jsonl'),
+  fx('openai/tool_calls.jsonl'),
+  fx('agentworldbench/terminal_test.jsonl'),
+  fx('native/malformed.jsonl'),
+  judged,
+  join(tmp, 'missing.jsonl'),
+  tmp,
+  '-',
+  '',
+];
+const FLAGS = [
+  '--format',
+  '--to',
+  '--kind',
+  '--seed',
+  '--domain',
+  '--json',
+  '--eval-fraction',
+  '--config',
+  '--set',
+  '--n',
+  '--judge',
+  '--official',
+  '-o',
+  '--help',
+  '--bogus',
+  '-x',
+  '--',
+  '--format=auto',
+  '--seed=',
+  '--to=native',
+];
+const VALUES = [
+  '',
+  'native',
+  'agentworldbench',
+  'openai',
+  'trl',
+  'verl',
+  'rl',
+  'multiturn',
+  'sft',
+  'auto',
+  'terminal',
+  '__proto__',
+  'constructor',
+  '0',
+  '-1',
+  '1e9',
+  '0.5',
+  '2',
+  'NaN',
+  'abc',
+  'local',
+  'echo=2',
+  'ratios.echo=0.5',
+  '\u001b[2J',
+  join(tmp, 'out.jsonl'),
+  join(tmp, 'nodir', 'out.jsonl'),
+];
+const argv = fc
+  .tuple(fc.constantFrom(...COMMANDS), fc.array(fc.oneof(fc.constantFrom(...FILES), fc.constantFrom(...FLAGS), fc.constantFrom(...VALUES)), { maxLength: 6 }))
+  .map(([c, rest]) => (c ? [c, ...rest] : rest));
 
 describe('CLI argument vectors, property fuzzing', () => {
   it('end with an exit status of 0, 1 or 2, never an exception', async () => {

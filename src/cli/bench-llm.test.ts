@@ -30,7 +30,7 @@ describe('llm bench: the model', () => {
     expect(s.description).toContain('cut to 2 of 30 layers');
   });
 
-  it('weights: initParams with the blocks\' matrices scaled, the embedding and the norms as drawn', () => {
+  it("weights: initParams with the blocks' matrices scaled, the embedding and the norms as drawn", () => {
     const { config } = llmShape(parseLlmOptions({ layers: '1' }));
     const p = llmParams(config);
     const base = initParams(config, 0);
@@ -90,7 +90,9 @@ describe('llm bench: records and table', () => {
   it('the table has a row per engine with ours ÷ it, and a failed engine says why', () => {
     const records = llmRecords('case', 100, [ours, gpu], [{ engine: 'ort-web-wasm', message: 'no wasm' }], null);
     const lines = llmTable(records).split('\n');
-    expect(lines[0]).toMatch(/^engine\s+prefill tok\/s\s+decode tok\/s\s+decode ms\/token\s+lwm-wgsl ÷ it, prefill\s+lwm-wgsl ÷ it, decode\s+greedy = lwm-wgsl$/);
+    expect(lines[0]).toMatch(
+      /^engine\s+prefill tok\/s\s+decode tok\/s\s+decode ms\/token\s+lwm-wgsl ÷ it, prefill\s+lwm-wgsl ÷ it, decode\s+greedy = lwm-wgsl$/,
+    );
     expect(lines[2].split(/\s{2,}/)).toEqual(['lwm-wgsl', '200.0', '50.00', '20.0']);
     expect(lines[3].split(/\s{2,}/)).toEqual(['ort-web-webgpu', '400.0', '25.00', '40.0', '0.50×', '2.00×', '2/4']);
     expect(lines[4].split(/\s{2,}/)).toEqual(['ort-web-wasm', 'failed', 'no wasm']); // the reason in the last column

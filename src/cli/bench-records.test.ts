@@ -9,7 +9,11 @@ import { appendRecords, parseRecords, speedupRecords } from '../../scripts/bench
 
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-bench-'));
 const rec = (suite: string, engine: string, metric: string, value: number) => ({ suite, case: 'c', engine, metric, value, unit: 'u' });
-const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const lines = (f: string) =>
+  readFileSync(f, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('bench records', () => {
   it('appends each suite as it finishes, after what the file already held', () => {
@@ -38,7 +42,10 @@ describe('bench records', () => {
     expect(errors[3]).toBe("suite 's' output line 5 is not a JSON object");
   });
   it('computes our speed against each peer of the same case and metric', () => {
-    const s = speedupRecords([rec('m', 'lwm-webgpu', 'gflops', 30), rec('m', 'tfjs', 'gflops', 10), rec('m', 'tfjs', 'ms', 1), rec('n', 'tfjs', 'gflops', 1)], 'r');
+    const s = speedupRecords(
+      [rec('m', 'lwm-webgpu', 'gflops', 30), rec('m', 'tfjs', 'gflops', 10), rec('m', 'tfjs', 'ms', 1), rec('n', 'tfjs', 'gflops', 1)],
+      'r',
+    );
     expect(s).toEqual([{ suite: 'm', case: 'c', engine: 'lwm-vs-tfjs', metric: 'speedup_gflops', value: 3, unit: 'x', peer: 'tfjs', run: 'r' }]);
   });
   it('the judge suite writes JSON lines of bench records', () => {

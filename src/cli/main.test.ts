@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import { main } from './main.ts';
 import { captureIO } from './testing.ts';
 
-
 describe('lwm main', () => {
   it('prints usage and exits 2 with no command', async () => {
     const io = captureIO();

@@ -15,10 +15,16 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   tokenize: { summary: 'tokenize --model DIR ...      token ids as Hugging Face gives them', load: () => import('./commands/tokenize.ts') },
   gen: { summary: 'gen --domain D --n N --seed S generate trajectories from built-in environments', load: () => import('./commands/gen.ts') },
   env: { summary: 'env DOMAIN --seed S           play a built-in environment on stdin/stdout', load: () => import('./commands/env.ts') },
-  generate: { summary: 'generate --model PATH --prompt T one generation from a checkpoint or a Hugging Face folder', load: () => import('./commands/generate.ts') },
+  generate: {
+    summary: 'generate --model PATH --prompt T one generation from a checkpoint or a Hugging Face folder',
+    load: () => import('./commands/generate.ts'),
+  },
   infer: { summary: 'infer RECORDS --backend B      predictions for AgentWorldBench records', load: () => import('./commands/infer.ts') },
   judge: { summary: 'judge PRED.jsonl --judge J    judge predictions against references', load: () => import('./commands/judge.ts') },
-  optimize: { summary: 'optimize --template F --data F -o DIR improve a prompt template (judged rounds, paired test)', load: () => import('./commands/optimize.ts') },
+  optimize: {
+    summary: 'optimize --template F --data F -o DIR improve a prompt template (judged rounds, paired test)',
+    load: () => import('./commands/optimize.ts'),
+  },
   score: { summary: 'score JUDGED.jsonl            AgentWorldBench score table', load: () => import('./commands/score.ts') },
   agree: { summary: 'agree FILE...                 judge agreement (Spearman, Kendall, Pearson)', load: () => import('./commands/agree.ts') },
   labels: { summary: 'labels --teacher T -o FILE     SFT labels by rejection sampling (for train --labels)', load: () => import('./commands/labels.ts') },
@@ -34,7 +40,7 @@ export function commandNames(): string[] {
 
 export function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  lwm ${c.summary}`);
-  return ['Usage:', ...lines, '', 'Run `lwm COMMAND --help` for a command\'s options.'].join('\n');
+  return ['Usage:', ...lines, '', "Run `lwm COMMAND --help` for a command's options."].join('\n');
 }
 
 export async function main(argv: string[], rawIO: CliIO = nodeIO()): Promise<number> {

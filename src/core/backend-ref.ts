@@ -20,7 +20,8 @@ export const DEFAULT_FOLDER_CONTEXT = 2048;
 /** Why run settings cannot be a run's (a context below 16 tokens, no memory), or null. */
 export function folderSettingsProblem(s: FolderRunSettings): string | null {
   if (s.context !== null && (!Number.isInteger(s.context) || s.context < 16)) return `Context must be a whole number of tokens, at least 16; got ${s.context}.`;
-  if (!(Number.isFinite(s.memoryGiB) && s.memoryGiB > 0 && s.memoryGiB <= 1024)) return `GPU memory must be a number of GiB above 0 (at most 1024); got ${s.memoryGiB}.`;
+  if (!(Number.isFinite(s.memoryGiB) && s.memoryGiB > 0 && s.memoryGiB <= 1024))
+    return `GPU memory must be a number of GiB above 0 (at most 1024); got ${s.memoryGiB}.`;
   return null;
 }
 

@@ -49,7 +49,9 @@ describe('scanRecord', () => {
     // Each record's size is its own.
     const half = 'x'.repeat(LIMITS.recordChars / 2 + 10);
     expect(scanRecord(trajectory({ source: { format: 'agentworldbench', raw: [{ a: half }, { a: half }] } }), { trajectory: true }).limit).toBeUndefined();
-    expect(scanRecord(trajectory({ source: { format: 'agentworldbench', raw: [{ a: half, b: half }] } }), { trajectory: true }).limit?.pointer).toBe('/source/raw/0/b');
+    expect(scanRecord(trajectory({ source: { format: 'agentworldbench', raw: [{ a: half, b: half }] } }), { trajectory: true }).limit?.pointer).toBe(
+      '/source/raw/0/b',
+    );
   });
 
   it('lists non-finite numbers in document order', () => {
@@ -58,14 +60,18 @@ describe('scanRecord', () => {
 
   it('every schema checks the limits first', () => {
     for (const kind of ['trajectory', 'agentworldbench', 'openai', 'sharegpt', 'agentinstruct'] as const) {
-      expect(schemaErrors(kind, { metadata: nested(LIMITS.depth) })).toEqual([{ pointer: '/metadata' + '/0'.repeat(LIMITS.depth - 1), message: DEPTH_MESSAGE }]);
+      expect(schemaErrors(kind, { metadata: nested(LIMITS.depth) })).toEqual([
+        { pointer: '/metadata' + '/0'.repeat(LIMITS.depth - 1), message: DEPTH_MESSAGE },
+      ]);
     }
   });
 
   it('a trajectory holds at most LIMITS.turns turns', () => {
     const turns = Array.from({ length: LIMITS.turns }, () => ({ action: 'a', observation: 'b' }));
     expect(validateTrajectory(trajectory({ turns }))).toEqual([]);
-    expect(validateTrajectory(trajectory({ turns: [...turns, turns[0]] }))).toEqual([{ pointer: '/turns', message: `${LIMITS.turns + 1} turns; a trajectory holds at most ${LIMITS.turns} (split it)` }]);
+    expect(validateTrajectory(trajectory({ turns: [...turns, turns[0]] }))).toEqual([
+      { pointer: '/turns', message: `${LIMITS.turns + 1} turns; a trajectory holds at most ${LIMITS.turns} (split it)` },
+    ]);
   });
 
   it('sizeText', () => {
@@ -90,7 +96,9 @@ describe('line length', () => {
       for (const source of [parts, strings]) {
         const r = await importAll(source, { maxLineBytes: 1000, file: 'f.jsonl' });
         expect(r.trajectories.map((t) => t.id)).toEqual(['t', 'u']);
-        expect(r.errors).toEqual([2, 4].map((line) => ({ file: 'f.jsonl', line, pointer: '', message: 'line longer than 1000 bytes, the most one line may hold; it is left out' })));
+        expect(r.errors).toEqual(
+          [2, 4].map((line) => ({ file: 'f.jsonl', line, pointer: '', message: 'line longer than 1000 bytes, the most one line may hold; it is left out' })),
+        );
       }
     }
   });

@@ -33,15 +33,21 @@ function check<T>(arb: fc.Arbitrary<T>, numRuns: number, seed: number, body: (v:
   properties++;
   // Counted once the input has run (an input a precondition skips is not counted).
   if (async) {
-    return fc.assert(fc.asyncProperty(arb, async (v) => {
-      await body(v);
-      inputs++;
-    }), { numRuns, seed });
+    return fc.assert(
+      fc.asyncProperty(arb, async (v) => {
+        await body(v);
+        inputs++;
+      }),
+      { numRuns, seed },
+    );
   }
-  return fc.assert(fc.property(arb, (v) => {
-    void body(v);
-    inputs++;
-  }), { numRuns, seed });
+  return fc.assert(
+    fc.property(arb, (v) => {
+      void body(v);
+      inputs++;
+    }),
+    { numRuns, seed },
+  );
 }
 
 const protoKeys = () => Object.getOwnPropertyNames(Object.prototype).sort().join(',');
@@ -59,12 +65,70 @@ afterAll(() => {
 // ---- generators -------------------------------------------------------------------------------
 
 /** Strings a hostile or broken file holds: markup, escapes, bidi and zero-width characters, surrogates. */
-const HOSTILE = ['<script>alert(1)</script>', '\u202e', '\u200b', '\u001b[2J', '\u0000', '\ud800', '\udc00', '{{', '}}', '### Turn 1\n', '**Action:**', '\r\n', '"', '\\', '__proto__', 'constructor', '🎉'];
+const HOSTILE = [
+  '<script>alert(1)</script>',
+  '\u202e',
+  '\u200b',
+  '\u001b[2J',
+  '\u0000',
+  '\ud800',
+  '\udc00',
+  '{{',
+  '}}',
+  '### Turn 1\n',
+  '**Action:**',
+  '\r\n',
+  '"',
+  '\\',
+  '__proto__',
+  'constructor',
+  '🎉',
+];
 const text = fc.oneof(
   { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 })), { maxLength: 6 }).map((xs) => xs.join('')) },
 );
-const KEYS = ['id', 'domain', 'turns', 'system_prompt', 'action', 'observation', 'metadata', 'spans', 'start', 'end', 'kind', 'source', 'raw', 'prompt', 'response', 'turn_idx', 'total_turns', 'task', 'system_str', 'current_prompt', 'messages', 'role', 'content', 'tool_calls', 'function', 'name', 'arguments', 'conversations', 'from', 'value', 'loss', 'tools', 'system', 'gen', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'];
+const KEYS = [
+  'id',
+  'domain',
+  'turns',
+  'system_prompt',
+  'action',
+  'observation',
+  'metadata',
+  'spans',
+  'start',
+  'end',
+  'kind',
+  'source',
+  'raw',
+  'prompt',
+  'response',
+  'turn_idx',
+  'total_turns',
+  'task',
+  'system_str',
+  'current_prompt',
+  'messages',
+  'role',
+  'content',
+  'tool_calls',
+  'function',
+  'name',
+  'arguments',
+  'conversations',
+  'from',
+  'value',
+  'loss',
+  'tools',
+  'system',
+  'gen',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+];
 const ROLES = ['human', 'gpt', 'system', 'user', 'assistant', 'tool', 'function_call', 'observation', 'developer'];
 
 /** A JSON text: an object tree built as entries, so `__proto__` stays an own key when parsed. */
@@ -90,19 +154,59 @@ function toJson(v: J): string {
 /** Records shaped like each format, with hostile keys and values mixed in. */
 const shapedRecord = fc.oneof(
   jsonTree,
-  fc.record({ messages: fc.array(fc.record({ role: fc.constantFrom(...ROLES), content: fc.oneof(text, fc.constant(null)) }, { requiredKeys: ['role'] }), { maxLength: 6 }), tools: fc.option(jsonTree, { nil: undefined }) }, { requiredKeys: ['messages'] }).map((r) => ({ entries: Object.entries(r).filter(([, x]) => x !== undefined) as [string, J][] })),
-  fc.record({ conversations: fc.array(fc.record({ from: fc.constantFrom(...ROLES), value: text, loss: fc.option(fc.boolean()) }, { requiredKeys: ['from', 'value'] }), { maxLength: 6 }), id: fc.oneof(text, fc.constantFrom('__proto__', 'constructor')) }).map((r) => ({ entries: Object.entries(r) as [string, J][] })),
-  fc.record({ task: fc.constantFrom('terminal', 'agentworldbench/web', '__proto__'), id: fc.constantFrom('a_t1', 'a_t2', 'constructor_t1', 'toString'), turn_idx: fc.integer({ min: -1, max: 3 }), prompt: fc.array(text, { maxLength: 3 }), response: fc.array(text, { maxLength: 3 }), current_prompt: text, system_str: text }).map((r) => ({ entries: Object.entries(r) as [string, J][] })),
-  fc.record({ id: fc.oneof(text, fc.constantFrom('__proto__', 'constructor', 'toString')), domain: fc.constantFrom('terminal', 'os', '__proto__', 'hasOwnProperty'), system_prompt: fc.constant({ entries: [] as [string, J][] }), turns: fc.array(fc.record({ action: text, observation: text }).map((t) => ({ entries: Object.entries(t) as [string, J][] })), { maxLength: 4 }), metadata: jsonTree }).map((r) => ({ entries: Object.entries(r) as [string, J][] })),
+  fc
+    .record(
+      {
+        messages: fc.array(fc.record({ role: fc.constantFrom(...ROLES), content: fc.oneof(text, fc.constant(null)) }, { requiredKeys: ['role'] }), {
+          maxLength: 6,
+        }),
+        tools: fc.option(jsonTree, { nil: undefined }),
+      },
+      { requiredKeys: ['messages'] },
+    )
+    .map((r) => ({ entries: Object.entries(r).filter(([, x]) => x !== undefined) as [string, J][] })),
+  fc
+    .record({
+      conversations: fc.array(fc.record({ from: fc.constantFrom(...ROLES), value: text, loss: fc.option(fc.boolean()) }, { requiredKeys: ['from', 'value'] }), {
+        maxLength: 6,
+      }),
+      id: fc.oneof(text, fc.constantFrom('__proto__', 'constructor')),
+    })
+    .map((r) => ({ entries: Object.entries(r) as [string, J][] })),
+  fc
+    .record({
+      task: fc.constantFrom('terminal', 'agentworldbench/web', '__proto__'),
+      id: fc.constantFrom('a_t1', 'a_t2', 'constructor_t1', 'toString'),
+      turn_idx: fc.integer({ min: -1, max: 3 }),
+      prompt: fc.array(text, { maxLength: 3 }),
+      response: fc.array(text, { maxLength: 3 }),
+      current_prompt: text,
+      system_str: text,
+    })
+    .map((r) => ({ entries: Object.entries(r) as [string, J][] })),
+  fc
+    .record({
+      id: fc.oneof(text, fc.constantFrom('__proto__', 'constructor', 'toString')),
+      domain: fc.constantFrom('terminal', 'os', '__proto__', 'hasOwnProperty'),
+      system_prompt: fc.constant({ entries: [] as [string, J][] }),
+      turns: fc.array(
+        fc.record({ action: text, observation: text }).map((t) => ({ entries: Object.entries(t) as [string, J][] })),
+        { maxLength: 4 },
+      ),
+      metadata: jsonTree,
+    })
+    .map((r) => ({ entries: Object.entries(r) as [string, J][] })),
 );
 
-const trajectory: fc.Arbitrary<Trajectory> = fc.record({
-  id: fc.oneof(fc.stringMatching(/^[\w.-]{1,12}$/), fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty')),
-  domain: fc.constantFrom('terminal', 'web', 'os', 'mcp', 'constructor', '__proto__'),
-  task: text,
-  space: text,
-  turns: fc.array(fc.record({ action: text, observation: text }), { minLength: 1, maxLength: 5 }),
-}).map(({ id, domain, task, space, turns }) => ({ id, domain, system_prompt: { ...emptySystemPrompt(), task_description: task, action_space: space }, turns }));
+const trajectory: fc.Arbitrary<Trajectory> = fc
+  .record({
+    id: fc.oneof(fc.stringMatching(/^[\w.-]{1,12}$/), fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty')),
+    domain: fc.constantFrom('terminal', 'web', 'os', 'mcp', 'constructor', '__proto__'),
+    task: text,
+    space: text,
+    turns: fc.array(fc.record({ action: text, observation: text }), { minLength: 1, maxLength: 5 }),
+  })
+  .map(({ id, domain, task, space, turns }) => ({ id, domain, system_prompt: { ...emptySystemPrompt(), task_description: task, action_space: space }, turns }));
 
 const chunked = (s: string, size: number) => {
   const out: string[] = [];
@@ -114,58 +218,82 @@ const chunked = (s: string, size: number) => {
 
 describe('property fuzzing', () => {
   it('the JSONL reader: any bytes, any chunking, every line counted once', async () => {
-    await check(fc.tuple(fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 4, max: 400 })), 1500, 1, async ([bytes, size, maxLine]) => {
-      const parts: Uint8Array[] = [];
-      for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
-      let last = 0;
-      let line = 0;
-      for await (const l of readLines(parts, maxLine)) {
-        expect(l.line).toBe(++line);
-        expect(l.consumed).toBeGreaterThan(last - (l.utf16 ? 1 : 0));
-        last = l.consumed;
-        if (l.text !== null) expect(l.text.length).toBeLessThanOrEqual(maxLine);
-      }
-      expect(last).toBeLessThanOrEqual(bytes.length);
-    }, true);
+    await check(
+      fc.tuple(fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 4, max: 400 })),
+      1500,
+      1,
+      async ([bytes, size, maxLine]) => {
+        const parts: Uint8Array[] = [];
+        for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
+        let last = 0;
+        let line = 0;
+        for await (const l of readLines(parts, maxLine)) {
+          expect(l.line).toBe(++line);
+          expect(l.consumed).toBeGreaterThan(last - (l.utf16 ? 1 : 0));
+          last = l.consumed;
+          if (l.text !== null) expect(l.text.length).toBeLessThanOrEqual(maxLine);
+        }
+        expect(last).toBeLessThanOrEqual(bytes.length);
+      },
+      true,
+    );
   });
 
   it('every importer: any record, hostile keys and values, any format, located errors and valid trajectories only', async () => {
     const formats = ['auto', ...FORMAT_NAMES] as const;
-    await check(fc.tuple(fc.array(shapedRecord, { minLength: 1, maxLength: 4 }), fc.constantFrom(...formats), fc.boolean(), fc.integer({ min: 1, max: 200 })), 2500, 2, async ([records, format, asArray, size]) => {
-      const lines = records.map(toJson);
-      const body = asArray ? `[\n${lines.join(',\n')}\n]` : lines.join('\n');
-      const r = await importAll(chunked(body, size), { format, file: 'fuzz.jsonl' });
-      for (const t of r.trajectories) expect(validateTrajectory(t)).toEqual([]);
-      for (const e of r.errors) {
-        expect(e.file).toBe('fuzz.jsonl');
-        expect(Number.isInteger(e.line) && e.line! >= 1 && e.line! <= body.split('\n').length).toBe(true);
-        expect(e.pointer === '' || e.pointer.startsWith('/')).toBe(true);
-      }
-    }, true);
+    await check(
+      fc.tuple(fc.array(shapedRecord, { minLength: 1, maxLength: 4 }), fc.constantFrom(...formats), fc.boolean(), fc.integer({ min: 1, max: 200 })),
+      2500,
+      2,
+      async ([records, format, asArray, size]) => {
+        const lines = records.map(toJson);
+        const body = asArray ? `[\n${lines.join(',\n')}\n]` : lines.join('\n');
+        const r = await importAll(chunked(body, size), { format, file: 'fuzz.jsonl' });
+        for (const t of r.trajectories) expect(validateTrajectory(t)).toEqual([]);
+        for (const e of r.errors) {
+          expect(e.file).toBe('fuzz.jsonl');
+          expect(Number.isInteger(e.line) && e.line! >= 1 && e.line! <= body.split('\n').length).toBe(true);
+          expect(e.pointer === '' || e.pointer.startsWith('/')).toBe(true);
+        }
+      },
+      true,
+    );
   });
 
   it('every importer: a value nested past the limit anywhere is one located error, at any depth up to 100,000', async () => {
     const formats = ['auto', ...FORMAT_NAMES] as const;
-    await check(fc.tuple(shapedRecord, fc.constantFrom(101, 102, 1000, 100_000), fc.constantFrom(...KEYS), fc.constantFrom(...formats)), 120, 10, async ([record, depth, key, format]) => {
-      const deep = '['.repeat(depth - 1) + ']'.repeat(depth - 1);
-      const json = toJson(record);
-      // Add the deep value as one more field of the record (or wrap a non-object in one).
-      // Last, so that a key the record already has is this one (JSON.parse keeps the last).
-      const line = json.startsWith('{') && json !== '{}' ? `${json.slice(0, -1)},${JSON.stringify(key)}:${deep}}` : `{${JSON.stringify(key)}:${deep}}`;
-      const r = await importText(line, { format, file: 'deep.jsonl' });
-      expect(r.trajectories).toEqual([]);
-      expect(r.errors.length).toBeGreaterThan(0);
-      if (r.format) expect(r.errors[0]).toMatchObject({ line: 1, message: expect.stringMatching(/^nested more than 100 levels deep|^cannot tell the format/) });
-    }, true);
+    await check(
+      fc.tuple(shapedRecord, fc.constantFrom(101, 102, 1000, 100_000), fc.constantFrom(...KEYS), fc.constantFrom(...formats)),
+      120,
+      10,
+      async ([record, depth, key, format]) => {
+        const deep = '['.repeat(depth - 1) + ']'.repeat(depth - 1);
+        const json = toJson(record);
+        // Add the deep value as one more field of the record (or wrap a non-object in one).
+        // Last, so that a key the record already has is this one (JSON.parse keeps the last).
+        const line = json.startsWith('{') && json !== '{}' ? `${json.slice(0, -1)},${JSON.stringify(key)}:${deep}}` : `{${JSON.stringify(key)}:${deep}}`;
+        const r = await importText(line, { format, file: 'deep.jsonl' });
+        expect(r.trajectories).toEqual([]);
+        expect(r.errors.length).toBeGreaterThan(0);
+        if (r.format)
+          expect(r.errors[0]).toMatchObject({ line: 1, message: expect.stringMatching(/^nested more than 100 levels deep|^cannot tell the format/) });
+      },
+      true,
+    );
   });
 
   it('the validator and the limits: any JSON value, errors with pointers, never a throw', () => {
     const kinds: RecordSchemaName[] = ['trajectory', 'agentworldbench', 'openai', 'sharegpt', 'agentinstruct'];
-    check(jsonTree.map((t) => JSON.parse(toJson(t)) as unknown), 2500, 3, (v) => {
-      for (const k of kinds) for (const e of schemaErrors(k, v)) expect(e.pointer === '' || e.pointer.startsWith('/')).toBe(true);
-      expect(Array.isArray(validateTrajectory(v))).toBe(true);
-      expect(scanRecord(v, { trajectory: true }).limit).toBeUndefined();
-    });
+    check(
+      jsonTree.map((t) => JSON.parse(toJson(t)) as unknown),
+      2500,
+      3,
+      (v) => {
+        for (const k of kinds) for (const e of schemaErrors(k, v)) expect(e.pointer === '' || e.pointer.startsWith('/')).toBe(true);
+        expect(Array.isArray(validateTrajectory(v))).toBe(true);
+        expect(scanRecord(v, { trajectory: true }).limit).toBeUndefined();
+      },
+    );
   });
 
   it('the AgentWorldBench record reader (judge, score, agree): any text', () => {
@@ -179,24 +307,42 @@ describe('property fuzzing', () => {
   });
 
   it('native export re-imports equal', async () => {
-    await check(fc.array(trajectory, { minLength: 1, maxLength: 3 }), 700, 5, async (ts) => {
-      const unique = [...new Map(ts.map((t) => [t.id, t])).values()];
-      const back = await importText([...exportNative(unique)].join('\n'), { keepRaw: false });
-      expect(back.errors).toEqual([]);
-      expect(back.trajectories.map(({ source: _s, ...t }) => t)).toEqual(unique);
-    }, true);
+    await check(
+      fc.array(trajectory, { minLength: 1, maxLength: 3 }),
+      700,
+      5,
+      async (ts) => {
+        const unique = [...new Map(ts.map((t) => [t.id, t])).values()];
+        const back = await importText([...exportNative(unique)].join('\n'), { keepRaw: false });
+        expect(back.errors).toEqual([]);
+        expect(back.trajectories.map(({ source: _s, ...t }) => t)).toEqual(unique);
+      },
+      true,
+    );
   });
 
   it('AgentWorldBench export re-imports equal (text that does not itself look like its turn headers)', async () => {
-    await check(trajectory, 700, 6, async (t) => {
-      fc.pre(!/#|\*\*|^\s|\s$/.test([t.system_prompt.task_description, t.system_prompt.action_space, ...t.turns.flatMap((x) => [x.action, x.observation])].join('\u0001').replace(/\u0001/g, 'x')));
-      const back = await importText([...exportAgentWorldBench([t])].join('\n'), { keepRaw: false });
-      expect(back.errors).toEqual([]);
-      const { source: _s, ...got } = back.trajectories[0];
-      expect(got.turns).toEqual(t.turns);
-      expect({ id: got.id, domain: got.domain }).toEqual({ id: t.id, domain: t.domain });
-      for (const f of SYSTEM_PROMPT_FIELDS) expect(got.system_prompt[f]).toBe(t.system_prompt[f]);
-    }, true);
+    await check(
+      trajectory,
+      700,
+      6,
+      async (t) => {
+        fc.pre(
+          !/#|\*\*|^\s|\s$/.test(
+            [t.system_prompt.task_description, t.system_prompt.action_space, ...t.turns.flatMap((x) => [x.action, x.observation])]
+              .join('\u0001')
+              .replace(/\u0001/g, 'x'),
+          ),
+        );
+        const back = await importText([...exportAgentWorldBench([t])].join('\n'), { keepRaw: false });
+        expect(back.errors).toEqual([]);
+        const { source: _s, ...got } = back.trajectories[0];
+        expect(got.turns).toEqual(t.turns);
+        expect({ id: got.id, domain: got.domain }).toEqual({ id: t.id, domain: t.domain });
+        for (const f of SYSTEM_PROMPT_FIELDS) expect(got.system_prompt[f]).toBe(t.system_prompt[f]);
+      },
+      true,
+    );
   });
 
   it('masking: any trajectories get a category and a weight in [0, 1]; any mask file is a config or a MaskConfigError', () => {
@@ -220,7 +366,34 @@ describe('property fuzzing', () => {
   });
 
   it('judge parsers: any reply gives a verdict or a failure, scores 1–5', () => {
-    const verdictish = fc.array(fc.oneof(text, fc.constantFrom('<verdict>', '</verdict>', '{', '}', '"format": 4', '"factuality": "5"', 'scores', ':', ',', '```json', '```', '/10', '<think>', '</think>', "'", '//', 'NaN', '1e400')), { maxLength: 12 }).map((xs) => xs.join(''));
+    const verdictish = fc
+      .array(
+        fc.oneof(
+          text,
+          fc.constantFrom(
+            '<verdict>',
+            '</verdict>',
+            '{',
+            '}',
+            '"format": 4',
+            '"factuality": "5"',
+            'scores',
+            ':',
+            ',',
+            '```json',
+            '```',
+            '/10',
+            '<think>',
+            '</think>',
+            "'",
+            '//',
+            'NaN',
+            '1e400',
+          ),
+        ),
+        { maxLength: 12 },
+      )
+      .map((xs) => xs.join(''));
     check(verdictish, 2500, 8, (reply) => {
       const v = parseVerdict(reply);
       if (v.ok) for (const d of DIMENSIONS) expect(v.scores[d] === 0 || (v.scores[d] >= 1 && v.scores[d] <= 5)).toBe(true);
@@ -235,7 +408,13 @@ describe('property fuzzing', () => {
   });
 
   it('the verifier and the rubric judge: any turn, scores in range', () => {
-    const turn = fc.record({ domain: fc.constantFrom('terminal', 'web', 'os', 'mcp', 'search', 'swe', 'android', '__proto__'), history: fc.array(fc.record({ action: text, observation: text }), { maxLength: 2 }), action: text, prediction: text, reference: text });
+    const turn = fc.record({
+      domain: fc.constantFrom('terminal', 'web', 'os', 'mcp', 'search', 'swe', 'android', '__proto__'),
+      history: fc.array(fc.record({ action: text, observation: text }), { maxLength: 2 }),
+      action: text,
+      prediction: text,
+      reference: text,
+    });
     check(turn, 600, 9, (input) => {
       const v = verify(input);
       expect(v).toBeTruthy();

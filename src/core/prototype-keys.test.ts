@@ -44,12 +44,26 @@ describe('prototype key names as domains and ids', () => {
   });
 
   it('import (OpenAI, ShareGPT) with such ids', async () => {
-    const openai = NAMES.map((n) => ({ id: n, messages: [{ role: 'user', content: 'task' }, { role: 'assistant', content: 'ls' }, { role: 'user', content: 'a.txt' }] }));
+    const openai = NAMES.map((n) => ({
+      id: n,
+      messages: [
+        { role: 'user', content: 'task' },
+        { role: 'assistant', content: 'ls' },
+        { role: 'user', content: 'a.txt' },
+      ],
+    }));
     const r1 = await importText(jsonl(openai), { domain: 'constructor' });
     expect(r1.errors).toEqual([]);
     expect(r1.trajectories.map((t) => t.id)).toEqual(NAMES);
     expect(r1.trajectories.every((t) => t.domain === 'constructor')).toBe(true);
-    const sharegpt = NAMES.map((n) => ({ id: n, conversations: [{ from: 'human', value: 'task' }, { from: 'gpt', value: 'ls' }, { from: 'human', value: 'a.txt' }] }));
+    const sharegpt = NAMES.map((n) => ({
+      id: n,
+      conversations: [
+        { from: 'human', value: 'task' },
+        { from: 'gpt', value: 'ls' },
+        { from: 'human', value: 'a.txt' },
+      ],
+    }));
     const r2 = await importText(jsonl(sharegpt));
     expect(r2.errors).toEqual([]);
     expect(r2.trajectories.map((t) => t.id)).toEqual(NAMES);
@@ -113,7 +127,12 @@ describe('judging and templates with prototype key names', () => {
   it('template variables named after prototype keys are unknown names, and such a domain renders as itself', () => {
     const text = '{{ constructor }}{{ toString }}{% for turn in history %}{% endfor %}{{ action }}';
     expect(checkTemplateText(text).map((p) => p.message.split(' (')[0])).toEqual(['unknown variable "constructor"', 'unknown variable "toString"']);
-    expect(renderSystem(BUILTIN_TEMPLATES.v0, { domain: 'constructor', systemPrompt: { task_description: '', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' } })).toContain('real constructor environment');
+    expect(
+      renderSystem(BUILTIN_TEMPLATES.v0, {
+        domain: 'constructor',
+        systemPrompt: { task_description: '', action_space: '', initial_state: '', demonstrations: '', simulation_instruction: '' },
+      }),
+    ).toContain('real constructor environment');
   });
   it('a template mix naming a version `constructor` is an unknown version, not a template', () => {
     expect(checkDistribution({ constructor: 1 })[0]).toMatch(/^constructor: no template with this version/);

@@ -86,7 +86,10 @@ export function keyedUniform(key: string, seed: number): number {
 /** cyrb128: four 32-bit words from a string, enough state to seed sfc32. */
 export function hash128(str: string): [number, number, number, number] {
   // cyrb128's four starting words and multipliers (odd constants from its published source).
-  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  let h1 = 1779033703,
+    h2 = 3144134277,
+    h3 = 1013904242,
+    h4 = 2773480762;
   for (let i = 0; i < str.length; i++) {
     const k = str.charCodeAt(i);
     h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
@@ -127,7 +130,10 @@ export class Rng {
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.a >>>= 0; this.b >>>= 0; this.c >>>= 0; this.d >>>= 0;
+    this.a >>>= 0;
+    this.b >>>= 0;
+    this.c >>>= 0;
+    this.d >>>= 0;
     let t = (this.a + this.b) | 0;
     this.a = this.b ^ (this.b >>> 9);
     this.b = (this.c + (this.c << 3)) | 0;

@@ -34,11 +34,7 @@ export interface ShaderMessage {
 /** WGSL failed to compile or validate; every message names shaders/<file>:line:column. */
 export class ShaderCompileError extends Error {
   constructor(readonly messages: ShaderMessage[]) {
-    super(
-      messages
-        .map((m) => `${m.file}:${m.line}:${m.column}: ${m.type}: ${m.message}${m.source ? `\n    ${m.source.trim()}` : ''}`)
-        .join('\n'),
-    );
+    super(messages.map((m) => `${m.file}:${m.line}:${m.column}: ${m.type}: ${m.message}${m.source ? `\n    ${m.source.trim()}` : ''}`).join('\n'));
     this.name = 'ShaderCompileError';
   }
 }

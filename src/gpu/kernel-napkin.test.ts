@@ -51,7 +51,9 @@ describe('kernel napkin maths', () => {
     expect(attentionForwardNapkin.count({ B: 1, T: 1, H: 1, D: 8, C: 8 }).flops).toBe(32);
     expect(addNapkin.count({ n: 10 })).toEqual({ flops: 10, bytes: 120 });
     // No prefix and one completion is plain causal attention over its own rows.
-    expect(prefixAttentionForwardNapkin.count({ G: 1, Tc: 9, P: 0, H: 3, KVH: 3, D: 8 }).flops).toBe(attentionForwardNapkin.count({ B: 1, T: 9, H: 3, D: 8, C: 24 }).flops);
+    expect(prefixAttentionForwardNapkin.count({ G: 1, Tc: 9, P: 0, H: 3, KVH: 3, D: 8 }).flops).toBe(
+      attentionForwardNapkin.count({ B: 1, T: 9, H: 3, D: 8, C: 24 }).flops,
+    );
   });
 
   it('reports the share of the ceiling its bound names', () => {

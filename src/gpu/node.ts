@@ -7,7 +7,7 @@ import { GpuRuntime, type AcquireOptions } from './runtime.ts';
 export const NODE_WEBGPU_HELP = [
   'lwm runs models on the GPU through Dawn, which needs Vulkan on Linux (Metal on macOS, Direct3D 12 on Windows).',
   'Install the Vulkan loader, libvulkan1 (Debian/Ubuntu: sudo apt-get install libvulkan1), and a GPU driver with Vulkan',
-  '(mesa-vulkan-drivers, or the GPU vendor\'s driver); on a machine without a GPU, install Debian\'s chromium',
+  "(mesa-vulkan-drivers, or the GPU vendor's driver); on a machine without a GPU, install Debian's chromium",
   '(sudo apt-get install chromium): lwm finds the SwiftShader driver (Vulkan on the CPU) and the loader it ships.',
   'With a Vulkan driver that finds no device, LWM_FORCE_SWIFTSHADER=1 makes lwm use SwiftShader. `lwm gpu` checks the result.',
 ].join('\n');

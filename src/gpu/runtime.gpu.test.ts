@@ -61,9 +61,13 @@ describe('GpuRuntime', () => {
   it('names the including file and its own line for an error after an #include', async () => {
     const rt = await gpuRuntime();
     const common = '// shared 1\n// shared 2\nfn helper2() -> f32 {\n  return 1.0;\n}\n';
-    const bad = wgsl('includer2-example.wgsl', '// line 1\n// #include "common2-example.wgsl"\n@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = helper2() + missing_in_main;\n}\n', {
-      'common2-example.wgsl': common,
-    });
+    const bad = wgsl(
+      'includer2-example.wgsl',
+      '// line 1\n// #include "common2-example.wgsl"\n@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = helper2() + missing_in_main;\n}\n',
+      {
+        'common2-example.wgsl': common,
+      },
+    );
     const err = await rt.pipeline(bad, 'main').catch((e) => e);
     expect(err).toBeInstanceOf(ShaderCompileError);
     const e = err as ShaderCompileError;
@@ -81,7 +85,10 @@ describe('GpuRuntime', () => {
 
   it('caches pipelines by shader, entry point and constants', async () => {
     const rt = await gpuRuntime();
-    const src = wgsl('cache-example.wgsl', 'override X: u32 = 1u;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1)\nfn main() { o[0] = X; }\n');
+    const src = wgsl(
+      'cache-example.wgsl',
+      'override X: u32 = 1u;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1)\nfn main() { o[0] = X; }\n',
+    );
     const p1 = await rt.pipeline(src, 'main', { X: 3 });
     const p2 = await rt.pipeline(src, 'main', { X: 3 });
     const p3 = await rt.pipeline(src, 'main', { X: 4 });

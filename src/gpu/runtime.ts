@@ -106,7 +106,11 @@ export class GpuRuntime {
   private readonly listeners = new Set<(e: RuntimeEvent) => void>();
   private lostError: DeviceLostError | null = null;
 
-  private constructor(device: GPUDevice, report: AdapterReport, private readonly options: AcquireOptions) {
+  private constructor(
+    device: GPUDevice,
+    report: AdapterReport,
+    private readonly options: AcquireOptions,
+  ) {
     this.device = device;
     this.report = report;
     device.lost.then((info) => {

@@ -30,7 +30,10 @@ describe('wgsl includes', () => {
   it('the attention shaders include the shared part they are launched with', () => {
     for (const f of ['attention.wgsl', 'prefix_attention.wgsl']) {
       const text = readFileSync(new URL(`../../shaders/${f}`, import.meta.url), 'utf8');
-      expect(text.split('\n').filter((l) => l.trim() === '// #include "attention_common.wgsl"'), f).toHaveLength(1);
+      expect(
+        text.split('\n').filter((l) => l.trim() === '// #include "attention_common.wgsl"'),
+        f,
+      ).toHaveLength(1);
     }
   });
 });

@@ -168,7 +168,9 @@ class Maker {
   headNorm(p: BlockParams): Promise<HeadNormKernel | undefined> {
     if (!this.plan.qkNorm) return Promise.resolve(undefined);
     const { heads: H, kvHeads: kvH, headSize: D } = this.plan;
-    return this.keep(HeadNormKernel.create(this.rt, { rows: this.s.rows, H, kvH, D, eps: this.c.normEps, qOffset: this.at(p.qNorm!), kOffset: this.at(p.kNorm!) }));
+    return this.keep(
+      HeadNormKernel.create(this.rt, { rows: this.s.rows, H, kvH, D, eps: this.c.normEps, qOffset: this.at(p.qNorm!), kOffset: this.at(p.kNorm!) }),
+    );
   }
   swiglu(): Promise<SwigluKernel | null> {
     if (this.plan.mlp !== 'swiglu') return Promise.resolve(null);
@@ -301,7 +303,15 @@ export class GpuBlocks {
    * Layer `l`'s backward (training; positions from attention.position): d.dX from d x_out to d x;
    * gradients add into G (none with frozen weights: G may then be null) and the adapter's into its own.
    */
-  encodeBackward(pass: GPUComputePassEncoder, P: ParamBuffers, G: ParamBuffers | null, l: number, b: BlockBuffers, d: BlockGradBuffers, attention: BlockAttention): void {
+  encodeBackward(
+    pass: GPUComputePassEncoder,
+    P: ParamBuffers,
+    G: ParamBuffers | null,
+    l: number,
+    b: BlockBuffers,
+    d: BlockGradBuffers,
+    attention: BlockAttention,
+  ): void {
     const k = this.bwd[l];
     const n = this.fwd[l];
     const p = this.params[l];
@@ -309,7 +319,8 @@ export class GpuBlocks {
     const at = (t: ParamTensor | undefined) => P.buffer(t!);
     const gAt = (t: ParamTensor | undefined) => (G ? G.buffer(t!) : null);
     const lora = this.lora;
-    const adapt = (site: LoraSite, x: GPUBuffer, dy: GPUBuffer, dx: GPUBuffer) => lora?.lora.encodeBackward(pass, lora.params, need(lora.grads, 'adapter gradient'), l, site, x, dy, dx);
+    const adapt = (site: LoraSite, x: GPUBuffer, dy: GPUBuffer, dx: GPUBuffer) =>
+      lora?.lora.encodeBackward(pass, lora.params, need(lora.grads, 'adapter gradient'), l, site, x, dy, dx);
     // dW += xᵀ·dy, unless the weights are frozen.
     const g = (kernel: PieceMatmul | undefined, x: GPUBuffer, dy: GPUBuffer) => G && kernel?.encodeGrad(pass, x, dy, G);
     // MLP branch: dX is d x_out.

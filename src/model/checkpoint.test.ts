@@ -171,10 +171,19 @@ describe('checkpoint', () => {
     const rename = (n: string) => n.replace(/(^|\.)(wte|wpe)\.weight$/, '$1$2');
     const { lwm_format: _tag, ...meta } = f.metadata;
     const old = writeSafetensors(
-      f.tensors.map((t) => ({ name: rename(t.name), dtype: t.dtype as 'F32' | 'I32', shape: t.shape, data: t.dtype === 'I32' ? new Int32Array([41]) : tensorToF32(t) })),
+      f.tensors.map((t) => ({
+        name: rename(t.name),
+        dtype: t.dtype as 'F32' | 'I32',
+        shape: t.shape,
+        data: t.dtype === 'I32' ? new Int32Array([41]) : tensorToF32(t),
+      })),
       { ...meta, format: 'lwm-studio-checkpoint/1' },
     );
-    expect(readSafetensors(old).tensors.map((t) => t.name).slice(0, 2)).toEqual(['wte', 'wpe']);
+    expect(
+      readSafetensors(old)
+        .tensors.map((t) => t.name)
+        .slice(0, 2),
+    ).toEqual(['wte', 'wpe']);
     const loaded = loadCheckpoint(old, { config: PRESETS.micro });
     expect(same(loaded.params, ck.params)).toBe(true);
     expect(same(loaded.optimizer!.m, ck.optimizer!.m)).toBe(true);
@@ -183,11 +192,23 @@ describe('checkpoint', () => {
     expect(Buffer.from(saveCheckpoint(loaded)).equals(Buffer.from(saveCheckpoint(ck)))).toBe(true);
   });
 
-  it("reads a GPT-2 saved by transformers (scripts/fixtures/hf_checkpoint.py) and computes its logits", () => {
+  it('reads a GPT-2 saved by transformers (scripts/fixtures/hf_checkpoint.py) and computes its logits', () => {
     const fx = (name: string) => readFileSync(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)));
     const bytes = new Uint8Array(fx('hf-gpt2-tiny.safetensors'));
     const expected = JSON.parse(fx('hf-gpt2-tiny.logits.json').toString('utf8')) as { tokens: number[]; logits: number[] };
-    const config: ModelConfig = { vocabSize: 16, contextLength: 8, layers: 2, heads: 2, dModel: 8, mlpRatio: 4, norm: 'layernorm', positions: 'learned', tiedEmbeddings: true, normEps: 1e-5, ropeBase: 10000 };
+    const config: ModelConfig = {
+      vocabSize: 16,
+      contextLength: 8,
+      layers: 2,
+      heads: 2,
+      dModel: 8,
+      mlpRatio: 4,
+      norm: 'layernorm',
+      positions: 'learned',
+      tiedEmbeddings: true,
+      normEps: 1e-5,
+      ropeBase: 10000,
+    };
     expect(readSafetensors(bytes).metadata).toEqual({ format: 'pt' });
     expect(() => loadCheckpoint(bytes)).toThrow(/has no config/);
     const ck = loadCheckpoint(bytes, { config });

@@ -50,7 +50,16 @@
  */
 import { CONFIG_FIELDS, validateConfig, type ModelConfig } from './config.ts';
 import { paramLayout, type ParamLayout } from './params.ts';
-import { readSafetensors, SafetensorsError, tensorToF32, tensorToInts, writeSafetensors, type SafetensorsFile, type StoredTensor, type TensorToWrite } from './safetensors.ts';
+import {
+  readSafetensors,
+  SafetensorsError,
+  tensorToF32,
+  tensorToInts,
+  writeSafetensors,
+  type SafetensorsFile,
+  type StoredTensor,
+  type TensorToWrite,
+} from './safetensors.ts';
 
 const CHECKPOINT_FORMAT = 'lwm-studio-checkpoint/2';
 export const OPTIMIZER_FORMAT = 'lwm-studio-optimizer/2';
@@ -143,7 +152,10 @@ export function saveCheckpoint(ck: Checkpoint): Uint8Array {
   }));
   const opt = ck.optimizer;
   if (opt) {
-    for (const [which, flat] of [['m', opt.m], ['v', opt.v]] as const) {
+    for (const [which, flat] of [
+      ['m', opt.m],
+      ['v', opt.v],
+    ] as const) {
       if (flat.length !== layout.totalSize) {
         throw new CheckpointError(`optimizer ${which} holds ${flat.length} elements; this config's layout needs ${layout.totalSize}`);
       }
@@ -350,11 +362,15 @@ export function joinCheckpointFiles(files: CheckpointFiles, source = 'checkpoint
   if ((o.metadata.step ?? '0') !== (w.metadata.step ?? '0')) {
     fail(`is for step ${o.metadata.step} but the weights are at step ${w.metadata.step ?? 0}; a stale file? remove it to start from the weights alone`);
   }
-  if (o.metadata.config !== undefined && w.metadata.config !== undefined && o.metadata.config !== w.metadata.config) fail('was written for another model config');
+  if (o.metadata.config !== undefined && w.metadata.config !== undefined && o.metadata.config !== w.metadata.config)
+    fail('was written for another model config');
   const bad = o.tensors.find((t) => !t.name.startsWith('optimizer.'));
   if (bad) fail(`tensor '${bad.name}' is not optimizer state`);
   if (w.tensors.some((t) => t.name.startsWith('optimizer.'))) throw new CheckpointError(`${source}: already holds optimizer state`);
-  return writeSafetensors([...w.tensors, ...o.tensors].map((t) => rewritable(t, source)), w.metadata);
+  return writeSafetensors(
+    [...w.tensors, ...o.tensors].map((t) => rewritable(t, source)),
+    w.metadata,
+  );
 }
 
 function describe(layout: ParamLayout): string {

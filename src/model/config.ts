@@ -120,7 +120,9 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   if (hs > MAX_HEAD_SIZE) {
     throw new ModelConfigError(
       c.headDim === undefined ? 'heads' : 'headDim',
-      c.headDim === undefined ? `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads` : `head size ${hs} exceeds ${MAX_HEAD_SIZE}`,
+      c.headDim === undefined
+        ? `head size dModel/heads = ${hs} exceeds ${MAX_HEAD_SIZE}; use at least ${Math.ceil(c.dModel / MAX_HEAD_SIZE)} heads`
+        : `head size ${hs} exceeds ${MAX_HEAD_SIZE}`,
     );
   }
   if (c.headDim !== undefined && c.headDim % 4 !== 0) {
@@ -170,10 +172,16 @@ function validateRopeScaling(c: ModelConfig): void {
     throw new ModelConfigError('ropeScaling', `must be 'none', 'linear' or 'llama3', got ${JSON.stringify(kind)}`);
   }
   if (kind !== 'none' && c.positions !== 'rope') throw new ModelConfigError('ropeScaling', `applies to rotary positions only (positions is '${c.positions}')`);
-  const need = kind === 'linear' ? (['ropeFactor'] as const) : kind === 'llama3' ? (['ropeFactor', 'ropeLowFreqFactor', 'ropeHighFreqFactor', 'ropeOriginalContext'] as const) : [];
+  const need =
+    kind === 'linear'
+      ? (['ropeFactor'] as const)
+      : kind === 'llama3'
+        ? (['ropeFactor', 'ropeLowFreqFactor', 'ropeHighFreqFactor', 'ropeOriginalContext'] as const)
+        : [];
   for (const f of need) {
     const v = c[f];
-    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) throw new ModelConfigError(f, `must be a positive number for ropeScaling '${kind}', got ${String(v)}`);
+    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v))
+      throw new ModelConfigError(f, `must be a positive number for ropeScaling '${kind}', got ${String(v)}`);
   }
   if (kind === 'llama3' && !(c.ropeHighFreqFactor! > c.ropeLowFreqFactor!)) {
     throw new ModelConfigError('ropeHighFreqFactor', `must exceed ropeLowFreqFactor (${c.ropeLowFreqFactor}), got ${c.ropeHighFreqFactor}`);
@@ -196,7 +204,10 @@ export function mlpHidden(c: ModelConfig): number {
  * RoPE's angle per position for each pair i < headSize/2 (θ = position · freq[i]): base^(−2i/D),
  * rescaled as the config's ropeScaling says, exactly as Hugging Face's rope init functions do.
  */
-export function ropeFrequencies(c: Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'>, D: number): Float64Array {
+export function ropeFrequencies(
+  c: Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'>,
+  D: number,
+): Float64Array {
   const freq = new Float64Array(D / 2);
   for (let i = 0; i < D / 2; i++) freq[i] = c.ropeBase ** ((-2 * i) / D);
   const kind = c.ropeScaling ?? 'none';
@@ -324,11 +335,15 @@ export function paramCount(c: ModelConfig): number {
   const up = c.mlp === 'swiglu' ? 2 * f : f; // gate | up
   const perLayer =
     2 * normParams + // ln_1, ln_2
-    d * qkv + (c.qkvBias === false ? 0 : qkv) + // c_attn
+    d * qkv +
+    (c.qkvBias === false ? 0 : qkv) + // c_attn
     (c.qkNorm ? 2 * D : 0) + // q_norm, k_norm
-    q * d + (c.projBias === false ? 0 : d) + // attn.c_proj
-    d * up + (c.mlpBias === false ? 0 : up) + // c_fc
-    f * d + (c.mlpBias === false ? 0 : d); // mlp.c_proj
+    q * d +
+    (c.projBias === false ? 0 : d) + // attn.c_proj
+    d * up +
+    (c.mlpBias === false ? 0 : up) + // c_fc
+    f * d +
+    (c.mlpBias === false ? 0 : d); // mlp.c_proj
   return (
     c.vocabSize * d + // wte
     (c.positions === 'learned' ? c.contextLength * d : 0) + // wpe

@@ -30,7 +30,14 @@ export class GpuEmbedding {
     const base = { rows: shape.rows, C: c.dModel, T: shape.T, vocab: c.vocabSize, learnedPositions: c.positions === 'learned', wpeOffset: wpe?.offset ?? 0 };
     const pieces = piecesOf(plan, layout.wte.name);
     const kernels = await Promise.all(
-      pieces.map(async (piece) => ({ k: await EmbeddingKernel.create(rt, { ...base, wteOffset: piece.offset, tokenStart: piece.rowStart, tokenEnd: piece.rowEnd }, { f16: isHalf(plan, layout.wte) }), piece })),
+      pieces.map(async (piece) => ({
+        k: await EmbeddingKernel.create(
+          rt,
+          { ...base, wteOffset: piece.offset, tokenStart: piece.rowStart, tokenEnd: piece.rowEnd },
+          { f16: isHalf(plan, layout.wte) },
+        ),
+        piece,
+      })),
     );
     return new GpuEmbedding(kernels, wpe);
   }
@@ -57,7 +64,9 @@ export class GpuEmbedding {
 
   /** Adds dwte (and dwpe) into G. */
   encodeBackward(pass: GPUComputePassEncoder, csr: GPUBuffer, dout: GPUBuffer, G: ParamBuffers): void {
-    this.kernels.forEach(({ k, piece }, i) => k.encodeBackward(pass, csr, dout, G.buffers[piece.shard], i === 0 && this.wpe ? G.buffers[this.wpe.shard] : false));
+    this.kernels.forEach(({ k, piece }, i) =>
+      k.encodeBackward(pass, csr, dout, G.buffers[piece.shard], i === 0 && this.wpe ? G.buffers[this.wpe.shard] : false),
+    );
   }
 
   dispose(): void {
@@ -77,7 +86,13 @@ export class GpuHead {
    * backward: build dx (and, unless frozen, dW) too. lastOf (inference): the rows are sequences of
    * lastOf rows and only the last row of each gets logits ([rows / lastOf, V]: what sampling reads).
    */
-  static async create(rt: GpuRuntime, _c: ModelConfig, layout: ParamLayout, plan: ShardPlan, shape: { rows: number; backward: boolean; frozen?: boolean; lastOf?: number }): Promise<GpuHead> {
+  static async create(
+    rt: GpuRuntime,
+    _c: ModelConfig,
+    layout: ParamLayout,
+    plan: ShardPlan,
+    shape: { rows: number; backward: boolean; frozen?: boolean; lastOf?: number },
+  ): Promise<GpuHead> {
     const W = layout.lmHead ?? layout.wte;
     if (shape.lastOf !== undefined && shape.backward) throw new RangeError('GpuHead: logits of the last rows only are for inference (no backward)');
     const [forward, dx, dW] = await Promise.all([

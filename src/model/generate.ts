@@ -88,17 +88,44 @@ class Graph {
   private constructor(
     readonly S: number,
     readonly Tn: number,
-    private readonly kernels: { embed: GpuEmbedding; append: KvAppendKernel; attend: AttentionDecodeKernel; blocks: GpuBlocks; normF: NormKernel; head: GpuHead; lora?: GpuLora },
-    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & { qkRaw?: GPUBuffer; qkStats?: GPUBuffer },
+    private readonly kernels: {
+      embed: GpuEmbedding;
+      append: KvAppendKernel;
+      attend: AttentionDecodeKernel;
+      blocks: GpuBlocks;
+      normF: NormKernel;
+      head: GpuHead;
+      lora?: GpuLora;
+    },
+    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & {
+      qkRaw?: GPUBuffer;
+      qkStats?: GPUBuffer;
+    },
     private readonly rt: GpuRuntime,
   ) {}
 
-  static async create(rt: GpuRuntime, c: ModelConfig, L: ParamLayout, shards: ShardPlan, S: number, Tn: number, Tmax: number, adapter?: GeneratorLora): Promise<Graph> {
+  static async create(
+    rt: GpuRuntime,
+    c: ModelConfig,
+    L: ParamLayout,
+    shards: ShardPlan,
+    S: number,
+    Tn: number,
+    Tmax: number,
+    adapter?: GeneratorLora,
+  ): Promise<Graph> {
     const rows = S * Tn;
     const C = c.dModel;
     const plan = blockPlan(c);
     const decode = { S, Tn, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, Tmax };
-    const normShape = { rows, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
+    const normShape = {
+      rows,
+      C,
+      kind: blockPlan(c).norm,
+      eps: c.normEps,
+      gammaOffset: placeOf(shards, L.lnFWeight).offset,
+      betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0,
+    };
     const [embed, append, attend, blocks, normF, head] = await Promise.all([
       GpuEmbedding.create(rt, c, L, shards, { rows, T: Tn }),
       KvAppendKernel.create(rt, decode),
@@ -139,7 +166,20 @@ class Graph {
     const b = this.bufs;
     const position = prefix.len + pastLen;
     // One set of activations for every layer; each layer overwrites x with its output.
-    const acts: BlockBuffers = { x: b.x, ln1: b.ln, ln1Stats: b.stats, qkRaw: b.qkRaw, qkStats: b.qkStats, qkv: b.qkv, att: b.att, xMid: b.xMid, ln2: b.ln, ln2Stats: b.stats, fcH: b.fcH, fcA: b.fcA };
+    const acts: BlockBuffers = {
+      x: b.x,
+      ln1: b.ln,
+      ln1Stats: b.stats,
+      qkRaw: b.qkRaw,
+      qkStats: b.qkStats,
+      qkv: b.qkv,
+      att: b.att,
+      xMid: b.xMid,
+      ln2: b.ln,
+      ln2Stats: b.stats,
+      fcH: b.fcH,
+      fcA: b.fcA,
+    };
     const attention: BlockAttention = {
       position,
       forward: (p, l, a) => {
@@ -273,7 +313,15 @@ export class GpuGenerator {
   }
 
   /** One submission: forward of `graph` on `tokens`, then sampling; returns the sampled ids. */
-  private async run(graph: Graph, tokens: ArrayLike<number>, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }, sampler: SamplingKernel, step: number): Promise<Uint32Array> {
+  private async run(
+    graph: Graph,
+    tokens: ArrayLike<number>,
+    caches: Caches,
+    pastLen: number,
+    prefix: { len: number; caches?: Caches },
+    sampler: SamplingKernel,
+    step: number,
+  ): Promise<Uint32Array> {
     this.rt.write(graph.bufs.tokens, Uint32Array.from(tokens));
     submit(this.rt, 'gen.step', (pass) => {
       graph.encode(pass, this.params, this.layout.lnFWeight, caches, pastLen, prefix);
@@ -388,7 +436,12 @@ export class GpuGenerator {
    * against that shared prefix; false prefills G copies (the baseline). Sequences stop at a stop
    * token or maxNewTokens; the result has each continuation's ids.
    */
-  async generateGroup(prompt: number[], G: number, o: GenerateOptions & { shared?: boolean }, timing?: { prefillMs: number; decodeMs: number }): Promise<number[][]> {
+  async generateGroup(
+    prompt: number[],
+    G: number,
+    o: GenerateOptions & { shared?: boolean },
+    timing?: { prefillMs: number; decodeMs: number },
+  ): Promise<number[][]> {
     this.check(prompt, o.maxNewTokens, G);
     const settings = this.settings(o.sampling);
     const shared = o.shared ?? true;

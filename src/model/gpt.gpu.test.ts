@@ -120,7 +120,9 @@ describe('GPU GPT vs reference', () => {
 
   it('20 training steps of micro follow the reference losses within 1e-3 relative', async () => {
     const { gpu, cpu, model } = await parity(presetConfig('micro'), 2, 32, 20);
-    console.log(`[parity] micro: ${model.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`);
+    console.log(
+      `[parity] micro: ${model.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`,
+    );
     for (let s = 0; s < gpu.length; s++) {
       expect(Math.abs(gpu[s] - cpu[s]) / cpu[s], `step ${s}: GPU ${gpu[s]}, reference ${cpu[s]}`).toBeLessThan(1e-3);
     }

@@ -163,7 +163,8 @@ export class GpuGpt {
     if (options.T > config.contextLength) throw new RangeError(`GpuGpt: T = ${options.T} exceeds the model's context of ${config.contextLength}`);
     if (!Number.isInteger(options.batch) || options.batch < 1) throw new RangeError(`GpuGpt: batch must be a positive integer, got ${options.batch}`);
     this.N = options.batch * options.T;
-    if (options.weights === 'f16' && !options.lora) throw new RangeError('GpuGpt: f16 weights are frozen, for a LoRA base (pass lora) or inference (GpuGenerator); full training keeps f32 weights');
+    if (options.weights === 'f16' && !options.lora)
+      throw new RangeError('GpuGpt: f16 weights are frozen, for a LoRA base (pass lora) or inference (GpuGenerator); full training keeps f32 weights');
     this.shards = planFor(rt, this.layout, options.weights);
     const sets = (plan: ShardPlan, label: string) => {
       const p = ParamBuffers.create(rt, plan, label);
@@ -205,8 +206,17 @@ export class GpuGpt {
     const { heads: H, kvHeads: kvH, headSize: D } = blockPlan(c);
     const frozen = !!this.options.lora;
     const lora = this.options.lora;
-    const trainShards = lora ? [{ size: lora.totalSize, segments: lora.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay })) }] : shardSegments(shards, L);
-    const normShape = { rows: N, C: c.dModel, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
+    const trainShards = lora
+      ? [{ size: lora.totalSize, segments: lora.tensors.map((t) => ({ start: t.offset, end: t.offset + t.size, decay: t.decay })) }]
+      : shardSegments(shards, L);
+    const normShape = {
+      rows: N,
+      C: c.dModel,
+      kind: blockPlan(c).norm,
+      eps: c.normEps,
+      gammaOffset: placeOf(shards, L.lnFWeight).offset,
+      betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0,
+    };
     const [embed, attnF, attnB, normF, head, xent, xentEval, adamw, blocks] = await Promise.all([
       GpuEmbedding.create(rt, c, L, shards, { rows: N, T }),
       AttentionForwardKernel.create(rt, { B, T, H, D, kvH }),
@@ -215,7 +225,14 @@ export class GpuGpt {
       GpuHead.create(rt, c, L, shards, { rows: N, backward: true, frozen }),
       XentKernel.create(rt, { N, V: c.vocabSize, grad: true }),
       XentKernel.create(rt, { N, V: c.vocabSize, grad: false }),
-      AdamWKernel.create(rt, { size: trainShards.reduce((n, t) => n + t.size, 0), segments: [], shards: trainShards, zeroGrads: true, ...ADAMW_DEFAULTS, ...this.options.adamw }),
+      AdamWKernel.create(rt, {
+        size: trainShards.reduce((n, t) => n + t.size, 0),
+        segments: [],
+        shards: trainShards,
+        zeroGrads: true,
+        ...ADAMW_DEFAULTS,
+        ...this.options.adamw,
+      }),
       GpuBlocks.create(rt, c, L, { rows: N, T, maxPositions: Math.max(1024, c.contextLength), backward: true, frozen }, shards),
     ]);
     for (const k of [embed, attnF, attnB, normF, head, xent, xentEval, adamw, blocks]) this.keep(k);
@@ -285,7 +302,12 @@ export class GpuGpt {
     const [logprob, gather, gspo] = await Promise.all([
       LogprobKernel.create(rt, { N, V, ...(o.temperature !== undefined && { temperature: o.temperature }) }),
       SeqGatherKernel.create(rt, { S: B, T: this.options.T, L }),
-      GspoKernel.create(rt, { numSeqs: B, Lmax: L, ...(o.epsLow !== undefined && { epsLow: o.epsLow }), ...(o.epsHigh !== undefined && { epsHigh: o.epsHigh }) }),
+      GspoKernel.create(rt, {
+        numSeqs: B,
+        Lmax: L,
+        ...(o.epsLow !== undefined && { epsLow: o.epsLow }),
+        ...(o.epsHigh !== undefined && { epsHigh: o.epsHigh }),
+      }),
     ]);
     for (const k of [logprob, gather, gspo]) this.keep(k);
     const f32 = (label: string, n: number) => this.buf(label, n * 4);
@@ -359,9 +381,27 @@ export class GpuGpt {
 
   /** Restores a checkpoint (from loadCheckpoint, which has checked it against this config). */
   loadCheckpoint(ck: Checkpoint): void {
-    const mismatch = (['vocabSize', 'contextLength', 'layers', 'heads', 'dModel', 'mlpRatio', 'norm', 'positions', 'tiedEmbeddings', 'kvHeads', 'headDim', 'mlp', 'mlpWidth', 'qkvBias', 'projBias', 'mlpBias', 'qkNorm'] as const).find(
-      (k) => ck.config[k] !== this.config[k],
-    );
+    const mismatch = (
+      [
+        'vocabSize',
+        'contextLength',
+        'layers',
+        'heads',
+        'dModel',
+        'mlpRatio',
+        'norm',
+        'positions',
+        'tiedEmbeddings',
+        'kvHeads',
+        'headDim',
+        'mlp',
+        'mlpWidth',
+        'qkvBias',
+        'projBias',
+        'mlpBias',
+        'qkNorm',
+      ] as const
+    ).find((k) => ck.config[k] !== this.config[k]);
     if (mismatch) throw new RangeError(`checkpoint: ${mismatch} is ${ck.config[mismatch]} in the checkpoint but ${this.config[mismatch]} in this model`);
     this.setParams(ck.params, ck.optimizer ? { ...ck.optimizer, step: ck.optimizer.step } : undefined);
     if (!ck.optimizer) this.step = ck.step;
@@ -374,7 +414,8 @@ export class GpuGpt {
     if (batch.B !== B || batch.T !== T) throw new RangeError(`GpuGpt: batch is ${batch.B}×${batch.T}, the model was built for ${B}×${T}`);
     const V = this.config.vocabSize;
     for (let i = 0; i < this.N; i++) {
-      if (!(batch.inputs[i] >= 0 && batch.inputs[i] < V)) throw new RangeError(`GpuGpt: input token ${batch.inputs[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
+      if (!(batch.inputs[i] >= 0 && batch.inputs[i] < V))
+        throw new RangeError(`GpuGpt: input token ${batch.inputs[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
     }
     const weights = Float32Array.from(batch.weights ?? new Float32Array(this.N).fill(1));
     let W = 0;
@@ -534,7 +575,13 @@ export class GpuGpt {
    * logpOld 'current': π_old is the current weights (the first update after a rollout), so the
    * step's own forward gives the old log-probs too and no separate responseLogprobs pass is run.
    */
-  async gspoStep(batch: RlBatch, logpOld: Float32Array | 'current', advantages: ArrayLike<number>, lr: number, read: { gradNorm?: boolean } = {}): Promise<GspoStats & { gradNorm?: number }> {
+  async gspoStep(
+    batch: RlBatch,
+    logpOld: Float32Array | 'current',
+    advantages: ArrayLike<number>,
+    lr: number,
+    read: { gradNorm?: boolean } = {},
+  ): Promise<GspoStats & { gradNorm?: number }> {
     const rl = this.writeGspo(batch, logpOld, advantages);
     this.adamw.setStep(this.step, lr);
     submit(this.rt, 'gpt.gspo_step', (pass) => {
@@ -560,7 +607,8 @@ export class GpuGpt {
     if (advantages.length !== batch.B) throw new RangeError(`gspoStep: ${advantages.length} advantages for ${batch.B} sequences`);
     this.rt.write(rl.advantages, Float32Array.from(advantages));
     if (logpOld === 'current') return { ...rl, current: true };
-    if (logpOld.length !== batch.B * this.options.rl!.Lmax) throw new RangeError(`gspoStep: logpOld has ${logpOld.length} values, expected ${batch.B}×${this.options.rl!.Lmax}`);
+    if (logpOld.length !== batch.B * this.options.rl!.Lmax)
+      throw new RangeError(`gspoStep: logpOld has ${logpOld.length} values, expected ${batch.B}×${this.options.rl!.Lmax}`);
     this.rt.write(rl.old, logpOld);
     return { ...rl, current: false };
   }

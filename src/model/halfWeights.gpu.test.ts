@@ -28,7 +28,13 @@ function rel(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** Logits [T, V] of `ids` with the weights held as `weights` (a zero LoRA adapter of rank 1 on q on top: exactly nothing). */
-async function logits(rt: GpuRuntime, c: ModelConfig, params: Float32Array, ids: number[], weights: WeightStorage): Promise<{ logits: Float32Array; stored: Float32Array; bytes: number }> {
+async function logits(
+  rt: GpuRuntime,
+  c: ModelConfig,
+  params: Float32Array,
+  ids: number[],
+  weights: WeightStorage,
+): Promise<{ logits: Float32Array; stored: Float32Array; bytes: number }> {
   const lora = loraLayout(c, loraSettings(1, undefined, ['q']));
   const model = await GpuGpt.create(rt, c, { batch: 1, T: ids.length, lora, weights });
   try {
@@ -68,7 +74,9 @@ describe('f16 weights on the GPU', () => {
       const vsHf = maxRelError(f16.logits, m.logits);
       const vsF32 = rel(f16.logits, f32.logits);
       const vsRounded = rel(f16.logits, rounded.logits);
-      console.log(`[f16] tiny ${arch}: logits vs transformers ${vsHf.toExponential(2)} (f32: ${maxRelError(f32.logits, m.logits).toExponential(2)}), vs our f32 ${vsF32.toExponential(2)}, vs f32 on f16-rounded weights ${vsRounded.toExponential(2)}; weights on the GPU ${f16.bytes} B f16 vs ${f32.bytes} B f32 (${(f16.bytes / f32.bytes).toFixed(3)})`);
+      console.log(
+        `[f16] tiny ${arch}: logits vs transformers ${vsHf.toExponential(2)} (f32: ${maxRelError(f32.logits, m.logits).toExponential(2)}), vs our f32 ${vsF32.toExponential(2)}, vs f32 on f16-rounded weights ${vsRounded.toExponential(2)}; weights on the GPU ${f16.bytes} B f16 vs ${f32.bytes} B f32 (${(f16.bytes / f32.bytes).toFixed(3)})`,
+      );
       expect(vsF32).toBeLessThan(F16_LOGITS);
       expect(vsHf).toBeLessThan(F16_LOGITS);
       expect(vsRounded).toBeLessThan(1e-4);
@@ -112,7 +120,7 @@ describe('f16 weights on the GPU', () => {
     expect(await greedy(rt, c, params, ids, 4, 'f16')).toEqual(await greedy(rt, c, f16.stored, ids, 4, 'f32'));
   });
 
-  it('a LoRA adapter trains on an f16 base: its gradient is the f32 engine\'s on the f16-rounded base', async () => {
+  it("a LoRA adapter trains on an f16 base: its gradient is the f32 engine's on the f16-rounded base", async () => {
     const rt = await gpuRuntime();
     const m = await loadTinyModel('llama');
     const c = m.hf.config;

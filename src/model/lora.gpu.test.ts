@@ -18,8 +18,24 @@ import { GpuGenerator } from './generate.ts';
 
 // Grouped-query attention with odd widths: q 3·4 = 12, k and v 1·4 = 4, C = 10, F = 7.
 const ODD: ModelConfig = {
-  vocabSize: 19, contextLength: 16, layers: 1, heads: 3, dModel: 10, mlpRatio: 1, norm: 'rmsnorm', positions: 'rope', tiedEmbeddings: true,
-  normEps: 1e-6, ropeBase: 10000, kvHeads: 1, headDim: 4, mlp: 'swiglu', mlpWidth: 7, qkvBias: false, projBias: false, mlpBias: false,
+  vocabSize: 19,
+  contextLength: 16,
+  layers: 1,
+  heads: 3,
+  dModel: 10,
+  mlpRatio: 1,
+  norm: 'rmsnorm',
+  positions: 'rope',
+  tiedEmbeddings: true,
+  normEps: 1e-6,
+  ropeBase: 10000,
+  kvHeads: 1,
+  headDim: 4,
+  mlp: 'swiglu',
+  mlpWidth: 7,
+  qkvBias: false,
+  projBias: false,
+  mlpBias: false,
 };
 
 /** A nonzero adapter (B random too), so every gradient path carries signal. */
@@ -50,7 +66,8 @@ describe('LoRA projection on the GPU vs the twin', () => {
       const A = lp.subarray(p.A.offset, p.A.offset + p.A.size);
       const B = lp.subarray(p.B.offset, p.B.offset + p.B.size);
       const zeroW = new Float64Array(p.inDim * p.outDim);
-      const cols = (m: Float32Array) => Float64Array.from({ length: rows * p.outDim }, (_, i) => m[Math.floor(i / p.outDim) * p.baseWidth + p.col + (i % p.outDim)]);
+      const cols = (m: Float32Array) =>
+        Float64Array.from({ length: rows * p.outDim }, (_, i) => m[Math.floor(i / p.outDim) * p.baseWidth + p.col + (i % p.outDim)]);
       const delta = loraLinearForward(x, zeroW, A, B, shape);
       const wantY = Float64Array.from(y0);
       delta.forEach((v, i) => (wantY[Math.floor(i / p.outDim) * p.baseWidth + p.col + (i % p.outDim)] += v));
@@ -59,7 +76,13 @@ describe('LoRA projection on the GPU vs the twin', () => {
       const lg = await rt.readF32(LG);
       expectClose(lg.subarray(p.A.offset, p.A.offset + p.A.size), g.dA, 1e-5, 1e-4, 'dA');
       expectClose(lg.subarray(p.B.offset, p.B.offset + p.B.size), g.dB, 1e-5, 1e-4, 'dB');
-      expectClose(await rt.readF32(DX), g.dx.map((v, i) => v + dx0[i]), 1e-5, 1e-4, 'dx');
+      expectClose(
+        await rt.readF32(DX),
+        g.dx.map((v, i) => v + dx0[i]),
+        1e-5,
+        1e-4,
+        'dx',
+      );
     } finally {
       rt.release(...bufs);
       lora.dispose();
@@ -95,10 +118,11 @@ function batchOf(vocab: number, B: number, T: number, seed: number): ModelBatch 
   const ids = randomArray(B * (T + 1), seed).map((v) => Math.floor(((v + 1) / 2) * vocab) % vocab);
   const inputs = new Uint32Array(B * T);
   const targets = new Uint32Array(B * T);
-  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) {
-    inputs[b * T + t] = ids[b * (T + 1) + t];
-    targets[b * T + t] = ids[b * (T + 1) + t + 1];
-  }
+  for (let b = 0; b < B; b++)
+    for (let t = 0; t < T; t++) {
+      inputs[b * T + t] = ids[b * (T + 1) + t];
+      targets[b * T + t] = ids[b * (T + 1) + t + 1];
+    }
   return { B, T, inputs, targets };
 }
 

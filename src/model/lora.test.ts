@@ -7,8 +7,24 @@ import { paramLayout } from './params.ts';
 import { loraLinearForward } from '../reference/lora.ts';
 
 const LLAMA: ModelConfig = {
-  vocabSize: 23, contextLength: 16, layers: 2, heads: 4, dModel: 16, mlpRatio: 1, norm: 'rmsnorm', positions: 'rope', tiedEmbeddings: false,
-  normEps: 1e-6, ropeBase: 10000, kvHeads: 2, headDim: 4, mlp: 'swiglu', mlpWidth: 12, qkvBias: false, projBias: false, mlpBias: false,
+  vocabSize: 23,
+  contextLength: 16,
+  layers: 2,
+  heads: 4,
+  dModel: 16,
+  mlpRatio: 1,
+  norm: 'rmsnorm',
+  positions: 'rope',
+  tiedEmbeddings: false,
+  normEps: 1e-6,
+  ropeBase: 10000,
+  kvHeads: 2,
+  headDim: 4,
+  mlp: 'swiglu',
+  mlpWidth: 12,
+  qkvBias: false,
+  projBias: false,
+  mlpBias: false,
 };
 
 describe('LoRA layout and PEFT conventions', () => {
@@ -37,14 +53,15 @@ describe('LoRA layout and PEFT conventions', () => {
     expect(Array.from(mergeLora(base, layout, lora))).toEqual(Array.from(base));
   });
 
-  it('merges W + s·A·B into each projection\'s columns, as the projection computes it', () => {
+  it("merges W + s·A·B into each projection's columns, as the projection computes it", () => {
     const layout = loraLayout(LLAMA, loraSettings(2, 5, ['v', 'down']));
     const lora = randomArray(layout.totalSize, 2);
     const base = randomArray(paramLayout(LLAMA).totalSize, 3);
     const merged = mergeLora(base, layout, lora);
     const p = layout.pairs.find((x) => x.target === 'v')!;
     const x = randomArray(3 * p.inDim, 4);
-    const block = (flat: Float32Array) => Float64Array.from({ length: p.inDim * p.outDim }, (_, i) => flat[p.base.offset + Math.floor(i / p.outDim) * p.baseWidth + p.col + (i % p.outDim)]);
+    const block = (flat: Float32Array) =>
+      Float64Array.from({ length: p.inDim * p.outDim }, (_, i) => flat[p.base.offset + Math.floor(i / p.outDim) * p.baseWidth + p.col + (i % p.outDim)]);
     const shape = { rows: 3, inDim: p.inDim, outDim: p.outDim, rank: 2, scale: 2.5 };
     const A = lora.subarray(p.A.offset, p.A.offset + p.A.size);
     const B = lora.subarray(p.B.offset, p.B.offset + p.B.size);
@@ -67,14 +84,25 @@ describe('LoRA layout and PEFT conventions', () => {
     expect(read.settings).toEqual(settings);
     expect(Array.from(read.lora)).toEqual(Array.from(lora));
     const m = randomArray(layout.totalSize, 6).map(Math.abs);
-    const ck = loadLoraCheckpoint(saveLoraCheckpoint({ config: LLAMA, settings, baseModel: 'base', lora, step: 7, optimizer: { m: lora, v: m, step: 7 }, extraMetadata: { stage: 'sft' } }));
+    const ck = loadLoraCheckpoint(
+      saveLoraCheckpoint({ config: LLAMA, settings, baseModel: 'base', lora, step: 7, optimizer: { m: lora, v: m, step: 7 }, extraMetadata: { stage: 'sft' } }),
+    );
     expect(ck).toMatchObject({ settings, baseModel: 'base', step: 7, extraMetadata: { stage: 'sft' } });
-    expect(Array.from(ck.optimizer!.v)).toEqual(Array.from(lora.map((_, i) => (layout.tensors.some((t) => i >= t.offset && i < t.offset + t.size) ? m[i] : 0))));
+    expect(Array.from(ck.optimizer!.v)).toEqual(
+      Array.from(lora.map((_, i) => (layout.tensors.some((t) => i >= t.offset && i < t.offset + t.size) ? m[i] : 0))),
+    );
   });
 
-  it('reads PEFT\'s adapter_config.json and refuses what it cannot run, by name', () => {
+  it("reads PEFT's adapter_config.json and refuses what it cannot run, by name", () => {
     const cfg = adapterConfigJson(loraSettings(4, 16, ['q', 'v']), 'SmolLM2-135M');
-    expect(cfg).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 4, lora_alpha: 16, target_modules: ['q_proj', 'v_proj'], base_model_name_or_path: 'SmolLM2-135M' });
+    expect(cfg).toMatchObject({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: 4,
+      lora_alpha: 16,
+      target_modules: ['q_proj', 'v_proj'],
+      base_model_name_or_path: 'SmolLM2-135M',
+    });
     expect(settingsFromAdapterConfig({ ...cfg, target_modules: ['v_proj', 'q_proj'] }).settings.targets).toEqual(['q', 'v']);
     expect(() => settingsFromAdapterConfig({ ...cfg, peft_type: 'IA3' })).toThrow(/only LORA/);
     expect(() => settingsFromAdapterConfig({ ...cfg, use_rslora: true })).toThrow(/rsLoRA/);

@@ -186,12 +186,14 @@ export function loraFromPeft(layout: LoraLayout, tensors: ReadonlyMap<string, Pe
     const got = tensors.get(name) ?? tensors.get(name.replace(/\.weight$/, '.default.weight'));
     const [rows, cols] = t.shape;
     if (!got) throw new LoraError(`${source}: tensor ${name} is missing (expected [${cols}, ${rows}])`);
-    if (got.shape.length !== 2 || got.shape[0] !== cols || got.shape[1] !== rows) throw new LoraError(`${source}: tensor ${name} has shape [${got.shape.join(', ')}], expected [${cols}, ${rows}]`);
+    if (got.shape.length !== 2 || got.shape[0] !== cols || got.shape[1] !== rows)
+      throw new LoraError(`${source}: tensor ${name} has shape [${got.shape.join(', ')}], expected [${cols}, ${rows}]`);
     used.add(tensors.has(name) ? name : name.replace(/\.weight$/, '.default.weight'));
     for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) flat[t.offset + i * cols + j] = got.data[j * rows + i];
   }
   const extra = [...tensors.keys()].filter((n) => !used.has(n));
-  if (extra.length) throw new LoraError(`${source}: tensors this adapter's settings do not use: ${extra.slice(0, 4).join(', ')}${extra.length > 4 ? ', …' : ''}`);
+  if (extra.length)
+    throw new LoraError(`${source}: tensors this adapter's settings do not use: ${extra.slice(0, 4).join(', ')}${extra.length > 4 ? ', …' : ''}`);
   return flat;
 }
 

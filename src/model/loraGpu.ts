@@ -90,7 +90,8 @@ export class GpuLora {
     const down = await this.mm({ M: rows, N: r, K: p.inDim, offsetB: p.A.offset });
     const up = await this.mm({ M: rows, N: p.outDim, K: r, offsetB: p.B.offset, ...(whole ? { alpha: s, beta: 1 } : {}) });
     const k: PairKernels = { pair: p, whole, u, down, up };
-    if (!whole) k.add = await this.cols({ rows, width: p.outDim, srcWidth: p.outDim, srcOffset: 0, dstWidth: p.baseWidth, dstOffset: p.col, alpha: s, accumulate: true });
+    if (!whole)
+      k.add = await this.cols({ rows, width: p.outDim, srcWidth: p.outDim, srcOffset: 0, dstWidth: p.baseWidth, dstOffset: p.col, alpha: s, accumulate: true });
     if (!backward) return k;
     const g = whole ? s : 1;
     if (!whole) k.gather = await this.cols({ rows, width: p.outDim, srcWidth: p.baseWidth, srcOffset: p.col, dstWidth: p.outDim, dstOffset: 0, alpha: s });

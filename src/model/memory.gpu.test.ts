@@ -23,7 +23,9 @@ describe('GPU memory over a long run', () => {
         if (r.loss !== undefined) last = r.loss;
       }
       const after = rt.stats();
-      console.log(`[memory] ${after.live} live buffers, ${after.bytes} bytes before and after 1,000 steps; last loss ${last.toFixed(3)} (unigram ${unigramEntropy(corpus).toFixed(3)})`);
+      console.log(
+        `[memory] ${after.live} live buffers, ${after.bytes} bytes before and after 1,000 steps; last loss ${last.toFixed(3)} (unigram ${unigramEntropy(corpus).toFixed(3)})`,
+      );
       expect(after.live).toBe(before.live);
       expect(after.bytes).toBe(before.bytes);
       // The toy corpus is nearly deterministic after a few characters: the loss must fall far

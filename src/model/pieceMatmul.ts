@@ -31,7 +31,8 @@ export class PieceMatmul {
   static async create(rt: GpuRuntime, plan: ShardPlan, w: ParamTensor, op: PieceOp, rows: number, beta = 0, lastOf?: number): Promise<PieceMatmul> {
     const [R, Q] = w.shape;
     if (w.shape.length !== 2) throw new RangeError(`matmul: weight '${w.name}' is not a matrix ([${w.shape.join(', ')}])`);
-    if (lastOf !== undefined && (op !== 'mulT' || !Number.isInteger(rows / lastOf))) throw new RangeError(`matmul: the last of every ${lastOf} rows of ${rows} is for a 'mulT' product over whole sequences`);
+    if (lastOf !== undefined && (op !== 'mulT' || !Number.isInteger(rows / lastOf)))
+      throw new RangeError(`matmul: the last of every ${lastOf} rows of ${rows} is for a 'mulT' product over whole sequences`);
     const f16B = isHalf(plan, w);
     if (f16B && op === 'gradT') throw new RangeError(`matmul: weight '${w.name}' is stored in f16 (frozen: inference or a LoRA base), it has no gradient`);
     // One row per sequence: a batch of 1-row products, A's rows lastOf·Q apart, the weight shared.

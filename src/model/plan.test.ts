@@ -31,7 +31,19 @@ describe('block plan', () => {
 
   it('lays out grouped-query attention, SwiGLU and the Qwen3 head norms', () => {
     const qwen3 = blockPlan(
-      presetConfig('micro', { norm: 'rmsnorm', positions: 'rope', heads: 4, kvHeads: 2, headDim: 12, mlp: 'swiglu', mlpWidth: 40, qkvBias: false, projBias: false, mlpBias: false, qkNorm: true }),
+      presetConfig('micro', {
+        norm: 'rmsnorm',
+        positions: 'rope',
+        heads: 4,
+        kvHeads: 2,
+        headDim: 12,
+        mlp: 'swiglu',
+        mlpWidth: 40,
+        qkvBias: false,
+        projBias: false,
+        mlpBias: false,
+        qkNorm: true,
+      }),
     );
     expect(qwen3).toMatchObject({ heads: 4, kvHeads: 2, headSize: 12, qDim: 48, kvDim: 24, qkvDim: 96, F: 40, upDim: 80, qkNorm: true, qkvBias: false });
   });

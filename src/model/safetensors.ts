@@ -280,7 +280,9 @@ export function tensorToF32(t: StoredTensor, source?: string): Float32Array {
       for (let i = 0; i < n; i++) out[i] = dv.getInt32(4 * i, true);
       break;
     default:
-      throw new SafetensorsError(`${source ? `${source}: ` : ''}tensor '${t.name}': dtype ${t.dtype} cannot be read as f32 (readable: ${READABLE_DTYPES.join(', ')})`);
+      throw new SafetensorsError(
+        `${source ? `${source}: ` : ''}tensor '${t.name}': dtype ${t.dtype} cannot be read as f32 (readable: ${READABLE_DTYPES.join(', ')})`,
+      );
   }
   return out;
 }

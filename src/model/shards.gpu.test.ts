@@ -65,12 +65,17 @@ async function checkSplitTraining(rt: GpuRuntime, c: ModelConfig, params: Float3
     const a = await split.lossAndGradient(batch);
     const b = await whole.lossAndGradient(batch);
     const gradErr = relDiff(a.grad, b.grad);
-    console.log(`[shards] ${what}: ${split.shards.shards.length} shards of ≤ ${limit} B, ${split.dispatchesPerStep} dispatches per step (${whole.dispatchesPerStep} unsplit); logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`);
+    console.log(
+      `[shards] ${what}: ${split.shards.shards.length} shards of ≤ ${limit} B, ${split.dispatchesPerStep} dispatches per step (${whole.dispatchesPerStep} unsplit); logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`,
+    );
     expect(logitsErr).toBeLessThan(1e-5);
     expect(Math.abs(a.loss - b.loss) / b.loss).toBeLessThan(1e-5);
     expect(gradErr).toBeLessThan(1e-5);
     for (let step = 0; step < 3; step++) {
-      const [x, y] = [await split.trainStep(batch, lrAt(step, schedule), { loss: true, gradNorm: true }), await whole.trainStep(batch, lrAt(step, schedule), { loss: true, gradNorm: true })];
+      const [x, y] = [
+        await split.trainStep(batch, lrAt(step, schedule), { loss: true, gradNorm: true }),
+        await whole.trainStep(batch, lrAt(step, schedule), { loss: true, gradNorm: true }),
+      ];
       expect(Math.abs(x.loss! - y.loss!) / y.loss!, `step ${step} loss`).toBeLessThan(1e-5);
       expect(Math.abs(x.gradNorm! - y.gradNorm!) / y.gradNorm!, `step ${step} gradient norm`).toBeLessThan(1e-5);
     }
@@ -101,7 +106,10 @@ describe('parameters split over buffers under the binding limit', () => {
     const c = presetConfig('micro', { vocabSize: 83, contextLength: 12, positions: 'rope', norm: 'rmsnorm', tiedEmbeddings: false });
     const params = initParams(c, 6);
     const { whole, split, dispose } = await pair(rt, c, params, 3072, 1, 1);
-    const [g1, g2] = [new GpuGenerator(rt, c, whole.params, { maxSequences: 2, maxLength: 12 }), new GpuGenerator(split.rt, c, split.params, { maxSequences: 2, maxLength: 12 })];
+    const [g1, g2] = [
+      new GpuGenerator(rt, c, whole.params, { maxSequences: 2, maxLength: 12 }),
+      new GpuGenerator(split.rt, c, split.params, { maxSequences: 2, maxLength: 12 }),
+    ];
     try {
       const prompt = [5, 80, 17, 0, 42];
       expect(await greedy(g2, prompt, 7)).toEqual(await greedy(g1, prompt, 7));
@@ -143,7 +151,7 @@ describe('parameters split over buffers under the binding limit', () => {
     await checkSplitTraining(rt, m.hf.config, m.params, 600, 'tiny llama');
   });
 
-  it('the binding limit is the device\'s, lowered by the runtime option or withBindingLimit', async () => {
+  it("the binding limit is the device's, lowered by the runtime option or withBindingLimit", async () => {
     const base = await gpuRuntime();
     const { maxStorageBufferBindingSize, maxBufferSize } = base.report.limits;
     expect(base.bindingLimit).toBe(Math.min(maxStorageBufferBindingSize, maxBufferSize));
@@ -165,6 +173,8 @@ describe('parameters split over buffers under the binding limit', () => {
 
   it('a vector or a row larger than the limit is refused, naming the tensor', async () => {
     const rt = (await gpuRuntime()).withBindingLimit(64);
-    await expect(GpuGpt.create(rt, presetConfig('micro'), { batch: 1, T: 4 })).rejects.toThrow(/a row of tensor 'wte' \[256, 32\] \(32768 bytes\) is 128 bytes, more than one storage binding \(64 bytes\)/);
+    await expect(GpuGpt.create(rt, presetConfig('micro'), { batch: 1, T: 4 })).rejects.toThrow(
+      /a row of tensor 'wte' \[256, 32\] \(32768 bytes\) is 128 bytes, more than one storage binding \(64 bytes\)/,
+    );
   });
 });

@@ -82,7 +82,10 @@ function splitRows(t: ParamTensor, limit: number, limitBytes: number, shards: Sh
   const rows = t.shape[0];
   const cols = t.size / rows;
   let per = Math.floor(limit / cols);
-  if (per < 1) throw new RangeError(`a row of tensor ${describe(t)} is ${cols * 4} bytes, more than one storage binding (${limitBytes} bytes): it cannot be split by rows`);
+  if (per < 1)
+    throw new RangeError(
+      `a row of tensor ${describe(t)} is ${cols * 4} bytes, more than one storage binding (${limitBytes} bytes): it cannot be split by rows`,
+    );
   if (per >= 4) per -= per % 4;
   const pieces: TensorPiece[] = [];
   for (let r = 0; r < rows; r += per) {
@@ -99,7 +102,8 @@ function splitRows(t: ParamTensor, limit: number, limitBytes: number, shards: Sh
  * learned positions or one row of a matrix is larger than the limit.
  */
 export function shardPlan(layout: ParamLayout, limitBytes: number): ShardPlan {
-  if (!(Number.isInteger(limitBytes) && limitBytes >= 4)) throw new RangeError(`shard plan: the binding limit must be an integer of at least 4 bytes, got ${limitBytes}`);
+  if (!(Number.isInteger(limitBytes) && limitBytes >= 4))
+    throw new RangeError(`shard plan: the binding limit must be an integer of at least 4 bytes, got ${limitBytes}`);
   const limit = Math.floor(limitBytes / 4);
   const shards: ShardRange[] = [];
   const pieces = new Map<string, TensorPiece[]>();
@@ -109,7 +113,9 @@ export function shardPlan(layout: ParamLayout, limitBytes: number): ShardPlan {
     const end = unit[unit.length - 1].offset + unit[unit.length - 1].size;
     if (end - first.offset > limit) {
       if (unit.length > 1 || !splittable(first)) {
-        throw new RangeError(`tensor ${describe(first)} is larger than one storage binding (${limitBytes} bytes) and cannot be split (only matrices are, along their rows)`);
+        throw new RangeError(
+          `tensor ${describe(first)} is larger than one storage binding (${limitBytes} bytes) and cannot be split (only matrices are, along their rows)`,
+        );
       }
       pieces.set(first.name, splitRows(first, limit, limitBytes, shards));
       open = null;

@@ -88,7 +88,18 @@ describe('GSPO with the shared prompt prefix equals the unshared path', () => {
   });
 
   // Llama-like: RMSNorm, RoPE, SwiGLU, no biases, 4 query heads over 1 key/value head.
-  const LLAMA: Partial<ModelConfig> = { positions: 'rope', norm: 'rmsnorm', tiedEmbeddings: false, heads: 4, kvHeads: 1, mlp: 'swiglu', mlpWidth: 24, qkvBias: false, projBias: false, mlpBias: false };
+  const LLAMA: Partial<ModelConfig> = {
+    positions: 'rope',
+    norm: 'rmsnorm',
+    tiedEmbeddings: false,
+    heads: 4,
+    kvHeads: 1,
+    mlp: 'swiglu',
+    mlpWidth: 24,
+    qkvBias: false,
+    projBias: false,
+    mlpBias: false,
+  };
 
   it('Llama-like micro with grouped-query attention (4 query heads, 1 key/value head)', async () => {
     expect(SharedPrefixGspo.supports(presetConfig('micro', LLAMA))).toBe(true);

@@ -72,7 +72,23 @@ interface Head {
   gspo: GspoKernel;
 }
 
-const BUFFERS = ['lnf', 'lnfStats', 'logits', 'targets', 'logp', 'lse', 'packed', 'old', 'lengths', 'advantages', 'gradPacked', 'seqStats', 'stats', 'gRows', 'dlogits'] as const;
+const BUFFERS = [
+  'lnf',
+  'lnfStats',
+  'logits',
+  'targets',
+  'logp',
+  'lse',
+  'packed',
+  'old',
+  'lengths',
+  'advantages',
+  'gradPacked',
+  'seqStats',
+  'stats',
+  'gRows',
+  'dlogits',
+] as const;
 type HeadBuffers = Record<(typeof BUFFERS)[number], GPUBuffer>;
 
 export class SharedPrefixGspo {
@@ -96,8 +112,10 @@ export class SharedPrefixGspo {
   ) {
     const { G, Lmax, promptMax } = options;
     const c = model.config;
-    for (const [k, v] of Object.entries({ G, Lmax, promptMax })) if (!Number.isInteger(v) || v < 1) throw new RangeError(`shared prefix: ${k} must be a positive integer, got ${v}`);
-    if (promptMax + Lmax - 1 > c.contextLength) throw new RangeError(`shared prefix: a ${promptMax}-token prompt and ${Lmax} response tokens exceed the model's context of ${c.contextLength}`);
+    for (const [k, v] of Object.entries({ G, Lmax, promptMax }))
+      if (!Number.isInteger(v) || v < 1) throw new RangeError(`shared prefix: ${k} must be a positive integer, got ${v}`);
+    if (promptMax + Lmax - 1 > c.contextLength)
+      throw new RangeError(`shared prefix: a ${promptMax}-token prompt and ${Lmax} response tokens exceed the model's context of ${c.contextLength}`);
     this.Tp = Math.max(1, promptMax - 1);
     this.Tc = Lmax;
   }
@@ -159,23 +177,51 @@ export class SharedPrefixGspo {
     this.completions = await this.part('c', G, Tc, {
       position: 0,
       forward: (pass, l, b) => pa.encodeForward(pass, this.prefix.acts[l].qkv, b.qkv, b.att, b.lse!),
-      backward: (pass, b, dAtt, dQkv) => pa.encodeBackward(pass, { pqkv: prefixQkv(b), qkv: b.qkv, out: b.att, lse: b.lse!, dout: dAtt, dqkv: dQkv, dpkv: this.dpkv }),
+      backward: (pass, b, dAtt, dQkv) =>
+        pa.encodeBackward(pass, { pqkv: prefixQkv(b), qkv: b.qkv, out: b.att, lse: b.lse!, dout: dAtt, dqkv: dQkv, dpkv: this.dpkv }),
     });
     this.prefixAttention = pa;
     const V = c.vocabSize;
     const shards = model.shards;
-    const normShape = { rows: Nc, C, kind: blockPlan(c).norm, eps: c.normEps, gammaOffset: placeOf(shards, L.lnFWeight).offset, betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0 };
+    const normShape = {
+      rows: Nc,
+      C,
+      kind: blockPlan(c).norm,
+      eps: c.normEps,
+      gammaOffset: placeOf(shards, L.lnFWeight).offset,
+      betaOffset: L.lnFBias ? placeOf(shards, L.lnFBias).offset : 0,
+    };
     const [normF, head, logprob, gather, gspo] = await Promise.all([
       NormKernel.create(rt, normShape, { accumulateDx: false }).then((k) => this.keep(k)),
       GpuHead.create(rt, c, L, shards, { rows: Nc, backward: true }).then((k) => this.keep(k)),
-      LogprobKernel.create(rt, { N: Nc, V, ...(this.options.temperature !== undefined && { temperature: this.options.temperature }) }).then((k) => this.keep(k)),
+      LogprobKernel.create(rt, { N: Nc, V, ...(this.options.temperature !== undefined && { temperature: this.options.temperature }) }).then((k) =>
+        this.keep(k),
+      ),
       SeqGatherKernel.create(rt, { S: G, T: Tc, L: Lmax }).then((k) => this.keep(k)),
-      GspoKernel.create(rt, { numSeqs: G, Lmax, ...(this.options.epsLow !== undefined && { epsLow: this.options.epsLow }), ...(this.options.epsHigh !== undefined && { epsHigh: this.options.epsHigh }) }).then((k) => this.keep(k)),
+      GspoKernel.create(rt, {
+        numSeqs: G,
+        Lmax,
+        ...(this.options.epsLow !== undefined && { epsLow: this.options.epsLow }),
+        ...(this.options.epsHigh !== undefined && { epsHigh: this.options.epsHigh }),
+      }).then((k) => this.keep(k)),
     ]);
     this.k = { normF, head, logprob, gather, gspo };
     const sizes: Record<(typeof BUFFERS)[number], number> = {
-      lnf: Nc * C, lnfStats: Nc * 2, logits: Nc * V, targets: Nc, logp: Nc, lse: Nc, packed: G * Lmax, old: G * Lmax, lengths: G,
-      advantages: G, gradPacked: G * Lmax, seqStats: G * 4, stats: 4, gRows: Nc, dlogits: Nc * V,
+      lnf: Nc * C,
+      lnfStats: Nc * 2,
+      logits: Nc * V,
+      targets: Nc,
+      logp: Nc,
+      lse: Nc,
+      packed: G * Lmax,
+      old: G * Lmax,
+      lengths: G,
+      advantages: G,
+      gradPacked: G * Lmax,
+      seqStats: G * 4,
+      stats: 4,
+      gRows: Nc,
+      dlogits: Nc * V,
     };
     this.b = Object.fromEntries(BUFFERS.map((k) => [k, this.f32(k, sizes[k])])) as HeadBuffers;
   }
@@ -201,14 +247,25 @@ export class SharedPrefixGspo {
     const acts: BlockBuffers[] = [];
     for (let l = 0; l < c.layers; l++) {
       acts.push({
-        x: f(`x${l}`, N * C), ln1: f(`ln1.${l}`, N * C), ln1Stats: f(`ln1s.${l}`, N * 2),
+        x: f(`x${l}`, N * C),
+        ln1: f(`ln1.${l}`, N * C),
+        ln1Stats: f(`ln1s.${l}`, N * 2),
         ...(plan.qkNorm && { qkRaw: f(`qkraw.${l}`, hn.raw), qkStats: f(`qks.${l}`, hn.stats) }),
-        qkv: f(`qkv.${l}`, N * plan.qkvDim), att: f(`att.${l}`, N * plan.qDim),
-        lse: f(`lse.${l}`, N * c.heads), xMid: f(`xmid.${l}`, N * C), ln2: f(`ln2.${l}`, N * C), ln2Stats: f(`ln2s.${l}`, N * 2), fcH: f(`fch.${l}`, N * plan.upDim), fcA: f(`fca.${l}`, N * F),
+        qkv: f(`qkv.${l}`, N * plan.qkvDim),
+        att: f(`att.${l}`, N * plan.qDim),
+        lse: f(`lse.${l}`, N * c.heads),
+        xMid: f(`xmid.${l}`, N * C),
+        ln2: f(`ln2.${l}`, N * C),
+        ln2Stats: f(`ln2s.${l}`, N * 2),
+        fcH: f(`fch.${l}`, N * plan.upDim),
+        fcA: f(`fca.${l}`, N * F),
       });
     }
     const d: BlockGradBuffers = {
-      dX: f('dx', N * C), dT: f('dt', N * Math.max(C, plan.qDim)), dQkv: f('dqkv', N * plan.qkvDim), dFc: f('dfc', N * plan.upDim),
+      dX: f('dx', N * C),
+      dT: f('dt', N * Math.max(C, plan.qDim)),
+      dQkv: f('dqkv', N * plan.qkvDim),
+      dFc: f('dfc', N * plan.upDim),
       ...(plan.mlp === 'swiglu' && { dAct: f('dact', N * F) }),
     };
     return { embed, blocks, acts, xOut: f('xout', N * C), tokens: f('tokens', N), csr: f('csr', embed.csrBytes / 4), d, attention };
@@ -322,7 +379,13 @@ export class SharedPrefixGspo {
   }
 
   /** One GSPO optimiser step on the group (GpuGpt.gspoStep's contract, the prompt processed once). */
-  async gspoStep(group: SharedGroup, logpOld: Float32Array | 'current', advantages: ArrayLike<number>, lr: number, read: { gradNorm?: boolean } = {}): Promise<GspoStats & { gradNorm?: number }> {
+  async gspoStep(
+    group: SharedGroup,
+    logpOld: Float32Array | 'current',
+    advantages: ArrayLike<number>,
+    lr: number,
+    read: { gradNorm?: boolean } = {},
+  ): Promise<GspoStats & { gradNorm?: number }> {
     const current = this.writeGspo(group, logpOld, advantages);
     const { model } = this;
     model.optimizer.setStep(model.step, lr);

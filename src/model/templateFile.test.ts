@@ -11,7 +11,14 @@ describe('lwm_template.json', () => {
   it('reads back every built-in template as written', () => {
     for (const t of Object.values(BUILTIN_TEMPLATES)) {
       const back = templateFromJson(parse(templateFileBytes(t)), WHERE);
-      expect(back).toEqual({ version: t.version, description: t.description, text: t.text, ...(t.domains && { domains: t.domains }), targetOpen: t.targetOpen, targetClose: t.targetClose });
+      expect(back).toEqual({
+        version: t.version,
+        description: t.description,
+        text: t.text,
+        ...(t.domains && { domains: t.domains }),
+        targetOpen: t.targetOpen,
+        targetClose: t.targetClose,
+      });
     }
   });
 

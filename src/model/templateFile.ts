@@ -29,10 +29,14 @@ export function templateFromJson(json: unknown, where: string): PromptTemplate {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new TemplateFileError(`${where}: must be a JSON object (a prompt template)`);
   const j = json as Record<string, unknown>;
   for (const field of ['version', 'text', 'targetOpen', 'targetClose']) {
-    if (typeof j[field] !== 'string' || (field !== 'text' && j[field] === '')) throw new TemplateFileError(`${where}: ${field} must be a ${field === 'text' ? '' : 'non-empty '}string, got ${JSON.stringify(j[field])}`);
+    if (typeof j[field] !== 'string' || (field !== 'text' && j[field] === ''))
+      throw new TemplateFileError(`${where}: ${field} must be a ${field === 'text' ? '' : 'non-empty '}string, got ${JSON.stringify(j[field])}`);
   }
   const domains = j.domains;
-  if (domains !== undefined && (typeof domains !== 'object' || domains === null || Array.isArray(domains) || Object.values(domains).some((v) => typeof v !== 'string'))) {
+  if (
+    domains !== undefined &&
+    (typeof domains !== 'object' || domains === null || Array.isArray(domains) || Object.values(domains).some((v) => typeof v !== 'string'))
+  ) {
     throw new TemplateFileError(`${where}: domains must map domain names to template texts`);
   }
   const t: PromptTemplate = {

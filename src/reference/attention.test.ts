@@ -44,7 +44,13 @@ describe('attention reference', () => {
   }
 
   it('decode over an appended cache equals full causal attention; a shared prefix equals attending to the concatenation', () => {
-    const H = 2, D = 4, C = H * D, T = 6, P = 4, S = 3, Tmax = 8;
+    const H = 2,
+      D = 4,
+      C = H * D,
+      T = 6,
+      P = 4,
+      S = 3,
+      Tmax = 8;
     // Full sequences of P + T tokens per sample, all with the same first P rows (the prompt).
     const prompt = rand(P * 3 * C, 21);
     const full: Float64Array[] = [];
@@ -106,7 +112,8 @@ describe('attention reference', () => {
       for (let i = 0; i < C; i++) expect(ga[r * (C + 2 * KV) + i]).toBeCloseTo(gb[r * 3 * C + i], 12);
       for (let part = 0; part < 2; part++) {
         for (let j = 0; j < KV; j++) {
-          const hk = Math.floor(j / D), d = j % D;
+          const hk = Math.floor(j / D),
+            d = j % D;
           let sum = 0;
           for (let g = 0; g < 3; g++) sum += gb[r * 3 * C + (1 + part) * C + (hk * 3 + g) * D + d];
           expect(ga[r * (C + 2 * KV) + C + part * KV + j]).toBeCloseTo(sum, 12);

@@ -172,7 +172,13 @@ export function checkDecode(s: DecodeShape, step: DecodeStep): void {
 }
 
 /** Copies the K and V parts of qkv [S, Tn, C + 2KV] into rows pastLen.. of the caches [S, Tmax, KV], in place. */
-export function kvAppendRef(qkv: ArrayLike<number>, kCache: Float64Array | Float32Array, vCache: Float64Array | Float32Array, s: DecodeShape, pastLen: number): void {
+export function kvAppendRef(
+  qkv: ArrayLike<number>,
+  kCache: Float64Array | Float32Array,
+  vCache: Float64Array | Float32Array,
+  s: DecodeShape,
+  pastLen: number,
+): void {
   checkDecode(s, { pastLen, prefixLen: 0 });
   const { C, KV, W } = qkvLayout(s);
   for (let q = 0; q < s.S; q++) {

@@ -55,7 +55,13 @@ export function resolveEmbeddingShape(s: EmbeddingShape): ResolvedEmbeddingShape
 }
 
 /** x[r] = wte[token[r]] (+ wpe[r mod T]), for the rows whose token is in the piece; wpe is read from `positions` (default: `weights`). */
-export function embeddingForwardRef<A extends Floats = Float32Array>(tokens: ArrayLike<number>, weights: ArrayLike<number>, shape: EmbeddingShape, out?: A, positions: ArrayLike<number> = weights): A {
+export function embeddingForwardRef<A extends Floats = Float32Array>(
+  tokens: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  shape: EmbeddingShape,
+  out?: A,
+  positions: ArrayLike<number> = weights,
+): A {
   const s = resolveEmbeddingShape(shape);
   out ??= new Float32Array(s.rows * s.C) as A;
   for (let r = 0; r < s.rows; r++) {
@@ -75,7 +81,13 @@ export function embeddingForwardRef<A extends Floats = Float32Array>(tokens: Arr
  * Accumulates dwte[token[r]] += dout[r] (tokens of the piece) into `grads` and (learned positions)
  * dwpe[r mod T] += dout[r] into `posGrads` (default: `grads`).
  */
-export function embeddingBackwardRef<A extends Floats>(tokens: ArrayLike<number>, dout: ArrayLike<number>, grads: A, shape: EmbeddingShape, posGrads: Floats = grads): A {
+export function embeddingBackwardRef<A extends Floats>(
+  tokens: ArrayLike<number>,
+  dout: ArrayLike<number>,
+  grads: A,
+  shape: EmbeddingShape,
+  posGrads: Floats = grads,
+): A {
   const s = resolveEmbeddingShape(shape);
   const dwte = new Float64Array(s.vocab * s.C);
   const dwpe = new Float64Array(s.T * s.C);

@@ -75,7 +75,10 @@ const variants: [string, Partial<ModelConfig>][] = [
   ['rmsnorm + learned, untied', { norm: 'rmsnorm', tiedEmbeddings: false }],
   // The Llama family (plan.ts): grouped-query attention (4 query heads on 2 k/v heads), SwiGLU,
   // scaled RoPE, biases only where the architecture has them, Qwen3's q/k head norms.
-  ['Llama: GQA, SwiGLU, llama3 RoPE, no biases, tied', { ...LLAMA, ropeScaling: 'llama3', ropeFactor: 4, ropeLowFreqFactor: 1, ropeHighFreqFactor: 4, ropeOriginalContext: 8 }],
+  [
+    'Llama: GQA, SwiGLU, llama3 RoPE, no biases, tied',
+    { ...LLAMA, ropeScaling: 'llama3', ropeFactor: 4, ropeLowFreqFactor: 1, ropeHighFreqFactor: 4, ropeOriginalContext: 8 },
+  ],
   ['Qwen2: q/k/v biases, linear RoPE, untied', { ...LLAMA, qkvBias: true, tiedEmbeddings: false, ropeScaling: 'linear', ropeFactor: 2 }],
   ['Qwen3: q/k head norms, head size ≠ dModel/heads', { ...LLAMA, qkNorm: true, headDim: 8 }],
   ['Llama with every bias (attention_bias, mlp_bias)', { ...LLAMA, qkvBias: true, projBias: true, mlpBias: true }],

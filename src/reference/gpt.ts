@@ -121,7 +121,15 @@ interface BlockDims {
   pos: number;
 }
 
-const ropeShape = ({ c, plan, rows, T }: BlockDims) => ({ rows, T, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize, base: c.ropeBase, freqs: plan.ropeFreqs });
+const ropeShape = ({ c, plan, rows, T }: BlockDims) => ({
+  rows,
+  T,
+  H: plan.heads,
+  kvH: plan.kvHeads,
+  D: plan.headSize,
+  base: c.ropeBase,
+  freqs: plan.ropeFreqs,
+});
 const attnShape = ({ plan, B, T }: BlockDims) => ({ B, T, H: plan.heads, kvH: plan.kvHeads, D: plan.headSize });
 const headNormShape = ({ c, plan, rows }: BlockDims, bp: BlockParams): HeadNormShape => ({
   rows,
@@ -208,7 +216,8 @@ function checkInputs(c: ModelConfig, inputs: ArrayLike<number>, rows: number, T:
   if (positionOffset + T > c.contextLength) throw new RangeError(`gpt: positions up to ${positionOffset + T} exceed contextLength ${c.contextLength}`);
   for (let r = 0; r < rows; r++) {
     const tok = inputs[r];
-    if (!Number.isInteger(tok) || tok < 0 || tok >= c.vocabSize) throw new RangeError(`gpt: input token ${tok} at row ${r} is outside the vocabulary (${c.vocabSize})`);
+    if (!Number.isInteger(tok) || tok < 0 || tok >= c.vocabSize)
+      throw new RangeError(`gpt: input token ${tok} at row ${r} is outside the vocabulary (${c.vocabSize})`);
   }
 }
 

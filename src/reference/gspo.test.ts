@@ -29,7 +29,15 @@ describe('group advantages', () => {
 describe('gspo reference', () => {
   it('a fully clipped group passes no gradient', () => {
     const a = 1 / (0.5 + 1e-6);
-    const r = gspoRef(input([[0.01, 0.01], [-0.01, -0.01, -0.01]], [a, -a]));
+    const r = gspoRef(
+      input(
+        [
+          [0.01, 0.01],
+          [-0.01, -0.01, -0.01],
+        ],
+        [a, -a],
+      ),
+    );
     expect(r.clipFraction).toBe(1);
     expect(r.clipped).toEqual([true, true]);
     expect(r.grad.every((g) => g === 0)).toBe(true);
@@ -56,8 +64,8 @@ describe('gspo reference', () => {
     expect(r.loss).toBe(-r.objective);
     expect(r.clipFraction).toBe(0);
     const want = [
-      [-1.5 * s[0] / 3, 0, 0, 0],
-      [0.5 * s[1] / 9, 0.5 * s[1] / 9, 0.5 * s[1] / 9, 0],
+      [(-1.5 * s[0]) / 3, 0, 0, 0],
+      [(0.5 * s[1]) / 9, (0.5 * s[1]) / 9, (0.5 * s[1]) / 9, 0],
       [s[2] / 6, s[2] / 6, 0, 0],
     ].flat();
     want.forEach((w, i) => expect(r.grad[i]).toBeCloseTo(w, 12));
@@ -83,8 +91,10 @@ describe('gspo reference', () => {
     expect(r.clipped.some((c) => c) && r.clipped.some((c) => !c)).toBe(true);
     const h = 1e-6;
     for (let i = 0; i < x.logpNew.length; i++) {
-      const p = Float64Array.from(x.logpNew); p[i] += h;
-      const m = Float64Array.from(x.logpNew); m[i] -= h;
+      const p = Float64Array.from(x.logpNew);
+      p[i] += h;
+      const m = Float64Array.from(x.logpNew);
+      m[i] -= h;
       const fd = (gspoRef({ ...x, logpNew: p }).loss - gspoRef({ ...x, logpNew: m }).loss) / (2 * h);
       expect(r.grad[i]).toBeCloseTo(fd, 8);
     }

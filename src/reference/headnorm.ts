@@ -29,7 +29,11 @@ export function checkHeadNormShape(s: HeadNormShape): void {
 }
 
 /** Normalises the q and k heads of qkv in place; returns raw (the heads before) and stats (rstd). */
-export function headNormForwardRef<A extends Float32Array | Float64Array>(qkv: A, weights: ArrayLike<number>, s: HeadNormShape): { raw: Float64Array; stats: Float64Array } {
+export function headNormForwardRef<A extends Float32Array | Float64Array>(
+  qkv: A,
+  weights: ArrayLike<number>,
+  s: HeadNormShape,
+): { raw: Float64Array; stats: Float64Array } {
   checkHeadNormShape(s);
   const { rows, H, kvH, D } = s;
   const W = (H + 2 * kvH) * D;
@@ -54,7 +58,13 @@ export function headNormForwardRef<A extends Float32Array | Float64Array>(qkv: A
 }
 
 /** dqkv's q and k heads become d(before the norm), in place; returns dgain [2D] = [dqGain | dkGain]. */
-export function headNormBackwardRef<A extends Float32Array | Float64Array>(dqkv: A, raw: ArrayLike<number>, stats: ArrayLike<number>, weights: ArrayLike<number>, s: HeadNormShape): Float64Array {
+export function headNormBackwardRef<A extends Float32Array | Float64Array>(
+  dqkv: A,
+  raw: ArrayLike<number>,
+  stats: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  s: HeadNormShape,
+): Float64Array {
   checkHeadNormShape(s);
   const { rows, H, kvH, D } = s;
   const W = (H + 2 * kvH) * D;

@@ -17,7 +17,8 @@ describe('logprob reference', () => {
 
   for (const tau of [1, 0.6]) {
     it(`backward matches central finite differences (temperature ${tau})`, () => {
-      const N = 3, V = 6;
+      const N = 3,
+        V = 6;
       const x = rand(N * V, 2);
       const tg = [0, 5, 2];
       const g = [0.5, -1.5, 2];
@@ -25,8 +26,10 @@ describe('logprob reference', () => {
       const grad = logprobBackwardRef(x, tg, g, N, V, tau);
       const h = 1e-6;
       for (let i = 0; i < x.length; i++) {
-        const xp = x.slice(); xp[i] += h;
-        const xm = x.slice(); xm[i] -= h;
+        const xp = x.slice();
+        xp[i] += h;
+        const xm = x.slice();
+        xm[i] -= h;
         expect(grad[i]).toBeCloseTo((f(xp) - f(xm)) / (2 * h), 7);
       }
     });

@@ -19,7 +19,11 @@ describe('LoRA projection twin', () => {
     const loss = () => loraLinearForward(xs, W, A, B, s).reduce((acc, v, i) => acc + v * dy[i], 0);
     const g = loraLinearBackward(xs, W, A, B, dy, s);
     const h = 1e-6;
-    for (const [name, arr, grad] of [['x', xs, g.dx], ['A', A, g.dA], ['B', B, g.dB]] as const) {
+    for (const [name, arr, grad] of [
+      ['x', xs, g.dx],
+      ['A', A, g.dA],
+      ['B', B, g.dB],
+    ] as const) {
       for (let i = 0; i < arr.length; i++) {
         const keep = arr[i];
         arr[i] = keep + h;

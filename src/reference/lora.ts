@@ -33,7 +33,14 @@ export function loraLinearForward(x: ArrayLike<number>, W: ArrayLike<number>, A:
 }
 
 /** Gradients of Σ dy·y with respect to x, A and B (W frozen: none). */
-export function loraLinearBackward(x: ArrayLike<number>, W: ArrayLike<number>, A: ArrayLike<number>, B: ArrayLike<number>, dy: ArrayLike<number>, s: LoraLinearShape): { dx: Float64Array; dA: Float64Array; dB: Float64Array } {
+export function loraLinearBackward(
+  x: ArrayLike<number>,
+  W: ArrayLike<number>,
+  A: ArrayLike<number>,
+  B: ArrayLike<number>,
+  dy: ArrayLike<number>,
+  s: LoraLinearShape,
+): { dx: Float64Array; dA: Float64Array; dB: Float64Array } {
   const u = mm(x, A, s.rows, s.inDim, s.rank);
   const g = Float64Array.from(dy, (v) => v * s.scale);
   const dB = mm(u, g, s.rank, s.rows, s.outDim, true);

@@ -45,8 +45,18 @@ export function resolveNormShape(s: NormShape): ResolvedNormShape {
  * stats[2r] = mean (0 for RMSNorm), stats[2r + 1] = rstd: what the backward needs.
  */
 export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape): { y: Float32Array; stats: Float32Array };
-export function normForwardRef<A extends Floats>(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape, out: { y: A; stats: A }): { y: A; stats: A };
-export function normForwardRef(x: ArrayLike<number>, weights: ArrayLike<number>, shape: NormShape, out?: { y: Floats; stats: Floats }): { y: Floats; stats: Floats } {
+export function normForwardRef<A extends Floats>(
+  x: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  shape: NormShape,
+  out: { y: A; stats: A },
+): { y: A; stats: A };
+export function normForwardRef(
+  x: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  shape: NormShape,
+  out?: { y: Floats; stats: Floats },
+): { y: Floats; stats: Floats } {
   const s = resolveNormShape(shape);
   const { rows, C } = s;
   const y = out?.y ?? new Float32Array(rows * C);

@@ -55,7 +55,11 @@ describe('prefix attention reference', () => {
     });
   }
 
-  for (const s of [{ G: 3, Tc: 3, Tp: 4, H: 2, D: 4 }, { G: 2, Tc: 3, Tp: 4, H: 4, D: 4, kvH: 2 }, { G: 2, Tc: 2, Tp: 3, H: 4, D: 4, kvH: 1 }] as PrefixAttentionShape[]) {
+  for (const s of [
+    { G: 3, Tc: 3, Tp: 4, H: 2, D: 4 },
+    { G: 2, Tc: 3, Tp: 4, H: 4, D: 4, kvH: 2 },
+    { G: 2, Tc: 2, Tp: 3, H: 4, D: 4, kvH: 1 },
+  ] as PrefixAttentionShape[]) {
     it(`backward matches central finite differences (${JSON.stringify(s)})`, () => {
       const P = 3;
       const C = s.H * s.D;

@@ -78,7 +78,12 @@ function probs(pqkv: ArrayLike<number>, qkv: ArrayLike<number>, s: PrefixAttenti
 }
 
 /** out [G, Tc, C] and lse [G, H, Tc] of the completions over prefix length P. */
-export function prefixAttentionForwardRef(pqkv: ArrayLike<number>, qkv: ArrayLike<number>, s: PrefixAttentionShape, P: number): { out: Float64Array; lse: Float64Array } {
+export function prefixAttentionForwardRef(
+  pqkv: ArrayLike<number>,
+  qkv: ArrayLike<number>,
+  s: PrefixAttentionShape,
+  P: number,
+): { out: Float64Array; lse: Float64Array } {
   checkPrefixAttentionShape(s);
   checkPrefixLength(s, P);
   const { G, Tc, H, D } = s;
@@ -101,7 +106,13 @@ export function prefixAttentionForwardRef(pqkv: ArrayLike<number>, qkv: ArrayLik
 }
 
 /** Gradient of Σ dout ∘ out with respect to the completions' qkv (dqkv) and the prefix's qkv (dpkv). */
-export function prefixAttentionBackwardRef(pqkv: ArrayLike<number>, qkv: ArrayLike<number>, dout: ArrayLike<number>, s: PrefixAttentionShape, P: number): { dqkv: Float64Array; dpkv: Float64Array } {
+export function prefixAttentionBackwardRef(
+  pqkv: ArrayLike<number>,
+  qkv: ArrayLike<number>,
+  dout: ArrayLike<number>,
+  s: PrefixAttentionShape,
+  P: number,
+): { dqkv: Float64Array; dpkv: Float64Array } {
   checkPrefixAttentionShape(s);
   checkPrefixLength(s, P);
   const { G, Tc, Tp, H, D } = s;

@@ -38,9 +38,11 @@ describe('rope reference', () => {
     const x = rand(s.rows * 3 * C, 5);
     const a = ropeRef(x.slice(), { ...s, rows: 3 }, 5);
     const tbl = ropeTable(s.D, 10);
-    const i = 1, pos = 5 + 2;
+    const i = 1,
+      pos = 5 + 2;
     const o = 2 * 3 * C;
-    const c = tbl[(pos * 4 + i) * 2], sn = tbl[(pos * 4 + i) * 2 + 1];
+    const c = tbl[(pos * 4 + i) * 2],
+      sn = tbl[(pos * 4 + i) * 2 + 1];
     expect(a[o + i]).toBeCloseTo(x[o + i] * c - x[o + i + 4] * sn, 12);
   });
 
@@ -51,8 +53,10 @@ describe('rope reference', () => {
     const grad = ropeRef(dy.slice(), s, 3, -1);
     const h = 1e-6;
     for (let i = 0; i < x.length; i++) {
-      const xp = x.slice(); xp[i] += h;
-      const xm = x.slice(); xm[i] -= h;
+      const xp = x.slice();
+      xp[i] += h;
+      const xm = x.slice();
+      xm[i] -= h;
       expect(grad[i]).toBeCloseTo((f(xp) - f(xm)) / (2 * h), 7);
     }
   });

@@ -72,15 +72,15 @@ export function ropeRef<A extends Float64Array | Float32Array>(x: A, s: RopeShap
     // q heads then k heads: H + kvH heads of D from the row's start.
     for (let h = 0; h < H + kvH; h++) {
       const o = r * W + h * D;
-        for (let i = 0; i < half; i++) {
-          const theta = pos * freqs[i];
-          const c = Math.cos(theta);
-          const sn = direction * Math.sin(theta);
-          const a = x[o + i];
-          const b = x[o + i + half];
-          x[o + i] = a * c - b * sn;
-          x[o + i + half] = a * sn + b * c;
-        }
+      for (let i = 0; i < half; i++) {
+        const theta = pos * freqs[i];
+        const c = Math.cos(theta);
+        const sn = direction * Math.sin(theta);
+        const a = x[o + i];
+        const b = x[o + i + half];
+        x[o + i] = a * c - b * sn;
+        x[o + i + half] = a * sn + b * c;
+      }
     }
   }
   return x;

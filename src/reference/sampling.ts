@@ -53,7 +53,10 @@ export function checkSampleOptions(N: number, V: number, o: SampleOptions): void
   if (!Number.isInteger(k) || k < 0) throw new RangeError(`sampling: topK must be a non-negative integer, got ${k}`);
   const p = o.topP ?? 1;
   if (!(p > 0 && p <= 1)) throw new RangeError(`sampling: topP must be in (0, 1], got ${p}`);
-  for (const [name, v] of [['seed', o.seed], ['step', o.step]] as const) {
+  for (const [name, v] of [
+    ['seed', o.seed],
+    ['step', o.step],
+  ] as const) {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`sampling: ${name} must be a 32-bit unsigned integer, got ${v}`);
   }
 }

@@ -8,7 +8,8 @@ export interface SeqSpan {
 
 export function checkSpans(spans: SeqSpan[], T: number, L: number): void {
   spans.forEach((s, i) => {
-    if (!Number.isInteger(s.start) || !Number.isInteger(s.len) || s.start < 0 || s.len < 0) throw new RangeError(`seqgather: span ${i} must have non-negative integer start and len`);
+    if (!Number.isInteger(s.start) || !Number.isInteger(s.len) || s.start < 0 || s.len < 0)
+      throw new RangeError(`seqgather: span ${i} must have non-negative integer start and len`);
     if (s.start + s.len > T) throw new RangeError(`seqgather: span ${i} (${s.start}+${s.len}) runs past T = ${T}`);
     if (s.len > L) throw new RangeError(`seqgather: span ${i} has ${s.len} tokens, more than L = ${L}`);
   });

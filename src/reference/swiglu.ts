@@ -36,7 +36,12 @@ export function swigluForwardRef<A extends Floats = Float32Array>(h: ArrayLike<n
 }
 
 /** dh [rows, 2F] = [dgate | dup] from dout [rows, F] and h. */
-export function swigluBackwardRef<A extends Floats = Float32Array>(h: ArrayLike<number>, dout: ArrayLike<number>, s: SwigluShape, out = new Float32Array(s.rows * 2 * s.F) as A): A {
+export function swigluBackwardRef<A extends Floats = Float32Array>(
+  h: ArrayLike<number>,
+  dout: ArrayLike<number>,
+  s: SwigluShape,
+  out = new Float32Array(s.rows * 2 * s.F) as A,
+): A {
   checkSwigluShape(s);
   const { rows, F } = s;
   for (let r = 0; r < rows; r++) {

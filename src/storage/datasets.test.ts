@@ -9,7 +9,12 @@ import { closeStudioDB } from './db.ts';
 import { STORAGE_FULL_MESSAGE, StorageFullError } from './runs.ts';
 
 const traj = (id: string, action = 'ls'): Trajectory =>
-  ({ id, domain: 'terminal', system_prompt: { task_description: 't', action_space: 'a', observation_space: 'o' }, turns: [{ action, observation: 'a.txt' }] }) as unknown as Trajectory;
+  ({
+    id,
+    domain: 'terminal',
+    system_prompt: { task_description: 't', action_space: 'a', observation_space: 'o' },
+    turns: [{ action, observation: 'a.txt' }],
+  }) as unknown as Trajectory;
 
 const meta = (id: string) => ({ id, name: id, createdAt: 1, origin: 'import' as const, formats: ['native'], files: ['f'], errorCount: 0 });
 

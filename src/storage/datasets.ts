@@ -84,7 +84,8 @@ export async function appendTrajectories(meta: Omit<DatasetMeta, 'turns' | 'doma
     const full: DatasetMeta = old ? { ...old } : { ...meta, trajectories: 0, turns: 0, domains: [], chunks: 0 };
     const last = full.chunks ? await store.get([full.id, full.chunks - 1]) : undefined;
     const ids = new Set((last?.trajectories ?? []).map((t) => t.id));
-    if (old && full.chunks > 1) for (const c of await store.getAll(IDBKeyRange.bound([full.id, 0], [full.id, full.chunks - 2]))) for (const t of c.trajectories) ids.add(t.id);
+    if (old && full.chunks > 1)
+      for (const c of await store.getAll(IDBKeyRange.bound([full.id, 0], [full.id, full.chunks - 2]))) for (const t of c.trajectories) ids.add(t.id);
     for (const t of added) {
       if (ids.has(t.id)) throw new Error(`the dataset ${full.name} already holds a trajectory with id ${t.id}`);
       ids.add(t.id);

@@ -27,7 +27,13 @@ import {
   updateRun,
 } from './runs.ts';
 
-const traj = (id: string): Trajectory => ({ id, domain: 'terminal', system_prompt: { task_description: 't', action_space: 'a', observation_space: 'o' }, turns: [{ action: 'ls', observation: 'a.txt' }] }) as unknown as Trajectory;
+const traj = (id: string): Trajectory =>
+  ({
+    id,
+    domain: 'terminal',
+    system_prompt: { task_description: 't', action_space: 'a', observation_space: 'o' },
+    turns: [{ action: 'ls', observation: 'a.txt' }],
+  }) as unknown as Trajectory;
 
 function run(id: string, extra: Partial<RunRecord> = {}): RunRecord {
   return {
@@ -74,7 +80,19 @@ describe('database upgrade', () => {
         db.createObjectStore('tokenizers', { keyPath: 'datasetId' });
       },
     });
-    await v1.put('datasets', { id: 'd1', name: 'mine', createdAt: 1, origin: 'import', formats: ['native'], files: ['x.jsonl'], trajectories: 2, turns: 2, domains: ['terminal'], errorCount: 0, chunks: 1 });
+    await v1.put('datasets', {
+      id: 'd1',
+      name: 'mine',
+      createdAt: 1,
+      origin: 'import',
+      formats: ['native'],
+      files: ['x.jsonl'],
+      trajectories: 2,
+      turns: 2,
+      domains: ['terminal'],
+      errorCount: 0,
+      chunks: 1,
+    });
     await v1.put('datasetChunks', { datasetId: 'd1', index: 0, trajectories: [traj('a'), traj('b')] });
     await v1.put('templates', { version: 'v3', parent: 'v2', note: 'mine', createdAt: 1, builtin: false, template: { version: 'v3' } });
     await v1.put('tokenizers', { datasetId: 'd1', vocabSize: 300, createdAt: 1, json: { merges: [] } });
@@ -82,7 +100,18 @@ describe('database upgrade', () => {
 
     const db = await openStudioDB();
     expect(db.version).toBe(DB_VERSION);
-    expect([...db.objectStoreNames].sort()).toEqual(['benchResults', 'benches', 'checkpoints', 'datasetChunks', 'datasets', 'optimisations', 'runMetrics', 'runs', 'templates', 'tokenizers']);
+    expect([...db.objectStoreNames].sort()).toEqual([
+      'benchResults',
+      'benches',
+      'checkpoints',
+      'datasetChunks',
+      'datasets',
+      'optimisations',
+      'runMetrics',
+      'runs',
+      'templates',
+      'tokenizers',
+    ]);
     expect((await listDatasets()).map((d) => d.name)).toEqual(['mine']);
     expect((await loadTrajectories('d1')).map((t) => t.id)).toEqual(['a', 'b']);
     expect(await db.get('templates', 'v3')).toMatchObject({ note: 'mine' });
@@ -183,11 +212,17 @@ describe('atomic checkpoint replacement', () => {
   it('a crash after the write but before the switch keeps the previous checkpoint; the orphan is collected', async () => {
     const first = await withPrevious();
     await expect(
-      saveCheckpoint('r', 'last', bytesOf(64, 2), { step: 4 }, {
-        beforeSwitch: () => {
-          throw new Error('crash');
+      saveCheckpoint(
+        'r',
+        'last',
+        bytesOf(64, 2),
+        { step: 4 },
+        {
+          beforeSwitch: () => {
+            throw new Error('crash');
+          },
         },
-      }),
+      ),
     ).rejects.toThrow('crash');
     await closeStudioDB();
     const r = (await getRun('r'))!;

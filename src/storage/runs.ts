@@ -16,7 +16,8 @@ import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import { maskConfig, maskConfigFromJson, type MaskConfig } from '../core/masking/index.ts';
 import { openStudioDB, type CheckpointRef, type CheckpointTag, type RunMetric, type RunRecord, type RunState, type StudioDB } from './db.ts';
 
-export const STORAGE_FULL_MESSAGE = 'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';
+export const STORAGE_FULL_MESSAGE =
+  'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';
 
 export class StorageFullError extends Error {
   constructor(cause?: unknown) {
@@ -179,7 +180,13 @@ export async function saveCheckpoint(
   if (tag === 'best' && current && current.step === info.step) {
     ref = { ...current, evalLoss: info.evalLoss };
   } else {
-    ref = { key: `${runId}/${info.step}/${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, step: info.step, size: bytes.byteLength, createdAt: Date.now(), evalLoss: info.evalLoss };
+    ref = {
+      key: `${runId}/${info.step}/${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+      step: info.step,
+      size: bytes.byteLength,
+      createdAt: Date.now(),
+      evalLoss: info.evalLoss,
+    };
     // A copy that owns exactly these bytes (the view may be a window on a larger buffer).
     const buffer = bytes.slice().buffer as ArrayBuffer;
     await write(db, ['checkpoints'], async (tx) => {

@@ -39,10 +39,24 @@ const sample = {
 describe('template versions stored as JSON', () => {
   it('are read as text templates that render what they rendered, and the stored record is kept', async () => {
     const db = await openStudioDB();
-    const stored = { version: 'v4', parent: 'v2', note: 'mine', createdAt: 5, builtin: false, template: OLD as unknown as PromptTemplate } satisfies TemplateVersion;
+    const stored = {
+      version: 'v4',
+      parent: 'v2',
+      note: 'mine',
+      createdAt: 5,
+      builtin: false,
+      template: OLD as unknown as PromptTemplate,
+    } satisfies TemplateVersion;
     await db.put('templates', stored);
     // A built-in as an older app stored it (JSON): replaced by the current text one.
-    await db.put('templates', { version: 'v0', parent: null, note: 'built-in: old', createdAt: 0, builtin: true, template: { ...OLD, version: 'v0' } as unknown as PromptTemplate });
+    await db.put('templates', {
+      version: 'v0',
+      parent: null,
+      note: 'built-in: old',
+      createdAt: 0,
+      builtin: true,
+      template: { ...OLD, version: 'v0' } as unknown as PromptTemplate,
+    });
     const versions = await listTemplateVersions();
     expect(versions.map((v) => v.version)).toEqual(['v0', 'v1', 'v2', 'v4', 'compact']);
     const v4 = versions.find((v) => v.version === 'v4')!;

@@ -43,11 +43,15 @@ afterEach(async () => {
 describe('template versions and tokenizer cache at a full quota', () => {
   it('a new template version gives the storage-full message and is not stored', async () => {
     await listTemplateVersions();
-    const err = await atFullQuota(() => addTemplateVersion({ version: 'v9', parent: 'v0', note: '', createdAt: 1, builtin: false, template: { ...BUILTIN_TEMPLATES.v0, version: 'v9' } }));
+    const err = await atFullQuota(() =>
+      addTemplateVersion({ version: 'v9', parent: 'v0', note: '', createdAt: 1, builtin: false, template: { ...BUILTIN_TEMPLATES.v0, version: 'v9' } }),
+    );
     expect(err).toBeInstanceOf(StorageFullError);
     expect((await listTemplateVersions()).map((v) => v.version)).not.toContain('v9');
     // A name taken is still its own error.
-    await expect(addTemplateVersion({ version: 'v0', parent: null, note: '', createdAt: 1, builtin: false, template: BUILTIN_TEMPLATES.v0 })).rejects.toThrow('already exists');
+    await expect(addTemplateVersion({ version: 'v0', parent: null, note: '', createdAt: 1, builtin: false, template: BUILTIN_TEMPLATES.v0 })).rejects.toThrow(
+      'already exists',
+    );
   });
 
   it('a tokenizer cache write gives the storage-full message', async () => {
@@ -55,5 +59,4 @@ describe('template versions and tokenizer cache at a full quota', () => {
     expect((err as Error).message).toBe(STORAGE_FULL_MESSAGE);
     expect(await getCachedTokenizer('d1')).toBeUndefined();
   });
-
 });

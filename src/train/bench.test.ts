@@ -83,7 +83,8 @@ function memoryDeps(b: BenchRecord, model: () => LwmBackend, extra: Partial<Benc
     },
     loadResults: async () => [...store.results.values()].map((r) => structuredClone(r)),
     putResults: async (rs) => rs.forEach((r) => store.results.set(`${r.backend}#${r.index}`, structuredClone(r))),
-    loadSamples: async (x) => benchSampleRecords(trajectories, { evalFraction: x.data.evalFraction, seed: x.data.seed, perDomain: x.data.perDomain ?? undefined }),
+    loadSamples: async (x) =>
+      benchSampleRecords(trajectories, { evalFraction: x.data.evalFraction, seed: x.data.seed, perDomain: x.data.perDomain ?? undefined }),
     openBackend: async (ref, x) => {
       store.opened.push(ref.id);
       if (ref.kind === 'endpoint') return { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 2, form: 'chat' as const, dispose() {} };
@@ -111,9 +112,15 @@ describe('bench samples', () => {
     expect(held.size).toBe(9); // 30% of 10 per domain
     for (const r of SAMPLES) expect(held.has(String(r.id).replace(/_t\d+$/, ''))).toBe(true);
     // Order-independent and reproducible; another seed draws other turns.
-    expect(benchSampleRecords([...trajectories].reverse(), { evalFraction: 0.3, seed: 0, perDomain: 4 }).map((r) => r.id).sort()).toEqual(SAMPLES.map((r) => r.id).sort());
+    expect(
+      benchSampleRecords([...trajectories].reverse(), { evalFraction: 0.3, seed: 0, perDomain: 4 })
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(SAMPLES.map((r) => r.id).sort());
     expect(benchSampleRecords(trajectories, { evalFraction: 0.3, seed: 1, perDomain: 4 }).map((r) => r.id)).not.toEqual(SAMPLES.map((r) => r.id));
-    expect(benchSampleRecords(trajectories, { evalFraction: 0.3, seed: 0, perDomain: 4, domains: ['mcp'] }).map((r) => r.id)).toEqual(SAMPLES.filter((r) => r.task === 'mcp').map((r) => r.id));
+    expect(benchSampleRecords(trajectories, { evalFraction: 0.3, seed: 0, perDomain: 4, domains: ['mcp'] }).map((r) => r.id)).toEqual(
+      SAMPLES.filter((r) => r.task === 'mcp').map((r) => r.id),
+    );
   });
 });
 
@@ -133,11 +140,18 @@ describe('runBench', () => {
     expect(store.progress.at(-1)!.etaMs).toBe(0);
 
     // The same numbers as lwm infer → lwm judge → lwm score on the same records.
-    for (const [id, backend] of [['copy-last', copyLastBackend()], ['reference', referenceBackend()], ['model', halfModel()]] as const) {
+    for (const [id, backend] of [
+      ['copy-last', copyLastBackend()],
+      ['reference', referenceBackend()],
+      ['model', halfModel()],
+    ] as const) {
       const preds: AwbPredictionRecord[] = [];
       await inferRecords(SAMPLES, { backend, generate: { maxTokens: 8, temperature: 0 }, onRecord: (p) => void preds.push(p) });
       const cli = await Promise.all(preds.map((p) => judgeRecord(p, localJudge)));
-      const ours = [...store.results.values()].filter((r) => r.backend === id).sort((a, b) => a.index - b.index).map((r) => r.judged['local-rubric']);
+      const ours = [...store.results.values()]
+        .filter((r) => r.backend === id)
+        .sort((a, b) => a.index - b.index)
+        .map((r) => r.judged['local-rubric']);
       expect(scoreJudged(ours)).toEqual(scoreJudged(cli));
       expect(ours.map((r) => r.gen)).toEqual(cli.map((r) => r.gen));
     }
@@ -183,7 +197,10 @@ describe('runBench', () => {
   });
 
   it('records a failed generation as failed, goes on, and generates it again on resume', async () => {
-    const { store, deps } = memoryDeps(bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }] }), () => halfModel(new Set([2])));
+    const { store, deps } = memoryDeps(
+      bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }] }),
+      () => halfModel(new Set([2])),
+    );
     const out = await runBench('b1', deps);
     expect(out.failed).toBe(2); // the generation, and its judgement ("No model generation")
     const bad = [...store.results.values()].find((r) => r.prediction.gen_error !== undefined)!;
@@ -211,9 +228,13 @@ describe('runBench', () => {
       },
     };
     store.bench.judges.push({ id: 'strict', kind: 'endpoint', endpoint: { baseUrl: 'http://j', model: 'j' } });
-    const again = memoryDeps(store.bench, () => {
-      throw new Error('no generation expected');
-    }, { openJudge: (ref) => (ref.id === 'strict' ? { judge: second, concurrency: 3 } : openBenchJudge(ref, undefined)) });
+    const again = memoryDeps(
+      store.bench,
+      () => {
+        throw new Error('no generation expected');
+      },
+      { openJudge: (ref) => (ref.id === 'strict' ? { judge: second, concurrency: 3 } : openBenchJudge(ref, undefined)) },
+    );
     again.store.results = store.results;
     const out = await runBench('b1', again.deps);
     expect(again.store.opened).toEqual([]);
@@ -275,14 +296,26 @@ describe('runBench', () => {
   it('runs baselines without the GPU, and a checkpoint without WebGPU is a problem of its own row', async () => {
     await expect(openBenchBackend({ id: 'copy-last', name: 'copy-last', kind: 'copy-last' }, bench(), NO_GPU, undefined)).resolves.toBeTruthy();
     const noWebGpu = { gpu: () => Promise.reject(new WebGPUUnavailableError('This browser does not expose WebGPU (navigator.gpu is missing).', 'help')) };
-    const ref = { id: 'ckpt', name: 'local:sft', kind: 'checkpoint' as const, checkpoint: { runId: 'r', runName: 'run', tag: 'last' as const, step: 1, key: 'k' } };
+    const ref = {
+      id: 'ckpt',
+      name: 'local:sft',
+      kind: 'checkpoint' as const,
+      checkpoint: { runId: 'r', runName: 'run', tag: 'last' as const, step: 1, key: 'k' },
+    };
     const err = await openBenchBackend(ref, bench(), noWebGpu, undefined).catch((e) => e);
     expect(err).toBeInstanceOf(BackendFailed);
-    expect(backendProblem(err)).toEqual({ kind: 'no-webgpu', message: expect.stringMatching(/^local:sft runs on the GPU, and WebGPU is not available here: .*navigator.gpu is missing/) });
+    expect(backendProblem(err)).toEqual({
+      kind: 'no-webgpu',
+      message: expect.stringMatching(/^local:sft runs on the GPU, and WebGPU is not available here: .*navigator.gpu is missing/),
+    });
   });
 
   it('stops an endpoint backend whose server never answered, but not one that failed after answering', async () => {
-    const down = new EndpointError('unreachable', 'http://127.0.0.1:9/v1/chat/completions', 'cannot reach http://127.0.0.1:9/v1/chat/completions (fetch failed)');
+    const down = new EndpointError(
+      'unreachable',
+      'http://127.0.0.1:9/v1/chat/completions',
+      'cannot reach http://127.0.0.1:9/v1/chat/completions (fetch failed)',
+    );
     let calls = 0;
     const flaky: LwmBackend = {
       name: 'e',
@@ -311,10 +344,22 @@ describe('runBench', () => {
         yield* halfModel().generate(req, o);
       },
     });
-    const { store, deps } = memoryDeps(bench({ backends: [{ id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } }, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), model, {
-      now: () => clock,
-      openBackend: async (ref, x) => (ref.kind === 'endpoint' ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, form: 'chat' as const, dispose() {} } : openBenchBackend(ref, x, NO_GPU, undefined)),
-    });
+    const { store, deps } = memoryDeps(
+      bench({
+        backends: [
+          { id: 'model', name: 'model', kind: 'endpoint', endpoint: { baseUrl: 'http://x', model: 'm' } },
+          { id: 'copy-last', name: 'copy-last', kind: 'copy-last' },
+        ],
+      }),
+      model,
+      {
+        now: () => clock,
+        openBackend: async (ref, x) =>
+          ref.kind === 'endpoint'
+            ? { backend: model(), generate: { maxTokens: 8, temperature: 0 }, concurrency: 1, form: 'chat' as const, dispose() {} }
+            : openBenchBackend(ref, x, NO_GPU, undefined),
+      },
+    );
     await runBench('b1', deps);
     const gen = store.progress.filter((p) => p.phase === 'generate' && p.backend === 'model');
     // After k predictions at 1 s each: 12 − k left; the local judge and the baseline cost nothing measurable.
@@ -325,7 +370,7 @@ describe('runBench', () => {
   it('a Hugging Face folder not open in the page (a reload since) says to pick it again; its files never go into the record', async () => {
     const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: null, memoryGiB: 1 };
     const ref = { id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf' as const, hf };
-    await expect(openBenchBackend(ref, bench({ backends: [ref] }), { gpu: () => Promise.reject(new Error("no GPU in this test")) }, undefined)).rejects.toThrow(
+    await expect(openBenchBackend(ref, bench({ backends: [ref] }), { gpu: () => Promise.reject(new Error('no GPU in this test')) }, undefined)).rejects.toThrow(
       'hf:Tiny: the folder Tiny is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.',
     );
     const { store, deps } = memoryDeps(bench({ backends: [ref, { id: 'copy-last', name: 'copy-last', kind: 'copy-last' }] }), () => halfModel());

@@ -127,14 +127,20 @@ export class BackendFailed extends Error {
   }
 }
 
-const ENDPOINT_PROBLEM: Partial<Record<EndpointError['kind'], BenchBackendProblem['kind']>> = { cors: 'cors', unreachable: 'unreachable', timeout: 'unreachable', auth: 'auth' };
+const ENDPOINT_PROBLEM: Partial<Record<EndpointError['kind'], BenchBackendProblem['kind']>> = {
+  cors: 'cors',
+  unreachable: 'unreachable',
+  timeout: 'unreachable',
+  auth: 'auth',
+};
 
 /** What kind of problem an error that stopped a backend is, for the words the Bench shows beside it. */
 export function backendProblem(e: unknown): BenchBackendProblem {
   if (e instanceof BackendFailed) return e.problem;
   const message = e instanceof Error ? userMessage(e) : String(e);
   if (e instanceof EndpointError) return { kind: ENDPOINT_PROBLEM[e.kind] ?? 'endpoint', message: e.message };
-  if (e instanceof CheckpointError || (e as Error)?.name === 'SafetensorsError' || (e instanceof BackendError && e.about === 'checkpoint')) return { kind: 'checkpoint', message };
+  if (e instanceof CheckpointError || (e as Error)?.name === 'SafetensorsError' || (e instanceof BackendError && e.about === 'checkpoint'))
+    return { kind: 'checkpoint', message };
   if (e instanceof WebGPUUnavailableError) return { kind: 'no-webgpu', message };
   return { kind: 'other', message };
 }
@@ -148,7 +154,8 @@ async function withSamples(bench: BenchRecord, deps: BenchDeps): Promise<BenchRe
   const benchId = bench.id;
   deps.progress({ benchId, phase: 'samples', done: 0, total: 0, failed: 0, etaMs: null, results: [] });
   const samples = await deps.loadSamples(bench);
-  if (!samples.length) throw new UserFacingError(`The dataset ${bench.data.name} has no held-out turns for these settings (raise the eval share or choose other domains).`);
+  if (!samples.length)
+    throw new UserFacingError(`The dataset ${bench.data.name} has no held-out turns for these settings (raise the eval share or choose other domains).`);
   const out = await deps.updateBench(benchId, (b) => (b.samples = samples));
   deps.log(`${samples.length} held-out turns from ${out.data.name}`);
   return out;
@@ -324,7 +331,19 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
     const bench = await withSamples(started, deps);
     const stored = new Map<string, BenchResult>();
     for (const r of await deps.loadResults(benchId)) stored.set(keyOf(r.backend, r.index), r);
-    const run: BenchRun = { benchId, deps, now, bench, stored, counters, missingGen: new Map(), missingJudge: new Map(), genRate: new Map(), judgeRate: new Map(), lastSaved: 0 };
+    const run: BenchRun = {
+      benchId,
+      deps,
+      now,
+      bench,
+      stored,
+      counters,
+      missingGen: new Map(),
+      missingJudge: new Map(),
+      genRate: new Map(),
+      judgeRate: new Map(),
+      lastSaved: 0,
+    };
     countWork(run);
     const problems: Record<string, BenchBackendProblem> = {};
     for (const ref of bench.backends) {
@@ -335,7 +354,8 @@ export async function runBench(benchId: string, deps: BenchDeps): Promise<BenchJ
     const failed = bench.backends.filter((b) => problems[b.id]);
     await deps.updateBench(benchId, (b) => {
       b.state = failed.length ? 'failed' : 'done';
-      if (failed.length) b.error = `${failed.map((f) => f.name).join(', ')} could not run (why, and what to do, is shown beside ${failed.length === 1 ? 'it' : 'each'}); the other backends finished. Trying again keeps what was done.`;
+      if (failed.length)
+        b.error = `${failed.map((f) => f.name).join(', ')} could not run (why, and what to do, is shown beside ${failed.length === 1 ? 'it' : 'each'}); the other backends finished. Trying again keeps what was done.`;
       b.progress = { done: counters.done, total: counters.total };
     });
     return { benchId, ...counters };
@@ -378,19 +398,27 @@ export function stopWhenDown(backend: LwmBackend): LwmBackend {
 }
 
 /** A backend of a bench on this worker (src/backends/open.ts), with the files of a folder the page sent; an endpoint stops at once when its server is down, and no WebGPU fails only the backends that need it. */
-export async function openBenchBackend(ref: BenchBackendRef, bench: Pick<BenchRecord, 'generation'>, ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>, apiKey: string | undefined, files?: HfFolderFile[]): Promise<ReadyBackend> {
+export async function openBenchBackend(
+  ref: BenchBackendRef,
+  bench: Pick<BenchRecord, 'generation'>,
+  ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>,
+  apiKey: string | undefined,
+  files?: HfFolderFile[],
+): Promise<ReadyBackend> {
   if (ref.kind === 'imported') throw new UserFacingError(`${ref.name}: an imported backend cannot be run again.`);
   const folderId = ref.kind === 'hf' ? ref.hf.folderId : ref.kind === 'onnx' ? ref.onnx.folderId : null;
   const source = workerSource(ctx, {
     apiKey,
     ...(folderId !== null && files && { folders: { [folderId]: files } }),
-    missingFolder: (f) => `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`,
+    missingFolder: (f) =>
+      `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the New benchmark form, then resume.`,
   });
   const gpu = async () => {
     try {
       return await ctx.gpu();
     } catch (e) {
-      if (e instanceof WebGPUUnavailableError) throw new BackendFailed({ kind: 'no-webgpu', message: `${ref.name} runs on the GPU, and WebGPU is not available here: ${e.message}` });
+      if (e instanceof WebGPUUnavailableError)
+        throw new BackendFailed({ kind: 'no-webgpu', message: `${ref.name} runs on the GPU, and WebGPU is not available here: ${e.message}` });
       throw e;
     }
   };
@@ -402,7 +430,8 @@ export async function openBenchBackend(ref: BenchBackendRef, bench: Pick<BenchRe
 /** A judge of a bench: the local rubric judge, or an LLM judge at an endpoint (AgentWorldBench verdict format). */
 export function openBenchJudge(ref: BenchJudgeRef, apiKey: string | undefined): { judge: Judge; concurrency: number } {
   if (ref.kind === 'local') return { judge: localJudge, concurrency: 1 };
-  if (ref.kind === 'endpoint' && ref.endpoint) return { judge: endpointJudge({ baseUrl: ref.endpoint.baseUrl, model: ref.endpoint.model, apiKey, maxConcurrency: 4 }, { name: ref.id }), concurrency: 4 };
+  if (ref.kind === 'endpoint' && ref.endpoint)
+    return { judge: endpointJudge({ baseUrl: ref.endpoint.baseUrl, model: ref.endpoint.model, apiKey, maxConcurrency: 4 }, { name: ref.id }), concurrency: 4 };
   throw new UserFacingError(`The judge ${ref.id} cannot be run here (an imported file's judge).`);
 }
 
@@ -425,10 +454,17 @@ export async function runBenchJob(spec: BenchJobSpec, ctx: JobContext): Promise<
       async loadSamples(bench) {
         if (!bench.data.datasetId) throw new UserFacingError('This benchmark names no dataset to take held-out turns from.');
         const trajectories = await loadTrajectories(bench.data.datasetId);
-        if (!trajectories.length) throw new UserFacingError(`The dataset ${bench.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
-        return benchSampleRecords(trajectories, { evalFraction: bench.data.evalFraction, seed: bench.data.seed, perDomain: bench.data.perDomain ?? undefined, domains: bench.data.domains });
+        if (!trajectories.length)
+          throw new UserFacingError(`The dataset ${bench.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
+        return benchSampleRecords(trajectories, {
+          evalFraction: bench.data.evalFraction,
+          seed: bench.data.seed,
+          perDomain: bench.data.perDomain ?? undefined,
+          domains: bench.data.domains,
+        });
       },
-      openBackend: (ref, bench) => openBenchBackend(ref, bench, ctx, key(ref.id), spec.folders && Object.hasOwn(spec.folders, ref.id) ? spec.folders[ref.id] : undefined),
+      openBackend: (ref, bench) =>
+        openBenchBackend(ref, bench, ctx, key(ref.id), spec.folders && Object.hasOwn(spec.folders, ref.id) ? spec.folders[ref.id] : undefined),
       openJudge: (ref) => openBenchJudge(ref, key(ref.id)),
       step: () => ctx.step(),
       signal: stop.signal,

@@ -1,7 +1,13 @@
 // Training a pretrained Hugging Face model in its own chat format: our templates wrapped in the
 // model's chat (src/core/templates/chat-wrap.ts, shared with the backends that serve the
 // fine-tune), with its errors as the user's (a chat template that cannot carry our samples).
-import { chatTokenizer as coreChatTokenizer, chatWrap as coreChatWrap, ChatWrapError, wrapTemplates as coreWrapTemplates, type ChatWrap } from '../core/templates/chat-wrap.ts';
+import {
+  chatTokenizer as coreChatTokenizer,
+  chatWrap as coreChatWrap,
+  ChatWrapError,
+  wrapTemplates as coreWrapTemplates,
+  type ChatWrap,
+} from '../core/templates/chat-wrap.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { Tokenizer } from '../core/tokenizer/index.ts';

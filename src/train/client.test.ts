@@ -42,7 +42,13 @@ function setup() {
 /** Settles within a macrotask or reports 'pending' (a promise that would wait forever). */
 async function settled(p: Promise<unknown>): Promise<{ ok: unknown } | { err: string } | 'pending'> {
   const pending = new Promise<'pending'>((r) => setTimeout(() => r('pending'), 0));
-  return Promise.race([p.then((ok) => ({ ok }), (e: Error) => ({ err: e.message })), pending]);
+  return Promise.race([
+    p.then(
+      (ok) => ({ ok }),
+      (e: Error) => ({ err: e.message }),
+    ),
+    pending,
+  ]);
 }
 
 describe('JobClient worker faults', () => {

@@ -48,9 +48,7 @@ export class JobClient {
 
   /** The worker bundled by Vite (module worker). */
   static spawn(): JobClient {
-    return new JobClient(
-      () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lwm-jobs' }) as unknown as WorkerLike,
-    );
+    return new JobClient(() => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lwm-jobs' }) as unknown as WorkerLike);
   }
 
   private send(m: ToWorker) {

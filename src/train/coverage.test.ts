@@ -4,7 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateForSample, templateLiterals, sampleLayout, itemText, type PromptTemplate } from '../core/templates/index.ts';
+import {
+  BUILTIN_TEMPLATES,
+  DEFAULT_STAGE_TEMPLATES,
+  renderTrajectory,
+  templateForSample,
+  templateLiterals,
+  sampleLayout,
+  itemText,
+  type PromptTemplate,
+} from '../core/templates/index.ts';
 import { ELISION } from '../core/templates/fit.ts';
 import { trainBpe, type Tokenizer } from '../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../core/turns/index.ts';
@@ -35,7 +44,11 @@ function tokenizer(vocabSize: number): Tokenizer {
 
 /** Tokens of the whole render of a sample reduced to its initial state and its newest `turns` turns (merges across pieces only shorten it). */
 function need(tok: Tokenizer, t: PromptTemplate, s: TurnSample, turns: number): number {
-  const reduced = { ...s, systemPrompt: { ...emptySystemPrompt(), initial_state: s.systemPrompt.initial_state }, history: s.history.slice(s.history.length - turns) };
+  const reduced = {
+    ...s,
+    systemPrompt: { ...emptySystemPrompt(), initial_state: s.systemPrompt.initial_state },
+    history: s.history.slice(s.history.length - turns),
+  };
   // The template's own prose left out, as the fitter may leave it out.
   const context = sampleLayout(t, reduced)
     .filter((item) => item.name !== 'preamble' && item.name !== 'closing')

@@ -70,7 +70,9 @@ describe('SFT encoding', () => {
 
 describe('trajectory rows', () => {
   const trajs = [0, 1, 2, 3].map((i) => generateTrajectory('terminal', 4242, i));
-  const ttok = trainBpe([...trajs.map((t) => JSON.stringify(t)), ...Object.values(BUILTIN_TEMPLATES).map((t) => templateLiterals(t.text).join('\n'))], { vocabSize: 600 });
+  const ttok = trainBpe([...trajs.map((t) => JSON.stringify(t)), ...Object.values(BUILTIN_TEMPLATES).map((t) => templateLiterals(t.text).join('\n'))], {
+    vocabSize: 600,
+  });
   const all = expandTurns(trajs);
   // A distinct weight per turn, so a weighted token says which turn's sample it was trained for.
   const weightOf = (s: { turnIndex: number; trajectoryId: string }) => 0.1 + 0.01 * s.turnIndex + 0.2 * trajs.findIndex((t) => t.id === s.trajectoryId);
@@ -142,7 +144,8 @@ describe('trajectory rows', () => {
   it('leaves a history turn without a sample of its own untrained', () => {
     const some = all.filter((s) => s.turnIndex !== 1);
     const rows = encodeTrajectoryRows(ttok, some, weightOf, { compact: 1 }, { maxTokens: 4000 });
-    for (const row of rows) for (const [w] of runs(row)) expect(Math.abs(w - weightOf({ turnIndex: 1, trajectoryId: row.trajectoryId! }))).toBeGreaterThan(1e-9);
+    for (const row of rows)
+      for (const [w] of runs(row)) expect(Math.abs(w - weightOf({ turnIndex: 1, trajectoryId: row.trajectoryId! }))).toBeGreaterThan(1e-9);
   });
 });
 

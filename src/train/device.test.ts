@@ -16,7 +16,12 @@ function fakeRuntime(n: number) {
       return () => listeners.delete(l);
     },
     device: {
-      destroy: () => queueMicrotask(() => listeners.forEach((l) => l({ type: 'lost', error: Object.assign(new Error(`device ${n} was lost (destroyed)`), { reason: 'destroyed' }) } as RuntimeEvent))),
+      destroy: () =>
+        queueMicrotask(() =>
+          listeners.forEach((l) =>
+            l({ type: 'lost', error: Object.assign(new Error(`device ${n} was lost (destroyed)`), { reason: 'destroyed' }) } as RuntimeEvent),
+          ),
+        ),
     },
   };
   return rt as unknown as GpuRuntime;
@@ -27,7 +32,10 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 function setup(create: (n: number) => Promise<GpuRuntime>) {
   const events: FromWorker[] = [];
   let created = 0;
-  const device = new WorkerDevice(() => create(++created), (m) => events.push(m));
+  const device = new WorkerDevice(
+    () => create(++created),
+    (m) => events.push(m),
+  );
   return { device, events, created: () => created };
 }
 
@@ -71,7 +79,11 @@ describe('WorkerDevice (the jobs worker owns the one GPU device)', () => {
       return fakeRuntime(n);
     });
     await device.report();
-    expect(events[0]).toEqual({ type: 'unavailable', message: 'no adapter\nstart Chromium with --enable-unsafe-webgpu', help: 'start Chromium with --enable-unsafe-webgpu' });
+    expect(events[0]).toEqual({
+      type: 'unavailable',
+      message: 'no adapter\nstart Chromium with --enable-unsafe-webgpu',
+      help: 'start Chromium with --enable-unsafe-webgpu',
+    });
     await device.report();
     expect(created()).toBe(2);
     expect(events[1].type).toBe('ready');

@@ -68,7 +68,13 @@ export class DomainMeans {
  * So a domain's figure is, like `eval_loss` itself, a mean over the eval batches of a weighted
  * mean loss within each batch, and data of one domain gives that domain exactly `eval_loss`.
  */
-export function addBatchLosses(means: DomainMeans, batch: { B: number; T: number; weights: ArrayLike<number> }, nll: ArrayLike<number>, domains: readonly string[], metric = 'eval_loss'): void {
+export function addBatchLosses(
+  means: DomainMeans,
+  batch: { B: number; T: number; weights: ArrayLike<number> },
+  nll: ArrayLike<number>,
+  domains: readonly string[],
+  metric = 'eval_loss',
+): void {
   const sums = new Map<string, { sum: number; weight: number }>();
   for (let r = 0; r < batch.B; r++) {
     const e = sums.get(domains[r]) ?? { sum: 0, weight: 0 };
@@ -83,6 +89,11 @@ export function addBatchLosses(means: DomainMeans, batch: { B: number; T: number
 
 /** Per-domain figures as one log line: "eval by domain at step 40: mcp eval_loss 2.341 · os eval_loss 2.107". */
 export function domainFiguresLine(step: number, figures: DomainFigures): string | null {
-  const parts = Object.entries(figures).map(([d, m]) => `${d} ${Object.entries(m).map(([k, v]) => `${k} ${Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4)}`).join(', ')}`);
+  const parts = Object.entries(figures).map(
+    ([d, m]) =>
+      `${d} ${Object.entries(m)
+        .map(([k, v]) => `${k} ${Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4)}`)
+        .join(', ')}`,
+  );
   return parts.length ? `eval by domain at step ${step}: ${parts.join(' · ')}` : null;
 }

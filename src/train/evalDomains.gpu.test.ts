@@ -20,7 +20,20 @@ describe('evaluation across domains (micro)', () => {
   it('SFT: eval_loss and eval_judge_mean per domain, every domain in the eval batches and judged samples', async () => {
     const rt = await gpuRuntime();
     const r = recorder(rt);
-    const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 1, batch: 4, T: 48, evalEvery: 1, evalBatches: 1, evalJudgeSamples: 3, seed: 1, rl: { maxNewTokens: 4 } };
+    const spec: TrainSpec = {
+      kind: 'train',
+      stage: 'sft',
+      preset: 'micro',
+      vocabSize: 300,
+      steps: 1,
+      batch: 4,
+      T: 48,
+      evalEvery: 1,
+      evalBatches: 1,
+      evalJudgeSamples: 3,
+      seed: 1,
+      rl: { maxNewTokens: 4 },
+    };
     const result = await runTraining(spec, data, r.host);
     const ev = r.metrics.find((m) => 'eval_loss' in m)!;
     const losses = DOMAINS.map((d) => ev[`eval_loss/${d}`]);
@@ -37,7 +50,19 @@ describe('evaluation across domains (micro)', () => {
   it('data of one domain: its eval_loss is eval_loss, over several eval batches', async () => {
     const rt = await gpuRuntime();
     const r = recorder(rt);
-    const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 1, batch: 2, T: 32, evalEvery: 1, evalBatches: 3, evalJudgeSamples: 0, seed: 1 };
+    const spec: TrainSpec = {
+      kind: 'train',
+      stage: 'sft',
+      preset: 'micro',
+      vocabSize: 300,
+      steps: 1,
+      batch: 2,
+      T: 32,
+      evalEvery: 1,
+      evalBatches: 3,
+      evalJudgeSamples: 0,
+      seed: 1,
+    };
     await runTraining(spec, generateTrajectories('terminal', 30, 4), r.host);
     const ev = r.metrics.find((m) => 'eval_loss' in m)!;
     expect(ev['eval_loss/terminal']).toBeCloseTo(ev.eval_loss, 4);
@@ -46,9 +71,22 @@ describe('evaluation across domains (micro)', () => {
   it('RL: the held-out turns take one domain after another, eval_reward per domain', async () => {
     const rt = await gpuRuntime();
     const r = recorder(rt);
-    const spec: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', vocabSize: 300, steps: 1, T: 40, seed: 2, evalEvery: 1, rl: { groupSize: 2, promptsPerStep: 1, maxNewTokens: 4, evalSamples: 3 } };
+    const spec: TrainSpec = {
+      kind: 'train',
+      stage: 'rl',
+      preset: 'micro',
+      vocabSize: 300,
+      steps: 1,
+      T: 40,
+      seed: 2,
+      evalEvery: 1,
+      rl: { groupSize: 2, promptsPerStep: 1, maxNewTokens: 4, evalSamples: 3 },
+    };
     const held: string[] = [];
-    const host: TrainHost = { ...r.host, reward: (_p, sample, phase) => (phase === 'eval' && held.push(sample.domain), { reward: sample.domain === 'os' ? 1 : 0 }) };
+    const host: TrainHost = {
+      ...r.host,
+      reward: (_p, sample, phase) => (phase === 'eval' && held.push(sample.domain), { reward: sample.domain === 'os' ? 1 : 0 }),
+    };
     const result = await runTraining(spec, data, host);
     expect(held.sort()).toEqual([...DOMAINS]);
     const ev = r.metrics.find((m) => 'eval_reward' in m)!;

@@ -65,7 +65,11 @@ const SETTINGS = { context: null, memoryGiB: 1 };
 const WEIGHTS = ['config.json', 'generation_config.json', 'model.safetensors'];
 
 describe('Hugging Face folders through the worker jobs', () => {
-  for (const [arch, name] of [['llama', 'LlamaForCausalLM'], ['qwen2', 'Qwen2ForCausalLM'], ['qwen3', 'Qwen3ForCausalLM']] as const) {
+  for (const [arch, name] of [
+    ['llama', 'LlamaForCausalLM'],
+    ['qwen2', 'Qwen2ForCausalLM'],
+    ['qwen3', 'Qwen3ForCausalLM'],
+  ] as const) {
     it(`${arch}: the estimate, then transformers' greedy tokens from the picked files`, async () => {
       const rt = await gpuRuntime();
       const files = await picked(arch, WEIGHTS);
@@ -76,7 +80,10 @@ describe('Hugging Face folders through the worker jobs', () => {
         expect(info.fit.fits).toBe(true);
         const a = fakeContext(rt);
         const model = { kind: 'hf' as const, hf: { folderId: arch, name: arch, ...SETTINGS } };
-        const r = (await runGenerateJob({ kind: 'generate', model, files, promptIds: expected.input_ids, sampling: { maxTokens: expected.greedy.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
+        const r = (await runGenerateJob(
+          { kind: 'generate', model, files, promptIds: expected.input_ids, sampling: { maxTokens: expected.greedy.length, temperature: 0 } },
+          a.ctx,
+        )) as GenerateJobResult;
         expect(r.model).toMatchObject({ name: `hf:${arch}`, architecture: name, contextLength: 64, stopIds: [2] });
         expect(r.ids).toEqual(expected.greedy);
         expect(a.progress.filter((p) => p.kind === 'tokens')).toHaveLength(expected.greedy.length);
@@ -92,10 +99,16 @@ describe('Hugging Face folders through the worker jobs', () => {
     const expected = (await json('llama-chat', 'generate.json')).chat;
     const model = { kind: 'hf' as const, hf: { folderId: 'chat', name: 'llama-chat', ...SETTINGS } };
     // One user message, no system prompt: the AgentWorldBench layout of a first turn given as the record writes it.
-    const request = { sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input }, awb: { system: '', actions: [expected.input], observations: [] } };
+    const request = {
+      sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input },
+      awb: { system: '', actions: [expected.input], observations: [] },
+    };
     try {
       const a = fakeContext(rt);
-      const r = (await runGenerateJob({ kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, a.ctx)) as GenerateJobResult;
+      const r = (await runGenerateJob(
+        { kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } },
+        a.ctx,
+      )) as GenerateJobResult;
       expect(r.model.template).toBe('chat template');
       expect(r.context).toMatchObject({ exact: true, prompt: expected.prompt_ids.length, truncated: false });
       expect(r.tokens).toBe(expected.ids.length);
@@ -108,7 +121,10 @@ describe('Hugging Face folders through the worker jobs', () => {
         b.texts.push(x);
         b.setState('stopping');
       };
-      const stopped = (await runGenerateJob({ kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } }, b.ctx)) as GenerateJobResult;
+      const stopped = (await runGenerateJob(
+        { kind: 'generate', model, files, request, sampling: { maxTokens: expected.ids.length, temperature: 0 } },
+        b.ctx,
+      )) as GenerateJobResult;
       expect(stopped.stopped).toBe(true);
       expect(stopped.text).toBe(b.texts.join(''));
       expect(expected.text.startsWith(stopped.text!)).toBe(true);
@@ -123,12 +139,28 @@ describe('Hugging Face folders through the worker jobs', () => {
     const expected = (await json('llama-chat', 'generate.json')).chat;
     const hf = { folderId: 'f', name: 'llama-chat', architecture: 'LlamaForCausalLM', parameters: 0, context: null, memoryGiB: 1 };
     const ref = { id: 'hf:f', name: 'hf:llama-chat', kind: 'hf' as const, hf };
-    const record: BenchRecord = { id: 'b', name: 'b', createdAt: 0, updatedAt: 0, origin: 'run', state: 'queued', data: { datasetId: 'd', name: 'd', perDomain: 1, evalFraction: 0.1, seed: 0, domains: [] }, samples: [], backends: [ref], judges: [], generation: { maxTokens: expected.ids.length }, progress: { done: 0, total: 0 } };
+    const record: BenchRecord = {
+      id: 'b',
+      name: 'b',
+      createdAt: 0,
+      updatedAt: 0,
+      origin: 'run',
+      state: 'queued',
+      data: { datasetId: 'd', name: 'd', perDomain: 1, evalFraction: 0.1, seed: 0, domains: [] },
+      samples: [],
+      backends: [ref],
+      judges: [],
+      generation: { maxTokens: expected.ids.length },
+      progress: { done: 0, total: 0 },
+    };
     const opened = await openBenchBackend(ref, record, { gpu: async () => rt }, undefined, files);
     try {
       expect(opened.backend.name).toBe('hf:llama-chat');
       expect(opened.generate).toEqual({ maxTokens: expected.ids.length, temperature: 0 });
-      const request = { sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input }, awb: { system: '', actions: [expected.input], observations: [] } };
+      const request = {
+        sample: { domain: 'chat', systemPrompt: emptySystemPrompt(), history: [], action: expected.input },
+        awb: { system: '', actions: [expected.input], observations: [] },
+      };
       expect(await generateText(opened.backend, request, opened.generate)).toBe(expected.text);
     } finally {
       opened.dispose();

@@ -5,7 +5,19 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { folderError, folderOf, inspectHfFolder } from './hf.ts';
 import { loadHfBackend, runContext } from '../backends/folders.ts';
-import { chatProblem, DEFAULT_HF_CONTEXT, describeFolder, F16_WEIGHTS, folderFiles, folderId, folderName, formatCount, settingsProblem, type HfFolderFile, type HfRunSettings } from './hfFolder.ts';
+import {
+  chatProblem,
+  DEFAULT_HF_CONTEXT,
+  describeFolder,
+  F16_WEIGHTS,
+  folderFiles,
+  folderId,
+  folderName,
+  formatCount,
+  settingsProblem,
+  type HfFolderFile,
+  type HfRunSettings,
+} from './hfFolder.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
@@ -30,7 +42,17 @@ describe('inspecting a picked folder', () => {
   it('reports the architecture, the parameter count, the context and the estimate against the budget', async () => {
     const info = await inspectHfFolder(folderOf(fixture('llama-chat', CHAT, 'TinyChat')), { context: null, memoryGiB: 1 }, LIMITS);
     const config = JSON.parse(readFileSync(new URL('../model/fixtures/hf/llama-chat/config.json', import.meta.url), 'utf8'));
-    expect(info).toMatchObject({ name: 'TinyChat', architecture: 'LlamaForCausalLM', layers: config.num_hidden_layers, hidden: config.hidden_size, vocab: config.vocab_size, tokenizer: true, chatTemplate: true, files: 5, dtypes: ['F32'] });
+    expect(info).toMatchObject({
+      name: 'TinyChat',
+      architecture: 'LlamaForCausalLM',
+      layers: config.num_hidden_layers,
+      hidden: config.hidden_size,
+      vocab: config.vocab_size,
+      tokenizer: true,
+      chatTemplate: true,
+      files: 5,
+      dtypes: ['F32'],
+    });
     expect(info.context).toBe(Math.min(config.max_position_embeddings, DEFAULT_HF_CONTEXT));
     // F32 weights: four bytes a parameter, the safetensors file's data.
     expect(info.fit.weights).toBe(info.parameters * 4);
@@ -69,22 +91,30 @@ describe('inspecting a picked folder', () => {
   });
 
   it('names the file at fault: no config.json, an unsupported architecture, a bad safetensors file, no weights', async () => {
-    expect(await inspectError(fixture('llama', ['generation_config.json', 'model.safetensors'], 'NoConfig'))).toMatch(/^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors\)/);
-    const gpt2 = [{ path: 'Gpt2/config.json', file: new File([JSON.stringify({ architectures: ['GPT2LMHeadModel'] })], 'config.json') }, ...fixture('llama', ['model.safetensors'], 'Gpt2')];
+    expect(await inspectError(fixture('llama', ['generation_config.json', 'model.safetensors'], 'NoConfig'))).toMatch(
+      /^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors\)/,
+    );
+    const gpt2 = [
+      { path: 'Gpt2/config.json', file: new File([JSON.stringify({ architectures: ['GPT2LMHeadModel'] })], 'config.json') },
+      ...fixture('llama', ['model.safetensors'], 'Gpt2'),
+    ];
     expect(await inspectError(gpt2)).toMatch(/^Gpt2\/config\.json: architectures: "GPT2LMHeadModel" is not supported \(supported: LlamaForCausalLM/);
-    const bad = [...fixture('llama', ['config.json'], 'Bad'), { path: 'Bad/model.safetensors', file: new File([new Uint8Array([1, 2, 3])], 'model.safetensors') }];
+    const bad = [
+      ...fixture('llama', ['config.json'], 'Bad'),
+      { path: 'Bad/model.safetensors', file: new File([new Uint8Array([1, 2, 3])], 'model.safetensors') },
+    ];
     expect(await inspectError(bad)).toMatch(/Bad\/model\.safetensors/);
     expect(await inspectError(fixture('llama', ['config.json'], 'Empty'))).toMatch(/^Empty: has no model\.safetensors or model\.safetensors\.index\.json/);
     expect(await inspectError(fixture('llama', LLAMA), { context: 4, memoryGiB: 1 })).toMatch(/Context must be a whole number of tokens, at least 16/);
     expect(() => folderOf([])).toThrow(/pick a Hugging Face model folder/);
   });
 
-  it('keeps errors that are not the folder\'s as they are', () => {
+  it("keeps errors that are not the folder's as they are", () => {
     const e = new TypeError('x');
     expect(folderError(e, 'F')).toBe(e);
   });
 
-  it('runs at the context asked, within the model\'s maximum', () => {
+  it("runs at the context asked, within the model's maximum", () => {
     expect(runContext({ context: null, memoryGiB: 1 }, 8192)).toBe(DEFAULT_HF_CONTEXT);
     expect(runContext({ context: null, memoryGiB: 1 }, 64)).toBe(64);
     expect(runContext({ context: 512, memoryGiB: 1 }, 8192)).toBe(512);
@@ -92,7 +122,7 @@ describe('inspecting a picked folder', () => {
   });
 });
 
-describe('the page\'s side of a folder', () => {
+describe("the page's side of a folder", () => {
   it('takes paths from a folder picker (webkitRelativePath) or a drop (names), and names the folder', () => {
     const a = new File(['{}'], 'config.json');
     Object.defineProperty(a, 'webkitRelativePath', { value: 'SmolLM2-135M/config.json' });
@@ -104,7 +134,14 @@ describe('the page\'s side of a folder', () => {
     const dropped = folderFiles([new File(['{}'], 'config.json')]);
     expect(dropped[0].path).toBe('config.json');
     expect(folderName(dropped)).toBeNull();
-    expect(folderName(folderFiles([{ path: '/Models/Tiny/config.json', file: a }, { path: 'Models/Tiny/onnx/model.onnx', file: b }]))).toBe('Tiny');
+    expect(
+      folderName(
+        folderFiles([
+          { path: '/Models/Tiny/config.json', file: a },
+          { path: 'Models/Tiny/onnx/model.onnx', file: b },
+        ]),
+      ),
+    ).toBe('Tiny');
   });
 
   it('gives one id to the same files and another to different ones', () => {
@@ -127,6 +164,12 @@ describe('the page\'s side of a folder', () => {
     expect(settingsProblem({ context: 1.5, memoryGiB: 4 })).toMatch(/whole number/);
     expect(settingsProblem({ context: 64, memoryGiB: 0 })).toMatch(/GPU memory must be/);
     expect(settingsProblem({ context: 64, memoryGiB: Number.NaN })).toMatch(/GPU memory must be/);
-    expect([formatCount(134_515_008), formatCount(494_032_768), formatCount(1_543_714_304), formatCount(36_200), formatCount(12)]).toEqual(['135M', '494M', '1.5B', '36.2K', '12']);
+    expect([formatCount(134_515_008), formatCount(494_032_768), formatCount(1_543_714_304), formatCount(36_200), formatCount(12)]).toEqual([
+      '135M',
+      '494M',
+      '1.5B',
+      '36.2K',
+      '12',
+    ]);
   });
 });

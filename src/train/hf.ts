@@ -19,7 +19,6 @@ export function folderOf(files: readonly HfFolderFile[] | undefined, name?: stri
   return filesFolder(files, name);
 }
 
-
 export function fitOf(r: FitReport, budget: number): HfFit {
   const e = r.estimate;
   return {
@@ -52,7 +51,12 @@ export function runShape(train: HfTrainShape | undefined, context: number, weigh
 }
 
 /** What a folder holds and whether the run fits, from config.json and the safetensors headers (no tensor is read). */
-export async function inspectHfFolder(files: ModelFiles, settings: HfRunSettings, limits: { maxBufferSize: number; maxStorageBufferBindingSize: number }, train?: HfTrainShape): Promise<HfFolderInfo> {
+export async function inspectHfFolder(
+  files: ModelFiles,
+  settings: HfRunSettings,
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number },
+  train?: HfTrainShape,
+): Promise<HfFolderInfo> {
   const label = files.label;
   try {
     const budget = bytesBudget(settings);

@@ -42,7 +42,10 @@ const CPU_LIMITS = { maxBufferSize: 2 ** 52, maxStorageBufferBindingSize: 2 ** 5
 
 /** The base's weights, from the folder picked again (checked to be the run's own). */
 async function baseWeights(run: RunRecord & { hf: NonNullable<RunRecord['hf']> }, folder: HfTrainFolder | undefined, name: string) {
-  if (!folder?.files.length) throw new UserFacingError(`Merging the adapter needs the base model's weights: pick the Hugging Face folder ${run.hf.folder.name} again (Start from) and download again.`);
+  if (!folder?.files.length)
+    throw new UserFacingError(
+      `Merging the adapter needs the base model's weights: pick the Hugging Face folder ${run.hf.folder.name} again (Start from) and download again.`,
+    );
   const files = folderOf(folder.files, folder.name);
   const mismatch = folderMismatch(run.hf.folder, await folderFingerprint(folder.files, files.label));
   if (mismatch) throw new UserFacingError(mismatch);

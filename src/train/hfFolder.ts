@@ -97,7 +97,8 @@ export interface HfTrainFolder {
 }
 
 /** The files that make a model (a README or a picture beside them does not change it). */
-const MODEL_FILE = /^(config\.json|generation_config\.json|tokenizer\.json|tokenizer_config\.json|chat_template\.jinja|special_tokens_map\.json|[^/]*\.safetensors|[^/]*\.safetensors\.index\.json)$/;
+const MODEL_FILE =
+  /^(config\.json|generation_config\.json|tokenizer\.json|tokenizer_config\.json|chat_template\.jinja|special_tokens_map\.json|[^/]*\.safetensors|[^/]*\.safetensors\.index\.json)$/;
 
 /** The paths inside the folder (the picked folder's own name and the directories above it dropped). */
 function relativeFiles(files: readonly HfFolderFile[]): { path: string; file: Blob }[] {
@@ -117,7 +118,7 @@ async function sha256(parts: Uint8Array[]): Promise<string> {
   for (const p of parts) n += p.length;
   const all = new Uint8Array(n);
   let at = 0;
-  for (const p of parts) (all.set(p, at), (at += p.length));
+  for (const p of parts) all.set(p, at), (at += p.length);
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', all));
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
@@ -245,7 +246,11 @@ export function describeTrainFit(info: HfFolderInfo, train: HfTrainShape): strin
   const mode = train.tuning === 'lora' ? `LoRA rank ${train.rank}` : 'full fine-tuning';
   return (
     `${mode}, ${train.batch} × ${info.context} tokens per step: needs ${formatGiB(f.total)} of the ${formatGiB(f.budget)} budget (` +
-    parts.filter(([k, n]) => k && n > 0).map(([k, n]) => `${k} ${formatGiB(n)}`).join(', ') + ')'
+    parts
+      .filter(([k, n]) => k && n > 0)
+      .map(([k, n]) => `${k} ${formatGiB(n)}`)
+      .join(', ') +
+    ')'
   );
 }
 
@@ -255,7 +260,8 @@ export const settingsProblem = folderSettingsProblem;
 /** Why the Playground and the Bench cannot run a folder that fits (they send turns as chat messages), or null. */
 export function chatProblem(info: Pick<HfFolderInfo, 'name' | 'tokenizer' | 'chatTemplate'>): string | null {
   if (!info.tokenizer) return `${info.name} has no tokenizer.json, so text cannot be turned into its token ids (\`lwm generate\` can still run it on ids).`;
-  if (!info.chatTemplate) return `${info.name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja): a base model; turns are sent as chat messages, so use the instruct / chat version of the model.`;
+  if (!info.chatTemplate)
+    return `${info.name} has no chat template (tokenizer_config.json's chat_template or chat_template.jinja): a base model; turns are sent as chat messages, so use the instruct / chat version of the model.`;
   return null;
 }
 

@@ -28,7 +28,11 @@ describe('folderFingerprint / folderMismatch', () => {
     const bigger = await folderFingerprint(folder('Other', (n, b) => (n === 'model.safetensors' ? new Uint8Array([...b, 0]) : b)));
     expect(folderMismatch(run, bigger)).toMatch(/: model\.safetensors is \d+ bytes, was \d+\.$/);
     // The same size, one value changed: rope_theta 10000 → 20000.
-    const config = await folderFingerprint(folder('Other', (n, b) => (n === 'config.json' ? new TextEncoder().encode(new TextDecoder().decode(b).replace(/"rope_theta": 10000(\.0)?/, (m) => m.replace('1', '2'))) : b)));
+    const config = await folderFingerprint(
+      folder('Other', (n, b) =>
+        n === 'config.json' ? new TextEncoder().encode(new TextDecoder().decode(b).replace(/"rope_theta": 10000(\.0)?/, (m) => m.replace('1', '2'))) : b,
+      ),
+    );
     expect(config.files).toEqual(run.files);
     expect(folderMismatch(run, config)).toBe('Other is not the folder this run trained on (TinyChat): config.json differs.');
   });

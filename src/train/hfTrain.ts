@@ -39,7 +39,18 @@ export async function openTrainFolder(rt: GpuRuntime, folder: HfTrainFolder, spe
     const maxContext = configFromHf(await readJsonFile(files, 'config.json')).config.contextLength;
     const shape = runShape(trainShape(spec), Math.min(spec.T ?? maxContext, maxContext));
     const limits = limitsFromReport(rt.report, Math.floor(folder.memoryGiB * 2 ** 30));
-    const hfBase = await readHfBase(files, { limits, mode: shape.mode, batch: shape.batch, context: shape.context, generates: shape.generates, ...(shape.weightBytes === 2 && { weights: 'f16' as const }) }, files.label);
+    const hfBase = await readHfBase(
+      files,
+      {
+        limits,
+        mode: shape.mode,
+        batch: shape.batch,
+        context: shape.context,
+        generates: shape.generates,
+        ...(shape.weightBytes === 2 && { weights: 'f16' as const }),
+      },
+      files.label,
+    );
     return { hfBase, ref };
   } catch (e) {
     const err = folderError(e, files.label);
@@ -52,10 +63,17 @@ export async function openTrainFolder(rt: GpuRuntime, folder: HfTrainFolder, spe
  * The folder a resumed run (or a new run on its adapter) trains on again: required when the run
  * needs its base weights (folderNeeded), and checked to be the same folder it began with.
  */
-export async function reopenTrainFolder(rt: GpuRuntime, run: RunRecord, folder: HfTrainFolder | undefined, spec: TrainSpec): Promise<OpenedTrainFolder | undefined> {
+export async function reopenTrainFolder(
+  rt: GpuRuntime,
+  run: RunRecord,
+  folder: HfTrainFolder | undefined,
+  spec: TrainSpec,
+): Promise<OpenedTrainFolder | undefined> {
   if (!run.hf || !folderNeeded(run)) return undefined;
   if (!folder?.files.length) {
-    throw new UserFacingError(`${run.name} trains on the Hugging Face folder ${run.hf.folder.name}, which the page does not keep after a reload: pick that folder again (Start from, or the resume offer) to go on.`);
+    throw new UserFacingError(
+      `${run.name} trains on the Hugging Face folder ${run.hf.folder.name}, which the page does not keep after a reload: pick that folder again (Start from, or the resume offer) to go on.`,
+    );
   }
   const picked = await folderFingerprint(folder.files, folderOf(folder.files, folder.name).label);
   const mismatch = folderMismatch(run.hf.folder, picked);

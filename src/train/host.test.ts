@@ -113,7 +113,8 @@ describe('JobHost', () => {
     function hostOn(runtime: () => Promise<GpuRuntime>, runners: Record<string, JobRunner>, timing: JobHostTiming = { unwindWaitMs: 50, lossSettleMs: 50 }) {
       const events: FromWorker[] = [];
       const host = new JobHost(runtime, runners, (m) => events.push(m), timing);
-      const states = (id: string) => events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
+      const states = (id: string) =>
+        events.filter((e): e is Extract<FromWorker, { type: 'status' }> => e.type === 'status' && e.jobId === id).map((e) => e.state);
       return { host, events, states };
     }
 
@@ -263,16 +264,19 @@ describe('JobHost', () => {
     it('fails a job whose device was lost before it began', async () => {
       const { runtime, made } = losingRuntimes();
       let ran = false;
-      const { host, events } = hostOn(async () => {
-        const rt = await runtime();
-        made[0].lose();
-        return rt;
-      }, {
-        t: async () => {
-          ran = true;
-          return 1;
+      const { host, events } = hostOn(
+        async () => {
+          const rt = await runtime();
+          made[0].lose();
+          return rt;
         },
-      });
+        {
+          t: async () => {
+            ran = true;
+            return 1;
+          },
+        },
+      );
       host.handle({ type: 'start', jobId: 's', spec: { kind: 't' } });
       while (!events.some((e) => e.type === 'error')) await tick();
       expect(events.find((e) => e.type === 'error')).toMatchObject({ jobId: 's', message: expect.stringMatching(LOST) });

@@ -303,7 +303,13 @@ export class JobHost {
 function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));
-  return Promise.race([p.then(() => {}, () => {}), timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p.then(
+      () => {},
+      () => {},
+    ),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
 }
 
 // These carry messages written for the user (storage full, a checkpoint that does not parse).

@@ -16,7 +16,19 @@ if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
 const { getRun, loadCheckpointBytes, loadMetrics, STORAGE_FULL_MESSAGE } = await import('../storage/runs.ts');
 
 const data = generateTrajectories('terminal', 16, 3);
-const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 6, batch: 2, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, seed: 5 };
+const spec: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 6,
+  batch: 2,
+  T: 32,
+  evalEvery: 2,
+  evalBatches: 1,
+  evalJudgeSamples: 0,
+  seed: 5,
+};
 
 const makeHost = (onEvent?: (m: FromWorker, host: JobHost) => void) => testJobHost(gpuRuntime, JOB_RUNNERS, onEvent);
 
@@ -65,9 +77,15 @@ describe('train job', () => {
     host.handle({ type: 'start', jobId: 'x', spec: { kind: 'train', runId: 'nope', resume: true } as TrainJobSpec });
     expect(await finished('x')).toBeTruthy();
     expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('no stored run') });
-    host.handle({ type: 'start', jobId: 'y', spec: { kind: 'train', runId: `t-${Math.random()}`, train: { ...spec, templates: { v9: 1 } }, data: { trajectories: data, name: 'x' } } as TrainJobSpec });
+    host.handle({
+      type: 'start',
+      jobId: 'y',
+      spec: { kind: 'train', runId: `t-${Math.random()}`, train: { ...spec, templates: { v9: 1 } }, data: { trajectories: data, name: 'x' } } as TrainJobSpec,
+    });
     await finished('y');
-    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: expect.stringContaining('names v9, which no stored template version has') });
+    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({
+      message: expect.stringContaining('names v9, which no stored template version has'),
+    });
   });
 
   it('a full quota at a checkpoint fails the run with the storage-full message and keeps the previous checkpoint', async () => {
@@ -82,7 +100,11 @@ describe('train job', () => {
       return put.call(this, value, key);
     };
     try {
-      host.handle({ type: 'start', jobId: 'q', spec: { kind: 'train', runId, train: { ...spec, steps: 4 }, data: { trajectories: data, name: 'terminal×16' } } });
+      host.handle({
+        type: 'start',
+        jobId: 'q',
+        spec: { kind: 'train', runId, train: { ...spec, steps: 4 }, data: { trajectories: data, name: 'terminal×16' } },
+      });
       expect(await finished('q')).toMatchObject({ type: 'status', state: 'failed' });
     } finally {
       proto.put = put;

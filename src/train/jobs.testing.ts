@@ -16,7 +16,12 @@ export function testJobHost(rt: () => Promise<GpuRuntime>, runners: Record<strin
   /** The job's last word: its final status (stopped, failed, done) or an error. */
   const finished = async (jobId: string) => {
     for (;;) {
-      const end = events.find((e) => 'jobId' in e && e.jobId === jobId && ((e.type === 'status' && (e.state === 'stopped' || e.state === 'failed' || e.state === 'done')) || e.type === 'error'));
+      const end = events.find(
+        (e) =>
+          'jobId' in e &&
+          e.jobId === jobId &&
+          ((e.type === 'status' && (e.state === 'stopped' || e.state === 'failed' || e.state === 'done')) || e.type === 'error'),
+      );
       if (end) return end;
       await tick();
     }

@@ -11,7 +11,17 @@ import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types
 import { runSelfTest } from '../gpu/selftest.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { RunRecord, RunState } from '../storage/db.ts';
-import { appendMetrics, collectOrphans, getRun, loadCheckpointBytes, putRun, recordRunState, saveCheckpoint, truncateMetrics, updateRun } from '../storage/runs.ts';
+import {
+  appendMetrics,
+  collectOrphans,
+  getRun,
+  loadCheckpointBytes,
+  putRun,
+  recordRunState,
+  saveCheckpoint,
+  truncateMetrics,
+  updateRun,
+} from '../storage/runs.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
 import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
@@ -122,17 +132,26 @@ function recipeNamed(name: string, recipes: Readonly<Record<string, Recipe>>): R
 }
 
 /** A recipe's data generated here, with progress records, stoppable between chunks. */
-async function generateData(g: Extract<TrainData, { generate: unknown }>['generate'], ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<Trajectory[]> {
-  if (!(DOMAINS as readonly string[]).includes(g.domain)) throw new UserFacingError(`A recipe run needs one of the domains ${DOMAINS.join(', ')}; got '${g.domain}'.`);
+async function generateData(
+  g: Extract<TrainData, { generate: unknown }>['generate'],
+  ctx: JobContext,
+  recipes: Readonly<Record<string, Recipe>>,
+): Promise<Trajectory[]> {
+  if (!(DOMAINS as readonly string[]).includes(g.domain))
+    throw new UserFacingError(`A recipe run needs one of the domains ${DOMAINS.join(', ')}; got '${g.domain}'.`);
   const count = g.count;
-  const stream = count !== undefined ? (function* () {
-    for (let i = 0; i < count; i++) yield recipeTrajectory(g.domain, g.dataSeed, i);
-  })() : recipeTrajectoryStream(recipeNamed(g.recipe, recipes), g.domain);
+  const stream =
+    count !== undefined
+      ? (function* () {
+          for (let i = 0; i < count; i++) yield recipeTrajectory(g.domain, g.dataSeed, i);
+        })()
+      : recipeTrajectoryStream(recipeNamed(g.recipe, recipes), g.domain);
   const total = count ?? Math.ceil(recipeTurnsNeeded(recipeNamed(g.recipe, recipes)));
   const unit = count !== undefined ? 'trajectories' : 'turns';
   const out: Trajectory[] = [];
   let turns = 0;
-  const report = () => ctx.progress({ kind: 'generate', domain: g.domain, done: unit === 'turns' ? Math.min(turns, total) : out.length, total, unit } satisfies TrainProgress);
+  const report = () =>
+    ctx.progress({ kind: 'generate', domain: g.domain, done: unit === 'turns' ? Math.min(turns, total) : out.length, total, unit } satisfies TrainProgress);
   report();
   for (const t of stream) {
     out.push(t);
@@ -153,7 +172,8 @@ async function loadData(data: TrainData, ctx: JobContext, recipes: Readonly<Reco
   if ('trajectories' in data) return data.trajectories;
   if ('generate' in data) return generateData(data.generate, ctx, recipes);
   const trajectories = await loadTrajectories(data.datasetId);
-  if (!trajectories.length) throw new UserFacingError(`The dataset ${data.name ?? data.datasetId} has no trajectories in browser storage; load or import data in the Data view.`);
+  if (!trajectories.length)
+    throw new UserFacingError(`The dataset ${data.name ?? data.datasetId} has no trajectories in browser storage; load or import data in the Data view.`);
   return trajectories;
 }
 
@@ -162,12 +182,16 @@ async function loadData(data: TrainData, ctx: JobContext, recipes: Readonly<Reco
  * into the spec, so the run renders with them and a resumed run still has them.
  */
 async function attachTemplates(spec: TrainSpec): Promise<TrainSpec> {
-  const named = Object.keys(spec.templates ?? {}).filter((v) => !Object.hasOwn(BUILTIN_TEMPLATES, v) && !(spec.templateSet && Object.hasOwn(spec.templateSet, v)));
+  const named = Object.keys(spec.templates ?? {}).filter(
+    (v) => !Object.hasOwn(BUILTIN_TEMPLATES, v) && !(spec.templateSet && Object.hasOwn(spec.templateSet, v)),
+  );
   if (!named.length) return spec;
   const stored = new Map((await listTemplateVersions()).map((v) => [v.version, v.template]));
   const missing = named.filter((v) => !stored.has(v));
   if (missing.length) {
-    throw new UserFacingError(`The ${spec.stage.toUpperCase()} template mix names ${missing.join(', ')}, which no stored template version has; change the mix in the Prompts view.`);
+    throw new UserFacingError(
+      `The ${spec.stage.toUpperCase()} template mix names ${missing.join(', ')}, which no stored template version has; change the mix in the Prompts view.`,
+    );
   }
   return { ...spec, templateSet: { ...spec.templateSet, ...Object.fromEntries(named.map((v) => [v, stored.get(v)!])) } };
 }
@@ -181,7 +205,6 @@ async function withRunLock<T>(runId: string, body: () => Promise<T>): Promise<T>
     return body();
   });
 }
-
 
 /** A new run of one stage on a dataset or on trajectories sent with it (the Train view's custom form). */
 export type NewTrainJob = Extract<TrainJobSpec, { train: TrainSpec }>;
@@ -234,7 +257,11 @@ async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, c
     updatedAt: now,
     stage: spec.train.stage,
     spec: spec.train,
-    data: { datasetId: 'datasetId' in data ? data.datasetId : null, name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'), trajectories: 0 },
+    data: {
+      datasetId: 'datasetId' in data ? data.datasetId : null,
+      name: data.name ?? ('datasetId' in data ? data.datasetId : 'inline data'),
+      trajectories: 0,
+    },
     ...(recipe && { recipe }),
     from: spec.from ?? null,
     state: 'running',
@@ -251,7 +278,10 @@ async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, c
 function storedData(run: RunRecord): TrainData {
   if (run.recipe) {
     const { name, domain, dataSeed } = run.recipe;
-    return { generate: { recipe: name, domain: domain as KnownDomain, dataSeed, ...(run.data.trajectories > 0 && { count: run.data.trajectories }) }, name: run.data.name };
+    return {
+      generate: { recipe: name, domain: domain as KnownDomain, dataSeed, ...(run.data.trajectories > 0 && { count: run.data.trajectories }) },
+      name: run.data.name,
+    };
   }
   if (run.data.datasetId) return { datasetId: run.data.datasetId, name: run.data.name };
   throw new UserFacingError('This run was trained on data that was not stored; start a new run instead.');
@@ -267,9 +297,10 @@ async function startResume(spec: ResumeTrainJob, existing: RunRecord | undefined
   const startKey = last?.key ?? existing.from?.key;
   let from: Uint8Array | undefined;
   let teacherCheckpoint: Uint8Array | undefined;
-  if (startKey) from = await loadCheckpointBytes(startKey).catch((e: Error) => {
-    throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
-  });
+  if (startKey)
+    from = await loadCheckpointBytes(startKey).catch((e: Error) => {
+      throw new UserFacingError(`The checkpoint to resume from could not be read: ${e.message}`);
+    });
   // Rejection sampling with the local teacher samples from where the run began, also on resume.
   if (last && existing.spec.labels?.teacher === 'local' && existing.from?.key) {
     teacherCheckpoint = await loadCheckpointBytes(existing.from.key).catch((e: Error) => {
@@ -296,7 +327,12 @@ interface RecipeStageStart {
   trajectories?: Trajectory[];
 }
 
-async function runTrainJob(spec: Exclude<TrainJobSpec, RecipeJobSpec>, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>, stage?: RecipeStageStart): Promise<{ result: TrainJobResult; run: RunRecord; trajectories: Trajectory[] }> {
+async function runTrainJob(
+  spec: Exclude<TrainJobSpec, RecipeJobSpec>,
+  ctx: JobContext,
+  recipes: Readonly<Record<string, Recipe>>,
+  stage?: RecipeStageStart,
+): Promise<{ result: TrainJobResult; run: RunRecord; trajectories: Trajectory[] }> {
   if (!spec.runId) throw new UserFacingError('a train job needs a runId');
   return withRunLock(spec.runId, async () => {
     const existing = await getRun(spec.runId);
@@ -317,7 +353,12 @@ async function runTrainJob(spec: Exclude<TrainJobSpec, RecipeJobSpec>, ctx: JobC
     }
     const best = spec.resume ? run.checkpoints.best : undefined;
     const bestSoFar = best?.evalLoss !== undefined ? { step: best.step, evalLoss: best.evalLoss } : undefined;
-    const result = await train(run, trajectories, start.from, ctx, { ...spec.secrets, teacherCheckpoint: start.teacherCheckpoint, bestSoFar, ...(start.hfBase && { hfBase: start.hfBase }) });
+    const result = await train(run, trajectories, start.from, ctx, {
+      ...spec.secrets,
+      teacherCheckpoint: start.teacherCheckpoint,
+      bestSoFar,
+      ...(start.hfBase && { hfBase: start.hfBase }),
+    });
     return { result, run, trajectories };
   });
 }
@@ -330,18 +371,35 @@ async function runTrainOrRecipe(spec: TrainJobSpec, ctx: JobContext, recipes: Re
   if (!spec.resume || !r || r.stage + 1 >= r.stages) return result;
   const recipe = recipeNamed(r.name, recipes);
   const firstId = run.id.replace(/-stage\d+$/, '');
-  return recipeStages(recipe, r.domain as KnownDomain, r.stage + 1, { runId: firstId, name: run.name.replace(/ · stage \d+ of \d+$/, '') }, trajectories, ctx, recipes);
+  return recipeStages(
+    recipe,
+    r.domain as KnownDomain,
+    r.stage + 1,
+    { runId: firstId, name: run.name.replace(/ · stage \d+ of \d+$/, '') },
+    trajectories,
+    ctx,
+    recipes,
+  );
 }
 
 /** A recipe's data and stages: the first stage generates the data, each later one starts from the last one's last checkpoint. */
 async function runRecipeJob(spec: RecipeJobSpec, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<TrainJobResult> {
   if (!spec.runId) throw new UserFacingError('a train job needs a runId');
   const recipe = recipeNamed(spec.recipe.name, recipes);
-  if (!(DOMAINS as readonly string[]).includes(spec.recipe.domain)) throw new UserFacingError(`The ${recipe.name} recipe trains on one of the domains ${DOMAINS.join(', ')}; got '${spec.recipe.domain}'.`);
+  if (!(DOMAINS as readonly string[]).includes(spec.recipe.domain))
+    throw new UserFacingError(`The ${recipe.name} recipe trains on one of the domains ${DOMAINS.join(', ')}; got '${spec.recipe.domain}'.`);
   return recipeStages(recipe, spec.recipe.domain, 0, { runId: spec.runId, name: spec.name }, undefined, ctx, recipes);
 }
 
-async function recipeStages(recipe: Recipe, domain: KnownDomain, first: number, base: { runId: string; name?: string }, data: Trajectory[] | undefined, ctx: JobContext, recipes: Readonly<Record<string, Recipe>>): Promise<TrainJobResult> {
+async function recipeStages(
+  recipe: Recipe,
+  domain: KnownDomain,
+  first: number,
+  base: { runId: string; name?: string },
+  data: Trajectory[] | undefined,
+  ctx: JobContext,
+  recipes: Readonly<Record<string, Recipe>>,
+): Promise<TrainJobResult> {
   const specs = recipeSpecs(recipe, domain);
   const name = base.name ?? `${recipe.name[0].toUpperCase()}${recipe.name.slice(1)} recipe · ${domain}`;
   let trajectories = data;
@@ -352,7 +410,8 @@ async function recipeStages(recipe: Recipe, domain: KnownDomain, first: number, 
     if (i > 0) {
       const prev = await getRun(stageRunId(base.runId, i - 1));
       const last = prev?.checkpoints.last;
-      if (!prev || !last) throw new UserFacingError(`Stage ${i + 1} of the ${recipe.name} recipe starts from stage ${i}'s last checkpoint, which is no longer stored.`);
+      if (!prev || !last)
+        throw new UserFacingError(`Stage ${i + 1} of the ${recipe.name} recipe starts from stage ${i}'s last checkpoint, which is no longer stored.`);
       from = { runId: prev.id, runName: prev.name, tag: 'last', step: last.step, stage: prev.stage, key: last.key };
       ctx.progress({ kind: 'stage', runId, stage: i, stages: specs.length } satisfies TrainProgress);
     }
@@ -364,7 +423,10 @@ async function recipeStages(recipe: Recipe, domain: KnownDomain, first: number, 
       data: { generate: { recipe: recipe.name, domain, dataSeed: recipe.dataSeed }, name: `${recipe.name} recipe data · ${domain}` },
       from,
     };
-    const stage: RecipeStageStart = { recipe: { name: recipe.name, domain, dataSeed: recipe.dataSeed, stage: i, stages: specs.length }, ...(trajectories && { trajectories }) };
+    const stage: RecipeStageStart = {
+      recipe: { name: recipe.name, domain, dataSeed: recipe.dataSeed, stage: i, stages: specs.length },
+      ...(trajectories && { trajectories }),
+    };
     const done = await runTrainJob(job, ctx, recipes, stage);
     trajectories = done.trajectories;
     result = done.result;
@@ -377,7 +439,13 @@ export function trainJobRunner(recipes: Readonly<Record<string, Recipe>> = RECIP
   return (spec, ctx) => runTrainOrRecipe(spec as TrainJobSpec, ctx, recipes);
 }
 
-async function train(run: RunRecord, trajectories: Trajectory[], from: Uint8Array | undefined, ctx: JobContext, extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number }; hfBase?: HfBaseOf } = {}): Promise<TrainJobResult> {
+async function train(
+  run: RunRecord,
+  trajectories: Trajectory[],
+  from: Uint8Array | undefined,
+  ctx: JobContext,
+  extra: TrainSecrets & { teacherCheckpoint?: Uint8Array; bestSoFar?: { step: number; evalLoss: number }; hfBase?: HfBaseOf } = {},
+): Promise<TrainJobResult> {
   const runId = run.id;
   let pending: { step: number; values: Record<string, number> }[] = [];
   let lastStep = run.step;

@@ -23,8 +23,17 @@ describe('label files', () => {
 
   it('round-trip: written records read back as labels on the right turns', () => {
     const s = expandTurns(split.train).slice(0, 3);
-    const kept: KeptCandidate[] = s.map((x, i) => ({ sample: x, output: '', prediction: `LABEL ${i}`, score: 4.5, weight: 0.6, ...(i === 1 ? { reasoning: 'why' } : {}) }));
-    const text = labelRecords(kept).map((r) => JSON.stringify(r)).join('\n');
+    const kept: KeptCandidate[] = s.map((x, i) => ({
+      sample: x,
+      output: '',
+      prediction: `LABEL ${i}`,
+      score: 4.5,
+      weight: 0.6,
+      ...(i === 1 ? { reasoning: 'why' } : {}),
+    }));
+    const text = labelRecords(kept)
+      .map((r) => JSON.stringify(r))
+      .join('\n');
     const r = readLabelFile(text, 'l.jsonl', data);
     expect(r.errors).toEqual([]);
     expect(r.labels.map((l) => [l.sample.trajectoryId, l.sample.turnIndex, l.sample.targetObservation, l.reasoning])).toEqual(
@@ -57,7 +66,9 @@ describe('label files', () => {
 });
 
 describe('labels in training', () => {
-  const labels = [...expandTurns(split.train).slice(0, 6), ...expandTurns(split.eval).slice(0, 2)].map((s) => ({ sample: { ...s, targetObservation: `L-${s.trajectoryId}-${s.turnIndex}` } }));
+  const labels = [...expandTurns(split.train).slice(0, 6), ...expandTurns(split.eval).slice(0, 2)].map((s) => ({
+    sample: { ...s, targetObservation: `L-${s.trajectoryId}-${s.turnIndex}` },
+  }));
 
   it('keep their turn’s mask weight and never train a held-out turn', () => {
     const logs: string[] = [];
@@ -68,7 +79,10 @@ describe('labels in training', () => {
     // The weights really differ between turns (otherwise the test could not tell).
     expect(new Set(used.map((l) => l.weight)).size).toBeGreaterThan(1);
     // And reach the encoded row: the label's tokens carry that weight.
-    const tok = trainBpe(data.flatMap((t) => t.turns.map((u) => u.observation)), { vocabSize: 300 });
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.map((u) => u.observation)),
+      { vocabSize: 300 },
+    );
     const rows = labelledRows({ tok, T: 20_000 }, used, { v0: 1 }, 0);
     rows.forEach((row, i) => {
       const w = used[i].weight!;
@@ -92,7 +106,16 @@ describe('retention report', () => {
         mcp: { kept: 7000, rejected: 3000, failed: 0, judged: 10000, total: 10000, rate: 0.7 },
       },
     };
-    expect(retentionReport(r)).toBe('retention: 7,094 of 10,250 kept, 69.2% (12 judge failures left out)\n  mcp: 7,000 of 10,000 kept, 70.0%\n  terminal: 94 of 250 kept, 37.6% (12 judge failures left out)\n');
-    expect(retentionMetrics(r)).toMatchObject({ labels_kept: 7094, labels_rejected: 3156, labels_judge_failed: 12, labels_retention: 7094 / 10250, labels_retention_mcp: 0.7, labels_judged_terminal: 250 });
+    expect(retentionReport(r)).toBe(
+      'retention: 7,094 of 10,250 kept, 69.2% (12 judge failures left out)\n  mcp: 7,000 of 10,000 kept, 70.0%\n  terminal: 94 of 250 kept, 37.6% (12 judge failures left out)\n',
+    );
+    expect(retentionMetrics(r)).toMatchObject({
+      labels_kept: 7094,
+      labels_rejected: 3156,
+      labels_judge_failed: 12,
+      labels_retention: 7094 / 10250,
+      labels_retention_mcp: 0.7,
+      labels_judged_terminal: 250,
+    });
   });
 });

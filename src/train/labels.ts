@@ -62,7 +62,8 @@ export function readLabelFile(text: string, file: string, trajectories: Trajecto
     if (!Number.isInteger(r.turn_index) || (r.turn_index as number) < 0) here.push(`${where}: "turn_index" must be an integer ≥ 0`);
     if (typeof r.label !== 'string') here.push(`${where}: "label" (the observation to train on) must be a string`);
     if (r.reasoning !== undefined && typeof r.reasoning !== 'string') here.push(`${where}: "reasoning" must be a string when present`);
-    if (r.weight !== undefined && !(typeof r.weight === 'number' && r.weight >= 0 && r.weight <= 1)) here.push(`${where}: "weight" must be a number in [0, 1] when present`);
+    if (r.weight !== undefined && !(typeof r.weight === 'number' && r.weight >= 0 && r.weight <= 1))
+      here.push(`${where}: "weight" must be a number in [0, 1] when present`);
     if (here.length) {
       errors.push(...here);
       continue;

@@ -20,21 +20,45 @@ const FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'to
 
 async function tinyBase() {
   const fs = await import('node:fs/promises');
-  const entries = await Promise.all(FILES.map(async (n) => ({ path: `llama-chat/${n}`, file: new Blob([new Uint8Array(await fs.readFile(new URL(`../model/fixtures/hf/llama-chat/${n}`, import.meta.url)))]) })));
+  const entries = await Promise.all(
+    FILES.map(async (n) => ({
+      path: `llama-chat/${n}`,
+      file: new Blob([new Uint8Array(await fs.readFile(new URL(`../model/fixtures/hf/llama-chat/${n}`, import.meta.url)))]),
+    })),
+  );
   const limits = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false };
   return readHfBase(filesFolder(entries, 'llama-chat'), { limits, mode: { kind: 'lora', rank: 8 } }, 'llama-chat');
 }
 
 type Metric = { step: number; values: Record<string, number> };
 function host(rt: TrainHost['rt'], metrics: Metric[], checkpoints: { step: number; bytes: Uint8Array }[] = []): TrainHost {
-  return { rt, step: async () => {}, log: () => {}, metric: (step, values) => metrics.push({ step, values }), checkpoint: (bytes, info) => void (info.tag === 'last' && checkpoints.push({ step: info.step, bytes })) };
+  return {
+    rt,
+    step: async () => {},
+    log: () => {},
+    metric: (step, values) => metrics.push({ step, values }),
+    checkpoint: (bytes, info) => void (info.tag === 'last' && checkpoints.push({ step: info.step, bytes })),
+  };
 }
 const evalLosses = (m: Metric[]) => m.filter((x) => 'eval_loss' in x.values).map((x) => x.values.eval_loss);
 
-const SFT: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', steps: 40, batch: 4, T: 96, evalEvery: 40, evalBatches: 3, evalJudgeSamples: 0, seed: 2, lr: { peak: 1e-2, min: 1e-3, warmup: 2 }, lora: { rank: 8 } };
+const SFT: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  steps: 40,
+  batch: 4,
+  T: 96,
+  evalEvery: 40,
+  evalBatches: 3,
+  evalJudgeSamples: 0,
+  seed: 2,
+  lr: { peak: 1e-2, min: 1e-3, warmup: 2 },
+  lora: { rank: 8 },
+};
 
 describe('fine-tuning a Hugging Face folder', () => {
-  it('samples are rendered in the model\'s chat format', async () => {
+  it("samples are rendered in the model's chat format", async () => {
     const { base, params } = await tinyBase();
     const w = chatWrap(openHfBase(base).tokenizer);
     expect(w.sysOpen).toContain('<|start_header_id|>system<|end_header_id|>');
@@ -54,7 +78,9 @@ describe('fine-tuning a Hugging Face folder', () => {
     const after: Metric[] = [];
     const r = await runTraining(SFT, data, host(rt, after), undefined, { hfBase });
     const [b, a] = [evalLosses(before)[0], evalLosses(after).at(-1)!];
-    console.log(`[lora] tiny Llama, LoRA r 8 SFT ${SFT.steps} steps: held-out loss ${b.toFixed(3)} → ${a.toFixed(3)} (unigram ${after.find((x) => 'unigram_loss' in x.values)!.values.unigram_loss.toFixed(3)})`);
+    console.log(
+      `[lora] tiny Llama, LoRA r 8 SFT ${SFT.steps} steps: held-out loss ${b.toFixed(3)} → ${a.toFixed(3)} (unigram ${after.find((x) => 'unigram_loss' in x.values)!.values.unigram_loss.toFixed(3)})`,
+    );
     expect(a).toBeLessThan(b - 0.5);
     const file = readSafetensors(r.checkpoint);
     expect(file.tensors.map((t) => t.name)).toContain('base_model.model.model.layers.1.mlp.down_proj.lora_B.weight');
@@ -82,11 +108,13 @@ describe('fine-tuning a Hugging Face folder', () => {
     expect(Array.from(loadLoraCheckpoint(r.checkpoint).lora)).toEqual(Array.from(loadLoraCheckpoint(full.checkpoint).lora));
   });
 
-  it('full fine-tuning from the folder trains every weight and keeps the base\'s files', async () => {
+  it("full fine-tuning from the folder trains every weight and keeps the base's files", async () => {
     const rt = await gpuRuntime();
     const hfBase = await tinyBase();
     const m: Metric[] = [];
-    const r = await runTraining({ ...SFT, steps: 3, evalEvery: 3, lora: undefined, lr: { peak: 1e-3, min: 1e-4, warmup: 0 } }, data, host(rt, m), undefined, { hfBase });
+    const r = await runTraining({ ...SFT, steps: 3, evalEvery: 3, lora: undefined, lr: { peak: 1e-3, min: 1e-4, warmup: 0 } }, data, host(rt, m), undefined, {
+      hfBase,
+    });
     const ck = loadCheckpoint(r.checkpoint);
     expect(ck.params.length).toBe(hfBase.params.length);
     expect(ck.params.some((v, i) => v !== hfBase.params[i])).toBe(true);
@@ -98,7 +126,18 @@ describe('fine-tuning a Hugging Face folder', () => {
     const rt = await gpuRuntime();
     const hfBase = await tinyBase();
     const m: Metric[] = [];
-    const spec: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', steps: 2, T: 96, seed: 2, evalEvery: 2, lr: { peak: 1e-3, min: 1e-4, warmup: 0 }, rl: { groupSize: 4, promptsPerStep: 1, maxNewTokens: 8, evalSamples: 1 }, lora: { rank: 4 } };
+    const spec: TrainSpec = {
+      kind: 'train',
+      stage: 'rl',
+      preset: 'micro',
+      steps: 2,
+      T: 96,
+      seed: 2,
+      evalEvery: 2,
+      lr: { peak: 1e-3, min: 1e-4, warmup: 0 },
+      rl: { groupSize: 4, promptsPerStep: 1, maxNewTokens: 8, evalSamples: 1 },
+      lora: { rank: 4 },
+    };
     // A toy reward that varies within a group, so advantages are nonzero.
     const reward = (prediction: string) => ({ reward: (prediction.length % 7) / 7 });
     const r = await runTraining(spec, data, { ...host(rt, m), reward }, undefined, { hfBase });

@@ -30,7 +30,10 @@ const data: Trajectory[] = Array.from({ length: 6 }, (_, i) =>
   ]),
 );
 
-const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 320 });
+const tok = trainBpe(
+  data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+  { vocabSize: 320 },
+);
 // Long enough that the longest retrieval targets (at most half a row under the truncation policy) still differ in length.
 const T = 320;
 const masks = categorizeDataset(data);

@@ -15,23 +15,42 @@ if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
 const { getRun } = await import('../storage/runs.ts');
 
 const data = generateTrajectories('terminal', 8, 4);
-const spec: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 4, batch: 1, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, seed: 3 };
+const spec: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 4,
+  batch: 1,
+  T: 32,
+  evalEvery: 2,
+  evalBatches: 1,
+  evalJudgeSamples: 0,
+  seed: 3,
+};
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('a device lost during training', () => {
   it('fails the job with a resumable message, and the run resumes from its last checkpoint on a fresh device', async () => {
     const events: FromWorker[] = [];
     const held: GpuRuntime[] = [];
-    const device = new WorkerDevice(async () => {
-      const rt = await GpuRuntime.create();
-      held.push(rt);
-      return rt;
-    }, (m) => events.push(m));
-    const host = new JobHost(() => device.runtime(), JOB_RUNNERS, (m) => {
-      events.push(m);
-      // Destroy the device right when step 3 is reported: the last checkpoint is step 2's.
-      if (m.type === 'metric' && m.jobId === 'a' && m.step === 3) device.handle('destroy');
-    });
+    const device = new WorkerDevice(
+      async () => {
+        const rt = await GpuRuntime.create();
+        held.push(rt);
+        return rt;
+      },
+      (m) => events.push(m),
+    );
+    const host = new JobHost(
+      () => device.runtime(),
+      JOB_RUNNERS,
+      (m) => {
+        events.push(m);
+        // Destroy the device right when step 3 is reported: the last checkpoint is step 2's.
+        if (m.type === 'metric' && m.jobId === 'a' && m.step === 3) device.handle('destroy');
+      },
+    );
     const finished = async (jobId: string) => {
       for (;;) {
         const end = events.find((e) => e.type === 'status' && e.jobId === jobId && (e.state === 'failed' || e.state === 'done' || e.state === 'stopped'));
@@ -39,7 +58,12 @@ describe('a device lost during training', () => {
         await tick();
       }
     };
-    const run: TrainJobSpec = { kind: 'train', runId: `lost-${Math.random().toString(36).slice(2, 8)}`, train: spec, data: { trajectories: data, name: 'terminal×8' } };
+    const run: TrainJobSpec = {
+      kind: 'train',
+      runId: `lost-${Math.random().toString(36).slice(2, 8)}`,
+      train: spec,
+      data: { trajectories: data, name: 'terminal×8' },
+    };
     host.handle({ type: 'start', jobId: 'a', spec: run });
     expect(await finished('a')).toMatchObject({ state: 'failed' });
     const error = events.find((e) => e.type === 'error' && e.jobId === 'a') as { message: string };

@@ -8,13 +8,31 @@ import { loadCheckpoint } from '../model/checkpoint.ts';
 import { runTraining, type TrainSpec } from './pipeline.ts';
 
 const data = generateTrajectories('search', 8, 2);
-const SFT: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 300, steps: 1, batch: 2, T: 32, evalEvery: 1, evalBatches: 1, evalJudgeSamples: 0, seed: 0 };
+const SFT: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 1,
+  batch: 2,
+  T: 32,
+  evalEvery: 1,
+  evalBatches: 1,
+  evalJudgeSamples: 0,
+  seed: 0,
+};
 
 async function run(spec: TrainSpec) {
   const rt = await gpuRuntime();
   const logs: string[] = [];
   const metrics: Record<string, number> = {};
-  const r = await runTraining(spec, data, { rt, step: async () => {}, log: (m) => logs.push(m), metric: (_, v) => Object.assign(metrics, v), checkpoint: () => {} });
+  const r = await runTraining(spec, data, {
+    rt,
+    step: async () => {},
+    log: (m) => logs.push(m),
+    metric: (_, v) => Object.assign(metrics, v),
+    checkpoint: () => {},
+  });
   return { logs, metrics, meta: loadCheckpoint(r.checkpoint).extraMetadata! };
 }
 

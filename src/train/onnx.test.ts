@@ -63,12 +63,20 @@ function noGpuContext() {
 }
 
 const turn: TurnRequest = {
-  sample: { domain: 'terminal', systemPrompt: { ...emptySystemPrompt(), text: 'You simulate a Linux shell.' }, history: [{ action: 'ls', observation: 'a.txt b.txt' }], action: 'cat a.txt' },
+  sample: {
+    domain: 'terminal',
+    systemPrompt: { ...emptySystemPrompt(), text: 'You simulate a Linux shell.' },
+    history: [{ action: 'ls', observation: 'a.txt b.txt' }],
+    action: 'cat a.txt',
+  },
 };
 
 /** A turn too long for the 128-token context: its oldest turns are left out, as a Hugging Face folder's are. */
 const longTurn: TurnRequest = {
-  sample: { ...turn.sample, history: Array.from({ length: 6 }, (_, i) => ({ action: `cat file${i}.txt`, observation: `line ${i} of a long file with several words in it` })) },
+  sample: {
+    ...turn.sample,
+    history: Array.from({ length: 6 }, (_, i) => ({ action: `cat file${i}.txt`, observation: `line ${i} of a long file with several words in it` })),
+  },
 };
 
 /** Our engine's greedy text for the same prompt (the chat template over the AgentWorldBench layout, fitted to the room). */
@@ -86,18 +94,46 @@ function referenceText(maxTokens: number, request: TurnRequest = turn): string {
 describe('ONNX folders in the worker', () => {
   it('inspects a folder from its listing, config.json and tokenizer', async () => {
     const info = await inspectOnnxFolder(onnxFolderOf(await exported()));
-    expect(info).toMatchObject({ name: 'TinyOnnx', defaultFile: 'onnx/model.onnx', architecture: 'LlamaForCausalLM', layers: 2, hidden: 32, heads: 4, kvHeads: 2, vocab: 1461, maxContext: 128, tokenizer: true, chatTemplate: true });
+    expect(info).toMatchObject({
+      name: 'TinyOnnx',
+      defaultFile: 'onnx/model.onnx',
+      architecture: 'LlamaForCausalLM',
+      layers: 2,
+      hidden: 32,
+      heads: 4,
+      kvHeads: 2,
+      vocab: 1461,
+      maxContext: 128,
+      tokenizer: true,
+      chatTemplate: true,
+    });
     expect(info.variants).toEqual([{ file: 'onnx/model.onnx', bytes: (await exported()).find((f) => f.path === 'TinyOnnx/onnx/model.onnx')!.file.size }]);
   });
 
   it("a Playground turn on WASM, with no GPU device: our engine's greedy text, streamed, with the provider named", async () => {
     const { ctx, texts, progress } = noGpuContext();
-    const spec = { kind: 'generate' as const, model: { kind: 'onnx' as const, onnx: { folderId: 'tiny', name: 'TinyOnnx', execution: 'wasm' as const } }, files: await exported(), request: turn, sampling: { maxTokens: 10, temperature: 0 } };
+    const spec = {
+      kind: 'generate' as const,
+      model: { kind: 'onnx' as const, onnx: { folderId: 'tiny', name: 'TinyOnnx', execution: 'wasm' as const } },
+      files: await exported(),
+      request: turn,
+      sampling: { maxTokens: 10, temperature: 0 },
+    };
     const r = (await runGenerateJob(spec, ctx)) as GenerateJobResult;
     expect(r.text).toBe(referenceText(10));
     expect(r.text!.length).toBeGreaterThan(0);
     expect(texts.join('')).toBe(r.text);
-    expect(r.model).toMatchObject({ name: 'onnx:TinyOnnx', stage: 'onnx', contextLength: 128, layers: 2, dModel: 32, vocabSize: 1461, template: 'chat template', architecture: 'LlamaForCausalLM', onnx: { file: 'onnx/model.onnx', executionProvider: 'wasm' } });
+    expect(r.model).toMatchObject({
+      name: 'onnx:TinyOnnx',
+      stage: 'onnx',
+      contextLength: 128,
+      layers: 2,
+      dModel: 32,
+      vocabSize: 1461,
+      template: 'chat template',
+      architecture: 'LlamaForCausalLM',
+      onnx: { file: 'onnx/model.onnx', executionProvider: 'wasm' },
+    });
     expect(progress.some((p) => p.kind === 'context' && p.context.exact && p.context.maxTokens === 10)).toBe(true);
     // Where the decoder's cache went, told to the page after the turn: WASM keeps it in CPU memory, a key and a value per layer and pass, none left alive.
     const kv = r.model.onnx!.kv!;
@@ -114,7 +150,12 @@ describe('ONNX folders in the worker', () => {
   });
 
   it('the Bench opens it the same way', async () => {
-    const ref: BenchBackendRef = { id: 'onnx:tiny', name: 'onnx:TinyOnnx', kind: 'onnx', onnx: { folderId: 'tiny', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' } };
+    const ref: BenchBackendRef = {
+      id: 'onnx:tiny',
+      name: 'onnx:TinyOnnx',
+      kind: 'onnx',
+      onnx: { folderId: 'tiny', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' },
+    };
     const bench = { generation: { maxTokens: 10 } } as BenchRecord;
     const logs: string[] = [];
     const opened = await openBenchBackend(ref, bench, { gpu: noGpuContext().ctx.gpu, log: (m) => logs.push(m) }, undefined, await exported());
@@ -134,14 +175,30 @@ describe('ONNX folders in the worker', () => {
     const broken = [...without('tokenizer.json'), { path: 'TinyOnnx/tokenizer.json', file: new Blob(['{"model": ']) }];
     await expect(inspectOnnxFolder(onnxFolderOf(broken))).rejects.toThrow(/^TinyOnnx\/tokenizer\.json: is not valid JSON/);
     const onnx = { folderId: 'v', name: 'TinyOnnx', file: 'onnx/model_q4.onnx', execution: 'wasm' as const };
-    await expect(runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx }, files }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx: has no model_q4\.onnx \(its ONNX files: model\.onnx\)/);
+    await expect(runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx }, files }, noGpuContext().ctx)).rejects.toThrow(
+      /TinyOnnx: has no model_q4\.onnx \(its ONNX files: model\.onnx\)/,
+    );
     const notOnnx = [...files, { path: 'TinyOnnx/onnx/model_fp16.onnx', file: new Blob(['not a model']) }];
-    await expect(runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx: { ...onnx, folderId: 'w', file: 'onnx/model_fp16.onnx' } }, files: notOnnx }, noGpuContext().ctx)).rejects.toThrow(/TinyOnnx\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
+    await expect(
+      runGenerateJob(
+        { kind: 'generate', model: { kind: 'onnx', onnx: { ...onnx, folderId: 'w', file: 'onnx/model_fp16.onnx' } }, files: notOnnx },
+        noGpuContext().ctx,
+      ),
+    ).rejects.toThrow(/TinyOnnx\/onnx\/model_fp16\.onnx: onnxruntime-web cannot load it/);
   });
 
-  it('a broken lwm_template.json is refused as the user\'s problem, naming the file, the text and the line', async () => {
-    const files = [...(await exported()), { path: 'TinyOnnx/lwm_template.json', file: new Blob([JSON.stringify({ version: 'v0', text: 'A world model.', targetOpen: '<o>', targetClose: '</o>' })]) }];
-    const job = runGenerateJob({ kind: 'generate', model: { kind: 'onnx', onnx: { folderId: 't', name: 'TinyOnnx', execution: 'wasm' } }, files }, noGpuContext().ctx);
+  it("a broken lwm_template.json is refused as the user's problem, naming the file, the text and the line", async () => {
+    const files = [
+      ...(await exported()),
+      {
+        path: 'TinyOnnx/lwm_template.json',
+        file: new Blob([JSON.stringify({ version: 'v0', text: 'A world model.', targetOpen: '<o>', targetClose: '</o>' })]),
+      },
+    ];
+    const job = runGenerateJob(
+      { kind: 'generate', model: { kind: 'onnx', onnx: { folderId: 't', name: 'TinyOnnx', execution: 'wasm' } }, files },
+      noGpuContext().ctx,
+    );
     // Written for the user: the worker shows its message as it is.
     await expect(job).rejects.toThrow(BackendError);
     expect(userMessage((await job.catch((e: Error) => e)) as Error)).toMatch(/^TinyOnnx\/lwm_template\.json: text: line 1/);

@@ -18,7 +18,6 @@ export function onnxFolderOf(files: readonly HfFolderFile[] | undefined, name?: 
   return filesFolder(files, name);
 }
 
-
 const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null);
 
 /** config.json's shape of the model, as far as it says (GPT-2 names as well as Llama's). */

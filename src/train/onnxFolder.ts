@@ -80,4 +80,3 @@ export function onnxFolderProblem(info: Pick<OnnxFolderInfo, 'name' | 'tokenizer
   if (info.maxContext === null) return `${info.name}/config.json gives no context length (max_position_embeddings), which sizes the prompt.`;
   return null;
 }
-

@@ -55,8 +55,19 @@ async function run(rt: Awaited<ReturnType<typeof gpuRuntime>>, bytes: Uint8Array
     loadSamples: async () => samples,
     async openBackend(_ref, o) {
       const local = openCheckpointBackend(rt, bytes, { source: 'micro', name: 'local:micro' });
-      const backend = { name: local.backend.name, generate: (req: Parameters<typeof local.backend.generate>[0], opts: Parameters<typeof local.backend.generate>[1]) => (seen.add(isTurnRequest(req) ? (req.template?.text ?? '') : 'not a turn request'), local.backend.generate(req, opts)) };
-      return { backend, generate: { maxTokens: o.generation.maxTokens!, temperature: 0 }, concurrency: 1, form: 'turn' as const, dispose: () => local.dispose() };
+      const backend = {
+        name: local.backend.name,
+        generate: (req: Parameters<typeof local.backend.generate>[0], opts: Parameters<typeof local.backend.generate>[1]) => (
+          seen.add(isTurnRequest(req) ? (req.template?.text ?? '') : 'not a turn request'), local.backend.generate(req, opts)
+        ),
+      };
+      return {
+        backend,
+        generate: { maxTokens: o.generation.maxTokens!, temperature: 0 },
+        concurrency: 1,
+        form: 'turn' as const,
+        dispose: () => local.dispose(),
+      };
     },
     openJudge: () => ({ judge: localJudge, concurrency: 1 }),
     optimiser: () => offlineOptimiser(),
@@ -73,7 +84,24 @@ describe('the optimize job with a checkpoint on the GPU', () => {
   it('3 offline rounds, deterministically, each candidate rendered for the model', async () => {
     const rt = await gpuRuntime();
     const host = { rt, step: async () => {}, log: () => {}, metric: () => {}, checkpoint: () => {} };
-    const { checkpoint: bytes } = await runTraining({ kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 384, steps: STEPS, batch: 4, T: 256, evalEvery: STEPS, evalBatches: 1, evalJudgeSamples: 0, seed: 1, domains: ['terminal'] }, generateTrajectories('terminal', 24, 7), host);
+    const { checkpoint: bytes } = await runTraining(
+      {
+        kind: 'train',
+        stage: 'sft',
+        preset: 'micro',
+        vocabSize: 384,
+        steps: STEPS,
+        batch: 4,
+        T: 256,
+        evalEvery: STEPS,
+        evalBatches: 1,
+        evalJudgeSamples: 0,
+        seed: 1,
+        domains: ['terminal'],
+      },
+      generateTrajectories('terminal', 24, 7),
+      host,
+    );
     const a = await run(rt, bytes);
     expect(a.result.stopped).toBe('done');
     expect(a.loop.rounds.map((r) => r.round)).toEqual([1, 2, 3]);

@@ -145,7 +145,7 @@ describe('the optimize job', () => {
   });
 });
 
-describe('rendering a candidate: core\'s templateRender in the form lwm optimize uses', () => {
+describe("rendering a candidate: core's templateRender in the form lwm optimize uses", () => {
   const dev = samples.filter((x) => x.history.length > 0).slice(0, 3);
   const text = `${BUILTIN_TEMPLATES.v0.text}\nCompute counts.`;
   const withBackend = (backend: OptimisationRecord['backend']) => ({ ...record(), backend });
@@ -162,7 +162,10 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
   });
   it('an endpoint, and a folder with a chat template, get the rendered system text and the turns as user/assistant messages', () => {
     const world = text.replace('You are the environment.', 'You are the world.');
-    const chat = optimisationRender(withBackend(endpoint), { form: 'chat' })(world, dev[0]) as { system: string; messages: { role: string; content: string }[] };
+    const chat = optimisationRender(withBackend(endpoint), { form: 'chat' })(world, dev[0]) as {
+      system: string;
+      messages: { role: string; content: string }[];
+    };
     expect(chat.system).toMatch(/^You are the world\./);
     expect(chat.messages.map((m) => m.role)).toEqual([...dev[0].history.flatMap(() => ['user', 'assistant']), 'user']);
     expect(chat.messages.at(-1)!.content).toBe(dev[0].action);
@@ -175,7 +178,7 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
     // Our ONNX export has no chat template: it renders the turn with the template, as a checkpoint does.
     expect(isTurnRequest(optimisationRender(withBackend(onnx), { form: 'turn' })(world, dev[0]))).toBe(true);
   });
-  it('keeps the start template\'s prediction tags', () => {
+  it("keeps the start template's prediction tags", () => {
     const o = withBackend(checkpoint);
     o.start.template = { ...o.start.template, targetOpen: '<obs>\n', targetClose: '\n</obs>' };
     const turn = optimisationRender(o, { form: 'turn' })(text, dev[0]) as TurnRequest;
@@ -184,8 +187,18 @@ describe('rendering a candidate: core\'s templateRender in the form lwm optimize
 });
 
 describe('a folder simulator: the files the page sent with the job', () => {
-  const onnx = { id: 'onnx:TinyOnnx#y', name: 'onnx:TinyOnnx', kind: 'onnx' as const, onnx: { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' as const } };
-  const hf = { id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf' as const, hf: { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 } };
+  const onnx = {
+    id: 'onnx:TinyOnnx#y',
+    name: 'onnx:TinyOnnx',
+    kind: 'onnx' as const,
+    onnx: { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model.onnx', execution: 'wasm' as const },
+  };
+  const hf = {
+    id: 'hf:Tiny#x',
+    name: 'hf:Tiny',
+    kind: 'hf' as const,
+    hf: { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 },
+  };
   const files = [{ path: 'TinyOnnx/config.json', file: new Blob(['{}']) }];
 
   it('opens with the files of that very folder; other backends take none', () => {
@@ -193,8 +206,10 @@ describe('a folder simulator: the files the page sent with the job', () => {
     expect(backendFolderFiles({ id: 'copy-last', name: 'copy-last', kind: 'copy-last' }, undefined)).toBeUndefined();
   });
 
-  it('none sent (a reload since), or another folder\'s, is an error that names the folder and says to pick it again', () => {
-    expect(() => backendFolderFiles(onnx, undefined)).toThrow(/onnx:TinyOnnx: the folder TinyOnnx is not open in this page .*Pick the same folder again in the Optimise form \(Simulated model: an ONNX folder\), then resume/);
+  it("none sent (a reload since), or another folder's, is an error that names the folder and says to pick it again", () => {
+    expect(() => backendFolderFiles(onnx, undefined)).toThrow(
+      /onnx:TinyOnnx: the folder TinyOnnx is not open in this page .*Pick the same folder again in the Optimise form \(Simulated model: an ONNX folder\), then resume/,
+    );
     expect(() => backendFolderFiles(hf, { id: 'Other#z', files })).toThrow(/the folder Tiny is not open in this page.*a Hugging Face folder/);
   });
 });

@@ -76,7 +76,10 @@ export interface OptimizeDeps {
  * sends the same backend (requestFormFor: 'chat' for an endpoint or a folder with a chat template,
  * 'turn' for a checkpoint and the baselines), with the start template's prediction tags.
  */
-export function optimisationRender(o: Pick<OptimisationRecord, 'start' | 'backend'>, opened: Pick<BenchBackend, 'form'>): (text: string, s: BenchSample) => GenerateRequest {
+export function optimisationRender(
+  o: Pick<OptimisationRecord, 'start' | 'backend'>,
+  opened: Pick<BenchBackend, 'form'>,
+): (text: string, s: BenchSample) => GenerateRequest {
   if (o.backend.kind === 'imported') throw new UserFacingError(`${o.backend.name}: an imported backend cannot be run again.`);
   return templateRender(opened.form, o.start.template);
 }
@@ -149,14 +152,23 @@ class Tracker {
 }
 
 /** The dev/test split and the loop's state: a stored one (resume) or a new one, checked against the data. */
-async function splitsAndState(optId: string, o: OptimisationRecord, deps: OptimizeDeps): Promise<{ splits: OptimisationSplits; config: LoopConfig; state: LoopState }> {
+async function splitsAndState(
+  optId: string,
+  o: OptimisationRecord,
+  deps: OptimizeDeps,
+): Promise<{ splits: OptimisationSplits; config: LoopConfig; state: LoopState }> {
   deps.progress({ optId, phase: 'samples', evaluations: { done: evaluationsDone(o.loop), planned: 0 }, etaMs: null });
   const samples = await deps.loadSamples(o);
   const splits = splitForOptimisation(samples, { devPerDomain: o.data.devPerDomain, testPerDomain: o.data.testPerDomain, seed: o.data.seed });
-  if (splits.dev.length < 2) throw new UserFacingError(`The dataset ${o.data.name} gives ${splits.dev.length} dev sample(s) for these settings; the loop needs at least 2 (raise the eval share or the dev samples per domain, or choose other domains).`);
+  if (splits.dev.length < 2)
+    throw new UserFacingError(
+      `The dataset ${o.data.name} gives ${splits.dev.length} dev sample(s) for these settings; the loop needs at least 2 (raise the eval share or the dev samples per domain, or choose other domains).`,
+    );
   const config: LoopConfig = { ...o.config, devSize: splits.dev.length, testSize: splits.test.length };
   if (o.loop && (o.loop.config.devSize !== config.devSize || o.loop.config.testSize !== config.testSize)) {
-    throw new UserFacingError(`The dataset ${o.data.name} changed since this optimisation began (${config.devSize} dev samples now, ${o.loop.config.devSize} then); start a new optimisation.`);
+    throw new UserFacingError(
+      `The dataset ${o.data.name} changed since this optimisation began (${config.devSize} dev samples now, ${o.loop.config.devSize} then); start a new optimisation.`,
+    );
   }
   let state: LoopState;
   try {
@@ -164,7 +176,11 @@ async function splitsAndState(optId: string, o: OptimisationRecord, deps: Optimi
   } catch (e) {
     throw new UserFacingError(`The optimisation's settings cannot be used: ${(e as Error).message}`);
   }
-  deps.log(o.loop ? `resuming after ${o.loop.round} finished round(s), ${evaluationsDone(o.loop)} evaluation(s) kept` : `${splits.dev.length} dev and ${splits.test.length} test samples from ${o.data.name}`);
+  deps.log(
+    o.loop
+      ? `resuming after ${o.loop.round} finished round(s), ${evaluationsDone(o.loop)} evaluation(s) kept`
+      : `${splits.dev.length} dev and ${splits.test.length} test samples from ${o.data.name}`,
+  );
   return { splits, config, state };
 }
 
@@ -224,7 +240,13 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
       concurrency: opened.concurrency,
       onProgress: (p) => tracker.sample(p.split, p.done, p.total),
     });
-    const env = { optimiser: deps.optimiser(o, splits), evaluate, validate: templateValidator(splits.dev, { tags: o.start.template }), onState: writer.onState, signal: deps.signal };
+    const env = {
+      optimiser: deps.optimiser(o, splits),
+      evaluate,
+      validate: templateValidator(splits.dev, { tags: o.start.template }),
+      onState: writer.onState,
+      signal: deps.signal,
+    };
     const final = await runOptimisation(env, state, { text: o.start.template.text, note: `${o.start.version} as it was` });
     await writer.settle();
     await deps.update(optId, (r) => {
@@ -258,7 +280,9 @@ export function backendFolderFiles(ref: BenchBackendRef, folder: OptimizeJobSpec
   const f = ref.kind === 'hf' ? ref.hf : ref.kind === 'onnx' ? ref.onnx : undefined;
   if (!f) return undefined;
   if (folder?.id === f.folderId && folder.files.length) return folder.files;
-  throw new UserFacingError(`${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: ${ref.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}), then resume.`);
+  throw new UserFacingError(
+    `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: ${ref.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}), then resume.`,
+  );
 }
 
 /** The job runner: runOptimize on IndexedDB, the worker's device (on demand), and the job's stop. */
@@ -275,7 +299,8 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
       update: updateOptimisation,
       async loadSamples(o) {
         const trajectories = await loadTrajectories(o.data.datasetId);
-        if (!trajectories.length) throw new UserFacingError(`The dataset ${o.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
+        if (!trajectories.length)
+          throw new UserFacingError(`The dataset ${o.data.name} has no trajectories in browser storage; load or import data in the Data view.`);
         return benchSampleRecords(trajectories, { evalFraction: o.data.evalFraction, seed: o.data.seed, domains: o.data.domains }).map(sampleFromRecord);
       },
       // The Bench's backends read only the generation settings of their bench.

@@ -20,7 +20,19 @@ function host(rt: TrainHost['rt'], metrics: { step: number; values: Record<strin
 
 const last = (m: { values: Record<string, number> }[], key: string) => [...m].reverse().find((x) => key in x.values)!.values[key];
 
-const SFT: TrainSpec = { kind: 'train', stage: 'sft', preset: 'micro', vocabSize: 384, steps: 200, batch: 4, T: 48, evalEvery: 200, evalBatches: 3, evalJudgeSamples: 0, seed: 1 };
+const SFT: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 384,
+  steps: 200,
+  batch: 4,
+  T: 48,
+  evalEvery: 200,
+  evalBatches: 3,
+  evalJudgeSamples: 0,
+  seed: 1,
+};
 
 describe('training learns (micro)', () => {
   it('SFT on one domain brings held-out loss below the unigram baseline', async () => {
@@ -29,7 +41,9 @@ describe('training learns (micro)', () => {
     const r = await runTraining(SFT, data, host(rt, m));
     const evalLoss = last(m, 'eval_loss');
     const unigram = last(m, 'unigram_loss');
-    console.log(`[learn] SFT ${SFT.steps} steps: held-out loss ${evalLoss.toFixed(3)} vs unigram ${unigram.toFixed(3)}; train loss ${m.find((x) => 'loss' in x.values)!.values.loss.toFixed(3)} → ${last(m, 'loss').toFixed(3)}`);
+    console.log(
+      `[learn] SFT ${SFT.steps} steps: held-out loss ${evalLoss.toFixed(3)} vs unigram ${unigram.toFixed(3)}; train loss ${m.find((x) => 'loss' in x.values)!.values.loss.toFixed(3)} → ${last(m, 'loss').toFixed(3)}`,
+    );
     expect(evalLoss).toBeLessThan(unigram);
     expect(r.best?.evalLoss).toBeCloseTo(evalLoss, 6);
   });
@@ -46,12 +60,14 @@ describe('training learns (micro)', () => {
     const a = last(alone, 'eval_loss');
     const b = last(after, 'eval_loss');
     const verdict = b < a ? `beats SFT alone by ${(a - b).toFixed(3)} nats` : `does NOT beat SFT alone: worse by ${(b - a).toFixed(3)} nats`;
-    console.log(`[learn] CPT (60 steps, loss ${last(cptMetrics, 'eval_loss').toFixed(3)}) then SFT ${sftSteps}: held-out ${b.toFixed(3)}; SFT alone ${sftSteps}: ${a.toFixed(3)} → CPT+SFT ${verdict}`);
+    console.log(
+      `[learn] CPT (60 steps, loss ${last(cptMetrics, 'eval_loss').toFixed(3)}) then SFT ${sftSteps}: held-out ${b.toFixed(3)}; SFT alone ${sftSteps}: ${a.toFixed(3)} → CPT+SFT ${verdict}`,
+    );
     // The method's claim is that CPT helps; at this scale we require it not to hurt by more than 5%.
     expect(b, `CPT then SFT ${verdict}`).toBeLessThan(a * 1.05);
   });
 
-  it('GSPO at the default RL learning rate moves the policy\'s probability of the rewarded tokens, up when rewarded and down in the mirror run, on every held prompt', async () => {
+  it("GSPO at the default RL learning rate moves the policy's probability of the rewarded tokens, up when rewarded and down in the mirror run, on every held prompt", async () => {
     const rt = await gpuRuntime();
     const m: { step: number; values: Record<string, number> }[] = [];
     // Toy reward: the share of response characters that are digits. Checkable, graded, and
@@ -62,7 +78,17 @@ describe('training learns (micro)', () => {
     };
     // The default RL learning rate (no lr override) and a sampling temperature other than 1.
     const tau = 0.9;
-    const spec: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', vocabSize: 300, steps: 6, T: 48, seed: 2, evalEvery: 6, rl: { groupSize: 8, promptsPerStep: 2, maxNewTokens: 12, temperature: tau } };
+    const spec: TrainSpec = {
+      kind: 'train',
+      stage: 'rl',
+      preset: 'micro',
+      vocabSize: 300,
+      steps: 6,
+      T: 48,
+      seed: 2,
+      evalEvery: 6,
+      rl: { groupSize: 8, promptsPerStep: 2, maxNewTokens: 12, temperature: tau },
+    };
     const resolved = resolveSpec(spec);
     const p = prepare(resolved, data);
     const V = p.config.vocabSize;
@@ -93,7 +119,9 @@ describe('training learns (micro)', () => {
     const up = await gainsUnder(digitShare, m);
     const down = await gainsUnder((prediction) => 1 - digitShare(prediction), control);
     const rewards = m.filter((x) => 'reward' in x.values).map((x) => x.values.reward);
-    console.log(`[learn] GSPO toy reward at lr ${resolved.lr.peak}, τ ${tau}: ${rewards.map((x) => x.toFixed(3)).join(' ')}; log-gain of digit probability per prompt: rewarded ${up.map((g) => g.toFixed(4)).join(' ')}; mirror ${down.map((g) => g.toFixed(4)).join(' ')}; clip fraction ${last(m, 'clip_fraction').toFixed(2)}, mean ratio ${last(m, 'mean_ratio').toFixed(4)}`);
+    console.log(
+      `[learn] GSPO toy reward at lr ${resolved.lr.peak}, τ ${tau}: ${rewards.map((x) => x.toFixed(3)).join(' ')}; log-gain of digit probability per prompt: rewarded ${up.map((g) => g.toFixed(4)).join(' ')}; mirror ${down.map((g) => g.toFixed(4)).join(' ')}; clip fraction ${last(m, 'clip_fraction').toFixed(2)}, mean ratio ${last(m, 'mean_ratio').toFixed(4)}`,
+    );
     for (const g of up) expect(g).toBeGreaterThan(0.002);
     for (const g of down) expect(g).toBeLessThan(-0.002);
     expect(m.every((x) => !('reward' in x.values) || Number.isFinite(x.values.share_update))).toBe(true);

@@ -6,11 +6,18 @@ import { trainBpe } from '../core/tokenizer/index.ts';
 import { resolveSpec, stageRows, unigramLoss } from './pipeline.ts';
 
 const data = generateTrajectories('mcp', 4, 1);
-const tok = trainBpe(data.flatMap((t) => t.turns.map((u) => u.observation)), { vocabSize: 300 });
+const tok = trainBpe(
+  data.flatMap((t) => t.turns.map((u) => u.observation)),
+  { vocabSize: 300 },
+);
 
 describe('pipeline settings', () => {
   it('renders SFT rows with a user template version named in the mix', () => {
-    const v3 = { ...BUILTIN_TEMPLATES.v0, version: 'v3', text: BUILTIN_TEMPLATES.v0.text.replace(/^You are the environment\..*$/m, 'ZEBRA-MARKER simulate {{ domain }}.') };
+    const v3 = {
+      ...BUILTIN_TEMPLATES.v0,
+      version: 'v3',
+      text: BUILTIN_TEMPLATES.v0.text.replace(/^You are the environment\..*$/m, 'ZEBRA-MARKER simulate {{ domain }}.'),
+    };
     const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v3: 1 }, templateSet: { v3 } });
     const rows = stageRows('sft', { tok, T: 20_000 }, data, spec.templates, 0, false, spec.templateSet);
     expect(rows.length).toBe(data.reduce((n, t) => n + t.turns.length, 0));
@@ -18,7 +25,17 @@ describe('pipeline settings', () => {
   });
 
   it('reads a JSON template of a run spec stored before templates became text', () => {
-    const v4 = { version: 'v4', description: 'old', preamble: 'OKAPI-MARKER {{domain}}.', sections: [], closing: '', historyTurn: '<|action|>{{action}}<|observation|>{{observation}}<|end_turn|>', currentAction: '<|action|>{{action}}<|observation|>', targetOpen: '<predicted_observation>\n', targetClose: '\n</predicted_observation>' };
+    const v4 = {
+      version: 'v4',
+      description: 'old',
+      preamble: 'OKAPI-MARKER {{domain}}.',
+      sections: [],
+      closing: '',
+      historyTurn: '<|action|>{{action}}<|observation|>{{observation}}<|end_turn|>',
+      currentAction: '<|action|>{{action}}<|observation|>',
+      targetOpen: '<predicted_observation>\n',
+      targetClose: '\n</predicted_observation>',
+    };
     const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { v4: 1 }, templateSet: { v4 } as never });
     const rows = stageRows('sft', { tok, T: 20_000 }, data, spec.templates, 0, false, spec.templateSet);
     expect(tok.decode(rows[0].ids)).toContain('<|system|>\nOKAPI-MARKER mcp.\n<|action|>');
@@ -29,7 +46,10 @@ describe('pipeline settings', () => {
     expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 0 })).toThrow(/steps must be a positive integer/);
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { groupSize: 1 } })).toThrow(/groupSize must be an integer ≥ 2/);
     // Rollouts are sampled from softmax(logits/τ) and GSPO's log-probs are those of the same distribution.
-    for (const temperature of [0, -1, Number.NaN]) expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature } })).toThrow(/rl.temperature must be a number above 0/);
+    for (const temperature of [0, -1, Number.NaN])
+      expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature } })).toThrow(
+        /rl.temperature must be a number above 0/,
+      );
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { topK: 5 } })).toThrow(/rl.topK must be 0/);
     expect(resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { temperature: 0.6 } }).rl.temperature).toBe(0.6);
   });
@@ -44,7 +64,9 @@ describe('pipeline settings', () => {
     expect(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 }).mask).toEqual(DEFAULT_MASK_CONFIG);
     const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, mask: { echoMinJaccard: 0.3 } });
     expect(spec.mask).toEqual({ ...DEFAULT_MASK_CONFIG, echoMinJaccard: 0.3 });
-    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, mask: { echoMinJaccard: 3 } })).toThrow('the mask configuration: echoMinJaccard: must be a number in [0, 1], got 3');
+    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, mask: { echoMinJaccard: 3 } })).toThrow(
+      'the mask configuration: echoMinJaccard: must be a number in [0, 1], got 3',
+    );
   });
 
   it('the unigram baseline is the entropy of the weighted targets', () => {
@@ -58,10 +80,15 @@ describe('SFT from chosen labels', () => {
     const { expandTurns } = await import('../core/turns/index.ts');
     const { labelledRows } = await import('./pipeline.ts');
     const s = expandTurns(data)[1];
-    const [plain, traced] = labelledRows({ tok, T: 20_000 }, [
-      { sample: { ...s, targetObservation: 'LABEL-A' }, weight: 0.8 },
-      { sample: { ...s, targetObservation: 'LABEL-B' }, reasoning: 'because the note exists', weight: 1 },
-    ], { v0: 1 }, 0);
+    const [plain, traced] = labelledRows(
+      { tok, T: 20_000 },
+      [
+        { sample: { ...s, targetObservation: 'LABEL-A' }, weight: 0.8 },
+        { sample: { ...s, targetObservation: 'LABEL-B' }, reasoning: 'because the note exists', weight: 1 },
+      ],
+      { v0: 1 },
+      0,
+    );
     const weighted = (r: typeof plain, w: number) => tok.decode(r.ids.filter((_, i) => r.weights[i] === w));
     expect(weighted(plain, 0.8)).toContain('LABEL-A');
     expect(weighted(traced, 0.5)).toContain('because the note exists');
@@ -79,7 +106,13 @@ describe('starting from a checkpoint', () => {
     const config = presetConfig('micro', { vocabSize: tok.vocabSize });
     const params = initParams(config, 1);
     const ckpt = (spec: object) =>
-      saveCheckpoint({ config, params, step: 4, optimizer: { m: new Float32Array(params.length), v: new Float32Array(params.length), step: 4 }, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify(spec) } });
+      saveCheckpoint({
+        config,
+        params,
+        step: 4,
+        optimizer: { m: new Float32Array(params.length), v: new Float32Array(params.length), step: 4 },
+        extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify(spec) },
+      });
     const plain = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 8 });
     const labelled = { ...plain, sftLabelled: true };
     const fromPlain = ckpt(plain);
@@ -95,7 +128,10 @@ describe('evaluation across domains', () => {
   // Seven domains, sorted by domain as the default dataset is: the eval split's first
   // trajectories in file order would all be of one domain.
   const multi = DOMAINS.flatMap((d) => generateTrajectories(d, 12, 3)).sort((a, b) => a.domain.localeCompare(b.domain));
-  const multiTok = trainBpe(multi.flatMap((t) => t.turns.map((u) => u.observation)), { vocabSize: 300 });
+  const multiTok = trainBpe(
+    multi.flatMap((t) => t.turns.map((u) => u.observation)),
+    { vocabSize: 300 },
+  );
 
   it('holds out trajectories of every domain, none of them trained on', async () => {
     const { prepare } = await import('./pipeline.ts');

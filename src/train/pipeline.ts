@@ -30,7 +30,16 @@ import { runSupervised } from './stages/sft.ts';
 // The spec types live in spec.ts, where storage and the app can import them without the
 // pipeline; its own importers may still take them from here.
 export type { Stage, TrainSpec } from './spec.ts';
-export { hfCheckpointMetadata, prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
+export {
+  hfCheckpointMetadata,
+  prepare,
+  resolveSpec,
+  type Prepared,
+  type ResolvedSpec,
+  type RunExtra,
+  type TrainHost,
+  type TrainResult,
+} from './stages/common.ts';
 export { evalBatchesOf, evalRows, judgedEvalSamples, labelledRows, stageRows, trainLabels, unigramLoss } from './stages/rows.ts';
 
 /**
@@ -45,13 +54,24 @@ export function wrapRunTemplates(spec: ResolvedSpec, p: Prepared): void {
 }
 
 /** Runs one stage. Resumable: a checkpoint from this stage continues at its step. */
-export async function runTraining(specIn: TrainSpec, trajectories: Trajectory[], host: TrainHost, from?: Uint8Array, extra: RunExtra = {}): Promise<TrainResult> {
+export async function runTraining(
+  specIn: TrainSpec,
+  trajectories: Trajectory[],
+  host: TrainHost,
+  from?: Uint8Array,
+  extra: RunExtra = {},
+): Promise<TrainResult> {
   const spec = resolveSpec(specIn);
   if (spec.stage === 'sft' && extra.sftLabels?.length) spec.sftLabelled = true;
   const p = prepare(spec, trajectories, from, extra.hfBase);
   wrapRunTemplates(spec, p);
-  if (p.lora) host.log(`LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen${p.lora.baseWeights === 'f16' ? ' (held in f16 on the GPU)' : ''}`);
-  host.log(`${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`);
+  if (p.lora)
+    host.log(
+      `LoRA: rank ${p.lora.layout.settings.rank}, alpha ${p.lora.layout.settings.alpha} on ${p.lora.layout.settings.targets.join(', ')}: ${p.lora.layout.totalSize} adapter values train, the ${p.start.params.length} base weights are frozen${p.lora.baseWeights === 'f16' ? ' (held in f16 on the GPU)' : ''}`,
+    );
+  host.log(
+    `${spec.stage}: ${p.train.length} train / ${p.eval.length} eval trajectories; model ${JSON.stringify(p.config)}; tokenizer ${p.tok.vocabSize} tokens; ${p.T} tokens per sequence`,
+  );
   if (spec.stage === 'rl') {
     const judges = extra.rewardJudges ?? rewardJudges(spec.rl.rewardJudge, spec.rl.judgeEndpoint && { ...spec.rl.judgeEndpoint, apiKey: extra.judgeApiKey });
     return runRl(spec, p, host, judges, p.start.step > 0 ? extra.bestSoFar : undefined);

@@ -43,7 +43,10 @@ describe('generate job', () => {
   it('streams a turn from a checkpoint kept loaded between jobs, stops on request, refuses a foreign file', async () => {
     const rt = await gpuRuntime();
     const data = generateTrajectories('terminal', 2, 3);
-    const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+      { vocabSize: 300 },
+    );
     const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
     const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 7, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
     const t = data[0];
@@ -52,7 +55,13 @@ describe('generate job', () => {
     const sampling = { maxTokens: 8, temperature: 1, seed: 11 };
     try {
       const a = fakeContext(rt);
-      const spec: GenerateJobSpec = { kind: 'generate', model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes, request, sampling };
+      const spec: GenerateJobSpec = {
+        kind: 'generate',
+        model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } },
+        bytes,
+        request,
+        sampling,
+      };
       const r = (await runGenerateJob(spec, a.ctx)) as GenerateJobResult;
       expect(r.model).toMatchObject({ name: 'local:sft-7', step: 7, contextLength: 64, template: 'v0' });
       expect(a.texts.join('')).toBe(r.text);
@@ -66,7 +75,10 @@ describe('generate job', () => {
 
       // Kept loaded: the same file without its bytes runs, the same seed gives the same text.
       const b = fakeContext(rt);
-      const again = (await runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined }, b.ctx)) as GenerateJobResult;
+      const again = (await runGenerateJob(
+        { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined },
+        b.ctx,
+      )) as GenerateJobResult;
       expect(again.text).toBe(r.text);
 
       // Stop: the first piece's arrival asks for a stop; the job ends with what it had.
@@ -75,7 +87,15 @@ describe('generate job', () => {
         c.texts.push(x);
         c.setState('stopping');
       };
-      const stopped = (await runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined, sampling: { maxTokens: 8, temperature: 1, seed: 3 } }, c.ctx)) as GenerateJobResult;
+      const stopped = (await runGenerateJob(
+        {
+          ...spec,
+          model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } },
+          bytes: undefined,
+          sampling: { maxTokens: 8, temperature: 1, seed: 3 },
+        },
+        c.ctx,
+      )) as GenerateJobResult;
       if (c.texts.length) {
         expect(stopped.stopped).toBe(true);
         expect(c.texts).toHaveLength(1);
@@ -83,14 +103,31 @@ describe('generate job', () => {
       }
 
       // Max tokens that leave no room, and a released model, and a file that is not ours.
-      await expect(runGenerateJob({ ...spec, sampling: { maxTokens: 64, temperature: 0 } }, fakeContext(rt).ctx)).rejects.toThrow(/local:sft-7: 64 new tokens leave no room for a prompt in the model's 64-token context; choose from 1 to 63/);
+      await expect(runGenerateJob({ ...spec, sampling: { maxTokens: 64, temperature: 0 } }, fakeContext(rt).ctx)).rejects.toThrow(
+        /local:sft-7: 64 new tokens leave no room for a prompt in the model's 64-token context; choose from 1 to 63/,
+      );
       await runGenerateJob({ kind: 'generate', release: true }, fakeContext(rt).ctx);
-      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined }, fakeContext(rt).ctx)).rejects.toThrow(MODEL_NOT_LOADED);
+      await expect(
+        runGenerateJob(
+          { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:f', label: 'x.safetensors' } }, bytes: undefined },
+          fakeContext(rt).ctx,
+        ),
+      ).rejects.toThrow(MODEL_NOT_LOADED);
       // A file from another tool: GPT-2 tensor names, no config, tokenizer or template in its metadata.
       const hf = writeSafetensors([{ name: 'wte.weight', dtype: 'F32', shape: [4, 2], data: new Float32Array(8) }], { format: 'pt' });
-      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:hf', label: 'hf.safetensors' } }, bytes: hf }, fakeContext(rt).ctx)).rejects.toThrow(/hf.safetensors is not an LWM Studio checkpoint/);
+      await expect(
+        runGenerateJob(
+          { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:hf', label: 'hf.safetensors' } }, bytes: hf },
+          fakeContext(rt).ctx,
+        ),
+      ).rejects.toThrow(/hf.safetensors is not an LWM Studio checkpoint/);
       const noTok = saveCheckpoint({ config, params: initParams(config, 5), step: 1 });
-      await expect(runGenerateJob({ ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:nt', label: 'nt.safetensors' } }, bytes: noTok }, fakeContext(rt).ctx)).rejects.toThrow(/nt.safetensors holds no tokenizer/);
+      await expect(
+        runGenerateJob(
+          { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:nt', label: 'nt.safetensors' } }, bytes: noTok },
+          fakeContext(rt).ctx,
+        ),
+      ).rejects.toThrow(/nt.safetensors holds no tokenizer/);
     } finally {
       releasePlaygroundModel();
     }
@@ -104,21 +141,31 @@ describe('a device lost during generation', () => {
     const { JobHost } = await import('./host.ts');
     const { JOB_RUNNERS } = await import('./jobs.ts');
     const data = generateTrajectories('terminal', 2, 3);
-    const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+      { vocabSize: 300 },
+    );
     const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
     const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 2, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
     const events: import('./protocol.ts').FromWorker[] = [];
     const held: import('../gpu/runtime.ts').GpuRuntime[] = [];
-    const device = new WorkerDevice(async () => {
-      const rt = await GpuRuntime.create();
-      held.push(rt);
-      return rt;
-    }, (m) => events.push(m));
-    const host = new JobHost(() => device.runtime(), JOB_RUNNERS, (m) => {
-      events.push(m);
-      // Destroy the device when the first piece of the observation arrives.
-      if (m.type === 'text' && m.jobId === 'a') device.handle('destroy');
-    });
+    const device = new WorkerDevice(
+      async () => {
+        const rt = await GpuRuntime.create();
+        held.push(rt);
+        return rt;
+      },
+      (m) => events.push(m),
+    );
+    const host = new JobHost(
+      () => device.runtime(),
+      JOB_RUNNERS,
+      (m) => {
+        events.push(m);
+        // Destroy the device when the first piece of the observation arrives.
+        if (m.type === 'text' && m.jobId === 'a') device.handle('destroy');
+      },
+    );
     const finished = async (jobId: string) => {
       for (;;) {
         const end = events.find((e) => e.type === 'status' && e.jobId === jobId && (e.state === 'failed' || e.state === 'done'));
@@ -127,13 +174,23 @@ describe('a device lost during generation', () => {
       }
     };
     const request = { sample: { domain: 'terminal', systemPrompt: data[0].system_prompt, history: [], action: 'ls' } };
-    const spec = { kind: 'generate', model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } }, bytes, request, sampling: { maxTokens: 40, temperature: 1, seed: 11 } };
+    const spec = {
+      kind: 'generate',
+      model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } },
+      bytes,
+      request,
+      sampling: { maxTokens: 40, temperature: 1, seed: 11 },
+    };
     host.handle({ type: 'start', jobId: 'a', spec });
     expect(await finished('a')).toMatchObject({ state: 'failed' });
     const error = events.find((e) => e.type === 'error' && e.jobId === 'a') as { message: string };
     expect(error.message).toMatch(/^The GPU device was lost \(destroyed\)/);
     // The model held on the lost device is not reused: without its bytes the worker asks for them, with them it runs.
-    host.handle({ type: 'start', jobId: 'b', spec: { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } }, bytes: undefined } });
+    host.handle({
+      type: 'start',
+      jobId: 'b',
+      spec: { ...spec, model: { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'lost.safetensors' } }, bytes: undefined },
+    });
     expect(await finished('b')).toMatchObject({ state: 'failed' });
     expect((events.find((e) => e.type === 'error' && e.jobId === 'b') as { message: string }).message).toBe(MODEL_NOT_LOADED);
     host.handle({ type: 'start', jobId: 'c', spec });

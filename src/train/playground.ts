@@ -26,32 +26,37 @@ export interface PlaygroundSampling {
   seed?: number;
 }
 
-export type GenerateJobSpec = {
-  kind: 'generate';
-  /** A checkpoint, a Hugging Face folder or an ONNX folder (endpoints and the baselines run in the page). */
-  model: BackendRef;
-  /** A folder's files (File handles, not bytes): they travel with every job. */
-  files?: HfFolderFile[];
-  /** A dropped file's bytes (checkpoint key `file:ID`), sent until the worker holds the model. */
-  bytes?: Uint8Array;
-  /** The turn to predict; without it (and without promptIds) the job only loads the model and reports it. */
-  request?: TurnRequest;
-  /** Raw token ids to continue instead of a turn (a Hugging Face folder only): the result carries the generated ids. */
-  promptIds?: number[];
-  /** A template to render with instead of the one the checkpoint was trained with. */
-  template?: PromptTemplate;
-  sampling?: PlaygroundSampling;
-} | {
-  kind: 'generate';
-  /** Frees the loaded model's GPU memory (the page left the Playground). */
-  release: true;
-};
+export type GenerateJobSpec =
+  | {
+      kind: 'generate';
+      /** A checkpoint, a Hugging Face folder or an ONNX folder (endpoints and the baselines run in the page). */
+      model: BackendRef;
+      /** A folder's files (File handles, not bytes): they travel with every job. */
+      files?: HfFolderFile[];
+      /** A dropped file's bytes (checkpoint key `file:ID`), sent until the worker holds the model. */
+      bytes?: Uint8Array;
+      /** The turn to predict; without it (and without promptIds) the job only loads the model and reports it. */
+      request?: TurnRequest;
+      /** Raw token ids to continue instead of a turn (a Hugging Face folder only): the result carries the generated ids. */
+      promptIds?: number[];
+      /** A template to render with instead of the one the checkpoint was trained with. */
+      template?: PromptTemplate;
+      sampling?: PlaygroundSampling;
+    }
+  | {
+      kind: 'generate';
+      /** Frees the loaded model's GPU memory (the page left the Playground). */
+      release: true;
+    };
 
 /** What the page shows of the loaded model. */
 export type PlaygroundModelInfo = ModelInfo;
 
 /** 'progress' records of a generate job. */
-export type GenerateProgress = { kind: 'model'; model: PlaygroundModelInfo } | { kind: 'context'; context: ContextReport } | { kind: 'tokens'; tokens: number; ms: number };
+export type GenerateProgress =
+  | { kind: 'model'; model: PlaygroundModelInfo }
+  | { kind: 'context'; context: ContextReport }
+  | { kind: 'tokens'; tokens: number; ms: number };
 
 export interface GenerateJobResult {
   model: PlaygroundModelInfo;
@@ -79,7 +84,8 @@ type ModelSpec = Extract<GenerateJobSpec, { model: BackendRef }>;
 
 async function ensureModel(ctx: JobContext, spec: ModelSpec): Promise<Loaded['opened']> {
   const ref = spec.model;
-  if (ref.kind !== 'checkpoint' && ref.kind !== 'hf' && ref.kind !== 'onnx') throw new UserFacingError(`The Playground runs a ${ref.kind} backend in the page, not in the worker.`);
+  if (ref.kind !== 'checkpoint' && ref.kind !== 'hf' && ref.kind !== 'onnx')
+    throw new UserFacingError(`The Playground runs a ${ref.kind} backend in the page, not in the worker.`);
   const key = backendKey(ref);
   const rt = needsGpu(ref) ? await ctx.gpu() : null;
   if (loaded && loaded.key === key && loaded.rt === rt && !rt?.lost) return loaded.opened;

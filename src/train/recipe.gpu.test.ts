@@ -43,7 +43,7 @@ describe('the quick recipe against the reference trainer', () => {
     const sampler = new BatchSampler(rows, spec.batch, p.T, p.tok.special.pad, spec.seed);
     const batches = Array.from({ length: fixture.steps }, (_, k) => sampler.batch(k));
     expect(p.T).toBe(fixture.T);
-    expect(batchesHash(batches), 'the recipe\'s rows changed since the fixture was recorded: regenerate it (see the top of this file)').toBe(fixture.sha256);
+    expect(batchesHash(batches), "the recipe's rows changed since the fixture was recorded: regenerate it (see the top of this file)").toBe(fixture.sha256);
     const model = await createRunModel(rt, p, { batch: spec.batch, T: p.T });
     const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
     const ours: number[] = [];
@@ -59,8 +59,12 @@ describe('the quick recipe against the reference trainer', () => {
       model.dispose();
     }
     const worst = Math.max(...ours.map((l, k) => Math.abs(l - fixture.losses[k]) / fixture.losses[k]));
-    console.log(`[parity] quick recipe, ${STEPS} steps of ${fixture.B} × ${fixture.T}: loss ${ours[0].toFixed(4)} → ${ours[ours.length - 1].toFixed(4)} (PyTorch ${fixture.losses[0].toFixed(4)} → ${fixture.losses[STEPS - 1].toFixed(4)}); worst relative difference ${worst.toExponential(2)}`);
-    ours.forEach((l, k) => expect(Math.abs(l - fixture.losses[k]) / fixture.losses[k], `loss at step ${k + 1}: ours ${l}, PyTorch ${fixture.losses[k]}`).toBeLessThan(1e-3));
+    console.log(
+      `[parity] quick recipe, ${STEPS} steps of ${fixture.B} × ${fixture.T}: loss ${ours[0].toFixed(4)} → ${ours[ours.length - 1].toFixed(4)} (PyTorch ${fixture.losses[0].toFixed(4)} → ${fixture.losses[STEPS - 1].toFixed(4)}); worst relative difference ${worst.toExponential(2)}`,
+    );
+    ours.forEach((l, k) =>
+      expect(Math.abs(l - fixture.losses[k]) / fixture.losses[k], `loss at step ${k + 1}: ours ${l}, PyTorch ${fixture.losses[k]}`).toBeLessThan(1e-3),
+    );
     // The losses fall: the recipe learns from its first steps on.
     expect(ours[ours.length - 1]).toBeLessThan(ours[0]);
   });

@@ -9,7 +9,7 @@ import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { presetConfig, trainStepFlops } from '../model/config.ts';
 import type { JobHost } from './host.ts';
 import { testJobHost } from './jobs.testing.ts';
-import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec, } from './jobs.ts';
+import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec } from './jobs.ts';
 import type { FromWorker } from './protocol.ts';
 import { recipeTrajectories, type Recipe, type RecipeStage } from './recipe.ts';
 import type { StepTimeResult } from './steptime.ts';
@@ -18,9 +18,29 @@ import type { StepTimeResult } from './steptime.ts';
 if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
 const { getRun, loadMetrics } = await import('../storage/runs.ts');
 
-const STAGE: RecipeStage = { stage: 'sft', preset: 'micro', vocabSize: 300, steps: 6, batch: 4, T: 32, evalEvery: 2, evalBatches: 1, evalJudgeSamples: 0, evalFraction: 0.3, seed: 5 };
+const STAGE: RecipeStage = {
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 6,
+  batch: 4,
+  T: 32,
+  evalEvery: 2,
+  evalBatches: 1,
+  evalJudgeSamples: 0,
+  evalFraction: 0.3,
+  seed: 5,
+};
 const TINY: Recipe = { name: 'tiny', summary: 'one SFT stage of the micro preset', dataSeed: 11, stages: [STAGE] };
-const TWO: Recipe = { name: 'two', summary: 'CPT, then SFT', dataSeed: 12, stages: [{ ...STAGE, stage: 'cpt', steps: 2, evalEvery: 2 }, { ...STAGE, steps: 3, evalEvery: 3 }] };
+const TWO: Recipe = {
+  name: 'two',
+  summary: 'CPT, then SFT',
+  dataSeed: 12,
+  stages: [
+    { ...STAGE, stage: 'cpt', steps: 2, evalEvery: 2 },
+    { ...STAGE, steps: 3, evalEvery: 3 },
+  ],
+};
 const RUNNERS = { ...JOB_RUNNERS, train: trainJobRunner({ tiny: TINY, two: TWO }) };
 
 const makeHost = (onEvent?: (m: FromWorker, host: JobHost) => void) => testJobHost(gpuRuntime, RUNNERS, onEvent);
@@ -86,7 +106,11 @@ describe('recipe job', () => {
     // regenerates the run's trajectories (as many as it recorded) instead of reading a dataset.
     host.handle({ type: 'start', jobId: 'b2', spec: { kind: 'train', runId: b.runId, resume: true } satisfies TrainJobSpec });
     expect(await finished('b2')).toMatchObject({ state: 'done' });
-    expect(progress('b2').filter((p) => p.kind === 'generate').at(-1)).toEqual({ kind: 'generate', domain: 'terminal', done: stopped.data.trajectories, total: stopped.data.trajectories, unit: 'trajectories' });
+    expect(
+      progress('b2')
+        .filter((p) => p.kind === 'generate')
+        .at(-1),
+    ).toEqual({ kind: 'generate', domain: 'terminal', done: stopped.data.trajectories, total: stopped.data.trajectories, unit: 'trajectories' });
     expect((await getRun(b.runId))!).toMatchObject({ state: 'done', resumes: [2], step: 6 });
     const curve = losses(await loadMetrics(b.runId));
     expect(curve.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6]);
@@ -100,7 +124,9 @@ describe('recipe job', () => {
     expect(events.find((e) => e.type === 'error')).toMatchObject({ message: "There is no recipe 'huge'; known: tiny, two." });
     host.handle({ type: 'start', jobId: 'y', spec: { kind: 'train', runId: `y-${suffix()}`, recipe: { name: 'tiny', domain: 'chess' } } });
     await finished('y');
-    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({ message: "The tiny recipe trains on one of the domains mcp, search, terminal, swe, android, web, os; got 'chess'." });
+    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({
+      message: "The tiny recipe trains on one of the domains mcp, search, terminal, swe, android, web, os; got 'chess'.",
+    });
   });
 });
 
@@ -116,6 +142,8 @@ describe('steptime job', () => {
     expect(r.adapter.description).toBeTruthy();
     host.handle({ type: 'start', jobId: 'bad', spec: { kind: 'steptime', preset: 'micro', vocabSize: 256, batch: 2, T: 100 } });
     await finished('bad');
-    expect(events.find((e) => e.type === 'error' && e.jobId === 'bad')).toMatchObject({ message: 'A step-time measurement of micro needs T at most its context, 64; got 100.' });
+    expect(events.find((e) => e.type === 'error' && e.jobId === 'bad')).toMatchObject({
+      message: 'A step-time measurement of micro needs T at most its context, 64; got 100.',
+    });
   });
 });

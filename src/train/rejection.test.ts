@@ -40,7 +40,9 @@ describe('rejection sampling', () => {
   });
   it('keeps the candidates the judge scores at or above the threshold and reports retention per domain', async () => {
     // Candidate 0 is exact (with a reasoning trace), candidate 1 is garbage.
-    const backend = teacher((c, ref) => (c === 0 ? `<think>the file was written before</think>\n<predicted_observation>\n${ref}\n</predicted_observation>` : 'lorem ipsum lorem ipsum lorem ipsum'));
+    const backend = teacher((c, ref) =>
+      c === 0 ? `<think>the file was written before</think>\n<predicted_observation>\n${ref}\n</predicted_observation>` : 'lorem ipsum lorem ipsum lorem ipsum',
+    );
     const progress: number[] = [];
     const r = await rejectionSample(samples, backend, localJudge, { candidates: 2, threshold: 4, request }, (d) => progress.push(d));
     expect(backend.calls).toBe(10);
@@ -67,7 +69,9 @@ describe('rejection sampling', () => {
 
   it('counts judge failures apart from rejections: the rate is kept over judged', async () => {
     // Candidate 0 exact, candidate 1 garbage (rejected), candidate 2 one the judge cannot judge.
-    const backend = teacher((c, ref) => (c === 0 ? `<predicted_observation>\n${ref}\n</predicted_observation>` : c === 1 ? 'lorem ipsum lorem ipsum' : 'JUDGE-FAILS-ON-THIS'));
+    const backend = teacher((c, ref) =>
+      c === 0 ? `<predicted_observation>\n${ref}\n</predicted_observation>` : c === 1 ? 'lorem ipsum lorem ipsum' : 'JUDGE-FAILS-ON-THIS',
+    );
     const flaky: Judge = {
       name: 'flaky',
       judge: async (input) => (input.prediction.includes('JUDGE-FAILS') ? { failed: true, error: 'no verdict' } : localJudge.judge(input)),

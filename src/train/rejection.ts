@@ -130,10 +130,7 @@ export async function rejectionSample(
         output += piece;
       }
       const prediction = extractPrediction(output);
-      const verdict = await judge.judge(
-        judgeInputFor(sample, renderSystem(template, sample), prediction),
-        options.signal,
-      );
+      const verdict = await judge.judge(judgeInputFor(sample, renderSystem(template, sample), prediction), options.signal);
       overall.total++;
       dom.total++;
       if (verdict.failed) {

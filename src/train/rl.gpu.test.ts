@@ -8,7 +8,17 @@ import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';
 
 const data: Trajectory[] = generateTrajectories('terminal', 40, 7);
-const RL: TrainSpec = { kind: 'train', stage: 'rl', preset: 'micro', vocabSize: 300, steps: 4, T: 40, seed: 2, evalEvery: 1, rl: { groupSize: 2, promptsPerStep: 2, maxNewTokens: 6, evalSamples: 3 } };
+const RL: TrainSpec = {
+  kind: 'train',
+  stage: 'rl',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 4,
+  T: 40,
+  seed: 2,
+  evalEvery: 1,
+  rl: { groupSize: 2, promptsPerStep: 2, maxNewTokens: 6, evalSamples: 3 },
+};
 
 describe('RL evaluation (micro)', () => {
   it('evaluates on eval-split turns every N steps and keeps the best checkpoint by the held-out reward', async () => {
@@ -52,7 +62,10 @@ describe('RL evaluation (micro)', () => {
     // Resumed from step 2 with a best so far that no evaluation reaches: no new 'best', and the
     // old best is what the run reports. Without it, the first evaluation after resuming wins.
     const resumedBest: number[] = [];
-    const resumedHost = { ...host, checkpoint: (_b: Uint8Array, info: { step: number; tag: string }) => void (info.tag === 'best' && resumedBest.push(info.step)) };
+    const resumedHost = {
+      ...host,
+      checkpoint: (_b: Uint8Array, info: { step: number; tag: string }) => void (info.tag === 'best' && resumedBest.push(info.step)),
+    };
     const resumed = await runTraining({ ...RL, steps: 3 }, data, resumedHost, lastAt2, { bestSoFar: { step: 2, evalLoss: -1e9 } });
     expect(resumedBest).toEqual([]);
     expect(resumed.best).toMatchObject({ step: 2, evalReward: 1e9 });
@@ -70,7 +83,13 @@ describe('RL evaluation (micro)', () => {
   it('with the local judge and the Turing reward: binary rollout rewards, rubric dimensions on held-out turns', async () => {
     const rt = await gpuRuntime();
     const metrics: { step: number; values: Record<string, number> }[] = [];
-    await runTraining({ ...RL, steps: 2, evalEvery: 2, rl: { ...RL.rl, reward: 'turing' } }, data, { rt, step: async () => {}, log: () => {}, metric: (step, values) => metrics.push({ step, values }), checkpoint: () => {} });
+    await runTraining({ ...RL, steps: 2, evalEvery: 2, rl: { ...RL.rl, reward: 'turing' } }, data, {
+      rt,
+      step: async () => {},
+      log: () => {},
+      metric: (step, values) => metrics.push({ step, values }),
+      checkpoint: () => {},
+    });
     const rollouts = metrics.filter((m) => 'reward' in m.values);
     for (const m of rollouts) {
       // 4 binary rewards a step: the mean is a multiple of 1/4.

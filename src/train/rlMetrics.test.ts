@@ -29,7 +29,14 @@ describe('GSPO helpers', () => {
 
   it('the best checkpoint is the highest held-out reward so far', () => {
     const b = new BestTracker();
-    const news = [[1, 10], [2, 12], [3, 11], [4, 12], [5, NaN], [6, 13]].map(([step, v]) => b.offer(step, v));
+    const news = [
+      [1, 10],
+      [2, 12],
+      [3, 11],
+      [4, 12],
+      [5, NaN],
+      [6, 13],
+    ].map(([step, v]) => b.offer(step, v));
     expect(news).toEqual([true, true, false, false, false, true]);
     expect(b.best).toEqual({ step: 6, value: 13 });
   });

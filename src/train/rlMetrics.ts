@@ -18,7 +18,10 @@ export function advantagesWithFailures(rewards: readonly (number | null)[]): Flo
   const out = new Float64Array(rewards.length);
   const valid = rewards.flatMap((r, i) => (r === null ? [] : [i]));
   if (valid.length < 2) return out;
-  const adv = groupAdvantages(valid.map((i) => rewards[i]!), valid.length);
+  const adv = groupAdvantages(
+    valid.map((i) => rewards[i]!),
+    valid.length,
+  );
   valid.forEach((i, k) => (out[i] = adv[k]));
   return out;
 }

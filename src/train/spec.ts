@@ -42,7 +42,6 @@ export interface LabelSettings {
   maxTokens?: number;
 }
 
-
 export interface RlSettings {
   /** Samples per prompt (G). Default 4. */
   groupSize?: number;

@@ -49,7 +49,11 @@ function withText(place: Place, s: string): TurnSample {
   return x;
 }
 
-const corpus = [...OURS, 'Simulate a shell. bash commands ls notes.txt cat buy milk echo done after', ...Object.values(BUILTIN_TEMPLATES).flatMap((t) => templateLiterals(t.text))];
+const corpus = [
+  ...OURS,
+  'Simulate a shell. bash commands ls notes.txt cat buy milk echo done after',
+  ...Object.values(BUILTIN_TEMPLATES).flatMap((t) => templateLiterals(t.text)),
+];
 const TOKENIZERS: [string, Tokenizer][] = [
   ['BPE', trainBpe(corpus, { vocabSize: 420 })],
   ['byte', new Tokenizer([])],
@@ -65,7 +69,7 @@ function hasRun(ids: number[], needle: number[]): boolean {
   return false;
 }
 
-describe.each(TOKENIZERS)('our %s tokenizer: a special token\'s string in the data is text', (_name, tok) => {
+describe.each(TOKENIZERS)("our %s tokenizer: a special token's string in the data is text", (_name, tok) => {
   const templates: PromptTemplate[] = [BUILTIN_TEMPLATES.v0, BUILTIN_TEMPLATES.v2];
   for (const t of templates) {
     for (const place of PLACES) {
@@ -137,7 +141,7 @@ const qwen = HfTokenizer.fromJSON(fixture('tokenizer.json'), fixture('tokenizer_
 const qwenAdded = addedIds(fixture('tokenizer.json'));
 const QWEN_STRINGS = ['<think>', '<|im_end|>', '<|im_start|>'];
 
-describe('a Hugging Face tokenizer: a special token\'s string in the data is text', () => {
+describe("a Hugging Face tokenizer: a special token's string in the data is text", () => {
   const pick = (added: Set<number>, ids: number[]) => ids.filter((id) => added.has(id));
 
   for (const place of PLACES) {

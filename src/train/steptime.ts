@@ -48,7 +48,12 @@ function syntheticBatch(B: number, T: number, vocab: number, k: number): ModelBa
 
 function checkSpec(spec: StepTimeSpec): number {
   const steps = spec.steps ?? 1;
-  const ints: [string, number, number][] = [['batch', spec.batch, 1024], ['T', spec.T, 1 << 16], ['vocabSize', spec.vocabSize, 1 << 20], ['steps', steps, MAX_TIMED_STEPS]];
+  const ints: [string, number, number][] = [
+    ['batch', spec.batch, 1024],
+    ['T', spec.T, 1 << 16],
+    ['vocabSize', spec.vocabSize, 1 << 20],
+    ['steps', steps, MAX_TIMED_STEPS],
+  ];
   for (const [name, v, max] of ints) {
     if (!Number.isInteger(v) || v < 1 || v > max) throw new UserFacingError(`A step-time measurement needs ${name} from 1 to ${max}; got ${v}.`);
   }
@@ -63,7 +68,8 @@ export async function runStepTimeJob(spec: StepTimeSpec, ctx: JobContext): Promi
   } catch (e) {
     throw new UserFacingError((e as Error).message);
   }
-  if (spec.T > config.contextLength) throw new UserFacingError(`A step-time measurement of ${spec.preset} needs T at most its context, ${config.contextLength}; got ${spec.T}.`);
+  if (spec.T > config.contextLength)
+    throw new UserFacingError(`A step-time measurement of ${spec.preset} needs T at most its context, ${config.contextLength}; got ${spec.T}.`);
   const rt = ctx.rt;
   const model = await GpuGpt.create(rt, config, { batch: spec.batch, T: spec.T });
   try {

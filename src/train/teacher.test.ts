@@ -19,7 +19,11 @@ beforeAll(async () => {
     req.on('end', () => {
       const b = JSON.parse(body) as { seed: number; messages: { content: string }[] };
       const user = b.messages.at(-1)!.content;
-      const s = samples.find((x) => user.endsWith(`### Turn ${x.turnIndex + 1}\n**Action:**\n${x.action}\n\n${PREDICTION_INSTRUCTION}`) && user.split('### Turn ').length - 1 === x.turnIndex + 1);
+      const s = samples.find(
+        (x) =>
+          user.endsWith(`### Turn ${x.turnIndex + 1}\n**Action:**\n${x.action}\n\n${PREDICTION_INSTRUCTION}`) &&
+          user.split('### Turn ').length - 1 === x.turnIndex + 1,
+      );
       const text = b.seed % 101 === 0 && s ? `<predicted_observation>\n${s.targetObservation}\n</predicted_observation>` : 'lorem ipsum';
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.end(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\ndata: [DONE]\n\n`);
@@ -48,7 +52,9 @@ describe('rejection sampling in a run', () => {
     expect(labels.length).toBeLessThanOrEqual(4);
     for (const l of labels) expect(l.weight).toBe(l.sample.turnIndex % 2 ? 0.05 : 0.6);
     expect(logs.join('\n')).toMatch(/retention: \d+ of 8 kept, \d+\.\d%/);
-    expect(metrics).toEqual([{ step: 0, values: expect.objectContaining({ labels_kept: labels.length, labels_judge_failed: 0, labels_retention: labels.length / 8 }) }]);
+    expect(metrics).toEqual([
+      { step: 0, values: expect.objectContaining({ labels_kept: labels.length, labels_judge_failed: 0, labels_retention: labels.length / 8 }) },
+    ]);
   });
 
   it('says what is missing: a local teacher needs a starting checkpoint; labels are for SFT', async () => {
@@ -56,8 +62,12 @@ describe('rejection sampling in a run', () => {
     await expect(rejectionLabels({ teacher: 'local' }, samples, ctx)).rejects.toThrow(/local teacher samples from the starting checkpoint/);
     await expect(rejectionLabels({ teacher: 'endpoint' }, samples, ctx)).rejects.toThrow(/endpoint teacher needs a base URL and a model/);
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, labels: { teacher: 'local' } })).toThrow(/labels are for the SFT stage/);
-    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, labels: { teacher: 'local', threshold: 0 } })).toThrow(/threshold must be within 1–5/);
-    expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { reward: 'closest' as never } })).toThrow(/rl.reward must be one of rubric, reference-ab, turing/);
+    expect(() => resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, labels: { teacher: 'local', threshold: 0 } })).toThrow(
+      /threshold must be within 1–5/,
+    );
+    expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { reward: 'closest' as never } })).toThrow(
+      /rl.reward must be one of rubric, reference-ab, turing/,
+    );
     expect(() => resolveSpec({ kind: 'train', stage: 'rl', preset: 'micro', steps: 1, rl: { rewardJudge: 'endpoint' } })).toThrow(/needs rl.judgeEndpoint/);
   });
 });

@@ -22,7 +22,6 @@ export interface EndpointRef {
   apiKey?: string;
 }
 
-
 /** The local rubric judge, or an LLM judge behind an endpoint (the existing client, as it is). */
 export function makeJudge(kind: JudgeKind, endpoint?: EndpointRef, extra: Partial<EndpointConfig> = {}): Judge {
   if (kind === 'local') return localJudge;
@@ -34,7 +33,11 @@ export function makeJudge(kind: JudgeKind, endpoint?: EndpointRef, extra: Partia
  * A chat model as teacher: the rendered system prompt as the system message and the history in
  * AgentWorldBench's layout (the same request `lwm bench` sends).
  */
-export function endpointTeacher(endpoint: EndpointRef, template: PromptTemplate = BUILTIN_TEMPLATES.v0, extra: Partial<EndpointConfig> = {}): { backend: LwmBackend; request: (s: TurnSample) => GenerateRequest } {
+export function endpointTeacher(
+  endpoint: EndpointRef,
+  template: PromptTemplate = BUILTIN_TEMPLATES.v0,
+  extra: Partial<EndpointConfig> = {},
+): { backend: LwmBackend; request: (s: TurnSample) => GenerateRequest } {
   if (!endpoint.baseUrl || !endpoint.model) throw new UserFacingError('an endpoint teacher needs a base URL and a model name');
   return {
     backend: endpointBackend({ baseUrl: endpoint.baseUrl, model: endpoint.model, apiKey: endpoint.apiKey, ...extra }),
@@ -62,13 +65,16 @@ export function localTeacher(rt: GpuRuntime, checkpoint: Uint8Array, template: P
   };
 }
 
-
 export function checkLabelSettings(l: LabelSettings): void {
   if (l.teacher !== 'local' && l.teacher !== 'endpoint') throw new UserFacingError(`labels.teacher must be local or endpoint; got '${l.teacher}'`);
-  if (l.teacher === 'endpoint' && (!l.teacherEndpoint?.baseUrl || !l.teacherEndpoint.model)) throw new UserFacingError('an endpoint teacher needs a base URL and a model');
-  if ((l.judge ?? 'local') === 'endpoint' && (!l.judgeEndpoint?.baseUrl || !l.judgeEndpoint.model)) throw new UserFacingError('an endpoint judge for the labels needs a base URL and a model');
-  if (l.threshold !== undefined && !(l.threshold >= 1 && l.threshold <= 5)) throw new UserFacingError(`labels.threshold must be within 1–5 (the judge's scale); got ${l.threshold}`);
-  if (l.candidates !== undefined && !(Number.isInteger(l.candidates) && l.candidates >= 1)) throw new UserFacingError(`labels.candidates must be a positive integer; got ${l.candidates}`);
+  if (l.teacher === 'endpoint' && (!l.teacherEndpoint?.baseUrl || !l.teacherEndpoint.model))
+    throw new UserFacingError('an endpoint teacher needs a base URL and a model');
+  if ((l.judge ?? 'local') === 'endpoint' && (!l.judgeEndpoint?.baseUrl || !l.judgeEndpoint.model))
+    throw new UserFacingError('an endpoint judge for the labels needs a base URL and a model');
+  if (l.threshold !== undefined && !(l.threshold >= 1 && l.threshold <= 5))
+    throw new UserFacingError(`labels.threshold must be within 1–5 (the judge's scale); got ${l.threshold}`);
+  if (l.candidates !== undefined && !(Number.isInteger(l.candidates) && l.candidates >= 1))
+    throw new UserFacingError(`labels.candidates must be a positive integer; got ${l.candidates}`);
 }
 
 /**
@@ -95,7 +101,8 @@ export async function rejectionLabels(
   let maxTokens = settings.maxTokens ?? 256;
   let dispose = () => {};
   if (settings.teacher === 'local') {
-    if (!ctx.teacherCheckpoint) throw new UserFacingError('rejection sampling with the local teacher samples from the starting checkpoint: start the SFT run from a checkpoint');
+    if (!ctx.teacherCheckpoint)
+      throw new UserFacingError('rejection sampling with the local teacher samples from the starting checkpoint: start the SFT run from a checkpoint');
     const local = localTeacher(ctx.rt, ctx.teacherCheckpoint);
     teacher = local;
     maxTokens = Math.min(maxTokens, local.maxTokens);
@@ -104,7 +111,9 @@ export async function rejectionLabels(
   try {
     const picked = spreadSamples(samples, settings.samples, ctx.seed);
     const candidates = settings.candidates ?? 4;
-    ctx.log(`labels: ${picked.length} train-split turns × ${candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (keep at ≥ ${settings.threshold ?? DEFAULT_KEEP_THRESHOLD})`);
+    ctx.log(
+      `labels: ${picked.length} train-split turns × ${candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (keep at ≥ ${settings.threshold ?? DEFAULT_KEEP_THRESHOLD})`,
+    );
     const r = await rejectionSample(picked, teacher.backend, judge, {
       candidates,
       threshold: settings.threshold,
@@ -118,7 +127,8 @@ export async function rejectionLabels(
     });
     ctx.log(retentionReport(r).trimEnd());
     ctx.metric(0, retentionMetrics(r));
-    if (!r.kept.length) throw new UserFacingError(`rejection sampling kept no candidate (${formatRetention(r.overall)}); lower the threshold or use a stronger teacher`);
+    if (!r.kept.length)
+      throw new UserFacingError(`rejection sampling kept no candidate (${formatRetention(r.overall)}); lower the threshold or use a stronger teacher`);
     return keptAsSamples(r.kept);
   } finally {
     dispose();

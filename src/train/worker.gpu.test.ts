@@ -21,7 +21,11 @@ describe(`jobs ${inBrowser ? 'in a Web Worker' : 'in-process (Node)'}`, () => {
       expect(events.find((e) => e.type === 'ready')).toBeTruthy();
     } else {
       let rt: GpuRuntime | null = null;
-      const host = new JobHost(async () => (rt ??= await GpuRuntime.create()), JOB_RUNNERS, (m) => events.push(m));
+      const host = new JobHost(
+        async () => (rt ??= await GpuRuntime.create()),
+        JOB_RUNNERS,
+        (m) => events.push(m),
+      );
       host.handle({ type: 'start', jobId: 'st', spec: { kind: 'selftest' } });
       while (!events.some((e) => e.type === 'done' || e.type === 'error')) await new Promise((r) => setTimeout(r, 20));
       result = (events.find((e) => e.type === 'done') as { result: unknown } | undefined)?.result;
@@ -31,6 +35,8 @@ describe(`jobs ${inBrowser ? 'in a Web Worker' : 'in-process (Node)'}`, () => {
     expect(result).toMatchObject({ passed: 4, total: 4 });
     expect(events.filter((e) => e.type === 'log').length).toBe(4);
     // Each check's result also reaches the page as it finishes (the System view's table).
-    expect(events.filter((e) => e.type === 'progress').map((e) => (e as { data: { name: string } }).data.name)).toEqual((result as { results: { name: string }[] }).results.map((r) => r.name));
+    expect(events.filter((e) => e.type === 'progress').map((e) => (e as { data: { name: string } }).data.name)).toEqual(
+      (result as { results: { name: string }[] }).results.map((r) => r.name),
+    );
   });
 });

@@ -9,7 +9,17 @@ import type { GenerateJobSpec } from './playground.ts';
 import { MODEL_NOT_LOADED, type FromWorker, type ToWorker } from './protocol.ts';
 import { workerBackend, WorkerGenerationError, type WorkerModel } from './workerBackend.ts';
 
-const info = { id: 'checkpoint:file:f:::f32', name: 'local:sft-4', stage: 'sft', step: 4, contextLength: 48, vocabSize: 400, layers: 2, dModel: 32, template: 'v0' };
+const info = {
+  id: 'checkpoint:file:f:::f32',
+  name: 'local:sft-4',
+  stage: 'sft',
+  step: 4,
+  contextLength: 48,
+  vocabSize: 400,
+  layers: 2,
+  dModel: 32,
+  template: 'v0',
+};
 const t = generateTrajectories('terminal', 1, 0)[0];
 const request: TurnRequest = { sample: { domain: 'terminal', systemPrompt: t.system_prompt, history: [], action: 'ls' } };
 
@@ -34,12 +44,19 @@ function fakeWorker(script: Script) {
   return { client: new JobClient(() => worker), started, stopped };
 }
 
-const file = (withBytes: boolean): WorkerModel => ({ model: { kind: 'checkpoint', checkpoint: { key: 'file:f', label: 'mine.safetensors' } }, ...(withBytes && { bytes: new Uint8Array([1, 2]) }) });
+const file = (withBytes: boolean): WorkerModel => ({
+  model: { kind: 'checkpoint', checkpoint: { key: 'file:f', label: 'mine.safetensors' } },
+  ...(withBytes && { bytes: new Uint8Array([1, 2]) }),
+});
 
 const streams: Script = (spec, jobId, post) => {
   post({ type: 'progress', jobId, data: { kind: 'model', model: info } });
   if (!('request' in spec) || !spec.request) return post({ type: 'done', jobId, result: { model: info } });
-  post({ type: 'progress', jobId, data: { kind: 'context', context: { exact: true, context: 48, maxTokens: 8, room: 40, prompt: 30, truncated: false, parts: [] } } });
+  post({
+    type: 'progress',
+    jobId,
+    data: { kind: 'context', context: { exact: true, context: 48, maxTokens: 8, room: 40, prompt: 30, truncated: false, parts: [] } },
+  });
   post({ type: 'text', jobId, text: 'READ' });
   post({ type: 'progress', jobId, data: { kind: 'tokens', tokens: 2, ms: 20 } });
   post({ type: 'text', jobId, text: 'ME.md' });
@@ -48,12 +65,18 @@ const streams: Script = (spec, jobId, post) => {
 };
 
 describe('workerBackend', () => {
-  it('yields the worker\'s stream in order, tells the hooks the model, context and rate, and sends the page\'s sampling and template', async () => {
+  it("yields the worker's stream in order, tells the hooks the model, context and rate, and sends the page's sampling and template", async () => {
     const w = fakeWorker(streams);
     const seen: string[] = [];
     const counts: number[] = [];
     const template = { version: 'mine', text: 'T {{ action }}', targetOpen: '<o>', targetClose: '</o>' } as never;
-    const backend = workerBackend(w.client, 'local', file, { onModel: (m) => seen.push(`model ${m.name}`), onContext: (c) => seen.push(`context ${c.room}`), onRate: (n, ms) => seen.push(`rate ${n} ${ms}`) }, () => template);
+    const backend = workerBackend(
+      w.client,
+      'local',
+      file,
+      { onModel: (m) => seen.push(`model ${m.name}`), onContext: (c) => seen.push(`context ${c.room}`), onRate: (n, ms) => seen.push(`rate ${n} ${ms}`) },
+      () => template,
+    );
     const pieces: string[] = [];
     for await (const p of backend.generate(request, { maxTokens: 8, temperature: 0.5, seed: 3, onTokens: (n) => counts.push(n) })) pieces.push(p);
     expect(pieces).toEqual(['READ', 'ME.md']);
@@ -79,7 +102,7 @@ describe('workerBackend', () => {
     expect(w.stopped).toHaveLength(1);
   });
 
-  it('sends a dropped file\'s bytes again when the worker does not hold it, once', async () => {
+  it("sends a dropped file's bytes again when the worker does not hold it, once", async () => {
     const held = new Set<string>();
     const w = fakeWorker((spec, jobId, post) => {
       if ('release' in spec) return;
@@ -94,7 +117,7 @@ describe('workerBackend', () => {
     expect(w.started.map((s) => 'bytes' in s && !!s.bytes)).toEqual([false, true, false]);
   });
 
-  it('fails with the worker\'s message, and says when the device was lost meanwhile', async () => {
+  it("fails with the worker's message, and says when the device was lost meanwhile", async () => {
     const w = fakeWorker((_spec, jobId, post) => {
       post({ type: 'lost', message: 'The GPU device was lost (destroyed).' });
       post({ type: 'text', jobId, text: 'half' });

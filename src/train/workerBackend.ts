@@ -50,7 +50,13 @@ type Outcome = { ok: true; result: GenerateJobResult } | { ok: false; error: Wor
  * file's bytes only when asked: a worker that does not hold the file says MODEL_NOT_LOADED, and
  * the job is sent once more with them). `template` is the page's template for a checkpoint.
  */
-export function workerBackend(client: JobClient, name: string, model: (withBytes: boolean) => WorkerModel, hooks: WorkerBackendHooks = {}, template?: () => PromptTemplate | undefined): WorkerBackend {
+export function workerBackend(
+  client: JobClient,
+  name: string,
+  model: (withBytes: boolean) => WorkerModel,
+  hooks: WorkerBackendHooks = {},
+  template?: () => PromptTemplate | undefined,
+): WorkerBackend {
   let last: GenerateJobResult | null = null;
 
   /** Runs one job, calling `piece` for each streamed text; settles when the job ends. */
@@ -85,7 +91,12 @@ export function workerBackend(client: JobClient, name: string, model: (withBytes
   }
 
   /** Runs a job, once more with a dropped file's bytes when the worker does not hold it. */
-  async function attempt(make: (m: WorkerModel) => GenerateJobSpec, piece: (text: string) => void, signal?: AbortSignal, onRate = hooks.onRate): Promise<Outcome> {
+  async function attempt(
+    make: (m: WorkerModel) => GenerateJobSpec,
+    piece: (text: string) => void,
+    signal?: AbortSignal,
+    onRate = hooks.onRate,
+  ): Promise<Outcome> {
     const first = await run(make(model(false)), piece, signal, onRate);
     if (first.ok !== false || first.error.message !== MODEL_NOT_LOADED) return first;
     return run(make(model(true)), piece, signal, onRate);
@@ -97,14 +108,23 @@ export function workerBackend(client: JobClient, name: string, model: (withBytes
       return last;
     },
     async load() {
-      const o = await attempt((m) => ({ kind: 'generate', ...m }), () => {});
+      const o = await attempt(
+        (m) => ({ kind: 'generate', ...m }),
+        () => {},
+      );
       if (o.ok === false) throw o.error;
       if (o.ok === 'stopped') throw new WorkerGenerationError('The model load was stopped.', false);
       return o.result.model;
     },
     async *generate(request: GenerateRequest, o: GenerateOptions) {
       if (!isTurnRequest(request)) throw new Error(`${name}: the Playground sends a model in the worker turn requests only`);
-      const sampling = { maxTokens: o.maxTokens, temperature: o.temperature, ...(o.topK !== undefined && { topK: o.topK }), ...(o.topP !== undefined && { topP: o.topP }), ...(o.seed !== undefined && { seed: o.seed }) };
+      const sampling = {
+        maxTokens: o.maxTokens,
+        temperature: o.temperature,
+        ...(o.topK !== undefined && { topK: o.topK }),
+        ...(o.topP !== undefined && { topP: o.topP }),
+        ...(o.seed !== undefined && { seed: o.seed }),
+      };
       const chosen = template?.();
       // Pieces arrive from the worker as events; the generator hands them out in order.
       const queue: string[] = [];

@@ -37,7 +37,9 @@ export function BarChart({ title, categories, series, yMax, unit = '', testId }:
   const barW = Math.max(2, (groupW * 0.8) / Math.max(1, series.length));
   const sy = (v: number) => PAD.top + (1 - Math.max(0, Math.min(v, top)) / top) * plotH;
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * top);
-  const desc = series.map((s) => `${s.name}: ${categories.map((c, i) => `${c} ${s.values[i] === null ? 'none' : s.values[i]!.toFixed(2)}${unit}`).join(', ')}`).join('; ');
+  const desc = series
+    .map((s) => `${s.name}: ${categories.map((c, i) => `${c} ${s.values[i] === null ? 'none' : s.values[i]!.toFixed(2)}${unit}`).join(', ')}`)
+    .join('; ');
   return (
     <figure className="chart bar-chart" data-testid={testId}>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`${id}-t ${id}-d`}>
@@ -60,7 +62,14 @@ export function BarChart({ title, categories, series, yMax, unit = '', testId }:
                 if (v === null || !Number.isFinite(v)) return null;
                 const y = sy(v);
                 return (
-                  <rect key={s.name} className={`bar ${s.className}${s.muted ? ' muted' : ''}`} x={x0 + si * barW} y={y} width={barW - 1} height={Math.max(0, PAD.top + plotH - y)}>
+                  <rect
+                    key={s.name}
+                    className={`bar ${s.className}${s.muted ? ' muted' : ''}`}
+                    x={x0 + si * barW}
+                    y={y}
+                    width={barW - 1}
+                    height={Math.max(0, PAD.top + plotH - y)}
+                  >
                     <title>{`${s.name} · ${c}: ${v.toFixed(2)}${unit}`}</title>
                   </rect>
                 );

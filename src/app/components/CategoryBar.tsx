@@ -3,12 +3,30 @@
 import type { MaskCategory } from '../../core/masking/index.ts';
 import { CATEGORY_LABEL, categoryColor, MASK_CATEGORIES, pct } from './categories.ts';
 
-export function CategoryBar({ shares, width = 240, height = 14, label }: { shares: Record<MaskCategory, number>; width?: number | string; height?: number; label?: string }) {
+export function CategoryBar({
+  shares,
+  width = 240,
+  height = 14,
+  label,
+}: {
+  shares: Record<MaskCategory, number>;
+  width?: number | string;
+  height?: number;
+  label?: string;
+}) {
   let x = 0;
   const parts = MASK_CATEGORIES.filter((c) => shares[c] > 0);
   const text = parts.map((c) => `${CATEGORY_LABEL[c]} ${pct(shares[c])}`).join(', ') || 'no turns';
   return (
-    <svg className="catbar" width={width} height={height} viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label={label ? `${label}: ${text}` : text}>
+    <svg
+      className="catbar"
+      width={width}
+      height={height}
+      viewBox="0 0 100 10"
+      preserveAspectRatio="none"
+      role="img"
+      aria-label={label ? `${label}: ${text}` : text}
+    >
       <title>{text}</title>
       <rect x={0} y={0} width={100} height={10} fill="var(--off-bg)" />
       {parts.map((c) => {

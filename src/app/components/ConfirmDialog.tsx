@@ -2,7 +2,14 @@
 // focus returns to the opener when it closes.
 import { useEffect, useRef, useState } from 'react';
 
-export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, onCancel }: {
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+}: {
   open: boolean;
   title: string;
   children: React.ReactNode;
@@ -18,7 +25,15 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby="confirm-title" onCancel={(e) => { e.preventDefault(); onCancel(); }}>
+    <dialog
+      ref={ref}
+      className="dialog"
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
       <h2 id="confirm-title">{title}</h2>
       <div>{children}</div>
       <div className="dialog-actions">
@@ -38,7 +53,13 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
  * Asks before deleting one item of a list: open while `target` is set, titled and labelled by
  * `what` (a dataset, a run); confirming closes the dialog and deletes the target.
  */
-export function ConfirmDelete<T>({ target, what, onDelete, onClose, children }: {
+export function ConfirmDelete<T>({
+  target,
+  what,
+  onDelete,
+  onClose,
+  children,
+}: {
   target: T | undefined;
   what: string;
   onDelete(target: T): void;

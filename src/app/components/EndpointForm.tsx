@@ -10,7 +10,17 @@ export function keyStatus(id: string): string {
   return apiKey(id) ? (isKeyRemembered(id) ? 'key remembered on this device' : 'key in memory only') : 'no key';
 }
 
-export function EndpointForm({ initial, onDone, label = 'Endpoint settings', submitLabel = 'Use this endpoint' }: { initial: EndpointSettings | null; onDone: (id: string | null) => void; label?: string; submitLabel?: string }) {
+export function EndpointForm({
+  initial,
+  onDone,
+  label = 'Endpoint settings',
+  submitLabel = 'Use this endpoint',
+}: {
+  initial: EndpointSettings | null;
+  onDone: (id: string | null) => void;
+  label?: string;
+  submitLabel?: string;
+}) {
   const save = useEndpointStore((s) => s.save);
   const [id] = useState(() => initial?.id ?? newEndpointId());
   const [baseUrl, setBaseUrl] = useState(initial?.baseUrl ?? 'http://127.0.0.1:8000/v1');
@@ -87,7 +97,19 @@ export function EndpointForm({ initial, onDone, label = 'Endpoint settings', sub
  * A choice among the endpoints set up on this device, or a new one (its settings form inline).
  * `value` is an endpoint id ('' for none yet).
  */
-export function EndpointSelect({ id, label, value, onChange, error }: { id: string; label: string; value: string; onChange: (id: string) => void; error?: string }) {
+export function EndpointSelect({
+  id,
+  label,
+  value,
+  onChange,
+  error,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (id: string) => void;
+  error?: string;
+}) {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const [adding, setAdding] = useState(false);
   const known = endpoints.some((e) => e.id === value);
@@ -95,7 +117,12 @@ export function EndpointSelect({ id, label, value, onChange, error }: { id: stri
     <>
       <div className="field">
         <label htmlFor={id}>{label}</label>
-        <select id={id} value={adding ? 'new-endpoint' : known ? value : ''} onChange={(e) => (e.target.value === 'new-endpoint' ? setAdding(true) : (setAdding(false), onChange(e.target.value)))} aria-invalid={error ? true : undefined}>
+        <select
+          id={id}
+          value={adding ? 'new-endpoint' : known ? value : ''}
+          onChange={(e) => (e.target.value === 'new-endpoint' ? setAdding(true) : (setAdding(false), onChange(e.target.value)))}
+          aria-invalid={error ? true : undefined}
+        >
           <option value="">Choose…</option>
           {endpoints.map((e) => (
             <option key={e.id} value={e.id}>

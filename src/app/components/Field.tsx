@@ -7,7 +7,11 @@ export function Field({ id, label, error, hint, children }: { id: string; label:
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {children}
-      {hint ? <span className="muted small" id={`${id}-hint`}>{hint}</span> : null}
+      {hint ? (
+        <span className="muted small" id={`${id}-hint`}>
+          {hint}
+        </span>
+      ) : null}
       {error ? (
         <span className="error-text small" id={`${id}-error`}>
           {error}

@@ -49,7 +49,19 @@ export function useFolderDrop(onFiles: (files: HfFolderFile[]) => void) {
 }
 
 /** A picker's box: what it takes (`intro`), the folder input, and the picked folders' cards; a folder may be dropped anywhere on it. */
-export function FolderDropBox({ testId, intro, input, onFiles, children }: { testId: string; intro: ReactNode; input: { label: string; text: string; testId: string }; onFiles(files: HfFolderFile[]): void; children: ReactNode[] }) {
+export function FolderDropBox({
+  testId,
+  intro,
+  input,
+  onFiles,
+  children,
+}: {
+  testId: string;
+  intro: ReactNode;
+  input: { label: string; text: string; testId: string };
+  onFiles(files: HfFolderFile[]): void;
+  children: ReactNode[];
+}) {
   const { dragging, handlers } = useFolderDrop(onFiles);
   return (
     <div className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'} data-testid={testId} {...handlers}>

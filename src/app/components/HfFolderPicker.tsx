@@ -36,11 +36,30 @@ function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: 
     <div className="pg-row">
       <div className="field">
         <label htmlFor={`${id}-context`}>Context (tokens)</label>
-        <input id={`${id}-context`} type="text" inputMode="numeric" placeholder="auto" title="Blank: the model's maximum, up to 2048 tokens" value={context} onChange={(e) => setContext(e.target.value)} onBlur={apply} onKeyDown={onKey} />
+        <input
+          id={`${id}-context`}
+          type="text"
+          inputMode="numeric"
+          placeholder="auto"
+          title="Blank: the model's maximum, up to 2048 tokens"
+          value={context}
+          onChange={(e) => setContext(e.target.value)}
+          onBlur={apply}
+          onKeyDown={onKey}
+        />
       </div>
       <div className="field">
         <label htmlFor={`${id}-memory`}>GPU memory (GiB)</label>
-        <input id={`${id}-memory`} type="text" inputMode="decimal" title="WebGPU does not report the device's memory: how much the model may take" value={memory} onChange={(e) => setMemory(e.target.value)} onBlur={apply} onKeyDown={onKey} />
+        <input
+          id={`${id}-memory`}
+          type="text"
+          inputMode="decimal"
+          title="WebGPU does not report the device's memory: how much the model may take"
+          value={memory}
+          onChange={(e) => setMemory(e.target.value)}
+          onBlur={apply}
+          onKeyDown={onKey}
+        />
       </div>
       <div className="field">
         <label htmlFor={`${id}-weights`}>Weights</label>
@@ -58,12 +77,33 @@ function SettingsFields({ folder, idPrefix }: { folder: PickedFolder; idPrefix: 
   );
 }
 
-function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: PickedFolder; idPrefix: string; useLabel: string; onUse(f: PickedFolder): void; used: boolean }) {
+function FolderCard({
+  folder,
+  idPrefix,
+  useLabel,
+  onUse,
+  used,
+}: {
+  folder: PickedFolder;
+  idPrefix: string;
+  useLabel: string;
+  onUse(f: PickedFolder): void;
+  used: boolean;
+}) {
   const remove = useHfFolderStore((s) => s.remove);
   const setSettings = useHfFolderStore((s) => s.setSettings);
   const info = folder.info;
   return (
-    <PickedFolderCard folder={folder} testId="hf-folder" reading="Reading config.json and the safetensors headers…" useLabel={useLabel} used={used} usable={usable(folder)} onUse={() => onUse(folder)} onForget={() => remove(folder.id)}>
+    <PickedFolderCard
+      folder={folder}
+      testId="hf-folder"
+      reading="Reading config.json and the safetensors headers…"
+      useLabel={useLabel}
+      used={used}
+      usable={usable(folder)}
+      onUse={() => onUse(folder)}
+      onForget={() => remove(folder.id)}
+    >
       {info ? (
         <>
           <p className="small" data-testid="hf-folder-info">
@@ -110,7 +150,12 @@ export function HfFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
     </>
   );
   return (
-    <FolderDropBox testId={`${idPrefix}-hf`} intro={intro} input={{ label: 'Open a Hugging Face model folder', text: 'Open a Hugging Face folder…', testId: `${idPrefix}-hf-input` }} onFiles={take}>
+    <FolderDropBox
+      testId={`${idPrefix}-hf`}
+      intro={intro}
+      input={{ label: 'Open a Hugging Face model folder', text: 'Open a Hugging Face folder…', testId: `${idPrefix}-hf-input` }}
+      onFiles={take}
+    >
       {folders.map((f) => (
         <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
       ))}

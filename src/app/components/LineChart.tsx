@@ -137,13 +137,17 @@ export function LineChart({ title, series, references = [], markers = [], xMax, 
             </text>
           </g>
         ))}
-        {references.filter((r) => Number.isFinite(r.y)).map((r) => (
-          <line key={r.name} className={`chart-ref ${r.className}`} x1={PAD.left} x2={W - PAD.right} y1={sy(r.y)} y2={sy(r.y)} />
-        ))}
+        {references
+          .filter((r) => Number.isFinite(r.y))
+          .map((r) => (
+            <line key={r.name} className={`chart-ref ${r.className}`} x1={PAD.left} x2={W - PAD.right} y1={sy(r.y)} y2={sy(r.y)} />
+          ))}
         {series.map((s) => (
           <g key={s.name} className={s.className}>
             <path className="chart-line" d={path(s.points)} />
-            {s.dots || s.points.length === 1 ? s.points.filter(([, y]) => Number.isFinite(y)).map(([x, y]) => <circle key={x} cx={sx(x)} cy={sy(y)} r={3} />) : null}
+            {s.dots || s.points.length === 1
+              ? s.points.filter(([, y]) => Number.isFinite(y)).map(([x, y]) => <circle key={x} cx={sx(x)} cy={sy(y)} r={3} />)
+              : null}
           </g>
         ))}
       </svg>

@@ -39,12 +39,33 @@ function VariantSelect({ folder, idPrefix }: { folder: PickedOnnxFolder; idPrefi
   );
 }
 
-function FolderCard({ folder, idPrefix, useLabel, onUse, used }: { folder: PickedOnnxFolder; idPrefix: string; useLabel: string; onUse(f: PickedOnnxFolder): void; used: boolean }) {
+function FolderCard({
+  folder,
+  idPrefix,
+  useLabel,
+  onUse,
+  used,
+}: {
+  folder: PickedOnnxFolder;
+  idPrefix: string;
+  useLabel: string;
+  onUse(f: PickedOnnxFolder): void;
+  used: boolean;
+}) {
   const remove = useOnnxFolderStore((s) => s.remove);
   const info = folder.info;
   const problem = info ? onnxFolderProblem(info) : null;
   return (
-    <PickedFolderCard folder={folder} testId="onnx-folder" reading="Reading config.json, the tokenizer and the list of model files…" useLabel={useLabel} used={used} usable={usableOnnx(folder)} onUse={() => onUse(folder)} onForget={() => remove(folder.id)}>
+    <PickedFolderCard
+      folder={folder}
+      testId="onnx-folder"
+      reading="Reading config.json, the tokenizer and the list of model files…"
+      useLabel={useLabel}
+      used={used}
+      usable={usableOnnx(folder)}
+      onUse={() => onUse(folder)}
+      onForget={() => remove(folder.id)}
+    >
       {info ? (
         <p className="small" data-testid="onnx-folder-info">
           {describeOnnxFolder(info)}
@@ -63,11 +84,17 @@ export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const where = pageExecution() === 'wasm' ? 'on WASM (this browser has no WebGPU)' : 'on WebGPU, or WASM where WebGPU cannot take it';
   const intro = (
     <>
-      <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web runs it {where}. {HF_NOT_KEPT}
+      <strong>ONNX folder</strong> (onnx/model.onnx or model_fp16.onnx, model_q4.onnx, …, config.json, tokenizer.json): pick it or drop it here; onnxruntime-web
+      runs it {where}. {HF_NOT_KEPT}
     </>
   );
   return (
-    <FolderDropBox testId={`${idPrefix}-onnx`} intro={intro} input={{ label: 'Open an ONNX model folder', text: 'Open an ONNX folder…', testId: `${idPrefix}-onnx-input` }} onFiles={(files) => void add(files)}>
+    <FolderDropBox
+      testId={`${idPrefix}-onnx`}
+      intro={intro}
+      input={{ label: 'Open an ONNX model folder', text: 'Open an ONNX folder…', testId: `${idPrefix}-onnx-input` }}
+      onFiles={(files) => void add(files)}
+    >
       {folders.map((f) => (
         <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />
       ))}

@@ -25,7 +25,13 @@ export function TableHead({ columns }: { columns: Column[] }) {
   );
 }
 
-export function ScrollTable({ className = 'table', testId, caption, columns, children }: {
+export function ScrollTable({
+  className = 'table',
+  testId,
+  caption,
+  columns,
+  children,
+}: {
   className?: string;
   testId?: string;
   /** Read by screen readers only. */

@@ -3,7 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { droppedFiles } from './droppedFiles.ts';
 
-type Entry = { isFile: boolean; isDirectory: boolean; name: string; fullPath: string; file?: (ok: (f: File) => void) => void; createReader?: () => { readEntries(ok: (e: Entry[]) => void): void } };
+type Entry = {
+  isFile: boolean;
+  isDirectory: boolean;
+  name: string;
+  fullPath: string;
+  file?: (ok: (f: File) => void) => void;
+  createReader?: () => { readEntries(ok: (e: Entry[]) => void): void };
+};
 
 function fileEntry(fullPath: string): Entry {
   const name = fullPath.split('/').pop()!;
@@ -29,8 +36,14 @@ function transfer(entries: (Entry | null)[], files: File[] = []): DataTransfer {
 }
 
 describe('dropped files', () => {
-  it('walks a dropped folder and keeps each file\'s path under it', async () => {
-    const folder = dirEntry('/SmolLM2', [fileEntry('/SmolLM2/config.json'), fileEntry('/SmolLM2/model.safetensors'), fileEntry('/SmolLM2/tokenizer.json'), dirEntry('/SmolLM2/.cache', [fileEntry('/SmolLM2/.cache/x')]), dirEntry('/SmolLM2/onnx', [fileEntry('/SmolLM2/onnx/model.onnx')])]);
+  it("walks a dropped folder and keeps each file's path under it", async () => {
+    const folder = dirEntry('/SmolLM2', [
+      fileEntry('/SmolLM2/config.json'),
+      fileEntry('/SmolLM2/model.safetensors'),
+      fileEntry('/SmolLM2/tokenizer.json'),
+      dirEntry('/SmolLM2/.cache', [fileEntry('/SmolLM2/.cache/x')]),
+      dirEntry('/SmolLM2/onnx', [fileEntry('/SmolLM2/onnx/model.onnx')]),
+    ]);
     const got = await droppedFiles(transfer([folder]));
     expect(got.map((f) => f.path)).toEqual(['SmolLM2/config.json', 'SmolLM2/model.safetensors', 'SmolLM2/tokenizer.json', 'SmolLM2/onnx/model.onnx']);
     expect(await got[0].file.text()).toBe('/SmolLM2/config.json');

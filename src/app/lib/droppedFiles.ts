@@ -37,7 +37,9 @@ async function walk(entry: FileEntryLike, depth: number, out: { path: string; fi
 /** Call in the drop handler (synchronously); the promise gives every file with its path. */
 export function droppedFiles(dt: DataTransfer): Promise<{ path: string; file: File }[]> {
   const items = Array.from(dt.items ?? []);
-  const entries = items.map((i) => (i.kind === 'file' ? ((i as DataTransferItem & { webkitGetAsEntry?: () => FileEntryLike | null }).webkitGetAsEntry?.() ?? null) : null));
+  const entries = items.map((i) =>
+    i.kind === 'file' ? ((i as DataTransferItem & { webkitGetAsEntry?: () => FileEntryLike | null }).webkitGetAsEntry?.() ?? null) : null,
+  );
   const files = Array.from(dt.files);
   if (!entries.length || entries.some((e) => e === null)) return Promise.resolve(files.map((f) => ({ path: f.name, file: f })));
   return (async () => {

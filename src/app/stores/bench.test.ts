@@ -62,10 +62,24 @@ describe('bench store', () => {
     ]);
     expect(stored!.judges).toEqual([{ id: 'judge:big@127.0.0.1:9000', kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:9000/v1', model: 'big' } }]);
     const job = started.at(-1)!;
-    expect(job.spec).toEqual({ kind: 'bench', benchId: id, secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-secret', 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
+    expect(job.spec).toEqual({
+      kind: 'bench',
+      benchId: id,
+      secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-secret', 'judge:big@127.0.0.1:9000': 'sk-judge' } },
+    });
 
-    const result = { benchId: id, backend: 'copy-last', index: 0, prediction: { task: 'terminal', id: 'x', turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g' }, judged: {} };
-    emit({ type: 'progress', jobId: job.jobId, data: { benchId: id, phase: 'generate', backend: 'copy-last', done: 1, total: 10, failed: 0, etaMs: 500, results: [result] } });
+    const result = {
+      benchId: id,
+      backend: 'copy-last',
+      index: 0,
+      prediction: { task: 'terminal', id: 'x', turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g' },
+      judged: {},
+    };
+    emit({
+      type: 'progress',
+      jobId: job.jobId,
+      data: { benchId: id, phase: 'generate', backend: 'copy-last', done: 1, total: 10, failed: 0, etaMs: 500, results: [result] },
+    });
     // Applied a few times a second, not per record.
     expect(useBenchStore.getState().results).toEqual([]);
     await settle();
@@ -73,7 +87,11 @@ describe('bench store', () => {
     expect(useBenchStore.getState().live!.progress!.etaMs).toBe(500);
     // A second record for the same sample replaces it (its judgement arrived).
     const judged = { ...result, judged: { j: { ...result.prediction, failed: true } } };
-    emit({ type: 'progress', jobId: job.jobId, data: { benchId: id, phase: 'judge', backend: 'copy-last', judge: 'j', done: 2, total: 10, failed: 1, etaMs: 0, results: [judged] } });
+    emit({
+      type: 'progress',
+      jobId: job.jobId,
+      data: { benchId: id, phase: 'judge', backend: 'copy-last', judge: 'j', done: 2, total: 10, failed: 1, etaMs: 0, results: [judged] },
+    });
     await settle();
     expect(useBenchStore.getState().results).toEqual([judged]);
     expect(useBenchStore.getState().live!.progress!.done).toBe(2);
@@ -103,7 +121,11 @@ describe('bench store', () => {
 
     // Resume the interrupted one: a job for it with the keys at hand, the offer gone.
     await useBenchStore.getState().resume('old');
-    expect(started.at(-1)!.spec).toMatchObject({ kind: 'bench', benchId: 'old', secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-secret', 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
+    expect(started.at(-1)!.spec).toMatchObject({
+      kind: 'bench',
+      benchId: 'old',
+      secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-secret', 'judge:big@127.0.0.1:9000': 'sk-judge' } },
+    });
     expect(useBenchStore.getState().interrupted).toEqual([]);
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     benchId = id;
@@ -115,7 +137,12 @@ describe('bench store', () => {
     const { useBenchStore, benchKeys, missingKeys } = await import('./bench.ts');
     const { useEndpointStore, apiKey, KEY_PREFIX } = await import('./endpoints.ts');
     // The settings came back from this device; of the keys, only the remembered one.
-    expect(useEndpointStore.getState().endpoints.map((e) => e.id).sort()).toEqual([JUDGE.id, MODEL.id]);
+    expect(
+      useEndpointStore
+        .getState()
+        .endpoints.map((e) => e.id)
+        .sort(),
+    ).toEqual([JUDGE.id, MODEL.id]);
     expect(apiKey(MODEL.id)).toBe('');
     expect(apiKey(JUDGE.id)).toBe('sk-judge');
     const bench = (await getBench(benchId))!;
@@ -130,7 +157,11 @@ describe('bench store', () => {
 
     // The key typed on resume goes to the shared endpoint (in memory, as not ticked) and to the job.
     await useBenchStore.getState().resume(benchId, { 'endpoint:qwen@127.0.0.1:8000': { key: 'sk-typed', remember: false } });
-    expect(started.at(-1)!.spec).toEqual({ kind: 'bench', benchId, secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-typed', 'judge:big@127.0.0.1:9000': 'sk-judge' } } });
+    expect(started.at(-1)!.spec).toEqual({
+      kind: 'bench',
+      benchId,
+      secrets: { apiKeys: { 'endpoint:qwen@127.0.0.1:8000': 'sk-typed', 'judge:big@127.0.0.1:9000': 'sk-judge' } },
+    });
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     expect(apiKey(MODEL.id)).toBe('sk-typed');
     expect(device.has(KEY_PREFIX + MODEL.id)).toBe(false);
@@ -179,7 +210,7 @@ describe('bench store', () => {
     expect(benchFolderFiles(record, () => undefined)).toEqual({});
   });
 
-  it('an ONNX folder: recorded with its model file and where it runs (no files), its files sent with the job beside a Hugging Face folder\'s', async () => {
+  it("an ONNX folder: recorded with its model file and where it runs (no files), its files sent with the job beside a Hugging Face folder's", async () => {
     const { benchFromDraft, benchFolderFiles } = await import('./bench.ts');
     const hf = { folderId: 'Tiny#x', name: 'Tiny', architecture: 'LlamaForCausalLM', parameters: 60_000, context: 128, memoryGiB: 1 };
     const onnx = { folderId: 'TinyOnnx#y', name: 'TinyOnnx', file: 'onnx/model_q4.onnx', execution: 'wasm' as const };
@@ -187,8 +218,20 @@ describe('bench store', () => {
     expect(record.backends.filter((b) => b.kind === 'onnx')).toEqual([{ id: 'onnx:TinyOnnx#y', name: 'onnx:TinyOnnx', kind: 'onnx', onnx }]);
     const hfFiles = [{ path: 'Tiny/config.json', file: new Blob(['{}']) }];
     const onnxFiles = [{ path: 'TinyOnnx/onnx/model_q4.onnx', file: new Blob(['x']) }];
-    expect(benchFolderFiles(record, (id) => (id === 'Tiny#x' ? hfFiles : undefined), (id) => (id === 'TinyOnnx#y' ? onnxFiles : undefined))).toEqual({ 'hf:Tiny#x': hfFiles, 'onnx:TinyOnnx#y': onnxFiles });
-    expect(benchFolderFiles(record, () => undefined, () => undefined)).toEqual({});
+    expect(
+      benchFolderFiles(
+        record,
+        (id) => (id === 'Tiny#x' ? hfFiles : undefined),
+        (id) => (id === 'TinyOnnx#y' ? onnxFiles : undefined),
+      ),
+    ).toEqual({ 'hf:Tiny#x': hfFiles, 'onnx:TinyOnnx#y': onnxFiles });
+    expect(
+      benchFolderFiles(
+        record,
+        () => undefined,
+        () => undefined,
+      ),
+    ).toEqual({});
   });
 });
 

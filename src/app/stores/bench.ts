@@ -9,7 +9,21 @@
 import type { HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
 import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
-import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench, type BenchBackendRef, type BenchGeneration, type BenchJudgeRef, type BenchRecord, type BenchResult } from '../../storage/bench.ts';
+import {
+  deleteBench,
+  getBench,
+  listBenches,
+  loadResults,
+  newBenchId,
+  putBench,
+  saveImportedBench,
+  updateBench,
+  type BenchBackendRef,
+  type BenchGeneration,
+  type BenchJudgeRef,
+  type BenchRecord,
+  type BenchResult,
+} from '../../storage/bench.ts';
 import { listRuns } from '../../storage/runs.ts';
 import type { JobClient } from '../../train/client.ts';
 import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
@@ -89,7 +103,11 @@ const FLUSH_MS = 150;
 /** The bench of each job this store started. */
 const ownJobs = new Map<string, string>();
 /** Progress records not yet applied (see flush). */
-const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = { progress: null, results: [], timer: null };
+const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = {
+  progress: null,
+  results: [],
+  timer: null,
+};
 const MAX_LOGS = 100;
 
 let client: JobClient | null = null;
@@ -120,7 +138,8 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
   }
   for (const e of draft.endpoints) {
     const bid = endpointId('endpoint', e);
-    if (!backends.some((b) => b.id === bid)) backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(e.baseUrl), model: e.model.trim() } });
+    if (!backends.some((b) => b.id === bid))
+      backends.push({ id: bid, name: `endpoint:${e.model.trim()}`, kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(e.baseUrl), model: e.model.trim() } });
   }
   for (const f of draft.folders ?? []) {
     const bid = `hf:${f.folderId}`;
@@ -139,7 +158,14 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
     updatedAt: now,
     origin: 'run',
     state: 'queued',
-    data: { datasetId: draft.datasetId, name: draft.datasetName, perDomain: draft.perDomain, evalFraction: draft.evalFraction, seed: draft.seed, domains: draft.domains },
+    data: {
+      datasetId: draft.datasetId,
+      name: draft.datasetName,
+      perDomain: draft.perDomain,
+      evalFraction: draft.evalFraction,
+      seed: draft.seed,
+      domains: draft.domains,
+    },
     samples: [],
     backends,
     judges: [judge],
@@ -292,7 +318,11 @@ function storedBenchActions(set: SetState, get: GetState) {
       } catch (e) {
         set({ error: `Could not delete the benchmark: ${(e as Error).message}` });
       }
-      set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, results: s.selectedId === id ? [] : s.results, interrupted: s.interrupted.filter((b) => b.id !== id) }));
+      set((s) => ({
+        selectedId: s.selectedId === id ? null : s.selectedId,
+        results: s.selectedId === id ? [] : s.results,
+        interrupted: s.interrupted.filter((b) => b.id !== id),
+      }));
       await get().refresh();
     },
 
@@ -404,7 +434,9 @@ function judgedActions(set: SetState, get: GetState, startJob: StartJob) {
       const out = importJudgedFile(text, file.name, newBenchId());
       if ('errors' in out) {
         const shown = out.errors.slice(0, 20);
-        set({ error: `${file.name} is not a judged AgentWorldBench file; nothing was imported.\n${shown.join('\n')}${out.errors.length > shown.length ? `\n… and ${out.errors.length - shown.length} more` : ''}` });
+        set({
+          error: `${file.name} is not a judged AgentWorldBench file; nothing was imported.\n${shown.join('\n')}${out.errors.length > shown.length ? `\n… and ${out.errors.length - shown.length} more` : ''}`,
+        });
         return;
       }
       try {
@@ -433,11 +465,21 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     const c = ensureClient();
     if (!c) return;
     const benchId = bench.id;
-    const folders = benchFolderFiles(bench, (id) => useHfFolderStore.getState().get(id)?.files, (id) => useOnnxFolderStore.getState().get(id)?.files);
+    const folders = benchFolderFiles(
+      bench,
+      (id) => useHfFolderStore.getState().get(id)?.files,
+      (id) => useOnnxFolderStore.getState().get(id)?.files,
+    );
     const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) }, ...(Object.keys(folders).length ? { folders } : {}) };
     const jobId = c.start({ ...spec });
     ownJobs.set(jobId, benchId);
-    set((s) => ({ live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() }, selectedId: benchId, interrupted: s.interrupted.filter((b) => b.id !== benchId), logs: [], error: null }));
+    set((s) => ({
+      live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() },
+      selectedId: benchId,
+      interrupted: s.interrupted.filter((b) => b.id !== benchId),
+      logs: [],
+      error: null,
+    }));
   }
 
   return {
@@ -460,7 +502,11 @@ export const useBenchStore = create<BenchState>()((set, get) => {
 });
 
 /** The files of a bench's Hugging Face and ONNX folders that are open in this page, by backend id (a folder not picked again since a reload is left out: the job says so). */
-export function benchFolderFiles(bench: Pick<BenchRecord, 'backends'>, files: (folderId: string) => HfFolderFile[] | undefined, onnxFiles: (folderId: string) => HfFolderFile[] | undefined = () => undefined): Record<string, HfFolderFile[]> {
+export function benchFolderFiles(
+  bench: Pick<BenchRecord, 'backends'>,
+  files: (folderId: string) => HfFolderFile[] | undefined,
+  onnxFiles: (folderId: string) => HfFolderFile[] | undefined = () => undefined,
+): Record<string, HfFolderFile[]> {
   const out: Record<string, HfFolderFile[]> = {};
   for (const b of bench.backends) {
     const f = b.kind === 'hf' && b.hf ? files(b.hf.folderId) : b.kind === 'onnx' && b.onnx ? onnxFiles(b.onnx.folderId) : undefined;
@@ -485,13 +531,18 @@ export interface EndpointRef {
 /** A bench's endpoint backends and judges. */
 export function endpointRefs(bench: Pick<BenchRecord, 'backends' | 'judges'>): EndpointRef[] {
   const out: EndpointRef[] = [];
-  for (const b of bench.backends) if (b.kind === 'endpoint' && b.endpoint) out.push({ id: b.id, label: `${b.name} at ${b.endpoint.baseUrl}`, endpoint: b.endpoint });
-  for (const j of bench.judges) if (j.kind === 'endpoint' && j.endpoint) out.push({ id: j.id, label: `judge ${j.endpoint.model} at ${j.endpoint.baseUrl}`, endpoint: j.endpoint });
+  for (const b of bench.backends)
+    if (b.kind === 'endpoint' && b.endpoint) out.push({ id: b.id, label: `${b.name} at ${b.endpoint.baseUrl}`, endpoint: b.endpoint });
+  for (const j of bench.judges)
+    if (j.kind === 'endpoint' && j.endpoint) out.push({ id: j.id, label: `judge ${j.endpoint.model} at ${j.endpoint.baseUrl}`, endpoint: j.endpoint });
   return out;
 }
 
 /** The API keys a bench's job takes, by backend/judge id: from the endpoint store (memory, or remembered on this device). */
-export function benchKeys(bench: Pick<BenchRecord, 'backends' | 'judges'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): Record<string, string> {
+export function benchKeys(
+  bench: Pick<BenchRecord, 'backends' | 'judges'>,
+  endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const r of endpointRefs(bench)) {
     const e = findEndpoint(endpoints, r.endpoint);
@@ -505,7 +556,10 @@ export function benchKeys(bench: Pick<BenchRecord, 'backends' | 'judges'>, endpo
  * The endpoints of a bench whose key is not at hand (never given, or kept in memory only by a
  * page since closed): a resume asks for them; one that needs no key may be left blank.
  */
-export function missingKeys(bench: Pick<BenchRecord, 'backends' | 'judges'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): EndpointRef[] {
+export function missingKeys(
+  bench: Pick<BenchRecord, 'backends' | 'judges'>,
+  endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints,
+): EndpointRef[] {
   const have = benchKeys(bench, endpoints);
   return endpointRefs(bench).filter((r) => !have[r.id]);
 }

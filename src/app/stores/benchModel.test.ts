@@ -15,7 +15,24 @@ const FIXTURE = 'src/core/bench/fixtures/awb-public-judged.jsonl';
 
 function rec(task: string, id: string, total: number | null, extra: Partial<AwbJudgedRecord> = {}): AwbJudgedRecord {
   const s = total ?? 0;
-  return { task, id, turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g', format: s, factuality: s, consistency: s, realism: s, quality: s, total_score: total, failed: total === null, strengths: [], weaknesses: [], ...extra };
+  return {
+    task,
+    id,
+    turn_idx: 1,
+    prompt: ['a'],
+    response: ['o'],
+    gen: 'g',
+    format: s,
+    factuality: s,
+    consistency: s,
+    realism: s,
+    quality: s,
+    total_score: total,
+    failed: total === null,
+    strengths: [],
+    weaknesses: [],
+    ...extra,
+  };
 }
 
 const bench: BenchRecord = {
@@ -40,10 +57,23 @@ const bench: BenchRecord = {
   progress: { done: 0, total: 0 },
 };
 
-function result(backend: string, index: number, task: string, a: number | null, b: number | null, verifier?: { pass: number; applicable: boolean }): BenchResult {
+function result(
+  backend: string,
+  index: number,
+  task: string,
+  a: number | null,
+  b: number | null,
+  verifier?: { pass: number; applicable: boolean },
+): BenchResult {
   const id = `s${index}`;
   const r = rec(task, id, a, verifier ? { verifier } : {});
-  return { benchId: 'b', backend, index, prediction: { ...r, model: backend }, judged: { 'local-rubric': { ...r, judge: 'local-rubric' }, 'judge:big': { ...rec(task, id, b), judge: 'judge:big' } } };
+  return {
+    benchId: 'b',
+    backend,
+    index,
+    prediction: { ...r, model: backend },
+    judged: { 'local-rubric': { ...r, judge: 'local-rubric' }, 'judge:big': { ...rec(task, id, b), judge: 'judge:big' } },
+  };
 }
 
 const results: BenchResult[] = [
@@ -97,7 +127,9 @@ describe('bench tables', () => {
     expect(pairs).toHaveLength(1);
     // lwm agree JUDGE@MODEL=FILE ...: every record of each file through agreementScore.
     const scores = bench.backends.flatMap((b) =>
-      bench.judges.flatMap((j) => readRecords<AwbJudgedRecord>(exportJudged(results, b, j.id).text, 'f', 'judged').records.flatMap((r) => agreementScore(r, j.id, b.name) ?? [])),
+      bench.judges.flatMap((j) =>
+        readRecords<AwbJudgedRecord>(exportJudged(results, b, j.id).text, 'f', 'judged').records.flatMap((r) => agreementScore(r, j.id, b.name) ?? []),
+      ),
     );
     expect(judgeAgreement(scores)).toEqual(pairs);
     expect(pairs[0].models).toEqual(['copy-last', 'local:sft', 'reference']);
@@ -144,8 +176,15 @@ describe('importing a judged file', () => {
   });
 
   it('refuses a file with bad records, saying where', () => {
-    const out = importJudgedFile('{"task":"terminal","id":1,"turn_idx":1,"prompt":["a"],"response":["o"],"gen":"g","format":6,"failed":false}\nnot json\n', 'bad.jsonl', 'i');
-    expect('errors' in out && out.errors).toEqual([expect.stringMatching(/^bad\.jsonl:1: \/format: 6 is not a score/), expect.stringMatching(/^bad\.jsonl:2: not valid JSON/)]);
+    const out = importJudgedFile(
+      '{"task":"terminal","id":1,"turn_idx":1,"prompt":["a"],"response":["o"],"gen":"g","format":6,"failed":false}\nnot json\n',
+      'bad.jsonl',
+      'i',
+    );
+    expect('errors' in out && out.errors).toEqual([
+      expect.stringMatching(/^bad\.jsonl:1: \/format: 6 is not a score/),
+      expect.stringMatching(/^bad\.jsonl:2: not valid JSON/),
+    ]);
     expect(importJudgedFile('\n', 'empty.jsonl', 'i')).toEqual({ errors: ['empty.jsonl: no judged records'] });
   });
 });
@@ -166,10 +205,30 @@ describe('lineDiff', () => {
     const a = Array.from({ length: 30 }, (_, i) => `l${i}`).join('\n');
     const b = Array.from({ length: 30 }, (_, i) => (i % 3 ? `l${i}` : `x${i}`)).join('\n');
     const d = lineDiff(a, b, 100);
-    expect(d.filter((l) => l.op !== '+').map((l) => l.text).join('\n')).toBe(a);
-    expect(d.filter((l) => l.op !== '-').map((l) => l.text).join('\n')).toBe(b);
+    expect(
+      d
+        .filter((l) => l.op !== '+')
+        .map((l) => l.text)
+        .join('\n'),
+    ).toBe(a);
+    expect(
+      d
+        .filter((l) => l.op !== '-')
+        .map((l) => l.text)
+        .join('\n'),
+    ).toBe(b);
     const full = lineDiff(a, b);
-    expect(full.filter((l) => l.op !== '+').map((l) => l.text).join('\n')).toBe(a);
-    expect(full.filter((l) => l.op !== '-').map((l) => l.text).join('\n')).toBe(b);
+    expect(
+      full
+        .filter((l) => l.op !== '+')
+        .map((l) => l.text)
+        .join('\n'),
+    ).toBe(a);
+    expect(
+      full
+        .filter((l) => l.op !== '-')
+        .map((l) => l.text)
+        .join('\n'),
+    ).toBe(b);
   });
 });

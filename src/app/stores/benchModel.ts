@@ -104,7 +104,12 @@ export function benchAgreement(bench: Pick<BenchRecord, 'backends' | 'judges'>, 
 
 /** A file name part from a backend or judge name. */
 export function fileSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'bench';
+  return (
+    name
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || 'bench'
+  );
 }
 
 export function exportJudged(results: readonly BenchResult[], backend: BenchBackendRef, judgeId: string): { name: string; text: string } {
@@ -146,7 +151,21 @@ export function importJudgedFile(text: string, file: string, id: string, now = D
     if (!r) {
       const index = next.get(b.id) ?? 0;
       next.set(b.id, index + 1);
-      const { format: _f, factuality: _a, consistency: _c, realism: _r, quality: _q, total_score: _t, failed: _x, strengths: _s, weaknesses: _w, judge: _j, verifier: _v, error: _e, ...prediction } = rec;
+      const {
+        format: _f,
+        factuality: _a,
+        consistency: _c,
+        realism: _r,
+        quality: _q,
+        total_score: _t,
+        failed: _x,
+        strengths: _s,
+        weaknesses: _w,
+        judge: _j,
+        verifier: _v,
+        error: _e,
+        ...prediction
+      } = rec;
       results.set(key, (r = { benchId: id, backend: b.id, index, prediction: prediction as AwbPredictionRecord, judged: {} }));
     }
     // A second verdict of the same judge on the same sample: the later line wins, as a rewrite would.
@@ -195,7 +214,9 @@ export function lineDiff(a: string, b: string, limit = 4_000_000): DiffLine[] {
   const m = y.length;
   // lcs[i][j]: the LCS length of x[i..] and y[j..], one flat array.
   const lcs = new Uint32Array((n + 1) * (m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i * (m + 1) + j] = x[i] === y[j] ? lcs[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(lcs[(i + 1) * (m + 1) + j], lcs[i * (m + 1) + j + 1]);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i * (m + 1) + j] = x[i] === y[j] ? lcs[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(lcs[(i + 1) * (m + 1) + j], lcs[i * (m + 1) + j + 1]);
   const out: DiffLine[] = [];
   let i = 0;
   let j = 0;

@@ -18,7 +18,13 @@ class FakeBpeWorker implements BpeWorkerLike {
 
 async function settled(p: Promise<unknown>): Promise<{ ok: unknown } | { err: string } | 'pending'> {
   const pending = new Promise<'pending'>((r) => setTimeout(() => r('pending'), 0));
-  return Promise.race([p.then((ok) => ({ ok }), (e: Error) => ({ err: e.message })), pending]);
+  return Promise.race([
+    p.then(
+      (ok) => ({ ok }),
+      (e: Error) => ({ err: e.message }),
+    ),
+    pending,
+  ]);
 }
 
 const REQ: BpeRequest = { corpus: ['ab ab'], vocabSize: 300 };

@@ -28,7 +28,10 @@ export function trainInWorker(w: BpeWorkerLike, request: BpeRequest): Promise<un
     w.onerror = (ev: ErrorEvent) => {
       ev.preventDefault?.();
       const text = ev.message;
-      finish(false, `tokenizer training failed: the tokenizer worker ${text ? `raised "${text}"` : 'could not be loaded or crashed'}; tokens are shown as bytes`);
+      finish(
+        false,
+        `tokenizer training failed: the tokenizer worker ${text ? `raised "${text}"` : 'could not be loaded or crashed'}; tokens are shown as bytes`,
+      );
     };
     w.onmessageerror = () => finish(false, 'tokenizer training failed: the tokenizer worker sent a message the page could not read; tokens are shown as bytes');
     w.postMessage(request);

@@ -81,7 +81,10 @@ let initPromise: Promise<void> | null = null;
 type SetState = StoreApi<DatasetState>['setState'];
 type GetState = StoreApi<DatasetState>['getState'];
 
-const INITIAL: Pick<DatasetState, 'status' | 'message' | 'error' | 'datasets' | 'activeId' | 'trajectories' | 'loadedId' | 'defaultSeeded' | 'importing' | 'lastImport'> = {
+const INITIAL: Pick<
+  DatasetState,
+  'status' | 'message' | 'error' | 'datasets' | 'activeId' | 'trajectories' | 'loadedId' | 'defaultSeeded' | 'importing' | 'lastImport'
+> = {
   status: 'idle',
   message: null,
   error: null,
@@ -140,7 +143,8 @@ async function readImportFiles(files: File[], format: FormatName | 'auto', read:
       total: file.size,
       progressEvery: PROGRESS_EVERY,
       seenIds,
-      onProgress: (p) => set({ importing: { file: file.name, consumed: base + p.consumed, total, trajectories: read.trajectories.length, errors: read.errorCount } }),
+      onProgress: (p) =>
+        set({ importing: { file: file.name, consumed: base + p.consumed, total, trajectories: read.trajectories.length, errors: read.errorCount } }),
     })) {
       if (ev.kind === 'format') read.formats.add(ev.format);
       else if (ev.kind === 'trajectory') read.trajectories.push(ev.trajectory);
@@ -208,7 +212,15 @@ function openActions(set: SetState, get: GetState) {
       try {
         const { trajectories, errors } = await readDefaultDataset(set);
         const meta = await saveDataset(
-          { id: 'default', name: DEFAULT_DATASET_NAME, createdAt: Date.now(), origin: 'builtin', formats: ['native'], files: [DEFAULT_FILE], errorCount: errors },
+          {
+            id: 'default',
+            name: DEFAULT_DATASET_NAME,
+            createdAt: Date.now(),
+            origin: 'builtin',
+            formats: ['native'],
+            files: [DEFAULT_FILE],
+            errorCount: errors,
+          },
           trajectories,
         );
         set({ defaultSeeded: true, importing: null });
@@ -236,7 +248,15 @@ function importActions(set: SetState) {
     async importFiles(files: File[], format: FormatName | 'auto'): Promise<ImportOutcome> {
       const read: ImportRead = { trajectories: [], errors: [], errorCount: 0, formats: new Set() };
       const outcome = (o: Partial<ImportOutcome>): ImportOutcome => {
-        const out: ImportOutcome = { files: files.map((f) => f.name), imported: read.trajectories.length, errors: read.errors, errorCount: read.errorCount, datasetId: null, failure: null, ...o };
+        const out: ImportOutcome = {
+          files: files.map((f) => f.name),
+          imported: read.trajectories.length,
+          errors: read.errors,
+          errorCount: read.errorCount,
+          datasetId: null,
+          failure: null,
+          ...o,
+        };
         set({ importing: null, lastImport: out });
         return out;
       };
@@ -316,4 +336,3 @@ export const useDatasetStore = create<DatasetState>()(
 export function describeError(e: DataError): string {
   return formatDataError(e);
 }
-

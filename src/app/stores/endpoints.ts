@@ -68,7 +68,8 @@ export function forgetApiKey(id: string, storage: KeyStorage | null = pageStorag
 /** Problems with settings before a request is made, each a sentence; empty when usable. */
 export function endpointProblems(s: Pick<EndpointSettings, 'baseUrl' | 'model'>): string[] {
   const out: string[] = [];
-  if (!/^https?:\/\/[^/\s]+/i.test(s.baseUrl.trim())) out.push('The base URL must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1 for vLLM, http://localhost:11434/v1 for Ollama).');
+  if (!/^https?:\/\/[^/\s]+/i.test(s.baseUrl.trim()))
+    out.push('The base URL must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1 for vLLM, http://localhost:11434/v1 for Ollama).');
   else if (/^https?:\/\/[^/]*@/i.test(s.baseUrl.trim())) out.push('Put credentials in the API key field, not in the base URL.');
   if (!s.model.trim()) out.push('The model: the name the endpoint serves (vLLM: the --served-model-name or the model path; Ollama: e.g. qwen2.5:7b).');
   return out;
@@ -89,7 +90,11 @@ export function normalBaseUrl(u: string): string {
  * The endpoint set up here for a base URL and model (a stored benchmark names its endpoints so):
  * of several, the first whose key is at hand.
  */
-export function findEndpoint(list: readonly EndpointSettings[], e: { baseUrl: string; model: string }, storage: KeyStorage | null = pageStorage()): EndpointSettings | undefined {
+export function findEndpoint(
+  list: readonly EndpointSettings[],
+  e: { baseUrl: string; model: string },
+  storage: KeyStorage | null = pageStorage(),
+): EndpointSettings | undefined {
   const same = list.filter((x) => normalBaseUrl(x.baseUrl) === normalBaseUrl(e.baseUrl) && x.model.trim() === e.model.trim());
   return same.find((x) => apiKey(x.id, storage)) ?? same[0];
 }

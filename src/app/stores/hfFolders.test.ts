@@ -26,8 +26,37 @@ function fakeWorker(answer: Answer) {
 }
 
 function info(name: string, context: number, fits = true): HfFolderInfo {
-  const fit = { fits, total: 3 << 20, weights: 2 << 20, kvCache: 1 << 19, activations: 1 << 19, adapters: 0, gradients: 0, optimizer: 0, budget: fits ? 2 ** 32 : 1 << 20, message: fits ? `${name} fits` : `${name} needs 3.0 MiB … Would fit instead: context 16 (1.0 MiB).`, alternatives: fits ? [] : [{ change: 'context 16', total: 1 << 20, context: 16 }] };
-  return { name, architecture: 'LlamaForCausalLM', parameters: 524_288, layers: 2, hidden: 32, heads: 4, kvHeads: 2, vocab: 64, maxContext: 64, context, dtypes: ['F32'], weightBytes: 2 << 20, files: 3, tokenizer: true, chatTemplate: true, fit };
+  const fit = {
+    fits,
+    total: 3 << 20,
+    weights: 2 << 20,
+    kvCache: 1 << 19,
+    activations: 1 << 19,
+    adapters: 0,
+    gradients: 0,
+    optimizer: 0,
+    budget: fits ? 2 ** 32 : 1 << 20,
+    message: fits ? `${name} fits` : `${name} needs 3.0 MiB … Would fit instead: context 16 (1.0 MiB).`,
+    alternatives: fits ? [] : [{ change: 'context 16', total: 1 << 20, context: 16 }],
+  };
+  return {
+    name,
+    architecture: 'LlamaForCausalLM',
+    parameters: 524_288,
+    layers: 2,
+    hidden: 32,
+    heads: 4,
+    kvHeads: 2,
+    vocab: 64,
+    maxContext: 64,
+    context,
+    dtypes: ['F32'],
+    weightBytes: 2 << 20,
+    files: 3,
+    tokenizer: true,
+    chatTemplate: true,
+    fit,
+  };
 }
 
 const file = (path: string, text = '{}') => ({ path, file: new File([text], path.split('/').pop()!) });
@@ -74,14 +103,19 @@ describe('picked Hugging Face folders', () => {
 
   it('checks again with new settings; an answer to older settings is dropped', async () => {
     const pending: { spec: HfInspectJobSpec; reply: () => void }[] = [];
-    const w = fakeWorker((spec, jobId, post) => pending.push({ spec, reply: () => post({ type: 'done', jobId, result: info('Tiny', spec.settings.context ?? 64) }) }));
+    const w = fakeWorker((spec, jobId, post) =>
+      pending.push({ spec, reply: () => post({ type: 'done', jobId, result: info('Tiny', spec.settings.context ?? 64) }) }),
+    );
     const store = createHfFolderStore({ jobs: () => w.client, webgpu: () => null });
     const adding = store.getState().add(FOLDER);
     await settle();
     const id = store.getState().folders[0].id;
     const changing = store.getState().setSettings(id, { context: 32 });
     await settle();
-    expect(pending.map((p) => p.spec.settings)).toEqual([{ context: null, memoryGiB: 4 }, { context: 32, memoryGiB: 4 }]);
+    expect(pending.map((p) => p.spec.settings)).toEqual([
+      { context: null, memoryGiB: 4 },
+      { context: 32, memoryGiB: 4 },
+    ]);
     pending[1].reply();
     await changing;
     pending[0].reply();

@@ -6,7 +6,17 @@
 // stay across view switches.
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import { chatProblem, DEFAULT_HF_SETTINGS, folderId, folderName, settingsProblem, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfRunSettings } from '../../train/hfFolder.ts';
+import {
+  chatProblem,
+  DEFAULT_HF_SETTINGS,
+  folderId,
+  folderName,
+  settingsProblem,
+  type HfFolderFile,
+  type HfFolderInfo,
+  type HfInspectJobSpec,
+  type HfRunSettings,
+} from '../../train/hfFolder.ts';
 import type { JobSpecBase } from '../../train/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
@@ -101,7 +111,15 @@ export function createHfFolderStore(deps: HfFolderDeps): UseBoundStore<StoreApi<
       if (!files.length) return null;
       const id = folderId(files);
       const old = get().get(id);
-      const folder: PickedFolder = { id, name: folderName(files) ?? 'the picked files', files, settings: old?.settings ?? { ...DEFAULT_HF_SETTINGS }, status: 'inspecting', info: null, error: null };
+      const folder: PickedFolder = {
+        id,
+        name: folderName(files) ?? 'the picked files',
+        files,
+        settings: old?.settings ?? { ...DEFAULT_HF_SETTINGS },
+        status: 'inspecting',
+        info: null,
+        error: null,
+      };
       set((s) => ({ folders: [...s.folders.filter((f) => f.id !== id), folder] }));
       await inspect(deps, set, get, id);
       return id;

@@ -27,7 +27,11 @@ export interface DatasetFeatures {
 }
 
 /** Computes word-set metrics in slices, yielding to the event loop so the page stays responsive. */
-export async function computeFeatures(trajectories: Trajectory[], onProgress?: (done: number, total: number) => void, signal?: AbortSignal): Promise<DatasetFeatures> {
+export async function computeFeatures(
+  trajectories: Trajectory[],
+  onProgress?: (done: number, total: number) => void,
+  signal?: AbortSignal,
+): Promise<DatasetFeatures> {
   const base: BaseFeatures[][] = new Array(trajectories.length);
   const slice = 100;
   for (let i = 0; i < trajectories.length; i += slice) {

@@ -74,8 +74,12 @@ describe('picked ONNX folders', () => {
   });
 
   it('says what a folder is, tells ONNX files from a Hugging Face folder, and runs on WASM in a page without WebGPU', () => {
-    expect(describeOnnxFolder(info)).toBe('Tiny: ONNX, LlamaForCausalLM (2 layers × 32, 4 heads / 2 KV heads, vocabulary 1461), context 128; model.onnx 264.0 KiB, model_q4.onnx 58.6 KiB');
-    expect(describeOnnxFolder({ ...info, architecture: null, layers: null, maxContext: null })).toBe('Tiny: ONNX, architecture not in config.json; model.onnx 264.0 KiB, model_q4.onnx 58.6 KiB');
+    expect(describeOnnxFolder(info)).toBe(
+      'Tiny: ONNX, LlamaForCausalLM (2 layers × 32, 4 heads / 2 KV heads, vocabulary 1461), context 128; model.onnx 264.0 KiB, model_q4.onnx 58.6 KiB',
+    );
+    expect(describeOnnxFolder({ ...info, architecture: null, layers: null, maxContext: null })).toBe(
+      'Tiny: ONNX, architecture not in config.json; model.onnx 264.0 KiB, model_q4.onnx 58.6 KiB',
+    );
     expect(variantLabel('onnx/model_q4.onnx')).toBe('model_q4.onnx (q4)');
     expect(variantLabel('onnx/model.onnx')).toBe('model.onnx (fp32)');
     expect(variantLabel('onnx/decoder_model_merged.onnx')).toBe('decoder_model_merged.onnx');

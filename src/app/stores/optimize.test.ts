@@ -55,8 +55,26 @@ function loopState(): LoopState {
     config,
     versions: [
       { id: 'v0', parent: null, round: 0, text: BUILTIN_TEMPLATES.v0.text, note: 'v0 as it was', optimiser: 'start', status: 'start', mean: 40 },
-      { id: 'r1c1', parent: 'v0', round: 1, text: `${BUILTIN_TEMPLATES.v0.text}\nNever invent files.`, note: 'added "Never invent files"', optimiser: 'offline', status: 'accepted', mean: 60 },
-      { id: 'r1c2', parent: 'v0', round: 1, text: '', note: 'the optimiser gave no note', optimiser: 'endpoint', status: 'invalid', reason: 'no template in the reply' },
+      {
+        id: 'r1c1',
+        parent: 'v0',
+        round: 1,
+        text: `${BUILTIN_TEMPLATES.v0.text}\nNever invent files.`,
+        note: 'added "Never invent files"',
+        optimiser: 'offline',
+        status: 'accepted',
+        mean: 60,
+      },
+      {
+        id: 'r1c2',
+        parent: 'v0',
+        round: 1,
+        text: '',
+        note: 'the optimiser gave no note',
+        optimiser: 'endpoint',
+        status: 'invalid',
+        reason: 'no template in the reply',
+      },
     ],
     best: 'r1c1',
     round: 1,
@@ -86,11 +104,19 @@ describe('optimise store', () => {
     emit({ type: 'status', jobId: job.jobId, state: 'running' });
     emit({ type: 'progress', jobId: job.jobId, data: { optId: id, phase: 'state', state: loopState(), evaluations: { done: 2, planned: 6 }, etaMs: null } });
     // A sample record after the state does not drop the state before the page redraws.
-    emit({ type: 'progress', jobId: job.jobId, data: { optId: id, phase: 'evaluate', split: 'dev', samples: { done: 3, total: 6 }, evaluations: { done: 2, planned: 6 }, etaMs: 500 } });
+    emit({
+      type: 'progress',
+      jobId: job.jobId,
+      data: { optId: id, phase: 'evaluate', split: 'dev', samples: { done: 3, total: 6 }, evaluations: { done: 2, planned: 6 }, etaMs: 500 },
+    });
     await vi.waitFor(() => expect(useOptimiseStore.getState().list.find((o) => o.id === id)?.loop?.best).toBe('r1c1'));
     expect(useOptimiseStore.getState().live?.progress).toMatchObject({ samples: { done: 3, total: 6 }, etaMs: 500 });
     // Another job's records are not this one's.
-    emit({ type: 'progress', jobId: 'other', data: { optId: 'x', phase: 'state', state: { ...loopState(), best: 'v0' }, evaluations: { done: 0, planned: 0 }, etaMs: null } });
+    emit({
+      type: 'progress',
+      jobId: 'other',
+      data: { optId: 'x', phase: 'state', state: { ...loopState(), best: 'v0' }, evaluations: { done: 0, planned: 0 }, etaMs: null },
+    });
     // The worker records the end in storage, then reports it.
     await (await import('../../storage/optimize.ts')).updateOptimisation(id, (o) => (o.state = 'stopped'));
     emit({ type: 'status', jobId: job.jobId, state: 'stopped' });
@@ -121,7 +147,10 @@ describe('optimise store', () => {
   it('an ONNX folder: recorded as the Bench records it (no files), its files sent with the job on start and resume while the page has them', async () => {
     vi.resetModules(); // a fresh page (the one before still runs the job it resumed)
     const { useOnnxFolderStore } = await import('./onnxFolders.ts');
-    const files = [{ path: 'TinyOnnx/config.json', file: new Blob(['{}']) }, { path: 'TinyOnnx/onnx/model.onnx', file: new Blob(['x']) }];
+    const files = [
+      { path: 'TinyOnnx/config.json', file: new Blob(['{}']) },
+      { path: 'TinyOnnx/onnx/model.onnx', file: new Blob(['x']) },
+    ];
     useOnnxFolderStore.setState({ folders: [{ id: 'TinyOnnx#y', name: 'TinyOnnx', files, file: null, status: 'ready', info: null, error: null }] });
     const { useOptimiseStore } = await import('./optimize.ts');
     const { getOptimisation, updateOptimisation } = await import('../../storage/optimize.ts');
@@ -158,9 +187,27 @@ describe('optimise store', () => {
     const o = optimisationFromDraft({ ...draft(), backend: { kind: 'hf', hf } }, 'h', 1);
     expect(o.backend).toEqual({ id: 'hf:Tiny#x', name: 'hf:Tiny', kind: 'hf', hf });
     const files = [{ path: 'Tiny/config.json', file: new Blob(['{}']) }];
-    expect(optimisationFolder(o, (id) => (id === 'Tiny#x' ? files : undefined), () => files)).toEqual({ id: 'Tiny#x', files });
-    expect(optimisationFolder(o, () => undefined, () => files)).toBeUndefined();
-    expect(optimisationFolder(optimisationFromDraft(draft(), 'c', 1), () => files, () => files)).toBeUndefined();
+    expect(
+      optimisationFolder(
+        o,
+        (id) => (id === 'Tiny#x' ? files : undefined),
+        () => files,
+      ),
+    ).toEqual({ id: 'Tiny#x', files });
+    expect(
+      optimisationFolder(
+        o,
+        () => undefined,
+        () => files,
+      ),
+    ).toBeUndefined();
+    expect(
+      optimisationFolder(
+        optimisationFromDraft(draft(), 'c', 1),
+        () => files,
+        () => files,
+      ),
+    ).toBeUndefined();
   });
 
   it('promotes a candidate to the next template version, with its parent and note, into the SFT mix', async () => {

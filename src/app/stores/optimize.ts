@@ -115,7 +115,15 @@ export function optimisationFromDraft(d: OptimiseDraft, id: string, now: number)
     updatedAt: now,
     state: 'queued',
     start: { version: d.version, template: structuredClone(d.template) },
-    data: { datasetId: d.datasetId, name: d.datasetName, domains: d.domains, evalFraction: d.evalFraction, seed: d.seed, devPerDomain: d.devPerDomain, testPerDomain: d.testPerDomain },
+    data: {
+      datasetId: d.datasetId,
+      name: d.datasetName,
+      domains: d.domains,
+      evalFraction: d.evalFraction,
+      seed: d.seed,
+      devPerDomain: d.devPerDomain,
+      testPerDomain: d.testPerDomain,
+    },
     backend: backendRef(d.backend),
     judge: judgeRef(d.judge),
     optimiser: optimiserRef(d.optimiser),
@@ -126,7 +134,10 @@ export function optimisationFromDraft(d: OptimiseDraft, id: string, now: number)
 }
 
 /** The job's API keys: the backend's, the judge's and the optimiser's endpoint keys found in the endpoint store. */
-export function optimisationKeys(o: Pick<OptimisationRecord, 'backend' | 'judge' | 'optimiser'>, endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints): NonNullable<OptimizeJobSpec['secrets']>['apiKeys'] {
+export function optimisationKeys(
+  o: Pick<OptimisationRecord, 'backend' | 'judge' | 'optimiser'>,
+  endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints,
+): NonNullable<OptimizeJobSpec['secrets']>['apiKeys'] {
   const out: Record<string, string> = {};
   const add = (k: string, e: BenchEndpoint | undefined) => {
     const found = e ? findEndpoint(endpoints, e) : undefined;
@@ -140,7 +151,11 @@ export function optimisationKeys(o: Pick<OptimisationRecord, 'backend' | 'judge'
 }
 
 /** The files of an optimisation's folder backend, when that folder is open in this page (none for other backends). */
-export function optimisationFolder(o: Pick<OptimisationRecord, 'backend'>, hfFiles: (folderId: string) => HfFolderFile[] | undefined, onnxFiles: (folderId: string) => HfFolderFile[] | undefined): OptimizeJobSpec['folder'] {
+export function optimisationFolder(
+  o: Pick<OptimisationRecord, 'backend'>,
+  hfFiles: (folderId: string) => HfFolderFile[] | undefined,
+  onnxFiles: (folderId: string) => HfFolderFile[] | undefined,
+): OptimizeJobSpec['folder'] {
   const b = o.backend;
   const id = b.kind === 'hf' ? b.hf?.folderId : b.kind === 'onnx' ? b.onnx?.folderId : undefined;
   if (!id) return undefined;
@@ -149,7 +164,11 @@ export function optimisationFolder(o: Pick<OptimisationRecord, 'backend'>, hfFil
 }
 
 /** The job of a stored optimisation: its keys, and its folder's files when the page has them. */
-export function optimisationJobSpec(o: OptimisationRecord, hfFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useHfFolderStore.getState().get(id)?.files, onnxFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useOnnxFolderStore.getState().get(id)?.files): OptimizeJobSpec {
+export function optimisationJobSpec(
+  o: OptimisationRecord,
+  hfFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useHfFolderStore.getState().get(id)?.files,
+  onnxFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useOnnxFolderStore.getState().get(id)?.files,
+): OptimizeJobSpec {
   const folder = optimisationFolder(o, hfFiles, onnxFiles);
   return { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimisationKeys(o) }, ...(folder && { folder }) };
 }
@@ -241,7 +260,9 @@ function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number)
     const locks = await heldLocks();
     const freed = ids.filter((id) => !locks.has(optimizeLockName(id)) && get().live?.optId !== id);
     if (freed.length) {
-      const fresh = (await Promise.all(freed.map((id) => getOptimisation(id).catch(() => undefined)))).filter((o): o is OptimisationRecord => !!o && ACTIVE.includes(o.state));
+      const fresh = (await Promise.all(freed.map((id) => getOptimisation(id).catch(() => undefined)))).filter(
+        (o): o is OptimisationRecord => !!o && ACTIVE.includes(o.state),
+      );
       set((s) => ({ interrupted: [...s.interrupted, ...fresh.filter((o) => !s.interrupted.some((x) => x.id === o.id))] }));
     }
     const still = ids.filter((id) => !freed.includes(id));
@@ -326,7 +347,9 @@ async function promoteCandidate(optId: string, candidateId: string, addToSft: bo
     if (templates.status !== 'ready') await templates.load();
     const score = typeof v.mean === 'number' ? `, dev ${v.mean.toFixed(1)}` : '';
     const note = `optimised (${o.name}, ${candidateId}${score}): ${v.note}`.slice(0, 300);
-    version = await useTemplateStore.getState().createVersion({ ...candidateTemplate(o.start.template, v.text), description: v.note.slice(0, 200) }, promotedParent(o, v), note);
+    version = await useTemplateStore
+      .getState()
+      .createVersion({ ...candidateTemplate(o.start.template, v.text), description: v.note.slice(0, 200) }, promotedParent(o, v), note);
     await updateOptimisation(optId, (r) => (r.promoted = { ...r.promoted, [candidateId]: version }));
   } catch (e) {
     set({ error: `Could not save ${candidateId} as a template version: ${(e as Error).message}` });
@@ -352,7 +375,13 @@ export const useOptimiseStore = create<OptimiseState>()((set, get) => {
   function startJob(o: OptimisationRecord) {
     const jobId = ensureClient().start({ ...optimisationJobSpec(o) });
     ownJobs.set(jobId, o.id);
-    set((s) => ({ live: { jobId, optId: o.id, state: 'queued', progress: null }, selectedId: o.id, interrupted: s.interrupted.filter((x) => x.id !== o.id), logs: [], error: null }));
+    set((s) => ({
+      live: { jobId, optId: o.id, state: 'queued', progress: null },
+      selectedId: o.id,
+      interrupted: s.interrupted.filter((x) => x.id !== o.id),
+      logs: [],
+      error: null,
+    }));
   }
 
   return {

@@ -12,7 +12,17 @@ import type { Trajectory } from '../../core/schema/types.ts';
 import { apiKey, endpointConfig, KEY_PREFIX, setApiKey, type EndpointSettings, type KeyStorage } from './endpoints.ts';
 import { createPlaygroundStore, type PlaygroundDeps } from './playground.ts';
 
-const info = { id: 'checkpoint:k1:::f32', name: 'local:sft-4', stage: 'sft', step: 4, contextLength: 48, vocabSize: 400, layers: 2, dModel: 32, template: 'v0' };
+const info = {
+  id: 'checkpoint:k1:::f32',
+  name: 'local:sft-4',
+  stage: 'sft',
+  step: 4,
+  contextLength: 48,
+  vocabSize: 400,
+  layers: 2,
+  dModel: 32,
+  template: 'v0',
+};
 
 /** A worker whose 'generate' jobs answer by `script`. */
 function fakeWorker(script: (spec: GenerateJobSpec, jobId: string, post: (m: FromWorker) => void) => void) {
@@ -72,7 +82,12 @@ describe('playground store', () => {
       if (lose && 'request' in spec && spec.request && spec.request.sample.action === 'pwd') {
         post({ type: 'text', jobId, text: '<predicted_observation>\n/ho' });
         post({ type: 'lost', message: 'The GPU device was lost (reason: unknown). Re-create the device to continue.' });
-        post({ type: 'error', jobId, message: 'The GPU device was lost (reason: unknown). The job stopped; a training run can be resumed from its last checkpoint, and the next job uses a fresh device.' });
+        post({
+          type: 'error',
+          jobId,
+          message:
+            'The GPU device was lost (reason: unknown). The job stopped; a training run can be resumed from its last checkpoint, and the next job uses a fresh device.',
+        });
         return;
       }
       streamOk(spec, jobId, post);
@@ -141,7 +156,15 @@ describe('playground store', () => {
   });
 
   it("plays a Hugging Face folder's turn: its files and settings go with each job, in the endpoint's message layout", async () => {
-    const folder = { id: 'Tiny#1', name: 'Tiny', files: [{ path: 'Tiny/config.json', file: new Blob(['{}']) }], settings: { context: 64, memoryGiB: 1 }, status: 'ready' as const, info: null, error: null };
+    const folder = {
+      id: 'Tiny#1',
+      name: 'Tiny',
+      files: [{ path: 'Tiny/config.json', file: new Blob(['{}']) }],
+      settings: { context: 64, memoryGiB: 1 },
+      status: 'ready' as const,
+      info: null,
+      error: null,
+    };
     const hfInfo = { ...info, id: 'hf:Tiny#1:64:1', name: 'hf:Tiny', template: 'chat template', architecture: 'LlamaForCausalLM' };
     const w = fakeWorker((spec, jobId, post) => {
       if ('release' in spec) return post({ type: 'done', jobId, result: { released: true } });
@@ -154,7 +177,11 @@ describe('playground store', () => {
     const store = createPlaygroundStore(deps(w.client, { folder: (id) => (id === open?.id ? open : undefined) }), null);
     store.getState().setBackend({ kind: 'hf', id: 'Tiny#1', name: 'Tiny' });
     await new Promise((r) => setTimeout(r, 10));
-    expect(w.started[0]).toEqual({ kind: 'generate', model: { kind: 'hf', hf: { folderId: 'Tiny#1', name: 'Tiny', context: 64, memoryGiB: 1 } }, files: folder.files });
+    expect(w.started[0]).toEqual({
+      kind: 'generate',
+      model: { kind: 'hf', hf: { folderId: 'Tiny#1', name: 'Tiny', context: 64, memoryGiB: 1 } },
+      files: folder.files,
+    });
     expect(store.getState().model).toEqual(hfInfo);
     await store.getState().send('ls');
     const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;
@@ -171,7 +198,15 @@ describe('playground store', () => {
 
   it('plays an ONNX folder in a page without WebGPU: its files, model file and WASM go with each job; a checkpoint is still refused', async () => {
     const folder = { id: 'Onnx#1', name: 'Onnx', files: [{ path: 'Onnx/onnx/model_q4.onnx', file: new Blob(['x']) }], file: 'onnx/model_q4.onnx' };
-    const onnxInfo = { ...info, id: 'onnx:Onnx#1:onnx/model_q4.onnx:wasm', name: 'onnx:Onnx', stage: 'onnx', template: 'chat template', architecture: 'LlamaForCausalLM', onnx: { file: 'onnx/model_q4.onnx', executionProvider: 'wasm' } };
+    const onnxInfo = {
+      ...info,
+      id: 'onnx:Onnx#1:onnx/model_q4.onnx:wasm',
+      name: 'onnx:Onnx',
+      stage: 'onnx',
+      template: 'chat template',
+      architecture: 'LlamaForCausalLM',
+      onnx: { file: 'onnx/model_q4.onnx', executionProvider: 'wasm' },
+    };
     const w = fakeWorker((spec, jobId, post) => {
       if ('release' in spec) return post({ type: 'done', jobId, result: { released: true } });
       post({ type: 'progress', jobId, data: { kind: 'model', model: onnxInfo } });
@@ -180,11 +215,18 @@ describe('playground store', () => {
       post({ type: 'done', jobId, result: { model: onnxInfo, text: '<predicted_observation>\nREADME.md', tokens: 5, ms: 50, stopped: false } });
     });
     const noGpu = { message: 'This browser does not expose WebGPU (navigator.gpu is missing).', help: 'get WebGPU' };
-    const store = createPlaygroundStore(deps(w.client, { webgpu: () => noGpu, onnxFolder: (id) => (id === folder.id ? folder : undefined), onnxExecution: () => 'wasm' }), null);
+    const store = createPlaygroundStore(
+      deps(w.client, { webgpu: () => noGpu, onnxFolder: (id) => (id === folder.id ? folder : undefined), onnxExecution: () => 'wasm' }),
+      null,
+    );
     store.getState().setBackend({ kind: 'onnx', id: 'Onnx#1', name: 'Onnx' });
     await new Promise((r) => setTimeout(r, 10));
     expect(store.getState().error).toBeNull();
-    expect(w.started[0]).toEqual({ kind: 'generate', model: { kind: 'onnx', onnx: { folderId: 'Onnx#1', name: 'Onnx', file: 'onnx/model_q4.onnx', execution: 'wasm' } }, files: folder.files });
+    expect(w.started[0]).toEqual({
+      kind: 'generate',
+      model: { kind: 'onnx', onnx: { folderId: 'Onnx#1', name: 'Onnx', file: 'onnx/model_q4.onnx', execution: 'wasm' } },
+      files: folder.files,
+    });
     expect(store.getState().model).toEqual(onnxInfo);
     await store.getState().send('ls');
     const job = w.started.at(-1)! as Extract<GenerateJobSpec, { request?: unknown }>;
@@ -196,7 +238,10 @@ describe('playground store', () => {
     // A checkpoint in the same page is refused before anything is sent.
     const before = w.started.length;
     store.getState().setBackend({ kind: 'run', key: 'k1', label: 'SFT' });
-    expect(store.getState().error).toMatchObject({ kind: 'no-webgpu', message: expect.stringMatching(/^A checkpoint runs on the GPU, and This browser does not expose WebGPU/) });
+    expect(store.getState().error).toMatchObject({
+      kind: 'no-webgpu',
+      message: expect.stringMatching(/^A checkpoint runs on the GPU, and This browser does not expose WebGPU/),
+    });
     expect(w.started).toHaveLength(before);
   });
 
@@ -267,7 +312,10 @@ describe('playground store with a working endpoint', () => {
     const realFetch = globalThis.fetch;
     globalThis.fetch = (async (url: string, init: RequestInit) => {
       sent.push({ url, headers: init.headers as Record<string, string>, body: JSON.parse(init.body as string) });
-      const sse = ['<predicted_observation>\n', 'inventory', '\n</predicted_observation>'].map((c) => `data: ${JSON.stringify({ choices: [{ delta: { content: c } }] })}\n\n`).join('') + 'data: [DONE]\n\n';
+      const sse =
+        ['<predicted_observation>\n', 'inventory', '\n</predicted_observation>']
+          .map((c) => `data: ${JSON.stringify({ choices: [{ delta: { content: c } }] })}\n\n`)
+          .join('') + 'data: [DONE]\n\n';
       return new Response(sse, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     }) as typeof fetch;
     try {

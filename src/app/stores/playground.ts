@@ -166,7 +166,8 @@ export function classifyError(e: unknown, turn: number | undefined, lostDuringJo
       turn,
     };
   }
-  if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message)) return { kind: 'checkpoint', message, help: CHECKPOINT_HELP, turn };
+  if (/no tokenizer|not an LWM Studio checkpoint|no template|could not be read from browser storage|safetensors|checkpoint/i.test(message))
+    return { kind: 'checkpoint', message, help: CHECKPOINT_HELP, turn };
   if (/leaves? no room for (the|a) prompt/.test(message)) return { kind: 'context', message, turn };
   if (/WebGPU/.test(message)) return { kind: 'no-webgpu', message, turn };
   return { kind: 'other', message, turn };
@@ -185,7 +186,6 @@ function endpointRequest(req: TurnRequest, template: PromptTemplate | undefined)
     },
   };
 }
-
 
 export function backendLabel(b: BackendChoice | null, model: PlaygroundModelInfo | null, endpoint?: EndpointSettings): string {
   if (!b) return 'no backend';
@@ -226,17 +226,27 @@ export function isLoaded(b: BackendChoice | null, model: PlaygroundModelInfo | n
 }
 
 /** What a generate job is told to load for a choice (src/core/backend-ref.ts), with the files it needs; a folder no longer picked in this page is an error saying so. */
-function localModel({ deps, v }: StoreCtx, b: LocalChoice, withBytes: boolean): Pick<Extract<GenerateJobSpec, { model: unknown }>, 'model' | 'files' | 'bytes'> {
+function localModel(
+  { deps, v }: StoreCtx,
+  b: LocalChoice,
+  withBytes: boolean,
+): Pick<Extract<GenerateJobSpec, { model: unknown }>, 'model' | 'files' | 'bytes'> {
   if (b.kind === 'run') return { model: { kind: 'checkpoint', checkpoint: { key: b.key, label: b.label } } };
   if (b.kind === 'file') {
     const bytes = withBytes || v.workerHasFile !== b.id ? (v.fileBytes?.id === b.id ? v.fileBytes.bytes : undefined) : undefined;
     return { model: { kind: 'checkpoint', checkpoint: { key: `${FILE_KEY_PREFIX}${b.id}`, label: b.name } }, ...(bytes && { bytes }) };
   }
-  const gone = () => Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), { kindHint: 'folder' });
+  const gone = () =>
+    Object.assign(new Error(`The folder ${b.name} is no longer open in this page: pick the folder again (folders are not kept after a reload).`), {
+      kindHint: 'folder',
+    });
   if (b.kind === 'onnx') {
     const o = deps.onnxFolder?.(b.id);
     if (!o) throw gone();
-    return { model: { kind: 'onnx', onnx: { folderId: o.id, name: o.name, ...(o.file !== null && { file: o.file }), execution: deps.onnxExecution?.() ?? 'auto' } }, files: o.files };
+    return {
+      model: { kind: 'onnx', onnx: { folderId: o.id, name: o.name, ...(o.file !== null && { file: o.file }), execution: deps.onnxExecution?.() ?? 'auto' } },
+      files: o.files,
+    };
   }
   const f = deps.folder?.(b.id);
   if (!f) throw gone();
@@ -269,7 +279,13 @@ function chosenTemplate({ get, v }: StoreCtx): PromptTemplate | undefined {
 }
 
 function samplingOptions(s: Sampling) {
-  return { maxTokens: s.maxTokens, temperature: s.temperature, ...(s.topK !== null ? { topK: s.topK } : {}), ...(s.topP !== null ? { topP: s.topP } : {}), ...(s.seed !== null ? { seed: s.seed } : {}) };
+  return {
+    maxTokens: s.maxTokens,
+    temperature: s.temperature,
+    ...(s.topK !== null ? { topK: s.topK } : {}),
+    ...(s.topP !== null ? { topP: s.topP } : {}),
+    ...(s.seed !== null ? { seed: s.seed } : {}),
+  };
 }
 
 /** The worker's model for a local choice, as a backend (src/train/workerBackend.ts): its progress goes to the store. */
@@ -279,15 +295,21 @@ function workerModel(ctx: StoreCtx, b: LocalChoice, turn?: number): WorkerBacken
     const l = get().live;
     if (l && l.turn === turn) set({ live: { ...l, ...patch } });
   };
-  return workerBackend(deps.jobs(), backendLabel(b, get().model), (withBytes) => localModel(ctx, b, withBytes), {
-    onModel: (model) => {
-      set({ model });
-      if (b.kind === 'file') v.workerHasFile = b.id;
+  return workerBackend(
+    deps.jobs(),
+    backendLabel(b, get().model),
+    (withBytes) => localModel(ctx, b, withBytes),
+    {
+      onModel: (model) => {
+        set({ model });
+        if (b.kind === 'file') v.workerHasFile = b.id;
+      },
+      onContext: (context) => set({ context }),
+      onJob: (jobId) => live({ jobId }),
+      onRate: (tokens, ms) => live({ tokens, ms }),
     },
-    onContext: (context) => set({ context }),
-    onJob: (jobId) => live({ jobId }),
-    onRate: (tokens, ms) => live({ tokens, ms }),
-  }, () => (b.kind === 'hf' || b.kind === 'onnx' ? undefined : chosenTemplate(ctx)));
+    () => (b.kind === 'hf' || b.kind === 'onnx' ? undefined : chosenTemplate(ctx)),
+  );
 }
 
 /** One turn from any backend (the worker's model, an endpoint, a baseline), streamed into `live`. */
@@ -310,14 +332,26 @@ async function generateTurn(ctx: StoreCtx, turn: number, backend: LwmBackend, re
   } catch (e) {
     const live = get().live;
     const err = e as Error & { lost?: boolean };
-    if (!signal.aborted || worker) throw Object.assign(err, { partial: text, tokens: worker ? (live?.tokens ?? 0) : pieces, ms: worker ? (live?.ms ?? 0) : performance.now() - t0, lost: err.lost });
+    if (!signal.aborted || worker)
+      throw Object.assign(err, {
+        partial: text,
+        tokens: worker ? (live?.tokens ?? 0) : pieces,
+        ms: worker ? (live?.ms ?? 0) : performance.now() - t0,
+        lost: err.lost,
+      });
   } finally {
     v.abort = null;
   }
   if (worker) {
     const r = worker.last;
     const live = get().live;
-    return { text: r?.text ?? text, tokens: r?.tokens ?? live?.tokens ?? 0, ms: r?.ms ?? live?.ms ?? 0, stopped: !r || !!r.stopped, name: r?.model.name ?? get().model?.name ?? 'local' };
+    return {
+      text: r?.text ?? text,
+      tokens: r?.tokens ?? live?.tokens ?? 0,
+      ms: r?.ms ?? live?.ms ?? 0,
+      stopped: !r || !!r.stopped,
+      name: r?.model.name ?? get().model?.name ?? 'local',
+    };
   }
   return { text, tokens: pieces, ms: performance.now() - t0, stopped: signal.aborted, name: backend.name };
 }
@@ -336,7 +370,10 @@ function pageBackend(ctx: StoreCtx, b: BackendChoice, request: TurnRequest): { b
   }
   if (b.kind === 'copy-last') return { backend: copyLastBackend(), request };
   if (b.kind === 'reference') {
-    if (request.reference === undefined) return { problem: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.' };
+    if (request.reference === undefined)
+      return {
+        problem: 'The reference baseline answers with the real observation, and a free world has none; choose another backend or a built-in environment.',
+      };
     return { backend: referenceBackend(), request };
   }
   // A Hugging Face or ONNX model is sent the endpoint's message layout (rendered with its chat template in the worker).
@@ -372,14 +409,25 @@ async function runTurn(ctx: StoreCtx, index: number): Promise<boolean> {
       out = await generateTurn(ctx, index, worker, request, worker);
     }
     if (myEpoch !== v.epoch) return false;
-    set({ session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }), live: null });
+    set({
+      session: setPrediction(get().session, index, out.text, { backend: out.name, tokens: out.tokens, ms: out.ms, ...(out.stopped ? { stopped: true } : {}) }),
+      live: null,
+    });
     return !out.stopped;
   } catch (e) {
     if (myEpoch !== v.epoch) return false;
     const err = e as Error & { partial?: string; lost?: boolean; tokens?: number; ms?: number; help?: string; kindHint?: string };
-    const shown: PlaygroundError = err.kindHint === 'no-webgpu' ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index } : forChoice(b, classifyError(err, index, !!err.lost, pageOrigin()));
+    const shown: PlaygroundError =
+      err.kindHint === 'no-webgpu'
+        ? { kind: 'no-webgpu', message: err.message, help: err.help, turn: index }
+        : forChoice(b, classifyError(err, index, !!err.lost, pageOrigin()));
     set({
-      session: setPrediction(get().session, index, err.partial ?? '', { backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined), tokens: err.tokens ?? 0, ms: err.ms ?? 0, error: shown.message }),
+      session: setPrediction(get().session, index, err.partial ?? '', {
+        backend: backendLabel(b, get().model, b.kind === 'endpoint' ? deps.endpoint(b.id) : undefined),
+        tokens: err.tokens ?? 0,
+        ms: err.ms ?? 0,
+        error: shown.message,
+      }),
       live: null,
       error: shown,
     });
@@ -425,7 +473,10 @@ function preloadModel(ctx: StoreCtx, b: LocalChoice) {
     .load()
     .catch((e: Error & { kindHint?: string }) => {
       if (get().backend !== b) return;
-      set({ error: e.kindHint === 'folder' ? { kind: 'folder', message: e.message } : forChoice(b, classifyError(e, undefined, false, pageOrigin())), model: null });
+      set({
+        error: e.kindHint === 'folder' ? { kind: 'folder', message: e.message } : forChoice(b, classifyError(e, undefined, false, pageOrigin())),
+        model: null,
+      });
     });
 }
 
@@ -449,7 +500,11 @@ function sessionActions({ set, get, v }: StoreCtx) {
     suggest() {
       const { session, suggestion } = get();
       const variant = suggestion ? suggestion.variant + 1 : 0;
-      const text = suggestAction(session.world, session.turns.map((t) => t.action), suggestion ? variant : 0);
+      const text = suggestAction(
+        session.world,
+        session.turns.map((t) => t.action),
+        suggestion ? variant : 0,
+      );
       set({ suggestion: text === null ? null : { text, variant } });
       return text;
     },
@@ -532,7 +587,9 @@ async function saveSession({ deps, set, get }: StoreCtx, datasetId: string, data
   const now = deps.now();
   const id = `play-${s.world.domain}-${now.toString(36)}`;
   try {
-    await deps.save({ id: datasetId, name: datasetName, createdAt: now, origin: 'playground', formats: ['native'], files: [], errorCount: 0 }, [sessionTrajectory(s, id, now)]);
+    await deps.save({ id: datasetId, name: datasetName, createdAt: now, origin: 'playground', formats: ['native'], files: [], errorCount: 0 }, [
+      sessionTrajectory(s, id, now),
+    ]);
     set({ saved: { datasetId, trajectoryId: id, datasetName }, error: null });
   } catch (e) {
     set({ error: { kind: 'storage', message: `The session could not be saved: ${(e as Error).message}` } });
@@ -569,7 +626,12 @@ export function createPlaygroundStore(deps: PlaygroundDeps, persistKey: string |
       version: 1,
       storage: createJSONStorage(() => localStorage),
       // The session and settings; never file bytes or keys. A dropped file or a picked folder is not kept (its bytes are gone after a reload).
-      partialize: (s) => ({ session: s.session, backend: s.backend?.kind === 'file' || s.backend?.kind === 'hf' || s.backend?.kind === 'onnx' ? null : s.backend, sampling: s.sampling, template: s.template }),
+      partialize: (s) => ({
+        session: s.session,
+        backend: s.backend?.kind === 'file' || s.backend?.kind === 'hf' || s.backend?.kind === 'onnx' ? null : s.backend,
+        sampling: s.sampling,
+        template: s.template,
+      }),
     }),
   );
 }

@@ -2,7 +2,15 @@
 // editor's unsaved draft, and the stage → template-distribution setting (localStorage).
 import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
-import { checkDistribution, DEFAULT_STAGE_TEMPLATES, fromLegacy, isLegacyTemplate, type PromptTemplate, type TemplateDistribution, type TrainingStage } from '../../core/templates/index.ts';
+import {
+  checkDistribution,
+  DEFAULT_STAGE_TEMPLATES,
+  fromLegacy,
+  isLegacyTemplate,
+  type PromptTemplate,
+  type TemplateDistribution,
+  type TrainingStage,
+} from '../../core/templates/index.ts';
 import type { TemplateVersion } from '../../storage/db.ts';
 import { addTemplateVersion, listTemplateVersions, nextVersionName } from '../../storage/templates.ts';
 
@@ -83,7 +91,9 @@ export function migrateDraft<T extends { draft?: TemplateDraft | null }>(persist
   if (from >= 2 || !persisted?.draft) return persisted;
   try {
     const v: unknown = JSON.parse(persisted.draft.text);
-    const text = isLegacyTemplate({ version: 'draft', ...(v as object) }) ? fromLegacy({ version: 'draft', ...(v as object) } as Parameters<typeof fromLegacy>[0]).text : null;
+    const text = isLegacyTemplate({ version: 'draft', ...(v as object) })
+      ? fromLegacy({ version: 'draft', ...(v as object) } as Parameters<typeof fromLegacy>[0]).text
+      : null;
     return { ...persisted, draft: text === null ? null : { base: persisted.draft.base, text, domain: null } };
   } catch {
     return { ...persisted, draft: null };

@@ -38,11 +38,25 @@ describe('train store, device lost mid-run', () => {
     await store.getState().init();
     const runId = store.getState().start({ kind: 'train', train: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 } } as never)!;
     const jobId = store.getState().live!.jobId;
-    await putRun({ id: runId, name: runId, createdAt: 1, updatedAt: 1, stage: 'sft', spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 }, data: { datasetId: 'd', name: 'd', trajectories: 1 }, from: null, state: 'running', step: 3, checkpoints: {}, resumes: [] } as never);
+    await putRun({
+      id: runId,
+      name: runId,
+      createdAt: 1,
+      updatedAt: 1,
+      stage: 'sft',
+      spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 },
+      data: { datasetId: 'd', name: 'd', trajectories: 1 },
+      from: null,
+      state: 'running',
+      step: 3,
+      checkpoints: {},
+      resumes: [],
+    } as never);
     await store.getState().refreshRuns();
     emit({ type: 'status', jobId, state: 'running' });
 
-    const message = 'The GPU device was lost (destroyed): gone. The job stopped; a training run can be resumed from its last checkpoint, and the next job uses a fresh device.';
+    const message =
+      'The GPU device was lost (destroyed): gone. The job stopped; a training run can be resumed from its last checkpoint, and the next job uses a fresh device.';
     emit({ type: 'lost', message: 'The GPU device was lost (destroyed): gone.' });
     emit({ type: 'status', jobId, state: 'failed', detail: message });
     expect(store.getState().runs.find((r) => r.id === runId)?.state).toBe('failed'); // at once, not after a re-read
@@ -105,7 +119,20 @@ describe('train store, device lost mid-run', () => {
     const { useTrainStore } = await import('./train.ts');
     const store = useTrainStore;
     const id = 'run-read-order';
-    await putRun({ id, name: id, createdAt: 2, updatedAt: 2, stage: 'sft', spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 }, data: { datasetId: 'd', name: 'd', trajectories: 1 }, from: null, state: 'running', step: 1, checkpoints: {}, resumes: [] } as never);
+    await putRun({
+      id,
+      name: id,
+      createdAt: 2,
+      updatedAt: 2,
+      stage: 'sft',
+      spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 },
+      data: { datasetId: 'd', name: 'd', trajectories: 1 },
+      from: null,
+      state: 'running',
+      step: 1,
+      checkpoints: {},
+      resumes: [],
+    } as never);
     let release = () => {};
     reads.hold = new Promise<void>((r) => (release = r));
     const early = store.getState().refreshRuns(); // reads 'running', then is held

@@ -4,7 +4,16 @@
 // events in, so a reload shows the same curve and can resume it.
 import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
-import { deleteCheckpoint as removeCheckpoint, deleteRun as removeRun, listRuns, loadCheckpointBytes, loadMetrics, recordRunState, updateRun, ENDED_RUN_STATES } from '../../storage/runs.ts';
+import {
+  deleteCheckpoint as removeCheckpoint,
+  deleteRun as removeRun,
+  listRuns,
+  loadCheckpointBytes,
+  loadMetrics,
+  recordRunState,
+  updateRun,
+  ENDED_RUN_STATES,
+} from '../../storage/runs.ts';
 import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { TrainJobSpec, TrainProgress } from '../../train/jobs.ts';
@@ -282,7 +291,15 @@ function runListActions(set: SetState, get: GetState, ensureClient: EnsureClient
         const runs = await listRuns();
         if (read !== listReads) return; // a later read started: it has newer records
         // A run the lost device failed stays on offer (with its latest record) until it is resumed or dismissed.
-        set((s) => ({ runs, interrupted: s.interrupted.flatMap((r) => offered(r, runs.find((x) => x.id === r.id))) }));
+        set((s) => ({
+          runs,
+          interrupted: s.interrupted.flatMap((r) =>
+            offered(
+              r,
+              runs.find((x) => x.id === r.id),
+            ),
+          ),
+        }));
       } catch (e) {
         set({ error: `Could not read training runs from browser storage: ${(e as Error).message}` });
       }
@@ -335,7 +352,14 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
       const runId = newRunId();
       const jobId = c.start({ ...spec, runId } as TrainJobSpec);
       ownJobs.set(jobId, runId);
-      set((s) => ({ live: { jobId, runId, state: 'queued' }, liveProgress: null, selectedRunId: runId, metrics: { ...s.metrics, [runId]: [] }, logs: [], error: null }));
+      set((s) => ({
+        live: { jobId, runId, state: 'queued' },
+        liveProgress: null,
+        selectedRunId: runId,
+        metrics: { ...s.metrics, [runId]: [] },
+        logs: [],
+        error: null,
+      }));
       // Show the run record as soon as the worker has written it.
       setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
       return runId;
@@ -457,7 +481,8 @@ async function exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'me
   set({ exporting: `${runId}|${tag}|${what}`, error: null });
   try {
     const { files } = await jobResult<HfExportResult>(c, spec as unknown as JobSpecBase);
-    for (const f of files) saveFile(new Blob([f.bytes as BlobPart], { type: f.name.endsWith('.json') ? 'application/json' : 'application/octet-stream' }), f.name);
+    for (const f of files)
+      saveFile(new Blob([f.bytes as BlobPart], { type: f.name.endsWith('.json') ? 'application/json' : 'application/octet-stream' }), f.name);
   } catch (e) {
     set({ error: `Could not export ${what === 'adapter' ? 'the adapter' : 'the merged folder'} of ${run.name}: ${(e as Error).message}` });
   } finally {
@@ -508,5 +533,10 @@ export const useTrainStore = create<TrainState>()((set, get) => {
 const MAX_FILE_STEM = 60;
 
 function fileSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, MAX_FILE_STEM) || 'run';
+  return (
+    name
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, MAX_FILE_STEM) || 'run'
+  );
 }

@@ -7,7 +7,18 @@
 // the job starts, checks the folder again.
 import { create } from 'zustand';
 import { missingWebGpu } from '../../train/client.ts';
-import { folderFingerprint, folderId, folderMismatch, folderName, settingsProblem, type HfFolderFile, type HfFolderInfo, type HfInspectJobSpec, type HfTrainFolder, type HfTrainShape } from '../../train/hfFolder.ts';
+import {
+  folderFingerprint,
+  folderId,
+  folderMismatch,
+  folderName,
+  settingsProblem,
+  type HfFolderFile,
+  type HfFolderInfo,
+  type HfInspectJobSpec,
+  type HfTrainFolder,
+  type HfTrainShape,
+} from '../../train/hfFolder.ts';
 import type { HfFolderRef } from '../../train/spec.ts';
 import type { JobSpecBase } from '../../train/protocol.ts';
 import { jobResult } from './hfFolders.ts';
@@ -71,10 +82,18 @@ export const useTrainFolderStore = create<TrainFolderState>()((set, get) => ({
   async check(c) {
     const folder = get().folder;
     if (!folder) return;
-    const problem = settingsProblem({ context: c.context, memoryGiB: c.memoryGiB }) ?? (missingWebGpu() ? `Reading the folder needs the GPU worker, and ${missingWebGpu()!.message}` : null);
+    const problem =
+      settingsProblem({ context: c.context, memoryGiB: c.memoryGiB }) ??
+      (missingWebGpu() ? `Reading the folder needs the GPU worker, and ${missingWebGpu()!.message}` : null);
     set({ checked: c, status: 'inspecting', error: null });
     if (problem) return set({ status: 'error', error: problem, info: null });
-    const spec: HfInspectJobSpec = { kind: 'hf-inspect', ...(folderName(folder.files) ? {} : { name: folder.name }), files: folder.files, settings: { context: c.context, memoryGiB: c.memoryGiB }, train: c.train };
+    const spec: HfInspectJobSpec = {
+      kind: 'hf-inspect',
+      ...(folderName(folder.files) ? {} : { name: folder.name }),
+      files: folder.files,
+      settings: { context: c.context, memoryGiB: c.memoryGiB },
+      train: c.train,
+    };
     try {
       const info = await jobResult<HfFolderInfo>(jobClient(), spec as unknown as JobSpecBase);
       if (get().folder?.id === folder.id && sameCheck(get().checked, c)) set({ status: 'ready', info, error: null });
@@ -96,6 +115,7 @@ export function jobFolder(folder: TrainFolder, memoryGiB: number): HfTrainFolder
 /** Whether the picked folder is `run`'s own: null when it is, else what to do (pick it, or why this one is another). */
 export function runFolderProblem(run: { name: string; hf?: { folder: HfFolderRef } }, folder: TrainFolder | null): string | null {
   if (!run.hf) return null;
-  if (!folder) return `${run.name} trains on the Hugging Face folder ${run.hf.folder.name}, which this page does not keep after a reload: pick that folder again.`;
+  if (!folder)
+    return `${run.name} trains on the Hugging Face folder ${run.hf.folder.name}, which this page does not keep after a reload: pick that folder again.`;
   return folderMismatch(run.hf.folder, folder.ref);
 }

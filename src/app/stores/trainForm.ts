@@ -111,7 +111,6 @@ export const DEFAULT_FORM: TrainForm = {
   labelSamples: '32',
 };
 
-
 interface TrainFormState {
   form: TrainForm;
   set(patch: Partial<TrainForm>): void;

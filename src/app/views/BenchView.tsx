@@ -29,7 +29,14 @@ function KeyFields({ bench, keys, setKeys }: { bench: BenchRecord; keys: Record<
         return (
           <div key={r.id} className="field">
             <label htmlFor={`key-${bench.id}-${r.id}`}>API key for {r.label}</label>
-            <input id={`key-${bench.id}-${r.id}`} type="password" autoComplete="off" placeholder="blank if it needs none" value={k.key} onChange={(e) => setKeys({ ...keys, [r.id]: { ...k, key: e.target.value } })} />
+            <input
+              id={`key-${bench.id}-${r.id}`}
+              type="password"
+              autoComplete="off"
+              placeholder="blank if it needs none"
+              value={k.key}
+              onChange={(e) => setKeys({ ...keys, [r.id]: { ...k, key: e.target.value } })}
+            />
             <label className="check small">
               <input type="checkbox" checked={k.remember} onChange={(e) => setKeys({ ...keys, [r.id]: { ...k, remember: e.target.checked } })} />
               <span>Remember the key on this device</span>
@@ -69,7 +76,8 @@ function Interrupted() {
       {interrupted.map((b) => (
         <div key={b.id} className="callout warn" role="region" aria-label="Interrupted benchmark" data-testid="bench-resume-offer">
           <p>
-            <strong>{b.name}</strong> was running when the page closed ({b.progress.done} of {b.progress.total || '?'} predictions and judgements stored). Resuming does only what is missing.
+            <strong>{b.name}</strong> was running when the page closed ({b.progress.done} of {b.progress.total || '?'} predictions and judgements stored).
+            Resuming does only what is missing.
           </p>
           <div className="toolbar">
             <ResumeButton bench={b} label="Resume the benchmark" />
@@ -93,7 +101,15 @@ function Progress() {
   }, [live]);
   if (!live) return null;
   const p = live.progress;
-  const phase = !p ? (live.state === 'queued' ? 'waiting for the GPU worker (one job at a time)' : 'starting') : p.phase === 'samples' ? 'choosing the held-out turns' : p.phase === 'generate' ? `generating: ${p.backend}` : `judging: ${p.backend} (${p.judge})`;
+  const phase = !p
+    ? live.state === 'queued'
+      ? 'waiting for the GPU worker (one job at a time)'
+      : 'starting'
+    : p.phase === 'samples'
+      ? 'choosing the held-out turns'
+      : p.phase === 'generate'
+        ? `generating: ${p.backend}`
+        : `judging: ${p.backend} (${p.judge})`;
   return (
     <div className="card" data-testid="bench-progress" role="status" aria-live="polite">
       <div className="run-progress">
@@ -151,11 +167,20 @@ function BenchList() {
                 {b.name}
               </button>
               <span className="small muted">
-                {b.origin === 'import' ? 'imported' : `${b.backends.length} backend${b.backends.length === 1 ? '' : 's'} · ${b.samples.length || '?'} samples`} ·{' '}
-                <span className={`pill ${b.state === 'done' ? 'ok' : b.state === 'failed' ? 'bad' : live?.benchId === b.id ? 'run' : 'off'}`}>{live?.benchId === b.id ? live.state : b.state}</span>
+                {b.origin === 'import' ? 'imported' : `${b.backends.length} backend${b.backends.length === 1 ? '' : 's'} · ${b.samples.length || '?'} samples`}{' '}
+                ·{' '}
+                <span className={`pill ${b.state === 'done' ? 'ok' : b.state === 'failed' ? 'bad' : live?.benchId === b.id ? 'run' : 'off'}`}>
+                  {live?.benchId === b.id ? live.state : b.state}
+                </span>
               </span>
               <span className="ckpt-actions">
-                <button type="button" className="secondary small" disabled={live?.benchId === b.id} onClick={() => void remove(b.id)} aria-label={`Delete ${b.name}`}>
+                <button
+                  type="button"
+                  className="secondary small"
+                  disabled={live?.benchId === b.id}
+                  onClick={() => void remove(b.id)}
+                  aria-label={`Delete ${b.name}`}
+                >
                   Delete
                 </button>
               </span>
@@ -214,7 +239,8 @@ export default function BenchView() {
     <section className="view" aria-labelledby="bench-title">
       <h1 id="bench-title">Bench</h1>
       <p className="muted">
-        AgentWorldBench in the browser: predictions for held-out turns from checkpoints, endpoints and the baselines, judged against the real observations and scored as the public scorer does.
+        AgentWorldBench in the browser: predictions for held-out turns from checkpoints, endpoints and the baselines, judged against the real observations and
+        scored as the public scorer does.
       </p>
       <LoadProgress />
       <DatasetError />

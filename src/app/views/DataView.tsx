@@ -2,7 +2,16 @@
 // per-domain statistics with the mask-category mix, and export in every format it writes.
 import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { FORMAT_NAMES, EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, type ExportTarget, type FormatName, type TrainingExportKind } from '../../core/formats/index.ts';
+import {
+  FORMAT_NAMES,
+  EXPORT_TARGETS,
+  exportLines,
+  exportSizeWarning,
+  exportVerlParquet,
+  type ExportTarget,
+  type FormatName,
+  type TrainingExportKind,
+} from '../../core/formats/index.ts';
 import { checkDistribution } from '../../core/templates/index.ts';
 import type { MaskStats } from '../../core/masking/index.ts';
 import { DOMAINS, type Trajectory } from '../../core/schema/types.ts';
@@ -135,7 +144,11 @@ function DropZone({ busy, onFiles }: { busy: boolean; onFiles(list: FileList | n
 /** What the last import stored or why it stored nothing, with the lines it skipped. */
 function ImportResult({ outcome, onDismiss }: { outcome: ImportOutcome; onDismiss(): void }) {
   return (
-    <div className={outcome.failure ? 'callout error' : outcome.errorCount ? 'callout warn' : 'callout'} role={outcome.failure || outcome.errorCount ? 'alert' : 'status'} data-testid="import-result">
+    <div
+      className={outcome.failure ? 'callout error' : outcome.errorCount ? 'callout warn' : 'callout'}
+      role={outcome.failure || outcome.errorCount ? 'alert' : 'status'}
+      data-testid="import-result"
+    >
       <p>
         {outcome.failure ?? `Imported ${outcome.imported.toLocaleString()} trajectories from ${outcome.files.join(', ')} into a new dataset.`}
         {outcome.errorCount ? ` ${outcome.errorCount} problem${outcome.errorCount === 1 ? '' : 's'}: the lines below were skipped.` : ''}
@@ -184,7 +197,13 @@ function ImportCard() {
       </div>
       {importing ? (
         <div role="status" aria-live="polite">
-          <progress className="wide" max={importing.total || 1} value={importing.consumed} aria-label={`Importing ${importing.file}`} data-testid="import-progress" />
+          <progress
+            className="wide"
+            max={importing.total || 1}
+            value={importing.consumed}
+            aria-label={`Importing ${importing.file}`}
+            data-testid="import-progress"
+          />
           <p className="small">
             {importing.file}: {importing.trajectories} trajectories, {importing.errors} errors so far
           </p>
@@ -224,8 +243,14 @@ function ExportCard() {
       const blob =
         target === 'verl'
           ? new Blob([exportVerlParquet(trajectories, options).bytes as BlobPart], { type: 'application/vnd.apache.parquet' })
-          : new Blob(Array.from(exportLines(target, trajectories, options), (l) => l + '\n'), { type: 'application/x-ndjson' }); // parts: no one string past V8's limit
-      saveFile(blob, `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.${target === 'verl' ? 'parquet' : 'jsonl'}`);
+          : new Blob(
+              Array.from(exportLines(target, trajectories, options), (l) => l + '\n'),
+              { type: 'application/x-ndjson' },
+            ); // parts: no one string past V8's limit
+      saveFile(
+        blob,
+        `${name.replace(/\.(jsonl?|ndjson)$/i, '').replace(/[^\w.-]+/g, '_')}.${target}${training ? '.' + kind : ''}.${target === 'verl' ? 'parquet' : 'jsonl'}`,
+      );
     } catch (e) {
       setError(`Export failed: ${(e as Error).message}`);
     }
@@ -254,7 +279,11 @@ function ExportCard() {
       <button type="button" onClick={download} disabled={!trajectories.length}>
         Download {trajectories.length.toLocaleString()} trajectories
       </button>
-      {bigExport ? <p className="muted small" role="status">Warning: {bigExport}.</p> : null}
+      {bigExport ? (
+        <p className="muted small" role="status">
+          Warning: {bigExport}.
+        </p>
+      ) : null}
       {error ? (
         <p className="error-text" role="alert">
           {error}
@@ -277,7 +306,13 @@ function countByDomain(trajectories: readonly Trajectory[]): [string, number][] 
   return [...m.entries()].sort(([a], [b]) => domainRank(a) - domainRank(b) || (a < b ? -1 : 1));
 }
 
-const STATS_COLUMNS: Column[] = ['Domain', 'Trajectories', 'Turns', { label: 'Mean loss weight', title: 'Mean loss weight of an observation under the current mask settings' }, 'Mask categories'];
+const STATS_COLUMNS: Column[] = [
+  'Domain',
+  'Trajectories',
+  'Turns',
+  { label: 'Mean loss weight', title: 'Mean loss weight of an observation under the current mask settings' },
+  'Mask categories',
+];
 
 function StatsTable({ perDomain, trajectories, stats }: { perDomain: [string, number][]; trajectories: number; stats: MaskStats }) {
   return (

@@ -41,7 +41,8 @@ function WorldPicker() {
           value={world.kind === 'env' ? world.domain : 'free'}
           onChange={(e) => {
             const v = e.target.value;
-            const w: World = v === 'free' ? { kind: 'free', domain: freeDomain.trim() || 'free' } : { kind: 'env', domain: v as KnownDomain, seed: seedOk ? seedNum : 1 };
+            const w: World =
+              v === 'free' ? { kind: 'free', domain: freeDomain.trim() || 'free' } : { kind: 'env', domain: v as KnownDomain, seed: seedOk ? seedNum : 1 };
             setWorld(w);
           }}
         >
@@ -73,7 +74,13 @@ function WorldPicker() {
       ) : (
         <div className="field">
           <label htmlFor="pg-free-domain">Domain name</label>
-          <input id="pg-free-domain" type="text" value={freeDomain} onChange={(e) => setFreeDomain(e.target.value)} onBlur={() => freeDomain.trim() && setWorld({ kind: 'free', domain: freeDomain.trim() })} />
+          <input
+            id="pg-free-domain"
+            type="text"
+            value={freeDomain}
+            onChange={(e) => setFreeDomain(e.target.value)}
+            onBlur={() => freeDomain.trim() && setWorld({ kind: 'free', domain: freeDomain.trim() })}
+          />
         </div>
       )}
     </div>
@@ -102,7 +109,13 @@ function SystemPromptPanel() {
         <div className="field">
           <label htmlFor="pg-template">Template</label>
           <select id="pg-template" value={template} onChange={(e) => setTemplate(e.target.value, known)}>
-            <option value="">{local ? `as trained${model ? ` (${model.template})` : ''}` : backend?.kind === 'hf' || backend?.kind === 'onnx' ? "AgentWorldBench layout (the model's chat template)" : 'AgentWorldBench layout'}</option>
+            <option value="">
+              {local
+                ? `as trained${model ? ` (${model.template})` : ''}`
+                : backend?.kind === 'hf' || backend?.kind === 'onnx'
+                  ? "AgentWorldBench layout (the model's chat template)"
+                  : 'AgentWorldBench layout'}
+            </option>
             {Object.keys(known).map((v) => (
               <option key={v} value={v}>
                 {v}: {known[v].description.slice(0, 60)}
@@ -119,7 +132,12 @@ function SystemPromptPanel() {
       {SYSTEM_PROMPT_FIELDS.map((f) => (
         <div className="field" key={f}>
           <label htmlFor={`pg-field-${f}`}>{FIELD_LABEL[f]}</label>
-          <textarea id={`pg-field-${f}`} rows={f === 'demonstrations' || f === 'initial_state' ? 5 : 3} value={sp[f]} onChange={(e) => setField(f, e.target.value)} />
+          <textarea
+            id={`pg-field-${f}`}
+            rows={f === 'demonstrations' || f === 'initial_state' ? 5 : 3}
+            value={sp[f]}
+            onChange={(e) => setField(f, e.target.value)}
+          />
         </div>
       ))}
       <p className="small muted">Edits apply from the next prediction on; “Re-run all” predicts the session again with them.</p>
@@ -140,7 +158,14 @@ function SamplingPanel() {
       <legend>Sampling</legend>
       <div className="field">
         <label htmlFor="pg-temp">Temperature</label>
-        <input id="pg-temp" type="number" min={0} step={0.1} value={s.temperature} onChange={(e) => set({ temperature: Math.max(0, num(e.target.value, false) ?? 0) })} />
+        <input
+          id="pg-temp"
+          type="number"
+          min={0}
+          step={0.1}
+          value={s.temperature}
+          onChange={(e) => set({ temperature: Math.max(0, num(e.target.value, false) ?? 0) })}
+        />
       </div>
       <div className="field">
         <label htmlFor="pg-topk">Top-k</label>
@@ -148,11 +173,27 @@ function SamplingPanel() {
       </div>
       <div className="field">
         <label htmlFor="pg-topp">Top-p</label>
-        <input id="pg-topp" type="number" min={0} max={1} step={0.05} placeholder="off" value={s.topP ?? ''} onChange={(e) => set({ topP: num(e.target.value, false) })} />
+        <input
+          id="pg-topp"
+          type="number"
+          min={0}
+          max={1}
+          step={0.05}
+          placeholder="off"
+          value={s.topP ?? ''}
+          onChange={(e) => set({ topP: num(e.target.value, false) })}
+        />
       </div>
       <div className="field">
         <label htmlFor="pg-max">Max tokens</label>
-        <input id="pg-max" type="number" min={1} step={1} value={s.maxTokens} onChange={(e) => set({ maxTokens: Math.max(1, num(e.target.value, true) ?? 1) })} />
+        <input
+          id="pg-max"
+          type="number"
+          min={1}
+          step={1}
+          value={s.maxTokens}
+          onChange={(e) => set({ maxTokens: Math.max(1, num(e.target.value, true) ?? 1) })}
+        />
       </div>
       <div className="field">
         <label htmlFor="pg-seed-s">Seed</label>
@@ -279,7 +320,8 @@ function Summary() {
   if (!sum) return null;
   return (
     <p className="small" data-testid="pg-summary">
-      {sum.graded} judged {sum.graded === 1 ? 'turn' : 'turns'}: judge mean {sum.judge.toFixed(2)} / 5 · verifier pass {(sum.verifierPass * 100).toFixed(0)}% · mean reward {sum.reward.toFixed(2)} / 25
+      {sum.graded} judged {sum.graded === 1 ? 'turn' : 'turns'}: judge mean {sum.judge.toFixed(2)} / 5 · verifier pass {(sum.verifierPass * 100).toFixed(0)}% ·
+      mean reward {sum.reward.toFixed(2)} / 25
     </p>
   );
 }
@@ -369,7 +411,9 @@ function ActionForm({ busy }: { busy: boolean }) {
             </button>
           </div>
           {!backend ? <p className="small muted">Choose a backend to send actions.</p> : null}
-          {suggestion === null && session.world.kind === 'env' ? null : suggestion ? <p className="small muted">Suggested by the scripted agent (press Suggest again for another).</p> : null}
+          {suggestion === null && session.world.kind === 'env' ? null : suggestion ? (
+            <p className="small muted">Suggested by the scripted agent (press Suggest again for another).</p>
+          ) : null}
         </div>
         <div className="pg-space">
           <h3>Action space</h3>
@@ -419,7 +463,16 @@ export default function PlaygroundView() {
           <Branches busy={busy} />
           <div className="pg-turns" aria-live="polite">
             {session.turns.map((t, i) => (
-              <TurnCard key={i} turn={t} index={i} live={live} busy={busy} onEdit={(a, keep) => void editAction(i, a, keep)} onRetry={() => void runPending(i)} onStop={stop} />
+              <TurnCard
+                key={i}
+                turn={t}
+                index={i}
+                live={live}
+                busy={busy}
+                onEdit={(a, keep) => void editAction(i, a, keep)}
+                onRetry={() => void runPending(i)}
+                onStop={stop}
+              />
             ))}
           </div>
           <ActionForm busy={busy} />

@@ -21,8 +21,12 @@ function Interrupted() {
       {interrupted.map((r) => (
         <div key={r.id} className="callout warn" role="region" aria-label="Interrupted run" data-testid="resume-offer">
           <p>
-            <strong>{r.name}</strong> {r.state === 'failed' ? 'was training when the GPU device was lost' : `was ${r.state === 'paused' ? 'paused' : 'training'} when the page closed`} (step {r.step} of {r.spec.steps}).{' '}
-            {r.checkpoints.last ? `Its last checkpoint is at step ${r.checkpoints.last.step}.` : 'It has no checkpoint yet, so it would start again from the beginning.'}
+            <strong>{r.name}</strong>{' '}
+            {r.state === 'failed' ? 'was training when the GPU device was lost' : `was ${r.state === 'paused' ? 'paused' : 'training'} when the page closed`}{' '}
+            (step {r.step} of {r.spec.steps}).{' '}
+            {r.checkpoints.last
+              ? `Its last checkpoint is at step ${r.checkpoints.last.step}.`
+              : 'It has no checkpoint yet, so it would start again from the beginning.'}
           </p>
           {folderNeeded(r) ? <FolderAgain run={r} purpose="resume" /> : null}
           <div className="toolbar">

@@ -46,7 +46,13 @@ function Filters({ domains, shown, total }: { domains: string[]; shown: number; 
     <form className="filters" role="search" aria-label="Search and filter trajectories" onSubmit={(e) => e.preventDefault()}>
       <div className="field">
         <label htmlFor="traj-search">Search</label>
-        <input id="traj-search" type="search" placeholder="text in actions, observations or id" value={f.query} onChange={(e) => f.set({ query: e.target.value })} />
+        <input
+          id="traj-search"
+          type="search"
+          placeholder="text in actions, observations or id"
+          value={f.query}
+          onChange={(e) => f.set({ query: e.target.value })}
+        />
       </div>
       <div className="filter-row">
         <div className="field">
@@ -75,11 +81,27 @@ function Filters({ domains, shown, total }: { domains: string[]; shown: number; 
       <div className="filter-row">
         <div className="field">
           <label htmlFor="traj-min">Min. turns</label>
-          <input id="traj-min" type="number" min={0} step={1} value={f.minTurns} onChange={(e) => f.set({ minTurns: e.target.value })} aria-invalid={min.error || rangeError ? true : undefined} />
+          <input
+            id="traj-min"
+            type="number"
+            min={0}
+            step={1}
+            value={f.minTurns}
+            onChange={(e) => f.set({ minTurns: e.target.value })}
+            aria-invalid={min.error || rangeError ? true : undefined}
+          />
         </div>
         <div className="field">
           <label htmlFor="traj-max">Max. turns</label>
-          <input id="traj-max" type="number" min={0} step={1} value={f.maxTurns} onChange={(e) => f.set({ maxTurns: e.target.value })} aria-invalid={max.error || rangeError ? true : undefined} />
+          <input
+            id="traj-max"
+            type="number"
+            min={0}
+            step={1}
+            value={f.maxTurns}
+            onChange={(e) => f.set({ maxTurns: e.target.value })}
+            aria-invalid={max.error || rangeError ? true : undefined}
+          />
         </div>
         <button type="button" className="secondary small" onClick={f.clear}>
           Clear
@@ -111,14 +133,29 @@ function useFiltered(trajectories: Trajectory[], result: MaskResult | null): num
       if (min !== null && t.turns.length < min) continue;
       if (max !== null && t.turns.length > max) continue;
       if (f.category && masks && !masks[i].turns.some((m) => m.category === f.category)) continue;
-      if (query && !t.id.toLowerCase().includes(query) && !t.turns.some((x) => x.action.toLowerCase().includes(query) || x.observation.toLowerCase().includes(query))) continue;
+      if (
+        query &&
+        !t.id.toLowerCase().includes(query) &&
+        !t.turns.some((x) => x.action.toLowerCase().includes(query) || x.observation.toLowerCase().includes(query))
+      )
+        continue;
       out.push(i);
     }
     return out;
   }, [trajectories, masks, f.domain, f.category, min, max, query]);
 }
 
-function TrajectoryList({ trajectories, indices, result, openIndex }: { trajectories: Trajectory[]; indices: number[]; result: MaskResult | null; openIndex?: number }) {
+function TrajectoryList({
+  trajectories,
+  indices,
+  result,
+  openIndex,
+}: {
+  trajectories: Trajectory[];
+  indices: number[];
+  result: MaskResult | null;
+  openIndex?: number;
+}) {
   const parent = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({ count: indices.length, getScrollElement: () => parent.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
   return (
@@ -130,7 +167,12 @@ function TrajectoryList({ trajectories, indices, result, openIndex }: { trajecto
           const m = result?.masks[i];
           return (
             <li key={t.id} style={{ transform: `translateY(${row.start}px)`, height: ROW_HEIGHT }} aria-setsize={indices.length} aria-posinset={row.index + 1}>
-              <Link href={`/${encodeURIComponent(t.id)}`} className={i === openIndex ? 'vrow active' : 'vrow'} aria-current={i === openIndex ? 'page' : undefined} data-testid="trajectory-row">
+              <Link
+                href={`/${encodeURIComponent(t.id)}`}
+                className={i === openIndex ? 'vrow active' : 'vrow'}
+                aria-current={i === openIndex ? 'page' : undefined}
+                data-testid="trajectory-row"
+              >
                 <span className="vrow-id mono">{t.id}</span>
                 <span className="vrow-meta">
                   <span className="pill off">{t.domain}</span> {t.turns.length} turns
@@ -159,7 +201,12 @@ function SystemPromptView({ t }: { t: Trajectory }) {
       {SYSTEM_PROMPT_FIELDS.map((k, i) => (
         <details key={k} open={i === 0} data-testid={`sp-${k}`}>
           <summary>
-            <code>{k}</code> {t.system_prompt[k] ? <span className="muted small">{t.system_prompt[k].length.toLocaleString()} chars</span> : <span className="muted small">empty</span>}
+            <code>{k}</code>{' '}
+            {t.system_prompt[k] ? (
+              <span className="muted small">{t.system_prompt[k].length.toLocaleString()} chars</span>
+            ) : (
+              <span className="muted small">empty</span>
+            )}
           </summary>
           <pre className="field-text">{t.system_prompt[k]}</pre>
         </details>
@@ -168,7 +215,17 @@ function SystemPromptView({ t }: { t: Trajectory }) {
   );
 }
 
-function TrajectoryDetail({ t, mask, tokenizer, tokenizerKind }: { t: Trajectory; mask: TrajectoryMask | undefined; tokenizer: Tokenizer; tokenizerKind: string }) {
+function TrajectoryDetail({
+  t,
+  mask,
+  tokenizer,
+  tokenizerKind,
+}: {
+  t: Trajectory;
+  mask: TrajectoryMask | undefined;
+  tokenizer: Tokenizer;
+  tokenizerKind: string;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   // Move focus to the opened trajectory so keyboard and screen-reader users land on it.
   useEffect(() => heading.current?.focus(), [t.id]);
@@ -209,10 +266,14 @@ function TrajectoryDetail({ t, mask, tokenizer, tokenizerKind }: { t: Trajectory
               </div>
               <div className="turn-label">Action</div>
               <pre className="action">{turn.action}</pre>
-              <div className="turn-label">
-                Observation{turn.metadata?.timestamp ? <span className="muted small"> · {turn.metadata.timestamp}</span> : null}
-              </div>
-              <TokenView text={turn.observation} weight={m?.weight ?? 1} spans={turn.metadata?.spans} tokenizer={tokenizer} label={`Turn ${i + 1} observation tokens`} />
+              <div className="turn-label">Observation{turn.metadata?.timestamp ? <span className="muted small"> · {turn.metadata.timestamp}</span> : null}</div>
+              <TokenView
+                text={turn.observation}
+                weight={m?.weight ?? 1}
+                spans={turn.metadata?.spans}
+                tokenizer={tokenizer}
+                label={`Turn ${i + 1} observation tokens`}
+              />
             </li>
           );
         })}
@@ -234,7 +295,14 @@ export default function TrajectoriesView() {
     if (loadedId && trajectories.length) ensure(loadedId, trajectories);
   }, [loadedId, trajectories, ensure]);
   const domains = useMemo(() => [...new Set(trajectories.map((t) => t.domain))].sort(), [trajectories]);
-  const tokenizerKind = kind === 'bpe' ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset${tokenizerError ? ` (${tokenizerError})` : ''}` : kind === 'training' ? 'bytes while the BPE trains' : tokenizerError ? `bytes (${tokenizerError})` : 'bytes';
+  const tokenizerKind =
+    kind === 'bpe'
+      ? `BPE, ${tokenizer.vocabSize.toLocaleString()} tokens, trained on this dataset${tokenizerError ? ` (${tokenizerError})` : ''}`
+      : kind === 'training'
+        ? 'bytes while the BPE trains'
+        : tokenizerError
+          ? `bytes (${tokenizerError})`
+          : 'bytes';
 
   return (
     <section className={open ? 'view trajectories has-open' : 'view trajectories'} aria-labelledby="traj-title">

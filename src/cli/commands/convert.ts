@@ -4,7 +4,15 @@
 // all (so `convert F -o F` never loses F's bad lines); standard output still gets the rest.
 import type { CliIO } from '../io.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeFileAtomicSync } from '../io.ts';
-import { EXPORT_TARGETS, exportLines, exportSizeWarning, exportVerlParquet, TRAINING_EXPORT_KINDS, type ExportTarget, type TrainingExportKind } from '../../core/formats/index.ts';
+import {
+  EXPORT_TARGETS,
+  exportLines,
+  exportSizeWarning,
+  exportVerlParquet,
+  TRAINING_EXPORT_KINDS,
+  type ExportTarget,
+  type TrainingExportKind,
+} from '../../core/formats/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile, writeLines } from './validate.ts';
 
 const USAGE = 'lwm convert FILE --to native|agentworldbench|trl|verl [--kind sft|rl|multiturn] [--seed N] [-o OUT] [--format F] [--domain D]';
@@ -37,7 +45,8 @@ export default async function convert(argv: string[], io: CliIO): Promise<number
   if (!values.to) throw new UsageError(`--to is required\nusage: ${USAGE}`);
   if (!(EXPORT_TARGETS as readonly string[]).includes(values.to)) throw new UsageError(`--to must be one of ${EXPORT_TARGETS.join(', ')}; got '${values.to}'`);
   const kind = (values.kind ?? 'sft') as TrainingExportKind;
-  if (!(TRAINING_EXPORT_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${TRAINING_EXPORT_KINDS.join(', ')}, got '${kind}'`);
+  if (!(TRAINING_EXPORT_KINDS as readonly string[]).includes(kind))
+    throw new UsageError(`--kind must be one of ${TRAINING_EXPORT_KINDS.join(', ')}, got '${kind}'`);
   if (values.kind && values.to !== 'trl' && values.to !== 'verl') throw new UsageError('--kind only applies to --to trl or --to verl');
   if (kind === 'multiturn' && values.to !== 'verl') throw new UsageError('--kind multiturn only applies to --to verl');
   const seed = parseSeed(values.seed);

@@ -82,11 +82,19 @@ describe('lwm convert', () => {
     const out = join(tmp, 'sft.jsonl');
     const r = await run('convert', fx('sharegpt/tools.jsonl'), '--to', 'trl', '-o', out);
     expect(r.code).toBe(0);
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(3);
     expect(rows[0].completion[0].role).toBe('assistant');
     const rl = await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'rl', '--seed', '4');
-    expect(rl.out.trim().split('\n').map((l) => JSON.parse(l).extra_info.trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
+    expect(
+      rl.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).extra_info.trajectory_id),
+    ).toEqual(['term-0001', 'term-0002', 'os-0003']);
   });
   it('writes verl Parquet for -o *.parquet, JSON lines for *.jsonl, and refuses anything else', async () => {
     const { parquetReadObjects } = await import('hyparquet');
@@ -100,8 +108,18 @@ describe('lwm convert', () => {
     expect(rows.map((x) => (x.extra_info as { trajectory_id: string }).trajectory_id)).toEqual(['term-0001', 'term-0002', 'os-0003']);
     const jl = join(tmp, 'mt.jsonl');
     expect((await run('convert', fx('native/trajectories.jsonl'), '--to', 'verl', '--kind', 'multiturn', '-o', jl)).code).toBe(0);
-    expect(readFileSync(jl, 'utf8').trim().split('\n').map((l) => JSON.parse(l).extra_info.turns)).toEqual([5, 1, 2]);
-    for (const bad of [['verl', 'x.csv'], ['verl', 'x.json'], ['trl', 'x.parquet'], ['native', 'x.parquet']]) {
+    expect(
+      readFileSync(jl, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).extra_info.turns),
+    ).toEqual([5, 1, 2]);
+    for (const bad of [
+      ['verl', 'x.csv'],
+      ['verl', 'x.json'],
+      ['trl', 'x.parquet'],
+      ['native', 'x.parquet'],
+    ]) {
       const b = await run('convert', fx('native/trajectories.jsonl'), '--to', bad[0], '-o', join(tmp, bad[1]));
       expect(b.code).toBe(2);
       expect(b.err).toMatch(/\.parquet|Parquet/);
@@ -163,7 +181,9 @@ describe('lwm mask', () => {
     const r = await run('mask', fx('native/trajectories.jsonl'), '--json', '--config', cfg);
     expect(JSON.parse(r.out).config).toEqual(JSON.parse(w.out).config);
     // --set applies over the file.
-    expect(JSON.parse((await run('mask', fx('native/trajectories.jsonl'), '--json', '--config', cfg, '--set', 'ratios.action=0.5')).out).config.ratios.action).toBe(0.5);
+    expect(
+      JSON.parse((await run('mask', fx('native/trajectories.jsonl'), '--json', '--config', cfg, '--set', 'ratios.action=0.5')).out).config.ratios.action,
+    ).toBe(0.5);
   });
   it('refuses a bad configuration file naming the file and the field', async () => {
     const bad = join(tmp, 'bad-mask.json');
@@ -175,7 +195,9 @@ describe('lwm mask', () => {
     const t = await run('train', '--stage', 'sft', '--data', fx('native/trajectories.jsonl'), '--mask-config', bad);
     expect(t.code).toBe(1);
     expect(t.err).toBe(`${bad}: ratios.echo: must be a number in [0, 1], got 1.5\n`);
-    expect((await run('mask', fx('native/trajectories.jsonl'), '--config', join(tmp, 'absent.json'))).err).toMatch(/absent\.json: cannot read the mask configuration \(ENOENT\)/);
+    expect((await run('mask', fx('native/trajectories.jsonl'), '--config', join(tmp, 'absent.json'))).err).toMatch(
+      /absent\.json: cannot read the mask configuration \(ENOENT\)/,
+    );
   });
 });
 

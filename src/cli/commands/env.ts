@@ -13,7 +13,10 @@ prints one JSON line per action: {"observation": ..., "spans": [...]}.
 
 export default async function env(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { seed: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-  if (values.help) { io.out(HELP); return 0; }
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
   if (positionals.length !== 1) throw new UsageError(`expected exactly one DOMAIN\n${HELP}`);
   const domain = positionals[0];
   if (!(DOMAINS as readonly string[]).includes(domain)) throw new UsageError(`unknown domain '${domain}'; expected one of ${DOMAINS.join(', ')}`);

@@ -10,7 +10,12 @@ import { parseSeed } from './convert.ts';
 const USAGE = 'lwm expand FILE [--seed N] [--eval-fraction F] [--json] [--format F] [--domain D]';
 
 export default async function expand(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...IMPORT_OPTIONS, seed: { type: 'string' }, 'eval-fraction': { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...IMPORT_OPTIONS,
+    seed: { type: 'string' },
+    'eval-fraction': { type: 'string' },
+    json: { type: 'boolean' },
+  });
   if (values.help) {
     io.out(`usage: ${USAGE}\nSplits by trajectory (default eval fraction 0.1) and picks one RL turn per train trajectory.\n`);
     return 0;
@@ -18,7 +23,8 @@ export default async function expand(argv: string[], io: CliIO): Promise<number>
   const file = singleFile(positionals, USAGE, io);
   const seed = parseSeed(values.seed);
   const fraction = values['eval-fraction'] === undefined ? 0.1 : Number(values['eval-fraction']);
-  if (!(fraction >= 0 && fraction <= 1) || values['eval-fraction']?.trim() === '') throw new UsageError(`--eval-fraction must be a number in [0, 1], got '${values['eval-fraction']}'`);
+  if (!(fraction >= 0 && fraction <= 1) || values['eval-fraction']?.trim() === '')
+    throw new UsageError(`--eval-fraction must be a number in [0, 1], got '${values['eval-fraction']}'`);
   const r = await loadFile(io, file, { format: importFormat(values.format), domain: values.domain, keepRaw: false });
   if (!r.readable) return 1;
   const s = summarizeExpansion(r.trajectories, { evalFraction: fraction, seed });

@@ -21,7 +21,7 @@ const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', impor
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false };
 
 describe('lwm export of a fine-tuned Hugging Face model', () => {
-  it('writes the base\'s architecture with our weights under the standard names', async () => {
+  it("writes the base's architecture with our weights under the standard names", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-export-hf-'));
     try {
       const { base, params } = await readHfBase(await nodeFolder(FOLDER), { limits: LIMITS }, 'llama-chat');
@@ -47,7 +47,8 @@ describe('lwm export of a fine-tuned Hugging Face model', () => {
       const io2 = captureIO();
       expect(await exportCommand([ckPath, '--to', 'onnx', '-o', onnxDir], io2), io2.stderr).toBe(0);
       expect((await readdir(onnxDir)).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
-      for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(await readFile(join(onnxDir, f), 'utf8')).toBe(await readFile(join(out, f), 'utf8'));
+      for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json'])
+        expect(await readFile(join(onnxDir, f), 'utf8')).toBe(await readFile(join(out, f), 'utf8'));
       expect(JSON.parse(base.files['tokenizer_config.json']).chat_template).toEqual(expect.any(String));
       const m = await loadOnnxModel(await nodeFolder(onnxDir), { executionProvider: 'wasm' });
       expect(m.hasChatTemplate).toBe(true);
@@ -57,14 +58,20 @@ describe('lwm export of a fine-tuned Hugging Face model', () => {
     }
   });
 
-  it('a PEFT adapter folder --to onnx: merged into its base, and onnxruntime gives PEFT\'s logits', async () => {
+  it("a PEFT adapter folder --to onnx: merged into its base, and onnxruntime gives PEFT's logits", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-export-adapter-'));
     try {
-      const expected = JSON.parse(await readFile(fileURLToPath(new URL('../../model/fixtures/lora/expected.json', import.meta.url)), 'utf8')) as { input_ids: number[]; columns: number; peft: { peft_logits: number[][] } };
+      const expected = JSON.parse(await readFile(fileURLToPath(new URL('../../model/fixtures/lora/expected.json', import.meta.url)), 'utf8')) as {
+        input_ids: number[];
+        columns: number;
+        peft: { peft_logits: number[][] };
+      };
       const io = captureIO();
       const out = join(dir, 'onnx');
       // The adapter names its base as a path from the repository root (where PEFT wrote it).
-      expect(await exportCommand([fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '-o', out], io), io.stderr).toBe(0);
+      expect(await exportCommand([fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '-o', out], io), io.stderr).toBe(
+        0,
+      );
       expect((await readdir(out)).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
       const worstAgainstPeft = async (folder: string) => {
         const m = await loadOnnxModel(await nodeFolder(folder), { executionProvider: 'wasm' });
@@ -84,7 +91,12 @@ describe('lwm export of a fine-tuned Hugging Face model', () => {
       const baseOut = join(dir, 'base-onnx');
       expect(await exportCommand([FOLDER, '--to', 'onnx', '-o', baseOut], captureIO())).toBe(0);
       expect(await worstAgainstPeft(baseOut)).toBeGreaterThan(1e-2);
-      await expect(exportCommand([fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '--unmerged', '-o', join(dir, 'x')], captureIO())).rejects.toThrow(/--unmerged is for --to hf/);
+      await expect(
+        exportCommand(
+          [fileURLToPath(new URL('../../model/fixtures/lora/peft', import.meta.url)), '--to', 'onnx', '--unmerged', '-o', join(dir, 'x')],
+          captureIO(),
+        ),
+      ).rejects.toThrow(/--unmerged is for --to hf/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

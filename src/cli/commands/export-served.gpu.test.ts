@@ -36,7 +36,12 @@ describe('a fine-tune of a Hugging Face model on the GPU', () => {
       const p = prepare(spec, trajectories, undefined, { base, params });
       p.hf!.templates = spec.templateSet;
       const ckPath = join(dir, 'ft.safetensors');
-      const bytes = saveCheckpoint({ config: p.config, params, step: 1, extraMetadata: hfCheckpointMetadata(p as typeof p & { hf: NonNullable<typeof p.hf> }, spec) });
+      const bytes = saveCheckpoint({
+        config: p.config,
+        params,
+        step: 1,
+        extraMetadata: hfCheckpointMetadata(p as typeof p & { hf: NonNullable<typeof p.hf> }, spec),
+      });
       await writeFile(ckPath, bytes);
       const out = join(dir, 'hf');
       const io = captureIO();
@@ -54,7 +59,12 @@ describe('a fine-tune of a Hugging Face model on the GPU', () => {
         expect(hfServedPrompt(model, request, p.config.contextLength - o.maxTokens).ids).toEqual(ids);
         const greedy: number[] = [];
         for await (const id of hf.generateIds(ids, o)) greedy.push(id);
-        const want = model.tokenizer!.decode(greedy.filter((id) => !model.stopIds.includes(id)), { skipSpecialTokens: true }).split('</predicted_observation>')[0];
+        const want = model
+          .tokenizer!.decode(
+            greedy.filter((id) => !model.stopIds.includes(id)),
+            { skipSpecialTokens: true },
+          )
+          .split('</predicted_observation>')[0];
         const fromCheckpoint = await generateText(open.backend, request, o);
         expect(fromCheckpoint).toBe(want);
         expect(await generateText(hf.backend, request, o)).toBe(want);

@@ -54,7 +54,15 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lwm-trained-chat-'));
   const { base, params } = await readHfBase(await nodeFolder(FOLDER), { limits: LIMITS }, 'llama-chat');
   const trajectories = generateTrajectories('terminal', 2, 3);
-  const spec = resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, templates: { mine: 1 }, templateSet: { mine: MINE }, evalFraction: 0 } as TrainSpec);
+  const spec = resolveSpec({
+    kind: 'train',
+    stage: 'sft',
+    preset: 'micro',
+    steps: 1,
+    templates: { mine: 1 },
+    templateSet: { mine: MINE },
+    evalFraction: 0,
+  } as TrainSpec);
   // The pipeline's own steps: prepare from the folder, wrap the templates, encode the SFT rows.
   const p = prepare(spec, trajectories, undefined, { base, params });
   wrapRunTemplates(spec, p);
@@ -76,7 +84,10 @@ beforeAll(async () => {
   expect(room).toBeLessThan(p.config.contextLength);
   // The full fine-tune's checkpoint, with the metadata the pipeline writes (the base's weights stand in for tuned ones).
   ckPath = join(dir, 'ft.safetensors');
-  await writeFile(ckPath, saveCheckpoint({ config: p.config, params, step: 1, extraMetadata: hfCheckpointMetadata(p as typeof p & { hf: NonNullable<typeof p.hf> }, spec) }));
+  await writeFile(
+    ckPath,
+    saveCheckpoint({ config: p.config, params, step: 1, extraMetadata: hfCheckpointMetadata(p as typeof p & { hf: NonNullable<typeof p.hf> }, spec) }),
+  );
 });
 
 afterAll(async () => {
@@ -84,7 +95,7 @@ afterAll(async () => {
 });
 
 describe('a fine-tune of a Hugging Face model is served as it was trained', () => {
-  it('the checkpoint backend: the trained template, wrapped in the base\'s chat format, gives the SFT context ids', () => {
+  it("the checkpoint backend: the trained template, wrapped in the base's chat format, gives the SFT context ids", () => {
     const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
     const { templates, trained } = trainedTemplates(ck);
     expect(trained).toBe('mine');
@@ -127,13 +138,24 @@ describe('a fine-tune of a Hugging Face model is served as it was trained', () =
     }
   });
 
-  it('a LoRA run\'s adapter folder: merged, unmerged and ONNX exports keep the trained template; the merged folder gives the SFT context ids', async () => {
+  it("a LoRA run's adapter folder: merged, unmerged and ONNX exports keep the trained template; the merged folder gives the SFT context ids", async () => {
     const ck = loadCheckpoint(new Uint8Array(readFileSync(ckPath)), { source: ckPath });
     const settings = loraSettings(2);
-    const bytes = saveLoraCheckpoint({ config: ck.config, settings, baseModel: FOLDER, lora: initLora(loraLayout(ck.config, settings), 1), step: 1, extraMetadata: ck.extraMetadata });
+    const bytes = saveLoraCheckpoint({
+      config: ck.config,
+      settings,
+      baseModel: FOLDER,
+      lora: initLora(loraLayout(ck.config, settings), 1),
+      step: 1,
+      extraMetadata: ck.extraMetadata,
+    });
     const adapter = join(dir, 'adapter');
     writeLoraFolder(adapter, bytes, loraAdapterConfig(bytes)!);
-    for (const [to, extra] of [['hf', []], ['hf', ['--unmerged']], ['onnx', []]] as const) {
+    for (const [to, extra] of [
+      ['hf', []],
+      ['hf', ['--unmerged']],
+      ['onnx', []],
+    ] as const) {
       const out = join(dir, `adapter-${to}${extra.length ? '-unmerged' : ''}`);
       await run([adapter, '--to', to, '-o', out, ...extra]);
       expect(templateFromJson(JSON.parse(await readFile(join(out, 'lwm_template.json'), 'utf8')), out).version).toBe('mine');
@@ -142,7 +164,7 @@ describe('a fine-tune of a Hugging Face model is served as it was trained', () =
     expect(hfServedPrompt(m, request, room).ids).toEqual(trainedIds);
   });
 
-  it('the served text stops before the observation\'s closing tag (a few tokens of the base\'s tokenizer) and at the end of turn', async () => {
+  it("the served text stops before the observation's closing tag (a few tokens of the base's tokenizer) and at the end of turn", async () => {
     const m = await loadHfModel(await nodeFolder(join(dir, 'hf')), { limits: LIMITS });
     const tok = m.tokenizer!;
     const { close } = hfServedPrompt(m, request, room);
@@ -152,7 +174,8 @@ describe('a fine-tune of a Hugging Face model is served as it was trained', () =
       yield* ids;
     }
     let text = '';
-    for await (const piece of decodeStream(stream(), (x) => tok.decode(x), new Set(m.stopIds), stopAtClose({ maxTokens: 99, temperature: 0 }, close!))) text += piece;
+    for await (const piece of decodeStream(stream(), (x) => tok.decode(x), new Set(m.stopIds), stopAtClose({ maxTokens: 99, temperature: 0 }, close!)))
+      text += piece;
     expect(text).toBe('drwx notes\n');
   });
 

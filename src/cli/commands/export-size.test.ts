@@ -16,7 +16,9 @@ describe('lwm convert export size', () => {
   it('warns on stderr with the estimated size, then writes the export', async () => {
     const io = captureIO();
     expect(await main(['convert', fx('native/hundred-turns.jsonl'), '--to', 'agentworldbench'], io)).toBe(0);
-    expect(io.stderr).toMatch(/^lwm convert: warning: this export will be about 2\.\d MB \(AgentWorldBench records repeat each trajectory's history in every turn\)\n$/);
+    expect(io.stderr).toMatch(
+      /^lwm convert: warning: this export will be about 2\.\d MB \(AgentWorldBench records repeat each trajectory's history in every turn\)\n$/,
+    );
     expect(io.stdout.trim().split('\n')).toHaveLength(100);
     const native = captureIO();
     expect(await main(['convert', fx('native/hundred-turns.jsonl'), '--to', 'native'], native)).toBe(0);

@@ -16,7 +16,9 @@ import { captureIO } from '../testing.ts';
 
 const FIXTURE = new URL('../../model/hf/fixtures/export/', import.meta.url).pathname;
 const CKPT = `${FIXTURE}untied.safetensors`;
-const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as { untied: { files: Record<string, string>; probe: string; probe_ids: number[] } };
+const expected = JSON.parse(readFileSync(`${FIXTURE}expected.json`, 'utf8')) as {
+  untied: { files: Record<string, string>; probe: string; probe_ids: number[] };
+};
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-export-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -26,7 +28,17 @@ async function run(...argv: string[]) {
   return { code, out: io.stdout, err: io.stderr };
 }
 
-const sha = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((n) => [n, createHash('sha256').update(readFileSync(join(dir, n))).digest('hex')]));
+const sha = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((n) => [
+        n,
+        createHash('sha256')
+          .update(readFileSync(join(dir, n)))
+          .digest('hex'),
+      ]),
+  );
 
 describe('lwm export --to hf', () => {
   it('writes the folder transformers was checked with, new or over an existing one', async () => {

@@ -44,7 +44,12 @@ For --to hf, checkpoints transformers' GPT-2 cannot run exactly (RMSNorm, RoPE) 
 const FORMATS = ['hf', 'onnx'];
 
 /** Export reads the weights on the CPU: no adapter limits apply. */
-const CPU_LIMITS = { maxBufferSize: Number.MAX_SAFE_INTEGER, maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER, memoryBudget: Number.MAX_SAFE_INTEGER, shaderF16: false };
+const CPU_LIMITS = {
+  maxBufferSize: Number.MAX_SAFE_INTEGER,
+  maxStorageBufferBindingSize: Number.MAX_SAFE_INTEGER,
+  memoryBudget: Number.MAX_SAFE_INTEGER,
+  shaderF16: false,
+};
 
 export default async function exportCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -67,7 +72,8 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   const isFolder = values.to === 'onnx' && !adapter && isDirectory(ckPath);
   const problem = adapter || isFolder ? null : inputFileProblem(ckPath);
   if (problem) throw new FileError(problem);
-  if (values.unmerged && (!adapter || values.to !== 'hf')) throw new UsageError(adapter ? '--unmerged is for --to hf (an ONNX model is always merged)' : '--unmerged is for a LoRA adapter folder');
+  if (values.unmerged && (!adapter || values.to !== 'hf'))
+    throw new UsageError(adapter ? '--unmerged is for --to hf (an ONNX model is always merged)' : '--unmerged is for a LoRA adapter folder');
   const target = checkOutputDir(dir);
 
   let files;
@@ -78,7 +84,15 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
     else if (values.to === 'onnx') files = checkpointAsOnnx(new Uint8Array(readFileSync(ckPath)), ckPath);
     else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
   } catch (e) {
-    if (e instanceof CheckpointError || e instanceof TemplateFileError || e instanceof SafetensorsError || e instanceof HfExportRefused || e instanceof HfExportError || HF_INPUT_ERRORS.includes((e as Error).name) || ((isFolder || adapter) && e instanceof Error && !(e instanceof TypeError))) {
+    if (
+      e instanceof CheckpointError ||
+      e instanceof TemplateFileError ||
+      e instanceof SafetensorsError ||
+      e instanceof HfExportRefused ||
+      e instanceof HfExportError ||
+      HF_INPUT_ERRORS.includes((e as Error).name) ||
+      ((isFolder || adapter) && e instanceof Error && !(e instanceof TypeError))
+    ) {
       io.err(`lwm export: ${(e as Error).message}\n`);
       return 1;
     }
@@ -114,7 +128,11 @@ async function hfFolderAsOnnx(path: string) {
 function checkpointAsOnnx(bytes: Uint8Array, source: string) {
   const ck = loadCheckpoint(bytes, { source });
   const base = hfCheckpointBase(bytes);
-  if (base) return onnxExportFiles(ck, hfLlamaExportFiles(ck.config, ck.params, base, hfTrainedTemplate(ck.extraMetadata)).filter((f) => f.name !== 'model.safetensors'));
+  if (base)
+    return onnxExportFiles(
+      ck,
+      hfLlamaExportFiles(ck.config, ck.params, base, hfTrainedTemplate(ck.extraMetadata)).filter((f) => f.name !== 'model.safetensors'),
+    );
   const { templates, trained } = trainedTemplates(ck);
   return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, templates[trained]));
 }
@@ -135,8 +153,17 @@ async function adapterAsOnnx(dir: string) {
   const merged = await adapterExportFiles(dir, false);
   const { filesFolder } = await import('../../model/hf/files.ts');
   const { loadHfModel } = await import('../../model/hf/load.ts');
-  const m = await loadHfModel(filesFolder(merged.map((f) => ({ path: f.name, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })), dir), { limits: CPU_LIMITS });
-  return onnxExportFiles(m, merged.filter((f) => f.name !== 'model.safetensors'));
+  const m = await loadHfModel(
+    filesFolder(
+      merged.map((f) => ({ path: f.name, file: new Blob([f.bytes as Uint8Array<ArrayBuffer>]) })),
+      dir,
+    ),
+    { limits: CPU_LIMITS },
+  );
+  return onnxExportFiles(
+    m,
+    merged.filter((f) => f.name !== 'model.safetensors'),
+  );
 }
 
 /** 'new' when DIR is absent (its parent a folder), 'existing' when it is a folder; FileError otherwise. */

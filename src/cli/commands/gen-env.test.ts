@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 
-
 describe('lwm gen', () => {
   it('writes the same JSONL for the same arguments, to stdout or a file', async () => {
     const a = captureIO();
@@ -21,10 +20,20 @@ describe('lwm gen', () => {
   it('makes N per domain with --domain all', async () => {
     const io = captureIO();
     expect(await main(['gen', '--domain', 'all', '--n', '1', '--seed', '1'], io)).toBe(0);
-    expect(io.stdout.trim().split('\n').map((l) => JSON.parse(l).domain)).toEqual(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
+    expect(
+      io.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).domain),
+    ).toEqual(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
   });
   it('exits 2 on bad usage', async () => {
-    for (const argv of [['gen'], ['gen', '--domain', 'nope', '--n', '1', '--seed', '1'], ['gen', '--domain', 'os', '--n', 'x', '--seed', '1'], ['gen', '--domain', 'os', '--n', '1']]) {
+    for (const argv of [
+      ['gen'],
+      ['gen', '--domain', 'nope', '--n', '1', '--seed', '1'],
+      ['gen', '--domain', 'os', '--n', 'x', '--seed', '1'],
+      ['gen', '--domain', 'os', '--n', '1'],
+    ]) {
       const io = captureIO();
       expect(await main(argv, io)).toBe(2);
       expect(io.stderr).toMatch(/^lwm gen: /);
@@ -36,7 +45,10 @@ describe('lwm env', () => {
   it('prints the system prompt, then one JSON line per action', async () => {
     const io = captureIO(['echo hi > a.txt', 'cat a.txt', 'cat missing']);
     expect(await main(['env', 'terminal', '--seed', '3'], io)).toBe(0);
-    const lines = io.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = io.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(Object.keys(lines[0])).toEqual(['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction']);
     expect(lines).toHaveLength(4);
     expect(lines[2].observation.split('\n')[0]).toBe('hi');

@@ -25,11 +25,15 @@ export default async function gen(argv: string[], io: CliIO): Promise<number> {
     output: { type: 'string', short: 'o' },
     help: { type: 'boolean', short: 'h' },
   });
-  if (values.help) { io.out(HELP); return 0; }
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\n${HELP}`);
   const domain = values.domain;
   if (domain === undefined) throw new UsageError(`missing --domain\n${HELP}`);
-  if (domain !== 'all' && !(DOMAINS as readonly string[]).includes(domain)) throw new UsageError(`unknown domain '${domain}'; expected one of ${DOMAINS.join(', ')} or all`);
+  if (domain !== 'all' && !(DOMAINS as readonly string[]).includes(domain))
+    throw new UsageError(`unknown domain '${domain}'; expected one of ${DOMAINS.join(', ')} or all`);
   const n = parseInt10('n', values.n, 1, MAX_GEN_N);
   const seed = parseInt10('seed', values.seed, 0);
   const domains: KnownDomain[] = domain === 'all' ? [...DOMAINS] : [domain as KnownDomain];

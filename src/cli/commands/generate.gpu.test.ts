@@ -35,7 +35,7 @@ async function run(...argv: string[]) {
 }
 
 describe('lwm generate on the GPU', () => {
-  it('a Hugging Face folder: transformers\' prompt ids and greedy ids for --prompt and --chat', async () => {
+  it("a Hugging Face folder: transformers' prompt ids and greedy ids for --prompt and --chat", async () => {
     const want = JSON.parse(await readFile(join(FOLDER, 'generate.json'), 'utf8'));
     for (const kind of ['prompt', 'chat'] as const) {
       const r = await run('--model', FOLDER, `--${kind}`, want[kind].input, '--max-tokens', String(want.max_new_tokens), '--temperature', '0', '--json');
@@ -53,7 +53,8 @@ describe('lwm generate on the GPU', () => {
     // A folder whose tokenizer has no chat template: --chat is refused, naming it.
     const dir = await mkdtemp(join(tmpdir(), 'lwm-generate-nochat-'));
     try {
-      for (const f of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json']) await writeFile(join(dir, f), await readFile(join(FOLDER, f)));
+      for (const f of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json'])
+        await writeFile(join(dir, f), await readFile(join(FOLDER, f)));
       const config = JSON.parse(await readFile(join(FOLDER, 'tokenizer_config.json'), 'utf8'));
       delete config.chat_template;
       await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
@@ -110,16 +111,31 @@ describe('lwm generate on the GPU', () => {
     }
   });
 
-  it('bin/lwm.mjs generate from a shell without the Vulkan environment: transformers\' greedy ids; no adapter: what to install, exit 1', async () => {
+  it("bin/lwm.mjs generate from a shell without the Vulkan environment: transformers' greedy ids; no adapter: what to install, exit 1", async () => {
     const want = JSON.parse(await readFile(join(FOLDER, 'generate.json'), 'utf8'));
-    const argv = [BIN, 'generate', '--model', FOLDER, '--prompt', want.prompt.input, '--max-tokens', String(want.max_new_tokens), '--temperature', '0', '--json'];
+    const argv = [
+      BIN,
+      'generate',
+      '--model',
+      FOLDER,
+      '--prompt',
+      want.prompt.input,
+      '--max-tokens',
+      String(want.max_new_tokens),
+      '--temperature',
+      '0',
+      '--json',
+    ];
     const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: userEnv() });
     expect(r.stderr).not.toContain('internal error');
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).ids).toEqual(want.prompt.ids);
     if (process.platform !== 'linux') return;
     // Started as though the environment were set (LWM_GPU_ENV), with a Vulkan driver list that names no file: no adapter.
-    const none = spawnSync(process.execPath, argv, { encoding: 'utf8', env: { ...userEnv(), LWM_GPU_ENV: '1', VK_ICD_FILENAMES: join(tmpdir(), 'lwm-no-such-driver.json') } });
+    const none = spawnSync(process.execPath, argv, {
+      encoding: 'utf8',
+      env: { ...userEnv(), LWM_GPU_ENV: '1', VK_ICD_FILENAMES: join(tmpdir(), 'lwm-no-such-driver.json') },
+    });
     expect(none.status, none.stderr).toBe(1);
     expect(none.stdout).toBe('');
     expect(none.stderr).toContain('lwm generate: WebGPU found no GPU adapter.\n');

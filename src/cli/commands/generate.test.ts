@@ -48,8 +48,15 @@ describe('lwm generate arguments', () => {
   });
 
   it('defaults: greedy, 64 tokens, wgsl; --help prints the usage', async () => {
-    expect(parseGenerateArgs(['--model', 'm', '--chat', 'hi'])).toMatchObject({ input: { kind: 'chat', text: 'hi' }, maxTokens: 64, sampling: { temperature: 0 }, json: false });
-    expect(parseGenerateArgs(['--model', 'm', '--prompt', 'x', '--temperature', '0.7', '--top-k', '5', '--top-p', '0.9', '--seed', '3', '--json'])).toMatchObject({
+    expect(parseGenerateArgs(['--model', 'm', '--chat', 'hi'])).toMatchObject({
+      input: { kind: 'chat', text: 'hi' },
+      maxTokens: 64,
+      sampling: { temperature: 0 },
+      json: false,
+    });
+    expect(
+      parseGenerateArgs(['--model', 'm', '--prompt', 'x', '--temperature', '0.7', '--top-k', '5', '--top-p', '0.9', '--seed', '3', '--json']),
+    ).toMatchObject({
       sampling: { temperature: 0.7, topK: 5, topP: 0.9, seed: 3 },
       json: true,
     });

@@ -63,7 +63,8 @@ const OPTIONS = {
 
 function numOption(name: string, v: string, lo: number, hi: number, loOpen = false): number {
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo)) throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo))
+    throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -91,7 +92,8 @@ export function parseGenerateArgs(argv: string[]): GenerateArgs | null {
   if (values.variant !== undefined && backend === 'wgsl') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
   const weights = values.weights;
   if (weights !== undefined && weights !== 'f32' && weights !== 'f16') throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(weights)}`);
-  if (weights !== undefined && backend === 'onnx') throw new UsageError('--weights is for --backend wgsl (an ONNX model file has its own precision: pick it with --variant)');
+  if (weights !== undefined && backend === 'onnx')
+    throw new UsageError('--weights is for --backend wgsl (an ONNX model file has its own precision: pick it with --variant)');
   if (!values.model) throw new UsageError('--model PATH is required (a .safetensors checkpoint, a Hugging Face model folder or an ONNX folder)');
   if ((values.prompt === undefined) === (values.chat === undefined)) throw new UsageError('give exactly one of --prompt TEXT and --chat TEXT');
   const input = values.prompt !== undefined ? { kind: 'prompt' as const, text: values.prompt } : { kind: 'chat' as const, text: values.chat! };
@@ -159,7 +161,8 @@ async function loadOurs(args: GenerateArgs): Promise<Loaded> {
     const tok = base.tokenizer;
     return { config: ck.config, params: ck.params, promptIds: hfPromptIds(tok, args), stop: base.stopIds, decode: (ids) => tok.decode(ids) };
   }
-  if (args.input.kind === 'chat') throw new UsageError(`--chat needs a model with a chat template (a Hugging Face folder); ${args.model} is a checkpoint of ours: use --prompt`);
+  if (args.input.kind === 'chat')
+    throw new UsageError(`--chat needs a model with a chat template (a Hugging Face folder); ${args.model} is a checkpoint of ours: use --prompt`);
   const tok = checkpointTokenizer(ck, args.model);
   const promptIds = tok.encode(args.input.text, { allowSpecial: true });
   return { config: ck.config, params: ck.params, promptIds, stop: [tok.special.eos], decode: (ids) => tok.decode(ids) };
@@ -176,8 +179,13 @@ async function onnxWithoutSafetensors(dir: string): Promise<boolean> {
 /** The prompt's ids with a Hugging Face tokenizer (folders: Hugging Face's and ONNX ones). */
 function hfPromptIds(tok: import('../../core/tokenizer/hf.ts').HfTokenizer | null, args: GenerateArgs): number[] {
   if (!tok) throw new FileError(`${args.model}: has no tokenizer (tokenizer.json), so text cannot be turned into ids`);
-  if (args.input.kind === 'chat' && !tok.chatTemplateNames.length) throw new FileError(`${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`);
-  return args.input.kind === 'prompt' ? tok.encode(args.input.text) : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
+  if (args.input.kind === 'chat' && !tok.chatTemplateNames.length)
+    throw new FileError(
+      `${args.model}: has no chat template (tokenizer_config.json's chat_template or chat_template.jinja), so --chat cannot be rendered; use --prompt`,
+    );
+  return args.input.kind === 'prompt'
+    ? tok.encode(args.input.text)
+    : tok.encodeChat([{ role: 'user', content: args.input.text }], { addGenerationPrompt: true });
 }
 
 /** `--backend onnx`: the folder's model in onnxruntime-web (WASM), the same sampling and output as the GPU path. */
@@ -220,10 +228,12 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
   const backend = args.backend ?? (isDir && (await onnxWithoutSafetensors(args.model)) ? 'onnx' : 'wgsl');
   if (backend === 'onnx') {
     if (!isDir) throw new UsageError(`--backend onnx: --model ${args.model} must be an ONNX model folder (onnx/model.onnx, config.json, tokenizer.json)`);
-    if (args.weights) throw new UsageError(`--weights is for our WGSL engine; ${args.model} is an ONNX folder run through onnxruntime-web (pick its precision with --variant)`);
+    if (args.weights)
+      throw new UsageError(`--weights is for our WGSL engine; ${args.model} is an ONNX folder run through onnxruntime-web (pick its precision with --variant)`);
     return generateOnnx(args, io);
   }
-  if (!isDir && !args.model.endsWith('.safetensors')) throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
+  if (!isDir && !args.model.endsWith('.safetensors'))
+    throw new UsageError(`--model ${args.model}: must be a .safetensors checkpoint or a Hugging Face model folder`);
   const { nodeRuntime } = await import('../../gpu/node.ts');
   const { GpuGenerator } = await import('../../model/generate.ts');
   const rt = await nodeRuntime();
@@ -239,10 +249,15 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     if (!m.promptIds.length) throw new UsageError('the prompt gives no tokens');
     const length = m.promptIds.length + args.maxTokens;
     if (!isDir && length > m.config.contextLength) {
-      throw new UsageError(`the prompt (${m.promptIds.length} tokens) and --max-tokens ${args.maxTokens} exceed the model's context of ${m.config.contextLength} tokens`);
+      throw new UsageError(
+        `the prompt (${m.promptIds.length} tokens) and --max-tokens ${args.maxTokens} exceed the model's context of ${m.config.contextLength} tokens`,
+      );
     }
     const params = ParamBuffers.upload(rt, planFor(rt, paramLayout(m.config), args.weights), m.params, 'generate.params');
-    if (args.weights) io.err(`weights: ${args.weights}, ${params.bytes} bytes on the GPU in ${params.buffers.length} buffer${params.buffers.length > 1 ? 's' : ''}${args.weights === 'f16' ? ' (matrices f16, norms and biases f32)' : ''}\n`);
+    if (args.weights)
+      io.err(
+        `weights: ${args.weights}, ${params.bytes} bytes on the GPU in ${params.buffers.length} buffer${params.buffers.length > 1 ? 's' : ''}${args.weights === 'f16' ? ' (matrices f16, norms and biases f32)' : ''}\n`,
+      );
     const gen = new GpuGenerator(rt, m.config, params, { maxSequences: 1, maxLength: length });
     const ids: number[] = [];
     try {

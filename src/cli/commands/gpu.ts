@@ -23,7 +23,9 @@ const gpu: Command = async (argv, io) => {
     } else {
       io.out(`adapter: ${rt.describe()}\n`);
       const f = rt.report.features;
-      io.out(`features: shader-f16 ${f.shaderF16 ? 'yes' : 'no'}, subgroups ${f.subgroups ? 'yes' : 'no'}, timestamp-query ${f.timestampQuery ? 'yes' : 'no'}\n`);
+      io.out(
+        `features: shader-f16 ${f.shaderF16 ? 'yes' : 'no'}, subgroups ${f.subgroups ? 'yes' : 'no'}, timestamp-query ${f.timestampQuery ? 'yes' : 'no'}\n`,
+      );
       if (results.length) io.out(`self-test: ${results.filter((r) => r.pass).length} of ${results.length} checks passed\n`);
     }
     return results.every((r) => r.pass) ? 0 : 1;

@@ -18,17 +18,34 @@ describe('lwm infer --backend local', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
     try {
       const data = generateTrajectories('terminal', 2, 5);
-      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const tok = trainBpe(
+        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+        { vocabSize: 300 },
+      );
       const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      await writeFile(ckpt, saveCheckpoint({ config, params: initParams(config, 3), step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v1: 1 } }) } }));
+      await writeFile(
+        ckpt,
+        saveCheckpoint({
+          config,
+          params: initParams(config, 3),
+          step: 0,
+          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v1: 1 } }) },
+        }),
+      );
       const records = toAgentWorldBenchRecords(data[0]).slice(0, 2);
       await writeFile(join(dir, 'awb.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       const run = async (...more: string[]) => {
         const io = captureIO();
         const code = await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ckpt, '--max-tokens', '6', ...more], io);
         expect(io.stderr).toContain('local:micro.safetensors 2/2');
-        return { code, records: io.stdout.trim().split('\n').map((l) => JSON.parse(l)) };
+        return {
+          code,
+          records: io.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l)),
+        };
       };
       const a = await run('-o', '-');
       expect(a.code).toBe(0);
@@ -53,11 +70,22 @@ describe('lwm infer --backend local', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
     try {
       const data = generateTrajectories('terminal', 2, 5);
-      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const tok = trainBpe(
+        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+        { vocabSize: 300 },
+      );
       const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
       const params = initParams(config, 3).map((x) => 10 * x); // sharp: a wrong cache row shows in the tokens
-      await writeFile(ckpt, saveCheckpoint({ config, params, step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { compact: 1 } }) } }));
+      await writeFile(
+        ckpt,
+        saveCheckpoint({
+          config,
+          params,
+          step: 0,
+          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { compact: 1 } }) },
+        }),
+      );
       // Turn-major, as a file sorted by turn: the two trajectories' turns interleaved.
       const [x, y] = data.map((t) => toAgentWorldBenchRecords(t).slice(0, 3));
       const records = [x[0], y[0], x[1], y[1], x[2], y[2]];
@@ -66,7 +94,13 @@ describe('lwm infer --backend local', () => {
         const io = captureIO();
         expect(await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ckpt, '--max-tokens', '5', ...more], io)).toBe(0);
         const reused = Number(/, (\d+) \(\d+%\) taken from the KV cache/.exec(io.stderr)?.[1]);
-        return { reused, records: io.stdout.trim().split('\n').map((l) => JSON.parse(l)) };
+        return {
+          reused,
+          records: io.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l)),
+        };
       };
       const kept = await run();
       const plain = await run('--prefix-slots', '0');

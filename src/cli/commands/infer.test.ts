@@ -20,12 +20,45 @@ import { systemPromptToText } from '../../core/formats/systemPromptText.ts';
 
 const tag = (o: string) => `<predicted_observation>\n${o}\n</predicted_observation>`;
 
-const SYSTEM = systemPromptToText({ task_description: 'Use the shell.', action_space: 'bash commands', initial_state: 'user@box:~$', demonstrations: '', simulation_instruction: 'Be exact.' });
+const SYSTEM = systemPromptToText({
+  task_description: 'Use the shell.',
+  action_space: 'bash commands',
+  initial_state: 'user@box:~$',
+  demonstrations: '',
+  simulation_instruction: 'Be exact.',
+});
 /** A small AgentWorldBench file: headers as the benchmark writes them, extra fields to keep. */
 const AWB = [
-  { task: 'agentworldbench/terminal', id: 'a_t1', prompt: ['### Turn 1\n**Action:**\necho hi > a.txt'], response: ['**Environment Observation:**\n'], current_prompt: '### Turn 1\n**Action:**\necho hi > a.txt', system_str: SYSTEM, turn_idx: 1, total_turns: 2, extra: { source: 'x', n: [1, 2] } },
-  { task: 'agentworldbench/terminal', id: 'a_t2', prompt: ['### Turn 1\n**Action:**\necho hi > a.txt', '### Turn 2\n**Action:**\ncat a.txt'], response: ['**Environment Observation:**\n', '**Environment Observation:**\nhi'], current_prompt: '### Turn 2\n**Action:**\ncat a.txt', system_str: SYSTEM, turn_idx: 2, total_turns: 2, extra: 'kept' },
-  { task: 'mcp', id: 7, prompt: ['{"name": "get", "arguments": {"id": "A1"}}'], response: ['{"id": "A1", "state": "open"}'], system_str: 'You are an MCP server.', turn_idx: 1 },
+  {
+    task: 'agentworldbench/terminal',
+    id: 'a_t1',
+    prompt: ['### Turn 1\n**Action:**\necho hi > a.txt'],
+    response: ['**Environment Observation:**\n'],
+    current_prompt: '### Turn 1\n**Action:**\necho hi > a.txt',
+    system_str: SYSTEM,
+    turn_idx: 1,
+    total_turns: 2,
+    extra: { source: 'x', n: [1, 2] },
+  },
+  {
+    task: 'agentworldbench/terminal',
+    id: 'a_t2',
+    prompt: ['### Turn 1\n**Action:**\necho hi > a.txt', '### Turn 2\n**Action:**\ncat a.txt'],
+    response: ['**Environment Observation:**\n', '**Environment Observation:**\nhi'],
+    current_prompt: '### Turn 2\n**Action:**\ncat a.txt',
+    system_str: SYSTEM,
+    turn_idx: 2,
+    total_turns: 2,
+    extra: 'kept',
+  },
+  {
+    task: 'mcp',
+    id: 7,
+    prompt: ['{"name": "get", "arguments": {"id": "A1"}}'],
+    response: ['{"id": "A1", "state": "open"}'],
+    system_str: 'You are an MCP server.',
+    turn_idx: 1,
+  },
 ];
 
 let tmp: string;
@@ -78,7 +111,13 @@ describe('lwm infer: baselines', () => {
     expect(copy.code).toBe(0);
     expect(copy.records.length).toBe(turns.length);
     turns.forEach(({ t, u, i }, k) => {
-      expect(copy.records[k]).toMatchObject({ task: t.domain, id: `${t.id}_t${i + 1}`, turn_idx: i + 1, total_turns: t.turns.length, system_str: systemPromptToText(t.system_prompt) });
+      expect(copy.records[k]).toMatchObject({
+        task: t.domain,
+        id: `${t.id}_t${i + 1}`,
+        turn_idx: i + 1,
+        total_turns: t.turns.length,
+        system_str: systemPromptToText(t.system_prompt),
+      });
       expect(copy.records[k].gen).toBe(tag(i === 0 ? t.system_prompt.initial_state : t.turns[i - 1].observation));
       expect(ref.records[k].gen).toBe(tag(u.observation));
       if (u.metadata?.spans) expect(ref.records[k].spans).toEqual(u.metadata.spans);
@@ -93,9 +132,13 @@ describe('lwm infer: baselines', () => {
     await expect(run([path('awb.jsonl'), '--backend', 'endpoint', '--model', 'm'])).rejects.toBeInstanceOf(UsageError);
     await expect(run([path('awb.jsonl'), '--backend', 'reference', '--resume'])).rejects.toBeInstanceOf(UsageError);
     await expect(run([path('awb.jsonl'), '--backend', 'copy-last', '--prefix-slots', '2'])).rejects.toThrow(/--prefix-slots is for --backend local/);
-    await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--prefix-slots', '1.5'])).rejects.toThrow(/--prefix-slots must be an integer ≥ 0/);
+    await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--prefix-slots', '1.5'])).rejects.toThrow(
+      /--prefix-slots must be an integer ≥ 0/,
+    );
     await expect(run([path('awb.jsonl'), '--backend', 'copy-last', '--weights', 'f16'])).rejects.toThrow(/--weights is for --backend local/);
-    await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--weights', 'bf16'])).rejects.toThrow(/--weights must be f32 or f16, got "bf16"/);
+    await expect(run([path('awb.jsonl'), '--backend', 'local', '--model', 'x.safetensors', '--weights', 'bf16'])).rejects.toThrow(
+      /--weights must be f32 or f16, got "bf16"/,
+    );
     const data = generateTrajectories('terminal', 1, 3);
     await writeFile(path('one.jsonl'), JSON.stringify(data[0]) + '\n');
     const none = await run([path('one.jsonl'), '--backend', 'reference']);
@@ -121,7 +164,8 @@ let maxInFlight = 0;
 const failedOnce = new Set<string>();
 
 /** The answer every test model gives: the current action, tagged, so each record's gen is known. */
-const answerOf = (messages: Seen['messages']) => `<predicted_observation>${messages[messages.length - 1].content.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}</predicted_observation>`;
+const answerOf = (messages: Seen['messages']) =>
+  `<predicted_observation>${messages[messages.length - 1].content.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}</predicted_observation>`;
 
 function reply(res: ServerResponse, stream: boolean, content: string) {
   if (!stream) {
@@ -130,7 +174,8 @@ function reply(res: ServerResponse, stream: boolean, content: string) {
   }
   res.writeHead(200, { 'Content-Type': 'text/event-stream' });
   const half = Math.floor(content.length / 2);
-  for (const piece of [content.slice(0, half), content.slice(half)]) res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
+  for (const piece of [content.slice(0, half), content.slice(half)])
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
   res.end('data: [DONE]\n\n');
 }
 
@@ -225,7 +270,9 @@ describe('lwm infer: endpoint', () => {
     await writeFile(path('public.jsonl'), fixture.records.map((r: unknown) => JSON.stringify(r)).join('\n') + '\n');
     const r = await run([path('public.jsonl'), '--backend', 'endpoint', '--base-url', base, '--model', 'fake-model', '--no-stream', '--concurrency', '1']);
     expect(r.code).toBe(0);
-    expect(seen.map((x) => ({ model: x.model, messages: x.messages, max_tokens: x.body.max_tokens, temperature: x.body.temperature }))).toEqual(fixture.requests);
+    expect(seen.map((x) => ({ model: x.model, messages: x.messages, max_tokens: x.body.max_tokens, temperature: x.body.temperature }))).toEqual(
+      fixture.requests,
+    );
     expect(r.records).toEqual(fixture.predictions);
   });
 
@@ -279,7 +326,9 @@ describe('lwm infer: endpoint', () => {
     await writeFile(path('p.jsonl'), readFileSync(path('p.jsonl'), 'utf8').split('\n')[0] + '\n{"task": "mcp", "id": 7, "tu');
     served = 0;
     expect((await run(endpoint('dies-after-1', '--resume', '--concurrency', '1', '-o', path('p.jsonl')))).code).toBe(1);
-    const journal = readFileSync(path('p.jsonl'), 'utf8').split('\n').filter((l) => l.trim());
+    const journal = readFileSync(path('p.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim());
     expect(journal.length).toBe(3);
     expect([JSON.parse(journal[0]).id, JSON.parse(journal[2]).id]).toEqual(['a_t1', 'a_t2']);
     seen = [];

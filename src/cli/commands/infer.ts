@@ -81,7 +81,8 @@ function intArg(name: string, v: string | undefined, dflt: number | undefined, m
 function numArg(name: string, v: string | undefined, lo: number, hi: number, loOpen = false): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo)) throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi || (loOpen && n === lo))
+    throw new UsageError(`--${name} must be a number in ${loOpen ? '(' : '['}${lo}, ${hi}], got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -181,14 +182,18 @@ export function parseInferArgs(argv: string[]): InferArgs | 'help' {
   if (values.help) return 'help';
   if (positionals.length !== 1) throw new UsageError('expected one RECORDS file');
   const kind = values.backend as BackendKind | undefined;
-  if (!kind || !(BACKENDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(values.backend ?? '')}`);
+  if (!kind || !(BACKENDS as readonly string[]).includes(kind))
+    throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(values.backend ?? '')}`);
   const isModel = kind === 'local' || kind === 'onnx' || kind === 'endpoint';
   const endpointOnly = ['base-url', 'api-key', 'concurrency', 'no-stream', 'timeout', 'retries'] as const;
   const modelOnly = ['model', 'max-tokens', 'temperature', 'top-p', 'seed'] as const;
   for (const f of endpointOnly) if (values[f] !== undefined && kind !== 'endpoint') throw new UsageError(`--${f} is for --backend endpoint`);
-  for (const f of modelOnly) if (values[f] !== undefined && !isModel) throw new UsageError(`--${f} is for a model backend (local or endpoint), not the ${kind} baseline`);
-  for (const f of ['template', 'prefix-slots', 'weights'] as const) if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
-  if (values.weights !== undefined && values.weights !== 'f32' && values.weights !== 'f16') throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(values.weights)}`);
+  for (const f of modelOnly)
+    if (values[f] !== undefined && !isModel) throw new UsageError(`--${f} is for a model backend (local or endpoint), not the ${kind} baseline`);
+  for (const f of ['template', 'prefix-slots', 'weights'] as const)
+    if (values[f] !== undefined && kind !== 'local') throw new UsageError(`--${f} is for --backend local`);
+  if (values.weights !== undefined && values.weights !== 'f32' && values.weights !== 'f16')
+    throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(values.weights)}`);
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--backend endpoint needs --base-url and --model');
   if (kind === 'local' && !values.model) throw new UsageError('--backend local needs --model CKPT.safetensors');
   if (values.variant !== undefined && kind !== 'onnx') throw new UsageError('--variant is for --backend onnx (it picks the ONNX model file)');
@@ -247,7 +252,9 @@ async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecor
       return null;
     }
     records = evalTurnRecords(loaded.trajectories, a.evalFraction, a.splitSeed);
-    io.err(`${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${a.evalFraction}, split seed ${a.splitSeed})\n`);
+    io.err(
+      `${file}: ${loaded.trajectories.length} trajectories; ${records.length} eval-split turns (eval fraction ${a.evalFraction}, split seed ${a.splitSeed})\n`,
+    );
   }
   if (a.limit !== undefined) records = records.slice(0, a.limit);
   if (records.length === 0) {
@@ -261,11 +268,31 @@ async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecor
 export function inferRef(a: InferArgs): { ref: BackendRef; name?: string } {
   switch (a.kind) {
     case 'local':
-      return { ref: { kind: 'checkpoint', checkpoint: { key: a.model!, label: a.model!, ...(a.template !== undefined && { template: a.template }), prefixSlots: a.prefixSlots, ...(a.weights && { weights: a.weights }) } }, name: `local:${basename(a.model!)}` };
+      return {
+        ref: {
+          kind: 'checkpoint',
+          checkpoint: {
+            key: a.model!,
+            label: a.model!,
+            ...(a.template !== undefined && { template: a.template }),
+            prefixSlots: a.prefixSlots,
+            ...(a.weights && { weights: a.weights }),
+          },
+        },
+        name: `local:${basename(a.model!)}`,
+      };
     case 'onnx':
-      return { ref: { kind: 'onnx', onnx: { folderId: a.model!, name: basename(a.model!), ...(a.variant !== undefined && { file: a.variant }), execution: 'wasm' } }, name: `onnx:${basename(a.model!)}` };
+      return {
+        ref: { kind: 'onnx', onnx: { folderId: a.model!, name: basename(a.model!), ...(a.variant !== undefined && { file: a.variant }), execution: 'wasm' } },
+        name: `onnx:${basename(a.model!)}`,
+      };
     case 'endpoint':
-      return { ref: { kind: 'endpoint', endpoint: { baseUrl: a.baseUrl!, model: a.model!, concurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream } } };
+      return {
+        ref: {
+          kind: 'endpoint',
+          endpoint: { baseUrl: a.baseUrl!, model: a.model!, concurrency: a.concurrency, timeoutMs: a.timeout * 1000, retries: a.retries, stream: a.stream },
+        },
+      };
     default:
       return { ref: { kind: a.kind } };
   }
@@ -277,10 +304,24 @@ export type InferBackend = ReadyBackend & { summary?: () => string };
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
 export async function openInferBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<InferBackend | null> {
   const { ref, name } = inferRef(a);
-  const asked = { ...(a.maxTokens !== undefined && { maxTokens: a.maxTokens }), ...(a.temperature !== undefined && { temperature: a.temperature }), ...(a.topP !== undefined && { topP: a.topP }), ...(a.seed !== undefined && { seed: a.seed }) };
+  const asked = {
+    ...(a.maxTokens !== undefined && { maxTokens: a.maxTokens }),
+    ...(a.temperature !== undefined && { temperature: a.temperature }),
+    ...(a.topP !== undefined && { topP: a.topP }),
+    ...(a.seed !== undefined && { seed: a.seed }),
+  };
   // Nothing left to generate (a finished --resume): no model needed.
   if (todo === 0 && (ref.kind === 'checkpoint' || ref.kind === 'onnx')) {
-    return { ref, backend: { name: name ?? a.kind, generate: () => (async function* () {})() }, contextLength: null, form: 'turn', concurrency: 1, contextReport: () => null, generate: { maxTokens: 1, temperature: 0 }, dispose() {} };
+    return {
+      ref,
+      backend: { name: name ?? a.kind, generate: () => (async function* () {})() },
+      contextLength: null,
+      form: 'turn',
+      concurrency: 1,
+      contextReport: () => null,
+      generate: { maxTokens: 1, temperature: 0 },
+      dispose() {},
+    };
   }
   const source = nodeSource({ ...(a.apiKey !== undefined && { apiKey: a.apiKey }) });
   let opened: ReadyBackend;
@@ -298,7 +339,8 @@ export async function openInferBackend(a: InferArgs, todo: number, io: CliIO, co
   };
   const { stats } = opened;
   if (!stats) return { ...opened, dispose };
-  const summary = () => `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
+  const summary = () =>
+    `${stats.promptTokens} prompt tokens, ${stats.reusedTokens} (${Math.round((100 * stats.reusedTokens) / Math.max(1, stats.promptTokens))}%) taken from the KV cache of earlier prompts`;
   return { ...opened, dispose, summary };
 }
 
@@ -404,7 +446,9 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
   report(result.done, result.failed, true);
   if (opened.summary && todo.length) io.err(`lwm infer: ${opened.summary()}\n`);
   if (result.error) {
-    io.err(`lwm infer: stopped after ${result.done} of ${todo.length} records: ${result.error.message}${a.output ? `\n(the finished records are in ${a.output}; run again with --resume to generate the rest)` : ''}\n`);
+    io.err(
+      `lwm infer: stopped after ${result.done} of ${todo.length} records: ${result.error.message}${a.output ? `\n(the finished records are in ${a.output}; run again with --resume to generate the rest)` : ''}\n`,
+    );
     return 1;
   }
   if (a.output) {
@@ -412,7 +456,9 @@ export default async function infer(argv: string[], io: CliIO): Promise<number> 
     await writeAtomic(a.output, ordered.map((r) => JSON.stringify(r) + '\n').join(''));
   }
   if (result.failed) {
-    io.err(`lwm infer: ${result.failed} of ${todo.length} generations failed (written with "gen_error" and an empty "gen"; run again with --resume to retry them)\n`);
+    io.err(
+      `lwm infer: ${result.failed} of ${todo.length} generations failed (written with "gen_error" and an empty "gen"; run again with --resume to retry them)\n`,
+    );
     if (result.failed === todo.length) return 1;
   }
   return 0;

@@ -33,7 +33,11 @@ beforeAll(async () => {
         return res.end('{"error": {"message": "bad key"}}');
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ choices: [{ message: { content: '<verdict>{"scores": {"format": 4, "factuality": 3, "consistency": 5, "realism": 4, "quality": 4}}</verdict>' } }] }));
+      res.end(
+        JSON.stringify({
+          choices: [{ message: { content: '<verdict>{"scores": {"format": 4, "factuality": 3, "consistency": 5, "realism": 4, "quality": 4}}</verdict>' } }],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -45,7 +49,14 @@ afterAll(async () => {
 });
 
 const PRED = [
-  { task: 'terminal', id: 'a', turn_idx: 1, prompt: ['### Turn 1\n**Action:**\necho hi'], response: ['**Environment Observation:**\nhi'], gen: '<predicted_observation>hi</predicted_observation>' },
+  {
+    task: 'terminal',
+    id: 'a',
+    turn_idx: 1,
+    prompt: ['### Turn 1\n**Action:**\necho hi'],
+    response: ['**Environment Observation:**\nhi'],
+    gen: '<predicted_observation>hi</predicted_observation>',
+  },
   { task: 'terminal', id: 'b', turn_idx: 1, prompt: ['ls'], response: ['a.txt b.txt'], gen: '' },
 ];
 
@@ -54,7 +65,10 @@ describe('lwm judge', () => {
     await writeFile(tmp.path('p.jsonl'), PRED.map((r) => JSON.stringify(r)).join('\n'));
     const io = captureIO();
     expect(await judge([tmp.path('p.jsonl'), '--judge', 'local', '-o', tmp.path('j.jsonl')], io)).toBe(0);
-    const out = (await readFile(tmp.path('j.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const out = (await readFile(tmp.path('j.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(out[0]).toMatchObject({ id: 'a', format: 5, total_score: 5, failed: false, judge: 'local-rubric', verifier: { pass: 1, rule: 'echo' } });
     // An empty generation is a failed sample, as in the public judge, not five 1s.
     expect(out[1]).toMatchObject({ id: 'b', failed: true, error: 'No model generation', total_score: null });
@@ -76,26 +90,61 @@ describe('lwm judge', () => {
   it('judges through an endpoint, and reports a refused key', async () => {
     await writeFile(tmp.path('p.jsonl'), PRED.map((r) => JSON.stringify(r)).join('\n'));
     const io = captureIO();
-    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'k', '-o', tmp.path('j.jsonl')], io)).toBe(0);
-    const out = (await readFile(tmp.path('j.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'k', '-o', tmp.path('j.jsonl')], io)).toBe(
+      0,
+    );
+    const out = (await readFile(tmp.path('j.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(out.map((r) => r.total_score)).toEqual([4, null]);
     expect(out[0].judge).toBe('judge:m');
     expect(out[1]).toMatchObject({ failed: true, error: 'No model generation' });
     const before = calls;
     const bad = captureIO();
-    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'wrong', '--concurrency', '1', '-o', tmp.path('bad.jsonl')], bad)).toBe(1);
+    expect(
+      await judge(
+        [
+          tmp.path('p.jsonl'),
+          '--judge',
+          'endpoint',
+          '--base-url',
+          base,
+          '--model',
+          'm',
+          '--api-key',
+          'wrong',
+          '--concurrency',
+          '1',
+          '-o',
+          tmp.path('bad.jsonl'),
+        ],
+        bad,
+      ),
+    ).toBe(1);
     expect(bad.stderr).toContain('refused the API key (HTTP 401: bad key)');
     expect(calls - before).toBe(1);
     // The output file is still written, every record in it, failures marked.
-    const written = (await readFile(tmp.path('bad.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(written.map((r) => [r.id, r.failed])).toEqual([['a', true], ['b', true]]);
+    const written = (await readFile(tmp.path('bad.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(written.map((r) => [r.id, r.failed])).toEqual([
+      ['a', true],
+      ['b', true],
+    ]);
     expect(written[0].error).toContain('not judged: the endpoint');
   });
 
   it('exits 1 when every judgement failed, saying why, and still writes the failed records', async () => {
     await writeFile(tmp.path('p.jsonl'), JSON.stringify(PRED[0]));
     const io = captureIO();
-    expect(await judge([tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'mute', '--retries', '1', '-o', tmp.path('j.jsonl')], io)).toBe(1);
+    expect(
+      await judge(
+        [tmp.path('p.jsonl'), '--judge', 'endpoint', '--base-url', base, '--model', 'm', '--api-key', 'mute', '--retries', '1', '-o', tmp.path('j.jsonl')],
+        io,
+      ),
+    ).toBe(1);
     expect(io.stderr).toContain('1 of 1 judgements failed');
     expect(io.stderr).toContain('no usable verdict after 2 attempts');
     const out = JSON.parse(await readFile(tmp.path('j.jsonl'), 'utf8'));
@@ -142,8 +191,6 @@ describe('lwm judge', () => {
     await expect(judge([tmp.path('p.jsonl'), '--concurrency', '0'], captureIO())).rejects.toThrow('--concurrency');
   });
 });
-
-
 
 async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));

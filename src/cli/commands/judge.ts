@@ -130,13 +130,19 @@ export function judgeSettings(values: JudgeValues) {
   if (kind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--judge endpoint needs --base-url and --model');
   if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   if (kind === 'local') {
-    for (const f of ['base-url', 'model', 'max-tokens', 'temperature', 'judge-prompts', 'max-retry-wait'] as const) if (values[f] !== undefined) throw new UsageError(`--${f} is for --judge endpoint`);
+    for (const f of ['base-url', 'model', 'max-tokens', 'temperature', 'judge-prompts', 'max-retry-wait'] as const)
+      if (values[f] !== undefined) throw new UsageError(`--${f} is for --judge endpoint`);
   }
   return settings;
 }
 
 /** The local rubric, or the endpoint judge with its prompts per domain; null when a prompt file is unusable (said). */
-export async function openJudge(io: CliIO, values: JudgeValues, settings: ReturnType<typeof judgeSettings>, records: readonly Pick<AwbPredictionRecord, 'task'>[]): Promise<Judge | null> {
+export async function openJudge(
+  io: CliIO,
+  values: JudgeValues,
+  settings: ReturnType<typeof judgeSettings>,
+  records: readonly Pick<AwbPredictionRecord, 'task'>[],
+): Promise<Judge | null> {
   if (settings.kind === 'local') return localJudge;
   let systemPrompts: Record<string, string> | undefined;
   if (values['judge-prompts']) {
@@ -149,7 +155,15 @@ export async function openJudge(io: CliIO, values: JudgeValues, settings: Return
   }
   const { concurrency, timeout, maxRetryWait, retries, maxTokens, temperature } = settings;
   return endpointJudge(
-    { baseUrl: values['base-url']!, model: values.model!, apiKey: values['api-key'] ?? envApiKey(), maxConcurrency: concurrency, timeoutMs: timeout * 1000, pageOrigin: null, maxRetryAfterMs: maxRetryWait * 1000 },
+    {
+      baseUrl: values['base-url']!,
+      model: values.model!,
+      apiKey: values['api-key'] ?? envApiKey(),
+      maxConcurrency: concurrency,
+      timeoutMs: timeout * 1000,
+      pageOrigin: null,
+      maxRetryAfterMs: maxRetryWait * 1000,
+    },
     { retries, maxTokens, temperature, systemPrompts },
   );
 }
@@ -175,7 +189,10 @@ async function judgeAll(records: AwbPredictionRecord[], theJudge: Judge, concurr
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, records.length)) }, worker));
-  const out = Array.from(records, (rec, i) => judged[i] ?? judgedRecord(rec, { failed: true, error: `not judged: ${run.error?.message ?? 'the run stopped'}` }, { judge: theJudge.name }));
+  const out = Array.from(
+    records,
+    (rec, i) => judged[i] ?? judgedRecord(rec, { failed: true, error: `not judged: ${run.error?.message ?? 'the run stopped'}` }, { judge: theJudge.name }),
+  );
   return { out, error: run.error };
 }
 
@@ -204,7 +221,11 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
     await writeOutput(io, values.output, toJsonl(out));
     io.out(table);
   } else {
-    await writeOutput(io, undefined, out.map((r) => toJsonl([r])));
+    await writeOutput(
+      io,
+      undefined,
+      out.map((r) => toJsonl([r])),
+    );
     io.err(table);
   }
   if (error) {
@@ -213,7 +234,9 @@ export default async function judge(argv: string[], io: CliIO): Promise<number> 
   }
   const failed = out.filter((r) => r.failed);
   if (failed.length) {
-    io.err(`lwm judge: ${failed.length} of ${out.length} judgements failed (written as failed records, left out of the scores); first: ${String(failed[0].error ?? 'unknown error')}\n`);
+    io.err(
+      `lwm judge: ${failed.length} of ${out.length} judgements failed (written as failed records, left out of the scores); first: ${String(failed[0].error ?? 'unknown error')}\n`,
+    );
     if (failed.length === out.length) return 1;
   }
   return 0;

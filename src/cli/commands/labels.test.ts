@@ -39,7 +39,14 @@ beforeAll(async () => {
         // Candidate c of a turn: 0 the real observation, 1 garbage, 2 text the judge cannot grade.
         const c = (b.seed ?? 0) % 101;
         const ref = referenceOf.get(JSON.stringify(b.messages.slice(1)));
-        const text = ref === undefined ? 'UNKNOWN TURN' : c === 0 ? `<think>seen before</think><predicted_observation>\n${ref}\n</predicted_observation>` : c === 1 ? 'lorem ipsum dolor' : 'UNGRADEABLE';
+        const text =
+          ref === undefined
+            ? 'UNKNOWN TURN'
+            : c === 0
+              ? `<think>seen before</think><predicted_observation>\n${ref}\n</predicted_observation>`
+              : c === 1
+                ? 'lorem ipsum dolor'
+                : 'UNGRADEABLE';
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         for (let i = 0; i < text.length; i += 40) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: text.slice(i, i + 40) } }] })}\n\n`);
         return res.end('data: [DONE]\n\n');
@@ -48,7 +55,9 @@ beforeAll(async () => {
       const user = b.messages.at(-1)!.content;
       const simulated = /<simulated>\n([\s\S]*?)\n<\/simulated>/.exec(user)?.[1] ?? '';
       const n = simulated.includes('lorem') ? 1 : 5;
-      const content = simulated.includes('UNGRADEABLE') ? 'I cannot grade this.' : `<verdict>{"scores": {"format": ${n}, "factuality": ${n}, "consistency": ${n}, "realism": ${n}, "quality": ${n}}}</verdict>`;
+      const content = simulated.includes('UNGRADEABLE')
+        ? 'I cannot grade this.'
+        : `<verdict>{"scores": {"format": ${n}, "factuality": ${n}, "consistency": ${n}, "realism": ${n}, "quality": ${n}}}</verdict>`;
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ message: { content } }] }));
     });
@@ -73,7 +82,30 @@ describe('lwm labels', () => {
   it('writes the kept candidates with their mask weights and reports retention per domain, judge failures apart', async () => {
     const io = captureIO();
     const code = await labels(
-      ['--data', path('data.jsonl'), '--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--api-key', 'k', '--judge', 'endpoint', '--judge-base-url', base, '--judge-model', 'judge', '--candidates', '3', '--samples', '10', '-o', path('labels.jsonl')],
+      [
+        '--data',
+        path('data.jsonl'),
+        '--teacher',
+        'endpoint',
+        '--base-url',
+        base,
+        '--model',
+        'teacher',
+        '--api-key',
+        'k',
+        '--judge',
+        'endpoint',
+        '--judge-base-url',
+        base,
+        '--judge-model',
+        'judge',
+        '--candidates',
+        '3',
+        '--samples',
+        '10',
+        '-o',
+        path('labels.jsonl'),
+      ],
       io,
     );
     expect(code, io.stderr).toBe(0);
@@ -81,7 +113,10 @@ describe('lwm labels', () => {
     expect(io.stdout.split('\n')[0]).toBe('retention: 10 of 20 kept, 50.0% (10 judge failures left out)');
     expect(io.stdout).toMatch(/^ {2}mcp: \d+ of \d+ kept, 50\.0% \(\d+ judge failures? left out\)$/m);
     expect(io.stdout).toMatch(/^ {2}terminal: \d+ of \d+ kept, 50\.0%/m);
-    const lines = (await readFile(path('labels.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(path('labels.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(10);
     const masks = new Map(categorizeDataset(data).map((m) => [m.id, m]));
     for (const l of lines) {
@@ -92,10 +127,39 @@ describe('lwm labels', () => {
     // What lwm train reads back: the label on the right turn.
     const read = readLabelFile(await readFile(path('labels.jsonl'), 'utf8'), 'labels.jsonl', data);
     expect(read.errors).toEqual([]);
-    expect(read.labels.every((x) => x.sample.targetObservation === referenceOf.get(JSON.stringify((defaultRequest(sampleFromTurn(x.sample, renderSystem(BUILTIN_TEMPLATES.v0, x.sample))) as { messages: unknown[] }).messages)))).toBe(true);
+    expect(
+      read.labels.every(
+        (x) =>
+          x.sample.targetObservation ===
+          referenceOf.get(
+            JSON.stringify((defaultRequest(sampleFromTurn(x.sample, renderSystem(BUILTIN_TEMPLATES.v0, x.sample))) as { messages: unknown[] }).messages),
+          ),
+      ),
+    ).toBe(true);
 
     const json = captureIO();
-    expect(await labels(['--data', path('data.jsonl'), '--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--candidates', '2', '--samples', '4', '--json', '-o', path('l2.jsonl')], json)).toBe(0);
+    expect(
+      await labels(
+        [
+          '--data',
+          path('data.jsonl'),
+          '--teacher',
+          'endpoint',
+          '--base-url',
+          base,
+          '--model',
+          'teacher',
+          '--candidates',
+          '2',
+          '--samples',
+          '4',
+          '--json',
+          '-o',
+          path('l2.jsonl'),
+        ],
+        json,
+      ),
+    ).toBe(0);
     const j = JSON.parse(json.stdout);
     // The local rubric judge (default) never fails and rejects the 4 garbage candidates (and
     // perhaps an exact copy of an empty observation, which it scores low).
@@ -110,19 +174,28 @@ describe('lwm labels', () => {
     await expect(run('-o', path('x'))).rejects.toThrow(UsageError);
     await expect(run('--teacher', 'local', '-o', path('x'))).rejects.toThrow(/--teacher local needs --from CKPT/);
     await expect(run('--teacher', 'endpoint', '-o', path('x'))).rejects.toThrow(/needs --base-url and --model/);
-    await expect(run('--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--judge', 'endpoint', '-o', path('x'))).rejects.toThrow(/--judge endpoint needs --judge-base-url and --judge-model/);
-    await expect(run('--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--threshold', '6', '-o', path('x'))).rejects.toThrow(/--threshold must be a number in \[1, 5\]/);
+    await expect(run('--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--judge', 'endpoint', '-o', path('x'))).rejects.toThrow(
+      /--judge endpoint needs --judge-base-url and --judge-model/,
+    );
+    await expect(run('--teacher', 'endpoint', '--base-url', base, '--model', 'teacher', '--threshold', '6', '-o', path('x'))).rejects.toThrow(
+      /--threshold must be a number in \[1, 5\]/,
+    );
     await expect(run('--teacher', 'endpoint', '--base-url', base, '--model', 'teacher')).rejects.toThrow(/-o LABELS\.jsonl is required/);
   });
 });
 
 describe('lwm train --labels', () => {
   it('reports a bad label file by line before the GPU starts, and is only for SFT', async () => {
-    await writeFile(path('bad.jsonl'), `${JSON.stringify({ trajectory_id: data[0].id, turn_index: 0, label: 'ok' })}\n${JSON.stringify({ trajectory_id: 'ghost', turn_index: 0, label: 'x' })}\n`);
+    await writeFile(
+      path('bad.jsonl'),
+      `${JSON.stringify({ trajectory_id: data[0].id, turn_index: 0, label: 'ok' })}\n${JSON.stringify({ trajectory_id: 'ghost', turn_index: 0, label: 'x' })}\n`,
+    );
     const io = captureIO();
     expect(await train(['--stage', 'sft', '--data', path('data.jsonl'), '--labels', path('bad.jsonl')], io)).toBe(1);
     expect(io.stderr).toContain(`${path('bad.jsonl')}:2: no trajectory "ghost"`);
     expect(io.stderr).not.toContain('adapter:');
-    await expect(train(['--stage', 'rl', '--data', path('data.jsonl'), '--labels', path('bad.jsonl')], captureIO())).rejects.toThrow(/--labels is for --stage sft/);
+    await expect(train(['--stage', 'rl', '--data', path('data.jsonl'), '--labels', path('bad.jsonl')], captureIO())).rejects.toThrow(
+      /--labels is for --stage sft/,
+    );
   });
 });

@@ -88,7 +88,8 @@ function labelSettings(values: LabelValues) {
   if (teacherKind === 'endpoint' && (!values['base-url'] || !values.model)) throw new UsageError('--teacher endpoint needs --base-url and --model');
   const judgeKind = values.judge;
   if (judgeKind !== 'local' && judgeKind !== 'endpoint') throw new UsageError(`--judge must be local or endpoint, got '${judgeKind}'`);
-  if (judgeKind === 'endpoint' && (!values['judge-base-url'] || !values['judge-model'])) throw new UsageError('--judge endpoint needs --judge-base-url and --judge-model');
+  if (judgeKind === 'endpoint' && (!values['judge-base-url'] || !values['judge-model']))
+    throw new UsageError('--judge endpoint needs --judge-base-url and --judge-model');
   if (values.keep !== 'all' && values.keep !== 'best') throw new UsageError(`--keep must be all or best, got '${values.keep}'`);
   if (!values.out) throw new UsageError(`-o LABELS.jsonl is required (the file lwm train --labels reads)\nusage: ${USAGE}`);
   const options = {
@@ -164,18 +165,27 @@ const labels: Command = async (argv, io) => {
 
   const release: (() => void)[] = [];
   try {
-    const judge = makeJudge(judgeKind, { baseUrl: values['judge-base-url'] ?? '', model: values['judge-model'] ?? '', apiKey: values['judge-api-key'] ?? envKey }, { pageOrigin: null });
+    const judge = makeJudge(
+      judgeKind,
+      { baseUrl: values['judge-base-url'] ?? '', model: values['judge-model'] ?? '', apiKey: values['judge-api-key'] ?? envKey },
+      { pageOrigin: null },
+    );
     let teacher: Teacher;
     let maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
     if (teacherKind === 'endpoint') {
-      teacher = endpointTeacher({ baseUrl: values['base-url']!, model: values.model!, apiKey: values['api-key'] ?? envKey }, undefined, { pageOrigin: null, maxConcurrency: options.concurrency });
+      teacher = endpointTeacher({ baseUrl: values['base-url']!, model: values.model!, apiKey: values['api-key'] ?? envKey }, undefined, {
+        pageOrigin: null,
+        maxConcurrency: options.concurrency,
+      });
     } else {
       const local = await openLocalTeacher(io, values.from!, release);
       if (!local) return 1;
       teacher = local;
       maxTokens = Math.min(maxTokens, local.maxTokens);
     }
-    io.err(`labelling ${samples.length} train-split turns × ${options.candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (threshold ${options.threshold})\n`);
+    io.err(
+      `labelling ${samples.length} train-split turns × ${options.candidates} candidates from ${teacher.backend.name}, judged by ${judge.name} (threshold ${options.threshold})\n`,
+    );
     const r = await rejectionSample(samples, teacher.backend, judge, { ...options, maxTokens, request: teacher.request, weightOf }, progressPrinter(io));
     writeFileSync(out, labelsJsonl(r.kept));
     io.err(`${r.kept.length} labels written to ${out}\n`);

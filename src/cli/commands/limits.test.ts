@@ -39,13 +39,63 @@ const SHAREGPT_TURN = [
 
 /** One file per importer: a deep record on line 1, a good record of the same format on line 2. */
 const CASES: { name: string; format: string; deep: string; good: string; pointer: RegExp }[] = [
-  { name: 'openai tools', format: 'openai', deep: withDeep({ tools: 'DEEP', messages: OPENAI_TURN.map((m) => ({ ...m, tool_calls: undefined })) }), good: firstLine('openai/chat.jsonl'), pointer: /^\/tools(\/0)+$/ },
-  { name: 'openai tool_calls arguments', format: 'openai', deep: withDeep({ messages: OPENAI_TURN }, deepObject), good: firstLine('openai/chat.jsonl'), pointer: /^\/messages\/1\/tool_calls\/0\/function\/arguments(\/a)+$/ },
-  { name: 'sharegpt tools', format: 'sharegpt', deep: withDeep({ tools: 'DEEP', conversations: SHAREGPT_TURN }), good: firstLine('sharegpt/tools.jsonl'), pointer: /^\/tools(\/0)+$/ },
-  { name: 'native metadata', format: 'native', deep: withDeep({ ...JSON.parse(firstLine('native/trajectories.jsonl')), id: 'deep', metadata: { x: 'DEEP' } }), good: firstLine('native/trajectories.jsonl'), pointer: /^\/metadata\/x(\/0)+$/ },
-  { name: 'native turn metadata', format: 'native', deep: withDeep({ id: 'deep', domain: 'os', system_prompt: JSON.parse(firstLine('native/trajectories.jsonl')).system_prompt, turns: [{ action: 'a', observation: 'b', metadata: { x: 'DEEP' } }] }, deepObject), good: firstLine('native/trajectories.jsonl'), pointer: /^\/turns\/0\/metadata\/x(\/a)+$/ },
-  { name: 'agentinstruct extra key', format: 'agentinstruct', deep: withDeep({ id: 'deep', extra: 'DEEP', conversations: SHAREGPT_TURN }), good: firstLine('agentinstruct/agentinstruct.jsonl'), pointer: /^\/extra(\/0)+$/ },
-  { name: 'agentworldbench extra key', format: 'agentworldbench', deep: withDeep({ ...JSON.parse(firstLine('agentworldbench/terminal_test.jsonl')), id: 'deep_t1', extra: 'DEEP' }), good: firstLine('agentworldbench/terminal_test.jsonl'), pointer: /^\/extra(\/0)+$/ },
+  {
+    name: 'openai tools',
+    format: 'openai',
+    deep: withDeep({ tools: 'DEEP', messages: OPENAI_TURN.map((m) => ({ ...m, tool_calls: undefined })) }),
+    good: firstLine('openai/chat.jsonl'),
+    pointer: /^\/tools(\/0)+$/,
+  },
+  {
+    name: 'openai tool_calls arguments',
+    format: 'openai',
+    deep: withDeep({ messages: OPENAI_TURN }, deepObject),
+    good: firstLine('openai/chat.jsonl'),
+    pointer: /^\/messages\/1\/tool_calls\/0\/function\/arguments(\/a)+$/,
+  },
+  {
+    name: 'sharegpt tools',
+    format: 'sharegpt',
+    deep: withDeep({ tools: 'DEEP', conversations: SHAREGPT_TURN }),
+    good: firstLine('sharegpt/tools.jsonl'),
+    pointer: /^\/tools(\/0)+$/,
+  },
+  {
+    name: 'native metadata',
+    format: 'native',
+    deep: withDeep({ ...JSON.parse(firstLine('native/trajectories.jsonl')), id: 'deep', metadata: { x: 'DEEP' } }),
+    good: firstLine('native/trajectories.jsonl'),
+    pointer: /^\/metadata\/x(\/0)+$/,
+  },
+  {
+    name: 'native turn metadata',
+    format: 'native',
+    deep: withDeep(
+      {
+        id: 'deep',
+        domain: 'os',
+        system_prompt: JSON.parse(firstLine('native/trajectories.jsonl')).system_prompt,
+        turns: [{ action: 'a', observation: 'b', metadata: { x: 'DEEP' } }],
+      },
+      deepObject,
+    ),
+    good: firstLine('native/trajectories.jsonl'),
+    pointer: /^\/turns\/0\/metadata\/x(\/a)+$/,
+  },
+  {
+    name: 'agentinstruct extra key',
+    format: 'agentinstruct',
+    deep: withDeep({ id: 'deep', extra: 'DEEP', conversations: SHAREGPT_TURN }),
+    good: firstLine('agentinstruct/agentinstruct.jsonl'),
+    pointer: /^\/extra(\/0)+$/,
+  },
+  {
+    name: 'agentworldbench extra key',
+    format: 'agentworldbench',
+    deep: withDeep({ ...JSON.parse(firstLine('agentworldbench/terminal_test.jsonl')), id: 'deep_t1', extra: 'DEEP' }),
+    good: firstLine('agentworldbench/terminal_test.jsonl'),
+    pointer: /^\/extra(\/0)+$/,
+  },
 ];
 
 /** The one error line the deep record gives: `file:1: /pointer: nested more than 100 levels deep…`. */
@@ -96,7 +146,10 @@ describe('prediction and judged records nested 100,000 deep', () => {
     expect(j.err).toMatch(new RegExp(`^${f}:1: /extra(/0)+: nested more than 100 levels deep[^\n]*\n$`));
     writeFileSync(f, `${JSON.stringify({ ...pred, id: 'b' })}\n`);
     expect((await run('judge', f, '--judge', 'local', '-o', out)).code).toBe(0);
-    const judged = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const judged = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const g = join(tmp, 'judged-deep.jsonl');
     writeFileSync(g, `${withDeep({ ...judged[0], id: 'c', extra: 'DEEP' }, deepObject)}\n${JSON.stringify(judged[0])}\n`);
     const s = await run('score', g);
@@ -115,11 +168,16 @@ describe('turns per trajectory', () => {
     const v = await run('validate', f);
     expect(v.code).toBe(1);
     expect(v.err).toBe(`${f}:1: /turns: ${LIMITS.turns + 1} turns; a trajectory holds at most ${LIMITS.turns} (split it)\n`);
-    const messages = turns.flatMap((t) => [{ role: 'assistant', content: t.action }, { role: 'user', content: t.observation }]);
+    const messages = turns.flatMap((t) => [
+      { role: 'assistant', content: t.action },
+      { role: 'user', content: t.observation },
+    ]);
     const g = join(tmp, 'long-openai.jsonl');
     writeFileSync(g, `${JSON.stringify({ messages })}\n`);
     const o = await run('validate', g);
     expect(o.code).toBe(1);
-    expect(o.err).toMatch(new RegExp(`^${g}:1: /turns: converted trajectory .* is invalid: ${LIMITS.turns + 1} turns; a trajectory holds at most ${LIMITS.turns}`));
+    expect(o.err).toMatch(
+      new RegExp(`^${g}:1: /turns: converted trajectory .* is invalid: ${LIMITS.turns + 1} turns; a trajectory holds at most ${LIMITS.turns}`),
+    );
   });
 });

@@ -5,7 +5,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
-import { checkMaskConfig, DEFAULT_MASK_CONFIG, MASK_CATEGORIES, maskConfig, maskConfigToJson, maskStats, parseMaskConfig, type MaskCategory, type MaskConfig } from '../../core/masking/index.ts';
+import {
+  checkMaskConfig,
+  DEFAULT_MASK_CONFIG,
+  MASK_CATEGORIES,
+  maskConfig,
+  maskConfigToJson,
+  maskStats,
+  parseMaskConfig,
+  type MaskCategory,
+  type MaskConfig,
+} from '../../core/masking/index.ts';
 import { IMPORT_OPTIONS, importFormat, loadFile, singleFile } from './validate.ts';
 import { table } from './expand.ts';
 
@@ -91,8 +101,19 @@ export default async function mask(argv: string[], io: CliIO): Promise<number> {
     return r.errorCount ? 1 : 0;
   }
   const header = ['domain', 'turns', ...MASK_CATEGORIES, 'mean weight'];
-  const row = (name: string, c: typeof stats.overall) => [name, String(c.total), ...MASK_CATEGORIES.map((k) => `${c.counts[k]} (${pct(c.shares[k])})`), c.meanWeight.toFixed(3)];
-  const rows = [header, ...Object.entries(stats.perDomain).sort(([a], [b]) => a.localeCompare(b)).map(([d, c]) => row(d, c)), row('all', stats.overall)];
+  const row = (name: string, c: typeof stats.overall) => [
+    name,
+    String(c.total),
+    ...MASK_CATEGORIES.map((k) => `${c.counts[k]} (${pct(c.shares[k])})`),
+    c.meanWeight.toFixed(3),
+  ];
+  const rows = [
+    header,
+    ...Object.entries(stats.perDomain)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([d, c]) => row(d, c)),
+    row('all', stats.overall),
+  ];
   io.out(table(rows));
   io.out(`loss ratios: ${MASK_CATEGORIES.map((k) => `${k} ${config.ratios[k]}`).join(', ')}\n`);
   return r.errorCount ? 1 : 0;

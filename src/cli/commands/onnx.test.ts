@@ -23,7 +23,10 @@ import { captureIO } from '../testing.ts';
 
 const CHAT = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
 const GPT2 = fileURLToPath(new URL('../../model/hf/fixtures/export/untied.safetensors', import.meta.url));
-const recorded = JSON.parse(readFileSync(join(CHAT, 'generate.json'), 'utf8')) as Record<'prompt' | 'chat', { input: string; prompt_ids: number[]; ids: number[]; text: string }> & { max_new_tokens: number };
+const recorded = JSON.parse(readFileSync(join(CHAT, 'generate.json'), 'utf8')) as Record<
+  'prompt' | 'chat',
+  { input: string; prompt_ids: number[]; ids: number[]; text: string }
+> & { max_new_tokens: number };
 const tmp = mkdtempSync(join(tmpdir(), 'lwm-onnx-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const LLAMA = join(tmp, 'llama-onnx');
@@ -40,20 +43,22 @@ beforeAll(async () => {
 });
 
 describe('lwm export --to onnx', () => {
-  it('writes onnx/model.onnx beside the Hugging Face folder\'s config, generation and tokenizer files (copied)', () => {
+  it("writes onnx/model.onnx beside the Hugging Face folder's config, generation and tokenizer files (copied)", () => {
     expect(readdirSync(LLAMA).sort()).toEqual(['config.json', 'generation_config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
     expect(readdirSync(join(LLAMA, 'onnx'))).toEqual(['model.onnx']);
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) expect(readFileSync(join(LLAMA, f))).toEqual(readFileSync(join(CHAT, f)));
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json'])
+      expect(readFileSync(join(LLAMA, f))).toEqual(readFileSync(join(CHAT, f)));
     // The weights are the model's f32 parameters, once (the tied head is the embedding).
     expect(statSync(join(LLAMA, 'onnx', 'model.onnx')).size).toBeLessThan(statSync(join(CHAT, 'model.safetensors')).size * 1.2);
   });
 
-  it('a GPT-2-style checkpoint of ours gets the Hugging Face export\'s config and tokenizer files', async () => {
+  it("a GPT-2-style checkpoint of ours gets the Hugging Face export's config and tokenizer files", async () => {
     const onnxDir = join(tmp, 'gpt2-onnx');
     const hfDir = join(tmp, 'gpt2-hf');
     expect((await run('export', GPT2, '--to', 'onnx', '-o', onnxDir)).code).toBe(0);
     expect((await run('export', GPT2, '--to', 'hf', '-o', hfDir)).code).toBe(0);
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) expect(readFileSync(join(onnxDir, f))).toEqual(readFileSync(join(hfDir, f)));
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'])
+      expect(readFileSync(join(onnxDir, f))).toEqual(readFileSync(join(hfDir, f)));
     expect(existsSync(join(onnxDir, 'onnx', 'model.onnx'))).toBe(true);
     expect(existsSync(join(onnxDir, 'model.safetensors'))).toBe(false);
   });
@@ -62,7 +67,10 @@ describe('lwm export --to onnx', () => {
     const ck = loadCheckpoint(new Uint8Array(readFileSync(GPT2)));
     const mine = { ...BUILTIN_TEMPLATES.v0, version: 'mine', description: 'a layout of its own', text: `MY LAYOUT\n${BUILTIN_TEMPLATES.v0.text}` };
     const trained = join(tmp, 'trained.safetensors');
-    writeFileSync(trained, saveCheckpoint({ ...ck, extraMetadata: { ...ck.extraMetadata, spec: JSON.stringify({ stage: 'sft', templates: { mine: 1 }, templateSet: { mine } }) } }));
+    writeFileSync(
+      trained,
+      saveCheckpoint({ ...ck, extraMetadata: { ...ck.extraMetadata, spec: JSON.stringify({ stage: 'sft', templates: { mine: 1 }, templateSet: { mine } }) } }),
+    );
     const dir = join(tmp, 'trained-onnx');
     const r = await run('export', trained, '--to', 'onnx', '-o', dir);
     expect(r.code, r.err).toBe(0);
@@ -88,7 +96,7 @@ describe('lwm export --to onnx', () => {
 });
 
 describe('lwm generate on an ONNX folder', () => {
-  it.each(['prompt', 'chat'] as const)('--%s: transformers\' greedy ids, the folder detected as ONNX', async (kind) => {
+  it.each(['prompt', 'chat'] as const)("--%s: transformers' greedy ids, the folder detected as ONNX", async (kind) => {
     const want = recorded[kind];
     const r = await run('generate', '--model', LLAMA, `--${kind}`, want.input, '--max-tokens', String(recorded.max_new_tokens), '--json');
     expect(r.code, r.err).toBe(0);
@@ -96,7 +104,24 @@ describe('lwm generate on an ONNX folder', () => {
   });
 
   it('--backend onnx says so too, and a seed makes sampling repeatable', async () => {
-    const argv = ['generate', '--model', LLAMA, '--backend', 'onnx', '--prompt', recorded.prompt.input, '--max-tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '7', '--json'];
+    const argv = [
+      'generate',
+      '--model',
+      LLAMA,
+      '--backend',
+      'onnx',
+      '--prompt',
+      recorded.prompt.input,
+      '--max-tokens',
+      '6',
+      '--temperature',
+      '0.9',
+      '--top-k',
+      '20',
+      '--seed',
+      '7',
+      '--json',
+    ];
     const a = await run(...argv);
     const b = await run(...argv);
     expect(a.code, a.err).toBe(0);
@@ -126,15 +151,33 @@ describe('lwm generate on an ONNX folder', () => {
     writeFileSync(join(dir, 'onnx', 'model.onnx'), model);
     const r = await run('generate', '--model', dir, '--prompt', 'a');
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/is not a causal-LM decoder in Hugging Face's ONNX layout: missing input attention_mask, output logits, inputs past_key_values\.N\.key/);
+    expect(r.err).toMatch(
+      /is not a causal-LM decoder in Hugging Face's ONNX layout: missing input attention_mask, output logits, inputs past_key_values\.N\.key/,
+    );
     expect(r.err.trim().split('\n')).toHaveLength(1);
   });
 });
 
 describe('lwm infer --backend onnx', () => {
   const AWB = [
-    { task: 'agentworldbench/terminal', id: 'a_t1', prompt: ['### Turn 1\n**Action:**\nls'], response: ['**Environment Observation:**\na.txt'], system_str: 'You simulate a shell.', turn_idx: 1, total_turns: 2 },
-    { task: 'agentworldbench/terminal', id: 'a_t2', prompt: ['### Turn 1\n**Action:**\nls', '### Turn 2\n**Action:**\ncat a.txt'], response: ['**Environment Observation:**\na.txt', '**Environment Observation:**\nhi'], system_str: 'You simulate a shell.', turn_idx: 2, total_turns: 2 },
+    {
+      task: 'agentworldbench/terminal',
+      id: 'a_t1',
+      prompt: ['### Turn 1\n**Action:**\nls'],
+      response: ['**Environment Observation:**\na.txt'],
+      system_str: 'You simulate a shell.',
+      turn_idx: 1,
+      total_turns: 2,
+    },
+    {
+      task: 'agentworldbench/terminal',
+      id: 'a_t2',
+      prompt: ['### Turn 1\n**Action:**\nls', '### Turn 2\n**Action:**\ncat a.txt'],
+      response: ['**Environment Observation:**\na.txt', '**Environment Observation:**\nhi'],
+      system_str: 'You simulate a shell.',
+      turn_idx: 2,
+      total_turns: 2,
+    },
   ];
 
   it("predicts each record with the chat template over the AgentWorldBench layout: our reference model's greedy tokens", async () => {
@@ -143,13 +186,19 @@ describe('lwm infer --backend onnx', () => {
     const r = await run('infer', file, '--backend', 'onnx', '--model', LLAMA, '--max-tokens', '5');
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain('onnx:llama-onnx 2/2');
-    const got = r.out.trim().split('\n').map((l) => JSON.parse(l) as AwbSampleRecord & { gen: string });
+    const got = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AwbSampleRecord & { gen: string });
     const big = Number.MAX_SAFE_INTEGER;
     const m = await loadHfModel(await nodeFolder(CHAT), { limits: { maxBufferSize: big, maxStorageBufferBindingSize: big, memoryBudget: big } });
     const tok = m.tokenizer!;
     got.forEach((rec, i) => {
       expect(rec).toMatchObject(AWB[i]);
-      const ids = tok.encodeChat(awbMessages(turnRequestFromRecord(rec)).map((x) => ({ role: x.role, content: x.content })), { addGenerationPrompt: true });
+      const ids = tok.encodeChat(
+        awbMessages(turnRequestFromRecord(rec)).map((x) => ({ role: x.role, content: x.content })),
+        { addGenerationPrompt: true },
+      );
       const prompt = ids.slice(Math.max(0, ids.length - (m.config.contextLength - 5)));
       const want = [];
       for (const id of generateRef(m.params, m.config, prompt, { maxNewTokens: 5, temperature: 0 })) {
@@ -179,7 +228,18 @@ describe('--variant: which model file of an ONNX folder', () => {
     cpSync(LLAMA, DIR, { recursive: true });
     writeFileSync(join(DIR, 'onnx', 'model_fp16.onnx'), 'not an ONNX model');
     cpSync(join(VARIANTS, 'model_q4.onnx'), join(DIR, 'onnx', 'model_q4.onnx'));
-    writeFileSync(file, JSON.stringify({ task: 'agentworldbench/terminal', id: 'v_t1', prompt: ['### Turn 1\n**Action:**\nls'], response: ['**Environment Observation:**\na.txt'], system_str: 'You simulate a shell.', turn_idx: 1, total_turns: 1 }) + '\n');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        task: 'agentworldbench/terminal',
+        id: 'v_t1',
+        prompt: ['### Turn 1\n**Action:**\nls'],
+        response: ['**Environment Observation:**\na.txt'],
+        system_str: 'You simulate a shell.',
+        turn_idx: 1,
+        total_turns: 1,
+      }) + '\n',
+    );
   });
 
   it('lwm infer: fp32 and the file name both open onnx/model.onnx (the default), with the same predictions', async () => {
@@ -202,7 +262,10 @@ describe('--variant: which model file of an ONNX folder', () => {
   });
 
   it("--variant q4 runs the 4-bit model in onnxruntime-web with Python onnxruntime's greedy ids (and fp32 the full-precision one's)", async () => {
-    for (const [variant, name] of [['q4', 'model_q4.onnx'], ['fp32', 'model.onnx']]) {
+    for (const [variant, name] of [
+      ['q4', 'model_q4.onnx'],
+      ['fp32', 'model.onnx'],
+    ]) {
       const r = await run('generate', '--model', DIR, '--variant', variant, '--chat', recorded.chat.input, '--max-tokens', String(python.steps), '--json');
       expect(r.code, r.err).toBe(0);
       const out = JSON.parse(r.out) as { prompt_ids: number[]; ids: number[] };

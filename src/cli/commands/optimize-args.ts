@@ -68,9 +68,52 @@ export const OPTIONS = {
 export type OptimizeValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
 /** Options a resumed run must keep (they decide what is compared with what); the rest may change. */
-const LOCKED = ['template', 'text-for', 'data', 'domain', 'n', 'gen-seed', 'eval-fraction', 'split-seed', 'dev', 'test', 'backend', 'model', 'max-tokens', 'temperature', 'top-p', 'prefix-slots', 'judge', 'judge-model', 'judge-max-tokens', 'judge-temperature', 'judge-prompts', 'optimizer', 'optimizer-model', 'optimizer-temperature', 'candidates', 'margin', 'level', 'seed'] as const;
+const LOCKED = [
+  'template',
+  'text-for',
+  'data',
+  'domain',
+  'n',
+  'gen-seed',
+  'eval-fraction',
+  'split-seed',
+  'dev',
+  'test',
+  'backend',
+  'model',
+  'max-tokens',
+  'temperature',
+  'top-p',
+  'prefix-slots',
+  'judge',
+  'judge-model',
+  'judge-max-tokens',
+  'judge-temperature',
+  'judge-prompts',
+  'optimizer',
+  'optimizer-model',
+  'optimizer-temperature',
+  'candidates',
+  'margin',
+  'level',
+  'seed',
+] as const;
 /** What a locked option is when not given (the loop's, the data's and the optimiser's defaults). */
-const DEFAULTS = { 'eval-fraction': '1', 'split-seed': '0', n: '12', 'gen-seed': '0', dev: '8', test: '8', judge: 'local', optimizer: 'offline', 'optimizer-temperature': '0.7', candidates: '3', margin: '0', level: '0.95', seed: '0' } as const;
+const DEFAULTS = {
+  'eval-fraction': '1',
+  'split-seed': '0',
+  n: '12',
+  'gen-seed': '0',
+  dev: '8',
+  test: '8',
+  judge: 'local',
+  optimizer: 'offline',
+  'optimizer-temperature': '0.7',
+  candidates: '3',
+  margin: '0',
+  level: '0.95',
+  seed: '0',
+} as const;
 const dflt = (k: keyof typeof DEFAULTS): number => Number(DEFAULTS[k]);
 
 /** Whether an option given on resume is the one the run has (or, not given then, its default): "0" is "00", "0.5" is ".5". */
@@ -96,7 +139,8 @@ export function storedOptions(values: OptimizeValues): Record<string, string | b
 /** The run DIR continues (its run.json), with the options given now merged over it; errors name what differs. */
 export function resumeValues(dir: string, given: OptimizeValues): OptimizeValues {
   const file = join(dir, RUN_FILE);
-  if (!existsSync(join(dir, STATE_FILE)) || !existsSync(file)) throw new FileError(`${dir}: nothing to resume (no ${STATE_FILE} and ${RUN_FILE}; was it written by lwm optimize -o ${dir}?)`);
+  if (!existsSync(join(dir, STATE_FILE)) || !existsSync(file))
+    throw new FileError(`${dir}: nothing to resume (no ${STATE_FILE} and ${RUN_FILE}; was it written by lwm optimize -o ${dir}?)`);
   let stored: Record<string, string | boolean>;
   try {
     const run = JSON.parse(readFileSync(file, 'utf8')) as { options?: Record<string, string | boolean> };
@@ -107,7 +151,10 @@ export function resumeValues(dir: string, given: OptimizeValues): OptimizeValues
   }
   for (const k of LOCKED) {
     const now = given[k];
-    if (now !== undefined && !sameOption(k, now, stored[k])) throw new UsageError(`--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimiser and seed`);
+    if (now !== undefined && !sameOption(k, now, stored[k]))
+      throw new UsageError(
+        `--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimiser and seed`,
+      );
   }
   const merged: Record<string, unknown> = { ...stored };
   for (const [k, v] of Object.entries(given)) if (v !== undefined) merged[k] = v;
@@ -116,7 +163,8 @@ export function resumeValues(dir: string, given: OptimizeValues): OptimizeValues
 
 export function numberOption(name: string, v: string, lo: number, hi: number): number {
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi) throw new UsageError(`--${name} must be a number from ${lo} to ${hi}, got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi)
+    throw new UsageError(`--${name} must be a number from ${lo} to ${hi}, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -126,20 +174,32 @@ const int = (values: OptimizeValues, name: keyof OptimizeValues & string, dflt: 
 };
 
 /** The data source: a file, or the built-in environments. */
-export type DataSource = { kind: 'file'; file: string; evalFraction: number; splitSeed: number } | { kind: 'domain'; domains: string[]; n: number; seed: number };
+export type DataSource =
+  | { kind: 'file'; file: string; evalFraction: number; splitSeed: number }
+  | { kind: 'domain'; domains: string[]; n: number; seed: number };
 
 function dataSource(values: OptimizeValues): DataSource {
   if (values.data !== undefined && values.domain !== undefined) throw new UsageError('give --data FILE or --domain D, not both');
-  for (const f of ['n', 'gen-seed'] as const) if (values[f] !== undefined && values.domain === undefined) throw new UsageError(`--${f} is for --domain (the built-in environments)`);
-  for (const f of ['eval-fraction', 'split-seed'] as const) if (values[f] !== undefined && values.data === undefined) throw new UsageError(`--${f} is for --data FILE (native trajectories)`);
+  for (const f of ['n', 'gen-seed'] as const)
+    if (values[f] !== undefined && values.domain === undefined) throw new UsageError(`--${f} is for --domain (the built-in environments)`);
+  for (const f of ['eval-fraction', 'split-seed'] as const)
+    if (values[f] !== undefined && values.data === undefined) throw new UsageError(`--${f} is for --data FILE (native trajectories)`);
   if (values.data !== undefined) {
     const problem = inputFileProblem(values.data);
     if (problem) throw new FileError(`${problem} (--data)`);
-    return { kind: 'file', file: values.data, evalFraction: values['eval-fraction'] === undefined ? dflt('eval-fraction') : numberOption('eval-fraction', values['eval-fraction'], 0, 1), splitSeed: int(values, 'split-seed', dflt('split-seed'), 0, 0xffffffff) };
+    return {
+      kind: 'file',
+      file: values.data,
+      evalFraction: values['eval-fraction'] === undefined ? dflt('eval-fraction') : numberOption('eval-fraction', values['eval-fraction'], 0, 1),
+      splitSeed: int(values, 'split-seed', dflt('split-seed'), 0, 0xffffffff),
+    };
   }
-  if (values.domain === undefined) throw new UsageError('the samples: give --data FILE (AgentWorldBench records or trajectories) or --domain D (built-in environments)');
+  if (values.domain === undefined)
+    throw new UsageError('the samples: give --data FILE (AgentWorldBench records or trajectories) or --domain D (built-in environments)');
   const domains = values.domain === 'all' ? [...DOMAINS] : values.domain.split(',').map((d) => d.trim());
-  for (const d of domains) if (!(DOMAINS as readonly string[]).includes(d)) throw new UsageError(`--domain: unknown domain ${JSON.stringify(d)}; expected one of ${DOMAINS.join(', ')} or all`);
+  for (const d of domains)
+    if (!(DOMAINS as readonly string[]).includes(d))
+      throw new UsageError(`--domain: unknown domain ${JSON.stringify(d)}; expected one of ${DOMAINS.join(', ')} or all`);
   return { kind: 'domain', domains, n: int(values, 'n', dflt('n'), 1, 10_000), seed: int(values, 'gen-seed', dflt('gen-seed'), 0, 0xffffffff) };
 }
 
@@ -156,9 +216,17 @@ export interface OptimiserArgs {
 function optimiserArgs(values: OptimizeValues): OptimiserArgs {
   const kind = values.optimizer ?? DEFAULTS.optimizer;
   if (kind !== 'offline' && kind !== 'endpoint') throw new UsageError(`--optimizer must be offline or endpoint, got ${JSON.stringify(kind)}`);
-  const endpointOnly = ['optimizer-base-url', 'optimizer-model', 'optimizer-api-key', 'optimizer-temperature', 'optimizer-max-tokens', 'optimizer-timeout'] as const;
+  const endpointOnly = [
+    'optimizer-base-url',
+    'optimizer-model',
+    'optimizer-api-key',
+    'optimizer-temperature',
+    'optimizer-max-tokens',
+    'optimizer-timeout',
+  ] as const;
   if (kind === 'offline') for (const f of endpointOnly) if (values[f] !== undefined) throw new UsageError(`--${f} is for --optimizer endpoint`);
-  if (kind === 'endpoint' && (!values['optimizer-base-url'] || !values['optimizer-model'])) throw new UsageError('--optimizer endpoint needs --optimizer-base-url and --optimizer-model');
+  if (kind === 'endpoint' && (!values['optimizer-base-url'] || !values['optimizer-model']))
+    throw new UsageError('--optimizer endpoint needs --optimizer-base-url and --optimizer-model');
   if (values['optimizer-base-url'] !== undefined) {
     try {
       checkBaseUrl(values['optimizer-base-url']);
@@ -171,7 +239,10 @@ function optimiserArgs(values: OptimizeValues): OptimiserArgs {
     baseUrl: values['optimizer-base-url'],
     model: values['optimizer-model'],
     apiKey: values['optimizer-api-key'],
-    temperature: values['optimizer-temperature'] === undefined ? dflt('optimizer-temperature') : numberOption('optimizer-temperature', values['optimizer-temperature'], 0, 2),
+    temperature:
+      values['optimizer-temperature'] === undefined
+        ? dflt('optimizer-temperature')
+        : numberOption('optimizer-temperature', values['optimizer-temperature'], 0, 2),
     maxTokens: int(values, 'optimizer-max-tokens', 4096, 1),
     timeout: int(values, 'optimizer-timeout', 300, 1),
   };
@@ -194,10 +265,13 @@ export interface OptimizeArgs {
 
 /** The loop's options, checked (the backend's and the judge's are checked by lwm infer's and lwm judge's own code). */
 export function checkOptimizeArgs(values: OptimizeValues, positionals: string[]): OptimizeArgs {
-  if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (the template is given with --template FILE, the samples with --data FILE)`);
+  if (positionals.length)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (the template is given with --template FILE, the samples with --data FILE)`);
   if (values.output === undefined || values.output === '') throw new UsageError('-o DIR is required: the folder the lineage and the run state are written to');
-  if (values.template === undefined && !values.resume) throw new UsageError('--template FILE is required (a template JSON or text, or a built-in version: v0, v1, v2, compact)');
-  if (values.backend === undefined) throw new UsageError('--backend is required (local, onnx, endpoint, copy-last or reference): the simulator the templates are scored with');
+  if (values.template === undefined && !values.resume)
+    throw new UsageError('--template FILE is required (a template JSON or text, or a built-in version: v0, v1, v2, compact)');
+  if (values.backend === undefined)
+    throw new UsageError('--backend is required (local, onnx, endpoint, copy-last or reference): the simulator the templates are scored with');
   const margin = values.margin === undefined ? dflt('margin') : numberOption('margin', values.margin, 0, 100);
   const level = values.level === undefined ? dflt('level') : numberOption('level', values.level, 0.5, 0.999);
   if (level === 0.5) throw new UsageError(`--level must be above 0.5, got ${JSON.stringify(values.level)}`);
@@ -227,7 +301,8 @@ export function checkOutputDir(dir: string, resume: boolean): void {
     if (e instanceof FileError) throw e;
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new FileError(`${dir}: cannot write the run there (${errnoText(e)}) (-o)`);
   }
-  if (!resume && isDir && existsSync(join(dir, STATE_FILE))) throw new UsageError(`${dir} already holds an optimisation run (${STATE_FILE}); add --resume to continue it, or choose another -o DIR`);
+  if (!resume && isDir && existsSync(join(dir, STATE_FILE)))
+    throw new UsageError(`${dir} already holds an optimisation run (${STATE_FILE}); add --resume to continue it, or choose another -o DIR`);
 }
 
 /** The starting template: a file (template JSON, old JSON template, or template text) or a built-in version; errors name the file and line. */
@@ -242,8 +317,14 @@ export function readStartTemplate(spec: string, textFor: string | undefined): { 
     if (problem) throw new FileError(`${problem} (--template; built-in versions: ${Object.keys(BUILTIN_TEMPLATES).join(', ')})`);
     template = templateOfFile(spec, readFileSync(spec, 'utf8'));
   }
-  if (textFor !== undefined && !template.domains?.[textFor]) throw new UsageError(`--text-for ${JSON.stringify(textFor)}: ${source} has no text for that domain (it has: ${Object.keys(template.domains ?? {}).join(', ') || 'none'})`);
-  if (textFor === undefined && template.domains && Object.keys(template.domains).length) throw new UsageError(`${source} has per-domain texts (${Object.keys(template.domains).join(', ')}); the loop optimises one text: pick one with --text-for DOMAIN (or strip "domains" to optimise the main text)`);
+  if (textFor !== undefined && !template.domains?.[textFor])
+    throw new UsageError(
+      `--text-for ${JSON.stringify(textFor)}: ${source} has no text for that domain (it has: ${Object.keys(template.domains ?? {}).join(', ') || 'none'})`,
+    );
+  if (textFor === undefined && template.domains && Object.keys(template.domains).length)
+    throw new UsageError(
+      `${source} has per-domain texts (${Object.keys(template.domains).join(', ')}); the loop optimises one text: pick one with --text-for DOMAIN (or strip "domains" to optimise the main text)`,
+    );
   const text = textFor === undefined ? template.text : templateTextFor(template, textFor);
   const problems = checkTemplateText(text);
   if (problems.length) throw new FileError(problems.map((p) => `${source}${textFor ? ` (text for ${textFor})` : ''}: line ${p.line}: ${p.message}`).join('\n'));
@@ -263,6 +344,14 @@ function templateOfFile(file: string, raw: string): PromptTemplate {
   if (isLegacyTemplate(v)) return normalizeTemplate(v);
   const o = v as Partial<PromptTemplate>;
   if (typeof o.text !== 'string') throw new FileError(`${file}: a template JSON needs a "text" string (the Jinja template; docs/templates.md)`);
-  if (o.domains !== undefined && (typeof o.domains !== 'object' || o.domains === null || Object.values(o.domains).some((x) => typeof x !== 'string'))) throw new FileError(`${file}: "domains" must map domain names to template texts`);
-  return { version: typeof o.version === 'string' && o.version ? o.version : 'start', description: o.description ?? '', text: o.text, domains: o.domains, targetOpen: '', targetClose: '' };
+  if (o.domains !== undefined && (typeof o.domains !== 'object' || o.domains === null || Object.values(o.domains).some((x) => typeof x !== 'string')))
+    throw new FileError(`${file}: "domains" must map domain names to template texts`);
+  return {
+    version: typeof o.version === 'string' && o.version ? o.version : 'start',
+    description: o.description ?? '',
+    text: o.text,
+    domains: o.domains,
+    targetOpen: '',
+    targetClose: '',
+  };
 }

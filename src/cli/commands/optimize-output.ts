@@ -23,7 +23,12 @@ const json = (v: unknown): string => JSON.stringify(v, null, 2) + '\n';
 
 const sampleKeyOf = (s: BenchSample) => ({ task: s.record?.task ?? s.domain, id: s.id, turn_idx: s.turnIdx });
 
-export function writeRunFiles(dir: string, options: Record<string, unknown>, start: { text: string; note: string }, splits: { dev: BenchSample[]; test: BenchSample[] }): void {
+export function writeRunFiles(
+  dir: string,
+  options: Record<string, unknown>,
+  start: { text: string; note: string },
+  splits: { dev: BenchSample[]; test: BenchSample[] },
+): void {
   mkdirSync(join(dir, 'versions'), { recursive: true });
   writeFileAtomicSync(join(dir, RUN_FILE), json({ format: 'lwm-optimize-run', version: 1, options, start }));
   writeFileAtomicSync(join(dir, 'splits.json'), json({ dev: splits.dev.map(sampleKeyOf), test: splits.test.map(sampleKeyOf) }));
@@ -77,17 +82,42 @@ export function writeState(dir: string, s: LoopState, dev: BenchSample[], writte
     writeFileAtomicSync(join(dir, 'versions', `${v.id}.json`), record);
     written.set(v.id, record);
   }
-  const lineage = { format: 'lwm-optimize-lineage', version: 1, best: s.best, round: s.round, rounds: s.rounds, calls: s.calls, test: s.test ?? null, stopped: s.stopped ?? null, stopNote: s.stopNote ?? null, versions: s.versions.map(lineageEntry) };
+  const lineage = {
+    format: 'lwm-optimize-lineage',
+    version: 1,
+    best: s.best,
+    round: s.round,
+    rounds: s.rounds,
+    calls: s.calls,
+    test: s.test ?? null,
+    stopped: s.stopped ?? null,
+    stopNote: s.stopNote ?? null,
+    versions: s.versions.map(lineageEntry),
+  };
   writeFileAtomicSync(join(dir, 'lineage.json'), json(lineage));
   const best = s.versions.find((v) => v.id === s.best);
-  if (best) writeFileAtomicSync(join(dir, 'best.json'), json({ version: `opt-${best.id}`, description: `lwm optimize: ${best.id} (${best.note})`, text: best.text, targetOpen: TARGET_OPEN, targetClose: TARGET_CLOSE }));
+  if (best)
+    writeFileAtomicSync(
+      join(dir, 'best.json'),
+      json({
+        version: `opt-${best.id}`,
+        description: `lwm optimize: ${best.id} (${best.note})`,
+        text: best.text,
+        targetOpen: TARGET_OPEN,
+        targetClose: TARGET_CLOSE,
+      }),
+    );
 }
 
 const f1 = (x: number | null | undefined): string => (typeof x === 'number' ? x.toFixed(1) : '-');
 
 function table(head: string[], rows: string[][]): string {
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(width[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(width[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(width.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
 
@@ -98,13 +128,26 @@ export function formatRun(s: LoopState): string {
   const v0 = s.versions.find((v) => v.id === 'v0');
   const rounds = table(
     ['round', 'candidates', 'valid', 'accepted', 'best', 'dev mean'],
-    [['0', '-', '-', '-', 'v0', f1(v0?.mean)], ...s.rounds.map((r) => [String(r.round), String(r.candidates), String(s.versions.filter((v) => v.round === r.round && v.status !== 'invalid').length), String(r.accepted), r.best, f1(r.mean)])],
+    [
+      ['0', '-', '-', '-', 'v0', f1(v0?.mean)],
+      ...s.rounds.map((r) => [
+        String(r.round),
+        String(r.candidates),
+        String(s.versions.filter((v) => v.round === r.round && v.status !== 'invalid').length),
+        String(r.accepted),
+        r.best,
+        f1(r.mean),
+      ]),
+    ],
   );
   const versions = table(
     ['version', 'parent', 'status', 'dev mean', 'Δ vs parent [CI]', 'note / reason'],
     s.versions.map((v) => {
       const c = v.comparison;
-      const diff = c && c.meanDiff !== null ? `${c.meanDiff >= 0 ? '+' : ''}${c.meanDiff.toFixed(1)}${c.ci ? ` [${c.ci[0].toFixed(1)}, ${c.ci[1].toFixed(1)}]` : ''}` : '-';
+      const diff =
+        c && c.meanDiff !== null
+          ? `${c.meanDiff >= 0 ? '+' : ''}${c.meanDiff.toFixed(1)}${c.ci ? ` [${c.ci[0].toFixed(1)}, ${c.ci[1].toFixed(1)}]` : ''}`
+          : '-';
       const why = v.status === 'invalid' ? `${v.note} — ${v.reason ?? ''}` : v.note;
       return [v.id, v.parent ?? '-', v.status, f1(v.mean), diff, clip(why.replace(/\s+/gu, ' '), 100)];
     }),

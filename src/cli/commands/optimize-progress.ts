@@ -42,7 +42,9 @@ export function progressLine(io: CliIO, s: LoopState) {
       const rate = scored / Math.max(0.001, (now - t0) / 1000);
       const left = Math.max(0, plannedAtBegin - done);
       const round = split === 'test' ? 'test' : s.best ? `round ${Math.min(s.round + 1, s.config.rounds)}/${s.config.rounds}` : 'start';
-      io.err(`lwm optimize: ${round} ${label} on ${split}: ${done}/${total}${failed ? ` (${failed} failed)` : ''}; ${s.calls.model + done} model calls; ETA ~${Math.ceil(left / rate)}s\n`);
+      io.err(
+        `lwm optimize: ${round} ${label} on ${split}: ${done}/${total}${failed ? ` (${failed} failed)` : ''}; ${s.calls.model + done} model calls; ETA ~${Math.ceil(left / rate)}s\n`,
+      );
     },
   };
 }

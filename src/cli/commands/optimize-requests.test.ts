@@ -13,7 +13,9 @@ import { optimisationRender } from '../../train/optimize.ts';
 import { captureIO } from '../testing.ts';
 import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 
-const samples = benchSampleRecords([...generateTrajectories('terminal', 6, 0), ...generateTrajectories('mcp', 6, 0)], { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
+const samples = benchSampleRecords([...generateTrajectories('terminal', 6, 0), ...generateTrajectories('mcp', 6, 0)], { evalFraction: 1, seed: 0 }).map(
+  sampleFromRecord,
+);
 const text = BUILTIN_TEMPLATES.v2.text.replace('{{ action }}', 'Never invent files.\n{{ action }}');
 
 /** The app's side: the optimisation job opens the backend (src/backends/open.ts), which decides the request form. */
@@ -32,7 +34,11 @@ async function cli(argv: string[]) {
 
 describe('the app and lwm optimize build identical requests', () => {
   it.each([
-    ['endpoint', ['--backend', 'endpoint', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { id: 'e', name: 'e', kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } }],
+    [
+      'endpoint',
+      ['--backend', 'endpoint', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'],
+      { id: 'e', name: 'e', kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+    ],
     ['copy-last', ['--backend', 'copy-last'], { id: 'c', name: 'c', kind: 'copy-last' }],
     ['reference', ['--backend', 'reference'], { id: 'r', name: 'r', kind: 'reference' }],
   ] as const)('%s: the same request for every sample', async (_name, argv, backend) => {

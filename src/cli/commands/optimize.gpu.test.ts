@@ -26,13 +26,50 @@ describe('lwm optimize --backend local', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-optimize-gpu-'));
     try {
       const data = generateTrajectories('terminal', 4, 0);
-      const tok = trainBpe(data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])), { vocabSize: 300 });
+      const tok = trainBpe(
+        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+        { vocabSize: 300 },
+      );
       const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      await writeFile(ckpt, saveCheckpoint({ config, params: initParams(config, 3), step: 0, extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) } }));
+      await writeFile(
+        ckpt,
+        saveCheckpoint({
+          config,
+          params: initParams(config, 3),
+          step: 0,
+          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) },
+        }),
+      );
       const run = async (out: string) => {
         const io = captureIO();
-        const code = await optimize(['--template', 'v1', '--domain', 'terminal', '--n', '4', '--dev', '3', '--test', '2', '--backend', 'local', '--model', ckpt, '--max-tokens', '4', '--rounds', '2', '--candidates', '2', '-o', join(dir, out)], io);
+        const code = await optimize(
+          [
+            '--template',
+            'v1',
+            '--domain',
+            'terminal',
+            '--n',
+            '4',
+            '--dev',
+            '3',
+            '--test',
+            '2',
+            '--backend',
+            'local',
+            '--model',
+            ckpt,
+            '--max-tokens',
+            '4',
+            '--rounds',
+            '2',
+            '--candidates',
+            '2',
+            '-o',
+            join(dir, out),
+          ],
+          io,
+        );
         expect(io.stderr).toMatch(/round 2\/2 r2c\d on dev: 3\/3/);
         expect(code).toBe(0);
         return JSON.parse(await readFile(join(dir, out, 'state.json'), 'utf8')) as LoopState;
@@ -48,7 +85,10 @@ describe('lwm optimize --backend local', () => {
       const opened = (await openInferBackend(parseInferArgs(['-', '--backend', 'local', '--model', ckpt]) as InferArgs, 1, captureIO(), 'lwm optimize'))!;
       opened.dispose();
       expect(opened.form).toBe('turn');
-      const app = optimisationRender({ start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint', checkpoint: { key: ckpt } } }, opened);
+      const app = optimisationRender(
+        { start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint', checkpoint: { key: ckpt } } },
+        opened,
+      );
       const samples = benchSampleRecords(data, { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
       for (const v of a.versions) for (const s of samples) expect(app(v.text, s)).toEqual(templateRender(opened.form)(v.text, s));
     } finally {

@@ -45,20 +45,68 @@ describe('lwm optimize: argument and file errors say what and where', () => {
       [['--template', 'v0', '--backend', 'copy-last', '-o', path('x')], /give --data FILE .* or --domain D/],
       [['--template', 'v0', '--domain', 'mcp', '--data', 'f', '--backend', 'copy-last', '-o', path('x')], /--data FILE or --domain D, not both/],
       [['--template', 'v0', '--domain', 'nowhere', '--backend', 'copy-last', '-o', path('x')], /--domain: unknown domain "nowhere"; expected one of/],
-      [['--template', 'v0', '--domain', 'mcp', '--gen-seed', '1', '--n', '1', '--eval-fraction', '0.5', '--backend', 'copy-last', '-o', path('x')], /--eval-fraction is for --data FILE/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'gpt', '-o', path('x')], /--backend must be one of local, onnx, endpoint, copy-last, reference, got "gpt"/],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--gen-seed', '1', '--n', '1', '--eval-fraction', '0.5', '--backend', 'copy-last', '-o', path('x')],
+        /--eval-fraction is for --data FILE/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'gpt', '-o', path('x')],
+        /--backend must be one of local, onnx, endpoint, copy-last, reference, got "gpt"/,
+      ],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'endpoint', '--model', 'm', '-o', path('x')], /--backend endpoint needs --base-url and --model/],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--base-url', 'http://h/v1', '-o', path('x')], /--base-url is for --backend endpoint/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--judge', 'endpoint', '--judge-model', 'j', '-o', path('x')], /--judge endpoint needs --judge-base-url and --judge-model/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--judge-temperature', '0.2', '-o', path('x')], /--judge-temperature is for --judge endpoint/],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--judge', 'endpoint', '--judge-model', 'j', '-o', path('x')],
+        /--judge endpoint needs --judge-base-url and --judge-model/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--judge-temperature', '0.2', '-o', path('x')],
+        /--judge-temperature is for --judge endpoint/,
+      ],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--judge', 'gpt', '-o', path('x')], /--judge must be local or endpoint, got "gpt"/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer', 'endpoint', '--optimizer-model', 'o', '-o', path('x')], /--optimizer endpoint needs --optimizer-base-url and --optimizer-model/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer-model', 'o', '-o', path('x')], /--optimizer-model is for --optimizer endpoint/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer', 'endpoint', '--optimizer-model', 'o', '--optimizer-base-url', 'file:///x', '-o', path('x')], /--optimizer-base-url must be an http:\/\/ or https:\/\/ URL/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer', 'genetic', '-o', path('x')], /--optimizer must be offline or endpoint, got "genetic"/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--rounds', '0', '-o', path('x')], /--rounds must be an integer from 1 to 100, got "0"/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--candidates', 'many', '-o', path('x')], /--candidates must be an integer from 1 to 20, got "many"/],
-      [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--level', '1.5', '-o', path('x')], /--level must be a number from 0.5 to 0.999, got "1.5"/],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer', 'endpoint', '--optimizer-model', 'o', '-o', path('x')],
+        /--optimizer endpoint needs --optimizer-base-url and --optimizer-model/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer-model', 'o', '-o', path('x')],
+        /--optimizer-model is for --optimizer endpoint/,
+      ],
+      [
+        [
+          '--template',
+          'v0',
+          '--domain',
+          'mcp',
+          '--backend',
+          'copy-last',
+          '--optimizer',
+          'endpoint',
+          '--optimizer-model',
+          'o',
+          '--optimizer-base-url',
+          'file:///x',
+          '-o',
+          path('x'),
+        ],
+        /--optimizer-base-url must be an http:\/\/ or https:\/\/ URL/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--optimizer', 'genetic', '-o', path('x')],
+        /--optimizer must be offline or endpoint, got "genetic"/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--rounds', '0', '-o', path('x')],
+        /--rounds must be an integer from 1 to 100, got "0"/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--candidates', 'many', '-o', path('x')],
+        /--candidates must be an integer from 1 to 20, got "many"/,
+      ],
+      [
+        ['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--level', '1.5', '-o', path('x')],
+        /--level must be a number from 0.5 to 0.999, got "1.5"/,
+      ],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--margin=-1', '-o', path('x')], /--margin must be a number from 0 to 100, got "-1"/],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--budget', '0', '-o', path('x')], /--budget must be an integer from 1/],
       [['--template', 'v0', '--domain', 'mcp', '--backend', 'copy-last', '--dev', '1', '-o', path('x')], /--dev must be an integer from 2/],
@@ -80,7 +128,9 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     await writeFile(path('torn.json'), '{"text": "a');
     await writeFile(path('domains.json'), JSON.stringify({ ...BUILTIN_TEMPLATES.v1, domains: { mcp: BUILTIN_TEMPLATES.v2.text } }));
     const run = (...argv: string[]) => lwm('--domain', 'mcp', '--backend', 'copy-last', '-o', path('out'), ...argv);
-    expect((await run('--template', path('missing.json'))).stderr).toMatch(/missing\.json: cannot read \(ENOENT: no such file or directory\) \(--template; built-in versions: v0, v1, v2, compact\)/);
+    expect((await run('--template', path('missing.json'))).stderr).toMatch(
+      /missing\.json: cannot read \(ENOENT: no such file or directory\) \(--template; built-in versions: v0, v1, v2, compact\)/,
+    );
     expect((await run('--template', path('bad.jinja'))).stderr).toMatch(/bad\.jinja: line 2: unknown variable "tool_list"/);
     expect((await run('--template', path('open.jinja'))).stderr).toMatch(/open\.jinja: line 2: \{% if %\} is never closed/);
     expect((await run('--template', path('bad.json'))).stderr).toMatch(/bad\.json: a template JSON needs a "text" string/);
@@ -88,11 +138,30 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const d = await run('--template', path('domains.json'));
     expect(d.stderr).toMatch(/has per-domain texts \(mcp\); .* pick one with --text-for DOMAIN/);
     expect(d.code).toBe(2);
-    expect((await run('--template', path('domains.json'), '--text-for', 'search')).stderr).toMatch(/--text-for "search": .* has no text for that domain \(it has: mcp\)/);
+    expect((await run('--template', path('domains.json'), '--text-for', 'search')).stderr).toMatch(
+      /--text-for "search": .* has no text for that domain \(it has: mcp\)/,
+    );
     const nodata = await lwm('--template', 'v0', '--data', path('none.jsonl'), '--backend', 'copy-last', '-o', path('out'));
     expect(nodata.stderr).toMatch(/none\.jsonl: cannot read \(ENOENT: no such file or directory\) \(--data\)/);
     expect(nodata.code).toBe(1);
-    const ck = await lwm('--template', 'v0', '--domain', 'mcp', '--n', '2', '--dev', '2', '--test', '0', '--backend', 'local', '--model', path('missing.safetensors'), '-o', path('ck'));
+    const ck = await lwm(
+      '--template',
+      'v0',
+      '--domain',
+      'mcp',
+      '--n',
+      '2',
+      '--dev',
+      '2',
+      '--test',
+      '0',
+      '--backend',
+      'local',
+      '--model',
+      path('missing.safetensors'),
+      '-o',
+      path('ck'),
+    );
     expect(ck.stderr).toMatch(/lwm optimize: .*missing\.safetensors: cannot read \(ENOENT\)/);
     expect(ck.code).toBe(1);
     await writeFile(path('afile'), 'x');
@@ -103,7 +172,9 @@ describe('lwm optimize: argument and file errors say what and where', () => {
   it('refuses to overwrite a run, and to resume what is not one or with other settings', async () => {
     const dir = path('run');
     expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).code).toBe(0);
-    expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).stderr).toMatch(/run already holds an optimisation run \(state\.json\); add --resume/);
+    expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).stderr).toMatch(
+      /run already holds an optimisation run \(state\.json\); add --resume/,
+    );
     expect((await lwm('--resume', '-o', path('nothing'))).stderr).toMatch(/nothing: nothing to resume \(no state\.json and run\.json/);
     const other = await lwm('--resume', '--seed', '5', '-o', dir);
     expect(other.stderr).toMatch(/--seed "5" differs from the run being resumed in .*run \(not given\)/);
@@ -112,7 +183,9 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const same = await lwm('--resume', '--seed', '0', '--level', '0.950', '--judge', 'local', '--candidates', '2', '--rounds', '1', '-o', dir);
     expect(same.stderr).not.toMatch(/differs/);
     expect(same.code).toBe(0);
-    expect((await lwm('--resume', '--backend', 'reference', '-o', dir)).stderr).toMatch(/--backend "reference" differs from the run being resumed in .* \("copy-last"\)/);
+    expect((await lwm('--resume', '--backend', 'reference', '-o', dir)).stderr).toMatch(
+      /--backend "reference" differs from the run being resumed in .* \("copy-last"\)/,
+    );
     await writeFile(join(dir, 'state.json'), '{"versions": [');
     const torn = await lwm('--resume', '--rounds', '2', '-o', dir);
     expect(torn.stderr).toMatch(/run\/state\.json: cannot read it to resume \(/);
@@ -154,7 +227,12 @@ describe('lwm optimize --data', () => {
 
 describe('lwm optimize: the whole command (bin/lwm.mjs)', () => {
   const bin = fileURLToPath(new URL('../../../bin/lwm.mjs', import.meta.url));
-  const runBin = (dir: string) => spawnSync(process.execPath, [bin, 'optimize', '--template', 'v1', ...BASE, '--rounds', '3', '--judge', 'local', '--optimizer', 'offline', '--seed', '3', '-o', dir], { encoding: 'utf8' });
+  const runBin = (dir: string) =>
+    spawnSync(
+      process.execPath,
+      [bin, 'optimize', '--template', 'v1', ...BASE, '--rounds', '3', '--judge', 'local', '--optimizer', 'offline', '--seed', '3', '-o', dir],
+      { encoding: 'utf8' },
+    );
 
   it('runs 3 offline rounds with copy-last and the local judge, writes the lineage, and does it again identically', () => {
     const r = runBin(path('a'));
@@ -208,7 +286,12 @@ beforeAll(async () => {
       const last = [...body.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
       // "picky" simulates only when its system prompt holds one of the offline optimiser's instruction lines.
       const obeys = body.model !== 'picky' || /\n- [A-Z]/.test(body.messages[0]?.content ?? '');
-      const content = body.model === 'opt' ? (replies.shift() ?? 'no more replies') : obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
+      const content =
+        body.model === 'opt'
+          ? (replies.shift() ?? 'no more replies')
+          : obeys
+            ? `<predicted_observation>\n${last}\n</predicted_observation>`
+            : 'As an AI assistant I cannot run commands.';
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ message: { content } }] }));
     });
@@ -239,7 +322,31 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
       `<template>\n${v1}\n</template>\nNOTE: nothing`,
     ];
     const dir = path('ep');
-    const r = await lwm('--template', 'v1', '--domain', 'terminal,mcp', '--n', '6', '--dev', '4', '--test', '0', ...sim(), '--optimizer', 'endpoint', '--optimizer-base-url', base, '--optimizer-model', 'opt', '--rounds', '2', '--candidates', '2', '-o', dir);
+    const r = await lwm(
+      '--template',
+      'v1',
+      '--domain',
+      'terminal,mcp',
+      '--n',
+      '6',
+      '--dev',
+      '4',
+      '--test',
+      '0',
+      ...sim(),
+      '--optimizer',
+      'endpoint',
+      '--optimizer-base-url',
+      base,
+      '--optimizer-model',
+      'opt',
+      '--rounds',
+      '2',
+      '--candidates',
+      '2',
+      '-o',
+      dir,
+    );
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.code).toBe(0);
     const s = readJson(join(dir, 'state.json')) as LoopState;
@@ -263,7 +370,8 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     const systems = new Set(seen.filter((b) => b.model === 'sim').map((b) => b.messages[0]));
     expect([...systems].every((m) => m.role === 'system')).toBe(true);
     const trajectories = [...generateTrajectories('terminal', 6, 0), ...generateTrajectories('mcp', 6, 0)];
-    const rendered = (text: string) => new Set(trajectories.map((t) => renderSystem(candidateTemplate(text), { domain: t.domain, systemPrompt: t.system_prompt })));
+    const rendered = (text: string) =>
+      new Set(trajectories.map((t) => renderSystem(candidateTemplate(text), { domain: t.domain, systemPrompt: t.system_prompt })));
     const allowed = new Set([...rendered(v1), ...rendered(better)]);
     expect([...systems].every((m) => allowed.has(m.content))).toBe(true);
     expect([...systems].filter((m) => rendered(better).has(m.content)).length).toBeGreaterThan(0);
@@ -276,7 +384,25 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
 describe('lwm optimize: a candidate that helps is accepted', () => {
   it('with a simulator that follows instructions, the offline optimiser finds one and the paired test accepts it', async () => {
     const dir = path('picky');
-    const r = await lwm('--template', 'v0', '--domain', 'terminal,mcp', '--n', '6', '--dev', '5', '--test', '3', ...sim().map((x) => (x === 'sim' ? 'picky' : x)), '--rounds', '2', '--candidates', '2', '-o', dir);
+    const r = await lwm(
+      '--template',
+      'v0',
+      '--domain',
+      'terminal,mcp',
+      '--n',
+      '6',
+      '--dev',
+      '5',
+      '--test',
+      '3',
+      ...sim().map((x) => (x === 'sim' ? 'picky' : x)),
+      '--rounds',
+      '2',
+      '--candidates',
+      '2',
+      '-o',
+      dir,
+    );
     expect(r.code).toBe(0);
     const s = readJson(join(dir, 'state.json')) as LoopState;
     const best = s.versions.find((v) => v.id === s.best)!;
@@ -321,7 +447,26 @@ describe('lwm optimize --resume', () => {
 
   it('a run killed in the middle of a round resumes to the same end as a run that was not', async () => {
     const bin = fileURLToPath(new URL('../../../bin/lwm.mjs', import.meta.url));
-    const argv = ['optimize', '--template', 'v0', '--domain', 'terminal,mcp', '--n', '6', '--dev', '4', '--test', '2', ...sim(), '--rounds', '2', '--candidates', '2', '--seed', '1'];
+    const argv = [
+      'optimize',
+      '--template',
+      'v0',
+      '--domain',
+      'terminal,mcp',
+      '--n',
+      '6',
+      '--dev',
+      '4',
+      '--test',
+      '2',
+      ...sim(),
+      '--rounds',
+      '2',
+      '--candidates',
+      '2',
+      '--seed',
+      '1',
+    ];
     expect((await lwm(...argv.slice(1), '-o', path('whole'))).code).toBe(0);
     const wholeCalls = seen.filter((b) => b.model === 'sim').length;
     seen.length = 0;

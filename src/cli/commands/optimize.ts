@@ -21,7 +21,19 @@ import { EndpointClient } from '../../backends/endpoint.ts';
 import { envApiKey } from './common.ts';
 import { awbRecordsOf, openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 import { judgeSettings, openJudge, type JudgeValues } from './judge.ts';
-import { checkOptimizeArgs, checkOutputDir, OPTIONS, readStartTemplate, resumeValues, RUN_FILE, STATE_FILE, storedOptions, type DataSource, type OptimizeArgs, type OptimizeValues } from './optimize-args.ts';
+import {
+  checkOptimizeArgs,
+  checkOutputDir,
+  OPTIONS,
+  readStartTemplate,
+  resumeValues,
+  RUN_FILE,
+  STATE_FILE,
+  storedOptions,
+  type DataSource,
+  type OptimizeArgs,
+  type OptimizeValues,
+} from './optimize-args.ts';
 import { formatRun, splitsFingerprint, writeRunFiles, writeState } from './optimize-output.ts';
 import { loadFile } from './validate.ts';
 import { progressLine } from './optimize-progress.ts';
@@ -96,7 +108,16 @@ function inferArgsOf(values: OptimizeValues): InferArgs {
   return a;
 }
 
-const JUDGE_FLAGS = { 'base-url': 'judge-base-url', model: 'judge-model', 'api-key': 'judge-api-key', 'max-tokens': 'judge-max-tokens', temperature: 'judge-temperature', concurrency: 'judge-concurrency', retries: 'judge-retries', timeout: 'judge-timeout' } as const;
+const JUDGE_FLAGS = {
+  'base-url': 'judge-base-url',
+  model: 'judge-model',
+  'api-key': 'judge-api-key',
+  'max-tokens': 'judge-max-tokens',
+  temperature: 'judge-temperature',
+  concurrency: 'judge-concurrency',
+  retries: 'judge-retries',
+  timeout: 'judge-timeout',
+} as const;
 
 /** The judge's options under lwm judge's names, checked by its code; errors say our names. */
 function judgeValuesOf(values: OptimizeValues): { jv: JudgeValues; settings: ReturnType<typeof judgeSettings> } {
@@ -106,7 +127,12 @@ function judgeValuesOf(values: OptimizeValues): { jv: JudgeValues; settings: Ret
     return { jv, settings: judgeSettings(jv) };
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    throw new UsageError(e.message.replace(/--(base-url|model|api-key|max-tokens|temperature|concurrency|retries|timeout)\b/gu, (_, f: keyof typeof JUDGE_FLAGS) => `--${JUDGE_FLAGS[f]}`));
+    throw new UsageError(
+      e.message.replace(
+        /--(base-url|model|api-key|max-tokens|temperature|concurrency|retries|timeout)\b/gu,
+        (_, f: keyof typeof JUDGE_FLAGS) => `--${JUDGE_FLAGS[f]}`,
+      ),
+    );
   }
 }
 
@@ -115,7 +141,9 @@ async function loadSamples(d: DataSource, io: CliIO): Promise<BenchSample[] | nu
   if (d.kind === 'domain') {
     const trajectories = d.domains.flatMap((dom) => generateTrajectories(dom as KnownDomain, d.n, d.seed));
     const records = evalTurnRecords(trajectories, 1, 0);
-    io.err(`lwm optimize: ${trajectories.length} trajectories from the built-in environments (${d.domains.join(', ')}; ${d.n} each, seed ${d.seed}): ${records.length} turns\n`);
+    io.err(
+      `lwm optimize: ${trajectories.length} trajectories from the built-in environments (${d.domains.join(', ')}; ${d.n} each, seed ${d.seed}): ${records.length} turns\n`,
+    );
     return records.map(sampleFromRecord);
   }
   let text: string;
@@ -126,14 +154,16 @@ async function loadSamples(d: DataSource, io: CliIO): Promise<BenchSample[] | nu
   }
   const awb = awbRecordsOf(text, d.file);
   if (awb) {
-    if (awb.errors.length) return void io.err(awb.errors.join('\n') + '\n'), null;
+    if (awb.errors.length) return (void io.err(awb.errors.join('\n') + '\n'), null);
     return awb.records.map(sampleFromRecord);
   }
   const loaded = await loadFile(io, d.file, { keepRaw: false });
   if (!loaded.readable) return null;
-  if (loaded.errorCount) return void io.err(`${d.file}: ${loaded.errorCount} bad records; fix them or drop them first (lwm validate ${d.file})\n`), null;
+  if (loaded.errorCount) return (void io.err(`${d.file}: ${loaded.errorCount} bad records; fix them or drop them first (lwm validate ${d.file})\n`), null);
   const records = evalTurnRecords(loaded.trajectories, d.evalFraction, d.splitSeed);
-  io.err(`lwm optimize: ${d.file}: ${loaded.trajectories.length} trajectories; ${records.length} turns${d.evalFraction < 1 ? ` in the eval split (fraction ${d.evalFraction}, seed ${d.splitSeed})` : ''}\n`);
+  io.err(
+    `lwm optimize: ${d.file}: ${loaded.trajectories.length} trajectories; ${records.length} turns${d.evalFraction < 1 ? ` in the eval split (fraction ${d.evalFraction}, seed ${d.splitSeed})` : ''}\n`,
+  );
   return records.map(sampleFromRecord);
 }
 
@@ -154,8 +184,21 @@ function samplesText(dev: BenchSample[]): string {
 function openOptimiser(a: OptimizeArgs, dev: BenchSample[]): Optimiser {
   const o = a.optimiser;
   if (o.kind === 'offline') return offlineOptimiser();
-  const client = new EndpointClient({ baseUrl: o.baseUrl!, model: o.model!, apiKey: o.apiKey ?? envApiKey(), timeoutMs: o.timeout * 1000, pageOrigin: null, maxConcurrency: 1 });
-  return endpointOptimiser({ complete: client.asChatComplete, samples: samplesText(dev), variables: TEMPLATE_VARIABLE_NAMES, temperature: o.temperature, maxTokens: o.maxTokens });
+  const client = new EndpointClient({
+    baseUrl: o.baseUrl!,
+    model: o.model!,
+    apiKey: o.apiKey ?? envApiKey(),
+    timeoutMs: o.timeout * 1000,
+    pageOrigin: null,
+    maxConcurrency: 1,
+  });
+  return endpointOptimiser({
+    complete: client.asChatComplete,
+    samples: samplesText(dev),
+    variables: TEMPLATE_VARIABLE_NAMES,
+    temperature: o.temperature,
+    maxTokens: o.maxTokens,
+  });
 }
 
 /** A JSON file of the run in DIR; FileError naming it when it cannot be read. */
@@ -171,10 +214,14 @@ function readRunFile<T>(dir: string, name: string): T {
 /** The splits, checked against the run being resumed; null after saying why not. */
 function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): OptimisationSplits | null {
   const splits = splitForOptimisation(samples, { devPerDomain: a.devPerDomain, testPerDomain: a.testPerDomain, seed: a.seed });
-  if (splits.dev.length < 2) return void io.err(`lwm optimize: only ${splits.dev.length} dev sample(s) in the data; the paired comparison needs at least 2\n`), null;
+  if (splits.dev.length < 2)
+    return (void io.err(`lwm optimize: only ${splits.dev.length} dev sample(s) in the data; the paired comparison needs at least 2\n`), null);
   if (a.resume) {
     const was = JSON.stringify(readRunFile<unknown>(a.dir, 'splits.json'));
-    if (was !== splitsFingerprint(splits)) return void io.err(`lwm optimize: the data no longer gives the dev and test samples of the run in ${a.dir} (splits.json); resume with the same data\n`), null;
+    if (was !== splitsFingerprint(splits))
+      return (
+        void io.err(`lwm optimize: the data no longer gives the dev and test samples of the run in ${a.dir} (splits.json); resume with the same data\n`), null
+      );
   }
   io.err(`lwm optimize: ${splits.dev.length} dev and ${splits.test.length} test samples (${a.devPerDomain} and ${a.testPerDomain} per domain)\n`);
   return splits;
@@ -182,7 +229,16 @@ function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): Optimi
 
 /** A new state, or the saved one with this invocation's rounds and budget (a finished run opens again when there are rounds left). */
 function loopState(a: OptimizeArgs, splits: OptimisationSplits): LoopState {
-  const config: LoopConfig = { rounds: a.rounds, candidates: a.candidates, margin: a.margin, level: a.level, seed: a.seed, devSize: splits.dev.length, testSize: splits.test.length, ...(a.budget !== undefined && { budget: { modelCalls: a.budget, judgeCalls: a.budget } }) };
+  const config: LoopConfig = {
+    rounds: a.rounds,
+    candidates: a.candidates,
+    margin: a.margin,
+    level: a.level,
+    seed: a.seed,
+    devSize: splits.dev.length,
+    testSize: splits.test.length,
+    ...(a.budget !== undefined && { budget: { modelCalls: a.budget, judgeCalls: a.budget } }),
+  };
   if (!a.resume) return newLoopState(config);
   const s = readRunFile<LoopState>(a.dir, STATE_FILE);
   if (!Array.isArray(s?.versions) || typeof s.round !== 'number' || !s.config) throw new FileError(`${join(a.dir, STATE_FILE)}: not an optimisation state`);
@@ -200,7 +256,7 @@ function loopState(a: OptimizeArgs, splits: OptimisationSplits): LoopState {
 
 export default async function optimize(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs(argv, OPTIONS);
-  if (parsed.values.help) return void io.out(HELP), 0;
+  if (parsed.values.help) return (void io.out(HELP), 0);
   let values = parsed.values;
   if (values.resume && values.output) values = resumeValues(values.output, values);
   const a = checkOptimizeArgs(values, parsed.positionals);
@@ -213,7 +269,12 @@ export default async function optimize(argv: string[], io: CliIO): Promise<numbe
   if (!samples) return 1;
   const splits = checkSplits(a, samples, io);
   if (!splits) return 1;
-  const judge = await openJudge(io, jv, settings, splits.dev.map((s) => ({ task: s.record?.task ?? s.domain })));
+  const judge = await openJudge(
+    io,
+    jv,
+    settings,
+    splits.dev.map((s) => ({ task: s.record?.task ?? s.domain })),
+  );
   if (!judge) return 1;
   const state = loopState(a, splits);
   // On --resume, run.json takes this invocation's rounds, budget and connection settings.
@@ -235,10 +296,25 @@ function startOf(values: OptimizeValues): { text: string; note: string } {
 
 type Opened = NonNullable<Awaited<ReturnType<typeof openInferBackend>>> & { judge: Awaited<ReturnType<typeof openJudge>> & object };
 
-async function runLoop(a: OptimizeArgs, state: LoopState, start: { text: string; note: string }, splits: OptimisationSplits, o: Opened, io: CliIO): Promise<number> {
+async function runLoop(
+  a: OptimizeArgs,
+  state: LoopState,
+  start: { text: string; note: string },
+  splits: OptimisationSplits,
+  o: Opened,
+  io: CliIO,
+): Promise<number> {
   const written = new Map<string, string>();
   const progress = progressLine(io, state);
-  const evaluate = benchEvaluator({ backend: o.backend, judge: o.judge, splits, form: o.form, generate: o.generate, concurrency: Math.max(o.concurrency, 1), onProgress: (p) => progress.sample(p.split, p.done, p.total, p.failed) });
+  const evaluate = benchEvaluator({
+    backend: o.backend,
+    judge: o.judge,
+    splits,
+    form: o.form,
+    generate: o.generate,
+    concurrency: Math.max(o.concurrency, 1),
+    onProgress: (p) => progress.sample(p.split, p.done, p.total, p.failed),
+  });
   const env = {
     optimiser: openOptimiser(a, splits.dev),
     evaluate: (text: string, split: 'dev' | 'test', signal?: AbortSignal) => (progress.begin(text, split), evaluate(text, split, signal)),
@@ -251,11 +327,13 @@ async function runLoop(a: OptimizeArgs, state: LoopState, start: { text: string;
     s = await runOptimisation(env, state, start);
   } catch (e) {
     if (e instanceof UsageError || e instanceof FileError) throw e;
-    if (/^the starting template cannot be used/.test((e as Error).message)) return void io.err(`lwm optimize: --template: ${(e as Error).message}\n`), 1;
+    if (/^the starting template cannot be used/.test((e as Error).message)) return (void io.err(`lwm optimize: --template: ${(e as Error).message}\n`), 1);
     io.err(`lwm optimize: ${(e as Error).message}\n(the run so far is in ${a.dir}; run again with --resume to continue)\n`);
     return 1;
   }
   io.out(formatRun(s));
-  io.err(`lwm optimize: ${s.stopped}: ${s.stopNote}; ${s.calls.model} model calls, ${s.calls.judge} judge calls; the lineage is in ${join(a.dir, 'lineage.json')}\n`);
+  io.err(
+    `lwm optimize: ${s.stopped}: ${s.stopNote}; ${s.calls.model} model calls, ${s.calls.judge} judge calls; the lineage is in ${join(a.dir, 'lineage.json')}\n`,
+  );
   return 0;
 }

@@ -6,7 +6,11 @@ import { readRecords, type AwbSampleRecord, type RecordKind } from '../../core/b
 import { errnoText, inputFileProblem } from '../io.ts';
 
 /** `-` reads standard input (through `io`), so `lwm infer … | lwm judge - … | lwm score -` works. */
-export async function readRecordFile<T extends AwbSampleRecord>(file: string, kind: RecordKind, io?: CliIO): Promise<{ records: T[]; lines: number[]; errors: string[] }> {
+export async function readRecordFile<T extends AwbSampleRecord>(
+  file: string,
+  kind: RecordKind,
+  io?: CliIO,
+): Promise<{ records: T[]; lines: number[]; errors: string[] }> {
   let text: string;
   if (file === '-' && io) {
     const lines: string[] = [];

@@ -146,10 +146,28 @@ describe('outputs are atomic', () => {
 
 describe('values that cannot be scores', () => {
   const rec = (scores: Record<string, unknown>) =>
-    JSON.stringify({ task: 'os', id: 'a', turn_idx: 1, prompt: ['ls'], response: ['x'], gen: 'x', failed: false, format: 3, factuality: 3, consistency: 3, realism: 3, quality: 3, total_score: 3, ...scores });
+    JSON.stringify({
+      task: 'os',
+      id: 'a',
+      turn_idx: 1,
+      prompt: ['ls'],
+      response: ['x'],
+      gen: 'x',
+      failed: false,
+      format: 3,
+      factuality: 3,
+      consistency: 3,
+      realism: 3,
+      quality: 3,
+      total_score: 3,
+      ...scores,
+    });
   it('lwm score rejects 6, -100 and 1e308 at file:line: /field, and keeps 0 as "no score"', async () => {
     const f = join(tmp, 'scores.jsonl');
-    writeFileSync(f, [rec({ format: 0, total_score: 3 }), rec({ format: 6 }), rec({ factuality: -100 }), rec({ total_score: 1e308 }), rec({ realism: 0.5 })].join('\n') + '\n');
+    writeFileSync(
+      f,
+      [rec({ format: 0, total_score: 3 }), rec({ format: 6 }), rec({ factuality: -100 }), rec({ total_score: 1e308 }), rec({ realism: 0.5 })].join('\n') + '\n',
+    );
     const r = await run('score', f);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
@@ -186,8 +204,18 @@ describe('terminal safety', () => {
     const line = readFileSync(fx('native/trajectories.jsonl'), 'utf8').split('\n')[0];
     const t = JSON.parse(line);
     const f = join(tmp, 'ctl.jsonl');
-    writeFileSync(f, JSON.stringify({ ...t, domain: `x${hostile}` }) + '\n' + JSON.stringify({ ...t, id: 'other', turns: [{ ...t.turns[0], metadata: { timestamp: hostile } }] }) + '\n');
-    for (const argv of [['validate', f], ['expand', f], ['mask', f]]) {
+    writeFileSync(
+      f,
+      JSON.stringify({ ...t, domain: `x${hostile}` }) +
+        '\n' +
+        JSON.stringify({ ...t, id: 'other', turns: [{ ...t.turns[0], metadata: { timestamp: hostile } }] }) +
+        '\n',
+    );
+    for (const argv of [
+      ['validate', f],
+      ['expand', f],
+      ['mask', f],
+    ]) {
       const r = await run(...argv);
       const all = r.out + r.err;
       expect(all, argv[0]).toContain('\\u001b]0;pwned\\u0007');
@@ -238,7 +266,13 @@ describe('other inputs', () => {
   it('refuses a FIFO or /dev/zero as FILE at once, with exit 1', async () => {
     const fifo = join(tmp, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    for (const argv of [['validate', fifo], ['score', fifo], ['validate', '/dev/zero'], ['judge', '/dev/zero'], ['tokenizer', 'train', '/dev/zero', '--vocab', '300', '-o', join(tmp, 't.json')]]) {
+    for (const argv of [
+      ['validate', fifo],
+      ['score', fifo],
+      ['validate', '/dev/zero'],
+      ['judge', '/dev/zero'],
+      ['tokenizer', 'train', '/dev/zero', '--vocab', '300', '-o', join(tmp, 't.json')],
+    ]) {
       const r = await run(...argv);
       expect(r.code, argv.join(' ')).toBe(1);
       expect(r.err, argv.join(' ')).toMatch(/not a regular file but a (FIFO|character device)/);

@@ -24,7 +24,13 @@ function rec(task: string, s: number[] | null, total?: number) {
 
 describe('lwm score', () => {
   it('prints the per-domain table with the public formula, to two decimals', async () => {
-    const rows = [rec('terminal', [5, 4, 5, 5, 5]), rec('terminal', [3, 2, 4, 4, 3]), rec('terminal', null), rec('search', [2, 1, 3, 2, 2]), rec('search', [4, 4, 4, 4, 3])];
+    const rows = [
+      rec('terminal', [5, 4, 5, 5, 5]),
+      rec('terminal', [3, 2, 4, 4, 3]),
+      rec('terminal', null),
+      rec('search', [2, 1, 3, 2, 2]),
+      rec('search', [4, 4, 4, 4, 3]),
+    ];
     await writeFile(tmp.path('j.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const io = captureIO();
     expect(await score([tmp.path('j.jsonl')], io)).toBe(0);
@@ -39,7 +45,10 @@ describe('lwm score', () => {
   });
 
   it('reports bad records as file:line and exits 1', async () => {
-    await writeFile(tmp.path('bad.jsonl'), `${JSON.stringify(rec('os', [1, 1, 1, 1, 1]))}\n{oops\n${JSON.stringify({ ...rec('os', [1, 1, 1, 1, 1]), quality: 'high' })}\n`);
+    await writeFile(
+      tmp.path('bad.jsonl'),
+      `${JSON.stringify(rec('os', [1, 1, 1, 1, 1]))}\n{oops\n${JSON.stringify({ ...rec('os', [1, 1, 1, 1, 1]), quality: 'high' })}\n`,
+    );
     const io = captureIO();
     expect(await score([tmp.path('bad.jsonl')], io)).toBe(1);
     const lines = io.stderr.trim().split('\n');
@@ -87,7 +96,11 @@ describe('lwm score', () => {
     expect(body.find((l) => l.startsWith('overall'))).toMatch(/\s66\.67\s+3$/);
     const json = captureIO();
     await score([tmp.path('v.jsonl'), '--json'], json);
-    expect(JSON.parse(json.stdout).domains.find((d: { domain: string }) => d.domain === 'terminal').verifier).toEqual({ checked: 3, matched: 2, rate: (2 / 3) * 100 });
+    expect(JSON.parse(json.stdout).domains.find((d: { domain: string }) => d.domain === 'terminal').verifier).toEqual({
+      checked: 3,
+      matched: 2,
+      rate: (2 / 3) * 100,
+    });
     // Without verdicts the table is as before: no exact-match columns.
     const plain = captureIO();
     await writeFile(tmp.path('p.jsonl'), JSON.stringify(rec('os', [2, 2, 2, 2, 2])) + '\n');
@@ -105,8 +118,6 @@ describe('lwm score', () => {
     await expect(score([], captureIO())).rejects.toBeInstanceOf(UsageError);
   });
 });
-
-
 
 async function tempDir(): Promise<{ dir: string; path: (name: string) => string; done: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'lwm-judge-'));

@@ -26,7 +26,10 @@ describe('lwm tokenize', () => {
 
   it('renders one user message with the chat template and the generation prompt', async () => {
     for (const kind of ['smollm2', 'qwen']) {
-      const chat = expected(kind).chats.find((c: { template: string; add_generation_prompt: boolean; messages: unknown[] }) => c.template === 'default' && c.add_generation_prompt && c.messages.length === 1);
+      const chat = expected(kind).chats.find(
+        (c: { template: string; add_generation_prompt: boolean; messages: unknown[] }) =>
+          c.template === 'default' && c.add_generation_prompt && c.messages.length === 1,
+      );
       const r = await run('--model', `${DIR}${kind}`, '--chat', chat.messages[0].content, '--json');
       expect(r.code, r.err).toBe(0);
       expect(JSON.parse(r.out)).toEqual({ ids: chat.ids, tokens: chat.ids.length, text: chat.text });

@@ -47,7 +47,10 @@ export default async function tokenize(argv: string[], io: CliIO): Promise<numbe
     let text: string;
     let ids: number[];
     if (values.chat !== undefined) {
-      const messages: ChatMessage[] = [...(values.system !== undefined ? [{ role: 'system', content: values.system }] : []), { role: 'user', content: values.chat }];
+      const messages: ChatMessage[] = [
+        ...(values.system !== undefined ? [{ role: 'system', content: values.system }] : []),
+        { role: 'user', content: values.chat },
+      ];
       text = tok.renderChat(messages, { addGenerationPrompt: true });
       ids = tok.encodeChat(messages, { addGenerationPrompt: true });
     } else {

@@ -13,7 +13,12 @@ import { IMPORT_OPTIONS, importFormat, loadFile } from './validate.ts';
 const USAGE = `lwm tokenizer train FILE --vocab N -o OUT [--text] [--format F]   (N from ${MIN_VOCAB} to ${MAX_VOCAB})`;
 
 export default async function tokenizer(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...IMPORT_OPTIONS, vocab: { type: 'string' }, out: { type: 'string', short: 'o' }, text: { type: 'boolean' } });
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...IMPORT_OPTIONS,
+    vocab: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    text: { type: 'boolean' },
+  });
   if (values.help) {
     io.out(`usage: ${USAGE}\n`);
     return 0;

@@ -56,20 +56,40 @@ function trainLosses(stderr: string): number[] {
 }
 
 describe('lwm train --from a Hugging Face folder', () => {
-  it('a full fine-tune\'s checkpoint serves with lwm infer --backend local and lwm generate (its base\'s tokenizer, the trained layout)', async () => {
+  it("a full fine-tune's checkpoint serves with lwm infer --backend local and lwm generate (its base's tokenizer, the trained layout)", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-train-full-'));
     try {
       const data = join(dir, 'data.jsonl');
       const gen = (await import('./gen.ts')).default;
       expect(await gen(['--domain', 'terminal', '--n', '6', '--seed', '2', '-o', data], captureIO())).toBe(0);
       const ft = join(dir, 'ft.safetensors');
-      const r = await trainRun('--stage', 'sft', '--data', data, '--batch', '2', '--tokens', '64', '--eval-every', '1', '--from', FOLDER, '--steps', '1', '-o', ft);
+      const r = await trainRun(
+        '--stage',
+        'sft',
+        '--data',
+        data,
+        '--batch',
+        '2',
+        '--tokens',
+        '64',
+        '--eval-every',
+        '1',
+        '--from',
+        FOLDER,
+        '--steps',
+        '1',
+        '-o',
+        ft,
+      );
       expect(r.code, r.stderr).toBe(0);
       const records = toAgentWorldBenchRecords(generateTrajectories('terminal', 1, 4)[0]).slice(0, 2);
       await writeFile(join(dir, 'awb.jsonl'), records.map((x) => JSON.stringify(x)).join('\n') + '\n');
       const io = captureIO();
       expect(await infer([join(dir, 'awb.jsonl'), '--backend', 'local', '--model', ft, '--max-tokens', '4', '-o', '-'], io), io.stderr).toBe(0);
-      const out = io.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const out = io.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(out).toHaveLength(2);
       for (const o of out) expect(o).toMatchObject({ gen: expect.any(String) });
       expect(out.every((o) => o.gen_error === undefined)).toBe(true);
@@ -86,13 +106,37 @@ describe('lwm train --from a Hugging Face folder', () => {
     expect(r.code).toBe(0);
     expect((await readdir(out)).sort()).toEqual(['adapter_config.json', 'adapter_model.optim.safetensors', 'adapter_model.safetensors', 'best']);
     const cfg = JSON.parse(await readFile(join(out, 'adapter_config.json'), 'utf8'));
-    expect(cfg).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 2, lora_alpha: 4, target_modules: ['q_proj', 'v_proj', 'down_proj'], base_model_name_or_path: FOLDER });
+    expect(cfg).toMatchObject({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: 2,
+      lora_alpha: 4,
+      target_modules: ['q_proj', 'v_proj', 'down_proj'],
+      base_model_name_or_path: FOLDER,
+    });
     const weights = readSafetensors(new Uint8Array(await readFile(join(out, 'adapter_model.safetensors'))));
     expect(weights.tensors.every((t) => /^base_model\.model\.model\.layers\.\d\.(self_attn\.[qv]|mlp\.down)_proj\.lora_[AB]\.weight$/.test(t.name))).toBe(true);
     expect(weights.metadata.step).toBe('2');
 
     // Resume: --from the adapter folder (its base from adapter_config.json) continues at step 2.
-    const resumed = await trainRun('--stage', 'sft', '--data', data, '--batch', '2', '--tokens', '64', '--eval-every', '2', '--from', out, '--steps', '4', '-o', out);
+    const resumed = await trainRun(
+      '--stage',
+      'sft',
+      '--data',
+      data,
+      '--batch',
+      '2',
+      '--tokens',
+      '64',
+      '--eval-every',
+      '2',
+      '--from',
+      out,
+      '--steps',
+      '4',
+      '-o',
+      out,
+    );
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(/\[sft 3\/4\]/);
     expect(resumed.stderr).not.toMatch(/\[sft 1\/4\]/);

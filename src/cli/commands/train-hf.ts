@@ -16,7 +16,16 @@ import { readSafetensors } from '../../model/safetensors.ts';
 import { adapterBaseDir } from './export-hf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */
-export const HF_INPUT_ERRORS = ['HfFolderError', 'HfConfigError', 'HfWeightsError', 'HfMemoryError', 'HfTokenizerError', 'LoraError', 'TemplateFileError', 'ChatWrapError'];
+export const HF_INPUT_ERRORS = [
+  'HfFolderError',
+  'HfConfigError',
+  'HfWeightsError',
+  'HfMemoryError',
+  'HfTokenizerError',
+  'LoraError',
+  'TemplateFileError',
+  'ChatWrapError',
+];
 
 /** --memory-gib G: the device memory the run may take (default 8; WebGPU reports none). */
 export function memoryGib(v: string | undefined): number {
@@ -44,10 +53,13 @@ export const LORA_OPTIONS = {
 } as const;
 
 /** --lora R [--lora-alpha A] [--lora-targets q,k,v,...] [--weights f32|f16] as the spec's lora field. */
-export function loraOption(values: { lora?: string; 'lora-alpha'?: string; 'lora-targets'?: string; weights?: string }): { lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' } } {
+export function loraOption(values: { lora?: string; 'lora-alpha'?: string; 'lora-targets'?: string; weights?: string }): {
+  lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' };
+} {
   if (values.lora === undefined) {
     if (values['lora-alpha'] !== undefined || values['lora-targets'] !== undefined) throw new UsageError('--lora-alpha and --lora-targets need --lora R');
-    if (values.weights !== undefined) throw new UsageError('--weights holds frozen weights in f16: it is for the base under --lora R (full fine-tuning trains every weight in f32)');
+    if (values.weights !== undefined)
+      throw new UsageError('--weights holds frozen weights in f16: it is for the base under --lora R (full fine-tuning trains every weight in f32)');
     return {};
   }
   const w = values.weights;
@@ -55,8 +67,12 @@ export function loraOption(values: { lora?: string; 'lora-alpha'?: string; 'lora
   const rank = Number(values.lora);
   if (!/^\d+$/.test(values.lora) || !(rank >= 1 && rank <= 4096)) throw new UsageError(`--lora must be a rank from 1 to 4096, got '${values.lora}'`);
   const alpha = values['lora-alpha'] === undefined ? undefined : Number(values['lora-alpha']);
-  if (alpha !== undefined && !(alpha > 0 && Number.isFinite(alpha))) throw new UsageError(`--lora-alpha must be a number above 0, got '${values['lora-alpha']}'`);
-  const targets = values['lora-targets']?.split(',').map((t) => t.trim().replace(/_proj$/, '')).filter(Boolean);
+  if (alpha !== undefined && !(alpha > 0 && Number.isFinite(alpha)))
+    throw new UsageError(`--lora-alpha must be a number above 0, got '${values['lora-alpha']}'`);
+  const targets = values['lora-targets']
+    ?.split(',')
+    .map((t) => t.trim().replace(/_proj$/, ''))
+    .filter(Boolean);
   return { lora: { rank, ...(alpha !== undefined && { alpha }), ...(targets && { targets }), ...(w !== undefined && { baseWeights: w }) } };
 }
 
@@ -100,7 +116,11 @@ export interface HfStart {
  * --from FOLDER: a Hugging Face model folder, or an adapter folder (its base is
  * adapter_config.json's base_model_name_or_path). The base's memory is checked for the run first.
  */
-export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number; baseWeights?: 'f32' | 'f16' }): Promise<HfStart> {
+export async function readHfStart(
+  io: CliIO,
+  folder: string,
+  run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number; baseWeights?: 'f32' | 'f16' },
+): Promise<HfStart> {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { readHfBase } = await import('../../model/hf/base.ts');
   const { limitsFromReport } = await import('../../model/hf/load.ts');
@@ -113,13 +133,22 @@ export async function readHfStart(io: CliIO, folder: string, run: { rt: GpuRunti
     rank = config.r;
     const weights = join(folder, ADAPTER_WEIGHTS);
     const opt = optimizerFileName(weights);
-    from = joinCheckpointFiles({ weights: new Uint8Array(readFileSync(weights)), ...(existsSync(opt) && { optimizer: new Uint8Array(readFileSync(opt)) }) }, weights);
+    from = joinCheckpointFiles(
+      { weights: new Uint8Array(readFileSync(weights)), ...(existsSync(opt) && { optimizer: new Uint8Array(readFileSync(opt)) }) },
+      weights,
+    );
     io.err(`${folder}: adapter on ${baseDir}\n`);
   }
   const files = await nodeFolder(baseDir);
   const { base, params } = await readHfBase(
     files,
-    { limits: limitsFromReport(run.rt.report, run.memoryGib * 2 ** 30), mode: rank ? { kind: 'lora', rank } : { kind: 'full' }, batch: run.batch, ...(run.T && { context: run.T }), ...(rank && run.baseWeights && { weights: run.baseWeights }) },
+    {
+      limits: limitsFromReport(run.rt.report, run.memoryGib * 2 ** 30),
+      mode: rank ? { kind: 'lora', rank } : { kind: 'full' },
+      batch: run.batch,
+      ...(run.T && { context: run.T }),
+      ...(rank && run.baseWeights && { weights: run.baseWeights }),
+    },
     resolve(baseDir),
   );
   return { ...(from && { from }), hfBase: { base, params } };

@@ -10,7 +10,9 @@ describe('lwm train reward settings', () => {
   it('offers the three rewards of the method and the two judges, and says what is wrong', async () => {
     await expect(run('--stage', 'rl', '--reward', 'closest')).rejects.toThrow(/--reward must be rubric, reference-ab or turing; got 'closest'/);
     await expect(run('--stage', 'rl', '--reward-judge', 'oracle')).rejects.toThrow(/--reward-judge must be local or endpoint/);
-    await expect(run('--stage', 'rl', '--reward-judge', 'endpoint', '--judge-model', 'm')).rejects.toThrow(/--reward-judge endpoint needs --judge-base-url and --judge-model/);
+    await expect(run('--stage', 'rl', '--reward-judge', 'endpoint', '--judge-model', 'm')).rejects.toThrow(
+      /--reward-judge endpoint needs --judge-base-url and --judge-model/,
+    );
     await expect(run('--stage', 'sft', '--reward', 'turing')).rejects.toThrow(/--reward is for --stage rl/);
     await expect(run('--stage', 'sft', '--eval-samples', '4')).rejects.toThrow(/--eval-samples is for --stage rl/);
     await expect(run('--stage', 'rl', '--eval-samples', '0')).rejects.toThrow(UsageError);
@@ -41,7 +43,9 @@ describe('lwm train LoRA settings', () => {
     await expect(run('--stage', 'sft', '--lora-alpha', '8')).rejects.toThrow(/--lora-alpha and --lora-targets need --lora R/);
     await expect(run('--stage', 'sft', '--lora', '8', '--lora-alpha=-1', '--from', '.')).rejects.toThrow(/--lora-alpha must be a number above 0/);
     await expect(run('--stage', 'sft', '--lora', '8', '--from', 'package.json')).rejects.toThrow(/--lora needs --from HF_FOLDER/);
-    await expect(run('--stage', 'sft', '--weights', 'f16', '--from', '.')).rejects.toThrow(/--weights holds frozen weights in f16: it is for the base under --lora R/);
+    await expect(run('--stage', 'sft', '--weights', 'f16', '--from', '.')).rejects.toThrow(
+      /--weights holds frozen weights in f16: it is for the base under --lora R/,
+    );
     await expect(run('--stage', 'sft', '--lora', '8', '--weights', 'bf16', '--from', '.')).rejects.toThrow(/--weights must be f32 or f16, got 'bf16'/);
     await expect(run('--stage', 'sft', '--lora', '8')).rejects.toThrow(UsageError);
     const help = captureIO();
@@ -56,7 +60,9 @@ describe('lwm train --recipe', () => {
     await expect(run('--recipe', 'quick')).rejects.toThrow(/--recipe needs one --domain, one of .*terminal/);
     await expect(run('--recipe', 'quick', '--domain', 'cooking')).rejects.toThrow(/--recipe needs one --domain.*; got cooking/);
     await expect(run('--recipe', 'quick', '--domain', 'terminal', '--domain', 'mcp')).rejects.toThrow(/--recipe needs one --domain/);
-    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--steps', '10', '--preset', 'mini')).rejects.toThrow(/--recipe quick sets the stage, model, data, steps and schedule itself; drop --preset, --steps/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--steps', '10', '--preset', 'mini')).rejects.toThrow(
+      /--recipe quick sets the stage, model, data, steps and schedule itself; drop --preset, --steps/,
+    );
     await expect(run('--recipe', 'quick', '--domain', 'terminal', '--data', 'x.jsonl')).rejects.toThrow(/drop --data/);
     await expect(run('--recipe', 'quick', '--domain', 'terminal', '-o', '/nonexistent-dir/x.safetensors')).rejects.toThrow(/nonexistent-dir/);
     const help = captureIO();

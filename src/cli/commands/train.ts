@@ -2,7 +2,18 @@
 // the same job code the app's worker runs.
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
-import { checkOutputPath, errnoText, FileError, inputFileProblem, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
+import {
+  checkOutputPath,
+  errnoText,
+  FileError,
+  inputFileProblem,
+  intOption,
+  parseCommandArgs,
+  UsageError,
+  writeFileAtomicSync,
+  type CliIO,
+  type Command,
+} from '../io.ts';
 import { PRESETS, type PresetName } from '../../model/config.ts';
 import { MIN_VOCAB } from '../../core/tokenizer/index.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
@@ -11,7 +22,17 @@ import type { SftLabel } from '../../train/rejection.ts';
 import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
 import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
-import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './train-hf.ts';
+import {
+  checkLoraOutput,
+  HF_INPUT_ERRORS,
+  isFolder,
+  LORA_OPTIONS,
+  loraAdapterConfig,
+  loraOption,
+  memoryGib,
+  readHfStart,
+  writeLoraFolder,
+} from './train-hf.ts';
 
 const USAGE = `lwm train --recipe quick --domain D [-o CKPT] [--metrics FILE]
                                                    (a whole recipe: fresh data, model, tokenizer, template, stages,
@@ -94,17 +115,20 @@ function trainSpec(values: TrainValues, io: CliIO) {
   const preset = values.preset ?? 'micro';
   if (!Object.hasOwn(PRESETS, preset)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}; got '${preset}'`);
   const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
-  if (temperature !== undefined && !(temperature > 0 && Number.isFinite(temperature))) throw new UsageError(`--temperature must be a number above 0, got '${values.temperature}'`);
+  if (temperature !== undefined && !(temperature > 0 && Number.isFinite(temperature)))
+    throw new UsageError(`--temperature must be a number above 0, got '${values.temperature}'`);
   const lr = values.lr === undefined ? undefined : Number(values.lr);
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw new UsageError(`--lr must be a number in (0, 1), got '${values.lr}'`);
   // The loss mask's thresholds and ratios (the file `lwm mask --write-config` writes).
   const mask = values['mask-config'] ? readMaskConfigFile(values['mask-config'], io) : undefined;
   if (mask === null) return null;
   const reward = values.reward ?? 'rubric';
-  if (reward !== 'rubric' && reward !== 'reference-ab' && reward !== 'turing') throw new UsageError(`--reward must be rubric, reference-ab or turing; got '${reward}'`);
+  if (reward !== 'rubric' && reward !== 'reference-ab' && reward !== 'turing')
+    throw new UsageError(`--reward must be rubric, reference-ab or turing; got '${reward}'`);
   const rewardJudge = values['reward-judge'] ?? 'local';
   if (rewardJudge !== 'local' && rewardJudge !== 'endpoint') throw new UsageError(`--reward-judge must be local or endpoint; got '${rewardJudge}'`);
-  if (rewardJudge === 'endpoint' && (!values['judge-base-url'] || !values['judge-model'])) throw new UsageError('--reward-judge endpoint needs --judge-base-url and --judge-model');
+  if (rewardJudge === 'endpoint' && (!values['judge-base-url'] || !values['judge-model']))
+    throw new UsageError('--reward-judge endpoint needs --judge-base-url and --judge-model');
   const rows = values.rows;
   if (rows !== undefined && rows !== 'turn' && rows !== 'trajectory') throw new UsageError(`--rows must be turn or trajectory; got '${rows}'`);
   if (rows !== undefined && stage !== 'sft') throw new UsageError('--rows is for --stage sft');
@@ -191,7 +215,13 @@ function metricReporter(io: CliIO, spec: TrainCommandSpec, metricsPath: string |
   const { stage } = spec;
   return (step: number, v: Record<string, number>) => {
     // RL lines name their reward, so runs with different rewards can be told apart and compared.
-    const line = { stage, step, time_s: (Date.now() - t0) / 1000, ...(stage === 'rl' ? { reward_kind: spec.rl.reward, reward_judge_kind: spec.rl.rewardJudge } : {}), ...v };
+    const line = {
+      stage,
+      step,
+      time_s: (Date.now() - t0) / 1000,
+      ...(stage === 'rl' ? { reward_kind: spec.rl.reward, reward_judge_kind: spec.rl.rewardJudge } : {}),
+      ...v,
+    };
     if (metricsPath) {
       try {
         appendFileSync(metricsPath, JSON.stringify(line) + '\n');
@@ -217,7 +247,11 @@ function resultLine(spec: TrainCommandSpec, result: TrainResult, out: string, t0
       checkpoint: out,
       ...(existsSync(optimizerFileName(out)) ? { optimizer_state: optimizerFileName(out) } : {}),
       // RL keeps its best by the held-out reward (rubric + verifier on eval-split turns).
-      best: result.best && (stage === 'rl' ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss } : { step: result.best.step, eval_loss: result.best.evalLoss }),
+      best:
+        result.best &&
+        (stage === 'rl'
+          ? { step: result.best.step, eval_reward: result.best.evalReward ?? -result.best.evalLoss }
+          : { step: result.best.step, eval_loss: result.best.evalLoss }),
       ...(stage === 'rl' ? { reward_kind: spec.rl.reward, reward_judge_kind: spec.rl.rewardJudge } : {}),
       eval_loss: result.evalLoss,
       unigram_loss: result.unigramLoss,
@@ -273,7 +307,16 @@ const train: Command = async (argv, io) => {
   const { runTraining, UserFacingError, rt } = opened;
   const t0 = Date.now();
   try {
-    const hf = hfFrom ? await readHfStart(io, values.from!, { rt, lora: spec.lora?.rank, T: spec.T, batch: spec.batch ?? 8, memoryGib: memoryGib(values['memory-gib']), baseWeights: spec.lora?.baseWeights }) : undefined;
+    const hf = hfFrom
+      ? await readHfStart(io, values.from!, {
+          rt,
+          lora: spec.lora?.rank,
+          T: spec.T,
+          batch: spec.batch ?? 8,
+          memoryGib: memoryGib(values['memory-gib']),
+          baseWeights: spec.lora?.baseWeights,
+        })
+      : undefined;
     if (hf?.from) from = hf.from;
     const result = await runTraining(
       spec,
@@ -305,7 +348,30 @@ const train: Command = async (argv, io) => {
 };
 
 /** The options a recipe sets itself: giving one beside --recipe is a usage error, not a silent override. */
-const RECIPE_SETS = ['stage', 'preset', 'data', 'steps', 'from', 'batch', 'tokens', 'seed', 'eval-every', 'lr', 'vocab', 'labels', 'mask-config', 'rows', 'group', 'prompts', 'max-new', 'temperature', 'reward', 'reward-judge', 'eval-samples', 'lora'] as const;
+const RECIPE_SETS = [
+  'stage',
+  'preset',
+  'data',
+  'steps',
+  'from',
+  'batch',
+  'tokens',
+  'seed',
+  'eval-every',
+  'lr',
+  'vocab',
+  'labels',
+  'mask-config',
+  'rows',
+  'group',
+  'prompts',
+  'max-new',
+  'temperature',
+  'reward',
+  'reward-judge',
+  'eval-samples',
+  'lora',
+] as const;
 
 /** `lwm train --recipe NAME --domain D`: the recipe's data generated here, then its stages in order, each from the last one's weights. */
 async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
@@ -320,15 +386,20 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   const given = RECIPE_SETS.filter((k) => values[k as keyof TrainValues] !== undefined);
   if (given.length) throw new UsageError(`--recipe ${recipe.name} sets the stage, model, data, steps and schedule itself; drop --${given.join(', --')}`);
   const domains = values.domain ?? [];
-  if (domains.length !== 1 || !(DOMAINS as readonly string[]).includes(domains[0])) throw new UsageError(`--recipe needs one --domain, one of ${DOMAINS.join(', ')}${domains.length ? `; got ${domains.join(', ')}` : ''}`);
+  if (domains.length !== 1 || !(DOMAINS as readonly string[]).includes(domains[0]))
+    throw new UsageError(`--recipe needs one --domain, one of ${DOMAINS.join(', ')}${domains.length ? `; got ${domains.join(', ')}` : ''}`);
   const domain = domains[0] as (typeof DOMAINS)[number];
   const out = values.out ?? `lwm-${recipe.name}-${domain}.safetensors`;
   checkOutputPath(out);
   if (values.metrics !== undefined) checkOutputPath(values.metrics);
   const cost = recipeCost(recipe);
-  io.err(`recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`);
+  io.err(
+    `recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`,
+  );
   const trajectories = recipeTrajectories(recipe, domain);
-  io.err(`generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`);
+  io.err(
+    `generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`,
+  );
   const opened = await openTraining(io);
   if (!opened) return 1;
   const { runTraining, UserFacingError, rt } = opened;
@@ -339,13 +410,18 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
     for (const [i, spec] of specs.entries()) {
       const cli = { ...spec, rl: spec.rl ?? {} } as TrainCommandSpec;
       io.err(`stage ${i + 1} of ${specs.length}: ${spec.stage}, ${spec.steps} steps of ${spec.batch} × ${spec.T} tokens\n`);
-      const result = await runTraining(spec, trajectories, {
-        rt,
-        step: async () => {},
-        log: (m) => io.err(`${m}\n`),
-        metric: metricReporter(io, cli, values.metrics, t0),
-        checkpoint: (bytes, info) => writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes),
-      }, from);
+      const result = await runTraining(
+        spec,
+        trajectories,
+        {
+          rt,
+          step: async () => {},
+          log: (m) => io.err(`${m}\n`),
+          metric: metricReporter(io, cli, values.metrics, t0),
+          checkpoint: (bytes, info) => writeCheckpoint(info.tag === 'best' ? out.replace(/(\.safetensors)?$/, '.best.safetensors') : out, bytes),
+        },
+        from,
+      );
       writeCheckpoint(out, result.checkpoint);
       from = result.checkpoint;
       if (i === specs.length - 1) io.out(resultLine(cli, result, out, t0));

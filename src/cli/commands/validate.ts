@@ -53,7 +53,15 @@ export async function loadFile(
   file: string,
   options: ImportOptions & { collect?: boolean; maxShown?: number } = {},
 ): Promise<LoadedFile & { turns: number; count: number }> {
-  const out = { trajectories: [] as Trajectory[], errors: [] as DataError[], errorCount: 0, format: undefined as FormatName | undefined, readable: true, turns: 0, count: 0 };
+  const out = {
+    trajectories: [] as Trajectory[],
+    errors: [] as DataError[],
+    errorCount: 0,
+    format: undefined as FormatName | undefined,
+    readable: true,
+    turns: 0,
+    count: 0,
+  };
   const problem = inputFileProblem(file);
   if (problem) {
     io.err(problem + '\n');
@@ -88,12 +96,16 @@ export async function loadFile(
  */
 export async function writeLines(io: CliIO, path: string | undefined, lines: Iterable<string>): Promise<number> {
   let n = 0;
-  await writeOutput(io, path, (function* () {
-    for (const l of lines) {
-      n++;
-      yield l + '\n';
-    }
-  })());
+  await writeOutput(
+    io,
+    path,
+    (function* () {
+      for (const l of lines) {
+        n++;
+        yield l + '\n';
+      }
+    })(),
+  );
   return n;
 }
 

@@ -14,7 +14,7 @@ import { formatOfficial } from './score.ts';
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const text = (name: string) => readFileSync(fixture(name), 'utf8');
 
-describe('the public scorer\'s judged file', () => {
+describe("the public scorer's judged file", () => {
   it('reads the public file: domains without their prefix, numeric failed, 0 left out of the mean', () => {
     const { records, errors } = readRecords<AwbJudgedRecord>(text('awb-public-judged.jsonl'), 'j.jsonl', 'judged');
     expect(errors).toEqual([]);
@@ -28,7 +28,7 @@ describe('the public scorer\'s judged file', () => {
   });
 });
 
-describe('lwm judge on the public judge\'s inputs and replies', () => {
+describe("lwm judge on the public judge's inputs and replies", () => {
   it('writes the scores the public judge wrote, and scores them to the same printed report', async () => {
     const { records: pub } = readRecords<AwbJudgedRecord>(text('awb-public-judged.jsonl'), 'j.jsonl', 'judged');
     const JUDGED_KEYS = ['total_score', ...DIMENSIONS, 'failed', 'strengths', 'weaknesses', 'extracted_output', 'judge_raw_output', 'error_message'];
@@ -62,7 +62,10 @@ describe('lwm judge on the public judge\'s inputs and replies', () => {
 });
 
 describe("Python's float figures", () => {
-  const numbers = JSON.parse(text('awb-public-numbers.json')) as { means: { values: number[]; mean: number; naive: number }[]; fixed: { x: number; text: string }[] };
+  const numbers = JSON.parse(text('awb-public-numbers.json')) as {
+    means: { values: number[]; mean: number; naive: number }[];
+    fixed: { x: number; text: string }[];
+  };
 
   it('exactMean is statistics.mean bit for bit where the float sum is not exact', () => {
     for (const c of numbers.means) {

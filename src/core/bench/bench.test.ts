@@ -9,10 +9,21 @@ import { formatScoreTable, scoreSamples } from './score.ts';
 function judged(task: string, s: number[] | null, id = 'x', turn = 1): AwbJudgedRecord {
   const [format, factuality, consistency, realism, quality] = s ?? [null, null, null, null, null];
   return {
-    task, id, turn_idx: turn, prompt: ['a'], response: ['o'], gen: 'g',
-    format, factuality, consistency, realism, quality,
+    task,
+    id,
+    turn_idx: turn,
+    prompt: ['a'],
+    response: ['o'],
+    gen: 'g',
+    format,
+    factuality,
+    consistency,
+    realism,
+    quality,
     total_score: s ? s.reduce((a, b) => a + b, 0) / 5 : null,
-    failed: s === null, strengths: [], weaknesses: [],
+    failed: s === null,
+    strengths: [],
+    weaknesses: [],
   };
 }
 
@@ -105,7 +116,9 @@ describe('records', () => {
       expect(r.errors).toHaveLength(MAX_RECORD_ERRORS + 1);
       expect(r.errors[0]).toMatch(/^open\.json:1: not valid JSON/);
       expect(r.errors[1]).toMatch(/^open\.json:2: not valid JSON/);
-      expect(r.errors.at(-1)).toBe(`open.json:${MAX_RECORD_ERRORS}: stopped reading after ${MAX_RECORD_ERRORS} errors; a record file holds one JSON object a line`);
+      expect(r.errors.at(-1)).toBe(
+        `open.json:${MAX_RECORD_ERRORS}: stopped reading after ${MAX_RECORD_ERRORS} errors; a record file holds one JSON object a line`,
+      );
     } finally {
       parse.mockRestore();
     }
@@ -142,7 +155,17 @@ function tableBackend(answers: Record<string, string>): LwmBackend & { requests:
 describe('runBenchmark', () => {
   const samples: BenchSample[] = [
     sampleFromRecord(SAMPLE),
-    sampleFromTurn({ trajectoryId: 't2', domain: 'mcp', turnIndex: 0, history: [], action: '{"name": "get", "arguments": {"id": "A1"}}', targetObservation: '{"id": "A1", "state": "open"}' }, 'MCP server'),
+    sampleFromTurn(
+      {
+        trajectoryId: 't2',
+        domain: 'mcp',
+        turnIndex: 0,
+        history: [],
+        action: '{"name": "get", "arguments": {"id": "A1"}}',
+        targetObservation: '{"id": "A1", "state": "open"}',
+      },
+      'MCP server',
+    ),
     sampleFromTurn({ trajectoryId: 't3', domain: 'web', turnIndex: 0, history: [], action: 'click [unanswerable]', targetObservation: 'page' }, 'Browser'),
   ];
 
@@ -156,12 +179,27 @@ describe('runBenchmark', () => {
   });
 
   it('predicts, judges, verifies and scores; failures are counted, not zeroed', async () => {
-    const backend = tableBackend({ 'cat a.txt': 'Sure! <predicted_observation>hi</predicted_observation>', '"A1"': '<predicted_observation>{"id": "A2", "state": "open"}</predicted_observation>' });
+    const backend = tableBackend({
+      'cat a.txt': 'Sure! <predicted_observation>hi</predicted_observation>',
+      '"A1"': '<predicted_observation>{"id": "A2", "state": "open"}</predicted_observation>',
+    });
     const progress: number[] = [];
-    const res = await runBenchmark(samples, { backend, judge: localJudge, generate: { maxTokens: 64, temperature: 0 }, concurrency: 2, onProgress: (p) => progress.push(p.done) });
+    const res = await runBenchmark(samples, {
+      backend,
+      judge: localJudge,
+      generate: { maxTokens: 64, temperature: 0 },
+      concurrency: 2,
+      onProgress: (p) => progress.push(p.done),
+    });
     expect(progress).toEqual([1, 2, 3]);
     expect(backend.options[0]).toMatchObject({ maxTokens: 64, temperature: 0 });
-    expect(res.predictions[0]).toMatchObject({ task: 'terminal', id: 'traj-1', turn_idx: 2, gen: 'Sure! <predicted_observation>hi</predicted_observation>', model: 'table' });
+    expect(res.predictions[0]).toMatchObject({
+      task: 'terminal',
+      id: 'traj-1',
+      turn_idx: 2,
+      gen: 'Sure! <predicted_observation>hi</predicted_observation>',
+      model: 'table',
+    });
     const [a, b, c] = res.judged;
     expect(a).toMatchObject({ failed: false, total_score: 5, format: 5, judge: 'local-rubric', verifier: { pass: 1, rule: 'read-after-write' } });
     expect(b.failed).toBe(false);
@@ -193,14 +231,23 @@ describe('runBenchmark', () => {
   it('reads the domain as the last part of a prefixed task, so the verifier stays on', async () => {
     const prefixed = sampleFromRecord({ ...SAMPLE, task: 'agentworldbench/terminal' });
     expect(prefixed.domain).toBe('terminal');
-    const res = await runBenchmark([prefixed], { backend: tableBackend({ 'cat a.txt': '<predicted_observation>hi</predicted_observation>' }), judge: localJudge, generate: { maxTokens: 8, temperature: 0 } });
+    const res = await runBenchmark([prefixed], {
+      backend: tableBackend({ 'cat a.txt': '<predicted_observation>hi</predicted_observation>' }),
+      judge: localJudge,
+      generate: { maxTokens: 8, temperature: 0 },
+    });
     expect(res.judged[0]).toMatchObject({ task: 'agentworldbench/terminal', verifier: { applicable: true, rule: 'read-after-write' } });
     expect(res.table.domains.map((d) => d.domain)).toEqual(['terminal']);
   });
 
   it('stops on a fatal judge error', async () => {
     const backend = tableBackend({ 'cat a.txt': 'hi', '"A1"': 'x', unanswerable: 'y' });
-    const refusing: Judge = { name: 'r', judge: async () => { throw Object.assign(new Error('HTTP 401'), { fatal: true }); } };
+    const refusing: Judge = {
+      name: 'r',
+      judge: async () => {
+        throw Object.assign(new Error('HTTP 401'), { fatal: true });
+      },
+    };
     await expect(runBenchmark(samples, { backend, judge: refusing, generate: { maxTokens: 8, temperature: 0 } })).rejects.toThrow('HTTP 401');
   });
 });

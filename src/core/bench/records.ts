@@ -66,8 +66,10 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
   }
   if (errs.length === 0) {
     const t = r.turn_idx as number;
-    if ((r.response as string[]).length < t) errs.push(`${where}: "response" has ${(r.response as string[]).length} observations but turn_idx is ${t}: the reference observation is missing`);
-    if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string') errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
+    if ((r.response as string[]).length < t)
+      errs.push(`${where}: "response" has ${(r.response as string[]).length} observations but turn_idx is ${t}: the reference observation is missing`);
+    if ((r.prompt as string[]).length < t && typeof r.current_prompt !== 'string')
+      errs.push(`${where}: "prompt" has ${(r.prompt as string[]).length} actions but turn_idx is ${t}, and there is no "current_prompt"`);
   }
   if (kind !== 'sample' && typeof r.gen !== 'string') errs.push(`${where}: "gen" (the model output) must be a string`);
   // 1e400 parses to Infinity and would be written back as null: an error wherever it is.
@@ -85,8 +87,10 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
       // Infinity in the table. (Verdict parsing clamps what a judge writes; a file is not clamped.)
       for (const k of [...DIMENSIONS, 'total_score']) {
         const v = r[k];
-        if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v))) errs.push(`${where}: "${k}" must be a number (0 or absent when there is no usable score; or mark the record "failed": true)`);
-        else if (typeof v === 'number' && !isScoreValue(v)) errs.push(`${where}: /${k}: ${v} is not a score: scores run from 1 to 5 (0, null or absent: no usable score; or mark the record "failed": true)`);
+        if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v)))
+          errs.push(`${where}: "${k}" must be a number (0 or absent when there is no usable score; or mark the record "failed": true)`);
+        else if (typeof v === 'number' && !isScoreValue(v))
+          errs.push(`${where}: /${k}: ${v} is not a score: scores run from 1 to 5 (0, null or absent: no usable score; or mark the record "failed": true)`);
       }
     }
   }
@@ -101,7 +105,11 @@ export function checkRecord(value: unknown, kind: RecordKind, where: string): Re
 export const MAX_RECORD_ERRORS = 200;
 
 /** The records of a JSONL text, checked as `kind`; errors in line order, at most MAX_RECORD_ERRORS and a last one saying reading stopped. */
-export function readRecords<T extends AwbSampleRecord>(text: string, file: string, kind: RecordKind): { records: T[]; lines: number[]; errors: RecordProblem[] } {
+export function readRecords<T extends AwbSampleRecord>(
+  text: string,
+  file: string,
+  kind: RecordKind,
+): { records: T[]; lines: number[]; errors: RecordProblem[] } {
   const records: T[] = [];
   const lines: number[] = [];
   const errors: RecordProblem[] = [];
@@ -158,10 +166,15 @@ export function judgeInputOf(r: AwbPredictionRecord): JudgeInput {
   const history: HistoryTurn[] = [];
   for (let i = 0; i < t - 1; i++) history.push({ action: plainAction(r.prompt[i] ?? ''), observation: plainObservation(r.response[i] ?? '') });
   const action = plainAction(typeof r.current_prompt === 'string' ? r.current_prompt : r.prompt[t - 1]);
-  const input: JudgeInput = { domain: domainOfTask(r.task), history, action, prediction: extractPrediction(r.gen), reference: plainObservation(r.response[t - 1]) };
+  const input: JudgeInput = {
+    domain: domainOfTask(r.task),
+    history,
+    action,
+    prediction: extractPrediction(r.gen),
+    reference: plainObservation(r.response[t - 1]),
+  };
   if (r.system_str) input.context = r.system_str;
   const spans = r.spans as SpanLabel[] | undefined;
   if (Array.isArray(spans)) input.spans = spans;
   return input;
 }
-

@@ -31,7 +31,16 @@ export interface BenchSample {
 /** A sample from an AgentWorldBench record (headers around actions and observations removed). */
 export function sampleFromRecord(r: AwbSampleRecord): BenchSample {
   const input = judgeInputOf({ ...r, gen: '' });
-  const s: BenchSample = { id: r.id, domain: input.domain, turnIdx: r.turn_idx, system: r.system_str ?? '', history: input.history, action: input.action, reference: input.reference, record: r };
+  const s: BenchSample = {
+    id: r.id,
+    domain: input.domain,
+    turnIdx: r.turn_idx,
+    system: r.system_str ?? '',
+    history: input.history,
+    action: input.action,
+    reference: input.reference,
+    record: r,
+  };
   if (r.total_turns !== undefined) s.totalTurns = r.total_turns;
   if (input.spans) s.spans = input.spans;
   return s;
@@ -64,7 +73,8 @@ export function sampleFromTurn(t: TurnSampleLike, system: string, totalTurns?: n
   return s;
 }
 
-export const PREDICTION_INSTRUCTION = 'Reply with the environment observation for the last action, inside <predicted_observation></predicted_observation> tags.';
+export const PREDICTION_INSTRUCTION =
+  'Reply with the environment observation for the last action, inside <predicted_observation></predicted_observation> tags.';
 
 /**
  * The built-in rendering, in AgentWorldBench's layout: the history as `### Turn k` blocks with
@@ -90,7 +100,16 @@ export function sampleRecord(s: BenchSample): AwbSampleRecord {
   if (s.record) return s.record;
   const prompt = [...s.history.map((h, i) => `### Turn ${i + 1}\n**Action:**\n${h.action}`), `### Turn ${s.turnIdx}\n**Action:**\n${s.action}`];
   const response = [...s.history.map((h) => `**Environment Observation:**\n${h.observation}`), `**Environment Observation:**\n${s.reference}`];
-  const r: AwbSampleRecord = { task: s.domain, id: s.id, prompt, response, current_prompt: prompt[prompt.length - 1], system_str: s.system, turn_idx: s.turnIdx, total_turns: s.totalTurns ?? s.turnIdx };
+  const r: AwbSampleRecord = {
+    task: s.domain,
+    id: s.id,
+    prompt,
+    response,
+    current_prompt: prompt[prompt.length - 1],
+    system_str: s.system,
+    turn_idx: s.turnIdx,
+    total_turns: s.totalTurns ?? s.turnIdx,
+  };
   if (s.spans) r.spans = s.spans;
   return r;
 }
@@ -113,7 +132,14 @@ export function judgedRecord(p: AwbPredictionRecord, verdict: Verdict, extra: { 
     r.weaknesses = verdict.weaknesses;
   }
   if (extra.judge) r.judge = extra.judge;
-  if (extra.verifier) r.verifier = { pass: extra.verifier.pass ? 1 : 0, applicable: extra.verifier.applicable, rule: extra.verifier.rule, regions: extra.verifier.regions.length, ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}) };
+  if (extra.verifier)
+    r.verifier = {
+      pass: extra.verifier.pass ? 1 : 0,
+      applicable: extra.verifier.applicable,
+      rule: extra.verifier.rule,
+      regions: extra.verifier.regions.length,
+      ...(extra.verifier.failure ? { failure: `${extra.verifier.failure.region.label}: ${extra.verifier.failure.reason}` } : {}),
+    };
   return r;
 }
 
@@ -227,7 +253,6 @@ export function scoreJudged(records: readonly AwbJudgedRecord[]): ScoreTable {
     })),
   );
 }
-
 
 /** The verdict a judged record's `verifier` field holds (ours: `{pass: 1|0, applicable, ...}`), if any. */
 function verifierVerdict(v: unknown): { verifier?: { applicable: boolean; pass: boolean } } {

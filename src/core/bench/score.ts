@@ -70,7 +70,15 @@ function row(domain: string, samples: ScoredSample[]): ScoreRow {
   const checked = samples.filter((s) => s.verifier?.applicable);
   const matched = checked.filter((s) => s.verifier!.pass).length;
   const verifier = { checked: checked.length, matched, rate: checked.length ? (matched / checked.length) * 100 : null };
-  return { domain, valid: valid.length, failed: samples.length - valid.length, scored: totals.filter(usable).length, dimensions, total: mean(totals), verifier };
+  return {
+    domain,
+    valid: valid.length,
+    failed: samples.length - valid.length,
+    scored: totals.filter(usable).length,
+    dimensions,
+    total: mean(totals),
+    verifier,
+  };
 }
 
 /** Known domains first in benchmark order, then any others alphabetically. */
@@ -146,7 +154,10 @@ export function formatOfficial(table: ScoreTable): string {
   const out = ['', rule, 'AgentWorldBench Evaluation Results', rule];
   const fixed = (x: number | null) => pyFixed(x ?? toPercent(0), 2);
   for (const r of [...table.domains].sort((a, b) => codePointOrder(a.domain, b.domain))) {
-    out.push('', `--- ${(Object.hasOwn(DISPLAY, r.domain) ? DISPLAY[r.domain] : capitalize(r.domain))} (${r.valid}/${r.valid + r.failed} valid, ${r.failed} failed) ---`);
+    out.push(
+      '',
+      `--- ${Object.hasOwn(DISPLAY, r.domain) ? DISPLAY[r.domain] : capitalize(r.domain)} (${r.valid}/${r.valid + r.failed} valid, ${r.failed} failed) ---`,
+    );
     if (!r.valid) {
       out.push('  No valid results.');
       continue;

@@ -17,21 +17,31 @@ export function parseCall(text: string): ParsedAction | { error: string } {
   const body = m[3];
   const args: ActionArg[] = [];
   let i = 0;
-  const skipWs = () => { while (i < body.length && /\s/.test(body[i])) i++; };
+  const skipWs = () => {
+    while (i < body.length && /\s/.test(body[i])) i++;
+  };
   skipWs();
   if (i >= body.length) return { name, args };
   for (;;) {
     skipWs();
     // Optional keyword prefix (id=12): the value is what counts.
     const kw = /^[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)/.exec(body.slice(i));
-    if (kw) { i += kw[0].length; skipWs(); }
+    if (kw) {
+      i += kw[0].length;
+      skipWs();
+    }
     const c = body[i];
     if (c === '"' || c === "'") {
       let j = i + 1;
       let raw = '';
       while (j < body.length && body[j] !== c) {
-        if (body[j] === '\\' && j + 1 < body.length) { raw += body[j] + body[j + 1]; j += 2; }
-        else { raw += body[j]; j++; }
+        if (body[j] === '\\' && j + 1 < body.length) {
+          raw += body[j] + body[j + 1];
+          j += 2;
+        } else {
+          raw += body[j];
+          j++;
+        }
       }
       if (j >= body.length) return { error: `unterminated string in ${name}(...)` };
       try {

@@ -7,9 +7,66 @@ import { ENV_DOMAINS } from './registry.ts';
 import { checkSpanTiling } from './spans.ts';
 import type { KnownDomain } from '../schema/types.ts';
 
-const PREFIXES = ['', 'ls ', 'cat ', 'grep -E ', 'grep ', 'cd ', 'echo ', 'find . -name ', 'mkdir -p ', 'rm -rf ', 'sort ', 'click(', 'type(', 'goto(', 'search(', 'open(', 'tap(', '{"method":"tools/call","params":', 'edit ', 'python ', '| ', '> ', '$('];
-const PIECES = ['*', '**', '(a*)*b', '[', '\\', '"', "'", '`', '$HOME', '${X}', '&&', '||', ';', '|', '>', '>>', '<', '..', '/', '__proto__', 'constructor', '\u0000', '\u001b[2J', '\u202e', '<script>', '{', '}', '\n', ' ', 'a'.repeat(300)];
-const action = fc.tuple(fc.constantFrom(...PREFIXES), fc.array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 8 })), { maxLength: 8 })).map(([p, xs]) => p + xs.join(''));
+const PREFIXES = [
+  '',
+  'ls ',
+  'cat ',
+  'grep -E ',
+  'grep ',
+  'cd ',
+  'echo ',
+  'find . -name ',
+  'mkdir -p ',
+  'rm -rf ',
+  'sort ',
+  'click(',
+  'type(',
+  'goto(',
+  'search(',
+  'open(',
+  'tap(',
+  '{"method":"tools/call","params":',
+  'edit ',
+  'python ',
+  '| ',
+  '> ',
+  '$(',
+];
+const PIECES = [
+  '*',
+  '**',
+  '(a*)*b',
+  '[',
+  '\\',
+  '"',
+  "'",
+  '`',
+  '$HOME',
+  '${X}',
+  '&&',
+  '||',
+  ';',
+  '|',
+  '>',
+  '>>',
+  '<',
+  '..',
+  '/',
+  '__proto__',
+  'constructor',
+  '\u0000',
+  '\u001b[2J',
+  '\u202e',
+  '<script>',
+  '{',
+  '}',
+  '\n',
+  ' ',
+  'a'.repeat(300),
+];
+const action = fc
+  .tuple(fc.constantFrom(...PREFIXES), fc.array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 8 })), { maxLength: 8 }))
+  .map(([p, xs]) => p + xs.join(''));
 
 describe('environment step, property fuzzing', () => {
   it('a command line ending in a backslash runs (the tokenizer used to loop on it forever)', () => {

@@ -31,7 +31,10 @@ export class PlanAgent implements Agent {
 /** Calls `gen` for `count` actions; used by random agents. */
 export class RandomAgent implements Agent {
   private n = 0;
-  constructor(private readonly count: number, private readonly gen: () => string) {}
+  constructor(
+    private readonly count: number,
+    private readonly gen: () => string,
+  ) {}
   next(): string | null {
     return this.n++ < this.count ? this.gen() : null;
   }
@@ -42,8 +45,11 @@ export function typo(rng: Rng, word: string): string {
   if (word.length < 3) return word + word[word.length - 1];
   const i = rng.int(0, word.length - 2);
   switch (rng.int(0, 2)) {
-    case 0: return word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2);
-    case 1: return word.slice(0, i) + word.slice(i + 1);
-    default: return word.slice(0, i) + word[i] + word.slice(i);
+    case 0:
+      return word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2);
+    case 1:
+      return word.slice(0, i) + word.slice(i + 1);
+    default:
+      return word.slice(0, i) + word[i] + word.slice(i);
   }
 }

@@ -32,4 +32,3 @@ export function hhmm(ms: number): string {
   const d = new Date(ms);
   return `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}`;
 }
-

@@ -24,9 +24,10 @@ describe.each(DOMAINS)('generated %s trajectories', (domain) => {
     }
   });
   it('carry spans that tile every observation exactly', () => {
-    for (const t of ts) for (const turn of t.turns) {
-      expect(checkSpanTiling(turn.observation, turn.metadata!.spans!)).toBeNull();
-    }
+    for (const t of ts)
+      for (const turn of t.turns) {
+        expect(checkSpanTiling(turn.observation, turn.metadata!.spans!)).toBeNull();
+      }
   });
   it('validate against the trajectory schema', () => {
     for (const t of ts) expect(validateTrajectory(JSON.parse(JSON.stringify(t)))).toEqual([]);

@@ -14,14 +14,20 @@ describe('mcp', () => {
   env.reset(3);
   it('rejects a wrong argument type with a JSON-RPC error object', () => {
     const r = env.step(rpc('todo_complete', { id: '2' }, 7));
-    expect(JSON.parse(r.observation)).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: "Invalid params for todo_complete: 'id' must be of type integer, got string" } });
+    expect(JSON.parse(r.observation)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32602, message: "Invalid params for todo_complete: 'id' must be of type integer, got string" },
+    });
     expect(r.ok).toBe(false);
   });
   it('reports protocol errors', () => {
     expect(JSON.parse(env.step('{oops').observation).error.code).toBe(-32700);
     expect(JSON.parse(env.step('{"jsonrpc":"2.0","id":1,"method":"resources/list"}').observation).error.code).toBe(-32601);
     expect(JSON.parse(env.step(rpc('weather', {}, 2)).observation).error.message).toBe('Unknown tool: weather');
-    expect(JSON.parse(env.step(rpc('todo_add', { text: 'x', priority: 'urgent' }, 3)).observation).error.message).toContain("'priority' must be one of low, normal, high");
+    expect(JSON.parse(env.step(rpc('todo_add', { text: 'x', priority: 'urgent' }, 3)).observation).error.message).toContain(
+      "'priority' must be one of low, normal, high",
+    );
   });
   it('lists tools with schemas and runs them with state', () => {
     const list = JSON.parse(env.step('{"jsonrpc":"2.0","id":1,"method":"tools/list"}').observation);
@@ -81,7 +87,9 @@ describe('swe', () => {
   it('reports edit errors and compile errors', () => {
     const env = new SweEnv();
     env.reset(5);
-    expect(env.step(formatCall('str_replace', 'src/math.mini', 'nothing like this', 'x')).observation).toBe('No replacement was performed, old_str `nothing like this` did not appear verbatim in src/math.mini.');
+    expect(env.step(formatCall('str_replace', 'src/math.mini', 'nothing like this', 'x')).observation).toBe(
+      'No replacement was performed, old_str `nothing like this` did not appear verbatim in src/math.mini.',
+    );
     expect(env.step(formatCall('str_replace', 'src/math.mini', 'return', 'x')).observation).toContain('Multiple occurrences');
     env.step(formatCall('create', 'src/broken.mini', 'fn oops( {'));
     const r = env.step('run_tests()');

@@ -8,11 +8,17 @@ export class SpanText {
   readonly spans: SpanLabel[] = [];
 
   /** Deterministic: fully determined by the action and the known session state. */
-  det(text: string): this { return this.add(text, 'deterministic'); }
+  det(text: string): this {
+    return this.add(text, 'deterministic');
+  }
   /** Pre-existing environment content the agent had not seen. */
-  pre(text: string): this { return this.add(text, 'pre_existing'); }
+  pre(text: string): this {
+    return this.add(text, 'pre_existing');
+  }
   /** Runtime metadata: PIDs, timestamps, sizes, ids. */
-  meta(text: string): this { return this.add(text, 'runtime_metadata'); }
+  meta(text: string): this {
+    return this.add(text, 'runtime_metadata');
+  }
 
   add(text: string, kind: SpanKind): this {
     if (text.length === 0) return this;
@@ -30,8 +36,12 @@ export class SpanText {
     return this;
   }
 
-  get length(): number { return this.len; }
-  get text(): string { return this.parts.join(''); }
+  get length(): number {
+    return this.len;
+  }
+  get text(): string {
+    return this.parts.join('');
+  }
 }
 
 /** Why the spans do not tile the text, or null when they do. */

@@ -44,7 +44,10 @@ export const agentInstructImporter: FormatImporter = {
         );
         const conv = buildConversation(steps);
         if (!conv.turns.length) {
-          return { trajectories: [], errors: [{ pointer: '/conversations', message: 'no gpt message followed by a human reply, so there is no turn to learn from' }] };
+          return {
+            trajectories: [],
+            errors: [{ pointer: '/conversations', message: 'no gpt message followed by a human reply, so there is no turn to learn from' }],
+          };
         }
         const id = r.id !== undefined ? String(r.id) : `${recordIdBase(ctx.file)}-L${at.line}`;
         const t: Trajectory = {

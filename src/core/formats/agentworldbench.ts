@@ -103,7 +103,10 @@ function recordTurns(r: AwbRecord): { actions: string[]; observations: string[] 
     return { pointer: '/prompt', message: `turn_idx is ${k}, so prompt must hold ${k} actions (or ${k - 1} plus current_prompt), got ${r.prompt.length}` };
   }
   if (r.response.length !== k && r.response.length !== k - 1) {
-    return { pointer: '/response', message: `turn_idx is ${k}, so response must hold ${k} observations (or ${k - 1} without the reference), got ${r.response.length}` };
+    return {
+      pointer: '/response',
+      message: `turn_idx is ${k}, so response must hold ${k} observations (or ${k - 1} without the reference), got ${r.response.length}`,
+    };
   }
   if (r.total_turns !== undefined && r.total_turns < k) {
     return { pointer: '/total_turns', message: `total_turns ${r.total_turns} is smaller than turn_idx ${k}` };
@@ -122,7 +125,10 @@ function mergeRecord(g: Group, r: AwbRecord, actions: string[], observations: st
       g.actions[i] = a;
       g.actionLines[i] = line;
     } else if (g.actions[i] !== a) {
-      errors.push({ pointer: joinPointer('/prompt', i), message: `action of turn ${i + 1} differs from the one given on line ${g.actionLines[i]} for the same trajectory "${g.id}"` });
+      errors.push({
+        pointer: joinPointer('/prompt', i),
+        message: `action of turn ${i + 1} differs from the one given on line ${g.actionLines[i]} for the same trajectory "${g.id}"`,
+      });
     }
   });
   observations.forEach((o, i) => {
@@ -130,7 +136,10 @@ function mergeRecord(g: Group, r: AwbRecord, actions: string[], observations: st
       g.observations[i] = o;
       g.observationLines[i] = line;
     } else if (g.observations[i] !== o) {
-      errors.push({ pointer: joinPointer('/response', i), message: `observation of turn ${i + 1} differs from the one given on line ${g.observationLines[i]} for the same trajectory "${g.id}"` });
+      errors.push({
+        pointer: joinPointer('/response', i),
+        message: `observation of turn ${i + 1} differs from the one given on line ${g.observationLines[i]} for the same trajectory "${g.id}"`,
+      });
     }
   });
   if (r.total_turns !== undefined) {
@@ -225,7 +234,9 @@ function session(ctx: SessionContext) {
       if (same?.records.has(k)) {
         return {
           trajectories: [],
-          errors: [{ pointer: '/turn_idx', message: `a second record for turn ${k} of trajectory "${id.stem}" (the first is on line ${same.records.get(k)!.line})` }],
+          errors: [
+            { pointer: '/turn_idx', message: `a second record for turn ${k} of trajectory "${id.stem}" (the first is on line ${same.records.get(k)!.line})` },
+          ],
         };
       }
       const g = groups.groupOf(r, key, id, actions, observations, at.line);

@@ -95,13 +95,27 @@ export function* exportTrl(trajectories: Trajectory[], options: TrainingExportOp
 
 const MESSAGES: ParquetField = { list: { struct: { role: 'string', content: 'string' } } };
 const TURN_INFO: ParquetField = {
-  struct: { trajectory_id: 'string', turn_index: 'int64', domain: 'string', template: 'string', mask_category: 'string', loss_weight: 'double', index: 'int64' },
+  struct: {
+    trajectory_id: 'string',
+    turn_index: 'int64',
+    domain: 'string',
+    template: 'string',
+    mask_category: 'string',
+    loss_weight: 'double',
+    index: 'int64',
+  },
 };
 
 /** The Parquet columns of each verl row kind, in the order the rows list them. */
 export const VERL_COLUMNS: Readonly<Record<TrainingExportKind, ParquetColumns>> = {
   sft: { data_source: 'string', prompt: MESSAGES, response: 'string', ability: 'string', extra_info: TURN_INFO },
-  rl: { data_source: 'string', prompt: MESSAGES, ability: 'string', reward_model: { struct: { style: 'string', ground_truth: 'string' } }, extra_info: TURN_INFO },
+  rl: {
+    data_source: 'string',
+    prompt: MESSAGES,
+    ability: 'string',
+    reward_model: { struct: { style: 'string', ground_truth: 'string' } },
+    extra_info: TURN_INFO,
+  },
   multiturn: {
     data_source: 'string',
     messages: MESSAGES,
@@ -150,7 +164,8 @@ export function* verlRows(trajectories: Trajectory[], options: TrainingExportOpt
       const template = templateForSample(dist, { trajectoryId: t.id, turnIndex: 0 }, seed, set);
       const chat = renderChat(template, turnSample(t, t.turns.length - 1));
       // Every observation is a target here, so each is wrapped as the model must write it.
-      const wrap = (m: (typeof chat.prompt)[number]) => (m.role === 'assistant' ? { role: m.role, content: `${template.targetOpen}${m.content}${template.targetClose}` } : { role: m.role, content: m.content });
+      const wrap = (m: (typeof chat.prompt)[number]) =>
+        m.role === 'assistant' ? { role: m.role, content: `${template.targetOpen}${m.content}${template.targetClose}` } : { role: m.role, content: m.content };
       const turnMasks = masks[ti].turns;
       yield {
         data_source: `lwm/${t.domain}`,
@@ -243,6 +258,9 @@ export function estimateExportChars(target: ExportTarget, trajectories: readonly
 export function exportSizeWarning(target: ExportTarget, trajectories: readonly Trajectory[], options: { kind?: TrainingExportKind } = {}): string | undefined {
   const n = estimateExportChars(target, trajectories, options);
   if (n <= LIMITS.exportWarnChars) return undefined;
-  const why = target === 'native' || options.kind === 'rl' || options.kind === 'multiturn' ? '' : ` (${target === 'agentworldbench' ? 'AgentWorldBench records' : 'SFT rows'} repeat each trajectory's history in every turn)`;
+  const why =
+    target === 'native' || options.kind === 'rl' || options.kind === 'multiturn'
+      ? ''
+      : ` (${target === 'agentworldbench' ? 'AgentWorldBench records' : 'SFT rows'} repeat each trajectory's history in every turn)`;
   return `this export will be about ${sizeText(n, false)}${why}`;
 }

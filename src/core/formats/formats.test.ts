@@ -53,7 +53,11 @@ describe('native importer', () => {
     const jsonl = await load('native/trajectories.jsonl');
     expect(jsonl.format).toBe('native');
     expect(jsonl.errors).toEqual([]);
-    expect(jsonl.trajectories.map((t) => [t.id, t.turns.length])).toEqual([['term-0001', 5], ['term-0002', 1], ['os-0003', 2]]);
+    expect(jsonl.trajectories.map((t) => [t.id, t.turns.length])).toEqual([
+      ['term-0001', 5],
+      ['term-0002', 1],
+      ['os-0003', 2],
+    ]);
     expect(jsonl.trajectories[0].turns[3].metadata?.spans).toHaveLength(2);
     expect(jsonl.trajectories[1].source).toEqual({ format: 'native', file: 'native/trajectories.jsonl', line: 2 });
     const arr = await load('native/array.json');
@@ -121,7 +125,9 @@ describe('AgentWorldBench importer', () => {
     expect(u.system_prompt.text).toBe('You are a Linux terminal. Reply with command output only.');
   });
   it('reads the domain as the last part of a prefixed task', async () => {
-    const text = fixture('agentworldbench/terminal_test.jsonl').toString('utf8').replace(/"task": ?"terminal"/g, '"task": "agentworldbench/terminal"');
+    const text = fixture('agentworldbench/terminal_test.jsonl')
+      .toString('utf8')
+      .replace(/"task": ?"terminal"/g, '"task": "agentworldbench/terminal"');
     expect(text).toContain('agentworldbench/terminal');
     const r = await importAll([Buffer.from(text)], { file: 'x.jsonl' });
     expect(r.errors).toEqual([]);
@@ -236,7 +242,12 @@ describe('OpenAI messages importer', () => {
   it('reports malformed records', async () => {
     const r = await load('openai/malformed.jsonl');
     expect(r.trajectories).toHaveLength(1);
-    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([[2, '/messages/0/role'], [3, '/messages'], [4, '/messages'], [5, '']]);
+    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([
+      [2, '/messages/0/role'],
+      [3, '/messages'],
+      [4, '/messages'],
+      [5, ''],
+    ]);
   });
 });
 
@@ -258,7 +269,12 @@ describe('ShareGPT importer', () => {
   it('reports malformed records', async () => {
     const r = await load('sharegpt/malformed.jsonl');
     expect(r.trajectories).toHaveLength(1);
-    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([[2, '/conversations/0/value'], [3, '/conversations/0/from'], [4, '/conversations'], [5, '']]);
+    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([
+      [2, '/conversations/0/value'],
+      [3, '/conversations/0/from'],
+      [4, '/conversations'],
+      [5, ''],
+    ]);
   });
 });
 
@@ -277,7 +293,10 @@ describe('AgentInstruct importer', () => {
   });
   it('reports malformed records', async () => {
     const r = await load('agentinstruct/malformed.jsonl');
-    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([[2, '/conversations/0/loss'], [3, '/conversations']]);
+    expect(r.errors.map((e) => [e.line, e.pointer])).toEqual([
+      [2, '/conversations/0/loss'],
+      [3, '/conversations'],
+    ]);
   });
 });
 
@@ -456,9 +475,17 @@ describe('exporters', () => {
     const buf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
     // The fixture is what scripts/fixtures/verl_parquet.py had pyarrow write for these rows.
     const shape = (b: Uint8Array) =>
-      parquetMetadata(buf(b)).schema.map((e) => ({ name: e.name, type: e.type, repetition: e.repetition_type ?? null, converted: e.converted_type ?? null, logical: e.logical_type?.type ?? null, children: e.num_children ?? null }));
+      parquetMetadata(buf(b)).schema.map((e) => ({
+        name: e.name,
+        type: e.type,
+        repetition: e.repetition_type ?? null,
+        converted: e.converted_type ?? null,
+        logical: e.logical_type?.type ?? null,
+        children: e.num_children ?? null,
+      }));
     expect(shape(ours)).toEqual(shape(theirs));
-    const read = async (b: Uint8Array) => JSON.parse(JSON.stringify(await parquetReadObjects({ file: buf(b) }), (_k, v) => (typeof v === 'bigint' ? Number(v) : v)));
+    const read = async (b: Uint8Array) =>
+      JSON.parse(JSON.stringify(await parquetReadObjects({ file: buf(b) }), (_k, v) => (typeof v === 'bigint' ? Number(v) : v)));
     const expected = [...verlRows(ts, { kind })];
     expect(await read(ours)).toEqual(expected);
     expect(await read(theirs)).toEqual(expected);

@@ -18,8 +18,28 @@ const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(jo
 const seeds = walk(root).map((f) => readFileSync(f));
 
 type Rand = () => number;
-const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
-const JUNK = ['{', '}', '[', ']', '"', ',', ':', '\\', '\n', '\r\n', '\u0000', 'null', 'true', '-1e999', '"\\ud800"', '{"turns":', '"turn_idx":0', '🎉', '\ufeff'];
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+const JUNK = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ',',
+  ':',
+  '\\',
+  '\n',
+  '\r\n',
+  '\u0000',
+  'null',
+  'true',
+  '-1e999',
+  '"\\ud800"',
+  '{"turns":',
+  '"turn_idx":0',
+  '🎉',
+  '\ufeff',
+];
 
 function mutateBytes(r: Rand, input: Uint8Array): Uint8Array {
   const b = Array.from(input);
@@ -27,15 +47,23 @@ function mutateBytes(r: Rand, input: Uint8Array): Uint8Array {
   for (let i = 0; i < n; i++) {
     const pos = Math.floor(r() * (b.length + 1));
     switch (Math.floor(r() * 5)) {
-      case 0: b[pos] = Math.floor(r() * 256); break; // flip a byte (may break UTF-8)
-      case 1: b.splice(pos, Math.floor(r() * 20)); break; // delete a run
-      case 2: b.splice(pos, 0, ...new TextEncoder().encode(pick(r, JUNK))); break;
-      case 3: { // duplicate a slice
+      case 0:
+        b[pos] = Math.floor(r() * 256);
+        break; // flip a byte (may break UTF-8)
+      case 1:
+        b.splice(pos, Math.floor(r() * 20));
+        break; // delete a run
+      case 2:
+        b.splice(pos, 0, ...new TextEncoder().encode(pick(r, JUNK)));
+        break;
+      case 3: {
+        // duplicate a slice
         const from = Math.floor(r() * b.length);
         b.splice(pos, 0, ...b.slice(from, from + Math.floor(r() * 200)));
         break;
       }
-      default: b.length = Math.min(b.length, pos); // truncate
+      default:
+        b.length = Math.min(b.length, pos); // truncate
     }
   }
   return Uint8Array.from(b);
@@ -45,14 +73,52 @@ function mutateBytes(r: Rand, input: Uint8Array): Uint8Array {
 function randomValue(r: Rand, depth = 0): unknown {
   const k = Math.floor(r() * (depth > 3 ? 5 : 9));
   switch (k) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return pick(r, [0, 1, -1, 2.5, 1e308, 3]);
-    case 3: return pick(r, ['', 'ls', 'human', 'gpt', 'tool', 'assistant', 'observation', '### Turn 1\n**Action:**\nx', 'x_t1']);
-    case 4: return String.fromCodePoint(...Array.from({ length: Math.floor(r() * 10) }, () => Math.floor(r() * 0x10ffff) % 0xd800));
-    case 5: case 6: return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return pick(r, [0, 1, -1, 2.5, 1e308, 3]);
+    case 3:
+      return pick(r, ['', 'ls', 'human', 'gpt', 'tool', 'assistant', 'observation', '### Turn 1\n**Action:**\nx', 'x_t1']);
+    case 4:
+      return String.fromCodePoint(...Array.from({ length: Math.floor(r() * 10) }, () => Math.floor(r() * 0x10ffff) % 0xd800));
+    case 5:
+    case 6:
+      return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
     default: {
-      const keys = ['id', 'domain', 'turns', 'system_prompt', 'action', 'observation', 'metadata', 'spans', 'start', 'end', 'kind', 'prompt', 'response', 'turn_idx', 'total_turns', 'task', 'system_str', 'current_prompt', 'messages', 'role', 'content', 'tool_calls', 'function', 'name', 'arguments', 'conversations', 'from', 'value', 'loss', 'tools'];
+      const keys = [
+        'id',
+        'domain',
+        'turns',
+        'system_prompt',
+        'action',
+        'observation',
+        'metadata',
+        'spans',
+        'start',
+        'end',
+        'kind',
+        'prompt',
+        'response',
+        'turn_idx',
+        'total_turns',
+        'task',
+        'system_str',
+        'current_prompt',
+        'messages',
+        'role',
+        'content',
+        'tool_calls',
+        'function',
+        'name',
+        'arguments',
+        'conversations',
+        'from',
+        'value',
+        'loss',
+        'tools',
+      ];
       const o: Record<string, unknown> = {};
       for (let i = Math.floor(r() * 6); i > 0; i--) o[pick(r, keys)] = randomValue(r, depth + 1);
       return o;
@@ -97,7 +163,8 @@ describe('fuzz: importers', () => {
 
   it('imports random well-formed trajectories and round-trips them through AgentWorldBench', async () => {
     const r = seededRandom(11);
-    const str = () => String.fromCodePoint(...Array.from({ length: Math.floor(r() * 30) }, () => pick(r, [0x20 + Math.floor(r() * 95), 0x0a, 0xe9, 0x4e2d, 0x1f600])));
+    const str = () =>
+      String.fromCodePoint(...Array.from({ length: Math.floor(r() * 30) }, () => pick(r, [0x20 + Math.floor(r() * 95), 0x0a, 0xe9, 0x4e2d, 0x1f600])));
     for (let i = 0; i < 300; i++) {
       const t: Trajectory = {
         id: `t${i}${str().replace(/\s/g, '')}`,

@@ -146,7 +146,12 @@ class ImportRun {
     }
     if (!this.session) {
       const o = this.options;
-      this.session = IMPORTERS[this.format].session({ file: this.file, keepRaw: o.keepRaw ?? true, fallbackDomain: domainFromFileName(this.file) ?? 'unknown', domainOverride: o.domain });
+      this.session = IMPORTERS[this.format].session({
+        file: this.file,
+        keepRaw: o.keepRaw ?? true,
+        fallbackDomain: domainFromFileName(this.file) ?? 'unknown',
+        domainOverride: o.domain,
+      });
     }
     yield* this.drain(this.session.add(rec.value, { line: rec.line, index: this.progress.records - 1 }), rec);
   }
@@ -184,9 +189,14 @@ class ImportRun {
     const file = this.file;
     // Importers that merge records (AgentWorldBench) know the trajectory's first line; a native
     // record may carry a source from elsewhere, so its own line is used then.
-    const line = t.source?.line !== undefined && (t.source.file === file || !rec) ? t.source.line : rec?.line ?? t.source?.line;
+    const line = t.source?.line !== undefined && (t.source.file === file || !rec) ? t.source.line : (rec?.line ?? t.source?.line);
     const first = this.seenIds.get(t.id);
-    if (first) return this.error(line, '/id', `duplicate trajectory id "${t.id}": this copy (${where({ file, line })}) is left out, the id was first seen at ${where(first)}`);
+    if (first)
+      return this.error(
+        line,
+        '/id',
+        `duplicate trajectory id "${t.id}": this copy (${where({ file, line })}) is left out, the id was first seen at ${where(first)}`,
+      );
     this.seenIds.set(t.id, { ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}) });
     return undefined;
   }

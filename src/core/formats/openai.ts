@@ -51,14 +51,17 @@ export const openAiImporter: FormatImporter = {
             steps.push({ kind: 'action', text: parts.join('\n') });
           } else if (m.role === 'tool' || m.role === 'function') {
             // With several tool replies in one step, say which call each answers.
-            const label = m.tool_call_id ? callNames.get(m.tool_call_id) ?? m.tool_call_id : m.name;
+            const label = m.tool_call_id ? (callNames.get(m.tool_call_id) ?? m.tool_call_id) : m.name;
             const many = callsInStep > 1 && label;
             steps.push({ kind: 'observation', text: many ? `[${label}] ${text}` : text });
           } else steps.push({ kind: 'observation', text });
         }
         const conv = buildConversation(steps);
         if (!conv.turns.length) {
-          return { trajectories: [], errors: [{ pointer: '/messages', message: 'no assistant message followed by a tool or user reply, so there is no turn to learn from' }] };
+          return {
+            trajectories: [],
+            errors: [{ pointer: '/messages', message: 'no assistant message followed by a tool or user reply, so there is no turn to learn from' }],
+          };
         }
         const t: Trajectory = {
           id: typeof r.id === 'string' || typeof r.id === 'number' ? String(r.id) : `${recordIdBase(ctx.file)}-L${at.line}`,

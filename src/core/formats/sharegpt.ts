@@ -26,7 +26,15 @@ export const shareGptImporter: FormatImporter = {
         }
         const conv = buildConversation(steps);
         if (!conv.turns.length) {
-          return { trajectories: [], errors: [{ pointer: '/conversations', message: 'no gpt/function_call message followed by an observation or human reply, so there is no turn to learn from' }] };
+          return {
+            trajectories: [],
+            errors: [
+              {
+                pointer: '/conversations',
+                message: 'no gpt/function_call message followed by an observation or human reply, so there is no turn to learn from',
+              },
+            ],
+          };
         }
         const tools = r.tools === undefined ? '' : typeof r.tools === 'string' ? r.tools : JSON.stringify(r.tools);
         const t: Trajectory = {

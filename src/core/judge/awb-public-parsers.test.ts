@@ -53,7 +53,9 @@ describe('verdict parsing as parse_judge_output does it', () => {
   });
 
   it('reads the verdict after an unclosed think instead of losing it', () => {
-    const v = parseVerdict('<think>the answer will be <final_evaluation>{"scores": {"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality": 2}}</final_evaluation>');
+    const v = parseVerdict(
+      '<think>the answer will be <final_evaluation>{"scores": {"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality": 2}}</final_evaluation>',
+    );
     expect(v.ok && v.scores.format).toBe(2);
   });
 });

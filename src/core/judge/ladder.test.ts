@@ -4,7 +4,18 @@ import { DOMAINS, type Trajectory } from '../schema/types.ts';
 import { generateTrajectories } from '../envs/index.ts';
 import { expandTurns } from '../turns/index.ts';
 import { verify } from './verifier.ts';
-import { FIXED_STRINGS, ladderInput, ladderPredictions, ladderSamples, ladderViolations, oneTokenChange, randomText, RUNGS, runLadder, toPercent } from './ladder.ts';
+import {
+  FIXED_STRINGS,
+  ladderInput,
+  ladderPredictions,
+  ladderSamples,
+  ladderViolations,
+  oneTokenChange,
+  randomText,
+  RUNGS,
+  runLadder,
+  toPercent,
+} from './ladder.ts';
 import { rubricJudge } from './rubric.ts';
 
 // The held-out turns of the default dataset (its eval split), every domain.
@@ -23,7 +34,9 @@ describe('the ladder predictions', () => {
       const diff = [...p.one_token].filter((ch, i) => ch !== s.targetObservation[i]).length;
       expect(p.one_token.length).toBe(s.targetObservation.length);
       expect(diff).toBe(1);
-      expect(verify({ domain: s.domain, history: s.history, action: s.action, reference: s.targetObservation, prediction: p.one_token, spans: s.targetSpans }).pass).toBe(false);
+      expect(
+        verify({ domain: s.domain, history: s.history, action: s.action, reference: s.targetObservation, prediction: p.one_token, spans: s.targetSpans }).pass,
+      ).toBe(false);
       checked++;
     }
     expect(checked).toBeGreaterThan(200);

@@ -28,12 +28,15 @@ export const RUNG_LABELS: Record<Rung, string> = {
  * model that ignores its input would print every time.
  */
 export const FIXED_STRINGS: Record<KnownDomain, string> = {
-  terminal: 'total 12\ndrwxr-xr-x 3 user user 4096 Mar  3 09:14 .\n-rw-r--r-- 1 user user  812 Mar  3 09:14 config.yaml\n-rw-r--r-- 1 user user 2301 Mar  3 09:12 main.py\nuser@workstation:~/project$',
+  terminal:
+    'total 12\ndrwxr-xr-x 3 user user 4096 Mar  3 09:14 .\n-rw-r--r-- 1 user user  812 Mar  3 09:14 config.yaml\n-rw-r--r-- 1 user user 2301 Mar  3 09:12 main.py\nuser@workstation:~/project$',
   mcp: '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\\"ok\\":true,\\"id\\":1,\\"message\\":\\"Done\\"}"}]}}',
-  search: 'Results 1-3 of about 40 for "history":\n1. History\n   https://wiki.example/History\n   History is the study of past events.\n2. Historian\n   https://wiki.example/Historian\n   A historian writes about the past.\n3. Museum of History\n   https://wiki.example/Museum_of_History\n   The Museum of History is a museum in the capital.',
+  search:
+    'Results 1-3 of about 40 for "history":\n1. History\n   https://wiki.example/History\n   History is the study of past events.\n2. Historian\n   https://wiki.example/Historian\n   A historian writes about the past.\n3. Museum of History\n   https://wiki.example/Museum_of_History\n   The Museum of History is a museum in the capital.',
   swe: 'running 4 tests\ntest parse handles empty input ... ok\ntest sum of a list ... ok\ntest trims whitespace ... ok\ntest upper case ... ok\n\ntest result: ok. 4 passed; 0 failed; finished in 12ms',
   web: '[1] RootWebArea "Home | Example Store"\n  [2] banner\n    [3] link "Example Store"\n    [4] searchbox "Search" value=""\n    [5] button "Search"\n  [6] main\n    [7] heading "Welcome"\n    [8] link "Products"\n    [9] link "About us"',
-  android: '[1] FrameLayout "Camera"\n  [2] LinearLayout "status_bar"\n    [3] TextView "12:00"\n    [4] TextView "Wi-Fi · 80%"\n  [5] ImageButton "Shutter"\n  [6] ImageButton "Switch camera"\n  [7] TextView "Photo"',
+  android:
+    '[1] FrameLayout "Camera"\n  [2] LinearLayout "status_bar"\n    [3] TextView "12:00"\n    [4] TextView "Wi-Fi · 80%"\n  [5] ImageButton "Shutter"\n  [6] ImageButton "Switch camera"\n  [7] TextView "Photo"',
   os: '[1] desktop "Desktop"\n  [2] window "Text Editor - untitled" (focused)\n    [3] textbox "Document" value=""\n    [4] button "Save"\n  [5] panel "Taskbar"\n    [6] button "Files"\n    [7] button "Terminal"\n    [8] label "12:00"',
 };
 
@@ -110,11 +113,21 @@ export function toPercent(mean: number): number {
 
 function emptyRow(domain: string): LadderRow {
   const zeros = () => Object.fromEntries(DIMENSIONS.map((d) => [d, 0])) as Scores;
-  return { domain, turns: 0, skipped: 0, mean: Object.fromEntries(RUNGS.map((r) => [r, 0])) as Record<Rung, number>, dims: Object.fromEntries(RUNGS.map((r) => [r, zeros()])) as Record<Rung, Scores> };
+  return {
+    domain,
+    turns: 0,
+    skipped: 0,
+    mean: Object.fromEntries(RUNGS.map((r) => [r, 0])) as Record<Rung, number>,
+    dims: Object.fromEntries(RUNGS.map((r) => [r, zeros()])) as Record<Rung, Scores>,
+  };
 }
 
 /** Judges every rung of every sample with `judge` and averages per domain, in order of first appearance. */
-export function runLadder(samples: readonly TurnSample[], inputFor: (s: TurnSample, prediction: string) => JudgeInput, judge: (input: JudgeInput) => ScoredVerdict): LadderRow[] {
+export function runLadder(
+  samples: readonly TurnSample[],
+  inputFor: (s: TurnSample, prediction: string) => JudgeInput,
+  judge: (input: JudgeInput) => ScoredVerdict,
+): LadderRow[] {
   const rows = new Map<string, LadderRow>();
   for (const s of samples) {
     const row = rows.get(s.domain) ?? emptyRow(s.domain);
@@ -145,7 +158,8 @@ export function ladderViolations(row: LadderRow, maxLow = 25): string[] {
   const out: string[] = [];
   for (let i = 1; i < RUNGS.length; i++) {
     const [a, b] = [RUNGS[i - 1], RUNGS[i]];
-    if (!(row.mean[a] > row.mean[b])) out.push(`${row.domain}: ${a} (${toPercent(row.mean[a]).toFixed(1)}) is not above ${b} (${toPercent(row.mean[b]).toFixed(1)})`);
+    if (!(row.mean[a] > row.mean[b]))
+      out.push(`${row.domain}: ${a} (${toPercent(row.mean[a]).toFixed(1)}) is not above ${b} (${toPercent(row.mean[b]).toFixed(1)})`);
   }
   for (const r of ['fixed', 'random'] as const) {
     if (!(toPercent(row.mean[r]) < maxLow)) out.push(`${row.domain}: ${r} scores ${toPercent(row.mean[r]).toFixed(1)}, not under ${maxLow}`);

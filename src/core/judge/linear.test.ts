@@ -39,7 +39,7 @@ describe('judge text handling on hostile input', () => {
     expect(parseVerdict(`\`\`\`json${' '.repeat(N)}${'a'.repeat(N)}`).ok).toBe(false);
     const fenced = parseVerdict('```json\n{"format": 4, "factuality": 3, "consistency": 4, "realism": 5, "quality": 2}\n```');
     expect(fenced.ok && fenced.via).toBe('fence');
-    const w = parseVerdict(`**format**:${" ".repeat(N)}4 factuality: 3 consistency: 4 realism: 5 quality: 2`);
+    const w = parseVerdict(`**format**:${' '.repeat(N)}4 factuality: 3 consistency: 4 realism: 5 quality: 2`);
     expect(w.ok && w.scores).toEqual({ format: 4, factuality: 3, consistency: 4, realism: 5, quality: 2 });
   });
 
@@ -47,7 +47,13 @@ describe('judge text handling on hostile input', () => {
     const nest = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
     const deep = nest(40_000);
     const depth = 100_000;
-    const input = { domain: 'mcp', history: [], action: '{"name": "get_user", "arguments": {"user": "a"}}', prediction: deep, reference: '{"user": "a", "plan": "pro"}' };
+    const input = {
+      domain: 'mcp',
+      history: [],
+      action: '{"name": "get_user", "arguments": {"user": "a"}}',
+      prediction: deep,
+      reference: '{"user": "a", "plan": "pro"}',
+    };
     const v = rubricJudge(input);
     expect(v.failed).toBe(false);
     expect(v.scores.format).toBeLessThanOrEqual(2);
@@ -80,7 +86,9 @@ describe('judge text handling on hostile input', () => {
     const d = rubricJudgeDetailed(input);
     expect(d.verdict.failed).toBe(false);
     expect(d.features.truncated).toBe(1);
-    expect(d.verdict.weaknesses).toContain(`compared on the first ${cap} characters of each text only (the prediction has ${pred.length}, the reference ${ref.length})`);
+    expect(d.verdict.weaknesses).toContain(
+      `compared on the first ${cap} characters of each text only (the prediction has ${pred.length}, the reference ${ref.length})`,
+    );
     // Past the cap nothing counts: another tail gives the same scores.
     const other = rubricJudgeDetailed({ ...input, prediction: pred.slice(0, cap) + 'a different tail '.repeat(500) });
     expect(other.verdict.scores).toEqual(d.verdict.scores);

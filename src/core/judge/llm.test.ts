@@ -13,12 +13,27 @@ const INPUT: JudgeInput = {
   reference: 'notes.txt\nsrc',
   spans: [{ start: 0, end: 9, kind: 'pre_existing' }],
 };
-const GOOD = '<verdict>{"scores": {"format": 5, "factuality": 3, "consistency": 5, "realism": 5, "quality": 4}, "strengths": ["format"], "weaknesses": ["missing src"]}</verdict>';
+const GOOD =
+  '<verdict>{"scores": {"format": 5, "factuality": 3, "consistency": 5, "realism": 5, "quality": 4}, "strengths": ["format"], "weaknesses": ["missing src"]}</verdict>';
 
 describe('judge prompt', () => {
   it('covers the dimensions, the content classes, the anchors and the domain', () => {
     const sys = judgeSystemPrompt('terminal');
-    for (const word of ['format', 'factuality', 'consistency', 'realism', 'quality', 'deterministic', 'pre-existing', 'runtime metadata', '5 = ', '1 = ', '<verdict>', 'Linux shell']) expect(sys).toContain(word);
+    for (const word of [
+      'format',
+      'factuality',
+      'consistency',
+      'realism',
+      'quality',
+      'deterministic',
+      'pre-existing',
+      'runtime metadata',
+      '5 = ',
+      '1 = ',
+      '<verdict>',
+      'Linux shell',
+    ])
+      expect(sys).toContain(word);
     expect(judgeSystemPrompt('unknown-domain')).not.toContain('Domain:');
   });
   it('shows history, action, both observations and the span classes', () => {
@@ -68,7 +83,10 @@ describe('LLM judge', () => {
     expect(seen[1][0].content).toBe(judgeSystemPrompt('os'));
   });
   it('scores a verdict missing a dimension on the other four', async () => {
-    const judge = createLlmJudge({ name: 'j', complete: async () => '<final_evaluation>{"scores": {"format": 4, "factuality": 0, "consistency": 3, "realism": 4, "quality": 4}}</final_evaluation>' });
+    const judge = createLlmJudge({
+      name: 'j',
+      complete: async () => '<final_evaluation>{"scores": {"format": 4, "factuality": 0, "consistency": 3, "realism": 4, "quality": 4}}</final_evaluation>',
+    });
     expect(await judge.judge(INPUT)).toMatchObject({ failed: false, scores: { factuality: 0 }, total: 3.75 });
   });
   it('counts a sample as failed after the retries, never as a score', async () => {
@@ -83,20 +101,48 @@ describe('LLM judge', () => {
     let n = 0;
     const pauses: number[] = [];
     const sleep = async (ms: number) => void pauses.push(ms);
-    const flaky = createLlmJudge({ name: 'j', sleep, complete: async () => { if (n++ === 0) throw new Error('timeout'); return GOOD; } });
+    const flaky = createLlmJudge({
+      name: 'j',
+      sleep,
+      complete: async () => {
+        if (n++ === 0) throw new Error('timeout');
+        return GOOD;
+      },
+    });
     expect((await flaky.judge(INPUT)).failed).toBe(false);
     expect(pauses).toEqual([1000]);
     pauses.length = 0;
     let calls = 0;
-    const limited = createLlmJudge({ name: 'j', retries: 3, sleep, maxRetryAfterMs: 20_000, complete: async () => { calls++; throw Object.assign(new Error('429'), { retryable: true, retryAfterMs: 45_000 }); } });
+    const limited = createLlmJudge({
+      name: 'j',
+      retries: 3,
+      sleep,
+      maxRetryAfterMs: 20_000,
+      complete: async () => {
+        calls++;
+        throw Object.assign(new Error('429'), { retryable: true, retryAfterMs: 45_000 });
+      },
+    });
     const v = await limited.judge(INPUT);
     expect(v.failed && v.error).toContain('no usable verdict after 4 attempts (429)');
     expect([calls, pauses]).toEqual([4, [20_000, 20_000, 20_000]]);
     calls = 0;
-    const refusedRequest = createLlmJudge({ name: 'j', sleep, complete: async () => { calls++; throw Object.assign(new Error('HTTP 400'), { retryable: false }); } });
+    const refusedRequest = createLlmJudge({
+      name: 'j',
+      sleep,
+      complete: async () => {
+        calls++;
+        throw Object.assign(new Error('HTTP 400'), { retryable: false });
+      },
+    });
     expect(await refusedRequest.judge(INPUT)).toMatchObject({ failed: true, error: 'j: no usable verdict after 1 attempt (HTTP 400)' });
     expect(calls).toBe(1);
-    const refused = createLlmJudge({ name: 'j', complete: async () => { throw Object.assign(new Error('401'), { fatal: true }); } });
+    const refused = createLlmJudge({
+      name: 'j',
+      complete: async () => {
+        throw Object.assign(new Error('401'), { fatal: true });
+      },
+    });
     await expect(refused.judge(INPUT)).rejects.toThrow('401');
   });
 });

@@ -75,7 +75,11 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
     name: options.name,
     async judge(input: JudgeInput, signal?: AbortSignal): Promise<Verdict> {
       const messages: ChatMessage[] = [
-        { role: 'system', content: (options.systemPrompts && Object.hasOwn(options.systemPrompts, input.domain) ? options.systemPrompts[input.domain] : judgeSystemPrompt(input.domain)) },
+        {
+          role: 'system',
+          content:
+            options.systemPrompts && Object.hasOwn(options.systemPrompts, input.domain) ? options.systemPrompts[input.domain] : judgeSystemPrompt(input.domain),
+        },
         { role: 'user', content: judgeUserPrompt(input, options.limits) },
       ];
       let lastError = '';
@@ -103,7 +107,10 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
         if (parsed.ok) return scoredVerdict(parsed.scores, parsed.strengths, parsed.weaknesses, reply);
         lastError = parsed.error;
       }
-      const failed: Verdict = { failed: true, error: `${options.name}: no usable verdict after ${attempts} attempt${attempts === 1 ? '' : 's'} (${lastError})` };
+      const failed: Verdict = {
+        failed: true,
+        error: `${options.name}: no usable verdict after ${attempts} attempt${attempts === 1 ? '' : 's'} (${lastError})`,
+      };
       if (lastRaw !== undefined) failed.raw = lastRaw;
       return failed;
     },

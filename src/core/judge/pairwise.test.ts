@@ -22,7 +22,11 @@ describe('rubric reward (default)', () => {
     const r = await groupRewards('rubric', local, turn, [ref, garbage], { key: 'k', seed: 0 });
     const v = rubricJudge({ ...turn, prediction: garbage });
     expect(r[0]).toMatchObject({ reward: 25, judge: 25, verifier: 25, pass: true });
-    expect(r[1]).toEqual({ ...reward(v.scores, verify({ ...turn, prediction: garbage }).pass, DEFAULT_REWARD_MIX), pass: verify({ ...turn, prediction: garbage }).pass, scores: v.scores });
+    expect(r[1]).toEqual({
+      ...reward(v.scores, verify({ ...turn, prediction: garbage }).pass, DEFAULT_REWARD_MIX),
+      pass: verify({ ...turn, prediction: garbage }).pass,
+      scores: v.scores,
+    });
     const down: Judge = { name: 'down', judge: async () => ({ failed: true, error: 'x' }) };
     expect(await groupRewards('rubric', { judge: down, pair: localPairJudge }, turn, [ref, garbage], { key: 'k', seed: 0 })).toEqual([null, null]);
   });
@@ -73,7 +77,11 @@ describe('pairwise LLM judges', () => {
       },
     });
     let wins = 0;
-    for (let k = 0; k < 40; k++) wins += (await groupRewards('turing', { judge: localJudge, pair: alwaysA }, turn, [garbage, degenerate], { key: `t${k}`, seed: 0 })).reduce((n, x) => n + x!.reward, 0);
+    for (let k = 0; k < 40; k++)
+      wins += (await groupRewards('turing', { judge: localJudge, pair: alwaysA }, turn, [garbage, degenerate], { key: `t${k}`, seed: 0 })).reduce(
+        (n, x) => n + x!.reward,
+        0,
+      );
     // 80 comparisons; a position-biased judge would give 80 wins without the coin.
     expect(wins).toBeGreaterThan(20);
     expect(wins).toBeLessThan(60);

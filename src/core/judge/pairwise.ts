@@ -95,7 +95,11 @@ export function pairUserPrompt(q: PairQuestion, limits = DEFAULT_PROMPT_LIMITS):
   if (q.kind === 'reference-ab') parts.push(`## Real observation (ground truth)\n<real>\n${clip(q.input.reference, limits.observation)}\n</real>`);
   parts.push(`## Observation A\n<A>\n${clip(q.a, limits.observation)}\n</A>`);
   parts.push(`## Observation B\n<B>\n${clip(q.b, limits.observation)}\n</B>`);
-  parts.push(q.kind === 'reference-ab' ? 'Which of A and B is closer to the real observation? Answer <choice>A</choice> or <choice>B</choice>.' : 'Which of A and B came from the real environment? Answer <choice>A</choice> or <choice>B</choice>.');
+  parts.push(
+    q.kind === 'reference-ab'
+      ? 'Which of A and B is closer to the real observation? Answer <choice>A</choice> or <choice>B</choice>.'
+      : 'Which of A and B came from the real environment? Answer <choice>A</choice> or <choice>B</choice>.',
+  );
   return parts.join('\n\n');
 }
 
@@ -133,7 +137,11 @@ export function createLlmPairJudge(options: LlmPairJudgeOptions): PairJudge {
       for (let attempt = 0; attempt <= retries; attempt++) {
         let reply: string;
         try {
-          reply = await options.complete(messages, { temperature: attempt === 0 ? (options.temperature ?? 0) : 0.7, maxTokens: options.maxTokens ?? 2048, signal });
+          reply = await options.complete(messages, {
+            temperature: attempt === 0 ? (options.temperature ?? 0) : 0.7,
+            maxTokens: options.maxTokens ?? 2048,
+            signal,
+          });
         } catch (e) {
           if (isFatal(e) || signal?.aborted) throw e;
           lastError = (e as Error).message;
@@ -144,7 +152,11 @@ export function createLlmPairJudge(options: LlmPairJudgeOptions): PairJudge {
         if (choice) return { failed: false, choice, raw: reply };
         lastError = 'no <choice>A</choice> or <choice>B</choice> in the reply';
       }
-      return { failed: true, error: `${options.name}: no usable choice after ${retries + 1} attempts (${lastError})`, ...(lastRaw !== undefined ? { raw: lastRaw } : {}) };
+      return {
+        failed: true,
+        error: `${options.name}: no usable choice after ${retries + 1} attempts (${lastError})`,
+        ...(lastRaw !== undefined ? { raw: lastRaw } : {}),
+      };
     },
   };
 }

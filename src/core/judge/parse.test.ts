@@ -7,7 +7,8 @@ const ALL4 = { format: 4, factuality: 4, consistency: 4, realism: 4, quality: 4 
 const PARSEABLE: { name: string; reply: string; scores: Record<string, number>; via?: string }[] = [
   {
     name: 'tag with fenced json and prose around it',
-    reply: 'Let me think.\nFormat looks fine.\n<verdict>\n```json\n{"strengths": ["right columns"], "weaknesses": ["wrong PID"], "scores": {"format": 5, "factuality": 2, "consistency": 4, "realism": 4, "quality": 3}}\n```\n</verdict>\nHope this helps!',
+    reply:
+      'Let me think.\nFormat looks fine.\n<verdict>\n```json\n{"strengths": ["right columns"], "weaknesses": ["wrong PID"], "scores": {"format": 5, "factuality": 2, "consistency": 4, "realism": 4, "quality": 3}}\n```\n</verdict>\nHope this helps!',
     scores: { format: 5, factuality: 2, consistency: 4, realism: 4, quality: 3 },
     via: 'tag',
   },
@@ -18,7 +19,8 @@ const PARSEABLE: { name: string; reply: string; scores: Record<string, number>; 
   },
   {
     name: 'fenced block without a tag, after a draft block',
-    reply: 'Draft:\n```json\n{"scores": {"format": 1, "factuality": 1, "consistency": 1, "realism": 1, "quality": 1}}\n```\nOn reflection:\n```json\n{"scores": {"format": 4, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```',
+    reply:
+      'Draft:\n```json\n{"scores": {"format": 1, "factuality": 1, "consistency": 1, "realism": 1, "quality": 1}}\n```\nOn reflection:\n```json\n{"scores": {"format": 4, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```',
     scores: ALL4,
     via: 'fence',
   },
@@ -69,7 +71,8 @@ const PARSEABLE: { name: string; reply: string; scores: Record<string, number>; 
   },
   {
     name: 'think block holding a fake verdict',
-    reply: '<think>{"format": 1, "factuality": 1, "consistency": 1, "realism": 1, "quality": 1}</think>{"format": 5, "factuality": 5, "consistency": 5, "realism": 5, "quality": 5}',
+    reply:
+      '<think>{"format": 1, "factuality": 1, "consistency": 1, "realism": 1, "quality": 1}</think>{"format": 5, "factuality": 5, "consistency": 5, "realism": 5, "quality": 5}',
     scores: { format: 5, factuality: 5, consistency: 5, realism: 5, quality: 5 },
   },
   {
@@ -114,7 +117,16 @@ describe('parseVerdict on a corpus of messy replies', () => {
   });
 
   it('fails on a reply with nothing parseable', () => {
-    for (const reply of ['', '   ', 'I cannot evaluate this.', '{"scores": "excellent"}', '```json\n{ broken\n```', 'format: great, factuality: poor', '{'.repeat(20000), "'{".repeat(10000)]) {
+    for (const reply of [
+      '',
+      '   ',
+      'I cannot evaluate this.',
+      '{"scores": "excellent"}',
+      '```json\n{ broken\n```',
+      'format: great, factuality: poor',
+      '{'.repeat(20000),
+      "'{".repeat(10000),
+    ]) {
       expect(parseVerdict(reply).ok, reply.slice(0, 40)).toBe(false);
     }
   });

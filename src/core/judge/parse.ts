@@ -9,9 +9,7 @@ import { DIMENSIONS, INVALID_SCORE, type Dimension, type Scores } from './types.
 import { stripThink } from './extract.ts';
 import { pyRound } from './pyfloat.ts';
 
-export type ParsedVerdict =
-  | { ok: true; scores: Scores; strengths: string[]; weaknesses: string[]; via: ParseStep }
-  | { ok: false; error: string };
+export type ParsedVerdict = { ok: true; scores: Scores; strengths: string[]; weaknesses: string[]; via: ParseStep } | { ok: false; error: string };
 
 /** Which step found the verdict (shown in diagnostics; tests pin it). */
 export type ParseStep = 'tag' | 'fence' | 'braces' | 'repaired' | 'pattern';

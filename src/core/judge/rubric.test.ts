@@ -4,7 +4,8 @@ import { randomText } from './ladder.ts';
 import { seededRandom } from '../turns/index.ts';
 import type { JudgeInput } from './types.ts';
 
-const LS_REF = 'total 12\n-rw-r--r-- 1 user user  220 Jan  4 10:12 .bashrc\n-rw-r--r-- 1 user user 1024 Jan  4 10:15 notes.txt\ndrwxr-xr-x 2 user user 4096 Jan  4 10:16 src';
+const LS_REF =
+  'total 12\n-rw-r--r-- 1 user user  220 Jan  4 10:12 .bashrc\n-rw-r--r-- 1 user user 1024 Jan  4 10:15 notes.txt\ndrwxr-xr-x 2 user user 4096 Jan  4 10:16 src';
 
 function input(prediction: string, reference: string, extra: Partial<JudgeInput> = {}): JudgeInput {
   return { domain: 'terminal', history: [], action: 'ls -la', prediction, reference, ...extra };
@@ -49,7 +50,8 @@ describe('local rubric judge on hand-made pairs', () => {
   });
 
   it('right structure with wrong facts → high Format, low Factuality (text listing)', () => {
-    const wrong = 'total 40\n-rw-r--r-- 1 root root  981 Mar  9 08:01 .profile\n-rw-r--r-- 1 root root 7777 Mar  9 08:02 todo.md\ndrwxr-xr-x 2 root root 4096 Mar  9 08:03 lib';
+    const wrong =
+      'total 40\n-rw-r--r-- 1 root root  981 Mar  9 08:01 .profile\n-rw-r--r-- 1 root root 7777 Mar  9 08:02 todo.md\ndrwxr-xr-x 2 root root 4096 Mar  9 08:03 lib';
     const v = rubricJudge(input(wrong, LS_REF));
     expect(v.scores.format).toBeGreaterThanOrEqual(4);
     expect(v.scores.factuality).toBeLessThanOrEqual(2);
@@ -148,7 +150,9 @@ describe('local rubric judge: content over shape', () => {
 
   it('the reference shape with other words and numbers does not pay', () => {
     // Every letter and digit replaced, layout, punctuation and line count kept.
-    const copy = LS_REF.replace(/[a-z]/g, (ch) => String.fromCharCode(((ch.charCodeAt(0) - 97 + 7) % 26) + 97)).replace(/\d/g, (d) => String((Number(d) + 3) % 10));
+    const copy = LS_REF.replace(/[a-z]/g, (ch) => String.fromCharCode(((ch.charCodeAt(0) - 97 + 7) % 26) + 97)).replace(/\d/g, (d) =>
+      String((Number(d) + 3) % 10),
+    );
     const v = rubricJudge(input(copy, LS_REF));
     expect(v.scores.format).toBeGreaterThanOrEqual(4);
     expect(pct(v.total)).toBeLessThan(25);

@@ -42,9 +42,16 @@ const cut = (s: string) => (s.length > JUDGE_TEXT_CHARS ? s.slice(0, JUDGE_TEXT_
 export function boundedInput(input: JudgeInput): JudgeInput | null {
   const texts = [input.prediction, input.reference, input.action, input.context ?? '', ...input.history.flatMap((t) => [t.action, t.observation])];
   if (texts.every((t) => t.length <= JUDGE_TEXT_CHARS)) return null;
-  const out: JudgeInput = { ...input, prediction: cut(input.prediction), reference: cut(input.reference), action: cut(input.action), history: input.history.map((t) => ({ action: cut(t.action), observation: cut(t.observation) })) };
+  const out: JudgeInput = {
+    ...input,
+    prediction: cut(input.prediction),
+    reference: cut(input.reference),
+    action: cut(input.action),
+    history: input.history.map((t) => ({ action: cut(t.action), observation: cut(t.observation) })),
+  };
   if (input.context !== undefined) out.context = cut(input.context);
-  if (input.spans) out.spans = input.spans.filter((s) => s.start < JUDGE_TEXT_CHARS).map((s) => (s.end > JUDGE_TEXT_CHARS ? { ...s, end: JUDGE_TEXT_CHARS } : s));
+  if (input.spans)
+    out.spans = input.spans.filter((s) => s.start < JUDGE_TEXT_CHARS).map((s) => (s.end > JUDGE_TEXT_CHARS ? { ...s, end: JUDGE_TEXT_CHARS } : s));
   return out;
 }
 

@@ -226,8 +226,24 @@ export function compare(input: JudgeInput): Comparison {
   const refInfo = Float64Array.from(shape.tokens, (t, i) => (shape.layout[i] === 0 ? 0 : informativeness(t, knownIn) * shape.layout[i]));
   const known = (t: string) => knownIn(t) > 0;
   return {
-    input, pred, ref, predF: new TextFeatures(pred), refF, refJson: shape.json, labelled: (input.spans?.length ?? 0) > 0, refInfo, refMatched: align.a, refClass: shape.classes,
-    refNumberLengths: shape.numberLengths, refStructure: shape.structure, predTokens, predMatched: align.b, knownIn, known, sessionLines, seenInObservations: (t) => seen(t) > 0,
+    input,
+    pred,
+    ref,
+    predF: new TextFeatures(pred),
+    refF,
+    refJson: shape.json,
+    labelled: (input.spans?.length ?? 0) > 0,
+    refInfo,
+    refMatched: align.a,
+    refClass: shape.classes,
+    refNumberLengths: shape.numberLengths,
+    refStructure: shape.structure,
+    predTokens,
+    predMatched: align.b,
+    knownIn,
+    known,
+    sessionLines,
+    seenInObservations: (t) => seen(t) > 0,
   };
 }
 
@@ -242,7 +258,9 @@ export function scoreFormat(c: Comparison): DimensionResult {
     const predJson = isJsonish(c.pred) ? tryJson(c.pred) : undefined;
     if (predJson === undefined || predJson === null || typeof predJson !== 'object') {
       x = (isJsonish(c.pred) ? w.brokenJson : w.notJson) + w.unparsedLength * ratio(c.ref.length, c.pred.length);
-      r.weaknesses.push(`the real observation is JSON but the prediction does not parse as JSON${isJsonish(c.pred) && !jsonDepthWithin(c.pred) ? ` (it nests deeper than ${LIMITS.depth} levels)` : ''}`);
+      r.weaknesses.push(
+        `the real observation is JSON but the prediction does not parse as JSON${isJsonish(c.pred) && !jsonDepthWithin(c.pred) ? ` (it nests deeper than ${LIMITS.depth} levels)` : ''}`,
+      );
     } else {
       const a = new Set<string>();
       const b = new Set<string>();
@@ -278,7 +296,14 @@ export function scoreFormat(c: Comparison): DimensionResult {
 export function scoreFactuality(c: Comparison): DimensionResult {
   const r = c.labelled ? labelledFacts(c) : unlabelledFacts(c);
   if (c.input.spans?.some((s) => s.kind === 'deterministic')) {
-    const v = verify({ domain: c.input.domain, history: c.input.history, action: c.input.action, reference: c.input.reference, prediction: c.input.prediction, spans: c.input.spans });
+    const v = verify({
+      domain: c.input.domain,
+      history: c.input.history,
+      action: c.input.action,
+      reference: c.input.reference,
+      prediction: c.input.prediction,
+      spans: c.input.spans,
+    });
     r.features.verifier = v.pass ? 1 : 0;
     if (!v.pass) {
       r.score = Math.min(r.score, RUBRIC_WEIGHTS.factuality.verifierCap);
@@ -441,7 +466,10 @@ export function scoreRealism(c: Comparison, grounded: number): DimensionResult &
   const style = styleAgreement(c.refF.vocab, c.predF.vocab);
   const behaviour = ERROR_MARK.test(c.pred) === ERROR_MARK.test(c.ref) ? 1 : w.behaviourMismatch;
   let score = toScale((w.plausibility * plausibility + (1 - w.plausibility) * style) * behaviour);
-  if (behaviour < 1) r.weaknesses.push(ERROR_MARK.test(c.ref) ? 'the real action failed but the prediction does not show an error' : 'shows an error where the real action succeeded');
+  if (behaviour < 1)
+    r.weaknesses.push(
+      ERROR_MARK.test(c.ref) ? 'the real action failed but the prediction does not show an error' : 'shows an error where the real action succeeded',
+    );
   const pr = repetition(c.pred);
   const rr = c.refF.rep;
   const excess = Math.max(pr.dupLines - rr.dupLines, pr.dupTrigrams - rr.dupTrigrams, 0);
@@ -531,4 +559,3 @@ export function scoreAll(input: JudgeInput): { verdict: ScoredVerdict; features:
   const weaknesses = Object.values(parts).flatMap((p) => p.weaknesses);
   return { verdict: scoredVerdict(scores, strengths, weaknesses), features };
 }
-

@@ -6,10 +6,17 @@ import type { SpanKind, SpanLabel } from '../schema/types.ts';
 import { LIMITS } from '../limits.ts';
 
 export function normalize(s: string): string {
-  return s.replace(/\r\n?/g, '\n').trimEnd().replace(/^(?:[ \t]*\n)+/, '');
+  return s
+    .replace(/\r\n?/g, '\n')
+    .trimEnd()
+    .replace(/^(?:[ \t]*\n)+/, '');
 }
 
-const STOP = new Set('the and for are was were with that this from have has had not but you your all any can its into out per via than then there their they them our over under one two'.split(' '));
+const STOP = new Set(
+  'the and for are was were with that this from have has had not but you your all any can its into out per via than then there their they them our over under one two'.split(
+    ' ',
+  ),
+);
 
 /** Content words: lower-case alphanumeric runs of 3+ characters, not stop words, not bare numbers (those are values). */
 export function contentWords(text: string): Map<string, number> {
@@ -77,7 +84,15 @@ export function keyValues(text: string): Map<string, string> {
 /** A line's shape: its indentation kept, letter runs → `a`, digit runs → `0`, other whitespace runs → one space. */
 export function lineShape(line: string): string {
   const indent = /^[ \t]*/.exec(line)![0];
-  return indent + line.slice(indent.length).replace(/[A-Za-z]+/g, 'a').replace(/[0-9]+/g, '0').replace(/\s+/g, ' ').trim();
+  return (
+    indent +
+    line
+      .slice(indent.length)
+      .replace(/[A-Za-z]+/g, 'a')
+      .replace(/[0-9]+/g, '0')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 export function isJsonish(text: string): boolean {
@@ -181,7 +196,10 @@ export interface Repetition {
 const TRIGRAM_BASE = 1 << 17;
 
 export function repetition(text: string): Repetition {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const dupLines = lines.length >= 3 ? 1 - new Set(lines).size / lines.length : 0;
   const words = text.toLowerCase().match(/\S+/g) ?? [];
   const ids = new Map<string, number>();
@@ -360,7 +378,10 @@ export function alignTokens(a: readonly string[], b: readonly string[]): { a: Ui
 
 // ---- what a real environment would not print -------------------------------------------------
 
-export const META_TALK = /\b(as an ai|language model|i cannot|i can't|i'm sorry|i am sorry|simulated|simulation|predicted observation|world model|this output|the judge|score of|here is the (?:output|observation|result))\b/i;
-export const PLACEHOLDER = /lorem ipsum|\[(?:insert|placeholder|output|todo|redacted)[^\]]{0,200}\]|<(?:insert|placeholder|output)[^>]{0,200}>|\bTODO\b|\bxxx+\b|\{\{[^}]{0,200}\}\}/i;
+export const META_TALK =
+  /\b(as an ai|language model|i cannot|i can't|i'm sorry|i am sorry|simulated|simulation|predicted observation|world model|this output|the judge|score of|here is the (?:output|observation|result))\b/i;
+export const PLACEHOLDER =
+  /lorem ipsum|\[(?:insert|placeholder|output|todo|redacted)[^\]]{0,200}\]|<(?:insert|placeholder|output)[^>]{0,200}>|\bTODO\b|\bxxx+\b|\{\{[^}]{0,200}\}\}/i;
 /** Marks of a failed action: an error observation is a different behaviour from a success. */
-export const ERROR_MARK = /\b(?:error|errors|exception|traceback|no such|not found|cannot|denied|invalid|unknown command|usage:)\b|"isError"\s*:\s*true|"error"\s*:\s*\{/i;
+export const ERROR_MARK =
+  /\b(?:error|errors|exception|traceback|no such|not found|cannot|denied|invalid|unknown command|usage:)\b|"isError"\s*:\s*true|"error"\s*:\s*\{/i;

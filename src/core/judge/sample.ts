@@ -4,5 +4,13 @@ import type { JudgeInput } from './types.ts';
 
 /** `context` is the rendered system prompt the model was given. */
 export function judgeInputFor(sample: TurnSample, context: string, prediction: string): JudgeInput {
-  return { domain: sample.domain, context, history: sample.history, action: sample.action, prediction, reference: sample.targetObservation, spans: sample.targetSpans };
+  return {
+    domain: sample.domain,
+    context,
+    history: sample.history,
+    action: sample.action,
+    prediction,
+    reference: sample.targetObservation,
+    spans: sample.targetSpans,
+  };
 }

@@ -22,7 +22,10 @@ describe('verifier with span labels', () => {
   it('reports which region failed and why', () => {
     const r = v({ reference: ref, spans, prediction: 'Created order 17\nETA: soon\nTotal: $41.00' });
     expect(r.pass).toBe(false);
-    expect(r.failure).toEqual({ region: { label: `span [${total}, ${ref.length})`, expected: 'Total: $42.00' }, reason: 'the prediction does not end with this text' });
+    expect(r.failure).toEqual({
+      region: { label: `span [${total}, ${ref.length})`, expected: 'Total: $42.00' },
+      reason: 'the prediction does not end with this text',
+    });
   });
   it('anchors a region at the start of the observation', () => {
     const r = v({ reference: ref, spans, prediction: 'Note: Created order 17\nTotal: $42.00' });
@@ -108,6 +111,10 @@ describe('verifier per-domain rules (no spans)', () => {
     const reference = 'Search box now contains: pizza near me';
     expect(v({ domain: 'web', action, reference, prediction: 'Search field: pizza near me' })).toMatchObject({ pass: true, rule: 'echoed-arguments' });
     expect(v({ domain: 'web', action, reference, prediction: 'Search field: pizza' }).pass).toBe(false);
-    expect(v({ domain: 'android', action: 'click [3]', reference: 'Settings opened', prediction: 'x' })).toMatchObject({ applicable: false, pass: true, rule: 'none' });
+    expect(v({ domain: 'android', action: 'click [3]', reference: 'Settings opened', prediction: 'x' })).toMatchObject({
+      applicable: false,
+      pass: true,
+      rule: 'none',
+    });
   });
 });

@@ -63,7 +63,10 @@ function notApplicable(rule: string): VerifierResult {
 }
 
 function normalize(s: string): string {
-  return s.replace(/\r\n?/g, '\n').replace(/^(?:[ \t]*\n)+/, '').trimEnd();
+  return s
+    .replace(/\r\n?/g, '\n')
+    .replace(/^(?:[ \t]*\n)+/, '')
+    .trimEnd();
 }
 
 interface TextRegion extends VerifiedRegion {
@@ -108,7 +111,8 @@ function matchTextRegions(rule: string, regions: TextRegion[], prediction: strin
     const region = result.regions[i];
     const isLast = i === regions.length - 1;
     if (r.atStart && r.atEnd && regions.length === 1) {
-      if (prediction !== r.expected) return fail(result, region, r.expected === '' ? 'the observation must be empty' : 'the observation must equal the reference exactly');
+      if (prediction !== r.expected)
+        return fail(result, region, r.expected === '' ? 'the observation must be empty' : 'the observation must equal the reference exactly');
       return result;
     }
     if (i === 0 && r.atStart) {
@@ -117,7 +121,8 @@ function matchTextRegions(rule: string, regions: TextRegion[], prediction: strin
       continue;
     }
     if (isLast && r.atEnd) {
-      if (!prediction.endsWith(r.expected) || prediction.length - r.expected.length < pos) return fail(result, region, 'the prediction does not end with this text');
+      if (!prediction.endsWith(r.expected) || prediction.length - r.expected.length < pos)
+        return fail(result, region, 'the prediction does not end with this text');
       continue;
     }
     const at = prediction.indexOf(r.expected, pos);
@@ -184,7 +189,10 @@ function shellRule(input: VerifierInput): { rule: string; regions: TextRegion[] 
 
   // A chain of silent state changes (and redirected writes) prints nothing when it succeeds.
   // split('&&') and trim: `/\s*&&\s*/` is quadratic on long runs of spaces.
-  const parts = cmd.split('&&').map((p, i) => (i > 0 ? p.trimStart() : p)).map((p, i, all) => (i < all.length - 1 ? p.trimEnd() : p));
+  const parts = cmd
+    .split('&&')
+    .map((p, i) => (i > 0 ? p.trimStart() : p))
+    .map((p, i, all) => (i < all.length - 1 ? p.trimEnd() : p));
   const silent = parts.every((p) => {
     const w = words(p);
     if (w.length === 0) return false;
@@ -242,7 +250,16 @@ type Scalar = string | number | boolean | null;
 function scalarLeaves(v: unknown, path: string, out: { path: string; key: string; value: Scalar }[]): void {
   if (Array.isArray(v)) v.forEach((x, i) => scalarLeaves(x, `${path}[${i}]`, out));
   else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) scalarLeaves(x, path ? `${path}.${k}` : k, out);
-  else if (path) out.push({ path, key: path.replace(/\[\d+\]$/, '').split('.').pop() ?? path, value: v as Scalar });
+  else if (path)
+    out.push({
+      path,
+      key:
+        path
+          .replace(/\[\d+\]$/, '')
+          .split('.')
+          .pop() ?? path,
+      value: v as Scalar,
+    });
 }
 
 function atPath(v: unknown, path: string): unknown {
@@ -279,10 +296,12 @@ function mcpResultFields(input: VerifierInput, rawPrediction: string): VerifierR
     regions: echoed.map((l) => ({ label: `field ${l.path}`, expected: JSON.stringify(l.value) })),
   };
   const pred = firstJson(rawPrediction);
-  if (pred === undefined || pred === null || typeof pred !== 'object') return fail(result, result.regions[0], 'the reference is a JSON result but the prediction is not JSON');
+  if (pred === undefined || pred === null || typeof pred !== 'object')
+    return fail(result, result.regions[0], 'the reference is a JSON result but the prediction is not JSON');
   for (let i = 0; i < echoed.length; i++) {
     const got = atPath(pred, echoed[i].path);
-    if (got !== echoed[i].value) return fail(result, result.regions[i], got === undefined ? 'field missing from the prediction' : `the prediction has ${JSON.stringify(got)}`);
+    if (got !== echoed[i].value)
+      return fail(result, result.regions[i], got === undefined ? 'field missing from the prediction' : `the prediction has ${JSON.stringify(got)}`);
   }
   return result;
 }
@@ -304,7 +323,12 @@ function echoedArguments(input: VerifierInput, prediction: string): VerifierResu
   // Drop arguments contained in a longer echoed argument: the longer one checks them already.
   const kept = found.filter((c) => !found.some((o) => o !== c && o.includes(c)));
   if (kept.length === 0) return notApplicable('none');
-  const result: VerifierResult = { pass: true, applicable: true, rule: 'echoed-arguments', regions: kept.map((c) => ({ label: `echoed ${JSON.stringify(c.length > 60 ? c.slice(0, 57) + '...' : c)}`, expected: c })) };
+  const result: VerifierResult = {
+    pass: true,
+    applicable: true,
+    rule: 'echoed-arguments',
+    regions: kept.map((c) => ({ label: `echoed ${JSON.stringify(c.length > 60 ? c.slice(0, 57) + '...' : c)}`, expected: c })),
+  };
   for (let i = 0; i < kept.length; i++) if (!prediction.includes(kept[i])) return fail(result, result.regions[i], 'missing from the prediction');
   return result;
 }

@@ -8,7 +8,17 @@
 // Every key but `format` is optional; a missing one takes its default, so a file can hold only
 // what it changes (`{"ratios": {"echo": 0.1}}`). An unknown key, a value of the wrong type or out
 // of range is an error that names the file and the field.
-import { checkMaskConfig, DEFAULT_MASK_CONFIG, MASK_CATEGORIES, maskConfig, NUMERIC_SETTINGS, UNIT_SETTINGS, type MaskCategory, type MaskConfig, type NumericSetting } from './rules.ts';
+import {
+  checkMaskConfig,
+  DEFAULT_MASK_CONFIG,
+  MASK_CATEGORIES,
+  maskConfig,
+  NUMERIC_SETTINGS,
+  UNIT_SETTINGS,
+  type MaskCategory,
+  type MaskConfig,
+  type NumericSetting,
+} from './rules.ts';
 
 export const MASK_CONFIG_FORMAT = 'lwm-mask-config/1';
 
@@ -31,7 +41,8 @@ export function maskConfigFromJson(value: unknown, source: string): MaskConfig {
   const fail = (field: string, message: string): never => {
     throw new MaskConfigError(`${source}: ${field}: ${message}`);
   };
-  if (!isObject(value)) throw new MaskConfigError(`${source}: a mask configuration must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
+  if (!isObject(value))
+    throw new MaskConfigError(`${source}: a mask configuration must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
   const out = maskConfig();
   for (const [key, v] of Object.entries(value)) {
     if (key === 'format') {
@@ -48,7 +59,8 @@ export function maskConfigFromJson(value: unknown, source: string): MaskConfig {
       }
     } else if ((NUMERIC_SETTINGS as readonly string[]).includes(key)) {
       const unit = (UNIT_SETTINGS as readonly string[]).includes(key);
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (unit && v > 1)) fail(key, `must be a number ${unit ? 'in [0, 1]' : '≥ 0'}, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (unit && v > 1))
+        fail(key, `must be a number ${unit ? 'in [0, 1]' : '≥ 0'}, got ${JSON.stringify(v)}`);
       out[key as NumericSetting] = v as number;
     } else if (RETIRED[key]) {
       fail(key, `no longer a setting; ${RETIRED[key]}`);

@@ -41,7 +41,7 @@ export function recurrenceTable(trajectories: Iterable<Trajectory>, config: Mask
 
 /** How often an observation recurs in a recurrenceTable (distinct actions); a long one counts once. */
 export function observationRecurrence(observation: string, table: Map<string, Set<string>>, config: MaskConfig): number {
-  return observation.length > config.boilerplateMaxChars ? 1 : table.get(normalizeForRecurrence(observation))?.size ?? 1;
+  return observation.length > config.boilerplateMaxChars ? 1 : (table.get(normalizeForRecurrence(observation))?.size ?? 1);
 }
 
 /** A turn's mask from its features: its category's ratio as the weight, or its loss_weight_override when overrides are on. */
@@ -64,7 +64,11 @@ export function categorizeDataset(trajectories: Trajectory[], config: MaskConfig
     id: t.id,
     domain: t.domain,
     turns: t.turns.map((turn) =>
-      turnMask(turnFeatures(turn.action, turn.observation, observationRecurrence(turn.observation, table, config)), turn.metadata?.loss_weight_override, config),
+      turnMask(
+        turnFeatures(turn.action, turn.observation, observationRecurrence(turn.observation, table, config)),
+        turn.metadata?.loss_weight_override,
+        config,
+      ),
     ),
   }));
 }

@@ -109,7 +109,8 @@ describe('categorizeTurn: every rule and its boundaries', () => {
 });
 
 describe('categorizeDataset on agent-like turns', () => {
-  const listing = 'total 24\ndrwxr-xr-x 2 user user 4096 Mar 3 10:12 .\n-rw-r--r-- 1 user user 812 Mar 3 10:12 setup.py\n-rw-r--r-- 1 user user 1290 Mar 3 10:12 README.md';
+  const listing =
+    'total 24\ndrwxr-xr-x 2 user user 4096 Mar 3 10:12 .\n-rw-r--r-- 1 user user 812 Mar 3 10:12 setup.py\n-rw-r--r-- 1 user user 1290 Mar 3 10:12 README.md';
   const ts = [
     traj('t1', 'terminal', [
       ['mkdir -p src/utils', ''],
@@ -164,7 +165,10 @@ describe('categorizeDataset on agent-like turns', () => {
   });
   it('checks configurations', () => {
     expect(checkMaskConfig(DEFAULT_MASK_CONFIG)).toEqual([]);
-    expect(checkMaskConfig(maskConfig({ echoMinJaccard: 2, ratios: { echo: -1 } }))).toEqual(['echoMinJaccard must be in [0, 1], got 2', 'ratios.echo must be in [0, 1], got -1']);
+    expect(checkMaskConfig(maskConfig({ echoMinJaccard: 2, ratios: { echo: -1 } }))).toEqual([
+      'echoMinJaccard must be in [0, 1], got 2',
+      'ratios.echo must be in [0, 1], got -1',
+    ]);
   });
   it('turnFeatures agrees with turnMetrics', () => {
     const a = 'grep -r TODO src';
@@ -203,9 +207,15 @@ describe('docs/masking.md: every worked example is filed as the doc says', () =>
       // Split on the table's pipes only: the JSON cells hold no unescaped pipe.
       const cells = l.slice(1, -1).split(' | ').map(cell);
       const [category, action, observation, recurrence, ol, nov, jac, r] = cells;
-      return { category: category as MaskCategory, action: JSON.parse(action) as string, observation: JSON.parse(observation) as string, recurrence: Number(recurrence), metrics: { ol: Number(ol), nov: Number(nov), jac: Number(jac), r: Number(r) } };
+      return {
+        category: category as MaskCategory,
+        action: JSON.parse(action) as string,
+        observation: JSON.parse(observation) as string,
+        recurrence: Number(recurrence),
+        metrics: { ol: Number(ol), nov: Number(nov), jac: Number(jac), r: Number(r) },
+      };
     });
-  it('covers all seven categories, and the method\'s own examples', () => {
+  it("covers all seven categories, and the method's own examples", () => {
     expect(new Set(rows.map((r) => r.category))).toEqual(new Set(['retrieval', 'expansion', 'action', 'transform', 'other', 'boilerplate', 'echo']));
     expect(rows.find((r) => r.action === 'Think(check config)')?.category).toBe('echo');
     for (const a of ['cat /etc/hostname', 'pwd']) expect(rows.find((r) => r.action === a)?.category).toBe('retrieval');

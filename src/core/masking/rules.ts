@@ -87,18 +87,42 @@ export const DEFAULT_MASK_CONFIG: Readonly<MaskConfig> = Object.freeze({
 });
 
 /** Thresholds that are shares, in [0, 1]. */
-export const UNIT_SETTINGS = ['echoMinJaccard', 'echoMaxNovelty', 'retrievalMinNovelty', 'retrievalMaxOverlap', 'expansionMinNovelty', 'expansionMinOverlap', 'transformMaxNovelty', 'transformMinOverlap'] as const;
+export const UNIT_SETTINGS = [
+  'echoMinJaccard',
+  'echoMaxNovelty',
+  'retrievalMinNovelty',
+  'retrievalMaxOverlap',
+  'expansionMinNovelty',
+  'expansionMinOverlap',
+  'transformMaxNovelty',
+  'transformMinOverlap',
+] as const;
 /** Thresholds that are counts or length ratios, ≥ 0. */
-export const POSITIVE_SETTINGS = ['boilerplateMinRecurrence', 'boilerplateMaxChars', 'retrievalMinRatio', 'expansionMinRatio', 'actionMaxWords', 'actionMaxRatio'] as const;
+export const POSITIVE_SETTINGS = [
+  'boilerplateMinRecurrence',
+  'boilerplateMaxChars',
+  'retrievalMinRatio',
+  'expansionMinRatio',
+  'actionMaxWords',
+  'actionMaxRatio',
+] as const;
 export type NumericSetting = (typeof UNIT_SETTINGS)[number] | (typeof POSITIVE_SETTINGS)[number];
 /** Every numeric threshold, in the order of the rule table. */
 export const NUMERIC_SETTINGS: readonly NumericSetting[] = [
-  'boilerplateMinRecurrence', 'boilerplateMaxChars',
-  'echoMinJaccard', 'echoMaxNovelty',
-  'retrievalMinNovelty', 'retrievalMinRatio', 'retrievalMaxOverlap',
-  'expansionMinNovelty', 'expansionMinRatio', 'expansionMinOverlap',
-  'transformMaxNovelty', 'transformMinOverlap',
-  'actionMaxWords', 'actionMaxRatio',
+  'boilerplateMinRecurrence',
+  'boilerplateMaxChars',
+  'echoMinJaccard',
+  'echoMaxNovelty',
+  'retrievalMinNovelty',
+  'retrievalMinRatio',
+  'retrievalMaxOverlap',
+  'expansionMinNovelty',
+  'expansionMinRatio',
+  'expansionMinOverlap',
+  'transformMaxNovelty',
+  'transformMinOverlap',
+  'actionMaxWords',
+  'actionMaxRatio',
 ];
 
 /** DEFAULT_MASK_CONFIG with some values replaced; ratios merge key by key. */

@@ -16,7 +16,10 @@ export interface WeightedTokens {
   weights: Float32Array;
 }
 
-export function tokenLossWeights(tokenizer: { encode(text: string, options?: { allowSpecial?: boolean }): number[] }, segments: WeightedSegment[]): WeightedTokens {
+export function tokenLossWeights(
+  tokenizer: { encode(text: string, options?: { allowSpecial?: boolean }): number[] },
+  segments: WeightedSegment[],
+): WeightedTokens {
   const ids: number[] = [];
   const w: number[] = [];
   for (const s of segments) {

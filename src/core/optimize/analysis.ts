@@ -85,7 +85,12 @@ function referenceOf(r: AwbJudgedRecord): string {
 function verifierOf(r: AwbJudgedRecord): { applicable: boolean; pass: boolean; rule: string; failure?: string } | null {
   const v = r.verifier as { applicable?: unknown; pass?: unknown; rule?: unknown; failure?: unknown } | undefined;
   if (!v || typeof v !== 'object' || (typeof v.pass !== 'number' && typeof v.pass !== 'boolean')) return null;
-  return { applicable: v.applicable !== false, pass: v.pass === true || v.pass === 1, rule: typeof v.rule === 'string' ? v.rule : 'unknown', ...(typeof v.failure === 'string' ? { failure: v.failure } : {}) };
+  return {
+    applicable: v.applicable !== false,
+    pass: v.pass === true || v.pass === 1,
+    rule: typeof v.rule === 'string' ? v.rule : 'unknown',
+    ...(typeof v.failure === 'string' ? { failure: v.failure } : {}),
+  };
 }
 
 function countLines(lines: readonly string[]): { text: string; count: number }[] {
@@ -147,7 +152,17 @@ export function analyseErrors(records: readonly AwbJudgedRecord[], options: { lo
       const score = objectives[index];
       if (score === null) return null;
       const v = verifierOf(r);
-      const low: LowSample = { index, id: r.id, domain: domainOfTask(r.task), turn: r.turn_idx, score, action: clip(lastAction(r), 300), prediction: clip(r.gen ?? '', 400), reference: clip(referenceOf(r), 400), weaknesses: r.weaknesses ?? [] };
+      const low: LowSample = {
+        index,
+        id: r.id,
+        domain: domainOfTask(r.task),
+        turn: r.turn_idx,
+        score,
+        action: clip(lastAction(r), 300),
+        prediction: clip(r.gen ?? '', 400),
+        reference: clip(referenceOf(r), 400),
+        weaknesses: r.weaknesses ?? [],
+      };
       if (v && !v.pass && v.failure) low.verifierFailure = v.failure;
       return low;
     })
@@ -168,7 +183,11 @@ export function analyseErrors(records: readonly AwbJudgedRecord[], options: { lo
 
 /** The analysis as text for an optimiser's prompt (bounded length). */
 export function formatAnalysis(a: ErrorAnalysis): string {
-  const lines: string[] = [`Mean score ${a.mean === null ? 'n/a' : a.mean.toFixed(1)} / 100 over ${a.objectives.length} samples; verifier exact match ${a.verifier.matched}/${a.verifier.checked}.`, '', 'Dimensions, weakest first:'];
+  const lines: string[] = [
+    `Mean score ${a.mean === null ? 'n/a' : a.mean.toFixed(1)} / 100 over ${a.objectives.length} samples; verifier exact match ${a.verifier.matched}/${a.verifier.checked}.`,
+    '',
+    'Dimensions, weakest first:',
+  ];
   for (const d of a.dimensions) {
     lines.push(`- ${d.dimension}: ${d.mean === null ? 'n/a' : d.mean.toFixed(1)} (${d.low} samples at 3 or below)`);
     for (const w of d.weaknesses.slice(0, 3)) lines.push(`  - ${clip(w.text, 200)} (×${w.count})`);

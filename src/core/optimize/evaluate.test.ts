@@ -54,7 +54,7 @@ describe('templateRequest: the sample rendered by the template code', () => {
     expect(r.reference).toBe(s.reference);
     expect(renderContext(r.template!, r.sample)).toBe(renderContext(BUILTIN_TEMPLATES.v1, ls));
   });
-  it('turn and prompt: a start template\'s own prediction tags when given', () => {
+  it("turn and prompt: a start template's own prediction tags when given", () => {
     const tags = { targetOpen: '<obs>\n', targetClose: '\n</obs>' };
     expect((templateRequest(text, s, 'turn', tags) as TurnRequest).template).toMatchObject(tags);
     expect((templateRequest(text, s, 'prompt', tags) as { prompt: string }).prompt.endsWith('<obs>\n')).toBe(true);
@@ -108,7 +108,10 @@ describe('the loop on generated trajectories with the local judge', () => {
     const run = async () => {
       const evaluate = benchEvaluator({ backend: obedientSimulator(), judge: localJudge, splits, generate: { maxTokens: 64, temperature: 0 } });
       const config = { rounds: 3, candidates: 3, margin: 0, level: 0.95, seed: 1, devSize: splits.dev.length, testSize: splits.test.length };
-      return runOptimisation({ optimiser: offlineOptimiser(), evaluate, validate: templateValidator(splits.dev) }, newLoopState(config), { text: BUILTIN_TEMPLATES.v0.text, note: 'start' });
+      return runOptimisation({ optimiser: offlineOptimiser(), evaluate, validate: templateValidator(splits.dev) }, newLoopState(config), {
+        text: BUILTIN_TEMPLATES.v0.text,
+        note: 'start',
+      });
     };
     const s = await run();
     expect(s.stopped).toBe('done');

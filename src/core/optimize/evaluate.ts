@@ -70,7 +70,13 @@ export type TargetTags = Pick<PromptTemplate, 'targetOpen' | 'targetClose'>;
 
 /** A template text as the template the renderers take (the prediction tags every template shares, or `tags`). */
 export function candidateTemplate(text: string, version = 'candidate', tags?: TargetTags): PromptTemplate {
-  return { version, description: 'a prompt-optimisation candidate', text, targetOpen: tags?.targetOpen ?? TARGET_OPEN, targetClose: tags?.targetClose ?? TARGET_CLOSE };
+  return {
+    version,
+    description: 'a prompt-optimisation candidate',
+    text,
+    targetOpen: tags?.targetOpen ?? TARGET_OPEN,
+    targetClose: tags?.targetClose ?? TARGET_CLOSE,
+  };
 }
 
 /** A sample's system-prompt fields, earlier turns and action: what a template lays out. */
@@ -98,7 +104,10 @@ export const REQUEST_FORMS: readonly RequestForm[] = ['turn', 'chat', 'prompt'];
  * messages and would otherwise never see the candidate text; 'turn' for our checkpoints, an ONNX
  * export without a chat template (both render the request's template) and the baselines.
  */
-export function requestFormFor(simulator: { kind: 'endpoint' | 'checkpoint' | 'hf' | 'onnx' | 'copy-last' | 'reference'; chatTemplate?: boolean }): RequestForm {
+export function requestFormFor(simulator: {
+  kind: 'endpoint' | 'checkpoint' | 'hf' | 'onnx' | 'copy-last' | 'reference';
+  chatTemplate?: boolean;
+}): RequestForm {
   return simulator.kind === 'endpoint' || (simulator.kind !== 'checkpoint' && simulator.chatTemplate === true) ? 'chat' : 'turn';
 }
 
@@ -128,7 +137,12 @@ export function templateRender(form: RequestForm = 'turn', tags?: TargetTags): (
  * the template changes so the truncation policy could not find it). Empty when usable.
  */
 export function templateValidator(samples: readonly BenchSample[], options: { maxProblems?: number; tags?: TargetTags } = {}): (text: string) => string[] {
-  const turnSamples: TurnSample[] = samples.map((s) => ({ ...layoutSampleOf(s), trajectoryId: String(s.id), turnIndex: s.turnIdx - 1, targetObservation: s.reference }));
+  const turnSamples: TurnSample[] = samples.map((s) => ({
+    ...layoutSampleOf(s),
+    trajectoryId: String(s.id),
+    turnIndex: s.turnIdx - 1,
+    targetObservation: s.reference,
+  }));
   return (text) => {
     const problems = checkTemplateText(text).map((p) => `line ${p.line}: ${p.message}`);
     if (problems.length) return problems;

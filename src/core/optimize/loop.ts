@@ -115,7 +115,8 @@ export function checkLoopConfig(c: LoopConfig): string[] {
   int('test samples', c.testSize, 0, 100000);
   if (!Number.isFinite(c.margin) || c.margin < 0 || c.margin > 100) errors.push(`margin must be from 0 to 100 (got ${c.margin})`);
   if (!(c.level > 0.5 && c.level < 1)) errors.push(`confidence level must be between 0.5 and 1 (got ${c.level})`);
-  for (const [k, v] of Object.entries(c.budget ?? {})) if (v !== undefined && !(Number.isInteger(v) && v > 0)) errors.push(`budget ${k} must be a positive whole number (got ${v})`);
+  for (const [k, v] of Object.entries(c.budget ?? {}))
+    if (v !== undefined && !(Number.isInteger(v) && v > 0)) errors.push(`budget ${k} must be a positive whole number (got ${v})`);
   return errors;
 }
 
@@ -171,7 +172,15 @@ async function proposeRound(env: LoopEnv, s: LoopState): Promise<boolean> {
   const parent = byId(s, s.best) as Version & { analysis: ErrorAnalysis };
   const proposals = await env.optimiser.propose({ round, k: s.config.candidates, seed: s.config.seed, parent, lineage: s.versions }, env.signal);
   proposals.slice(0, s.config.candidates).forEach((p, i) => {
-    const v: Version = { id: `r${round}c${i + 1}`, parent: parent.id, round, text: p.text ?? '', note: p.note, optimiser: env.optimiser.name, status: 'rejected' };
+    const v: Version = {
+      id: `r${round}c${i + 1}`,
+      parent: parent.id,
+      round,
+      text: p.text ?? '',
+      note: p.note,
+      optimiser: env.optimiser.name,
+      status: 'rejected',
+    };
     const invalid = p.rejected ?? (p.text === undefined ? 'no template in the reply' : env.validate(p.text).join('; '));
     if (invalid) {
       v.status = 'invalid';

@@ -22,24 +22,109 @@ export interface Instruction {
 
 /** The instruction library. Each line is written for a simulator of an environment's observations. */
 export const INSTRUCTIONS: readonly Instruction[] = [
-  { id: 'format-tags', target: 'format', keywords: ['tag', 'format', 'wrapper', 'markdown', 'commentary'], text: 'Write only the observation, inside <predicted_observation></predicted_observation> tags, with no commentary before or after it.' },
-  { id: 'format-shape', target: 'format', keywords: ['json', 'structure', 'field', 'layout', 'schema'], text: 'Keep the exact output format the environment uses: the same JSON structure and field names, the same line layout, the same prompt and error formats as earlier observations.' },
-  { id: 'fact-no-invent', target: 'factuality', keywords: ['file', 'invent', 'hallucinat', 'nonexistent', 'exist', 'name'], text: 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.' },
-  { id: 'fact-errors', target: 'factuality', keywords: ['error', 'fail', 'success', 'wrong', 'incorrect'], text: 'When the action cannot succeed in the current state (a missing file, a bad argument, a forbidden operation), answer with the error the environment would give, not a success.' },
-  { id: 'fact-numbers', target: 'factuality', keywords: ['count', 'number', 'size', 'value', 'total'], text: 'Compute counts, sizes and totals from the state shown so far instead of guessing round numbers.' },
-  { id: 'cons-state', target: 'consistency', keywords: ['state', 'earlier', 'previous', 'contradict', 'forgot', 'history'], text: 'Carry every state change from earlier turns forward: what was created, deleted, moved or modified stays so unless an action changed it again.' },
-  { id: 'cons-ids', target: 'consistency', keywords: ['id', 'identifier', 'order', 'same'], text: 'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.' },
-  { id: 'real-plausible', target: 'realism', keywords: ['plausib', 'realistic', 'generic', 'placeholder', 'fake'], text: 'Make unknown details (timestamps, ids, sizes of pre-existing files) plausible for this environment, never placeholders such as "example" or "xxx".' },
-  { id: 'real-verbatim', target: 'realism', keywords: ['tone', 'style', 'explain', 'narrat', 'assistant'], text: 'Sound like the environment, not an assistant: no explanations, apologies or narration.' },
-  { id: 'qual-complete', target: 'quality', keywords: ['incomplete', 'truncat', 'missing', 'short', 'partial', 'leaves out', 'misses'], text: 'Give the complete observation the action produces, not a summary or an excerpt.' },
-  { id: 'qual-concise', target: 'quality', keywords: ['verbose', 'long', 'repeat', 'redundant', 'extra'], text: 'Do not add output the action would not produce, and do not repeat earlier observations.' },
+  {
+    id: 'format-tags',
+    target: 'format',
+    keywords: ['tag', 'format', 'wrapper', 'markdown', 'commentary'],
+    text: 'Write only the observation, inside <predicted_observation></predicted_observation> tags, with no commentary before or after it.',
+  },
+  {
+    id: 'format-shape',
+    target: 'format',
+    keywords: ['json', 'structure', 'field', 'layout', 'schema'],
+    text: 'Keep the exact output format the environment uses: the same JSON structure and field names, the same line layout, the same prompt and error formats as earlier observations.',
+  },
+  {
+    id: 'fact-no-invent',
+    target: 'factuality',
+    keywords: ['file', 'invent', 'hallucinat', 'nonexistent', 'exist', 'name'],
+    text: 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.',
+  },
+  {
+    id: 'fact-errors',
+    target: 'factuality',
+    keywords: ['error', 'fail', 'success', 'wrong', 'incorrect'],
+    text: 'When the action cannot succeed in the current state (a missing file, a bad argument, a forbidden operation), answer with the error the environment would give, not a success.',
+  },
+  {
+    id: 'fact-numbers',
+    target: 'factuality',
+    keywords: ['count', 'number', 'size', 'value', 'total'],
+    text: 'Compute counts, sizes and totals from the state shown so far instead of guessing round numbers.',
+  },
+  {
+    id: 'cons-state',
+    target: 'consistency',
+    keywords: ['state', 'earlier', 'previous', 'contradict', 'forgot', 'history'],
+    text: 'Carry every state change from earlier turns forward: what was created, deleted, moved or modified stays so unless an action changed it again.',
+  },
+  {
+    id: 'cons-ids',
+    target: 'consistency',
+    keywords: ['id', 'identifier', 'order', 'same'],
+    text: 'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.',
+  },
+  {
+    id: 'real-plausible',
+    target: 'realism',
+    keywords: ['plausib', 'realistic', 'generic', 'placeholder', 'fake'],
+    text: 'Make unknown details (timestamps, ids, sizes of pre-existing files) plausible for this environment, never placeholders such as "example" or "xxx".',
+  },
+  {
+    id: 'real-verbatim',
+    target: 'realism',
+    keywords: ['tone', 'style', 'explain', 'narrat', 'assistant'],
+    text: 'Sound like the environment, not an assistant: no explanations, apologies or narration.',
+  },
+  {
+    id: 'qual-complete',
+    target: 'quality',
+    keywords: ['incomplete', 'truncat', 'missing', 'short', 'partial', 'leaves out', 'misses'],
+    text: 'Give the complete observation the action produces, not a summary or an excerpt.',
+  },
+  {
+    id: 'qual-concise',
+    target: 'quality',
+    keywords: ['verbose', 'long', 'repeat', 'redundant', 'extra'],
+    text: 'Do not add output the action would not produce, and do not repeat earlier observations.',
+  },
   { id: 'rule-echo', target: 'rule:echo', keywords: [], text: 'When the action prints given text (echo, printf), output that text character for character.' },
-  { id: 'rule-read-after-write', target: 'rule:read-after-write', keywords: [], text: 'When the action reads a file written earlier in the session, output exactly the content that was written.' },
-  { id: 'rule-reread', target: 'rule:reread', keywords: [], text: 'When the action shows something already shown earlier and unchanged since, repeat it exactly as it was shown.' },
-  { id: 'rule-silent', target: 'rule:silent-command', keywords: [], text: 'Commands that print nothing on success (cd, mkdir, touch, rm, cp, mv) produce an empty observation when they succeed.' },
-  { id: 'rule-spans', target: 'rule:spans', keywords: [], text: 'The parts of the observation that the action and the visible session determine must be reproduced exactly; only genuinely unknown details may vary.' },
-  { id: 'rule-mcp', target: 'rule:mcp-result-fields', keywords: [], text: 'Tool results must echo the arguments of the call in their fields exactly (same ids, names and values).' },
-  { id: 'rule-echoed-arguments', target: 'rule:echoed-arguments', keywords: [], text: 'Values given in the action (names, paths, ids, numbers) appear in the observation exactly as given.' },
+  {
+    id: 'rule-read-after-write',
+    target: 'rule:read-after-write',
+    keywords: [],
+    text: 'When the action reads a file written earlier in the session, output exactly the content that was written.',
+  },
+  {
+    id: 'rule-reread',
+    target: 'rule:reread',
+    keywords: [],
+    text: 'When the action shows something already shown earlier and unchanged since, repeat it exactly as it was shown.',
+  },
+  {
+    id: 'rule-silent',
+    target: 'rule:silent-command',
+    keywords: [],
+    text: 'Commands that print nothing on success (cd, mkdir, touch, rm, cp, mv) produce an empty observation when they succeed.',
+  },
+  {
+    id: 'rule-spans',
+    target: 'rule:spans',
+    keywords: [],
+    text: 'The parts of the observation that the action and the visible session determine must be reproduced exactly; only genuinely unknown details may vary.',
+  },
+  {
+    id: 'rule-mcp',
+    target: 'rule:mcp-result-fields',
+    keywords: [],
+    text: 'Tool results must echo the arguments of the call in their fields exactly (same ids, names and values).',
+  },
+  {
+    id: 'rule-echoed-arguments',
+    target: 'rule:echoed-arguments',
+    keywords: [],
+    text: 'Values given in the action (names, paths, ids, numbers) appear in the observation exactly as given.',
+  },
 ];
 
 /** The instruction lines currently in a template's block (empty when it has no block). */
@@ -83,7 +168,8 @@ function insertionPoint(text: string, anchor: RegExp): { at: number; before: boo
     if (OPENS.test(t.word)) depth++;
     else if (CLOSES.test(t.word)) depth = Math.max(0, depth - 1);
     if (m && t.index > m.index && depth === 0) closeOutermost = t.end;
-    if (!m && depth === 1 && t.word === 'for' && /\bin\s+history\b/u.test(text.slice(t.index, t.end))) return { at: text.lastIndexOf('\n', t.index - 1) + 1, before: true };
+    if (!m && depth === 1 && t.word === 'for' && /\bin\s+history\b/u.test(text.slice(t.index, t.end)))
+      return { at: text.lastIndexOf('\n', t.index - 1) + 1, before: true };
   }
   if (!m) return null;
   return { at: lineEnd(closeOutermost >= 0 ? closeOutermost : m.index + m[0].length), before: false };
@@ -160,11 +246,17 @@ function reorderEdits(analysis: ErrorAnalysis, lines: readonly string[]): Edit[]
   const strongest = [...analysis.dimensions].reverse().find((d) => d.mean !== null);
   const wi = lines.findIndex((l) => targetOf(l) === weakest?.dimension);
   if (weakest && wi > 0) {
-    edits.push({ apply: (ls) => [ls[wi], ...ls.filter((_, j) => j !== wi)], note: `moved the ${weakest.dimension} instruction to the top (weakest dimension, ${fmtMean(weakest.mean)}/100)` });
+    edits.push({
+      apply: (ls) => [ls[wi], ...ls.filter((_, j) => j !== wi)],
+      note: `moved the ${weakest.dimension} instruction to the top (weakest dimension, ${fmtMean(weakest.mean)}/100)`,
+    });
   }
   const si = lines.findIndex((l) => targetOf(l) === strongest?.dimension);
   if (strongest && si >= 0 && strongest !== weakest) {
-    edits.push({ apply: (ls) => ls.filter((_, j) => j !== si), note: `removed the ${strongest.dimension} instruction (strongest dimension, ${fmtMean(strongest.mean)}/100) to keep the prompt short` });
+    edits.push({
+      apply: (ls) => ls.filter((_, j) => j !== si),
+      note: `removed the ${strongest.dimension} instruction (strongest dimension, ${fmtMean(strongest.mean)}/100) to keep the prompt short`,
+    });
   }
   return edits;
 }
@@ -174,7 +266,13 @@ function reorderEdits(analysis: ErrorAnalysis, lines: readonly string[]): Edit[]
  * a one-line note. Deterministic for a given (text, analysis, seed). Texts in `exclude` (versions
  * already tried) are skipped.
  */
-export function proposeOffline(text: string, analysis: ErrorAnalysis, k: number, seed: number | string, options: { anchor?: RegExp; exclude?: ReadonlySet<string> } = {}): Proposal[] {
+export function proposeOffline(
+  text: string,
+  analysis: ErrorAnalysis,
+  k: number,
+  seed: number | string,
+  options: { anchor?: RegExp; exclude?: ReadonlySet<string> } = {},
+): Proposal[] {
   const rng = new Rng(`offline:${seed}`);
   const lines = blockInstructions(text);
   const present = new Set(lines);

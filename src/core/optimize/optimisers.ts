@@ -58,7 +58,7 @@ export interface EndpointOptimiserOptions {
 }
 
 const SYSTEM = [
-  'You improve the system-prompt template of a language world model: a small model that, given a task description, an action space, an initial state, demonstrations, a simulation instruction and the history of actions and observations, writes the environment\'s next observation.',
+  "You improve the system-prompt template of a language world model: a small model that, given a task description, an action space, an initial state, demonstrations, a simulation instruction and the history of actions and observations, writes the environment's next observation.",
   'The template is a Jinja document. Its {{ variables }} are filled per sample; keep every variable the template already uses, and use no others than those listed.',
   'Study the errors, change the template so the model makes fewer of them, and keep what works.',
   'Answer with the complete revised template inside <template></template> tags, then one line starting with NOTE: saying in one sentence what you changed and why.',
@@ -67,7 +67,10 @@ const SYSTEM = [
 function lineageText(lineage: readonly Version[]): string {
   return lineage
     .slice(-12)
-    .map((v) => `- ${v.id}${v.parent ? ` (from ${v.parent})` : ''}: ${v.status}${typeof v.mean === 'number' ? `, mean ${v.mean.toFixed(1)}` : ''}; ${v.note}${v.reason ? ` — ${v.reason}` : ''}`)
+    .map(
+      (v) =>
+        `- ${v.id}${v.parent ? ` (from ${v.parent})` : ''}: ${v.status}${typeof v.mean === 'number' ? `, mean ${v.mean.toFixed(1)}` : ''}; ${v.note}${v.reason ? ` — ${v.reason}` : ''}`,
+    )
     .join('\n');
 }
 
@@ -122,7 +125,8 @@ export function readOptimiserReply(reply: string, parentText: string): Candidate
   const base = note || 'the optimiser gave no note';
   if (body === null || !body.trim()) return { note: base, rejected: 'the reply holds no template (no <template> tags and no code fence)' };
   const problems = candidateProblems(body, parentText);
-  if (problems.length) return { note: base, text: body, rejected: `the reply ${problems[0].startsWith('dropped') ? '' : 'is not a usable template: '}${problems.join('; ')}` };
+  if (problems.length)
+    return { note: base, text: body, rejected: `the reply ${problems[0].startsWith('dropped') ? '' : 'is not a usable template: '}${problems.join('; ')}` };
   if (body.trim() === parentText.trim()) return { note: base, text: body, rejected: 'the reply is the current template unchanged' };
   return { note: repairs.length ? `${base} (repaired: ${repairs.join('; ')})` : base, text: body };
 }

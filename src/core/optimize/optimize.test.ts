@@ -10,12 +10,17 @@ import { fakeEvaluate, judged } from './testing.ts';
 
 const TEMPLATE = 'You simulate {{ domain }}.\n\n{{ task_description }}\n\n{{ simulation_instruction }}\n\nHistory:\n{{ history }}';
 /** A template that passes checkTemplateText (a history loop and the action). */
-const VALID = 'You simulate {{ domain }}.\n{{ simulation_instruction }}\n{% for turn in history %}{{ turn.action }} -> {{ turn.observation }}\n{% endfor %}{{ action }}';
+const VALID =
+  'You simulate {{ domain }}.\n{{ simulation_instruction }}\n{% for turn in history %}{{ turn.action }} -> {{ turn.observation }}\n{% endfor %}{{ action }}';
 
 describe('analyseErrors', () => {
   it('objectives, weakest dimension, lowest samples and verifier mismatches', () => {
     const records = [
-      judged(0, { factuality: 2 }, { weaknesses: ['Invents a file'], verifier: { pass: 0, applicable: true, rule: 'echo', regions: 1, failure: 'echoed "hi": missing' } }),
+      judged(
+        0,
+        { factuality: 2 },
+        { weaknesses: ['Invents a file'], verifier: { pass: 0, applicable: true, rule: 'echo', regions: 1, failure: 'echoed "hi": missing' } },
+      ),
       judged(1, { factuality: 2, format: 3 }, { weaknesses: ['Invents a file', 'Adds commentary'] }),
       judged(2, {}, { verifier: { pass: 1, applicable: true, rule: 'echo', regions: 1 } }),
       judged(3, {}, { failed: true, gen: '', error: 'No model generation', total_score: null }),
@@ -67,10 +72,17 @@ describe('offline optimiser', () => {
     for (const t of Object.values(BUILTIN_TEMPLATES)) {
       const text = withInstructions(t.text, ['Never invent files.']);
       expect(checkTemplateText(text)).toEqual([]);
-      const sample = { domain: 'terminal', systemPrompt: { task_description: 'list', action_space: 'bash', initial_state: '', demonstrations: '', simulation_instruction: '' }, history: [], action: 'ls' };
+      const sample = {
+        domain: 'terminal',
+        systemPrompt: { task_description: 'list', action_space: 'bash', initial_state: '', demonstrations: '', simulation_instruction: '' },
+        history: [],
+        action: 'ls',
+      };
       const system = renderSystem({ ...t, text }, sample);
       expect(system, t.version).toMatch(/\n- Never invent files\.(\n|$)/);
-      expect(renderSystem({ ...t, text }, { ...sample, systemPrompt: { ...sample.systemPrompt, simulation_instruction: 'rules' } })).toMatch(/rules\n\n- Never invent files\./);
+      expect(renderSystem({ ...t, text }, { ...sample, systemPrompt: { ...sample.systemPrompt, simulation_instruction: 'rules' } })).toMatch(
+        /rules\n\n- Never invent files\./,
+      );
     }
   });
 
@@ -80,7 +92,10 @@ describe('offline optimiser', () => {
   });
 
   it('moves and removes instructions once there are some', () => {
-    const withTwo = withInstructions(TEMPLATE, ['Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.', 'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.']);
+    const withTwo = withInstructions(TEMPLATE, [
+      'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.',
+      'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.',
+    ]);
     const notes = proposeOffline(withTwo, analyseErrors(fakeEvaluate(6, 'dev')(TEMPLATE)), 10, 1).map((p) => p.note);
     expect(notes.some((n) => /^moved the factuality instruction to the top/.test(n))).toBe(true);
   });
@@ -88,7 +103,12 @@ describe('offline optimiser', () => {
 
 describe('endpoint optimiser replies', () => {
   it('templateVariables is the template language placeholder names (bound names, attributes and filters left out)', () => {
-    expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual(['a', 'b', 'c', 'history']);
+    expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual([
+      'a',
+      'b',
+      'c',
+      'history',
+    ]);
     expect(templateVariables(BUILTIN_TEMPLATES.v1.text)).toEqual([...placeholderNames(BUILTIN_TEMPLATES.v1.text)].sort());
     expect(templateVariables('{% set x = domain %}{{ x }} {{ "{{ not_a_name }}" }}')).toEqual(['domain']);
   });
@@ -117,7 +137,9 @@ describe('endpoint optimiser replies', () => {
   });
   it('rejects a reply with no template, one that drops a placeholder, and an unchanged one', () => {
     expect(readOptimiserReply('I think the template is fine.', TEMPLATE).rejected).toMatch(/no template/);
-    expect(readOptimiserReply(`<template>${TEMPLATE.replace('{{ history }}', '')}</template>`, TEMPLATE).rejected).toMatch(/dropped placeholder\(s\) \{\{ history \}\}/);
+    expect(readOptimiserReply(`<template>${TEMPLATE.replace('{{ history }}', '')}</template>`, TEMPLATE).rejected).toMatch(
+      /dropped placeholder\(s\) \{\{ history \}\}/,
+    );
     expect(readOptimiserReply(`<template>${TEMPLATE}</template>`, TEMPLATE).rejected).toMatch(/unchanged/);
   });
 });
@@ -202,6 +224,8 @@ describe('runOptimisation', () => {
 
   it('refuses a bad configuration and a starting template that does not validate', async () => {
     expect(checkLoopConfig({ ...CONFIG, rounds: 0, level: 1.5 })).toEqual([expect.stringMatching(/rounds/), expect.stringMatching(/confidence level/)]);
-    await expect(runOptimisation(env(), newLoopState(CONFIG), { text: 'no history here', note: 'v0' })).rejects.toThrow(/starting template cannot be used: the template lost/);
+    await expect(runOptimisation(env(), newLoopState(CONFIG), { text: 'no history here', note: 'v0' })).rejects.toThrow(
+      /starting template cannot be used: the template lost/,
+    );
   });
 });

@@ -28,7 +28,10 @@ export interface PairedDecision {
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9): enough for the incomplete beta below to ~1e-13. */
 function logGamma(x: number): number {
-  const c = [0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406, 12.507343278686905, -0.13857109526572012, 9.984369578019572e-6, 1.5056327351493116e-7];
+  const c = [
+    0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406, 12.507343278686905, -0.13857109526572012,
+    9.984369578019572e-6, 1.5056327351493116e-7,
+  ];
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
   const z = x - 1;
   let a = c[0];
@@ -97,7 +100,8 @@ const mean = (xs: readonly number[]): number | null => (xs.length ? xs.reduce((a
  * side drops that pair (a sample the judge could not score says nothing about either template).
  */
 export function pairedComparison(parent: readonly (number | null)[], candidate: readonly (number | null)[], level = 0.95): PairedComparison {
-  if (parent.length !== candidate.length) throw new RangeError(`paired comparison over ${parent.length} and ${candidate.length} samples: the lists must be the same samples`);
+  if (parent.length !== candidate.length)
+    throw new RangeError(`paired comparison over ${parent.length} and ${candidate.length} samples: the lists must be the same samples`);
   if (!(level > 0 && level < 1)) throw new RangeError(`confidence level ${level} is not in (0, 1)`);
   const ps: number[] = [];
   const cs: number[] = [];
@@ -138,6 +142,10 @@ export function decide(c: PairedComparison, margin = 0): PairedDecision {
   if (c.n < 2 || !c.ci) return { accept: false, reason: `rejected: ${c.n} paired sample(s), too few to compare` };
   const line = formatComparison(c);
   if (c.ci[0] > margin) return { accept: true, reason: `accepted: ${line}, lower bound above the margin ${margin}` };
-  if ((c.meanDiff ?? 0) > margin) return { accept: false, reason: `rejected: ${line}: the mean is higher but the interval reaches ${fmt(c.ci[0])}, not above the margin ${margin} (the gain may be noise)` };
+  if ((c.meanDiff ?? 0) > margin)
+    return {
+      accept: false,
+      reason: `rejected: ${line}: the mean is higher but the interval reaches ${fmt(c.ci[0])}, not above the margin ${margin} (the gain may be noise)`,
+    };
   return { accept: false, reason: `rejected: ${line}: no gain above the margin ${margin}` };
 }

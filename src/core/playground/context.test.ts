@@ -6,7 +6,10 @@ import { trainBpe } from '../tokenizer/index.ts';
 import { contextReport, cutSummary, estimatedReport, overflows } from './context.ts';
 
 const data = generateTrajectories('terminal', 3, 11);
-const tok = trainBpe(data.flatMap((t) => [t.system_prompt.task_description, ...t.turns.flatMap((u) => [u.action, u.observation])]), { vocabSize: 400 });
+const tok = trainBpe(
+  data.flatMap((t) => [t.system_prompt.task_description, ...t.turns.flatMap((u) => [u.action, u.observation])]),
+  { vocabSize: 400 },
+);
 const traj = data[0];
 const request = { sample: { domain: 'terminal', systemPrompt: traj.system_prompt, history: traj.turns.slice(0, 3), action: traj.turns[3].action } };
 const t = BUILTIN_TEMPLATES.v0;
@@ -39,7 +42,12 @@ describe('context report', () => {
   });
 
   it('estimates an endpoint prompt and warns when it overflows the stated context', () => {
-    const msgs = [{ role: 'system', content: 'x'.repeat(400) }, { role: 'user', content: 'ls' }, { role: 'assistant', content: 'a b' }, { role: 'user', content: 'pwd' }];
+    const msgs = [
+      { role: 'system', content: 'x'.repeat(400) },
+      { role: 'user', content: 'ls' },
+      { role: 'assistant', content: 'a b' },
+      { role: 'user', content: 'pwd' },
+    ];
     const r = estimatedReport(msgs, 100, 20);
     expect(r.exact).toBe(false);
     expect(r.system).toBe(104);

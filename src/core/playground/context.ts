@@ -79,7 +79,13 @@ export function contextReport(tok: Tokenizer, template: PromptTemplate, request:
     if (!k) continue;
     const got = kept.get(k);
     const label = s.part === 'turn' ? `turn ${s.turn! + 1}` : (FIELD_LABEL[s.part] ?? s.part);
-    parts.push({ label, group: groupOf(s), full: s.ids.length, kept: got?.n ?? 0, status: !got ? 'left out' : got.elided || got.n < s.ids.length ? 'shortened' : 'kept' });
+    parts.push({
+      label,
+      group: groupOf(s),
+      full: s.ids.length,
+      kept: got?.n ?? 0,
+      status: !got ? 'left out' : got.elided || got.n < s.ids.length ? 'shortened' : 'kept',
+    });
   }
   return {
     exact: true,

@@ -5,7 +5,27 @@ import { rubricJudge } from '../judge/rubric.ts';
 import { reward } from '../judge/reward.ts';
 import { verify } from '../judge/verifier.ts';
 import { validateTrajectory } from '../schema/validate.ts';
-import { addTurn, judgeContext, branchAt, clearFrom, fedHistory, gradeTurn, newSession, pendingTurns, realObservations, sessionSummary, sessionTrajectory, setField, setPrediction, suggestAction, switchBranch, turnRequest, verifierHighlights, type Session, type World } from './session.ts';
+import {
+  addTurn,
+  judgeContext,
+  branchAt,
+  clearFrom,
+  fedHistory,
+  gradeTurn,
+  newSession,
+  pendingTurns,
+  realObservations,
+  sessionSummary,
+  sessionTrajectory,
+  setField,
+  setPrediction,
+  suggestAction,
+  switchBranch,
+  turnRequest,
+  verifierHighlights,
+  type Session,
+  type World,
+} from './session.ts';
 
 const world: World = { kind: 'env', domain: 'terminal', seed: 7 };
 const meta = { backend: 'test', tokens: 3, ms: 10 };
@@ -37,7 +57,10 @@ describe('playground session', () => {
     const first = suggestAction(world, []);
     expect(first).toBeTruthy();
     const s = play(newSession(world), [first!], (r) => r);
-    const second = suggestAction(world, s.turns.map((t) => t.action));
+    const second = suggestAction(
+      world,
+      s.turns.map((t) => t.action),
+    );
     expect(second).toBeTruthy();
     // Long sessions still get a suggestion (the random agent takes over when the plan is done).
     const many = Array.from({ length: 30 }, () => 'pwd');
@@ -78,7 +101,14 @@ describe('playground session', () => {
     expect(exact.reward.reward).toBeCloseTo(25);
     // The same numbers the RL reward computes from the same judge input.
     const t = s.turns[1];
-    const input = { domain: 'terminal', history: [{ action: 'pwd', observation: s.turns[0].real!.observation }], action: 'ls', prediction: 'no such file', reference: t.real!.observation, spans: t.real!.spans };
+    const input = {
+      domain: 'terminal',
+      history: [{ action: 'pwd', observation: s.turns[0].real!.observation }],
+      action: 'ls',
+      prediction: 'no such file',
+      reference: t.real!.observation,
+      spans: t.real!.spans,
+    };
     const v = verify(input);
     expect(wrong.verifier.pass).toBe(v.pass);
     expect(wrong.verifier.pass).toBe(false);
@@ -97,9 +127,22 @@ describe('playground session', () => {
   });
 
   it('locates regions in order and marks the ones after the first failure unchecked', () => {
-    const v = { pass: false, applicable: true, rule: 'spans', regions: [{ label: 'a', expected: 'alpha' }, { label: 'b', expected: 'beta' }, { label: 'c', expected: 'gamma' }] };
+    const v = {
+      pass: false,
+      applicable: true,
+      rule: 'spans',
+      regions: [
+        { label: 'a', expected: 'alpha' },
+        { label: 'b', expected: 'beta' },
+        { label: 'c', expected: 'gamma' },
+      ],
+    };
     const h = verifierHighlights({ ...v, failure: { region: v.regions[1], reason: 'missing' } }, 'alpha x beta y gamma', 'alpha z');
-    expect(h.reference.map((x) => [x.start, x.end, x.status])).toEqual([[0, 5, 'match'], [8, 12, 'mismatch'], [15, 20, 'unchecked']]);
+    expect(h.reference.map((x) => [x.start, x.end, x.status])).toEqual([
+      [0, 5, 'match'],
+      [8, 12, 'mismatch'],
+      [15, 20, 'unchecked'],
+    ]);
     expect(h.prediction.map((x) => [x.start, x.end, x.status])).toEqual([[0, 5, 'match']]);
   });
 

@@ -227,12 +227,20 @@ export function gradeTurn(session: Session, index: number): Grade | null {
   };
   const verdict = rubricJudge(input);
   const verifier = verify(input);
-  return { verdict, verifier, reward: reward(verdict.scores, verifier.pass), highlights: verifierHighlights(verifier, turn.real.observation, turn.prediction.observation) };
+  return {
+    verdict,
+    verifier,
+    reward: reward(verdict.scores, verifier.pass),
+    highlights: verifierHighlights(verifier, turn.real.observation, turn.prediction.observation),
+  };
 }
 
 /** Recomputes the real observations of every turn (after an action or the world changed). */
 function withReal(session: Session, turns: PlayTurn[]): PlayTurn[] {
-  const real = realObservations(session.world, turns.map((t) => t.action));
+  const real = realObservations(
+    session.world,
+    turns.map((t) => t.action),
+  );
   return turns.map((t, i) => ({ ...t, real: real[i] ?? null }));
 }
 

@@ -3,9 +3,7 @@
 // without a JSON import, and so the types and the schema sit side by side in review.
 import { SPAN_KINDS, SYSTEM_PROMPT_FIELDS } from './types.ts';
 
-const systemPromptProperties: Record<string, unknown> = Object.fromEntries(
-  SYSTEM_PROMPT_FIELDS.map((f) => [f, { type: 'string' }]),
-);
+const systemPromptProperties: Record<string, unknown> = Object.fromEntries(SYSTEM_PROMPT_FIELDS.map((f) => [f, { type: 'string' }]));
 
 export const TRAJECTORY_SCHEMA = {
   $id: 'https://lwm-studio.local/schema/trajectory.json',

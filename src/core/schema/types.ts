@@ -16,13 +16,7 @@ export function domainOfTask(task: string): string {
 }
 
 /** The five system-prompt fields, in the order a template renders them by default. */
-export const SYSTEM_PROMPT_FIELDS = [
-  'task_description',
-  'action_space',
-  'initial_state',
-  'demonstrations',
-  'simulation_instruction',
-] as const;
+export const SYSTEM_PROMPT_FIELDS = ['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction'] as const;
 export type SystemPromptField = (typeof SYSTEM_PROMPT_FIELDS)[number];
 
 /**

@@ -7,7 +7,9 @@ const good = (): Trajectory => ({
   id: 't1',
   domain: 'terminal',
   system_prompt: emptySystemPrompt(),
-  turns: [{ action: 'ls', observation: 'a.txt', metadata: { timestamp: '2025-03-03T10:12:41Z', spans: [{ start: 0, end: 5, kind: 'pre_existing' }], extra: 1 } }],
+  turns: [
+    { action: 'ls', observation: 'a.txt', metadata: { timestamp: '2025-03-03T10:12:41Z', spans: [{ start: 0, end: 5, kind: 'pre_existing' }], extra: 1 } },
+  ],
 });
 
 describe('validateTrajectory', () => {
@@ -30,13 +32,22 @@ describe('validateTrajectory', () => {
 
   it('rejects bad span kinds, bad timestamps and overlong or overlapping spans', () => {
     const t = good();
-    t.turns[0].metadata = { timestamp: 'yesterday', spans: [{ start: 0, end: 3, kind: 'deterministic' }, { start: 2, end: 9, kind: 'runtime_metadata' }] };
+    t.turns[0].metadata = {
+      timestamp: 'yesterday',
+      spans: [
+        { start: 0, end: 3, kind: 'deterministic' },
+        { start: 2, end: 9, kind: 'runtime_metadata' },
+      ],
+    };
     const errors = validateTrajectory(t);
     expect(errors.map((e) => e.pointer)).toEqual(['/turns/0/metadata/timestamp']);
     delete t.turns[0].metadata!.timestamp;
     const spanErrors = validateTrajectory(t);
     expect(spanErrors.map((e) => e.pointer)).toEqual(['/turns/0/metadata/spans/1/end']);
-    t.turns[0].metadata!.spans = [{ start: 0, end: 3, kind: 'deterministic' }, { start: 2, end: 4, kind: 'deterministic' }];
+    t.turns[0].metadata!.spans = [
+      { start: 0, end: 3, kind: 'deterministic' },
+      { start: 2, end: 4, kind: 'deterministic' },
+    ];
     expect(validateTrajectory(t)[0].message).toMatch(/sorted and not overlap/);
     t.turns[0].metadata!.spans = [{ start: 0, end: 3, kind: 'nonsense' as never }];
     expect(validateTrajectory(t)[0].message).toMatch(/expected one of "deterministic"/);
@@ -57,11 +68,7 @@ describe('validateTrajectory', () => {
   });
 
   it('reports duplicate ids with where the first one was', () => {
-    const errs = duplicateIdErrors([
-      { id: 'a', source: { file: 'f', line: 1 } },
-      { id: 'b' },
-      { id: 'a', source: { file: 'f', line: 9 } },
-    ]);
+    const errs = duplicateIdErrors([{ id: 'a', source: { file: 'f', line: 1 } }, { id: 'b' }, { id: 'a', source: { file: 'f', line: 9 } }]);
     expect(errs).toEqual([{ file: 'f', line: 9, pointer: '/id', message: 'duplicate trajectory id "a" (first seen at f:1)' }]);
   });
 });
@@ -90,6 +97,9 @@ describe('numbers that JSON cannot hold', () => {
     const errors = validateTrajectory(t);
     expect(errors).toContainEqual({ pointer: '/turns/0/metadata/extra/1/deep', message: expect.stringMatching(/out of range/) });
     expect(errors).toContainEqual({ pointer: '/turns/0/metadata/spans/0/start', message: expect.stringMatching(/out of range/) });
-    expect(schemaErrors('openai', JSON.parse('{"messages":[{"role":"user","content":"x"}],"weight":1e999}'))).toContainEqual({ pointer: '/weight', message: expect.stringMatching(/out of range/) });
+    expect(schemaErrors('openai', JSON.parse('{"messages":[{"role":"user","content":"x"}],"weight":1e999}'))).toContainEqual({
+      pointer: '/weight',
+      message: expect.stringMatching(/out of range/),
+    });
   });
 });

@@ -144,7 +144,10 @@ export function validateTrajectory(value: unknown): { pointer: string; message: 
       else if (s.end > turn.observation.length)
         errors.push({ pointer: joinPointer(p, 'end'), message: `span ends at ${s.end}, past the observation's length ${turn.observation.length}` });
       else if (s.start < prevEnd)
-        errors.push({ pointer: joinPointer(p, 'start'), message: `span starts at ${s.start}, inside or before the previous span (which ends at ${prevEnd}); spans must be sorted and not overlap` });
+        errors.push({
+          pointer: joinPointer(p, 'start'),
+          message: `span starts at ${s.start}, inside or before the previous span (which ends at ${prevEnd}); spans must be sorted and not overlap`,
+        });
       prevEnd = Math.max(prevEnd, s.end);
     });
   });

@@ -13,7 +13,11 @@ const fixture = JSON.parse(readFileSync(new URL('./fixtures/builtin-renders.json
   trajectories: Trajectory[];
   renders: Record<string, Record<string, string>>;
 };
-const digest = (v: unknown) => createHash('sha256').update(typeof v === 'string' ? v : JSON.stringify(v)).digest('hex').slice(0, 32);
+const digest = (v: unknown) =>
+  createHash('sha256')
+    .update(typeof v === 'string' ? v : JSON.stringify(v))
+    .digest('hex')
+    .slice(0, 32);
 
 describe('built-in text templates render byte for byte what the JSON templates rendered', () => {
   it('covers every built-in domain and template', () => {
@@ -29,7 +33,10 @@ describe('built-in text templates render byte for byte what the JSON templates r
         traj.turns.forEach((_, i) => {
           const s = turnSample(traj, i);
           const plain = renderSample(t, s);
-          expect(digest([plain.text, plain.promptEnd, plain.targetStart, plain.targetEnd, plain.segments]), `${traj.id}/${i}/sample: ${JSON.stringify(plain.text)}`).toBe(want[`${traj.id}/${i}/sample`]);
+          expect(
+            digest([plain.text, plain.promptEnd, plain.targetStart, plain.targetEnd, plain.segments]),
+            `${traj.id}/${i}/sample: ${JSON.stringify(plain.text)}`,
+          ).toBe(want[`${traj.id}/${i}/sample`]);
           expect(digest(renderSample(t, s, { reasoning: 'think {{action}}' }))).toBe(want[`${traj.id}/${i}/reasoning`]);
           expect(digest(renderSystem(t, s)), `${traj.id}/${i}/system: ${JSON.stringify(renderSystem(t, s))}`).toBe(want[`${traj.id}/${i}/system`]);
           expect(digest(renderChat(t, s))).toBe(want[`${traj.id}/${i}/chat`]);
@@ -39,7 +46,12 @@ describe('built-in text templates render byte for byte what the JSON templates r
       expect(checked).toBe(Object.keys(want).length - fixture.trajectories.length);
       // The layout the fitter cuts is what the Jinja engine renders.
       expect(checkTemplate(t)).toEqual([]);
-      expect(renderProblems(t, fixture.trajectories.flatMap((traj) => traj.turns.map((_, i) => turnSample(traj, i))))).toEqual([]);
+      expect(
+        renderProblems(
+          t,
+          fixture.trajectories.flatMap((traj) => traj.turns.map((_, i) => turnSample(traj, i))),
+        ),
+      ).toEqual([]);
     });
   }
 });

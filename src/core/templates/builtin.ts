@@ -105,7 +105,11 @@ export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Objec
   v0: builtin('v0', 'Plain and short: markdown headings, bare turn markers.', v0()),
   v1: builtin('v1', 'Explanatory: states the simulator role, names the steps, asks for fidelity over helpfulness.', v1()),
   v2: builtin('v2', 'Terse and tagged: XML-like sections, state-tracking reminder, numbered turns.', v2()),
-  compact: builtin('compact', 'For small contexts: a one-line role, short headings, the initial state right after the task line, bare turn markers.', compact()),
+  compact: builtin(
+    'compact',
+    'For small contexts: a one-line role, short headings, the initial state right after the task line, bare turn markers.',
+    compact(),
+  ),
 });
 
 /** Problems with one template text, each naming its line: syntax, unknown names, no history loop or no action. */

@@ -34,8 +34,14 @@ export interface ChatWrap {
 
 /** The chat template's text around the system, user and assistant contents. */
 export function chatWrap(tok: HfTokenizer): ChatWrap {
-  if (!tok.chatTemplateNames.length) throw new ChatWrapError('the model folder has no chat template (tokenizer_config.json chat_template or chat_template.jinja); SFT renders samples in the model\'s chat format');
-  const base = [{ role: 'system', content: MARK.system }, { role: 'user', content: MARK.user }];
+  if (!tok.chatTemplateNames.length)
+    throw new ChatWrapError(
+      "the model folder has no chat template (tokenizer_config.json chat_template or chat_template.jinja); SFT renders samples in the model's chat format",
+    );
+  const base = [
+    { role: 'system', content: MARK.system },
+    { role: 'user', content: MARK.user },
+  ];
   const prompt = tok.renderChat(base, { addGenerationPrompt: true });
   const full = tok.renderChat([...base, { role: 'assistant', content: MARK.assistant }]);
   const s = prompt.indexOf(MARK.system);
@@ -91,7 +97,8 @@ export function wrapTemplates(set: Readonly<Record<string, PromptTemplate>>, w: 
  */
 export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tokenizer {
   const stop = stopIds[0] ?? tok.eosTokenId;
-  if (stop === null || stop === undefined) throw new ChatWrapError('the model has no end-of-sequence token (generation_config.json or tokenizer_config.json) to stop generation at');
+  if (stop === null || stop === undefined)
+    throw new ChatWrapError('the model has no end-of-sequence token (generation_config.json or tokenizer_config.json) to stop generation at');
   const pad = tok.tokenId('<|finetune_right_pad_id|>') ?? tok.tokenId('<|endoftext|>') ?? tok.tokenId('<pad>') ?? stop;
   const special = new Proxy({} as Record<SpecialTokenName, number>, {
     get: (_t, name) => (name === 'pad' ? pad : name === 'bos' ? (tok.bosTokenId ?? stop) : stop),
@@ -101,7 +108,8 @@ export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tok
     special,
     // A reply ends at the model's end of turn: the one stop for every structural token of ours.
     observationStops: [stop],
-    encode: (text: string, options: { allowSpecial?: boolean } = {}) => (options.allowSpecial === false ? tok.encodeText(text) : tok.encode(text, { addSpecialTokens: false })),
+    encode: (text: string, options: { allowSpecial?: boolean } = {}) =>
+      options.allowSpecial === false ? tok.encodeText(text) : tok.encode(text, { addSpecialTokens: false }),
     encodeParts: (parts: readonly TextPart[]) => tok.encodeParts(parts),
     decode: (ids: readonly number[]) => tok.decode(ids, { skipSpecialTokens: true }),
     toJSON: () => {

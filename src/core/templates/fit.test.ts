@@ -128,7 +128,11 @@ describe('the truncation policy', () => {
       const f = fitTurn(tok, T, sample, { budget });
       expect(f.ids.length, `budget ${budget}`).toBeLessThanOrEqual(budget);
       expect(f.segments.flatMap((s) => s.ids)).toEqual(f.ids);
-      if (budget > 0) expect(f.segments.some((s) => s.role === 'target' && s.ids.length > 0), `budget ${budget}`).toBe(true);
+      if (budget > 0)
+        expect(
+          f.segments.some((s) => s.role === 'target' && s.ids.length > 0),
+          `budget ${budget}`,
+        ).toBe(true);
     }
     // Every budget up to the whole: within it, and the context is what fitContext gives for the row's context budget.
     for (let budget = 0; budget <= full + 2; budget++) {
@@ -163,7 +167,10 @@ describe('the truncation policy', () => {
   it('with an empty history, keeps the state and reports no turns', () => {
     const first = { ...sample, history: [], turnIndex: 0 };
     const f = fitTurn(tok, T, first, { budget: len(reduced(['initial_state'], 0, { ...L, preamble: '', closing: '' })) });
-    expect(text(f.ids)).toBe(renderSample(fromLegacy({ ...L, preamble: '', closing: '' }), { ...first, systemPrompt: { ...emptySystemPrompt(), initial_state: system.initial_state } }).text);
+    expect(text(f.ids)).toBe(
+      renderSample(fromLegacy({ ...L, preamble: '', closing: '' }), { ...first, systemPrompt: { ...emptySystemPrompt(), initial_state: system.initial_state } })
+        .text,
+    );
     expect(f.coverage.turns).toBeNull();
     expect(f.coverage.historyTurns).toBe(0);
     expect(f.droppedTurns).toBe(0);
@@ -173,7 +180,12 @@ describe('the truncation policy', () => {
     const none = { ...L, preamble: '', closing: '' };
     const f = fitTurn(tok, T, sample, { budget: len(reduced(['initial_state'], 1, none)) });
     const systemTokens =
-      len('PREAMBLE') + len('CLOSING') + (['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction'] as const).reduce((n, k, i) => n + len(`${L.sections[i].heading}\n${system[k]}`), 0);
+      len('PREAMBLE') +
+      len('CLOSING') +
+      (['task_description', 'action_space', 'initial_state', 'demonstrations', 'simulation_instruction'] as const).reduce(
+        (n, k, i) => n + len(`${L.sections[i].heading}\n${system[k]}`),
+        0,
+      );
     expect(f.coverage.system).toBeCloseTo(len(`IS:\n${system.initial_state}`) / systemTokens, 12);
     expect(f.coverage.turns).toBeCloseTo(1 / 3, 12);
     expect(f.coverage).toMatchObject({ initialState: 1, target: 1, historyTurns: 3, keptTurns: 1 });

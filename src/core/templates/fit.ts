@@ -138,7 +138,8 @@ function part(name: FitPartName, pieces: Piece[], options: { turn?: number; elid
 function itemPieces(enc: Encoders, item: LayoutItem, sample: LayoutSample): Piece[] {
   const pieces: Piece[] = [];
   if (item.lead) pieces.push({ ids: enc.literal(item.lead), value: false, edge: 'lead' });
-  for (const p of item.pieces) pieces.push(typeof p === 'string' ? { ids: enc.literal(p), value: false } : { ids: enc.text(valueOf(p, sample)), value: true, ref: p });
+  for (const p of item.pieces)
+    pieces.push(typeof p === 'string' ? { ids: enc.literal(p), value: false } : { ids: enc.text(valueOf(p, sample)), value: true, ref: p });
   if (item.trail) pieces.push({ ids: enc.literal(item.trail), value: false, edge: 'trail' });
   return pieces;
 }
@@ -181,7 +182,16 @@ function sampleParts(enc: Encoders, t: PromptTemplate, sample: LayoutSample): Sa
 }
 
 /** The system parts in the order they are given room (docs/method.md §11). */
-const SYSTEM_PRIORITY: readonly FitPartName[] = ['initial_state', 'simulation_instruction', 'preamble', 'closing', 'task_description', 'system_text', 'action_space', 'demonstrations'];
+const SYSTEM_PRIORITY: readonly FitPartName[] = [
+  'initial_state',
+  'simulation_instruction',
+  'preamble',
+  'closing',
+  'task_description',
+  'system_text',
+  'action_space',
+  'demonstrations',
+];
 
 // ---- eliding ---------------------------------------------------------------------------------
 
@@ -207,7 +217,10 @@ function cutPart(p: Part, n: number, marker: number[]): Cut {
   if (n >= p.full) return { pieces: p.pieces.map((x) => x.ids), content: p.content, elided: false, length: p.full };
   const fixed = p.pieces.reduce((k, x) => k + (x.value ? 0 : x.ids.length), 0);
   let room = Math.max(0, n - fixed);
-  const values = p.pieces.map((x, i) => ({ i, len: x.value ? x.ids.length : -1 })).filter((v) => v.len >= 0).sort((a, b) => a.len - b.len || a.i - b.i);
+  const values = p.pieces
+    .map((x, i) => ({ i, len: x.value ? x.ids.length : -1 }))
+    .filter((v) => v.len >= 0)
+    .sort((a, b) => a.len - b.len || a.i - b.i);
   const allowance = new Map<number, number>();
   values.forEach((v, k) => {
     const a = Math.min(v.len, Math.floor(room / (values.length - k)));
@@ -365,7 +378,18 @@ function layout(sp: SampleParts, cuts: Map<Part, Cut>): ContextFit {
   }
   const ids = segments.flatMap((s) => s.ids);
   const truncated = cuts.get(sp.action)!.elided || [...sp.system, ...sp.turns].some((p) => !cuts.has(p) || cuts.get(p)!.elided);
-  return { ids, segments, systemTokens, systemKept: Math.min(systemKept, systemTokens), turnShares, initialState, keptTurns, droppedTurns, truncated, kept: new Set(cuts.keys()) };
+  return {
+    ids,
+    segments,
+    systemTokens,
+    systemKept: Math.min(systemKept, systemTokens),
+    turnShares,
+    initialState,
+    keptTurns,
+    droppedTurns,
+    truncated,
+    kept: new Set(cuts.keys()),
+  };
 }
 
 function coverageOf(c: ContextFit, target: number | null): FitCoverage {
@@ -388,7 +412,15 @@ function encoders(tok: Tokenizer | PromptEncoder): Encoders {
 export function fitContext(tok: Tokenizer | PromptEncoder, template: PromptTemplate, sample: LayoutSample, budget: number): FittedPrompt {
   const enc = encoders(tok);
   const c = fitParts(sampleParts(enc, template, sample), budget, enc.text(ELISION));
-  return { ids: c.ids, segments: c.segments, contextLength: c.ids.length, contextBudget: budget, coverage: coverageOf(c, null), truncated: c.truncated, droppedTurns: c.droppedTurns };
+  return {
+    ids: c.ids,
+    segments: c.segments,
+    contextLength: c.ids.length,
+    contextBudget: budget,
+    coverage: coverageOf(c, null),
+    truncated: c.truncated,
+    droppedTurns: c.droppedTurns,
+  };
 }
 
 /**
@@ -411,7 +443,9 @@ export function fitTurn(tok: Tokenizer | PromptEncoder, template: PromptTemplate
   const sp = sampleParts(enc, template, sample);
   // The tags are the template's; the trace between them is data.
   const reasoning =
-    options.reasoning !== undefined ? enc.parts([{ text: `${SPECIAL_TOKENS.thinkOpen}\n` }, { text: options.reasoning, data: true }, { text: `\n${SPECIAL_TOKENS.thinkClose}\n` }]) : [];
+    options.reasoning !== undefined
+      ? enc.parts([{ text: `${SPECIAL_TOKENS.thinkOpen}\n` }, { text: options.reasoning, data: true }, { text: `\n${SPECIAL_TOKENS.thinkClose}\n` }])
+      : [];
   const open = enc.literal(template.targetOpen);
   const target = enc.text(sample.targetObservation);
   const close = enc.literal(template.targetClose);

@@ -5,7 +5,8 @@ import { emptySystemPrompt } from '../schema/types.ts';
 import type { TurnSample } from '../turns/index.ts';
 import { BUILTIN_TEMPLATES, checkTemplate, importPromptFolder, renderSample, renderSystem } from './index.ts';
 
-const osPrompt = '# Role\nYou are a desktop world model.\n\n## Actions\n{tool_definitions}\n\nJSON looks like {"a": {"b": 1}}; keep {{ and {% and {# and -}\nas they are.\n';
+const osPrompt =
+  '# Role\nYou are a desktop world model.\n\n## Actions\n{tool_definitions}\n\nJSON looks like {"a": {"b": 1}}; keep {{ and {% and {# and -}\nas they are.\n';
 const files = [
   { path: 'prompts/os/system_prompt.txt', text: osPrompt },
   { path: 'prompts/os/judge_system_prompt.txt', text: 'ignored {nothing}' },
@@ -39,11 +40,20 @@ describe('importing a folder of per-domain system prompts', () => {
     expect(renderSample(t, sample('os')).text).toContain('<|action|>\na\n<|observation|>\nb\n<|end_turn|>\n<|action|>\nclick(1, 2)\n<|observation|>\n');
   });
   it('names the file and line of an unknown placeholder, and other problems', () => {
-    const r = importPromptFolder([{ path: 'x/os/system_prompt.txt', text: 'ok\n\nsee {history_text} here' }, { path: 'system_prompt.txt', text: 'no domain' }, { path: 'web/system_prompt.txt', text: '  ' }], BUILTIN_TEMPLATES.v0);
+    const r = importPromptFolder(
+      [
+        { path: 'x/os/system_prompt.txt', text: 'ok\n\nsee {history_text} here' },
+        { path: 'system_prompt.txt', text: 'no domain' },
+        { path: 'web/system_prompt.txt', text: '  ' },
+      ],
+      BUILTIN_TEMPLATES.v0,
+    );
     expect(r.template).toBeNull();
     expect(r.problems[0]).toMatch(/^x\/os\/system_prompt\.txt: line 3: unknown placeholder \{history_text\}/);
     expect(r.problems[1]).toMatch(/^system_prompt\.txt: a system_prompt\.txt must sit in a folder named after its domain/);
     expect(r.problems[2]).toBe('web/system_prompt.txt: the file is empty');
-    expect(importPromptFolder([{ path: 'a/readme.md', text: 'x' }], BUILTIN_TEMPLATES.v0).problems).toEqual(['no DOMAIN/system_prompt.txt files in the folder (1 files read)']);
+    expect(importPromptFolder([{ path: 'a/readme.md', text: 'x' }], BUILTIN_TEMPLATES.v0).problems).toEqual([
+      'no DOMAIN/system_prompt.txt files in the folder (1 files read)',
+    ]);
   });
 });

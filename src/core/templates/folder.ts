@@ -52,7 +52,11 @@ function systemPart(file: string, text: string): { text: string; used: Set<strin
   for (const m of text.matchAll(/(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})/g)) {
     const name = Object.hasOwn(PLACEHOLDER_ALIASES, m[1]) ? PLACEHOLDER_ALIASES[m[1]] : null;
     if (!name) {
-      problems.push(`${file}: line ${lineAt(text, m.index!).line}: unknown placeholder {${m[1]}} (known: ${Object.keys(PLACEHOLDER_ALIASES).map((k) => `{${k}}`).join(', ')})`);
+      problems.push(
+        `${file}: line ${lineAt(text, m.index!).line}: unknown placeholder {${m[1]}} (known: ${Object.keys(PLACEHOLDER_ALIASES)
+          .map((k) => `{${k}}`)
+          .join(', ')})`,
+      );
       continue;
     }
     out += escapeLiteral(text.slice(last, m.index)) + `{{ ${name} }}`;
@@ -85,7 +89,10 @@ function domainOf(path: string): string | null | undefined {
 }
 
 /** A folder of DOMAIN/system_prompt.txt files as a template based on `base`, or the problems (naming files and lines). */
-export function importPromptFolder(files: readonly FolderFile[], base: PromptTemplate): { template: Omit<PromptTemplate, 'version'> | null; domains: string[]; problems: string[] } {
+export function importPromptFolder(
+  files: readonly FolderFile[],
+  base: PromptTemplate,
+): { template: Omit<PromptTemplate, 'version'> | null; domains: string[]; problems: string[] } {
   const problems: string[] = [];
   const turns = turnLayout(base);
   if (!turns) problems.push(`template ${base.version}: no {% for turn in history %} loop to take the turn layout from`);
@@ -112,5 +119,15 @@ export function importPromptFolder(files: readonly FolderFile[], base: PromptTem
   if (!names.length && !problems.length) problems.push(`no DOMAIN/${PROMPT_FILE} files in the folder (${files.length} files read)`);
   if (problems.length) return { template: null, domains: names, problems };
   const sorted = Object.fromEntries(names.map((d) => [d, domains[d]]));
-  return { template: { description: `per-domain prompts for ${names.join(', ')} (imported folder); other domains as ${base.version}`, text: base.text, domains: sorted, targetOpen: base.targetOpen, targetClose: base.targetClose }, domains: names, problems };
+  return {
+    template: {
+      description: `per-domain prompts for ${names.join(', ')} (imported folder); other domains as ${base.version}`,
+      text: base.text,
+      domains: sorted,
+      targetOpen: base.targetOpen,
+      targetClose: base.targetClose,
+    },
+    domains: names,
+    problems,
+  };
 }

@@ -4,7 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { emptySystemPrompt } from '../schema/types.ts';
 import { Tokenizer } from '../tokenizer/index.ts';
 import type { TurnSample } from '../turns/index.ts';
-import { checkTemplateText, placeholderNames, placeholderUses, renderProblems, renderSample, renderSystem, TARGET_CLOSE, TARGET_OPEN, type PromptTemplate } from './index.ts';
+import {
+  checkTemplateText,
+  placeholderNames,
+  placeholderUses,
+  renderProblems,
+  renderSample,
+  renderSystem,
+  TARGET_CLOSE,
+  TARGET_OPEN,
+  type PromptTemplate,
+} from './index.ts';
 import { fitTurn } from './fit.ts';
 import { syntaxProblems } from './jinja.ts';
 
@@ -51,7 +61,12 @@ describe('the template language', () => {
   });
   it('renders free prose, inline fields and the turn layout', () => {
     const r = renderSample(T, sample);
-    expect(r.text).toBe('<|system|>\nYou simulate web. Free prose between fields.\nTools: click, type\nMore prose; a page inline.\n<|action|>click<|observation|>ok<|end_turn|>\n<|action|>type x (step 2)<|observation|>\n' + TARGET_OPEN + 'done' + TARGET_CLOSE);
+    expect(r.text).toBe(
+      '<|system|>\nYou simulate web. Free prose between fields.\nTools: click, type\nMore prose; a page inline.\n<|action|>click<|observation|>ok<|end_turn|>\n<|action|>type x (step 2)<|observation|>\n' +
+        TARGET_OPEN +
+        'done' +
+        TARGET_CLOSE,
+    );
     expect(renderSystem(T, sample)).toBe('You simulate web. Free prose between fields.\nTools: click, type\nMore prose; a page inline.');
   });
   it('lets the fitter keep the action and the newest turn and leave out prose that does not fit', () => {
@@ -71,7 +86,10 @@ describe('the template language', () => {
     expect(text).not.toContain('Free prose');
   });
   it('names the samples a template fails to render', () => {
-    const text = free.replace('{{ action }}', "{% if domain == 'os' %}{{ action | upper }}{% elif domain == 'search' %}{{ raise_exception('no search') }}{% else %}{{ action }}{% endif %}");
+    const text = free.replace(
+      '{{ action }}',
+      "{% if domain == 'os' %}{{ action | upper }}{% elif domain == 'search' %}{{ raise_exception('no search') }}{% else %}{{ action }}{% endif %}",
+    );
     const t = { ...T, text };
     expect(checkTemplateText(text)).toEqual([]);
     expect(renderProblems(t, [sample, { ...sample, domain: 'os', trajectoryId: 'o' }, { ...sample, domain: 'search', trajectoryId: 's' }])).toEqual([

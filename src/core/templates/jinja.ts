@@ -26,9 +26,50 @@ export const TEMPLATE_VARIABLE_NAMES: readonly string[] = Object.keys(TEMPLATE_V
 export const VALUE_VARIABLES: readonly string[] = [...SYSTEM_PROMPT_FIELDS, 'system_text', 'action'];
 
 /** Names Jinja itself provides, never unknown. */
-const BUILTIN_NAMES = new Set(['loop', 'true', 'false', 'none', 'True', 'False', 'None', 'range', 'namespace', 'raise_exception', 'strftime_now', 'super', 'caller', 'varargs', 'kwargs']);
+const BUILTIN_NAMES = new Set([
+  'loop',
+  'true',
+  'false',
+  'none',
+  'True',
+  'False',
+  'None',
+  'range',
+  'namespace',
+  'raise_exception',
+  'strftime_now',
+  'super',
+  'caller',
+  'varargs',
+  'kwargs',
+]);
 /** Words that are syntax inside a tag, not variables. */
-const KEYWORDS = new Set(['if', 'elif', 'else', 'endif', 'for', 'endfor', 'in', 'not', 'and', 'or', 'is', 'set', 'endset', 'macro', 'endmacro', 'call', 'endcall', 'filter', 'endfilter', 'break', 'continue', 'recursive', 'generation', 'endgeneration']);
+const KEYWORDS = new Set([
+  'if',
+  'elif',
+  'else',
+  'endif',
+  'for',
+  'endfor',
+  'in',
+  'not',
+  'and',
+  'or',
+  'is',
+  'set',
+  'endset',
+  'macro',
+  'endmacro',
+  'call',
+  'endcall',
+  'filter',
+  'endfilter',
+  'break',
+  'continue',
+  'recursive',
+  'generation',
+  'endgeneration',
+]);
 
 export interface TemplateProblem {
   /** 1-based line of the template text. */
@@ -82,7 +123,8 @@ function scanTags(text: string): { tags: Tag[]; unclosed: { offset: number; open
     const close = m[0] === '{{' ? '}}' : m[0] === '{%' ? '%}' : '#}';
     const end = m[0] === '{#' ? text.indexOf(close, m.index + 2) : closeOf(text, m.index + 2, close);
     if (end < 0) return { tags, unclosed: { offset: m.index, open: m[0] } };
-    if (m[0] !== '{#') tags.push({ kind: m[0] === '{{' ? 'expression' : 'statement', body: text.slice(m.index + 2, end).replace(/^-|-$/g, ''), offset: m.index });
+    if (m[0] !== '{#')
+      tags.push({ kind: m[0] === '{{' ? 'expression' : 'statement', body: text.slice(m.index + 2, end).replace(/^-|-$/g, ''), offset: m.index });
     re.lastIndex = end + 2;
   }
   return { tags, unclosed: null };
@@ -91,7 +133,7 @@ function scanTags(text: string): { tags: Tag[]; unclosed: { offset: number; open
 export function lineAt(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let start = 0;
-  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') (line++, (start = i + 1));
+  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') line++, (start = i + 1);
   return { line, column: offset - start + 1 };
 }
 
@@ -124,7 +166,13 @@ function tagNames(tag: Tag): { reads: { name: string; at: number }[]; binds: str
     if (tokens[i + 1]?.type === 'Equals' && head !== 'set') return; // keyword argument name
     if (KEYWORDS.has(tk.value) || BUILTIN_NAMES.has(tk.value)) return;
     if (tag.kind === 'statement' && i === 2 && (head === 'set' || head === 'macro')) return void binds.push(tk.value);
-    if (tag.kind === 'statement' && head === 'for' && tokens.slice(2, i).every((x) => x.type === 'Identifier' || x.type === 'Comma') && !tokens.slice(2, i).some((x) => x.value === 'in')) return void binds.push(tk.value);
+    if (
+      tag.kind === 'statement' &&
+      head === 'for' &&
+      tokens.slice(2, i).every((x) => x.type === 'Identifier' || x.type === 'Comma') &&
+      !tokens.slice(2, i).some((x) => x.value === 'in')
+    )
+      return void binds.push(tk.value);
     if (tag.kind === 'statement' && head === 'macro' && i > 2) return void binds.push(tk.value);
     reads.push({ name: tk.value, at: Math.max(0, at) });
   });
@@ -164,11 +212,22 @@ function blockProblems(text: string, tags: Tag[]): TemplateProblem[] {
     else if (word.startsWith('end')) {
       const top = stack.pop();
       const want = top ? (top.word === 'set' ? 'endset' : BLOCK_OPEN[top.word]) : null;
-      if (want !== word) return [{ ...lineAt(text, tag.offset), message: top ? `{% ${word} %} where {% ${want} %} was expected (the {% ${top.word} %} of line ${lineAt(text, top.tag.offset).line} is still open)` : `{% ${word} %} without a matching opening tag` }];
-    } else if (BLOCK_MIDDLE.has(word) && !stack.some((s) => s.word === 'if' || s.word === 'for')) return [{ ...lineAt(text, tag.offset), message: `{% ${word} %} outside an {% if %} or {% for %} block` }];
+      if (want !== word)
+        return [
+          {
+            ...lineAt(text, tag.offset),
+            message: top
+              ? `{% ${word} %} where {% ${want} %} was expected (the {% ${top.word} %} of line ${lineAt(text, top.tag.offset).line} is still open)`
+              : `{% ${word} %} without a matching opening tag`,
+          },
+        ];
+    } else if (BLOCK_MIDDLE.has(word) && !stack.some((s) => s.word === 'if' || s.word === 'for'))
+      return [{ ...lineAt(text, tag.offset), message: `{% ${word} %} outside an {% if %} or {% for %} block` }];
   }
   const open = stack.pop();
-  return open ? [{ ...lineAt(text, open.tag.offset), message: `{% ${open.word} %} is never closed with {% ${open.word === 'set' ? 'endset' : BLOCK_OPEN[open.word]} %}` }] : [];
+  return open
+    ? [{ ...lineAt(text, open.tag.offset), message: `{% ${open.word} %} is never closed with {% ${open.word === 'set' ? 'endset' : BLOCK_OPEN[open.word]} %}` }]
+    : [];
 }
 
 /** Syntax problems, each naming the line: an unclosed tag, blocks that do not nest, a tag the engine cannot read. */
@@ -197,7 +256,12 @@ export function syntaxProblems(text: string): TemplateProblem[] {
 export function unknownNameProblems(text: string): TemplateProblem[] {
   return placeholderUses(text)
     .filter((u) => !Object.hasOwn(TEMPLATE_VARIABLES, u.name))
-    .map((u) => ({ line: u.line, column: u.column, endColumn: u.column + u.name.length, message: `unknown variable "${u.name}" (known: ${TEMPLATE_VARIABLE_NAMES.join(', ')})` }));
+    .map((u) => ({
+      line: u.line,
+      column: u.column,
+      endColumn: u.column + u.name.length,
+      message: `unknown variable "${u.name}" (known: ${TEMPLATE_VARIABLE_NAMES.join(', ')})`,
+    }));
 }
 
 /** The literal text of a template between its tags (a tokenizer's corpus of template wording). */

@@ -37,7 +37,8 @@ export interface LayoutItem {
 
 export type LayoutSample = Pick<TurnSample, 'systemPrompt' | 'domain' | 'history' | 'action'>;
 
-export const CHANGED_VALUE = "the template changes or moves a value of the sample (filters and slices on the fields, the history and the action are not supported)";
+export const CHANGED_VALUE =
+  'the template changes or moves a value of the sample (filters and slices on the fields, the history and the action are not supported)';
 
 const BOUNDARY = 0xe000;
 const TURN_OPEN = '\uf8f0';
@@ -74,7 +75,8 @@ function identifiers(node: unknown, out: Set<string> = new Set()): Set<string> {
 
 function kindOf(s: Statement): StatementKind {
   const n = s as unknown as Record<string, unknown>;
-  if (s.type === 'For' && (n.iterable as { type: string; value?: string }).type === 'Identifier' && (n.iterable as { value: string }).value === 'history') return { kind: 'history' };
+  if (s.type === 'For' && (n.iterable as { type: string; value?: string }).type === 'Identifier' && (n.iterable as { value: string }).value === 'history')
+    return { kind: 'history' };
   if (s.type === 'If') {
     const fields = [...identifiers(n.test)].filter((x) => FIELD_NAMES.includes(x));
     if (fields.length === 1) return { kind: 'field', field: fields[0] as SystemPromptField | 'system_text' };
@@ -125,7 +127,11 @@ function markedVariables(sample: LayoutSample): { vars: Record<string, unknown>;
   const vars: Record<string, unknown> = { domain: sample.domain, step: sample.history.length + 1 };
   for (const f of SYSTEM_PROMPT_FIELDS) vars[f] = unsplit ? '' : mark(sp[f], { kind: 'field', field: f });
   vars.system_text = unsplit ? mark(sp.text!, { kind: 'system_text' }) : '';
-  vars.history = sample.history.map((t, i) => ({ index: i + 1, action: mark(t.action, { kind: 'turn', turn: i, key: 'action' }), observation: mark(t.observation, { kind: 'turn', turn: i, key: 'observation' }) }));
+  vars.history = sample.history.map((t, i) => ({
+    index: i + 1,
+    action: mark(t.action, { kind: 'turn', turn: i, key: 'action' }),
+    observation: mark(t.observation, { kind: 'turn', turn: i, key: 'observation' }),
+  }));
   vars.action = mark(sample.action, { kind: 'action' });
   return { vars, refs };
 }
@@ -149,7 +155,9 @@ function piecesOf(s: string, refs: Map<string, ValueRef>): LayoutPiece[] {
   return out;
 }
 
-const specialAlternation = Object.values(SPECIAL_TOKENS).map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+const specialAlternation = Object.values(SPECIAL_TOKENS)
+  .map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+  .join('|');
 const HEAD = new RegExp(`^(?:[ \\t\\n]*(?:${specialAlternation})\\n?)*`);
 
 /** A stretch of the system text: its special-token head as frame, then the rest as a part (whitespace around it kept apart). */
@@ -200,7 +208,9 @@ export function layoutOf(text: string, sample: LayoutSample): LayoutItem[] {
     if (i > a.historyAt) return void (s && items.push({ kind: 'part', name: 'action', area: 'action', lead: '', pieces: piecesOf(s, refs), trail: '' }));
     if (i === a.historyAt) return void (flush(), items.push(...turnItems(s, refs)));
     const field = k.kind === 'field' ? k.field : null;
-    const own = field ? [...refs.entries()].find(([, r]) => (field === 'system_text' ? r.kind === 'system_text' : r.kind === 'field' && r.field === field)) : undefined;
+    const own = field
+      ? [...refs.entries()].find(([, r]) => (field === 'system_text' ? r.kind === 'system_text' : r.kind === 'field' && r.field === field))
+      : undefined;
     if (!field || !own || !s.includes(own[0])) return void (pending += s);
     flush();
     sawField = true;

@@ -25,7 +25,13 @@ const sample: TurnSample = {
   trajectoryId: 't',
   domain: 'terminal',
   turnIndex: 2,
-  systemPrompt: { task_description: 'Count {{action}} files', action_space: 'bash', initial_state: '', demonstrations: '{% if x %}', simulation_instruction: 'be exact' },
+  systemPrompt: {
+    task_description: 'Count {{action}} files',
+    action_space: 'bash',
+    initial_state: '',
+    demonstrations: '{% if x %}',
+    simulation_instruction: 'be exact',
+  },
   history: [
     { action: 'ls', observation: 'a b' },
     { action: '{{observation}}', observation: '' },
@@ -35,7 +41,30 @@ const sample: TurnSample = {
 };
 
 // Text that stresses the conversion: Jinja syntax, placeholders known and unknown, blank lines, edge spaces.
-const piece = fc.constantFrom('', ' ', '\n', '\n\n', 'text', '{{domain}}', '{{index}}', '{{action}}', '{{observation}}', '{{other}}', '{%', '%}', '{#', '#}', '}}', '{{', '-}\n', '  {% x', '<|action|>', '<|observation|>', '<|end_turn|>', '\t');
+const piece = fc.constantFrom(
+  '',
+  ' ',
+  '\n',
+  '\n\n',
+  'text',
+  '{{domain}}',
+  '{{index}}',
+  '{{action}}',
+  '{{observation}}',
+  '{{other}}',
+  '{%',
+  '%}',
+  '{#',
+  '#}',
+  '}}',
+  '{{',
+  '-}\n',
+  '  {% x',
+  '<|action|>',
+  '<|observation|>',
+  '<|end_turn|>',
+  '\t',
+);
 const str = fc.array(piece, { maxLength: 5 }).map((xs) => xs.join(''));
 const field = fc.constantFrom(...SYSTEM_PROMPT_FIELDS);
 const legacy: fc.Arbitrary<LegacyPromptTemplate> = fc.record({

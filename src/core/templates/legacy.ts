@@ -26,7 +26,13 @@ export interface LegacyPromptTemplate {
 export function isLegacyTemplate(v: unknown): v is LegacyPromptTemplate {
   if (!v || typeof v !== 'object') return false;
   const o = v as Record<string, unknown>;
-  return typeof o.preamble === 'string' && Array.isArray(o.sections) && typeof o.historyTurn === 'string' && typeof o.currentAction === 'string' && typeof o.text !== 'string';
+  return (
+    typeof o.preamble === 'string' &&
+    Array.isArray(o.sections) &&
+    typeof o.historyTurn === 'string' &&
+    typeof o.currentAction === 'string' &&
+    typeof o.text !== 'string'
+  );
 }
 
 /** Literal text in the template language: as it is when the engine would read it back unchanged, else as a string expression. */

@@ -57,7 +57,8 @@ export interface RenderedSample {
 export function renderSample(t: PromptTemplate, sample: TurnSample, options: RenderOptions = {}): RenderedSample {
   const context = renderContext(t, sample);
   const segments: RenderedSample['segments'] = [{ text: context, role: 'context' }];
-  if (options.reasoning !== undefined) segments.push({ text: `${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`, role: 'reasoning' });
+  if (options.reasoning !== undefined)
+    segments.push({ text: `${SPECIAL_TOKENS.thinkOpen}\n${options.reasoning}\n${SPECIAL_TOKENS.thinkClose}\n`, role: 'reasoning' });
   segments.push({ text: t.targetOpen, role: 'context' });
   const targetStart = segments.reduce((n, s) => n + s.text.length, 0);
   segments.push({ text: sample.targetObservation, role: 'target' });
@@ -103,7 +104,11 @@ export function trajectoryParts(t: PromptTemplate, traj: TrajectoryText): TextPa
   const s = { domain: traj.domain, systemPrompt: traj.system_prompt, history: traj.turns, action: '' };
   return sampleLayout(t, s)
     .filter((item) => item.area !== 'action')
-    .flatMap((item) => [{ text: item.lead }, ...item.pieces.map((p) => (typeof p === 'string' ? { text: p } : { text: valueOf(p, s), data: true })), { text: item.trail }])
+    .flatMap((item) => [
+      { text: item.lead },
+      ...item.pieces.map((p) => (typeof p === 'string' ? { text: p } : { text: valueOf(p, s), data: true })),
+      { text: item.trail },
+    ])
     .filter((p) => p.text);
 }
 

@@ -35,7 +35,9 @@ export function checkDistribution(dist: TemplateDistribution, templates: Readonl
 
 /** The version a uniform draw u ∈ [0, 1) selects (versions in sorted order, so the result does not depend on key order). */
 export function pickVersion(dist: TemplateDistribution, u: number): string {
-  const entries = Object.entries(dist).filter(([, w]) => w > 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(dist)
+    .filter(([, w]) => w > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (!entries.length) throw new Error('template distribution has no positive weight');
   const total = entries.reduce((n, [, w]) => n + w, 0);
   let x = u * total;
@@ -52,8 +54,17 @@ export function versionForSample(dist: TemplateDistribution, sample: Pick<TurnSa
 }
 
 /** How many of `samples` each version of the mix renders (versionForSample's draws; versions in sorted order). */
-export function versionCounts(dist: TemplateDistribution, samples: readonly Pick<TurnSample, 'trajectoryId' | 'turnIndex'>[], seed = 0): Record<string, number> {
-  const counts: Record<string, number> = Object.fromEntries(Object.keys(dist).filter((v) => dist[v] > 0).sort().map((v) => [v, 0]));
+export function versionCounts(
+  dist: TemplateDistribution,
+  samples: readonly Pick<TurnSample, 'trajectoryId' | 'turnIndex'>[],
+  seed = 0,
+): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(
+    Object.keys(dist)
+      .filter((v) => dist[v] > 0)
+      .sort()
+      .map((v) => [v, 0]),
+  );
   for (const s of samples) counts[versionForSample(dist, s, seed)]++;
   return counts;
 }

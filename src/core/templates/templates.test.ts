@@ -120,7 +120,9 @@ describe('stage template distributions', () => {
     const counts = versionCounts({ v1: 0, v0: 1, v3: 1 }, many, 1);
     expect(Object.keys(counts)).toEqual(['v0', 'v3']);
     expect(counts.v0 + counts.v3).toBe(200);
-    expect(counts.v3).toBe(many.filter((x) => templateForSample({ v0: 1, v3: 1 }, x, 1, { ...BUILTIN_TEMPLATES, v3: BUILTIN_TEMPLATES.v2 }) === BUILTIN_TEMPLATES.v2).length);
+    expect(counts.v3).toBe(
+      many.filter((x) => templateForSample({ v0: 1, v3: 1 }, x, 1, { ...BUILTIN_TEMPLATES, v3: BUILTIN_TEMPLATES.v2 }) === BUILTIN_TEMPLATES.v2).length,
+    );
   });
   it('is reproducible per sample and seed', () => {
     const a = templateForSample(DEFAULT_STAGE_TEMPLATES.sft, samples[1], 5).version;

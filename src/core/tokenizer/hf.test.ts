@@ -27,7 +27,7 @@ function load(kind: string): { tok: HfTokenizer; expected: Expected } {
 describe.each(KINDS)('HfTokenizer (%s-style tokenizer.json)', (kind) => {
   const { tok, expected } = load(kind);
 
-  it('gives transformers\' ids with the default special tokens, and without them', () => {
+  it("gives transformers' ids with the default special tokens, and without them", () => {
     for (const e of expected.encodings) {
       expect(tok.encode(e.text), JSON.stringify(e.text)).toEqual(e.ids);
       expect(tok.encode(e.text, { addSpecialTokens: false }), JSON.stringify(e.text)).toEqual(e.ids_no_special);
@@ -47,7 +47,9 @@ describe.each(KINDS)('HfTokenizer (%s-style tokenizer.json)', (kind) => {
 
   it('renders and encodes chats as apply_chat_template, with and without the generation prompt', () => {
     expect(expected.chats.length).toBeGreaterThan(0);
-    const addedStrings = (JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { content: string }[] }).added_tokens.map((a) => a.content);
+    const addedStrings = (JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { content: string }[] }).added_tokens.map(
+      (a) => a.content,
+    );
     for (const c of expected.chats) {
       const options = { addGenerationPrompt: c.add_generation_prompt, template: expected.templates[c.template], variables: c.kwargs };
       expect(tok.renderChat(c.messages, options)).toBe(c.text);
@@ -94,10 +96,12 @@ describe.each(KINDS)('HfTokenizer (%s-style tokenizer.json)', (kind) => {
     }
   });
 
-  it('keeps a chat message\'s content text: an added token\'s string in it is not that token', () => {
+  it("keeps a chat message's content text: an added token's string in it is not that token", () => {
     const json = JSON.parse(readFileSync(new URL(`${kind}/tokenizer.json`, DIR), 'utf8')) as { added_tokens: { id: number; content: string }[] };
     const added = new Set(json.added_tokens.map((a) => a.id));
-    const c = expected.chats.find((x) => x.template === 'default' && !x.messages.some((m) => json.added_tokens.some((a) => String(m.content).includes(a.content))))!;
+    const c = expected.chats.find(
+      (x) => x.template === 'default' && !x.messages.some((m) => json.added_tokens.some((a) => String(m.content).includes(a.content))),
+    )!;
     const options = { addGenerationPrompt: c.add_generation_prompt, template: expected.templates[c.template], variables: c.kwargs };
     const inside = json.added_tokens.map((a) => a.content).join(' ');
     const messages = c.messages.map((m) => ({ ...m, content: `${m.content} ${inside}` }));
@@ -118,13 +122,20 @@ describe('HfTokenizer errors', () => {
 
   it('names the file that is not a tokenizer', () => {
     expect(() => HfTokenizer.fromJSON({ vocab: {} }, {}, { sources: { tokenizer: 'm/tokenizer.json' } })).toThrow(/m\/tokenizer\.json: has no "model"/);
-    expect(() => HfTokenizer.fromJSON(json, [], { sources: { config: 'm/tokenizer_config.json' } })).toThrow(/m\/tokenizer_config\.json: must be a JSON object/);
+    expect(() => HfTokenizer.fromJSON(json, [], { sources: { config: 'm/tokenizer_config.json' } })).toThrow(
+      /m\/tokenizer_config\.json: must be a JSON object/,
+    );
   });
 
   it('says when there is no chat template, or no template of that name', () => {
     const bare = HfTokenizer.fromJSON(json, {});
     expect(() => bare.renderChat([{ role: 'user', content: 'hi' }])).toThrow(/has no chat template/);
-    const named = HfTokenizer.fromJSON(json, { chat_template: [{ name: 'default', template: '{{ messages[0].content }}' }, { name: 'tool_use', template: 'T' }] });
+    const named = HfTokenizer.fromJSON(json, {
+      chat_template: [
+        { name: 'default', template: '{{ messages[0].content }}' },
+        { name: 'tool_use', template: 'T' },
+      ],
+    });
     expect(named.chatTemplateNames).toEqual(['default', 'tool_use']);
     expect(named.renderChat([{ role: 'user', content: 'hi' }])).toBe('hi');
     expect(named.renderChat([], { template: 'tool_use' })).toBe('T');

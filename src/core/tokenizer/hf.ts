@@ -191,7 +191,9 @@ export class HfTokenizer {
     const text = this.templates.get(name) ?? (/\{[{%]/.test(name) ? name : undefined);
     if (text === undefined) {
       throw new HfTokenizerError(
-        this.templates.size ? `no chat template named '${name}' (the config has: ${[...this.templates.keys()].join(', ')})` : 'this tokenizer has no chat template (tokenizer_config.json has no chat_template)',
+        this.templates.size
+          ? `no chat template named '${name}' (the config has: ${[...this.templates.keys()].join(', ')})`
+          : 'this tokenizer has no chat template (tokenizer_config.json has no chat_template)',
       );
     }
     let template = this.compiled.get(text);

@@ -173,7 +173,8 @@ export class PartEncoder {
     const inData = new Set<AddedTokenLike>();
     if (data) {
       const normalizedData = data.map((d) => t.normalizer!(d));
-      for (const { key, token } of this.normalizedTokens) if (data.some((d) => d.includes(token.content)) || normalizedData.some((d) => d.includes(key))) inData.add(token);
+      for (const { key, token } of this.normalizedTokens)
+        if (data.some((d) => d.includes(token.content)) || normalizedData.some((d) => d.includes(key))) inData.add(token);
     }
     const out: Section[] = [];
     let last = 0;

@@ -11,7 +11,17 @@ const corpus = [
 
 /** Random strings over every plane: ASCII, Latin-1, CJK, emoji, combining marks, controls, unpaired-surrogate-free. */
 function randomText(rand: () => number, n: number): string {
-  const ranges: [number, number][] = [[0x20, 0x7e], [0x0, 0x1f], [0xa0, 0x24f], [0x370, 0x3ff], [0x4e00, 0x4fff], [0x1f300, 0x1f64f], [0x300, 0x36f], [0xe000, 0xe0ff], [0x10000, 0x10fff]];
+  const ranges: [number, number][] = [
+    [0x20, 0x7e],
+    [0x0, 0x1f],
+    [0xa0, 0x24f],
+    [0x370, 0x3ff],
+    [0x4e00, 0x4fff],
+    [0x1f300, 0x1f64f],
+    [0x300, 0x36f],
+    [0xe000, 0xe0ff],
+    [0x10000, 0x10fff],
+  ];
   let s = '';
   for (let i = 0; i < n; i++) {
     const [lo, hi] = ranges[Math.floor(rand() * ranges.length)];
@@ -105,7 +115,7 @@ describe('encodeParts: special tokens only from the template', () => {
   const tok = trainBpe(corpus, { vocabSize: 350 });
   const S = SPECIAL_TOKENS;
 
-  it('gives the joined text\'s ids when the data holds no special string, merges crossing the parts', () => {
+  it("gives the joined text's ids when the data holds no special string, merges crossing the parts", () => {
     const rand = seededRandom(11);
     for (let k = 0; k < 200; k++) {
       const parts = Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, i) => ({
@@ -116,7 +126,7 @@ describe('encodeParts: special tokens only from the template', () => {
     }
   });
 
-  it('encodes a special token\'s string in data as text, and the template\'s as its token', () => {
+  it("encodes a special token's string in data as text, and the template's as its token", () => {
     for (const s of [S.system, S.predictedClose, S.thinkOpen]) {
       const parts = [{ text: `${S.observation}\n` }, { text: `a ${s} b`, data: true }, { text: `\n${S.endTurn}` }];
       const ids = tok.encodeParts(parts);

@@ -133,7 +133,10 @@ export class Tokenizer {
     this.special = special as Record<SpecialTokenName, number>;
     this.observationStops = observationStopIds((t) => this.specialIds.get(t));
     // Longest first, so a special token that is a prefix of another never wins by accident.
-    const alternation = [...specialTokens].sort((x, y) => y.length - x.length).map(escapeRegExp).join('|');
+    const alternation = [...specialTokens]
+      .sort((x, y) => y.length - x.length)
+      .map(escapeRegExp)
+      .join('|');
     this.specialSplitter = new RegExp(alternation ? `(${alternation})` : '(?!)', 'g');
   }
 

@@ -58,10 +58,17 @@ class PairHeap {
 }
 
 /** Distinct pre-tokens of a corpus with their counts (special-token strings are cut out first). */
-export function countPretokens(corpus: Iterable<string>, specialTokens: readonly string[] = Object.values(SPECIAL_TOKENS), pattern = PRETOKENIZE_PATTERN): Map<string, number> {
+export function countPretokens(
+  corpus: Iterable<string>,
+  specialTokens: readonly string[] = Object.values(SPECIAL_TOKENS),
+  pattern = PRETOKENIZE_PATTERN,
+): Map<string, number> {
   const counts = new Map<string, number>();
   const re = new RegExp(pattern, 'gu');
-  const alternation = [...specialTokens].sort((x, y) => y.length - x.length).map(escapeRegExp).join('|');
+  const alternation = [...specialTokens]
+    .sort((x, y) => y.length - x.length)
+    .map(escapeRegExp)
+    .join('|');
   const splitter = alternation ? new RegExp(alternation, 'g') : null;
   for (const text of corpus) {
     const parts = splitter ? text.split(splitter) : [text];
@@ -79,7 +86,9 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
   const specialTokens = options.specialTokens ?? Object.values(SPECIAL_TOKENS);
   const base = 256 + specialTokens.length;
   if (!Number.isInteger(options.vocabSize) || options.vocabSize < base || options.vocabSize > MAX_VOCAB) {
-    throw new RangeError(`vocabSize must be an integer from ${base} (256 bytes + ${specialTokens.length} special tokens) to ${MAX_VOCAB}, got ${options.vocabSize}`);
+    throw new RangeError(
+      `vocabSize must be an integer from ${base} (256 bytes + ${specialTokens.length} special tokens) to ${MAX_VOCAB}, got ${options.vocabSize}`,
+    );
   }
   const wanted = options.vocabSize - base;
   const { words, freq } = distinctWords(corpus, specialTokens);
@@ -104,7 +113,11 @@ export function trainBpe(corpus: Iterable<string>, options: TrainOptions): Token
       visited[w] = stamp;
       const sym = words[w];
       let found = false;
-      for (let i = 0; i < sym.length - 1; i++) if (sym[i] === a && sym[i + 1] === b) { found = true; break; }
+      for (let i = 0; i < sym.length - 1; i++)
+        if (sym[i] === a && sym[i + 1] === b) {
+          found = true;
+          break;
+        }
       if (!found) continue; // the pair left this word in an earlier merge
       const f = freq[w];
       for (let i = 0; i < sym.length - 1; i++) {

@@ -2,4 +2,13 @@
 // trajectory and the RL pool of one turn per trajectory (split.ts). This file is the front door.
 export { seededRandom, hashString, keyedUniform } from '../random.ts';
 export { turnSample, expandTurns, type TurnSample } from './expand.ts';
-export { splitByTrajectory, interleaveDomains, interleaveSamples, rlPool, summarizeExpansion, type SplitOptions, type Split, type ExpansionSummary } from './split.ts';
+export {
+  splitByTrajectory,
+  interleaveDomains,
+  interleaveSamples,
+  rlPool,
+  summarizeExpansion,
+  type SplitOptions,
+  type Split,
+  type ExpansionSummary,
+} from './split.ts';

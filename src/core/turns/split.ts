@@ -99,7 +99,12 @@ export function interleaveDomains<T>(items: readonly T[], domainOf: (x: T) => st
 
 /** Turn samples across domains (interleaveDomains), each domain's in a seeded order of (trajectory, turn). */
 export function interleaveSamples<T extends Pick<TurnSample, 'domain' | 'trajectoryId' | 'turnIndex'>>(samples: readonly T[], seed = 0): T[] {
-  return interleaveDomains(samples, (s) => s.domain, (s) => `${s.trajectoryId}#${s.turnIndex}`, seed);
+  return interleaveDomains(
+    samples,
+    (s) => s.domain,
+    (s) => `${s.trajectoryId}#${s.turnIndex}`,
+    seed,
+  );
 }
 
 /**

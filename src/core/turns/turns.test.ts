@@ -77,7 +77,9 @@ describe('splitByTrajectory', () => {
   });
   it('gives every domain its share of eval trajectories, one at least each side from two up', () => {
     // Sorted by domain, as the default dataset is: a global cut would take one domain only.
-    const ts = [...dataset(60), ...dataset(2).map((t) => ({ ...t, id: `pair-${t.id}`, domain: 'os' })), { ...dataset(1)[0], id: 'alone', domain: 'db' }].sort((a, b) => a.domain.localeCompare(b.domain));
+    const ts = [...dataset(60), ...dataset(2).map((t) => ({ ...t, id: `pair-${t.id}`, domain: 'os' })), { ...dataset(1)[0], id: 'alone', domain: 'db' }].sort(
+      (a, b) => a.domain.localeCompare(b.domain),
+    );
     for (const seed of [0, 1, 2, 3, 42]) {
       const { train, eval: ev } = splitByTrajectory(ts, { evalFraction: 0.1, seed });
       const count = (side: Trajectory[], d: string) => side.filter((t) => t.domain === d).length;
@@ -110,7 +112,9 @@ describe('splitByTrajectory', () => {
 
 describe('interleaveDomains', () => {
   it('takes one item of each domain in turn, domains by name, each domain in a seeded order', () => {
-    const samples = expandTurns([...dataset(30), ...dataset(3).map((t) => ({ ...t, id: `os-${t.id}`, domain: 'os' }))].sort((a, b) => a.domain.localeCompare(b.domain)));
+    const samples = expandTurns(
+      [...dataset(30), ...dataset(3).map((t) => ({ ...t, id: `os-${t.id}`, domain: 'os' }))].sort((a, b) => a.domain.localeCompare(b.domain)),
+    );
     const order = interleaveSamples(samples, 5);
     expect(order).toHaveLength(samples.length);
     expect(new Set(order)).toEqual(new Set(samples));

@@ -63,7 +63,12 @@ async function runSharded(rt: GpuRuntime, cuts: number[], segments: DecaySegment
   const mask = buildDecayMask(segments, size);
   const params = randomArray(size, seed);
   const [m, v] = [new Float32Array(size), new Float32Array(size)];
-  const bufs = ranges.map(([a, b]) => ({ P: rt.storage('t.params', params.slice(a, b)), G: rt.storage('t.grads', (b - a) * 4), M: rt.storage('t.m', (b - a) * 4), V: rt.storage('t.v', (b - a) * 4) }));
+  const bufs = ranges.map(([a, b]) => ({
+    P: rt.storage('t.params', params.slice(a, b)),
+    G: rt.storage('t.grads', (b - a) * 4),
+    M: rt.storage('t.m', (b - a) * 4),
+    V: rt.storage('t.v', (b - a) * 4),
+  }));
   const read = async (which: 'P' | 'M' | 'V') => {
     const out = new Float32Array(size);
     for (let i = 0; i < ranges.length; i++) out.set(await rt.readF32(bufs[i][which]), ranges[i][0]);
@@ -74,7 +79,15 @@ async function runSharded(rt: GpuRuntime, cuts: number[], segments: DecaySegment
     ranges.forEach(([a, b], i) => rt.write(bufs[i].G, grads.slice(a, b)));
     const lr = lrAt(step, SCHEDULE);
     k.setStep(step, lr);
-    submit(rt, 'test', (pass) => k.encode(pass, bufs.map((b) => b.P), bufs.map((b) => b.G), bufs.map((b) => b.M), bufs.map((b) => b.V)));
+    submit(rt, 'test', (pass) =>
+      k.encode(
+        pass,
+        bufs.map((b) => b.P),
+        bufs.map((b) => b.G),
+        bufs.map((b) => b.M),
+        bufs.map((b) => b.V),
+      ),
+    );
     const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
     const got = await k.readGradNorm();
     const what = `shards ${cuts.join(', ')} step ${step}`;
@@ -98,7 +111,9 @@ describe('AdamW kernel vs reference', () => {
     ];
     await runSharded(rt, [0, 128, 192, 4250], segments, [0.5, 40, 0.8], 31);
     await runSharded(rt, [0, 64, 133, 192, 2241, 4250], segments, [0.5, 40, 0.8], 32);
-    await expect(AdamWKernel.create(rt, { size: 10, segments: [], shards: [{ size: 4, segments: [] }], ...ADAMW_DEFAULTS })).rejects.toThrow(/shards hold 4 elements, the size is 10/);
+    await expect(AdamWKernel.create(rt, { size: 10, segments: [], shards: [{ size: 4, segments: [] }], ...ADAMW_DEFAULTS })).rejects.toThrow(
+      /shards hold 4 elements, the size is 10/,
+    );
   });
 
   it('three steps with decay on some tensors only; the second step is clipped', async () => {

@@ -119,7 +119,12 @@ export class AdamWKernel {
   /** One binding per shard for each of params, grads, m and v (a single binding when there is one shard). */
   encode(pass: GPUComputePassEncoder, params: Shards, grads: Shards, m: Shards, v: Shards): void {
     const [P, G, M, V] = [params, grads, m, v].map((b) => (Array.isArray(b) ? b : [b]) as BufferBinding[]);
-    for (const [what, list] of [['params', P], ['grads', G], ['m', M], ['v', V]] as const) {
+    for (const [what, list] of [
+      ['params', P],
+      ['grads', G],
+      ['m', M],
+      ['v', V],
+    ] as const) {
       if (list.length !== this.parts.length) throw new RangeError(`adamw: ${list.length} ${what} buffers for ${this.parts.length} shards`);
       this.parts.forEach((q, i) => needWords('adamw', `${what} (shard ${i})`, list[i], q.size));
     }

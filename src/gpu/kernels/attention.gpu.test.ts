@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { attentionBackwardRef, attentionDecodeRef, attentionForwardRef, kvAppendRef, type AttentionShape, type DecodeShape } from '../../reference/attention.ts';
+import {
+  attentionBackwardRef,
+  attentionDecodeRef,
+  attentionForwardRef,
+  kvAppendRef,
+  type AttentionShape,
+  type DecodeShape,
+} from '../../reference/attention.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { AttentionBackwardKernel, AttentionDecodeKernel, AttentionForwardKernel, KvAppendKernel } from './attention.ts';
@@ -90,10 +97,19 @@ describe('attention kernels vs reference', () => {
     bwd.dispose();
   });
 
-  for (const [D, H, kvH] of [[8, 2, 2], [24, 2, 2], [128, 1, 1], [8, 4, 2]]) {
+  for (const [D, H, kvH] of [
+    [8, 2, 2],
+    [24, 2, 2],
+    [128, 1, 1],
+    [8, 4, 2],
+  ]) {
     it(`KV-cache decode with a shared prefix, then plain decode (D = ${D}${D === 8 ? ', specialised' : ''}${kvH < H ? `, ${H} query heads on ${kvH} k/v heads` : ''})`, async () => {
       const rt = await gpuRuntime();
-      const C = H * D, KV = kvH * D, S = 3, Tmax = 80, P = 9;
+      const C = H * D,
+        KV = kvH * D,
+        S = 3,
+        Tmax = 80,
+        P = 9;
       const prefK = randomArray(P * KV, D + 1);
       const prefV = randomArray(P * KV, D + 2);
       const kCache = new Float32Array(S * Tmax * KV);
@@ -106,7 +122,11 @@ describe('attention kernels vs reference', () => {
       try {
         // Continuation prefill of 67 rows (more than one 64-key tile), then two single-row steps.
         let past = 0;
-        for (const [Tn, withPrefix] of [[67, true], [1, true], [1, false]] as [number, boolean][]) {
+        for (const [Tn, withPrefix] of [
+          [67, true],
+          [1, true],
+          [1, false],
+        ] as [number, boolean][]) {
           const shape: DecodeShape = { S, Tn, H, D, kvH, Tmax };
           const step = { pastLen: past, prefixLen: withPrefix ? P : 0 };
           const qkv = randomArray(S * Tn * (C + 2 * KV), Tn * 5 + past + D);

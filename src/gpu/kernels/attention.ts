@@ -13,7 +13,17 @@ import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 const ATTENTION_SHADER = wgsl('attention.wgsl', code, { 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
-const B_PARAMS = 0, B_QKV = 1, B_OUT = 2, B_LSE = 3, B_DOUT = 4, B_DVEC = 5, B_DQKV = 6, B_KC = 7, B_VC = 8, B_PK = 9, B_PV = 10;
+const B_PARAMS = 0,
+  B_QKV = 1,
+  B_OUT = 2,
+  B_LSE = 3,
+  B_DOUT = 4,
+  B_DVEC = 5,
+  B_DQKV = 6,
+  B_KC = 7,
+  B_VC = 8,
+  B_PK = 9,
+  B_PV = 10;
 
 // Workgroup tiles hold ATTENTION_TILE_VEC4 vec4 each (shaders/attention.wgsl); a tile is as
 // many rows of one head as fit, at most ATTENTION_MAX_BC.
@@ -214,7 +224,12 @@ export class AttentionDecodeKernel extends StepKernel {
 
 /** Copies k and v of qkv [S, Tn, C + 2KV] into rows pastLen.. of kCache/vCache [S, Tmax, KV] (overwrite). */
 export class KvAppendKernel extends StepKernel {
-  private constructor(rt: GpuRuntime, shape: DecodeShape, params: GPUBuffer, private readonly pipeline: GPUComputePipeline) {
+  private constructor(
+    rt: GpuRuntime,
+    shape: DecodeShape,
+    params: GPUBuffer,
+    private readonly pipeline: GPUComputePipeline,
+  ) {
     super(rt, shape, params);
   }
 

@@ -34,7 +34,9 @@ describe('columns kernel vs reference', () => {
   }
 
   it('refuses a block past the row and short buffers', async () => {
-    expect(() => columnsRef([], new Float32Array(4), { rows: 1, width: 3, srcWidth: 3, srcOffset: 0, dstWidth: 4, dstOffset: 2 })).toThrow(/pass dst's width 4/);
+    expect(() => columnsRef([], new Float32Array(4), { rows: 1, width: 3, srcWidth: 3, srcOffset: 0, dstWidth: 4, dstOffset: 2 })).toThrow(
+      /pass dst's width 4/,
+    );
     const rt = await gpuRuntime();
     const k = await ColumnsKernel.create(rt, { rows: 4, width: 2, srcWidth: 2, srcOffset: 0, dstWidth: 8, dstOffset: 6 });
     const small = rt.storage('t.small', 8 * 4);

@@ -107,8 +107,7 @@ export class BiasActKernel {
 
   encode(pass: GPUComputePassEncoder, x: BufferBinding, weights: BufferBinding, out?: BufferBinding): void {
     const { rows, C, biasOffset } = this.shape;
-    const bindings =
-      this.shape.activation === 'gelu' ? [this.params, x, weights, out ?? fail('bias_gelu: out is required')] : [this.params, x, weights];
+    const bindings = this.shape.activation === 'gelu' ? [this.params, x, weights, out ?? fail('bias_gelu: out is required')] : [this.params, x, weights];
     needWords('bias', 'x', x, rows * C);
     if (biasOffset !== null) needWords('bias', 'weights', weights, biasOffset + C);
     if (out) needWords('bias', 'out', out, rows * C);

@@ -138,10 +138,20 @@ export class EmbeddingKernel {
   encodeForward(pass: GPUComputePassEncoder, tokens: BufferBinding, weights: BufferBinding, out: BufferBinding, positions: BufferBinding = weights): void {
     const s = this.shape;
     needWords('embedding', 'tokens', tokens, s.rows);
-    needWords('embedding', this.f16 ? 'weights (wte, f16 words)' : 'weights (wte)', weights, s.wteOffset + this.pieceRows * (this.f16 ? Math.ceil(s.C / 2) : s.C));
+    needWords(
+      'embedding',
+      this.f16 ? 'weights (wte, f16 words)' : 'weights (wte)',
+      weights,
+      s.wteOffset + this.pieceRows * (this.f16 ? Math.ceil(s.C / 2) : s.C),
+    );
     if (s.learnedPositions) needWords('embedding', 'positions (wpe)', positions, s.wpeOffset + s.T * s.C);
     needWords('embedding', 'out', out, s.rows * s.C);
-    this.binds.dispatch(pass, this.forward, [this.params, tokens, weights, out, positions], grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))));
+    this.binds.dispatch(
+      pass,
+      this.forward,
+      [this.params, tokens, weights, out, positions],
+      grid(this.rt, Math.ceil((this.shape.rows * this.shape.C) / (this.vec4 ? 1024 : 256))),
+    );
   }
 
   /** positions false: the dwpe dispatch is left out (another piece's kernel does it). */

@@ -5,7 +5,14 @@ import { expectClose, randomArray } from '../testing/compare.ts';
 import { GspoKernel } from './gspo.ts';
 import { submit } from './common.ts';
 
-function make(lengths: number[], Lmax: number, adv: ArrayLike<number>, deltaScale: number, seed: number, eps = [3e-4, 4e-4]): GspoInput & { logpNew: Float32Array; logpOld: Float32Array } {
+function make(
+  lengths: number[],
+  Lmax: number,
+  adv: ArrayLike<number>,
+  deltaScale: number,
+  seed: number,
+  eps = [3e-4, 4e-4],
+): GspoInput & { logpNew: Float32Array; logpOld: Float32Array } {
   const n = lengths.length;
   const logpOld = randomArray(n * Lmax, seed).map((x) => x * 3 - 4);
   const noise = randomArray(n * Lmax, seed + 1);
@@ -37,8 +44,19 @@ async function check(x: GspoInput) {
     expect(got.clipFraction).toBeCloseTo(want.clipFraction, 6);
     expect(got.meanRatio).toBeCloseTo(want.meanRatio, 5);
     const seq = await rt.readF32(bufs[5]);
-    expectClose(seq.filter((_, i) => i % 4 === 0), want.ratios, 1e-6, 1e-5, 'ratios');
-    expect(Array.from(seq.filter((_, i) => i % 4 === 2), (c) => c === 1)).toEqual(want.clipped);
+    expectClose(
+      seq.filter((_, i) => i % 4 === 0),
+      want.ratios,
+      1e-6,
+      1e-5,
+      'ratios',
+    );
+    expect(
+      Array.from(
+        seq.filter((_, i) => i % 4 === 2),
+        (c) => c === 1,
+      ),
+    ).toEqual(want.clipped);
     expectClose(await rt.readF32(bufs[4]), want.grad, 1e-8, 1e-4, 'grad');
     return want;
   } finally {

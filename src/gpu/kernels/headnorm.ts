@@ -38,7 +38,14 @@ export class HeadNormKernel {
     const w = new ParamWords(12);
     w.u32.set([shape.rows, shape.H, shape.kvH, shape.D, 0, shape.qOffset, shape.kOffset, rowsPerBlock, numBlocks]);
     w.f32[4] = shape.eps;
-    return new HeadNormKernel(rt, shape, numBlocks, { forward, partial, backward, grad }, rt.uniform('headnorm.params', w.u32), rt.storage('headnorm.partial', numBlocks * 2 * shape.D * 4));
+    return new HeadNormKernel(
+      rt,
+      shape,
+      numBlocks,
+      { forward, partial, backward, grad },
+      rt.uniform('headnorm.params', w.u32),
+      rt.storage('headnorm.partial', numBlocks * 2 * shape.D * 4),
+    );
   }
 
   /** Elements of raw and of stats. */
@@ -67,7 +74,14 @@ export class HeadNormKernel {
   }
 
   /** grads null: no gain gradients (frozen weights), only dqkv. */
-  encodeBackward(pass: GPUComputePassEncoder, dqkv: BufferBinding, weights: BufferBinding, raw: BufferBinding, stats: BufferBinding, grads: BufferBinding | null): void {
+  encodeBackward(
+    pass: GPUComputePassEncoder,
+    dqkv: BufferBinding,
+    weights: BufferBinding,
+    raw: BufferBinding,
+    stats: BufferBinding,
+    grads: BufferBinding | null,
+  ): void {
     this.check('headnorm backward', dqkv, weights, raw, stats);
     if (grads) needWords('headnorm backward', 'grads', grads, Math.max(this.shape.qOffset, this.shape.kOffset) + this.shape.D);
     const cols = Math.ceil((2 * this.shape.D) / 64);

@@ -48,7 +48,14 @@ export class LogprobKernel {
     this.binds.dispatch(pass, this.fwd, [this.params, logits, targets, logp, lse], [this.shape.N]);
   }
 
-  encodeBackward(pass: GPUComputePassEncoder, logits: BufferBinding, targets: BufferBinding, lse: BufferBinding, g: BufferBinding, dlogits: BufferBinding): void {
+  encodeBackward(
+    pass: GPUComputePassEncoder,
+    logits: BufferBinding,
+    targets: BufferBinding,
+    lse: BufferBinding,
+    g: BufferBinding,
+    dlogits: BufferBinding,
+  ): void {
     const bindings = { 0: this.params, 1: logits, 2: targets, 4: lse, 5: g, 6: dlogits };
     this.binds.dispatch(pass, this.bwd, bindings, [Math.ceil(this.shape.V / 256), this.shape.N]);
   }

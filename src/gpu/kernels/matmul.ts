@@ -47,12 +47,22 @@ export class MatmulKernel {
    * `variant` forces an entry point (tests, benchmarks); by default few rows take matmul_rows, aligned shapes matmul_vec4.
    * `f16B`: B is f16 packed two per u32 word, each stored row padded to an even length (src/reference/f16.ts); offsetB and strideB count words.
    */
-  static async create(rt: GpuRuntime, shape: MatmulShape, options: { forceScalar?: boolean; variant?: MatmulVariant; f16B?: boolean } = {}): Promise<MatmulKernel> {
+  static async create(
+    rt: GpuRuntime,
+    shape: MatmulShape,
+    options: { forceScalar?: boolean; variant?: MatmulVariant; f16B?: boolean } = {},
+  ): Promise<MatmulKernel> {
     const f16B = options.f16B ?? false;
     const s = f16B ? resolvePackedBShape(shape) : resolveMatmulShape(shape);
-    const variant: MatmulVariant = options.variant ?? (options.forceScalar ? 'scalar' : s.M <= MATMUL_ROWS_MAX ? 'rows' : canUseVec4(s, f16B) ? 'vec4' : 'scalar');
-    if (variant === 'vec4' && !canUseVec4(s, f16B)) throw new RangeError(`matmul: the vec4 path needs every contiguous dimension, stride and offset a multiple of 4 (${JSON.stringify(shape)})`);
-    checkGridFits(rt, `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`, variant === 'rows' ? [s.batch, s.M, Math.ceil(s.N / MATMUL_ROWS_N)] : [s.batch, Math.ceil(s.M / MATMUL_TILE_M), Math.ceil(s.N / MATMUL_TILE_N)]);
+    const variant: MatmulVariant =
+      options.variant ?? (options.forceScalar ? 'scalar' : s.M <= MATMUL_ROWS_MAX ? 'rows' : canUseVec4(s, f16B) ? 'vec4' : 'scalar');
+    if (variant === 'vec4' && !canUseVec4(s, f16B))
+      throw new RangeError(`matmul: the vec4 path needs every contiguous dimension, stride and offset a multiple of 4 (${JSON.stringify(shape)})`);
+    checkGridFits(
+      rt,
+      `matmul ${s.M}×${s.N}×${s.K} batch ${s.batch}`,
+      variant === 'rows' ? [s.batch, s.M, Math.ceil(s.N / MATMUL_ROWS_N)] : [s.batch, Math.ceil(s.M / MATMUL_TILE_M), Math.ceil(s.N / MATMUL_TILE_N)],
+    );
     const pipeline = await rt.pipeline(MATMUL_SHADER, ENTRY[f16B ? 'f16' : 'f32'][variant], {
       TRANS_A: s.transA ? 1 : 0,
       TRANS_B: s.transB ? 1 : 0,
@@ -68,7 +78,9 @@ export class MatmulKernel {
   /** Records the product into `pass`; a, b, c must hold matmulExtents(shape) elements. */
   encode(pass: GPUComputePassEncoder, a: GPUBuffer, b: GPUBuffer, c: GPUBuffer): void {
     const grid: [number, number, number] =
-      this.variant === 'rows' ? [Math.ceil(this.shape.N / MATMUL_ROWS_N), this.shape.M, this.shape.batch] : [Math.ceil(this.shape.N / MATMUL_TILE_N), Math.ceil(this.shape.M / MATMUL_TILE_M), this.shape.batch];
+      this.variant === 'rows'
+        ? [Math.ceil(this.shape.N / MATMUL_ROWS_N), this.shape.M, this.shape.batch]
+        : [Math.ceil(this.shape.N / MATMUL_TILE_N), Math.ceil(this.shape.M / MATMUL_TILE_M), this.shape.batch];
     this.binds.dispatch(pass, this.pipeline, [a, b, c, this.params], grid);
   }
 

@@ -21,7 +21,14 @@ const SHAPES: [number, number][] = [
   [3, 260],
 ];
 
-async function check(rt: GpuRuntime, kind: NormKind, rows: number, C: number, seed: number, opts: { shift?: number; accumulateDx?: boolean; forceScalar?: boolean } = {}) {
+async function check(
+  rt: GpuRuntime,
+  kind: NormKind,
+  rows: number,
+  C: number,
+  seed: number,
+  opts: { shift?: number; accumulateDx?: boolean; forceScalar?: boolean } = {},
+) {
   const shape: NormShape = { rows, C, kind, gammaOffset: 64, betaOffset: 64 + Math.ceil(C / 64) * 64 };
   const total = 64 + 2 * Math.ceil(C / 64) * 64;
   const x = randomArray(rows * C, seed).map((v) => 2 * v + (opts.shift ?? 0));

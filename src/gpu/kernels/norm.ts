@@ -96,7 +96,12 @@ export class NormKernel {
     grads: BufferBinding | null,
   ): void {
     const { rows, C, gammaOffset, betaOffset, dgammaOffset, dbetaOffset } = this.shape;
-    for (const [what, b] of [['dy', dy], ['x', x], ['dx', dx]] as const) needWords('norm backward', what, b, rows * C);
+    for (const [what, b] of [
+      ['dy', dy],
+      ['x', x],
+      ['dx', dx],
+    ] as const)
+      needWords('norm backward', what, b, rows * C);
     needWords('norm backward', 'stats', stats, 2 * rows);
     this.checkWeights('weights', weights, gammaOffset, betaOffset);
     if (grads) this.checkWeights('grads', grads, dgammaOffset, dbetaOffset);

@@ -13,7 +13,15 @@ import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 const SHADER = wgsl('prefix_attention.wgsl', code, { 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/prefix_attention.wgsl.
-const B_PARAMS = 0, B_PQKV = 1, B_QKV = 2, B_OUT = 3, B_LSE = 4, B_DOUT = 5, B_DVEC = 6, B_DQKV = 7, B_DPKV = 8;
+const B_PARAMS = 0,
+  B_PQKV = 1,
+  B_QKV = 2,
+  B_OUT = 3,
+  B_LSE = 4,
+  B_DOUT = 5,
+  B_DVEC = 6,
+  B_DQKV = 7,
+  B_DPKV = 8;
 
 export interface PrefixAttentionOptions {
   /** Rows (threads) per workgroup; default 32. */
@@ -84,7 +92,10 @@ export class PrefixAttentionKernel {
     this.binds.dispatch(pass, this.pipelines.forward, bindings, [Math.ceil(s.Tc / this.br), s.H, s.G]);
   }
 
-  encodeBackward(pass: GPUComputePassEncoder, b: { pqkv: BufferBinding; qkv: BufferBinding; out: BufferBinding; lse: BufferBinding; dout: BufferBinding; dqkv: BufferBinding; dpkv: BufferBinding }): void {
+  encodeBackward(
+    pass: GPUComputePassEncoder,
+    b: { pqkv: BufferBinding; qkv: BufferBinding; out: BufferBinding; lse: BufferBinding; dout: BufferBinding; dqkv: BufferBinding; dpkv: BufferBinding },
+  ): void {
     const { dq, dkv, dkvPrefix } = this.pipelines;
     if (!dq || !dkv || !dkvPrefix || !this.dvec) throw new Error('prefix attention: built without the backward (options.backward)');
     const s = this.shape;

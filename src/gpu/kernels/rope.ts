@@ -72,7 +72,12 @@ export class RopeKernel {
       this.rt.write(this.params[dir], RopeKernel.bytes(this.shape, offset, dir === 0 ? 1 : -1));
       this.lastOffset[dir] = offset;
     }
-    this.binds.dispatch(pass, this.pipeline, [this.params[dir], x, this.table], [Math.ceil(((this.shape.H + (this.shape.kvH ?? this.shape.H)) * this.shape.D) / 2 / 64), this.shape.rows]);
+    this.binds.dispatch(
+      pass,
+      this.pipeline,
+      [this.params[dir], x, this.table],
+      [Math.ceil(((this.shape.H + (this.shape.kvH ?? this.shape.H)) * this.shape.D) / 2 / 64), this.shape.rows],
+    );
   }
 
   dispose(): void {

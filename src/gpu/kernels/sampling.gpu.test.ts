@@ -37,10 +37,12 @@ function expectSameTokens(got: Uint32Array, logits: Float32Array, N: number, V: 
 
 describe('sampling kernel vs reference', () => {
   it('greedy is an exact argmax, ties to the lowest id; top-k = 1 is greedy', async () => {
-    const N = 6, V = 3000;
+    const N = 6,
+      V = 3000;
     const logits = randomArray(N * V, 1);
     logits[0 * V + 2999] = 5; // max at the end
-    logits[1 * V + 7] = 5; logits[1 * V + 2000] = 5; // tie
+    logits[1 * V + 7] = 5;
+    logits[1 * V + 2000] = 5; // tie
     logits[2 * V + 0] = 5;
     logits.fill(-1, 3 * V, 4 * V); // all equal: id 0
     const want = sampleRef(logits, N, V, { temperature: 0, seed: 0, step: 0 }).tokens;
@@ -57,7 +59,8 @@ describe('sampling kernel vs reference', () => {
     { temperature: 0.9, topK: 300, topP: 0.95, seed: 10, step: 4 },
   ] as SampleOptions[]) {
     it(`matches the twin token for token (${JSON.stringify(o)}), V = 8192`, async () => {
-      const N = 12, V = 8192;
+      const N = 12,
+        V = 8192;
       const logits = randomArray(N * V, o.seed + o.step);
       for (let i = 0; i < logits.length; i++) logits[i] *= 6;
       expectSameTokens(await sample(logits, { N, V }, o), logits, N, V, o);
@@ -67,7 +70,8 @@ describe('sampling kernel vs reference', () => {
   it('top-p excludes the tail; strided rows and output', async () => {
     // p = (0.5, 0.3, 0.15, 0.05): top-p 0.7 keeps ids 0 and 1 only. Rows are the last of
     // 2 positions each, tokens written every 2nd element.
-    const N = 512, V = 4;
+    const N = 512,
+      V = 4;
     const logits = new Float32Array(N * 2 * V).fill(-50);
     for (let r = 0; r < N; r++) [0.5, 0.3, 0.15, 0.05].forEach((q, v) => (logits[(r * 2 + 1) * V + v] = Math.log(q)));
     const o = { temperature: 1, topP: 0.7, seed: 3, step: 4 };
@@ -80,7 +84,8 @@ describe('sampling kernel vs reference', () => {
   });
 
   it('draws follow the softmax (many rows, fixed seed), and the same seed gives the same tokens', async () => {
-    const N = 1024, V = 5;
+    const N = 1024,
+      V = 5;
     const q = [0.05, 0.4, 0.1, 0.25, 0.2];
     const logits = new Float32Array(N * V);
     for (let r = 0; r < N; r++) q.forEach((x, v) => (logits[r * V + v] = Math.log(x) * 2)); // τ = 2 undoes the ×2

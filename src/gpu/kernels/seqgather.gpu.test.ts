@@ -17,8 +17,16 @@ describe('seqgather kernel vs reference', () => {
     const backBuf = rt.storage('t.back', S * T * 4);
     try {
       for (const spans of [
-        [{ start: 0, len: 20 }, { start: 17, len: 20 }, { start: 36, len: 1 }],
-        [{ start: 5, len: 0 }, { start: 30, len: 7 }, { start: 1, len: 13 }],
+        [
+          { start: 0, len: 20 },
+          { start: 17, len: 20 },
+          { start: 36, len: 1 },
+        ],
+        [
+          { start: 5, len: 0 },
+          { start: 30, len: 7 },
+          { start: 1, len: 13 },
+        ],
       ]) {
         k.setSpans(spans);
         submit(rt, 'test', (pass) => {
@@ -30,7 +38,13 @@ describe('seqgather kernel vs reference', () => {
         expect(Array.from(await rt.readF32(packedBuf))).toEqual(Array.from(packed));
         expect(Array.from(await rt.readF32(backBuf))).toEqual(Array.from(seqScatterRef(packed, spans, T, L)));
       }
-      expect(() => k.setSpans([{ start: 30, len: 10 }, { start: 0, len: 1 }, { start: 0, len: 1 }])).toThrow(/runs past T/);
+      expect(() =>
+        k.setSpans([
+          { start: 30, len: 10 },
+          { start: 0, len: 1 },
+          { start: 0, len: 1 },
+        ]),
+      ).toThrow(/runs past T/);
     } finally {
       k.dispose();
       rt.release(rowsBuf, packedBuf, backBuf);

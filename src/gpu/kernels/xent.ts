@@ -82,7 +82,12 @@ export class XentKernel {
   ): void {
     const { N, V } = this.shape;
     needWords('xent', 'logits', logits, N * V);
-    for (const [what, b] of [['targets', targets], ['weights', weights], ['nll', nll]] as const) needWords('xent', what, b, N);
+    for (const [what, b] of [
+      ['targets', targets],
+      ['weights', weights],
+      ['nll', nll],
+    ] as const)
+      needWords('xent', what, b, N);
     if (lossOut) needWords('xent', 'lossOut', lossOut, 2);
     const threads = grid(this.rt, Math.ceil((this.shape.N * this.segments) / 64));
     if (!this.scratch) {

@@ -50,7 +50,8 @@ export function saveLoraCheckpoint(ck: LoraCheckpoint): Uint8Array {
   const tensors: TensorToWrite[] = [...loraToPeft(layout, ck.lora)].map(([name, t]) => ({ name, dtype: 'F32', shape: [...t.shape], data: t.data }));
   if (ck.optimizer) {
     for (const which of ['m', 'v'] as const) {
-      for (const [name, t] of loraToPeft(layout, ck.optimizer[which])) tensors.push({ name: `optimizer.${which}.${name}`, dtype: 'F32', shape: [...t.shape], data: t.data });
+      for (const [name, t] of loraToPeft(layout, ck.optimizer[which]))
+        tensors.push({ name: `optimizer.${which}.${name}`, dtype: 'F32', shape: [...t.shape], data: t.data });
     }
     tensors.push({ name: 'optimizer.step', dtype: 'I32', shape: [], data: new Int32Array([ck.optimizer.step]) });
   }
@@ -69,15 +70,26 @@ export function isLoraCheckpoint(bytes: Uint8Array): boolean {
 export function loadLoraCheckpoint(bytes: Uint8Array, source = 'LoRA checkpoint'): LoraCheckpoint {
   const file = readSafetensors(bytes, source);
   const meta = file.metadata;
-  if (meta.lwm_format !== LORA_CHECKPOINT_FORMAT) throw new LoraError(`${source}: lwm_format is ${JSON.stringify(meta.lwm_format ?? null)}, not '${LORA_CHECKPOINT_FORMAT}'`);
+  if (meta.lwm_format !== LORA_CHECKPOINT_FORMAT)
+    throw new LoraError(`${source}: lwm_format is ${JSON.stringify(meta.lwm_format ?? null)}, not '${LORA_CHECKPOINT_FORMAT}'`);
   const config = configFromJson(meta.config ?? '', source);
   const { settings, baseModel } = settingsFromAdapterConfig(JSON.parse(meta.adapter_config ?? 'null'), `${source} (adapter_config)`);
   const layout = loraLayout(config, settings);
   const group = (prefix: string) =>
-    new Map(file.tensors.filter((t) => t.name.startsWith(prefix) && t.name !== 'optimizer.step').map((t) => [t.name.slice(prefix.length), { shape: t.shape, data: tensorToF32(t, source) }]));
+    new Map(
+      file.tensors
+        .filter((t) => t.name.startsWith(prefix) && t.name !== 'optimizer.step')
+        .map((t) => [t.name.slice(prefix.length), { shape: t.shape, data: tensorToF32(t, source) }]),
+    );
   const lora = loraFromPeft(layout, new Map([...group('base_model.')].map(([k, v]) => [`base_model.${k}`, v])), source);
   const stepT = file.tensors.find((t) => t.name === 'optimizer.step');
-  const optimizer = stepT ? { m: loraFromPeft(layout, group('optimizer.m.'), `${source} (optimizer m)`), v: loraFromPeft(layout, group('optimizer.v.'), `${source} (optimizer v)`), step: tensorToInts(stepT)[0] } : undefined;
+  const optimizer = stepT
+    ? {
+        m: loraFromPeft(layout, group('optimizer.m.'), `${source} (optimizer m)`),
+        v: loraFromPeft(layout, group('optimizer.v.'), `${source} (optimizer v)`),
+        step: tensorToInts(stepT)[0],
+      }
+    : undefined;
   const extraMetadata = Object.fromEntries(Object.entries(meta).filter(([k]) => !RESERVED.includes(k)));
   return { config, settings, baseModel, lora, step: Number(meta.step ?? 0), ...(optimizer && { optimizer }), extraMetadata };
 }
@@ -93,7 +105,12 @@ export function peftFolderFiles(ck: Pick<LoraCheckpoint, 'config' | 'settings' |
 }
 
 /** A PEFT adapter folder (adapter_config.json + adapter_model.safetensors, ours or PEFT's) for a base model of `config`. */
-export function readPeftAdapter(config: ModelConfig, adapterConfig: unknown, safetensors: Uint8Array, source = 'adapter'): { settings: LoraSettings; baseModel: string; layout: LoraLayout; lora: Float32Array } {
+export function readPeftAdapter(
+  config: ModelConfig,
+  adapterConfig: unknown,
+  safetensors: Uint8Array,
+  source = 'adapter',
+): { settings: LoraSettings; baseModel: string; layout: LoraLayout; lora: Float32Array } {
   const { settings, baseModel } = settingsFromAdapterConfig(adapterConfig, `${source}/adapter_config.json`);
   const layout = loraLayout(config, settings);
   const file = readSafetensors(safetensors, `${source}/adapter_model.safetensors`);

@@ -39,7 +39,11 @@ export function openHfBase(base: HfBase): OpenedBase {
   const f = base.files;
   const raw = JSON.parse(f['config.json'] ?? 'null');
   const config = configFromHf(raw).config;
-  const tokenizer = HfTokenizer.fromJSON(JSON.parse(f['tokenizer.json'] ?? 'null'), JSON.parse(f['tokenizer_config.json'] ?? '{}'), f['chat_template.jinja'] !== undefined ? { chatTemplate: f['chat_template.jinja'] } : {});
+  const tokenizer = HfTokenizer.fromJSON(
+    JSON.parse(f['tokenizer.json'] ?? 'null'),
+    JSON.parse(f['tokenizer_config.json'] ?? '{}'),
+    f['chat_template.jinja'] !== undefined ? { chatTemplate: f['chat_template.jinja'] } : {},
+  );
   const generation = f['generation_config.json'] !== undefined ? parseGenerationConfig(JSON.parse(f['generation_config.json'])) : null;
   return { config, tokenizer, stopIds: stopTokenIds(generation, raw, tokenizer) };
 }
@@ -51,6 +55,7 @@ export function baseToJson(base: HfBase): string {
 
 export function baseFromJson(text: string): HfBase {
   const j = JSON.parse(text) as HfBase;
-  if (typeof j?.name !== 'string' || typeof j.files !== 'object' || typeof j.files['config.json'] !== 'string') throw new Error('hf_base metadata is not a base model description');
+  if (typeof j?.name !== 'string' || typeof j.files !== 'object' || typeof j.files['config.json'] !== 'string')
+    throw new Error('hf_base metadata is not a base model description');
   return { name: j.name, files: j.files };
 }

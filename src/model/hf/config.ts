@@ -58,12 +58,15 @@ function bool(j: Json, field: string, fallback: boolean): boolean {
 function tokenIds(v: unknown, field: string): number[] {
   if (v === undefined || v === null) return [];
   const ids = Array.isArray(v) ? v : [v];
-  for (const id of ids) if (!Number.isInteger(id) || (id as number) < 0) throw new HfConfigError(field, `must be a token id or a list of them, got ${JSON.stringify(v)}`);
+  for (const id of ids)
+    if (!Number.isInteger(id) || (id as number) < 0) throw new HfConfigError(field, `must be a token id or a list of them, got ${JSON.stringify(v)}`);
   return ids as number[];
 }
 
 /** RoPE's base and scaling from either spelling. */
-function ropeFields(j: Json): Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'> {
+function ropeFields(
+  j: Json,
+): Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalContext'> {
   let params: Json | undefined;
   let where: string;
   let base: number;
@@ -78,7 +81,8 @@ function ropeFields(j: Json): Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ro
     base = num(params, 'rope_theta', 'rope_parameters.rope_theta');
   } else {
     base = num(j, 'rope_theta', 'rope_theta', 10000);
-    if (j.rope_scaling !== undefined && j.rope_scaling !== null && !isObject(j.rope_scaling)) throw new HfConfigError('rope_scaling', 'must be an object or null');
+    if (j.rope_scaling !== undefined && j.rope_scaling !== null && !isObject(j.rope_scaling))
+      throw new HfConfigError('rope_scaling', 'must be an object or null');
     params = (j.rope_scaling as Json | null | undefined) ?? undefined;
     where = 'rope_scaling';
   }
@@ -96,7 +100,10 @@ function ropeFields(j: Json): Pick<ModelConfig, 'ropeBase' | 'ropeScaling' | 'ro
       ropeOriginalContext: num(params!, 'original_max_position_embeddings', at('original_max_position_embeddings')),
     };
   }
-  throw new HfConfigError(at(params!.rope_type !== undefined ? 'rope_type' : 'type'), `RoPE scaling ${JSON.stringify(type)} is not supported (supported: default, linear, llama3)`);
+  throw new HfConfigError(
+    at(params!.rope_type !== undefined ? 'rope_type' : 'type'),
+    `RoPE scaling ${JSON.stringify(type)} is not supported (supported: default, linear, llama3)`,
+  );
 }
 
 /** The config.json field behind each of ours, for errors. */
@@ -184,7 +191,10 @@ export function configFromHf(json: unknown, options: { contextLength?: number } 
  * What generation_config.json says about stopping and starting: its eos_token_id (one id or a
  * list) and bos_token_id. Generation stops at these ids; config.json's are the fallback.
  */
-export function generationConfigFromHf(json: unknown, fallback?: Pick<HfModelConfig, 'eosTokenIds' | 'bosTokenId'>): { eosTokenIds: number[]; bosTokenId?: number } {
+export function generationConfigFromHf(
+  json: unknown,
+  fallback?: Pick<HfModelConfig, 'eosTokenIds' | 'bosTokenId'>,
+): { eosTokenIds: number[]; bosTokenId?: number } {
   if (!isObject(json)) throw new HfConfigError('config', 'generation_config.json must be a JSON object');
   const eos = tokenIds(json.eos_token_id, 'eos_token_id');
   const bos = tokenIds(json.bos_token_id, 'bos_token_id')[0] ?? fallback?.bosTokenId;

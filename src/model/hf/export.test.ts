@@ -94,7 +94,10 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
     expect(hf.encode(expected.probe).ids).toEqual(expected.probe_ids);
     expect(hf.decode(expected.probe_ids)).toBe(expected.probe);
     // And on texts of another tokenizer, trained on other text, where the merges differ.
-    const other = trainBpe(['  indented\n\tcode(x)  ', 'naïve café — 東京 ', 'aaaa bbbb'].flatMap((s) => [s, s + s]), { vocabSize: 300 });
+    const other = trainBpe(
+      ['  indented\n\tcode(x)  ', 'naïve café — 東京 ', 'aaaa bbbb'].flatMap((s) => [s, s + s]),
+      { vocabSize: 300 },
+    );
     const otherHf = new HfTokenizerImpl(hfTokenizerJson(other), {});
     for (const s of ['  indented\n\tcode(x) naïve', 'café 東京<|eos|>aaaa   ', "it's\r\n\r\n  "]) expect(otherHf.encode(s).ids).toEqual(other.encode(s));
   });
@@ -132,7 +135,15 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
     expect(back.params).toEqual(ck.params);
     expect(tensorToF32(attn).length).toBe(8 * 24);
     const config = text('config.json');
-    expect(config).toMatchObject({ architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_inner: 16, layer_norm_epsilon: 1e-6, tie_word_embeddings: false, activation_function: 'gelu_new', eos_token_id: tok.special.eos });
+    expect(config).toMatchObject({
+      architectures: ['GPT2LMHeadModel'],
+      model_type: 'gpt2',
+      n_inner: 16,
+      layer_norm_epsilon: 1e-6,
+      tie_word_embeddings: false,
+      activation_function: 'gelu_new',
+      eos_token_id: tok.special.eos,
+    });
     expect(text('generation_config.json').eos_token_id).toBe(tok.special.eos);
     expect(text('tokenizer_config.json').eos_token).toBe('<|eos|>');
   });
@@ -152,7 +163,14 @@ describe('Hugging Face export of a GPT-2 checkpoint', () => {
 
   it('refuses a tokenizer in which two ids spell the same bytes', () => {
     // aa = 256, then aa·a and a·aa both spell "aaa".
-    const dup = new Tokenizer([[97, 97], [256, 97], [97, 256]], []);
+    const dup = new Tokenizer(
+      [
+        [97, 97],
+        [256, 97],
+        [97, 256],
+      ],
+      [],
+    );
     expect(() => hfTokenizerJson(dup)).toThrow(HfExportError);
     expect(() => hfTokenizerJson(dup)).toThrow(/ids 257 \(merge 1\) and 258 \(merge 2\) spell the same bytes "aaa"/);
   });

@@ -36,7 +36,8 @@ export class HfExportRefused extends Error {
 export function gpt2Mismatch(c: ModelConfig): string | null {
   const why: string[] = [];
   if (c.norm !== 'layernorm') why.push(`it uses ${c.norm === 'rmsnorm' ? 'RMSNorm' : c.norm} where GPT-2 has LayerNorm with a bias`);
-  if (c.positions !== 'learned') why.push(`it uses ${c.positions === 'rope' ? 'rotary (RoPE)' : c.positions} positions where GPT-2 adds learned position embeddings`);
+  if (c.positions !== 'learned')
+    why.push(`it uses ${c.positions === 'rope' ? 'rotary (RoPE)' : c.positions} positions where GPT-2 adds learned position embeddings`);
   return why.length ? why.join(', and ') : null;
 }
 
@@ -132,7 +133,12 @@ export function hfExportFiles(ck: Pick<Checkpoint, 'config' | 'params'>, tok: To
  * trained with as written (lwm_template.json, when given), so the folder is served in the layout
  * it learned (our template inside the model's chat format) rather than as a plain instruct model.
  */
-export function hfLlamaExportFiles(config: ModelConfig, params: Float32Array, base: HfBase, template?: PromptTemplate | null): { name: string; bytes: Uint8Array }[] {
+export function hfLlamaExportFiles(
+  config: ModelConfig,
+  params: Float32Array,
+  base: HfBase,
+  template?: PromptTemplate | null,
+): { name: string; bytes: Uint8Array }[] {
   const raw = JSON.parse(base.files['config.json'] ?? 'null') as Record<string, unknown>;
   const opened = configFromHf(raw).config;
   const same = (Object.keys(opened) as (keyof ModelConfig)[]).every((k) => k === 'contextLength' || JSON.stringify(opened[k]) === JSON.stringify(config[k]));

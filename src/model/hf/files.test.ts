@@ -7,12 +7,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSafetensors } from '../safetensors.ts';
-import { filesFolder, HfFolderError, indexWeights, loadHfTokenizer, openHfFolder, parseGenerationConfig, readGenerationConfig, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
+import {
+  filesFolder,
+  HfFolderError,
+  indexWeights,
+  loadHfTokenizer,
+  openHfFolder,
+  parseGenerationConfig,
+  readGenerationConfig,
+  readWeights,
+  stopTokenIds,
+  type ModelFiles,
+} from './files.ts';
 import { nodeFolder } from './node.ts';
 
 const FIXTURES = new URL('./fixtures/safetensors/', import.meta.url).pathname;
 const TOKENIZERS = new URL('../../core/tokenizer/fixtures/hf/', import.meta.url).pathname;
-const expected = JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, Record<string, { dtype: string; shape: number[]; values: number[] }>>;
+const expected = JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as Record<
+  string,
+  Record<string, { dtype: string; shape: number[]; values: number[] }>
+>;
 
 /** A fixture folder's files as a browser gives them: File objects under a picked parent folder. */
 function asFiles(dir: string, under = 'downloads/model'): { path: string; file: File }[] {
@@ -50,18 +64,24 @@ describe('Hugging Face folder weights', () => {
 
   it('reads a single BF16 file as f32 exactly (subnormals, -0 and 3e38 included)', async () => {
     await expectWeights(await nodeFolder(join(FIXTURES, 'single-bf16')), 'single-bf16');
-    await expectWeights(filesFolder(readdirSync(join(FIXTURES, 'single-bf16')).map((f) => new File([readFileSync(join(FIXTURES, 'single-bf16', f))], f))), 'single-bf16');
+    await expectWeights(
+      filesFolder(readdirSync(join(FIXTURES, 'single-bf16')).map((f) => new File([readFileSync(join(FIXTURES, 'single-bf16', f))], f))),
+      'single-bf16',
+    );
   });
 
   it('plans the weights from the headers alone, without reading the tensors', async () => {
     const big = writeSafetensors([{ name: 'w', dtype: 'F32', shape: [512, 1024], data: new Float32Array(512 * 1024) }]);
     const inner = filesFolder([{ path: 'm/model.safetensors', file: new Blob([big as Uint8Array<ArrayBuffer>]) }]);
     let read = 0;
-    const counting: ModelFiles = { ...inner, read: async (p, s, e) => {
-      const b = await inner.read(p, s, e);
-      read += b.length;
-      return b;
-    } };
+    const counting: ModelFiles = {
+      ...inner,
+      read: async (p, s, e) => {
+        const b = await inner.read(p, s, e);
+        read += b.length;
+        return b;
+      },
+    };
     const index = await indexWeights(counting);
     expect(index.byName.get('w')).toMatchObject({ dtype: 'F32', shape: [512, 1024], file: 'model.safetensors', bytes: 4 * 512 * 1024 });
     expect(read).toBeLessThan(200);
@@ -72,26 +92,48 @@ describe('Hugging Face folder weights', () => {
     const noShard = await nodeFolder(copyFolder(sharded, (d) => writeFileSync(join(d, 'model-00002-of-00002.safetensors'), '')));
     await expect(indexWeights(noShard)).rejects.toThrow(/model-00002-of-00002\.safetensors: truncated/);
     const gone = filesFolder(asFiles(sharded).filter((f) => !f.path.endsWith('model-00002-of-00002.safetensors')));
-    await expect(indexWeights(gone)).rejects.toThrow(/model\/model\.safetensors\.index\.json: names shard 'model-00002-of-00002\.safetensors', not in the folder/);
+    await expect(indexWeights(gone)).rejects.toThrow(
+      /model\/model\.safetensors\.index\.json: names shard 'model-00002-of-00002\.safetensors', not in the folder/,
+    );
 
     const index = JSON.parse(readFileSync(join(sharded, 'model.safetensors.index.json'), 'utf8'));
     index.weight_map['model.layers.1.mlp.up_proj.weight'] = 'model-00001-of-00002.safetensors';
-    const extra = filesFolder([...asFiles(sharded).filter((f) => !f.path.endsWith('index.json')), { path: 'downloads/model/model.safetensors.index.json', file: new File([JSON.stringify(index)], 'x') }]);
-    await expect(indexWeights(extra)).rejects.toThrow(/tensor 'model\.layers\.1\.mlp\.up_proj\.weight' is listed in shard 'model-00001-of-00002\.safetensors', which does not hold it/);
+    const extra = filesFolder([
+      ...asFiles(sharded).filter((f) => !f.path.endsWith('index.json')),
+      { path: 'downloads/model/model.safetensors.index.json', file: new File([JSON.stringify(index)], 'x') },
+    ]);
+    await expect(indexWeights(extra)).rejects.toThrow(
+      /tensor 'model\.layers\.1\.mlp\.up_proj\.weight' is listed in shard 'model-00001-of-00002\.safetensors', which does not hold it/,
+    );
 
     const bytes = new Uint8Array(readFileSync(join(sharded, 'model-00001-of-00002.safetensors')));
     bytes[8] = 0x5b; // '[': the header is no longer a JSON object
-    const bad = filesFolder([...asFiles(sharded).filter((f) => !f.path.endsWith('00001-of-00002.safetensors')), { path: 'downloads/model/model-00001-of-00002.safetensors', file: new File([bytes], 'x') }]);
+    const bad = filesFolder([
+      ...asFiles(sharded).filter((f) => !f.path.endsWith('00001-of-00002.safetensors')),
+      { path: 'downloads/model/model-00001-of-00002.safetensors', file: new File([bytes], 'x') },
+    ]);
     await expect(indexWeights(bad)).rejects.toThrow(/model\/model-00001-of-00002\.safetensors: header must start with '\{'/);
   });
 
   it('refuses dtypes other than F32, F16 and BF16 naming the file and the tensor, and folders without safetensors', async () => {
-    const i8 = writeSafetensors([{ name: 'ok', dtype: 'F32', shape: [1], data: new Float32Array(1) }, { name: 'q.weight', dtype: 'I32', shape: [2], data: new Int32Array(2) }]);
-    await expect(indexWeights(filesFolder([{ path: 'q/model.safetensors', file: new Blob([i8 as Uint8Array<ArrayBuffer>]) }]))).rejects.toThrow(/q\/model\.safetensors: tensor 'q\.weight' is I32/);
-    await expect(indexWeights(filesFolder([{ path: 'p/pytorch_model.bin', file: new Blob(['x']) }, { path: 'p/config.json', file: new Blob(['{}']) }]))).rejects.toThrow(
-      /p: has no model\.safetensors or model\.safetensors\.index\.json \(it has pytorch_model\.bin: only safetensors/,
+    const i8 = writeSafetensors([
+      { name: 'ok', dtype: 'F32', shape: [1], data: new Float32Array(1) },
+      { name: 'q.weight', dtype: 'I32', shape: [2], data: new Int32Array(2) },
+    ]);
+    await expect(indexWeights(filesFolder([{ path: 'q/model.safetensors', file: new Blob([i8 as Uint8Array<ArrayBuffer>]) }]))).rejects.toThrow(
+      /q\/model\.safetensors: tensor 'q\.weight' is I32/,
     );
-    await expect(indexWeights(filesFolder([{ path: 'e/model.safetensors.index.json', file: new Blob(['{"metadata": {}}']) }]))).rejects.toThrow(/has no "weight_map"/);
+    await expect(
+      indexWeights(
+        filesFolder([
+          { path: 'p/pytorch_model.bin', file: new Blob(['x']) },
+          { path: 'p/config.json', file: new Blob(['{}']) },
+        ]),
+      ),
+    ).rejects.toThrow(/p: has no model\.safetensors or model\.safetensors\.index\.json \(it has pytorch_model\.bin: only safetensors/);
+    await expect(indexWeights(filesFolder([{ path: 'e/model.safetensors.index.json', file: new Blob(['{"metadata": {}}']) }]))).rejects.toThrow(
+      /has no "weight_map"/,
+    );
     const index = await indexWeights(await nodeFolder(join(FIXTURES, 'single-bf16')));
     await expect(readWeights(await nodeFolder(join(FIXTURES, 'single-bf16')), index, ['lm_head.weight'])).rejects.toThrow(/has no tensor 'lm_head\.weight'/);
   });
@@ -104,7 +146,7 @@ describe('filesFolder', () => {
     return f;
   };
 
-  it('takes a folder picker\'s paths (webkitRelativePath) and drops the directories all files share', async () => {
+  it("takes a folder picker's paths (webkitRelativePath) and drops the directories all files share", async () => {
     const f = filesFolder([file('config.json', 'SmolLM2-135M/config.json'), file('model.onnx', 'SmolLM2-135M/onnx/model.onnx')]);
     expect(f.label).toBe('SmolLM2-135M');
     expect(f.list()).toEqual(['config.json', 'onnx/model.onnx']);
@@ -129,7 +171,10 @@ describe('Hugging Face folder tokenizer and generation config', () => {
     writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}');
     expect((await loadHfTokenizer(await nodeFolder(dir))).renderChat([{ role: 'user', content: 'hi' }])).toBe('[user] hi');
     await expect(loadHfTokenizer(await nodeFolder(join(FIXTURES, 'single-bf16')))).rejects.toThrow(/single-bf16: has no tokenizer\.json/);
-    const slow = filesFolder([{ path: 'gpt2/vocab.json', file: new Blob(['{}']) }, { path: 'gpt2/merges.txt', file: new Blob(['']) }]);
+    const slow = filesFolder([
+      { path: 'gpt2/vocab.json', file: new Blob(['{}']) },
+      { path: 'gpt2/merges.txt', file: new Blob(['']) },
+    ]);
     await expect(loadHfTokenizer(slow)).rejects.toThrow(/gpt2: has no tokenizer\.json, only vocab\.json, merges\.txt .*save_pretrained/);
   });
 
@@ -172,6 +217,12 @@ describe('openHfFolder', () => {
     expect(folder.stopTokenIds).toEqual([2, 0]);
     expect(folder.weights.files).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
     expect(folder.tokenizer.encode('hi')).toEqual(folder.tokenizer.encode('hi', { addSpecialTokens: false }));
-    await expect(openHfFolder(filesFolder(picked.filter((f) => !f.path.endsWith('config.json') || f.path.endsWith('tokenizer_config.json') || f.path.endsWith('generation_config.json'))))).rejects.toThrow(/Qwen-tiny: has no config\.json/);
+    await expect(
+      openHfFolder(
+        filesFolder(
+          picked.filter((f) => !f.path.endsWith('config.json') || f.path.endsWith('tokenizer_config.json') || f.path.endsWith('generation_config.json')),
+        ),
+      ),
+    ).rejects.toThrow(/Qwen-tiny: has no config\.json/);
   });
 });

@@ -74,7 +74,12 @@ export function filesFolder(entries: Iterable<FolderEntry | { path: string; file
     label: name,
     list: () => [...files.keys()].sort(),
     size: async (path) => blob(path).size,
-    read: async (path, start = 0, end) => new Uint8Array(await blob(path).slice(start, end ?? blob(path).size).arrayBuffer()),
+    read: async (path, start = 0, end) =>
+      new Uint8Array(
+        await blob(path)
+          .slice(start, end ?? blob(path).size)
+          .arrayBuffer(),
+      ),
   };
 }
 
@@ -129,7 +134,8 @@ export interface GenerationConfig {
 function tokenIds(v: unknown, where: string): number[] {
   if (v === undefined || v === null) return [];
   const list = Array.isArray(v) ? v : [v];
-  if (!list.every((x) => Number.isInteger(x) && x >= 0)) throw new HfFolderError(`${where}: must be a token id or a list of token ids, got ${JSON.stringify(v)}`);
+  if (!list.every((x) => Number.isInteger(x) && x >= 0))
+    throw new HfFolderError(`${where}: must be a token id or a list of token ids, got ${JSON.stringify(v)}`);
   return list as number[];
 }
 
@@ -162,7 +168,8 @@ export async function readGenerationConfig(files: ModelFiles): Promise<Generatio
  */
 export function stopTokenIds(generation: GenerationConfig | null, configJson: unknown, tokenizer: HfTokenizer | null): number[] {
   if (generation?.eosTokenIds.length) return generation.eosTokenIds;
-  const fromConfig = typeof configJson === 'object' && configJson !== null ? tokenIds((configJson as Record<string, unknown>).eos_token_id, 'config.json: eos_token_id') : [];
+  const fromConfig =
+    typeof configJson === 'object' && configJson !== null ? tokenIds((configJson as Record<string, unknown>).eos_token_id, 'config.json: eos_token_id') : [];
   if (fromConfig.length) return fromConfig;
   return tokenizer?.eosTokenId !== null && tokenizer?.eosTokenId !== undefined ? [tokenizer.eosTokenId] : [];
 }
@@ -203,7 +210,8 @@ async function readHeader(files: ModelFiles, file: string): Promise<WeightEntry[
 /** The shard of each tensor, from model.safetensors.index.json. */
 function parseIndex(json: unknown, source: string): Map<string, string> {
   const map = typeof json === 'object' && json !== null ? (json as Record<string, unknown>).weight_map : undefined;
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new HfFolderError(`${source}: has no "weight_map" object (tensor name -> shard file)`);
+  if (typeof map !== 'object' || map === null || Array.isArray(map))
+    throw new HfFolderError(`${source}: has no "weight_map" object (tensor name -> shard file)`);
   const out = new Map<string, string>();
   for (const [name, file] of Object.entries(map)) {
     if (typeof file !== 'string' || !file) throw new HfFolderError(`${source}: weight_map['${name}'] must be a file name, got ${JSON.stringify(file)}`);
@@ -216,7 +224,9 @@ function parseIndex(json: unknown, source: string): Map<string, string> {
 function checkDtypes(entries: readonly WeightEntry[], label: string): void {
   for (const e of entries) {
     if (!WEIGHT_DTYPES.includes(e.dtype)) {
-      throw new HfFolderError(`${label}/${e.file}: tensor '${e.name}' is ${e.dtype}; weights are read from ${WEIGHT_DTYPES.join(', ')} (a quantized folder? use its unquantized weights)`);
+      throw new HfFolderError(
+        `${label}/${e.file}: tensor '${e.name}' is ${e.dtype}; weights are read from ${WEIGHT_DTYPES.join(', ')} (a quantized folder? use its unquantized weights)`,
+      );
     }
   }
 }
@@ -241,14 +251,19 @@ export async function indexWeights(files: ModelFiles): Promise<WeightIndex> {
     const bin = found.filter((f) => f.endsWith('.bin') || f.endsWith('.pth') || f.endsWith('.gguf'));
     throw new HfFolderError(
       `${files.label}: has no ${SINGLE} or ${INDEX}` +
-        (bin.length ? ` (it has ${bin.join(', ')}: only safetensors weights are read; save the model with safe_serialization)` : ` (found: ${found.join(', ') || 'no files'})`),
+        (bin.length
+          ? ` (it has ${bin.join(', ')}: only safetensors weights are read; save the model with safe_serialization)`
+          : ` (found: ${found.join(', ') || 'no files'})`),
     );
   }
   const source = `${files.label}/${INDEX}`;
   const map = parseIndex(await readJsonFile(files, INDEX), source);
   const shards = [...new Set(map.values())].sort();
   const missing = shards.filter((s) => !has(files, s));
-  if (missing.length) throw new HfFolderError(`${source}: names shard${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, not in the folder (an incomplete download?)`);
+  if (missing.length)
+    throw new HfFolderError(
+      `${source}: names shard${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, not in the folder (an incomplete download?)`,
+    );
   const tensors: WeightEntry[] = [];
   for (const shard of shards) {
     const entries = new Map((await readHeader(files, shard)).map((e) => [e.name, e]));
@@ -267,12 +282,17 @@ export async function indexWeights(files: ModelFiles): Promise<WeightIndex> {
 /** One tensor's values as f32 (F16 and BF16 exactly), read by its byte range. */
 export async function readWeight(files: ModelFiles, entry: WeightEntry): Promise<Float32Array> {
   const bytes = await files.read(entry.file, entry.offset, entry.offset + entry.bytes);
-  if (bytes.length !== entry.bytes) throw new SafetensorsError(`${files.label}/${entry.file}: tensor '${entry.name}' is cut short (${bytes.length} of ${entry.bytes} bytes)`);
+  if (bytes.length !== entry.bytes)
+    throw new SafetensorsError(`${files.label}/${entry.file}: tensor '${entry.name}' is cut short (${bytes.length} of ${entry.bytes} bytes)`);
   return tensorToF32({ name: entry.name, dtype: entry.dtype, shape: entry.shape, bytes }, `${files.label}/${entry.file}`);
 }
 
 /** The named tensors (default: all), as f32; a name the folder lacks is an error naming it. */
-export async function readWeights(files: ModelFiles, index: WeightIndex, names?: readonly string[]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+export async function readWeights(
+  files: ModelFiles,
+  index: WeightIndex,
+  names?: readonly string[],
+): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const out = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const name of names ?? index.tensors.map((t) => t.name)) {
     const e = index.byName.get(name);

@@ -7,7 +7,11 @@ import { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import { filesFolder, openHfFolder, readWeights } from './files.ts';
 
 // Every fixture file as a URL vite serves (the browser fetches it; Node reads it from disk).
-const FILES = import.meta.glob(['../../core/tokenizer/fixtures/hf/**/*.json', './fixtures/safetensors/**/*'], { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const FILES = import.meta.glob(['../../core/tokenizer/fixtures/hf/**/*.json', './fixtures/safetensors/**/*'], {
+  query: '?url',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>;
 
 /** A fixture's bytes, by its path relative to this file. */
 async function bytes(path: string): Promise<Uint8Array<ArrayBuffer>> {
@@ -27,7 +31,7 @@ const json = async (path: string) => JSON.parse(new TextDecoder().decode(await b
 const TOKENIZERS = '../../core/tokenizer/fixtures/hf/';
 
 describe('Hugging Face folder in this runtime', () => {
-  it.each(['smollm2', 'qwen', 'llama3'])('%s: ids, decodes and chat templates equal transformers\'', async (kind) => {
+  it.each(['smollm2', 'qwen', 'llama3'])("%s: ids, decodes and chat templates equal transformers'", async (kind) => {
     const dir = `${TOKENIZERS}${kind}/`;
     const tok = HfTokenizer.fromJSON(await json(`${dir}tokenizer.json`), await json(`${dir}tokenizer_config.json`));
     const expected = await json(`${dir}expected.json`);
@@ -50,7 +54,9 @@ describe('Hugging Face folder in this runtime', () => {
 
   it('opens picked File objects: tokenizer, stop ids and sharded weights', async () => {
     const names = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json', 'generation_config.json'];
-    const picked = await Promise.all(names.map(async (n) => ({ path: `Tiny/${n}`, file: new File([await bytes(`./fixtures/safetensors/sharded-f16/${n}`)], n) })));
+    const picked = await Promise.all(
+      names.map(async (n) => ({ path: `Tiny/${n}`, file: new File([await bytes(`./fixtures/safetensors/sharded-f16/${n}`)], n) })),
+    );
     for (const n of ['tokenizer.json', 'tokenizer_config.json']) picked.push({ path: `Tiny/${n}`, file: new File([await bytes(`${TOKENIZERS}qwen/${n}`)], n) });
     picked.push({ path: 'Tiny/config.json', file: new File(['{"eos_token_id": 2}'], 'config.json') });
     const folder = await openHfFolder(filesFolder(picked));

@@ -93,7 +93,7 @@ describe('Hugging Face tiny models on the GPU', () => {
     }
   });
 
-  it('a GSPO-style group (shared prompt prefill, grouped-query caches) decodes transformers\' greedy tokens in every sequence', async () => {
+  it("a GSPO-style group (shared prompt prefill, grouped-query caches) decodes transformers' greedy tokens in every sequence", async () => {
     const rt = await gpuRuntime();
     const m = await loadTinyModel('qwen3');
     const c = m.hf.config;

@@ -37,11 +37,28 @@ describe('Hugging Face tiny models through the reference model', () => {
     const [llama, qwen2, qwen3] = await Promise.all(TINY_ARCHS.map(loadTinyModel));
     // The Hub spelling (top-level rope_theta / rope_scaling, torch_dtype) …
     expect(llama.rawConfig.rope_theta).toBe(10000);
-    expect(llama.hf.config).toMatchObject({ kvHeads: 2, mlp: 'swiglu', tiedEmbeddings: true, qkvBias: false, projBias: false, ropeScaling: 'llama3', ropeFactor: 8, ropeOriginalContext: 32 });
+    expect(llama.hf.config).toMatchObject({
+      kvHeads: 2,
+      mlp: 'swiglu',
+      tiedEmbeddings: true,
+      qkvBias: false,
+      projBias: false,
+      ropeScaling: 'llama3',
+      ropeFactor: 8,
+      ropeOriginalContext: 32,
+    });
     expect(llama.hf.dtype).toBe('float32');
     // … and transformers 5's (rope_parameters, dtype).
     expect(qwen2.rawConfig.rope_parameters).toBeDefined();
-    expect(qwen2.hf.config).toMatchObject({ tiedEmbeddings: false, qkvBias: true, projBias: false, mlpBias: false, ropeScaling: 'linear', ropeFactor: 2, ropeBase: 1e6 });
+    expect(qwen2.hf.config).toMatchObject({
+      tiedEmbeddings: false,
+      qkvBias: true,
+      projBias: false,
+      mlpBias: false,
+      ropeScaling: 'linear',
+      ropeFactor: 2,
+      ropeBase: 1e6,
+    });
     expect(qwen3.hf.config).toMatchObject({ qkNorm: true, headDim: 12, qkvBias: false, tiedEmbeddings: true });
     expect(qwen3.hf.eosTokenIds).toEqual([2]);
   });
@@ -66,7 +83,9 @@ describe('Hugging Face tiny models through the reference model', () => {
       expect(back.config).toEqual(c);
       expect(back.params).toEqual(m.params);
       // A GPT-2 model's checkpoint does not fit it.
-      expect(() => loadCheckpoint(saveCheckpoint({ config: c, params: m.params, step: 0 }), { config: presetConfig('micro') })).toThrow(/does not fit this model/);
+      expect(() => loadCheckpoint(saveCheckpoint({ config: c, params: m.params, step: 0 }), { config: presetConfig('micro') })).toThrow(
+        /does not fit this model/,
+      );
     }
   });
 
@@ -112,23 +131,72 @@ describe('config.json mapping', () => {
 
   it('accepts the shapes of the small models people use (SmolLM2-135M, Qwen2.5-0.5B, Qwen3-0.6B)', () => {
     const smol = configFromHf({
-      architectures: ['LlamaForCausalLM'], hidden_size: 576, intermediate_size: 1536, num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64,
-      num_hidden_layers: 30, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, rope_scaling: null,
-      tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false, mlp_bias: false, pretraining_tp: 1, torch_dtype: 'bfloat16', bos_token_id: 0, eos_token_id: 0,
+      architectures: ['LlamaForCausalLM'],
+      hidden_size: 576,
+      intermediate_size: 1536,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      head_dim: 64,
+      num_hidden_layers: 30,
+      vocab_size: 49152,
+      max_position_embeddings: 8192,
+      rms_norm_eps: 1e-5,
+      rope_theta: 100000,
+      rope_scaling: null,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+      attention_bias: false,
+      mlp_bias: false,
+      pretraining_tp: 1,
+      torch_dtype: 'bfloat16',
+      bos_token_id: 0,
+      eos_token_id: 0,
     });
     expect(smol.config).toMatchObject({ heads: 9, kvHeads: 3, dModel: 576, mlpWidth: 1536, tiedEmbeddings: true, ropeBase: 100000 });
     expect(smol.config.headDim).toBeUndefined(); // 576 / 9 = 64, the default
     const qwen25 = configFromHf({
-      architectures: ['Qwen2ForCausalLM'], hidden_size: 896, intermediate_size: 4864, num_attention_heads: 14, num_key_value_heads: 2, num_hidden_layers: 24,
-      vocab_size: 151936, max_position_embeddings: 32768, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: true, hidden_act: 'silu',
-      use_sliding_window: false, sliding_window: 32768, max_window_layers: 21, torch_dtype: 'bfloat16', eos_token_id: 151643,
+      architectures: ['Qwen2ForCausalLM'],
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      num_hidden_layers: 24,
+      vocab_size: 151936,
+      max_position_embeddings: 32768,
+      rms_norm_eps: 1e-6,
+      rope_theta: 1000000,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+      use_sliding_window: false,
+      sliding_window: 32768,
+      max_window_layers: 21,
+      torch_dtype: 'bfloat16',
+      eos_token_id: 151643,
     });
     expect(qwen25.config).toMatchObject({ qkvBias: true, projBias: false, kvHeads: 2 });
-    const qwen3 = configFromHf({
-      architectures: ['Qwen3ForCausalLM'], hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128,
-      num_hidden_layers: 28, vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000, rope_scaling: null,
-      tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false, use_sliding_window: false, torch_dtype: 'bfloat16', eos_token_id: 151645,
-    }, { contextLength: 4096 });
+    const qwen3 = configFromHf(
+      {
+        architectures: ['Qwen3ForCausalLM'],
+        hidden_size: 1024,
+        intermediate_size: 3072,
+        num_attention_heads: 16,
+        num_key_value_heads: 8,
+        head_dim: 128,
+        num_hidden_layers: 28,
+        vocab_size: 151936,
+        max_position_embeddings: 40960,
+        rms_norm_eps: 1e-6,
+        rope_theta: 1000000,
+        rope_scaling: null,
+        tie_word_embeddings: true,
+        hidden_act: 'silu',
+        attention_bias: false,
+        use_sliding_window: false,
+        torch_dtype: 'bfloat16',
+        eos_token_id: 151645,
+      },
+      { contextLength: 4096 },
+    );
     expect(qwen3.config).toMatchObject({ headDim: 128, qkNorm: true, contextLength: 4096 });
     expect(qwen3.eosTokenIds).toEqual([151645]);
   });
@@ -149,13 +217,17 @@ describe('config.json mapping', () => {
       }
       throw new Error('no error');
     };
-    expect(err({ ...base, architectures: ['MistralForCausalLM'] })).toMatch(/architectures: "MistralForCausalLM" is not supported \(supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM\)/);
+    expect(err({ ...base, architectures: ['MistralForCausalLM'] })).toMatch(
+      /architectures: "MistralForCausalLM" is not supported \(supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM\)/,
+    );
     expect(err({ ...base, rope_scaling: { rope_type: 'yarn', factor: 4 } })).toMatch(/rope_scaling\.rope_type: RoPE scaling "yarn" is not supported/);
     expect(err({ ...base, rope_parameters: { rope_type: 'dynamic', rope_theta: 1e4, factor: 2 } })).toMatch(/rope_parameters\.rope_type/);
     expect(err({ ...base, rope_scaling: { rope_type: 'llama3', factor: 8 } })).toMatch(/rope_scaling\.low_freq_factor: must be a positive number/);
     expect(err({ ...base, hidden_act: 'gelu' })).toMatch(/hidden_act: "gelu" is not supported/);
     expect(err({ ...base, architectures: ['Qwen2ForCausalLM'], use_sliding_window: true })).toMatch(/use_sliding_window/);
-    expect(err({ ...base, num_key_value_heads: 3 })).toMatch(/num_key_value_heads: gives a model this engine cannot run: .*kvHeads: must be a positive integer dividing heads \(4\), got 3/);
+    expect(err({ ...base, num_key_value_heads: 3 })).toMatch(
+      /num_key_value_heads: gives a model this engine cannot run: .*kvHeads: must be a positive integer dividing heads \(4\), got 3/,
+    );
     expect(err({ ...base, hidden_size: undefined })).toMatch(/hidden_size: must be a positive integer/);
     expect(err({ ...base, head_dim: 6 })).toMatch(/^config\.json: head_dim: .*must be a multiple of 4/);
     expect(err({ ...base, num_attention_heads: 1, num_key_value_heads: 1, hidden_size: 256 })).toMatch(/head size .* exceeds 128/);

@@ -73,7 +73,7 @@ describe('loadHfModel', () => {
     expect((err as Error).message).toMatch(/more than the .* budget\. Would fit instead: context \d+/);
     expect(weightBytes()).toBe(0);
     // The context may be counted from the tokenizer.
-    let seen: unknown ;
+    let seen: unknown;
     await loadHfModel(files, { limits: BIG, context: (tok) => ((seen = tok), 32) });
     expect(seen).not.toBeNull();
     expect(weightBytes()).toBeGreaterThan(200_000);

@@ -65,7 +65,10 @@ export interface LoadedHfModel {
 const TOKENIZER_FILES = ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer.model'];
 
 /** AdapterLimits from a runtime's adapter report and a device-memory budget (WebGPU reports none). Weights load as f32. */
-export function limitsFromReport(report: { limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize'> }, memoryBudget: number): AdapterLimits {
+export function limitsFromReport(
+  report: { limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize'> },
+  memoryBudget: number,
+): AdapterLimits {
   return { maxBufferSize: report.limits.maxBufferSize, maxStorageBufferBindingSize: report.limits.maxStorageBufferBindingSize, memoryBudget };
 }
 
@@ -85,7 +88,13 @@ export async function loadHfModel(files: ModelFiles, options: LoadHfOptions): Pr
   const template = templateJson === null ? undefined : templateFromJson(templateJson, `${files.label}/${TEMPLATE_FILE}`);
   const weights = await indexWeights(files);
   const context = typeof options.context === 'function' ? options.context(tokenizer) : (options.context ?? hf.config.contextLength);
-  const run = { mode: options.mode ?? { kind: 'inference' }, context, batch: options.batch ?? 1, ...(options.generates && { generates: true }), ...(options.weights === 'f16' && { weightBytes: 2 as const }) };
+  const run = {
+    mode: options.mode ?? { kind: 'inference' },
+    context,
+    batch: options.batch ?? 1,
+    ...(options.generates && { generates: true }),
+    ...(options.weights === 'f16' && { weightBytes: 2 as const }),
+  };
   const fit = checkFolderMemory({ config: rawConfig, files, weights }, run, options.limits);
   if (!fit.fits) throw new HfMemoryError(fit);
   const params = paramsFromHf(hf.config, await readWeights(files, weights));

@@ -3,7 +3,19 @@
 // cuts a tensor larger than one storage binding into pieces (checked as a property).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkFolderMemory, checkMemory, dimsFromConfigJson, estimateMemory, F16_WEIGHTS, largestActivation, loraCount, splitPlan, weightCount, type AdapterLimits, type ModelDims } from './memory.ts';
+import {
+  checkFolderMemory,
+  checkMemory,
+  dimsFromConfigJson,
+  estimateMemory,
+  F16_WEIGHTS,
+  largestActivation,
+  loraCount,
+  splitPlan,
+  weightCount,
+  type AdapterLimits,
+  type ModelDims,
+} from './memory.ts';
 
 /** A Llama-family model's tensors as its safetensors file lists them (tied embeddings: no lm_head). */
 function llamaDims(d: Omit<ModelDims, 'tensors'>, tied = true): ModelDims {
@@ -42,7 +54,9 @@ describe('memory estimate', () => {
     expect(inf.kvCache).toBe(2 * 30 * 2048 * 3 * 64 * 4);
     expect(inf.gradients + inf.optimizer + inf.adapters).toBe(0);
     // f16 weights: the matrices at 2 bytes, the 61 norm gains of 576 (35,136 values) at 4.
-    expect(estimateMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 2048, batch: 1, weightBytes: 2 }).weights).toBe((134_515_008 - 35_136) * 2 + 35_136 * 4);
+    expect(estimateMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 2048, batch: 1, weightBytes: 2 }).weights).toBe(
+      (134_515_008 - 35_136) * 2 + 35_136 * 4,
+    );
     // rank 8: q, o 8·(576+576); k, v 8·(576+192); gate, up, down 8·(576+1536); 30 layers
     expect(loraCount(SMOLLM2_135M, 8)).toBe(30 * 8 * (2 * 1152 + 2 * 768 + 3 * 2112));
   });
@@ -79,11 +93,15 @@ describe('checkMemory', () => {
     const run = { mode: { kind: 'full' }, context: 2048, batch: 8 } as const;
     const r = checkMemory(SMOLLM2_135M, run, limits, 'SmolLM2-135M');
     expect(r.fits).toBe(false);
-    expect(r.message).toMatch(/SmolLM2-135M needs .* GiB for full fine-tuning, context 2048, batch 8, f32 weights \(weights 513\.1 MiB, gradients 513\.1 MiB, AdamW m and v 1\.00 GiB, activations .*\), more than the 2\.00 GiB budget; the logits of 16384 rows × 49152 tokens take 3\.00 GiB, more than one storage binding \(128\.0 MiB\) for full fine-tuning, context 2048, batch 8, f32 weights\. Would fit instead: /);
+    expect(r.message).toMatch(
+      /SmolLM2-135M needs .* GiB for full fine-tuning, context 2048, batch 8, f32 weights \(weights 513\.1 MiB, gradients 513\.1 MiB, AdamW m and v 1\.00 GiB, activations .*\), more than the 2\.00 GiB budget; the logits of 16384 rows × 49152 tokens take 3\.00 GiB, more than one storage binding \(128\.0 MiB\) for full fine-tuning, context 2048, batch 8, f32 weights\. Would fit instead: /,
+    );
     // Full fine-tuning cannot fit at all (weights, gradients and m, v alone are 2.0 GiB); LoRA fits at a shorter context (its
     // [8·context, 49152] logits within one 128 MiB binding: context 80), inference at batch 1.
     expect(r.alternatives.map((a) => a.change)).toEqual(['LoRA rank 8 instead of full fine-tuning, context 80', 'inference only, batch 1']);
-    expect(r.message).toMatch(/Would fit instead: LoRA rank 8 instead of full fine-tuning, context 80 \(1\.\d\d GiB\); inference only, batch 1 \(\d+\.\d MiB\)\.$/);
+    expect(r.message).toMatch(
+      /Would fit instead: LoRA rank 8 instead of full fine-tuning, context 80 \(1\.\d\d GiB\); inference only, batch 1 \(\d+\.\d MiB\)\.$/,
+    );
     for (const a of r.alternatives) {
       expect(a.total).toBeLessThanOrEqual(limits.memoryBudget);
       expect(estimateMemory(SMOLLM2_135M, a.run).total).toBe(a.total);
@@ -105,11 +123,13 @@ describe('checkMemory', () => {
     expect(checkMemory(SMOLLM2_135M, { mode: { kind: 'inference' }, context: 8192, batch: 1 }, { ...limits, memoryBudget: 2 ** 34 }).fits).toBe(true);
     const tight = checkMemory(SMOLLM2_135M, { mode: { kind: 'lora', rank: 8 }, context: 256, batch: 4 }, { ...limits, memoryBudget: 2 ** 34 });
     expect(tight.fits).toBe(false);
-    expect(tight.problems).toEqual([expect.stringMatching(/^the logits of 1024 rows × 49152 tokens take 192\.0 MiB, more than one storage binding \(128\.0 MiB\)/)]);
+    expect(tight.problems).toEqual([
+      expect.stringMatching(/^the logits of 1024 rows × 49152 tokens take 192\.0 MiB, more than one storage binding \(128\.0 MiB\)/),
+    ]);
     expect(tight.alternatives[0].change).toBe('batch 1');
   });
 
-  it('splits a tensor over one binding (Qwen2.5-0.5B\'s embedding) and says when nothing fits', () => {
+  it("splits a tensor over one binding (Qwen2.5-0.5B's embedding) and says when nothing fits", () => {
     const r = checkMemory(QWEN25_05B, { mode: { kind: 'inference' }, context: 1024, batch: 1 }, { ...limits, memoryBudget: 4 * GiB });
     expect(r.fits).toBe(true);
     expect(r.splits).toEqual([{ name: 'model.embed_tokens.weight', pieces: 5 }]);
@@ -126,7 +146,9 @@ describe('checkMemory', () => {
     expect(f32.fits).toBe(false);
     // Its f32 weights alone (1.84 GiB) are over the budget: no shorter context or batch helps, f16 does.
     expect(f32.alternatives.map((a) => a.change)).toEqual([F16_WEIGHTS]);
-    expect(f32.message).toMatch(/^Qwen2\.5-0\.5B needs 1\.95 GiB for inference, context 1024, batch 1, f32 weights \(weights 1\.84 GiB, .*Would fit instead: f16 weights \(half the memory, f32 accumulation\) \(1\.03 GiB\)\.$/);
+    expect(f32.message).toMatch(
+      /^Qwen2\.5-0\.5B needs 1\.95 GiB for inference, context 1024, batch 1, f32 weights \(weights 1\.84 GiB, .*Would fit instead: f16 weights \(half the memory, f32 accumulation\) \(1\.03 GiB\)\.$/,
+    );
     const f16 = checkMemory(QWEN25_05B, { ...run, weightBytes: 2 }, budget, 'Qwen2.5-0.5B');
     expect(f16.fits).toBe(true);
     expect(f16.message).toMatch(/fits: 1\.03 GiB of 1\.50 GiB for inference, context 1024, batch 1, f16 weights \(weights 942\.\d MiB/);
@@ -149,17 +171,28 @@ describe('checkMemory', () => {
 });
 
 describe('splitPlan', () => {
-  it('cuts Qwen2.5-0.5B\'s f32 embedding into 5 binding-sized pieces in 3 buffers at WebGPU\'s default limits', () => {
+  it("cuts Qwen2.5-0.5B's f32 embedding into 5 binding-sized pieces in 3 buffers at WebGPU's default limits", () => {
     const p = splitPlan([151936, 896], 4, WEBGPU_DEFAULTS);
     expect(p.rowBytes).toBe(3584);
     expect(p.pieces.map((x) => x.rowEnd - x.rowStart)).toEqual([37449, 37449, 37449, 37449, 2140]);
-    expect(p.pieces.map((x) => [x.buffer, x.offset])).toEqual([[0, 0], [0, 37449 * 3584], [1, 0], [1, 37449 * 3584], [2, 0]]);
+    expect(p.pieces.map((x) => [x.buffer, x.offset])).toEqual([
+      [0, 0],
+      [0, 37449 * 3584],
+      [1, 0],
+      [1, 37449 * 3584],
+      [2, 0],
+    ]);
     expect(splitPlan([49152, 576], 4, WEBGPU_DEFAULTS).pieces).toHaveLength(1);
   });
 
   it('gives each piece its own buffer when whole rows cannot start at aligned offsets', () => {
     const p = splitPlan([10, 75], 4, { maxBufferSize: 4096, maxStorageBufferBindingSize: 1000 });
-    expect(p.pieces.map((x) => [x.rowStart, x.rowEnd, x.buffer, x.offset])).toEqual([[0, 3, 0, 0], [3, 6, 1, 0], [6, 9, 2, 0], [9, 10, 3, 0]]);
+    expect(p.pieces.map((x) => [x.rowStart, x.rowEnd, x.buffer, x.offset])).toEqual([
+      [0, 3, 0, 0],
+      [3, 6, 1, 0],
+      [6, 9, 2, 0],
+      [9, 10, 3, 0],
+    ]);
   });
 
   it('covers every row once, in pieces within one binding, at aligned offsets in buffers within the limit', () => {
@@ -199,13 +232,23 @@ describe('splitPlan', () => {
 
 describe('dimsFromConfigJson', () => {
   it('reads the sizes from config.json, with the defaults transformers uses', () => {
-    const smol = { hidden_size: 576, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, intermediate_size: 1536, vocab_size: 49152, rope_theta: 100000 };
+    const smol = {
+      hidden_size: 576,
+      num_hidden_layers: 30,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      intermediate_size: 1536,
+      vocab_size: 49152,
+      rope_theta: 100000,
+    };
     expect(dimsFromConfigJson(smol, SMOLLM2_135M.tensors)).toEqual(SMOLLM2_135M);
     // Qwen3 sets head_dim apart from hidden / heads; without num_key_value_heads every head has its own K and V.
     const d = dimsFromConfigJson({ ...smol, head_dim: 128, num_key_value_heads: undefined }, []);
     expect([d.headDim, d.kvHeads]).toEqual([128, 9]);
     expect(dimsFromConfigJson({ ...smol, head_dim: undefined }, []).headDim).toBe(64);
-    expect(() => dimsFromConfigJson({ ...smol, hidden_size: '576' }, [], 'm/config.json')).toThrow(/m\/config\.json: hidden_size must be a positive integer, got "576"/);
+    expect(() => dimsFromConfigJson({ ...smol, hidden_size: '576' }, [], 'm/config.json')).toThrow(
+      /m\/config\.json: hidden_size must be a positive integer, got "576"/,
+    );
   });
 
   it('sizes an opened folder from its config.json and weight headers, named by the folder', () => {

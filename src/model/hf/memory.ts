@@ -172,7 +172,11 @@ function gcd(a: number, b: number): number {
  * row's size makes that impossible, each piece gets a buffer of its own. A row larger than a
  * binding cannot be split by rows: that is an error.
  */
-export function splitPlan(shape: readonly number[], elementBytes: number, limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize' | 'minStorageBufferOffsetAlignment'>): SplitPlan {
+export function splitPlan(
+  shape: readonly number[],
+  elementBytes: number,
+  limits: Pick<AdapterLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize' | 'minStorageBufferOffsetAlignment'>,
+): SplitPlan {
   const rows = shape.length ? shape[0] : 1;
   const rowBytes = count(shape.slice(1)) * elementBytes;
   const total = rows * rowBytes;
@@ -237,8 +241,18 @@ function describeRun(r: RunShape): string {
 }
 
 function breakdown(e: MemoryEstimate): string {
-  const parts: [string, number][] = [['weights', e.weights], ['LoRA adapters', e.adapters], ['gradients', e.gradients], ['AdamW m and v', e.optimizer], ['KV cache', e.kvCache], ['activations', e.activations]];
-  return parts.filter(([, n]) => n > 0).map(([k, n]) => `${k} ${formatBytes(n)}`).join(', ');
+  const parts: [string, number][] = [
+    ['weights', e.weights],
+    ['LoRA adapters', e.adapters],
+    ['gradients', e.gradients],
+    ['AdamW m and v', e.optimizer],
+    ['KV cache', e.kvCache],
+    ['activations', e.activations],
+  ];
+  return parts
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${formatBytes(n)}`)
+    .join(', ');
 }
 
 /**
@@ -261,7 +275,10 @@ export function largestActivation(dims: ModelDims, run: RunShape): { bytes: numb
 }
 
 function fitsRun(dims: ModelDims, run: RunShape, limits: AdapterLimits): boolean {
-  return estimateMemory(dims, run).total <= limits.memoryBudget && largestActivation(dims, run).bytes <= Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  return (
+    estimateMemory(dims, run).total <= limits.memoryBudget &&
+    largestActivation(dims, run).bytes <= Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)
+  );
 }
 
 /** The longest context (a multiple of 16, at least 16) at which `run` fits (budget and bindings), or 0. */
@@ -338,17 +355,22 @@ export function checkMemory(dims: ModelDims, run: RunShape, limits: AdapterLimit
   }
   const rowProblems = problems.length;
   if (estimate.total > limits.memoryBudget) {
-    problems.push(`${name} needs ${formatBytes(estimate.total)} for ${describeRun(run)} (${breakdown(estimate)}), more than the ${formatBytes(limits.memoryBudget)} budget`);
+    problems.push(
+      `${name} needs ${formatBytes(estimate.total)} for ${describeRun(run)} (${breakdown(estimate)}), more than the ${formatBytes(limits.memoryBudget)} budget`,
+    );
   }
   const binding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const act = largestActivation(dims, run);
-  if (act.bytes > binding) problems.push(`${act.what} take ${formatBytes(act.bytes)}, more than one storage binding (${formatBytes(binding)}) for ${describeRun(run)}`);
+  if (act.bytes > binding)
+    problems.push(`${act.what} take ${formatBytes(act.bytes)}, more than one storage binding (${formatBytes(binding)}) for ${describeRun(run)}`);
   // A row over one binding is not a matter of budget: no smaller run helps.
   const alts = problems.length && !rowProblems ? alternatives(dims, run, limits) : [];
   let message: string;
-  if (!problems.length) message = `${name} fits: ${formatBytes(estimate.total)} of ${formatBytes(limits.memoryBudget)} for ${describeRun(run)} (${breakdown(estimate)})`;
+  if (!problems.length)
+    message = `${name} fits: ${formatBytes(estimate.total)} of ${formatBytes(limits.memoryBudget)} for ${describeRun(run)} (${breakdown(estimate)})`;
   else if (alts.length) message = `${problems.join('; ')}. Would fit instead: ${alts.map((a) => `${a.change} (${formatBytes(a.total)})`).join('; ')}.`;
-  else if (!rowProblems && !alts.length) message = `${problems.join("; ")}. Nothing smaller fits either (inference at context 16 included): this device cannot hold ${name}.`;
+  else if (!rowProblems && !alts.length)
+    message = `${problems.join('; ')}. Nothing smaller fits either (inference at context 16 included): this device cannot hold ${name}.`;
   else message = `${problems.join('; ')}.`;
   return { fits: !problems.length, estimate, splits, problems, alternatives: alts, message };
 }

@@ -25,7 +25,8 @@ export async function nodeFolder(dir: string): Promise<ModelFiles> {
   } catch (e) {
     throw new HfFolderError(`${dir}: cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (!info.isDirectory()) throw new HfFolderError(`${dir}: is not a folder (a Hugging Face model is a folder with config.json, *.safetensors and tokenizer.json)`);
+  if (!info.isDirectory())
+    throw new HfFolderError(`${dir}: is not a folder (a Hugging Face model is a folder with config.json, *.safetensors and tokenizer.json)`);
   const paths: string[] = [];
   await walk(dir, dir, 1, paths);
   paths.sort();

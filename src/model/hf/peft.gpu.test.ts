@@ -11,7 +11,10 @@ import { filesFolder } from './files.ts';
 import { loadHfModel } from './load.ts';
 
 // Every fixture file as a URL vite serves (the browser fetches it; Node reads it from disk).
-const FILES = import.meta.glob(['../fixtures/lora/**/*', '../fixtures/hf/llama-chat/*'], { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const FILES = import.meta.glob(['../fixtures/lora/**/*', '../fixtures/hf/llama-chat/*'], { query: '?url', import: 'default', eager: true }) as Record<
+  string,
+  string
+>;
 
 /** A fixture's bytes, by its path under src/model/fixtures/. */
 async function bytes(path: string): Promise<Uint8Array<ArrayBuffer>> {
@@ -43,7 +46,7 @@ async function base() {
 }
 
 describe('PEFT adapters on our engine', () => {
-  it.each(['ours', 'peft'] as const)('%s adapter: our loader and engine give PEFT\'s logits', async (which) => {
+  it.each(['ours', 'peft'] as const)("%s adapter: our loader and engine give PEFT's logits", async (which) => {
     const rt = await gpuRuntime();
     const expected = (await json('lora/expected.json')) as Expected;
     const m = await base();
@@ -67,7 +70,9 @@ describe('PEFT adapters on our engine', () => {
       merged.setParams(mergeLora(m.params, a.layout, a.lora));
       const got = worst(await adapted.logitsOf({ B: 1, T: ids.length, inputs: ids }));
       const gotMerged = worst(await merged.logitsOf({ B: 1, T: ids.length, inputs: ids }));
-      console.log(`${which}: max |ours − PEFT| ${got.toExponential(2)} adapted, ${gotMerged.toExponential(2)} merged (script: ${JSON.stringify(expected.max_abs_errors)})`);
+      console.log(
+        `${which}: max |ours − PEFT| ${got.toExponential(2)} adapted, ${gotMerged.toExponential(2)} merged (script: ${JSON.stringify(expected.max_abs_errors)})`,
+      );
       expect(got).toBeLessThan(1e-4);
       expect(gotMerged).toBeLessThan(1e-4);
       // The adapter matters: the base alone is far from PEFT's logits.

@@ -39,10 +39,20 @@ const TINY_LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 
 
 export async function loadTinyModel(arch: TinyArch): Promise<TinyModel> {
   const names = ['config.json', 'generation_config.json', 'model.safetensors'];
-  const entries = await Promise.all(names.map(async (n) => ({ path: `${arch}/${n}`, file: new Blob([(await fixtureBytes(arch, n)) as Uint8Array<ArrayBuffer>]) })));
+  const entries = await Promise.all(
+    names.map(async (n) => ({ path: `${arch}/${n}`, file: new Blob([(await fixtureBytes(arch, n)) as Uint8Array<ArrayBuffer>]) })),
+  );
   const m = await loadHfModel(filesFolder(entries), { limits: TINY_LIMITS });
   const expected = (await fixtureJson(arch, 'expected.json')) as { input_ids: number[]; logits: number[][]; greedy: number[] };
-  return { arch, hf: m.hf, rawConfig: m.rawConfig as Record<string, unknown>, params: m.params, inputIds: expected.input_ids, logits: expected.logits, greedy: expected.greedy };
+  return {
+    arch,
+    hf: m.hf,
+    rawConfig: m.rawConfig as Record<string, unknown>,
+    params: m.params,
+    inputIds: expected.input_ids,
+    logits: expected.logits,
+    greedy: expected.greedy,
+  };
 }
 
 /** Max over all logits of |got − want| / max(|want|, 1): the parity measure (1e-4 asked). */

@@ -48,7 +48,8 @@ export function hfPlacements(config: ModelConfig, layout: ParamLayout = paramLay
   const d = config.dModel;
   const { qDim, kvDim, F, headSize: D } = plan;
   const out: Placement[] = [];
-  const matrix = (hf: string, target: ParamTensor, outDim: number, inDim: number, colStart = 0) => out.push({ hf, shape: [outDim, inDim], target, colStart, transpose: true });
+  const matrix = (hf: string, target: ParamTensor, outDim: number, inDim: number, colStart = 0) =>
+    out.push({ hf, shape: [outDim, inDim], target, colStart, transpose: true });
   const vector = (hf: string, target: ParamTensor | undefined, n: number, colStart = 0) => {
     if (target) out.push({ hf, shape: [n], target, colStart, transpose: false });
   };
@@ -104,7 +105,8 @@ export function paramsFromHf(config: ModelConfig, tensors: ReadonlyMap<string, H
     place(flat, pl, t.data);
   }
   const extra = [...tensors.keys()].filter((n) => !used.has(n) && !IGNORED.test(n) && !(n === 'lm_head.weight' && config.tiedEmbeddings));
-  if (extra.length) throw new HfWeightsError(`tensors this config does not use: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? `, … (${extra.length})` : ''}`);
+  if (extra.length)
+    throw new HfWeightsError(`tensors this config does not use: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? `, … (${extra.length})` : ''}`);
   return flat;
 }
 

@@ -52,7 +52,7 @@ async function greedy(dec: OnnxDecoder, prompt: number[], n: number): Promise<nu
 }
 
 describe('ONNX export of the tiny Hugging Face models in onnxruntime-web', () => {
-  it.each(TINY_ARCHS)('%s: logits with and without the KV cache and greedy tokens equal transformers\'', async (arch) => {
+  it.each(TINY_ARCHS)("%s: logits with and without the KV cache and greedy tokens equal transformers'", async (arch) => {
     const m = await loadTinyModel(arch);
     const { model } = decoderModel(m.hf.config, m.params);
     const dec = await OnnxDecoder.create(model, { label: arch });
@@ -70,7 +70,7 @@ describe('ONNX export of the tiny Hugging Face models in onnxruntime-web', () =>
 
 describe('ONNX export of micro GPT-2 checkpoints', () => {
   const recorded = JSON.parse(readFileSync(`${EXPORT_DIR}expected.json`, 'utf8')) as Record<'tied' | 'untied', { ids: number[]; logits: number[][] }>;
-  it.each(['untied', 'tied'] as const)('%s head: logits equal transformers\' on the HF export and our reference, cached or not', async (name) => {
+  it.each(['untied', 'tied'] as const)("%s head: logits equal transformers' on the HF export and our reference, cached or not", async (name) => {
     const ck = loadCheckpoint(new Uint8Array(readFileSync(`${EXPORT_DIR}${name}.safetensors`)), { source: name });
     const { model } = decoderModel(ck.config, ck.params);
     const dec = await OnnxDecoder.create(model);
@@ -99,7 +99,7 @@ describe('the decoder graph', () => {
   const config: ModelConfig = presetConfig('micro', { positions: 'rope', vocabSize: 40, dModel: 16, heads: 2 });
   const params = initParams(config, 3);
 
-  it('declares Hugging Face\'s input and output names, types and dimensions, and standard opset-17 operators only', () => {
+  it("declares Hugging Face's input and output names, types and dimensions, and standard opset-17 operators only", () => {
     const m = decodeModel(decoderModel(config, params).model);
     const graph = m.graph!;
     expect(m.opsetImport.map((o) => [o.domain, Number(o.version)])).toEqual([['', 17]]);
@@ -150,4 +150,32 @@ describe('the decoder graph', () => {
   });
 });
 
-const STANDARD = new Set(['Add', 'And', 'Cast', 'Concat', 'Cos', 'Div', 'Expand', 'Gather', 'Gemm', 'LayerNormalization', 'LessOrEqual', 'MatMul', 'Mul', 'Neg', 'Range', 'ReduceMean', 'Reshape', 'Shape', 'Sigmoid', 'Sin', 'Slice', 'Softmax', 'Sqrt', 'Tanh', 'Transpose', 'Unsqueeze', 'Where']);
+const STANDARD = new Set([
+  'Add',
+  'And',
+  'Cast',
+  'Concat',
+  'Cos',
+  'Div',
+  'Expand',
+  'Gather',
+  'Gemm',
+  'LayerNormalization',
+  'LessOrEqual',
+  'MatMul',
+  'Mul',
+  'Neg',
+  'Range',
+  'ReduceMean',
+  'Reshape',
+  'Shape',
+  'Sigmoid',
+  'Sin',
+  'Slice',
+  'Softmax',
+  'Sqrt',
+  'Tanh',
+  'Transpose',
+  'Unsqueeze',
+  'Where',
+]);

@@ -164,7 +164,8 @@ function geluTanh(x: Ctx, input: string, p: string): string {
 
 /** The causal-and-padding mask [batch, 1, seq, total] (bool) from the shapes of the inputs and attention_mask. */
 function causalMask(g: GraphBuilder): string {
-  const scalarAt = (input: string, axis: number, name: string) => g.node('Gather', [g.node('Shape', [input], {}, undefined, `${name}/Shape`), g.int64(`${name}.axis`, [axis], [])], { axis: { int: 0 } }, undefined, name);
+  const scalarAt = (input: string, axis: number, name: string) =>
+    g.node('Gather', [g.node('Shape', [input], {}, undefined, `${name}/Shape`), g.int64(`${name}.axis`, [axis], [])], { axis: { int: 0 } }, undefined, name);
   const past = scalarAt('past_key_values.0.key', 2, 'past_length');
   const seq = scalarAt('input_ids', 1, 'seq_length');
   const total = g.node('Add', [past, seq], {}, undefined, 'total_length');
@@ -242,8 +243,19 @@ export function decoderModel(c: ModelConfig, params: Float32Array, options: Deco
   const rows = g.node('Reshape', [h, g.int64('rows.shape', [-1, c.dModel])], {}, undefined, 'rows');
   const head = layout.lmHead ? g.float('lm_head.weight', layout.lmHead.shape, vector(params, layout.lmHead)) : wte;
   const flat = g.node('Gemm', [rows, head], { transB: { int: 1 } }, undefined, 'lm_head');
-  const shape = g.node('Concat', [g.node('Shape', ['input_ids'], {}, undefined, 'ids_shape'), g.int64('vocab', [c.vocabSize])], { axis: { int: 0 } }, undefined, 'logits_shape');
+  const shape = g.node(
+    'Concat',
+    [g.node('Shape', ['input_ids'], {}, undefined, 'ids_shape'), g.int64('vocab', [c.vocabSize])],
+    { axis: { int: 0 } },
+    undefined,
+    'logits_shape',
+  );
   g.node('Reshape', [flat, shape], {}, 'logits', 'logits');
   const fileName = options.fileName ?? 'model.onnx';
-  return serializeModel(g, { graphName: 'lwm_decoder', ...signature(c, plan), externalDataName: `${fileName}_data`, externalThreshold: options.externalThreshold });
+  return serializeModel(g, {
+    graphName: 'lwm_decoder',
+    ...signature(c, plan),
+    externalDataName: `${fileName}_data`,
+    externalThreshold: options.externalThreshold,
+  });
 }

@@ -10,7 +10,8 @@ import { initParams } from '../init.ts';
 import { blockPlan } from '../plan.ts';
 import { checkpointSideFiles, llamaFamilyConfigJson, onnxExportFiles } from './export.ts';
 
-const json = (files: { name: string; bytes: Uint8Array }[], name: string) => JSON.parse(new TextDecoder().decode(files.find((f) => f.name === name)!.bytes)) as Record<string, unknown>;
+const json = (files: { name: string; bytes: Uint8Array }[], name: string) =>
+  JSON.parse(new TextDecoder().decode(files.find((f) => f.name === name)!.bytes)) as Record<string, unknown>;
 
 describe('config.json of an ONNX export', () => {
   it.each(TINY_ARCHS)('%s: the architecture transformers would build, mapping back onto the same network', async (arch) => {
@@ -31,7 +32,14 @@ describe('config.json of an ONNX export', () => {
     const files = onnxExportFiles({ config, params }, checkpointSideFiles({ config, params }, tok));
     expect(files.map((f) => f.name)).toEqual(['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx']);
     const c = json(files, 'config.json');
-    expect(c).toMatchObject({ model_type: 'lwm', num_hidden_layers: 2, num_key_value_heads: 2, head_dim: 16, eos_token_id: tok.special.eos, lwm_config: config });
+    expect(c).toMatchObject({
+      model_type: 'lwm',
+      num_hidden_layers: 2,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      eos_token_id: tok.special.eos,
+      lwm_config: config,
+    });
     expect(json(files, 'generation_config.json')).toEqual({ bos_token_id: tok.special.bos, eos_token_id: tok.special.eos, pad_token_id: tok.special.pad });
   });
 });

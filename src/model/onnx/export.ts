@@ -33,14 +33,19 @@ const enc = new TextEncoder();
 const json = (v: unknown) => enc.encode(JSON.stringify(v, null, 2) + '\n');
 
 /** The folder's files: onnx/model.onnx (and its external data) after the given config and tokenizer files. */
-export function onnxExportFiles(model: { config: ModelConfig; params: Float32Array }, side: readonly ExportFile[], options: DecoderExportOptions = {}): ExportFile[] {
+export function onnxExportFiles(
+  model: { config: ModelConfig; params: Float32Array },
+  side: readonly ExportFile[],
+  options: DecoderExportOptions = {},
+): ExportFile[] {
   const { model: bytes, externalData } = decoderModel(model.config, model.params, { ...options, fileName: 'model.onnx' });
   return [...side, { name: 'onnx/model.onnx', bytes }, ...(externalData ? [{ name: 'onnx/model.onnx_data', bytes: externalData }] : [])];
 }
 
 /** Whether two configs give the same network (the same block plan, sizes, head and norm eps). */
 function sameNetwork(a: ModelConfig, b: ModelConfig): boolean {
-  const key = (c: ModelConfig) => JSON.stringify([blockPlan(c), Array.from(blockPlan(c).ropeFreqs), c.vocabSize, c.layers, c.tiedEmbeddings, c.normEps, c.contextLength]);
+  const key = (c: ModelConfig) =>
+    JSON.stringify([blockPlan(c), Array.from(blockPlan(c).ropeFreqs), c.vocabSize, c.layers, c.tiedEmbeddings, c.normEps, c.contextLength]);
   return key(a) === key(b);
 }
 
@@ -68,7 +73,13 @@ export function llamaFamilyConfigJson(c: ModelConfig, ids: { bos?: number; eos?:
         ? null
         : scaling === 'linear'
           ? { rope_type: 'linear', factor: c.ropeFactor }
-          : { rope_type: 'llama3', factor: c.ropeFactor, low_freq_factor: c.ropeLowFreqFactor, high_freq_factor: c.ropeHighFreqFactor, original_max_position_embeddings: c.ropeOriginalContext },
+          : {
+              rope_type: 'llama3',
+              factor: c.ropeFactor,
+              low_freq_factor: c.ropeLowFreqFactor,
+              high_freq_factor: c.ropeHighFreqFactor,
+              original_max_position_embeddings: c.ropeOriginalContext,
+            },
     hidden_act: 'silu',
     tie_word_embeddings: c.tiedEmbeddings,
     ...(arch !== 'Qwen2ForCausalLM' && { attention_bias: qkvBias }),

@@ -51,7 +51,10 @@ export class GraphBuilder {
 
   /** One node; returns its output names (`outputs` fixes them, otherwise they are generated from the op's name). */
   nodeN(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs: number | string[] = 1, hint = opType): string[] {
-    const names = typeof outputs === 'number' ? Array.from({ length: outputs }, (_, i) => this.fresh(`/${hint}${outputs > 1 ? `_${i}` : ''}`)) : outputs.map((o) => (this.used.add(o), o));
+    const names =
+      typeof outputs === 'number'
+        ? Array.from({ length: outputs }, (_, i) => this.fresh(`/${hint}${outputs > 1 ? `_${i}` : ''}`))
+        : outputs.map((o) => (this.used.add(o), o));
     this.nodes.push({
       opType,
       input: inputs,

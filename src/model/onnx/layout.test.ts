@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { checkDecoderLayout, chooseOnnxFile, isOnnxFolder, OnnxLayoutError } from './layout.ts';
 import { executionProviders, loadFailure } from './session.ts';
 
-const HUB = ['config.json', 'generation_config.json', 'tokenizer.json', 'onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_fp16.onnx', 'onnx/model_q4.onnx', 'onnx/model_quantized.onnx'];
+const HUB = [
+  'config.json',
+  'generation_config.json',
+  'tokenizer.json',
+  'onnx/model.onnx',
+  'onnx/model.onnx_data',
+  'onnx/model_fp16.onnx',
+  'onnx/model_q4.onnx',
+  'onnx/model_quantized.onnx',
+];
 
 describe('ONNX folders', () => {
   it('are detected by onnx/*.onnx (or a top-level .onnx), not by safetensors', () => {
@@ -22,7 +31,9 @@ describe('ONNX folders', () => {
     expect(chooseOnnxFile(HUB, 'm', 'model_quantized.onnx')).toBe('onnx/model_quantized.onnx');
     expect(chooseOnnxFile(['onnx/model_q4f16.onnx', 'onnx/model_q4.onnx'], 'm')).toBe('onnx/model_q4f16.onnx');
     expect(chooseOnnxFile(['onnx/decoder.onnx'], 'm')).toBe('onnx/decoder.onnx');
-    expect(() => chooseOnnxFile(HUB, 'm', 'int8')).toThrow(/m: has no model_int8\.onnx \(its ONNX files: model\.onnx, model_fp16\.onnx, model_q4\.onnx, model_quantized\.onnx\)/);
+    expect(() => chooseOnnxFile(HUB, 'm', 'int8')).toThrow(
+      /m: has no model_int8\.onnx \(its ONNX files: model\.onnx, model_fp16\.onnx, model_q4\.onnx, model_quantized\.onnx\)/,
+    );
     expect(() => chooseOnnxFile(['config.json', 'model.safetensors'], 'hf')).toThrow(/hf: has no ONNX model \(onnx\/\*\.onnx\)/);
     expect(() => chooseOnnxFile(['onnx/a.onnx', 'onnx/b.onnx'], 'm')).toThrow(/several ONNX files \(a\.onnx, b\.onnx\)/);
   });
@@ -32,8 +43,16 @@ describe('the decoder layout check', () => {
   const kv = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => [`${prefix}.${i}.key`, `${prefix}.${i}.value`]).flat();
 
   it('takes optimum / transformers.js decoders, with or without position_ids, merged or not', () => {
-    expect(checkDecoderLayout(['input_ids', 'attention_mask', 'position_ids', ...kv(3, 'past_key_values')], ['logits', ...kv(3, 'present')], 'm')).toEqual({ layers: 3, hasPositionIds: true, hasUseCacheBranch: false });
-    expect(checkDecoderLayout(['input_ids', 'attention_mask', ...kv(2, 'past_key_values'), 'use_cache_branch'], ['logits', ...kv(2, 'present')], 'm')).toEqual({ layers: 2, hasPositionIds: false, hasUseCacheBranch: true });
+    expect(checkDecoderLayout(['input_ids', 'attention_mask', 'position_ids', ...kv(3, 'past_key_values')], ['logits', ...kv(3, 'present')], 'm')).toEqual({
+      layers: 3,
+      hasPositionIds: true,
+      hasUseCacheBranch: false,
+    });
+    expect(checkDecoderLayout(['input_ids', 'attention_mask', ...kv(2, 'past_key_values'), 'use_cache_branch'], ['logits', ...kv(2, 'present')], 'm')).toEqual({
+      layers: 2,
+      hasPositionIds: false,
+      hasUseCacheBranch: true,
+    });
   });
 
   it('names every missing input and output', () => {
@@ -46,8 +65,12 @@ describe('the decoder layout check', () => {
       }
       throw new Error('accepted');
     };
-    expect(err(['input_ids', 'attention_mask'], ['logits'])).toMatch(/^x\.onnx: is not a causal-LM decoder in Hugging Face's ONNX layout: missing inputs past_key_values\.N\.key \/ \.value and outputs present\.N\.key \/ \.value \(the KV cache\)/);
-    expect(err(['input_ids', 'past_key_values.0.key', 'past_key_values.1.key', 'past_key_values.1.value'], ['logits', ...kv(2, 'present')])).toMatch(/missing input attention_mask, input past_key_values\.0\.value \(its inputs/);
+    expect(err(['input_ids', 'attention_mask'], ['logits'])).toMatch(
+      /^x\.onnx: is not a causal-LM decoder in Hugging Face's ONNX layout: missing inputs past_key_values\.N\.key \/ \.value and outputs present\.N\.key \/ \.value \(the KV cache\)/,
+    );
+    expect(err(['input_ids', 'past_key_values.0.key', 'past_key_values.1.key', 'past_key_values.1.value'], ['logits', ...kv(2, 'present')])).toMatch(
+      /missing input attention_mask, input past_key_values\.0\.value \(its inputs/,
+    );
     expect(err(['pixel_values'], ['last_hidden_state'])).toMatch(/missing input input_ids, input attention_mask, output logits/);
   });
 });
@@ -63,7 +86,9 @@ describe('execution providers', () => {
 
   it("a refusal without a message (onnxruntime-web's runtime throws a bare number) is said in words", () => {
     expect(loadFailure(new Error('protobuf parsing failed'))).toBe('protobuf parsing failed');
-    expect(loadFailure(9340448)).toBe('its WebAssembly runtime stopped without a message (code 9340448), as it does on an operator or data type it cannot run; try another model file of the folder');
+    expect(loadFailure(9340448)).toBe(
+      'its WebAssembly runtime stopped without a message (code 9340448), as it does on an operator or data type it cannot run; try another model file of the folder',
+    );
     expect(loadFailure('bad')).toBe('bad');
   });
 });

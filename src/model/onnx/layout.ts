@@ -28,7 +28,16 @@ export function isOnnxFolder(paths: readonly string[]): boolean {
 }
 
 /** Which file a folder runs when no variant is asked for: full precision first, then what onnxruntime-web runs well. */
-const PREFERENCE = ['model.onnx', 'decoder_model_merged.onnx', 'model_fp16.onnx', 'model_q4f16.onnx', 'model_q4.onnx', 'model_quantized.onnx', 'model_int8.onnx', 'model_uint8.onnx'];
+const PREFERENCE = [
+  'model.onnx',
+  'decoder_model_merged.onnx',
+  'model_fp16.onnx',
+  'model_q4f16.onnx',
+  'model_q4.onnx',
+  'model_quantized.onnx',
+  'model_int8.onnx',
+  'model_uint8.onnx',
+];
 
 /**
  * The model file to load: `variant` names one ('fp16' → model_fp16.onnx, 'q4' → model_q4.onnx,
@@ -37,7 +46,10 @@ const PREFERENCE = ['model.onnx', 'decoder_model_merged.onnx', 'model_fp16.onnx'
  */
 export function chooseOnnxFile(paths: readonly string[], label: string, variant?: string): string {
   const files = onnxModelFiles(paths);
-  if (!files.length) throw new OnnxLayoutError(`${label}: has no ONNX model (onnx/*.onnx); an ONNX causal-LM folder keeps its model at onnx/model.onnx beside config.json and tokenizer.json`);
+  if (!files.length)
+    throw new OnnxLayoutError(
+      `${label}: has no ONNX model (onnx/*.onnx); an ONNX causal-LM folder keeps its model at onnx/model.onnx beside config.json and tokenizer.json`,
+    );
   const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
   const names = files.map(base);
   if (variant !== undefined) {
@@ -51,7 +63,9 @@ export function chooseOnnxFile(paths: readonly string[], label: string, variant?
     if (i >= 0) return files[i];
   }
   if (files.length === 1) return files[0];
-  throw new OnnxLayoutError(`${label}: holds several ONNX files (${names.join(', ')}) and none is model.onnx; name one (a variant such as fp16 or q4, or the file name)`);
+  throw new OnnxLayoutError(
+    `${label}: holds several ONNX files (${names.join(', ')}) and none is model.onnx; name one (a variant such as fp16 or q4, or the file name)`,
+  );
 }
 
 export interface DecoderLayout {
@@ -65,7 +79,11 @@ export interface DecoderLayout {
  * naming every missing one (an encoder, a model without a KV cache, another naming scheme).
  */
 export function checkDecoderLayout(inputs: readonly string[], outputs: readonly string[], label: string): DecoderLayout {
-  const layerOf = (names: readonly string[], re: RegExp) => names.map((n) => re.exec(n)).filter((m) => m !== null).map((m) => Number(m[1]));
+  const layerOf = (names: readonly string[], re: RegExp) =>
+    names
+      .map((n) => re.exec(n))
+      .filter((m) => m !== null)
+      .map((m) => Number(m[1]));
   const pastLayers = layerOf(inputs, /^past_key_values\.(\d+)\.(?:key|value)$/);
   const presentLayers = layerOf(outputs, /^present\.(\d+)\.(?:key|value)$/);
   const layers = Math.max(0, ...pastLayers, ...presentLayers) + (pastLayers.length || presentLayers.length ? 1 : 0);

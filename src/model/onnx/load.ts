@@ -57,7 +57,9 @@ export async function loadOnnxModel(files: ModelFiles, options: LoadOnnxOptions 
   // External data: `model.onnx_data` (and onnxruntime's numbered `model.onnx_data_1`, …) beside the model, named as the graph names them.
   const dir = file.slice(0, file.lastIndexOf('/') + 1);
   const externalData = await Promise.all(
-    list.filter((p) => p.startsWith(`${file}_data`) && !p.slice(dir.length).includes('/')).map(async (p) => ({ path: p.slice(dir.length), data: await files.read(p) })),
+    list
+      .filter((p) => p.startsWith(`${file}_data`) && !p.slice(dir.length).includes('/'))
+      .map(async (p) => ({ path: p.slice(dir.length), data: await files.read(p) })),
   );
   const decoder = await OnnxDecoder.create(await files.read(file), {
     label: `${files.label}/${file}`,

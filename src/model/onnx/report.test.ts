@@ -28,12 +28,12 @@ describe('the ONNX export checked in Python onnxruntime and transformers', () =>
     expect(r.greedy_onnxruntime.length).toBeGreaterThan(0);
   });
 
-  it.each(TINY_ARCHS)('%s: today\'s export is the file that was checked', async (arch) => {
+  it.each(TINY_ARCHS)("%s: today's export is the file that was checked", async (arch) => {
     const m = await loadTinyModel(arch);
     expect(sha(decoderModel(m.hf.config, m.params).model)).toBe(report.models[arch].onnx_sha256);
   });
 
-  it.each(['untied', 'tied'])('GPT-2 %s: today\'s export is the file that was checked', (name) => {
+  it.each(['untied', 'tied'])("GPT-2 %s: today's export is the file that was checked", (name) => {
     const ck = loadCheckpoint(new Uint8Array(readFileSync(new URL(`../hf/fixtures/export/${name}.safetensors`, import.meta.url))), { source: name });
     expect(sha(decoderModel(ck.config, ck.params).model)).toBe(report.models[`gpt2-${name}`].onnx_sha256);
   });

@@ -166,7 +166,8 @@ export class CacheTracker<T extends CacheTensor> {
 /** Why onnxruntime-web refused a model: its message, or (its WebAssembly runtime stopped without one, throwing a bare number) what that usually means. */
 export function loadFailure(e: unknown): string {
   if (e instanceof Error) return e.message;
-  if (typeof e === 'number') return `its WebAssembly runtime stopped without a message (code ${e}), as it does on an operator or data type it cannot run; try another model file of the folder`;
+  if (typeof e === 'number')
+    return `its WebAssembly runtime stopped without a message (code ${e}), as it does on an operator or data type it cannot run; try another model file of the folder`;
   return String(e);
 }
 
@@ -221,7 +222,9 @@ export class OnnxDecoder {
     const headDim = typeof shape[3] === 'number' ? shape[3] : options.headDim;
     if (!kvHeads || !headDim) {
       void session.release();
-      throw new OnnxLayoutError(`${label}: the KV cache's heads and head width are not in the graph and not given (config.json's num_key_value_heads and head_dim)`);
+      throw new OnnxLayoutError(
+        `${label}: the KV cache's heads and head width are not in the graph and not given (config.json's num_key_value_heads and head_dim)`,
+      );
     }
     const kvType = meta?.isTensor && meta.type === 'float16' ? 'float16' : 'float32';
     return new OnnxDecoder(ort, session, layout, used, { kvHeads, headDim, kvType });
@@ -238,7 +241,10 @@ export class OnnxDecoder {
     const dims = [1, this.kvHeads, 0, this.headDim];
     for (let i = 0; i < this.layout.layers; i++) {
       for (const kind of ['key', 'value']) {
-        tensors.set(`past_key_values.${i}.${kind}`, this.kvType === 'float16' ? new this.ort.Tensor('float16', new Uint16Array(0), dims) : new this.ort.Tensor('float32', new Float32Array(0), dims));
+        tensors.set(
+          `past_key_values.${i}.${kind}`,
+          this.kvType === 'float16' ? new this.ort.Tensor('float16', new Uint16Array(0), dims) : new this.ort.Tensor('float32', new Float32Array(0), dims),
+        );
       }
     }
     return { length: 0, tensors };
@@ -253,7 +259,12 @@ export class OnnxDecoder {
       input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, n]),
       attention_mask: new Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
     };
-    if (this.layout.hasPositionIds) feeds.position_ids = new Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(cache.length + i)), [1, n]);
+    if (this.layout.hasPositionIds)
+      feeds.position_ids = new Tensor(
+        'int64',
+        BigInt64Array.from({ length: n }, (_, i) => BigInt(cache.length + i)),
+        [1, n],
+      );
     if (this.layout.hasUseCacheBranch) feeds.use_cache_branch = new Tensor('bool', [cache.length > 0], [1]);
     for (const [name, t] of cache.tensors) feeds[name] = t;
     return feeds;

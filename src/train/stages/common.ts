@@ -4,7 +4,15 @@ import { knowledgeText } from '../../core/envs/index.ts';
 import { DEFAULT_REWARD_MIX, REWARD_KINDS, type RewardKind } from '../../core/judge/reward.ts';
 import { maskConfig, maskConfigFromJson, maskConfigToJson, type MaskConfig } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
-import { BUILTIN_TEMPLATES, checkDistribution, DEFAULT_STAGE_TEMPLATES, renderTrajectory, templateLiterals, normalizeTemplates, type PromptTemplate } from '../../core/templates/index.ts';
+import {
+  BUILTIN_TEMPLATES,
+  checkDistribution,
+  DEFAULT_STAGE_TEMPLATES,
+  renderTrajectory,
+  templateLiterals,
+  normalizeTemplates,
+  type PromptTemplate,
+} from '../../core/templates/index.ts';
 import { Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
 import type { TurnSample } from '../../core/turns/index.ts';
 import { splitByTrajectory } from '../../core/turns/index.ts';
@@ -85,20 +93,39 @@ export function resolveSpec(spec: TrainSpec) {
   if (!Number.isInteger(spec.steps) || spec.steps < 1) throw new UserFacingError(`steps must be a positive integer; got ${spec.steps}`);
   const lr = { ...STAGE_LR[spec.stage], ...spec.lr };
   const evalEvery = spec.evalEvery ?? Math.max(1, Math.floor(spec.steps / 4));
-  const rl = { groupSize: 4, promptsPerStep: 2, maxNewTokens: 32, temperature: 1, topK: 0, rewardMix: DEFAULT_REWARD_MIX, reward: 'rubric' as RewardKind, rewardJudge: 'local' as JudgeKind, evalSamples: 8, sharedPrefix: true, ...spec.rl };
-  if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2)) throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
-  if (spec.stage === 'rl' && !REWARD_KINDS.includes(rl.reward)) throw new UserFacingError(`rl.reward must be one of ${REWARD_KINDS.join(', ')}; got '${rl.reward}'`);
-  if (spec.stage === 'rl' && rl.rewardJudge !== 'local' && rl.rewardJudge !== 'endpoint') throw new UserFacingError(`rl.rewardJudge must be local or endpoint; got '${rl.rewardJudge}'`);
-  if (spec.stage === 'rl' && rl.rewardJudge === 'endpoint' && (!rl.judgeEndpoint?.baseUrl || !rl.judgeEndpoint.model)) throw new UserFacingError('an endpoint reward judge needs rl.judgeEndpoint with a base URL and a model');
-  if (spec.stage === 'rl' && (!Number.isInteger(rl.evalSamples) || rl.evalSamples < 1)) throw new UserFacingError(`rl.evalSamples must be a positive integer; got ${rl.evalSamples}`);
+  const rl = {
+    groupSize: 4,
+    promptsPerStep: 2,
+    maxNewTokens: 32,
+    temperature: 1,
+    topK: 0,
+    rewardMix: DEFAULT_REWARD_MIX,
+    reward: 'rubric' as RewardKind,
+    rewardJudge: 'local' as JudgeKind,
+    evalSamples: 8,
+    sharedPrefix: true,
+    ...spec.rl,
+  };
+  if (spec.stage === 'rl' && (!Number.isInteger(rl.groupSize) || rl.groupSize < 2))
+    throw new UserFacingError(`rl.groupSize must be an integer ≥ 2 (GSPO normalises rewards within a group); got ${rl.groupSize}`);
+  if (spec.stage === 'rl' && !REWARD_KINDS.includes(rl.reward))
+    throw new UserFacingError(`rl.reward must be one of ${REWARD_KINDS.join(', ')}; got '${rl.reward}'`);
+  if (spec.stage === 'rl' && rl.rewardJudge !== 'local' && rl.rewardJudge !== 'endpoint')
+    throw new UserFacingError(`rl.rewardJudge must be local or endpoint; got '${rl.rewardJudge}'`);
+  if (spec.stage === 'rl' && rl.rewardJudge === 'endpoint' && (!rl.judgeEndpoint?.baseUrl || !rl.judgeEndpoint.model))
+    throw new UserFacingError('an endpoint reward judge needs rl.judgeEndpoint with a base URL and a model');
+  if (spec.stage === 'rl' && (!Number.isInteger(rl.evalSamples) || rl.evalSamples < 1))
+    throw new UserFacingError(`rl.evalSamples must be a positive integer; got ${rl.evalSamples}`);
   if (spec.labels) {
     if (spec.stage !== 'sft') throw new UserFacingError(`labels are for the SFT stage (they replace its reference observations); this is ${spec.stage}`);
     checkLabelSettings(spec.labels);
   }
   // GSPO's old and new log-probs are those of softmax(logits/τ), the distribution the rollouts are
   // drawn from; greedy or top-k rollouts would be drawn from another one.
-  if (spec.stage === 'rl' && !(rl.temperature > 0 && Number.isFinite(rl.temperature))) throw new UserFacingError(`rl.temperature must be a number above 0 (rollouts are sampled); got ${rl.temperature}`);
-  if (spec.stage === 'rl' && rl.topK !== 0) throw new UserFacingError(`rl.topK must be 0: GSPO's log-probs are those of the full tempered distribution the rollouts are sampled from; got ${rl.topK}`);
+  if (spec.stage === 'rl' && !(rl.temperature > 0 && Number.isFinite(rl.temperature)))
+    throw new UserFacingError(`rl.temperature must be a number above 0 (rollouts are sampled); got ${rl.temperature}`);
+  if (spec.stage === 'rl' && rl.topK !== 0)
+    throw new UserFacingError(`rl.topK must be 0: GSPO's log-probs are those of the full tempered distribution the rollouts are sampled from; got ${rl.topK}`);
   const templateSet = { ...BUILTIN_TEMPLATES, ...normalizeTemplates(spec.templateSet) };
   const templates = spec.templates ?? DEFAULT_STAGE_TEMPLATES[spec.stage];
   const problems = checkDistribution(templates, templateSet);
@@ -179,10 +206,18 @@ export interface Prepared {
 export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: Uint8Array, hfBase?: RunExtra['hfBase']): Prepared {
   let data = trajectories;
   if (spec.domains?.length) data = data.filter((t) => spec.domains!.includes(t.domain));
-  if (data.length === 0) throw new UserFacingError(`the dataset has no trajectories${spec.domains?.length ? ` in ${spec.domains.join(', ')}` : ''} to train on`);
+  if (data.length === 0)
+    throw new UserFacingError(`the dataset has no trajectories${spec.domains?.length ? ` in ${spec.domains.join(', ')}` : ''} to train on`);
   const split = splitByTrajectory(data, { evalFraction: spec.evalFraction, seed: spec.seed });
   if (split.train.length === 0) throw new UserFacingError('every trajectory went to the eval split; lower evalFraction or add data');
-  const hf = from && isLoraCheckpoint(from) ? prepareLoraResume(spec, from, hfBase) : from ? prepareHfCheckpoint(spec, from) : hfBase ? prepareHfStart(spec, hfBase) : null;
+  const hf =
+    from && isLoraCheckpoint(from)
+      ? prepareLoraResume(spec, from, hfBase)
+      : from
+        ? prepareHfCheckpoint(spec, from)
+        : hfBase
+          ? prepareHfStart(spec, hfBase)
+          : null;
   if (spec.lora && !hf) throw new UserFacingError('LoRA trains an adapter on a pretrained model: start from a Hugging Face folder (--from HF_FOLDER)');
   if (hf) {
     const T = Math.min(spec.T ?? hf.config.contextLength, hf.config.contextLength);
@@ -251,11 +286,16 @@ function prepareLoraResume(spec: ResolvedSpec, from: Uint8Array, hfBase: RunExtr
   }
   if (!hfBase) throw new UserFacingError(`the starting adapter trains on ${ck.baseModel || 'a base model'}, whose weights were not given`);
   const o = openedBase(hfBase.base);
-  if (configToJsonSafe(o.config) !== configToJsonSafe(ck.config)) throw new UserFacingError(`the starting adapter was trained on another model than ${hfBase.base.name}`);
-  if (spec.lora && (spec.lora.rank !== ck.settings.rank)) throw new UserFacingError(`the starting adapter has rank ${ck.settings.rank}, not ${spec.lora.rank}`);
+  if (configToJsonSafe(o.config) !== configToJsonSafe(ck.config))
+    throw new UserFacingError(`the starting adapter was trained on another model than ${hfBase.base.name}`);
+  if (spec.lora && spec.lora.rank !== ck.settings.rank) throw new UserFacingError(`the starting adapter has rank ${ck.settings.rank}, not ${spec.lora.rank}`);
   const resume = ck.extraMetadata?.stage === spec.stage && !!ck.optimizer;
   const layout = loraLayout(ck.config, ck.settings);
-  return { ...o, start: { params: hfBase.params, step: resume ? ck.step : 0 }, lora: { layout, params: ck.lora, ...(resume && { optimizer: ck.optimizer }), ...(spec.lora?.baseWeights && { baseWeights: spec.lora.baseWeights }) } };
+  return {
+    ...o,
+    start: { params: hfBase.params, step: resume ? ck.step : 0 },
+    lora: { layout, params: ck.lora, ...(resume && { optimizer: ck.optimizer }), ...(spec.lora?.baseWeights && { baseWeights: spec.lora.baseWeights }) },
+  };
 }
 
 const configToJsonSafe = (c: ModelConfig) => JSON.stringify(Object.entries(c).sort());
@@ -268,7 +308,11 @@ function prepareHfCheckpoint(spec: ResolvedSpec, from: Uint8Array): HfPrepared |
   if (spec.lora) throw new UserFacingError('LoRA starts from a Hugging Face folder (--from HF_FOLDER), not from a fine-tuned checkpoint');
   const o = openedBase(baseFromJson(meta));
   const resume = ck.extraMetadata?.stage === spec.stage && !!ck.optimizer && !spec.lora && labelledRun(ck.extraMetadata?.spec) === spec.sftLabelled;
-  return { ...o, start: resume ? { params: ck.params, optimizer: ck.optimizer, step: ck.step } : { params: ck.params, step: 0 }, lora: freshLora(spec, o.config) };
+  return {
+    ...o,
+    start: resume ? { params: ck.params, optimizer: ck.optimizer, step: ck.step } : { params: ck.params, step: 0 },
+    lora: freshLora(spec, o.config),
+  };
 }
 
 /** The run's model on the GPU with its starting state (the adapter too, for LoRA). */
@@ -288,7 +332,12 @@ export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits:
 
 /** The metadata of a Hugging Face model's checkpoint: the stage, the spec (its templates as written, not wrapped), the base's files. */
 export function hfCheckpointMetadata(p: Pick<Prepared, 'hf'> & { hf: NonNullable<Prepared['hf']> }, spec: ResolvedSpec): Record<string, string> {
-  return { stage: spec.stage, spec: JSON.stringify({ ...spec, kind: undefined, templateSet: p.hf.templates }), hf_base: baseToJson(p.hf.base), ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}) };
+  return {
+    stage: spec.stage,
+    spec: JSON.stringify({ ...spec, kind: undefined, templateSet: p.hf.templates }),
+    hf_base: baseToJson(p.hf.base),
+    ...(spec.stage === 'sft' ? { mask_config: maskConfigToJson(spec.mask) } : {}),
+  };
 }
 
 /** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */
@@ -296,7 +345,15 @@ export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: Resol
   if (!p.hf) return checkpointBytes(await model.toCheckpoint(), p.tok, spec);
   const extra = hfCheckpointMetadata(p as Prepared & { hf: NonNullable<Prepared['hf']> }, spec);
   if (!p.lora) return saveCheckpoint({ ...(await model.toCheckpoint()), extraMetadata: extra });
-  return saveLoraCheckpoint({ config: p.config, settings: p.lora.layout.settings, baseModel: p.hf.base.name, lora: await model.getLora(), step: model.step, optimizer: await model.getOptimizerState(), extraMetadata: extra });
+  return saveLoraCheckpoint({
+    config: p.config,
+    settings: p.lora.layout.settings,
+    baseModel: p.hf.base.name,
+    lora: await model.getLora(),
+    step: model.step,
+    optimizer: await model.getOptimizerState(),
+    extraMetadata: extra,
+  });
 }
 
 /** Whether a checkpoint's stored spec was an SFT run on chosen labels. */
@@ -327,7 +384,8 @@ export function reportCoverage(host: TrainHost, step: number, rows: readonly Pic
   const pct = (k: string) => (m[k] === undefined ? 'n/a' : `${(m[k] * 100).toFixed(1)}%`);
   host.log(
     `what the model sees (${rows.length} rows): ${pct('coverage_system')} of system-prompt tokens, ${pct('coverage_turns')} of history turns, ` +
-      `${pct('coverage_initial_state')} of the initial state, the newest turn whole in ${pct('coverage_last_turn')} of rows with history` + (m.coverage_target === undefined ? '' : `, ${pct('coverage_target')} of target tokens`),
+      `${pct('coverage_initial_state')} of the initial state, the newest turn whole in ${pct('coverage_last_turn')} of rows with history` +
+      (m.coverage_target === undefined ? '' : `, ${pct('coverage_target')} of target tokens`),
   );
   host.metric(step, m);
   return m;

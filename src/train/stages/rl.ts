@@ -21,7 +21,16 @@ import { encodePrompt } from '../data.ts';
 import { UserFacingError } from '../host.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, sequenceRatios } from '../rlMetrics.ts';
 import { DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
-import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type TrainHost, type TrainResult } from './common.ts';
+import {
+  createRunModel,
+  reportCoverage,
+  runCheckpointBytes,
+  runGenerator,
+  type Prepared,
+  type ResolvedSpec,
+  type TrainHost,
+  type TrainResult,
+} from './common.ts';
 import { judgedEvalSamples } from './rows.ts';
 
 /** One RL run's fixed parts, shared by its steps. */
@@ -54,14 +63,23 @@ interface RlTimes {
   update: number;
 }
 
-export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, judges: RewardJudges, bestSoFar?: { step: number; evalLoss: number }): Promise<TrainResult> {
+export async function runRl(
+  spec: ResolvedSpec,
+  p: Prepared,
+  host: TrainHost,
+  judges: RewardJudges,
+  bestSoFar?: { step: number; evalLoss: number },
+): Promise<TrainResult> {
   const { groupSize: G, promptsPerStep, maxNewTokens, temperature } = spec.rl;
   const pool = rlPool(p.train, spec.seed);
   if (pool.length === 0) throw new UserFacingError('the RL pool is empty: no trajectory has a turn');
   const T = p.T;
   if (maxNewTokens >= T - 8) throw new UserFacingError(`rl.maxNewTokens (${maxNewTokens}) leaves no room for a prompt in ${T} tokens`);
-  if (!p.eval.length) host.log('rl: no eval-split trajectories: evaluation falls back to training turns, so the best checkpoint is chosen on data it trained on');
-  host.log(`rl: reward ${spec.rl.reward} judged by ${judges.judge.name}; evaluation on ${spec.rl.evalSamples} held-out turns every ${spec.evalEvery} steps (rubric + verifier reward)`);
+  if (!p.eval.length)
+    host.log('rl: no eval-split trajectories: evaluation falls back to training turns, so the best checkpoint is chosen on data it trained on');
+  host.log(
+    `rl: reward ${spec.rl.reward} judged by ${judges.judge.name}; evaluation on ${spec.rl.evalSamples} held-out turns every ${spec.evalEvery} steps (rubric + verifier reward)`,
+  );
   const coverage = reportCoverage(
     host,
     Math.floor(p.start.step / promptsPerStep),
@@ -74,7 +92,9 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
   const shared = spec.rl.sharedPrefix && SharedPrefixGspo.supports(p.config) && !p.lora;
   if (spec.rl.sharedPrefix && !shared) host.log('rl: the shared-prefix kernel does not serve this model: update passes process the prompt once per completion');
   const model = await createRunModel(host.rt, p, shared ? { batch: 1, T } : { batch: G, T, rl });
-  const updates = shared ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl })) : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
+  const updates = shared
+    ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl }))
+    : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
   const gen = runGenerator(host.rt, p, model, { maxSequences: G, maxLength: T });
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
   const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [...p.tok.observationStops] };
@@ -101,12 +121,23 @@ export async function runRl(spec: ResolvedSpec, p: Prepared, host: TrainHost, ju
         await host.checkpoint(bytes, { step: step + 1, tag: 'last' });
         // The best checkpoint by the held-out reward; stored under evalLoss as its negative so
         // "lower is better" holds for every stage.
-        if (ev.eval_reward !== undefined && best.offer(step + 1, ev.eval_reward)) await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss: -ev.eval_reward });
+        if (ev.eval_reward !== undefined && best.offer(step + 1, ev.eval_reward))
+          await host.checkpoint(bytes, { step: step + 1, tag: 'best', evalLoss: -ev.eval_reward });
       }
     }
     const final = await runCheckpointBytes(model, p, spec);
     const b = best.best && { step: best.best.step, evalLoss: -best.best.value, evalReward: best.best.value };
-    return { stage: 'rl', steps: spec.steps, checkpoint: final, best: b, evalLoss: null, unigramLoss: null, tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0, coverage, ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}) };
+    return {
+      stage: 'rl',
+      steps: spec.steps,
+      checkpoint: final,
+      best: b,
+      evalLoss: null,
+      unigramLoss: null,
+      tokensPerSecond: generated.ms > 0 ? generated.tokens / (generated.ms / 1000) : 0,
+      coverage,
+      ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}),
+    };
   } finally {
     gen.dispose();
     updates.dispose();
@@ -129,14 +160,24 @@ async function rollouts(run: RlRun, step: number, times: RlTimes, generated: { t
     const prompt = encodePrompt(p.tok, sample, template, p.T - maxNewTokens);
     const timing = { prefillMs: 0, decodeMs: 0 };
     const t0 = performance.now();
-    const responses = await gen.generateGroup(prompt, G, { maxNewTokens, sampling: { temperature, topK, seed: spec.seed * 7919 + step * 131 + g }, stop: run.stop, shared: true }, timing);
+    const responses = await gen.generateGroup(
+      prompt,
+      G,
+      { maxNewTokens, sampling: { temperature, topK, seed: spec.seed * 7919 + step * 131 + g }, stop: run.stop, shared: true },
+      timing,
+    );
     times.rollout += performance.now() - t0;
     times.prefill += timing.prefillMs;
     generated.tokens += responses.reduce((n, r) => n + r.length, 0);
     generated.ms += performance.now() - t0;
     const t1 = performance.now();
     const context = renderSystem(template, sample);
-    const rewards = await rewardsOf(responses.map((r) => extractPrediction(template.targetOpen + p.tok.decode(r))), sample, context, `rl:${step}:${g}`);
+    const rewards = await rewardsOf(
+      responses.map((r) => extractPrediction(template.targetOpen + p.tok.decode(r))),
+      sample,
+      context,
+      `rl:${step}:${g}`,
+    );
     times.judge += performance.now() - t1;
     groups.push({ sample, prompt, responses, rewards });
   }
@@ -161,7 +202,13 @@ export interface GroupUpdates {
   /** Response tokens trained on, per response. */
   lengths(prompt: number[], responses: number[][]): number[];
   logprobs(prompt: number[], responses: number[][]): Promise<Float32Array>;
-  step(prompt: number[], responses: number[][], old: Float32Array | 'current', advantages: ArrayLike<number>, lr: number): Promise<GspoStats & { gradNorm?: number }>;
+  step(
+    prompt: number[],
+    responses: number[][],
+    old: Float32Array | 'current',
+    advantages: ArrayLike<number>,
+    lr: number,
+  ): Promise<GspoStats & { gradNorm?: number }>;
   dispose(): void;
 }
 
@@ -222,7 +269,8 @@ function rlStepMetrics(run: RlRun, groups: RlGroup[], stats: RlUpdate, times: Rl
   const mean = (f: (r: SampleReward) => number | undefined) => (all.length ? all.reduce((n, r) => n + (f(r) ?? 0), 0) / all.length : NaN);
   const dims: Record<string, number> = {};
   if (all.length && all.every((r) => r.scores)) for (const d of DIMENSIONS) dims[`judge_${d}`] = mean((r) => r.scores![d]);
-  const parts: Record<string, number> = spec.rl.reward === 'rubric' && !host.reward ? { reward_judge: mean((r) => r.judge), reward_verifier: mean((r) => r.verifier) } : {};
+  const parts: Record<string, number> =
+    spec.rl.reward === 'rubric' && !host.reward ? { reward_judge: mean((r) => r.judge), reward_verifier: mean((r) => r.verifier) } : {};
   const total = times.rollout + times.judge + times.update;
   const responseTokens = groups.reduce((n, g) => n + g.responses.reduce((m, r) => m + r.length, 0), 0);
   const spread = ratioSpread(stats.ratios);
@@ -324,4 +372,3 @@ export function rlBatch(prompt: number[], responses: number[][], T: number, Lmax
   });
   return { B, T, inputs, targets, spans };
 }
-

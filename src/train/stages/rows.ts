@@ -46,12 +46,19 @@ export function stageRows(
 ): EncodedRow[] {
   if (stage === 'cpt') {
     const texts: (string | TextPart[])[] = [];
-    if (withKnowledge) for (const d of new Set(trajectories.map((t) => t.domain))) if ((DOMAINS as readonly string[]).includes(d)) texts.push(knowledgeText(d as KnownDomain));
+    if (withKnowledge)
+      for (const d of new Set(trajectories.map((t) => t.domain))) if ((DOMAINS as readonly string[]).includes(d)) texts.push(knowledgeText(d as KnownDomain));
     for (const t of trajectories) texts.push(trajectoryParts(templateForSample(templates, { trajectoryId: t.id, turnIndex: 0 }, seed, templateSet), t));
     return packCorpus(p.tok, texts, p.T);
   }
   const samples = expandTurns(trajectories);
-  return (rowKind === 'trajectory' ? encodeTrajectoryRows : encodeSftSamples)(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
+  return (rowKind === 'trajectory' ? encodeTrajectoryRows : encodeSftSamples)(
+    p.tok,
+    samples,
+    (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1,
+    templates,
+    { maxTokens: p.T + 1, seed, templates: templateSet },
+  );
 }
 
 /** Eval rows with the domain of each. */
@@ -77,11 +84,20 @@ export function evalRows(
 ): EvalRows {
   if (stage !== 'cpt') {
     const samples = interleaveSamples(expandTurns(trajectories), seed);
-    const rows = encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, { maxTokens: p.T + 1, seed, templates: templateSet });
+    const rows = encodeSftSamples(p.tok, samples, (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1, templates, {
+      maxTokens: p.T + 1,
+      seed,
+      templates: templateSet,
+    });
     return { rows, domains: samples.map((s) => s.domain) };
   }
   const byDomain = new Map<string, Trajectory[]>();
-  for (const t of interleaveDomains(trajectories, (x) => x.domain, (x) => x.id, seed)) {
+  for (const t of interleaveDomains(
+    trajectories,
+    (x) => x.domain,
+    (x) => x.id,
+    seed,
+  )) {
     const list = byDomain.get(t.domain);
     if (list) list.push(t);
     else byDomain.set(t.domain, [t]);
@@ -103,7 +119,14 @@ export function evalBatchesOf(set: EvalRows, count: number, size: number, T: num
   if (n === 0) return [];
   return Array.from({ length: Math.min(count, Math.ceil(n / size)) }, (_, k) => {
     const idx = Array.from({ length: size }, (_, j) => (k * size + j) % n);
-    return { batch: makeBatch(idx.map((i) => set.rows[i]), T, pad), domains: idx.map((i) => set.domains[i]) };
+    return {
+      batch: makeBatch(
+        idx.map((i) => set.rows[i]),
+        T,
+        pad,
+      ),
+      domains: idx.map((i) => set.domains[i]),
+    };
   });
 }
 
@@ -129,17 +152,27 @@ export function labelledRows(
   reasoningWeight = 0.5,
 ): EncodedRow[] {
   // The trace sits between the context and the tag: it has its own (lower) weight.
-  return labelled.map(({ sample, reasoning, weight }) => encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning, reasoningWeight }));
+  return labelled.map(({ sample, reasoning, weight }) =>
+    encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning, reasoningWeight }),
+  );
 }
 
 /**
  * The labels a run trains on: only those of train-split trajectories (a label of a held-out turn
  * would leak it), each at its turn's mask weight in this run unless the label carries its own.
  */
-export function trainLabels(labels: SftLabel[], p: Pick<Prepared, 'train'>, masks: ReadonlyMap<string, TrajectoryMask>, host?: Pick<TrainHost, 'log'>): SftLabel[] {
+export function trainLabels(
+  labels: SftLabel[],
+  p: Pick<Prepared, 'train'>,
+  masks: ReadonlyMap<string, TrajectoryMask>,
+  host?: Pick<TrainHost, 'log'>,
+): SftLabel[] {
   const train = new Set(p.train.map((t) => t.id));
   const kept = labels.filter((l) => train.has(l.sample.trajectoryId));
-  if (kept.length < labels.length) host?.log(`labels: ${labels.length - kept.length} of ${labels.length} belong to eval-split trajectories and are left out (made with another seed or eval share?)`);
+  if (kept.length < labels.length)
+    host?.log(
+      `labels: ${labels.length - kept.length} of ${labels.length} belong to eval-split trajectories and are left out (made with another seed or eval share?)`,
+    );
   if (kept.length === 0) throw new UserFacingError(`none of the ${labels.length} labels belongs to a train-split trajectory of this run`);
   return kept.map((l) => ({ ...l, weight: l.weight ?? masks.get(l.sample.trajectoryId)?.turns[l.sample.turnIndex]?.weight ?? 1 }));
 }

@@ -14,8 +14,28 @@ import { BatchSampler, encodePrompt, type EncodedRow } from '../data.ts';
 import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
 import { UserFacingError } from '../host.ts';
 import { rejectionLabels } from '../teacher.ts';
-import { createRunModel, reportCoverage, runCheckpointBytes, runGenerator, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './common.ts';
-import { evalBatchesOf, evalRows as evalRowsOf, judgedEvalSamples, labelledRows, stageRows, trainLabels, unigramLoss, type EvalBatch, type EvalRows } from './rows.ts';
+import {
+  createRunModel,
+  reportCoverage,
+  runCheckpointBytes,
+  runGenerator,
+  type Prepared,
+  type ResolvedSpec,
+  type RunExtra,
+  type TrainHost,
+  type TrainResult,
+} from './common.ts';
+import {
+  evalBatchesOf,
+  evalRows as evalRowsOf,
+  judgedEvalSamples,
+  labelledRows,
+  stageRows,
+  trainLabels,
+  unigramLoss,
+  type EvalBatch,
+  type EvalRows,
+} from './rows.ts';
 
 /** CPT or SFT on a prepared run. Resumable: a checkpoint from this stage continues at its step. */
 export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<TrainResult> {
@@ -27,7 +47,13 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   const model = await createRunModel(host.rt, p, { batch: spec.batch, T: p.T });
   const gen = runGenerator(host.rt, p, model, { maxSequences: 1, maxLength: p.config.contextLength });
   try {
-    const run = await supervisedLoop(spec, p, host, { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows.rows) }, p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null);
+    const run = await supervisedLoop(
+      spec,
+      p,
+      host,
+      { model, gen, sampler, evalBatches, unigram: unigramLoss(evalRows.rows) },
+      p.start.step > 0 && extra.bestSoFar ? { ...extra.bestSoFar } : null,
+    );
     return { ...run, coverage };
   } finally {
     gen.dispose();
@@ -36,7 +62,13 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
 }
 
 /** The stage's train and eval rows: turn samples, packed text, or chosen labels (made here by rejection sampling when spec.labels asks). */
-export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: TrainHost, from: Uint8Array | undefined, extra: RunExtra): Promise<{ rows: EncodedRow[]; evalRows: EvalRows }> {
+export async function supervisedRows(
+  spec: ResolvedSpec,
+  p: Prepared,
+  host: TrainHost,
+  from: Uint8Array | undefined,
+  extra: RunExtra,
+): Promise<{ rows: EncodedRow[]; evalRows: EvalRows }> {
   // Boilerplate is judged by recurrence across the whole dataset, so categorise once over all of
   // it; train and eval rows then weigh the same turn alike.
   const masks = new Map(spec.stage === 'cpt' ? [] : categorizeDataset(p.all, spec.mask).map((m) => [m.id, m]));
@@ -56,8 +88,11 @@ export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: Trai
     });
   }
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
-  const rows = labelled ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet) : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows);
-  if (spec.stage === 'sft' && spec.rows === 'trajectory' && !labelled) host.log(`trajectory rows: ${rows.length} rows train the ${expandTurns(p.train).length} observations of ${p.train.length} trajectories`);
+  const rows = labelled
+    ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet)
+    : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows);
+  if (spec.stage === 'sft' && spec.rows === 'trajectory' && !labelled)
+    host.log(`trajectory rows: ${rows.length} rows train the ${expandTurns(p.train).length} observations of ${p.train.length} trajectories`);
   else if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
   const evalRows = evalRowsOf(spec.stage, p, p.eval.length ? p.eval : p.train.slice(0, 1), spec.evalTemplates, spec.seed, spec.templateSet, masks);
   if (rows.length === 0) throw new UserFacingError(`the ${spec.stage} stage found no training rows in this dataset`);
@@ -67,7 +102,9 @@ export async function supervisedRows(spec: ResolvedSpec, p: Prepared, host: Trai
 /** Which template versions render the SFT rows, and how many each (the stage's mix as drawn). */
 export function templateCountsLine(dist: TemplateDistribution, samples: readonly TurnSample[], seed: number): string {
   const counts = versionCounts(dist, samples, seed);
-  return `templates of the ${samples.length} training rows: ${Object.entries(counts).map(([v, n]) => `${v} ${n}`).join(', ')}`;
+  return `templates of the ${samples.length} training rows: ${Object.entries(counts)
+    .map(([v, n]) => `${v} ${n}`)
+    .join(', ')}`;
 }
 
 interface SupervisedRun {
@@ -79,7 +116,13 @@ interface SupervisedRun {
 }
 
 /** The training steps, with evaluation and checkpoints every spec.evalEvery steps. */
-async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, r: SupervisedRun, bestIn: TrainResult['best']): Promise<Omit<TrainResult, 'coverage'>> {
+async function supervisedLoop(
+  spec: ResolvedSpec,
+  p: Prepared,
+  host: TrainHost,
+  r: SupervisedRun,
+  bestIn: TrainResult['best'],
+): Promise<Omit<TrainResult, 'coverage'>> {
   const { model, gen, sampler, evalBatches, unigram } = r;
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps };
   let best = bestIn;
@@ -127,7 +170,16 @@ async function supervisedLoop(spec: ResolvedSpec, p: Prepared, host: TrainHost, 
     }
   }
   const final = await runCheckpointBytes(model, p, spec);
-  return { stage: spec.stage, steps: spec.steps, checkpoint: final, best, evalLoss: lastEval, unigramLoss: unigram, tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0, ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}) };
+  return {
+    stage: spec.stage,
+    steps: spec.steps,
+    checkpoint: final,
+    best,
+    evalLoss: lastEval,
+    unigramLoss: unigram,
+    tokensPerSecond: ms > 0 ? tokens / (ms / 1000) : 0,
+    ...(byDomain && Object.keys(byDomain).length ? { evalByDomain: byDomain } : {}),
+  };
 }
 
 /**

@@ -29,7 +29,15 @@ function toMarkers(m: typeof Monaco, model: Monaco.editor.ITextModel, markers: E
   });
 }
 
-export function CodeEditor({ value, onChange, language, markers, ariaLabel, className, testId }: {
+export function CodeEditor({
+  value,
+  onChange,
+  language,
+  markers,
+  ariaLabel,
+  className,
+  testId,
+}: {
   value: string;
   onChange(text: string): void;
   language: string;
@@ -101,15 +109,35 @@ export function CodeEditor({ value, onChange, language, markers, ariaLabel, clas
 
   return (
     <div className={className ?? 'editor-host'} data-testid={testId} data-ready={ready || undefined}>
-      {error ? <p className="error-text" role="alert">{error}</p> : null}
-      {!ready && !error ? <p className="loading" style={{ padding: '0.5rem' }}>Loading the editor…</p> : null}
+      {error ? (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {!ready && !error ? (
+        <p className="loading" style={{ padding: '0.5rem' }}>
+          Loading the editor…
+        </p>
+      ) : null}
       <div ref={host} style={{ height: ready ? '100%' : 0 }} />
     </div>
   );
 }
 
 /** `revealChange`: scroll to the first difference once computed (a long text with a small edit far down). */
-export function DiffEditor({ original, modified, ariaLabel, testId, revealChange }: { original: string; modified: string; ariaLabel: string; testId?: string; revealChange?: boolean }) {
+export function DiffEditor({
+  original,
+  modified,
+  ariaLabel,
+  testId,
+  revealChange,
+}: {
+  original: string;
+  modified: string;
+  ariaLabel: string;
+  testId?: string;
+  revealChange?: boolean;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const diff = useRef<Monaco.editor.IStandaloneDiffEditor | null>(null);
   const mod = useRef<MonacoModule | null>(null);
@@ -167,7 +195,11 @@ export function DiffEditor({ original, modified, ariaLabel, testId, revealChange
 
   return (
     <div className="editor-host short" data-testid={testId} data-ready={ready || undefined}>
-      {!ready ? <p className="loading" style={{ padding: '0.5rem' }}>Loading the diff editor…</p> : null}
+      {!ready ? (
+        <p className="loading" style={{ padding: '0.5rem' }}>
+          Loading the diff editor…
+        </p>
+      ) : null}
       <div ref={host} style={{ height: ready ? '100%' : 0 }} />
     </div>
   );

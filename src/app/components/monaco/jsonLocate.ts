@@ -45,7 +45,10 @@ function scanError(s: string): number | null {
         i++;
         value();
         ws();
-        if (s[i] === ',') { i++; continue; }
+        if (s[i] === ',') {
+          i++;
+          continue;
+        }
         if (s[i] === '}') return void i++;
         fail();
       }
@@ -57,22 +60,34 @@ function scanError(s: string): number | null {
       for (;;) {
         value();
         ws();
-        if (s[i] === ',') { i++; continue; }
+        if (s[i] === ',') {
+          i++;
+          continue;
+        }
         if (s[i] === ']') return void i++;
         fail();
       }
     }
     if (c === '"') return str();
     for (const lit of ['true', 'false', 'null']) {
-      if (s.startsWith(lit, i)) { i += lit.length; return; }
+      if (s.startsWith(lit, i)) {
+        i += lit.length;
+        return;
+      }
     }
     const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(s.slice(i, i + 64));
-    if (m) { i += m[0].length; return; }
+    if (m) {
+      i += m[0].length;
+      return;
+    }
     // Point at the first character of the bad token, past the letters it shares with a literal.
     for (const lit of ['true', 'false', 'null']) {
       let k = 0;
       while (k < lit.length && s[i + k] === lit[k]) k++;
-      if (k > 0) { i += k; break; }
+      if (k > 0) {
+        i += k;
+        break;
+      }
     }
     fail();
   };

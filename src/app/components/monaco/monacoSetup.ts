@@ -54,7 +54,30 @@ const inTag = (close: RegExp) => [
 monaco.languages.setMonarchTokensProvider(TEMPLATE_LANGUAGE, {
   variables: [...TEMPLATE_VARIABLE_NAMES],
   locals: ['turn', 'loop', 'range', 'namespace'],
-  keywords: ['if', 'elif', 'else', 'endif', 'for', 'in', 'endfor', 'set', 'endset', 'macro', 'endmacro', 'not', 'and', 'or', 'is', 'true', 'false', 'none', 'True', 'False', 'None', 'defined'],
+  keywords: [
+    'if',
+    'elif',
+    'else',
+    'endif',
+    'for',
+    'in',
+    'endfor',
+    'set',
+    'endset',
+    'macro',
+    'endmacro',
+    'not',
+    'and',
+    'or',
+    'is',
+    'true',
+    'false',
+    'none',
+    'True',
+    'False',
+    'None',
+    'defined',
+  ],
   fields: [...SYSTEM_PROMPT_FIELDS],
   tokenizer: {
     root: [
@@ -104,16 +127,34 @@ function insideTag(before: string): boolean {
 monaco.languages.registerCompletionItemProvider(TEMPLATE_LANGUAGE, {
   triggerCharacters: ['{', ' ', '.', '%'],
   provideCompletionItems(model, position) {
-    const before = model.getValueInRange({ startLineNumber: position.lineNumber, startColumn: 1, endLineNumber: position.lineNumber, endColumn: position.column });
+    const before = model.getValueInRange({
+      startLineNumber: position.lineNumber,
+      startColumn: 1,
+      endLineNumber: position.lineNumber,
+      endColumn: position.column,
+    });
     const word = model.getWordUntilPosition(position);
     const range = { startLineNumber: position.lineNumber, endLineNumber: position.lineNumber, startColumn: word.startColumn, endColumn: word.endColumn };
     if (!insideTag(before)) return { suggestions: [] };
-    const item = (label: string, doc: string, kind: monaco.languages.CompletionItemKind, i: number) => ({ label, kind, insertText: label, documentation: doc, sortText: String(i).padStart(2, '0'), range });
+    const item = (label: string, doc: string, kind: monaco.languages.CompletionItemKind, i: number) => ({
+      label,
+      kind,
+      insertText: label,
+      documentation: doc,
+      sortText: String(i).padStart(2, '0'),
+      range,
+    });
     // After "turn.": the attributes of a history entry.
-    if (/\bturn\.\w*$/.test(before)) return { suggestions: Object.entries(TURN_ATTRIBUTES).map(([k, d], i) => item(k, d, monaco.languages.CompletionItemKind.Property, i)) };
+    if (/\bturn\.\w*$/.test(before))
+      return { suggestions: Object.entries(TURN_ATTRIBUTES).map(([k, d], i) => item(k, d, monaco.languages.CompletionItemKind.Property, i)) };
     return {
       suggestions: Object.entries(PLACEHOLDERS).map(([name, doc], i) =>
-        item(name, doc, (SYSTEM_PROMPT_FIELDS as readonly string[]).includes(name) ? monaco.languages.CompletionItemKind.Field : monaco.languages.CompletionItemKind.Variable, i),
+        item(
+          name,
+          doc,
+          (SYSTEM_PROMPT_FIELDS as readonly string[]).includes(name) ? monaco.languages.CompletionItemKind.Field : monaco.languages.CompletionItemKind.Variable,
+          i,
+        ),
       ),
     };
   },

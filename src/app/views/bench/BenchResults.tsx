@@ -96,14 +96,18 @@ function ScoreTable({ groups, judgeId, best, withVerifier }: { groups: DomainGro
     <div className="table-scroll">
       <table className="table compact bench-table" data-testid="bench-table" aria-label={`AgentWorldBench scores by ${judgeId}`}>
         <caption className="muted small" style={{ textAlign: 'left' }}>
-          Per domain and dimension, (mean − 1) / 4 × 100 over the valid samples, as the public scorer computes it; total from each sample’s total_score; exact: the verifier’s exact-match rate on the
-          deterministic region over the samples it could check. Baselines are reference rows, in italics.
+          Per domain and dimension, (mean − 1) / 4 × 100 over the valid samples, as the public scorer computes it; total from each sample’s total_score; exact:
+          the verifier’s exact-match rate on the deterministic region over the samples it could check. Baselines are reference rows, in italics.
         </caption>
         <ScoreHead withVerifier={withVerifier} />
         {groups.map((g) => (
           <tbody key={g.domain} className={g.domain === 'overall' ? 'group overall' : 'group'} data-domain={g.domain}>
             {g.rows.map((r, i) => (
-              <tr key={r.backend.id} className={[r.baseline ? 'baseline' : '', g.domain === 'overall' && r.row.total === best ? 'best' : ''].join(' ').trim() || undefined} data-backend={r.backend.name}>
+              <tr
+                key={r.backend.id}
+                className={[r.baseline ? 'baseline' : '', g.domain === 'overall' && r.row.total === best ? 'best' : ''].join(' ').trim() || undefined}
+                data-backend={r.backend.name}
+              >
                 {i === 0 ? (
                   <th scope="rowgroup" rowSpan={g.rows.length}>
                     {g.domain}
@@ -140,10 +144,20 @@ function Exports({ tables, results, judgeId }: { tables: BackendTable[]; results
               </th>
               <td>
                 <div className="actions">
-                  <button type="button" className="secondary small" aria-label={`Export predictions of ${t.backend.name}`} onClick={() => download(exportPredictions(results, t.backend))}>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    aria-label={`Export predictions of ${t.backend.name}`}
+                    onClick={() => download(exportPredictions(results, t.backend))}
+                  >
                     Predictions
                   </button>
-                  <button type="button" className="secondary small" aria-label={`Export judged records of ${t.backend.name}`} onClick={() => download(exportJudged(results, t.backend, judgeId))}>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    aria-label={`Export judged records of ${t.backend.name}`}
+                    onClick={() => download(exportJudged(results, t.backend, judgeId))}
+                  >
                     Judged ({judgeId})
                   </button>
                 </div>
@@ -156,7 +170,17 @@ function Exports({ tables, results, judgeId }: { tables: BackendTable[]; results
   );
 }
 
-export function BenchResults({ bench, results, judgeId, onJudge }: { bench: BenchRecord; results: BenchResult[]; judgeId: string; onJudge: (id: string) => void }) {
+export function BenchResults({
+  bench,
+  results,
+  judgeId,
+  onJudge,
+}: {
+  bench: BenchRecord;
+  results: BenchResult[];
+  judgeId: string;
+  onJudge: (id: string) => void;
+}) {
   const tables = useMemo(() => backendTables(bench, results, judgeId), [bench, results, judgeId]);
   const groups = useMemo(() => comparison(tables), [tables]);
   const best = useMemo(() => {
@@ -166,7 +190,13 @@ export function BenchResults({ bench, results, judgeId, onJudge }: { bench: Benc
   // The verifier's columns where records carry its verdicts (as lwm score prints them).
   const withVerifier = tables.some((t) => t.table.overall.verifier.checked > 0);
   const order = orderedBackends(bench);
-  const colour = (id: string) => `chart-s${Math.max(0, order.findIndex((b) => b.id === id)) % 6}`;
+  const colour = (id: string) =>
+    `chart-s${
+      Math.max(
+        0,
+        order.findIndex((b) => b.id === id),
+      ) % 6
+    }`;
   if (!tables.length) return <p className="muted">No judged sample yet{bench.judges.length > 1 ? ' by this judge' : ''}.</p>;
   return (
     <>
@@ -188,7 +218,12 @@ export function BenchResults({ bench, results, judgeId, onJudge }: { bench: Benc
         testId="bench-chart"
         categories={groups.map((g) => g.domain)}
         yMax={100}
-        series={tables.map((t) => ({ name: t.backend.name, className: colour(t.backend.id), muted: t.baseline, values: groups.map((g) => g.rows.find((r) => r.backend.id === t.backend.id)?.row.total ?? null) }))}
+        series={tables.map((t) => ({
+          name: t.backend.name,
+          className: colour(t.backend.id),
+          muted: t.baseline,
+          values: groups.map((g) => g.rows.find((r) => r.backend.id === t.backend.id)?.row.total ?? null),
+        }))}
       />
       <Exports tables={tables} results={results} judgeId={judgeId} />
     </>
@@ -235,7 +270,8 @@ function AgreementTable({ pairs }: { pairs: ReturnType<typeof benchAgreement> })
         </tbody>
       </table>
       <p className="muted small">
-        Spearman and Kendall compare the judges’ rankings of the backends (by mean total score over the samples both judged); Pearson compares them sample by sample; as <code>lwm agree</code>.
+        Spearman and Kendall compare the judges’ rankings of the backends (by mean total score over the samples both judged); Pearson compares them sample by
+        sample; as <code>lwm agree</code>.
       </p>
     </>
   );
@@ -266,7 +302,9 @@ function JudgeAgainForm({ bench }: { bench: BenchRecord }) {
           <option value="endpoint">an LLM judge at an endpoint</option>
         </select>
       </div>
-      {kind === 'endpoint' ? <EndpointSelect id="bench-again-endpoint" label="Judge endpoint" value={judgeId} onChange={setJudgeId} error={error || undefined} /> : null}
+      {kind === 'endpoint' ? (
+        <EndpointSelect id="bench-again-endpoint" label="Judge endpoint" value={judgeId} onChange={setJudgeId} error={error || undefined} />
+      ) : null}
       <button type="submit" className="secondary" disabled={!!live}>
         Judge again
       </button>
@@ -283,7 +321,9 @@ export function Agreement({ bench, results }: { bench: BenchRecord; results: Ben
       {pairs.length ? (
         <AgreementTable pairs={pairs} />
       ) : (
-        <p className="muted small">Agreement needs a second judge of the same predictions{canRun ? ': judge them again below' : ' (import a file judged by two judges)'}.</p>
+        <p className="muted small">
+          Agreement needs a second judge of the same predictions{canRun ? ': judge them again below' : ' (import a file judged by two judges)'}.
+        </p>
       )}
       {canRun ? <JudgeAgainForm bench={bench} /> : null}
     </section>

@@ -3,7 +3,7 @@
 // page, endpoints, the two baselines), the generation
 // settings and the judge. Endpoints are those set up on this device (shared with the Playground,
 // keys in memory unless remembered there): the form picks them, or adds one.
-import { useMemo, useState, } from 'react';
+import { useMemo, useState } from 'react';
 import { EndpointForm, EndpointSelect, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';
@@ -34,7 +34,13 @@ function useCheckpointChoices(runs: ReturnType<typeof useBenchStore.getState>['r
         (['last', 'best'] as const).flatMap((tag) => {
           const c = r.checkpoints[tag];
           if (!c || (tag === 'best' && r.checkpoints.last?.key === c.key)) return [];
-          return [{ value: c.key, label: `${r.name} · ${tag} · step ${c.step}`, ref: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key } }];
+          return [
+            {
+              value: c.key,
+              label: `${r.name} · ${tag} · step ${c.step}`,
+              ref: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key },
+            },
+          ];
         }),
       ),
     [runs],
@@ -65,7 +71,8 @@ function checkForm(f: FormInput): { errors: Record<string, string>; draft: Bench
   if (!chosenDomains.length) errs.domains = 'Choose at least one domain.';
   const parsed = parseBenchNumbers(f.numbers);
   Object.assign(errs, parsed.errors);
-  if (!f.baselines.length && !f.checkpoints.length && !f.endpoints.length && !f.folders.length && !f.onnx.length) errs.backends = 'Choose at least one backend.';
+  if (!f.baselines.length && !f.checkpoints.length && !f.endpoints.length && !f.folders.length && !f.onnx.length)
+    errs.backends = 'Choose at least one backend.';
   const unfit = f.folders.filter((x) => !usable(x));
   if (unfit.length) errs.folders = `${unfit.map((x) => x.name).join(', ')}: not checked yet, or does not fit this GPU with its settings (see its message).`;
   const unusable = f.onnx.filter((x) => !usableOnnx(x));
@@ -83,7 +90,14 @@ function checkForm(f: FormInput): { errors: Record<string, string>; draft: Bench
     baselines: f.baselines,
     checkpoints: f.checkpoints.map((c) => c.ref),
     endpoints: f.endpoints,
-    folders: f.folders.map((x) => ({ folderId: x.id, name: x.name, architecture: x.info?.architecture ?? '', parameters: x.info?.parameters ?? 0, context: x.settings.context, memoryGiB: x.settings.memoryGiB })),
+    folders: f.folders.map((x) => ({
+      folderId: x.id,
+      name: x.name,
+      architecture: x.info?.architecture ?? '',
+      parameters: x.info?.parameters ?? 0,
+      context: x.settings.context,
+      memoryGiB: x.settings.memoryGiB,
+    })),
     onnx: f.onnx.map((x) => ({ folderId: x.id, name: x.name, file: chosenFile(x) ?? '', execution: pageExecution() })),
     generation: parsed.values.generation,
     judge: f.judgeKind === 'endpoint' && judgeEndpoint ? { kind: 'endpoint', endpoint: judgeEndpoint } : { kind: 'local' },
@@ -133,7 +147,10 @@ function EndpointChecks({ chosen, onChange }: { chosen: string[]; onChange(ids: 
               <label className="check">
                 <input type="checkbox" checked={chosen.includes(ep.id)} onChange={(e) => onChange(toggled(chosen, ep.id, e.target.checked))} />
                 <span>
-                  endpoint:{ep.model} <span className="muted small">at {ep.baseUrl} · {keyStatus(ep.id)}</span>
+                  endpoint:{ep.model}{' '}
+                  <span className="muted small">
+                    at {ep.baseUrl} · {keyStatus(ep.id)}
+                  </span>
                 </span>
               </label>
             </li>
@@ -176,7 +193,21 @@ interface BackendsProps {
   error?: string;
 }
 
-function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCheckpoints, endpointIds, setEndpointIds, folderIds, setFolderIds, onnxIds, setOnnxIds, noGpu, error }: BackendsProps) {
+function BackendsFieldset({
+  baselines,
+  setBaselines,
+  choices,
+  checkpoints,
+  setCheckpoints,
+  endpointIds,
+  setEndpointIds,
+  folderIds,
+  setFolderIds,
+  onnxIds,
+  setOnnxIds,
+  noGpu,
+  error,
+}: BackendsProps) {
   return (
     <fieldset>
       <legend>Backends</legend>
@@ -188,7 +219,11 @@ function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCh
           </span>
         </label>
       ))}
-      {choices.length ? <p className="muted small">Checkpoints (on this GPU, with the template each was trained with):</p> : <p className="muted small">No stored checkpoint yet: train one in the Train view.</p>}
+      {choices.length ? (
+        <p className="muted small">Checkpoints (on this GPU, with the template each was trained with):</p>
+      ) : (
+        <p className="muted small">No stored checkpoint yet: train one in the Train view.</p>
+      )}
       {choices.length && noGpu ? (
         <p className="muted small" data-testid="bench-checkpoints-unavailable">
           Checkpoints are unavailable here: {noGpu} The baselines and endpoints run without WebGPU.
@@ -196,20 +231,47 @@ function BackendsFieldset({ baselines, setBaselines, choices, checkpoints, setCh
       ) : null}
       {choices.map((c) => (
         <label key={c.value} className="check">
-          <input type="checkbox" disabled={!!noGpu} checked={!noGpu && checkpoints.includes(c.value)} onChange={(e) => setCheckpoints(toggled(checkpoints, c.value, e.target.checked))} />
+          <input
+            type="checkbox"
+            disabled={!!noGpu}
+            checked={!noGpu && checkpoints.includes(c.value)}
+            onChange={(e) => setCheckpoints(toggled(checkpoints, c.value, e.target.checked))}
+          />
           {c.label}
           {noGpu ? <span className="muted small"> (unavailable: needs WebGPU)</span> : null}
         </label>
       ))}
-      <HfFolderPicker idPrefix="bench" useLabel="Add to the benchmark" isUsed={(id) => folderIds.includes(id)} onUse={(f) => setFolderIds(toggled(folderIds, f.id, !folderIds.includes(f.id)))} />
-      <OnnxFolderPicker idPrefix="bench" useLabel="Add to the benchmark" isUsed={(id) => onnxIds.includes(id)} onUse={(f) => setOnnxIds(toggled(onnxIds, f.id, !onnxIds.includes(f.id)))} />
+      <HfFolderPicker
+        idPrefix="bench"
+        useLabel="Add to the benchmark"
+        isUsed={(id) => folderIds.includes(id)}
+        onUse={(f) => setFolderIds(toggled(folderIds, f.id, !folderIds.includes(f.id)))}
+      />
+      <OnnxFolderPicker
+        idPrefix="bench"
+        useLabel="Add to the benchmark"
+        isUsed={(id) => onnxIds.includes(id)}
+        onUse={(f) => setOnnxIds(toggled(onnxIds, f.id, !onnxIds.includes(f.id)))}
+      />
       <EndpointChecks chosen={endpointIds} onChange={setEndpointIds} />
       {error ? <span className="error-text small">{error}</span> : null}
     </fieldset>
   );
 }
 
-function JudgeFields({ kind, setKind, endpointId, setEndpointId, error }: { kind: 'local' | 'endpoint'; setKind(k: 'local' | 'endpoint'): void; endpointId: string; setEndpointId(id: string): void; error?: string }) {
+function JudgeFields({
+  kind,
+  setKind,
+  endpointId,
+  setEndpointId,
+  error,
+}: {
+  kind: 'local' | 'endpoint';
+  setKind(k: 'local' | 'endpoint'): void;
+  endpointId: string;
+  setEndpointId(id: string): void;
+  error?: string;
+}) {
   return (
     <>
       <Field id="bench-judge" label="Judge">
@@ -218,7 +280,9 @@ function JudgeFields({ kind, setKind, endpointId, setEndpointId, error }: { kind
           <option value="endpoint">LLM judge at an endpoint (AgentWorldBench verdict format)</option>
         </select>
       </Field>
-      {kind === 'endpoint' ? <EndpointSelect id="bench-judge-endpoint" label="Judge endpoint" value={endpointId} onChange={setEndpointId} error={error} /> : null}
+      {kind === 'endpoint' ? (
+        <EndpointSelect id="bench-judge-endpoint" label="Judge endpoint" value={endpointId} onChange={setEndpointId} error={error} />
+      ) : null}
     </>
   );
 }
@@ -279,7 +343,14 @@ export function NewBenchForm() {
 
   const num = (field: keyof BenchNumberFields, label: string, hint?: string) => (
     <Field id={`bench-${field}`} label={label} error={errors[field]} hint={hint}>
-      <input id={`bench-${field}`} type="text" inputMode="decimal" value={numbers[field]} onChange={(e) => setNumbers({ ...numbers, [field]: e.target.value })} aria-invalid={errors[field] ? true : undefined} />
+      <input
+        id={`bench-${field}`}
+        type="text"
+        inputMode="decimal"
+        value={numbers[field]}
+        onChange={(e) => setNumbers({ ...numbers, [field]: e.target.value })}
+        aria-invalid={errors[field] ? true : undefined}
+      />
     </Field>
   );
 
@@ -293,7 +364,18 @@ export function NewBenchForm() {
         {num('evalFraction', 'Eval share', 'trajectories held out, as training')}
         {num('seed', 'Split seed', 'training uses 0')}
       </div>
-      <BackendsFieldset baselines={baselines} setBaselines={setBaselines} choices={choices} checkpoints={checkpoints} setCheckpoints={setCheckpoints} endpointIds={endpointIds} setEndpointIds={setEndpointIds} {...picked.ids} noGpu={noGpu} error={errors.backends ?? errors.folders ?? errors.onnx} />
+      <BackendsFieldset
+        baselines={baselines}
+        setBaselines={setBaselines}
+        choices={choices}
+        checkpoints={checkpoints}
+        setCheckpoints={setCheckpoints}
+        endpointIds={endpointIds}
+        setEndpointIds={setEndpointIds}
+        {...picked.ids}
+        noGpu={noGpu}
+        error={errors.backends ?? errors.folders ?? errors.onnx}
+      />
       <div className="train-grid">
         {num('maxTokens', 'Max new tokens', 'blank: a quarter of a checkpoint’s context; 32768 for an endpoint')}
         {num('temperature', 'Temperature', 'blank: 0 for a checkpoint, 0.6 for an endpoint')}

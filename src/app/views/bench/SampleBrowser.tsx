@@ -25,7 +25,8 @@ function sampleRows(results: readonly BenchResult[]): SampleRow[] {
   for (const r of sorted) {
     const key = sampleKey(r.prediction);
     let row = rows.get(key);
-    if (!row) rows.set(key, (row = { key, domain: domainOfTask(r.prediction.task), id: String(r.prediction.id), turn: r.prediction.turn_idx, results: new Map() }));
+    if (!row)
+      rows.set(key, (row = { key, domain: domainOfTask(r.prediction.task), id: String(r.prediction.id), turn: r.prediction.turn_idx, results: new Map() }));
     row.results.set(r.backend, r);
   }
   return [...rows.values()];
@@ -115,7 +116,19 @@ function Verdict({ rec }: { rec: AwbJudgedRecord }) {
 type Backend = ReturnType<typeof orderedBackends>[number];
 
 /** One page of the samples: a row each, the total score of each backend's prediction by the judge. */
-function SamplesTable({ rows, backends, judgeId, open, setOpen }: { rows: SampleRow[]; backends: Backend[]; judgeId: string; open: string | null; setOpen(key: string | null): void }) {
+function SamplesTable({
+  rows,
+  backends,
+  judgeId,
+  open,
+  setOpen,
+}: {
+  rows: SampleRow[];
+  backends: Backend[];
+  judgeId: string;
+  open: string | null;
+  setOpen(key: string | null): void;
+}) {
   return (
     <div className="table-scroll">
       <table className="table compact bench-samples" data-testid="bench-samples">
@@ -177,7 +190,19 @@ function Pager({ current, pages, setPage }: { current: number; pages: number; se
 }
 
 /** The open sample: one backend's prediction against the reference, and the judge's verdict on it. */
-function SampleDetail({ row, backends, backendId, setBackend, judgeId }: { row: SampleRow; backends: Backend[]; backendId: string; setBackend(id: string): void; judgeId: string }) {
+function SampleDetail({
+  row,
+  backends,
+  backendId,
+  setBackend,
+  judgeId,
+}: {
+  row: SampleRow;
+  backends: Backend[];
+  backendId: string;
+  setBackend(id: string): void;
+  judgeId: string;
+}) {
   const result = row.results.get(backendId);
   const input = result ? judgeInputOf(result.prediction) : null;
   if (!result || !input) return null;

@@ -21,11 +21,14 @@ const INTEGER = /^\s*\d+\s*$/;
 export function parseBenchNumbers(f: BenchNumberFields): { values: BenchNumbers | null; errors: Partial<Record<keyof BenchNumberFields, string>> } {
   const errors: Partial<Record<keyof BenchNumberFields, string>> = {};
   const perDomain = Number(f.perDomain);
-  if (!INTEGER.test(f.perDomain) || perDomain < 1 || perDomain > 100_000) errors.perDomain = `Samples per domain must be a whole number from 1 to 100000; got '${f.perDomain}'.`;
+  if (!INTEGER.test(f.perDomain) || perDomain < 1 || perDomain > 100_000)
+    errors.perDomain = `Samples per domain must be a whole number from 1 to 100000; got '${f.perDomain}'.`;
   const evalFraction = Number(f.evalFraction);
-  if (f.evalFraction.trim() === '' || !Number.isFinite(evalFraction) || evalFraction <= 0 || evalFraction > 1) errors.evalFraction = `Eval share must be a number above 0 and at most 1; got '${f.evalFraction}'.`;
+  if (f.evalFraction.trim() === '' || !Number.isFinite(evalFraction) || evalFraction <= 0 || evalFraction > 1)
+    errors.evalFraction = `Eval share must be a number above 0 and at most 1; got '${f.evalFraction}'.`;
   const seed = Number(f.seed);
-  if (!INTEGER.test(f.seed) || !Number.isSafeInteger(seed) || seed > 0xffffffff) errors.seed = `Split seed must be a whole number from 0 to 4294967295; got '${f.seed}'.`;
+  if (!INTEGER.test(f.seed) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
+    errors.seed = `Split seed must be a whole number from 0 to 4294967295; got '${f.seed}'.`;
   const generation: BenchGeneration = {};
   if (f.maxTokens.trim()) {
     const n = Number(f.maxTokens);

@@ -46,7 +46,13 @@ function checkpointOptions(runs: RunRecord[]): CheckpointOption[] {
 }
 
 /** The backend a <select> value names: null for none, undefined when it names nothing known. */
-function choiceFromValue(v: string, ckpts: CheckpointOption[], files: { id: string; name: string }[], folders: PickedFolder[], onnx: PickedOnnxFolder[]): BackendChoice | null | undefined {
+function choiceFromValue(
+  v: string,
+  ckpts: CheckpointOption[],
+  files: { id: string; name: string }[],
+  folders: PickedFolder[],
+  onnx: PickedOnnxFolder[],
+): BackendChoice | null | undefined {
   if (!v) return null;
   const [kind, ...rest] = v.split(':');
   const id = rest.join(':');
@@ -92,7 +98,23 @@ function FilePicker({ onFile }: { onFile: (f: File) => void }) {
 }
 
 /** The backend <select>: checkpoints, dropped files, endpoints and baselines. */
-function BackendSelect({ backend, ckpts, files, folders, onnx, endpoints, onSelect }: { backend: BackendChoice | null; ckpts: CheckpointOption[]; files: { id: string; name: string }[]; folders: PickedFolder[]; onnx: PickedOnnxFolder[]; endpoints: EndpointSettings[]; onSelect: (v: string) => void }) {
+function BackendSelect({
+  backend,
+  ckpts,
+  files,
+  folders,
+  onnx,
+  endpoints,
+  onSelect,
+}: {
+  backend: BackendChoice | null;
+  ckpts: CheckpointOption[];
+  files: { id: string; name: string }[];
+  folders: PickedFolder[];
+  onnx: PickedOnnxFolder[];
+  endpoints: EndpointSettings[];
+  onSelect: (v: string) => void;
+}) {
   return (
     <select id="pg-backend" value={choiceValue(backend)} onChange={(e) => onSelect(e.target.value)}>
       <option value="">Choose…</option>
@@ -153,7 +175,15 @@ function onnxKvLine(kv: { onGpu: number; onCpu: number; live: number } | undefin
 }
 
 /** What the worker loaded for a checkpoint backend, or why not. */
-function ModelStatus({ backend, model, error }: { backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>; model: PlaygroundState['model']; error: PlaygroundError | null }) {
+function ModelStatus({
+  backend,
+  model,
+  error,
+}: {
+  backend: Extract<BackendChoice, { kind: 'run' | 'file' | 'hf' | 'onnx' }>;
+  model: PlaygroundState['model'];
+  error: PlaygroundError | null;
+}) {
   const hf = backend.kind === 'hf';
   const chosen = useOnnxFolderStore((s) => (backend.kind === 'onnx' ? s.get(backend.id) : undefined));
   if (backend.kind === 'onnx') {
@@ -230,7 +260,9 @@ function usePanelDrop(addFile: (f: File) => Promise<void>) {
       e.preventDefault();
       setDragging(false);
       const dt = e.dataTransfer;
-      const entries = Array.from(dt.items ?? []).map((i) => (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.());
+      const entries = Array.from(dt.items ?? []).map((i) =>
+        (i as DataTransferItem & { webkitGetAsEntry?: () => { isDirectory: boolean } | null }).webkitGetAsEntry?.(),
+      );
       if (dt.files.length > 1 || entries.some((x) => x?.isDirectory)) {
         void droppedFiles(dt).then((list) => {
           const picked = folderFiles(list);
@@ -284,7 +316,12 @@ export function BackendPanel() {
   };
 
   return (
-    <div className={drop.dragging ? 'pg-backend dropzone dragging' : 'pg-backend'} onDragOver={drop.onDragOver} onDragLeave={drop.onDragLeave} onDrop={drop.onDrop}>
+    <div
+      className={drop.dragging ? 'pg-backend dropzone dragging' : 'pg-backend'}
+      onDragOver={drop.onDragOver}
+      onDragLeave={drop.onDragLeave}
+      onDrop={drop.onDrop}
+    >
       <div className="field">
         <label htmlFor="pg-backend">Backend</label>
         <BackendSelect backend={backend} ckpts={ckpts} files={files} folders={folders} onnx={onnxFolders} endpoints={endpoints} onSelect={onSelect} />
@@ -292,8 +329,18 @@ export function BackendPanel() {
       {runsError ? <p className="error-text">{runsError}</p> : null}
       {runs && !ckpts.length ? <p className="small muted">No stored checkpoint yet: train one in the Train view, or drop a .safetensors file here.</p> : null}
       <FilePicker onFile={(f) => void addFile(f)} />
-      <HfFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'hf', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'hf' && backend.id === id} />
-      <OnnxFolderPicker idPrefix="pg" useLabel="Load in the Playground" onUse={(f) => setBackend({ kind: 'onnx', id: f.id, name: f.name })} isUsed={(id) => backend?.kind === 'onnx' && backend.id === id} />
+      <HfFolderPicker
+        idPrefix="pg"
+        useLabel="Load in the Playground"
+        onUse={(f) => setBackend({ kind: 'hf', id: f.id, name: f.name })}
+        isUsed={(id) => backend?.kind === 'hf' && backend.id === id}
+      />
+      <OnnxFolderPicker
+        idPrefix="pg"
+        useLabel="Load in the Playground"
+        onUse={(f) => setBackend({ kind: 'onnx', id: f.id, name: f.name })}
+        isUsed={(id) => backend?.kind === 'onnx' && backend.id === id}
+      />
       {isLocalChoice(backend) ? <ModelStatus backend={backend} model={model} error={error} /> : null}
       {chosenEndpoint ? (
         <EndpointSummary

@@ -21,7 +21,8 @@ export function ContextBar({ report }: { report: ContextReport | null }) {
         <span className="pg-key pg-system-c" /> system {approx}
         {report.system} · <span className="pg-key pg-history-c" /> history {approx}
         {report.history} · <span className="pg-key pg-action-c" /> action {approx}
-        {report.action} · <span className="pg-key pg-answer-c" /> answer ≤ {report.maxTokens} · {report.context ? `context ${report.context}` : 'context unknown (set it in the endpoint settings)'}
+        {report.action} · <span className="pg-key pg-answer-c" /> answer ≤ {report.maxTokens} ·{' '}
+        {report.context ? `context ${report.context}` : 'context unknown (set it in the endpoint settings)'}
         {report.exact ? '' : ' — estimated: the page does not have the endpoint’s tokenizer'}
       </p>
       {cut ? (

@@ -15,7 +15,11 @@ export function Highlighted({ text, marks, label }: { text: string; marks: Highl
     if (m.start < pos) return;
     if (m.start > pos) parts.push(text.slice(pos, m.start));
     parts.push(
-      <mark key={i} className={`pg-mark ${m.status}`} title={`${m.label}: ${m.status === 'match' ? 'reproduced exactly' : m.status === 'mismatch' ? 'not reproduced (the verifier fails here)' : 'not checked (after the first failure)'}`}>
+      <mark
+        key={i}
+        className={`pg-mark ${m.status}`}
+        title={`${m.label}: ${m.status === 'match' ? 'reproduced exactly' : m.status === 'mismatch' ? 'not reproduced (the verifier fails here)' : 'not checked (after the first failure)'}`}
+      >
         {text.slice(m.start, m.end)}
       </mark>,
     );
@@ -35,7 +39,15 @@ function rate(tokens: number, ms: number): string {
   return ms > 0 ? `${((tokens * 1000) / ms).toFixed(1)}` : '–';
 }
 
-type TurnCardProps = { turn: PlayTurn; index: number; live: LiveGeneration | null; busy: boolean; onEdit: (action: string, keepLater: boolean) => void; onRetry: () => void; onStop: () => void };
+type TurnCardProps = {
+  turn: PlayTurn;
+  index: number;
+  live: LiveGeneration | null;
+  busy: boolean;
+  onEdit: (action: string, keepLater: boolean) => void;
+  onRetry: () => void;
+  onStop: () => void;
+};
 
 /** Which backend made the prediction, in which mode, and how fast. */
 function TurnMeta({ p }: { p: NonNullable<PlayTurn['prediction']> }) {
@@ -61,7 +73,13 @@ function ActionRow({ turn, index, busy, onEdit }: Pick<TurnCardProps, 'turn' | '
   return editing === null ? (
     <div className="pg-action">
       <code data-testid="turn-action">{turn.action}</code>
-      <button type="button" className="secondary small" disabled={busy} onClick={() => setEditing(turn.action)} aria-label={`Edit the action of turn ${index + 1}`}>
+      <button
+        type="button"
+        className="secondary small"
+        disabled={busy}
+        onClick={() => setEditing(turn.action)}
+        aria-label={`Edit the action of turn ${index + 1}`}
+      >
         Edit
       </button>
     </div>
@@ -186,7 +204,10 @@ function TurnGrade({ g }: { g: NonNullable<PlayTurn['grade']> }) {
         </span>
       </p>
       <p data-testid="turn-reward">
-        Reward <strong>{g.reward.reward.toFixed(2)}</strong> / 25 <span className="small muted">= 0.9 × judge {g.reward.judge.toFixed(1)} + 0.1 × verifier {g.reward.verifier}</span>
+        Reward <strong>{g.reward.reward.toFixed(2)}</strong> / 25{' '}
+        <span className="small muted">
+          = 0.9 × judge {g.reward.judge.toFixed(1)} + 0.1 × verifier {g.reward.verifier}
+        </span>
       </p>
       {g.verdict.strengths.length || g.verdict.weaknesses.length ? (
         <details className="small">
@@ -214,7 +235,11 @@ export function TurnCard({ turn, index, live, busy, onEdit, onRetry, onStop }: T
         <ModelSide turn={turn} index={index} live={live} busy={busy} onRetry={onRetry} onStop={onStop} />
         <section aria-label="Real environment">
           <h4>Real environment{turn.real && !turn.real.ok ? <span className="pill off">error</span> : null}</h4>
-          {turn.real ? <Highlighted text={turn.real.observation} marks={g?.highlights.reference ?? []} label="Real observation" /> : <p className="muted small">A free world has no real environment.</p>}
+          {turn.real ? (
+            <Highlighted text={turn.real.observation} marks={g?.highlights.reference ?? []} label="Real observation" />
+          ) : (
+            <p className="muted small">A free world has no real environment.</p>
+          )}
         </section>
       </div>
       {g ? <TurnGrade g={g} /> : null}

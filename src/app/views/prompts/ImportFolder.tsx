@@ -28,7 +28,9 @@ export function ImportFolder({ base, onImport }: { base: PromptTemplate; onImpor
   };
   return (
     <div className="field">
-      <label htmlFor="import-prompt-folder">Import a folder of DOMAIN/system_prompt.txt files (placeholders like {'{tool_definitions}'}); the turn layout comes from {base.version}</label>
+      <label htmlFor="import-prompt-folder">
+        Import a folder of DOMAIN/system_prompt.txt files (placeholders like {'{tool_definitions}'}); the turn layout comes from {base.version}
+      </label>
       <input
         id="import-prompt-folder"
         type="file"

@@ -36,9 +36,31 @@ function Paired({ v }: { v: Version }) {
   );
 }
 
-function CandidateCard({ v, level, best, winnerLine, chosen, promoted, onChoose }: { v: Version; level: number; best: boolean; winnerLine: boolean; chosen: boolean; promoted?: string; onChoose(): void }) {
+function CandidateCard({
+  v,
+  level,
+  best,
+  winnerLine,
+  chosen,
+  promoted,
+  onChoose,
+}: {
+  v: Version;
+  level: number;
+  best: boolean;
+  winnerLine: boolean;
+  chosen: boolean;
+  promoted?: string;
+  onChoose(): void;
+}) {
   return (
-    <button type="button" className={`lineage-card${chosen ? ' chosen' : ''}${winnerLine ? ' winner-line' : ''}`} onClick={onChoose} aria-pressed={chosen} data-testid={`candidate-${v.id}`}>
+    <button
+      type="button"
+      className={`lineage-card${chosen ? ' chosen' : ''}${winnerLine ? ' winner-line' : ''}`}
+      onClick={onChoose}
+      aria-pressed={chosen}
+      data-testid={`candidate-${v.id}`}
+    >
       <div className="lineage-card-head">
         <span className="mono">{v.id}</span>
         <span className={`pill ${STATUS_PILL[v.status]}`}>{v.status}</span>
@@ -67,10 +89,19 @@ export function BestChart({ state }: { state: LoopState }) {
   const rounds = Math.max(1, state.config.rounds);
   const x = (r: number) => pad.l + (r / rounds) * (W - pad.l - pad.r);
   const y = (m: number) => pad.t + (1 - (m - lo) / Math.max(1, hi - lo)) * (H - pad.t - pad.b);
-  const line = points.filter((p) => p.mean !== null).map((p) => `${x(p.round)},${y(p.mean!)}`).join(' ');
+  const line = points
+    .filter((p) => p.mean !== null)
+    .map((p) => `${x(p.round)},${y(p.mean!)}`)
+    .join(' ');
   const ticks = [lo, (lo + hi) / 2, hi];
   return (
-    <svg className="lineage-chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Best dev score per round: ${points.map((p) => `round ${p.round} ${fmtScore(p.mean)}`).join(', ')}`} data-testid="best-chart">
+    <svg
+      className="lineage-chart"
+      viewBox={`0 0 ${W} ${H}`}
+      role="img"
+      aria-label={`Best dev score per round: ${points.map((p) => `round ${p.round} ${fmtScore(p.mean)}`).join(', ')}`}
+      data-testid="best-chart"
+    >
       {ticks.map((t) => (
         <g key={t}>
           <line className="lineage-grid" x1={pad.l} x2={W - pad.r} y1={y(t)} y2={y(t)} />
@@ -113,16 +144,29 @@ function Winner({ o, state }: { o: OptimisationRecord; state: LoopState }) {
       <dt>Winner</dt>
       <dd>
         <span className="mono">{best.id}</span>
-        {best.id === start?.id ? <span className="muted"> (no candidate beat the start)</span> : <span className="muted"> via {ancestry(state, best.id).join(' → ')}</span>}
+        {best.id === start?.id ? (
+          <span className="muted"> (no candidate beat the start)</span>
+        ) : (
+          <span className="muted"> via {ancestry(state, best.id).join(' → ')}</span>
+        )}
       </dd>
       <dt>Dev score</dt>
       <dd>
         {fmtScore(best.mean)}
-        {gain !== null && best.id !== start?.id ? <span className="muted"> ({fmtSigned(gain)} over {o.start.version})</span> : null}
+        {gain !== null && best.id !== start?.id ? (
+          <span className="muted">
+            {' '}
+            ({fmtSigned(gain)} over {o.start.version})
+          </span>
+        ) : null}
       </dd>
       <dt>Test score</dt>
       <dd data-testid="test-score">
-        {state.test ? `${fmtScore(state.test.mean)} on ${state.config.testSize} held-out samples (${state.test.version})` : state.config.testSize ? 'after the last round' : 'no test split'}
+        {state.test
+          ? `${fmtScore(state.test.mean)} on ${state.config.testSize} held-out samples (${state.test.version})`
+          : state.config.testSize
+            ? 'after the last round'
+            : 'no test split'}
       </dd>
       <dt>Calls</dt>
       <dd>
@@ -142,11 +186,14 @@ function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: Lo
   return (
     <section className="lineage-details" aria-labelledby="cand-title" data-testid="candidate-details">
       <h3 id="cand-title">
-        <span className="mono">{v.id}</span> {parent ? <span className="muted">against its parent {parent.id}</span> : <span className="muted">the starting template ({o.start.version})</span>}
+        <span className="mono">{v.id}</span>{' '}
+        {parent ? <span className="muted">against its parent {parent.id}</span> : <span className="muted">the starting template ({o.start.version})</span>}
       </h3>
       <p className="small">{v.note}</p>
       {v.reason ? <p className="small muted">{v.reason}</p> : null}
-      {parent && v.text ? <DiffEditor original={parent.text} modified={v.text} ariaLabel={`Differences between ${parent.id} and ${v.id}`} testId="candidate-diff" revealChange /> : null}
+      {parent && v.text ? (
+        <DiffEditor original={parent.text} modified={v.text} ariaLabel={`Differences between ${parent.id} and ${v.id}`} testId="candidate-diff" revealChange />
+      ) : null}
       <div className="toolbar">
         {promoted ? (
           <span className="small" data-testid="promoted-as">
@@ -157,7 +204,11 @@ function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: Lo
             <label className="check">
               <input type="checkbox" checked={addToSft} onChange={(e) => setAddToSft(e.target.checked)} /> add to the SFT template mix
             </label>
-            <button type="button" disabled={!usable || busy} onClick={() => (setBusy(true), void promote(o.id, v.id, { addToSft }).finally(() => setBusy(false)))}>
+            <button
+              type="button"
+              disabled={!usable || busy}
+              onClick={() => (setBusy(true), void promote(o.id, v.id, { addToSft }).finally(() => setBusy(false)))}
+            >
               Promote {v.id} to a template version
             </button>
           </>
@@ -185,7 +236,16 @@ export function Lineage({ o }: { o: OptimisationRecord }) {
           <div className="lineage-round" role="listitem" key={col.round} data-testid={`round-${col.round}`}>
             <h4>{col.round === 0 ? 'Start' : `Round ${col.round}`}</h4>
             {col.versions.map((v) => (
-              <CandidateCard key={v.id} v={v} level={level} best={v.id === state.best} winnerLine={line.has(v.id)} chosen={v.id === current.id} promoted={o.promoted?.[v.id]} onChoose={() => setChosen(v.id)} />
+              <CandidateCard
+                key={v.id}
+                v={v}
+                level={level}
+                best={v.id === state.best}
+                winnerLine={line.has(v.id)}
+                chosen={v.id === current.id}
+                promoted={o.promoted?.[v.id]}
+                onChoose={() => setChosen(v.id)}
+              />
             ))}
           </div>
         ))}

@@ -3,7 +3,7 @@
 // checkpoint, a Hugging Face or ONNX folder picked in this page, an endpoint: the Bench's backends
 // and its folder pickers), the judge, the optimiser (offline, or an LLM at
 // an endpoint, its key kept in memory as the Bench's), rounds, candidates, margin and budget.
-import { useMemo, useState, } from 'react';
+import { useMemo, useState } from 'react';
 import { EndpointSelect } from '../../components/EndpointForm.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
@@ -32,7 +32,11 @@ function useBackendChoices(): BackendChoice[] {
       for (const tag of ['last', 'best'] as const) {
         const c = r.checkpoints[tag];
         if (!c || (tag === 'best' && r.checkpoints.last?.key === c.key)) continue;
-        out.push({ value: c.key, label: `${r.name} · ${tag} · step ${c.step}`, backend: { kind: 'checkpoint', checkpoint: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key } } });
+        out.push({
+          value: c.key,
+          label: `${r.name} · ${tag} · step ${c.step}`,
+          backend: { kind: 'checkpoint', checkpoint: { runId: r.id, runName: r.name, stage: r.stage, tag, step: c.step, key: c.key } },
+        });
       }
     out.push({ value: 'hf', label: 'a Hugging Face folder (pick it below)…', backend: { kind: 'copy-last' } });
     out.push({ value: 'onnx', label: 'an ONNX folder (pick it below)…', backend: { kind: 'copy-last' } });
@@ -64,7 +68,19 @@ function folderBackend(kind: 'hf' | 'onnx', id: string, noGpu: string | null): {
     if (!f) return { error: 'Pick a Hugging Face folder below and press “Use as the simulated model”.' };
     if (noGpu) return { error: `A Hugging Face folder runs on the GPU: ${noGpu}` };
     if (!usable(f)) return { error: `${f.name}: not checked yet, or does not fit this GPU with its settings (see its message).` };
-    return { backend: { kind: 'hf', hf: { folderId: f.id, name: f.name, architecture: f.info.architecture, parameters: f.info.parameters, context: f.settings.context, memoryGiB: f.settings.memoryGiB } } };
+    return {
+      backend: {
+        kind: 'hf',
+        hf: {
+          folderId: f.id,
+          name: f.name,
+          architecture: f.info.architecture,
+          parameters: f.info.parameters,
+          context: f.settings.context,
+          memoryGiB: f.settings.memoryGiB,
+        },
+      },
+    };
   }
   const f = useOnnxFolderStore.getState().get(id);
   if (!f) return { error: 'Pick an ONNX folder below and press “Use as the simulated model”.' };
@@ -92,7 +108,8 @@ function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: strin
   if (c.judge === 'endpoint' && !endpoint(c.judgeEndpoint)) errors.judge = 'Choose the judge’s endpoint, or add one.';
   if (c.optimiser === 'endpoint' && !endpoint(c.optimiserEndpoint)) errors.optimiser = 'Choose the optimiser’s endpoint, or add one.';
   if (Object.keys(errors).length || !values || !template || !dataset || !choice) return { errors, draft: null };
-  const backend: OptimiseDraft['backend'] = c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : folder && 'backend' in folder ? folder.backend : choice.backend;
+  const backend: OptimiseDraft['backend'] =
+    c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : folder && 'backend' in folder ? folder.backend : choice.backend;
   return {
     errors,
     draft: {
@@ -110,7 +127,14 @@ function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: strin
       judge: c.judge === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.judgeEndpoint)! } : { kind: 'local' },
       optimiser: c.optimiser === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.optimiserEndpoint)! } : { kind: 'offline' },
       generation: values.generation,
-      loop: { rounds: values.rounds, candidates: values.candidates, margin: values.margin, level: 0.95, seed: values.seed, ...(values.budget !== undefined && { budget: { modelCalls: values.budget, judgeCalls: values.budget } }) },
+      loop: {
+        rounds: values.rounds,
+        candidates: values.candidates,
+        margin: values.margin,
+        level: 0.95,
+        seed: values.seed,
+        ...(values.budget !== undefined && { budget: { modelCalls: values.budget, judgeCalls: values.budget } }),
+      },
     },
   };
 }
@@ -127,31 +151,94 @@ function ModelFields({ c, set, backends, errors }: { c: Choices; set(p: Partial<
           ))}
         </select>
       </Field>
-      {c.backend === 'endpoint' ? <EndpointSelect id="opt-backend-endpoint" label="Model endpoint" value={c.backendEndpoint} onChange={(id) => set({ backendEndpoint: id })} error={errors.backend} /> : null}
-      {c.backend === 'hf' ? <HfFolderPicker idPrefix="opt" useLabel="Use as the simulated model" isUsed={(id) => id === c.backendFolder} onUse={(f) => set({ backendFolder: f.id })} /> : null}
-      {c.backend === 'onnx' ? <OnnxFolderPicker idPrefix="opt" useLabel="Use as the simulated model" isUsed={(id) => id === c.backendFolder} onUse={(f) => set({ backendFolder: f.id })} /> : null}
+      {c.backend === 'endpoint' ? (
+        <EndpointSelect
+          id="opt-backend-endpoint"
+          label="Model endpoint"
+          value={c.backendEndpoint}
+          onChange={(id) => set({ backendEndpoint: id })}
+          error={errors.backend}
+        />
+      ) : null}
+      {c.backend === 'hf' ? (
+        <HfFolderPicker
+          idPrefix="opt"
+          useLabel="Use as the simulated model"
+          isUsed={(id) => id === c.backendFolder}
+          onUse={(f) => set({ backendFolder: f.id })}
+        />
+      ) : null}
+      {c.backend === 'onnx' ? (
+        <OnnxFolderPicker
+          idPrefix="opt"
+          useLabel="Use as the simulated model"
+          isUsed={(id) => id === c.backendFolder}
+          onUse={(f) => set({ backendFolder: f.id })}
+        />
+      ) : null}
       <Field id="opt-judge" label="Judge">
         <select id="opt-judge" value={c.judge} onChange={(e) => set({ judge: e.target.value as Kind })}>
           <option value="local">Local rubric judge (in the browser)</option>
           <option value="endpoint">LLM judge at an endpoint</option>
         </select>
       </Field>
-      {c.judge === 'endpoint' ? <EndpointSelect id="opt-judge-endpoint" label="Judge endpoint" value={c.judgeEndpoint} onChange={(id) => set({ judgeEndpoint: id })} error={errors.judge} /> : null}
-      <Field id="opt-optimiser" label="Optimiser" hint="offline: edits from a library of instructions keyed to the judge’s weak dimensions; endpoint: an LLM rewrites the template">
+      {c.judge === 'endpoint' ? (
+        <EndpointSelect
+          id="opt-judge-endpoint"
+          label="Judge endpoint"
+          value={c.judgeEndpoint}
+          onChange={(id) => set({ judgeEndpoint: id })}
+          error={errors.judge}
+        />
+      ) : null}
+      <Field
+        id="opt-optimiser"
+        label="Optimiser"
+        hint="offline: edits from a library of instructions keyed to the judge’s weak dimensions; endpoint: an LLM rewrites the template"
+      >
         <select id="opt-optimiser" value={c.optimiser} onChange={(e) => set({ optimiser: e.target.value as Choices['optimiser'] })}>
           <option value="offline">Offline (no endpoint)</option>
           <option value="endpoint">LLM at an endpoint</option>
         </select>
       </Field>
-      {c.optimiser === 'endpoint' ? <EndpointSelect id="opt-optimiser-endpoint" label="Optimiser endpoint" value={c.optimiserEndpoint} onChange={(id) => set({ optimiserEndpoint: id })} error={errors.optimiser} /> : null}
+      {c.optimiser === 'endpoint' ? (
+        <EndpointSelect
+          id="opt-optimiser-endpoint"
+          label="Optimiser endpoint"
+          value={c.optimiserEndpoint}
+          onChange={(id) => set({ optimiserEndpoint: id })}
+          error={errors.optimiser}
+        />
+      ) : null}
     </>
   );
 }
 
-function NumberField({ field, label, hint, value, error, onChange }: { field: string; label: string; hint?: string; value: string; error?: string; onChange(v: string): void }) {
+function NumberField({
+  field,
+  label,
+  hint,
+  value,
+  error,
+  onChange,
+}: {
+  field: string;
+  label: string;
+  hint?: string;
+  value: string;
+  error?: string;
+  onChange(v: string): void;
+}) {
   return (
     <Field id={`opt-${field}`} label={label} error={error} hint={hint}>
-      <input id={`opt-${field}`} type="text" inputMode="decimal" value={value} onChange={(e) => onChange(e.target.value)} aria-invalid={error ? true : undefined} />
+      <input
+        id={`opt-${field}`}
+        type="text"
+        inputMode="decimal"
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+      />
     </Field>
   );
 }
@@ -178,7 +265,20 @@ export function OptimiseForm({ from }: { from?: string }) {
   const { live, create } = useOptimiseStore();
   const backends = useBackendChoices();
   const noGpu = useMemo(() => missingWebGpu()?.message ?? null, []);
-  const [c, setC] = useState<Choices>({ version: from ?? 'v0', datasetId: '', domains: [], numbers: OPTIMISE_DEFAULTS, backend: 'copy-last', backendEndpoint: '', backendFolder: '', judge: 'local', judgeEndpoint: '', optimiser: 'offline', optimiserEndpoint: '', name: '' });
+  const [c, setC] = useState<Choices>({
+    version: from ?? 'v0',
+    datasetId: '',
+    domains: [],
+    numbers: OPTIMISE_DEFAULTS,
+    backend: 'copy-last',
+    backendEndpoint: '',
+    backendFolder: '',
+    judge: 'local',
+    judgeEndpoint: '',
+    optimiser: 'offline',
+    optimiserEndpoint: '',
+    name: '',
+  });
   const [domainsTouched, setDomainsTouched] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const set = (p: Partial<Choices>) => setC((x) => ({ ...x, ...p }));
@@ -193,7 +293,16 @@ export function OptimiseForm({ from }: { from?: string }) {
     setErrors(checked.errors);
     if (checked.draft) void create(checked.draft);
   }
-  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => <NumberField field={field} label={label} hint={hint} value={c.numbers[field]} error={errors[field]} onChange={(v) => set({ numbers: { ...c.numbers, [field]: v } })} />;
+  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => (
+    <NumberField
+      field={field}
+      label={label}
+      hint={hint}
+      value={c.numbers[field]}
+      error={errors[field]}
+      onChange={(v) => set({ numbers: { ...c.numbers, [field]: v } })}
+    />
+  );
   return (
     <form className="card bench-form" onSubmit={submit} aria-labelledby="opt-form-title" noValidate data-testid="optimise-form">
       <h2 id="opt-form-title">Optimise a template</h2>

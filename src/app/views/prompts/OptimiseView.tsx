@@ -22,7 +22,8 @@ function FolderNeeded({ o }: { o: OptimisationRecord }) {
   if (!f || optimisationFolder(o, find(hf), find(onnx))) return null;
   return (
     <p className="small" data-testid="optimise-folder-needed">
-      Its simulated model is the folder {f.name}, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form (Simulated model: {o.backend.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}) before resuming.
+      Its simulated model is the folder {f.name}, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form
+      (Simulated model: {o.backend.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}) before resuming.
     </p>
   );
 }
@@ -35,7 +36,10 @@ function Interrupted() {
         <div key={o.id} className="callout" role="status" data-testid="optimise-interrupted">
           <p>
             <strong>{o.name}</strong> was running when the page closed
-            {o.loop ? ` (after ${o.loop.round} finished round(s), ${o.loop.versions.filter((v) => v.mean !== undefined).length} scored template(s), which are kept)` : ''}.
+            {o.loop
+              ? ` (after ${o.loop.round} finished round(s), ${o.loop.versions.filter((v) => v.mean !== undefined).length} scored template(s), which are kept)`
+              : ''}
+            .
           </p>
           <FolderNeeded o={o} />
           <div className="toolbar">
@@ -57,7 +61,15 @@ function Progress() {
   if (!live) return null;
   const p = live.progress;
   const ev = p?.evaluations;
-  const what = !p ? (live.state === 'queued' ? 'waiting for the worker (one job at a time)' : 'starting') : p.phase === 'samples' ? 'choosing the dev and test samples' : p.split ? `scoring on the ${p.split} split: ${p.samples?.done ?? 0} / ${p.samples?.total ?? 0} samples` : 'proposing candidates';
+  const what = !p
+    ? live.state === 'queued'
+      ? 'waiting for the worker (one job at a time)'
+      : 'starting'
+    : p.phase === 'samples'
+      ? 'choosing the dev and test samples'
+      : p.split
+        ? `scoring on the ${p.split} split: ${p.samples?.done ?? 0} / ${p.samples?.total ?? 0} samples`
+        : 'proposing candidates';
   return (
     <div className="card" data-testid="optimise-progress" role="status" aria-live="polite">
       <div className="run-progress">
@@ -112,7 +124,8 @@ function Chosen() {
         Lineage of {o.name} <span className="pill off">{o.state}</span>
       </h2>
       <p className="small muted">
-        From {o.start.version} on {o.data.name} ({o.data.domains.join(', ')}) · {o.backend.name} · {o.judge.kind === 'local' ? 'local judge' : o.judge.id} · {o.optimiser.kind === 'offline' ? 'offline optimiser' : `optimiser ${o.optimiser.endpoint.model}`}
+        From {o.start.version} on {o.data.name} ({o.data.domains.join(', ')}) · {o.backend.name} · {o.judge.kind === 'local' ? 'local judge' : o.judge.id} ·{' '}
+        {o.optimiser.kind === 'offline' ? 'offline optimiser' : `optimiser ${o.optimiser.endpoint.model}`}
         {o.loop?.stopNote ? ` · ${o.loop.stopNote}` : ''}
       </p>
       {o.error ? (

@@ -66,7 +66,16 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
         </div>
         <div className="field">
           <label htmlFor="preview-turn">Target turn</label>
-          <input id="preview-turn" type="number" min={1} max={t.turns.length} value={turnText} onChange={(e) => setTurnText(e.target.value)} aria-invalid={turnError ? true : undefined} style={{ width: '6rem' }} />
+          <input
+            id="preview-turn"
+            type="number"
+            min={1}
+            max={t.turns.length}
+            value={turnText}
+            onChange={(e) => setTurnText(e.target.value)}
+            aria-invalid={turnError ? true : undefined}
+            style={{ width: '6rem' }}
+          />
         </div>
       </div>
       {turnError ? (
@@ -78,10 +87,17 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
       {rendered ? (
         <>
           <p className="small" data-testid="preview-stats">
-            <strong data-testid="preview-tokens">{rendered.tokens.toLocaleString()} tokens</strong> ({kind === 'bpe' ? `BPE ${tokenizer.vocabSize.toLocaleString()} trained on this dataset` : 'byte tokens'}), of which{' '}
+            <strong data-testid="preview-tokens">{rendered.tokens.toLocaleString()} tokens</strong> (
+            {kind === 'bpe' ? `BPE ${tokenizer.vocabSize.toLocaleString()} trained on this dataset` : 'byte tokens'}), of which{' '}
             {rendered.targetTokens.toLocaleString()} in the target · {rendered.text.length.toLocaleString()} characters
           </p>
-          <pre ref={pre} className="preview" role="figure" data-testid="preview-text" aria-label="Rendered training text; the target observation is highlighted">
+          <pre
+            ref={pre}
+            className="preview"
+            role="figure"
+            data-testid="preview-text"
+            aria-label="Rendered training text; the target observation is highlighted"
+          >
             {rendered.text.slice(0, rendered.targetStart)}
             <mark data-testid="preview-target">{rendered.text.slice(rendered.targetStart, rendered.targetEnd)}</mark>
             {rendered.text.slice(rendered.targetEnd)}
@@ -94,7 +110,12 @@ function Preview({ template, trajectories }: { template: TemplateBody | null; tr
 
 /** A version's texts for the diff: the default text, then each domain's under a comment line. */
 function diffText(t: TemplateBody): string {
-  return templateText({ ...t, version: '' }) + Object.entries(t.domains ?? {}).map(([d, x]) => `\n{# ---- text for ${d} ---- #}\n${x}`).join('');
+  return (
+    templateText({ ...t, version: '' }) +
+    Object.entries(t.domains ?? {})
+      .map(([d, x]) => `\n{# ---- text for ${d} ---- #}\n${x}`)
+      .join('')
+  );
 }
 
 function Versions({ selected, setSelected }: { selected: [string, string]; setSelected(s: [string, string]): void }) {
@@ -127,17 +148,20 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
         {(['Original', 'Modified'] as const).map((label, k) => (
           <div className="field" key={label}>
             <label htmlFor={`diff-${k}`}>{label}</label>
-            <select
-              id={`diff-${k}`}
-              value={selected[k]}
-              onChange={(e) => setSelected(k === 0 ? [e.target.value, selected[1]] : [selected[0], e.target.value])}
-            >
+            <select id={`diff-${k}`} value={selected[k]} onChange={(e) => setSelected(k === 0 ? [e.target.value, selected[1]] : [selected[0], e.target.value])}>
               <Options items={versions} value={(v) => v.version} label={(v) => v.version} />
             </select>
           </div>
         ))}
       </div>
-      {a && b ? <DiffEditor original={diffText(a.template)} modified={diffText(b.template)} ariaLabel={`Differences between ${a.version} and ${b.version}`} testId="diff-editor" /> : null}
+      {a && b ? (
+        <DiffEditor
+          original={diffText(a.template)}
+          modified={diffText(b.template)}
+          ariaLabel={`Differences between ${a.version} and ${b.version}`}
+          testId="diff-editor"
+        />
+      ) : null}
     </article>
   );
 }
@@ -169,7 +193,11 @@ function StageMix() {
     <article className="card wide" aria-labelledby="mix-title">
       <h2 id="mix-title">Template mix per training stage</h2>
       <p className="muted small">Each sample of a stage is rendered with a template drawn by these weights (relative; they must sum to more than 0).</p>
-      <ScrollTable className="table dist-table" testId="stage-mix" columns={['Stage', ...versions.map((v): Column => ({ label: v.version, className: 'mono', key: `v:${v.version}` }))]}>
+      <ScrollTable
+        className="table dist-table"
+        testId="stage-mix"
+        columns={['Stage', ...versions.map((v): Column => ({ label: v.version, className: 'mono', key: `v:${v.version}` }))]}
+      >
         {EDITABLE_STAGES.map((stage) => (
           <tr key={stage}>
             <th scope="row">{STAGE_LABEL[stage]}</th>
@@ -245,7 +273,14 @@ function SaveVersion({ base, disabled, save }: { base: string; disabled: boolean
       <div className="toolbar">
         <div className="field" style={{ flex: '1 1 14rem' }}>
           <label htmlFor="version-note">Note for the new version</label>
-          <input id="version-note" type="text" value={note} onChange={(e) => setNote(e.target.value)} placeholder={`what changed since ${base}`} maxLength={MAX_NOTE_CHARS} />
+          <input
+            id="version-note"
+            type="text"
+            value={note}
+            onChange={(e) => setNote(e.target.value)}
+            placeholder={`what changed since ${base}`}
+            maxLength={MAX_NOTE_CHARS}
+          />
         </div>
         <button type="button" onClick={() => void onSave()} disabled={disabled}>
           Save as new version
@@ -306,10 +341,16 @@ export function TemplateEditor() {
     if (versions.length) setCompare((c) => (c[0] === 'v0' && c[1] === 'v0' ? ['v0', versions[versions.length - 1].version] : c));
   }, [versions]);
 
-  if (status === 'error') return <div className="callout error" role="alert">{error}</div>;
+  if (status === 'error')
+    return (
+      <div className="callout error" role="alert">
+        {error}
+      </div>
+    );
   if (!base) return <p className="loading">Loading template versions…</p>;
 
-  const switchTo = (v: string, d: string | null) => setDraft({ base: v, text: templateText(useTemplateStore.getState().versions.find((x) => x.version === v)!.template, d), domain: d }); // the store's list: a version just created is not in this render's `versions`
+  const switchTo = (v: string, d: string | null) =>
+    setDraft({ base: v, text: templateText(useTemplateStore.getState().versions.find((x) => x.version === v)!.template, d), domain: d }); // the store's list: a version just created is not in this render's `versions`
   const save = async (note: string) => {
     const v = await createVersion(parsed.template!, base.version, note);
     setDraft({ base: v, text, domain });
@@ -340,8 +381,9 @@ export function TemplateEditor() {
             testId="template-editor"
           />
           <p className="muted small">
-            A Jinja text: <code>{'{{ task_description }}'}</code>, <code>{'{% if initial_state %}…{% endif %}'}</code>, <code>{'{% for turn in history %}…{% endfor %}'}</code>, <code>{'{{ action }}'}</code>; type{' '}
-            <code>{'{{'}</code> or press Ctrl+Space for the variable names (docs/templates.md).
+            A Jinja text: <code>{'{{ task_description }}'}</code>, <code>{'{% if initial_state %}…{% endif %}'}</code>,{' '}
+            <code>{'{% for turn in history %}…{% endfor %}'}</code>, <code>{'{{ action }}'}</code>; type <code>{'{{'}</code> or press Ctrl+Space for the
+            variable names (docs/templates.md).
           </p>
           {parsed.problems.length ? <ProblemList problems={parsed.problems} testId="template-problems" live /> : null}
           <SaveVersion base={base.version} disabled={!parsed.template || !dirty} save={save} />

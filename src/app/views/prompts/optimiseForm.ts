@@ -27,7 +27,18 @@ export interface OptimiseNumbers {
   generation: BenchGeneration;
 }
 
-export const OPTIMISE_DEFAULTS: OptimiseNumberFields = { rounds: '2', candidates: '2', devPerDomain: '6', testPerDomain: '4', evalFraction: '0.2', seed: '1', margin: '0', budget: '', maxTokens: '', temperature: '' };
+export const OPTIMISE_DEFAULTS: OptimiseNumberFields = {
+  rounds: '2',
+  candidates: '2',
+  devPerDomain: '6',
+  testPerDomain: '4',
+  evalFraction: '0.2',
+  seed: '1',
+  margin: '0',
+  budget: '',
+  maxTokens: '',
+  temperature: '',
+};
 
 const INTEGER = /^\s*\d+\s*$/;
 
@@ -59,11 +70,16 @@ export function parseOptimiseNumbers(f: OptimiseNumberFields): { values: Optimis
   const testPerDomain = whole(errors, 'testPerDomain', 'Test samples per domain', f.testPerDomain, 0, 100_000);
   const seed = whole(errors, 'seed', 'Seed', f.seed, 0, 0xffffffff);
   const evalFraction = Number(f.evalFraction);
-  if (f.evalFraction.trim() === '' || !Number.isFinite(evalFraction) || evalFraction <= 0 || evalFraction > 1) errors.evalFraction = `Eval share must be a number above 0 and at most 1; got '${f.evalFraction}'.`;
+  if (f.evalFraction.trim() === '' || !Number.isFinite(evalFraction) || evalFraction <= 0 || evalFraction > 1)
+    errors.evalFraction = `Eval share must be a number above 0 and at most 1; got '${f.evalFraction}'.`;
   const margin = Number(f.margin);
-  if (f.margin.trim() === '' || !Number.isFinite(margin) || margin < 0 || margin > 100) errors.margin = `Margin must be a number from 0 to 100 (score points); got '${f.margin}'.`;
+  if (f.margin.trim() === '' || !Number.isFinite(margin) || margin < 0 || margin > 100)
+    errors.margin = `Margin must be a number from 0 to 100 (score points); got '${f.margin}'.`;
   const budget = f.budget.trim() ? whole(errors, 'budget', 'Budget', f.budget, 1, 100_000_000) : undefined;
   const generation = generationOf(f, errors);
   if (Object.keys(errors).length) return { values: null, errors };
-  return { values: { rounds, candidates, devPerDomain, testPerDomain, evalFraction, seed, margin, ...(budget !== undefined && { budget }), generation }, errors };
+  return {
+    values: { rounds, candidates, devPerDomain, testPerDomain, evalFraction, seed, margin, ...(budget !== undefined && { budget }), generation },
+    errors,
+  };
 }

@@ -24,8 +24,18 @@ export function withText(base: TemplateBody, text: string, domain: string | null
  * The editor's text as a template, or its problems, each on a line: syntax, unknown variable
  * names, a missing history loop or action; then whether it renders the preview's samples.
  */
-export function parseTemplate(text: string, base: TemplateBody, domain: string | null, samples: readonly TurnSample[] = []): { template: TemplateBody | null; problems: EditorMarker[] } {
-  const problems: EditorMarker[] = checkTemplateText(text).map((p) => ({ message: `line ${p.line}: ${p.message}`, line: p.line, column: p.column, endColumn: p.endColumn }));
+export function parseTemplate(
+  text: string,
+  base: TemplateBody,
+  domain: string | null,
+  samples: readonly TurnSample[] = [],
+): { template: TemplateBody | null; problems: EditorMarker[] } {
+  const problems: EditorMarker[] = checkTemplateText(text).map((p) => ({
+    message: `line ${p.line}: ${p.message}`,
+    line: p.line,
+    column: p.column,
+    endColumn: p.endColumn,
+  }));
   if (problems.length) return { template: null, problems };
   const template = withText(base, text, domain);
   for (const msg of renderProblems({ ...template, version: 'draft' }, samples)) problems.push({ message: msg, line: 1 });
@@ -46,6 +56,7 @@ export function parseTrajectory(text: string, otherIds: Set<string>): { trajecto
   if (syntax) return { trajectory: null, problems: [syntax] };
   const v = JSON.parse(text) as unknown;
   const problems = validateTrajectory(v).map((e) => at(text, e.pointer, `${e.pointer || '(trajectory)'}: ${e.message}`));
-  if (!problems.length && otherIds.has((v as Trajectory).id)) problems.push(at(text, '/id', `/id: another trajectory of this dataset already has the id "${(v as Trajectory).id}"`));
+  if (!problems.length && otherIds.has((v as Trajectory).id))
+    problems.push(at(text, '/id', `/id: another trajectory of this dataset already has the id "${(v as Trajectory).id}"`));
   return problems.length ? { trajectory: null, problems } : { trajectory: v as Trajectory, problems };
 }

@@ -58,17 +58,31 @@ function FolderStatus({ check }: { check: TrainCheck | null }) {
   const { folder, status, info, error } = useTrainFolderStore();
   if (!folder) return null;
   let body: ReactNode = null;
-  if (error) body = <p className="error-text small" role="alert" data-testid="hf-folder-error">{error}</p>;
+  if (error)
+    body = (
+      <p className="error-text small" role="alert" data-testid="hf-folder-error">
+        {error}
+      </p>
+    );
   else if (status === 'inspecting' || !info) body = <p className="small muted">Reading config.json and the safetensors headers…</p>;
   else {
     body = (
       <>
         <p className="small" data-testid="hf-folder-info">
-          {info.architecture}, {formatCount(info.parameters)} parameters ({info.layers} layers × {info.hidden}, {info.heads} heads / {info.kvHeads} KV heads, vocabulary {info.vocab}), context {info.maxContext}
+          {info.architecture}, {formatCount(info.parameters)} parameters ({info.layers} layers × {info.hidden}, {info.heads} heads / {info.kvHeads} KV heads,
+          vocabulary {info.vocab}), context {info.maxContext}
           {info.tokenizer ? (info.chatTemplate ? ' · its chat template is the prompt format' : ' · no chat template') : ' · no tokenizer'}
         </p>
-        {check ? <p className="small" data-testid="train-hf-estimate">{describeTrainFit(info, check.train)}</p> : null}
-        {chatProblem(info) ? <p className="error-text small" role="alert" data-testid="hf-folder-error">{chatProblem(info)}</p> : null}
+        {check ? (
+          <p className="small" data-testid="train-hf-estimate">
+            {describeTrainFit(info, check.train)}
+          </p>
+        ) : null}
+        {chatProblem(info) ? (
+          <p className="error-text small" role="alert" data-testid="hf-folder-error">
+            {chatProblem(info)}
+          </p>
+        ) : null}
         {info.fit.fits ? null : <Refusal info={info} />}
       </>
     );
@@ -101,12 +115,21 @@ export function HfStartFields({ errors }: { errors: FormErrors }) {
     <fieldset className={dragging ? 'hf-start dropzone dragging' : 'hf-start dropzone'} data-testid="train-hf" {...handlers}>
       <legend>Hugging Face folder</legend>
       <p className="small">
-        Llama, Qwen2 or Qwen3 (config.json, *.safetensors, tokenizer.json with a chat template): pick the folder or drop it here; samples are rendered in its chat format. {HF_NOT_KEPT}
+        Llama, Qwen2 or Qwen3 (config.json, *.safetensors, tokenizer.json with a chat template): pick the folder or drop it here; samples are rendered in its
+        chat format. {HF_NOT_KEPT}
       </p>
       <FolderInput label="Open a Hugging Face model folder" text="Open a Hugging Face folder…" testId="train-hf-input" onFiles={(files) => void pick(files)} />
       <FolderStatus check={shape} />
       <div className="train-grid">
-        {select('tuning', 'Fine-tuning', [['lora', 'LoRA (base weights frozen)'], ['full', 'Full fine-tuning (every weight)']], form.tuning === 'lora' ? 'the adapter and its AdamW state train; fits larger models' : 'every weight and its AdamW state: small models')}
+        {select(
+          'tuning',
+          'Fine-tuning',
+          [
+            ['lora', 'LoRA (base weights frozen)'],
+            ['full', 'Full fine-tuning (every weight)'],
+          ],
+          form.tuning === 'lora' ? 'the adapter and its AdamW state train; fits larger models' : 'every weight and its AdamW state: small models',
+        )}
         {form.tuning === 'lora' ? input('loraRank', 'LoRA rank', 'on q, k, v, o, gate, up, down', 'number') : null}
         {form.tuning === 'lora' ? input('loraAlpha', 'LoRA alpha', 'blank: 2 × rank') : null}
         {input('memoryGiB', 'GPU memory (GiB)', 'WebGPU does not report it: what the run may take')}

@@ -20,7 +20,17 @@ import { useTrainStore } from '../../stores/train.ts';
 import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
 import { useStepTimeStore } from '../../stores/stepTime.ts';
 import { CustomEstimate, RecipeFields, RunKindChoice } from './RecipeRun.tsx';
-import { buildRecipeSpec, buildSpec, checkpointChoices, FALLBACK_CONTEXT, HF_DEFAULT_TOKENS, REWARD_LABEL, STAGE_LABEL, type CheckpointChoice, type FormErrors, } from './form.ts';
+import {
+  buildRecipeSpec,
+  buildSpec,
+  checkpointChoices,
+  FALLBACK_CONTEXT,
+  HF_DEFAULT_TOKENS,
+  REWARD_LABEL,
+  STAGE_LABEL,
+  type CheckpointChoice,
+  type FormErrors,
+} from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../storage/db.ts';
 
@@ -42,7 +52,15 @@ function JudgeFields({ errors }: { errors: FormErrors }) {
   const { form, select } = useFormFields(errors);
   return (
     <>
-      {select('rewardJudge', 'Judge', [['local', 'Local rubric (in the browser)'], ['endpoint', 'LLM judge (OpenAI-compatible endpoint)']], form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)')}
+      {select(
+        'rewardJudge',
+        'Judge',
+        [
+          ['local', 'Local rubric (in the browser)'],
+          ['endpoint', 'LLM judge (OpenAI-compatible endpoint)'],
+        ],
+        form.rewardJudge === 'local' ? 'deterministic, instant, offline' : 'the endpoint must allow this page’s origin (CORS)',
+      )}
       {form.rewardJudge === 'endpoint' ? <EndpointFields errors={errors} who="judge" /> : null}
     </>
   );
@@ -67,8 +85,24 @@ function DataFields({ errors, datasetId, dataset }: { errors: FormErrors; datase
   const datasets = useDatasetStore((s) => s.datasets);
   return (
     <>
-      <Field id="train-datasetId" label="Dataset" error={errors.datasetId} hint={dataset ? `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}` : <Link href="~/data">Load or import data</Link>}>
-        <select id="train-datasetId" value={datasetId} onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })} aria-invalid={errors.datasetId ? true : undefined}>
+      <Field
+        id="train-datasetId"
+        label="Dataset"
+        error={errors.datasetId}
+        hint={
+          dataset ? (
+            `${dataset.trajectories.toLocaleString('en-US')} trajectories · ${dataset.domains.join(', ')}`
+          ) : (
+            <Link href="~/data">Load or import data</Link>
+          )
+        }
+      >
+        <select
+          id="train-datasetId"
+          value={datasetId}
+          onChange={(e) => setForm({ datasetId: e.target.value, domain: '' })}
+          aria-invalid={errors.datasetId ? true : undefined}
+        >
           {datasets.length === 0 ? <option value="">(no datasets yet)</option> : null}
           <Options items={datasets} value={(d) => d.id} label={(d) => d.name} />
         </select>
@@ -94,7 +128,13 @@ function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choi
   const { form, setForm } = useFormFields(errors);
   const adapter = useTrainStore((s) => s.adapter);
   const hf = form.from === HF_START;
-  const presetHint = hf ? 'set by the folder' : fromChoice ? `set by the checkpoint: ${fromChoice.run.spec.preset}` : adapter?.isFallbackAdapter ? 'this adapter is a CPU fallback: micro fits it' : undefined;
+  const presetHint = hf
+    ? 'set by the folder'
+    : fromChoice
+      ? `set by the checkpoint: ${fromChoice.run.spec.preset}`
+      : adapter?.isFallbackAdapter
+        ? 'this adapter is a CPU fallback: micro fits it'
+        : undefined;
   return (
     <>
       <div className="train-grid">
@@ -104,8 +144,17 @@ function ModelFields({ errors, choices, fromChoice }: { errors: FormErrors; choi
           </select>
         </Field>
         <Field id="train-preset" label="Model preset" error={errors.preset} hint={presetHint}>
-          <select id="train-preset" value={fromChoice ? fromChoice.run.spec.preset : form.preset} disabled={!!fromChoice || hf} onChange={(e) => setForm({ preset: e.target.value as PresetName })}>
-            <Options items={Object.entries(PRESETS)} value={([name]) => name} label={([name, c]) => `${name} · ${c.layers}×${c.dModel} · ctx ${c.contextLength}`} />
+          <select
+            id="train-preset"
+            value={fromChoice ? fromChoice.run.spec.preset : form.preset}
+            disabled={!!fromChoice || hf}
+            onChange={(e) => setForm({ preset: e.target.value as PresetName })}
+          >
+            <Options
+              items={Object.entries(PRESETS)}
+              value={([name]) => name}
+              label={([name, c]) => `${name} · ${c.layers}×${c.dModel} · ctx ${c.contextLength}`}
+            />
           </select>
         </Field>
       </div>
@@ -139,14 +188,19 @@ function ScheduleFields({ errors, context }: { errors: FormErrors; context: numb
       {form.stage === 'sft' ? (
         <p className="muted small" data-testid="train-mask">
           Loss mask: the <Link href="~/trajectories">Trajectories panel</Link>&apos;s current settings —{' '}
-          {maskChanges.length ? `changed from the defaults: ${maskChanges.join(', ')}` : 'the default thresholds and ratios'}. The run and its checkpoints keep them.
+          {maskChanges.length ? `changed from the defaults: ${maskChanges.join(', ')}` : 'the default thresholds and ratios'}. The run and its checkpoints keep
+          them.
         </p>
       ) : null}
     </>
   );
 }
 
-const REWARD_OPTION: Record<RewardKind, string> = { rubric: 'Rubric + verifier', 'reference-ab': 'Binary: closer to the reference (A/B)', turing: 'Binary: Turing test' };
+const REWARD_OPTION: Record<RewardKind, string> = {
+  rubric: 'Rubric + verifier',
+  'reference-ab': 'Binary: closer to the reference (A/B)',
+  turing: 'Binary: Turing test',
+};
 
 function RlSettings({ errors }: { errors: FormErrors }) {
   const { form, select, input } = useFormFields(errors);
@@ -157,7 +211,12 @@ function RlSettings({ errors }: { errors: FormErrors }) {
       {input('promptsPerStep', 'Prompts per step', undefined, 'number')}
       {input('maxNewTokens', 'Response length', 'tokens', 'number')}
       {input('temperature', 'Temperature', 'rollout sampling; log-probs use the same')}
-      {select('reward', 'Reward', REWARD_KINDS.map((k) => [k, REWARD_OPTION[k]]), REWARD_LABEL[form.reward])}
+      {select(
+        'reward',
+        'Reward',
+        REWARD_KINDS.map((k) => [k, REWARD_OPTION[k]]),
+        REWARD_LABEL[form.reward],
+      )}
       {input('evalSamples', 'Held-out turns judged', 'per evaluation; the best checkpoint is chosen on them', 'number')}
       <JudgeFields errors={errors} />
     </fieldset>
@@ -170,10 +229,21 @@ function SftLabels({ errors }: { errors: FormErrors }) {
   return (
     <fieldset className="train-grid sft-labels">
       <legend>SFT labels</legend>
-      {select('labels', 'Labels', [['reference', 'Real observations'], ['rejection', 'Rejection sampling']], form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined)}
+      {select(
+        'labels',
+        'Labels',
+        [
+          ['reference', 'Real observations'],
+          ['rejection', 'Rejection sampling'],
+        ],
+        form.labels === 'rejection' ? 'candidates judged against the real observation; those above the threshold are trained on' : undefined,
+      )}
       {form.labels === 'rejection' ? (
         <>
-          {select('teacher', 'Teacher', [['local', 'Local: the starting checkpoint'], ['endpoint', 'Endpoint model']])}
+          {select('teacher', 'Teacher', [
+            ['local', 'Local: the starting checkpoint'],
+            ['endpoint', 'Endpoint model'],
+          ])}
           {form.teacher === 'endpoint' ? <EndpointFields errors={errors} who="teacher" /> : null}
           {input('labelCandidates', 'Candidates per turn', undefined, 'number')}
           {input('labelThreshold', 'Keep threshold', 'judge mean, 1–5')}
@@ -203,7 +273,19 @@ function ProblemSummary({ errors }: { errors: FormErrors }) {
 }
 
 /** The custom run's fields, its cost and expected time. */
-function CustomFields({ errors, datasetId, dataset, choices, fromChoice }: { errors: FormErrors; datasetId: string; dataset: DatasetMeta | undefined; choices: CheckpointChoice[]; fromChoice: CheckpointChoice | undefined }) {
+function CustomFields({
+  errors,
+  datasetId,
+  dataset,
+  choices,
+  fromChoice,
+}: {
+  errors: FormErrors;
+  datasetId: string;
+  dataset: DatasetMeta | undefined;
+  choices: CheckpointChoice[];
+  fromChoice: CheckpointChoice | undefined;
+}) {
   const { form } = useFormFields(errors);
   const hfFolder = useTrainFolderStore();
   const context =
@@ -213,7 +295,15 @@ function CustomFields({ errors, datasetId, dataset, choices, fromChoice }: { err
         ? (fromChoice.run.spec.T ?? FALLBACK_CONTEXT)
         : (PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
   const tokens = form.tokens.trim() === '' ? context : Number(form.tokens);
-  const shape = { stage: form.stage, preset: fromChoice?.run.spec.preset ?? form.preset, vocabSize: fromChoice?.run.spec.vocabSize, steps: Number(form.steps), batch: Number(form.batch), T: tokens, hf: form.from === HF_START || !!fromChoice?.run.hf };
+  const shape = {
+    stage: form.stage,
+    preset: fromChoice?.run.spec.preset ?? form.preset,
+    vocabSize: fromChoice?.run.spec.vocabSize,
+    steps: Number(form.steps),
+    batch: Number(form.batch),
+    T: tokens,
+    hf: form.from === HF_START || !!fromChoice?.run.hf,
+  };
   return (
     <>
       <DataFields errors={errors} datasetId={datasetId} dataset={dataset} />
@@ -245,7 +335,9 @@ export function NewRunForm() {
 
   function submit(e: React.FormEvent) {
     e.preventDefault();
-    const { spec, errors } = recipe ? buildRecipeSpec(form, { webgpuProblem }) : buildSpec({ ...form, datasetId }, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask, hf: hfFolder });
+    const { spec, errors } = recipe
+      ? buildRecipeSpec(form, { webgpuProblem })
+      : buildSpec({ ...form, datasetId }, { datasets, runs, templateMix: (s) => stages[s], webgpuProblem, mask, hf: hfFolder });
     setErrors(errors);
     if (!spec) {
       // Move focus to the first field with a problem so a keyboard user lands on it.
@@ -264,7 +356,11 @@ export function NewRunForm() {
       <h2 id="new-run-title">New run</h2>
       {errors.webgpu ? <WebGpuAlert problem={errors.webgpu} /> : null}
       <RunKindChoice />
-      {recipe ? <RecipeFields errors={errors} /> : <CustomFields errors={errors} datasetId={datasetId} dataset={dataset} choices={choices} fromChoice={fromChoice} />}
+      {recipe ? (
+        <RecipeFields errors={errors} />
+      ) : (
+        <CustomFields errors={errors} datasetId={datasetId} dataset={dataset} choices={choices} fromChoice={fromChoice} />
+      )}
       <details className="advanced">
         <summary>{recipe ? 'Name' : 'Name and seed'}</summary>
         <div className="train-grid">

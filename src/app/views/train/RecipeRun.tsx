@@ -23,7 +23,15 @@ export function RunKindChoice() {
   // The radio is named by its title alone; the hint describes it.
   const option = (value: 'recipe' | 'custom', title: string, hint: string) => (
     <label className="run-kind-option">
-      <input type="radio" name="train-mode" value={value} checked={mode === value} onChange={() => setForm({ mode: value })} aria-label={title} aria-describedby={`train-mode-${value}-hint`} />
+      <input
+        type="radio"
+        name="train-mode"
+        value={value}
+        checked={mode === value}
+        onChange={() => setForm({ mode: value })}
+        aria-label={title}
+        aria-describedby={`train-mode-${value}-hint`}
+      />
       <span>
         <strong>{title}</strong>
         <span className="muted small" id={`train-mode-${value}-hint`}>
@@ -53,11 +61,26 @@ function StepMeasure({ auto }: { auto: boolean }) {
     const timer = setTimeout(() => measure(recipeStepTimeSpec(QUICK_RECIPE, adapter)), AUTO_MEASURE_DELAY_MS);
     return () => clearTimeout(timer);
   }, [auto, tried, worker, live, measure, adapter]);
-  const line = status === 'measuring' ? 'Measuring a training step of the quick recipe’s model on this adapter…' : status === 'error' ? error : result ? measuredText(result, QUICK_RECIPE) : null;
+  const line =
+    status === 'measuring'
+      ? 'Measuring a training step of the quick recipe’s model on this adapter…'
+      : status === 'error'
+        ? error
+        : result
+          ? measuredText(result, QUICK_RECIPE)
+          : null;
   return (
     <p className="muted small estimate-measure">
       {line ? <span data-testid="step-measure">{line} </span> : null}
-      <button type="button" className="secondary small" disabled={status === 'measuring' || !!live || worker !== 'ready'} onClick={() => measure(recipeStepTimeSpec(QUICK_RECIPE, adapter))} title={live ? 'A run is training: measure when it has ended' : 'Time a training step of the quick recipe’s model on this adapter (a warm-up step first)'}>
+      <button
+        type="button"
+        className="secondary small"
+        disabled={status === 'measuring' || !!live || worker !== 'ready'}
+        onClick={() => measure(recipeStepTimeSpec(QUICK_RECIPE, adapter))}
+        title={
+          live ? 'A run is training: measure when it has ended' : 'Time a training step of the quick recipe’s model on this adapter (a warm-up step first)'
+        }
+      >
         {result ? 'Measure again' : 'Measure'}
       </button>
     </p>
@@ -82,16 +105,24 @@ export function RecipeFields({ errors }: { errors: FormErrors }) {
   const cost = recipeCost(QUICK_RECIPE);
   const first = QUICK_RECIPE.stages[0];
   const shape = PRESETS[first.preset];
-  const stages = QUICK_RECIPE.stages.map((s) => `${s.stage.toUpperCase()} ${s.steps.toLocaleString('en-US')} steps of ${s.batch} × ${s.T} tokens`).join(', then ');
+  const stages = QUICK_RECIPE.stages
+    .map((s) => `${s.stage.toUpperCase()} ${s.steps.toLocaleString('en-US')} steps of ${s.batch} × ${s.T} tokens`)
+    .join(', then ');
   return (
     <>
       <Field id="train-recipeDomain" label="Domain" error={errors.recipeDomain} hint="the built-in environment whose trajectories are generated and trained on">
-        <select id="train-recipeDomain" value={domain} onChange={(e) => setForm({ recipeDomain: e.target.value as KnownDomain })} aria-invalid={errors.recipeDomain ? true : undefined}>
+        <select
+          id="train-recipeDomain"
+          value={domain}
+          onChange={(e) => setForm({ recipeDomain: e.target.value as KnownDomain })}
+          aria-invalid={errors.recipeDomain ? true : undefined}
+        >
           <Options items={[...DOMAINS]} />
         </select>
       </Field>
       <p className="small" data-testid="recipe-cost">
-        {first.preset} model ({shape.layers} × {shape.dModel}, {(cost.params / 1e6).toFixed(2)}M parameters) · {stages} · every row a freshly generated turn · {(cost.tokens / 1e6).toFixed(1)}M tokens · {formatFlops(cost.flops)}
+        {first.preset} model ({shape.layers} × {shape.dModel}, {(cost.params / 1e6).toFixed(2)}M parameters) · {stages} · every row a freshly generated turn ·{' '}
+        {(cost.tokens / 1e6).toFixed(1)}M tokens · {formatFlops(cost.flops)}
       </p>
       <Estimate text={recipeTimeText(QUICK_RECIPE, adapter, result)} warn={!!cpuFallbackName(result?.adapter ?? adapter)} testId="recipe-estimate">
         <StepMeasure auto />

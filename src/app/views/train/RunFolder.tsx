@@ -17,10 +17,13 @@ export function FolderAgain({ run, purpose }: { run: RunRecord; purpose: string 
     <div className={dragging ? 'hf-again dropzone dragging' : 'hf-again dropzone'} data-testid="hf-again" {...handlers}>
       <p className="small">
         {folder && !problem ? (
-          <span data-testid="hf-again-ok">✓ {folder.name} is the folder this run trained on ({name}).</span>
+          <span data-testid="hf-again-ok">
+            ✓ {folder.name} is the folder this run trained on ({name}).
+          </span>
         ) : (
           <>
-            It trains on the Hugging Face folder <strong>{name}</strong>, which this page does not keep after a reload: pick (or drop) that folder again to {purpose}.
+            It trains on the Hugging Face folder <strong>{name}</strong>, which this page does not keep after a reload: pick (or drop) that folder again to{' '}
+            {purpose}.
           </>
         )}
       </p>
@@ -29,7 +32,12 @@ export function FolderAgain({ run, purpose }: { run: RunRecord; purpose: string 
           {problem}
         </p>
       ) : null}
-      <FolderInput label={`Pick the folder ${name} again`} text={folder && !problem ? 'Pick another folder…' : `Pick ${name} again…`} testId="hf-again-input" onFiles={(files) => void pick(files)} />
+      <FolderInput
+        label={`Pick the folder ${name} again`}
+        text={folder && !problem ? 'Pick another folder…' : `Pick ${name} again…`}
+        testId="hf-again-input"
+        onFiles={(files) => void pick(files)}
+      />
     </div>
   );
 }

@@ -16,17 +16,41 @@ const MB = 1024 * KB;
 const size = (n: number) => (n >= MB ? `${(n / MB).toFixed(1)} MB` : `${Math.max(1, Math.round(n / KB))} KB`);
 
 /** A folder's run as files people load elsewhere: the LoRA adapter in PEFT's layout, and the merged model folder. */
-function HfDownloads({ run, tag, exporting, exportHf }: { run: RunRecord; tag: CheckpointTag; exporting: string | null; exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'merged'): Promise<void> }) {
+function HfDownloads({
+  run,
+  tag,
+  exporting,
+  exportHf,
+}: {
+  run: RunRecord;
+  tag: CheckpointTag;
+  exporting: string | null;
+  exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'merged'): Promise<void>;
+}) {
   const label = `${tag} checkpoint of ${run.name}`;
   const busy = (what: string) => exporting === `${run.id}|${tag}|${what}`;
   return (
     <>
       {run.hf?.tuning === 'lora' ? (
-        <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'adapter')} aria-label={`Download the LoRA adapter (PEFT) of the ${label}`} title="adapter_config.json + adapter_model.safetensors (+ lwm_template.json, the template it trained with): put them in one folder for PeftModel.from_pretrained">
+        <button
+          type="button"
+          className="secondary small"
+          disabled={!!exporting}
+          onClick={() => void exportHf(run.id, tag, 'adapter')}
+          aria-label={`Download the LoRA adapter (PEFT) of the ${label}`}
+          title="adapter_config.json + adapter_model.safetensors (+ lwm_template.json, the template it trained with): put them in one folder for PeftModel.from_pretrained"
+        >
           {busy('adapter') ? 'Exporting…' : 'Adapter (PEFT)'}
         </button>
       ) : null}
-      <button type="button" className="secondary small" disabled={!!exporting} onClick={() => void exportHf(run.id, tag, 'merged')} aria-label={`Download the merged Hugging Face folder of the ${label}`} title={`config.json, model.safetensors, the tokenizer files and lwm_template.json (the template it trained with, so LWM Studio serves it in that layout), one download each: put them in one folder${run.hf?.tuning === 'lora' ? ' (the merge needs the base folder picked again after a reload)' : ''}`}>
+      <button
+        type="button"
+        className="secondary small"
+        disabled={!!exporting}
+        onClick={() => void exportHf(run.id, tag, 'merged')}
+        aria-label={`Download the merged Hugging Face folder of the ${label}`}
+        title={`config.json, model.safetensors, the tokenizer files and lwm_template.json (the template it trained with, so LWM Studio serves it in that layout), one download each: put them in one folder${run.hf?.tuning === 'lora' ? ' (the merge needs the base folder picked again after a reload)' : ''}`}
+      >
         {busy('merged') ? 'Exporting…' : 'Merged folder'}
       </button>
     </>
@@ -45,10 +69,17 @@ function Checkpoint({ run, tag, busy }: { run: RunRecord; tag: CheckpointTag; bu
     <li className="ckpt">
       <span>
         <strong>{tag}</strong> · step {c.step}
-        {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `held-out reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} · {size(c.size)}
+        {c.evalLoss !== undefined ? ` · ${run.stage === 'rl' ? `held-out reward ${(-c.evalLoss).toFixed(2)}` : `eval ${c.evalLoss.toFixed(3)}`}` : ''} ·{' '}
+        {size(c.size)}
       </span>
       <span className="ckpt-actions">
-        <button type="button" className="secondary small" onClick={() => void download(run.id, tag)} aria-label={`Download the ${label}`} title="The run's own checkpoint (with its AdamW state): what resumes it">
+        <button
+          type="button"
+          className="secondary small"
+          onClick={() => void download(run.id, tag)}
+          aria-label={`Download the ${label}`}
+          title="The run's own checkpoint (with its AdamW state): what resumes it"
+        >
           Download
         </button>
         {run.hf ? <HfDownloads run={run} tag={tag} exporting={exporting} exportHf={exportHf} /> : null}

@@ -12,7 +12,19 @@ import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
 import type { TrainProgress } from '../../../train/jobs.ts';
 import { FolderAgain } from './RunFolder.tsx';
-import { coverageSummary, domainEvalTable, formatMetric, METRIC_HELP, metricOrder, overallMetrics, preparingText, recipeRunText, retentionLines, templateMixText, type LatestMetric } from './metrics.ts';
+import {
+  coverageSummary,
+  domainEvalTable,
+  formatMetric,
+  METRIC_HELP,
+  metricOrder,
+  overallMetrics,
+  preparingText,
+  recipeRunText,
+  retentionLines,
+  templateMixText,
+  type LatestMetric,
+} from './metrics.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -56,8 +68,12 @@ function RunSummary({ run }: { run: RunRecord }) {
       {run.spec.domains?.length && !run.recipe ? ` (${run.spec.domains.join(', ')})` : ''}
       {run.from ? ` · from ${run.from.runName} (${run.from.stage.toUpperCase()} ${run.from.tag}, step ${run.from.step})` : ''}
       {maskNote(run)}
-      {run.stage === 'rl' ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})` : ''}
-      {run.spec.labels ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? DEFAULT_KEEP_THRESHOLD})` : ''}
+      {run.stage === 'rl'
+        ? ` · reward ${rlSpec?.reward ?? 'rubric'} (${rlSpec?.rewardJudge === 'endpoint' ? `judge ${rlSpec.judgeEndpoint?.model ?? 'endpoint'}` : 'local judge'})`
+        : ''}
+      {run.spec.labels
+        ? ` · labels by rejection sampling (${run.spec.labels.teacher} teacher, keep ≥ ${run.spec.labels.threshold ?? DEFAULT_KEEP_THRESHOLD})`
+        : ''}
     </p>
   );
 }
@@ -84,29 +100,29 @@ function RunControls({ run, state, isLive, unfinished }: { run: RunRecord | unde
   const canResume = !isLive && run && !live && (run.state === 'stopped' || run.state === 'failed') && unfinished;
   return (
     <>
-    {canResume && folderNeeded(run) ? <FolderAgain run={run} purpose="resume" /> : null}
-    <div className="toolbar run-controls">
-      {isLive && state !== 'paused' ? (
-        <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
-          Pause
-        </button>
-      ) : null}
-      {isLive && state === 'paused' ? (
-        <button type="button" onClick={resume}>
-          Resume
-        </button>
-      ) : null}
-      {isLive ? (
-        <button type="button" className="secondary" onClick={stop} disabled={state === 'stopping'}>
-          Stop
-        </button>
-      ) : null}
-      {canResume ? (
-        <button type="button" onClick={() => void resumeRun(run.id)}>
-          Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
-        </button>
-      ) : null}
-    </div>
+      {canResume && folderNeeded(run) ? <FolderAgain run={run} purpose="resume" /> : null}
+      <div className="toolbar run-controls">
+        {isLive && state !== 'paused' ? (
+          <button type="button" className="secondary" onClick={pause} disabled={state === 'stopping'}>
+            Pause
+          </button>
+        ) : null}
+        {isLive && state === 'paused' ? (
+          <button type="button" onClick={resume}>
+            Resume
+          </button>
+        ) : null}
+        {isLive ? (
+          <button type="button" className="secondary" onClick={stop} disabled={state === 'stopping'}>
+            Stop
+          </button>
+        ) : null}
+        {canResume ? (
+          <button type="button" onClick={() => void resumeRun(run.id)}>
+            Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
+          </button>
+        ) : null}
+      </div>
     </>
   );
 }
@@ -116,8 +132,15 @@ const DIMENSION_CLASS = ['chart-s0', 'chart-s1', 'chart-s3', 'chart-s4', 'chart-
 
 /** RL's charts: reward and its parts, the judge's dimensions, clipping and the importance ratio. */
 function RlCharts({ history, markers, total }: { history: MetricPoint[]; markers: { x: number; label: string }[]; total: number }) {
-  const chart = (title: string, testId: string, lines: ChartSeries[]) => <LineChart title={title} testId={testId} series={lines} markers={markers} xMax={total} />;
-  const line = (name: string, key: string, className: string, dots?: boolean): ChartSeries => ({ name, points: series(history, key), className, ...(dots ? { dots } : {}) });
+  const chart = (title: string, testId: string, lines: ChartSeries[]) => (
+    <LineChart title={title} testId={testId} series={lines} markers={markers} xMax={total} />
+  );
+  const line = (name: string, key: string, className: string, dots?: boolean): ChartSeries => ({
+    name,
+    points: series(history, key),
+    className,
+    ...(dots ? { dots } : {}),
+  });
   return (
     <>
       {chart('Reward by step', 'reward-chart', [
@@ -163,7 +186,11 @@ function LatestMetrics({ latest }: { latest: LatestMetric[] }) {
 function DomainEval({ latest }: { latest: LatestMetric[] }) {
   const { metrics, rows } = domainEvalTable(latest);
   if (!rows.length) return null;
-  const columns: Column[] = ['Domain', ...metrics.map((m) => ({ label: <code>{m}</code>, className: 'num', key: m, title: METRIC_HELP[m] })), { label: 'At step', className: 'num' }];
+  const columns: Column[] = [
+    'Domain',
+    ...metrics.map((m) => ({ label: <code>{m}</code>, className: 'num', key: m, title: METRIC_HELP[m] })),
+    { label: 'At step', className: 'num' },
+  ];
   return (
     <div>
       <p className="small">

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { presetConfig, trainStepFlops } from '../../../model/config.ts';
 import { LAPTOP_GPU_FLOPS, RECIPES, recipeCost, type Recipe } from '../../../train/recipe.ts';
 import type { StepTimeResult } from '../../../train/steptime.ts';
-import { cpuFallbackName, customRunFlops, customTimeText, formatDuration, measuredText, recipeSecondsHere, recipeStepTimeSpec, recipeTimeText } from './estimate.ts';
+import {
+  cpuFallbackName,
+  customRunFlops,
+  customTimeText,
+  formatDuration,
+  measuredText,
+  recipeSecondsHere,
+  recipeStepTimeSpec,
+  recipeTimeText,
+} from './estimate.ts';
 
 const quick = RECIPES.quick;
 const quickStep = trainStepFlops(presetConfig('quick', { vocabSize: 1024 }), 16, 256);
@@ -26,8 +35,12 @@ describe('time estimates', () => {
     const m: StepTimeResult = { ...measured(1.25, SWIFTSHADER), batch: 1, stepFlops: one };
     expect(recipeSecondsHere(quick, m)).toBeCloseTo(2000 * 1.25 * (quickStep / one), 6);
     expect(quickStep / one).toBeCloseTo(16, 9);
-    expect(recipeTimeText(quick, SWIFTSHADER, m)).toBe('This adapter is a CPU fallback (SwiftShader): the quick recipe would take about 11 hours here; on a laptop GPU about 4 minutes.');
-    expect(measuredText(m, quick)).toBe(`measured: 1.3 s per step of 1 × 256 tokens of quick (warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256), ${(one / 1.25 / 1e9).toPrecision(2)} GFLOP/s`);
+    expect(recipeTimeText(quick, SWIFTSHADER, m)).toBe(
+      'This adapter is a CPU fallback (SwiftShader): the quick recipe would take about 11 hours here; on a laptop GPU about 4 minutes.',
+    );
+    expect(measuredText(m, quick)).toBe(
+      `measured: 1.3 s per step of 1 × 256 tokens of quick (warm-up step excluded, scaled by FLOPs to the recipe’s 16 × 256), ${(one / 1.25 / 1e9).toPrecision(2)} GFLOP/s`,
+    );
     expect(measuredText(measured(0.12), quick)).not.toContain('scaled');
   });
 
@@ -61,15 +74,21 @@ describe('time estimates', () => {
     expect(laptop).toBeGreaterThan(200);
     expect(laptop).toBeLessThan(400);
     // 20 s a step on SwiftShader: 2,000 steps are 11 hours.
-    expect(recipeTimeText(quick, SWIFTSHADER, measured(20, SWIFTSHADER))).toBe('This adapter is a CPU fallback (SwiftShader): the quick recipe would take about 11 hours here; on a laptop GPU about 4 minutes.');
+    expect(recipeTimeText(quick, SWIFTSHADER, measured(20, SWIFTSHADER))).toBe(
+      'This adapter is a CPU fallback (SwiftShader): the quick recipe would take about 11 hours here; on a laptop GPU about 4 minutes.',
+    );
     // Before the measurement: the fallback is named, no number is made up.
-    expect(recipeTimeText(quick, SWIFTSHADER, null)).toBe('This adapter is a CPU fallback (SwiftShader): training here is far slower than on a GPU. Measuring a step to say how long the quick recipe would take here; on a laptop GPU about 4 minutes.');
+    expect(recipeTimeText(quick, SWIFTSHADER, null)).toBe(
+      'This adapter is a CPU fallback (SwiftShader): training here is far slower than on a GPU. Measuring a step to say how long the quick recipe would take here; on a laptop GPU about 4 minutes.',
+    );
   });
 
   it('on a GPU gives the time here from the measured step', () => {
     expect(recipeTimeText(quick, GPU, measured(0.12))).toBe('Expected time on this adapter: about 4 minutes; on a laptop GPU about 4 minutes.');
     expect(recipeTimeText(quick, GPU, null)).toBe('Expected time: on a laptop GPU about 4 minutes; measure a step to see it on this adapter.');
-    expect(measuredText(measured(0.12))).toBe(`measured: 120 ms per step of 16 × 256 tokens of quick (warm-up step excluded), ${(quickStep / 0.12 / 1e9).toPrecision(2)} GFLOP/s`);
+    expect(measuredText(measured(0.12))).toBe(
+      `measured: 120 ms per step of 16 × 256 tokens of quick (warm-up step excluded), ${(quickStep / 0.12 / 1e9).toPrecision(2)} GFLOP/s`,
+    );
     expect(measuredText(measured(21.4, SWIFTSHADER))).toMatch(/^measured: 21 s per step/);
   });
 
@@ -80,8 +99,12 @@ describe('time estimates', () => {
     const m = measured(20, SWIFTSHADER);
     const seconds = flops / (quickStep / 20);
     const ratio = Math.round(recipeCost(quick).flops / flops);
-    expect(customTimeText(run, quick, m)).toBe(`This run: 40 steps of 4 × 512 tokens, ${flops.toExponential(1).replace('e+', 'e')} FLOPs (the quick recipe trains ${ratio}× that): ${formatDuration(seconds)} of training steps on this adapter (the measured step scaled by FLOPs; evaluations add to it).`);
-    expect(customTimeText(run, quick, null)).toMatch(/^This run: 40 steps of 4 × 512 tokens, .* FLOPs \(the quick recipe trains \d+× that\)\. Measure a step to see how long it takes on this adapter\.$/);
+    expect(customTimeText(run, quick, m)).toBe(
+      `This run: 40 steps of 4 × 512 tokens, ${flops.toExponential(1).replace('e+', 'e')} FLOPs (the quick recipe trains ${ratio}× that): ${formatDuration(seconds)} of training steps on this adapter (the measured step scaled by FLOPs; evaluations add to it).`,
+    );
+    expect(customTimeText(run, quick, null)).toMatch(
+      /^This run: 40 steps of 4 × 512 tokens, .* FLOPs \(the quick recipe trains \d+× that\)\. Measure a step to see how long it takes on this adapter\.$/,
+    );
     expect(customTimeText({ ...run, stage: 'rl' }, quick, m)).toBe('No time estimate for RL: its steps generate rollouts as well as train.');
     expect(customTimeText({ ...run, hf: true }, quick, m)).toBe('No time estimate for a Hugging Face folder’s model.');
     expect(customTimeText({ ...run, steps: Number.NaN }, quick, m)).toBe('Fix the steps, batch and tokens to see this run’s cost.');

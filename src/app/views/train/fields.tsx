@@ -36,4 +36,3 @@ export function useFormFields(errors: FormErrors) {
 
   return { form, setForm, select, input };
 }
-

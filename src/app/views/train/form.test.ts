@@ -5,21 +5,64 @@ import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
 import { DEFAULT_FORM, type TrainForm } from '../../stores/trainForm.ts';
 import { buildSpec, checkpointChoices, type FormContext } from './form.ts';
 
-const dataset: DatasetMeta = { id: 'default', name: 'Default', createdAt: 0, origin: 'builtin', formats: ['native'], files: [], trajectories: 1400, turns: 9000, domains: ['mcp', 'terminal'], errorCount: 0, chunks: 3 };
-const ctx = (extra: Partial<FormContext> = {}): FormContext => ({ datasets: [dataset], runs: [], templateMix: (s) => ({ ...DEFAULT_STAGE_TEMPLATES[s] }), webgpuProblem: null, ...extra });
+const dataset: DatasetMeta = {
+  id: 'default',
+  name: 'Default',
+  createdAt: 0,
+  origin: 'builtin',
+  formats: ['native'],
+  files: [],
+  trajectories: 1400,
+  turns: 9000,
+  domains: ['mcp', 'terminal'],
+  errorCount: 0,
+  chunks: 3,
+};
+const ctx = (extra: Partial<FormContext> = {}): FormContext => ({
+  datasets: [dataset],
+  runs: [],
+  templateMix: (s) => ({ ...DEFAULT_STAGE_TEMPLATES[s] }),
+  webgpuProblem: null,
+  ...extra,
+});
 const form = (f: Partial<TrainForm>): TrainForm => ({ ...DEFAULT_FORM, datasetId: 'default', ...f });
 
 const cptRun: RunRecord = {
-  id: 'r1', name: 'CPT one', createdAt: 0, updatedAt: 0, stage: 'cpt', spec: { kind: 'train', stage: 'cpt', preset: 'micro', steps: 20 },
-  data: { datasetId: 'default', name: 'Default', trajectories: 1400 }, from: null, state: 'done', step: 20,
-  checkpoints: { last: { key: 'k20', step: 20, size: 10, createdAt: 0 } }, resumes: [],
+  id: 'r1',
+  name: 'CPT one',
+  createdAt: 0,
+  updatedAt: 0,
+  stage: 'cpt',
+  spec: { kind: 'train', stage: 'cpt', preset: 'micro', steps: 20 },
+  data: { datasetId: 'default', name: 'Default', trajectories: 1400 },
+  from: null,
+  state: 'done',
+  step: 20,
+  checkpoints: { last: { key: 'k20', step: 20, size: 10, createdAt: 0 } },
+  resumes: [],
 };
 
 describe('Train form', () => {
   it('builds an SFT spec from the defaults', () => {
     const { spec, errors } = buildSpec(form({ domain: 'terminal', preset: 'micro', steps: '8', batch: '2', tokens: '32', evalEvery: '2', lr: '3e-3' }), ctx());
     expect(errors).toEqual({});
-    expect(spec).toMatchObject({ kind: 'train', data: { datasetId: 'default' }, from: null, train: { stage: 'sft', preset: 'micro', steps: 8, batch: 2, T: 32, evalEvery: 2, domains: ['terminal'], lr: { peak: 3e-3 }, evalJudgeSamples: 0, templates: DEFAULT_STAGE_TEMPLATES.sft } });
+    expect(spec).toMatchObject({
+      kind: 'train',
+      data: { datasetId: 'default' },
+      from: null,
+      train: {
+        stage: 'sft',
+        preset: 'micro',
+        steps: 8,
+        batch: 2,
+        T: 32,
+        evalEvery: 2,
+        domains: ['terminal'],
+        lr: { peak: 3e-3 },
+        evalJudgeSamples: 0,
+        templates: DEFAULT_STAGE_TEMPLATES.sft,
+      },
+    });
   });
 
   it("an SFT run carries the Trajectories panel's mask settings; other stages do not use them", async () => {
@@ -59,7 +102,15 @@ describe('Train form', () => {
 
   it('checks RL settings against the sequence length', () => {
     const ok = buildSpec(form({ stage: 'rl', tokens: '48', maxNewTokens: '12', groupSize: '4', promptsPerStep: '1', evalEvery: '2', steps: '4' }), ctx());
-    expect(ok.spec?.train.rl).toEqual({ groupSize: 4, promptsPerStep: 1, maxNewTokens: 12, temperature: 1, evalSamples: 4, reward: 'rubric', rewardJudge: 'local' });
+    expect(ok.spec?.train.rl).toEqual({
+      groupSize: 4,
+      promptsPerStep: 1,
+      maxNewTokens: 12,
+      temperature: 1,
+      evalSamples: 4,
+      reward: 'rubric',
+      rewardJudge: 'local',
+    });
     expect(buildSpec(form({ stage: 'rl', tokens: '48', maxNewTokens: '12', temperature: '0.6' }), ctx()).spec?.train.rl?.temperature).toBe(0.6);
     for (const t of ['0', '-1', 'hot']) expect(buildSpec(form({ stage: 'rl', temperature: t }), ctx()).errors.temperature).toMatch(/above 0/);
     expect(buildSpec(form({ stage: 'rl', groupSize: '1' }), ctx()).errors.groupSize).toMatch(/between 2 and 64/);
@@ -88,9 +139,16 @@ describe('Train form', () => {
     const bad = buildSpec(form({ ...rl, rewardJudge: 'endpoint', judgeBaseUrl: 'localhost:8000', judgeModel: ' ' }), ctx());
     expect(bad.errors.judgeBaseUrl).toMatch(/Judge base URL must start with http:\/\/ or https:\/\//);
     expect(bad.errors.judgeModel).toMatch(/Judge model/);
-    const ep = buildSpec(form({ ...rl, reward: 'reference-ab', rewardJudge: 'endpoint', judgeBaseUrl: 'http://127.0.0.1:8000/v1', judgeModel: 'qwen', judgeApiKey: 'sk-secret' }), ctx());
+    const ep = buildSpec(
+      form({ ...rl, reward: 'reference-ab', rewardJudge: 'endpoint', judgeBaseUrl: 'http://127.0.0.1:8000/v1', judgeModel: 'qwen', judgeApiKey: 'sk-secret' }),
+      ctx(),
+    );
     expect(ep.errors).toEqual({});
-    expect(ep.spec!.train.rl).toMatchObject({ reward: 'reference-ab', rewardJudge: 'endpoint', judgeEndpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' } });
+    expect(ep.spec!.train.rl).toMatchObject({
+      reward: 'reference-ab',
+      rewardJudge: 'endpoint',
+      judgeEndpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' },
+    });
     expect(ep.spec!.secrets).toEqual({ judgeApiKey: 'sk-secret' });
     expect(JSON.stringify(ep.spec!.train)).not.toContain('sk-secret');
     expect(buildSpec(form({ ...rl, evalSamples: '0' }), ctx()).errors.evalSamples).toMatch(/Held-out turns judged must be between 1 and/);
@@ -99,10 +157,15 @@ describe('Train form', () => {
   it('SFT: labels by rejection sampling from the starting checkpoint or an endpoint teacher', () => {
     const sft = { steps: '8', evalEvery: '2', labels: 'rejection' as const };
     expect(buildSpec(form({ ...sft, teacher: 'local' }), ctx()).errors.from).toMatch(/local teacher samples from the starting checkpoint/);
-    const local = buildSpec(form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '3.5', labelCandidates: '2', labelSamples: '20' }), ctx({ runs: [cptRun] }));
+    const local = buildSpec(
+      form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '3.5', labelCandidates: '2', labelSamples: '20' }),
+      ctx({ runs: [cptRun] }),
+    );
     expect(local.errors).toEqual({});
     expect(local.spec!.train.labels).toEqual({ teacher: 'local', candidates: 2, threshold: 3.5, samples: 20, judge: 'local' });
-    expect(buildSpec(form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '6' }), ctx({ runs: [cptRun] })).errors.labelThreshold).toMatch(/judge mean from 1 to 5/);
+    expect(buildSpec(form({ ...sft, teacher: 'local', from: 'r1|last', labelThreshold: '6' }), ctx({ runs: [cptRun] })).errors.labelThreshold).toMatch(
+      /judge mean from 1 to 5/,
+    );
     const ep = buildSpec(form({ ...sft, teacher: 'endpoint', teacherBaseUrl: 'https://api.example/v1', teacherModel: 'big', teacherApiKey: 'k1' }), ctx());
     expect(ep.errors).toEqual({});
     expect(ep.spec!.train.labels).toMatchObject({ teacher: 'endpoint', teacherEndpoint: { baseUrl: 'https://api.example/v1', model: 'big' } });

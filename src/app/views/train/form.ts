@@ -94,9 +94,14 @@ export const FALLBACK_CONTEXT = 64;
 /** The dataset to train on, or the reason it cannot be used. */
 function checkDataset(form: TrainForm, ctx: FormContext, errors: FormErrors): DatasetMeta | undefined {
   const dataset = ctx.datasets.find((d) => d.id === form.datasetId);
-  if (!form.datasetId || !dataset) errors.datasetId = ctx.datasets.length ? 'Pick a dataset to train on.' : 'There is no dataset in this browser yet: load the default dataset or import one in the Data view.';
-  else if (dataset.trajectories === 0) errors.datasetId = `The dataset ${dataset.name} is empty: it has no trajectories to train on. Import data in the Data view.`;
-  else if (form.domain && !dataset.domains.includes(form.domain)) errors.domain = `The dataset ${dataset.name} has no ${form.domain} trajectories; it has ${dataset.domains.join(', ')}.`;
+  if (!form.datasetId || !dataset)
+    errors.datasetId = ctx.datasets.length
+      ? 'Pick a dataset to train on.'
+      : 'There is no dataset in this browser yet: load the default dataset or import one in the Data view.';
+  else if (dataset.trajectories === 0)
+    errors.datasetId = `The dataset ${dataset.name} is empty: it has no trajectories to train on. Import data in the Data view.`;
+  else if (form.domain && !dataset.domains.includes(form.domain))
+    errors.domain = `The dataset ${dataset.name} has no ${form.domain} trajectories; it has ${dataset.domains.join(', ')}.`;
   return dataset;
 }
 
@@ -140,7 +145,15 @@ function checkHfStart(form: TrainForm, ctx: FormContext, errors: FormErrors): St
   }
   const folder = hf?.folder;
   const job = folder ? { files: folder.files, memoryGiB, ...(folderName(folder.files) ? {} : { name: folder.name }) } : undefined;
-  return { from: null, preset: form.preset, minSteps: 1, context: info?.maxContext ?? FALLBACK_CONTEXT, ...(job && { hf: job }), ...(lora && { lora }), ...(folder && { model: modelName(folder.name, lora) }) };
+  return {
+    from: null,
+    preset: form.preset,
+    minSteps: 1,
+    context: info?.maxContext ?? FALLBACK_CONTEXT,
+    ...(job && { hf: job }),
+    ...(lora && { lora }),
+    ...(folder && { model: modelName(folder.name, lora) }),
+  };
 }
 
 /** Where the run starts: a Hugging Face folder, a stored checkpoint (which fixes the preset and may fix the first step) or a fresh preset. */
@@ -171,7 +184,9 @@ function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): Star
   // A LoRA checkpoint holds the adapter alone: its base folder is picked again.
   if (choice.run.hf?.tuning === 'lora') {
     const folder = ctx.hf?.folder;
-    const problem = folder ? folderMismatch(choice.run.hf.folder, folder.ref) : `This adapter trains on the Hugging Face folder ${choice.run.hf.folder.name}, which this page does not keep after a reload: pick that folder again.`;
+    const problem = folder
+      ? folderMismatch(choice.run.hf.folder, folder.ref)
+      : `This adapter trains on the Hugging Face folder ${choice.run.hf.folder.name}, which this page does not keep after a reload: pick that folder again.`;
     if (problem) errors.from = problem;
     else if (folder) start.hf = { files: folder.files, memoryGiB: choice.run.hf.memoryGiB, ...(folderName(folder.files) ? {} : { name: folder.name }) };
   }
@@ -192,7 +207,9 @@ function endpointSpec(errors: FormErrors, form: TrainForm, who: 'judge' | 'teach
   endpointFields(errors, form, who);
   const key = (who === 'judge' ? form.judgeApiKey : form.teacherApiKey).trim();
   if (key) secrets[who === 'judge' ? 'judgeApiKey' : 'teacherApiKey'] = key;
-  return who === 'judge' ? { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() } : { baseUrl: form.teacherBaseUrl.trim(), model: form.teacherModel.trim() };
+  return who === 'judge'
+    ? { baseUrl: form.judgeBaseUrl.trim(), model: form.judgeModel.trim() }
+    : { baseUrl: form.teacherBaseUrl.trim(), model: form.teacherModel.trim() };
 }
 
 /** The RL stage's settings: groups, response length, sampling, held-out judging and the reward. */
@@ -201,12 +218,21 @@ function rlSettings(form: TrainForm, errors: FormErrors, context: number, tokens
   const promptsPerStep = int(errors, 'promptsPerStep', form.promptsPerStep, 'Prompts per step', 1, 64);
   const maxNewTokens = int(errors, 'maxNewTokens', form.maxNewTokens, 'Response length', 1, context);
   const room = tokens - MIN_PROMPT_TOKENS;
-  if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= room) errors.maxNewTokens = `Response length must leave room for a prompt: below ${room} with ${tokens} tokens per sequence.`;
+  if (!errors.maxNewTokens && !errors.tokens && maxNewTokens >= room)
+    errors.maxNewTokens = `Response length must leave room for a prompt: below ${room} with ${tokens} tokens per sequence.`;
   const temperature = Number((form.temperature ?? '1').trim() || '1');
   if (!(temperature > 0 && temperature <= 10)) errors.temperature = `Temperature must be a number above 0 and at most 10; got '${form.temperature}'.`;
   const evalSamples = int(errors, 'evalSamples', form.evalSamples, 'Held-out turns judged', 1, 256);
   if (!REWARD_KINDS.includes(form.reward)) errors.reward = `Pick a reward: ${REWARD_KINDS.join(', ')}.`;
-  const rl: NonNullable<TrainSpec['rl']> = { groupSize, promptsPerStep, maxNewTokens, temperature, evalSamples, reward: form.reward, rewardJudge: form.rewardJudge };
+  const rl: NonNullable<TrainSpec['rl']> = {
+    groupSize,
+    promptsPerStep,
+    maxNewTokens,
+    temperature,
+    evalSamples,
+    reward: form.reward,
+    rewardJudge: form.rewardJudge,
+  };
   if (form.rewardJudge === 'endpoint') rl.judgeEndpoint = endpointSpec(errors, form, 'judge', secrets);
   return rl;
 }
@@ -216,8 +242,10 @@ function labelSettings(form: TrainForm, errors: FormErrors, secrets: Secrets): N
   const candidates = int(errors, 'labelCandidates', form.labelCandidates, 'Candidates per turn', 1, 64);
   const samples = int(errors, 'labelSamples', form.labelSamples, 'Turns to label', 1, 1_000_000);
   const threshold = Number(form.labelThreshold.trim());
-  if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5)) errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
-  if (form.teacher === 'local' && (!form.from || form.from === HF_START)) errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
+  if (form.labelThreshold.trim() === '' || !(threshold >= 1 && threshold <= 5))
+    errors.labelThreshold = `Keep threshold is a judge mean from 1 to 5; got '${form.labelThreshold}'.`;
+  if (form.teacher === 'local' && (!form.from || form.from === HF_START))
+    errors.from = 'Rejection sampling with the local teacher samples from the starting checkpoint: pick one in Start from (or use an endpoint teacher).';
   const labels: NonNullable<TrainSpec['labels']> = { teacher: form.teacher, candidates, threshold, samples, judge: form.rewardJudge };
   if (form.teacher === 'endpoint') labels.teacherEndpoint = endpointSpec(errors, form, 'teacher', secrets);
   if (form.rewardJudge === 'endpoint') labels.judgeEndpoint = endpointSpec(errors, form, 'judge', secrets);
@@ -233,11 +261,18 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   const { from, preset, minSteps, context, hf, lora, model } = checkStart(form, ctx, errors);
   const hfRun = form.from === HF_START;
   const steps = int(errors, 'steps', form.steps, 'Steps', 1, 1_000_000);
-  if (!errors.steps && steps < minSteps) errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
+  if (!errors.steps && steps < minSteps)
+    errors.steps = `The checkpoint is a ${form.stage.toUpperCase()} checkpoint at step ${minSteps - 1}: a run of the same stage continues its step count, so steps must be more than ${minSteps - 1}.`;
   // Empty: the whole context of the preset (of a folder's model: up to HF_DEFAULT_TOKENS).
-  const tokens = form.tokens.trim() === '' ? (hfRun ? Math.min(context, HF_DEFAULT_TOKENS) : context) : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
+  const tokens =
+    form.tokens.trim() === ''
+      ? hfRun
+        ? Math.min(context, HF_DEFAULT_TOKENS)
+        : context
+      : int(errors, 'tokens', form.tokens, 'Tokens per sequence', MIN_SEQUENCE_TOKENS, context);
   const evalEvery = int(errors, 'evalEvery', form.evalEvery, 'Evaluate every', 1, 1_000_000);
-  if (!errors.evalEvery && !errors.steps && evalEvery > steps) errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
+  if (!errors.evalEvery && !errors.steps && evalEvery > steps)
+    errors.evalEvery = `Evaluate every must be at most the number of steps (${steps}); the run checkpoints at each evaluation.`;
   const seed = int(errors, 'seed', form.seed, 'Seed', 0, 2 ** 31 - 1);
   const lr = checkLr(form, errors);
   const secrets: Secrets = {};
@@ -263,14 +298,26 @@ export function buildSpec(form: TrainForm, ctx: FormContext): { spec: NewJobSpec
   if (form.stage === 'sft' && form.labels === 'rejection') spec.labels = labelSettings(form, errors, secrets);
   if (Object.keys(errors).length) return { spec: null, errors };
   const name = form.name.trim() || `${form.stage.toUpperCase()}${model ? ` · ${model}` : ''} · ${dataset!.name}${form.domain ? ` · ${form.domain}` : ''}`;
-  return { spec: { kind: 'train', name, train: spec, data: { datasetId: dataset!.id, name: dataset!.name }, from, ...(hf && { hf }), ...(Object.keys(secrets).length ? { secrets } : {}) }, errors };
+  return {
+    spec: {
+      kind: 'train',
+      name,
+      train: spec,
+      data: { datasetId: dataset!.id, name: dataset!.name },
+      from,
+      ...(hf && { hf }),
+      ...(Object.keys(secrets).length ? { secrets } : {}),
+    },
+    errors,
+  };
 }
 
 function endpointFields(errors: FormErrors, form: TrainForm, who: 'judge' | 'teacher') {
   const url = who === 'judge' ? form.judgeBaseUrl : form.teacherBaseUrl;
   const model = who === 'judge' ? form.judgeModel : form.teacherModel;
   const Who = who === 'judge' ? 'Judge' : 'Teacher';
-  if (!/^https?:\/\/\S+$/i.test(url.trim())) errors[`${who}BaseUrl`] = `${Who} base URL must start with http:// or https://, e.g. http://127.0.0.1:8000/v1; got '${url}'.`;
+  if (!/^https?:\/\/\S+$/i.test(url.trim()))
+    errors[`${who}BaseUrl`] = `${Who} base URL must start with http:// or https://, e.g. http://127.0.0.1:8000/v1; got '${url}'.`;
   if (!model.trim()) errors[`${who}Model`] = `${Who} model: the model name the endpoint serves.`;
 }
 
@@ -286,10 +333,14 @@ export function recipeTitle(name: string): string {
  * The quick recipe's job (without its runId): the recipe and the domain, nothing else, since the
  * recipe fixes its data, model and schedule; or the problems by field.
  */
-export function buildRecipeSpec(form: Pick<TrainForm, 'recipeDomain' | 'name'>, ctx: Pick<FormContext, 'webgpuProblem'>): { spec: Omit<RecipeJobSpec, 'runId'> | null; errors: FormErrors } {
+export function buildRecipeSpec(
+  form: Pick<TrainForm, 'recipeDomain' | 'name'>,
+  ctx: Pick<FormContext, 'webgpuProblem'>,
+): { spec: Omit<RecipeJobSpec, 'runId'> | null; errors: FormErrors } {
   const errors: FormErrors = {};
   if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
-  if (!(DOMAINS as readonly string[]).includes(form.recipeDomain)) errors.recipeDomain = `Pick the domain the recipe trains on: ${DOMAINS.join(', ')}; got '${form.recipeDomain}'.`;
+  if (!(DOMAINS as readonly string[]).includes(form.recipeDomain))
+    errors.recipeDomain = `Pick the domain the recipe trains on: ${DOMAINS.join(', ')}; got '${form.recipeDomain}'.`;
   if (Object.keys(errors).length) return { spec: null, errors };
   const domain = form.recipeDomain as KnownDomain;
   const name = form.name.trim() || `${recipeTitle(QUICK_RECIPE.name)} · ${domain}`;

@@ -11,7 +11,11 @@ describe('Train view metrics', () => {
         mcp: { kept: 7000, rejected: 3000, failed: 0, judged: 10000, total: 10000, rate: 0.7 },
       },
     });
-    expect(retentionLines(values)).toEqual(['overall: 7,094 of 10,250 kept, 69.2% (3 judge failures left out)', 'mcp: 7,000 of 10,000 kept, 70.0%', 'terminal: 94 of 250 kept, 37.6% (3 judge failures left out)']);
+    expect(retentionLines(values)).toEqual([
+      'overall: 7,094 of 10,250 kept, 69.2% (3 judge failures left out)',
+      'mcp: 7,000 of 10,000 kept, 70.0%',
+      'terminal: 94 of 250 kept, 37.6% (3 judge failures left out)',
+    ]);
     expect(retentionLines({ loss: 1 })).toEqual([]);
     expect(formatMetric('labels_retention', 0.692)).toBe('69.2%');
     expect(formatMetric('eval_verifier_pass', 0.25)).toBe('25.0%');
@@ -34,7 +38,10 @@ describe('coverage in the run panel', () => {
 describe('the template mix in the run panel', () => {
   it('gives the shares of the stage mix and describes the user’s own versions', () => {
     expect(templateMixText({ stage: 'sft', spec: {} }).mix).toBe('v0 30% · v1 20% · v2 20% · compact 30%');
-    const run = { stage: 'sft' as const, spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimised (Optimise v0, r2c1): added a line' } } } };
+    const run = {
+      stage: 'sft' as const,
+      spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimised (Optimise v0, r2c1): added a line' } } },
+    };
     expect(templateMixText(run)).toEqual({ mix: 'v0 50% · v3 50%', own: ['v3: optimised (Optimise v0, r2c1): added a line'] });
   });
 

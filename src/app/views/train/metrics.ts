@@ -59,7 +59,25 @@ export function coverageSummary(values: Record<string, number>): string | null {
 }
 
 /** Display order: the headline numbers first, then the rest alphabetically. */
-const ORDER = ['loss', 'eval_loss', 'unigram_loss', 'reward', 'reward_judge', 'reward_verifier', 'eval_reward', 'eval_verifier_pass', 'clip_fraction', 'mean_ratio', 'ratio_std', 'ratio_min', 'ratio_max', 'response_length', 'lr', 'grad_norm', 'tokens_per_s'];
+const ORDER = [
+  'loss',
+  'eval_loss',
+  'unigram_loss',
+  'reward',
+  'reward_judge',
+  'reward_verifier',
+  'eval_reward',
+  'eval_verifier_pass',
+  'clip_fraction',
+  'mean_ratio',
+  'ratio_std',
+  'ratio_min',
+  'ratio_max',
+  'response_length',
+  'lr',
+  'grad_norm',
+  'tokens_per_s',
+];
 
 export function metricOrder(a: string, b: string): number {
   const ia = ORDER.indexOf(a);
@@ -70,7 +88,14 @@ export function metricOrder(a: string, b: string): number {
 
 export function formatMetric(name: string, v: number): string {
   if (!Number.isFinite(v)) return String(v);
-  if (name.startsWith('share_') || name.startsWith('coverage_') || name.startsWith('labels_retention') || name === 'clip_fraction' || name.endsWith('verifier_pass')) return `${(v * 100).toFixed(1)}%`;
+  if (
+    name.startsWith('share_') ||
+    name.startsWith('coverage_') ||
+    name.startsWith('labels_retention') ||
+    name === 'clip_fraction' ||
+    name.endsWith('verifier_pass')
+  )
+    return `${(v * 100).toFixed(1)}%`;
   if (name.startsWith('labels_') || name.endsWith('_failed')) return Math.round(v).toLocaleString('en-US');
   if (name === 'lr') return v.toExponential(2);
   if (name === 'tokens_per_s') return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
@@ -94,7 +119,10 @@ export function overallMetrics(latest: readonly LatestMetric[]): LatestMetric[] 
  * The latest evaluation by domain, from the per-domain figures (`<metric>/<domain>`): one row per
  * domain in name order, with the step of its latest figure; a column per figure, in display order.
  */
-export function domainEvalTable(latest: readonly LatestMetric[]): { metrics: string[]; rows: { domain: string; step: number; values: Record<string, number> }[] } {
+export function domainEvalTable(latest: readonly LatestMetric[]): {
+  metrics: string[];
+  rows: { domain: string; step: number; values: Record<string, number> }[];
+} {
   const rows = new Map<string, { domain: string; step: number; values: Record<string, number> }>();
   const metrics = new Set<string>();
   for (const m of latest) {
@@ -134,7 +162,10 @@ export function retentionLines(values: Record<string, number>): string[] {
  * the user's own versions it names (from the Prompts view, carried in the run's spec) with its
  * description, e.g. a version promoted from a prompt optimisation.
  */
-export function templateMixText(run: { stage: TrainingStage; spec: { templates?: TemplateDistribution; templateSet?: Readonly<Record<string, { description?: string }>> } }): { mix: string; own: string[] } {
+export function templateMixText(run: {
+  stage: TrainingStage;
+  spec: { templates?: TemplateDistribution; templateSet?: Readonly<Record<string, { description?: string }>> };
+}): { mix: string; own: string[] } {
   const dist = run.spec.templates ?? DEFAULT_STAGE_TEMPLATES[run.stage];
   const entries = Object.entries(dist).filter(([, w]) => w > 0);
   const total = entries.reduce((n, [, w]) => n + w, 0);

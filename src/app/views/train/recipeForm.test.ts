@@ -13,20 +13,36 @@ describe('Train form, quick recipe', () => {
   });
 
   it('starts a recipe job: the recipe and the domain, named after them', () => {
-    expect(buildRecipeSpec(DEFAULT_FORM, { webgpuProblem: null })).toEqual({ spec: { kind: 'train', recipe: { name: 'quick', domain: 'terminal' }, name: 'Quick recipe · terminal' }, errors: {} });
-    expect(buildRecipeSpec({ recipeDomain: 'web', name: ' my web model ' }, { webgpuProblem: null }).spec).toEqual({ kind: 'train', recipe: { name: 'quick', domain: 'web' }, name: 'my web model' });
+    expect(buildRecipeSpec(DEFAULT_FORM, { webgpuProblem: null })).toEqual({
+      spec: { kind: 'train', recipe: { name: 'quick', domain: 'terminal' }, name: 'Quick recipe · terminal' },
+      errors: {},
+    });
+    expect(buildRecipeSpec({ recipeDomain: 'web', name: ' my web model ' }, { webgpuProblem: null }).spec).toEqual({
+      kind: 'train',
+      recipe: { name: 'quick', domain: 'web' },
+      name: 'my web model',
+    });
   });
 
   it('names a bad domain and a missing WebGPU', () => {
     const bad = buildRecipeSpec({ recipeDomain: 'chess' as never, name: '' }, { webgpuProblem: 'navigator.gpu is missing.' });
     expect(bad.spec).toBeNull();
-    expect(bad.errors).toEqual({ webgpu: 'navigator.gpu is missing.', recipeDomain: "Pick the domain the recipe trains on: mcp, search, terminal, swe, android, web, os; got 'chess'." });
+    expect(bad.errors).toEqual({
+      webgpu: 'navigator.gpu is missing.',
+      recipeDomain: "Pick the domain the recipe trains on: mcp, search, terminal, swe, android, web, os; got 'chess'.",
+    });
   });
 
   it('the run panel says what the worker is doing before the first step', () => {
-    expect(preparingText({ kind: 'generate', domain: 'terminal', done: 12000, total: 33685, unit: 'turns' })).toBe('Generating terminal trajectories for the recipe: 12,000 of 33,685 turns…');
-    expect(preparingText({ kind: 'generate', domain: 'web', done: 500, total: 3400, unit: 'trajectories' })).toBe('Regenerating the run’s web trajectories: 500 of 3,400…');
-    expect(preparingText({ kind: 'generate', domain: 'os', done: 3400, total: 3400, unit: 'trajectories' })).toBe('Generated the os trajectories; training the tokenizer and building the model…');
+    expect(preparingText({ kind: 'generate', domain: 'terminal', done: 12000, total: 33685, unit: 'turns' })).toBe(
+      'Generating terminal trajectories for the recipe: 12,000 of 33,685 turns…',
+    );
+    expect(preparingText({ kind: 'generate', domain: 'web', done: 500, total: 3400, unit: 'trajectories' })).toBe(
+      'Regenerating the run’s web trajectories: 500 of 3,400…',
+    );
+    expect(preparingText({ kind: 'generate', domain: 'os', done: 3400, total: 3400, unit: 'trajectories' })).toBe(
+      'Generated the os trajectories; training the tokenizer and building the model…',
+    );
     expect(preparingText({ kind: 'stage', runId: 'r-stage2', stage: 1, stages: 2 })).toBeNull();
     expect(preparingText(null)).toBeNull();
   });

@@ -65,7 +65,16 @@ describe('step-time store', () => {
     store.getState().measure(spec); // one at a time
     expect(started.at(-1)).toBe(job);
 
-    const result: StepTimeResult = { preset: 'quick', vocabSize: 1024, batch: 16, T: 256, seconds: 20, warmupSeconds: 60, stepFlops: 2.9e10, adapter: { description: 'google / swiftshader', isFallbackAdapter: false } };
+    const result: StepTimeResult = {
+      preset: 'quick',
+      vocabSize: 1024,
+      batch: 16,
+      T: 256,
+      seconds: 20,
+      warmupSeconds: 60,
+      stepFlops: 2.9e10,
+      adapter: { description: 'google / swiftshader', isFallbackAdapter: false },
+    };
     emit({ type: 'done', jobId: job.jobId, result });
     expect(store.getState()).toMatchObject({ status: 'ready', result, error: null });
 

@@ -76,7 +76,14 @@ function parseField(text: string, spec: { min: number; max?: number; integer?: b
   return v;
 }
 
-function NumberField({ label, help, value, spec, onValid, slider }: {
+function NumberField({
+  label,
+  help,
+  value,
+  spec,
+  onValid,
+  slider,
+}: {
   label: string;
   help?: string;
   value: number;
@@ -110,7 +117,16 @@ function NumberField({ label, help, value, spec, onValid, slider }: {
       </label>
       <div className="mask-input">
         {slider ? (
-          <input type="range" min={spec.min} max={spec.max} step={spec.step} value={value} onChange={(e) => apply(e.target.value)} aria-label={`${label} slider`} tabIndex={0} />
+          <input
+            type="range"
+            min={spec.min}
+            max={spec.max}
+            step={spec.step}
+            value={value}
+            onChange={(e) => apply(e.target.value)}
+            aria-label={`${label} slider`}
+            tabIndex={0}
+          />
         ) : null}
         <input
           id={id}
@@ -149,7 +165,8 @@ export function MaskPanel({ stats }: { stats: MaskStats | null }) {
       {stats ? (
         <div className="mask-stats" data-testid="mask-stats">
           <p>
-            {stats.overall.total.toLocaleString()} turns · mean loss weight <strong data-testid="mask-mean-weight">{stats.overall.meanWeight.toFixed(3)}</strong>
+            {stats.overall.total.toLocaleString()} turns · mean loss weight{' '}
+            <strong data-testid="mask-mean-weight">{stats.overall.meanWeight.toFixed(3)}</strong>
           </p>
           <table className="table compact">
             <tbody>
@@ -173,7 +190,14 @@ export function MaskPanel({ stats }: { stats: MaskStats | null }) {
       <fieldset>
         <legend>Loss ratio per category</legend>
         {MASK_CATEGORIES.map((c) => (
-          <NumberField key={c} label={`${CATEGORY_LABEL[c]} ratio`} value={config.ratios[c]} spec={{ min: 0, max: 1, step: 0.01 }} onValid={setRatio(c)} slider />
+          <NumberField
+            key={c}
+            label={`${CATEGORY_LABEL[c]} ratio`}
+            value={config.ratios[c]}
+            spec={{ min: 0, max: 1, step: 0.01 }}
+            onValid={setRatio(c)}
+            slider
+          />
         ))}
       </fieldset>
       <fieldset>
@@ -187,8 +211,8 @@ export function MaskPanel({ stats }: { stats: MaskStats | null }) {
           </div>
         ))}
         <label className="check">
-          <input type="checkbox" checked={config.useOverrides} onChange={(e) => update((c) => ({ ...c, useOverrides: e.target.checked }))} /> Use loss weights fixed by the source
-          (e.g. AgentInstruct loss flags)
+          <input type="checkbox" checked={config.useOverrides} onChange={(e) => update((c) => ({ ...c, useOverrides: e.target.checked }))} /> Use loss weights
+          fixed by the source (e.g. AgentInstruct loss flags)
         </label>
       </fieldset>
     </aside>

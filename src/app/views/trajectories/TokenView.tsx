@@ -62,7 +62,13 @@ export function weightBackground(w: number): string {
   return `color-mix(in srgb, var(--weight-color) ${Math.round(w * 70)}%, transparent)`;
 }
 
-export const TokenView = memo(function TokenView({ text, weight, spans, tokenizer, label }: {
+export const TokenView = memo(function TokenView({
+  text,
+  weight,
+  spans,
+  tokenizer,
+  label,
+}: {
   text: string;
   weight: number;
   spans?: SpanLabel[];

@@ -8,9 +8,18 @@ import { GuiEnv, ui, type ActionError, type UiNode } from '../gui.ts';
 import { clickNamed, guiRandom, typeNamed } from '../os/agent.ts';
 import type { Rng } from '../../random.ts';
 
-interface Contact { name: string; phone: string }
-interface Alarm { time: string; on: boolean }
-interface Thread { with: string; messages: { from: 'me' | 'them'; text: string }[] }
+interface Contact {
+  name: string;
+  phone: string;
+}
+interface Alarm {
+  time: string;
+  on: boolean;
+}
+interface Thread {
+  with: string;
+  messages: { from: 'me' | 'them'; text: string }[];
+}
 type Screen = 'home' | 'contacts' | 'contact' | 'add_contact' | 'clock' | 'add_alarm' | 'settings' | 'messages' | 'thread';
 
 const NAMES = ['Ana Lima', 'Ben Okafor', 'Chen Wei', 'Dara Kelly', 'Eli Novak', 'Femi Adeyemi', 'Gus Moreau', 'Hana Sato', 'Ivan Petrov', 'Jo Park'];
@@ -35,7 +44,10 @@ export class AndroidEnv extends GuiEnv {
   protected init(rng: Rng) {
     const names = rng.sample(NAMES, rng.int(4, 7));
     this.contacts = names.map((name) => ({ name, phone: `+1 555 ${rng.int(100, 999)} ${rng.int(1000, 9999)}` })).sort((a, b) => (a.name < b.name ? -1 : 1));
-    this.alarms = Array.from({ length: rng.int(1, 3) }, () => ({ time: `${String(rng.int(5, 9)).padStart(2, '0')}:${rng.pick(['00', '15', '30', '45'])}`, on: rng.chance(0.5) }));
+    this.alarms = Array.from({ length: rng.int(1, 3) }, () => ({
+      time: `${String(rng.int(5, 9)).padStart(2, '0')}:${rng.pick(['00', '15', '30', '45'])}`,
+      on: rng.chance(0.5),
+    }));
     this.threads = rng.sample(names, 2).map((w) => ({ with: w, messages: [{ from: 'them', text: rng.pick(TEXTS) }] }));
     this.wifi = true;
     this.bluetooth = rng.chance(0.4);
@@ -43,33 +55,59 @@ export class AndroidEnv extends GuiEnv {
     Object.assign(this, { screenName: 'home', stack: [], scrollTop: 0, open: null, draft: { name: '', phone: '', hour: '', minute: '', message: '' } });
     const kind = rng.pick(['add_contact', 'set_alarm', 'wifi_off', 'send_message'] as const);
     const fresh = NAMES.find((n) => !names.includes(n))!;
-    this.task = { kind, name: kind === 'send_message' ? rng.pick(names) : fresh, phone: `+1 555 ${rng.int(100, 999)} ${rng.int(1000, 9999)}`, time: `${String(rng.int(5, 11)).padStart(2, '0')}:${rng.pick(['00', '20', '40'])}`, text: rng.pick(TEXTS) };
+    this.task = {
+      kind,
+      name: kind === 'send_message' ? rng.pick(names) : fresh,
+      phone: `+1 555 ${rng.int(100, 999)} ${rng.int(1000, 9999)}`,
+      time: `${String(rng.int(5, 11)).padStart(2, '0')}:${rng.pick(['00', '20', '40'])}`,
+      text: rng.pick(TEXTS),
+    };
     const t = this.task;
-    const goal = { add_contact: `add a contact ${t.name} with phone ${t.phone}`, set_alarm: `set an alarm for ${t.time}`, wifi_off: 'turn Wi-Fi off', send_message: `send "${t.text}" to ${t.name}` }[kind];
+    const goal = {
+      add_contact: `add a contact ${t.name} with phone ${t.phone}`,
+      set_alarm: `set an alarm for ${t.time}`,
+      wifi_off: 'turn Wi-Fi off',
+      send_message: `send "${t.text}" to ${t.name}`,
+    }[kind];
     return {
       state: { task: kind, contacts: this.contacts.map((c) => c.name), alarms: this.alarms.map((a) => a.time) },
       system_prompt: (screen: string) => ({
         task_description: `An agent uses an Android phone through its view hierarchy. Its goal: ${goal}.`,
-        action_space: 'tap(id) | type(id, "text") replaces the text of an EditText | swipe("up" | "down") scrolls lists | back() | home(). Ids are the numbers in brackets of the latest hierarchy.',
+        action_space:
+          'tap(id) | type(id, "text") replaces the text of an EditText | swipe("up" | "down") scrolls lists | back() | home(). Ids are the numbers in brackets of the latest hierarchy.',
         initial_state: `Home screen:\n${screen}`,
-        demonstrations: 'Action: home()\nObservation: the home screen hierarchy with the status bar and app icons\n\nAction: type(4, "hi")\nObservation:\nError: element 4 (TextView) is not editable',
-        simulation_instruction: 'You are the phone. After each action print the view hierarchy of the screen (or the error line), numbering views depth-first from 1. No explanations.',
+        demonstrations:
+          'Action: home()\nObservation: the home screen hierarchy with the status bar and app icons\n\nAction: type(4, "hi")\nObservation:\nError: element 4 (TextView) is not editable',
+        simulation_instruction:
+          'You are the phone. After each action print the view hierarchy of the screen (or the error line), numbering views depth-first from 1. No explanations.',
       }),
     };
   }
 
-  private go(s: Screen) { this.stack.push(this.screenName); this.screenName = s; this.scrollTop = 0; }
+  private go(s: Screen) {
+    this.stack.push(this.screenName);
+    this.screenName = s;
+    this.scrollTop = 0;
+  }
 
   /** Contact screen's Message button: the thread with that contact, opened (or started). */
   private messageContact(c: Contact) {
     let t = this.threads.find((x) => x.with === c.name);
-    if (!t) { t = { with: c.name, messages: [] }; this.threads.push(t); }
-    this.open = t; this.draft.message = ''; this.go('thread');
+    if (!t) {
+      t = { with: c.name, messages: [] };
+      this.threads.push(t);
+    }
+    this.open = t;
+    this.draft.message = '';
+    this.go('thread');
   }
 
   /** New contact's Save button. */
   private saveContact() {
-    if (!this.draft.name.trim()) { this.toast = 'Toast: Name is required'; return; }
+    if (!this.draft.name.trim()) {
+      this.toast = 'Toast: Name is required';
+      return;
+    }
     this.contacts.push({ name: this.draft.name, phone: this.draft.phone });
     this.contacts.sort((a, b) => (a.name < b.name ? -1 : 1));
     this.toast = `Toast: ${this.draft.name} saved`;
@@ -78,8 +116,12 @@ export class AndroidEnv extends GuiEnv {
 
   /** New alarm's OK button. */
   private saveAlarm() {
-    const h = Number(this.draft.hour), m = Number(this.draft.minute);
-    if (!Number.isInteger(h) || h < 0 || h > 23 || !Number.isInteger(m) || m < 0 || m > 59 || this.draft.minute === '') { this.toast = 'Toast: Enter a valid time'; return; }
+    const h = Number(this.draft.hour),
+      m = Number(this.draft.minute);
+    if (!Number.isInteger(h) || h < 0 || h > 23 || !Number.isInteger(m) || m < 0 || m > 59 || this.draft.minute === '') {
+      this.toast = 'Toast: Enter a valid time';
+      return;
+    }
     const time = `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
     this.alarms.push({ time, on: true });
     this.alarms.sort((a, b) => (a.time < b.time ? -1 : 1));
@@ -88,7 +130,12 @@ export class AndroidEnv extends GuiEnv {
   }
 
   protected screen(): UiNode {
-    const status = ui('LinearLayout', 'status_bar', { children: [ui('TextView', hhmm(this.clock.ms), { kind: 'runtime_metadata' }), ui('TextView', `${this.wifi ? 'Wi-Fi' : 'No Wi-Fi'} · ${this.battery}%`, { kind: 'runtime_metadata' })] });
+    const status = ui('LinearLayout', 'status_bar', {
+      children: [
+        ui('TextView', hhmm(this.clock.ms), { kind: 'runtime_metadata' }),
+        ui('TextView', `${this.wifi ? 'Wi-Fi' : 'No Wi-Fi'} · ${this.battery}%`, { kind: 'runtime_metadata' }),
+      ],
+    });
     const body: UiNode[] = [];
     const list = (items: UiNode[]) => {
       this.scrollTop = Math.min(this.scrollTop, Math.max(0, items.length - 5));
@@ -103,8 +150,27 @@ export class AndroidEnv extends GuiEnv {
         break;
       case 'contacts':
         title = 'Contacts';
-        body.push(list(this.contacts.map((c) => ui('TextView', c.name, { onClick: () => { this.open = c; this.go('contact'); } }))));
-        body.push(ui('FloatingActionButton', 'Add contact', { onClick: () => { this.draft.name = ''; this.draft.phone = ''; this.go('add_contact'); } }));
+        body.push(
+          list(
+            this.contacts.map((c) =>
+              ui('TextView', c.name, {
+                onClick: () => {
+                  this.open = c;
+                  this.go('contact');
+                },
+              }),
+            ),
+          ),
+        );
+        body.push(
+          ui('FloatingActionButton', 'Add contact', {
+            onClick: () => {
+              this.draft.name = '';
+              this.draft.phone = '';
+              this.go('add_contact');
+            },
+          }),
+        );
         break;
       case 'contact': {
         const c = this.open as Contact;
@@ -114,41 +180,125 @@ export class AndroidEnv extends GuiEnv {
       }
       case 'add_contact':
         title = 'New contact';
-        body.push(ui('EditText', 'Name', { value: this.draft.name, onType: (t) => { this.draft.name = t; } }));
-        body.push(ui('EditText', 'Phone', { value: this.draft.phone, onType: (t) => { this.draft.phone = t; } }));
+        body.push(
+          ui('EditText', 'Name', {
+            value: this.draft.name,
+            onType: (t) => {
+              this.draft.name = t;
+            },
+          }),
+        );
+        body.push(
+          ui('EditText', 'Phone', {
+            value: this.draft.phone,
+            onType: (t) => {
+              this.draft.phone = t;
+            },
+          }),
+        );
         body.push(ui('Button', 'Save', { onClick: () => this.saveContact() }));
         break;
       case 'clock':
         title = 'Alarms';
-        body.push(list(this.alarms.map((a) => ui('Switch', a.time, { states: [a.on ? 'checked' : 'unchecked'], onClick: () => { a.on = !a.on; } }))));
-        body.push(ui('FloatingActionButton', 'Add alarm', { onClick: () => { this.draft.hour = ''; this.draft.minute = ''; this.go('add_alarm'); } }));
+        body.push(
+          list(
+            this.alarms.map((a) =>
+              ui('Switch', a.time, {
+                states: [a.on ? 'checked' : 'unchecked'],
+                onClick: () => {
+                  a.on = !a.on;
+                },
+              }),
+            ),
+          ),
+        );
+        body.push(
+          ui('FloatingActionButton', 'Add alarm', {
+            onClick: () => {
+              this.draft.hour = '';
+              this.draft.minute = '';
+              this.go('add_alarm');
+            },
+          }),
+        );
         break;
       case 'add_alarm':
         title = 'New alarm';
-        body.push(ui('EditText', 'Hour', { value: this.draft.hour, onType: (t) => { this.draft.hour = t; } }));
-        body.push(ui('EditText', 'Minute', { value: this.draft.minute, onType: (t) => { this.draft.minute = t; } }));
+        body.push(
+          ui('EditText', 'Hour', {
+            value: this.draft.hour,
+            onType: (t) => {
+              this.draft.hour = t;
+            },
+          }),
+        );
+        body.push(
+          ui('EditText', 'Minute', {
+            value: this.draft.minute,
+            onType: (t) => {
+              this.draft.minute = t;
+            },
+          }),
+        );
         body.push(ui('Button', 'OK', { onClick: () => this.saveAlarm() }));
         break;
       case 'settings':
         title = 'Settings';
-        body.push(ui('Switch', 'Wi-Fi', { states: [this.wifi ? 'checked' : 'unchecked'], onClick: () => { this.wifi = !this.wifi; } }));
-        body.push(ui('Switch', 'Bluetooth', { states: [this.bluetooth ? 'checked' : 'unchecked'], onClick: () => { this.bluetooth = !this.bluetooth; } }));
+        body.push(
+          ui('Switch', 'Wi-Fi', {
+            states: [this.wifi ? 'checked' : 'unchecked'],
+            onClick: () => {
+              this.wifi = !this.wifi;
+            },
+          }),
+        );
+        body.push(
+          ui('Switch', 'Bluetooth', {
+            states: [this.bluetooth ? 'checked' : 'unchecked'],
+            onClick: () => {
+              this.bluetooth = !this.bluetooth;
+            },
+          }),
+        );
         body.push(ui('TextView', 'Android version 14'), ui('TextView', 'Build UQ1A.240205.004', { kind: 'pre_existing' }));
         break;
       case 'messages':
         title = 'Messages';
-        body.push(list(this.threads.map((t) => ui('TextView', `${t.with}: ${t.messages[t.messages.length - 1]?.text ?? ''}`, { onClick: () => { this.open = t; this.draft.message = ''; this.go('thread'); } }))));
+        body.push(
+          list(
+            this.threads.map((t) =>
+              ui('TextView', `${t.with}: ${t.messages[t.messages.length - 1]?.text ?? ''}`, {
+                onClick: () => {
+                  this.open = t;
+                  this.draft.message = '';
+                  this.go('thread');
+                },
+              }),
+            ),
+          ),
+        );
         break;
       case 'thread': {
         const t = this.open as Thread;
         title = t.with;
         body.push(list(t.messages.map((m) => ui('TextView', `${m.from === 'me' ? 'You' : t.with}: ${m.text}`))));
-        body.push(ui('EditText', 'Text message', { value: this.draft.message, onType: (x) => { this.draft.message = x; } }));
-        body.push(ui('ImageButton', 'Send', { onClick: () => {
-          if (!this.draft.message.trim()) return;
-          t.messages.push({ from: 'me', text: this.draft.message });
-          this.draft.message = '';
-        } }));
+        body.push(
+          ui('EditText', 'Text message', {
+            value: this.draft.message,
+            onType: (x) => {
+              this.draft.message = x;
+            },
+          }),
+        );
+        body.push(
+          ui('ImageButton', 'Send', {
+            onClick: () => {
+              if (!this.draft.message.trim()) return;
+              t.messages.push({ from: 'me', text: this.draft.message });
+              this.draft.message = '';
+            },
+          }),
+        );
         break;
       }
     }
@@ -156,8 +306,16 @@ export class AndroidEnv extends GuiEnv {
   }
 
   protected globalAction(name: string, args: ActionArg[]): ActionError | undefined {
-    if (name === 'back') { this.screenName = this.stack.pop() ?? 'home'; this.scrollTop = 0; return null; }
-    if (name === 'home') { this.screenName = 'home'; this.stack = []; return null; }
+    if (name === 'back') {
+      this.screenName = this.stack.pop() ?? 'home';
+      this.scrollTop = 0;
+      return null;
+    }
+    if (name === 'home') {
+      this.screenName = 'home';
+      this.stack = [];
+      return null;
+    }
     if (name === 'swipe') {
       const d = args[0];
       if (!['up', 'down', 'left', 'right'].includes(String(d))) return 'Error: swipe direction must be one of up, down, left, right';
@@ -171,7 +329,10 @@ export class AndroidEnv extends GuiEnv {
 
 export function androidAgent(env: AndroidEnv, rng: Rng, kind: AgentKind): Agent {
   if (kind === 'random') {
-    return new RandomAgent(rng.int(3, 12), guiRandom(env, rng, 'tap', () => rng.pick([formatCall('back'), formatCall('home'), formatCall('swipe', rng.pick(['up', 'down', 'sideways']))])));
+    return new RandomAgent(
+      rng.int(3, 12),
+      guiRandom(env, rng, 'tap', () => rng.pick([formatCall('back'), formatCall('home'), formatCall('swipe', rng.pick(['up', 'down', 'sideways']))])),
+    );
   }
   const t = env.task;
   const steps: PlanStep[] = [];
@@ -181,14 +342,29 @@ export function androidAgent(env: AndroidEnv, rng: Rng, kind: AgentKind): Agent 
     case 'add_contact':
       steps.push(tap('Contacts'), tap('Add contact'));
       if (rng.chance(0.25)) steps.push(tap('Save'));
-      steps.push(typeNamed(env, 'Name', () => t.name), typeNamed(env, 'Phone', () => t.phone), tap('Save'));
+      steps.push(
+        typeNamed(env, 'Name', () => t.name),
+        typeNamed(env, 'Phone', () => t.phone),
+        tap('Save'),
+      );
       if (rng.chance(0.4)) steps.push(formatCall('swipe', 'up'));
       break;
     case 'set_alarm': {
       const [h, m] = t.time.split(':');
-      steps.push(tap('Clock'), tap('Add alarm'), typeNamed(env, 'Hour', () => h));
-      if (rng.chance(0.25)) steps.push(typeNamed(env, 'Minute', () => '75'), tap('OK'));
-      steps.push(typeNamed(env, 'Minute', () => m), tap('OK'));
+      steps.push(
+        tap('Clock'),
+        tap('Add alarm'),
+        typeNamed(env, 'Hour', () => h),
+      );
+      if (rng.chance(0.25))
+        steps.push(
+          typeNamed(env, 'Minute', () => '75'),
+          tap('OK'),
+        );
+      steps.push(
+        typeNamed(env, 'Minute', () => m),
+        tap('OK'),
+      );
       break;
     }
     case 'wifi_off':
@@ -199,7 +375,12 @@ export function androidAgent(env: AndroidEnv, rng: Rng, kind: AgentKind): Agent 
     case 'send_message':
       steps.push(tap('Contacts'));
       for (let i = 0; i < 3; i++) steps.push(() => (env.idOf(t.name) === null ? formatCall('swipe', 'up') : null));
-      steps.push(tap(t.name), tap('Message'), typeNamed(env, 'Text message', () => t.text), tap('Send'));
+      steps.push(
+        tap(t.name),
+        tap('Message'),
+        typeNamed(env, 'Text message', () => t.text),
+        tap('Send'),
+      );
       break;
   }
   if (rng.chance(0.4)) steps.push(formatCall(rng.pick(['home', 'back'])));

@@ -4,7 +4,9 @@
 export function evaluate(src: string): number | string {
   const toks = src.match(/\d+(?:\.\d+)?|[A-Za-z]+|\S/g) ?? [];
   let i = 0;
-  const fail = (m: string): never => { throw new Error(m); };
+  const fail = (m: string): never => {
+    throw new Error(m);
+  };
   const peek = () => toks[i];
   const expr = (): number => {
     let v = term();
@@ -23,14 +25,21 @@ export function evaluate(src: string): number | string {
   };
   const power = (): number => {
     const b = unary();
-    if (peek() === '^') { i++; return b ** power(); }
+    if (peek() === '^') {
+      i++;
+      return b ** power();
+    }
     return b;
   };
   const unary = (): number => (peek() === '-' ? (i++, -unary()) : atom());
   const atom = (): number => {
     const t = toks[i++];
     if (t === undefined) return fail('Unexpected end of expression');
-    if (t === '(') { const v = expr(); if (toks[i++] !== ')') fail("Expected ')'"); return v; }
+    if (t === '(') {
+      const v = expr();
+      if (toks[i++] !== ')') fail("Expected ')'");
+      return v;
+    }
     if (t === 'sqrt') {
       if (toks[i++] !== '(') fail("Expected '(' after sqrt");
       const v = expr();

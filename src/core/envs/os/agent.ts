@@ -25,12 +25,18 @@ export function guiRandom(env: GuiEnv, rng: Rng, verb: string, extras: () => str
 
 export function osAgent(env: OsEnv, rng: Rng, kind: AgentKind): Agent {
   if (kind === 'random') {
-    return new RandomAgent(rng.int(3, 12), guiRandom(env, rng, 'click', () =>
-      rng.chance(0.5) ? formatCall('key', rng.pick(['ctrl+s', 'Escape', 'Enter', 'F13'])) : formatCall('scroll', rng.pick(['up', 'down', 'left']))));
+    return new RandomAgent(
+      rng.int(3, 12),
+      guiRandom(env, rng, 'click', () =>
+        rng.chance(0.5) ? formatCall('key', rng.pick(['ctrl+s', 'Escape', 'Enter', 'F13'])) : formatCall('scroll', rng.pick(['up', 'down', 'left'])),
+      ),
+    );
   }
   const s = env.s;
   const steps: PlanStep[] = [];
-  const miss = () => { if (rng.chance(0.2)) steps.push(() => formatCall('click', env.elementCount() + rng.int(1, 20))); };
+  const miss = () => {
+    if (rng.chance(0.2)) steps.push(() => formatCall('click', env.elementCount() + rng.int(1, 20)));
+  };
   miss();
   switch (s.task) {
     case 'edit_file': {
@@ -53,7 +59,10 @@ export function osAgent(env: OsEnv, rng: Rng, kind: AgentKind): Agent {
       if (rng.chance(0.3)) steps.push(clickNamed(env, 'New Folder'));
       steps.push(clickNamed(env, 'Documents'), clickNamed(env, 'New Folder'));
       if (rng.chance(0.25)) steps.push(clickNamed(env, 'Create'));
-      steps.push(typeNamed(env, 'Folder name', () => s.target), clickNamed(env, 'Create'));
+      steps.push(
+        typeNamed(env, 'Folder name', () => s.target),
+        clickNamed(env, 'Create'),
+      );
       break;
     case 'set_volume':
       steps.push(clickNamed(env, 'Settings'), clickNamed(env, 'Sound'));

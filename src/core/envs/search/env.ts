@@ -41,10 +41,13 @@ export class SearchEnv implements Environment {
       state: { question: this.task.question, corpus_size: docs.length },
       system_prompt: {
         task_description: `An agent answers a question using a search engine over an encyclopedia of ${docs.length} pages. Question: ${this.task.question}`,
-        action_space: 'search("query") lists the top 5 pages with snippets | open("url") shows a page | find("text") lists the lines of the open page that contain the text | answer("text") submits the answer.',
+        action_space:
+          'search("query") lists the top 5 pages with snippets | open("url") shows a page | find("text") lists the lines of the open page that contain the text | answer("text") submits the answer.',
         initial_state: 'The browser shows the empty search page of wiki.example. No page is open.',
-        demonstrations: 'Action: find("harbour")\nObservation:\nError: no page is open; use open(url) first\n\nAction: open("https://wiki.example/Nowhere")\nObservation:\nError 404: https://wiki.example/Nowhere not found',
-        simulation_instruction: 'You are the search engine and browser. Print exactly the results page, the page text, the find results or the error. No explanations.',
+        demonstrations:
+          'Action: find("harbour")\nObservation:\nError: no page is open; use open(url) first\n\nAction: open("https://wiki.example/Nowhere")\nObservation:\nError 404: https://wiki.example/Nowhere not found',
+        simulation_instruction:
+          'You are the search engine and browser. Print exactly the results page, the page text, the find results or the error. No explanations.',
       },
     };
   }
@@ -52,7 +55,9 @@ export class SearchEnv implements Environment {
   /** Ranked documents for a query (tests and agents use it). */
   rank(query: string): Doc[] {
     const docs = corpus();
-    return searchIndex().search(query).map((r) => docs[r.id as number]);
+    return searchIndex()
+      .search(query)
+      .map((r) => docs[r.id as number]);
   }
 
   private lines(st: SpanText, lines: string[]) {
@@ -79,14 +84,23 @@ export class SearchEnv implements Environment {
 
   private run(action: string, st: SpanText): boolean {
     const p = parseCall(action);
-    if ('error' in p) { st.det(`Error: ${p.error}`); return false; }
+    if ('error' in p) {
+      st.det(`Error: ${p.error}`);
+      return false;
+    }
     const arg = p.args[0];
-    const needString = (what: string) => { st.det(`Error: ${p.name}() needs ${what} as a string argument`); return false; };
+    const needString = (what: string) => {
+      st.det(`Error: ${p.name}() needs ${what} as a string argument`);
+      return false;
+    };
     switch (p.name) {
       case 'search': {
         if (typeof arg !== 'string' || !arg.trim()) return needString('a query');
         const hits = this.rank(arg);
-        if (!hits.length) { st.det(`No results for "${arg}".`); return true; }
+        if (!hits.length) {
+          st.det(`No results for "${arg}".`);
+          return true;
+        }
         st.det(`Results 1-${Math.min(PAGE_SIZE, hits.length)} of about ${hits.length} for "${arg}":\n`);
         hits.slice(0, PAGE_SIZE).forEach((d, i) => {
           st.det(`${i + 1}. `);
@@ -97,7 +111,10 @@ export class SearchEnv implements Environment {
       case 'open': {
         if (typeof arg !== 'string') return needString('a url');
         const doc = corpus().find((d) => d.url === arg || d.url === `https://${arg}` || d.url === encodeURI(arg));
-        if (!doc) { st.det(`Error 404: ${arg} not found`); return false; }
+        if (!doc) {
+          st.det(`Error 404: ${arg} not found`);
+          return false;
+        }
         this.page = doc;
         this.lines(st, [doc.title, '']);
         this.lines(st, sentences(doc.body));
@@ -105,10 +122,18 @@ export class SearchEnv implements Environment {
       }
       case 'find': {
         if (typeof arg !== 'string' || !arg) return needString('the text to find');
-        if (!this.page) { st.det('Error: no page is open; use open(url) first'); return false; }
-        const hits = sentences(this.page.body).map((s, i) => [i + 1, s] as const).filter(([, s]) => s.toLowerCase().includes(arg.toLowerCase()));
+        if (!this.page) {
+          st.det('Error: no page is open; use open(url) first');
+          return false;
+        }
+        const hits = sentences(this.page.body)
+          .map((s, i) => [i + 1, s] as const)
+          .filter(([, s]) => s.toLowerCase().includes(arg.toLowerCase()));
         st.det(`${hits.length} match${hits.length === 1 ? '' : 'es'} for "${arg}" in ${this.page.title}${hits.length ? ':' : '.'}\n`);
-        for (const [n, s] of hits) { st.det(`[line ${n}] `); this.lines(st, [s]); }
+        for (const [n, s] of hits) {
+          st.det(`[line ${n}] `);
+          this.lines(st, [s]);
+        }
         return true;
       }
       case 'answer':
@@ -123,12 +148,18 @@ export class SearchEnv implements Environment {
 }
 
 function sentences(body: string): string[] {
-  return body.match(/[^.]+(\.|$)/g)!.map((s) => s.trim()).filter(Boolean);
+  return body
+    .match(/[^.]+(\.|$)/g)!
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** The first sentence that mentions a query word, cut to a snippet's length. */
 function snippet(doc: Doc, query: string): string {
-  const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 2);
+  const words = query
+    .toLowerCase()
+    .split(/\W+/)
+    .filter((w) => w.length > 2);
   const ss = sentences(doc.body);
   const s = ss.find((x) => words.some((w) => x.toLowerCase().includes(w))) ?? ss[0];
   return s.length > 110 ? s.slice(0, 107) + '...' : s;
@@ -140,11 +171,17 @@ export function searchAgent(env: SearchEnv, rng: Rng, kind: AgentKind): Agent {
     return new RandomAgent(rng.int(3, 10), () => {
       const d = rng.pick(docs);
       switch (rng.int(0, 5)) {
-        case 0: case 1: return formatCall('search', rng.pick([d.title, d.title.split(' ')[0], typo(rng, d.title), `${d.kind} ${rng.pick(Object.values(d.facts))}`]));
-        case 2: return formatCall('open', rng.chance(0.8) ? d.url : d.url.replace('wiki', 'wikki'));
-        case 3: return formatCall('find', rng.pick(['founded', 'born', 'river', 'population', 'km', 'the']));
-        case 4: return formatCall('answer', rng.pick(Object.values(d.facts)));
-        default: return rng.pick(['search()', 'look("x")', formatCall('find', '')]);
+        case 0:
+        case 1:
+          return formatCall('search', rng.pick([d.title, d.title.split(' ')[0], typo(rng, d.title), `${d.kind} ${rng.pick(Object.values(d.facts))}`]));
+        case 2:
+          return formatCall('open', rng.chance(0.8) ? d.url : d.url.replace('wiki', 'wikki'));
+        case 3:
+          return formatCall('find', rng.pick(['founded', 'born', 'river', 'population', 'km', 'the']));
+        case 4:
+          return formatCall('answer', rng.pick(Object.values(d.facts)));
+        default:
+          return rng.pick(['search()', 'look("x")', formatCall('find', '')]);
       }
     });
   }
@@ -155,7 +192,24 @@ export function searchAgent(env: SearchEnv, rng: Rng, kind: AgentKind): Agent {
   steps.push(formatCall('search', rng.chance(0.7) ? t.doc.title : `${t.doc.title} ${t.key}`));
   if (rng.chance(0.3)) steps.push(formatCall('open', env.rank(t.doc.title)[1]?.url ?? t.doc.url));
   steps.push(formatCall('open', t.doc.url));
-  const word = { founded: 'founded', population: 'population', river: 'river', mayor: 'mayor', region: 'town in', length: 'km', born: 'born', birthplace: 'born', occupation: 'is a', headquarters: 'based', founder: 'founded', product: 'maker', employees: 'employs', month: 'held', since: 'since' }[t.key] ?? t.key;
+  const word =
+    {
+      founded: 'founded',
+      population: 'population',
+      river: 'river',
+      mayor: 'mayor',
+      region: 'town in',
+      length: 'km',
+      born: 'born',
+      birthplace: 'born',
+      occupation: 'is a',
+      headquarters: 'based',
+      founder: 'founded',
+      product: 'maker',
+      employees: 'employs',
+      month: 'held',
+      since: 'since',
+    }[t.key] ?? t.key;
   if (rng.chance(0.7)) steps.push(formatCall('find', word));
   steps.push(formatCall('answer', t.answer));
   return new PlanAgent(steps);
@@ -163,5 +217,7 @@ export function searchAgent(env: SearchEnv, rng: Rng, kind: AgentKind): Agent {
 
 /** The corpus itself, one page per block: what a search LWM must know. */
 export function searchKnowledge(): string {
-  return corpus().map((d) => `${d.title}\n${d.url}\n${d.body}\n`).join('\n');
+  return corpus()
+    .map((d) => `${d.title}\n${d.url}\n${d.body}\n`)
+    .join('\n');
 }

@@ -155,10 +155,13 @@ export class SweEnv implements Environment {
       state: { project, files: [...this.files.keys()], bug: this.bug.hint },
       system_prompt: {
         task_description: `An agent fixes a bug in the ${project} repository (written in the Mini language). Issue: ${this.bug.hint}. The fix is done when run_tests passes.`,
-        action_space: 'view("path") shows a file with line numbers or lists a directory | search("text") lists matching lines in all files | str_replace("path", "old", "new") replaces one exact occurrence | create("path", "content") writes a new file | run_tests() runs every test block in tests/.',
+        action_space:
+          'view("path") shows a file with line numbers or lists a directory | search("text") lists matching lines in all files | str_replace("path", "old", "new") replaces one exact occurrence | create("path", "content") writes a new file | run_tests() runs every test block in tests/.',
         initial_state: `Repository files:\n${[...this.files.keys()].map((p) => '  ' + p).join('\n')}`,
-        demonstrations: 'Action: view("nope.mini")\nObservation:\nError: the path nope.mini does not exist.\n\nAction: str_replace("README.md", "Helpers", "Tools")\nObservation:\nThe file README.md has been edited.\n     3\tTools written in Mini. Run the test suite with run_tests.',
-        simulation_instruction: 'You are the repository and its tools. Print exactly what the tool prints: file listings with line numbers, search hits, edit confirmations, or the test runner report. No explanations.',
+        demonstrations:
+          'Action: view("nope.mini")\nObservation:\nError: the path nope.mini does not exist.\n\nAction: str_replace("README.md", "Helpers", "Tools")\nObservation:\nThe file README.md has been edited.\n     3\tTools written in Mini. Run the test suite with run_tests.',
+        simulation_instruction:
+          'You are the repository and its tools. Print exactly what the tool prints: file listings with line numbers, search hits, edit confirmations, or the test runner report. No explanations.',
       },
     };
   }
@@ -176,9 +179,18 @@ export class SweEnv implements Environment {
 
   private run(action: string, st: SpanText): boolean {
     const p = parseCall(action);
-    if ('error' in p) { st.det(`Error: ${p.error}`); return false; }
+    if ('error' in p) {
+      st.det(`Error: ${p.error}`);
+      return false;
+    }
     const [a0, a1, a2] = p.args.map((x) => (typeof x === 'number' ? String(x) : x));
-    const need = (n: number, sig: string) => { if (p.args.length < n) { st.det(`Error: usage: ${sig}`); return false; } return true; };
+    const need = (n: number, sig: string) => {
+      if (p.args.length < n) {
+        st.det(`Error: usage: ${sig}`);
+        return false;
+      }
+      return true;
+    };
     switch (p.name) {
       case 'view': {
         const path = (a0 ?? '.').replace(/^\.\//, '').replace(/\/$/, '');
@@ -192,44 +204,67 @@ export class SweEnv implements Environment {
           return true;
         }
         const under = [...this.files.keys()].filter((f) => path === '.' || path === '' || f.startsWith(path + '/')).sort();
-        if (!under.length) { st.det(`Error: the path ${path} does not exist.`); return false; }
+        if (!under.length) {
+          st.det(`Error: the path ${path} does not exist.`);
+          return false;
+        }
         st.det(`Files under ${path === '' ? '.' : path}:\n${under.join('\n')}`);
         return true;
       }
       case 'search': {
         if (!need(1, 'search("text")')) return false;
         const hits: [string, number, string][] = [];
-        for (const [f, text] of [...this.files.entries()].sort()) text.split('\n').forEach((l, i) => { if (l.includes(a0)) hits.push([f, i + 1, l]); });
+        for (const [f, text] of [...this.files.entries()].sort())
+          text.split('\n').forEach((l, i) => {
+            if (l.includes(a0)) hits.push([f, i + 1, l]);
+          });
         st.det(`${hits.length} match${hits.length === 1 ? '' : 'es'} for "${a0}"${hits.length ? ':' : '.'}`);
-        for (const [f, n, l] of hits) { st.det(`\n${f}:${n}: `); this.content(f, l, st); }
+        for (const [f, n, l] of hits) {
+          st.det(`\n${f}:${n}: `);
+          this.content(f, l, st);
+        }
         return true;
       }
       case 'str_replace': {
         if (!need(3, 'str_replace("path", "old", "new")')) return false;
         const text = this.files.get(a0);
-        if (text === undefined) { st.det(`Error: the path ${a0} does not exist.`); return false; }
+        if (text === undefined) {
+          st.det(`Error: the path ${a0} does not exist.`);
+          return false;
+        }
         const count = a1 === '' ? 0 : text.split(a1).length - 1;
-        if (count === 0) { st.det(`No replacement was performed, old_str \`${a1}\` did not appear verbatim in ${a0}.`); return false; }
-        if (count > 1) { st.det(`No replacement was performed. Multiple occurrences of old_str \`${a1}\` in ${a0}. Please ensure it is unique.`); return false; }
+        if (count === 0) {
+          st.det(`No replacement was performed, old_str \`${a1}\` did not appear verbatim in ${a0}.`);
+          return false;
+        }
+        if (count > 1) {
+          st.det(`No replacement was performed. Multiple occurrences of old_str \`${a1}\` in ${a0}. Please ensure it is unique.`);
+          return false;
+        }
         const at = text.indexOf(a1);
         const next = text.slice(0, at) + a2 + text.slice(at + a1.length);
         this.files.set(a0, next);
         const first = text.slice(0, at).split('\n').length;
         const lines = next.split('\n');
-        const from = Math.max(1, first - 1), to = Math.min(lines.length, first + a2.split('\n').length);
+        const from = Math.max(1, first - 1),
+          to = Math.min(lines.length, first + a2.split('\n').length);
         st.det(`The file ${a0} has been edited.\n`);
         for (let n = from; n <= to; n++) this.content(a0, `${String(n).padStart(6)}\t${lines[n - 1]}${n < to ? '\n' : ''}`, st);
         return true;
       }
       case 'create': {
         if (!need(2, 'create("path", "content")')) return false;
-        if (this.files.has(a0)) { st.det(`Error: file already exists at: ${a0}. Cannot overwrite files using command \`create\`.`); return false; }
+        if (this.files.has(a0)) {
+          st.det(`Error: file already exists at: ${a0}. Cannot overwrite files using command \`create\`.`);
+          return false;
+        }
         this.files.set(a0, a1.endsWith('\n') ? a1 : a1 + '\n');
         this.known.add(a0);
         st.det(`File created successfully at: ${a0}`);
         return true;
       }
-      case 'run_tests': return this.runTests(st);
+      case 'run_tests':
+        return this.runTests(st);
       default:
         st.det(`Error: unknown action '${p.name}'; use view, search, str_replace, create or run_tests`);
         return false;
@@ -272,13 +307,20 @@ export function sweAgent(env: SweEnv, rng: Rng, kind: AgentKind): Agent {
   if (kind === 'random') {
     return new RandomAgent(rng.int(3, 9), () => {
       switch (rng.int(0, 6)) {
-        case 0: return formatCall('view', rng.pick(['src/math.mini', 'src/text.mini', 'tests/all_test.mini', 'README.md', 'src', 'lib/util.mini']));
-        case 1: return formatCall('search', rng.pick(['fn ', 'return', 'while', 'assert_eq', 'TODO']));
-        case 2: return formatCall('run_tests');
-        case 3: return formatCall('str_replace', 'src/math.mini', rng.pick(['return x;', 'let i = 0;', '  return b;']), '  return 0;');
-        case 4: return formatCall('create', rng.pick(['notes.txt', 'README.md']), 'scratch');
-        case 5: return formatCall('str_replace', 'src/text.mini', 'let', 'var');
-        default: return rng.pick(['run_tests(', 'edit("src/math.mini")', 'view()']);
+        case 0:
+          return formatCall('view', rng.pick(['src/math.mini', 'src/text.mini', 'tests/all_test.mini', 'README.md', 'src', 'lib/util.mini']));
+        case 1:
+          return formatCall('search', rng.pick(['fn ', 'return', 'while', 'assert_eq', 'TODO']));
+        case 2:
+          return formatCall('run_tests');
+        case 3:
+          return formatCall('str_replace', 'src/math.mini', rng.pick(['return x;', 'let i = 0;', '  return b;']), '  return 0;');
+        case 4:
+          return formatCall('create', rng.pick(['notes.txt', 'README.md']), 'scratch');
+        case 5:
+          return formatCall('str_replace', 'src/text.mini', 'let', 'var');
+        default:
+          return rng.pick(['run_tests(', 'edit("src/math.mini")', 'view()']);
       }
     });
   }

@@ -15,14 +15,31 @@ type Stmt =
   | { k: 'while'; c: Expr; body: Stmt[] }
   | { k: 'return'; e: Expr | null }
   | { k: 'expr'; e: Expr };
-interface Fn { params: string[]; body: Stmt[] }
-export interface TestCase { name: string; body: Stmt[]; file: string }
-
-export class MiniError extends Error {
-  constructor(message: string, readonly file: string, readonly line: number) { super(message); }
+interface Fn {
+  params: string[];
+  body: Stmt[];
+}
+export interface TestCase {
+  name: string;
+  body: Stmt[];
+  file: string;
 }
 
-interface Tok { t: string; v: string; line: number }
+export class MiniError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly line: number,
+  ) {
+    super(message);
+  }
+}
+
+interface Tok {
+  t: string;
+  v: string;
+  line: number;
+}
 function lex(src: string, file: string): Tok[] {
   const toks: Tok[] = [];
   let line = 1;
@@ -46,8 +63,13 @@ export function parseProgram(src: string, file: string): { fns: Map<string, Fn>;
   const toks = lex(src, file);
   let i = 0;
   const peek = () => toks[i];
-  const err = (msg: string): never => { throw new MiniError(msg, file, peek().line); };
-  const eat = (v: string) => { if (peek().v !== v || peek().t === 'str') err(`expected '${v}' but found '${peek().v || 'end of file'}'`); return toks[i++]; };
+  const err = (msg: string): never => {
+    throw new MiniError(msg, file, peek().line);
+  };
+  const eat = (v: string) => {
+    if (peek().v !== v || peek().t === 'str') err(`expected '${v}' but found '${peek().v || 'end of file'}'`);
+    return toks[i++];
+  };
   const ident = () => (peek().t === 'id' ? toks[i++].v : err(`expected a name but found '${peek().v || 'end of file'}'`));
   const primary = (): Expr => {
     const t = toks[i++];
@@ -58,13 +80,23 @@ export function parseProgram(src: string, file: string): { fns: Map<string, Fn>;
       if (peek().v === '(') {
         i++;
         const args: Expr[] = [];
-        if (peek().v !== ')') { args.push(expr(0)); while (peek().v === ',') { i++; args.push(expr(0)); } }
+        if (peek().v !== ')') {
+          args.push(expr(0));
+          while (peek().v === ',') {
+            i++;
+            args.push(expr(0));
+          }
+        }
         eat(')');
         return { k: 'call', name: t.v, args, line: t.line };
       }
       return { k: 'var', name: t.v };
     }
-    if (t.v === '(') { const e = expr(0); eat(')'); return e; }
+    if (t.v === '(') {
+      const e = expr(0);
+      eat(')');
+      return e;
+    }
     if (t.v === '-' || t.v === '!') return { k: 'un', op: t.v, e: primary() };
     i--;
     return err(`unexpected '${t.v || 'end of file'}'`);
@@ -80,23 +112,57 @@ export function parseProgram(src: string, file: string): { fns: Map<string, Fn>;
   const block = (): Stmt[] => {
     eat('{');
     const out: Stmt[] = [];
-    while (peek().v !== '}') { if (peek().t === 'eof') err("expected '}'"); out.push(stmt()); }
+    while (peek().v !== '}') {
+      if (peek().t === 'eof') err("expected '}'");
+      out.push(stmt());
+    }
     eat('}');
     return out;
   };
   const stmt = (): Stmt => {
     const t = peek();
-    if (t.t === 'id' && t.v === 'let') { i++; const name = ident(); eat('='); const e = expr(0); eat(';'); return { k: 'let', name, e }; }
+    if (t.t === 'id' && t.v === 'let') {
+      i++;
+      const name = ident();
+      eat('=');
+      const e = expr(0);
+      eat(';');
+      return { k: 'let', name, e };
+    }
     if (t.t === 'id' && t.v === 'if') {
-      i++; eat('('); const c = expr(0); eat(')'); const then = block();
+      i++;
+      eat('(');
+      const c = expr(0);
+      eat(')');
+      const then = block();
       let els: Stmt[] = [];
-      if (peek().v === 'else') { i++; els = peek().v === 'if' ? [stmt()] : block(); }
+      if (peek().v === 'else') {
+        i++;
+        els = peek().v === 'if' ? [stmt()] : block();
+      }
       return { k: 'if', c, then, else: els };
     }
-    if (t.t === 'id' && t.v === 'while') { i++; eat('('); const c = expr(0); eat(')'); return { k: 'while', c, body: block() }; }
-    if (t.t === 'id' && t.v === 'return') { i++; const e = peek().v === ';' ? null : expr(0); eat(';'); return { k: 'return', e }; }
-    if (t.t === 'id' && toks[i + 1].v === '=') { i += 2; const e = expr(0); eat(';'); return { k: 'set', name: t.v, e }; }
-    const e = expr(0); eat(';');
+    if (t.t === 'id' && t.v === 'while') {
+      i++;
+      eat('(');
+      const c = expr(0);
+      eat(')');
+      return { k: 'while', c, body: block() };
+    }
+    if (t.t === 'id' && t.v === 'return') {
+      i++;
+      const e = peek().v === ';' ? null : expr(0);
+      eat(';');
+      return { k: 'return', e };
+    }
+    if (t.t === 'id' && toks[i + 1].v === '=') {
+      i += 2;
+      const e = expr(0);
+      eat(';');
+      return { k: 'set', name: t.v, e };
+    }
+    const e = expr(0);
+    eat(';');
     return { k: 'expr', e };
   };
   const fns = new Map<string, Fn>();
@@ -107,7 +173,13 @@ export function parseProgram(src: string, file: string): { fns: Map<string, Fn>;
       const name = ident();
       eat('(');
       const params: string[] = [];
-      if (peek().v !== ')') { params.push(ident()); while (peek().v === ',') { i++; params.push(ident()); } }
+      if (peek().v !== ')') {
+        params.push(ident());
+        while (peek().v === ',') {
+          i++;
+          params.push(ident());
+        }
+      }
       eat(')');
       fns.set(name, { params, body: block() });
     } else if (kw === 'test') {
@@ -119,36 +191,59 @@ export function parseProgram(src: string, file: string): { fns: Map<string, Fn>;
   return { fns, tests };
 }
 
-class Return { constructor(readonly v: Val) {} }
+class Return {
+  constructor(readonly v: Val) {}
+}
 const show = (v: Val) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /** Runs one test against the program's functions; returns null or the failure message. */
 export function runTest(fns: Map<string, Fn>, test: TestCase, budget = 100_000): string | null {
   let steps = 0;
-  const tick = (line: number) => { if (++steps > budget) throw new MiniError('step budget exceeded (infinite loop?)', test.file, line); };
+  const tick = (line: number) => {
+    if (++steps > budget) throw new MiniError('step budget exceeded (infinite loop?)', test.file, line);
+  };
   const evalExpr = (e: Expr, env: Map<string, Val>): Val => {
     switch (e.k) {
-      case 'num': case 'str': case 'bool': return e.v;
+      case 'num':
+      case 'str':
+      case 'bool':
+        return e.v;
       case 'var':
         if (!env.has(e.name)) throw new MiniError(`undefined variable '${e.name}'`, test.file, 0);
         return env.get(e.name)!;
-      case 'un': { const v = evalExpr(e.e, env); return e.op === '-' ? -(v as number) : !v; }
+      case 'un': {
+        const v = evalExpr(e.e, env);
+        return e.op === '-' ? -(v as number) : !v;
+      }
       case 'bin': {
         if (e.op === '&&') return evalExpr(e.l, env) && evalExpr(e.r, env);
         if (e.op === '||') return evalExpr(e.l, env) || evalExpr(e.r, env);
-        const l = evalExpr(e.l, env) as number, r = evalExpr(e.r, env) as number;
+        const l = evalExpr(e.l, env) as number,
+          r = evalExpr(e.r, env) as number;
         switch (e.op) {
-          case '+': return typeof l === 'string' || typeof r === 'string' ? String(l) + String(r) : l + r;
-          case '-': return l - r;
-          case '*': return l * r;
-          case '/': if (r === 0) throw new MiniError('division by zero', test.file, 0); return Math.trunc(l / r);
-          case '%': return l % r;
-          case '==': return l === r;
-          case '!=': return l !== r;
-          case '<': return l < r;
-          case '<=': return l <= r;
-          case '>': return l > r;
-          default: return l >= r;
+          case '+':
+            return typeof l === 'string' || typeof r === 'string' ? String(l) + String(r) : l + r;
+          case '-':
+            return l - r;
+          case '*':
+            return l * r;
+          case '/':
+            if (r === 0) throw new MiniError('division by zero', test.file, 0);
+            return Math.trunc(l / r);
+          case '%':
+            return l % r;
+          case '==':
+            return l === r;
+          case '!=':
+            return l !== r;
+          case '<':
+            return l < r;
+          case '<=':
+            return l <= r;
+          case '>':
+            return l > r;
+          default:
+            return l >= r;
         }
       }
       case 'call': {
@@ -158,7 +253,10 @@ export function runTest(fns: Map<string, Fn>, test: TestCase, budget = 100_000):
           if (args[0] !== args[1]) throw new MiniError(`assert_eq failed: left ${show(args[0])}, right ${show(args[1])}`, test.file, e.line);
           return null;
         }
-        if (e.name === 'assert') { if (!args[0]) throw new MiniError('assert failed', test.file, e.line); return null; }
+        if (e.name === 'assert') {
+          if (!args[0]) throw new MiniError('assert failed', test.file, e.line);
+          return null;
+        }
         if (e.name === 'len') return String(args[0]).length;
         if (e.name === 'str') return String(args[0]);
         const f = fns.get(e.name);
@@ -181,8 +279,12 @@ export function runTest(fns: Map<string, Fn>, test: TestCase, budget = 100_000):
         if (s.k === 'set' && !env.has(s.name)) throw new MiniError(`assignment to undeclared variable '${s.name}'`, test.file, 0);
         env.set(s.name, evalExpr(s.e, env));
       } else if (s.k === 'if') run(evalExpr(s.c, env) ? s.then : s.else, env);
-      else if (s.k === 'while') { while (evalExpr(s.c, env)) { tick(0); run(s.body, env); } }
-      else if (s.k === 'return') throw new Return(s.e ? evalExpr(s.e, env) : null);
+      else if (s.k === 'while') {
+        while (evalExpr(s.c, env)) {
+          tick(0);
+          run(s.body, env);
+        }
+      } else if (s.k === 'return') throw new Return(s.e ? evalExpr(s.e, env) : null);
       else evalExpr(s.e, env);
     }
   };

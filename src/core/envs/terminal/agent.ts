@@ -79,24 +79,42 @@ function randomAction(env: TerminalEnv, rng: Rng): () => string {
   return () => {
     const f = rel(rng.pick(files()));
     switch (rng.int(0, 17)) {
-      case 0: return rng.pick(['ls', 'ls -l', 'ls -la', 'ls -a']);
-      case 1: return 'pwd';
-      case 2: return `cd ${rng.pick(['..', '~', '/tmp', env.state.project, `${env.state.project}/src`, `${env.state.project}/data`, 'nowhere'])}`;
-      case 3: return `cat ${f}`;
-      case 4: return `cat ${typo(rng, f)}`;
-      case 5: return `head -n ${rng.int(1, 5)} ${f}`;
-      case 6: return `tail -n ${rng.int(1, 4)} ${f}`;
-      case 7: return `wc -l ${f}`;
-      case 8: return `grep ${rng.chance(0.5) ? '-n ' : ''}${rng.pick(words)} ${f}`;
-      case 9: return rng.pick(['date', 'whoami', 'ps', 'history', 'env']);
-      case 10: return `mkdir ${rng.chance(0.5) ? '-p ' : ''}${rng.pick(['tmp', 'out', 'build/x', 'notes'])}`;
-      case 11: return `touch ${rng.pick(['a.txt', 'todo.md', 'out/log.txt'])}`;
-      case 12: return `echo ${rng.pick(['hello', 'done', 'build ok', '$HOME', '$USER'])} ${rng.pick(['>', '>>'])} ${rng.pick(['a.txt', 'log.txt', 'out/x.txt'])}`;
-      case 13: return `${rng.pick(TYPO_CMDS)}${rng.chance(0.5) ? ' ' + f : ''}`;
-      case 14: return `rm ${rng.pick(['a.txt', 'old.log', '-r out', 'tmp'])}`;
-      case 15: return `find ${rng.pick(['.', env.state.project, '/tmp'])} -name "${rng.pick(['*.py', '*.log', '*.csv', '*.md'])}"`;
-      case 16: return `cat ${f} | ${rng.pick(['sort', 'wc -l', 'head -n 2', 'grep -c a', 'sort | uniq -c'])}`;
-      default: return `cp ${f} ${rng.pick(['/tmp/', 'copy.txt', 'backup/'])}`;
+      case 0:
+        return rng.pick(['ls', 'ls -l', 'ls -la', 'ls -a']);
+      case 1:
+        return 'pwd';
+      case 2:
+        return `cd ${rng.pick(['..', '~', '/tmp', env.state.project, `${env.state.project}/src`, `${env.state.project}/data`, 'nowhere'])}`;
+      case 3:
+        return `cat ${f}`;
+      case 4:
+        return `cat ${typo(rng, f)}`;
+      case 5:
+        return `head -n ${rng.int(1, 5)} ${f}`;
+      case 6:
+        return `tail -n ${rng.int(1, 4)} ${f}`;
+      case 7:
+        return `wc -l ${f}`;
+      case 8:
+        return `grep ${rng.chance(0.5) ? '-n ' : ''}${rng.pick(words)} ${f}`;
+      case 9:
+        return rng.pick(['date', 'whoami', 'ps', 'history', 'env']);
+      case 10:
+        return `mkdir ${rng.chance(0.5) ? '-p ' : ''}${rng.pick(['tmp', 'out', 'build/x', 'notes'])}`;
+      case 11:
+        return `touch ${rng.pick(['a.txt', 'todo.md', 'out/log.txt'])}`;
+      case 12:
+        return `echo ${rng.pick(['hello', 'done', 'build ok', '$HOME', '$USER'])} ${rng.pick(['>', '>>'])} ${rng.pick(['a.txt', 'log.txt', 'out/x.txt'])}`;
+      case 13:
+        return `${rng.pick(TYPO_CMDS)}${rng.chance(0.5) ? ' ' + f : ''}`;
+      case 14:
+        return `rm ${rng.pick(['a.txt', 'old.log', '-r out', 'tmp'])}`;
+      case 15:
+        return `find ${rng.pick(['.', env.state.project, '/tmp'])} -name "${rng.pick(['*.py', '*.log', '*.csv', '*.md'])}"`;
+      case 16:
+        return `cat ${f} | ${rng.pick(['sort', 'wc -l', 'head -n 2', 'grep -c a', 'sort | uniq -c'])}`;
+      default:
+        return `cp ${f} ${rng.pick(['/tmp/', 'copy.txt', 'backup/'])}`;
     }
   };
 }

@@ -62,7 +62,7 @@ export class TerminalEnv implements Environment {
     const old = this.clock.ms - rng.int(2, 90) * 86400_000;
     const fs = new MemFs(old);
     const files = seedProject(fs, rng, home, project, old);
-    fs.put(`${home}/.bashrc`, '# ~/.bashrc\nexport PATH=$HOME/bin:$PATH\nalias ll=\'ls -l\'\n', old, false, false);
+    fs.put(`${home}/.bashrc`, "# ~/.bashrc\nexport PATH=$HOME/bin:$PATH\nalias ll='ls -l'\n", old, false, false);
     fs.put('/etc/hostname', `${host}\n`, old, true, true);
     fs.mkdirp('/tmp', old, true);
     const env = new Map<string, { value: string; known: boolean }>([
@@ -83,9 +83,11 @@ export class TerminalEnv implements Environment {
     const s = this.state;
     return {
       task_description: `An agent works in a bash shell on a Linux machine as user ${s.user} on host ${s.host}. Its goal: ${TASK_TEXT[s.task](s.project)}.`,
-      action_space: 'One bash command line per action. Commands: ls [-l] [-a], cd, pwd, cat [-n], echo, mkdir [-p], rm [-r] [-f], touch, cp [-r], mv, grep [-n] [-i] [-v] [-c] [-r], wc [-l] [-w] [-c], head [-n N], tail [-n N], sort [-r] [-n] [-u], uniq [-c], find PATH [-name GLOB] [-type f|d], export, env, history, date, ps, whoami. Operators: | > >> ; && ||, $VAR, globs.',
+      action_space:
+        'One bash command line per action. Commands: ls [-l] [-a], cd, pwd, cat [-n], echo, mkdir [-p], rm [-r] [-f], touch, cp [-r], mv, grep [-n] [-i] [-v] [-c] [-r], wc [-l] [-w] [-c], head [-n N], tail [-n N], sort [-r] [-n] [-u], uniq [-c], find PATH [-name GLOB] [-type f|d], export, env, history, date, ps, whoami. Operators: | > >> ; && ||, $VAR, globs.',
       initial_state: `Working directory: ${s.home} (prompt ${this.shell.prompt()}). Files under ${s.home}:\n${s.files.map((f) => '  ' + f.slice(s.home.length + 1)).join('\n')}`,
-      demonstrations: 'Action: mkdir -p tmp/x && cd tmp/x && pwd\nObservation:\n/home/demo/tmp/x\ndemo@host:~/tmp/x$\n\nAction: cat nope.txt\nObservation:\ncat: nope.txt: No such file or directory\ndemo@host:~/tmp/x$',
+      demonstrations:
+        'Action: mkdir -p tmp/x && cd tmp/x && pwd\nObservation:\n/home/demo/tmp/x\ndemo@host:~/tmp/x$\n\nAction: cat nope.txt\nObservation:\ncat: nope.txt: No such file or directory\ndemo@host:~/tmp/x$',
       simulation_instruction: 'You are the terminal. Print exactly what bash would print for the command, then the next prompt line. No explanations.',
     };
   }
@@ -114,15 +116,28 @@ export class TerminalEnv implements Environment {
 function seedProject(fs: MemFs, rng: Rng, home: string, project: string, mtime: number): string[] {
   const root = `${home}/${project}`;
   const files: [string, string][] = [];
-  files.push([`${root}/README.md`, `# ${project}\n\nInternal tool for ${rng.pick(['tracking stock', 'weekly reports', 'order processing', 'data cleanup'])}.\nRun \`python3 src/main.py\` to start.\n`]);
+  files.push([
+    `${root}/README.md`,
+    `# ${project}\n\nInternal tool for ${rng.pick(['tracking stock', 'weekly reports', 'order processing', 'data cleanup'])}.\nRun \`python3 src/main.py\` to start.\n`,
+  ]);
   const notes = rng.sample(TODO_ITEMS, rng.int(3, 5));
   if (rng.chance(0.6)) notes.push(notes[0]);
   files.push([`${root}/notes.txt`, notes.map((n) => n + '\n').join('')]);
   const nRows = rng.int(4, 9);
   const rows = ['region,product,qty,price'];
-  for (let i = 0; i < nRows; i++) rows.push(`${rng.pick(REGIONS)},${rng.pick(PRODUCTS)},${rng.int(1, 500)},${rng.int(1, 99)}.${String(rng.int(0, 99)).padStart(2, '0')}`);
+  for (let i = 0; i < nRows; i++)
+    rows.push(`${rng.pick(REGIONS)},${rng.pick(PRODUCTS)},${rng.int(1, 500)},${rng.int(1, 99)}.${String(rng.int(0, 99)).padStart(2, '0')}`);
   files.push([`${root}/data/sales.csv`, rows.join('\n') + '\n']);
-  if (rng.chance(0.6)) files.push([`${root}/data/customers.csv`, 'id,name,city\n' + Array.from({ length: rng.int(3, 6) }, (_, i) => `${i + 1},${rng.pick(['Ana', 'Ben', 'Chen', 'Dara', 'Eli', 'Femi', 'Gus'])},${rng.pick(['Lyon', 'Oslo', 'Pune', 'Quito', 'Rome'])}`).join('\n') + '\n']);
+  if (rng.chance(0.6))
+    files.push([
+      `${root}/data/customers.csv`,
+      'id,name,city\n' +
+        Array.from(
+          { length: rng.int(3, 6) },
+          (_, i) => `${i + 1},${rng.pick(['Ana', 'Ben', 'Chen', 'Dara', 'Eli', 'Femi', 'Gus'])},${rng.pick(['Lyon', 'Oslo', 'Pune', 'Quito', 'Rome'])}`,
+        ).join('\n') +
+        '\n',
+    ]);
   const logLines: string[] = [];
   let t = mtime;
   for (let i = 0, n = rng.int(8, 16); i < n; i++) {
@@ -130,10 +145,21 @@ function seedProject(fs: MemFs, rng: Rng, home: string, project: string, mtime: 
     const lvl = rng.pick(['INFO', 'INFO', 'INFO', 'WARN', 'ERROR'] as const);
     logLines.push(`${new Date(t).toISOString().slice(0, 19).replace('T', ' ')} ${lvl} ${rng.pick(LOG_MSGS[lvl])}`);
   }
-  if (!logLines.some((l) => l.includes(' ERROR '))) logLines.push(`${new Date(t + 1000).toISOString().slice(0, 19).replace('T', ' ')} ERROR ${rng.pick(LOG_MSGS.ERROR)}`);
+  if (!logLines.some((l) => l.includes(' ERROR ')))
+    logLines.push(`${new Date(t + 1000).toISOString().slice(0, 19).replace('T', ' ')} ERROR ${rng.pick(LOG_MSGS.ERROR)}`);
   files.push([`${root}/logs/app.log`, logLines.join('\n') + '\n']);
-  if (rng.chance(0.5)) files.push([`${root}/logs/access.log`, Array.from({ length: rng.int(2, 5) }, () => `10.0.${rng.int(0, 9)}.${rng.int(2, 250)} GET /${rng.pick(['', 'api/items', 'login', 'health'])} ${rng.pick([200, 200, 404, 500])}`).join('\n') + '\n']);
-  files.push([`${root}/src/main.py`, `from utils import load\n\n\ndef main():\n    rows = load("data/sales.csv")\n    print(len(rows), "rows")\n\n\nif __name__ == "__main__":\n    main()\n`]);
+  if (rng.chance(0.5))
+    files.push([
+      `${root}/logs/access.log`,
+      Array.from(
+        { length: rng.int(2, 5) },
+        () => `10.0.${rng.int(0, 9)}.${rng.int(2, 250)} GET /${rng.pick(['', 'api/items', 'login', 'health'])} ${rng.pick([200, 200, 404, 500])}`,
+      ).join('\n') + '\n',
+    ]);
+  files.push([
+    `${root}/src/main.py`,
+    `from utils import load\n\n\ndef main():\n    rows = load("data/sales.csv")\n    print(len(rows), "rows")\n\n\nif __name__ == "__main__":\n    main()\n`,
+  ]);
   files.push([`${root}/src/utils.py`, `import csv\n\n\ndef load(path):\n    with open(path) as f:\n        return list(csv.DictReader(f))\n`]);
   if (rng.chance(0.5)) files.push([`${root}/tmp_${rng.int(100, 999)}.tmp`, 'scratch\n']);
   if (rng.chance(0.5)) files.push([`${root}/cache.tmp`, '']);

@@ -153,8 +153,10 @@ export function byteLength(s: string): number {
     const c = s.charCodeAt(i);
     if (c < 0x80) n += 1;
     else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) { n += 4; i++; }
-    else n += 3;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 4;
+      i++;
+    } else n += 3;
   }
   return n;
 }
@@ -173,8 +175,9 @@ function globTokens(glob: string): GlobTok[] {
   const toks: GlobTok[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === '*') { if (toks[toks.length - 1]?.k !== 'star') toks.push({ k: 'star' }); }
-    else if (c === '?') toks.push({ k: 'any' });
+    if (c === '*') {
+      if (toks[toks.length - 1]?.k !== 'star') toks.push({ k: 'star' });
+    } else if (c === '?') toks.push({ k: 'any' });
     else if (c === '[' && glob.indexOf(']', i + 1) > i) {
       const j = glob.indexOf(']', i + 1);
       let body = glob.slice(i + 1, j);
@@ -182,8 +185,10 @@ function globTokens(glob: string): GlobTok[] {
       if (neg) body = body.slice(1);
       const items: [string, string][] = [];
       for (let k = 0; k < body.length; k++) {
-        if (body[k + 1] === '-' && k + 2 < body.length) { items.push([body[k], body[k + 2]]); k += 2; }
-        else items.push([body[k], body[k]]);
+        if (body[k + 1] === '-' && k + 2 < body.length) {
+          items.push([body[k], body[k + 2]]);
+          k += 2;
+        } else items.push([body[k], body[k]]);
       }
       toks.push({ k: 'set', neg, items });
       i = j;
@@ -219,10 +224,16 @@ export function globMatcher(glob: string, fold = false): { test(name: string): b
       while (s < name.length) {
         m.steps++;
         const t = toks[p];
-        if (t && t.k === 'star') { starP = p++; starS = s; }
-        else if (t && tokMatches(t, name[s])) { p++; s++; }
-        else if (starP >= 0 && name[starS] !== '/') { p = starP + 1; s = ++starS; }
-        else return false;
+        if (t && t.k === 'star') {
+          starP = p++;
+          starS = s;
+        } else if (t && tokMatches(t, name[s])) {
+          p++;
+          s++;
+        } else if (starP >= 0 && name[starS] !== '/') {
+          p = starP + 1;
+          s = ++starS;
+        } else return false;
       }
       while (toks[p]?.k === 'star') p++;
       return p === toks.length;

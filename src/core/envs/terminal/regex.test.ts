@@ -116,7 +116,12 @@ describe('grep in the terminal environment', () => {
 
 describe('repetitions of repetitions', () => {
   it('fold into one without changing what matches', () => {
-    for (const [p, yes, no] of [['(a+){3,}', 'aaa', 'aa'], ['(a*)+x', 'x', 'y'], ['(a+)*x', 'x', 'y'], ['(a?)*x', 'aax', 'b']] as const) {
+    for (const [p, yes, no] of [
+      ['(a+){3,}', 'aaa', 'aa'],
+      ['(a*)+x', 'x', 'y'],
+      ['(a+)*x', 'x', 'y'],
+      ['(a?)*x', 'aax', 'b'],
+    ] as const) {
       expect([grepE(p, yes), grepE(p, no)]).toEqual([true, false]);
     }
   });

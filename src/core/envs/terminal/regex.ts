@@ -43,7 +43,10 @@ const CLASSES: Record<string, CharTest> = {
 class Parser {
   private i = 0;
   groups = 0;
-  constructor(private readonly src: string, private readonly ere: boolean) {}
+  constructor(
+    private readonly src: string,
+    private readonly ere: boolean,
+  ) {}
 
   parse(): Node {
     const n = this.alt(0);
@@ -133,16 +136,26 @@ class Parser {
     const e = String.fromCodePoint(this.src.codePointAt(this.i + 1)!);
     this.i += 1 + e.length;
     switch (e) {
-      case 'w': return { t: 'char', test: (c) => isWordChar(c) };
-      case 'W': return { t: 'char', test: (c) => !isWordChar(c) };
-      case 's': return { t: 'char', test: (c) => /\s/.test(c) };
-      case 'S': return { t: 'char', test: (c) => !/\s/.test(c) };
-      case 'b': return { t: 'assert', kind: 'word' };
-      case 'B': return { t: 'assert', kind: 'notword' };
-      case '<': return { t: 'assert', kind: 'wordstart' };
-      case '>': return { t: 'assert', kind: 'wordend' };
-      case '`': return { t: 'assert', kind: 'bol' };
-      case "'": return { t: 'assert', kind: 'eol' };
+      case 'w':
+        return { t: 'char', test: (c) => isWordChar(c) };
+      case 'W':
+        return { t: 'char', test: (c) => !isWordChar(c) };
+      case 's':
+        return { t: 'char', test: (c) => /\s/.test(c) };
+      case 'S':
+        return { t: 'char', test: (c) => !/\s/.test(c) };
+      case 'b':
+        return { t: 'assert', kind: 'word' };
+      case 'B':
+        return { t: 'assert', kind: 'notword' };
+      case '<':
+        return { t: 'assert', kind: 'wordstart' };
+      case '>':
+        return { t: 'assert', kind: 'wordend' };
+      case '`':
+        return { t: 'assert', kind: 'bol' };
+      case "'":
+        return { t: 'assert', kind: 'eol' };
     }
     if (e >= '1' && e <= '9') {
       if (Number(e) > this.groups) throw new RegexError('Invalid back reference');
@@ -303,7 +316,13 @@ class Builder {
   }
   private empty() {
     const s = this.add({ k: 'split', out: -1, out1: -1 });
-    return { start: s, exits: [[s, 'out'], [s, 'out1']] as [number, 'out' | 'out1'][] };
+    return {
+      start: s,
+      exits: [
+        [s, 'out'],
+        [s, 'out1'],
+      ] as [number, 'out' | 'out1'][],
+    };
   }
   private patch(exits: [number, 'out' | 'out1'][], to: number): void {
     for (const [s, f] of exits) (this.states[s] as unknown as Record<string, number>)[f] = to;
@@ -342,12 +361,18 @@ function assertionHolds(kind: Assertion, chars: string[], i: number): boolean {
   const before = isWordChar(chars[i - 1]);
   const after = isWordChar(chars[i]);
   switch (kind) {
-    case 'bol': return i === 0;
-    case 'eol': return i === chars.length;
-    case 'word': return before !== after;
-    case 'notword': return before === after;
-    case 'wordstart': return !before && after;
-    case 'wordend': return before && !after;
+    case 'bol':
+      return i === 0;
+    case 'eol':
+      return i === chars.length;
+    case 'word':
+      return before !== after;
+    case 'notword':
+      return before === after;
+    case 'wordstart':
+      return !before && after;
+    case 'wordend':
+      return before && !after;
   }
 }
 

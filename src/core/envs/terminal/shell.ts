@@ -5,13 +5,32 @@ import type { SpanKind } from '../../schema/types.ts';
 import { lsDate } from '../clock.ts';
 import { compileGrep, RegexError, type GrepRegex } from './regex.ts';
 import {
-  baseName, byteLength, cloneNode, globMatcher, LIMITS, makeDir, makeFile, type MemFs, nameTooLong, nodeSize, parentOf, resolvePath,
-  type DirNode, type FileNode, type FsNode,
+  baseName,
+  byteLength,
+  cloneNode,
+  globMatcher,
+  LIMITS,
+  makeDir,
+  makeFile,
+  type MemFs,
+  nameTooLong,
+  nodeSize,
+  parentOf,
+  resolvePath,
+  type DirNode,
+  type FileNode,
+  type FsNode,
 } from './fs.ts';
 
-export interface Piece { text: string; kind: SpanKind }
+export interface Piece {
+  text: string;
+  kind: SpanKind;
+}
 /** One output line; `origin` points at the file line it was read from, if any. */
-export interface Line { pieces: Piece[]; origin?: { file: FileNode; idx: number } }
+export interface Line {
+  pieces: Piece[];
+  origin?: { file: FileNode; idx: number };
+}
 
 /**
  * A line read from a file: one object per line (a file may hold half a million of them), its
@@ -19,8 +38,15 @@ export interface Line { pieces: Piece[]; origin?: { file: FileNode; idx: number 
  */
 class FileLine implements Line {
   readonly origin: { file: FileNode; idx: number } = this;
-  constructor(readonly file: FileNode, readonly idx: number, readonly text: string, readonly kind: SpanKind) {}
-  get pieces(): Piece[] { return [{ text: this.text, kind: this.kind }]; }
+  constructor(
+    readonly file: FileNode,
+    readonly idx: number,
+    readonly text: string,
+    readonly kind: SpanKind,
+  ) {}
+  get pieces(): Piece[] {
+    return [{ text: this.text, kind: this.kind }];
+  }
 }
 
 const det = (text: string): Piece => ({ text, kind: 'deterministic' });
@@ -38,16 +64,24 @@ const allDeterministic = (l: Line) => (l instanceof FileLine ? l.kind === 'deter
 /** The least certain kind among pieces: pre_existing beats runtime_metadata beats deterministic. */
 function worstKind(lines: Line[]): SpanKind {
   let k: SpanKind = 'deterministic';
-  for (const l of lines) for (const p of l.pieces) {
-    if (p.kind === 'pre_existing') return 'pre_existing';
-    if (p.kind === 'runtime_metadata') k = 'runtime_metadata';
-  }
+  for (const l of lines)
+    for (const p of l.pieces) {
+      if (p.kind === 'pre_existing') return 'pre_existing';
+      if (p.kind === 'runtime_metadata') k = 'runtime_metadata';
+    }
   return k;
 }
 
-interface CmdResult { out: Line[]; err: string[]; code: number }
+interface CmdResult {
+  out: Line[];
+  err: string[];
+  code: number;
+}
 /** Output written to the terminal, in order: stdout lines and stderr messages interleaved. */
-export interface ShellOutput { lines: Line[]; code: number }
+export interface ShellOutput {
+  lines: Line[];
+  code: number;
+}
 
 type Token = { t: 'word'; v: string; glob: boolean } | { t: 'op'; v: string };
 
@@ -71,7 +105,9 @@ export class Shell {
     this.cwd = cfg.home;
   }
 
-  get fs(): MemFs { return this.cfg.fs; }
+  get fs(): MemFs {
+    return this.cfg.fs;
+  }
 
   prompt(): string {
     const h = this.cfg.home;
@@ -102,10 +138,17 @@ export class Shell {
     let i = 0;
     while (i < src.length) {
       const c = src[i];
-      if (c === ' ' || c === '\t') { i++; continue; }
+      if (c === ' ' || c === '\t') {
+        i++;
+        continue;
+      }
       if (c === '#') break;
       const op = /^(2>>|2>|>>|>|\||<)/.exec(src.slice(i));
-      if (op) { toks.push({ t: 'op', v: op[1] }); i += op[1].length; continue; }
+      if (op) {
+        toks.push({ t: 'op', v: op[1] });
+        i += op[1].length;
+        continue;
+      }
       let word = '';
       let glob = false;
       let quoted = false;
@@ -114,26 +157,35 @@ export class Shell {
         if (ch === "'") {
           const j = src.indexOf("'", i + 1);
           if (j < 0) return "bash: unexpected EOF while looking for matching `''";
-          word += src.slice(i + 1, j); i = j + 1; quoted = true;
+          word += src.slice(i + 1, j);
+          i = j + 1;
+          quoted = true;
         } else if (ch === '"') {
           let j = i + 1;
           let raw = '';
           while (j < src.length && src[j] !== '"') {
-            if (src[j] === '\\' && j + 1 < src.length && '"\\$'.includes(src[j + 1])) { raw += src[j + 1] === '$' ? '\u0000' : src[j + 1]; j += 2; }
-            else raw += src[j++];
+            if (src[j] === '\\' && j + 1 < src.length && '"\\$'.includes(src[j + 1])) {
+              raw += src[j + 1] === '$' ? '\u0000' : src[j + 1];
+              j += 2;
+            } else raw += src[j++];
           }
           if (j >= src.length) return 'bash: unexpected EOF while looking for matching `"\'';
-          word += this.expandVars(raw).replace(/\u0000/g, '$'); i = j + 1; quoted = true;
+          word += this.expandVars(raw).replace(/\u0000/g, '$');
+          i = j + 1;
+          quoted = true;
         } else if (ch === '\\') {
           // A backslash escapes the next character; one at the very end stays itself (as in
           // `bash -c 'echo a\'`), and the scan always moves on.
-          word += i + 1 < src.length ? src[i + 1] : '\\'; i += 2; quoted = true;
+          word += i + 1 < src.length ? src[i + 1] : '\\';
+          i += 2;
+          quoted = true;
         } else {
           let j = i;
           while (j < src.length && !/[\s|;&<>'"\\]/.test(src[j])) j++;
           const raw = src.slice(i, j);
           if (/[*?[]/.test(raw)) glob = true;
-          word += this.expandVars(raw); i = j;
+          word += this.expandVars(raw);
+          i = j;
         }
       }
       if (word === '' && !quoted) {
@@ -156,9 +208,15 @@ export class Shell {
       if (c === "'" || c === '"') {
         const j = src.indexOf(c, i + 1);
         if (j < 0) return `bash: unexpected EOF while looking for matching \`${c}'`;
-        cur += src.slice(i, j + 1); i = j; continue;
+        cur += src.slice(i, j + 1);
+        i = j;
+        continue;
       }
-      if (c === '\\') { cur += src.slice(i, i + 2); i++; continue; }
+      if (c === '\\') {
+        cur += src.slice(i, i + 2);
+        i++;
+        continue;
+      }
       const two = src.slice(i, i + 2);
       if (two === '&&' || two === '||' || c === ';') {
         const sep = c === ';' ? ';' : two;
@@ -224,7 +282,10 @@ export class Shell {
       let out = r.out;
       if (parsed.out) {
         const w = this.writeRedirect(parsed.out.path, out, parsed.out.append, parsed.argv[0] ?? 'bash');
-        if (w) { printed.push(detLine(w)); code = 1; }
+        if (w) {
+          printed.push(detLine(w));
+          code = 1;
+        }
         out = [];
       }
       if (last) pushAll(printed, out);
@@ -377,10 +438,14 @@ export class Shell {
 }
 
 const invalid = (cmd: string, f: string): CmdResult => ({
-  out: [], err: [`${cmd}: invalid option -- '${f}'`, `Try '${cmd} --help' for more information.`], code: cmd === 'ls' ? 2 : 1,
+  out: [],
+  err: [`${cmd}: invalid option -- '${f}'`, `Try '${cmd} --help' for more information.`],
+  code: cmd === 'ls' ? 2 : 1,
 });
 const missingOperand = (cmd: string): CmdResult => ({
-  out: [], err: [`${cmd}: missing operand`, `Try '${cmd} --help' for more information.`], code: 1,
+  out: [],
+  err: [`${cmd}: missing operand`, `Try '${cmd} --help' for more information.`],
+  code: 1,
 });
 const ERRNO: Record<string, string> = { ENOENT: 'No such file or directory', EISDIR: 'Is a directory', ENOTDIR: 'Not a directory' };
 
@@ -401,8 +466,15 @@ function lsLong(node: FsNode, name: string, user: string): Line {
 }
 
 /** Runs `inner` over each operand or stdin: the shared shape of cat/head/tail/wc/sort/grep. */
-function eachInput(sh: Shell, cmd: string, files: string[], stdin: Line[] | null, openMsg: (f: string, why: string) => string,
-  inner: (lines: Line[], label: string) => Line[], linePerLine = false): CmdResult {
+function eachInput(
+  sh: Shell,
+  cmd: string,
+  files: string[],
+  stdin: Line[] | null,
+  openMsg: (f: string, why: string) => string,
+  inner: (lines: Line[], label: string) => Line[],
+  linePerLine = false,
+): CmdResult {
   if (files.length === 0) return { out: inner(stdin ?? [], '-'), err: [], code: 0 };
   const out: Line[] = [];
   const err: string[] = [];
@@ -411,7 +483,10 @@ function eachInput(sh: Shell, cmd: string, files: string[], stdin: Line[] | null
   for (const f of files) {
     // An output line per input line, at least as long: the input past the room is never shown.
     const r = sh.readOperand(f, linePerLine ? room : undefined);
-    if (typeof r === 'string') { err.push(openMsg(f, ERRNO[r])); continue; }
+    if (typeof r === 'string') {
+      err.push(openMsg(f, ERRNO[r]));
+      continue;
+    }
     for (const l of inner(r, f)) {
       room -= lineBytes(l);
       if (room < 0) {
@@ -425,12 +500,24 @@ function eachInput(sh: Shell, cmd: string, files: string[], stdin: Line[] | null
 }
 
 const COMMANDS: Record<string, CommandFn> = {
-  pwd() { return { out: [detLine(this.cwd)], err: [], code: 0 }; },
-  whoami() { return { out: [detLine(this.cfg.user)], err: [], code: 0 }; },
-  hostname() { return { out: [detLine(this.cfg.host)], err: [], code: 0 }; },
-  true() { return { out: [], err: [], code: 0 }; },
-  false() { return { out: [], err: [], code: 1 }; },
-  clear() { return { out: [], err: [], code: 0 }; },
+  pwd() {
+    return { out: [detLine(this.cwd)], err: [], code: 0 };
+  },
+  whoami() {
+    return { out: [detLine(this.cfg.user)], err: [], code: 0 };
+  },
+  hostname() {
+    return { out: [detLine(this.cfg.host)], err: [], code: 0 };
+  },
+  true() {
+    return { out: [], err: [], code: 0 };
+  },
+  false() {
+    return { out: [], err: [], code: 1 };
+  },
+  clear() {
+    return { out: [], err: [], code: 0 };
+  },
   date() {
     const d = new Date(this.cfg.now());
     const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -442,13 +529,17 @@ const COMMANDS: Record<string, CommandFn> = {
   ps() {
     const bash = this.cfg.nextPid() - 1000;
     const ps = this.cfg.nextPid();
-    const row = (pid: number, cmd: string) => line({ text: String(pid).padStart(7), kind: 'runtime_metadata' }, det(' pts/0    '), { text: '00:00:00', kind: 'runtime_metadata' }, det(` ${cmd}`));
+    const row = (pid: number, cmd: string) =>
+      line({ text: String(pid).padStart(7), kind: 'runtime_metadata' }, det(' pts/0    '), { text: '00:00:00', kind: 'runtime_metadata' }, det(` ${cmd}`));
     return { out: [detLine('    PID TTY          TIME CMD'), row(bash, 'bash'), row(ps, 'ps')], err: [], code: 0 };
   },
   echo(args) {
     let a = args;
     let newline = true;
-    if (a[0] === '-n') { newline = false; a = a.slice(1); }
+    if (a[0] === '-n') {
+      newline = false;
+      a = a.slice(1);
+    }
     if (a[0] === '-e') a = a.slice(1);
     void newline;
     return { out: [detLine(a.join(' '))], err: [], code: 0 };
@@ -460,7 +551,8 @@ const COMMANDS: Record<string, CommandFn> = {
     if (target === '-') {
       const old = this.cfg.env.get('OLDPWD');
       if (!old) return { out: [], err: ['bash: cd: OLDPWD not set'], code: 1 };
-      target = old.value; print = true;
+      target = old.value;
+      print = true;
     }
     const abs = this.abs(target);
     const n = this.fs.lookup(abs);
@@ -483,29 +575,50 @@ const COMMANDS: Record<string, CommandFn> = {
     const dirs: string[] = [];
     for (const t of targets) {
       const n = this.fs.lookup(this.abs(t));
-      if (typeof n === 'string') { err.push(`ls: cannot access '${t}': No such file or directory`); code = 2; continue; }
+      if (typeof n === 'string') {
+        err.push(`ls: cannot access '${t}': No such file or directory`);
+        code = 2;
+        continue;
+      }
       (n.type === 'dir' ? dirs : files).push(t);
     }
     const render = (entries: [string, FsNode][]) => {
       if (flags.has('l')) {
         out.push(line({ text: `total ${entries.reduce((s, [, n]) => s + Math.ceil(nodeSize(n) / 4096) * 4, 0)}`, kind: 'runtime_metadata' }));
-        for (const [name, n] of entries) { out.push(lsLong(n, name, this.cfg.user)); n.seen = true; }
+        for (const [name, n] of entries) {
+          out.push(lsLong(n, name, this.cfg.user));
+          n.seen = true;
+        }
       } else if (piped || flags.has('1')) {
-        for (const [name, n] of entries) { out.push(line(namePiece(n, name))); n.seen = true; }
+        for (const [name, n] of entries) {
+          out.push(line(namePiece(n, name)));
+          n.seen = true;
+        }
       } else if (entries.length) {
         const pieces: Piece[] = [];
-        entries.forEach(([name, n], k) => { if (k) pieces.push(det('  ')); pieces.push(namePiece(n, name)); n.seen = true; });
+        entries.forEach(([name, n], k) => {
+          if (k) pieces.push(det('  '));
+          pieces.push(namePiece(n, name));
+          n.seen = true;
+        });
         out.push(line(...pieces));
       }
     };
     if (files.length) {
       const entries = files.map((f) => [f, this.fs.get(this.abs(f))!] as [string, FsNode]);
-      if (flags.has('l')) for (const [name, n] of entries) { out.push(lsLong(n, name, this.cfg.user)); n.seen = true; }
+      if (flags.has('l'))
+        for (const [name, n] of entries) {
+          out.push(lsLong(n, name, this.cfg.user));
+          n.seen = true;
+        }
       else render(entries.map(([f, n]) => [f, n]));
     }
     for (const d of dirs) {
       const node = this.fs.get(this.abs(d)) as DirNode;
-      if (targets.length > 1) { if (out.length) out.push(detLine('')); out.push(detLine(`${d}:`)); }
+      if (targets.length > 1) {
+        if (out.length) out.push(detLine(''));
+        out.push(detLine(`${d}:`));
+      }
       let entries = [...node.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       if (flags.has('a')) entries = [['.', node], ['..', node], ...entries] as [string, FsNode][];
       else entries = entries.filter(([n]) => !n.startsWith('.'));
@@ -516,12 +629,24 @@ const COMMANDS: Record<string, CommandFn> = {
   cat(args, stdin) {
     const { rest, flags, bad } = Shell.flags(args, 'n');
     if (bad) return invalid('cat', bad);
-    const r = eachInput(this, 'cat', rest, stdin, (f, why) => `cat: ${f}: ${why}`, (ls) => ls, true);
+    const r = eachInput(
+      this,
+      'cat',
+      rest,
+      stdin,
+      (f, why) => `cat: ${f}: ${why}`,
+      (ls) => ls,
+      true,
+    );
     if (flags.has('n')) r.out = r.out.map((l, i) => ({ ...l, pieces: [det(`${String(i + 1).padStart(6)}\t`), ...l.pieces] }));
     return r;
   },
-  head(args, stdin) { return headTail.call(this, 'head', args, stdin); },
-  tail(args, stdin) { return headTail.call(this, 'tail', args, stdin); },
+  head(args, stdin) {
+    return headTail.call(this, 'head', args, stdin);
+  },
+  tail(args, stdin) {
+    return headTail.call(this, 'tail', args, stdin);
+  },
   wc(args, stdin) {
     const { flags, rest, bad } = Shell.flags(args, 'lwc');
     if (bad) return invalid('wc', bad);
@@ -531,10 +656,17 @@ const COMMANDS: Record<string, CommandFn> = {
       const text = lines.map((l) => lineText(l) + '\n').join('');
       return [lines.length, text.split(/\s+/).filter(Boolean).length, new TextEncoder().encode(text).length];
     };
-    const r = eachInput(this, 'wc', rest, stdin, (f, why) => `wc: ${f}: ${why}`, (lines, label) => {
-      rows.push([count(lines), worstKind(lines), label]);
-      return [];
-    });
+    const r = eachInput(
+      this,
+      'wc',
+      rest,
+      stdin,
+      (f, why) => `wc: ${f}: ${why}`,
+      (lines, label) => {
+        rows.push([count(lines), worstKind(lines), label]);
+        return [];
+      },
+    );
     if (rows.length > 1) {
       const tot = [0, 1, 2].map((k) => rows.reduce((s, [c]) => s + c[k], 0));
       rows.push([tot, rows.some((x) => x[1] === 'pre_existing') ? 'pre_existing' : 'deterministic', 'total']);
@@ -543,7 +675,10 @@ const COMMANDS: Record<string, CommandFn> = {
     const idx = (['l', 'w', 'c'] as const).map((k, i) => (want.has(k) ? i : -1)).filter((i) => i >= 0);
     const width = want.size === 1 && rows.length === 1 ? 0 : Math.max(1, ...rows.flatMap(([c]) => idx.map((i) => String(c[i]).length)));
     r.out = rows.map(([c, kind, label]) => {
-      const nums = (['l', 'w', 'c'] as const).map((k, i) => (want.has(k) ? String(c[i]).padStart(width) : null)).filter((x) => x !== null).join(' ');
+      const nums = (['l', 'w', 'c'] as const)
+        .map((k, i) => (want.has(k) ? String(c[i]).padStart(width) : null))
+        .filter((x) => x !== null)
+        .join(' ');
       return line({ text: nums, kind }, det(label === '-' ? '' : ` ${label}`));
     });
     return r;
@@ -552,9 +687,20 @@ const COMMANDS: Record<string, CommandFn> = {
     const { flags, rest, bad } = Shell.flags(args, 'rnu');
     if (bad) return invalid('sort', bad);
     const all: Line[] = [];
-    const r = eachInput(this, 'sort', rest, stdin, (f, why) => `sort: cannot read: ${f}: ${why}`, (ls) => { pushAll(all, ls); return []; });
+    const r = eachInput(
+      this,
+      'sort',
+      rest,
+      stdin,
+      (f, why) => `sort: cannot read: ${f}: ${why}`,
+      (ls) => {
+        pushAll(all, ls);
+        return [];
+      },
+    );
     let sorted = all.slice().sort((a, b) => {
-      const x = lineText(a), y = lineText(b);
+      const x = lineText(a),
+        y = lineText(b);
       if (flags.has('n')) return (parseFloat(x) || 0) - (parseFloat(y) || 0) || (x < y ? -1 : x > y ? 1 : 0);
       return x < y ? -1 : x > y ? 1 : 0;
     });
@@ -566,20 +712,35 @@ const COMMANDS: Record<string, CommandFn> = {
   uniq(args, stdin) {
     const { flags, rest, bad } = Shell.flags(args, 'cd');
     if (bad) return invalid('uniq', bad);
-    return eachInput(this, 'uniq', rest.slice(0, 1), stdin, (f, why) => `uniq: ${f}: ${why}`, (lines) => {
-      const groups: [Line, number][] = [];
-      for (const l of lines) {
-        const g = groups[groups.length - 1];
-        if (g && lineText(g[0]) === lineText(l)) g[1]++;
-        else groups.push([l, 1]);
-      }
-      return groups.filter(([, n]) => !flags.has('d') || n > 1).map(([l, n]) =>
-        flags.has('c') ? { ...l, pieces: [{ text: `${String(n).padStart(7)} `, kind: l.pieces[0]?.kind ?? 'deterministic' }, ...l.pieces] } : l);
-    });
+    return eachInput(
+      this,
+      'uniq',
+      rest.slice(0, 1),
+      stdin,
+      (f, why) => `uniq: ${f}: ${why}`,
+      (lines) => {
+        const groups: [Line, number][] = [];
+        for (const l of lines) {
+          const g = groups[groups.length - 1];
+          if (g && lineText(g[0]) === lineText(l)) g[1]++;
+          else groups.push([l, 1]);
+        }
+        return groups
+          .filter(([, n]) => !flags.has('d') || n > 1)
+          .map(([l, n]) =>
+            flags.has('c') ? { ...l, pieces: [{ text: `${String(n).padStart(7)} `, kind: l.pieces[0]?.kind ?? 'deterministic' }, ...l.pieces] } : l,
+          );
+      },
+    );
   },
   grep(args, stdin) {
     const { flags, rest, bad } = Shell.flags(args, 'nivcrlwE');
-    if (bad) return { out: [], err: [`grep: invalid option -- '${bad}'`, "Usage: grep [OPTION]... PATTERNS [FILE]...", "Try 'grep --help' for more information."], code: 2 };
+    if (bad)
+      return {
+        out: [],
+        err: [`grep: invalid option -- '${bad}'`, 'Usage: grep [OPTION]... PATTERNS [FILE]...', "Try 'grep --help' for more information."],
+        code: 2,
+      };
     if (rest.length === 0) return { out: [], err: ['Usage: grep [OPTION]... PATTERNS [FILE]...', "Try 'grep --help' for more information."], code: 2 };
     const [pat, ...files0] = rest;
     // A linear-time matcher: a RegExp from user text could backtrack for minutes.
@@ -595,7 +756,10 @@ const COMMANDS: Record<string, CommandFn> = {
       for (const f of files0.length ? files0 : ['.']) {
         const abs = this.abs(f);
         const n = this.fs.get(abs);
-        if (!n) { files.push(f); continue; }
+        if (!n) {
+          files.push(f);
+          continue;
+        }
         this.fs.walk(abs, n, (p, node) => {
           if (node.type === 'file') files.push(f === '.' ? p.slice(abs.length + 1) : f.replace(/\/$/, '') + p.slice(abs.length));
         });
@@ -606,22 +770,29 @@ const COMMANDS: Record<string, CommandFn> = {
     let r: ReturnType<typeof eachInput>;
     // The matcher's step budget ends the command as grep ends when it runs out of memory.
     try {
-      r = eachInput(this, 'grep', files, stdin, (f, why) => `grep: ${f}: ${why}`, (lines, label) => {
-        const hits: Line[] = [];
-        lines.forEach((l, idx) => {
-          if (re.test(lineText(l)) !== flags.has('v')) {
-            const prefix: Piece[] = [];
-            const k = l.pieces[0]?.kind ?? 'deterministic';
-            if (multi) prefix.push(det(`${label}:`));
-            if (flags.has('n')) prefix.push({ text: `${idx + 1}:`, kind: k });
-            hits.push({ ...l, pieces: [...prefix, ...l.pieces] });
-          }
-        });
-        matched += hits.length;
-        if (flags.has('l')) return hits.length ? [detLine(label)] : [];
-        if (flags.has('c')) return [line(...(multi ? [det(`${label}:`)] : []), { text: String(hits.length), kind: worstKind(lines) })];
-        return hits;
-      });
+      r = eachInput(
+        this,
+        'grep',
+        files,
+        stdin,
+        (f, why) => `grep: ${f}: ${why}`,
+        (lines, label) => {
+          const hits: Line[] = [];
+          lines.forEach((l, idx) => {
+            if (re.test(lineText(l)) !== flags.has('v')) {
+              const prefix: Piece[] = [];
+              const k = l.pieces[0]?.kind ?? 'deterministic';
+              if (multi) prefix.push(det(`${label}:`));
+              if (flags.has('n')) prefix.push({ text: `${idx + 1}:`, kind: k });
+              hits.push({ ...l, pieces: [...prefix, ...l.pieces] });
+            }
+          });
+          matched += hits.length;
+          if (flags.has('l')) return hits.length ? [detLine(label)] : [];
+          if (flags.has('c')) return [line(...(multi ? [det(`${label}:`)] : []), { text: String(hits.length), kind: worstKind(lines) })];
+          return hits;
+        },
+      );
     } catch (e) {
       if (e instanceof RegexError) return { out: [], err: [`grep: ${e.message}`], code: 2 };
       throw e;
@@ -636,14 +807,22 @@ const COMMANDS: Record<string, CommandFn> = {
     const err: string[] = [];
     for (const d of rest) {
       const abs = this.abs(d);
-      if (nameTooLong(abs)) { err.push(`mkdir: cannot create directory ‘${d}’: File name too long`); continue; }
+      if (nameTooLong(abs)) {
+        err.push(`mkdir: cannot create directory ‘${d}’: File name too long`);
+        continue;
+      }
       if (flags.has('p')) {
         // One walk down the tree: linear in the path's length.
         let node: DirNode = this.fs.root;
         for (const part of abs.split('/').filter(Boolean)) {
           let n = node.children.get(part);
-          if (!n) { n = makeDir(this.cfg.now(), true); node.children.set(part, n); }
-          else if (n.type !== 'dir') { err.push(`mkdir: cannot create directory ‘${d}’: Not a directory`); break; }
+          if (!n) {
+            n = makeDir(this.cfg.now(), true);
+            node.children.set(part, n);
+          } else if (n.type !== 'dir') {
+            err.push(`mkdir: cannot create directory ‘${d}’: Not a directory`);
+            break;
+          }
           node = n;
         }
         continue;
@@ -661,9 +840,15 @@ const COMMANDS: Record<string, CommandFn> = {
     for (const f of args) {
       const abs = this.abs(f);
       const n = this.fs.get(abs);
-      if (n) { n.mtime = this.cfg.now(); continue; }
+      if (n) {
+        n.mtime = this.cfg.now();
+        continue;
+      }
       const parent = this.fs.get(parentOf(abs));
-      if (parent?.type !== 'dir') { err.push(`touch: cannot touch '${f}': No such file or directory`); continue; }
+      if (parent?.type !== 'dir') {
+        err.push(`touch: cannot touch '${f}': No such file or directory`);
+        continue;
+      }
       parent.children.set(baseName(abs), makeFile('', this.cfg.now(), true, true));
     }
     return { out: [], err, code: err.length ? 1 : 0 };
@@ -676,15 +861,28 @@ const COMMANDS: Record<string, CommandFn> = {
     for (const f of rest) {
       const abs = this.abs(f);
       const n = this.fs.get(abs);
-      if (!n) { if (!flags.has('f')) err.push(`rm: cannot remove '${f}': No such file or directory`); continue; }
-      if (n.type === 'dir' && !flags.has('r') && !flags.has('R')) { err.push(`rm: cannot remove '${f}': Is a directory`); continue; }
-      if (abs === '/' ) { err.push("rm: it is dangerous to operate recursively on '/'"); continue; }
+      if (!n) {
+        if (!flags.has('f')) err.push(`rm: cannot remove '${f}': No such file or directory`);
+        continue;
+      }
+      if (n.type === 'dir' && !flags.has('r') && !flags.has('R')) {
+        err.push(`rm: cannot remove '${f}': Is a directory`);
+        continue;
+      }
+      if (abs === '/') {
+        err.push("rm: it is dangerous to operate recursively on '/'");
+        continue;
+      }
       (this.fs.get(parentOf(abs)) as DirNode).children.delete(baseName(abs));
     }
     return { out: [], err, code: err.length ? 1 : 0 };
   },
-  cp(args) { return cpMv.call(this, 'cp', args); },
-  mv(args) { return cpMv.call(this, 'mv', args); },
+  cp(args) {
+    return cpMv.call(this, 'cp', args);
+  },
+  mv(args) {
+    return cpMv.call(this, 'mv', args);
+  },
   find(args) {
     let i = 0;
     const roots: string[] = [];
@@ -705,11 +903,14 @@ const COMMANDS: Record<string, CommandFn> = {
     for (const r of roots) {
       const abs = this.abs(r);
       const n = this.fs.get(abs);
-      if (!n) { err.push(`find: ‘${r}’: No such file or directory`); continue; }
+      if (!n) {
+        err.push(`find: ‘${r}’: No such file or directory`);
+        continue;
+      }
       this.fs.walk(abs, n, (p, node) => {
         const shown = r.replace(/\/$/, '') + p.slice(abs.length);
         if (nameRe && !nameRe.test(baseName(p === '/' ? '/' : p))) return;
-        if (type && ((type === 'f') !== (node.type === 'file'))) return;
+        if (type && (type === 'f') !== (node.type === 'file')) return;
         out.push(line(namePiece(node, shown || r)));
         node.seen = true;
       });
@@ -743,34 +944,54 @@ function headTail(this: Shell, cmd: 'head' | 'tail', args: string[], stdin: Line
   if (!Number.isInteger(n) || n < 0) return { out: [], err: [`${cmd}: invalid number of lines: ‘${nRaw}’`], code: 1 };
   const multi = rest.length > 1;
   let first = true;
-  return eachInput(this, cmd, rest, stdin, (f, why) => `${cmd}: cannot open '${f}' for reading: ${why}`, (lines, label) => {
-    const sel = cmd === 'head' ? lines.slice(0, n) : n === 0 ? [] : lines.slice(-n);
-    const hdr = multi ? [...(first ? [] : [detLine('')]), detLine(`==> ${label} <==`)] : [];
-    first = false;
-    return [...hdr, ...sel];
-  });
+  return eachInput(
+    this,
+    cmd,
+    rest,
+    stdin,
+    (f, why) => `${cmd}: cannot open '${f}' for reading: ${why}`,
+    (lines, label) => {
+      const sel = cmd === 'head' ? lines.slice(0, n) : n === 0 ? [] : lines.slice(-n);
+      const hdr = multi ? [...(first ? [] : [detLine('')]), detLine(`==> ${label} <==`)] : [];
+      first = false;
+      return [...hdr, ...sel];
+    },
+  );
 }
 
 function cpMv(this: Shell, cmd: 'cp' | 'mv', args: string[]): CmdResult {
   const { flags, rest, bad } = Shell.flags(args, cmd === 'cp' ? 'rRfv' : 'fv');
   if (bad) return invalid(cmd, bad);
   if (rest.length === 0) return { out: [], err: [`${cmd}: missing file operand`, `Try '${cmd} --help' for more information.`], code: 1 };
-  if (rest.length === 1) return { out: [], err: [`${cmd}: missing destination file operand after '${rest[0]}'`, `Try '${cmd} --help' for more information.`], code: 1 };
+  if (rest.length === 1)
+    return { out: [], err: [`${cmd}: missing destination file operand after '${rest[0]}'`, `Try '${cmd} --help' for more information.`], code: 1 };
   const dest = rest[rest.length - 1];
   const srcs = rest.slice(0, -1);
   const destAbs = this.abs(dest);
   const destNode = this.fs.get(destAbs);
-  if (srcs.length > 1 && (destNode?.type !== 'dir')) return { out: [], err: [`${cmd}: target '${dest}' is not a directory`], code: 1 };
+  if (srcs.length > 1 && destNode?.type !== 'dir') return { out: [], err: [`${cmd}: target '${dest}' is not a directory`], code: 1 };
   const err: string[] = [];
   for (const s of srcs) {
     const abs = this.abs(s);
     const n = this.fs.get(abs);
-    if (!n) { err.push(`${cmd}: cannot stat '${s}': No such file or directory`); continue; }
-    if (cmd === 'cp' && n.type === 'dir' && !flags.has('r') && !flags.has('R')) { err.push(`cp: -r not specified; omitting directory '${s}'`); continue; }
+    if (!n) {
+      err.push(`${cmd}: cannot stat '${s}': No such file or directory`);
+      continue;
+    }
+    if (cmd === 'cp' && n.type === 'dir' && !flags.has('r') && !flags.has('R')) {
+      err.push(`cp: -r not specified; omitting directory '${s}'`);
+      continue;
+    }
     const target = destNode && destNode.type === 'dir' ? `${destAbs === '/' ? '' : destAbs}/${baseName(abs)}` : destAbs;
-    if (target === abs || target.startsWith(abs + '/')) { err.push(`${cmd}: cannot ${cmd === 'cp' ? 'copy' : 'move'} '${s}' to a subdirectory of itself, '${dest}/${baseName(abs)}'`); continue; }
+    if (target === abs || target.startsWith(abs + '/')) {
+      err.push(`${cmd}: cannot ${cmd === 'cp' ? 'copy' : 'move'} '${s}' to a subdirectory of itself, '${dest}/${baseName(abs)}'`);
+      continue;
+    }
     const parent = this.fs.get(parentOf(target));
-    if (parent?.type !== 'dir') { err.push(`${cmd}: cannot ${cmd === 'cp' ? 'create regular file' : 'move'} '${dest}': No such file or directory`); continue; }
+    if (parent?.type !== 'dir') {
+      err.push(`${cmd}: cannot ${cmd === 'cp' ? 'create regular file' : 'move'} '${dest}': No such file or directory`);
+      continue;
+    }
     const copy = cmd === 'cp' ? cloneNode(n, this.cfg.now()) : n;
     copy.seen = true;
     parent.children.set(baseName(target), copy);
