@@ -158,27 +158,23 @@ export class McpEnv implements Environment {
     this.clock = new FakeClock(this.rng);
     const before = () => this.clock.ms - rng.int(1, 60) * 86400_000;
     let id = 0;
-    this.notes = rng
-      .sample(NOTE_TITLES, rng.int(1, 3))
-      .map((title) => ({
-        id: ++id,
-        known: false,
-        created: before(),
-        title,
-        body: `${title}: ${rng.pick(['milk, eggs, bread', 'ask about budget', 'book by Friday', 'see attached list', 'three options so far'])}`,
-      }));
+    this.notes = rng.sample(NOTE_TITLES, rng.int(1, 3)).map((title) => ({
+      id: ++id,
+      known: false,
+      created: before(),
+      title,
+      body: `${title}: ${rng.pick(['milk, eggs, bread', 'ask about budget', 'book by Friday', 'see attached list', 'three options so far'])}`,
+    }));
     id = 0;
     const day = new Date(this.clock.ms).toISOString().slice(0, 10);
-    this.events = rng
-      .sample(EVENT_TITLES, rng.int(1, 3))
-      .map((title) => ({
-        id: ++id,
-        known: false,
-        created: before(),
-        title,
-        date: day,
-        time: `${String(rng.int(8, 18)).padStart(2, '0')}:${rng.pick(['00', '30'])}`,
-      }));
+    this.events = rng.sample(EVENT_TITLES, rng.int(1, 3)).map((title) => ({
+      id: ++id,
+      known: false,
+      created: before(),
+      title,
+      date: day,
+      time: `${String(rng.int(8, 18)).padStart(2, '0')}:${rng.pick(['00', '30'])}`,
+    }));
     id = 0;
     this.todos = rng
       .sample(TODOS, rng.int(2, 4))
