@@ -1,6 +1,7 @@
 // The page's side of the job protocol: starts the worker, sends commands, fans out events.
 import { WEBGPU_HELP } from '../gpu/errors.ts';
-import type { DeviceRequest, FromWorker, JobSpecBase, ToWorker } from './protocol.ts';
+import type { JobKind, JobProgress, JobResult, JobSpec } from './jobs.ts';
+import type { DeviceRequest, FromWorker, JobErrorKind, JobState, ToWorker } from './protocol.ts';
 
 /**
  * What to tell the user when this page has no navigator.gpu, or null when it has one. Browsers
@@ -13,6 +14,34 @@ export function missingWebGpu(): { message: string; help: string } | null {
 }
 
 export type WorkerEventListener = (m: FromWorker) => void;
+
+/** A job that failed: the worker's message for the user, what kind of failure it was, and whether the device was lost while it ran. */
+export class JobError extends Error {
+  override name = 'JobError';
+  constructor(
+    message: string,
+    readonly kind: JobErrorKind,
+    readonly lost = false,
+  ) {
+    super(message);
+  }
+}
+
+/** What a job's events are handed to, each typed by the job's kind (see JobKinds in jobs.ts). */
+export interface JobHandlers<K extends JobKind> {
+  onProgress?(p: JobProgress<K>): void;
+  /** Streamed text (a generate job's observation, piece by piece). */
+  onText?(text: string): void;
+  onLog?(message: string): void;
+  onStatus?(state: JobState, detail?: string): void;
+  onMetric?(step: number, values: Record<string, number>): void;
+  onCheckpoint?(c: { step: number; key: string; bytes: number; tag?: 'last' | 'best' }): void;
+  /** Aborting it asks the worker to stop the job. */
+  signal?: AbortSignal;
+}
+
+/** How a job ended. */
+export type JobOutcome<K extends JobKind> = { state: 'done'; result: JobResult<K> } | { state: 'stopped' } | { state: 'failed'; error: JobError };
 
 /** What JobClient needs of a Worker (a fake one in tests). */
 export interface WorkerLike {
@@ -92,7 +121,7 @@ export class JobClient {
     this.emit(this.wasReady ? { type: 'lost', message } : { type: 'unavailable', message, retry: true });
     for (const jobId of jobs) {
       this.emit({ type: 'status', jobId, state: 'failed', detail: message });
-      this.emit({ type: 'error', jobId, message });
+      this.emit({ type: 'error', jobId, message, kind: 'device-lost' });
     }
   }
 
@@ -105,9 +134,9 @@ export class JobClient {
     return () => this.listeners.delete(listener);
   }
 
-  start(spec: JobSpecBase, jobId = `job-${Date.now().toString(36)}-${++this.counter}`): string {
+  start(spec: JobSpec, jobId = `job-${Date.now().toString(36)}-${++this.counter}`): string {
     this.active.add(jobId);
-    this.send({ type: 'start', jobId, spec });
+    this.send({ type: 'start', jobId, spec: { ...spec } });
     return jobId;
   }
 
@@ -126,6 +155,69 @@ export class JobClient {
   /** Asks about the worker's device (see DeviceRequest); the answer arrives as an event. */
   device(request: DeviceRequest) {
     this.send({ type: 'device', request });
+  }
+
+  /**
+   * Starts a job of a kind and follows it: its events go to `handlers`, typed by the kind, and
+   * `outcome` settles when it ends (done with its result, stopped, or failed with a JobError).
+   * Every store starts its jobs here.
+   */
+  run<S extends JobSpec>(spec: S, handlers: JobHandlers<S['kind']> = {}): { jobId: string; outcome: Promise<JobOutcome<S['kind']>> } {
+    type K = S['kind'];
+    let jobId = '';
+    let lost = false;
+    const { signal } = handlers;
+    const onAbort = () => this.stop(jobId);
+    const outcome = new Promise<JobOutcome<K>>((resolve) => {
+      const off = this.on((m) => {
+        if (m.type === 'lost') lost = true;
+        if (!('jobId' in m) || m.jobId !== jobId) return;
+        const end = (o: JobOutcome<K>) => {
+          off();
+          signal?.removeEventListener('abort', onAbort);
+          resolve(o);
+        };
+        switch (m.type) {
+          case 'progress':
+            // The worker's runner of this kind sent it (JOB_RUNNERS types each runner by its kind).
+            handlers.onProgress?.(m.data as JobProgress<K>);
+            break;
+          case 'text':
+            handlers.onText?.(m.text);
+            break;
+          case 'log':
+            handlers.onLog?.(m.message);
+            break;
+          case 'metric':
+            handlers.onMetric?.(m.step, m.values);
+            break;
+          case 'checkpoint':
+            handlers.onCheckpoint?.({ step: m.step, key: m.key, bytes: m.bytes, ...(m.tag && { tag: m.tag }) });
+            break;
+          case 'status':
+            handlers.onStatus?.(m.state, m.detail);
+            if (m.state === 'stopped') end({ state: 'stopped' });
+            break;
+          case 'done':
+            end({ state: 'done', result: m.result as JobResult<K> });
+            break;
+          case 'error':
+            end({ state: 'failed', error: new JobError(m.message, m.kind ?? 'bug', lost || m.kind === 'device-lost') });
+            break;
+        }
+      });
+    });
+    jobId = this.start(spec);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    return { jobId, outcome };
+  }
+
+  /** Runs a job to its result; a failure rejects with its JobError, a stop with a JobError of kind 'user' saying it was stopped. */
+  async result<S extends JobSpec>(spec: S, handlers: JobHandlers<S['kind']> = {}): Promise<JobResult<S['kind']>> {
+    const o = await this.run(spec, handlers).outcome;
+    if (o.state === 'done') return o.result;
+    throw o.state === 'failed' ? o.error : new JobError('The job was stopped.', 'user');
   }
 
   /** Resolves with the job's result, rejects with its user-facing error, or 'stopped'. */

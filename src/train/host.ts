@@ -1,7 +1,7 @@
 // JobHost: runs jobs one at a time on one GPU runtime, with pause, resume and stop between
 // steps. Used by the Web Worker (worker.ts) and, in-process, by the Node CLI.
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { FromWorker, JobCommand, JobSpecBase, JobState } from './protocol.ts';
+import type { FromWorker, JobCommand, JobErrorKind, JobSpecBase, JobState } from './protocol.ts';
 
 /** Thrown inside a job by `ctx.step()` when the user asked it to stop. */
 export class StopRequested extends Error {
@@ -53,7 +53,11 @@ export interface JobContext {
   failure(thrown: unknown): Promise<unknown>;
 }
 
-export type JobRunner = ((spec: JobSpecBase, ctx: JobContext) => Promise<unknown>) & {
+/**
+ * A runner of some job kind, as the host holds it: the registry (JOB_RUNNERS, jobs.ts) types each
+ * one by its kind; the host hands it the spec whose kind named it.
+ */
+export type JobRunner = ((spec: never, ctx: JobContext) => Promise<unknown>) & {
   /**
    * The job acquires the GPU itself, only when it needs it (`ctx.gpu()`): a bench of baselines
    * and endpoints runs in a browser without WebGPU. Otherwise the runtime is acquired first.
@@ -243,7 +247,8 @@ export class JobHost {
     let running: Promise<unknown> | null = null;
     try {
       if (!runner.gpuOnDemand) await gpu.acquire();
-      running = runner(job.spec, ctx);
+      // The spec's kind chose this runner (start): it is that kind's spec.
+      running = (runner as (spec: JobSpecBase, ctx: JobContext) => Promise<unknown>)(job.spec, ctx);
       running.catch(() => {});
       const result = await Promise.race([gpu.lostDuring, running]);
       job.listeners.clear();
@@ -257,7 +262,7 @@ export class JobHost {
       } else {
         const err = e as Error;
         this.setState(job, 'failed', err.message);
-        this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), detail: err.stack });
+        this.post({ type: 'error', jobId: job.jobId, message: userMessage(err), kind: errorKind(err), detail: err.stack });
       }
     } finally {
       gpu.off();
@@ -318,6 +323,19 @@ const USER_ERRORS = ['BackendError', 'WebGPUUnavailableError', 'DeviceLostError'
 /** Whether a job's error may be the first sign of a device loss (any error not written for the user). */
 function mayBeLoss(e: unknown): boolean {
   return !(e instanceof StopRequested) && !(e instanceof UserFacingError) && !(e instanceof Error && USER_ERRORS.includes(e.name));
+}
+
+/** What kind of failure an error a job threw is (sent with its message: the page reads the kind, not the words). */
+export function errorKind(e: Error): JobErrorKind {
+  if (e instanceof DeviceLostDuringJob || e.name === 'DeviceLostError') return 'device-lost';
+  if (e.name === 'WebGPUUnavailableError') return 'no-webgpu';
+  if (e.name === 'StorageFullError') return 'storage';
+  if (e.name === 'CheckpointError' || e.name === 'SafetensorsError') return 'checkpoint';
+  if (e.name === 'BackendError') {
+    const about = (e as Error & { about?: string }).about;
+    return about === 'checkpoint' || about === 'folder' || about === 'settings' ? about : 'user';
+  }
+  return e instanceof UserFacingError ? 'user' : 'bug';
 }
 
 /** The message a user sees for an error a job threw. */

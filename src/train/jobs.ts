@@ -8,7 +8,7 @@
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { listTemplateVersions } from '../storage/templates.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
-import { runSelfTest } from '../gpu/selftest.ts';
+import { runSelfTest, type SelfTestResult } from '../gpu/selftest.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
 import type { RunRecord, RunState } from '../storage/db.ts';
 import {
@@ -22,21 +22,21 @@ import {
   truncateMetrics,
   updateRun,
 } from '../storage/runs.ts';
-import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext, type JobRunner } from './host.ts';
+import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from './host.ts';
 import { runTraining, type TrainResult } from './pipeline.ts';
 import type { TrainSpec } from './spec.ts';
-import { runLockName, type JobSpecBase } from './protocol.ts';
-import { runGenerateJob, type GenerateJobSpec } from './playground.ts';
-import { runBenchJob, type BenchJobSpec } from './bench.ts';
+import { runLockName } from './protocol.ts';
+import { runGenerateJob, type GenerateJobResult, type GenerateJobSpec, type GenerateProgress } from './playground.ts';
+import { runBenchJob, type BenchJobResult, type BenchJobSpec, type BenchProgress } from './bench.ts';
 import { runHfInspectJob } from './hf.ts';
-import { runOptimizeJob, type OptimizeJobSpec } from './optimize.ts';
-import type { HfInspectJobSpec, HfTrainFolder } from './hfFolder.ts';
-import { runHfExportJob, type HfExportJobSpec } from './hfExport.ts';
+import { runOptimizeJob, type OptimizeJobResult, type OptimizeJobSpec, type OptimizeProgress } from './optimize.ts';
+import type { HfFolderInfo, HfInspectJobSpec, HfTrainFolder } from './hfFolder.ts';
+import { runHfExportJob, type HfExportJobSpec, type HfExportResult } from './hfExport.ts';
 import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from './hfTrain.ts';
 import { runOnnxInspectJob } from './onnx.ts';
 import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, type Recipe } from './recipe.ts';
-import { runStepTimeJob, type StepTimeSpec } from './steptime.ts';
-import type { OnnxInspectJobSpec } from './onnxFolder.ts';
+import { runStepTimeJob, type StepTimeResult, type StepTimeSpec } from './steptime.ts';
+import type { OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -435,8 +435,8 @@ async function recipeStages(
 }
 
 /** The 'train' job runner over a set of recipes (the app's: RECIPES; a test's may add a tiny one). */
-export function trainJobRunner(recipes: Readonly<Record<string, Recipe>> = RECIPES): JobRunner {
-  return (spec, ctx) => runTrainOrRecipe(spec as TrainJobSpec, ctx, recipes);
+export function trainJobRunner(recipes: Readonly<Record<string, Recipe>> = RECIPES): KindRunner<'train'> {
+  return (spec, ctx) => runTrainOrRecipe(spec, ctx, recipes);
 }
 
 async function train(
@@ -526,7 +526,43 @@ async function train(
   }
 }
 
-export const JOB_RUNNERS: Record<string, JobRunner> = {
+/**
+ * Every job kind the worker runs, with its spec, the 'progress' records it sends and its result:
+ * the one map the page and the worker share. JobClient.run (client.ts) takes a spec of a kind and
+ * gives its progress and result typed; JOB_RUNNERS below must have a runner of each kind that
+ * takes its spec and gives its result.
+ */
+export interface JobKinds {
+  selftest: { spec: SelfTestSpec; progress: SelfTestResult; result: SelfTestJobResult };
+  train: { spec: TrainJobSpec; progress: TrainProgress; result: TrainJobResult };
+  steptime: { spec: StepTimeSpec; progress: never; result: StepTimeResult };
+  generate: { spec: GenerateJobSpec; progress: GenerateProgress; result: GenerateJobResult | { released: true } };
+  'hf-inspect': { spec: HfInspectJobSpec; progress: never; result: HfFolderInfo };
+  'onnx-inspect': { spec: OnnxInspectJobSpec; progress: never; result: OnnxFolderInfo };
+  'hf-export': { spec: HfExportJobSpec; progress: never; result: HfExportResult };
+  bench: { spec: BenchJobSpec; progress: BenchProgress; result: BenchJobResult };
+  optimize: { spec: OptimizeJobSpec; progress: OptimizeProgress; result: OptimizeJobResult };
+}
+
+export type JobKind = keyof JobKinds;
+export type JobSpec<K extends JobKind = JobKind> = JobKinds[K]['spec'];
+export type JobProgress<K extends JobKind> = JobKinds[K]['progress'];
+export type JobResult<K extends JobKind> = JobKinds[K]['result'];
+
+/** The self-test's result: every check, and how many passed. */
+export interface SelfTestJobResult {
+  passed: number;
+  total: number;
+  results: SelfTestResult[];
+}
+
+/** A runner of one kind: its spec in, its result out (`gpuOnDemand`: see JobRunner in host.ts). */
+export type KindRunner<K extends JobKind> = ((spec: JobSpec<K>, ctx: JobContext) => Promise<JobResult<K>>) & { gpuOnDemand?: boolean };
+
+const onDemand = <K extends JobKind>(run: (spec: JobSpec<K>, ctx: JobContext) => Promise<JobResult<K>>): KindRunner<K> =>
+  Object.assign(run, { gpuOnDemand: true });
+
+export const JOB_RUNNERS: { [K in JobKind]: KindRunner<K> } = {
   /**
    * The kernel self-test, run where training runs (the System view's "Run self-test"): each
    * check's result goes to the page as it finishes (a 'progress' record), then all of them.
@@ -541,19 +577,19 @@ export const JOB_RUNNERS: Record<string, JobRunner> = {
   /** One training stage, persisted in IndexedDB (see the header). */
   train: trainJobRunner(),
   /** How long one training step of a model shape takes on this device (the Train view's time estimates). */
-  steptime: (spec, ctx) => runStepTimeJob(spec as unknown as StepTimeSpec, ctx),
+  steptime: runStepTimeJob,
   /** The Playground: one turn's observation from a checkpoint kept loaded between turns (playground.ts). */
   // An ONNX folder runs in onnxruntime-web, without the worker's device: a checkpoint or a Hugging Face folder acquires it.
-  generate: Object.assign((spec: JobSpecBase, ctx: JobContext) => runGenerateJob(spec as unknown as GenerateJobSpec, ctx), { gpuOnDemand: true }),
+  generate: onDemand<'generate'>(runGenerateJob),
   /** What a picked Hugging Face folder holds and whether it fits, before it is loaded (hf.ts). */
-  'hf-inspect': (spec, ctx) => runHfInspectJob(spec as unknown as HfInspectJobSpec, ctx),
+  'hf-inspect': runHfInspectJob,
   /** What a picked ONNX folder holds (its model files, config and tokenizer), before it is opened (onnx.ts); no GPU needed. */
-  'onnx-inspect': Object.assign((spec: JobSpecBase) => runOnnxInspectJob(spec as unknown as OnnxInspectJobSpec), { gpuOnDemand: true }),
+  'onnx-inspect': onDemand<'onnx-inspect'>((spec) => runOnnxInspectJob(spec)),
   /** A run of a Hugging Face folder as files: its LoRA adapter in PEFT's layout, or a merged model folder (hfExport.ts). */
-  'hf-export': (spec, ctx) => runHfExportJob(spec as unknown as HfExportJobSpec, ctx),
+  'hf-export': runHfExportJob,
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
-  bench: Object.assign((spec: JobSpecBase, ctx: JobContext) => runBenchJob(spec as unknown as BenchJobSpec, ctx), { gpuOnDemand: true }),
+  bench: onDemand<'bench'>(runBenchJob),
   /** A prompt optimisation: the loop over a stored optimisation, its state stored after every evaluation (optimize.ts); the GPU only for a checkpoint. */
-  optimize: Object.assign((spec: JobSpecBase, ctx: JobContext) => runOptimizeJob(spec as unknown as OptimizeJobSpec, ctx), { gpuOnDemand: true }),
+  optimize: onDemand<'optimize'>(runOptimizeJob),
 };

@@ -9,10 +9,14 @@ import type { AdapterReport, BufferStats } from '../gpu/runtime.ts';
 export type { AdapterReport, BufferStats } from '../gpu/runtime.ts';
 export type { SelfTestResult } from '../gpu/selftest.ts';
 
-/** What a job is asked to do. Job kinds register their spec type in JobSpecs (jobs.ts). */
+/**
+ * What a job is asked to do, as it travels: a kind and that kind's own fields. The kinds, each with
+ * its spec, progress and result types, are JobKinds (jobs.ts); the page starts jobs through
+ * JobClient (client.ts), which takes only a spec of a known kind.
+ */
 export interface JobSpecBase {
   kind: string;
-  /** A kind's own fields (each runner checks its spec). */
+  /** The kind's own fields (its runner takes them as its spec type). */
   [field: string]: unknown;
 }
 
@@ -65,8 +69,16 @@ export type FromWorker =
   /** A job kind's own progress record ('selftest': one SelfTestResult per check, as it finishes). */
   | { type: 'progress'; jobId: string; data: unknown }
   | { type: 'done'; jobId: string; result: unknown }
-  /** `message` is for the user (what went wrong, what to do); `detail` for a bug report. */
-  | { type: 'error'; jobId?: string; message: string; detail?: string };
+  /** `message` is for the user (what went wrong, what to do); `kind` what went wrong (JobErrorKind); `detail` for a bug report. */
+  | { type: 'error'; jobId?: string; message: string; kind?: JobErrorKind; detail?: string };
+
+/**
+ * What made a job fail, so the page need not guess from the message: the GPU device was lost (or
+ * the worker died), there is no WebGPU, a checkpoint or a model folder is at fault, the settings
+ * asked for cannot be (an output budget with no room for a prompt), browser storage refused, the
+ * user's input was refused for another reason ('user'), or a fault of ours ('bug').
+ */
+export type JobErrorKind = 'device-lost' | 'no-webgpu' | 'checkpoint' | 'folder' | 'settings' | 'storage' | 'user' | 'bug';
 
 /** The Web Lock a training job holds on its run, so two tabs never train the same run. */
 export function runLockName(runId: string): string {

@@ -7,7 +7,8 @@ import { generateTrajectories } from '../core/envs/index.ts';
 import { JobClient, type WorkerLike } from './client.ts';
 import type { GenerateJobSpec } from './playground.ts';
 import { MODEL_NOT_LOADED, type FromWorker, type ToWorker } from './protocol.ts';
-import { workerBackend, WorkerGenerationError, type WorkerModel } from './workerBackend.ts';
+import { JobError } from './client.ts';
+import { workerBackend, type WorkerModel } from './workerBackend.ts';
 
 const info = {
   id: 'checkpoint:file:f:::f32',
@@ -121,15 +122,15 @@ describe('workerBackend', () => {
     const w = fakeWorker((_spec, jobId, post) => {
       post({ type: 'lost', message: 'The GPU device was lost (destroyed).' });
       post({ type: 'text', jobId, text: 'half' });
-      post({ type: 'error', jobId, message: 'The GPU device was lost (destroyed). The job stopped.' });
+      post({ type: 'error', jobId, message: 'The GPU device was lost (destroyed). The job stopped.', kind: 'device-lost' });
     });
     const pieces: string[] = [];
     const e = await (async () => {
       for await (const p of workerBackend(w.client, 'local', file).generate(request, { maxTokens: 8, temperature: 0 })) pieces.push(p);
     })().catch((x: unknown) => x);
     expect(pieces).toEqual(['half']);
-    expect(e).toBeInstanceOf(WorkerGenerationError);
-    expect(e).toMatchObject({ lost: true, message: 'The GPU device was lost (destroyed). The job stopped.' });
+    expect(e).toBeInstanceOf(JobError);
+    expect(e).toMatchObject({ lost: true, kind: 'device-lost', message: 'The GPU device was lost (destroyed). The job stopped.' });
   });
 
   it('a model the page cannot describe any more (a folder no longer picked) fails the generation with that error', async () => {

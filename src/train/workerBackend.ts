@@ -3,14 +3,15 @@
 // drives a checkpoint or a folder in the worker exactly as it drives an endpoint or a baseline in
 // the page. What only a worker model reports (the model loaded, the context bar, the token count)
 // reaches the caller through the hooks; a stop (the signal) asks the worker to stop, and the
-// generation ends with what it had.
+// generation ends with what it had. A failure is the job's JobError (client.ts): its kind says
+// what went wrong, and whether the device was lost meanwhile.
 import type { GenerateOptions, GenerateRequest, LwmBackend, TurnRequest } from '../core/backend.ts';
 import { isTurnRequest } from '../core/backend.ts';
 import type { ContextReport } from '../core/playground/context.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
-import type { JobClient } from './client.ts';
-import type { GenerateJobResult, GenerateJobSpec, GenerateProgress, PlaygroundModelInfo } from './playground.ts';
-import { MODEL_NOT_LOADED, type FromWorker, type JobSpecBase } from './protocol.ts';
+import { JobError, type JobClient, type JobOutcome } from './client.ts';
+import type { GenerateJobResult, GenerateJobSpec, PlaygroundModelInfo } from './playground.ts';
+import { MODEL_NOT_LOADED } from './protocol.ts';
 
 /** What a model in the worker is: its reference and the files it needs (from the page's pickers). */
 export type WorkerModel = Pick<Extract<GenerateJobSpec, { model: unknown }>, 'model' | 'files' | 'bytes'>;
@@ -25,17 +26,6 @@ export interface WorkerBackendHooks {
   onRate?(tokens: number, ms: number): void;
 }
 
-/** A generation in the worker that failed: the worker's message, and whether the device was lost meanwhile. */
-export class WorkerGenerationError extends Error {
-  override name = 'WorkerGenerationError';
-  constructor(
-    message: string,
-    readonly lost: boolean,
-  ) {
-    super(message);
-  }
-}
-
 export interface WorkerBackend extends LwmBackend {
   /** Loads the model without generating (the page shows what was loaded, or why not, before the first turn). */
   load(): Promise<PlaygroundModelInfo>;
@@ -43,7 +33,7 @@ export interface WorkerBackend extends LwmBackend {
   readonly last: GenerateJobResult | null;
 }
 
-type Outcome = { ok: true; result: GenerateJobResult } | { ok: false; error: WorkerGenerationError } | { ok: 'stopped' };
+type Outcome = JobOutcome<'generate'>;
 
 /**
  * A worker model as a backend. `model(withBytes)` gives the job's model each time (a dropped
@@ -61,33 +51,17 @@ export function workerBackend(
 
   /** Runs one job, calling `piece` for each streamed text; settles when the job ends. */
   function run(spec: GenerateJobSpec, piece: (text: string) => void, signal: AbortSignal | undefined, onRate: WorkerBackendHooks['onRate']): Promise<Outcome> {
-    return new Promise<Outcome>((resolve) => {
-      let lost = false;
-      let jobId = '';
-      const settle = (o: Outcome) => {
-        off();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(o);
-      };
-      const onAbort = () => jobId && client.stop(jobId);
-      const off = client.on((m: FromWorker) => {
-        if (m.type === 'lost') lost = true;
-        if (!('jobId' in m) || m.jobId !== jobId) return;
-        if (m.type === 'text') piece(m.text);
-        else if (m.type === 'progress') {
-          const p = m.data as GenerateProgress;
-          if (p.kind === 'model') hooks.onModel?.(p.model);
-          else if (p.kind === 'context') hooks.onContext?.(p.context);
-          else onRate?.(p.tokens, p.ms);
-        } else if (m.type === 'done') settle({ ok: true, result: m.result as GenerateJobResult });
-        else if (m.type === 'error') settle({ ok: false, error: new WorkerGenerationError(m.message, lost) });
-        else if (m.type === 'status' && m.state === 'stopped') settle({ ok: 'stopped' });
-      });
-      jobId = client.start(spec as unknown as JobSpecBase);
-      hooks.onJob?.(jobId);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) onAbort();
+    const { jobId, outcome } = client.run(spec, {
+      onText: piece,
+      onProgress(p) {
+        if (p.kind === 'model') hooks.onModel?.(p.model);
+        else if (p.kind === 'context') hooks.onContext?.(p.context);
+        else onRate?.(p.tokens, p.ms);
+      },
+      ...(signal && { signal }),
     });
+    hooks.onJob?.(jobId);
+    return outcome;
   }
 
   /** Runs a job, once more with a dropped file's bytes when the worker does not hold it. */
@@ -98,7 +72,7 @@ export function workerBackend(
     onRate = hooks.onRate,
   ): Promise<Outcome> {
     const first = await run(make(model(false)), piece, signal, onRate);
-    if (first.ok !== false || first.error.message !== MODEL_NOT_LOADED) return first;
+    if (first.state !== 'failed' || first.error.message !== MODEL_NOT_LOADED) return first;
     return run(make(model(true)), piece, signal, onRate);
   }
 
@@ -112,8 +86,8 @@ export function workerBackend(
         (m) => ({ kind: 'generate', ...m }),
         () => {},
       );
-      if (o.ok === false) throw o.error;
-      if (o.ok === 'stopped') throw new WorkerGenerationError('The model load was stopped.', false);
+      if (o.state === 'failed') throw o.error;
+      if (o.state === 'stopped' || 'released' in o.result) throw new JobError('The model load was stopped.', 'user');
       return o.result.model;
     },
     async *generate(request: GenerateRequest, o: GenerateOptions) {
@@ -157,8 +131,8 @@ export function workerBackend(
       }
       const out = await job;
       while (queue.length) yield queue.shift()!;
-      if (out.ok === false) throw out.error;
-      if (out.ok === true) {
+      if (out.state === 'failed') throw out.error;
+      if (out.state === 'done' && !('released' in out.result)) {
         last = out.result;
         if (out.result.tokens !== undefined && out.result.tokens !== tokens) o.onTokens?.(out.result.tokens);
       }

@@ -25,9 +25,8 @@ import {
   type BenchResult,
 } from '../../storage/bench.ts';
 import { listRuns } from '../../storage/runs.ts';
-import type { JobClient } from '../../train/client.ts';
 import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
-import { benchLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { benchLockName, type JobState } from '../../train/protocol.ts';
 import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
 import { useHfFolderStore } from './hfFolders.ts';
@@ -100,8 +99,6 @@ interface BenchState {
 
 const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
 const FLUSH_MS = 150;
-/** The bench of each job this store started. */
-const ownJobs = new Map<string, string>();
 /** Progress records not yet applied (see flush). */
 const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: ReturnType<typeof setTimeout> | null } = {
   progress: null,
@@ -110,7 +107,6 @@ const pending: { progress: BenchProgress | null; results: BenchResult[]; timer: 
 };
 const MAX_LOGS = 100;
 
-let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 
 /** An endpoint backend's or judge's id: its model at its host (unique within a bench). */
@@ -176,68 +172,42 @@ export function benchFromDraft(draft: BenchDraft, id: string, now: number): Benc
 
 type SetState = StoreApi<BenchState>['setState'];
 type GetState = StoreApi<BenchState>['getState'];
-/** Starts the jobs worker on first use. */
-type EnsureClient = () => JobClient | null;
 /** Starts a stored bench's job in the worker and makes it the live one. */
 type StartJob = (bench: BenchRecord) => void;
 
 const ONE_JOB_AT_A_TIME = 'A benchmark is running; cancel it first (one job at a time shares the GPU).';
 
 /**
- * A job's error comes after its 'failed' status. A job that failed before its bench began (no
- * GPU, the bench open in another tab) leaves the bench's record as it was: mark it.
+ * A job that failed: its message is shown. The worker records a bench's end in its stored record
+ * (a job that failed before its bench began, such as one open in another tab, left the record as
+ * it was, which is right), so the page only reads the record back.
  */
-function onJobError(m: Extract<FromWorker, { type: 'error' }>, benchId: string, set: SetState, get: GetState) {
-  set({ error: m.message });
-  void updateBench(benchId, (b) => {
-    if (ACTIVE.includes(b.state)) {
-      b.state = 'failed';
-      b.error = m.message;
-    }
-  })
-    .then(() => get().refresh())
+function onJobError(message: string, set: SetState, get: GetState) {
+  set({ error: message });
+  void get()
+    .refresh()
     .catch(() => {});
 }
 
 /** The live job's status change: buffered progress is applied first; a finished job's bench is read back. */
-function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, live: LiveBench, set: SetState, get: GetState) {
-  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+function onJobStatus(state: JobState, live: LiveBench, set: SetState, get: GetState) {
+  const finished = state === 'done' || state === 'stopped' || state === 'failed';
   if (pending.timer) {
     clearTimeout(pending.timer);
     flush(set, get);
   }
-  set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
+  set({ live: finished ? null : { ...(get().live ?? live), state } });
   if (finished)
     void get()
       .refresh()
       .then(() => (get().selectedId === live.benchId ? get().select(live.benchId) : undefined));
 }
 
-function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
-  if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
-    onJobError(m, ownJobs.get(m.jobId)!, set, get);
-    return;
-  }
-  const live = get().live;
-  if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
-  switch (m.type) {
-    case 'progress': {
-      // Buffered: a fast backend or judge sends hundreds a second; the page redraws a few times a second.
-      const p = m.data as BenchProgress;
-      pending.progress = p;
-      pending.results.push(...p.results);
-      pending.timer ??= setTimeout(() => flush(set, get), FLUSH_MS);
-      return;
-    }
-    case 'log':
-      set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
-      return;
-    case 'status':
-      onJobStatus(m, live, set, get);
-      return;
-    default:
-      return;
-  }
+/** A progress record of the live job: buffered, since a fast backend or judge sends hundreds a second and the page redraws a few times a second. */
+function onProgress(p: BenchProgress, set: SetState, get: GetState) {
+  pending.progress = p;
+  pending.results.push(...p.results);
+  pending.timer ??= setTimeout(() => flush(set, get), FLUSH_MS);
 }
 
 /** Results with newer ones put in place of those of the same backend and sample, the rest appended. */
@@ -341,14 +311,13 @@ function storedBenchActions(set: SetState, get: GetState) {
 }
 
 /** Starting a new bench, continuing a stopped one, and stopping the live one. */
-function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient, startJob: StartJob) {
+function jobActions(set: SetState, get: GetState, startJob: StartJob) {
   return {
     async create(draft: BenchDraft) {
       if (get().live) {
         set({ error: ONE_JOB_AT_A_TIME });
         return null;
       }
-      if (!ensureClient()) return null;
       const id = newBenchId();
       const bench = benchFromDraft(draft, id, Date.now());
       try {
@@ -388,7 +357,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient, st
 
     stop() {
       const live = get().live;
-      if (live) client?.stop(live.jobId);
+      if (live) jobClient().stop(live.jobId);
     },
   };
 }
@@ -454,16 +423,7 @@ function judgedActions(set: SetState, get: GetState, startJob: StartJob) {
 export const useBenchStore = create<BenchState>()((set, get) => {
   // No WebGPU check here: the job acquires the GPU only for a checkpoint backend, so baselines,
   // endpoints and the local judge run in any browser (a checkpoint there fails on its own row).
-  function ensureClient(): JobClient | null {
-    if (client) return client;
-    client = jobClient();
-    client.on((m) => onWorkerEvent(m, set, get));
-    return client;
-  }
-
   function startJob(bench: BenchRecord) {
-    const c = ensureClient();
-    if (!c) return;
     const benchId = bench.id;
     const folders = benchFolderFiles(
       bench,
@@ -471,10 +431,17 @@ export const useBenchStore = create<BenchState>()((set, get) => {
       (id) => useOnnxFolderStore.getState().get(id)?.files,
     );
     const spec: BenchJobSpec = { kind: 'bench', benchId, secrets: { apiKeys: benchKeys(bench) }, ...(Object.keys(folders).length ? { folders } : {}) };
-    const jobId = c.start({ ...spec });
-    ownJobs.set(jobId, benchId);
+    let live: LiveBench | null = null;
+    const isLive = () => live !== null && get().live?.jobId === live.jobId;
+    const { jobId, outcome } = jobClient().run(spec, {
+      onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
+      onLog: (message) => set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })),
+      onStatus: (state) => (live && isLive() ? onJobStatus(state, live, set, get) : undefined),
+    });
+    void outcome.then((o) => (o.state === 'failed' ? onJobError(o.error.message, set, get) : undefined));
+    live = { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() };
     set((s) => ({
-      live: { jobId, benchId, state: 'queued', progress: null, startedAt: Date.now() },
+      live,
       selectedId: benchId,
       interrupted: s.interrupted.filter((b) => b.id !== benchId),
       logs: [],
@@ -493,7 +460,7 @@ export const useBenchStore = create<BenchState>()((set, get) => {
     logs: [],
     error: null,
     ...storedBenchActions(set, get),
-    ...jobActions(set, get, ensureClient, startJob),
+    ...jobActions(set, get, startJob),
     ...judgedActions(set, get, startJob),
     dismissError() {
       set({ error: null });

@@ -63,43 +63,14 @@ function deviceUpdate(m: FromWorker, status: GpuStatus): Partial<GpuState> | nul
   }
 }
 
-/** What an event means for the self-test job `job`: one more result, its end (with why the job failed), or nothing. */
-function selfTestStep(m: FromWorker, job: string | null): { result: SelfTestResult } | { end: string | null } | null {
-  if (job === null || !('jobId' in m) || m.jobId !== job) return null;
-  switch (m.type) {
-    case 'progress':
-      return { result: m.data as SelfTestResult };
-    case 'done':
-      return { end: null };
-    case 'error':
-      return { end: m.message };
-    case 'status':
-      return m.state === 'stopped' ? { end: null } : null;
-    default:
-      return null;
-  }
-}
-
 export const useGpuStore = create<GpuState>()((set, get) => {
   let listening = false;
-  /** The self-test job this page started, whose events the store follows. */
+  /** The self-test job this page started and follows (a recreated device forgets it). */
   let selfTestJob: string | null = null;
 
   function onEvent(m: FromWorker) {
     const update = deviceUpdate(m, get().status);
-    if (update) {
-      set(update);
-      return;
-    }
-    const step = selfTestStep(m, selfTestJob);
-    if (step && 'result' in step) set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, step.result] } }));
-    else if (step) finishSelfTest(step.end);
-  }
-
-  function finishSelfTest(error: string | null) {
-    selfTestJob = null;
-    set((s) => ({ selfTest: { ...s.selfTest, running: false, finishedAt: Date.now(), error } }));
-    get().refreshStats();
+    if (update) set(update);
   }
 
   /** Asks the worker to report its device (acquiring one when it holds none); false without WebGPU. */
@@ -142,7 +113,17 @@ export const useGpuStore = create<GpuState>()((set, get) => {
       if (get().status !== 'ready' || get().selfTest.running) return;
       set({ selfTest: { ...NO_SELFTEST, running: true } });
       const spec: SelfTestSpec = { kind: 'selftest' };
-      selfTestJob = jobClient().start(spec);
+      let mine = '';
+      const { jobId, outcome } = jobClient().run(spec, {
+        onProgress: (result) => (selfTestJob === mine ? set((s) => ({ selfTest: { ...s.selfTest, results: [...s.selfTest.results, result] } })) : undefined),
+      });
+      mine = selfTestJob = jobId;
+      void outcome.then((end) => {
+        if (selfTestJob !== jobId) return;
+        selfTestJob = null;
+        set((s) => ({ selfTest: { ...s.selfTest, running: false, finishedAt: Date.now(), error: end.state === 'failed' ? end.error.message : null } }));
+        get().refreshStats();
+      });
     },
 
     simulateLoss() {

@@ -17,7 +17,6 @@ import {
   type HfInspectJobSpec,
   type HfRunSettings,
 } from '../../train/hfFolder.ts';
-import type { JobSpecBase } from '../../train/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
 export interface PickedFolder {
@@ -59,30 +58,9 @@ function patch(set: Set, id: string, change: Partial<PickedFolder>) {
   set((s) => ({ folders: s.folders.map((f) => (f.id === id ? { ...f, ...change } : f)) }));
 }
 
-/** Runs one short job (a folder's check, an export) and gives its result, or its error as thrown. */
-export function jobResult<T>(client: JobClient, spec: JobSpecBase): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let jobId = '';
-    const off = client.on((m) => {
-      if (!('jobId' in m) || m.jobId !== jobId) return;
-      if (m.type === 'done') {
-        off();
-        resolve(m.result as T);
-      } else if (m.type === 'error') {
-        off();
-        reject(new Error(m.message));
-      } else if (m.type === 'status' && m.state === 'stopped') {
-        off();
-        reject(new Error('The check was stopped.'));
-      }
-    });
-    jobId = client.start(spec);
-  });
-}
-
 /** Runs the 'hf-inspect' job for a folder's files and settings. */
 function inspectJob(client: JobClient, spec: HfInspectJobSpec): Promise<HfFolderInfo> {
-  return jobResult<HfFolderInfo>(client, spec as unknown as JobSpecBase);
+  return client.result(spec);
 }
 
 /** Checks one folder in the worker; a newer check of the same folder wins over an older one. */

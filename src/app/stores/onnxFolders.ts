@@ -9,7 +9,6 @@ import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import { missingWebGpu, type JobClient } from '../../train/client.ts';
 import { folderId, folderName, type HfFolderFile } from '../../train/hfFolder.ts';
 import { onnxFolderProblem, type OnnxExecution, type OnnxFolderInfo, type OnnxInspectJobSpec } from '../../train/onnxFolder.ts';
-import type { JobSpecBase } from '../../train/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
 export interface PickedOnnxFolder {
@@ -56,10 +55,7 @@ function patch(set: Set, id: string, change: Partial<PickedOnnxFolder>) {
 
 /** Runs the 'onnx-inspect' job for a folder's files. */
 async function inspectJob(client: JobClient, spec: OnnxInspectJobSpec): Promise<OnnxFolderInfo> {
-  const jobId = client.start(spec as unknown as JobSpecBase);
-  const result = await client.wait(jobId);
-  if (result === 'stopped') throw new Error('The check was stopped.');
-  return result as OnnxFolderInfo;
+  return client.result(spec);
 }
 
 export function createOnnxFolderStore(deps: { jobs(): JobClient }): UseBoundStore<StoreApi<OnnxFolderState>> {

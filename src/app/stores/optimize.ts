@@ -15,10 +15,9 @@ import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisation
 import { listRuns } from '../../storage/runs.ts';
 import type { LoopConfig, Version } from '../../core/optimize/loop.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
-import type { JobClient } from '../../train/client.ts';
 import type { OptimizeJobSpec, OptimizeProgress } from '../../train/optimize.ts';
 import type { HfFolderFile } from '../../train/hfFolder.ts';
-import { optimizeLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { optimizeLockName, type JobState } from '../../train/protocol.ts';
 import { judgeRef, type BenchDraft, type BenchEndpoint } from './bench.ts';
 import { apiKey, findEndpoint, normalBaseUrl, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
@@ -190,11 +189,8 @@ export function promotedParent(o: Pick<OptimisationRecord, 'start' | 'promoted'>
 type SetState = StoreApi<OptimiseState>['setState'];
 type GetState = StoreApi<OptimiseState>['getState'];
 
-/** The optimisation of each job this store started. */
-const ownJobs = new Map<string, string>();
 /** The latest progress not yet applied (a fast backend sends many a second). */
 const pending: { progress: OptimizeProgress | null; timer: ReturnType<typeof setTimeout> | null } = { progress: null, timer: null };
-let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 
 /** Applies buffered progress: the live record, and the loop's state into its optimisation in the list. */
@@ -218,36 +214,14 @@ function onProgress(p: OptimizeProgress, set: SetState, get: GetState) {
 }
 
 /** The live job's status: buffered progress first; a finished job's record is read back. */
-function onStatus(m: Extract<FromWorker, { type: 'status' }>, live: LiveOptimisation, set: SetState, get: GetState) {
-  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
+function onStatus(state: JobState, live: LiveOptimisation, set: SetState, get: GetState) {
+  const finished = state === 'done' || state === 'stopped' || state === 'failed';
   if (pending.timer) {
     clearTimeout(pending.timer);
     flush(set, get);
   }
-  set({ live: finished ? null : { ...(get().live ?? live), state: m.state } });
+  set({ live: finished ? null : { ...(get().live ?? live), state } });
   if (finished) void get().refresh();
-}
-
-function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
-  if (m.type === 'error' && m.jobId !== undefined && ownJobs.has(m.jobId)) {
-    const optId = ownJobs.get(m.jobId)!;
-    set({ error: m.message });
-    // A job that failed before its optimisation began (another tab holds it) left the record as it was.
-    void updateOptimisation(optId, (o) => {
-      if (ACTIVE.includes(o.state)) {
-        o.state = 'failed';
-        o.error = m.message;
-      }
-    })
-      .then(() => get().refresh())
-      .catch(() => {});
-    return;
-  }
-  const live = get().live;
-  if (!live || !('jobId' in m) || m.jobId !== live.jobId) return;
-  if (m.type === 'progress') onProgress(m.data as OptimizeProgress, set, get);
-  else if (m.type === 'log') set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
-  else if (m.type === 'status') onStatus(m, live, set, get);
 }
 
 /**
@@ -365,18 +339,26 @@ async function promoteCandidate(optId: string, candidateId: string, addToSft: bo
 }
 
 export const useOptimiseStore = create<OptimiseState>()((set, get) => {
-  function ensureClient(): JobClient {
-    if (client) return client;
-    client = jobClient();
-    client.on((m) => onWorkerEvent(m, set, get));
-    return client;
-  }
-
   function startJob(o: OptimisationRecord) {
-    const jobId = ensureClient().start({ ...optimisationJobSpec(o) });
-    ownJobs.set(jobId, o.id);
+    let live: LiveOptimisation | null = null;
+    const isLive = () => live !== null && get().live?.jobId === live.jobId;
+    const { jobId, outcome } = jobClient().run(optimisationJobSpec(o), {
+      onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
+      onLog: (message) => (isLive() ? set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })) : undefined),
+      onStatus: (state) => (live && isLive() ? onStatus(state, live, set, get) : undefined),
+    });
+    // The worker records an optimisation's end; one that failed before it began (another tab holds
+    // it) left the record as it was, which is right: the page shows the message and reads the list back.
+    void outcome.then((end) => {
+      if (end.state !== 'failed') return;
+      set({ error: end.error.message });
+      void get()
+        .refresh()
+        .catch(() => {});
+    });
+    live = { jobId, optId: o.id, state: 'queued', progress: null };
     set((s) => ({
-      live: { jobId, optId: o.id, state: 'queued', progress: null },
+      live,
       selectedId: o.id,
       interrupted: s.interrupted.filter((x) => x.id !== o.id),
       logs: [],
@@ -421,7 +403,7 @@ export const useOptimiseStore = create<OptimiseState>()((set, get) => {
     },
     stop() {
       const live = get().live;
-      if (live) client?.stop(live.jobId);
+      if (live) jobClient().stop(live.jobId);
     },
     promote: (optId, candidateId, options = {}) => promoteCandidate(optId, candidateId, options.addToSft ?? false, set, get),
     dismissError() {

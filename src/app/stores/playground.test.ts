@@ -4,13 +4,13 @@
 // is sent to the worker again when a fresh worker does not hold it.
 import { describe, expect, it } from 'vitest';
 import type { DatasetMeta } from '../../storage/db.ts';
-import { JobClient, type WorkerLike } from '../../train/client.ts';
+import { JobClient, JobError, type WorkerLike } from '../../train/client.ts';
 import type { GenerateJobSpec } from '../../train/playground.ts';
 import { MODEL_NOT_LOADED } from '../../train/protocol.ts';
 import type { FromWorker, ToWorker } from '../../train/protocol.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { apiKey, endpointConfig, KEY_PREFIX, setApiKey, type EndpointSettings, type KeyStorage } from './endpoints.ts';
-import { createPlaygroundStore, type PlaygroundDeps } from './playground.ts';
+import { classifyError, createPlaygroundStore, type PlaygroundDeps } from './playground.ts';
 
 const info = {
   id: 'checkpoint:k1:::f32',
@@ -371,5 +371,22 @@ describe('endpoint keys', () => {
     expect(saved).toHaveLength(1);
     expect(store.getState().saved).toMatchObject({ datasetId: 'playground-sessions', trajectoryId: saved[0].id });
     expect(JSON.stringify(saved)).not.toContain('sk-secret');
+  });
+});
+
+describe('a worker failure is shown by its kind, not its words', () => {
+  const origin = 'http://localhost:5173';
+  it('maps each job error kind to what the Playground shows', () => {
+    const shown = (e: JobError) => classifyError(e, 2, false, origin).kind;
+    expect(shown(new JobError('local:sft-3: 64 new tokens leave no room for a prompt', 'settings'))).toBe('context');
+    expect(shown(new JobError('x.safetensors holds no tokenizer', 'checkpoint'))).toBe('checkpoint');
+    expect(shown(new JobError('Tiny/config.json: is not valid JSON', 'folder'))).toBe('folder');
+    expect(shown(new JobError('no WebGPU here', 'no-webgpu'))).toBe('no-webgpu');
+    expect(shown(new JobError('The storage is full', 'storage'))).toBe('storage');
+    // Words that once meant a checkpoint fault do not make one: the kind decides.
+    expect(shown(new JobError('The job failed: a safetensors checkpoint tensor is NaN', 'bug'))).toBe('other');
+    expect(shown(new JobError('The GPU worker stopped: it crashed', 'device-lost', true))).toBe('device-lost');
+    expect(shown(new JobError('The job failed: mapAsync aborted', 'bug', true))).toBe('device-lost');
+    expect(classifyError(new JobError('x holds no tokenizer', 'checkpoint'), 0, false, origin).help).toBeTruthy();
   });
 });

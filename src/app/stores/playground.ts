@@ -34,9 +34,8 @@ import type { SystemPrompt, Trajectory } from '../../core/schema/types.ts';
 import { renderSystem, type PromptTemplate } from '../../core/templates/index.ts';
 import type { DatasetMeta } from '../../storage/db.ts';
 import { appendTrajectories } from '../../storage/datasets.ts';
-import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import { JobError, missingWebGpu, type JobClient } from '../../train/client.ts';
 import type { GenerateJobSpec, PlaygroundModelInfo } from '../../train/playground.ts';
-import type { JobSpecBase } from '../../train/protocol.ts';
 import { workerBackend, type WorkerBackend } from '../../train/workerBackend.ts';
 import { FILE_KEY_PREFIX } from '../../core/backend-ref.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
@@ -159,7 +158,16 @@ export function classifyError(e: unknown, turn: number | undefined, lostDuringJo
     if (e.kind === 'unreachable') return { kind: 'endpoint', message: `The endpoint is unreachable: ${message}`, help: corsHelp(origin), turn };
     return { kind: 'endpoint', message: `The endpoint failed: ${message}`, turn };
   }
-  if (lostDuringJob || /device was lost|device lost|GPU worker stopped/i.test(message)) {
+  // A job in the worker says what kind of failure it was; only an error of the page is read by its words.
+  if (e instanceof JobError && !e.lost && e.kind !== 'device-lost') {
+    if (e.kind === 'checkpoint') return { kind: 'checkpoint', message, help: CHECKPOINT_HELP, turn };
+    if (e.kind === 'folder') return { kind: 'folder', message, turn };
+    if (e.kind === 'settings') return { kind: 'context', message, turn };
+    if (e.kind === 'no-webgpu') return { kind: 'no-webgpu', message, turn };
+    if (e.kind === 'storage') return { kind: 'storage', message, turn };
+    return { kind: 'other', message, turn };
+  }
+  if ((e instanceof JobError && (e.lost || e.kind === 'device-lost')) || lostDuringJob || /device was lost|device lost|GPU worker stopped/i.test(message)) {
     return {
       kind: 'device-lost',
       message: `The GPU device was lost during generation (${message.replace(/\s*The job stopped;.*$/s, '')}). The session and its history are kept, with the text generated so far; run the turn again to load the model on a fresh device.`,
@@ -539,7 +547,7 @@ function backendActions(ctx: StoreCtx) {
     release() {
       const b = get().backend;
       if (!isLocalChoice(b) || gpuProblem(deps, b)) return;
-      deps.jobs().start({ kind: 'generate', release: true } as unknown as JobSpecBase);
+      deps.jobs().start({ kind: 'generate', release: true });
       v.workerHasFile = null;
       set({ model: null });
     },

@@ -3,7 +3,6 @@
 // measurement), taken again on request. The estimates themselves are views/train/estimate.ts.
 import { create } from 'zustand';
 import { missingWebGpu } from '../../train/client.ts';
-import type { FromWorker, JobSpecBase } from '../../train/protocol.ts';
 import type { StepTimeResult, StepTimeSpec } from '../../train/steptime.ts';
 import { jobClient } from './jobClient.ts';
 
@@ -22,15 +21,7 @@ interface StepTimeState {
   cancel(): void;
 }
 
-let running: { jobId: string; off: () => void } | null = null;
-
-function ended(m: FromWorker, jobId: string): { result: StepTimeResult } | { error: string } | { stopped: true } | null {
-  if (!('jobId' in m) || m.jobId !== jobId) return null;
-  if (m.type === 'done') return { result: m.result as StepTimeResult };
-  if (m.type === 'error') return { error: m.message };
-  if (m.type === 'status' && m.state === 'stopped') return { stopped: true };
-  return null;
-}
+let running: { jobId: string } | null = null;
 
 export const useStepTimeStore = create<StepTimeState>()((set, get) => ({
   status: 'idle',
@@ -46,20 +37,15 @@ export const useStepTimeStore = create<StepTimeState>()((set, get) => ({
       set({ status: 'error', error: `Measuring a step needs WebGPU: ${missing.message}` });
       return;
     }
-    const client = jobClient();
     set({ status: 'measuring', error: null });
-    let jobId = '';
-    const off = client.on((m) => {
-      const end = jobId ? ended(m, jobId) : null;
-      if (!end) return;
-      off();
+    const { jobId, outcome } = jobClient().run(spec);
+    running = { jobId };
+    void outcome.then((end) => {
       running = null;
-      if ('result' in end) set({ status: 'ready', result: end.result, error: null });
-      else if ('error' in end) set({ status: 'error', error: `Could not measure a step: ${end.error}` });
+      if (end.state === 'done') set({ status: 'ready', result: end.result, error: null });
+      else if (end.state === 'failed') set({ status: 'error', error: `Could not measure a step: ${end.error.message}` });
       else set({ status: get().result ? 'ready' : 'idle' });
     });
-    jobId = client.start(spec as unknown as JobSpecBase);
-    running = { jobId, off };
   },
 
   cancel() {

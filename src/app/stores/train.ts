@@ -10,7 +10,7 @@ import {
   listRuns,
   loadCheckpointBytes,
   loadMetrics,
-  recordRunState,
+  getRun,
   updateRun,
   ENDED_RUN_STATES,
 } from '../../storage/runs.ts';
@@ -22,9 +22,7 @@ import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
 import { folderNeeded } from '../../train/hfFolder.ts';
-import type { HfExportJobSpec, HfExportResult } from '../../train/hfExport.ts';
-import type { JobSpecBase } from '../../train/protocol.ts';
-import { jobResult } from './hfFolders.ts';
+import type { HfExportJobSpec } from '../../train/hfExport.ts';
 import { jobFolder, runFolderProblem, useTrainFolderStore } from './trainFolder.ts';
 
 export interface MetricPoint {
@@ -90,8 +88,6 @@ let client: JobClient | null = null;
 let initPromise: Promise<void> | null = null;
 /** The live job when the worker's device was lost: its failure offers to resume the run. */
 let lostJobId: string | null = null;
-/** Jobs this store started, with their runs: another view's job (a benchmark) fails with its own messages there. */
-const ownJobs = new Map<string, string>();
 /** Counts run-list reads: only the latest one started is applied (an older read may finish last). */
 let listReads = 0;
 
@@ -139,16 +135,16 @@ const INITIAL: TrainData = {
 };
 
 /** A job's status change: the live job ends or moves on; a job the lost device failed is offered for resuming. */
-function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, set: SetState, get: GetState) {
+function onJobStatus(jobId: string, state: JobState, set: SetState, get: GetState) {
   const live = get().live;
-  if (!live || live.jobId !== m.jobId) return;
-  const finished = m.state === 'done' || m.state === 'stopped' || m.state === 'failed';
-  set({ live: finished ? null : { ...live, state: m.state }, ...(finished && { liveProgress: null }) });
-  if (m.state === 'failed') {
+  if (!live || live.jobId !== jobId) return;
+  const finished = state === 'done' || state === 'stopped' || state === 'failed';
+  set({ live: finished ? null : { ...live, state }, ...(finished && { liveProgress: null }) });
+  if (state === 'failed') {
     // The list shows the run failed from now on, whatever the stored record says yet: the job's
-    // 'error' (which follows) records the failure and re-reads the list (recordJobFailure).
+    // failure (which follows) re-reads the record the worker wrote (showJobFailure).
     set((s) => ({ runs: s.runs.map((r) => (r.id === live.runId && !ENDED_RUN_STATES.includes(r.state) ? { ...r, state: 'failed' } : r)) }));
-    if (lostJobId === m.jobId) {
+    if (lostJobId === jobId) {
       // A run cut off by a lost device resumes like one cut off by a reload: from its last
       // checkpoint, on the fresh device the next job acquires.
       const run = get().runs.find((r) => r.id === live.runId);
@@ -156,26 +152,44 @@ function onJobStatus(m: Extract<FromWorker, { type: 'status' }>, set: SetState, 
     }
   }
   if (finished) lostJobId = null;
-  if (m.state !== 'failed') void get().refreshRuns();
+  if (state !== 'failed') void get().refreshRuns();
 }
 
 /**
- * A job of this store failed with `message`. The run's record gets the failure unless it ended
- * already (recordRunState): the worker records it too, but may not have yet, or ever (a device or
- * worker that died mid-step). The message then shows once: in the run's panel when the record
- * holds it, else (no record yet, a resume that could not begin, storage that cannot be written)
- * above the form.
+ * Runs whose job failed in this page while their stored record still says they run (the worker
+ * had not recorded the end: a runner stuck on a lost device, a worker that died), with the
+ * failure: the list shows them failed. Nothing is written; after a reload such a run is offered
+ * for resuming, as any run cut off.
  */
-async function recordJobFailure(jobId: string, message: string, set: SetState, get: GetState) {
-  const runId = ownJobs.get(jobId);
-  let run: RunRecord | undefined;
-  if (runId) {
-    try {
-      run = await recordRunState(runId, 'failed', message);
-    } catch {
-      run = undefined; // no record (the job failed before writing it) or storage failing: say it above
-    }
+const failedHere = new Map<string, string>();
+
+/** The stored runs as this page knows them (see failedHere). */
+function withFailures(runs: RunRecord[]): RunRecord[] {
+  return runs.map((r) => (failedHere.has(r.id) && ACTIVE.includes(r.state) ? { ...r, state: 'failed' as const, error: failedHere.get(r.id) } : r));
+}
+
+/** How long the page waits for the worker to record a failed run (it writes as its job unwinds). */
+const FAILURE_RECORD_WAIT_MS = 1000;
+
+/** The run's stored record once the worker has recorded its end, or what is stored when it has not within the wait (undefined: no record). */
+async function endedRecord(runId: string): Promise<RunRecord | undefined> {
+  const until = Date.now() + FAILURE_RECORD_WAIT_MS;
+  for (;;) {
+    const run = await getRun(runId).catch(() => undefined);
+    if (!run || ENDED_RUN_STATES.includes(run.state) || Date.now() >= until) return run;
+    await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * A job of this store failed with `message`. The worker is the only writer of a run's record: it
+ * records the failure as the job unwinds (a worker that died records nothing, and the run is
+ * offered for resuming, as after a reload). The message shows once: in the run's panel when the
+ * record holds it, else (no record yet, a resume that could not begin) above the form.
+ */
+async function showJobFailure(runId: string, message: string, set: SetState, get: GetState) {
+  const run = await endedRecord(runId);
+  if (run && ACTIVE.includes(run.state)) failedHere.set(runId, message);
   if (run?.state === 'failed' && run.error === message) {
     const stored = run;
     set((s) => ({ runs: s.runs.map((r) => (r.id === stored.id ? stored : r)) }));
@@ -187,20 +201,18 @@ async function recordJobFailure(jobId: string, message: string, set: SetState, g
  * The live train job's progress: generating its data (shown until the first step), or a recipe
  * job moving on to its next stage, a run of its own that becomes the live and shown one.
  */
-function onTrainProgress(m: Extract<FromWorker, { type: 'progress' }>, set: SetState, get: GetState) {
+function onTrainProgress(jobId: string, p: TrainProgress, set: SetState, get: GetState) {
   const live = get().live;
-  if (!live || live.jobId !== m.jobId) return;
-  const p = m.data as TrainProgress;
-  if (p?.kind === 'generate') set({ liveProgress: p });
-  else if (p?.kind === 'stage') {
-    ownJobs.set(m.jobId, p.runId);
+  if (!live || live.jobId !== jobId) return;
+  if (p.kind === 'generate') set({ liveProgress: p });
+  else if (p.kind === 'stage') {
     set((s) => ({ live: { ...live, runId: p.runId }, selectedRunId: p.runId, metrics: { ...s.metrics, [p.runId]: [] }, liveProgress: null }));
     setTimeout(() => void get().refreshRuns(), NEW_RUN_REFRESH_MS);
   }
 }
 
-/** Folds one worker event into the store. */
-function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
+/** Folds one event of the worker itself (its device, its failure) into the store; a job's events go to its handlers (runJob). */
+function onDeviceEvent(m: FromWorker, set: SetState, get: GetState) {
   switch (m.type) {
     case 'ready':
       set({ worker: 'ready', adapter: m.adapter, workerError: null });
@@ -211,39 +223,14 @@ function onWorkerEvent(m: FromWorker, set: SetState, get: GetState) {
       if (m.retry) set({ worker: 'idle', workerError: null, adapter: null, error: m.message });
       else set({ worker: 'unavailable', workerError: m.message });
       return;
-    case 'log':
-      set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), m.message] }));
-      return;
-    case 'metric': {
-      const live = get().live;
-      if (!live || live.jobId !== m.jobId) return;
-      set((s) => ({
-        // The first training step ends the preparation the run panel was showing.
-        ...(s.liveProgress && 'loss' in m.values && { liveProgress: null }),
-        metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], m.step, m.values) },
-        runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, m.step) } : r)),
-      }));
-      return;
-    }
-    case 'checkpoint':
-      void get().refreshRuns();
-      return;
-    case 'progress':
-      onTrainProgress(m, set, get);
-      return;
-    case 'status':
-      onJobStatus(m, set, get);
-      return;
     case 'lost':
       // A live job's failure follows and says it (in its run); with none, the loss itself is news.
       lostJobId = get().live?.jobId ?? null;
       if (!lostJobId) set({ error: m.message });
       return;
     case 'error':
-      if (m.jobId) {
-        if (ownJobs.has(m.jobId)) void recordJobFailure(m.jobId, m.message, set, get);
-        return;
-      }
+      // A job's error is its own (runJob); one without a job is the worker's.
+      if (m.jobId) return;
       if (get().worker !== 'ready') set({ worker: 'unavailable', workerError: m.message });
       set({ error: m.message });
       return;
@@ -292,7 +279,7 @@ function runListActions(set: SetState, get: GetState, ensureClient: EnsureClient
         if (read !== listReads) return; // a later read started: it has newer records
         // A run the lost device failed stays on offer (with its latest record) until it is resumed or dismissed.
         set((s) => ({
-          runs,
+          runs: withFailures(runs),
           interrupted: s.interrupted.flatMap((r) =>
             offered(
               r,
@@ -335,6 +322,37 @@ async function historyUpTo(runId: string, step: number): Promise<MetricPoint[]> 
   }
 }
 
+/** A metric of the live job: its run's history and step. */
+function onMetric(jobId: string, step: number, values: Record<string, number>, set: SetState, get: GetState) {
+  const live = get().live;
+  if (!live || live.jobId !== jobId) return;
+  set((s) => ({
+    // The first training step ends the preparation the run panel was showing.
+    ...(s.liveProgress && 'loss' in values && { liveProgress: null }),
+    metrics: { ...s.metrics, [live.runId]: mergeMetric(s.metrics[live.runId] ?? [], step, values) },
+    runs: s.runs.map((r) => (r.id === live.runId ? { ...r, step: Math.max(r.step, step) } : r)),
+  }));
+}
+
+/** Starts a train job for `runId` and follows it (a recipe job moves on to its later stages' runs). */
+function runJob(c: JobClient, spec: TrainJobSpec, set: SetState, get: GetState): string {
+  let runId = spec.runId;
+  let jobId = '';
+  const started = c.run(spec, {
+    onProgress: (p) => {
+      if (p.kind === 'stage') runId = p.runId;
+      onTrainProgress(jobId, p, set, get);
+    },
+    onMetric: (step, values) => onMetric(jobId, step, values, set, get),
+    onCheckpoint: () => void get().refreshRuns(),
+    onLog: (message) => set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })),
+    onStatus: (state) => onJobStatus(jobId, state, set, get),
+  });
+  jobId = started.jobId;
+  void started.outcome.then((end) => (end.state === 'failed' ? showJobFailure(runId, end.error.message, set, get) : undefined));
+  return jobId;
+}
+
 /** Starting, resuming and steering the one live job. */
 function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
   const control = (send: (c: JobClient, jobId: string) => void) => () => {
@@ -350,8 +368,7 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
         return null;
       }
       const runId = newRunId();
-      const jobId = c.start({ ...spec, runId } as TrainJobSpec);
-      ownJobs.set(jobId, runId);
+      const jobId = runJob(c, { ...spec, runId } as TrainJobSpec, set, get);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
         liveProgress: null,
@@ -382,8 +399,8 @@ function jobActions(set: SetState, get: GetState, ensureClient: EnsureClient) {
         return;
       }
       const history = await historyUpTo(runId, run?.checkpoints.last?.step ?? 0);
-      const jobId = c.start({ kind: 'train', runId, resume: true, ...(needs && folder && { hf: jobFolder(folder, run!.hf!.memoryGiB) }) });
-      ownJobs.set(jobId, runId);
+      const jobId = runJob(c, { kind: 'train', runId, resume: true, ...(needs && folder && { hf: jobFolder(folder, run!.hf!.memoryGiB) }) }, set, get);
+      failedHere.delete(runId);
       set((s) => ({
         live: { jobId, runId, state: 'queued' },
         liveProgress: null,
@@ -480,7 +497,7 @@ async function exportHf(runId: string, tag: CheckpointTag, what: 'adapter' | 'me
   if (typeof spec === 'string') return set({ error: spec });
   set({ exporting: `${runId}|${tag}|${what}`, error: null });
   try {
-    const { files } = await jobResult<HfExportResult>(c, spec as unknown as JobSpecBase);
+    const { files } = await c.result(spec);
     for (const f of files)
       saveFile(new Blob([f.bytes as BlobPart], { type: f.name.endsWith('.json') ? 'application/json' : 'application/octet-stream' }), f.name);
   } catch (e) {
@@ -511,7 +528,7 @@ export const useTrainStore = create<TrainState>()((set, get) => {
     }
     set({ worker: 'starting' });
     client = jobClient();
-    client.on((m) => onWorkerEvent(m, set, get));
+    client.on((m) => onDeviceEvent(m, set, get));
     // The System view may have started the worker already, before this store listened.
     client.device('report');
     return client;

@@ -20,8 +20,6 @@ import {
   type HfTrainShape,
 } from '../../train/hfFolder.ts';
 import type { HfFolderRef } from '../../train/spec.ts';
-import type { JobSpecBase } from '../../train/protocol.ts';
-import { jobResult } from './hfFolders.ts';
 import { jobClient } from './jobClient.ts';
 
 /** What the estimate is asked for: the run's shape, its tokens per sequence and the memory budget. */
@@ -95,7 +93,7 @@ export const useTrainFolderStore = create<TrainFolderState>()((set, get) => ({
       train: c.train,
     };
     try {
-      const info = await jobResult<HfFolderInfo>(jobClient(), spec as unknown as JobSpecBase);
+      const info = await jobClient().result(spec);
       if (get().folder?.id === folder.id && sameCheck(get().checked, c)) set({ status: 'ready', info, error: null });
     } catch (e) {
       if (get().folder?.id === folder.id && sameCheck(get().checked, c)) set({ status: 'error', info: null, error: (e as Error).message });
