@@ -5,9 +5,7 @@
 // it on a fresh device makes only the missing ones.
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../core/envs/generate.ts';
-import { GpuRuntime } from '../gpu/runtime.ts';
-import { WorkerDevice } from './device.ts';
-import { JobHost } from './host.ts';
+import { deviceJobHost } from './jobs.testing.ts';
 import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from './pipeline.ts';
 import type { FromWorker } from './protocol.ts';
@@ -42,32 +40,10 @@ const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('a device lost during training', () => {
   it('fails the job with a resumable message, and the run resumes from its last checkpoint on a fresh device', async () => {
-    const events: FromWorker[] = [];
-    const held: GpuRuntime[] = [];
-    const device = new WorkerDevice(
-      async () => {
-        const rt = await GpuRuntime.create();
-        held.push(rt);
-        return rt;
-      },
-      (m) => events.push(m),
-    );
-    const host = new JobHost(
-      () => device.runtime(),
-      JOB_RUNNERS,
-      (m) => {
-        events.push(m);
-        // Destroy the device right when step 3 is reported: the last checkpoint is step 2's.
-        if (m.type === 'metric' && m.jobId === 'a' && m.step === 3) device.handle('destroy');
-      },
-    );
-    const finished = async (jobId: string) => {
-      for (;;) {
-        const end = events.find((e) => e.type === 'status' && e.jobId === jobId && (e.state === 'failed' || e.state === 'done' || e.state === 'stopped'));
-        if (end) return end;
-        await tick();
-      }
-    };
+    // Destroy the device right when step 3 is reported: the last checkpoint is step 2's.
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      if (m.type === 'metric' && m.jobId === 'a' && m.step === 3) device.handle('destroy');
+    });
     const run: TrainJobSpec = {
       kind: 'train',
       runId: `lost-${Math.random().toString(36).slice(2, 8)}`,
@@ -96,34 +72,12 @@ describe('a device lost during training', () => {
 
 describe('a device lost during a benchmark', () => {
   it('fails the job as a device loss, keeps every stored prediction, and a resume on a fresh device makes only the missing ones', async () => {
-    const events: FromWorker[] = [];
-    const held: GpuRuntime[] = [];
-    const device = new WorkerDevice(
-      async () => {
-        const rt = await GpuRuntime.create();
-        held.push(rt);
-        return rt;
-      },
-      (m) => events.push(m),
-    );
+    // Destroy the device after the checkpoint's second prediction is stored.
     let checkpointPredictions = 0;
-    const host = new JobHost(
-      () => device.runtime(),
-      JOB_RUNNERS,
-      (m) => {
-        events.push(m);
-        // Destroy the device after the checkpoint's second prediction is stored.
-        const p = m.type === 'progress' && m.jobId === 'bench-a' ? (m.data as BenchProgress) : null;
-        if (p?.phase === 'generate' && p.backend === 'ckpt' && ++checkpointPredictions === 2) device.handle('destroy');
-      },
-    );
-    const finished = async (jobId: string) => {
-      for (;;) {
-        const end = events.find((e) => e.type === 'status' && e.jobId === jobId && (e.state === 'failed' || e.state === 'done' || e.state === 'stopped'));
-        if (end) return end;
-        await tick();
-      }
-    };
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      const p = m.type === 'progress' && m.jobId === 'bench-a' ? (m.data as BenchProgress) : null;
+      if (p?.phase === 'generate' && p.backend === 'ckpt' && ++checkpointPredictions === 2) device.handle('destroy');
+    });
     // A stored checkpoint of an untrained micro model (its predictions are noise; the judge scores them all the same).
     const tok = trainBpe(
       data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),

@@ -136,10 +136,8 @@ describe('generate job', () => {
 
 describe('a device lost during generation', () => {
   it('fails the generate job with the loss; the next job loads the model on a fresh device', async () => {
-    const { GpuRuntime } = await import('../gpu/runtime.ts');
-    const { WorkerDevice } = await import('./device.ts');
-    const { JobHost } = await import('./host.ts');
     const { JOB_RUNNERS } = await import('./jobs.ts');
+    const { deviceJobHost } = await import('./jobs.testing.ts');
     const data = generateTrajectories('terminal', 2, 3);
     const tok = trainBpe(
       data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
@@ -147,32 +145,10 @@ describe('a device lost during generation', () => {
     );
     const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
     const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 2, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
-    const events: import('./protocol.ts').FromWorker[] = [];
-    const held: import('../gpu/runtime.ts').GpuRuntime[] = [];
-    const device = new WorkerDevice(
-      async () => {
-        const rt = await GpuRuntime.create();
-        held.push(rt);
-        return rt;
-      },
-      (m) => events.push(m),
-    );
-    const host = new JobHost(
-      () => device.runtime(),
-      JOB_RUNNERS,
-      (m) => {
-        events.push(m);
-        // Destroy the device when the first piece of the observation arrives.
-        if (m.type === 'text' && m.jobId === 'a') device.handle('destroy');
-      },
-    );
-    const finished = async (jobId: string) => {
-      for (;;) {
-        const end = events.find((e) => e.type === 'status' && e.jobId === jobId && (e.state === 'failed' || e.state === 'done'));
-        if (end) return end;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    };
+    // Destroy the device when the first piece of the observation arrives.
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      if (m.type === 'text' && m.jobId === 'a') device.handle('destroy');
+    });
     const request = { sample: { domain: 'terminal', systemPrompt: data[0].system_prompt, history: [], action: 'ls' } };
     const spec = {
       kind: 'generate',

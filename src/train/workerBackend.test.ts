@@ -4,10 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { generateText, type TurnRequest } from '../core/backend.ts';
 import { generateTrajectories } from '../core/envs/index.ts';
-import { JobClient, type WorkerLike } from './client.ts';
-import type { GenerateJobSpec } from './playground.ts';
-import { MODEL_NOT_LOADED, type FromWorker, type ToWorker } from './protocol.ts';
+import { MODEL_NOT_LOADED } from './protocol.ts';
 import { JobError } from './client.ts';
+import { scriptedWorker, type GenerateScript } from './generate.testing.ts';
 import { workerBackend, type WorkerModel } from './workerBackend.ts';
 
 const info = {
@@ -24,26 +23,11 @@ const info = {
 const t = generateTrajectories('terminal', 1, 0)[0];
 const request: TurnRequest = { sample: { domain: 'terminal', systemPrompt: t.system_prompt, history: [], action: 'ls' } };
 
-type Script = (spec: GenerateJobSpec, jobId: string, post: (m: FromWorker) => void) => void;
+type Script = GenerateScript;
 
-function fakeWorker(script: Script) {
-  const started: GenerateJobSpec[] = [];
-  const stopped: string[] = [];
-  const worker: WorkerLike = {
-    onmessage: null,
-    postMessage(m: ToWorker) {
-      const post = (x: FromWorker) => queueMicrotask(() => worker.onmessage?.({ data: x } as MessageEvent));
-      if (m.type === 'start') {
-        started.push(m.spec as unknown as GenerateJobSpec);
-        script(m.spec as unknown as GenerateJobSpec, m.jobId, post);
-      } else if (m.type === 'stop') {
-        stopped.push(m.jobId);
-        post({ type: 'done', jobId: m.jobId, result: { model: info, text: 'part', tokens: 1, ms: 5, stopped: true } });
-      }
-    },
-  };
-  return { client: new JobClient(() => worker), started, stopped };
-}
+/** The worker answers a stop with the job's end (what it had so far). */
+const fakeWorker = (script: Script) =>
+  scriptedWorker(script, (jobId, post) => post({ type: 'done', jobId, result: { model: info, text: 'part', tokens: 1, ms: 5, stopped: true } }));
 
 const file = (withBytes: boolean): WorkerModel => ({
   model: { kind: 'checkpoint', checkpoint: { key: 'file:f', label: 'mine.safetensors' } },

@@ -4,10 +4,11 @@
 // is sent to the worker again when a fresh worker does not hold it.
 import { describe, expect, it } from 'vitest';
 import type { DatasetMeta } from '../../storage/db.ts';
-import { JobClient, JobError, type WorkerLike } from '../../train/client.ts';
+import { type JobClient, JobError } from '../../train/client.ts';
 import type { GenerateJobSpec } from '../../train/playground.ts';
+import { scriptedWorker, type GenerateScript } from '../../train/generate.testing.ts';
 import { MODEL_NOT_LOADED } from '../../train/protocol.ts';
-import type { FromWorker, ToWorker } from '../../train/protocol.ts';
+import type { FromWorker } from '../../train/protocol.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { apiKey, endpointConfig, KEY_PREFIX, setApiKey, type EndpointSettings, type KeyStorage } from './endpoints.ts';
 import { classifyError, createPlaygroundStore, type PlaygroundDeps } from './playground.ts';
@@ -25,21 +26,7 @@ const info = {
 };
 
 /** A worker whose 'generate' jobs answer by `script`. */
-function fakeWorker(script: (spec: GenerateJobSpec, jobId: string, post: (m: FromWorker) => void) => void) {
-  const started: GenerateJobSpec[] = [];
-  const stopped: string[] = [];
-  const worker: WorkerLike = {
-    onmessage: null,
-    postMessage(m: ToWorker) {
-      const post = (x: FromWorker) => queueMicrotask(() => worker.onmessage?.({ data: x } as MessageEvent));
-      if (m.type === 'start') {
-        started.push(m.spec as unknown as GenerateJobSpec);
-        script(m.spec as unknown as GenerateJobSpec, m.jobId, post);
-      } else if (m.type === 'stop') stopped.push(m.jobId);
-    },
-  };
-  return { client: new JobClient(() => worker), started, stopped };
-}
+const fakeWorker = (script: GenerateScript) => scriptedWorker(script);
 
 function deps(client: JobClient, extra: Partial<PlaygroundDeps> = {}): PlaygroundDeps {
   return { jobs: () => client, endpoint: () => undefined, webgpu: () => null, save: async () => ({}) as DatasetMeta, now: () => 1_700_000_000_000, ...extra };
