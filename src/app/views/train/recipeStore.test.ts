@@ -76,7 +76,7 @@ describe('step-time store', () => {
       adapter: { description: 'google / swiftshader', isFallbackAdapter: false },
     };
     emit({ type: 'done', jobId: job.jobId, result });
-    expect(store.getState()).toMatchObject({ status: 'ready', result, error: null });
+    await vi.waitFor(() => expect(store.getState()).toMatchObject({ status: 'ready', result, error: null }));
 
     // Measured again, then stopped because a run starts: the first result stays.
     const stop = vi.spyOn(client, 'stop');
@@ -85,11 +85,11 @@ describe('step-time store', () => {
     store.getState().cancel();
     expect(stop).toHaveBeenCalledWith(again.jobId);
     emit({ type: 'status', jobId: again.jobId, state: 'stopped' });
-    expect(store.getState()).toMatchObject({ status: 'ready', result });
+    await vi.waitFor(() => expect(store.getState()).toMatchObject({ status: 'ready', result }));
 
     // A failed measurement says why.
     store.getState().measure(spec);
-    emit({ type: 'error', jobId: started.at(-1)!.jobId, message: 'The GPU ran out of memory.' });
-    expect(store.getState()).toMatchObject({ status: 'error', error: 'Could not measure a step: The GPU ran out of memory.' });
+    emit({ type: 'error', jobId: started.at(-1)!.jobId, message: 'The GPU ran out of memory.', kind: 'bug' });
+    await vi.waitFor(() => expect(store.getState()).toMatchObject({ status: 'error', error: 'Could not measure a step: The GPU ran out of memory.' }));
   });
 });
