@@ -6,7 +6,7 @@
 // and adding a judge later judges only what that judge has not seen. Generation goes through
 // the core's inferRecords (the same as `lwm infer`), judging through judgeRecord (`lwm judge`).
 import type { LwmBackend } from '../core/backend.ts';
-import type { BackendRef } from '../core/backend-ref.ts';
+import { needsGpu, type BackendRef } from '../core/backend-ref.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { inferRecords } from '../core/bench/infer.ts';
 import type { AwbSampleRecord } from '../core/bench/records.ts';
@@ -256,6 +256,8 @@ async function generateMissing(run: BenchRun, ref: BenchBackendRef) {
     );
     if (out.error) {
       if (deps.signal.aborted) throw new StopRequested();
+      // The device was lost: the job stops (a resume makes the missing predictions on a fresh one).
+      if (out.error instanceof DeviceLostDuringJob) throw out.error;
       // A refused key, CORS, a server that never answered: this backend stops, the others go on.
       throw isFatal(out.error) ? new BackendFailed(backendProblem(out.error)) : out.error;
     }
@@ -397,11 +399,31 @@ export function stopWhenDown(backend: LwmBackend): LwmBackend {
   };
 }
 
+/**
+ * A backend on our GPU whose generation failed because the device was lost (a readback on a
+ * destroyed device fails a moment before the loss is reported) stops the run as a device loss,
+ * instead of recording the sample as the model's failure.
+ */
+function stopOnLoss(backend: LwmBackend, failure: JobContext['failure']): LwmBackend {
+  return {
+    name: backend.name,
+    async *generate(req, o) {
+      try {
+        yield* backend.generate(req, o);
+      } catch (e) {
+        const cause = await failure(e);
+        if (cause instanceof DeviceLostDuringJob) throw Object.assign(cause, { fatal: true });
+        throw e;
+      }
+    },
+  };
+}
+
 /** A backend of a bench on this worker (src/backends/open.ts), with the files of a folder the page sent; an endpoint stops at once when its server is down, and no WebGPU fails only the backends that need it. */
 export async function openBenchBackend(
   ref: BenchBackendRef,
   bench: Pick<BenchRecord, 'generation'>,
-  ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log'>>,
+  ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobContext, 'log' | 'failure'>>,
   apiKey: string | undefined,
   files?: HfFolderFile[],
 ): Promise<ReadyBackend> {
@@ -424,7 +446,8 @@ export async function openBenchBackend(
   };
   const { id: _id, name, ...model } = ref;
   const opened = await openReady(model as BackendRef, { ...source, gpu }, bench.generation, { name });
-  return ref.kind === 'endpoint' ? { ...opened, backend: stopWhenDown(opened.backend) } : opened;
+  if (ref.kind === 'endpoint') return { ...opened, backend: stopWhenDown(opened.backend) };
+  return needsGpu(ref) && ctx.failure ? { ...opened, backend: stopOnLoss(opened.backend, ctx.failure) } : opened;
 }
 
 /** A judge of a bench: the local rubric judge, or an LLM judge at an endpoint (AgentWorldBench verdict format). */
