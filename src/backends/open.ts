@@ -105,6 +105,15 @@ export interface OpenOptions {
 
 const none = () => null;
 
+/** A folder's context report; its tokenizer's or template's refusal is the folder's fault. */
+function folderReport(report: () => ContextReport | null): ContextReport | null {
+  try {
+    return report();
+  } catch (e) {
+    throw new BackendError((e as Error).message, 'folder');
+  }
+}
+
 function named(backend: LwmBackend, name: string | undefined): LwmBackend {
   return name === undefined ? backend : { name, generate: (r, o) => backend.generate(r, o) };
 }
@@ -231,11 +240,7 @@ async function openHf(ref: Extract<BackendRef, { kind: 'hf' }>, source: BackendS
     stats: hf.stats,
     contextReport(request, maxTokens) {
       if (!tok) throw new BackendError(`${hf.model.name} has no tokenizer (tokenizer.json), so a turn cannot be turned into token ids.`, 'folder');
-      try {
-        return hf.trained ? hf.trained.contextReport(request, hf.context, maxTokens) : hfContextReport(tok, request, hf.context, maxTokens);
-      } catch (e) {
-        throw new BackendError((e as Error).message, 'folder');
-      }
+      return folderReport(() => (hf.trained ? hf.trained.contextReport(request, hf.context, maxTokens) : hfContextReport(tok, request, hf.context, maxTokens)));
     },
     generateIds: (ids, g) => hf.generateIds(ids, g),
     dispose: () => hf.dispose(),
@@ -283,12 +288,10 @@ async function openOnnx(ref: Extract<BackendRef, { kind: 'onnx' }>, source: Back
     concurrency: 1,
     contextReport(request, maxTokens) {
       if (!m.hasChatTemplate) return null;
-      try {
+      return folderReport(() => {
         const trained = m.template ? trainedChat(tok, m.stopIds, m.template) : null;
         return trained ? trained.contextReport(request, opened.context, maxTokens) : hfContextReport(tok, request, opened.context, maxTokens);
-      } catch (e) {
-        throw new BackendError((e as Error).message, 'folder');
-      }
+      });
     },
     refresh() {
       const s = m.decoder.stats;

@@ -5,16 +5,13 @@
 // src/backends/open.ts with this source.
 import type { BackendSource } from '../backends/open.ts';
 import { BackendError } from '../backends/errors.ts';
-import { checkpointLabel, FILE_KEY_PREFIX, type EndpointRef, type FolderRef } from '../core/backend-ref.ts';
+import { checkpointLabel, FILE_KEY_PREFIX, type FolderRef } from '../core/backend-ref.ts';
 import { MODEL_NOT_LOADED } from './protocol.ts';
 import { filesFolder } from '../model/hf/files.ts';
 import { CheckpointError } from '../model/checkpoint.ts';
 import { loadCheckpointBytes } from '../storage/runs.ts';
 import type { HfFolderFile } from './hfFolder.ts';
 import type { JobContext } from './host.ts';
-
-export { FILE_KEY_PREFIX } from '../core/backend-ref.ts';
-export { MODEL_NOT_LOADED } from './protocol.ts';
 
 export interface WorkerSourceOptions {
   /** An endpoint's API key (the page keeps keys; a job carries the one it needs). */
@@ -48,7 +45,7 @@ export function workerSource(ctx: Pick<JobContext, 'gpu'> & Partial<Pick<JobCont
       if (!files?.length) throw new BackendError((o.missingFolder ?? NOT_OPEN)(f), 'folder');
       return filesFolder(files, f.name);
     },
-    apiKey: (_e: EndpointRef) => o.apiKey,
+    apiKey: () => o.apiKey,
     ...(ctx.log && { log: ctx.log }),
   };
 }

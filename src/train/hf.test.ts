@@ -3,8 +3,8 @@
 // naming the file at fault; plus the page's side of the protocol (paths, names, ids, settings).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { folderError, folderOf, inspectHfFolder } from './hf.ts';
-import { loadHfBackend, runContext } from '../backends/folders.ts';
+import { folderOf, inspectHfFolder } from './hf.ts';
+import { folderError, loadHfBackend, runContext } from '../backends/folders.ts';
 import {
   chatProblem,
   DEFAULT_HF_CONTEXT,

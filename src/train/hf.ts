@@ -5,7 +5,6 @@
 // (src/model/hf/*) runs here. Every error a folder can cause reaches the page as a message that
 // names the file at fault.
 import { bytesBudget, folderError, runContext } from '../backends/folders.ts';
-export { folderError } from '../backends/folders.ts';
 import { configFromHf } from '../model/hf/config.ts';
 import { filesFolder, indexWeights, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
 import { limitsFromReport } from '../model/hf/load.ts';

@@ -21,7 +21,8 @@ import { TEMPLATE_FILE, templateFileBytes } from '../model/templateFile.ts';
 import type { CheckpointTag, RunRecord } from '../storage/db.ts';
 import { getRun, loadCheckpointBytes } from '../storage/runs.ts';
 import { UserFacingError, type JobContext } from './host.ts';
-import { folderError, folderOf } from './hf.ts';
+import { folderError } from '../backends/folders.ts';
+import { folderOf } from './hf.ts';
 import { folderFingerprint, folderMismatch, type HfTrainFolder } from './hfFolder.ts';
 
 export interface HfExportJobSpec {

@@ -11,7 +11,8 @@ import { limitsFromReport } from '../model/hf/load.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import type { RunRecord } from '../storage/db.ts';
 import { UserFacingError } from './host.ts';
-import { folderError, folderOf, runShape } from './hf.ts';
+import { folderError } from '../backends/folders.ts';
+import { folderOf, runShape } from './hf.ts';
 import { folderFingerprint, folderMismatch, folderNeeded, settingsProblem, type HfTrainFolder, type HfTrainShape } from './hfFolder.ts';
 import type { HfFolderRef, TrainSpec } from './spec.ts';
 
