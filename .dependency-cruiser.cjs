@@ -1,10 +1,13 @@
 // The import boundaries of src/ (docs/architecture.md draws them): dependencies point one way,
 //
-//   app, cli  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
+//   app, cli  →  jobs  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
+//                    envs (the simulated environments) beside, above core
 //
-// and everything may import core, which imports nothing of ours but core. `npm test` runs this
-// check as its own step (scripts/test.mjs); src/boundaries.test.ts shows each rule catching a
-// wrong import in a fixture tree. Type-only imports count: a type is a door too.
+// Every room may import core, which imports nothing of ours but core: the plain data all share
+// (the model's config and parameter layout in core/model/, the run spec, the stored records) lives
+// there, so no rule needs an exception. `npm test` runs this check as its own step
+// (scripts/test.mjs); src/boundaries.test.ts shows each rule catching a wrong import in a fixture
+// tree. Type-only imports count: a type is a door too.
 //
 // Tests (*.test.ts) wire layers together on purpose (a backend test trains a model first), so
 // the layer rules look at production modules only; the rules about app and cli hold for all.
@@ -35,8 +38,8 @@ module.exports = {
     onlyImports(
       'reference-imports-core',
       'reference',
-      ['core', 'model/(config|params|plan|optim)\\.ts$'],
-      'the CPU oracle never uses what it checks: per-op twins import core only; the whole-model reference reads the model config, parameter layout, block plan and optimiser settings (plain data, no GPU).',
+      ['core'],
+      'the CPU oracle never uses what it checks: it reads core only (the model config, layout and block plan are plain data there).',
     ),
     onlyImports(
       'gpu-below-model',
@@ -44,54 +47,50 @@ module.exports = {
       ['reference', 'core'],
       'the GPU runtime and kernels know no model, training or UI; they share shape checks with their reference twins.',
     ),
-    onlyImports('model-below-train', 'model', ['gpu', 'reference', 'core'], 'the model is driven by train and backends, never the other way.'),
-    {
-      name: 'storage-keeps-data',
-      comment: 'storage persists plain data: it imports core, model types and the run spec (src/train/spec.ts), never the code that trains.',
-      severity: 'error',
-      from: { path: src('storage'), pathNot: TESTS },
-      to: { path: '^src/', pathNot: '^src/(storage|core)/|^src/train/spec\\.ts$|^src/model/' },
-    },
-    {
-      name: 'storage-imports-model-types-only',
-      comment: 'what storage needs from the model is its types (config, preset names), not GPU code.',
-      severity: 'error',
-      from: { path: src('storage'), pathNot: TESTS },
-      to: { path: '^src/model/', dependencyTypesNot: ['type-only'] },
-    },
-    {
-      name: 'run-spec-is-plain-data',
-      comment: 'the run spec is shared with storage and the app, so it imports only core and the model config.',
-      severity: 'error',
-      from: { path: '^src/train/spec\\.ts$' },
-      to: { path: '^src/', pathNot: '^src/core/|^src/model/config\\.ts$|^src/train/spec\\.ts$' },
-    },
     onlyImports(
-      'train-above-backends',
-      'train',
-      ['storage', 'backends', 'model', 'gpu', 'reference', 'core'],
-      'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); backends never import train.',
+      'model-below-train',
+      'model',
+      ['gpu', 'reference', 'core'],
+      'the model runs on the GPU; it is driven by train, jobs and backends, never the other way.',
     ),
+    onlyImports(
+      'storage-keeps-data',
+      'storage',
+      ['core'],
+      'storage keeps plain data (the records in core/records.ts) in IndexedDB: it imports core only, never the code that trains.',
+    ),
+    onlyImports('envs-beside-core', 'envs', ['core'], 'the simulated environments are plain TypeScript over core: no model, GPU or storage.'),
     onlyImports(
       'backends-beside-train',
       'backends',
       ['model', 'gpu', 'core'],
-      'a backend wraps a model or an endpoint; it does not reach into training or storage.',
+      'a backend wraps a model or an endpoint; it does not reach into training, jobs or storage.',
+    ),
+    onlyImports(
+      'train-below-jobs',
+      'train',
+      ['storage', 'backends', 'model', 'gpu', 'reference', 'envs', 'core'],
+      'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); it runs in the context of src/train/context.ts and never imports the jobs that host it.',
+    ),
+    onlyImports(
+      'serve-below-cli',
+      'serve',
+      ['backends', 'envs', 'core'],
+      'the HTTP server serves an opened backend (and the environments); the CLI opens what it serves.',
+    ),
+    onlyImports(
+      'jobs-below-app',
+      'jobs',
+      ['train', 'storage', 'backends', 'model', 'gpu', 'reference', 'envs', 'core'],
+      'the jobs worker and its jobs (train, bench, Playground, optimise, folders) run below the app and the CLI, which start them.',
     ),
     {
       name: 'app-never-touches-the-gpu',
-      comment: 'the page owns no GPU device: the jobs worker does (src/train/worker.ts), and the app reaches it through src/train/client.ts and protocol.ts.',
-      severity: 'error',
-      from: { path: src('app') },
-      to: { path: '^src/(gpu|reference)/' },
-    },
-    {
-      name: 'app-reads-only-model-config',
       comment:
-        'from the model the app needs only its presets and config, and the checkpoint file format (pure bytes in, bytes out: splitting a download into weights and optimizer files); running one goes through a worker job or a backend.',
+        'the page owns no GPU device and runs no model: the jobs worker does (src/jobs/worker.ts), and the app reaches it through src/jobs/client.ts and protocol.ts. What the app needs of the model is plain data in core/model/.',
       severity: 'error',
       from: { path: src('app') },
-      to: { path: '^src/model/', pathNot: '^src/model/(config|checkpoint|params|safetensors)\\.ts$' },
+      to: { path: '^src/(gpu|reference|model)/' },
     },
     {
       name: 'nothing-imports-app',

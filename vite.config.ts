@@ -17,7 +17,7 @@ export default defineConfig({
   base: './',
   plugins: [react(), csp],
   worker: { format: 'es' },
-  // onnxruntime-web's .wasm is imported as an asset URL (src/train/ortAssets.ts); its package
+  // onnxruntime-web's .wasm is imported as an asset URL (src/jobs/ortAssets.ts); its package
   // exports do not list dist/ files, so the path is resolved here.
   resolve: { alias: [{ find: /^onnxruntime-web\/dist\//, replacement: fileURLToPath(new URL('./node_modules/onnxruntime-web/dist/', import.meta.url)) }] },
   build: {

@@ -22,17 +22,17 @@ const DAWN_ONLY = [
   // The CLI's GPU tests drive the Node command (files, processes).
   'src/cli/**',
   // The Hugging Face folder jobs' test reads the fixture folder from disk.
-  'src/train/hfJobs.gpu.test.ts',
+  'src/jobs/hfJobs.gpu.test.ts',
   // The quick recipe's parity with the reference trainer (node:crypto) and its job's stage and
   // resume runs (the e2e Train spec drives the same job in Chromium).
   'src/train/recipe.gpu.test.ts',
-  'src/train/recipeJob.gpu.test.ts',
+  'src/jobs/recipeJob.gpu.test.ts',
   // Long runs: the 1,000-step memory test, the learning tests (pipeline, LoRA fine-tuning) and the
   // optimisation job over a checkpoint it trains first.
   'src/model/memory.gpu.test.ts',
   'src/train/pipeline.gpu.test.ts',
   'src/train/lora.gpu.test.ts',
-  'src/train/optimize.gpu.test.ts',
+  'src/jobs/optimize.gpu.test.ts',
 ];
 const CHROMIUM_ONLY = [
   // Model parity: the reference GPT, the Hugging Face models, f16 weights, split bindings, LoRA,

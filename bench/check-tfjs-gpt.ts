@@ -7,9 +7,9 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
 import { parseArgs } from 'node:util';
-import { presetConfig } from '../src/model/config.ts';
+import { presetConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
-import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { ReferenceTrainer, gptLossAndGrad } from '../src/reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { TfjsGpt } from './tfjs-gpt.ts';
@@ -35,7 +35,7 @@ const ref = gptLossAndGrad(init, config, batches[0]);
 const mine = await model.lossAndGrads(batches[0].inputs, batches[0].targets, B);
 console.log(`loss: reference ${ref.loss.toFixed(6)}, tfjs ${mine.loss.toFixed(6)}`);
 let worst = 0;
-for (const t of [...(await import('../src/model/params.ts')).paramLayout(config).tensors]) {
+for (const t of [...(await import('../src/core/model/params.ts')).paramLayout(config).tensors]) {
   const g = mine.grads.get(t.name)!;
   let maxDiff = 0;
   let maxRef = 0;

@@ -11,7 +11,7 @@
 // Both engines of a suite run on the same generator and the same prompt, with the same sync:
 // every submission ends in the read-back of the sampled token ids. Repetitions alternate
 // between the engines so that a burst of load on the machine hits both alike.
-import { presetConfig } from '../src/model/config.ts';
+import { presetConfig } from '../src/core/model/config.ts';
 import { GpuGenerator } from '../src/model/generate.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyCorpus } from '../src/reference/tiny-data.ts';

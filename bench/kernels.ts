@@ -18,7 +18,7 @@ import { XentKernel } from '../src/gpu/kernels/xent.ts';
 import { randomArray } from '../src/core/random.ts';
 import { packF16Rows } from '../src/reference/f16.ts';
 import type { GpuRuntime } from '../src/gpu/runtime.ts';
-import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import type { BenchRecord, Suite } from './common.ts';
 import * as N from './napkin.ts';
 

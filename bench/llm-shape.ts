@@ -2,9 +2,9 @@
 // by the command line's --layers), its options, the records it reports and the summary table it
 // prints. No GPU and no onnxruntime here, so the unit tests check all of it in Node.
 import { configFromHf } from '../src/model/hf/config.ts';
-import type { ModelConfig } from '../src/model/config.ts';
+import type { ModelConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
-import { paramLayout } from '../src/model/params.ts';
+import { paramLayout } from '../src/core/model/params.ts';
 import type { BenchRecord } from './common.ts';
 
 /** SmolLM2-135M's config.json (HuggingFaceTB/SmolLM2-135M): Llama, 30 layers of width 576, 9 query and 3 KV heads. */

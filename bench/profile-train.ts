@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { installNodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { GpuGpt } from '../src/model/gpt.ts';
-import { presetConfig } from '../src/model/config.ts';
+import { presetConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { median } from './common.ts';

@@ -9,10 +9,10 @@
 // step: global gradient-norm clipping (one reduction over every gradient, no read-back) and
 // decoupled weight decay w ← w·(1 − lr·wd) on the matrices only (not embeddings, norms, biases).
 import type * as tfjs from '@tensorflow/tfjs-core';
-import type { ModelConfig } from '../src/model/config.ts';
-import { headSize } from '../src/model/config.ts';
-import { paramLayout, type ParamLayout } from '../src/model/params.ts';
-import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import type { ModelConfig } from '../src/core/model/config.ts';
+import { headSize } from '../src/core/model/config.ts';
+import { paramLayout, type ParamLayout } from '../src/core/model/params.ts';
+import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 
 type Tf = typeof tfjs;
 type T2 = tfjs.Tensor2D;

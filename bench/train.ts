@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-webgpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { GpuGpt } from '../src/model/gpt.ts';
-import { presetConfig, trainStepFlops } from '../src/model/config.ts';
+import { presetConfig, trainStepFlops } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import type { TokenBatch } from '../src/reference/gpt.ts';

@@ -14,7 +14,7 @@ import { register as registerTsx } from 'tsx/esm/api';
 registerTsx();
 register('../bin/raw-loader.mjs', import.meta.url);
 const { hfPrompt } = await import('../src/backends/hf.ts');
-const { turnRequest } = await import('../src/core/playground/session.ts');
+const { turnRequest } = await import('../src/envs/session.ts');
 const { loadHfModel } = await import('../src/model/hf/load.ts');
 const { nodeFolder } = await import('../src/model/hf/node.ts');
 const { generateRef } = await import('../src/reference/gpt.ts');

@@ -10,14 +10,14 @@
 import { appendFileSync } from 'node:fs';
 import { inferRecords, sharedPrefixOrder } from '../src/core/bench/infer.ts';
 import type { AwbSampleRecord } from '../src/core/bench/records.ts';
-import { generateTrajectories } from '../src/core/envs/generate.ts';
+import { generateTrajectories } from '../src/envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../src/core/formats/agentworldbench.ts';
 import { BUILTIN_TEMPLATES, renderTrajectory } from '../src/core/templates/index.ts';
 import { trainBpe } from '../src/core/tokenizer/index.ts';
 import { openCheckpointBackend } from '../src/backends/checkpoint.ts';
 import { nodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
-import { presetConfig, type PresetName } from '../src/model/config.ts';
+import { presetConfig, type PresetName } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 
 function arg(name: string, dflt: string): string {

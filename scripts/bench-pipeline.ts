@@ -5,13 +5,13 @@
 //   npx tsx --import ./bin/raw-hook.mjs scripts/bench-pipeline.ts [--preset micro] [--steps 6] [--json FILE]
 // (`npm run bench -- --suite pipeline` runs it with the GPU environment set.)
 import { appendFileSync } from 'node:fs';
-import { generateTrajectories } from '../src/core/envs/generate.ts';
+import { generateTrajectories } from '../src/envs/generate.ts';
 import { nodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
-import { presetConfig, type PresetName } from '../src/model/config.ts';
+import { presetConfig, type PresetName } from '../src/core/model/config.ts';
 import { GpuGpt } from '../src/model/gpt.ts';
 import { initParams } from '../src/model/init.ts';
-import { ADAMW_DEFAULTS } from '../src/model/optim.ts';
+import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { ReferenceTrainer } from '../src/reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 import { SharedPrefixGspo } from '../src/model/sharedPrefix.ts';

@@ -11,7 +11,7 @@ import type { Trajectory } from '../src/core/schema/types.ts';
 import { BUILTIN_TEMPLATES, renderTrajectory, templateLiterals } from '../src/core/templates/index.ts';
 import { trainBpe } from '../src/core/tokenizer/index.ts';
 import { expandTurns } from '../src/core/turns/index.ts';
-import { PRESETS, type PresetName } from '../src/model/config.ts';
+import { PRESETS, type PresetName } from '../src/core/model/config.ts';
 import { coverageMetrics, encodeSftSample } from '../src/train/data.ts';
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@
 // Run: npx tsx scripts/gen-default-dataset.ts
 import { writeFileSync } from 'node:fs';
 import { DOMAINS, type Trajectory } from '../src/core/schema/types.ts';
-import { generateTrajectories, toJsonl } from '../src/core/envs/index.ts';
+import { generateTrajectories, toJsonl } from '../src/envs/index.ts';
 import { MASK_CATEGORIES, maskStats } from '../src/core/masking/index.ts';
 
 export const DEFAULT_SEED = 20240501;

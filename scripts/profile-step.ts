@@ -4,7 +4,7 @@
 // (needs the GPU environment of scripts/chromium.mjs gpuEnv() on machines without a GPU).
 import { nodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
-import { presetConfig, type PresetName } from '../src/model/config.ts';
+import { presetConfig, type PresetName } from '../src/core/model/config.ts';
 import { GpuGpt } from '../src/model/gpt.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';

@@ -109,7 +109,7 @@ def weighted_ce(model, inputs, targets, weights):
 
 
 def lr_at(step, s):
-    """src/model/optim.ts lrAt: linear warmup from step 0, then a half cosine to min_lr."""
+    """src/core/model/optim.ts lrAt: linear warmup from step 0, then a half cosine to min_lr."""
     if step < s["warmup_steps"]:
         return s["max_lr"] * (step + 1) / s["warmup_steps"]
     if step >= s["total_steps"]:

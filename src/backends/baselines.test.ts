@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateText } from '../core/backend.ts';
 import { runBenchmark, sampleFromTurn, turnRequestOf } from '../core/bench/runner.ts';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { systemPromptToText } from '../core/formats/systemPromptText.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import { expandTurns } from '../core/turns/index.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
-import { CheckpointError } from '../model/checkpoint.ts';
+import { CheckpointError } from '../core/model/checkpoint.ts';
 import { checkpointTokenizer, trainedTemplates } from './checkpoint.ts';
 
 describe('trainedTemplates', () => {

@@ -12,7 +12,7 @@ import { HfFolderError, readJsonFile, type ModelFiles } from '../model/hf/files.
 import { HfMemoryError, limitsFromReport, loadHfModel } from '../model/hf/load.ts';
 import { OnnxLayoutError } from '../model/onnx/layout.ts';
 import { loadOnnxModel, type LoadedOnnxModel } from '../model/onnx/load.ts';
-import { SafetensorsError } from '../model/safetensors.ts';
+import { SafetensorsError } from '../core/model/safetensors.ts';
 import { TemplateFileError } from '../model/templateFile.ts';
 import { BackendError } from './errors.ts';
 import { HfPromptError, openHfBackend, type HfBackend } from './hf.ts';

@@ -17,7 +17,7 @@ import type { ContextPart, ContextReport } from '../core/playground/context.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuGenerator, type GenerateStats } from '../model/generate.ts';
-import { paramLayout } from '../model/params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { ParamBuffers, planFor } from '../model/shards.ts';
 import type { WeightStorage } from '../model/halfWeights.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';

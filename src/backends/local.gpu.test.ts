@@ -1,11 +1,11 @@
 // The local model behind the backend interface, driving the rejection-sampling builder.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns } from '../core/turns/index.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { presetConfig } from '../model/config.ts';
+import { presetConfig } from '../core/model/config.ts';
 import { GpuGenerator } from '../model/generate.ts';
 import { initParams } from '../model/init.ts';
 import { rejectionSample } from '../train/rejection.ts';

@@ -1,6 +1,6 @@
 // The local backend's prompt, without a GPU: the tokens the model is given for each request form.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { BUILTIN_TEMPLATES, renderTrajectory } from '../core/templates/index.ts';
 import { SPECIAL_TOKENS, trainBpe } from '../core/tokenizer/index.ts';
 import { expandTurns } from '../core/turns/index.ts';

@@ -1,8 +1,8 @@
 // The one opener (open.ts) and Node's source (node.ts): what every kind of reference opens to, the
 // generation defaults and the budget check every caller shares, and the errors a user meets
 // before any GPU work (a file that is not ours, a checkpoint without a tokenizer, a path that is
-// not there). Opening models on a GPU is tested where they run (src/train/playground.gpu.test.ts,
-// src/cli/commands/infer.gpu.test.ts) and an ONNX folder in src/train/onnx.test.ts.
+// not there). Opening models on a GPU is tested where they run (src/jobs/playground.gpu.test.ts,
+// src/cli/commands/infer.gpu.test.ts) and an ONNX folder in src/jobs/onnx.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backendKey, type BackendRef } from '../core/backend-ref.ts';
 import { generateText } from '../core/backend.ts';
-import { generateTrajectories } from '../core/envs/index.ts';
+import { generateTrajectories } from '../envs/index.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { saveCheckpoint } from '../model/checkpoint.ts';
-import { presetConfig } from '../model/config.ts';
+import { saveCheckpoint } from '../core/model/checkpoint.ts';
+import { presetConfig } from '../core/model/config.ts';
 import { initParams } from '../model/init.ts';
-import { writeSafetensors } from '../model/safetensors.ts';
+import { writeSafetensors } from '../core/model/safetensors.ts';
 import { BackendError } from './errors.ts';
 import { nodeSource } from './node.ts';
 import { generationFor, openBackend, openReady, type BackendSource } from './open.ts';

@@ -144,7 +144,10 @@ export function generationFor(
 async function openCheckpoint(ref: Extract<BackendRef, { kind: 'checkpoint' }>, source: BackendSource, o: OpenOptions): Promise<OpenedBackend> {
   const c = ref.checkpoint;
   const label = checkpointLabel(c);
-  const [{ CheckpointError, loadCheckpoint }, { openCheckpointBackend }] = await Promise.all([import('../model/checkpoint.ts'), import('./checkpoint.ts')]);
+  const [{ CheckpointError, loadCheckpoint }, { openCheckpointBackend }] = await Promise.all([
+    import('../core/model/checkpoint.ts'),
+    import('./checkpoint.ts'),
+  ]);
   // The GPU first: without one there is nothing to read the checkpoint for.
   const rt = await source.gpu();
   const bytes = await source.checkpoint(c);

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { BLOCK_SCALE, greedyAgreement, LLM_DEFAULTS, llmParams, llmRecords, llmShape, llmTable, parseLlmOptions } from '../../bench/llm-shape.ts';
 import { initParams } from '../model/init.ts';
-import { paramLayout } from '../model/params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { speedupRecords } from '../../scripts/bench-records.mjs';
-import { headSize, kvHeads, mlpHidden } from '../model/config.ts';
+import { headSize, kvHeads, mlpHidden } from '../core/model/config.ts';
 
 describe('llm bench: the model', () => {
   it('defaults to SmolLM2-135M: Llama, 576 wide, 30 layers, 9 heads over 3 KV heads, tied, 134.5M parameters', () => {

@@ -14,11 +14,11 @@ import type { Disposable } from '../gpu/kernels/common.ts';
 import { NormKernel } from '../gpu/kernels/norm.ts';
 import { RopeKernel } from '../gpu/kernels/rope.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { ModelConfig } from './config.ts';
-import type { BlockParams, ParamLayout, ParamTensor } from './params.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import type { BlockParams, ParamLayout, ParamTensor } from '../core/model/params.ts';
 import { placeOf, wholePlan, type ParamBuffers, type ShardPlan } from './shards.ts';
 import { PieceMatmul, type PieceOp } from './pieceMatmul.ts';
-import { blockPlan, type BlockPlan } from './plan.ts';
+import { blockPlan, type BlockPlan } from '../core/model/plan.ts';
 import type { GpuLora } from './loraGpu.ts';
 import type { LoraSite } from './lora.ts';
 

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { PRESETS, type ModelConfig } from './config.ts';
+import { PRESETS, type ModelConfig } from '../core/model/config.ts';
 import { initParams } from './init.ts';
-import { paramLayout } from './params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CheckpointError, checkpointFiles, joinCheckpointFiles, loadCheckpoint, optimizerFileName, saveCheckpoint, type Checkpoint } from './checkpoint.ts';
+import {
+  CheckpointError,
+  checkpointFiles,
+  joinCheckpointFiles,
+  loadCheckpoint,
+  optimizerFileName,
+  saveCheckpoint,
+  type Checkpoint,
+} from '../core/model/checkpoint.ts';
 import { gptForward } from '../reference/gpt.ts';
-import { SafetensorsError, f16ToF32, readSafetensors, tensorToF32, writeSafetensors } from './safetensors.ts';
+import { SafetensorsError, f16ToF32, readSafetensors, tensorToF32, writeSafetensors } from '../core/model/safetensors.ts';
 
 const enc = new TextEncoder();
 const same = (a: ArrayBufferView, b: ArrayBufferView) =>

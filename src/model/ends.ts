@@ -13,8 +13,8 @@
 import { EmbeddingKernel } from '../gpu/kernels/embedding.ts';
 import { PieceMatmul } from './pieceMatmul.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { ModelConfig } from './config.ts';
-import type { ParamLayout } from './params.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import type { ParamLayout } from '../core/model/params.ts';
 import { isHalf, piecesOf, placeOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
 
 /** Token (+ learned position) embedding over the pieces of wte. */

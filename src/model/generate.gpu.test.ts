@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { generateRef } from '../reference/gpt.ts';
-import { presetConfig } from './config.ts';
+import { presetConfig } from '../core/model/config.ts';
 import { GpuGenerator, sharedPrefixLength } from './generate.ts';
 import { initParams } from './init.ts';
 

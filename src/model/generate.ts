@@ -15,11 +15,11 @@ import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
 import type { LoraLayout } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
-import type { ModelConfig } from './config.ts';
-import { paramLayout, type ParamLayout, type ParamTensor } from './params.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from '../core/model/params.ts';
 import { ParamBuffers, placeOf, type ShardPlan } from './shards.ts';
 import { GpuEmbedding, GpuHead } from './ends.ts';
-import { blockPlan } from './plan.ts';
+import { blockPlan } from '../core/model/plan.ts';
 
 export interface SamplingOptions {
   /** 0 = greedy. */

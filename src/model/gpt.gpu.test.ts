@@ -6,11 +6,11 @@ import { expectClose } from '../gpu/testing/compare.ts';
 import { logprobRef } from '../reference/logprob.ts';
 import { ReferenceTrainer, gptLogits, gptLossAndGrad } from '../reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
-import { presetConfig, type ModelConfig } from './config.ts';
+import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
-import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
-import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from './optim.ts';
+import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint.ts';
+import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../core/model/optim.ts';
 
 const corpus = toyCorpus();
 const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 3, totalSteps: 20 };

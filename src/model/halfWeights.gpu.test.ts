@@ -9,12 +9,12 @@
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { presetConfig, type ModelConfig } from './config.ts';
+import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGenerator } from './generate.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
 import { initLora, loraLayout, loraSettings } from './lora.ts';
-import { paramLayout } from './params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { ParamBuffers, planFor } from './shards.ts';
 import type { WeightStorage } from './halfWeights.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tiny-fixtures.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { presetConfig } from './config.ts';
+import { presetConfig } from '../core/model/config.ts';
 import { halfDeviceLayout, halfStored, packWeights, unpackWeights } from './halfWeights.ts';
 import { initParams } from './init.ts';
-import { paramLayout, PARAM_ALIGN } from './params.ts';
+import { paramLayout, PARAM_ALIGN } from '../core/model/params.ts';
 import { planAt, weightsOf } from './shards.ts';
 import { f16round } from '../reference/f16.ts';
 

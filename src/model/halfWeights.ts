@@ -13,7 +13,7 @@
 // packed words and a pair never straddles two pieces. The host keeps the params.ts layout in f32
 // (checkpoints, exports); packWeights / unpackWeights convert at upload and read-back.
 import { packedWords, packF16Rows, unpackF16Rows } from '../reference/f16.ts';
-import { PARAM_ALIGN, type ParamLayout, type ParamTensor } from './params.ts';
+import { PARAM_ALIGN, type ParamLayout, type ParamTensor } from '../core/model/params.ts';
 
 /** How the weights are held on the GPU: f32 (always available, the default) or f16 (half the memory, f32 accumulation). */
 export type WeightStorage = 'f32' | 'f16';

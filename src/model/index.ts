@@ -56,10 +56,10 @@
  * Memory for training ≈ 4 buffers of the flat size (params, grads, m, v) × 4 bytes, plus
  * activations: small needs ~220 MB for the four and its activations grow with batch × context.
  */
-export * from './config.ts';
-export * from './params.ts';
+export * from '../core/model/config.ts';
+export * from '../core/model/params.ts';
 export * from './init.ts';
-export * from './safetensors.ts';
-export * from './checkpoint.ts';
+export * from '../core/model/safetensors.ts';
+export * from '../core/model/checkpoint.ts';
 export * from './hf/config.ts';
 export * from './hf/weights.ts';

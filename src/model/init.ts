@@ -1,7 +1,7 @@
 // GPT-2-style initialisation, seeded: the same seed gives the same bytes, so a GPU run and the
 // CPU reference can start from identical weights and a test can name its starting point.
-import { paramLayout, type ParamLayout, type ParamTensor } from './params.ts';
-import type { ModelConfig } from './config.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from '../core/model/params.ts';
+import type { ModelConfig } from '../core/model/config.ts';
 import { GaussianRng } from '../core/random.ts';
 
 /** Standard deviation of every weight matrix and embedding (GPT-2). */

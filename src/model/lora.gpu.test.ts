@@ -9,7 +9,7 @@ import { submit } from '../gpu/kernels/common.ts';
 import { expectClose } from '../gpu/testing/compare.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { loraLinearBackward, loraLinearForward } from '../reference/lora.ts';
-import type { ModelConfig } from './config.ts';
+import type { ModelConfig } from '../core/model/config.ts';
 import { GpuGpt, type ModelBatch } from './gpt.ts';
 import { initLora, loraLayout, loraSettings, mergeLora, type LoraLayout, type LoraTarget } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { randomArray } from '../core/random.ts';
 import { loadLoraCheckpoint, peftFolderFiles, readPeftAdapter, saveLoraCheckpoint } from './hf/adapter.ts';
-import type { ModelConfig } from './config.ts';
+import type { ModelConfig } from '../core/model/config.ts';
 import { adapterConfigJson, initLora, loraFromPeft, loraLayout, loraSettings, loraToPeft, mergeLora, settingsFromAdapterConfig } from './lora.ts';
-import { paramLayout } from './params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { loraLinearForward } from '../reference/lora.ts';
 
 const LLAMA: ModelConfig = {

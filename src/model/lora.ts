@@ -13,9 +13,9 @@
 //   base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight   [r, in]
 //   base_model.model.model.layers.N.mlp.down_proj.lora_B.weight      [out, r]
 import { seededRandom } from '../core/random.ts';
-import type { ModelConfig } from './config.ts';
-import { PARAM_ALIGN, paramLayout, type ParamLayout, type ParamTensor } from './params.ts';
-import { blockPlan } from './plan.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import { PARAM_ALIGN, paramLayout, type ParamLayout, type ParamTensor } from '../core/model/params.ts';
+import { blockPlan } from '../core/model/plan.ts';
 
 export const LORA_TARGETS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { toyBatch, toyCorpus, unigramEntropy } from '../reference/tiny-data.ts';
-import { presetConfig } from './config.ts';
+import { presetConfig } from '../core/model/config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
 

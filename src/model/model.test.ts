@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModelConfigError, PRESETS, paramCount, presetConfig, trainStepFlops, validateConfig, type ModelConfig } from './config.ts';
-import { PARAM_ALIGN, decayMask, paramByName, paramLayout } from './params.ts';
+import { ModelConfigError, PRESETS, paramCount, presetConfig, trainStepFlops, validateConfig, type ModelConfig } from '../core/model/config.ts';
+import { PARAM_ALIGN, decayMask, paramByName, paramLayout } from '../core/model/params.ts';
 import { GaussianRng } from '../core/random.ts';
 import { initParams } from './init.ts';
 

@@ -12,7 +12,7 @@
 // 'gradT' refuses it.
 import { MatmulKernel } from '../gpu/kernels/matmul.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { ParamTensor } from './params.ts';
+import type { ParamTensor } from '../core/model/params.ts';
 import { isHalf, piecesOf, type ParamBuffers, type ShardPlan, type TensorPiece } from './shards.ts';
 
 export type PieceOp = 'mul' | 'mulT' | 'gradT';

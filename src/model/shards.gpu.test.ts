@@ -7,13 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { GpuRuntime } from '../gpu/runtime.ts';
 import { GaussianRng } from '../core/random.ts';
-import { presetConfig, type ModelConfig } from './config.ts';
+import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGenerator } from './generate.ts';
 import { GpuGpt, type ModelBatch } from './gpt.ts';
 import { initParams } from './init.ts';
-import { paramLayout } from './params.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { planFor } from './shards.ts';
-import { lrAt, type LrSchedule } from './optim.ts';
+import { lrAt, type LrSchedule } from '../core/model/optim.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tiny-fixtures.ts';
 
 const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 1, totalSteps: 6 };

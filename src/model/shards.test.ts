@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { presetConfig } from './config.ts';
-import { paramLayout } from './params.ts';
+import { presetConfig } from '../core/model/config.ts';
+import { paramLayout } from '../core/model/params.ts';
 import { shardPlan, shardSegments, wholePlan } from './shards.ts';
 
 describe('shard plans', () => {

@@ -25,7 +25,7 @@
 // and ParamBuffers packs on write and unpacks on read, so callers still hand it the f32 layout.
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { halfDeviceLayout, halfStored, packWeights, unpackWeights, type WeightStorage } from './halfWeights.ts';
-import type { ParamLayout, ParamTensor } from './params.ts';
+import type { ParamLayout, ParamTensor } from '../core/model/params.ts';
 
 /** A contiguous range [start, end) of the flat layout, held by one buffer. */
 export interface ShardRange {

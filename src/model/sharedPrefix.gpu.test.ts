@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { expectClose } from '../gpu/testing/compare.ts';
 import { rlBatch } from '../train/stages/rl.ts';
-import { presetConfig, type ModelConfig } from './config.ts';
+import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGpt } from './gpt.ts';
 import { initParams } from './init.ts';
 import { SharedPrefixGspo } from './sharedPrefix.ts';

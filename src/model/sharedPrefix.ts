@@ -24,9 +24,9 @@ import { PrefixAttentionKernel } from '../gpu/kernels/prefixAttention.ts';
 import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
-import type { ModelConfig } from './config.ts';
+import type { ModelConfig } from '../core/model/config.ts';
 import type { GpuGpt } from './gpt.ts';
-import { blockPlan } from './plan.ts';
+import { blockPlan } from '../core/model/plan.ts';
 import { GpuEmbedding, GpuHead } from './ends.ts';
 import { placeOf } from './shards.ts';
 

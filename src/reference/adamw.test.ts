@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADAMW_DEFAULTS } from '../model/optim.ts';
+import { ADAMW_DEFAULTS } from '../core/model/optim.ts';
 import { adamwStepRef, buildDecayMask, clipScale, decayAt } from './adamw.ts';
 
 // AdamW has no backward; these check the twin against hand-computed values.

@@ -1,7 +1,8 @@
 // Plain-TypeScript twin of shaders/adamw.wgsl — AdamW with bias correction, decoupled weight
 // decay on the tensors marked for it, and global gradient-norm clipping over the flat gradient
 // buffer. Arithmetic in f64; the optimiser state (m, v) is kept in f32 arrays, as on the GPU.
-// The default settings and the learning-rate schedule the host feeds it: src/model/optim.ts.
+// The default settings and the learning-rate schedule the host feeds it: src/core/model/optim.ts.
+import type { AdamWConfig } from '../core/model/optim.ts';
 
 /** A tensor's span [start, end) of the flat parameter buffer and whether weight decay applies. */
 export interface DecaySegment {
@@ -46,16 +47,6 @@ export function buildDecayMask(segments: DecaySegment[], size: number): Uint32Ar
 export function decayAt(mask: Uint32Array, i: number): boolean {
   const b = Math.floor(i / DECAY_BLOCK);
   return ((mask[b >>> 5] >>> (b & 31)) & 1) === 1;
-}
-
-/** The kernel's settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts). */
-export interface AdamWConfig {
-  beta1: number;
-  beta2: number;
-  eps: number;
-  weightDecay: number;
-  /** Clip the global gradient norm to this; ≤ 0 disables clipping. */
-  maxGradNorm: number;
 }
 
 /** √Σ g² over the whole buffer, in f64. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { validateConfig, type ModelConfig } from '../model/config.ts';
+import { validateConfig, type ModelConfig } from '../core/model/config.ts';
 import { GaussianRng } from '../core/random.ts';
 import { initParams } from '../model/init.ts';
-import { ADAMW_DEFAULTS } from '../model/optim.ts';
-import { paramLayout, tensorSegments } from '../model/params.ts';
+import { ADAMW_DEFAULTS } from '../core/model/optim.ts';
+import { paramLayout, tensorSegments } from '../core/model/params.ts';
 import { adamwStepRef, buildDecayMask } from './adamw.ts';
 import { ReferenceTrainer, generateRef, gptLogits, gptLoss, gptLossAndGrad, weightedCrossEntropy, type TokenBatch } from './gpt.ts';
 import { compactVocab, toyBatch, toyCorpus, unigramEntropy } from './tiny-data.ts';
@@ -258,7 +258,7 @@ describe('reference GPT: the loss follows the cross-entropy kernel twin', () => 
 
 describe('reference GPT: the micro preset (the GPU parity model)', () => {
   it('takes a few AdamW steps on byte-level toy text and its loss falls', async () => {
-    const { PRESETS } = await import('../model/config.ts');
+    const { PRESETS } = await import('../core/model/config.ts');
     const c = PRESETS.micro;
     const tokens = toyCorpus();
     const trainer = new ReferenceTrainer(c, initParams(c, 0), ADAMW_DEFAULTS, { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 2, totalSteps: 20 });

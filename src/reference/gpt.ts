@@ -1,12 +1,12 @@
 // A complete GPT on the CPU in plain TypeScript: forward, weighted cross-entropy loss, full
 // backward into the flat gradient, and the training loop (AdamW and the schedule of
-// src/model/optim.ts). It is the oracle the WebGPU model follows (20 training steps must track
+// src/core/model/optim.ts). It is the oracle the WebGPU model follows (20 training steps must track
 // these losses within 1e-3 relative). It is assembled from the per-op twins beside this file
 // (matmul, norm, elementwise, rope, attention, embedding, adamw), each the oracle of one WGSL
 // kernel, op for op as the GPU model (src/model/gpt.ts) runs them; activations are f64 (the twins
 // fill f64 arrays here), so finite differences over it see no f32 rounding.
 //
-// Parameters use the flat layout of src/model/params.ts (Float32Array as on the GPU, or
+// Parameters use the flat layout of src/core/model/params.ts (Float32Array as on the GPU, or
 // Float64Array for finite-difference checks). Activations are row-major [B·T, width]; row
 // r = b·T + t is token t of sequence b, at position t.
 //
@@ -24,11 +24,11 @@
 // and silu(gate)·up in place of GELU.
 //   loss = Σ w_r · CE_r / Σ w_r   (0 when Σ w_r = 0; weight-0 rows are skipped entirely, so
 //          their targets may be anything, e.g. padding)
-import type { ModelConfig } from '../model/config.ts';
-import type { AdamWConfig, LrSchedule } from '../model/optim.ts';
-import { lrAt } from '../model/optim.ts';
-import { paramLayout, tensorSegments, type BlockParams, type ParamLayout } from '../model/params.ts';
-import { blockPlan, type BlockPlan } from '../model/plan.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import type { AdamWConfig, LrSchedule } from '../core/model/optim.ts';
+import { lrAt } from '../core/model/optim.ts';
+import { paramLayout, tensorSegments, type BlockParams, type ParamLayout } from '../core/model/params.ts';
+import { blockPlan, type BlockPlan } from '../core/model/plan.ts';
 import { adamwStepRef, buildDecayMask } from './adamw.ts';
 import { attentionBackwardRef, attentionForwardRef } from './attention.ts';
 import { addRef, biasAddRef, biasGradRef, geluBackwardRef, geluForwardRef } from './elementwise.ts';
@@ -142,7 +142,7 @@ const headNormShape = ({ c, plan, rows }: BlockDims, bp: BlockParams): HeadNormS
 });
 
 /**
- * x → x + attn(norm1(x)) → + mlp(norm2(·)): the ops of the config's BlockPlan (src/model/plan.ts),
+ * x → x + attn(norm1(x)) → + mlp(norm2(·)): the ops of the config's BlockPlan (src/core/model/plan.ts),
  * in the order the GPU block (src/model/block.ts) encodes them.
  */
 function blockForward(xIn: F64, bp: BlockParams, p: F64, g: BlockDims): BlockActivations {
@@ -355,7 +355,7 @@ export interface TrainStepReport {
 /**
  * The reference training loop's state: f32 parameters and moments, as the GPU keeps them, so
  * both round to the same storage precision after each step. Steps with the AdamW kernel's twin
- * under the settings and schedule of src/model/optim.ts.
+ * under the settings and schedule of src/core/model/optim.ts.
  */
 export class ReferenceTrainer {
   readonly layout: ParamLayout;

@@ -4,7 +4,7 @@
 //
 // For head h and pair i < D/2, the elements (i, i + D/2) of that head's q (and k) at position
 // pos are rotated by θ = pos · freq_i, with freq_i = base^(−2i/D) unless the shape gives its own
-// frequencies (RoPE scaling: src/model/config.ts's ropeFrequencies):
+// frequencies (RoPE scaling: src/core/model/config.ts's ropeFrequencies):
 //   x_i'       = x_i cos θ − x_{i+D/2} sin θ
 //   x_{i+D/2}' = x_i sin θ + x_{i+D/2} cos θ
 // Row r is token t = r mod T of its sequence, at position offset + t (offset > 0 when decoding

@@ -6,7 +6,8 @@ import { IDBFactory } from 'fake-indexeddb';
 import { openDB } from 'idb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteBench, getBench, listBenches, loadResults, putBench, putResults, saveImportedBench, updateBench } from './bench.ts';
-import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB, type BenchRecord, type BenchResult } from './db.ts';
+import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB } from './db.ts';
+import type { BenchRecord, BenchResult } from '../core/records.ts';
 import { getRun } from './runs.ts';
 
 beforeEach(async () => {

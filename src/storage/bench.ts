@@ -3,10 +3,9 @@
 // prediction and judgement finishes, so a run cut off by a reload resumes where it was and a
 // finished one is shown again without recomputing anything. A full quota is a StorageFullError
 // (runs.ts), and what was stored before stays.
-import { openStudioDB, type BenchRecord, type BenchResult } from './db.ts';
+import { openStudioDB } from './db.ts';
+import type { BenchRecord, BenchResult } from '../core/records.ts';
 import { write } from './runs.ts';
-
-export type { BenchRecord, BenchResult, BenchBackendRef, BenchJudgeRef, BenchGeneration } from './db.ts';
 
 export function newBenchId(): string {
   return `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;

@@ -3,7 +3,8 @@
 // nothing already stored is touched by saving a new one. A full quota aborts that transaction and
 // surfaces as a StorageFullError with the same message the runs give (runs.ts).
 import type { Trajectory } from '../core/schema/types.ts';
-import { openStudioDB, type DatasetMeta } from './db.ts';
+import { openStudioDB } from './db.ts';
+import type { DatasetMeta } from '../core/records.ts';
 import { write } from './runs.ts';
 
 export const CHUNK_SIZE = 500;

@@ -2,10 +2,9 @@
 // 'optimisations'. The worker's 'optimize' job writes the loop's state into it after every
 // evaluation (so a reload resumes where it was); the page reads it to show the lineage, and
 // records which candidates were promoted to template versions.
-import { openStudioDB, type OptimisationRecord } from './db.ts';
+import { openStudioDB } from './db.ts';
+import type { OptimisationRecord } from '../core/records.ts';
 import { write } from './runs.ts';
-
-export type { OptimisationRecord, OptimiserRef } from './db.ts';
 
 export function newOptimisationId(): string {
   return `opt-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;

@@ -7,7 +7,8 @@ import { openDB } from 'idb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../core/schema/types.ts';
 import { listDatasets, loadTrajectories, saveDataset } from './datasets.ts';
-import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB, type RunRecord } from './db.ts';
+import { closeStudioDB, DB_NAME, DB_VERSION, openStudioDB } from './db.ts';
+import type { RunRecord } from '../core/records.ts';
 import {
   appendMetrics,
   collectOrphans,

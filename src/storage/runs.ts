@@ -14,7 +14,8 @@
 // StorageFullError with a message for the user.
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import { maskConfig, maskConfigFromJson, type MaskConfig } from '../core/masking/index.ts';
-import { openStudioDB, type CheckpointRef, type CheckpointTag, type RunMetric, type RunRecord, type RunState, type StudioDB } from './db.ts';
+import { openStudioDB, type StudioDB } from './db.ts';
+import type { CheckpointRef, CheckpointTag, RunMetric, RunRecord, RunState } from '../core/records.ts';
 
 export const STORAGE_FULL_MESSAGE =
   'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';

@@ -4,7 +4,8 @@
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeStudioDB, openStudioDB, type TemplateVersion } from './db.ts';
+import { closeStudioDB, openStudioDB } from './db.ts';
+import type { TemplateVersion } from '../core/records.ts';
 import { listTemplateVersions } from './templates.ts';
 import { BUILTIN_TEMPLATES, checkTemplate, renderContext, type LegacyPromptTemplate, type PromptTemplate } from '../core/templates/index.ts';
 import { legacyContext } from '../core/templates/legacy.fixture.ts';

@@ -2,7 +2,8 @@
 // so a full quota is a StorageFullError with the message the runs and datasets give.
 import { BUILTIN_TEMPLATES, normalizeTemplate } from '../core/templates/index.ts';
 import type { TokenizerJSON } from '../core/tokenizer/index.ts';
-import { openStudioDB, type TemplateVersion } from './db.ts';
+import { openStudioDB } from './db.ts';
+import type { TemplateVersion } from '../core/records.ts';
 import { write } from './runs.ts';
 
 /** Builtin lineage: v0 is the root, each later builtin derives from the one before. */

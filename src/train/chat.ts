@@ -11,7 +11,7 @@ import {
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { Tokenizer } from '../core/tokenizer/index.ts';
-import { UserFacingError } from './host.ts';
+import { UserFacingError } from './context.ts';
 
 export { wrapTemplate, type ChatWrap } from '../core/templates/chat-wrap.ts';
 

@@ -17,7 +17,7 @@ import {
 import { ELISION } from '../core/templates/fit.ts';
 import { trainBpe, type Tokenizer } from '../core/tokenizer/index.ts';
 import { expandTurns, type TurnSample } from '../core/turns/index.ts';
-import { PRESETS } from '../model/config.ts';
+import { PRESETS } from '../core/model/config.ts';
 import { coverageMetrics, encodeSftSample } from './data.ts';
 
 const PER_DOMAIN = 10;

@@ -3,7 +3,7 @@ import { BUILTIN_TEMPLATES, renderSample, templateLiterals } from '../core/templ
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
-import { generateTrajectory } from '../core/envs/index.ts';
+import { generateTrajectory } from '../envs/index.ts';
 import { BatchSampler, coverageMetrics, encodeSftSample, encodeSftSamples, encodeTrajectoryRows, makeBatch, packCorpus, type EncodedRow } from './data.ts';
 
 const traj: Trajectory = {

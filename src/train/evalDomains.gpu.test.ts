@@ -1,7 +1,7 @@
 // Evaluation across domains on tiny runs: the eval loss, the judged samples and RL's held-out
 // turns cover every domain of the data, each with its own figures (`<metric>/<domain>`).
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';
 

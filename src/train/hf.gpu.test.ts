@@ -5,15 +5,15 @@
 // template and gives transformers' greedy text; a stop request ends the stream.
 import { describe, expect, it } from 'vitest';
 import { generateText } from '../core/backend.ts';
-import type { BenchRecord } from '../storage/db.ts';
-import { openBenchBackend } from './bench.ts';
+import type { BenchRecord } from '../core/records.ts';
+import { openBenchBackend } from '../jobs/bench.ts';
 import { emptySystemPrompt } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import type { JobContext } from './host.ts';
+import type { JobContext } from './context.ts';
 import { runHfInspectJob } from './hf.ts';
 import type { HfFolderFile, HfFolderInfo } from './hfFolder.ts';
-import type { JobState } from './protocol.ts';
-import { releasePlaygroundModel, runGenerateJob, type GenerateJobResult, type GenerateProgress } from './playground.ts';
+import type { JobState } from '../jobs/protocol.ts';
+import { releasePlaygroundModel, runGenerateJob, type GenerateJobResult, type GenerateProgress } from '../jobs/playground.ts';
 
 async function fixtureBytes(folder: string, file: string): Promise<Uint8Array<ArrayBuffer>> {
   const url = new URL(`../model/fixtures/hf/${folder}/${file}`, import.meta.url);

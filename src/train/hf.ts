@@ -9,7 +9,7 @@ import { configFromHf } from '../model/hf/config.ts';
 import { filesFolder, indexWeights, readJsonFile, type ModelFiles } from '../model/hf/files.ts';
 import { limitsFromReport } from '../model/hf/load.ts';
 import { checkFolderMemory, type FitReport, type RunMode, type RunShape } from '../model/hf/memory.ts';
-import { UserFacingError, type JobContext } from './host.ts';
+import { UserFacingError, type JobContext } from './context.ts';
 import type { HfFit, HfFolderFile, HfFolderInfo, HfInspectJobSpec, HfRunSettings, HfTrainShape } from './hfFolder.ts';
 
 /** The folder of the page's files (paths relative to the picked folder). */

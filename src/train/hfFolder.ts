@@ -5,7 +5,7 @@
 // Plain data and pure helpers, so the page imports this without the loader (src/model/hf/*, which
 // only the worker runs).
 
-import type { HfFolderRef } from './spec.ts';
+import type { HfFolderRef } from '../core/trainSpec.ts';
 import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings } from '../core/backend-ref.ts';
 export { F16_WEIGHTS, formatBytes } from '../model/hf/memory.ts';
 

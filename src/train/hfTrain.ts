@@ -9,12 +9,12 @@ import { readJsonFile } from '../model/hf/files.ts';
 import { readHfBase, type HfBase } from '../model/hf/base.ts';
 import { limitsFromReport } from '../model/hf/load.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import type { RunRecord } from '../storage/db.ts';
-import { UserFacingError } from './host.ts';
+import type { RunRecord } from '../core/records.ts';
+import { UserFacingError } from './context.ts';
 import { folderError } from '../backends/folders.ts';
 import { folderOf, runShape } from './hf.ts';
 import { folderFingerprint, folderMismatch, folderNeeded, settingsProblem, type HfTrainFolder, type HfTrainShape } from './hfFolder.ts';
-import type { HfFolderRef, TrainSpec } from './spec.ts';
+import type { HfFolderRef, TrainSpec } from '../core/trainSpec.ts';
 
 export interface OpenedTrainFolder {
   hfBase: { base: HfBase; params: Float32Array };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { categorizeDataset } from '../core/masking/index.ts';
 import { expandTurns, splitByTrajectory } from '../core/turns/index.ts';
 import { labelledRows, trainLabels } from './pipeline.ts';

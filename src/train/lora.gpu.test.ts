@@ -3,14 +3,14 @@
 // lowers held-out loss, its checkpoint is a PEFT adapter, and a resumed run equals an
 // uninterrupted one; full fine-tuning from the folder trains every weight.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint } from '../core/model/checkpoint.ts';
 import { loadLoraCheckpoint } from '../model/hf/adapter.ts';
 import { readHfBase } from '../model/hf/base.ts';
 import { filesFolder } from '../model/hf/files.ts';
-import { readSafetensors } from '../model/safetensors.ts';
+import { readSafetensors } from '../core/model/safetensors.ts';
 import { chatWrap } from './chat.ts';
 import { prepare, resolveSpec, runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';
 import { openHfBase } from '../model/hf/base.ts';

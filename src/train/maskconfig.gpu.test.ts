@@ -1,10 +1,10 @@
 // The loss mask's settings reach training: a TrainSpec's `mask` decides the row weights, and the
 // SFT checkpoint records it in its metadata (`mask_config`, the file format of docs/masking.md).
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { DEFAULT_MASK_CONFIG, maskConfig, parseMaskConfig } from '../core/masking/index.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint } from '../core/model/checkpoint.ts';
 import { runTraining, type TrainSpec } from './pipeline.ts';
 
 const data = generateTrajectories('search', 8, 2);

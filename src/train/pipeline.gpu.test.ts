@@ -2,12 +2,12 @@
 // unigram baseline on held-out turns, CPT before SFT is compared with SFT alone, and GSPO on a
 // toy reward raises the policy's probability of the rewarded tokens.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { rlPool } from '../core/turns/index.ts';
 import { templateForSample } from '../core/templates/index.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint } from '../core/model/checkpoint.ts';
 import { gptLogits } from '../reference/gpt.ts';
 import { encodePrompt } from './data.ts';
 import { prepare, resolveSpec, runTraining, type TrainHost, type TrainSpec } from './pipeline.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { DOMAINS } from '../core/schema/types.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
@@ -99,9 +99,9 @@ describe('SFT from chosen labels', () => {
 
 describe('starting from a checkpoint', () => {
   it('SFT on labels never resumes an SFT run on references (nor the other way round)', async () => {
-    const { presetConfig } = await import('../model/config.ts');
+    const { presetConfig } = await import('../core/model/config.ts');
     const { initParams } = await import('../model/init.ts');
-    const { saveCheckpoint } = await import('../model/checkpoint.ts');
+    const { saveCheckpoint } = await import('../core/model/checkpoint.ts');
     const { prepare } = await import('./pipeline.ts');
     const config = presetConfig('micro', { vocabSize: tok.vocabSize });
     const params = initParams(config, 1);

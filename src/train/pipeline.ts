@@ -22,14 +22,14 @@
 import type { Trajectory } from '../core/schema/types.ts';
 import { chatWrap, wrapTemplates } from './chat.ts';
 import { rewardJudges } from './rlMetrics.ts';
-import type { TrainSpec } from './spec.ts';
+import type { TrainSpec } from '../core/trainSpec.ts';
 import { prepare, resolveSpec, type Prepared, type ResolvedSpec, type RunExtra, type TrainHost, type TrainResult } from './stages/common.ts';
 import { runRl } from './stages/rl.ts';
 import { runSupervised } from './stages/sft.ts';
 
 // The spec types live in spec.ts, where storage and the app can import them without the
 // pipeline; its own importers may still take them from here.
-export type { Stage, TrainSpec } from './spec.ts';
+export type { Stage, TrainSpec } from '../core/trainSpec.ts';
 export {
   hfCheckpointMetadata,
   prepare,

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { lrAt } from '../model/optim.ts';
+import { lrAt } from '../core/model/optim.ts';
 import { BatchSampler, type TokenBatch } from './data.ts';
 import { RECIPES, recipeSpecs, recipeTrajectories } from './recipe.ts';
 import { createRunModel, prepare, resolveSpec, type TrainHost } from './stages/common.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectory } from '../core/envs/index.ts';
-import { presetConfig, trainStepFlops } from '../model/config.ts';
+import { generateTrajectory } from '../envs/index.ts';
+import { presetConfig, trainStepFlops } from '../core/model/config.ts';
 import { LAPTOP_GPU_FLOPS, RECIPES, recipeByName, recipeCost, recipeSeconds, recipeSpecs, recipeTrajectories, stageTurns, type Recipe } from './recipe.ts';
 import { resolveSpec } from './stages/common.ts';
 

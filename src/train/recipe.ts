@@ -6,10 +6,10 @@
 //
 // Data is unlimited and compute is not: a recipe generates as many trajectories as its steps
 // consume, so no training row is seen twice (docs/fidelity.md).
-import { generateTrajectory } from '../core/envs/index.ts';
+import { generateTrajectory } from '../envs/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
-import { paramCount, presetConfig, trainStepFlops } from '../model/config.ts';
-import type { TrainSpec } from './spec.ts';
+import { paramCount, presetConfig, trainStepFlops } from '../core/model/config.ts';
+import type { TrainSpec } from '../core/trainSpec.ts';
 
 /** A stage of a recipe: a TrainSpec without the data selection (the recipe's domain fills it in). */
 export type RecipeStage = Omit<TrainSpec, 'kind' | 'domains'> &

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LwmBackend } from '../core/backend.ts';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { expandTurns } from '../core/turns/index.ts';

@@ -13,7 +13,7 @@ import { judgeInputFor } from '../core/judge/sample.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { BUILTIN_TEMPLATES, renderSystem, type PromptTemplate } from '../core/templates/index.ts';
 import type { TurnSample } from '../core/turns/index.ts';
-import { DEFAULT_KEEP_THRESHOLD } from './spec.ts';
+import { DEFAULT_KEEP_THRESHOLD } from '../core/trainSpec.ts';
 
 export interface RejectionOptions {
   /** Candidates per sample (N). Default 4. */

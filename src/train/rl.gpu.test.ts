@@ -1,6 +1,6 @@
 // GSPO's evaluation on held-out turns and the choice of the best checkpoint, on tiny runs.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { DIMENSIONS } from '../core/judge/types.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { splitByTrajectory } from '../core/turns/index.ts';

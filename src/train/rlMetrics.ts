@@ -6,7 +6,7 @@ import type { RewardJudges } from '../core/judge/reward.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import { EndpointClient, endpointJudge, type EndpointConfig } from '../backends/endpoint.ts';
 import { groupAdvantages } from '../reference/gspo.ts';
-import { UserFacingError } from './host.ts';
+import { UserFacingError } from './context.ts';
 import type { EndpointRef, JudgeKind } from './teacher.ts';
 
 /**

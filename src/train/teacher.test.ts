@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PREDICTION_INSTRUCTION } from '../core/bench/runner.ts';
-import { generateTrajectories } from '../core/envs/generate.ts';
+import { generateTrajectories } from '../envs/generate.ts';
 import { expandTurns } from '../core/turns/index.ts';
 import { resolveSpec } from './pipeline.ts';
 import { rejectionLabels } from './teacher.ts';

@@ -1,6 +1,6 @@
 // Teachers and judges for rejection sampling and RL rewards, built from plain settings, so the
 // CLI (`lwm labels`, `lwm train`) and the app's worker construct them the same way.
-import { DEFAULT_KEEP_THRESHOLD, type JudgeKind, type LabelSettings } from './spec.ts';
+import { DEFAULT_KEEP_THRESHOLD, type JudgeKind, type LabelSettings } from '../core/trainSpec.ts';
 import { defaultRequest, sampleFromTurn } from '../core/bench/runner.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import type { Judge } from '../core/judge/types.ts';
@@ -10,8 +10,8 @@ import { endpointBackend, endpointJudge, type EndpointConfig } from '../backends
 import { openCheckpointBackend, type CheckpointBackend } from '../backends/checkpoint.ts';
 import type { GenerateRequest, LwmBackend } from '../core/backend.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { CheckpointError } from '../model/checkpoint.ts';
-import { UserFacingError } from './host.ts';
+import { CheckpointError } from '../core/model/checkpoint.ts';
+import { UserFacingError } from './context.ts';
 import { spreadSamples, retentionMetrics, retentionReport } from './labels.ts';
 import { formatRetention, keptAsSamples, promptRequest, rejectionSample, type SftLabel } from './rejection.ts';
 
@@ -135,4 +135,4 @@ export async function rejectionLabels(
   }
 }
 
-export type { JudgeKind, LabelSettings } from './spec.ts';
+export type { JudgeKind, LabelSettings } from '../core/trainSpec.ts';

@@ -8,7 +8,7 @@ import { useState, type KeyboardEvent } from 'react';
 import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
-import { isOnnxFiles } from '../../train/onnxFolder.ts';
+import { isOnnxFiles } from '../../jobs/onnxFolder.ts';
 import { chatProblem, describeFolder, F16_WEIGHTS, formatGiB, HF_NOT_KEPT, type HfFolderFile, type HfRunSettings } from '../../train/hfFolder.ts';
 
 interface Props {

@@ -8,7 +8,7 @@
 import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../stores/onnxFolders.ts';
 import { HF_NOT_KEPT } from '../../train/hfFolder.ts';
-import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../train/onnxFolder.ts';
+import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../jobs/onnxFolder.ts';
 
 interface Props {
   /** Prefix of the element ids (two pickers may share a page). */

@@ -2,7 +2,7 @@
 // per-backend rows read the same words, so both explain CORS (and how vLLM, Ollama and SGLang
 // allow this page's origin), a checkpoint that cannot be run, and a browser without WebGPU.
 
-import type { BackendProblemKind } from '../../storage/db.ts';
+import type { BackendProblemKind } from '../../core/records.ts';
 
 export type { BackendProblemKind };
 

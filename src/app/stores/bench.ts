@@ -1,5 +1,5 @@
 // The Bench in the app: stored benchmarks (IndexedDB, src/storage/bench.ts), the one on screen
-// with its results, and the live 'bench' job in the worker that owns the GPU (src/train/bench.ts).
+// with its results, and the live 'bench' job in the worker that owns the GPU (src/jobs/bench.ts).
 // The worker writes every prediction and judgement itself and sends each in a progress record;
 // this store merges them in, so the table fills in as the run goes, and reads them back from
 // storage after a reload, when a run that was cut off is offered for resuming. Endpoints are the
@@ -8,25 +8,12 @@
 // with each job; a bench's stored record and its exports name an endpoint's URL and model only.
 import type { HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
 import { create, type StoreApi } from 'zustand';
-import type { CheckpointTag, RunRecord } from '../../storage/db.ts';
-import {
-  deleteBench,
-  getBench,
-  listBenches,
-  loadResults,
-  newBenchId,
-  putBench,
-  saveImportedBench,
-  updateBench,
-  type BenchBackendRef,
-  type BenchGeneration,
-  type BenchJudgeRef,
-  type BenchRecord,
-  type BenchResult,
-} from '../../storage/bench.ts';
+import type { CheckpointTag, RunRecord } from '../../core/records.ts';
+import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench } from '../../storage/bench.ts';
+import type { BenchBackendRef, BenchGeneration, BenchJudgeRef, BenchRecord, BenchResult } from '../../core/records.ts';
 import { listRuns } from '../../storage/runs.ts';
-import type { BenchJobSpec, BenchProgress } from '../../train/bench.ts';
-import { benchLockName, type JobState } from '../../train/protocol.ts';
+import type { BenchJobSpec, BenchProgress } from '../../jobs/bench.ts';
+import { benchLockName, type JobState } from '../../jobs/protocol.ts';
 import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
 import { useHfFolderStore } from './hfFolders.ts';

@@ -8,7 +8,7 @@ import { scoreJudged } from '../../core/bench/runner.ts';
 import { formatOfficial } from '../../core/bench/score.ts';
 import { agreementScore } from '../../core/bench/agreement.ts';
 import { judgeAgreement } from '../../core/judge/agree.ts';
-import type { BenchRecord, BenchResult } from '../../storage/db.ts';
+import type { BenchRecord, BenchResult } from '../../core/records.ts';
 import { backendTables, benchAgreement, comparison, exportJudged, importJudgedFile, lineDiff, orderedBackends } from './benchModel.ts';
 
 const FIXTURE = 'src/core/bench/fixtures/awb-public-judged.jsonl';

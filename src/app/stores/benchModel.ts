@@ -8,7 +8,7 @@ import { readRecords, sampleKey, toJsonl, type AwbJudgedRecord, type AwbPredicti
 import { scoreJudged } from '../../core/bench/runner.ts';
 import type { ScoreRow, ScoreTable } from '../../core/bench/score.ts';
 import { judgeAgreement, type JudgePairAgreement, type JudgedScore } from '../../core/judge/agree.ts';
-import type { BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../../storage/db.ts';
+import type { BenchBackendRef, BenchJudgeRef, BenchRecord, BenchResult } from '../../core/records.ts';
 
 /** Baselines are reference rows: shown beside the models, never ranked among them. */
 export function isBaseline(ref: Pick<BenchBackendRef, 'kind' | 'name'>): boolean {

@@ -8,7 +8,7 @@ import { formatDataError, type DataError } from '../../core/schema/validate.ts';
 import { importStream, type FormatName, type IdSource } from '../../core/formats/index.ts';
 import { deleteDataset, listDatasets, loadTrajectories, newDatasetId, saveDataset, updateTrajectory } from '../../storage/datasets.ts';
 import { StorageFullError } from '../../storage/runs.ts';
-import type { DatasetMeta } from '../../storage/db.ts';
+import type { DatasetMeta } from '../../core/records.ts';
 
 export const DEFAULT_DATASET_URL = './default-dataset.jsonl';
 export const DEFAULT_DATASET_NAME = 'Default dataset (seven built-in environments)';

@@ -2,9 +2,9 @@
 // device, the GPU memory it holds, device-loss recovery, and the kernel self-test, which runs as
 // a 'selftest' job on that same device. The page opens no GPU device of its own.
 import { create } from 'zustand';
-import { missingWebGpu } from '../../train/client.ts';
-import type { SelfTestSpec } from '../../train/jobs.ts';
-import type { AdapterReport, BufferStats, FromWorker, SelfTestResult } from '../../train/protocol.ts';
+import { missingWebGpu } from '../../jobs/client.ts';
+import type { SelfTestSpec } from '../../jobs/jobs.ts';
+import type { AdapterReport, BufferStats, FromWorker, SelfTestResult } from '../../jobs/protocol.ts';
 import { jobClient } from './jobClient.ts';
 
 export type GpuStatus = 'idle' | 'acquiring' | 'ready' | 'unavailable' | 'lost';

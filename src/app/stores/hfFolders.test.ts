@@ -3,9 +3,9 @@
 // it again (a late answer to old settings is dropped), and nothing is asked of a worker without
 // WebGPU or with settings that make no sense.
 import { describe, expect, it } from 'vitest';
-import { JobClient, type WorkerLike } from '../../train/client.ts';
+import { JobClient, type WorkerLike } from '../../jobs/client.ts';
 import type { HfFolderInfo, HfInspectJobSpec } from '../../train/hfFolder.ts';
-import type { FromWorker, ToWorker } from '../../train/protocol.ts';
+import type { FromWorker, ToWorker } from '../../jobs/protocol.ts';
 import { createHfFolderStore, usable } from './hfFolders.ts';
 
 type Answer = (spec: HfInspectJobSpec, jobId: string, post: (m: FromWorker) => void) => void;

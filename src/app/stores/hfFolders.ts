@@ -5,7 +5,7 @@
 // only: they are not persisted (a reload loses them; the user picks the folder again), and they
 // stay across view switches.
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
-import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import { missingWebGpu, type JobClient } from '../../jobs/client.ts';
 import {
   chatProblem,
   DEFAULT_HF_SETTINGS,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../../core/envs/index.ts';
+import { generateTrajectories } from '../../envs/index.ts';
 import { DOMAINS } from '../../core/schema/types.ts';
 import { categorizeDataset, maskConfig } from '../../core/masking/index.ts';
 import { categorize, computeFeatures } from './maskEngine.ts';

@@ -3,10 +3,10 @@
 // or the error naming a file is kept, a model file is chosen among its variants, and a folder is
 // usable only with a tokenizer and a context length.
 import { describe, expect, it } from 'vitest';
-import { JobClient, type WorkerLike } from '../../train/client.ts';
-import type { OnnxFolderInfo, OnnxInspectJobSpec } from '../../train/onnxFolder.ts';
-import { describeOnnxFolder, isOnnxFiles, variantLabel } from '../../train/onnxFolder.ts';
-import type { FromWorker, ToWorker } from '../../train/protocol.ts';
+import { JobClient, type WorkerLike } from '../../jobs/client.ts';
+import type { OnnxFolderInfo, OnnxInspectJobSpec } from '../../jobs/onnxFolder.ts';
+import { describeOnnxFolder, isOnnxFiles, variantLabel } from '../../jobs/onnxFolder.ts';
+import type { FromWorker, ToWorker } from '../../jobs/protocol.ts';
 import { chosenFile, createOnnxFolderStore, pageExecution, usableOnnx } from './onnxFolders.ts';
 
 function fakeWorker(answer: (spec: OnnxInspectJobSpec, jobId: string, post: (m: FromWorker) => void) => void) {

@@ -6,9 +6,9 @@
 // folder it needs no WebGPU: onnxruntime-web runs it on WebGPU where the page has it, else on WASM.
 // The File objects live in memory only (a reload loses them).
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
-import { missingWebGpu, type JobClient } from '../../train/client.ts';
+import { missingWebGpu, type JobClient } from '../../jobs/client.ts';
 import { folderId, folderName, type HfFolderFile } from '../../train/hfFolder.ts';
-import { onnxFolderProblem, type OnnxExecution, type OnnxFolderInfo, type OnnxInspectJobSpec } from '../../train/onnxFolder.ts';
+import { onnxFolderProblem, type OnnxExecution, type OnnxFolderInfo, type OnnxInspectJobSpec } from '../../jobs/onnxFolder.ts';
 import { jobClient } from './jobClient.ts';
 
 export interface PickedOnnxFolder {

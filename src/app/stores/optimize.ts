@@ -1,6 +1,6 @@
 // Prompt optimisation in the app (issue 16): stored optimisations (IndexedDB,
 // src/storage/optimize.ts), the one on screen with its lineage, and the live 'optimize' job in the
-// worker (src/train/optimize.ts). The worker stores the loop's state after every evaluation and
+// worker (src/jobs/optimize.ts). The worker stores the loop's state after every evaluation and
 // sends it in a progress record; this store puts it in place so the lineage grows as the run goes,
 // and after a reload offers to resume a run that was cut off (the job continues from the stored
 // state). Endpoint keys (backend, judge, optimiser) come from the endpoint store (memory, or
@@ -10,14 +10,14 @@
 // while the page has them; after a reload the job asks for the same folder to be picked again.
 import type { CheckpointRef, HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
 import { create, type StoreApi } from 'zustand';
-import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../storage/db.ts';
+import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../core/records.ts';
 import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';
 import { listRuns } from '../../storage/runs.ts';
 import type { LoopConfig, Version } from '../../core/optimize/loop.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
-import type { OptimizeJobSpec, OptimizeProgress } from '../../train/optimize.ts';
+import type { OptimizeJobSpec, OptimizeProgress } from '../../jobs/optimize.ts';
 import type { HfFolderFile } from '../../train/hfFolder.ts';
-import { optimizeLockName, type JobState } from '../../train/protocol.ts';
+import { optimizeLockName, type JobState } from '../../jobs/protocol.ts';
 import { judgeRef, type BenchDraft, type BenchEndpoint } from './bench.ts';
 import { apiKey, findEndpoint, normalBaseUrl, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';

@@ -3,12 +3,12 @@
 // it had, an unreachable endpoint explains CORS, the baselines run on the page, and a dropped file
 // is sent to the worker again when a fresh worker does not hold it.
 import { describe, expect, it } from 'vitest';
-import type { DatasetMeta } from '../../storage/db.ts';
-import { type JobClient, JobError } from '../../train/client.ts';
-import type { GenerateJobSpec } from '../../train/playground.ts';
-import { scriptedWorker, type GenerateScript } from '../../train/generate.testing.ts';
-import { MODEL_NOT_LOADED } from '../../train/protocol.ts';
-import type { FromWorker } from '../../train/protocol.ts';
+import type { DatasetMeta } from '../../core/records.ts';
+import { type JobClient, JobError } from '../../jobs/client.ts';
+import type { GenerateJobSpec } from '../../jobs/playground.ts';
+import { scriptedWorker, type GenerateScript } from '../../jobs/generate.testing.ts';
+import { MODEL_NOT_LOADED } from '../../jobs/protocol.ts';
+import type { FromWorker } from '../../jobs/protocol.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
 import { apiKey, endpointConfig, KEY_PREFIX, setApiKey, type EndpointSettings, type KeyStorage } from './endpoints.ts';
 import { classifyError, createPlaygroundStore, type PlaygroundDeps } from './playground.ts';

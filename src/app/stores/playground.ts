@@ -1,6 +1,6 @@
-// The Playground's state: the session (src/core/playground/session.ts), the chosen backend and
+// The Playground's state: the session (src/envs/session.ts), the chosen backend and
 // sampling settings, and the generation in flight. A checkpoint runs in the jobs worker (the
-// 'generate' job, src/train/playground.ts), which keeps it loaded between turns; an endpoint and
+// 'generate' job, src/jobs/playground.ts), which keeps it loaded between turns; an endpoint and
 // the baselines run on the page. The session persists in localStorage, so a reload, a lost GPU
 // device or a failed request never loses the turns played; API keys never enter it. A Hugging Face
 // folder (stores/hfFolders.ts) also runs in the worker, its File objects sent with each job; like a
@@ -29,20 +29,20 @@ import {
   type HistoryMode,
   type Session,
   type World,
-} from '../../core/playground/session.ts';
+} from '../../envs/session.ts';
 import type { SystemPrompt, Trajectory } from '../../core/schema/types.ts';
 import { renderSystem, type PromptTemplate } from '../../core/templates/index.ts';
-import type { DatasetMeta } from '../../storage/db.ts';
+import type { DatasetMeta } from '../../core/records.ts';
 import { appendTrajectories } from '../../storage/datasets.ts';
-import { JobError, missingWebGpu, type JobClient } from '../../train/client.ts';
-import type { GenerateJobSpec, PlaygroundModelInfo } from '../../train/playground.ts';
-import { workerBackend, type WorkerBackend } from '../../train/workerBackend.ts';
+import { JobError, missingWebGpu, type JobClient } from '../../jobs/client.ts';
+import type { GenerateJobSpec, PlaygroundModelInfo } from '../../jobs/playground.ts';
+import { workerBackend, type WorkerBackend } from '../../jobs/workerBackend.ts';
 import { FILE_KEY_PREFIX } from '../../core/backend-ref.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { useHfFolderStore, type PickedFolder } from './hfFolders.ts';
 import { chosenFile, pageExecution, useOnnxFolderStore } from './onnxFolders.ts';
 import type { HfFolderFile } from '../../train/hfFolder.ts';
-import type { OnnxExecution } from '../../train/onnxFolder.ts';
+import type { OnnxExecution } from '../../jobs/onnxFolder.ts';
 import { jobClient } from './jobClient.ts';
 import { CHECKPOINT_HELP, corsHelp, pageOrigin } from '../lib/backendHelp.ts';
 
@@ -296,7 +296,7 @@ function samplingOptions(s: Sampling) {
   };
 }
 
-/** The worker's model for a local choice, as a backend (src/train/workerBackend.ts): its progress goes to the store. */
+/** The worker's model for a local choice, as a backend (src/jobs/workerBackend.ts): its progress goes to the store. */
 function workerModel(ctx: StoreCtx, b: LocalChoice, turn?: number): WorkerBackend {
   const { deps, set, get, v } = ctx;
   const live = (patch: Partial<LiveGeneration>) => {

@@ -1,9 +1,9 @@
 // The measured training step the Train view's time estimates start from: a 'steptime' job on the
-// jobs worker's device (src/train/steptime.ts), kept for the page's life (one device, one
+// jobs worker's device (src/jobs/steptime.ts), kept for the page's life (one device, one
 // measurement), taken again on request. The estimates themselves are views/train/estimate.ts.
 import { create } from 'zustand';
-import { missingWebGpu } from '../../train/client.ts';
-import type { StepTimeResult, StepTimeSpec } from '../../train/steptime.ts';
+import { missingWebGpu } from '../../jobs/client.ts';
+import type { StepTimeResult, StepTimeSpec } from '../../jobs/steptime.ts';
 import { jobClient } from './jobClient.ts';
 
 export type StepTimeStatus = 'idle' | 'measuring' | 'ready' | 'error';

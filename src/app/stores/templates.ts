@@ -11,7 +11,7 @@ import {
   type TemplateDistribution,
   type TrainingStage,
 } from '../../core/templates/index.ts';
-import type { TemplateVersion } from '../../storage/db.ts';
+import type { TemplateVersion } from '../../core/records.ts';
 import { addTemplateVersion, listTemplateVersions, nextVersionName } from '../../storage/templates.ts';
 
 /** The stages a user sets a template mix for in the editor (eval stays on one fixed wording). */

@@ -3,8 +3,8 @@
 // worker that runs the job.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { JobClient, type WorkerLike } from '../../train/client.ts';
-import type { FromWorker, ToWorker } from '../../train/protocol.ts';
+import { JobClient, type WorkerLike } from '../../jobs/client.ts';
+import type { FromWorker, ToWorker } from '../../jobs/protocol.ts';
 
 class FakeWorker implements WorkerLike {
   onmessage: ((ev: MessageEvent) => void) | null = null;

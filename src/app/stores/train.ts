@@ -1,9 +1,9 @@
 // Training in the app: the jobs worker (spawned on first use), the live job, the stored runs and
 // the metric history of the run on screen. The worker persists runs, metrics and checkpoints
-// itself (src/train/jobs.ts); this store reads them back from IndexedDB and merges the live
+// itself (src/jobs/jobs.ts); this store reads them back from IndexedDB and merges the live
 // events in, so a reload shows the same curve and can resume it.
 import { create, type StoreApi } from 'zustand';
-import type { CheckpointTag, RunRecord, RunState } from '../../storage/db.ts';
+import type { CheckpointTag, RunRecord, RunState } from '../../core/records.ts';
 import {
   deleteCheckpoint as removeCheckpoint,
   deleteRun as removeRun,
@@ -14,15 +14,15 @@ import {
   updateRun,
   ENDED_RUN_STATES,
 } from '../../storage/runs.ts';
-import { checkpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
-import { missingWebGpu, type JobClient } from '../../train/client.ts';
-import type { TrainJobSpec, TrainProgress } from '../../train/jobs.ts';
-import { runLockName, type FromWorker, type JobState } from '../../train/protocol.ts';
+import { checkpointFiles, optimizerFileName } from '../../core/model/checkpoint.ts';
+import { missingWebGpu, type JobClient } from '../../jobs/client.ts';
+import type { TrainJobSpec, TrainProgress } from '../../jobs/jobs.ts';
+import { runLockName, type FromWorker, type JobState } from '../../jobs/protocol.ts';
 import { saveFile } from '../lib/download.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
 import { folderNeeded } from '../../train/hfFolder.ts';
-import type { HfExportJobSpec } from '../../train/hfExport.ts';
+import type { HfExportJobSpec } from '../../jobs/hfExport.ts';
 import { jobFolder, runFolderProblem, useTrainFolderStore } from './trainFolder.ts';
 
 export interface MetricPoint {

@@ -6,7 +6,7 @@
 // The worker checks the memory a training run needs ('hf-inspect' with the run's shape) and, when
 // the job starts, checks the folder again.
 import { create } from 'zustand';
-import { missingWebGpu } from '../../train/client.ts';
+import { missingWebGpu } from '../../jobs/client.ts';
 import {
   folderFingerprint,
   folderId,
@@ -19,7 +19,7 @@ import {
   type HfTrainFolder,
   type HfTrainShape,
 } from '../../train/hfFolder.ts';
-import type { HfFolderRef } from '../../train/spec.ts';
+import type { HfFolderRef } from '../../core/trainSpec.ts';
 import { jobClient } from './jobClient.ts';
 
 /** What the estimate is asked for: the run's shape, its tokens per sequence and the memory budget. */

@@ -2,8 +2,8 @@
 // checks and the job spec it becomes are in views/train/form.ts.
 import { create } from 'zustand';
 import { persist } from 'zustand/middleware';
-import type { PresetName } from '../../model/config.ts';
-import type { Stage } from '../../train/spec.ts';
+import type { PresetName } from '../../core/model/config.ts';
+import type { Stage } from '../../core/trainSpec.ts';
 import type { RewardKind } from '../../core/judge/reward.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
 

@@ -8,7 +8,7 @@ import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGa
 import { missingKeys, useBenchStore, type TypedKey } from '../stores/bench.ts';
 import { useEndpointStore } from '../stores/endpoints.ts';
 import { formatDuration } from '../stores/benchModel.ts';
-import type { BenchRecord } from '../../storage/db.ts';
+import type { BenchRecord } from '../../core/records.ts';
 import { BackendProblems } from './bench/BackendProblems.tsx';
 import { Agreement, BenchResults } from './bench/BenchResults.tsx';
 import { NewBenchForm } from './bench/NewBenchForm.tsx';

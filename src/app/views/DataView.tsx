@@ -15,7 +15,7 @@ import {
 import { checkDistribution } from '../../core/templates/index.ts';
 import type { MaskStats } from '../../core/masking/index.ts';
 import { DOMAINS, type Trajectory } from '../../core/schema/types.ts';
-import type { DatasetMeta } from '../../storage/db.ts';
+import type { DatasetMeta } from '../../core/records.ts';
 import { CategoryBar, CategoryLegend } from '../components/CategoryBar.tsx';
 import { ConfirmDelete, useDeleteTarget } from '../components/ConfirmDialog.tsx';
 import { Options } from '../components/Options.tsx';

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'wouter';
 import { DOMAINS, SYSTEM_PROMPT_FIELDS, type KnownDomain, type SystemPromptField } from '../../core/schema/types.ts';
-import { effectiveMode, sessionSummary, type World } from '../../core/playground/session.ts';
+import { effectiveMode, sessionSummary, type World } from '../../envs/session.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { useDatasetStore } from '../stores/datasets.ts';
 import { PLAYGROUND_DATASET_ID, PLAYGROUND_DATASET_NAME, usePlaygroundStore } from '../stores/playground.ts';

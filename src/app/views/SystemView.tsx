@@ -2,7 +2,7 @@
 // kernels compute correctly here (the self-test). All of it is the jobs worker's device, as the
 // worker reports it (stores/gpu.ts): the page opens no device of its own.
 import { useEffect, type ReactNode } from 'react';
-import type { AdapterReport } from '../../train/protocol.ts';
+import type { AdapterReport } from '../../jobs/protocol.ts';
 import { TableHead } from '../components/Table.tsx';
 import { useGpuStore, type SelfTestState } from '../stores/gpu.ts';
 

@@ -2,7 +2,7 @@
 // system prompt as JSON; then each input line is one action and each output line one
 // {"observation": ..., "spans": [...]} object.
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
-import { createEnv } from '../../core/envs/index.ts';
+import { createEnv } from '../../envs/index.ts';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import { parseInt10 } from './gen.ts';
 

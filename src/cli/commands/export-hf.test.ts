@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { captureIO } from '../testing.ts';
 import { UsageError } from '../io.ts';
-import { saveCheckpoint } from '../../model/checkpoint.ts';
+import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 import { baseToJson, readHfBase } from '../../model/hf/base.ts';
 import { configFromHf } from '../../model/hf/config.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { loadOnnxModel } from '../../model/onnx/load.ts';
 import { paramsFromHf } from '../../model/hf/weights.ts';
-import { readSafetensors, tensorToF32 } from '../../model/safetensors.ts';
+import { readSafetensors, tensorToF32 } from '../../core/model/safetensors.ts';
 import exportCommand from './export.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));

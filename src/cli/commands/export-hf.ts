@@ -4,13 +4,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hfTrainedTemplate } from '../../backends/checkpoint.ts';
-import { loadCheckpoint } from '../../model/checkpoint.ts';
+import { loadCheckpoint } from '../../core/model/checkpoint.ts';
 import { peftFolderFiles, readPeftAdapter } from '../../model/hf/adapter.ts';
 import { baseFromJson, openHfBase, readHfBase, type HfBase } from '../../model/hf/base.ts';
 import { hfLlamaExportFiles } from '../../model/hf/export.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { mergeLora } from '../../model/lora.ts';
-import { readSafetensors } from '../../model/safetensors.ts';
+import { readSafetensors } from '../../core/model/safetensors.ts';
 import { TEMPLATE_FILE, templateFileBytes } from '../../model/templateFile.ts';
 
 type Files = { name: string; bytes: Uint8Array }[];

@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
-import { presetConfig } from '../../model/config.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { TEMPLATE_FILE, templateFromJson } from '../../model/templateFile.ts';

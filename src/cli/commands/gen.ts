@@ -1,7 +1,7 @@
 // lwm gen --domain D|all --n N --seed S [-o FILE]: trajectories from the built-in environments,
 // as native JSONL, byte-identical for the same arguments.
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
-import { generateTrajectory } from '../../core/envs/index.ts';
+import { generateTrajectory } from '../../envs/index.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 
 /** Trajectories per domain at most: ids number them with five digits (env-D-S-00000). */

@@ -14,9 +14,9 @@ import generate from './generate.ts';
 import { captureIO } from '../testing.ts';
 import { FileError } from '../io.ts';
 import { trainBpe } from '../../core/tokenizer/index.ts';
-import { presetConfig } from '../../model/config.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
-import { saveCheckpoint } from '../../model/checkpoint.ts';
+import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
 const BIN = fileURLToPath(new URL('../../../bin/lwm.mjs', import.meta.url));

@@ -10,8 +10,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { intOption, parseCommandArgs, UsageError, FileError, type CliIO } from '../io.ts';
 import type { SamplingOptions } from '../../model/generate.ts';
-import type { ModelConfig } from '../../model/config.ts';
-import { paramLayout } from '../../model/params.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
+import { paramLayout } from '../../core/model/params.ts';
 import { ParamBuffers, planFor } from '../../model/shards.ts';
 import type { WeightStorage } from '../../model/halfWeights.ts';
 
@@ -146,7 +146,7 @@ async function loadFolder(rt: Runtime, args: GenerateArgs): Promise<Loaded> {
 }
 
 async function loadOurs(args: GenerateArgs): Promise<Loaded> {
-  const { loadCheckpoint } = await import('../../model/checkpoint.ts');
+  const { loadCheckpoint } = await import('../../core/model/checkpoint.ts');
   const { checkpointTokenizer } = await import('../../backends/checkpoint.ts');
   const ck = loadCheckpoint(new Uint8Array(readFileSync(args.model)), { source: args.model });
   // A fine-tune of a Hugging Face model: its base's tokenizer, chat template and stop ids, as for the folder.

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import infer from './infer.ts';
 import { captureIO } from '../testing.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
 import { trainBpe } from '../../core/tokenizer/index.ts';
-import { presetConfig } from '../../model/config.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
-import { saveCheckpoint } from '../../model/checkpoint.ts';
+import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 
 describe('lwm infer --backend local', () => {
   it('writes one prediction per record from a micro checkpoint, greedy and repeatable', async () => {

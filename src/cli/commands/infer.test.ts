@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import infer from './infer.ts';
 import { UsageError } from '../io.ts';
 import { captureIO } from '../testing.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { splitByTrajectory } from '../../core/turns/index.ts';
 import { systemPromptToText } from '../../core/formats/systemPromptText.ts';
 

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { defaultRequest, sampleFromTurn } from '../../core/bench/runner.ts';
 import { BUILTIN_TEMPLATES, renderSystem } from '../../core/templates/index.ts';
 import { categorizeDataset } from '../../core/masking/index.ts';

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import type { GenerateRequest, LwmBackend } from '../../core/backend.ts';
 import type { TurnSample } from '../../core/turns/index.ts';
-import { DEFAULT_KEEP_THRESHOLD } from '../../train/spec.ts';
+import { DEFAULT_KEEP_THRESHOLD } from '../../core/trainSpec.ts';
 import { parseCommandArgs, UsageError, type CliIO, type Command } from '../io.ts';
 import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
 
@@ -151,7 +151,7 @@ const labels: Command = async (argv, io) => {
   const { makeJudge, endpointTeacher } = await import('../../train/teacher.ts');
   const { categorizeDataset } = await import('../../core/masking/index.ts');
   const { EndpointError } = await import('../../backends/endpoint.ts');
-  const { UserFacingError } = await import('../../train/host.ts');
+  const { UserFacingError } = await import('../../train/context.ts');
 
   let samples = labelSamples(loaded.trajectories, { domains: values.domain, evalFraction, seed: options.seed });
   if (samples.length === 0) {

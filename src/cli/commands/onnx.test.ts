@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
 import type { AwbSampleRecord } from '../../core/bench/records.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
-import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint.ts';
 import { loadHfModel } from '../../model/hf/load.ts';
 import { loadOnnxModel } from '../../model/onnx/load.ts';
 import { nodeFolder } from '../../model/hf/node.ts';

@@ -1,15 +1,15 @@
-// The app's optimisation job (src/train/optimize.ts) and `lwm optimize` send a simulator the same
+// The app's optimisation job (src/jobs/optimize.ts) and `lwm optimize` send a simulator the same
 // request for the same template text and sample: the CLI's form is what `lwm infer`'s openInferBackend
 // chooses for its --backend, the app's what the job renders with for the same kind of backend.
 import { describe, expect, it } from 'vitest';
 import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
-import type { BenchBackendRef, OptimisationRecord } from '../../storage/db.ts';
-import { openBenchBackend } from '../../train/bench.ts';
-import { optimisationRender } from '../../train/optimize.ts';
+import type { BenchBackendRef, OptimisationRecord } from '../../core/records.ts';
+import { openBenchBackend } from '../../jobs/bench.ts';
+import { optimisationRender } from '../../jobs/optimize.ts';
 import { captureIO } from '../testing.ts';
 import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 

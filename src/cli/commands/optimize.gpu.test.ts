@@ -12,14 +12,14 @@ import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
-import { optimisationRender } from '../../train/optimize.ts';
+import { optimisationRender } from '../../jobs/optimize.ts';
 import { captureIO } from '../testing.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import type { LoopState } from '../../core/optimize/loop.ts';
 import { trainBpe } from '../../core/tokenizer/index.ts';
-import { presetConfig } from '../../model/config.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
-import { saveCheckpoint } from '../../model/checkpoint.ts';
+import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 
 describe('lwm optimize --backend local', () => {
   it('runs 2 offline rounds with a micro checkpoint and the local judge, deterministically', async () => {

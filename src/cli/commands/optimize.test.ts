@@ -19,7 +19,7 @@ import type { LoopState } from '../../core/optimize/loop.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import { renderSystem } from '../../core/templates/render.ts';
 import { candidateTemplate } from '../../core/optimize/evaluate.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
 
 let tmp: string;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { errnoText, FileError, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
 import { sampleFromRecord, type BenchSample } from '../../core/bench/runner.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { benchEvaluator, layoutSampleOf, splitForOptimisation, templateValidator, type OptimisationSplits } from '../../core/optimize/evaluate.ts';
 import { newLoopState, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../../core/optimize/loop.ts';
 import { endpointOptimiser, offlineOptimiser } from '../../core/optimize/optimisers.ts';

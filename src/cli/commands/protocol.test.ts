@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 
 async function lwm(args: string[], stdin: string[] = []) {
   const io = captureIO(stdin);

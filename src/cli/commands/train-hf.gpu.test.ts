@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { captureIO } from '../testing.ts';
-import { readSafetensors } from '../../model/safetensors.ts';
+import { readSafetensors } from '../../core/model/safetensors.ts';
 import exportCommand from './export.ts';
 import generate from './generate.ts';
 import infer from './infer.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
-import { generateTrajectories } from '../../core/envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
 import train from './train.ts';
 

@@ -7,12 +7,12 @@
 //   DIR/best/                            the best checkpoint by eval loss, the same three files
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
+import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../core/model/checkpoint.ts';
 import { checkOutputPath, FileError, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
 import type { HfBase } from '../../model/hf/base.ts';
 import { LORA_CHECKPOINT_FORMAT } from '../../model/hf/adapter.ts';
-import { readSafetensors } from '../../model/safetensors.ts';
+import { readSafetensors } from '../../core/model/safetensors.ts';
 import { adapterBaseDir } from './export-hf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */

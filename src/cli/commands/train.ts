@@ -1,7 +1,7 @@
 // `lwm train`: the training pipeline (src/train/pipeline.ts) in Node, on WebGPU through Dawn —
 // the same job code the app's worker runs.
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
-import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../model/checkpoint.ts';
+import { checkpointFiles, joinCheckpointFiles, optimizerFileName } from '../../core/model/checkpoint.ts';
 import {
   checkOutputPath,
   errnoText,
@@ -14,10 +14,10 @@ import {
   type CliIO,
   type Command,
 } from '../io.ts';
-import { PRESETS, type PresetName } from '../../model/config.ts';
+import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { MIN_VOCAB } from '../../core/tokenizer/index.ts';
 import type { Trajectory } from '../../core/schema/types.ts';
-import { LR_MIN_FRACTION, MIN_SEQUENCE_TOKENS } from '../../train/spec.ts';
+import { LR_MIN_FRACTION, MIN_SEQUENCE_TOKENS } from '../../core/trainSpec.ts';
 import type { SftLabel } from '../../train/rejection.ts';
 import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
@@ -267,7 +267,7 @@ function resultLine(spec: TrainCommandSpec, result: TrainResult, out: string, t0
 /** The pipeline and the GPU a run needs, loaded only once the run's settings have been checked; null when no adapter opens (said). */
 async function openTraining(io: CliIO) {
   const { runTraining } = await import('../../train/pipeline.ts');
-  const { UserFacingError } = await import('../../train/host.ts');
+  const { UserFacingError } = await import('../../train/context.ts');
   const rt = await openNodeRuntime(io, 'lwm train: ');
   if (!rt) return null;
   io.err(`adapter: ${rt.describe()}\n`);

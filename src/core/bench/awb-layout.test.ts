@@ -1,7 +1,7 @@
 // The endpoint layout of a turn is the same whether the turn comes as an AgentWorldBench record
 // (its own texts, sent unchanged) or as structure (laid out as the AgentWorldBench export does).
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../formats/agentworldbench.ts';
 import { systemPromptToText } from '../formats/systemPromptText.ts';
 import { expandTurns } from '../turns/index.ts';

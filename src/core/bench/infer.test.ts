@@ -1,7 +1,7 @@
 // The order `lwm infer` generates a local model's records in: prompts that share a start run
 // one after another, so the generator's kept KV cache covers them.
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../formats/agentworldbench.ts';
 import { sharedPrefixOrder } from './infer.ts';
 import type { AwbSampleRecord } from './records.ts';

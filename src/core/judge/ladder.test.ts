@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DOMAINS, type Trajectory } from '../schema/types.ts';
-import { generateTrajectories } from '../envs/index.ts';
+import { generateTrajectories } from '../../envs/index.ts';
 import { expandTurns } from '../turns/index.ts';
 import { verify } from './verifier.ts';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { expandTurns } from '../turns/index.ts';
 import { createLlmPairJudge, localPairJudge, parseChoice, simulatorTells, type PairJudge } from './pairwise.ts';
 import { DEFAULT_REWARD_MIX, groupRewards, reward } from './reward.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isTurnRequest, type GenerateRequest, type LwmBackend, type TurnRequest } from '../backend.ts';
 import { benchSampleRecords } from '../bench/eval-turns.ts';
 import { sampleFromRecord, type BenchSample } from '../bench/runner.ts';
-import { generateTrajectories } from '../envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { localJudge } from '../judge/rubric.ts';
 import { BUILTIN_TEMPLATES, TARGET_OPEN } from '../templates/builtin.ts';
 import { renderContext, renderSystem } from '../templates/render.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateTrajectories } from '../envs/generate.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
 import { BUILTIN_TEMPLATES } from '../templates/index.ts';
 import { fitPrompt } from '../templates/fit.ts';
 import { trainBpe } from '../tokenizer/index.ts';

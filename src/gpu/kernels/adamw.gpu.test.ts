@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADAMW_DEFAULTS, lrAt } from '../../model/optim.ts';
+import { ADAMW_DEFAULTS, lrAt } from '../../core/model/optim.ts';
 import { adamwStepRef, buildDecayMask, type DecaySegment } from '../../reference/adamw.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';

@@ -3,7 +3,8 @@
 // from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
 // submitting; the gradient norm stays readable for logging.
 import code from '../../../shaders/adamw.wgsl?raw';
-import { buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
+import type { AdamWConfig } from '../../core/model/optim.ts';
+import { buildDecayMask, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
@@ -11,7 +12,7 @@ import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
 const ADAMW_SHADER = wgsl('adamw.wgsl', code);
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
-/** The settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
+/** The settings (defaults: ADAMW_DEFAULTS in src/core/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
 export interface AdamWShape extends AdamWConfig {
   /** Elements of each flat buffer (params, grads, m, v); with shards, their sum. */
   size: number;
@@ -106,7 +107,7 @@ export class AdamWKernel {
     return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / CHUNK) * 64 };
   }
 
-  /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/model/optim.ts). */
+  /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/core/model/optim.ts). */
   setStep(step: number, lr: number): void {
     if (!Number.isInteger(step) || step < 0) throw new RangeError(`adamw: step must be a non-negative integer, got ${step}`);
     for (const [words, buffer] of [...this.parts.map((q) => [q.words, q.params] as const), [this.finalWords, this.finalParams] as const]) {

@@ -11,10 +11,10 @@
 // PEFT loads the folder (`PeftModel.from_pretrained(base, folder)`) and ignores our metadata;
 // scripts/fixtures/peft_check.py checks that it gives our logits, and that a PEFT-written adapter
 // reads back here.
-import type { ModelConfig } from '../config.ts';
-import { configFromJson, configToJson } from '../checkpoint.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
+import { configFromJson, configToJson } from '../../core/model/checkpoint.ts';
 import { loraFromPeft, loraLayout, loraToPeft, settingsFromAdapterConfig, adapterConfigJson, LoraError, type LoraLayout, type LoraSettings } from '../lora.ts';
-import { readSafetensors, tensorToF32, tensorToInts, writeSafetensors, type TensorToWrite } from '../safetensors.ts';
+import { readSafetensors, tensorToF32, tensorToInts, writeSafetensors, type TensorToWrite } from '../../core/model/safetensors.ts';
 
 export const LORA_CHECKPOINT_FORMAT = 'lwm-studio-lora/1';
 

@@ -2,7 +2,7 @@
 // text files (config, tokenizer, chat template, generation config), kept whole so a checkpoint can
 // carry them and an export can write them back, and its weights in our layout.
 import { HfTokenizer } from '../../core/tokenizer/hf.ts';
-import type { ModelConfig } from '../config.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
 import { configFromHf } from './config.ts';
 import { parseGenerationConfig, stopTokenIds, type ModelFiles } from './files.ts';
 import { loadHfModel, type LoadHfOptions } from './load.ts';

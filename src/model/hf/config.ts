@@ -1,11 +1,11 @@
 // A Hugging Face `config.json` of a Llama, Qwen2 or Qwen3 causal LM, mapped onto our ModelConfig
-// (src/model/config.ts; the block it chooses is src/model/plan.ts). Two spellings exist and both
+// (src/core/model/config.ts; the block it chooses is src/core/model/plan.ts). Two spellings exist and both
 // are read: the one most Hub folders have (top-level `rope_theta`, `rope_scaling`, `torch_dtype`)
 // and the one transformers 5 writes (`rope_parameters` holding rope_theta and the scaling,
 // `dtype`). Anything this engine cannot run exactly — another architecture, an activation other
 // than SiLU, sliding-window attention, a RoPE scaling other than linear / llama3 — is refused
 // with an error naming the field, never approximated.
-import { ModelConfigError, validateConfig, type ModelConfig, type RopeScalingKind } from '../config.ts';
+import { ModelConfigError, validateConfig, type ModelConfig, type RopeScalingKind } from '../../core/model/config.ts';
 
 export const HF_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 export type HfArchitecture = (typeof HF_ARCHITECTURES)[number];

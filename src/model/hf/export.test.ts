@@ -14,10 +14,10 @@ import { HfExportError, hfTokenizerJson, portablePattern } from '../../core/toke
 import { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
 import { trainBpe } from '../../core/tokenizer/train.ts';
 import { gptForward } from '../../reference/gpt.ts';
-import { loadCheckpoint } from '../checkpoint.ts';
-import { presetConfig } from '../config.ts';
+import { loadCheckpoint } from '../../core/model/checkpoint.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { initParams } from '../init.ts';
-import { readSafetensors, tensorToF32 } from '../safetensors.ts';
+import { readSafetensors, tensorToF32 } from '../../core/model/safetensors.ts';
 import { HfExportRefused, hfExportFiles } from './export.ts';
 
 const DIR = new URL('./fixtures/export/', import.meta.url).pathname;

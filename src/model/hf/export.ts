@@ -15,10 +15,10 @@
 // transformers; src/model/hf/export.test.ts holds our logits and ids to what it recorded.
 import { hfTokenizerJson } from '../../core/tokenizer/hfExport.ts';
 import type { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
-import type { Checkpoint } from '../checkpoint.ts';
-import { mlpHidden, type ModelConfig } from '../config.ts';
-import { paramLayout } from '../params.ts';
-import { writeSafetensors, type TensorToWrite } from '../safetensors.ts';
+import type { Checkpoint } from '../../core/model/checkpoint.ts';
+import { mlpHidden, type ModelConfig } from '../../core/model/config.ts';
+import { paramLayout } from '../../core/model/params.ts';
+import { writeSafetensors, type TensorToWrite } from '../../core/model/safetensors.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
 import { TEMPLATE_FILE, templateFileBytes } from '../templateFile.ts';
 import type { HfBase } from './base.ts';

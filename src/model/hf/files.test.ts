@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeSafetensors } from '../safetensors.ts';
+import { writeSafetensors } from '../../core/model/safetensors.ts';
 import {
   filesFolder,
   HfFolderError,

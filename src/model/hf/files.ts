@@ -9,7 +9,7 @@
 // memory a model needs is known before any tensor is read (memory.ts); each tensor is then read
 // by its byte range, so a folder of several GB never sits in memory as one buffer.
 import { HfTokenizer } from '../../core/tokenizer/hf.ts';
-import { safetensorsHeader, safetensorsHeaderLength, SafetensorsError, tensorToF32, type Dtype } from '../safetensors.ts';
+import { safetensorsHeader, safetensorsHeaderLength, SafetensorsError, tensorToF32, type Dtype } from '../../core/model/safetensors.ts';
 
 export class HfFolderError extends Error {
   constructor(message: string) {

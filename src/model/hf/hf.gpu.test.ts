@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../../gpu/testing/runtime.ts';
 import { GaussianRng } from '../../core/random.ts';
 import { gptLossAndGrad, ReferenceTrainer } from '../../reference/gpt.ts';
-import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../optim.ts';
+import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../../core/model/optim.ts';
 import { GpuGenerator } from '../generate.ts';
 import { GpuGpt } from '../gpt.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';

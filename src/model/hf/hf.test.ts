@@ -3,9 +3,9 @@
 // (src/reference/gpt.ts, the twin the GPU model is held to).
 import { describe, expect, it } from 'vitest';
 import { gptForward } from '../../reference/gpt.ts';
-import { paramLayout } from '../params.ts';
-import { forwardFlops, paramCount, presetConfig } from '../config.ts';
-import { loadCheckpoint, saveCheckpoint } from '../checkpoint.ts';
+import { paramLayout } from '../../core/model/params.ts';
+import { forwardFlops, paramCount, presetConfig } from '../../core/model/config.ts';
+import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint.ts';
 import { configFromHf, generationConfigFromHf, HfConfigError } from './config.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
 import { paramsFromHf, paramsToHf, type HfTensor } from './weights.ts';

@@ -7,7 +7,7 @@
 // Face backend wraps in the model's chat format to prompt it as training did.
 import type { PromptTemplate } from '../../core/templates/index.ts';
 import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
-import type { ModelConfig } from '../config.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
 import { configFromHf, type HfModelConfig } from './config.ts';
 import { indexWeights, loadHfTokenizer, readGenerationConfig, readJsonFile, readWeights, stopTokenIds, type ModelFiles } from './files.ts';
 import { checkFolderMemory, type AdapterLimits, type FitReport, type RunMode } from './memory.ts';
@@ -49,7 +49,7 @@ export interface LoadedHfModel {
   hf: HfModelConfig;
   /** config.json as parsed. */
   rawConfig: unknown;
-  /** Our flat parameter layout (src/model/params.ts), f32. */
+  /** Our flat parameter layout (src/core/model/params.ts), f32. */
   params: Float32Array;
   /** null when the folder has no tokenizer files. */
   tokenizer: HfTokenizer | null;

@@ -1,5 +1,5 @@
 // Hugging Face's Llama / Qwen2 / Qwen3 tensor names onto our flat parameter layout
-// (src/model/params.ts), and back. Hugging Face stores a Linear's weight [out, in]; ours are
+// (src/core/model/params.ts), and back. Hugging Face stores a Linear's weight [out, in]; ours are
 // [in, out] (y = x·W), so every projection is transposed on the way. q, k and v land side by side
 // in the fused c_attn [d, q | k | v], gate and up in c_fc [d, gate | up]:
 //
@@ -14,9 +14,9 @@
 //   model.layers.N.mlp.down_proj.weight/bias     h.N.mlp.c_proj.weight/bias
 //   model.norm.weight                            ln_f.weight
 //   lm_head.weight                               lm_head.weight (untied; a tied file may omit it)
-import { paramLayout, type ParamLayout, type ParamTensor } from '../params.ts';
-import type { ModelConfig } from '../config.ts';
-import { blockPlan } from '../plan.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from '../../core/model/params.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
+import { blockPlan } from '../../core/model/plan.ts';
 
 export class HfWeightsError extends Error {
   constructor(message: string) {

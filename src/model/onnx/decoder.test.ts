@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { gptLogits } from '../../reference/gpt.ts';
-import { loadCheckpoint } from '../checkpoint.ts';
-import { presetConfig, type ModelConfig } from '../config.ts';
+import { loadCheckpoint } from '../../core/model/checkpoint.ts';
+import { presetConfig, type ModelConfig } from '../../core/model/config.ts';
 import { loadTinyModel, TINY_ARCHS } from '../hf/tiny-fixtures.ts';
 import { initParams } from '../init.ts';
 import { decoderModel } from './decoder.ts';

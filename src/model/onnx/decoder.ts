@@ -9,7 +9,7 @@
 //   outputs  logits                     float [batch_size, sequence_length, vocab]
 //            present.N.key / .value     float [batch_size, kv_heads, total_sequence_length, head_dim]
 //
-// Standard opset-17 operators only. The block follows src/model/plan.ts like the GPU and the
+// Standard opset-17 operators only. The block follows src/core/model/plan.ts like the GPU and the
 // reference blocks: LayerNormalization or a decomposed RMSNorm (x / sqrt(mean(x²) + eps) · g),
 // learned positions gathered by position_ids or RoPE (rotate-half, angles = position_ids ·
 // inverse frequencies computed in the graph, as transformers does), q/k head RMSNorm (Qwen3),
@@ -18,9 +18,9 @@
 // j ≤ past + s and attention_mask[j] = 1; a masked score is set to float32's lowest value, so a
 // fully masked row (a padding query) stays finite. The head is a Gemm with transB over the [vocab,
 // d] embedding (tied) or lm_head, so the tied matrix is stored once.
-import type { ModelConfig } from '../config.ts';
-import { paramLayout, type ParamLayout, type ParamTensor } from '../params.ts';
-import { blockPlan, type BlockPlan } from '../plan.ts';
+import type { ModelConfig } from '../../core/model/config.ts';
+import { paramLayout, type ParamLayout, type ParamTensor } from '../../core/model/params.ts';
+import { blockPlan, type BlockPlan } from '../../core/model/plan.ts';
 import { DataType, GraphBuilder, serializeModel, valueInfo, type ModelBytes, type SerializeOptions } from './graph.ts';
 
 /** float32's lowest finite value: what a masked attention score becomes (transformers uses torch.finfo(dtype).min). */

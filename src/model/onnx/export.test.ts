@@ -3,11 +3,11 @@
 // our config (LayerNorm with RoPE, which no transformers class computes).
 import { describe, expect, it } from 'vitest';
 import { trainBpe } from '../../core/tokenizer/train.ts';
-import { presetConfig } from '../config.ts';
+import { presetConfig } from '../../core/model/config.ts';
 import { configFromHf } from '../hf/config.ts';
 import { loadTinyModel, TINY_ARCHS } from '../hf/tiny-fixtures.ts';
 import { initParams } from '../init.ts';
-import { blockPlan } from '../plan.ts';
+import { blockPlan } from '../../core/model/plan.ts';
 import { checkpointSideFiles, llamaFamilyConfigJson, onnxExportFiles } from './export.ts';
 
 const json = (files: { name: string; bytes: Uint8Array }[], name: string) =>

@@ -13,12 +13,12 @@
 //                            (../templateFile.ts), which the ONNX backend renders turns with when loaded back
 import type { Tokenizer } from '../../core/tokenizer/tokenizer.ts';
 import { hfTokenizerJson } from '../../core/tokenizer/hfExport.ts';
-import type { Checkpoint } from '../checkpoint.ts';
-import { headSize, kvHeads, mlpHidden, type ModelConfig } from '../config.ts';
+import type { Checkpoint } from '../../core/model/checkpoint.ts';
+import { headSize, kvHeads, mlpHidden, type ModelConfig } from '../../core/model/config.ts';
 import { configFromHf } from '../hf/config.ts';
 import { gpt2Mismatch, HfExportRefused, hfExportFiles, tokenizerConfigJson } from '../hf/export.ts';
 import type { ModelFiles } from '../hf/files.ts';
-import { blockPlan } from '../plan.ts';
+import { blockPlan } from '../../core/model/plan.ts';
 import { decoderModel, type DecoderExportOptions } from './decoder.ts';
 import { TEMPLATE_FILE, templateFileBytes } from '../templateFile.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';

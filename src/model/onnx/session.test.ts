@@ -3,7 +3,7 @@
 // or is aborted, on dispose). On WebGPU the cache tensors are GPU buffers that leak unless freed;
 // the same bookkeeping runs here over onnxruntime-web's WASM (CPU) tensors and counted doubles.
 import { describe, expect, it } from 'vitest';
-import { presetConfig, type ModelConfig } from '../config.ts';
+import { presetConfig, type ModelConfig } from '../../core/model/config.ts';
 import { initParams } from '../init.ts';
 import { decoderModel } from './decoder.ts';
 import { CacheTracker, OnnxDecoder, splitOutputs, type CacheTensor } from './session.ts';

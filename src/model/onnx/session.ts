@@ -13,7 +13,7 @@
 // dispose(). On WASM the same bookkeeping runs over CPU tensors. `stats` says where the cache went.
 import { sampleRef } from '../../reference/sampling.ts';
 import type { SamplingOptions } from '../generate.ts';
-import { f16ToF32 } from '../safetensors.ts';
+import { f16ToF32 } from '../../core/model/safetensors.ts';
 import { checkDecoderLayout, OnnxLayoutError, type DecoderLayout } from './layout.ts';
 
 type Ort = typeof import('onnxruntime-web');

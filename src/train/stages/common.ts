@@ -1,6 +1,6 @@
 // What every training stage shares: the host interface, the resolved spec (defaults applied),
 // the tokenizer/config/starting weights of a run, checkpoint bytes and the coverage report.
-import { knowledgeText } from '../../core/envs/index.ts';
+import { knowledgeText } from '../../envs/index.ts';
 import { DEFAULT_REWARD_MIX, REWARD_KINDS, type RewardKind } from '../../core/judge/reward.ts';
 import { maskConfig, maskConfigFromJson, maskConfigToJson, type MaskConfig } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
@@ -17,8 +17,8 @@ import { Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
 import type { TurnSample } from '../../core/turns/index.ts';
 import { splitByTrajectory } from '../../core/turns/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
-import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../../model/checkpoint.ts';
-import { presetConfig, type ModelConfig } from '../../model/config.ts';
+import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../../core/model/checkpoint.ts';
+import { presetConfig, type ModelConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { GpuGpt, type GpuGptOptions } from '../../model/gpt.ts';
@@ -26,9 +26,9 @@ import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from '../../
 import { baseFromJson, baseToJson, openHfBase, type HfBase, type OpenedBase } from '../../model/hf/base.ts';
 import { initLora, loraLayout, loraSettings, type LoraLayout } from '../../model/lora.ts';
 import { chatTokenizer } from '../chat.ts';
-import type { Stage, TrainSpec } from '../spec.ts';
+import type { Stage, TrainSpec } from '../../core/trainSpec.ts';
 import { coverageMetrics, type EncodedRow } from '../data.ts';
-import { UserFacingError } from '../host.ts';
+import { UserFacingError } from '../context.ts';
 import type { RewardJudges } from '../../core/judge/reward.ts';
 import type { SftLabel } from '../rejection.ts';
 import type { DomainFigures } from '../domainMetrics.ts';

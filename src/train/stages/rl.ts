@@ -16,9 +16,9 @@ import type { GpuGenerator } from '../../model/generate.ts';
 import type { GspoStats } from '../../gpu/kernels/gspo.ts';
 import type { GpuGpt } from '../../model/gpt.ts';
 import { SharedPrefixGspo } from '../../model/sharedPrefix.ts';
-import { lrAt } from '../../model/optim.ts';
+import { lrAt } from '../../core/model/optim.ts';
 import { encodePrompt } from '../data.ts';
-import { UserFacingError } from '../host.ts';
+import { UserFacingError } from '../context.ts';
 import { advantagesWithFailures, BestTracker, ratioSpread, sequenceRatios } from '../rlMetrics.ts';
 import { DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
 import {

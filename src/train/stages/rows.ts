@@ -1,15 +1,15 @@
 // The rows a stage trains and evaluates on: packed text (CPT), weighted turn samples (SFT), rows
 // from chosen labels, the eval rows across domains and their batches, and the unigram baseline
 // of a row set.
-import { knowledgeText } from '../../core/envs/index.ts';
+import { knowledgeText } from '../../envs/index.ts';
 import { categorizeDataset, type TrajectoryMask } from '../../core/masking/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../../core/schema/types.ts';
 import { BUILTIN_TEMPLATES, templateForSample, trajectoryParts, type PromptTemplate, type TemplateDistribution } from '../../core/templates/index.ts';
 import type { TextPart } from '../../core/tokenizer/index.ts';
 import { expandTurns, interleaveDomains, interleaveSamples, rlPool, type TurnSample } from '../../core/turns/index.ts';
-import type { Stage } from '../spec.ts';
+import type { Stage } from '../../core/trainSpec.ts';
 import { encodeSftSample, encodeSftSamples, encodeTrajectoryRows, makeBatch, packCorpus, type EncodedRow, type TokenBatch } from '../data.ts';
-import { UserFacingError } from '../host.ts';
+import { UserFacingError } from '../context.ts';
 import type { SftLabel } from '../rejection.ts';
 import type { Prepared, TrainHost } from './common.ts';
 

@@ -9,10 +9,10 @@ import { renderSystem, templateForSample, versionCounts, type TemplateDistributi
 import { expandTurns, type TurnSample } from '../../core/turns/index.ts';
 import type { GpuGenerator } from '../../model/generate.ts';
 import type { GpuGpt } from '../../model/gpt.ts';
-import { lrAt } from '../../model/optim.ts';
+import { lrAt } from '../../core/model/optim.ts';
 import { BatchSampler, encodePrompt, type EncodedRow } from '../data.ts';
 import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
-import { UserFacingError } from '../host.ts';
+import { UserFacingError } from '../context.ts';
 import { rejectionLabels } from '../teacher.ts';
 import {
   createRunModel,

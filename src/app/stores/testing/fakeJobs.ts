@@ -4,8 +4,8 @@
 // still sees the jobs the reloaded store starts.
 //   vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
 //   const { started, emit } = fakeJobs();
-import { JobClient, type WorkerLike } from '../../../train/client.ts';
-import type { FromWorker, JobSpecBase, ToWorker } from '../../../train/protocol.ts';
+import { JobClient, type WorkerLike } from '../../../jobs/client.ts';
+import type { FromWorker, JobSpecBase, ToWorker } from '../../../jobs/protocol.ts';
 
 export interface FakeJobs {
   /** Every job started, in order, with the id the client gave it. */

@@ -3,7 +3,7 @@
 // tokenizer or template; no WebGPU): the same words as the Playground's error callout.
 import { backendHelp, backendProblemTitle } from '../../lib/backendHelp.ts';
 import { ProblemHelp } from '../../components/ProblemHelp.tsx';
-import type { BenchRecord } from '../../../storage/db.ts';
+import type { BenchRecord } from '../../../core/records.ts';
 
 export function BackendProblems({ bench }: { bench: BenchRecord }) {
   const problems = bench.backendProblems ?? {};

@@ -5,7 +5,7 @@ import { useMemo, useState } from 'react';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { pyFixed } from '../../../core/judge/pyfloat.ts';
 import type { ScoreRow } from '../../../core/bench/score.ts';
-import type { BenchRecord, BenchResult } from '../../../storage/db.ts';
+import type { BenchRecord, BenchResult } from '../../../core/records.ts';
 import { BarChart } from '../../components/BarChart.tsx';
 import { saveFile } from '../../lib/download.ts';
 import { useBenchStore } from '../../stores/bench.ts';

@@ -12,7 +12,7 @@ import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedO
 import { useBenchStore, type BenchDraft } from '../../stores/bench.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
-import { missingWebGpu } from '../../../train/client.ts';
+import { missingWebGpu } from '../../../jobs/client.ts';
 import { parseBenchNumbers, type BenchNumberFields } from './form.ts';
 import { Field } from '../../components/Field.tsx';
 

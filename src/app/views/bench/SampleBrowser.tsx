@@ -5,7 +5,7 @@ import { useMemo, useState } from 'react';
 import { judgeInputOf, sampleKey, type AwbJudgedRecord } from '../../../core/bench/records.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
 import { domainOfTask } from '../../../core/schema/types.ts';
-import type { BenchRecord, BenchResult } from '../../../storage/db.ts';
+import type { BenchRecord, BenchResult } from '../../../core/records.ts';
 import { lineDiff, orderedBackends } from '../../stores/benchModel.ts';
 
 const PAGE = 50;

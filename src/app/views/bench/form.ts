@@ -1,5 +1,5 @@
 // The Bench form's checks, pure: numbers as typed (endpoints are checked by stores/endpoints.ts).
-import type { BenchGeneration } from '../../../storage/db.ts';
+import type { BenchGeneration } from '../../../core/records.ts';
 
 export interface BenchNumberFields {
   perDomain: string;

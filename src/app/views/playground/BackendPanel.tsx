@@ -4,13 +4,13 @@
 // endpoint, or a baseline. Endpoint keys stay in memory unless "remember on
 // this device" is ticked.
 import { useEffect, useRef, useState, type DragEvent } from 'react';
-import type { RunRecord } from '../../../storage/db.ts';
+import type { RunRecord } from '../../../core/records.ts';
 import { listRuns } from '../../../storage/runs.ts';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
 import { chosenFile, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../../stores/onnxFolders.ts';
-import { isOnnxFiles } from '../../../train/onnxFolder.ts';
+import { isOnnxFiles } from '../../../jobs/onnxFolder.ts';
 import { droppedFiles } from '../../lib/droppedFiles.ts';
 import { folderFiles, formatBytes } from '../../../train/hfFolder.ts';
 import { usable, useHfFolderStore, type PickedFolder } from '../../stores/hfFolders.ts';

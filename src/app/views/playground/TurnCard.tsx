@@ -3,7 +3,7 @@
 // scores and the reward.
 import { useState } from 'react';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
-import type { Highlight, PlayTurn } from '../../../core/playground/session.ts';
+import type { Highlight, PlayTurn } from '../../../envs/session.ts';
 import type { LiveGeneration } from '../../stores/playground.ts';
 
 /** `text` with the verifier's regions marked: matched, mismatched, not checked. */

@@ -5,7 +5,7 @@
 import { useState } from 'react';
 import type { LoopState, Version } from '../../../core/optimize/loop.ts';
 import { formatComparison } from '../../../core/optimize/paired.ts';
-import type { OptimisationRecord } from '../../../storage/db.ts';
+import type { OptimisationRecord } from '../../../core/records.ts';
 import { DiffEditor } from '../../components/monaco/CodeEditor.tsx';
 import { useOptimiseStore } from '../../stores/optimize.ts';
 import { bestPerRound, fmtP, fmtScore, fmtSigned, meanInterval, pairedEffect, pairedP, roundsOf, ancestry } from './lineage.ts';

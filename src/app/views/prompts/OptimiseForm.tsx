@@ -9,7 +9,7 @@ import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
 import { useOptimiseStore, type OptimiseDraft } from '../../stores/optimize.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
-import { missingWebGpu } from '../../../train/client.ts';
+import { missingWebGpu } from '../../../jobs/client.ts';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
 import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';

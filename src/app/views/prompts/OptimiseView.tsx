@@ -7,7 +7,7 @@ import { formatDuration } from '../../stores/benchModel.ts';
 import { optimisationFolder, useOptimiseStore } from '../../stores/optimize.ts';
 import { useHfFolderStore } from '../../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../../stores/onnxFolders.ts';
-import type { OptimisationRecord } from '../../../storage/db.ts';
+import type { OptimisationRecord } from '../../../core/records.ts';
 import type { HfFolderFile } from '../../../train/hfFolder.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { Lineage } from './Lineage.tsx';

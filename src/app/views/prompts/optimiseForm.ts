@@ -1,5 +1,5 @@
 // The optimisation form's numbers, checked as typed (pure): each error names its field and what it got.
-import type { BenchGeneration } from '../../../storage/db.ts';
+import type { BenchGeneration } from '../../../core/records.ts';
 
 export interface OptimiseNumberFields {
   rounds: string;

@@ -10,8 +10,8 @@ import { FolderAgain } from './RunFolder.tsx';
 import { useTrainFolderStore } from '../../stores/trainFolder.ts';
 import { Link } from 'wouter';
 import { Options } from '../../components/Options.tsx';
-import { PRESETS, type PresetName } from '../../../model/config.ts';
-import { MIN_SEQUENCE_TOKENS, type Stage } from '../../../train/spec.ts';
+import { PRESETS, type PresetName } from '../../../core/model/config.ts';
+import { MIN_SEQUENCE_TOKENS, type Stage } from '../../../core/trainSpec.ts';
 import { maskConfigChanges } from '../../../core/masking/index.ts';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useMaskSettings } from '../../stores/mask.ts';
@@ -32,7 +32,7 @@ import {
   type FormErrors,
 } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
-import type { DatasetMeta } from '../../../storage/db.ts';
+import type { DatasetMeta } from '../../../core/records.ts';
 
 /** An OpenAI-compatible endpoint's address, model and key, for the judge or the teacher. */
 function EndpointFields({ errors, who }: { errors: FormErrors; who: 'judge' | 'teacher' }) {

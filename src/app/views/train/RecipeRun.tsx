@@ -3,7 +3,7 @@
 // time of either, from a training step measured on this adapter (estimate.ts).
 import { useEffect, type ReactNode } from 'react';
 import { DOMAINS, type KnownDomain } from '../../../core/schema/types.ts';
-import { PRESETS } from '../../../model/config.ts';
+import { PRESETS } from '../../../core/model/config.ts';
 import { recipeCost } from '../../../train/recipe.ts';
 import { Field } from '../../components/Field.tsx';
 import { Options } from '../../components/Options.tsx';

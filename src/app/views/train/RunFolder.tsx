@@ -2,7 +2,7 @@
 // so resuming a LoRA run (its checkpoints hold the adapter alone), training on its adapter, or
 // merging the adapter into the base asks for the same folder, and says at once whether the picked
 // one is it (file sizes, config.json and safetensors headers; the worker checks again).
-import type { RunRecord } from '../../../storage/db.ts';
+import type { RunRecord } from '../../../core/records.ts';
 import { runFolderProblem, useTrainFolderStore } from '../../stores/trainFolder.ts';
 import { FolderInput, useFolderDrop } from '../../components/FolderInput.tsx';
 

@@ -1,7 +1,7 @@
 // Stored runs and their checkpoints: view, resume, download (.safetensors), delete, and start the
 // next stage from a checkpoint.
 import { useState } from 'react';
-import type { CheckpointTag, RunRecord } from '../../../storage/db.ts';
+import type { CheckpointTag, RunRecord } from '../../../core/records.ts';
 import { ConfirmDelete, ConfirmDialog, useDeleteTarget } from '../../components/ConfirmDialog.tsx';
 import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore } from '../../stores/train.ts';

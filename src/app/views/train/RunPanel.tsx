@@ -2,15 +2,15 @@
 // and the latest value of every metric.
 import { useMemo } from 'react';
 import { maskConfigChanges } from '../../../core/masking/index.ts';
-import type { RunRecord } from '../../../storage/db.ts';
+import type { RunRecord } from '../../../core/records.ts';
 import { runMaskConfig } from '../../../storage/runs.ts';
 import { LineChart, type ChartSeries } from '../../components/LineChart.tsx';
 import { ScrollTable, type Column } from '../../components/Table.tsx';
 import { useTrainStore, type MetricPoint } from '../../stores/train.ts';
 import { DIMENSIONS } from '../../../core/judge/types.ts';
-import { DEFAULT_KEEP_THRESHOLD } from '../../../train/spec.ts';
+import { DEFAULT_KEEP_THRESHOLD } from '../../../core/trainSpec.ts';
 import { folderNeeded } from '../../../train/hfFolder.ts';
-import type { TrainProgress } from '../../../train/jobs.ts';
+import type { TrainProgress } from '../../../jobs/jobs.ts';
 import { FolderAgain } from './RunFolder.tsx';
 import {
   coverageSummary,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { presetConfig, trainStepFlops } from '../../../model/config.ts';
+import { presetConfig, trainStepFlops } from '../../../core/model/config.ts';
 import { LAPTOP_GPU_FLOPS, RECIPES, recipeCost, type Recipe } from '../../../train/recipe.ts';
-import type { StepTimeResult } from '../../../train/steptime.ts';
+import type { StepTimeResult } from '../../../jobs/steptime.ts';
 import {
   cpuFallbackName,
   customRunFlops,

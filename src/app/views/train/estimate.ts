@@ -1,11 +1,11 @@
 // What a run costs, in time on this adapter: a training step of the quick recipe's shape is
-// measured on the worker's device (the 'steptime' job, src/train/steptime.ts), the recipe's time
+// measured on the worker's device (the 'steptime' job, src/jobs/steptime.ts), the recipe's time
 // is that step time × its steps, and a custom run's is its FLOPs at the measured throughput. Pure,
 // so the arithmetic and every sentence are tested without a browser (estimate.test.ts).
-import { presetConfig, PRESETS, trainStepFlops, type PresetName } from '../../../model/config.ts';
+import { presetConfig, PRESETS, trainStepFlops, type PresetName } from '../../../core/model/config.ts';
 import { LAPTOP_GPU_FLOPS, recipeCost, type Recipe, type RecipeStage } from '../../../train/recipe.ts';
-import type { StepTimeResult, StepTimeSpec } from '../../../train/steptime.ts';
-import type { Stage } from '../../../train/spec.ts';
+import type { StepTimeResult, StepTimeSpec } from '../../../jobs/steptime.ts';
+import type { Stage } from '../../../core/trainSpec.ts';
 
 /** The adapter as the worker reports it (protocol.ts AdapterSummary; its description names vendor, architecture and device). */
 export interface AdapterInfo {

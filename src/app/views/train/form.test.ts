@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STAGE_TEMPLATES } from '../../../core/templates/index.ts';
-import { PRESETS } from '../../../model/config.ts';
-import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
+import { PRESETS } from '../../../core/model/config.ts';
+import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
 import { DEFAULT_FORM, type TrainForm } from '../../stores/trainForm.ts';
 import { buildSpec, checkpointChoices, type FormContext } from './form.ts';
 

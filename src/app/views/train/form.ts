@@ -1,16 +1,16 @@
 // The Train view's form: what a person types, checked field by field into a job spec. Pure, so
 // every message is tested without a browser (form.test.ts).
-import { PRESETS } from '../../../model/config.ts';
+import { PRESETS } from '../../../core/model/config.ts';
 import type { MaskConfig } from '../../../core/masking/index.ts';
 import type { TemplateDistribution } from '../../../core/templates/index.ts';
-import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
-import type { NewTrainJob, RecipeJobSpec } from '../../../train/jobs.ts';
+import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
+import type { NewTrainJob, RecipeJobSpec } from '../../../jobs/jobs.ts';
 import { RECIPES } from '../../../train/recipe.ts';
 import { DOMAINS, type KnownDomain } from '../../../core/schema/types.ts';
-import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../train/spec.ts';
+import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../core/trainSpec.ts';
 import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
 import { chatProblem, folderMismatch, folderName, type HfFolderFile, type HfFolderInfo, type HfTrainFolder } from '../../../train/hfFolder.ts';
-import type { HfFolderRef } from '../../../train/spec.ts';
+import type { HfFolderRef } from '../../../core/trainSpec.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 
 export const REWARD_LABEL: Record<RewardKind, string> = {

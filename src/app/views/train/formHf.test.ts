@@ -4,9 +4,9 @@
 // LoRA checkpoint without its folder).
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STAGE_TEMPLATES } from '../../../core/templates/index.ts';
-import type { DatasetMeta, RunRecord } from '../../../storage/db.ts';
+import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
 import type { HfFolderInfo } from '../../../train/hfFolder.ts';
-import type { HfFolderRef } from '../../../train/spec.ts';
+import type { HfFolderRef } from '../../../core/trainSpec.ts';
 import { DEFAULT_FORM, HF_START, type TrainForm } from '../../stores/trainForm.ts';
 import { buildSpec, type FormContext, type HfFormFolder } from './form.ts';
 

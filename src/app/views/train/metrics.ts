@@ -1,8 +1,8 @@
 // What each training metric means, for the latest-values table (docs/training.md has the long form).
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type TemplateDistribution, type TrainingStage } from '../../../core/templates/index.ts';
 import { parseDomainMetric } from '../../../train/domainMetrics.ts';
-import type { TrainProgress } from '../../../train/jobs.ts';
-import type { RunRecord } from '../../../storage/db.ts';
+import type { TrainProgress } from '../../../jobs/jobs.ts';
+import type { RunRecord } from '../../../core/records.ts';
 import { recipeTitle } from './form.ts';
 export const METRIC_HELP: Record<string, string> = {
   loss: 'Training loss on this step’s batch (RL: the negated GSPO objective)',

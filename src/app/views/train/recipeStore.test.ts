@@ -8,7 +8,7 @@ import { recipeStepTimeSpec } from './estimate.ts';
 import { buildRecipeSpec } from './form.ts';
 import { DEFAULT_FORM } from '../../stores/trainForm.ts';
 import { RECIPES } from '../../../train/recipe.ts';
-import type { StepTimeResult } from '../../../train/steptime.ts';
+import type { StepTimeResult } from '../../../jobs/steptime.ts';
 
 vi.mock('../../stores/jobClient.ts', async () => (await import('../../stores/testing/fakeJobs.ts')).jobClientModule());
 const { started, emit, client } = fakeJobs();

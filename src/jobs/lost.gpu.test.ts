@@ -1,0 +1,150 @@
+// A GPU device lost mid-job (destroyed on purpose, as the System view's "simulate loss" does).
+// Training: the job fails at once with a message that says the run can be resumed, its last
+// checkpoint is intact, and resuming it acquires a fresh device and finishes the run. A benchmark:
+// the job fails as a device loss, every prediction stored before the loss is kept, and resuming
+// it on a fresh device makes only the missing ones.
+import { describe, expect, it } from 'vitest';
+import { generateTrajectories } from '../envs/generate.ts';
+import { deviceJobHost } from './jobs.testing.ts';
+import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
+import type { TrainSpec } from '../train/pipeline.ts';
+import type { FromWorker } from './protocol.ts';
+import type { BenchProgress } from './bench.ts';
+import type { BenchRecord, RunRecord } from '../core/records.ts';
+import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { trainBpe } from '../core/tokenizer/index.ts';
+import { saveCheckpoint } from '../core/model/checkpoint.ts';
+import { presetConfig } from '../core/model/config.ts';
+import { initParams } from '../model/init.ts';
+
+// @ts-expect-error -- the package's types do not resolve through its exports map
+if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
+const { getRun, putRun, saveCheckpoint: storeCheckpoint } = await import('../storage/runs.ts');
+const { getBench, loadResults, putBench } = await import('../storage/bench.ts');
+
+const data = generateTrajectories('terminal', 8, 4);
+const spec: TrainSpec = {
+  kind: 'train',
+  stage: 'sft',
+  preset: 'micro',
+  vocabSize: 300,
+  steps: 4,
+  batch: 1,
+  T: 32,
+  evalEvery: 2,
+  evalBatches: 1,
+  evalJudgeSamples: 0,
+  seed: 3,
+};
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('a device lost during training', () => {
+  it('fails the job with a resumable message, and the run resumes from its last checkpoint on a fresh device', async () => {
+    // Destroy the device right when step 3 is reported: the last checkpoint is step 2's.
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      if (m.type === 'metric' && m.jobId === 'a' && m.step === 3) device.handle('destroy');
+    });
+    const run: TrainJobSpec = {
+      kind: 'train',
+      runId: `lost-${Math.random().toString(36).slice(2, 8)}`,
+      train: spec,
+      data: { trajectories: data, name: 'terminal×8' },
+    };
+    host.handle({ type: 'start', jobId: 'a', spec: run });
+    expect(await finished('a')).toMatchObject({ state: 'failed' });
+    const error = events.find((e) => e.type === 'error' && e.jobId === 'a') as { message: string };
+    expect(error.message).toMatch(/^The GPU device was lost \(destroyed\).* The job stopped; a training run can be resumed from its last checkpoint/);
+    expect(events.some((e) => e.type === 'lost')).toBe(true);
+    // The runner records the run's failure as the loss reaches it (an IndexedDB write after the message).
+    for (let i = 0; i < 400 && (await getRun(run.runId))?.state !== 'failed'; i++) await tick();
+    const failed = (await getRun(run.runId))!;
+    expect(failed.state).toBe('failed');
+    expect(failed.error).toBe(error.message);
+    expect(failed.checkpoints.last?.step).toBe(2);
+
+    host.handle({ type: 'start', jobId: 'b', spec: { kind: 'train', runId: run.runId, resume: true, data: run.data } });
+    expect(await finished('b')).toMatchObject({ state: 'done' });
+    expect(held).toHaveLength(2);
+    expect((await getRun(run.runId))!).toMatchObject({ state: 'done', resumes: [2], step: 4 });
+    held[1].dispose();
+  });
+});
+
+describe('a device lost during a benchmark', () => {
+  it('fails the job as a device loss, keeps every stored prediction, and a resume on a fresh device makes only the missing ones', async () => {
+    // Destroy the device after the checkpoint's second prediction is stored.
+    let checkpointPredictions = 0;
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      const p = m.type === 'progress' && m.jobId === 'bench-a' ? (m.data as BenchProgress) : null;
+      if (p?.phase === 'generate' && p.backend === 'ckpt' && ++checkpointPredictions === 2) device.handle('destroy');
+    });
+    // A stored checkpoint of an untrained micro model (its predictions are noise; the judge scores them all the same).
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+      { vocabSize: 300 },
+    );
+    const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
+    const runId = `bench-lost-${Math.random().toString(36).slice(2, 8)}`;
+    const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 2, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
+    await putRun({
+      id: runId,
+      name: runId,
+      createdAt: 1,
+      updatedAt: 1,
+      stage: 'sft',
+      spec: { ...spec, steps: 2 },
+      data: { name: 'terminal×8', trajectories: data.length },
+      from: null,
+      state: 'done',
+      step: 2,
+      checkpoints: {},
+      resumes: [],
+    } as unknown as RunRecord);
+    const stored = await storeCheckpoint(runId, 'last', bytes, { step: 2 });
+    const samples = benchSampleRecords(data, { evalFraction: 1, seed: 0 }).slice(0, 5);
+    const benchId = `lost-${runId}`;
+    const bench: BenchRecord = {
+      id: benchId,
+      name: 'lost',
+      createdAt: 0,
+      updatedAt: 0,
+      origin: 'run',
+      state: 'queued',
+      data: { datasetId: null, name: 'terminal×8', perDomain: null, evalFraction: 1, seed: 0, domains: ['terminal'] },
+      samples,
+      backends: [
+        { id: 'copy-last', name: 'copy-last', kind: 'copy-last' },
+        { id: 'ckpt', name: 'local:sft-2', kind: 'checkpoint', checkpoint: { key: stored.key, runId, runName: runId, tag: 'last', step: 2 } },
+      ],
+      judges: [{ id: 'local-rubric', kind: 'local' }],
+      generation: { maxTokens: 6 },
+      progress: { done: 0, total: 0 },
+    };
+    await putBench(bench);
+
+    host.handle({ type: 'start', jobId: 'bench-a', spec: { kind: 'bench', benchId } });
+    expect(await finished('bench-a')).toMatchObject({ state: 'failed' });
+    const error = events.find((e) => e.type === 'error' && e.jobId === 'bench-a') as Extract<FromWorker, { type: 'error' }>;
+    expect(error).toMatchObject({ kind: 'device-lost', message: expect.stringMatching(/^The GPU device was lost \(destroyed\)/) });
+    // What was stored before the loss is kept: every copy-last prediction, the checkpoint's first two.
+    const before = await loadResults(benchId);
+    const made = (backend: string, rs: typeof before) => rs.filter((r) => r.backend === backend && r.prediction.gen_error === undefined).length;
+    expect(made('copy-last', before)).toBe(samples.length);
+    expect(made('ckpt', before)).toBeGreaterThanOrEqual(2);
+    const kept = new Map(before.map((r) => [`${r.backend}#${r.index}`, r.prediction.gen]));
+    for (let i = 0; i < 400 && (await getBench(benchId))?.state === 'running'; i++) await tick();
+    expect((await getBench(benchId))!.state).not.toBe('running');
+
+    host.handle({ type: 'start', jobId: 'bench-b', spec: { kind: 'bench', benchId } });
+    expect(await finished('bench-b')).toMatchObject({ state: 'done' });
+    expect(held).toHaveLength(2);
+    const after = await loadResults(benchId);
+    expect(made('copy-last', after)).toBe(samples.length);
+    expect(made('ckpt', after)).toBe(samples.length);
+    // The predictions made before the loss are the ones stored then (not made again).
+    for (const r of after)
+      if (kept.has(`${r.backend}#${r.index}`) && r.prediction.gen_error === undefined) expect(r.prediction.gen).toBe(kept.get(`${r.backend}#${r.index}`));
+    expect((await getBench(benchId))!).toMatchObject({ state: 'done', progress: { done: expect.any(Number) } });
+    held[1].dispose();
+  });
+});
