@@ -1,6 +1,7 @@
 // The import boundaries of src/ (docs/architecture.md draws them): dependencies point one way,
 //
 //   app, cli  →  jobs  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
+//         cli  →  serve (the HTTP server)  →  backends
 //                    envs (the simulated environments) beside, above core
 //
 // Every room may import core, which imports nothing of ours but core: the plain data all share

@@ -4,7 +4,7 @@
 // Commands that use the GPU (Dawn) need the Vulkan environment set before the process starts
 // (the dynamic linker reads LD_LIBRARY_PATH only then), so for those we re-run ourselves with it.
 // Which commands those are, by their arguments, is decided in src/cli/gpu-use.ts.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { register } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register as registerTsx } from 'tsx/esm/api';
@@ -15,8 +15,11 @@ registerTsx();
 const { needsGpu } = await import('../src/cli/gpu-use.ts');
 if (needsGpu(args) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
+  // A stop asked of this process (Ctrl-C, a service manager's SIGTERM) is the child's to honour.
+  for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => child.kill(s));
+  const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  process.exit(code);
 }
 
 register('./raw-loader.mjs', import.meta.url);

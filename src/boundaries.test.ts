@@ -30,6 +30,8 @@ const CASES: [string, string, string[]][] = [
   ['src/train/rejection.ts', "import { endpointBackend } from '../backends/endpoint.ts';", []],
   ['src/backends/local.ts', "import type { TrainStage } from '../train/pipeline.ts';", ['backends-beside-train']],
   ['src/reference/matmul.ts', "import { matmul } from '../gpu/kernels/matmul.ts';", ['reference-imports-core']],
+  ['src/serve/openai.ts', "import { runTraining } from '../train/pipeline.ts';", ['serve-below-cli']],
+  ['src/serve/envs.ts', "import { ENV_DOMAINS } from '../envs/registry.ts';", []],
   ['src/jobs/jobs.ts', "import { main } from '../cli/main.ts';", ['nothing-imports-cli', 'jobs-below-app']],
   ['src/core/judge/verifier.test.ts', "import { useGpuStore } from '../../app/stores/gpu.ts';", ['nothing-imports-app']],
   // a cycle is reported once, at the module where the cruise closes it

@@ -43,6 +43,12 @@ const CASES: Record<string, [string[], boolean][]> = {
     [['--resume', '-o', 'out'], true],
     [['--resume', '--backend', 'reference', '-o', 'out'], false],
   ],
+  serve: [
+    [['--model', 'ck.safetensors'], true],
+    [['--model', FOLDER, '--port', '0'], true],
+    [['--model', 'copy-last'], false],
+    [['--model=copy-last'], false],
+  ],
   score: [[['judged.jsonl'], false]],
   agree: [[['a.jsonl', 'b.jsonl'], false]],
   labels: [

@@ -55,8 +55,9 @@ export const GPU_USE: Readonly<Record<string, GpuUse>> = {
   // Every export path (--to hf, --to onnx, adapters merged) reads the weights on the CPU (export.ts CPU_LIMITS).
   export: false,
   gpu: true,
-  // serve (to come): a served checkpoint or Hugging Face folder opens a device; an ONNX folder
-  // (onnxruntime-web, WASM) or a proxied endpoint does not. Its entry goes here with the command.
+  // A served checkpoint or Hugging Face folder opens a device; copy-last does not. An ONNX folder
+  // (onnxruntime-web, WASM) does not either, but only the folder's files tell: yes.
+  serve: (args) => option(args, 'model') !== 'copy-last',
 };
 
 /** Whether `lwm ARGV...` needs the GPU's environment; false for usage, help and unknown commands. */

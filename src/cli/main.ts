@@ -25,6 +25,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: 'optimize --template F --data F -o DIR improve a prompt template (judged rounds, paired test)',
     load: () => import('./commands/optimize.ts'),
   },
+  serve: {
+    summary: 'serve --model M [--port N]      a world model behind the OpenAI API (chat, completions, streaming)',
+    load: () => import('./commands/serve.ts'),
+  },
   score: { summary: 'score JUDGED.jsonl            AgentWorldBench score table', load: () => import('./commands/score.ts') },
   agree: { summary: 'agree FILE...                 judge agreement (Spearman, Kendall, Pearson)', load: () => import('./commands/agree.ts') },
   labels: { summary: 'labels --teacher T -o FILE     SFT labels by rejection sampling (for train --labels)', load: () => import('./commands/labels.ts') },

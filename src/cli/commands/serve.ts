@@ -1,0 +1,191 @@
+// `lwm serve --model M`: a world model behind an OpenAI-compatible HTTP API (src/serve/openai.ts),
+// opened by the one opener every backend goes through (src/backends/open.ts, Node's source).
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { BackendRef } from '../../core/backend-ref.ts';
+import { DEFAULT_FOLDER_CONTEXT } from '../../core/backend-ref.ts';
+import { openBackend } from '../../backends/open.ts';
+import { nodeSource } from '../../backends/node.ts';
+import { listen, OpenAIService } from '../../serve/openai.ts';
+import { FileError, intOption, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
+
+const HELP = `Usage: lwm serve --model M [options]
+
+Serves one world model over the OpenAI API: GET /v1/models, POST /v1/chat/completions and
+POST /v1/completions (streaming too), and GET /health. Clients written for OpenAI (the
+AgentWorldBench eval.py, the OpenAI Python and JavaScript clients, lwm infer --backend endpoint)
+use it unchanged.
+
+  --model M            a checkpoint of ours (FILE.safetensors), a Hugging Face model folder
+                       (config.json, *.safetensors, tokenizer.json) or an ONNX causal-LM folder
+                       (onnx/model.onnx); or copy-last, the baseline that repeats the last
+                       observation (no model)
+  --model-id ID        the id clients name the model by (default: the file or folder name)
+  --host H             address to bind (default 127.0.0.1: this machine only)
+  --port N             port (default 8000; 0 picks a free one)
+  --api-key K          require Authorization: Bearer K (default: LWM_SERVE_API_KEY, else none)
+  --allowed-origins O  comma-separated origins a web page may call from (CORS; default none,
+                       * for any): e.g. the app's origin, to use the server as its endpoint
+  --max-queue N        requests that may wait for the model (default 64); one more gets 503
+  --domain D           the environment a chat is simulated for when a request does not say
+                       ("domain" in the body); our checkpoints render it into their prompt
+  --template NAME      a checkpoint's trained template to prompt with (default: its own)
+  --weights f32|f16    how a checkpoint's or folder's weights are held on the GPU (default f32)
+  --context N          a Hugging Face folder's context in tokens (default: its own, at most ${DEFAULT_FOLDER_CONTEXT})
+  --memory-gib G       GPU memory a Hugging Face folder may take (default 8)
+  --variant V          an ONNX folder's model file (fp16, q4, … or a file name)
+
+Chat messages reach the model the way it was trained: through a folder's chat template or a
+fine-tune's trained template; for our checkpoints in the AgentWorldBench layout (the system
+prompt, then user actions and assistant observations, ending with the action to simulate).
+Requests are answered in arrival order. Stop with Ctrl-C or SIGTERM.
+`;
+
+export interface ServeArgs {
+  model: string;
+  modelId?: string;
+  host: string;
+  port: number;
+  apiKey?: string;
+  allowedOrigins: string[];
+  maxQueue: number;
+  domain?: string;
+  template?: string;
+  weights?: 'f32' | 'f16';
+  context?: number;
+  memoryGiB: number;
+  variant?: string;
+}
+
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeArgs | 'help' {
+  const { values } = parseCommandArgs(
+    argv,
+    {
+      model: { type: 'string' },
+      'model-id': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'api-key': { type: 'string' },
+      'allowed-origins': { type: 'string' },
+      'max-queue': { type: 'string' },
+      domain: { type: 'string' },
+      template: { type: 'string' },
+      weights: { type: 'string' },
+      context: { type: 'string' },
+      'memory-gib': { type: 'string' },
+      variant: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    false,
+  );
+  if (values.help) return 'help';
+  if (!values.model) throw new UsageError('--model is required: a checkpoint, a Hugging Face folder, an ONNX folder, or copy-last');
+  if (values.weights !== undefined && values.weights !== 'f32' && values.weights !== 'f16')
+    throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(values.weights)}`);
+  const memory = values['memory-gib'] === undefined ? 8 : Number(values['memory-gib']);
+  if (!(Number.isFinite(memory) && memory > 0 && memory <= 1024))
+    throw new UsageError(`--memory-gib must be a number of GiB above 0, got ${JSON.stringify(values['memory-gib'])}`);
+  const origins = (values['allowed-origins'] ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  for (const o of origins) {
+    if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o))
+      throw new UsageError(`--allowed-origins: ${JSON.stringify(o)} is not an origin (scheme://host[:port], or *)`);
+  }
+  const modelId = values['model-id'];
+  if (modelId !== undefined && !/^[\w.:@/-]{1,200}$/.test(modelId))
+    throw new UsageError(`--model-id must be letters, digits and . _ - : @ / (at most 200), got ${JSON.stringify(modelId)}`);
+  const apiKey = values['api-key'] ?? env.LWM_SERVE_API_KEY;
+  return {
+    model: values.model,
+    ...(modelId !== undefined && { modelId }),
+    host: values.host ?? '127.0.0.1',
+    port: values.port === undefined ? 8000 : intOption('port', values.port, 0, 65535),
+    ...(apiKey && { apiKey }),
+    allowedOrigins: origins,
+    maxQueue: values['max-queue'] === undefined ? 64 : intOption('max-queue', values['max-queue'], 0, 100_000),
+    ...(values.domain !== undefined && { domain: values.domain }),
+    ...(values.template !== undefined && { template: values.template }),
+    ...(values.weights !== undefined && { weights: values.weights as 'f32' | 'f16' }),
+    ...(values.context !== undefined && { context: intOption('context', values.context, 16) }),
+    memoryGiB: memory,
+    ...(values.variant !== undefined && { variant: values.variant }),
+  };
+}
+
+/** The model `--model` names, as a BackendRef: a checkpoint file, a Hugging Face folder, an ONNX folder, or copy-last. */
+export function serveRef(a: ServeArgs): BackendRef {
+  if (a.model === 'copy-last') return { kind: 'copy-last' };
+  if (!existsSync(a.model)) throw new FileError(`${a.model}: no such file or folder (a checkpoint, a Hugging Face folder, or an ONNX folder)`);
+  const name = basename(a.model.replace(/[/\\]+$/, ''));
+  if (statSync(a.model).isFile()) {
+    return {
+      kind: 'checkpoint',
+      checkpoint: { key: a.model, label: name, ...(a.template !== undefined && { template: a.template }), ...(a.weights && { weights: a.weights }) },
+    };
+  }
+  const files = readdirSync(a.model);
+  const onnx = existsSync(join(a.model, 'onnx')) || files.some((f) => f.endsWith('.onnx'));
+  const safetensors = files.some((f) => f.endsWith('.safetensors') || f === 'model.safetensors.index.json');
+  if (onnx && !safetensors) return { kind: 'onnx', onnx: { folderId: a.model, name, ...(a.variant !== undefined && { file: a.variant }), execution: 'wasm' } };
+  if (!safetensors) throw new FileError(`${a.model}: a folder without *.safetensors or onnx/*.onnx is not a model folder`);
+  return { kind: 'hf', hf: { folderId: a.model, name, context: a.context ?? null, memoryGiB: a.memoryGiB, ...(a.weights && { weights: a.weights }) } };
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (s: string) => () => {
+      process.off('SIGINT', int);
+      process.off('SIGTERM', term);
+      resolve(s);
+    };
+    const int = on('SIGINT');
+    const term = on('SIGTERM');
+    process.on('SIGINT', int);
+    process.on('SIGTERM', term);
+  });
+}
+
+export default async function serve(argv: string[], io: CliIO): Promise<number> {
+  const a = parseServeArgs(argv);
+  if (a === 'help') {
+    io.out(HELP);
+    return 0;
+  }
+  const ref = serveRef(a);
+  const source = nodeSource({ log: (m) => io.err(`lwm serve: ${m}\n`) });
+  const opened = await openBackend(ref, source);
+  const modelId = a.modelId ?? (ref.kind === 'copy-last' ? 'copy-last' : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
+  const service = new OpenAIService(opened, {
+    modelId,
+    ...(a.apiKey && { apiKey: a.apiKey }),
+    allowedOrigins: a.allowedOrigins,
+    maxQueue: a.maxQueue,
+    ...(a.domain !== undefined && { domain: a.domain }),
+  });
+  let bound: Awaited<ReturnType<typeof listen>>;
+  try {
+    bound = await listen(service, a.host, a.port);
+  } catch (e) {
+    opened.dispose();
+    source.release?.();
+    throw new FileError(`cannot listen on ${a.host}:${a.port}: ${(e as Error).message}`);
+  }
+  io.out(`lwm serve: ${modelId} (${ref.kind}) at ${bound.url}/v1${a.apiKey ? ' (API key required)' : ''}\n`);
+  const signal = await stopSignal();
+  io.err(`lwm serve: ${signal}: closing\n`);
+  bound.server.closeIdleConnections?.();
+  await new Promise<void>((resolve) => {
+    bound.server.close(() => resolve());
+    // Streams in flight end when their clients see the socket close.
+    setTimeout(() => {
+      bound.server.closeAllConnections?.();
+      resolve();
+    }, 2000).unref();
+  });
+  opened.dispose();
+  source.release?.();
+  return 0;
+}
