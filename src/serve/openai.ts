@@ -371,10 +371,11 @@ export class OpenAIService {
       if (typeof body.prompt !== 'string') throw new ApiError(400, "'prompt' must be a string", 'invalid_request_error', 'prompt');
       request = { prompt: body.prompt };
     }
+    const budget = maxTokens === undefined ? undefined : this.budget(request, maxTokens);
     let options: Omit<GenerateOptions, 'signal'>;
     try {
       options = generationFor(this.opened, {
-        ...(maxTokens !== undefined && { maxTokens }),
+        ...(budget !== undefined && { maxTokens: budget }),
         ...(temperature !== undefined && { temperature }),
         ...(topP !== undefined && { topP }),
         ...(seed !== undefined && { seed }),
@@ -396,6 +397,21 @@ export class OpenAIService {
       }
     }
     return { request, options, stream: body.stream === true, chat, includeUsage };
+  }
+
+  /**
+   * The output budget a request runs with: max_tokens is a ceiling. One the context cannot hold
+   * (clients written for large models ask for 32768) is lowered to the room the whole prompt
+   * leaves (a turn, measured with the model's tokenizer), else to a quarter of the context, the
+   * model's own default; finish_reason 'length' then tells the client where it stopped.
+   */
+  private budget(request: GenerateRequest, asked: number): number {
+    const context = this.opened.contextLength;
+    if (context === null || asked < context) return asked;
+    const fallback = Math.max(1, Math.floor(context / 4));
+    if (!('sample' in request)) return fallback;
+    const full = this.opened.contextReport(request, 1)?.full;
+    return full !== undefined && context - full >= 1 ? Math.min(asked, context - full) : fallback;
   }
 
   private async complete(res: ServerResponse, job: Job): Promise<void> {
