@@ -48,6 +48,8 @@ const CASES: Record<string, [string[], boolean][]> = {
     [['--model', FOLDER, '--port', '0'], true],
     [['--model', 'copy-last'], false],
     [['--model=copy-last'], false],
+    [['--envs', '--port', '0'], false],
+    [['--envs', '--model', 'ck.safetensors'], true],
   ],
   score: [[['judged.jsonl'], false]],
   agree: [[['a.jsonl', 'b.jsonl'], false]],

@@ -55,9 +55,12 @@ export const GPU_USE: Readonly<Record<string, GpuUse>> = {
   // Every export path (--to hf, --to onnx, adapters merged) reads the weights on the CPU (export.ts CPU_LIMITS).
   export: false,
   gpu: true,
-  // A served checkpoint or Hugging Face folder opens a device; copy-last does not. An ONNX folder
+  // A served checkpoint or Hugging Face folder opens a device; copy-last and --envs alone do not. An ONNX folder
   // (onnxruntime-web, WASM) does not either, but only the folder's files tell: yes.
-  serve: (args) => option(args, 'model') !== 'copy-last',
+  serve: (args) => {
+    const model = option(args, 'model');
+    return model !== undefined && model !== 'copy-last';
+  },
 };
 
 /** Whether `lwm ARGV...` needs the GPU's environment; false for usage, help and unknown commands. */

@@ -2,7 +2,8 @@
 // evaluation scripts (the public AgentWorldBench `eval.py infer`) and the OpenAI clients use a
 // world model trained here unchanged. Node's http module only; no framework.
 //
-// Routes: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions.
+// Routes: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions, and with
+// `envs` the environment API under /v1/envs (src/serve/envs.ts).
 // - Chat messages reach the model the way it was trained: a model that is sent chat messages
 //   (a folder with its own chat template, a fine-tune with its trained template) gets them as they
 //   are; a model that renders turns (our checkpoints) reads them in the AgentWorldBench message
@@ -18,6 +19,7 @@ import type { AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 import type { ChatMessage } from '../core/chat.ts';
 import { BackendError } from '../backends/errors.ts';
 import { generationFor, type OpenedBackend } from '../backends/open.ts';
+import { EnvApiError, EnvService, type EnvLimits } from './envs.ts';
 
 export interface ServeOptions {
   /** The id clients name the model by (GET /v1/models lists it). */
@@ -32,6 +34,8 @@ export interface ServeOptions {
   domain?: string;
   /** Largest request body, in bytes. */
   maxBodyBytes?: number;
+  /** Serve the environment API (/v1/envs, src/serve/envs.ts) with these limits. */
+  envs?: Partial<EnvLimits>;
 }
 
 /** An error answered as OpenAI's error JSON. */
@@ -251,24 +255,39 @@ interface Job {
   includeUsage: boolean;
 }
 
-/** The served model, the queue in front of it, and the request handler. */
+/** The served model (none: environments only), the queue in front of it, and the request handler. */
 export class OpenAIService {
   readonly queue: FairQueue;
   readonly created = Math.floor(Date.now() / 1000);
+  readonly envs: EnvService | null;
   private readonly domain: string;
 
   constructor(
-    readonly opened: OpenedBackend,
+    private readonly served: OpenedBackend | null,
     readonly options: ServeOptions,
   ) {
-    this.queue = new FairQueue(Math.max(1, opened.concurrency), options.maxQueue ?? DEFAULT_MAX_QUEUE);
+    this.queue = new FairQueue(Math.max(1, served?.concurrency ?? 1), options.maxQueue ?? DEFAULT_MAX_QUEUE);
     this.domain = options.domain ?? 'environment';
+    const model = served && {
+      backend: served.backend,
+      options: () => generationFor(served),
+      acquire: (signal?: AbortSignal) => this.queue.acquire(signal),
+    };
+    this.envs = options.envs ? new EnvService(model, options.envs) : null;
+  }
+
+  /** The served model; a 404 when the server serves environments only. */
+  get opened(): OpenedBackend {
+    if (!this.served)
+      throw new ApiError(404, 'this server serves no model (it was started with --envs and no --model)', 'invalid_request_error', 'model', 'model_not_found');
+    return this.served;
   }
 
   /** The Node request handler. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     this.route(req, res).catch((e) => {
-      sendError(res, e instanceof ApiError ? e : new ApiError(500, `internal error: ${(e as Error).message}`, 'server_error'));
+      if (e instanceof EnvApiError) sendError(res, new ApiError(e.status, e.message, 'invalid_request_error', e.param, e.code));
+      else sendError(res, e instanceof ApiError ? e : new ApiError(500, `internal error: ${(e as Error).message}`, 'server_error'));
     });
   };
 
@@ -280,7 +299,7 @@ export class OpenAIService {
       res.setHeader('access-control-allow-origin', allowed.includes('*') ? '*' : origin);
       res.setHeader('vary', 'Origin');
       res.setHeader('access-control-allow-headers', 'authorization, content-type');
-      res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+      res.setHeader('access-control-allow-methods', 'GET, POST, DELETE, OPTIONS');
     }
   }
 
@@ -294,7 +313,12 @@ export class OpenAIService {
       return;
     }
     if (path === '/health') {
-      send(res, 200, { status: 'ok', model: this.options.modelId, waiting: this.queue.depth });
+      send(res, 200, {
+        status: 'ok',
+        model: this.served ? this.options.modelId : null,
+        waiting: this.queue.depth,
+        ...(this.envs && { episodes: this.envs.live }),
+      });
       return;
     }
     if (!path.startsWith('/v1/'))
@@ -306,11 +330,15 @@ export class OpenAIService {
         'not_found',
       );
     this.authorize(req);
-    if (path === '/v1/models' && req.method === 'GET') {
-      send(res, 200, { object: 'list', data: [this.modelCard()] });
+    if (path === '/v1/envs' || path.startsWith('/v1/envs/')) {
+      await this.envRoute(req, res, path);
       return;
     }
-    if (path === `/v1/models/${this.options.modelId}` && req.method === 'GET') {
+    if (path === '/v1/models' && req.method === 'GET') {
+      send(res, 200, { object: 'list', data: this.served ? [this.modelCard()] : [] });
+      return;
+    }
+    if (this.served && path === `/v1/models/${this.options.modelId}` && req.method === 'GET') {
       send(res, 200, this.modelCard());
       return;
     }
@@ -321,6 +349,31 @@ export class OpenAIService {
       return;
     }
     throw new ApiError(404, `no route ${req.method} ${path}`, 'invalid_request_error', null, 'not_found');
+  }
+
+  private async envRoute(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const envs = this.envs;
+    if (!envs) throw new ApiError(404, 'this server serves no environments: start it with --envs', 'invalid_request_error', null, 'not_found');
+    const m = /^\/v1\/envs(?:\/([^/]+)(\/step)?)?$/.exec(path);
+    if (!m) throw new ApiError(404, `no route ${req.method} ${path}`, 'invalid_request_error', null, 'not_found');
+    const [, id, step] = m;
+    const limit = this.options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    if (!id && req.method === 'POST') send(res, 200, envs.create(await readBody(req, limit)));
+    else if (!id && req.method === 'GET') send(res, 200, envs.list());
+    else if (id && step && req.method === 'POST') {
+      const abort = new AbortController();
+      const onClose = () => {
+        if (!res.writableEnded) abort.abort();
+      };
+      res.on('close', onClose);
+      try {
+        send(res, 200, await envs.step(decodeURIComponent(id), await readBody(req, limit), abort.signal));
+      } finally {
+        res.off('close', onClose);
+      }
+    } else if (id && !step && req.method === 'GET') send(res, 200, envs.read(decodeURIComponent(id)));
+    else if (id && !step && req.method === 'DELETE') send(res, 200, envs.end(decodeURIComponent(id)));
+    else throw new ApiError(405, `${req.method} is not a method of ${path}`, 'invalid_request_error', null, 'method_not_allowed');
   }
 
   private authorize(req: IncomingMessage): void {

@@ -40,9 +40,19 @@ describe('lwm serve: arguments', () => {
     });
   });
 
+  it('--envs: environments with or without a model, and their limits', () => {
+    expect(parseServeArgs(['--envs'], {})).toMatchObject({ model: '', envs: { maxEpisodes: 64, idleMs: 600_000 } });
+    expect(parseServeArgs(['--envs', '--model', 'm', '--max-episodes', '8', '--episode-idle', '30'], {})).toMatchObject({
+      model: 'm',
+      envs: { maxEpisodes: 8, idleMs: 30_000 },
+    });
+    expect(() => parseServeArgs(['--model', 'm', '--max-episodes', '8'], {})).toThrow('--max-episodes is for --envs');
+    expect(() => parseServeArgs(['--envs', '--max-episodes', '0'], {})).toThrow('--max-episodes must be an integer from 1');
+  });
+
   it('refuses bad flags with the flag named', () => {
     const bad: [string[], string][] = [
-      [[], '--model is required'],
+      [[], '--model is required (a checkpoint, a Hugging Face folder, an ONNX folder, or copy-last), or --envs'],
       [['--model', 'm', '--port', '70000'], '--port must be an integer from 0 to 65535'],
       [['--model', 'm', '--allowed-origins', 'localhost'], '"localhost" is not an origin'],
       [['--model', 'm', '--weights', 'f8'], '--weights must be f32 or f16'],

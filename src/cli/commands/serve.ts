@@ -9,7 +9,8 @@ import { nodeSource } from '../../backends/node.ts';
 import { listen, OpenAIService } from '../../serve/openai.ts';
 import { FileError, intOption, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 
-const HELP = `Usage: lwm serve --model M [options]
+const HELP = `Usage: lwm serve --model M [--envs] [options]
+       lwm serve --envs [options]
 
 Serves one world model over the OpenAI API: GET /v1/models, POST /v1/chat/completions and
 POST /v1/completions (streaming too), and GET /health. Clients written for OpenAI (the
@@ -34,6 +35,12 @@ use it unchanged.
   --context N          a Hugging Face folder's context in tokens (default: its own, at most ${DEFAULT_FOLDER_CONTEXT})
   --memory-gib G       GPU memory a Hugging Face folder may take (default 8)
   --variant V          an ONNX folder's model file (fp16, q4, … or a file name)
+  --envs               also serve the environment API: POST /v1/envs {domain, seed, simulator}
+                       starts an episode of a built-in environment whose observations come from
+                       the environment ("real") or the served model ("model"); POST
+                       /v1/envs/ID/step {action} steps it; DELETE /v1/envs/ID ends it
+  --max-episodes N     live episodes at once (default 64)
+  --episode-idle S     seconds an episode may sit unstepped before it ends (default 600)
 
 Chat messages reach the model the way it was trained: through a folder's chat template or a
 fine-tune's trained template; for our checkpoints in the AgentWorldBench layout (the system
@@ -55,6 +62,7 @@ export interface ServeArgs {
   context?: number;
   memoryGiB: number;
   variant?: string;
+  envs?: { maxEpisodes: number; idleMs: number };
 }
 
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeArgs | 'help' {
@@ -74,12 +82,17 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       context: { type: 'string' },
       'memory-gib': { type: 'string' },
       variant: { type: 'string' },
+      envs: { type: 'boolean' },
+      'max-episodes': { type: 'string' },
+      'episode-idle': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
   );
   if (values.help) return 'help';
-  if (!values.model) throw new UsageError('--model is required: a checkpoint, a Hugging Face folder, an ONNX folder, or copy-last');
+  if (!values.model && !values.envs)
+    throw new UsageError('--model is required (a checkpoint, a Hugging Face folder, an ONNX folder, or copy-last), or --envs for environments only');
+  for (const f of ['max-episodes', 'episode-idle'] as const) if (values[f] !== undefined && !values.envs) throw new UsageError(`--${f} is for --envs`);
   if (values.weights !== undefined && values.weights !== 'f32' && values.weights !== 'f16')
     throw new UsageError(`--weights must be f32 or f16, got ${JSON.stringify(values.weights)}`);
   const memory = values['memory-gib'] === undefined ? 8 : Number(values['memory-gib']);
@@ -98,7 +111,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     throw new UsageError(`--model-id must be letters, digits and . _ - : @ / (at most 200), got ${JSON.stringify(modelId)}`);
   const apiKey = values['api-key'] ?? env.LWM_SERVE_API_KEY;
   return {
-    model: values.model,
+    model: values.model ?? '',
     ...(modelId !== undefined && { modelId }),
     host: values.host ?? '127.0.0.1',
     port: values.port === undefined ? 8000 : intOption('port', values.port, 0, 65535),
@@ -111,6 +124,12 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     ...(values.context !== undefined && { context: intOption('context', values.context, 16) }),
     memoryGiB: memory,
     ...(values.variant !== undefined && { variant: values.variant }),
+    ...(values.envs && {
+      envs: {
+        maxEpisodes: values['max-episodes'] === undefined ? 64 : intOption('max-episodes', values['max-episodes'], 1, 100_000),
+        idleMs: (values['episode-idle'] === undefined ? 600 : intOption('episode-idle', values['episode-idle'], 1, 7 * 24 * 3600)) * 1000,
+      },
+    }),
   };
 }
 
@@ -154,26 +173,28 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
     io.out(HELP);
     return 0;
   }
-  const ref = serveRef(a);
+  const ref = a.model ? serveRef(a) : null;
   const source = nodeSource({ log: (m) => io.err(`lwm serve: ${m}\n`) });
-  const opened = await openBackend(ref, source);
-  const modelId = a.modelId ?? (ref.kind === 'copy-last' ? 'copy-last' : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
+  const opened = ref && (await openBackend(ref, source));
+  const modelId = a.modelId ?? (!ref ? '' : ref.kind === 'copy-last' ? 'copy-last' : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
   const service = new OpenAIService(opened, {
     modelId,
     ...(a.apiKey && { apiKey: a.apiKey }),
     allowedOrigins: a.allowedOrigins,
     maxQueue: a.maxQueue,
     ...(a.domain !== undefined && { domain: a.domain }),
+    ...(a.envs && { envs: a.envs }),
   });
   let bound: Awaited<ReturnType<typeof listen>>;
   try {
     bound = await listen(service, a.host, a.port);
   } catch (e) {
-    opened.dispose();
+    opened?.dispose();
     source.release?.();
     throw new FileError(`cannot listen on ${a.host}:${a.port}: ${(e as Error).message}`);
   }
-  io.out(`lwm serve: ${modelId} (${ref.kind}) at ${bound.url}/v1${a.apiKey ? ' (API key required)' : ''}\n`);
+  const what = [ref && `${modelId} (${ref.kind})`, a.envs && 'environments'].filter(Boolean).join(' and ');
+  io.out(`lwm serve: ${what} at ${bound.url}/v1${a.apiKey ? ' (API key required)' : ''}\n`);
   const signal = await stopSignal();
   io.err(`lwm serve: ${signal}: closing\n`);
   bound.server.closeIdleConnections?.();
@@ -185,7 +206,7 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
       resolve();
     }, 2000).unref();
   });
-  opened.dispose();
+  opened?.dispose();
   source.release?.();
   return 0;
 }
