@@ -14,7 +14,7 @@ import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chrom
 import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
 const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout', 'llm'];
-const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer'];
+const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer', 'serve'];
 // Run only when named: `llm` at its default size (SmolLM2-135M's shape) takes long without a real GPU.
 const ON_REQUEST = ['llm'];
 // Options passed to the browser suites (`--suite llm --layers 2`); bench/llm-shape.ts reads and checks them.
