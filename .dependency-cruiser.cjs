@@ -2,6 +2,7 @@
 //
 //   app, cli  →  jobs  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
 //         cli  →  serve (the HTTP server)  →  backends
+//   the package (src/index.ts, node.ts, browser.ts, lib/)  →  backends, envs, core
 //                    envs (the simulated environments) beside, above core
 //
 // Every room may import core, which imports nothing of ours but core: the plain data all share
@@ -73,6 +74,19 @@ module.exports = {
       ['storage', 'backends', 'model', 'gpu', 'reference', 'envs', 'core'],
       'train drives the model and storage, and uses backends where a stage needs one (a rejection-sampling teacher, an endpoint reward judge); it runs in the context of src/train/context.ts and never imports the jobs that host it.',
     ),
+    onlyImports(
+      'lib-is-the-package-api',
+      'lib',
+      ['backends', 'envs', 'core'],
+      "the package's API (src/index.ts, node.ts, browser.ts and src/lib/) opens models through the backends, judges with core and plays the environments.",
+    ),
+    {
+      name: 'nothing-imports-the-package',
+      comment: "the package's entries and src/lib/ are a top like app and cli: the product never imports its own package API.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/(lib/|index\\.ts$|node\\.ts$|browser\\.ts$)|${TESTS}` },
+      to: { path: '^src/(lib/|index\\.ts$|node\\.ts$|browser\\.ts$)' },
+    },
     onlyImports(
       'serve-below-cli',
       'serve',

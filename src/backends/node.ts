@@ -2,7 +2,10 @@
 // folder a directory, the GPU Dawn's WebGPU (acquired on first use, once, and released with the
 // source), an endpoint's key the one given, else $LWM_API_KEY, then $OPENAI_API_KEY.
 // Node-only: the app never imports this file.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { BackendRef } from '../core/backend-ref.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { nodeFolder } from '../model/hf/node.ts';
 import { BackendError } from './errors.ts';
@@ -38,4 +41,38 @@ export function nodeSource(o: { apiKey?: string; log?: (message: string) => void
       rt = null;
     },
   };
+}
+
+/** How a model found by its path is opened: a checkpoint's template and weights, a folder's run settings, an ONNX folder's file. */
+export interface PathOptions {
+  template?: string;
+  weights?: 'f32' | 'f16';
+  /** A Hugging Face folder's context (absent: its own, up to a default). */
+  context?: number;
+  /** GPU memory a Hugging Face folder may take, in GiB (default 8). */
+  memoryGiB?: number;
+  /** An ONNX folder's model file (fp16, q4, … or a file name). */
+  variant?: string;
+}
+
+/**
+ * The model at `path`: a file is a checkpoint of ours, a folder with safetensors a Hugging Face
+ * folder, a folder with ONNX files and no safetensors an ONNX export; `copy-last` the baseline.
+ */
+export function refFromPath(path: string, o: PathOptions = {}): BackendRef {
+  if (path === 'copy-last') return { kind: 'copy-last' };
+  if (!existsSync(path)) throw new BackendError(`${path}: no such file or folder (a checkpoint, a Hugging Face folder, or an ONNX folder)`, 'folder');
+  const name = basename(path.replace(/[/\\]+$/, ''));
+  if (statSync(path).isFile()) {
+    return {
+      kind: 'checkpoint',
+      checkpoint: { key: path, label: name, ...(o.template !== undefined && { template: o.template }), ...(o.weights && { weights: o.weights }) },
+    };
+  }
+  const files = readdirSync(path);
+  const onnx = existsSync(join(path, 'onnx')) || files.some((f) => f.endsWith('.onnx'));
+  const safetensors = files.some((f) => f.endsWith('.safetensors') || f === 'model.safetensors.index.json');
+  if (onnx && !safetensors) return { kind: 'onnx', onnx: { folderId: path, name, ...(o.variant !== undefined && { file: o.variant }), execution: 'wasm' } };
+  if (!safetensors) throw new BackendError(`${path}: a folder without *.safetensors or onnx/*.onnx is not a model folder`, 'folder');
+  return { kind: 'hf', hf: { folderId: path, name, context: o.context ?? null, memoryGiB: o.memoryGiB ?? 8, ...(o.weights && { weights: o.weights }) } };
 }

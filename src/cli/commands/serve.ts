@@ -1,11 +1,11 @@
 // `lwm serve --model M`: a world model behind an OpenAI-compatible HTTP API (src/serve/openai.ts),
 // opened by the one opener every backend goes through (src/backends/open.ts, Node's source).
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import type { BackendRef } from '../../core/backend-ref.ts';
 import { DEFAULT_FOLDER_CONTEXT } from '../../core/backend-ref.ts';
 import { openBackend } from '../../backends/open.ts';
-import { nodeSource } from '../../backends/node.ts';
+import { BackendError } from '../../backends/errors.ts';
+import { nodeSource, refFromPath } from '../../backends/node.ts';
 import { listen, OpenAIService } from '../../serve/openai.ts';
 import { FileError, intOption, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 
@@ -135,21 +135,17 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 
 /** The model `--model` names, as a BackendRef: a checkpoint file, a Hugging Face folder, an ONNX folder, or copy-last. */
 export function serveRef(a: ServeArgs): BackendRef {
-  if (a.model === 'copy-last') return { kind: 'copy-last' };
-  if (!existsSync(a.model)) throw new FileError(`${a.model}: no such file or folder (a checkpoint, a Hugging Face folder, or an ONNX folder)`);
-  const name = basename(a.model.replace(/[/\\]+$/, ''));
-  if (statSync(a.model).isFile()) {
-    return {
-      kind: 'checkpoint',
-      checkpoint: { key: a.model, label: name, ...(a.template !== undefined && { template: a.template }), ...(a.weights && { weights: a.weights }) },
-    };
+  try {
+    return refFromPath(a.model, {
+      ...(a.template !== undefined && { template: a.template }),
+      ...(a.weights && { weights: a.weights }),
+      ...(a.context !== undefined && { context: a.context }),
+      memoryGiB: a.memoryGiB,
+      ...(a.variant !== undefined && { variant: a.variant }),
+    });
+  } catch (e) {
+    throw e instanceof BackendError ? new FileError(e.message) : e;
   }
-  const files = readdirSync(a.model);
-  const onnx = existsSync(join(a.model, 'onnx')) || files.some((f) => f.endsWith('.onnx'));
-  const safetensors = files.some((f) => f.endsWith('.safetensors') || f === 'model.safetensors.index.json');
-  if (onnx && !safetensors) return { kind: 'onnx', onnx: { folderId: a.model, name, ...(a.variant !== undefined && { file: a.variant }), execution: 'wasm' } };
-  if (!safetensors) throw new FileError(`${a.model}: a folder without *.safetensors or onnx/*.onnx is not a model folder`);
-  return { kind: 'hf', hf: { folderId: a.model, name, context: a.context ?? null, memoryGiB: a.memoryGiB, ...(a.weights && { weights: a.weights }) } };
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -175,7 +171,12 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
   }
   const ref = a.model ? serveRef(a) : null;
   const source = nodeSource({ log: (m) => io.err(`lwm serve: ${m}\n`) });
-  const opened = ref && (await openBackend(ref, source));
+  const opened =
+    ref &&
+    (await openBackend(ref, source).catch((e) => {
+      source.release();
+      throw e instanceof BackendError ? new FileError(`${a.model}: ${e.message}`) : e;
+    }));
   const modelId = a.modelId ?? (!ref ? '' : ref.kind === 'copy-last' ? 'copy-last' : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
   const service = new OpenAIService(opened, {
     modelId,
@@ -190,7 +191,7 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
     bound = await listen(service, a.host, a.port);
   } catch (e) {
     opened?.dispose();
-    source.release?.();
+    source.release();
     throw new FileError(`cannot listen on ${a.host}:${a.port}: ${(e as Error).message}`);
   }
   const what = [ref && `${modelId} (${ref.kind})`, a.envs && 'environments'].filter(Boolean).join(' and ');
@@ -207,6 +208,6 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
     }, 2000).unref();
   });
   opened?.dispose();
-  source.release?.();
+  source.release();
   return 0;
 }

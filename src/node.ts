@@ -1,0 +1,36 @@
+// The package's Node entry (`import … from 'lwm-studio'` in Node): the shared API (src/index.ts),
+// and opening a model by its path, as the `lwm` commands do: a checkpoint file, a Hugging Face
+// folder or an ONNX folder, on Dawn's WebGPU (or onnxruntime's WASM); an endpoint or a baseline by
+// its reference.
+import type { BackendRef } from './core/backend-ref.ts';
+import { nodeSource, refFromPath, type PathOptions } from './backends/node.ts';
+import { openModel as openFrom, type WorldModel } from './lib/model.ts';
+
+export * from './index.ts';
+export { refFromPath, type PathOptions } from './backends/node.ts';
+
+/**
+ * Opens a model: `model` is a path (a checkpoint, a Hugging Face folder, an ONNX folder),
+ * `copy-last`, or a BackendRef (e.g. `{kind: 'endpoint', endpoint: {baseUrl, model}}`).
+ * `apiKey` is an endpoint's key (else $LWM_API_KEY, then $OPENAI_API_KEY). Closing the model frees
+ * the GPU device it opened.
+ */
+export async function openModel(model: string | BackendRef, options: PathOptions & { apiKey?: string } = {}): Promise<WorldModel> {
+  const { apiKey, ...path } = options;
+  const ref = typeof model === 'string' ? refFromPath(model, path) : model;
+  const source = nodeSource(apiKey !== undefined ? { apiKey } : {});
+  let opened: WorldModel;
+  try {
+    opened = await openFrom(ref, source);
+  } catch (e) {
+    source.release();
+    throw e;
+  }
+  return {
+    ...opened,
+    close() {
+      opened.close();
+      source.release();
+    },
+  };
+}
