@@ -3,7 +3,7 @@
 // encoded in, forward and backward, following the config's BlockPlan (plan.ts). How attention
 // itself runs is the caller's: training attends over the whole causal batch and keeps the
 // log-sum-exp rows for the backward; generation appends to a KV cache and attends over it
-// (prefill and decode alike), so the same encoder serves GpuGpt and GpuGenerator.
+// (prefill and decode alike), so the same encoder serves GpuModel (and its GpuTrainer) and GpuGenerator.
 //
 //   x ─ norm1 ─ ·Wqkv+b ─ [head norm] ─ RoPE ─ attention ─ ·Wproj+b ─(+x)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU | SwiGLU ─ ·Wmlp+b ─(+xMid)─ x_out
 // (each bias only where the plan has one; the head norm only for Qwen3).
@@ -234,7 +234,7 @@ async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKerne
 
 /** Every block of a model at one shape: encodeForward / encodeBackward one layer at a time. */
 export class GpuBlocks {
-  /** The adapter the blocks run with (LoRA), set by the model that owns it; null: none. */
+  /** The adapter the blocks run with (LoRA), set by the model that owns it (its gradient by the trainer); null: none. */
   lora: BlockLora | null = null;
 
   private constructor(

@@ -77,7 +77,7 @@ export function sharedPrefixLength(a: readonly number[], b: readonly number[]): 
   return i;
 }
 
-/** A LoRA adapter generation runs with (e.g. GpuGpt.trainParams of a LoRA model, so it sees the latest adapter). */
+/** A LoRA adapter generation runs with (e.g. a LoRA GpuModel's adapter, so it sees the latest one while it trains). */
 export interface GeneratorLora {
   layout: LoraLayout;
   params: GPUBuffer;
@@ -204,7 +204,7 @@ export class GpuGenerator {
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
     /**
-     * The parameters: a training model's (GpuGpt.params, so generation sees the latest weights),
+     * The parameters: a model's (GpuModel.params, so generation sees the latest weights as it trains),
      * shards from ParamBuffers.upload, or one flat buffer holding the params.ts layout.
      */
     params: ParamBuffers | GPUBuffer,
