@@ -21,15 +21,19 @@
  *                   spellings) → ModelConfig; errors name the config.json field
  *   hf/weights.ts   paramsFromHf / paramsToHf: model.layers.N.self_attn.q_proj.weight … ⇄ the
  *                   flat layout (transposed, q | k | v and gate | up fused)
- *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for training
- *                   (gpt.ts) and KV-cache generation (generate.ts)
+ *   block.ts        GpuBlocks: the one GPU block encoder, forward and backward, for the model
+ *                   and its trainer (gpt.ts, trainer.ts) and KV-cache generation (generate.ts)
+ *   gpt.ts          GpuModel: the weights (f32 or f16, an optional LoRA adapter), the forward
+ *                   of a batch shape, its activations, logits and evaluation loss
+ *   trainer.ts      GpuTrainer: a GpuModel and its training: gradients, backward, AdamW state
+ *                   and step, the GSPO path, checkpoints with the optimiser state
  *   shards.ts       the flat layout on the GPU in buffers of at most one storage binding
  *                   (rt.bindingLimit): tensors packed, a matrix larger than a binding cut by rows;
  *                   ParamBuffers holds params, gradients or Adam state in a plan's buffers
  *   ends.ts         GpuEmbedding / GpuHead: the token embedding and LM head over split tables
  *   pieceMatmul.ts  a product with a weight split by rows (column blocks through lda / ldc)
  *   sharedPrefix.ts SharedPrefixGspo: GSPO update passes with a group's prompt processed once,
- *                   its K/V shared by the G responses (docs/method.md §10); same numbers as GpuGpt.gspoStep
+ *                   its K/V shared by the G responses (docs/method.md §10); same numbers as GpuTrainer.gspoStep
  *   optim.ts        ADAMW_DEFAULTS and lrAt, the learning-rate schedule
  *
  *   hf/files.ts     Hugging Face model folders (imported directly, not through this index, so
