@@ -13,7 +13,7 @@
 // present.N.* outputs left on the GPU and fed back as the next past_key_values, as transformers.js
 // does; only the logits come back to the CPU, where the greedy choice is made (our reference
 // sampler at temperature 0: an argmax). WASM runs on one thread. Ours samples on the GPU and reads one id.
-import { GpuGpt } from '../src/model/gpt.ts';
+import { GpuTrainer } from '../src/model/trainer.ts';
 import { GpuGenerator } from '../src/model/generate.ts';
 import { initLora, loraLayout, loraSettings } from '../src/model/lora.ts';
 import { onnxExportFiles } from '../src/model/onnx/export.ts';
@@ -110,14 +110,14 @@ async function ortGenerate(
   }
 }
 
-/** One LoRA SFT step (GpuGpt with a LoRA layout, base frozen: the `--lora` training path), median ms after a warm-up step. */
+/** One LoRA SFT step (GpuTrainer with a LoRA layout, base frozen: the `--lora` training path), median ms after a warm-up step. */
 async function loraStep(rt: GpuRuntime, config: ModelConfig, params: Float32Array, o: LlmBenchOptions): Promise<number> {
   const layout = loraLayout(config, loraSettings(o.loraRank));
   const T = o.trainTokens;
-  const model = await GpuGpt.create(rt, config, { batch: 1, T, lora: layout });
+  const model = await GpuTrainer.create(rt, config, { batch: 1, T, lora: layout });
   try {
     model.setParams(params);
-    model.setLora(initLora(layout, 1));
+    model.model.setLora(initLora(layout, 1));
     const ids = promptOf(T + 1, config.vocabSize);
     const batch = { B: 1, T, inputs: ids.slice(0, T), targets: ids.slice(1) };
     const times: number[] = [];

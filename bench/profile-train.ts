@@ -1,5 +1,5 @@
 // Diagnostic, not a suite: where the time of one bench-model training step goes, per kernel.
-// Records every dispatch of a real GpuGpt.trainStep (pipeline, bind groups, grid), then replays
+// Records every dispatch of a real GpuTrainer.trainStep (pipeline, bind groups, grid), then replays
 // each one alone, `REPEAT` times in its own submission, and reports wall time per dispatch
 // grouped by pipeline label (shader file : entry point). On SwiftShader the GPU is the CPU, so
 // wall time to onSubmittedWorkDone is the kernel's cost plus a small submission overhead,
@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { installNodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
-import { GpuGpt } from '../src/model/gpt.ts';
+import { GpuTrainer } from '../src/model/trainer.ts';
 import { presetConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
@@ -36,7 +36,7 @@ interface Dispatch {
 await installNodeGpu();
 const rt = await GpuRuntime.create();
 console.log(`adapter: ${rt.describe()}`);
-const model = await GpuGpt.create(rt, presetConfig('bench'), { batch: B, T });
+const model = await GpuTrainer.create(rt, presetConfig('bench'), { batch: B, T });
 model.setParams(initParams(model.config, 0));
 const corpus = toyCorpus();
 const batch = (i: number) => toyBatch(corpus, B, T, i);

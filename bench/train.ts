@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-webgpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { GpuGpt } from '../src/model/gpt.ts';
+import { GpuTrainer } from '../src/model/trainer.ts';
 import { presetConfig, trainStepFlops } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
@@ -42,7 +42,7 @@ async function runOurs(
   reps: number,
   log: (s: string) => void,
 ): Promise<EngineRun> {
-  const model = await GpuGpt.create(rt, presetConfig('bench'), { batch: B, T });
+  const model = await GpuTrainer.create(rt, presetConfig('bench'), { batch: B, T });
   try {
     model.setParams(init);
     const times: number[] = [];

@@ -9,7 +9,7 @@ import { generateTrajectories } from '../src/envs/generate.ts';
 import { nodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { presetConfig, type PresetName } from '../src/core/model/config.ts';
-import { GpuGpt } from '../src/model/gpt.ts';
+import { GpuTrainer } from '../src/model/trainer.ts';
 import { initParams } from '../src/model/init.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { ReferenceTrainer } from '../src/reference/gpt.ts';
@@ -43,7 +43,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   const T = Math.min(64, config.contextLength);
   const corpus = toyCorpus();
   const init = initParams(config, 1);
-  const model = await GpuGpt.create(rt, config, { batch: B, T });
+  const model = await GpuTrainer.create(rt, config, { batch: B, T });
   model.setParams(init);
   const ref = new ReferenceTrainer(config, init, ADAMW_DEFAULTS, { maxLr: 1e-3, minLr: 1e-4, warmupSteps: 1, totalSteps: 100 });
   const gpu: number[] = [];
@@ -81,7 +81,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
   const V = config.vocabSize;
   const prompt = Array.from({ length: P }, (_, i) => (i * 37 + 11) % V);
   const responses = Array.from({ length: G }, (_, g) => Array.from({ length: Lmax - g }, (_, i) => (i * 53 + g * 7 + 3) % V));
-  const model = await GpuGpt.create(rt, config, { batch: G, T, rl: { Lmax } });
+  const model = await GpuTrainer.create(rt, config, { batch: G, T, rl: { Lmax } });
   const shared = await SharedPrefixGspo.create(model, { G, Lmax, promptMax: P });
   model.setParams(initParams(config, 2));
   const adv = [1, -1, 0.5, -0.5];

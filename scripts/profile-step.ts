@@ -5,7 +5,7 @@
 import { nodeGpu } from '../src/gpu/node.ts';
 import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { presetConfig, type PresetName } from '../src/core/model/config.ts';
-import { GpuGpt } from '../src/model/gpt.ts';
+import { GpuTrainer } from '../src/model/trainer.ts';
 import { initParams } from '../src/model/init.ts';
 import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
 
@@ -20,7 +20,7 @@ const T = Number(arg('tokens', '64'));
 const rt = await GpuRuntime.create({ gpu: await nodeGpu() });
 if (!rt.report.features.timestampQuery) throw new Error('this adapter has no timestamp-query');
 const config = presetConfig(preset);
-const model = await GpuGpt.create(rt, config, { batch: B, T });
+const model = await GpuTrainer.create(rt, config, { batch: B, T });
 model.setParams(initParams(config, 1));
 const batch = toyBatch(toyCorpus(), B, T, 0);
 await model.trainStep(batch, 1e-3); // warm: pipelines compiled, uniforms written

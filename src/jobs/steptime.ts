@@ -3,7 +3,8 @@
 // a custom run scaled by FLOPs): a model of the preset with fresh weights takes a warm-up step
 // (pipelines compiled, buffers first written), then `steps` timed steps on synthetic tokens.
 import { presetConfig, trainStepFlops, type PresetName } from '../core/model/config.ts';
-import { GpuGpt, type ModelBatch } from '../model/gpt.ts';
+import type { ModelBatch } from '../model/gpt.ts';
+import { GpuTrainer } from '../model/trainer.ts';
 import { initParams } from '../model/init.ts';
 import { UserFacingError, type JobContext } from '../train/context.ts';
 import type { AdapterSummary } from './protocol.ts';
@@ -71,7 +72,7 @@ export async function runStepTimeJob(spec: StepTimeSpec, ctx: JobContext): Promi
   if (spec.T > config.contextLength)
     throw new UserFacingError(`A step-time measurement of ${spec.preset} needs T at most its context, ${config.contextLength}; got ${spec.T}.`);
   const rt = ctx.rt;
-  const model = await GpuGpt.create(rt, config, { batch: spec.batch, T: spec.T });
+  const model = await GpuTrainer.create(rt, config, { batch: spec.batch, T: spec.T });
   try {
     model.setParams(initParams(config, 1));
     const times: number[] = [];

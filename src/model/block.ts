@@ -3,7 +3,7 @@
 // encoded in, forward and backward, following the config's BlockPlan (plan.ts). How attention
 // itself runs is the caller's: training attends over the whole causal batch and keeps the
 // log-sum-exp rows for the backward; generation appends to a KV cache and attends over it
-// (prefill and decode alike), so the same encoder serves GpuGpt and GpuGenerator.
+// (prefill and decode alike), so the same encoder serves GpuModel (and its GpuTrainer) and GpuGenerator.
 //
 //   x ─ norm1 ─ ·Wqkv+b ─ [head norm] ─ RoPE ─ attention ─ ·Wproj+b ─(+x)─ xMid ─ norm2 ─ ·Wfc+b ─ GELU | SwiGLU ─ ·Wmlp+b ─(+xMid)─ x_out
 // (each bias only where the plan has one; the head norm only for Qwen3).
@@ -234,7 +234,7 @@ async function backwardKernels(k: Maker, p: BlockParams): Promise<LayerGradKerne
 
 /** Every block of a model at one shape: encodeForward / encodeBackward one layer at a time. */
 export class GpuBlocks {
-  /** The adapter the blocks run with (LoRA), set by the model that owns it; null: none. */
+  /** The adapter the blocks run with (LoRA), set by the model that owns it (its gradient by the trainer); null: none. */
   lora: BlockLora | null = null;
 
   private constructor(
@@ -373,4 +373,48 @@ export function headNormSizes(plan: BlockPlan, rows: number): { raw: number; sta
   if (!plan.qkNorm) return { raw: 0, stats: 0 };
   const heads = plan.heads + plan.kvHeads;
   return { raw: rows * heads * plan.headSize, stats: rows * heads };
+}
+
+/** Makes a storage buffer of `n` f32 elements labelled `label`; the caller keeps it to release. */
+export type AllocF32 = (label: string, n: number) => GPUBuffer;
+
+/**
+ * The activations of a block stack over `rows` rows, the one place their sizes are worked out.
+ * A number of layers: one set per layer, attention's log-sum-exp rows included (what a training
+ * forward keeps for the backward). 'shared': one set every layer overwrites, ln2 = ln1 and no
+ * lse (generation).
+ */
+export function allocBlockBuffers(f32: AllocF32, plan: BlockPlan, rows: number, layers: number | 'shared'): BlockBuffers[] {
+  const hn = headNormSizes(plan, rows);
+  const set = (at: string, lse: boolean): BlockBuffers => {
+    const ln1 = f32(`ln1${at}`, rows * plan.C);
+    const ln1Stats = f32(`ln1s${at}`, rows * 2);
+    return {
+      x: f32(`x${at}`, rows * plan.C),
+      ln1,
+      ln1Stats,
+      ...(plan.qkNorm && { qkRaw: f32(`qkraw${at}`, hn.raw), qkStats: f32(`qks${at}`, hn.stats) }),
+      qkv: f32(`qkv${at}`, rows * plan.qkvDim),
+      att: f32(`att${at}`, rows * plan.qDim),
+      ...(lse && { lse: f32(`lse${at}`, rows * plan.heads) }),
+      xMid: f32(`xmid${at}`, rows * plan.C),
+      ln2: lse ? f32(`ln2${at}`, rows * plan.C) : ln1,
+      ln2Stats: lse ? f32(`ln2s${at}`, rows * 2) : ln1Stats,
+      fcH: f32(`fch${at}`, rows * plan.upDim),
+      fcA: f32(`fca${at}`, rows * plan.F),
+    };
+  };
+  if (layers === 'shared') return [set('', false)];
+  return Array.from({ length: layers }, (_, l) => set(`.${l}`, true));
+}
+
+/** The backward's gradient scratch for `rows` rows (BlockGradBuffers), shared by every layer. */
+export function allocBlockGradBuffers(f32: AllocF32, plan: BlockPlan, rows: number): BlockGradBuffers {
+  return {
+    dX: f32('dx', rows * plan.C),
+    dT: f32('dt', rows * Math.max(plan.C, plan.qDim)),
+    dQkv: f32('dqkv', rows * plan.qkvDim),
+    dFc: f32('dfc', rows * plan.upDim),
+    ...(plan.mlp === 'swiglu' && { dAct: f32('dact', rows * plan.F) }),
+  };
 }

@@ -12,7 +12,7 @@ import { NormKernel } from '../gpu/kernels/norm.ts';
 import { SamplingKernel, type SamplingSettings } from '../gpu/kernels/sampling.ts';
 import { submit } from '../gpu/kernels/common.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers } from './block.ts';
+import { allocBlockBuffers, GpuBlocks, type BlockAttention, type BlockBuffers } from './block.ts';
 import type { LoraLayout } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
 import type { ModelConfig } from '../core/model/config.ts';
@@ -77,7 +77,7 @@ export function sharedPrefixLength(a: readonly number[], b: readonly number[]): 
   return i;
 }
 
-/** A LoRA adapter generation runs with (e.g. GpuGpt.trainParams of a LoRA model, so it sees the latest adapter). */
+/** A LoRA adapter generation runs with (e.g. a LoRA GpuModel's adapter, so it sees the latest one while it trains). */
 export interface GeneratorLora {
   layout: LoraLayout;
   params: GPUBuffer;
@@ -97,10 +97,11 @@ class Graph {
       head: GpuHead;
       lora?: GpuLora;
     },
-    readonly bufs: Record<'tokens' | 'x' | 'ln' | 'stats' | 'qkv' | 'att' | 'xMid' | 'fcH' | 'fcA' | 'logits', GPUBuffer> & {
-      qkRaw?: GPUBuffer;
-      qkStats?: GPUBuffer;
-    },
+    readonly bufs: { tokens: GPUBuffer; logits: GPUBuffer },
+    /** One set of activations for every layer; each layer overwrites x with its output. */
+    private readonly acts: BlockBuffers,
+    /** Every buffer above (released by dispose). */
+    private readonly owned: GPUBuffer[],
     private readonly rt: GpuRuntime,
   ) {}
 
@@ -137,23 +138,15 @@ class Graph {
     ]);
     const lora = adapter && (await GpuLora.create(rt, adapter.layout, { rows, backward: false }));
     if (lora) blocks.lora = { lora, params: adapter!.params };
-    const f32 = (label: string, n: number) => rt.storage(label, n * 4);
-    const F = plan.F;
-    const hn = headNormSizes(plan, rows);
-    const bufs = {
-      ...(plan.qkNorm && { qkRaw: f32('gen.qkraw', hn.raw), qkStats: f32('gen.qks', hn.stats) }),
-      tokens: f32('gen.tokens', rows),
-      x: f32('gen.x', rows * C),
-      ln: f32('gen.ln', rows * C),
-      stats: f32('gen.stats', rows * 2),
-      qkv: f32('gen.qkv', rows * plan.qkvDim),
-      att: f32('gen.att', rows * plan.qDim),
-      xMid: f32('gen.xmid', rows * C),
-      fcH: f32('gen.fch', rows * plan.upDim),
-      fcA: f32('gen.fca', rows * F),
-      logits: f32('gen.logits', S * c.vocabSize),
+    const owned: GPUBuffer[] = [];
+    const f32 = (label: string, n: number) => {
+      const b = rt.storage(`gen.${label}`, n * 4);
+      owned.push(b);
+      return b;
     };
-    return new Graph(S, Tn, { embed, append, attend, blocks, normF, head, ...(lora && { lora }) }, bufs, rt);
+    const [acts] = allocBlockBuffers(f32, plan, rows, 'shared');
+    const bufs = { tokens: f32('tokens', rows), logits: f32('logits', S * c.vocabSize) };
+    return new Graph(S, Tn, { embed, append, attend, blocks, normF, head, ...(lora && { lora }) }, bufs, acts, owned, rt);
   }
 
   /**
@@ -164,22 +157,8 @@ class Graph {
   encode(pass: GPUComputePassEncoder, params: ParamBuffers, lnF: ParamTensor, caches: Caches, pastLen: number, prefix: { len: number; caches?: Caches }): void {
     const { embed, append, attend, blocks, normF, head } = this.kernels;
     const b = this.bufs;
+    const acts = this.acts;
     const position = prefix.len + pastLen;
-    // One set of activations for every layer; each layer overwrites x with its output.
-    const acts: BlockBuffers = {
-      x: b.x,
-      ln1: b.ln,
-      ln1Stats: b.stats,
-      qkRaw: b.qkRaw,
-      qkStats: b.qkStats,
-      qkv: b.qkv,
-      att: b.att,
-      xMid: b.xMid,
-      ln2: b.ln,
-      ln2Stats: b.stats,
-      fcH: b.fcH,
-      fcA: b.fcA,
-    };
     const attention: BlockAttention = {
       position,
       forward: (p, l, a) => {
@@ -189,10 +168,10 @@ class Graph {
       },
     };
     embed.setPositionOffset(position);
-    embed.encodeForward(pass, b.tokens, params, b.x);
-    for (let l = 0; l < this.layers; l++) blocks.encodeForward(pass, params, l, acts, b.x, attention);
-    normF.encodeForward(pass, b.x, params.buffer(lnF), b.ln, b.stats);
-    head.encodeForward(pass, b.ln, params, b.logits);
+    embed.encodeForward(pass, b.tokens, params, acts.x);
+    for (let l = 0; l < this.layers; l++) blocks.encodeForward(pass, params, l, acts, acts.x, attention);
+    normF.encodeForward(pass, acts.x, params.buffer(lnF), acts.ln1, acts.ln1Stats);
+    head.encodeForward(pass, acts.ln1, params, b.logits);
   }
 
   private get layers(): number {
@@ -201,7 +180,8 @@ class Graph {
 
   dispose(): void {
     for (const k of Object.values(this.kernels)) k.dispose();
-    this.rt.release(...Object.values(this.bufs).filter((b): b is GPUBuffer => b !== undefined));
+    this.rt.release(...this.owned);
+    this.owned.length = 0;
   }
 }
 
@@ -224,7 +204,7 @@ export class GpuGenerator {
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
     /**
-     * The parameters: a training model's (GpuGpt.params, so generation sees the latest weights),
+     * The parameters: a model's (GpuModel.params, so generation sees the latest weights as it trains),
      * shards from ParamBuffers.upload, or one flat buffer holding the params.ts layout.
      */
     params: ParamBuffers | GPUBuffer,

@@ -1,4 +1,4 @@
-// End-to-end parity: the GPU model follows the plain-TypeScript GPT (src/reference/gpt.ts) from
+// End-to-end parity: the GPU trainer follows the plain-TypeScript GPT (src/reference/gpt.ts) from
 // the same initial weights on the same batches, step by step.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
@@ -7,7 +7,7 @@ import { logprobRef } from '../reference/logprob.ts';
 import { ReferenceTrainer, gptLogits, gptLossAndGrad } from '../reference/gpt.ts';
 import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
 import { presetConfig, type ModelConfig } from '../core/model/config.ts';
-import { GpuGpt } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';
 import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint.ts';
 import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../core/model/optim.ts';
@@ -18,20 +18,20 @@ const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 3, totalSt
 async function parity(config: ModelConfig, B: number, T: number, steps: number) {
   const rt = await gpuRuntime();
   const init = initParams(config, 1);
-  const model = await GpuGpt.create(rt, config, { batch: B, T });
+  const trainer = await GpuTrainer.create(rt, config, { batch: B, T });
   const ref = new ReferenceTrainer(config, init, ADAMW_DEFAULTS, schedule);
   try {
-    model.setParams(init);
+    trainer.setParams(init);
     const gpu: number[] = [];
     const cpu: number[] = [];
     for (let s = 0; s < steps; s++) {
       const batch = { ...toyBatch(corpus, B, T, s), weights: Float32Array.from({ length: B * T }, (_, i) => (i % 7 === 3 ? 0 : i % 5 === 0 ? 0.5 : 1)) };
-      gpu.push((await model.trainStep(batch, lrAt(s, schedule))).loss!);
+      gpu.push((await trainer.trainStep(batch, lrAt(s, schedule))).loss!);
       cpu.push(ref.step(batch).loss);
     }
-    return { gpu, cpu, model, final: await model.getParams(), refParams: ref.params };
+    return { gpu, cpu, trainer, final: await trainer.model.getParams(), refParams: ref.params };
   } finally {
-    model.dispose();
+    trainer.dispose();
   }
 }
 
@@ -42,20 +42,20 @@ describe('GPU GPT vs reference', () => {
     const B = 2;
     const T = 16;
     const init = initParams(config, 3);
-    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 } });
+    const trainer = await GpuTrainer.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 } });
     try {
-      model.setParams(init);
+      trainer.setParams(init);
       const batch = toyBatch(corpus, B, T, 5);
       // The optimiser clears gradients as it applies them, so compare through the norm it reads:
       // ‖g‖ over every parameter is sensitive to any wrong gradient element.
-      const r = await model.trainStep(batch, 0, { loss: true, gradNorm: true });
+      const r = await trainer.trainStep(batch, 0, { loss: true, gradNorm: true });
       const want = gptLossAndGrad(init, config, batch);
       let sq = 0;
       for (const g of want.grad) sq += g * g;
       expect(r.loss!).toBeCloseTo(want.loss, 4);
       expect(Math.abs(r.gradNorm! - Math.sqrt(sq)) / Math.sqrt(sq)).toBeLessThan(1e-3);
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
@@ -65,13 +65,13 @@ describe('GPU GPT vs reference', () => {
     const B = 2;
     const T = 16;
     const init = initParams(config, 4);
-    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 } });
+    const trainer = await GpuTrainer.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 } });
     try {
       const weights = Float32Array.from({ length: B * T }, (_, i) => (i < 5 ? 0 : i < 12 ? 0.05 : 1));
       for (const lossNorm of [undefined, 40]) {
-        model.setParams(init);
+        trainer.setParams(init);
         const batch = { ...toyBatch(corpus, B, T, 7), weights, lossNorm };
-        const r = await model.trainStep(batch, 0, { loss: true, gradNorm: true });
+        const r = await trainer.trainStep(batch, 0, { loss: true, gradNorm: true });
         const want = gptLossAndGrad(init, config, batch);
         expect(want.lossNorm).toBe(lossNorm ?? 27);
         const norm = Math.sqrt(want.grad.reduce((n, g) => n + g * g, 0));
@@ -79,7 +79,7 @@ describe('GPU GPT vs reference', () => {
         expect(Math.abs(r.gradNorm! - norm) / norm).toBeLessThan(1e-3);
       }
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
@@ -89,13 +89,13 @@ describe('GPU GPT vs reference', () => {
     const B = 2;
     const T = 16;
     const init = initParams(config, 5);
-    const model = await GpuGpt.create(rt, config, { batch: B, T });
+    const trainer = await GpuTrainer.create(rt, config, { batch: B, T });
     try {
-      model.setParams(init);
+      trainer.setParams(init);
       const weights = Float32Array.from({ length: B * T }, (_, i) => (i % 4 === 0 ? 0 : i < T ? 0.5 : 1));
       const batch = { ...toyBatch(corpus, B, T, 3), weights };
-      const { loss, nll } = await model.evalTokenLosses(batch);
-      expect(loss).toBeCloseTo(await model.evalLoss(batch), 6);
+      const { loss, nll } = await trainer.model.evalTokenLosses(batch);
+      expect(loss).toBeCloseTo(await trainer.model.evalLoss(batch), 6);
       expect(nll).toHaveLength(B * T);
       const rowMean = (b: number) => {
         let sum = 0;
@@ -109,19 +109,19 @@ describe('GPU GPT vs reference', () => {
       // Each row alone: the loss of a batch of that row only (the other row weighted 0).
       for (const b of [0, 1]) {
         const only = Float32Array.from(weights, (w, i) => (Math.floor(i / T) === b ? w : 0));
-        expect(rowMean(b)).toBeCloseTo(await model.evalLoss({ ...batch, weights: only }), 4);
+        expect(rowMean(b)).toBeCloseTo(await trainer.model.evalLoss({ ...batch, weights: only }), 4);
       }
       const all = weights.reduce((n, w, i) => n + w * nll[i], 0) / weights.reduce((n, w) => n + w, 0);
       expect(all).toBeCloseTo(loss, 4);
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
   it('20 training steps of micro follow the reference losses within 1e-3 relative', async () => {
-    const { gpu, cpu, model } = await parity(presetConfig('micro'), 2, 32, 20);
+    const { gpu, cpu, trainer } = await parity(presetConfig('micro'), 2, 32, 20);
     console.log(
-      `[parity] micro: ${model.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`,
+      `[parity] micro: ${trainer.dispatchesPerStep} dispatches per step; loss ${gpu[0].toFixed(4)} → ${gpu.at(-1)!.toFixed(4)} (reference ${cpu[0].toFixed(4)} → ${cpu.at(-1)!.toFixed(4)})`,
     );
     for (let s = 0; s < gpu.length; s++) {
       expect(Math.abs(gpu[s] - cpu[s]) / cpu[s], `step ${s}: GPU ${gpu[s]}, reference ${cpu[s]}`).toBeLessThan(1e-3);
@@ -144,9 +144,9 @@ describe('GPU GPT vs reference', () => {
     const T = 16;
     const Lmax = 8;
     const init = initParams(config, 9);
-    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax } });
+    const trainer = await GpuTrainer.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax } });
     try {
-      model.setParams(init);
+      trainer.setParams(init);
       const base = toyBatch(corpus, B, T, 2);
       const spans = [
         { start: 4, len: 8 },
@@ -154,7 +154,7 @@ describe('GPU GPT vs reference', () => {
         { start: 15, len: 1 },
       ];
       const batch = { B, T, inputs: base.inputs, targets: base.targets, spans };
-      const old = await model.responseLogprobs(batch);
+      const old = await trainer.responseLogprobs(batch);
       // Reference log-probs, sequence by sequence.
       const V = config.vocabSize;
       for (let i = 0; i < B; i++) {
@@ -183,34 +183,34 @@ describe('GPU GPT vs reference', () => {
       const [pos, neg] = [part(1), part(-1)];
       const want = pos.map((g, j) => g + neg[j]);
       const maxAbs = want.reduce((m, g) => Math.max(m, Math.abs(g)), 0);
-      const g = await model.gspoGradient(batch, old, adv);
+      const g = await trainer.gspoGradient(batch, old, adv);
       expect(g.objective).toBeCloseTo(1.5 / 3, 5);
       expectClose(g.grad, want, 1e-4 * maxAbs, 1e-3, 'GSPO gradient');
-      const r = await model.gspoStep(batch, old, adv, 0, { gradNorm: true });
+      const r = await trainer.gspoStep(batch, old, adv, 0, { gradNorm: true });
       expect(r.meanRatio).toBeCloseTo(1, 5);
       expect(r.clipFraction).toBe(0);
       expect(r.objective).toBeCloseTo(1.5 / 3, 5);
       const refNorm = Math.sqrt(want.reduce((n, x) => n + x * x, 0));
       expect(Math.abs(r.gradNorm! - refNorm) / refNorm).toBeLessThan(1e-3);
       // gspoGradient left no gradient behind: the step above applied exactly the reference one.
-      const after = await model.gspoGradient(batch, old, adv);
+      const after = await trainer.gspoGradient(batch, old, adv);
       expectClose(after.grad, g.grad, 1e-6 * maxAbs, 1e-4, 'gradient after a step at lr 0');
       // π_old = the current weights: the step's own forward gives the old log-probs, same gradient.
-      const cur = await model.gspoGradient(batch, 'current', adv);
+      const cur = await trainer.gspoGradient(batch, 'current', adv);
       expect(cur.meanRatio).toBe(1);
       expect(cur.objective).toBeCloseTo(g.objective, 6);
       expectClose(cur.grad, g.grad, 1e-6 * maxAbs, 1e-4, "gradient with logpOld 'current'");
-      const before = await model.getParams();
-      model.setParams(before);
-      model.step = 0;
-      await model.gspoStep(batch, 'current', adv, 1e-3);
-      const a1 = await model.getParams();
-      model.setParams(before);
-      model.step = 0;
-      await model.gspoStep(batch, old, adv, 1e-3);
-      expectClose(await model.getParams(), a1, 1e-6, 1e-4, "a step with logpOld 'current'");
+      const before = await trainer.model.getParams();
+      trainer.setParams(before);
+      trainer.step = 0;
+      await trainer.gspoStep(batch, 'current', adv, 1e-3);
+      const a1 = await trainer.model.getParams();
+      trainer.setParams(before);
+      trainer.step = 0;
+      await trainer.gspoStep(batch, old, adv, 1e-3);
+      expectClose(await trainer.model.getParams(), a1, 1e-6, 1e-4, "a step with logpOld 'current'");
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
@@ -222,16 +222,16 @@ describe('GPU GPT vs reference', () => {
     const Lmax = 6;
     const tau = 0.7;
     const init = initParams(config, 11);
-    const model = await GpuGpt.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax, temperature: tau } });
+    const trainer = await GpuTrainer.create(rt, config, { batch: B, T, adamw: { maxGradNorm: 0 }, rl: { Lmax, temperature: tau } });
     try {
-      model.setParams(init);
+      trainer.setParams(init);
       const base = toyBatch(corpus, B, T, 3);
       const spans = [
         { start: 3, len: 6 },
         { start: 8, len: 4 },
       ];
       const batch = { B, T, inputs: base.inputs, targets: base.targets, spans };
-      const old = await model.responseLogprobs(batch);
+      const old = await trainer.responseLogprobs(batch);
       const V = config.vocabSize;
       for (let i = 0; i < B; i++) {
         const logits = gptLogits(init, config, Array.from(base.inputs).slice(i * T, (i + 1) * T));
@@ -245,11 +245,11 @@ describe('GPU GPT vs reference', () => {
       }
       // The new policy is evaluated at the same τ: unchanged weights give ratio 1 exactly where a
       // τ-mismatch between old and new would not.
-      const r = await model.gspoStep(batch, old, [1, -1], 0);
+      const r = await trainer.gspoStep(batch, old, [1, -1], 0);
       expect(r.meanRatio).toBeCloseTo(1, 5);
       expect(r.clipFraction).toBe(0);
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
@@ -259,8 +259,8 @@ describe('GPU GPT vs reference', () => {
     const B = 2;
     const T = 16;
     const batch = (s: number) => toyBatch(corpus, B, T, 100 + s);
-    const a = await GpuGpt.create(rt, config, { batch: B, T });
-    const b = await GpuGpt.create(rt, config, { batch: B, T });
+    const a = await GpuTrainer.create(rt, config, { batch: B, T });
+    const b = await GpuTrainer.create(rt, config, { batch: B, T });
     try {
       a.setParams(initParams(config, 5));
       for (let s = 0; s < 3; s++) await a.trainStep(batch(s), lrAt(s, schedule), {});
@@ -274,7 +274,7 @@ describe('GPU GPT vs reference', () => {
         const lb = (await b.trainStep(batch(s), lrAt(s, schedule))).loss!;
         expect(lb).toBe(la);
       }
-      expect(Array.from(await b.getParams())).toEqual(Array.from(await a.getParams()));
+      expect(Array.from(await b.model.getParams())).toEqual(Array.from(await a.model.getParams()));
       const other = presetConfig('micro', { dModel: 64 });
       expect(() => loadCheckpoint(bytes, { config: other })).toThrow(/dModel/);
     } finally {

@@ -4,14 +4,15 @@
 // accuracy (the storage changes the weights, not the arithmetic). Split over small bindings, with
 // the GPT-2 block (learned positions, LayerNorm, biases), and as a LoRA base, likewise.
 //
-// Logits of an f16 model come from GpuGpt with a LoRA adapter of zeros (f16 weights are frozen, so
-// GpuGpt holds them only as a LoRA base; a zero adapter adds exactly 0).
+// Logits of an f16 model come from GpuModel (inference: f16 needs no adapter there); training on
+// an f16 base is GpuTrainer with LoRA, the f16 weights frozen.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGenerator } from './generate.ts';
-import { GpuGpt } from './gpt.ts';
+import { GpuModel } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';
 import { initLora, loraLayout, loraSettings } from './lora.ts';
 import { paramLayout } from '../core/model/params.ts';
@@ -27,7 +28,7 @@ function rel(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return worst;
 }
 
-/** Logits [T, V] of `ids` with the weights held as `weights` (a zero LoRA adapter of rank 1 on q on top: exactly nothing). */
+/** Logits [T, V] of `ids` with the weights held as `weights`. */
 async function logits(
   rt: GpuRuntime,
   c: ModelConfig,
@@ -35,11 +36,9 @@ async function logits(
   ids: number[],
   weights: WeightStorage,
 ): Promise<{ logits: Float32Array; stored: Float32Array; bytes: number }> {
-  const lora = loraLayout(c, loraSettings(1, undefined, ['q']));
-  const model = await GpuGpt.create(rt, c, { batch: 1, T: ids.length, lora, weights });
+  const model = await GpuModel.create(rt, c, { batch: 1, T: ids.length, weights });
   try {
     model.setParams(params);
-    model.setLora(new Float32Array(lora.totalSize));
     return { logits: await model.logitsOf({ B: 1, T: ids.length, inputs: ids }), stored: await model.getParams(), bytes: model.params.bytes };
   } finally {
     model.dispose();
@@ -128,19 +127,19 @@ describe('f16 weights on the GPU', () => {
     const adapter = initLora(layout, 3).map((v, i) => v + (i % 7) * 1e-3); // B not zero, so every path carries gradient
     const batch = { B: 1, T: 6, inputs: m.inputIds.slice(0, 6), targets: m.inputIds.slice(1, 7) };
     const run = async (weights: WeightStorage, params: Float32Array) => {
-      const model = await GpuGpt.create(rt, c, { batch: 1, T: 6, lora: layout, weights });
+      const trainer = await GpuTrainer.create(rt, c, { batch: 1, T: 6, lora: layout, weights });
       try {
-        model.setParams(params);
-        model.setLora(adapter);
-        return { ...(await model.lossAndGradient(batch)), stored: await model.getParams() };
+        trainer.setParams(params);
+        trainer.model.setLora(adapter);
+        return { ...(await trainer.lossAndGradient(batch)), stored: await trainer.model.getParams() };
       } finally {
-        model.dispose();
+        trainer.dispose();
       }
     };
     const f16 = await run('f16', m.params);
     const f32 = await run('f32', f16.stored);
     expect(Math.abs(f16.loss - f32.loss) / f32.loss).toBeLessThan(1e-5);
     expect(rel(f16.grad, f32.grad)).toBeLessThan(1e-4);
-    await expect(GpuGpt.create(rt, c, { batch: 1, T: 6, weights: 'f16' })).rejects.toThrow(/f16 weights are frozen, for a LoRA base/);
+    await expect(GpuTrainer.create(rt, c, { batch: 1, T: 6, weights: 'f16' })).rejects.toThrow(/f16 weights are frozen, for a LoRA base/);
   });
 });

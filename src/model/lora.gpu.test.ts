@@ -10,7 +10,8 @@ import { expectClose } from '../gpu/testing/compare.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { loraLinearBackward, loraLinearForward } from '../reference/lora.ts';
 import type { ModelConfig } from '../core/model/config.ts';
-import { GpuGpt, type ModelBatch } from './gpt.ts';
+import type { ModelBatch } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initLora, loraLayout, loraSettings, mergeLora, type LoraLayout, type LoraTarget } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
 import { loadTinyModel, TINY_ARCHS } from './hf/tiny-fixtures.ts';
@@ -134,12 +135,12 @@ describe('LoRA in the model', () => {
     const layout = loraLayout(m.hf.config, loraSettings(4));
     const lora = randomAdapter(layout, 7);
     const batch = batchOf(m.hf.config.vocabSize, 2, 12, 3);
-    const full = await GpuGpt.create(rt, m.hf.config, { batch: 2, T: 12 });
-    const adapted = await GpuGpt.create(rt, m.hf.config, { batch: 2, T: 12, lora: layout });
+    const full = await GpuTrainer.create(rt, m.hf.config, { batch: 2, T: 12 });
+    const adapted = await GpuTrainer.create(rt, m.hf.config, { batch: 2, T: 12, lora: layout });
     try {
       full.setParams(mergeLora(m.params, layout, lora));
       adapted.setParams(m.params);
-      adapted.setLora(lora);
+      adapted.model.setLora(lora);
       const want = await full.lossAndGradient(batch);
       const got = await adapted.lossAndGradient(batch);
       expect(Math.abs(got.loss - want.loss)).toBeLessThan(1e-5);
@@ -158,21 +159,21 @@ describe('LoRA in the model', () => {
     const m = await loadTinyModel('llama');
     const layout = loraLayout(m.hf.config, loraSettings(2, 4, ['q', 'v', 'down']));
     const init = initLora(layout, 1);
-    const model = await GpuGpt.create(rt, m.hf.config, { batch: 2, T: 12, lora: layout });
+    const trainer = await GpuTrainer.create(rt, m.hf.config, { batch: 2, T: 12, lora: layout });
     try {
-      model.setParams(m.params);
-      model.setLora(init);
+      trainer.setParams(m.params);
+      trainer.model.setLora(init);
       const batch = batchOf(m.hf.config.vocabSize, 2, 12, 9);
-      const before = await model.evalLoss(batch);
+      const before = await trainer.model.evalLoss(batch);
       let last = before;
-      for (let s = 0; s < 8; s++) last = (await model.trainStep(batch, 1e-2)).loss!;
-      expect(await model.evalLoss(batch)).toBeLessThan(before);
+      for (let s = 0; s < 8; s++) last = (await trainer.trainStep(batch, 1e-2)).loss!;
+      expect(await trainer.model.evalLoss(batch)).toBeLessThan(before);
       expect(last).toBeLessThan(before);
-      expect(Array.from(await model.getParams())).toEqual(Array.from(m.params));
-      const after = await model.getLora();
+      expect(Array.from(await trainer.model.getParams())).toEqual(Array.from(m.params));
+      const after = await trainer.model.getLora();
       expect(after.some((v, i) => v !== init[i])).toBe(true);
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 

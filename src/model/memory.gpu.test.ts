@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { toyBatch, toyCorpus, unigramEntropy } from '../reference/tiny-data.ts';
 import { presetConfig } from '../core/model/config.ts';
-import { GpuGpt } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';
 
 describe('GPU memory over a long run', () => {
@@ -11,7 +11,7 @@ describe('GPU memory over a long run', () => {
     const rt = await gpuRuntime();
     const config = presetConfig('micro');
     const corpus = toyCorpus();
-    const model = await GpuGpt.create(rt, config, { batch: 1, T: 8 });
+    const model = await GpuTrainer.create(rt, config, { batch: 1, T: 8 });
     try {
       model.setParams(initParams(config, 2));
       await model.trainStep(toyBatch(corpus, 1, 8, 0), 1e-3); // first step: pipelines and bind groups settle

@@ -9,7 +9,8 @@ import { GpuRuntime } from '../gpu/runtime.ts';
 import { GaussianRng } from '../core/random.ts';
 import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuGenerator } from './generate.ts';
-import { GpuGpt, type ModelBatch } from './gpt.ts';
+import { GpuModel, type ModelBatch } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';
 import { paramLayout } from '../core/model/params.ts';
 import { planFor } from './shards.ts';
@@ -39,18 +40,18 @@ function randomBatch(c: ModelConfig, B: number, T: number, seed: string): ModelB
 
 /** A model on one flat buffer and the same model split at `limit` bytes per binding. */
 async function pair(rt: GpuRuntime, c: ModelConfig, params: Float32Array, limit: number, B: number, T: number) {
-  const whole = await GpuGpt.create(rt, c, { batch: B, T });
-  const split = await GpuGpt.create(rt.withBindingLimit(limit), c, { batch: B, T });
+  const whole = await GpuTrainer.create(rt, c, { batch: B, T });
+  const split = await GpuTrainer.create(rt.withBindingLimit(limit), c, { batch: B, T });
   whole.setParams(params);
   split.setParams(params);
-  const plan = split.shards;
-  expect(whole.shards.shards).toHaveLength(1);
+  const plan = split.model.shards;
+  expect(whole.model.shards.shards).toHaveLength(1);
   for (const s of plan.shards) expect((s.end - s.start) * 4).toBeLessThanOrEqual(limit);
-  for (const name of [(split.layout.lmHead ?? split.layout.wte).name, 'h.0.mlp.c_fc.weight', 'h.1.attn.c_attn.weight']) {
+  for (const name of [(split.model.layout.lmHead ?? split.model.layout.wte).name, 'h.0.mlp.c_fc.weight', 'h.1.attn.c_attn.weight']) {
     expect(plan.pieces.get(name)!.length, `${name} is split`).toBeGreaterThan(1);
   }
   // The shards hold the flat layout exactly.
-  expect(Array.from(await split.getParams())).toEqual(Array.from(params));
+  expect(Array.from(await split.model.getParams())).toEqual(Array.from(params));
   return { whole, split, dispose: () => (whole.dispose(), split.dispose()) };
 }
 
@@ -61,12 +62,12 @@ async function checkSplitTraining(rt: GpuRuntime, c: ModelConfig, params: Float3
   const { whole, split, dispose } = await pair(rt, c, params, limit, B, T);
   try {
     const batch = randomBatch(c, B, T, `split/${what}`);
-    const logitsErr = relDiff(await split.logitsOf(batch), await whole.logitsOf(batch));
+    const logitsErr = relDiff(await split.model.logitsOf(batch), await whole.model.logitsOf(batch));
     const a = await split.lossAndGradient(batch);
     const b = await whole.lossAndGradient(batch);
     const gradErr = relDiff(a.grad, b.grad);
     console.log(
-      `[shards] ${what}: ${split.shards.shards.length} shards of ≤ ${limit} B, ${split.dispatchesPerStep} dispatches per step (${whole.dispatchesPerStep} unsplit); logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`,
+      `[shards] ${what}: ${split.model.shards.shards.length} shards of ≤ ${limit} B, ${split.dispatchesPerStep} dispatches per step (${whole.dispatchesPerStep} unsplit); logits ${logitsErr.toExponential(2)}, gradient ${gradErr.toExponential(2)} (relative to the largest)`,
     );
     expect(logitsErr).toBeLessThan(1e-5);
     expect(Math.abs(a.loss - b.loss) / b.loss).toBeLessThan(1e-5);
@@ -79,7 +80,7 @@ async function checkSplitTraining(rt: GpuRuntime, c: ModelConfig, params: Float3
       expect(Math.abs(x.loss! - y.loss!) / y.loss!, `step ${step} loss`).toBeLessThan(1e-5);
       expect(Math.abs(x.gradNorm! - y.gradNorm!) / y.gradNorm!, `step ${step} gradient norm`).toBeLessThan(1e-5);
     }
-    expect(relDiff(await split.getParams(), await whole.getParams())).toBeLessThan(1e-5);
+    expect(relDiff(await split.model.getParams(), await whole.model.getParams())).toBeLessThan(1e-5);
     const opt = [await split.getOptimizerState(), await whole.getOptimizerState()];
     expect(relDiff(opt[0].v, opt[1].v)).toBeLessThan(1e-4);
   } finally {
@@ -107,8 +108,8 @@ describe('parameters split over buffers under the binding limit', () => {
     const params = initParams(c, 6);
     const { whole, split, dispose } = await pair(rt, c, params, 3072, 1, 1);
     const [g1, g2] = [
-      new GpuGenerator(rt, c, whole.params, { maxSequences: 2, maxLength: 12 }),
-      new GpuGenerator(split.rt, c, split.params, { maxSequences: 2, maxLength: 12 }),
+      new GpuGenerator(rt, c, whole.model.params, { maxSequences: 2, maxLength: 12 }),
+      new GpuGenerator(split.rt, c, split.model.params, { maxSequences: 2, maxLength: 12 }),
     ];
     try {
       const prompt = [5, 80, 17, 0, 42];
@@ -128,7 +129,7 @@ describe('parameters split over buffers under the binding limit', () => {
       const m = await loadTinyModel(arch);
       const c = m.hf.config;
       const T = m.inputIds.length;
-      const model = await GpuGpt.create(rt, c, { batch: 1, T });
+      const model = await GpuModel.create(rt, c, { batch: 1, T });
       const gen = new GpuGenerator(rt, c, model.params, { maxSequences: 1, maxLength: T + m.greedy.length });
       try {
         expect(model.shards.pieces.get('wte')!.length).toBe(16);
@@ -163,7 +164,7 @@ describe('parameters split over buffers under the binding limit', () => {
     const rt = await GpuRuntime.create({ maxBindingBytes: 3072 });
     try {
       expect(rt.bindingLimit).toBe(3072);
-      // The plan a model on this runtime takes (GpuGpt.create plans with planFor, as the split
+      // The plan a model on this runtime takes (GpuModel.create plans with planFor, as the split
       // models above show), without compiling a model's pipelines on a second device.
       expect(planFor(rt, paramLayout(presetConfig('micro', { vocabSize: 83, contextLength: 12 }))).pieces.get('wte')).toHaveLength(4);
     } finally {
@@ -173,7 +174,7 @@ describe('parameters split over buffers under the binding limit', () => {
 
   it('a vector or a row larger than the limit is refused, naming the tensor', async () => {
     const rt = (await gpuRuntime()).withBindingLimit(64);
-    await expect(GpuGpt.create(rt, presetConfig('micro'), { batch: 1, T: 4 })).rejects.toThrow(
+    await expect(GpuModel.create(rt, presetConfig('micro'), { batch: 1, T: 4 })).rejects.toThrow(
       /a row of tensor 'wte' \[256, 32\] \(32768 bytes\) is 128 bytes, more than one storage binding \(64 bytes\)/,
     );
   });

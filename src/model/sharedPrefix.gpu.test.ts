@@ -1,13 +1,13 @@
 // The GSPO update pass with the group's prompt processed once (sharedPrefix.ts) gives the loss,
 // the statistics and every parameter gradient of the unshared path (G full prompt + response
-// rows, GpuGpt.gspoGradient), on micro models with learned positions and with RoPE, and on
+// rows, GpuTrainer.gspoGradient), on micro models with learned positions and with RoPE, and on
 // Llama- and Qwen3-like micro models with grouped-query attention (kvHeads < heads).
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { expectClose } from '../gpu/testing/compare.ts';
 import { rlBatch } from '../train/stages/rl.ts';
 import { presetConfig, type ModelConfig } from '../core/model/config.ts';
-import { GpuGpt } from './gpt.ts';
+import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';
 import { SharedPrefixGspo } from './sharedPrefix.ts';
 
@@ -28,22 +28,22 @@ async function compare(config: ModelConfig, prompt: number[], responses: number[
   const rl = { Lmax, temperature: 0.7 };
   // No clipping of the gradient norm: gspoGradient reads the raw gradient either way, and the
   // gradNorm of a step must be that of the same raw gradient.
-  const model = await GpuGpt.create(rt, config, { batch: G, T, adamw: { maxGradNorm: 0 }, rl });
-  const shared = await SharedPrefixGspo.create(model, { G, Lmax, promptMax: PROMPT_MAX, temperature: rl.temperature });
+  const trainer = await GpuTrainer.create(rt, config, { batch: G, T, adamw: { maxGradNorm: 0 }, rl });
+  const shared = await SharedPrefixGspo.create(trainer, { G, Lmax, promptMax: PROMPT_MAX, temperature: rl.temperature });
   try {
-    model.setParams(initParams(config, 4));
+    trainer.setParams(initParams(config, 4));
     const batch = rlBatch(prompt, responses, T, Lmax, PAD);
     const group = { prompt, responses };
     expect(shared.lengths(group)).toEqual(batch.spans.map((s) => s.len));
     // π_old's log-probs: the same numbers by either path.
-    const old = await model.responseLogprobs(batch);
+    const old = await trainer.responseLogprobs(batch);
     expectClose(await shared.responseLogprobs(group), old, 1e-5, 1e-5, 'response log-probs');
     // Mixed-sign advantages; an old policy that differs per sequence, so one sequence ratio sits
     // inside the clip range and the others outside it (above and below).
     const adv = [0.8, -1.1, 0.3];
     const moved = old.map((x, i) => x + [0, 4e-4, -4e-4][Math.floor(i / Lmax)]);
     for (const logpOld of ['current', moved] as const) {
-      const want = await model.gspoGradient(batch, logpOld, adv);
+      const want = await trainer.gspoGradient(batch, logpOld, adv);
       const got = await shared.gspoGradient(group, logpOld, adv);
       const what = logpOld === 'current' ? 'π_old = π_θ' : 'π_old moved';
       expect(got.loss, what).toBeCloseTo(want.loss, 6);
@@ -57,19 +57,19 @@ async function compare(config: ModelConfig, prompt: number[], responses: number[
     // A whole step: the same gradient norm, and the same gradient in AdamW's first moment
     // (m = (1 − β₁)·g after a first step; the weights themselves move by ≈ lr·sign(g), which
     // float noise flips where g is ~0, so they are not the thing to compare).
-    const before = await model.getParams();
+    const before = await trainer.model.getParams();
     const s1 = await shared.gspoStep(group, moved, adv, 1e-3, { gradNorm: true });
-    const m1 = (await model.getOptimizerState()).m;
-    model.setParams(before);
-    const s2 = await model.gspoStep(batch, moved, adv, 1e-3, { gradNorm: true });
-    const m2 = (await model.getOptimizerState()).m;
+    const m1 = (await trainer.getOptimizerState()).m;
+    trainer.setParams(before);
+    const s2 = await trainer.gspoStep(batch, moved, adv, 1e-3, { gradNorm: true });
+    const m2 = (await trainer.getOptimizerState()).m;
     expect(Math.abs(s1.gradNorm! - s2.gradNorm!) / s2.gradNorm!).toBeLessThan(1e-3);
     const maxM = m2.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
     expect(maxM).toBeGreaterThan(0);
     expectClose(m1, m2, 2e-4 * maxM, 1e-3, 'AdamW first moment after one step');
   } finally {
     shared.dispose();
-    model.dispose();
+    trainer.dispose();
   }
 }
 

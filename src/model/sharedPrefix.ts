@@ -1,5 +1,5 @@
 // GSPO update passes with the group's prompt processed once (docs/method.md §10). A group is one prompt
-// and G sampled responses; the unshared path (GpuGpt.gspoStep) lays it out as G full rows of
+// and G sampled responses; the unshared path (GpuTrainer.gspoStep) lays it out as G full rows of
 // prompt + response and so runs the prompt's forward and backward G times. Here the prompt's
 // forward runs once over one prefix sequence, its per-layer K/V are kept, and the G completion
 // rows attend to those K/V plus their own causal K/V (prefix attention,
@@ -13,7 +13,7 @@
 // The last prompt token opens every completion row (its logits predict r_i[0]), so the G rows
 // carry the whole response log-probabilities and the prefix needs no LM head: one token of the
 // prompt is recomputed per row, the other P − 2 are shared. The weights, gradients and AdamW
-// state are the GpuGpt's own buffers, so a step here and a step there move the same model.
+// state are the GpuTrainer's own buffers, so a step here and a step there move the same model.
 import { AttentionBackwardKernel, AttentionForwardKernel } from '../gpu/kernels/attention.ts';
 import { submit } from '../gpu/kernels/common.ts';
 import { AddKernel } from '../gpu/kernels/elementwise.ts';
@@ -23,9 +23,10 @@ import { NormKernel } from '../gpu/kernels/norm.ts';
 import { PrefixAttentionKernel } from '../gpu/kernels/prefixAttention.ts';
 import { SeqGatherKernel } from '../gpu/kernels/seqgather.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { GpuBlocks, headNormSizes, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
+import { allocBlockBuffers, allocBlockGradBuffers, GpuBlocks, type BlockAttention, type BlockBuffers, type BlockGradBuffers } from './block.ts';
 import type { ModelConfig } from '../core/model/config.ts';
-import type { GpuGpt } from './gpt.ts';
+import type { GpuModel } from './gpt.ts';
+import type { GpuTrainer } from './trainer.ts';
 import { blockPlan } from '../core/model/plan.ts';
 import { GpuEmbedding, GpuHead } from './ends.ts';
 import { placeOf } from './shards.ts';
@@ -107,11 +108,11 @@ export class SharedPrefixGspo {
   private zeros!: Float32Array;
 
   private constructor(
-    readonly model: GpuGpt,
+    readonly trainer: GpuTrainer,
     readonly options: SharedPrefixOptions,
   ) {
     const { G, Lmax, promptMax } = options;
-    const c = model.config;
+    const c = trainer.config;
     for (const [k, v] of Object.entries({ G, Lmax, promptMax }))
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`shared prefix: ${k} must be a positive integer, got ${v}`);
     if (promptMax + Lmax - 1 > c.contextLength)
@@ -126,14 +127,19 @@ export class SharedPrefixGspo {
     return heads % kvHeads === 0 && D % 4 === 0 && D <= 128;
   }
 
-  static async create(model: GpuGpt, options: SharedPrefixOptions): Promise<SharedPrefixGspo> {
-    const s = new SharedPrefixGspo(model, options);
+  static async create(trainer: GpuTrainer, options: SharedPrefixOptions): Promise<SharedPrefixGspo> {
+    const s = new SharedPrefixGspo(trainer, options);
     await s.build();
     return s;
   }
 
   private get rt(): GpuRuntime {
-    return this.model.rt;
+    return this.trainer.rt;
+  }
+
+  /** The trained model (its weights and layout). */
+  private get model(): GpuModel {
+    return this.trainer.model;
   }
 
   private f32(label: string, n: number): GPUBuffer {
@@ -233,7 +239,6 @@ export class SharedPrefixGspo {
     const L = model.layout;
     const C = c.dModel;
     const plan = blockPlan(c);
-    const F = plan.F;
     const N = S * T;
     const [embed, blocks] = await Promise.all([
       GpuEmbedding.create(rt, c, L, model.shards, { rows: N, T }),
@@ -242,32 +247,9 @@ export class SharedPrefixGspo {
     this.keep(embed);
     this.keep(blocks);
     const f = (name: string, n: number) => this.f32(`${tag}.${name}`, n);
-    // GpuGpt's activation sizes (the block plan's: q | k | v with kvHeads, SwiGLU's fused up-projection, the q/k norm's inputs).
-    const hn = headNormSizes(plan, N);
-    const acts: BlockBuffers[] = [];
-    for (let l = 0; l < c.layers; l++) {
-      acts.push({
-        x: f(`x${l}`, N * C),
-        ln1: f(`ln1.${l}`, N * C),
-        ln1Stats: f(`ln1s.${l}`, N * 2),
-        ...(plan.qkNorm && { qkRaw: f(`qkraw.${l}`, hn.raw), qkStats: f(`qks.${l}`, hn.stats) }),
-        qkv: f(`qkv.${l}`, N * plan.qkvDim),
-        att: f(`att.${l}`, N * plan.qDim),
-        lse: f(`lse.${l}`, N * c.heads),
-        xMid: f(`xmid.${l}`, N * C),
-        ln2: f(`ln2.${l}`, N * C),
-        ln2Stats: f(`ln2s.${l}`, N * 2),
-        fcH: f(`fch.${l}`, N * plan.upDim),
-        fcA: f(`fca.${l}`, N * F),
-      });
-    }
-    const d: BlockGradBuffers = {
-      dX: f('dx', N * C),
-      dT: f('dt', N * Math.max(C, plan.qDim)),
-      dQkv: f('dqkv', N * plan.qkvDim),
-      dFc: f('dfc', N * plan.upDim),
-      ...(plan.mlp === 'swiglu' && { dAct: f('dact', N * F) }),
-    };
+    // The trainer's activations (block.ts's allocBlockBuffers), one set per layer, and its gradient scratch.
+    const acts = allocBlockBuffers(f, plan, N, c.layers);
+    const d = allocBlockGradBuffers(f, plan, N);
     return { embed, blocks, acts, xOut: f('xout', N * C), tokens: f('tokens', N), csr: f('csr', embed.csrBytes / 4), d, attention };
   }
 
@@ -326,7 +308,8 @@ export class SharedPrefixGspo {
 
   /** From dlogits to every parameter gradient: each layer's completions, then its prefix (which needs their k/v gradient). */
   private encodeBackward(pass: GPUComputePassEncoder): void {
-    const { params: P, grads: G } = this.model;
+    const P = this.model.params;
+    const G = this.trainer.grads;
     const { k, b, prefix: p, completions: cpl } = this;
     const lnF = this.model.layout.lnFWeight;
     k.head.encodeBackward(pass, b.dlogits, b.lnf, P, G, cpl.d.dT);
@@ -364,7 +347,7 @@ export class SharedPrefixGspo {
     return false;
   }
 
-  // ---- the GpuGpt-compatible GSPO calls ----------------------------------------------------
+  // ---- the GpuTrainer-compatible GSPO calls ----------------------------------------------------
 
   /** Per-token log-probabilities of each response under the current weights, packed [G, Lmax]. */
   async responseLogprobs(group: SharedGroup): Promise<Float32Array> {
@@ -378,7 +361,7 @@ export class SharedPrefixGspo {
     return this.rt.readF32(b.packed, this.options.G * this.options.Lmax);
   }
 
-  /** One GSPO optimiser step on the group (GpuGpt.gspoStep's contract, the prompt processed once). */
+  /** One GSPO optimiser step on the group (GpuTrainer.gspoStep's contract, the prompt processed once). */
   async gspoStep(
     group: SharedGroup,
     logpOld: Float32Array | 'current',
@@ -387,23 +370,23 @@ export class SharedPrefixGspo {
     read: { gradNorm?: boolean } = {},
   ): Promise<GspoStats & { gradNorm?: number }> {
     const current = this.writeGspo(group, logpOld, advantages);
-    const { model } = this;
-    model.optimizer.setStep(model.step, lr);
+    const { trainer } = this;
+    trainer.optimizer.setStep(trainer.step, lr);
     submit(this.rt, 'shared.gspo_step', (pass) => {
       this.encodeGspo(pass, current);
-      model.optimizer.encode(pass, model.trainParams.buffers, model.grads.buffers, model.m.buffers, model.v.buffers);
+      trainer.optimizer.encode(pass, trainer.trainParams.buffers, trainer.grads.buffers, trainer.m.buffers, trainer.v.buffers);
     });
-    model.step++;
+    trainer.step++;
     const stats = await GspoKernel.readStats(this.rt, this.b.stats);
-    return read.gradNorm ? { ...stats, gradNorm: (await model.optimizer.readGradNorm()).norm } : stats;
+    return read.gradNorm ? { ...stats, gradNorm: (await trainer.optimizer.readGradNorm()).norm } : stats;
   }
 
   /** dL/dθ of the GSPO loss that gspoStep would apply (no update; the gradient buffer is cleared after). */
   async gspoGradient(group: SharedGroup, logpOld: Float32Array | 'current', advantages: ArrayLike<number>): Promise<{ grad: Float32Array } & GspoStats> {
     const current = this.writeGspo(group, logpOld, advantages);
     submit(this.rt, 'shared.gspo_grad', (pass) => this.encodeGspo(pass, current));
-    const grad = await this.model.grads.read();
-    this.model.grads.clear();
+    const grad = await this.trainer.grads.read();
+    this.trainer.grads.clear();
     return { grad, ...(await GspoKernel.readStats(this.rt, this.b.stats)) };
   }
 

@@ -1,5 +1,5 @@
 // The optimiser's settings and the learning-rate schedule: one definition, used by the GPU model
-// (GpuGpt fills its AdamW kernel from ADAMW_DEFAULTS), the training pipeline (lrAt per step) and
+// (GpuTrainer fills its AdamW kernel from ADAMW_DEFAULTS), the training pipeline (lrAt per step) and
 // the CPU oracle (src/reference/gpt.ts's ReferenceTrainer), so the parity test compares two
 // engines under the same settings rather than two copies of them. It is plain data, so it lives in
 // core/model/, where every layer may read it.

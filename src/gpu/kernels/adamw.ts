@@ -12,7 +12,7 @@ import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
 const ADAMW_SHADER = wgsl('adamw.wgsl', code);
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
-/** The settings (defaults: ADAMW_DEFAULTS in src/core/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
+/** The settings (defaults: ADAMW_DEFAULTS in src/core/model/optim.ts, which GpuTrainer fills in) and the buffer's shape. */
 export interface AdamWShape extends AdamWConfig {
   /** Elements of each flat buffer (params, grads, m, v); with shards, their sum. */
   size: number;

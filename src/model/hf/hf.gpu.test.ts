@@ -7,7 +7,8 @@ import { GaussianRng } from '../../core/random.ts';
 import { gptLossAndGrad, ReferenceTrainer } from '../../reference/gpt.ts';
 import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../../core/model/optim.ts';
 import { GpuGenerator } from '../generate.ts';
-import { GpuGpt } from '../gpt.ts';
+import { GpuModel } from '../gpt.ts';
+import { GpuTrainer } from '../trainer.ts';
 import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
 
 describe('Hugging Face tiny models on the GPU', () => {
@@ -17,7 +18,7 @@ describe('Hugging Face tiny models on the GPU', () => {
       const m = await loadTinyModel(arch);
       const c = m.hf.config;
       const T = m.inputIds.length;
-      const model = await GpuGpt.create(rt, c, { batch: 1, T });
+      const model = await GpuModel.create(rt, c, { batch: 1, T });
       const gen = new GpuGenerator(rt, c, model.params, { maxSequences: 1, maxLength: T + m.greedy.length });
       try {
         model.setParams(m.params);
@@ -46,10 +47,10 @@ describe('Hugging Face tiny models on the GPU', () => {
       const targets = ids.filter((_, i) => i % (T + 1) !== 0);
       const weights = Float32Array.from({ length: B * T }, (_, i) => (i % 5 === 2 ? 0 : i % 3 === 0 ? 0.5 : 1));
       const batch = { B, T, inputs, targets, weights };
-      const model = await GpuGpt.create(rt, c, { batch: B, T });
+      const trainer = await GpuTrainer.create(rt, c, { batch: B, T });
       try {
-        model.setParams(m.params);
-        const got = await model.lossAndGradient(batch);
+        trainer.setParams(m.params);
+        const got = await trainer.lossAndGradient(batch);
         const want = gptLossAndGrad(m.params, c, batch);
         expect(Math.abs(got.loss - want.loss) / want.loss).toBeLessThan(1e-4);
         const scale = want.grad.reduce((a, g) => Math.max(a, Math.abs(g)), 0);
@@ -59,10 +60,10 @@ describe('Hugging Face tiny models on the GPU', () => {
           const e = Math.abs(got.grad[i] - g) / scale;
           if (e > worst) [worst, at] = [e, i];
         });
-        const name = model.layout.tensors.find((t) => at >= t.offset && at < t.offset + t.size)?.name ?? 'padding';
+        const name = trainer.model.layout.tensors.find((t) => at >= t.offset && at < t.offset + t.size)?.name ?? 'padding';
         expect(worst, `${name}[${at}]: GPU ${got.grad[at]}, reference ${want.grad[at]}`).toBeLessThan(1e-4);
       } finally {
-        model.dispose();
+        trainer.dispose();
       }
     });
   }
@@ -77,19 +78,19 @@ describe('Hugging Face tiny models on the GPU', () => {
     const text = Array.from({ length: B * (T + 1) }, (_, i) => (i * 7) % 13);
     const batch = { B, T, inputs: text.filter((_, i) => i % (T + 1) !== T), targets: text.filter((_, i) => i % (T + 1) !== 0) };
     const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 1, totalSteps: 6 };
-    const model = await GpuGpt.create(rt, c, { batch: B, T });
+    const trainer = await GpuTrainer.create(rt, c, { batch: B, T });
     const ref = new ReferenceTrainer(c, m.params, ADAMW_DEFAULTS, schedule);
     try {
-      model.setParams(m.params);
+      trainer.setParams(m.params);
       const gpu: number[] = [];
       for (let step = 0; step < 6; step++) {
-        gpu.push((await model.trainStep(batch, lrAt(step, schedule))).loss!);
+        gpu.push((await trainer.trainStep(batch, lrAt(step, schedule))).loss!);
         const cpu = ref.step(batch).loss;
         expect(Math.abs(gpu[step] - cpu) / cpu, `step ${step}: GPU ${gpu[step]}, reference ${cpu}`).toBeLessThan(1e-3);
       }
       expect(gpu.at(-1)!).toBeLessThan(gpu[0]);
     } finally {
-      model.dispose();
+      trainer.dispose();
     }
   });
 
@@ -97,7 +98,7 @@ describe('Hugging Face tiny models on the GPU', () => {
     const rt = await gpuRuntime();
     const m = await loadTinyModel('qwen3');
     const c = m.hf.config;
-    const model = await GpuGpt.create(rt, c, { batch: 1, T: 1 });
+    const model = await GpuModel.create(rt, c, { batch: 1, T: 1 });
     const gen = new GpuGenerator(rt, c, model.params, { maxSequences: 3, maxLength: m.inputIds.length + m.greedy.length });
     try {
       model.setParams(m.params);

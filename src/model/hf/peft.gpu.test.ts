@@ -3,7 +3,7 @@
 // Llama, give PEFT's logits; the merged weights give them too without the adapter.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../../gpu/testing/runtime.ts';
-import { GpuGpt } from '../gpt.ts';
+import { GpuModel } from '../gpt.ts';
 import { mergeLora } from '../lora.ts';
 import { readPeftAdapter } from './adapter.ts';
 import { configFromHf } from './config.ts';
@@ -62,8 +62,8 @@ describe('PEFT adapters on our engine', () => {
       want.forEach((row, t) => row.forEach((v, j) => (w = Math.max(w, Math.abs(logits[t * V + j] - v)))));
       return w;
     };
-    const adapted = await GpuGpt.create(rt, m.config, { batch: 1, T: ids.length, lora: a.layout });
-    const merged = await GpuGpt.create(rt, m.config, { batch: 1, T: ids.length });
+    const adapted = await GpuModel.create(rt, m.config, { batch: 1, T: ids.length, lora: a.layout });
+    const merged = await GpuModel.create(rt, m.config, { batch: 1, T: ids.length });
     try {
       adapted.setParams(m.params);
       adapted.setLora(a.lora);

@@ -21,7 +21,8 @@ import { loadCheckpoint, saveCheckpoint, type Checkpoint } from '../../core/mode
 import { presetConfig, type ModelConfig } from '../../core/model/config.ts';
 import { initParams } from '../../model/init.ts';
 import { GpuGenerator } from '../../model/generate.ts';
-import { GpuGpt, type GpuGptOptions } from '../../model/gpt.ts';
+import type { GpuModel } from '../../model/gpt.ts';
+import { GpuTrainer, type GpuTrainerOptions } from '../../model/trainer.ts';
 import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from '../../model/hf/adapter.ts';
 import { baseFromJson, baseToJson, openHfBase, type HfBase, type OpenedBase } from '../../model/hf/base.ts';
 import { initLora, loraLayout, loraSettings, type LoraLayout } from '../../model/lora.ts';
@@ -315,19 +316,22 @@ function prepareHfCheckpoint(spec: ResolvedSpec, from: Uint8Array): HfPrepared |
   };
 }
 
-/** The run's model on the GPU with its starting state (the adapter too, for LoRA). */
-export async function createRunModel(rt: GpuRuntime, p: Prepared, options: Omit<GpuGptOptions, 'lora'>): Promise<GpuGpt> {
-  const model = await GpuGpt.create(rt, p.config, { ...options, ...(p.lora && { lora: p.lora.layout, weights: p.lora.baseWeights ?? 'f32' }) });
+/** The run's model on the GPU and its trainer, with the starting state (the adapter too, for LoRA). */
+export async function createRunModel(rt: GpuRuntime, p: Prepared, options: Omit<GpuTrainerOptions, 'lora'>): Promise<GpuTrainer> {
+  const trainer = await GpuTrainer.create(rt, p.config, { ...options, ...(p.lora && { lora: p.lora.layout, weights: p.lora.baseWeights ?? 'f32' }) });
   const optimizer = p.lora ? p.lora.optimizer : p.start.optimizer;
-  model.setParams(p.start.params, optimizer ? { ...optimizer } : undefined);
-  if (p.lora) model.setLora(p.lora.params);
-  model.step = p.start.step;
-  return model;
+  trainer.setParams(p.start.params, optimizer ? { ...optimizer } : undefined);
+  if (p.lora) trainer.model.setLora(p.lora.params);
+  trainer.step = p.start.step;
+  return trainer;
 }
 
 /** A generator on the run's model (with its adapter, so it sees the latest one). */
-export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuGpt, limits: { maxSequences: number; maxLength: number }): GpuGenerator {
-  return new GpuGenerator(rt, p.config, model.params, { ...limits, ...(p.lora && { lora: { layout: p.lora.layout, params: model.trainParams.only } }) });
+export function runGenerator(rt: GpuRuntime, p: Prepared, model: GpuModel, limits: { maxSequences: number; maxLength: number }): GpuGenerator {
+  return new GpuGenerator(rt, p.config, model.params, {
+    ...limits,
+    ...(p.lora && model.adapter && { lora: { layout: p.lora.layout, params: model.adapter.only } }),
+  });
 }
 
 /** The metadata of a Hugging Face model's checkpoint: the stage, the spec (its templates as written, not wrapped), the base's files. */
@@ -341,7 +345,7 @@ export function hfCheckpointMetadata(p: Pick<Prepared, 'hf'> & { hf: NonNullable
 }
 
 /** The run's state as checkpoint bytes: ours, ours with the base's files, or a LoRA adapter (PEFT's names) with its Adam state. */
-export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: ResolvedSpec): Promise<Uint8Array> {
+export async function runCheckpointBytes(model: GpuTrainer, p: Prepared, spec: ResolvedSpec): Promise<Uint8Array> {
   if (!p.hf) return checkpointBytes(await model.toCheckpoint(), p.tok, spec);
   const extra = hfCheckpointMetadata(p as Prepared & { hf: NonNullable<Prepared['hf']> }, spec);
   if (!p.lora) return saveCheckpoint({ ...(await model.toCheckpoint()), extraMetadata: extra });
@@ -349,7 +353,7 @@ export async function runCheckpointBytes(model: GpuGpt, p: Prepared, spec: Resol
     config: p.config,
     settings: p.lora.layout.settings,
     baseModel: p.hf.base.name,
-    lora: await model.getLora(),
+    lora: await model.model.getLora(),
     step: model.step,
     optimizer: await model.getOptimizerState(),
     extraMetadata: extra,

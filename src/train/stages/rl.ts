@@ -14,7 +14,7 @@ import { rlPool, type TurnSample } from '../../core/turns/index.ts';
 import { keyedUniform } from '../../core/random.ts';
 import type { GpuGenerator } from '../../model/generate.ts';
 import type { GspoStats } from '../../gpu/kernels/gspo.ts';
-import type { GpuGpt } from '../../model/gpt.ts';
+import type { GpuTrainer } from '../../model/trainer.ts';
 import { SharedPrefixGspo } from '../../model/sharedPrefix.ts';
 import { lrAt } from '../../core/model/optim.ts';
 import { encodePrompt } from '../data.ts';
@@ -39,7 +39,7 @@ interface RlRun {
   p: Prepared;
   host: TrainHost;
   judges: RewardJudges;
-  model: GpuGpt;
+  model: GpuTrainer;
   updates: GroupUpdates;
   gen: GpuGenerator;
   pool: TurnSample[];
@@ -95,7 +95,7 @@ export async function runRl(
   const updates = shared
     ? sharedUpdates(await SharedPrefixGspo.create(model, { G, promptMax: T - maxNewTokens, ...rl }))
     : rowUpdates(model, T, maxNewTokens, p.tok.special.pad);
-  const gen = runGenerator(host.rt, p, model, { maxSequences: G, maxLength: T });
+  const gen = runGenerator(host.rt, p, model.model, { maxSequences: G, maxLength: T });
   const schedule = { maxLr: spec.lr.peak, minLr: spec.lr.min, warmupSteps: spec.lr.warmup, totalSteps: spec.steps * promptsPerStep };
   const run: RlRun = { spec, p, host, judges, model, updates, gen, pool, schedule, stop: [...p.tok.observationStops] };
   const best = new BestTracker();
@@ -213,7 +213,7 @@ export interface GroupUpdates {
 }
 
 /** The unshared layout: the group as G rows of T tokens (rlBatch) through the model's own GSPO path. */
-export function rowUpdates(model: GpuGpt, T: number, Lmax: number, pad: number): GroupUpdates {
+export function rowUpdates(model: GpuTrainer, T: number, Lmax: number, pad: number): GroupUpdates {
   const batch = (prompt: number[], responses: number[][]) => rlBatch(prompt, responses, T, Lmax, pad);
   return {
     lengths: (prompt, responses) => batch(prompt, responses).spans.map((sp) => sp.len),

@@ -8,7 +8,7 @@ import { categorizeDataset, maskConfigChanges } from '../../core/masking/index.t
 import { renderSystem, templateForSample, versionCounts, type TemplateDistribution } from '../../core/templates/index.ts';
 import { expandTurns, type TurnSample } from '../../core/turns/index.ts';
 import type { GpuGenerator } from '../../model/generate.ts';
-import type { GpuGpt } from '../../model/gpt.ts';
+import type { GpuTrainer } from '../../model/trainer.ts';
 import { lrAt } from '../../core/model/optim.ts';
 import { BatchSampler, encodePrompt, type EncodedRow } from '../data.ts';
 import { addBatchLosses, DomainMeans, domainFigures, domainFiguresLine, type DomainFigures } from '../domainMetrics.ts';
@@ -45,7 +45,7 @@ export async function runSupervised(spec: ResolvedSpec, p: Prepared, host: Train
   // The first eval rows, one of each domain in turn (rows.ts evalRows).
   const evalBatches = evalBatchesOf(evalRows, spec.evalBatches, spec.batch, p.T, p.tok.special.pad);
   const model = await createRunModel(host.rt, p, { batch: spec.batch, T: p.T });
-  const gen = runGenerator(host.rt, p, model, { maxSequences: 1, maxLength: p.config.contextLength });
+  const gen = runGenerator(host.rt, p, model.model, { maxSequences: 1, maxLength: p.config.contextLength });
   try {
     const run = await supervisedLoop(
       spec,
@@ -108,7 +108,7 @@ export function templateCountsLine(dist: TemplateDistribution, samples: readonly
 }
 
 interface SupervisedRun {
-  model: GpuGpt;
+  model: GpuTrainer;
   gen: GpuGenerator;
   sampler: BatchSampler;
   evalBatches: EvalBatch[];
@@ -135,7 +135,7 @@ async function supervisedLoop(
     // The loss of each domain's rows besides the loss over all: eval_loss/<domain> (domainMetrics.ts).
     const perDomain = new DomainMeans();
     for (const b of evalBatches) {
-      const r = await model.evalTokenLosses(b.batch);
+      const r = await model.model.evalTokenLosses(b.batch);
       sum += r.loss;
       addBatchLosses(perDomain, b.batch, r.nll, b.domains);
     }
