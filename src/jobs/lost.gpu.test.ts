@@ -2,7 +2,11 @@
 // Training: the job fails at once with a message that says the run can be resumed, its last
 // checkpoint is intact, and resuming it acquires a fresh device and finishes the run. A benchmark:
 // the job fails as a device loss, every prediction stored before the loss is kept, and resuming
-// it on a fresh device makes only the missing ones.
+// it on a fresh device makes only the missing ones. A prompt optimisation: the job fails as a
+// device loss, the loop state stored before the loss is kept, and resuming it on a fresh device
+// continues from that state (the scored versions are not scored again) to the end. The
+// Playground: a generation fails as a device loss, the model it kept loaded is not used again
+// (a turn without the file's bytes asks for them), and the next turn runs on a fresh device.
 import { describe, expect, it } from 'vitest';
 import { generateTrajectories } from '../envs/generate.ts';
 import { deviceJobHost } from './jobs.testing.ts';
@@ -10,7 +14,10 @@ import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from '../train/pipeline.ts';
 import type { FromWorker } from './protocol.ts';
 import type { BenchProgress } from './bench.ts';
-import type { BenchRecord, RunRecord } from '../core/records.ts';
+import type { BenchRecord, OptimisationRecord, RunRecord } from '../core/records.ts';
+import type { OptimizeProgress } from './optimize.ts';
+import { MODEL_NOT_LOADED, type GenerateJobResult } from './playground.ts';
+import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { benchSampleRecords } from '../core/bench/eval-turns.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { saveCheckpoint } from '../core/model/checkpoint.ts';
@@ -21,6 +28,8 @@ import { initParams } from '../model/init.ts';
 if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
 const { getRun, putRun, saveCheckpoint: storeCheckpoint } = await import('../storage/runs.ts');
 const { getBench, loadResults, putBench } = await import('../storage/bench.ts');
+const { getOptimisation, putOptimisation } = await import('../storage/optimize.ts');
+const { saveDataset, newDatasetId } = await import('../storage/datasets.ts');
 
 const data = generateTrajectories('terminal', 8, 4);
 const spec: TrainSpec = {
@@ -146,5 +155,135 @@ describe('a device lost during a benchmark', () => {
       if (kept.has(`${r.backend}#${r.index}`) && r.prediction.gen_error === undefined) expect(r.prediction.gen).toBe(kept.get(`${r.backend}#${r.index}`));
     expect((await getBench(benchId))!).toMatchObject({ state: 'done', progress: { done: expect.any(Number) } });
     held[1].dispose();
+  });
+});
+
+/** A stored checkpoint of an untrained micro model, as a run's last (its predictions are noise; judges score them all the same). */
+async function storedMicroCheckpoint(prefix: string): Promise<{ key: string; runId: string }> {
+  const tok = trainBpe(
+    data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+    { vocabSize: 300 },
+  );
+  const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
+  const runId = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 2, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
+  await putRun({
+    id: runId,
+    name: runId,
+    createdAt: 1,
+    updatedAt: 1,
+    stage: 'sft',
+    spec: { ...spec, steps: 2 },
+    data: { name: 'terminal×8', trajectories: data.length },
+    from: null,
+    state: 'done',
+    step: 2,
+    checkpoints: {},
+    resumes: [],
+  } as unknown as RunRecord);
+  const stored = await storeCheckpoint(runId, 'last', bytes, { step: 2 });
+  return { key: stored.key, runId };
+}
+
+describe('a device lost during a prompt optimisation', () => {
+  it('fails the job as a device loss, keeps the stored loop state, and a resume on a fresh device goes on from it', async () => {
+    // Destroy the device once the start template has been scored and the first round's first candidate is being scored.
+    let states = 0;
+    let destroyed = false;
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      const p = m.type === 'progress' && m.jobId === 'opt-a' ? (m.data as OptimizeProgress) : null;
+      if (p?.phase === 'state') states++;
+      if (!destroyed && states >= 1 && p?.phase === 'evaluate' && (p.evaluations.done ?? 0) >= 1 && (p.samples?.done ?? 0) >= 1) {
+        destroyed = true;
+        device.handle('destroy');
+      }
+    });
+    const { key, runId } = await storedMicroCheckpoint('opt-lost');
+    const dataset = await saveDataset(
+      { id: newDatasetId(), name: 'terminal×8', createdAt: 1, origin: 'import', formats: ['native'], files: ['t.jsonl'], errorCount: 0 },
+      data,
+    );
+    const optId = `opt-lost-${runId}`;
+    const record: OptimisationRecord = {
+      id: optId,
+      name: 'lost',
+      createdAt: 1,
+      updatedAt: 1,
+      state: 'queued',
+      start: { version: 'v1', template: structuredClone(BUILTIN_TEMPLATES.v1) },
+      data: { datasetId: dataset.id, name: dataset.name, domains: [], evalFraction: 1, seed: 0, devPerDomain: 3, testPerDomain: 2 },
+      backend: { id: 'ck', name: 'local:micro', kind: 'checkpoint', checkpoint: { key, runId, runName: runId, tag: 'last', step: 2 } },
+      judge: { id: 'local-rubric', kind: 'local' },
+      optimiser: { kind: 'offline' },
+      generation: { maxTokens: 4 },
+      config: { rounds: 1, candidates: 2, margin: 0, level: 0.95, seed: 5 },
+      loop: null,
+    };
+    await putOptimisation(record);
+
+    host.handle({ type: 'start', jobId: 'opt-a', spec: { kind: 'optimize', optId } });
+    expect(await finished('opt-a')).toMatchObject({ state: 'failed' });
+    expect(destroyed).toBe(true);
+    const error = events.find((e) => e.type === 'error' && e.jobId === 'opt-a') as Extract<FromWorker, { type: 'error' }>;
+    expect(error).toMatchObject({ kind: 'device-lost', message: expect.stringMatching(/^The GPU device was lost \(destroyed\)/) });
+    for (let i = 0; i < 400 && (await getOptimisation(optId))?.state === 'running'; i++) await tick();
+    const failed = (await getOptimisation(optId))!;
+    expect(failed.state).toBe('failed');
+    // The start template's score, stored before the loss, is kept.
+    const v0 = failed.loop!.versions.find((v) => v.id === 'v0')!;
+    expect(v0.mean).toEqual(expect.any(Number));
+
+    host.handle({ type: 'start', jobId: 'opt-b', spec: { kind: 'optimize', optId } });
+    expect(await finished('opt-b')).toMatchObject({ state: 'done' });
+    expect(held).toHaveLength(2);
+    const done = (await getOptimisation(optId))!;
+    expect(done.state).toBe('done');
+    expect(done.loop!.rounds.map((r) => r.round)).toEqual([1]);
+    // Resumed, not restarted: v0 is the one scored before the loss.
+    expect(done.loop!.versions.find((v) => v.id === 'v0')).toEqual(v0);
+    expect(done.loop!.test?.mean).toEqual(expect.any(Number));
+    held[1].dispose();
+  });
+});
+
+describe('a device lost during a Playground generation', () => {
+  it('fails the turn as a device loss; the next turn reloads the model on a fresh device', async () => {
+    let destroyed = false;
+    const { host, events, held, finished } = deviceJobHost(JOB_RUNNERS, (m, device) => {
+      if (!destroyed && m.type === 'text' && m.jobId === 'gen-a') {
+        destroyed = true;
+        device.handle('destroy');
+      }
+    });
+    const tok = trainBpe(
+      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
+      { vocabSize: 300 },
+    );
+    const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
+    const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 7, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
+    const t = data[0];
+    const request = { sample: { domain: 'terminal', systemPrompt: t.system_prompt, history: t.turns.slice(0, 2), action: t.turns[2].action } };
+    const model = { kind: 'checkpoint' as const, checkpoint: { key: 'file:lost', label: 'x.safetensors' } };
+    // Seeded sampling with many tokens: the loss comes at the first piece of text, mid-generation.
+    const sampling = { maxTokens: 24, temperature: 1, seed: 11 };
+
+    host.handle({ type: 'start', jobId: 'gen-a', spec: { kind: 'generate', model, bytes, request, sampling } });
+    expect(await finished('gen-a')).toMatchObject({ state: 'failed' });
+    expect(destroyed).toBe(true);
+    const error = events.find((e) => e.type === 'error' && e.jobId === 'gen-a') as Extract<FromWorker, { type: 'error' }>;
+    expect(error).toMatchObject({ kind: 'device-lost', message: expect.stringMatching(/^The GPU device was lost \(destroyed\)/) });
+
+    // The model loaded on the lost device is not reused: a turn without the bytes asks for them.
+    host.handle({ type: 'start', jobId: 'gen-b', spec: { kind: 'generate', model, request, sampling } });
+    expect(await finished('gen-b')).toMatchObject({ state: 'failed' });
+    expect(events.find((e) => e.type === 'error' && e.jobId === 'gen-b')).toMatchObject({ message: expect.stringContaining(MODEL_NOT_LOADED) });
+
+    // With the bytes, the turn runs on a fresh device.
+    host.handle({ type: 'start', jobId: 'gen-c', spec: { kind: 'generate', model, bytes, request, sampling } });
+    expect(await finished('gen-c')).toMatchObject({ state: 'done' });
+    const done = events.find((e) => e.type === 'done' && e.jobId === 'gen-c') as { result: GenerateJobResult };
+    expect(done.result.tokens).toBeGreaterThan(0);
+    expect(held.length).toBeGreaterThanOrEqual(2);
+    held.at(-1)!.dispose();
   });
 });
