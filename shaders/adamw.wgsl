@@ -39,6 +39,8 @@
 // the add kernel's GB/s.
 // napkin(adamw): flops = 18*n; bytes = 4*8*n
 
+// #include "grid.wgsl"
+
 struct Params {
   n: u32,
   step: u32,        // 0-based index of this optimiser step
@@ -66,7 +68,7 @@ const CHUNK: u32 = 2048u; // 64 threads × PER_THREAD
 
 @compute @workgroup_size(64)
 fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   if (w * 64u >= p.numPartials) { return; }
   let base = w * CHUNK + lid;
   var s = 0.0;
@@ -86,7 +88,7 @@ fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 
 @compute @workgroup_size(64)
 fn sumsq_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   if (w * 64u >= p.numPartials) { return; }
   let n4 = p.n / 4u;
   let base = w * (CHUNK / 4u) + lid;
@@ -140,7 +142,7 @@ fn sumsq_final(@builtin(local_invocation_index) lid: u32) {
 
 @compute @workgroup_size(256)
 fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let g = u_grads[i] * u_gnorm[1];
   if (ZERO_GRAD) { u_grads[i] = 0.0; }
@@ -170,7 +172,7 @@ fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 @compute @workgroup_size(64)
 fn adamw_update_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let base = flat_thread(wg, nwg, lid, 256u);
   let clip = u_gnorm[1];
   let bc1 = u_gnorm[2];
   let bc2 = u_gnorm[3];

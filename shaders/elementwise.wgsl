@@ -34,6 +34,8 @@
 // napkin(bias_gelu): flops = 10*rows*C; bytes = 4*(3*rows*C + C)
 // napkin(gelu_backward): flops = 14*n; bytes = 4*3*n
 
+// #include "grid.wgsl"
+
 struct Params {
   n: u32,            // elements, rows·C
   C: u32,            // columns (features)
@@ -52,10 +54,6 @@ const GELU_K: f32 = 0.7978845608028654;
 const GELU_C: f32 = 0.044715;
 
 @group(0) @binding(0) var<uniform> p: Params;
-
-fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32, size: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * size + lid;
-}
 
 // tanh is never called: with e = exp(−2|u|), 1 + tanh(u) = 2/(1 + e) for u ≥ 0 and 2e/(1 + e)
 // for u < 0, and 1 − tanh²(u) = 4e/(1 + e)². Both stay accurate where tanh → ±1 (the f32
@@ -87,7 +85,7 @@ fn gelu_grad(x: f32) -> f32 {
 
 @compute @workgroup_size(256)
 fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   add_out[i] = add_a[i] + add_b[i];
 }
@@ -97,7 +95,7 @@ fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
 
 @compute @workgroup_size(256)
 fn add_inplace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] + add_b[i];
 }
@@ -107,7 +105,7 @@ fn add_inplace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 
 @compute @workgroup_size(256)
 fn bias_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] + weights[p.biasOffset + i % p.C];
 }
@@ -117,7 +115,7 @@ fn bias_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 // With HAS_BIAS = false h is only read and weights is not touched (bind any buffer).
 @compute @workgroup_size(256)
 fn bias_gelu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   var h = acc_x[i];
   if (HAS_BIAS) {
@@ -130,7 +128,7 @@ fn bias_gelu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
 // ---- gelu_backward: bindings 1 g (read_write, dout in, dh out), 2 h (read); n threads -------
 @compute @workgroup_size(256)
 fn gelu_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] * gelu_grad(add_b[i]);
 }
@@ -248,10 +246,6 @@ fn colsum_final(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
 @group(0) @binding(1) var<storage, read_write> acc_x4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> weights4: array<vec4<f32>>;
 
-fn base4(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * 256u + lid;
-}
-
 fn gelu4(x: vec4<f32>) -> vec4<f32> {
   let u = GELU_K * (x + GELU_C * x * x * x);
   let e = exp(-2.0 * abs(u));
@@ -271,7 +265,7 @@ fn gelu_grad4(x: vec4<f32>) -> vec4<f32> {
 @compute @workgroup_size(64)
 fn add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { add_out4[i] = add_a4[i] + add_b4[i]; }
@@ -281,7 +275,7 @@ fn add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 @compute @workgroup_size(64)
 fn add_inplace_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] + add_b4[i]; }
@@ -293,7 +287,7 @@ fn bias_add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
   let n4 = p.n / 4u;
   let C4 = p.C / 4u;
   let off4 = p.biasOffset / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] + weights4[off4 + i % C4]; }
@@ -305,7 +299,7 @@ fn bias_gelu_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   let n4 = p.n / 4u;
   let C4 = p.C / 4u;
   let off4 = p.biasOffset / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) {
@@ -322,7 +316,7 @@ fn bias_gelu_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 @compute @workgroup_size(64)
 fn gelu_backward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] * gelu_grad4(add_b4[i]); }

@@ -40,6 +40,8 @@
 //   [2+2·maxDistinct .. +rows)           list: row indices grouped by token, ascending within a token
 // maxDistinct = min(rows, vocab), so the buffer size and dispatch are fixed per shape.
 
+// #include "grid.wgsl"
+
 struct Params {
   rows: u32,
   C: u32,
@@ -65,7 +67,7 @@ override LEARNED_POS: bool = false;
 
 @compute @workgroup_size(256)
 fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.rows * p.C) { return; }
   let r = i / p.C;
   let c = i - r * p.C;
@@ -87,7 +89,7 @@ fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let C4 = p.C / 4u;
   let n4 = p.rows * C4;
-  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let base = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = base + j * 64u;
     if (i >= n4) { break; }
@@ -106,7 +108,7 @@ fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
 
 @compute @workgroup_size(256)
 fn embed_forward_f16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.rows * p.C) { return; }
   let r = i / p.C;
   let c = i - r * p.C;
@@ -125,7 +127,7 @@ fn embed_forward_f16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 
 @compute @workgroup_size(64)
 fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   let C = p.C;
   if (w >= p.maxDistinct || w >= csr[0]) { return; }
   let tok = csr[1u + w];
@@ -144,7 +146,7 @@ fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 
 @compute @workgroup_size(64)
 fn embed_backward_pos(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let t = wg.x + wg.y * nwg.x;
+  let t = flat_group(wg, nwg);
   let C = p.C;
   if (t >= p.T) { return; }
   for (var c = lid; c < C; c += 64u) {

@@ -4,9 +4,9 @@
 import code from '../../../shaders/xent.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkDims, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkDims, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const XENT_SHADER = wgsl('xent.wgsl', code);
+const XENT_SHADER = wgsl('xent.wgsl', code, GRID_INCLUDE);
 
 export interface XentShape {
   /** Rows (tokens). */
