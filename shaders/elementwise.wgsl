@@ -55,28 +55,9 @@ const GELU_C: f32 = 0.044715;
 
 @group(0) @binding(0) var<uniform> p: Params;
 
-// tanh is never called: with e = exp(−2|u|), 1 + tanh(u) = 2/(1 + e) for u ≥ 0 and 2e/(1 + e)
-// for u < 0, and 1 − tanh²(u) = 4e/(1 + e)². Both stay accurate where tanh → ±1 (the f32
-// expressions 1 + t and 1 − t² lose every digit there, e.g. gelu'(−4)), and nothing overflows.
-fn gelu_u(x: f32) -> f32 {
-  return GELU_K * (x + GELU_C * x * x * x);
-}
-
-fn gelu(x: f32) -> f32 {
-  let u = gelu_u(x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  return 0.5 * x * select(2.0 * e * d, 2.0 * d, u >= 0.0);
-}
-
-fn gelu_grad(x: f32) -> f32 {
-  let u = gelu_u(x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  let one_plus_t = select(2.0 * e * d, 2.0 * d, u >= 0.0);
-  let sech2 = 4.0 * e * d * d;
-  return 0.5 * one_plus_t + 0.5 * x * sech2 * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-}
+// gelu, gelu_grad (f32) and gelu4, gelu_grad4 (vec4f): one body, shaders/gelu.wgsl.
+// #include "gelu.wgsl" T=f32 GELU=gelu GELU_GRAD=gelu_grad
+// #include "gelu.wgsl" T=vec4f GELU=gelu4 GELU_GRAD=gelu_grad4
 
 // ---- add: bindings 1 a (read), 2 b (read), 3 out (read_write); n threads -------------------
 @group(0) @binding(1) var<storage, read> add_a: array<f32>;
@@ -245,22 +226,6 @@ fn colsum_final(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
 @group(0) @binding(3) var<storage, read_write> add_out4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> acc_x4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> weights4: array<vec4<f32>>;
-
-fn gelu4(x: vec4<f32>) -> vec4<f32> {
-  let u = GELU_K * (x + GELU_C * x * x * x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  return 0.5 * x * select(2.0 * e * d, 2.0 * d, u >= vec4<f32>(0.0));
-}
-
-fn gelu_grad4(x: vec4<f32>) -> vec4<f32> {
-  let u = GELU_K * (x + GELU_C * x * x * x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  let one_plus_t = select(2.0 * e * d, 2.0 * d, u >= vec4<f32>(0.0));
-  let sech2 = 4.0 * e * d * d;
-  return 0.5 * one_plus_t + 0.5 * x * sech2 * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-}
 
 @compute @workgroup_size(64)
 fn add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

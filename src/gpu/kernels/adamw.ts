@@ -3,12 +3,13 @@
 // from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
 // submitting; the gradient norm stays readable for logging.
 import code from '../../../shaders/adamw.wgsl?raw';
+import step from '../../../shaders/adamw_step.wgsl?raw';
 import { buildDecayMask, type AdamWConfig, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const ADAMW_SHADER = wgsl('adamw.wgsl', code, GRID_INCLUDE);
+const ADAMW_SHADER = wgsl('adamw.wgsl', code, { ...GRID_INCLUDE, 'adamw_step.wgsl': step });
 const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
 
 /** The settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
