@@ -57,8 +57,8 @@ struct Params {
 
 override ZERO_GRAD: bool = false;
 
-const PER_THREAD: u32 = 32u;
-const CHUNK: u32 = 2048u; // 64 threads × PER_THREAD
+// PER_THREAD and CHUNK = 64 threads × PER_THREAD: src/gpu/kernels/tiles.ts (the launcher sizes the partials by them too).
+// #include "adamw_consts.wgsl"
 
 @group(0) @binding(0) var<uniform> p: Params;
 

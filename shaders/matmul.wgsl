@@ -60,10 +60,9 @@ struct Params {
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 
-const TILE_M: u32 = 64u;
-const TILE_N: u32 = 64u;
+// TILE_M, TILE_N, ROWS_N: src/gpu/kernels/tiles.ts (the launcher's grid uses them too).
+// #include "matmul_consts.wgsl"
 const TILE_K: u32 = 16u;
-const ROWS_N: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;

@@ -50,7 +50,8 @@ struct Params {
 
 override GRAD: bool = true;
 
-const SEG: u32 = 512u;
+// SEG: src/gpu/kernels/tiles.ts (the launcher counts segments by it too).
+// #include "xent_consts.wgsl"
 const NEG_BIG: f32 = -3.0e38;
 
 @group(0) @binding(0) var<uniform> p: Params;

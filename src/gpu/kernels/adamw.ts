@@ -8,9 +8,10 @@ import { buildDecayMask, type AdamWConfig, type DecaySegment } from '../../refer
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
+import { ADAMW_CHUNK, ADAMW_CONSTS } from './tiles.ts';
 
-const ADAMW_SHADER = wgsl('adamw.wgsl', code, { ...GRID_INCLUDE, 'adamw_step.wgsl': step });
-const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
+/** shaders/adamw.wgsl as the launcher composes it (exported for the tests). */
+export const ADAMW_SHADER = wgsl('adamw.wgsl', code, { ...GRID_INCLUDE, ...ADAMW_CONSTS, 'adamw_step.wgsl': step });
 
 /** The settings (defaults: ADAMW_DEFAULTS in src/model/optim.ts, which GpuGpt fills in) and the buffer's shape. */
 export interface AdamWShape extends AdamWConfig {
@@ -104,7 +105,7 @@ export class AdamWKernel {
     ]);
     const mask = rt.storage('adamw.mask', buildDecayMask(sh.segments, sh.size));
     const params = rt.uniform('adamw.params', new Uint32Array(16));
-    return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / CHUNK) * 64 };
+    return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / ADAMW_CHUNK) * 64 };
   }
 
   /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/model/optim.ts). */

@@ -8,9 +8,10 @@ import { matmulExtents, packedBExtent, resolveMatmulShape, resolvePackedBShape, 
 import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
-import { MATMUL_ROWS_N, MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
+import { MATMUL_CONSTS, MATMUL_ROWS_N, MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
 
-const MATMUL_SHADER = wgsl('matmul.wgsl', code, { 'matmul_tiled.wgsl': tiled, 'matmul_rows.wgsl': rows });
+/** shaders/matmul.wgsl as the launcher composes it (exported for the tests). */
+export const MATMUL_SHADER = wgsl('matmul.wgsl', code, { ...MATMUL_CONSTS, 'matmul_tiled.wgsl': tiled, 'matmul_rows.wgsl': rows });
 
 /** vec4 loads are legal when every contiguous dimension, stride and offset is a multiple of 4 (with f16 B: A's, B being read in pairs). */
 function canUseVec4(s: ResolvedMatmulShape, f16B = false): boolean {
