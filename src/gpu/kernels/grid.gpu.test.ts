@@ -2,9 +2,10 @@
 // flat_group / flat_thread (shaders/grid.wgsl, the shader's flat index), on the device.
 import { describe, expect, it } from 'vitest';
 import { wgsl } from '../shaders.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { withGridLimit } from '../testing/submit.ts';
-import { grid, GRID_INCLUDE, makeBindGroup, submit } from './common.ts';
+import { grid, GRID_INCLUDE, makeBindGroup } from './common.ts';
 
 // Every workgroup writes its flat index at that index; every thread of workgroup 0 its flat thread id.
 const PROBE = wgsl(
@@ -37,19 +38,17 @@ describe('workgroup grid', () => {
       expect(dims[0] * dims[1]).toBeGreaterThanOrEqual(count);
       expect(dims[0] * (dims[1] - 1)).toBeLessThan(count);
       const pipeline = await base.pipeline(PROBE, 'main');
-      const groups = base.storage('t.groups', count * 4);
-      const threads = base.storage('t.threads', dims[0] * dims[1] * 16);
-      try {
-        submit(base, 'grid probe', (pass) => {
+      await withScope(base, async (g) => {
+        const groups = g.buffer('t.groups', count * 4);
+        const threads = g.buffer('t.threads', dims[0] * dims[1] * 16);
+        g.submit((pass) => {
           pass.setPipeline(pipeline);
           pass.setBindGroup(0, makeBindGroup(base, pipeline, [groups, threads]));
           pass.dispatchWorkgroups(dims[0], dims[1]);
         });
         expect(Array.from(await base.readU32(groups)), `${count} over limit ${limit}`).toEqual(Array.from({ length: count }, (_, i) => i + 1));
         expect(Array.from(await base.readU32(threads, count * 4))).toEqual(Array.from({ length: count * 4 }, (_, i) => i + 1));
-      } finally {
-        base.release(groups, threads);
-      }
+      });
     }
   });
 });
