@@ -39,6 +39,8 @@
 // the add kernel's GB/s.
 // napkin(adamw): flops = 18*n; bytes = 4*8*n
 
+// #include "grid.wgsl"
+
 struct Params {
   n: u32,
   step: u32,        // 0-based index of this optimiser step
@@ -55,8 +57,8 @@ struct Params {
 
 override ZERO_GRAD: bool = false;
 
-const PER_THREAD: u32 = 32u;
-const CHUNK: u32 = 2048u; // 64 threads × PER_THREAD
+// PER_THREAD and CHUNK = 64 threads × PER_THREAD: src/gpu/kernels/tiles.ts (the launcher sizes the partials by them too).
+// #include "adamw_consts.wgsl"
 
 @group(0) @binding(0) var<uniform> p: Params;
 
@@ -66,7 +68,7 @@ const CHUNK: u32 = 2048u; // 64 threads × PER_THREAD
 
 @compute @workgroup_size(64)
 fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   if (w * 64u >= p.numPartials) { return; }
   let base = w * CHUNK + lid;
   var s = 0.0;
@@ -86,7 +88,7 @@ fn sumsq_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 
 @compute @workgroup_size(64)
 fn sumsq_partial_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   if (w * 64u >= p.numPartials) { return; }
   let n4 = p.n / 4u;
   let base = w * (CHUNK / 4u) + lid;
@@ -138,23 +140,18 @@ fn sumsq_final(@builtin(local_invocation_index) lid: u32) {
 @group(0) @binding(5) var<storage, read> u_gnorm: array<f32>;
 @group(0) @binding(6) var<storage, read> u_mask: array<u32>;
 
+// Whether block (64 elements) takes weight decay: its bit in the mask.
+fn decays(block: u32) -> bool {
+  return ((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u;
+}
+
+// #include "adamw_step.wgsl" T=f32 STEP=adamw_at PARAMS=u_params GRADS=u_grads M=u_m V=u_v
+
 @compute @workgroup_size(256)
 fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
-  let g = u_grads[i] * u_gnorm[1];
-  if (ZERO_GRAD) { u_grads[i] = 0.0; }
-  let m = p.beta1 * u_m[i] + (1.0 - p.beta1) * g;
-  let v = p.beta2 * u_v[i] + (1.0 - p.beta2) * g * g;
-  u_m[i] = m;
-  u_v[i] = v;
-  var param = u_params[i];
-  let block = i / 64u;
-  if (((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u) {
-    param -= p.lr * p.weightDecay * param;
-  }
-  param -= p.lr * (m / u_gnorm[2]) / (sqrt(v / u_gnorm[3]) + p.eps);
-  u_params[i] = param;
+  adamw_at(i, i / 64u, u_gnorm[1], u_gnorm[2], u_gnorm[3]);
 }
 
 // ---- the update on vec4s ------------------------------------------------------------------
@@ -167,28 +164,18 @@ fn adamw_update(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 @group(0) @binding(3) var<storage, read_write> u_m4: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> u_v4: array<vec4<f32>>;
 
+// #include "adamw_step.wgsl" T=vec4f STEP=adamw_at4 PARAMS=u_params4 GRADS=u_grads4 M=u_m4 V=u_v4
+
 @compute @workgroup_size(64)
 fn adamw_update_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let base = flat_thread(wg, nwg, lid, 256u);
   let clip = u_gnorm[1];
   let bc1 = u_gnorm[2];
   let bc2 = u_gnorm[3];
   for (var j = 0u; j < 4u; j++) {
     let i = base + j * 64u;
     if (i >= n4) { break; }
-    let g = u_grads4[i] * clip;
-    if (ZERO_GRAD) { u_grads4[i] = vec4<f32>(0.0); }
-    let m = p.beta1 * u_m4[i] + (1.0 - p.beta1) * g;
-    let v = p.beta2 * u_v4[i] + (1.0 - p.beta2) * g * g;
-    u_m4[i] = m;
-    u_v4[i] = v;
-    var param = u_params4[i];
-    let block = i / 16u;
-    if (((u_mask[block >> 5u] >> (block & 31u)) & 1u) == 1u) {
-      param -= p.lr * p.weightDecay * param;
-    }
-    param -= p.lr * (m / bc1) / (sqrt(v / bc2) + p.eps);
-    u_params4[i] = param;
+    adamw_at4(i, i / 16u, clip, bc1, bc2);
   }
 }

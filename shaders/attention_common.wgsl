@@ -20,8 +20,9 @@ override FIXED_D4: u32 = 0u;
 override BR: u32 = 32u;    // rows (threads) per workgroup in the training kernels
 
 const MAX_D4: u32 = 32u;   // head size ≤ 128
-const MAX_BC: u32 = 32u;
-const TILE_VEC4: u32 = 448u; // two tiles of 448 vec4 + tileS fit the 16 KiB minimum
+// TILE_VEC4 (vec4s per tile: two tiles of 448 vec4 + tileS fit the 16 KiB minimum) and MAX_BC:
+// src/gpu/kernels/tiles.ts (the launchers size a tile's rows by them too).
+// #include "attention_consts.wgsl"
 const NEG_BIG: f32 = -3.0e38;
 
 // One thread's row of a head (q, k, v, or an accumulator), D4 vec4s used.

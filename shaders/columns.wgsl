@@ -12,6 +12,8 @@
 //
 // Napkin maths: memory-bound, 8 bytes read and 4 written per element (12 with ACCUMULATE).
 
+// #include "grid.wgsl"
+
 struct Params {
   rows: u32,
   width: u32,
@@ -31,7 +33,7 @@ override ACCUMULATE: bool = false;
 
 @compute @workgroup_size(256)
 fn columns(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.rows * p.width) { return; }
   let r = i / p.width;
   let c = i % p.width;

@@ -34,6 +34,8 @@
 // napkin(bias_gelu): flops = 10*rows*C; bytes = 4*(3*rows*C + C)
 // napkin(gelu_backward): flops = 14*n; bytes = 4*3*n
 
+// #include "grid.wgsl"
+
 struct Params {
   n: u32,            // elements, rows·C
   C: u32,            // columns (features)
@@ -53,32 +55,9 @@ const GELU_C: f32 = 0.044715;
 
 @group(0) @binding(0) var<uniform> p: Params;
 
-fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32, size: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * size + lid;
-}
-
-// tanh is never called: with e = exp(−2|u|), 1 + tanh(u) = 2/(1 + e) for u ≥ 0 and 2e/(1 + e)
-// for u < 0, and 1 − tanh²(u) = 4e/(1 + e)². Both stay accurate where tanh → ±1 (the f32
-// expressions 1 + t and 1 − t² lose every digit there, e.g. gelu'(−4)), and nothing overflows.
-fn gelu_u(x: f32) -> f32 {
-  return GELU_K * (x + GELU_C * x * x * x);
-}
-
-fn gelu(x: f32) -> f32 {
-  let u = gelu_u(x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  return 0.5 * x * select(2.0 * e * d, 2.0 * d, u >= 0.0);
-}
-
-fn gelu_grad(x: f32) -> f32 {
-  let u = gelu_u(x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  let one_plus_t = select(2.0 * e * d, 2.0 * d, u >= 0.0);
-  let sech2 = 4.0 * e * d * d;
-  return 0.5 * one_plus_t + 0.5 * x * sech2 * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-}
+// gelu, gelu_grad (f32) and gelu4, gelu_grad4 (vec4f): one body, shaders/gelu.wgsl.
+// #include "gelu.wgsl" T=f32 GELU=gelu GELU_GRAD=gelu_grad
+// #include "gelu.wgsl" T=vec4f GELU=gelu4 GELU_GRAD=gelu_grad4
 
 // ---- add: bindings 1 a (read), 2 b (read), 3 out (read_write); n threads -------------------
 @group(0) @binding(1) var<storage, read> add_a: array<f32>;
@@ -87,7 +66,7 @@ fn gelu_grad(x: f32) -> f32 {
 
 @compute @workgroup_size(256)
 fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   add_out[i] = add_a[i] + add_b[i];
 }
@@ -97,7 +76,7 @@ fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
 
 @compute @workgroup_size(256)
 fn add_inplace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] + add_b[i];
 }
@@ -107,7 +86,7 @@ fn add_inplace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 
 @compute @workgroup_size(256)
 fn bias_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] + weights[p.biasOffset + i % p.C];
 }
@@ -117,7 +96,7 @@ fn bias_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 // With HAS_BIAS = false h is only read and weights is not touched (bind any buffer).
 @compute @workgroup_size(256)
 fn bias_gelu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   var h = acc_x[i];
   if (HAS_BIAS) {
@@ -130,7 +109,7 @@ fn bias_gelu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
 // ---- gelu_backward: bindings 1 g (read_write, dout in, dh out), 2 h (read); n threads -------
 @compute @workgroup_size(256)
 fn gelu_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wg, nwg, lid, 256u);
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   acc_x[i] = acc_x[i] * gelu_grad(add_b[i]);
 }
@@ -248,30 +227,10 @@ fn colsum_final(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
 @group(0) @binding(1) var<storage, read_write> acc_x4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> weights4: array<vec4<f32>>;
 
-fn base4(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * 256u + lid;
-}
-
-fn gelu4(x: vec4<f32>) -> vec4<f32> {
-  let u = GELU_K * (x + GELU_C * x * x * x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  return 0.5 * x * select(2.0 * e * d, 2.0 * d, u >= vec4<f32>(0.0));
-}
-
-fn gelu_grad4(x: vec4<f32>) -> vec4<f32> {
-  let u = GELU_K * (x + GELU_C * x * x * x);
-  let e = exp(-2.0 * abs(u));
-  let d = 1.0 / (1.0 + e);
-  let one_plus_t = select(2.0 * e * d, 2.0 * d, u >= vec4<f32>(0.0));
-  let sech2 = 4.0 * e * d * d;
-  return 0.5 * one_plus_t + 0.5 * x * sech2 * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-}
-
 @compute @workgroup_size(64)
 fn add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { add_out4[i] = add_a4[i] + add_b4[i]; }
@@ -281,7 +240,7 @@ fn add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 @compute @workgroup_size(64)
 fn add_inplace_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] + add_b4[i]; }
@@ -293,7 +252,7 @@ fn bias_add_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
   let n4 = p.n / 4u;
   let C4 = p.C / 4u;
   let off4 = p.biasOffset / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] + weights4[off4 + i % C4]; }
@@ -305,7 +264,7 @@ fn bias_gelu_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   let n4 = p.n / 4u;
   let C4 = p.C / 4u;
   let off4 = p.biasOffset / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) {
@@ -322,7 +281,7 @@ fn bias_gelu_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 @compute @workgroup_size(64)
 fn gelu_backward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let n4 = p.n / 4u;
-  let b = base4(wg, nwg, lid);
+  let b = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = b + j * 64u;
     if (i < n4) { acc_x4[i] = acc_x4[i] * gelu_grad4(add_b4[i]); }

@@ -40,6 +40,8 @@
 //   [2+2·maxDistinct .. +rows)           list: row indices grouped by token, ascending within a token
 // maxDistinct = min(rows, vocab), so the buffer size and dispatch are fixed per shape.
 
+// #include "grid.wgsl"
+
 struct Params {
   rows: u32,
   C: u32,
@@ -63,17 +65,35 @@ override LEARNED_POS: bool = false;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<storage, read> positions: array<f32>;
 
+// Where output element i of a [rows, width] view (width C, or C/4 vec4s) comes from: its row r,
+// its column c, and the row of its token in the piece; ok is false past the end and for a token
+// the piece does not hold (that element is left alone).
+struct Site {
+  r: u32,
+  c: u32,
+  row: u32,
+  ok: bool,
+}
+
+fn site(i: u32, width: u32) -> Site {
+  if (i >= p.rows * width) { return Site(0u, 0u, 0u, false); }
+  let r = i / width;
+  let tok = tokens[r];
+  return Site(r, i - r * width, tok - p.tokenStart, tok >= p.tokenStart && tok < p.tokenEnd);
+}
+
+// v plus the learned position of the element's row (LEARNED_POS), f32 columns.
+fn with_position(v: f32, s: Site) -> f32 {
+  if (LEARNED_POS) { return v + positions[p.wpeOffset + (s.r % p.T) * p.C + s.c]; }
+  return v;
+}
+
 @compute @workgroup_size(256)
 fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
-  if (i >= p.rows * p.C) { return; }
-  let r = i / p.C;
-  let c = i - r * p.C;
-  let tok = tokens[r];
-  if (tok < p.tokenStart || tok >= p.tokenEnd) { return; }
-  var v = weights[p.wteOffset + (tok - p.tokenStart) * p.C + c];
-  if (LEARNED_POS) { v += positions[p.wpeOffset + (r % p.T) * p.C + c]; }
-  out[i] = v;
+  let i = flat_thread(wg, nwg, lid, 256u);
+  let s = site(i, p.C);
+  if (!s.ok) { return; }
+  out[i] = with_position(weights[p.wteOffset + s.row * p.C + s.c], s);
 }
 
 // Forward on vec4s, for C, wteOffset and wpeOffset multiples of 4 (the host checks): same
@@ -86,17 +106,13 @@ fn embed_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(64)
 fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let C4 = p.C / 4u;
-  let n4 = p.rows * C4;
-  let base = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let base = flat_thread(wg, nwg, lid, 256u);
   for (var j = 0u; j < 4u; j++) {
     let i = base + j * 64u;
-    if (i >= n4) { break; }
-    let r = i / C4;
-    let c = i - r * C4;
-    let tok = tokens[r];
-    if (tok < p.tokenStart || tok >= p.tokenEnd) { continue; }
-    var v = weights4[p.wteOffset / 4u + (tok - p.tokenStart) * C4 + c];
-    if (LEARNED_POS) { v += positions4[p.wpeOffset / 4u + (r % p.T) * C4 + c]; }
+    let s = site(i, C4);
+    if (!s.ok) { continue; }
+    var v = weights4[p.wteOffset / 4u + s.row * C4 + s.c];
+    if (LEARNED_POS) { v += positions4[p.wpeOffset / 4u + (s.r % p.T) * C4 + s.c]; }
     out4[i] = v;
   }
 }
@@ -106,16 +122,11 @@ fn embed_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
 
 @compute @workgroup_size(256)
 fn embed_forward_f16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
-  if (i >= p.rows * p.C) { return; }
-  let r = i / p.C;
-  let c = i - r * p.C;
-  let tok = tokens[r];
-  if (tok < p.tokenStart || tok >= p.tokenEnd) { return; }
-  let pair = unpack2x16float(weightsH[p.wteOffset + (tok - p.tokenStart) * ((p.C + 1u) / 2u) + c / 2u]);
-  var v = select(pair.x, pair.y, (c & 1u) == 1u);
-  if (LEARNED_POS) { v += positions[p.wpeOffset + (r % p.T) * p.C + c]; }
-  out[i] = v;
+  let i = flat_thread(wg, nwg, lid, 256u);
+  let s = site(i, p.C);
+  if (!s.ok) { return; }
+  let pair = unpack2x16float(weightsH[p.wteOffset + s.row * ((p.C + 1u) / 2u) + s.c / 2u]);
+  out[i] = with_position(select(pair.x, pair.y, (s.c & 1u) == 1u), s);
 }
 
 // ---- backward ------------------------------------------------------------------------
@@ -125,7 +136,7 @@ fn embed_forward_f16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 
 @compute @workgroup_size(64)
 fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg.x + wg.y * nwg.x;
+  let w = flat_group(wg, nwg);
   let C = p.C;
   if (w >= p.maxDistinct || w >= csr[0]) { return; }
   let tok = csr[1u + w];
@@ -144,7 +155,7 @@ fn embed_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 
 @compute @workgroup_size(64)
 fn embed_backward_pos(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let t = wg.x + wg.y * nwg.x;
+  let t = flat_group(wg, nwg);
   let C = p.C;
   if (t >= p.T) { return; }
   for (var c = lid; c < C; c += 64u) {

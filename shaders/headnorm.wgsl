@@ -24,6 +24,8 @@
 //
 // napkin(headnorm_forward): flops = rows*(H + KVH)*(4*D + 4); bytes = 4*(3*rows*(H + KVH)*D + rows*(H + KVH) + 2*D)
 
+// #include "grid.wgsl"
+
 struct Params {
   rows: u32,
   H: u32,
@@ -55,7 +57,7 @@ fn gain_offset(head: u32) -> u32 {
 @compute @workgroup_size(64)
 fn headnorm_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let NH = p.H + p.KVH;
-  let i = (wg.x + wg.y * nwg.x) * 64u + lid;
+  let i = flat_thread(wg, nwg, lid, 64u);
   if (i >= p.rows * NH) { return; }
   let r = i / NH;
   let head = i % NH;
@@ -100,7 +102,7 @@ fn headnorm_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocat
 @compute @workgroup_size(64)
 fn headnorm_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let NH = p.H + p.KVH;
-  let i = (wg.x + wg.y * nwg.x) * 64u + lid;
+  let i = flat_thread(wg, nwg, lid, 64u);
   if (i >= p.rows * NH) { return; }
   let r = i / NH;
   let head = i % NH;

@@ -60,10 +60,9 @@ struct Params {
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 
-const TILE_M: u32 = 64u;
-const TILE_N: u32 = 64u;
+// TILE_M, TILE_N, ROWS_N: src/gpu/kernels/tiles.ts (the launcher's grid uses them too).
+// #include "matmul_consts.wgsl"
 const TILE_K: u32 = 16u;
-const ROWS_N: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
@@ -90,20 +89,18 @@ fn b_at(base: u32, k: u32, n: u32) -> f32 {
 // `idx` in 0..255 covers 4 elements: for a k-contiguous operand, row idx/4 and k (idx%4)*4..+3;
 // for an m- or n-contiguous one, k idx/16 and columns (idx%16)*4..+3.
 
+// Element j of a k-contiguous operand's vec4 at slot idx (row idx/4, k (idx%4)*4 + j) lands at
+// tile slot k4_slot(idx, j), lane (idx/4) % 4.
+fn k4_slot(idx: u32, j: u32) -> u32 {
+  return ((idx % 4u) * 4u + j) * 16u + idx / 16u;
+}
+
 fn put_a_k4(idx: u32, v: vec4<f32>) {
-  let mm = idx / 4u; let kq = idx % 4u;
-  As[(kq * 4u + 0u) * 16u + mm / 4u][mm % 4u] = v.x;
-  As[(kq * 4u + 1u) * 16u + mm / 4u][mm % 4u] = v.y;
-  As[(kq * 4u + 2u) * 16u + mm / 4u][mm % 4u] = v.z;
-  As[(kq * 4u + 3u) * 16u + mm / 4u][mm % 4u] = v.w;
+  for (var j = 0u; j < 4u; j++) { As[k4_slot(idx, j)][(idx / 4u) % 4u] = v[j]; }
 }
 
 fn put_b_k4(idx: u32, v: vec4<f32>) {
-  let nn = idx / 4u; let kq = idx % 4u;
-  Bs[(kq * 4u + 0u) * 16u + nn / 4u][nn % 4u] = v.x;
-  Bs[(kq * 4u + 1u) * 16u + nn / 4u][nn % 4u] = v.y;
-  Bs[(kq * 4u + 2u) * 16u + nn / 4u][nn % 4u] = v.z;
-  Bs[(kq * 4u + 3u) * 16u + nn / 4u][nn % 4u] = v.w;
+  for (var j = 0u; j < 4u; j++) { Bs[k4_slot(idx, j)][(idx / 4u) % 4u] = v[j]; }
 }
 
 // acc[i * 2 + h] holds row ty*8 + i, columns tx*8 + h*4 .. +3.
@@ -139,37 +136,28 @@ fn store(acc: array<vec4<f32>, 16>, base: u32, row0: u32, col0: u32) {
   }
 }
 
-@compute @workgroup_size(8, 8, 1)
-fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let t = lid.y * 8u + lid.x;
-  let m0 = wg.y * TILE_M;
-  let n0 = wg.x * TILE_N;
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
-  var acc: array<vec4<f32>, 16>;
-  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
-    for (var r = 0u; r < 4u; r++) {
-      let idx = t + r * 64u;
-      if (TRANS_A) {
-        let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
-        As[idx] = vec4(a_at(baseA, m, k), a_at(baseA, m + 1u, k), a_at(baseA, m + 2u, k), a_at(baseA, m + 3u, k));
-      } else {
-        let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-        put_a_k4(idx, vec4(a_at(baseA, m, k), a_at(baseA, m, k + 1u), a_at(baseA, m, k + 2u), a_at(baseA, m, k + 3u)));
-      }
-      if (TRANS_B) {
-        let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-        put_b_k4(idx, vec4(b_at(baseB, k, n), b_at(baseB, k + 1u, n), b_at(baseB, k + 2u, n), b_at(baseB, k + 3u, n)));
-      } else {
-        let k = k0 + idx / 16u; let n = n0 + (idx % 16u) * 4u;
-        Bs[idx] = vec4(b_at(baseB, k, n), b_at(baseB, k, n + 1u), b_at(baseB, k, n + 2u), b_at(baseB, k, n + 3u));
-      }
-    }
-    workgroupBarrier();
-    tile_fma(lid.x, lid.y, &acc);
-    workgroupBarrier();
+// ---- tile loads -------------------------------------------------------------------------
+// Each fills tile slot idx of As or Bs for the tile at (m0 or n0, k0); the entry points below
+// pair one A load with one B load. Scalar loads are bounds-checked per element.
+
+fn load_a(idx: u32, m0: u32, k0: u32, baseA: u32) {
+  if (TRANS_A) {
+    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
+    As[idx] = vec4(a_at(baseA, m, k), a_at(baseA, m + 1u, k), a_at(baseA, m + 2u, k), a_at(baseA, m + 3u, k));
+  } else {
+    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    put_a_k4(idx, vec4(a_at(baseA, m, k), a_at(baseA, m, k + 1u), a_at(baseA, m, k + 2u), a_at(baseA, m, k + 3u)));
   }
-  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
+}
+
+fn load_b(idx: u32, k0: u32, n0: u32, baseB: u32) {
+  if (TRANS_B) {
+    let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    put_b_k4(idx, vec4(b_at(baseB, k, n), b_at(baseB, k + 1u, n), b_at(baseB, k + 2u, n), b_at(baseB, k + 3u, n)));
+  } else {
+    let k = k0 + idx / 16u; let n = n0 + (idx % 16u) * 4u;
+    Bs[idx] = vec4(b_at(baseB, k, n), b_at(baseB, k, n + 1u), b_at(baseB, k, n + 2u), b_at(baseB, k, n + 3u));
+  }
 }
 
 // ---- vec4 loads ------------------------------------------------------------------------
@@ -180,63 +168,39 @@ fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) li
 @group(0) @binding(0) var<storage, read> A4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B4: array<vec4<f32>>;
 
-@compute @workgroup_size(8, 8, 1)
-fn matmul_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let t = lid.y * 8u + lid.x;
-  let m0 = wg.y * TILE_M;
-  let n0 = wg.x * TILE_N;
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
-  let zero = vec4<f32>(0.0);
-  var acc: array<vec4<f32>, 16>;
-  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
-    for (var r = 0u; r < 4u; r++) {
-      let idx = t + r * 64u;
-      if (TRANS_A) {
-        let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
-        var v = zero;
-        if (k < p.K && m < p.M) { v = A4[(baseA + k * p.lda + m) / 4u]; }
-        As[idx] = v;
-      } else {
-        let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-        var v = zero;
-        if (k < p.K && m < p.M) { v = A4[(baseA + m * p.lda + k) / 4u]; }
-        put_a_k4(idx, v);
-      }
-      if (TRANS_B) {
-        let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-        var v = zero;
-        if (k < p.K && n < p.N) { v = B4[(baseB + n * p.K + k) / 4u]; }
-        put_b_k4(idx, v);
-      } else {
-        let k = k0 + idx / 16u; let n = n0 + (idx % 16u) * 4u;
-        var v = zero;
-        if (k < p.K && n < p.N) { v = B4[(baseB + k * p.N + n) / 4u]; }
-        Bs[idx] = v;
-      }
-    }
-    workgroupBarrier();
-    tile_fma(lid.x, lid.y, &acc);
-    workgroupBarrier();
+fn load_a4(idx: u32, m0: u32, k0: u32, baseA: u32) {
+  var v = vec4<f32>(0.0);
+  if (TRANS_A) {
+    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
+    if (k < p.K && m < p.M) { v = A4[(baseA + k * p.lda + m) / 4u]; }
+    As[idx] = v;
+  } else {
+    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    if (k < p.K && m < p.M) { v = A4[(baseA + m * p.lda + k) / 4u]; }
+    put_a_k4(idx, v);
   }
-  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
 }
 
-@compute @workgroup_size(64, 1, 1)
-fn matmul_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let n = wg.x * ROWS_N + lid.x;
-  let m = wg.y;
-  if (n >= p.N || m >= p.M) { return; }
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
+fn load_b4(idx: u32, k0: u32, n0: u32, baseB: u32) {
+  var v = vec4<f32>(0.0);
+  if (TRANS_B) {
+    let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
+    if (k < p.K && n < p.N) { v = B4[(baseB + n * p.K + k) / 4u]; }
+    put_b_k4(idx, v);
+  } else {
+    let k = k0 + idx / 16u; let n = n0 + (idx % 16u) * 4u;
+    if (k < p.K && n < p.N) { v = B4[(baseB + k * p.N + n) / 4u]; }
+    Bs[idx] = v;
+  }
+}
+
+// Few rows: row m of A times column n of B, a plain dot product over K.
+fn dot_b(baseA: u32, baseB: u32, m: u32, n: u32) -> f32 {
   var acc = 0.0;
   for (var k = 0u; k < p.K; k++) {
     acc += a_at(baseA, m, k) * b_at(baseB, k, n);
   }
-  let idx = p.offsetC + wg.z * p.strideC + m * p.ldc + n;
-  var v = p.alpha * acc;
-  if (p.beta != 0.0) { v += p.beta * C[idx]; }
-  C[idx] = v;
+  return acc;
 }
 
 // ---- f16 weights -----------------------------------------------------------------------
@@ -259,29 +223,6 @@ fn bh_pair(base: u32, row: u32, col: u32, rows: u32, cols: u32) -> vec2<f32> {
   return unpack2x16float(Bh[base + row * ((cols + 1u) / 2u) + col / 2u]);
 }
 
-fn load_a(idx: u32, m0: u32, k0: u32, baseA: u32) {
-  if (TRANS_A) {
-    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
-    As[idx] = vec4(a_at(baseA, m, k), a_at(baseA, m + 1u, k), a_at(baseA, m + 2u, k), a_at(baseA, m + 3u, k));
-  } else {
-    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-    put_a_k4(idx, vec4(a_at(baseA, m, k), a_at(baseA, m, k + 1u), a_at(baseA, m, k + 2u), a_at(baseA, m, k + 3u)));
-  }
-}
-
-fn load_a4(idx: u32, m0: u32, k0: u32, baseA: u32) {
-  var v = vec4<f32>(0.0);
-  if (TRANS_A) {
-    let k = k0 + idx / 16u; let m = m0 + (idx % 16u) * 4u;
-    if (k < p.K && m < p.M) { v = A4[(baseA + k * p.lda + m) / 4u]; }
-    As[idx] = v;
-  } else {
-    let m = m0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
-    if (k < p.K && m < p.M) { v = A4[(baseA + m * p.lda + k) / 4u]; }
-    put_a_k4(idx, v);
-  }
-}
-
 fn load_bh(idx: u32, k0: u32, n0: u32, baseB: u32) {
   if (TRANS_B) {
     let n = n0 + idx / 4u; let k = k0 + (idx % 4u) * 4u;
@@ -292,55 +233,8 @@ fn load_bh(idx: u32, k0: u32, n0: u32, baseB: u32) {
   }
 }
 
-@compute @workgroup_size(8, 8, 1)
-fn matmul_f16b(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let t = lid.y * 8u + lid.x;
-  let m0 = wg.y * TILE_M;
-  let n0 = wg.x * TILE_N;
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
-  var acc: array<vec4<f32>, 16>;
-  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
-    for (var r = 0u; r < 4u; r++) {
-      load_a(t + r * 64u, m0, k0, baseA);
-      load_bh(t + r * 64u, k0, n0, baseB);
-    }
-    workgroupBarrier();
-    tile_fma(lid.x, lid.y, &acc);
-    workgroupBarrier();
-  }
-  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
-}
-
-// A read as vec4s (A's contiguous dimension, lda, strideA and offsetA multiples of 4; the host checks).
-@compute @workgroup_size(8, 8, 1)
-fn matmul_f16b_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let t = lid.y * 8u + lid.x;
-  let m0 = wg.y * TILE_M;
-  let n0 = wg.x * TILE_N;
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
-  var acc: array<vec4<f32>, 16>;
-  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
-    for (var r = 0u; r < 4u; r++) {
-      load_a4(t + r * 64u, m0, k0, baseA);
-      load_bh(t + r * 64u, k0, n0, baseB);
-    }
-    workgroupBarrier();
-    tile_fma(lid.x, lid.y, &acc);
-    workgroupBarrier();
-  }
-  store(acc, p.offsetC + wg.z * p.strideC, m0 + lid.y * 8u, n0 + lid.x * 8u);
-}
-
-// Few rows: one thread per output element, as matmul_rows.
-@compute @workgroup_size(64, 1, 1)
-fn matmul_f16b_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let n = wg.x * ROWS_N + lid.x;
-  let m = wg.y;
-  if (n >= p.N || m >= p.M) { return; }
-  let baseA = p.offsetA + wg.z * p.strideA;
-  let baseB = p.offsetB + wg.z * p.strideB;
+// Few rows, as dot_b.
+fn dot_bh(baseA: u32, baseB: u32, m: u32, n: u32) -> f32 {
   var acc = 0.0;
   if (TRANS_B) {
     // Row n of B is K elements: a word per two of them (a_at gives 0 past K, the padding half is 0).
@@ -358,8 +252,15 @@ fn matmul_f16b_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocat
       acc += a_at(baseA, m, k) * select(w.x, w.y, odd);
     }
   }
-  let idx = p.offsetC + wg.z * p.strideC + m * p.ldc + n;
-  var v = p.alpha * acc;
-  if (p.beta != 0.0) { v += p.beta * C[idx]; }
-  C[idx] = v;
+  return acc;
 }
+
+// ---- entry points ------------------------------------------------------------------------
+// One tiled body and one few-rows body (templates, src/gpu/shaders.ts), instantiated per load.
+// #include "matmul_tiled.wgsl" ENTRY=matmul LOAD_A=load_a LOAD_B=load_b
+// #include "matmul_tiled.wgsl" ENTRY=matmul_vec4 LOAD_A=load_a4 LOAD_B=load_b4
+// #include "matmul_rows.wgsl" ENTRY=matmul_rows ROW_DOT=dot_b
+// #include "matmul_tiled.wgsl" ENTRY=matmul_f16b LOAD_A=load_a LOAD_B=load_bh
+// A read as vec4s (A's contiguous dimension, lda, strideA and offsetA multiples of 4; the host checks).
+// #include "matmul_tiled.wgsl" ENTRY=matmul_f16b_vec4 LOAD_A=load_a4 LOAD_B=load_bh
+// #include "matmul_rows.wgsl" ENTRY=matmul_f16b_rows ROW_DOT=dot_bh

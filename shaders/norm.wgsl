@@ -40,6 +40,8 @@
 // napkin(norm_forward): flops = 8*rows*C; bytes = 4*(2*rows*C + 2*C + 2*rows)
 // napkin(norm_backward): flops = 15*rows*C; bytes = 4*(3*rows*C + 2*rows + 3*C)
 
+// #include "grid.wgsl"
+
 struct Params {
   rows: u32,
   C: u32,
@@ -58,10 +60,6 @@ override ACCUMULATE: bool = true;
 
 @group(0) @binding(0) var<uniform> p: Params;
 
-fn wg_linear(wg: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return wg.x + wg.y * nwg.x;
-}
-
 // ---- forward -------------------------------------------------------------------------
 @group(0) @binding(1) var<storage, read> f_x: array<f32>;
 @group(0) @binding(2) var<storage, read> f_w: array<f32>;
@@ -70,7 +68,7 @@ fn wg_linear(wg: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 @compute @workgroup_size(64)
 fn norm_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = wg_linear(wg, nwg) * 64u + lid;
+  let row = flat_group(wg, nwg) * 64u + lid;
   if (row >= p.rows) { return; }
   let C = p.C;
   let base = row * C;
@@ -109,7 +107,7 @@ fn norm_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 
 @compute @workgroup_size(64)
 fn norm_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg_linear(wg, nwg);
+  let w = flat_group(wg, nwg);
   let C = p.C;
   let rowGroups = (p.rows + 63u) / 64u;
   if (w < rowGroups) {
@@ -202,7 +200,7 @@ fn hsum(v: vec4<f32>) -> f32 {
 
 @compute @workgroup_size(64)
 fn norm_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = wg_linear(wg, nwg) * 64u + lid;
+  let row = flat_group(wg, nwg) * 64u + lid;
   if (row >= p.rows) { return; }
   let C4 = p.C / 4u;
   let base = row * C4;
@@ -238,7 +236,7 @@ fn norm_forward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 
 @compute @workgroup_size(64)
 fn norm_backward_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let w = wg_linear(wg, nwg);
+  let w = flat_group(wg, nwg);
   let C = p.C;
   let C4 = C / 4u;
   let rowGroups = (p.rows + 63u) / 64u;

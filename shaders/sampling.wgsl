@@ -92,6 +92,30 @@ fn upper_mid(lo: u32, hi: u32) -> u32 {
   return lo + (d >> 1u) + (d & 1u);
 }
 
+// Top-p: binary search for the largest key in [lo, hi] whose kept mass Σ_{key ≥ θ} e_v reaches
+// `need`, over the `compacted` candidates in workgroup memory, or (compacted = 0) over the row's
+// V logits (keys) and their e_v in scratch from `row`. Every thread takes part (sum_f's barriers).
+fn top_p_threshold(tid: u32, lo0: u32, hi0: u32, need: f32, compacted: u32, base: u32, row: u32) -> u32 {
+  var lo = lo0;
+  var hi = hi0;
+  for (var it = 0u; it < 32u; it++) {
+    let mid = upper_mid(lo, hi);
+    var m = 0.0;
+    if (compacted > 0u) {
+      for (var c = tid; c < compacted; c += WG) {
+        if (candKey[c] >= mid) { m += candE[c]; }
+      }
+    } else {
+      for (var v = tid; v < p.V; v += WG) {
+        if (key(logits[base + v]) >= mid) { m += scratch[row + v]; }
+      }
+    }
+    let mass = sum_f(tid, m);
+    if (mass >= need) { lo = mid; } else { hi = mid - 1u; }
+  }
+  return lo;
+}
+
 @compute @workgroup_size(64)
 fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let r = wg.x;
@@ -175,7 +199,7 @@ fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
   // the survivors are usually few: when at most CAND, they are compacted (in id order, so the
   // sums keep a fixed order) into workgroup memory and searched there instead of over V.
   var thr = thrK;
-  var searched = false;
+  var compacted = 0u; // survivors in candKey / candE, or 0: search over V
   if (p.topP < 1.0 && p.topK > 0u && p.topK < V) {
     let chunk = (V + WG - 1u) / WG;
     let v0 = min(V, tid * chunk);
@@ -204,39 +228,11 @@ fn sample_tokens(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
           slot++;
         }
       }
-      workgroupBarrier();
-      var lo = thrK;
-      var hi = key(xMax);
-      let need = p.topP * massK;
-      for (var it = 0u; it < 32u; it++) {
-        let mid = upper_mid(lo, hi);
-        var m = 0.0;
-        for (var c = tid; c < total; c += WG) {
-          if (candKey[c] >= mid) { m += candE[c]; }
-        }
-        let mass = sum_f(tid, m);
-        if (mass >= need) { lo = mid; } else { hi = mid - 1u; }
-      }
-      thr = lo;
-      searched = true;
+      compacted = total;
     }
     workgroupBarrier();
   }
-  if (p.topP < 1.0 && !searched) {
-    var lo = thrK;
-    var hi = key(xMax);
-    let need = p.topP * massK;
-    for (var it = 0u; it < 32u; it++) {
-      let mid = upper_mid(lo, hi);
-      var m = 0.0;
-      for (var v = tid; v < V; v += WG) {
-        if (key(logits[base + v]) >= mid) { m += scratch[r * V + v]; }
-      }
-      let mass = sum_f(tid, m);
-      if (mass >= need) { lo = mid; } else { hi = mid - 1u; }
-    }
-    thr = lo;
-  }
+  if (p.topP < 1.0) { thr = top_p_threshold(tid, thrK, key(xMax), p.topP * massK, compacted, base, r * V); }
 
   // The draw: chunk sums, a scan of them by thread 0, then one thread walks its chunk.
   let chunk = (V + WG - 1u) / WG;

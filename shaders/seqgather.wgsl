@@ -8,6 +8,8 @@
 // seq_scatter  dst [S, T]  = src [S, L] at each response position, 0 elsewhere (overwrite).
 //              Dispatch: ceil(S·T / 256) workgroups of 256 (x, spilling into y).
 
+// #include "grid.wgsl"
+
 struct Params {
   S: u32,
   T: u32,
@@ -20,13 +22,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read> src: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<f32>;
 
-fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * 256u + lid;
-}
-
 @compute @workgroup_size(256)
 fn seq_gather(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let idx = linear_id(wg, nwg, lid);
+  let idx = flat_thread(wg, nwg, lid, 256u);
   if (idx >= p.S * p.L) { return; }
   let i = idx / p.L;
   let t = idx % p.L;
@@ -38,7 +36,7 @@ fn seq_gather(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
 
 @compute @workgroup_size(256)
 fn seq_scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let idx = linear_id(wg, nwg, lid);
+  let idx = flat_thread(wg, nwg, lid, 256u);
   if (idx >= p.S * p.T) { return; }
   let i = idx / p.T;
   let q = idx % p.T;

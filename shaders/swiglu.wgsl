@@ -12,6 +12,8 @@
 // napkin(swiglu_forward): flops = 6*rows*F; bytes = 4*3*rows*F
 // napkin(swiglu_backward): flops = 12*rows*F; bytes = 4*5*rows*F
 
+// #include "grid.wgsl"
+
 struct Params {
   n: u32,  // rows·F
   F: u32,
@@ -31,7 +33,7 @@ fn sigmoid(x: f32) -> f32 {
 
 @compute @workgroup_size(256)
 fn swiglu_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let r = i / p.F;
   let c = i % p.F;
@@ -42,7 +44,7 @@ fn swiglu_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 
 @compute @workgroup_size(256)
 fn swiglu_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lid;
+  let i = flat_thread(wg, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let r = i / p.F;
   let c = i % p.F;

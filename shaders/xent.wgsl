@@ -39,6 +39,8 @@
 // GB/s), though on a CPU adapter the exps make it closer to balanced.
 // napkin(xent): flops = 8*N*V; bytes = 4*(2*N*V + 3*N)
 
+// #include "grid.wgsl"
+
 struct Params {
   N: u32,
   V: u32,
@@ -48,14 +50,11 @@ struct Params {
 
 override GRAD: bool = true;
 
-const SEG: u32 = 512u;
+// SEG: src/gpu/kernels/tiles.ts (the launcher counts segments by it too).
+// #include "xent_consts.wgsl"
 const NEG_BIG: f32 = -3.0e38;
 
 @group(0) @binding(0) var<uniform> p: Params;
-
-fn thread_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-  return (wg.x + wg.y * nwg.x) * 64u + lid;
-}
 
 fn grad_scale(valid: bool, w: f32) -> f32 {
   if (valid && p.W > 0.0) { return w / p.W; }
@@ -70,7 +69,7 @@ fn grad_scale(valid: bool, w: f32) -> f32 {
 
 @compute @workgroup_size(64)
 fn xent_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = thread_id(wg, nwg, lid);
+  let row = flat_thread(wg, nwg, lid, 64u);
   if (row >= p.N) { return; }
   let V = p.V;
   let base = row * V;
@@ -102,7 +101,7 @@ fn xent_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
 
 @compute @workgroup_size(64)
 fn xent_rows_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let row = thread_id(wg, nwg, lid);
+  let row = flat_thread(wg, nwg, lid, 64u);
   if (row >= p.N) { return; }
   let V4 = p.V / 4u;
   let base = row * V4;
@@ -134,7 +133,7 @@ fn xent_rows_vec4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 
 @compute @workgroup_size(64)
 fn xent_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let id = thread_id(wg, nwg, lid);
+  let id = flat_thread(wg, nwg, lid, 64u);
   if (id >= p.N * p.S) { return; }
   let row = id / p.S;
   let seg = id - row * p.S;
@@ -157,7 +156,7 @@ fn xent_partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 
 @compute @workgroup_size(64)
 fn xent_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let id = thread_id(wg, nwg, lid);
+  let id = flat_thread(wg, nwg, lid, 64u);
   if (id >= p.N * p.S) { return; }
   let row = id / p.S;
   let seg = id - row * p.S;

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ADAMW_DEFAULTS, lrAt } from '../../core/model/optim.ts';
 import { adamwStepRef, buildDecayMask, type DecaySegment } from '../../reference/adamw.ts';
 import type { GpuRuntime } from '../runtime.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { withGridLimit } from '../testing/submit.ts';
-import { submit } from './common.ts';
 import { AdamWKernel } from './adamw.ts';
 
 const SCHEDULE = { warmupSteps: 2, totalSteps: 10, maxLr: 1e-2, minLr: 1e-3 };
@@ -16,38 +16,38 @@ const SCHEDULE = { warmupSteps: 2, totalSteps: 10, maxLr: 1e-2, minLr: 1e-3 };
  */
 async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradScales: number[], zeroGrads: boolean, seed: number) {
   const cfg = { ...ADAMW_DEFAULTS, weightDecay: 0.2, maxGradNorm: 1 };
-  const k = await AdamWKernel.create(rt, { size, segments, ...cfg, zeroGrads });
-  expect(k.vec4).toBe(size % 4 === 0);
-  const mask = buildDecayMask(segments, size);
-  const params = randomArray(size, seed);
-  const m = new Float32Array(size);
-  const v = new Float32Array(size);
-  const P = rt.storage('t.params', params);
-  const G = rt.storage('t.grads', size * 4);
-  const M = rt.storage('t.m', size * 4);
-  const Vb = rt.storage('t.v', size * 4);
-  const norms: { norm: number; scale: number }[] = [];
-  for (let step = 0; step < gradScales.length; step++) {
-    const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
-    rt.write(G, grads);
-    const lr = lrAt(step, SCHEDULE);
-    k.setStep(step, lr);
-    submit(rt, 'test', (pass) => k.encode(pass, P, G, M, Vb));
-    const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
-    const got = await k.readGradNorm();
-    const what = `size ${size} step ${step}`;
-    expectClose([got.norm, got.scale], [want.norm, want.scale], 1e-6, 1e-5, `grad norm ${what}`);
-    expectClose(await rt.readF32(M), m, 1e-7, 1e-5, `m ${what}`);
-    expectClose(await rt.readF32(Vb), v, 1e-9, 1e-5, `v ${what}`);
-    expectClose(await rt.readF32(P), params, 1e-6, 1e-5, `params ${what}`);
-    if (zeroGrads) expect((await rt.readF32(G)).every((x) => x === 0)).toBe(true);
-    else expect(Array.from(await rt.readF32(G))).toEqual(Array.from(grads));
-    norms.push(want);
-  }
-  const final = await rt.readF32(P);
-  rt.release(P, G, M, Vb);
-  k.dispose();
-  return { norms, final };
+  return withScope(rt, async (scope) => {
+    const k = await scope.kernel(AdamWKernel.create(rt, { size, segments, ...cfg, zeroGrads }));
+    expect(k.vec4).toBe(size % 4 === 0);
+    const mask = buildDecayMask(segments, size);
+    const params = randomArray(size, seed);
+    const m = new Float32Array(size);
+    const v = new Float32Array(size);
+    const P = scope.buffer('t.params', params);
+    const G = scope.buffer('t.grads', size * 4);
+    const M = scope.buffer('t.m', size * 4);
+    const Vb = scope.buffer('t.v', size * 4);
+    const norms: { norm: number; scale: number }[] = [];
+    for (let step = 0; step < gradScales.length; step++) {
+      const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
+      rt.write(G, grads);
+      const lr = lrAt(step, SCHEDULE);
+      k.setStep(step, lr);
+      scope.submit((pass) => k.encode(pass, P, G, M, Vb));
+      const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
+      const got = await k.readGradNorm();
+      const what = `size ${size} step ${step}`;
+      expectClose([got.norm, got.scale], [want.norm, want.scale], 1e-6, 1e-5, `grad norm ${what}`);
+      expectClose(await scope.read(M), m, 1e-7, 1e-5, `m ${what}`);
+      expectClose(await scope.read(Vb), v, 1e-9, 1e-5, `v ${what}`);
+      expectClose(await scope.read(P), params, 1e-6, 1e-5, `params ${what}`);
+      if (zeroGrads) expect((await scope.read(G)).every((x) => x === 0)).toBe(true);
+      else expect(Array.from(await scope.read(G))).toEqual(Array.from(grads));
+      norms.push(want);
+    }
+    const final = await scope.read(P);
+    return { norms, final };
+  });
 }
 
 /** The flat buffer cut at `cuts` into shards, each its own buffers: three steps against the twin on the whole. */
@@ -59,46 +59,46 @@ async function runSharded(rt: GpuRuntime, cuts: number[], segments: DecaySegment
     size: b - a,
     segments: segments.filter((g) => g.end > a && g.start < b).map((g) => ({ start: Math.max(g.start, a) - a, end: Math.min(g.end, b) - a, decay: g.decay })),
   }));
-  const k = await AdamWKernel.create(rt, { size, segments: [], shards, ...cfg, zeroGrads: true });
-  const mask = buildDecayMask(segments, size);
-  const params = randomArray(size, seed);
-  const [m, v] = [new Float32Array(size), new Float32Array(size)];
-  const bufs = ranges.map(([a, b]) => ({
-    P: rt.storage('t.params', params.slice(a, b)),
-    G: rt.storage('t.grads', (b - a) * 4),
-    M: rt.storage('t.m', (b - a) * 4),
-    V: rt.storage('t.v', (b - a) * 4),
-  }));
-  const read = async (which: 'P' | 'M' | 'V') => {
-    const out = new Float32Array(size);
-    for (let i = 0; i < ranges.length; i++) out.set(await rt.readF32(bufs[i][which]), ranges[i][0]);
-    return out;
-  };
-  for (let step = 0; step < gradScales.length; step++) {
-    const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
-    ranges.forEach(([a, b], i) => rt.write(bufs[i].G, grads.slice(a, b)));
-    const lr = lrAt(step, SCHEDULE);
-    k.setStep(step, lr);
-    submit(rt, 'test', (pass) =>
-      k.encode(
-        pass,
-        bufs.map((b) => b.P),
-        bufs.map((b) => b.G),
-        bufs.map((b) => b.M),
-        bufs.map((b) => b.V),
-      ),
-    );
-    const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
-    const got = await k.readGradNorm();
-    const what = `shards ${cuts.join(', ')} step ${step}`;
-    expectClose([got.norm, got.scale], [want.norm, want.scale], 1e-6, 1e-5, `grad norm ${what}`);
-    expectClose(await read('M'), m, 1e-7, 1e-5, `m ${what}`);
-    expectClose(await read('V'), v, 1e-9, 1e-5, `v ${what}`);
-    expectClose(await read('P'), params, 1e-6, 1e-5, `params ${what}`);
-    for (const b of bufs) expect((await rt.readF32(b.G)).every((x) => x === 0)).toBe(true);
-  }
-  rt.release(...bufs.flatMap((b) => [b.P, b.G, b.M, b.V]));
-  k.dispose();
+  await withScope(rt, async (scope) => {
+    const k = await scope.kernel(AdamWKernel.create(rt, { size, segments: [], shards, ...cfg, zeroGrads: true }));
+    const mask = buildDecayMask(segments, size);
+    const params = randomArray(size, seed);
+    const [m, v] = [new Float32Array(size), new Float32Array(size)];
+    const bufs = ranges.map(([a, b]) => ({
+      P: scope.buffer('t.params', params.slice(a, b)),
+      G: scope.buffer('t.grads', (b - a) * 4),
+      M: scope.buffer('t.m', (b - a) * 4),
+      V: scope.buffer('t.v', (b - a) * 4),
+    }));
+    const read = async (which: 'P' | 'M' | 'V') => {
+      const out = new Float32Array(size);
+      for (let i = 0; i < ranges.length; i++) out.set(await scope.read(bufs[i][which]), ranges[i][0]);
+      return out;
+    };
+    for (let step = 0; step < gradScales.length; step++) {
+      const grads = randomArray(size, seed + 10 * (step + 1)).map((g) => (g * gradScales[step]) / Math.sqrt(size));
+      ranges.forEach(([a, b], i) => rt.write(bufs[i].G, grads.slice(a, b)));
+      const lr = lrAt(step, SCHEDULE);
+      k.setStep(step, lr);
+      scope.submit((pass) =>
+        k.encode(
+          pass,
+          bufs.map((b) => b.P),
+          bufs.map((b) => b.G),
+          bufs.map((b) => b.M),
+          bufs.map((b) => b.V),
+        ),
+      );
+      const want = adamwStepRef(params, grads, m, v, mask, cfg, step, lr);
+      const got = await k.readGradNorm();
+      const what = `shards ${cuts.join(', ')} step ${step}`;
+      expectClose([got.norm, got.scale], [want.norm, want.scale], 1e-6, 1e-5, `grad norm ${what}`);
+      expectClose(await read('M'), m, 1e-7, 1e-5, `m ${what}`);
+      expectClose(await read('V'), v, 1e-9, 1e-5, `v ${what}`);
+      expectClose(await read('P'), params, 1e-6, 1e-5, `params ${what}`);
+      for (const b of bufs) expect((await scope.read(b.G)).every((x) => x === 0)).toBe(true);
+    }
+  });
 }
 
 describe('AdamW kernel vs reference', () => {

@@ -3,14 +3,16 @@
 // from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
 // submitting; the gradient norm stays readable for logging.
 import code from '../../../shaders/adamw.wgsl?raw';
+import step from '../../../shaders/adamw_step.wgsl?raw';
 import type { AdamWConfig } from '../../core/model/optim.ts';
 import { buildDecayMask, type DecaySegment } from '../../reference/adamw.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
+import { ADAMW_CHUNK, ADAMW_CONSTS } from './tiles.ts';
 
-const ADAMW_SHADER = wgsl('adamw.wgsl', code);
-const CHUNK = 2048; // elements per sumsq_partial workgroup (64 threads × 32)
+/** shaders/adamw.wgsl as the launcher composes it (exported for the tests). */
+export const ADAMW_SHADER = wgsl('adamw.wgsl', code, { ...GRID_INCLUDE, ...ADAMW_CONSTS, 'adamw_step.wgsl': step });
 
 /** The settings (defaults: ADAMW_DEFAULTS in src/core/model/optim.ts, which GpuTrainer fills in) and the buffer's shape. */
 export interface AdamWShape extends AdamWConfig {
@@ -104,7 +106,7 @@ export class AdamWKernel {
     ]);
     const mask = rt.storage('adamw.mask', buildDecayMask(sh.segments, sh.size));
     const params = rt.uniform('adamw.params', new Uint32Array(16));
-    return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / CHUNK) * 64 };
+    return { size: sh.size, words: new ParamWords(), params, mask, partial, update, vec4, numPartials: Math.ceil(sh.size / ADAMW_CHUNK) * 64 };
   }
 
   /** The 0-based index of the coming step and its learning rate (e.g. lrAt(step, …) of src/core/model/optim.ts). */

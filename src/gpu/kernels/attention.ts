@@ -8,9 +8,10 @@ import { checkAttentionShape, checkDecode, type AttentionShape, type DecodeShape
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
-import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
+import { ATTENTION_CONSTS, ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
-const ATTENTION_SHADER = wgsl('attention.wgsl', code, { 'attention_common.wgsl': common });
+/** shaders/attention.wgsl as the launcher composes it (exported for the tests). */
+export const ATTENTION_SHADER = wgsl('attention.wgsl', code, { ...ATTENTION_CONSTS, 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/attention.wgsl (fixed across its entry points).
 const B_PARAMS = 0,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { columnsRef, type ColumnsShape } from '../../reference/columns.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { expectClose, randomArray } from '../testing/compare.ts';
+import { checkOp, withScope } from '../testing/checkOp.ts';
+import { randomArray } from '../testing/compare.ts';
 import { ColumnsKernel } from './columns.ts';
-import { submit } from './common.ts';
 
 // One row, one column, odd widths and offsets, a block ending at the last column, more elements than one workgroup.
 const SHAPES: ColumnsShape[] = [
@@ -15,34 +15,31 @@ const SHAPES: ColumnsShape[] = [
 
 describe('columns kernel vs reference', () => {
   for (const s of SHAPES) {
-    it(JSON.stringify(s), async () => {
-      const rt = await gpuRuntime();
-      const src = randomArray(s.rows * s.srcWidth, s.rows + s.width);
-      const dst = randomArray(s.rows * s.dstWidth, s.rows + s.width + 1);
-      const k = await ColumnsKernel.create(rt, s);
-      const bSrc = rt.storage('t.src', src);
-      const bDst = rt.storage('t.dst', dst);
-      try {
-        submit(rt, 'test', (pass) => k.encode(pass, bSrc, bDst));
+    it(JSON.stringify(s), () =>
+      checkOp([s], {
+        inputs: (s) => ({ src: randomArray(s.rows * s.srcWidth, s.rows + s.width), dst: randomArray(s.rows * s.dstWidth, s.rows + s.width + 1) }),
+        gpu: async (g, { src, dst }, s) => {
+          const k = await g.kernel(ColumnsKernel.create(g.rt, s));
+          const bDst = g.buffer('t.dst', dst);
+          g.submit((pass) => k.encode(pass, g.buffer('t.src', src), bDst));
+          return { dst: await g.read(bDst) };
+        },
         // Columns outside the block keep their values exactly.
-        expectClose(await rt.readF32(bDst), columnsRef(src, Float64Array.from(dst), s), 1e-7, 1e-6, 'dst');
-      } finally {
-        rt.release(bSrc, bDst);
-        k.dispose();
-      }
-    });
+        twin: ({ src, dst }, s) => ({ dst: columnsRef(src, Float64Array.from(dst), s) }),
+        tol: { dst: [1e-7, 1e-6] },
+      }),
+    );
   }
 
   it('refuses a block past the row and short buffers', async () => {
     expect(() => columnsRef([], new Float32Array(4), { rows: 1, width: 3, srcWidth: 3, srcOffset: 0, dstWidth: 4, dstOffset: 2 })).toThrow(
       /pass dst's width 4/,
     );
-    const rt = await gpuRuntime();
-    const k = await ColumnsKernel.create(rt, { rows: 4, width: 2, srcWidth: 2, srcOffset: 0, dstWidth: 8, dstOffset: 6 });
-    const small = rt.storage('t.small', 8 * 4);
-    const dst = rt.storage('t.dst', 16 * 4);
-    submit(rt, 'test', (pass) => expect(() => k.encode(pass, small, dst)).toThrow(/dst holds 16 elements, needs 32/));
-    rt.release(small, dst);
-    k.dispose();
+    await withScope(await gpuRuntime(), async (g) => {
+      const k = await g.kernel(ColumnsKernel.create(g.rt, { rows: 4, width: 2, srcWidth: 2, srcOffset: 0, dstWidth: 8, dstOffset: 6 }));
+      const small = g.buffer('t.small', 8 * 4);
+      const dst = g.buffer('t.dst', 16 * 4);
+      g.submit((pass) => expect(() => k.encode(pass, small, dst)).toThrow(/dst holds 16 elements, needs 32/));
+    });
   });
 });

@@ -4,9 +4,9 @@ import code from '../../../shaders/columns.wgsl?raw';
 import { checkColumnsShape, type ColumnsShape } from '../../reference/columns.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const COLUMNS_SHADER = wgsl('columns.wgsl', code);
+const COLUMNS_SHADER = wgsl('columns.wgsl', code, GRID_INCLUDE);
 
 /** encode(pass, src, dst): dst's columns (+)= alpha · src's columns, per columns.ts's shape. */
 export class ColumnsKernel {

@@ -2,6 +2,7 @@
 // grid maths, uniform parameter packing, binding-size checks, and submit() for one compute pass
 // in one submission. A launcher is built once per shape (pipelines and uniforms made in create())
 // and encoded into any pass as often as needed, so a training step stays one submission.
+import gridWgsl from '../../../shaders/grid.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 
 // ---- submission ------------------------------------------------------------------------------
@@ -100,8 +101,8 @@ export class BindGroupCache {
 
 /**
  * Workgroup grid for `count` workgroups: one dimension holds at most
- * maxComputeWorkgroupsPerDimension, so large counts spill into y. Shaders take the linear id
- * wg.x + wg.y·num_workgroups.x and return past the end.
+ * maxComputeWorkgroupsPerDimension, so large counts spill into y. Shaders take the flat id back
+ * with flat_group (shaders/grid.wgsl, GRID_INCLUDE) and return past the end.
  */
 export function grid(rt: GpuRuntime, count: number): [number, number] {
   const max = rt.report.limits.maxComputeWorkgroupsPerDimension;
@@ -110,6 +111,9 @@ export function grid(rt: GpuRuntime, count: number): [number, number] {
   if (y > max) throw new RangeError(`${count} workgroups do not fit a ${max}×${max} grid`);
   return [Math.ceil(count / y), y];
 }
+
+/** The shader side of grid(): shaders/grid.wgsl (flat_group, flat_thread), for wgsl()'s includes. */
+export const GRID_INCLUDE: Readonly<Record<'grid.wgsl', string>> = { 'grid.wgsl': gridWgsl };
 
 /** Throws unless every dimension of a fixed (non-spilling) grid fits the device's limit. */
 export function checkGridFits(rt: GpuRuntime, what: string, dims: readonly number[]): void {

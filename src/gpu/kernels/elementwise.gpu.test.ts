@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { addRef, biasAddRef, biasGradRef, geluBackwardRef, geluForwardRef } from '../../reference/elementwise.ts';
-import { expectClose, randomArray } from '../testing/compare.ts';
+import { checkOp, withScope } from '../testing/checkOp.ts';
+import { randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { withGridLimit } from '../testing/submit.ts';
-import { submit } from './common.ts';
 import { AddKernel, BiasActKernel, BiasGradKernel, GeluBackwardKernel } from './elementwise.ts';
 
 // Awkward shapes: 1 element, C below/above the 64-thread column groups, rows spanning several
@@ -23,155 +23,155 @@ const SHAPES: [number, number][] = [
 const BIAS_OFFSET = 64; // biases and their gradients live inside flat parameter buffers
 
 describe('elementwise kernels vs reference', () => {
-  it('add and in-place add', async () => {
-    const rt = await gpuRuntime();
-    for (const [rows, C] of SHAPES) {
-      const n = rows * C;
-      const a = randomArray(n, n);
-      const b = randomArray(n, n + 1);
-      const [k1, k2] = await Promise.all([AddKernel.create(rt, { n }), AddKernel.create(rt, { n, inPlace: true })]);
-      expect(k1.vec4).toBe(n % 4 === 0);
-      const A = rt.storage('t.a', a);
-      const B = rt.storage('t.b', b);
-      const O = rt.storage('t.o', n * 4);
-      submit(rt, 'test', (pass) => {
-        k1.encode(pass, A, B, O);
-        k2.encode(pass, A, B); // A = a + b
-        k2.encode(pass, A, B); // A = a + 2b
-      });
-      const want = addRef(a, b);
-      expect(Array.from(await rt.readF32(O, n))).toEqual(Array.from(want));
-      expectClose(await rt.readF32(A, n), addRef(want, b), 1e-6, 1e-6, `a+2b ${rows}×${C}`);
-      rt.release(A, B, O);
-      k1.dispose();
-      k2.dispose();
-    }
-  });
+  const name = ([rows, C]: [number, number]) => `${rows}×${C}`;
 
-  it('bias add, and bias + GELU forward (keeps h for the backward)', async () => {
-    const rt = await gpuRuntime();
-    for (const [rows, C] of SHAPES) {
-      const n = rows * C;
-      const x = randomArray(n, 3 * n).map((v) => v * 4);
-      const weights = randomArray(BIAS_OFFSET + C + 5, 7);
-      const add = await BiasActKernel.create(rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'none' });
-      const fused = await BiasActKernel.create(rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'gelu' });
-      const plain = await BiasActKernel.create(rt, { rows, C, biasOffset: null, activation: 'gelu' });
-      expect(fused.vec4).toBe(C % 4 === 0);
-      const X1 = rt.storage('t.x1', x);
-      const X2 = rt.storage('t.x2', x);
-      const X3 = rt.storage('t.x3', x);
-      const W = rt.storage('t.w', weights);
-      const O2 = rt.storage('t.o2', n * 4);
-      const O3 = rt.storage('t.o3', n * 4);
-      submit(rt, 'test', (pass) => {
-        add.encode(pass, X1, W);
-        fused.encode(pass, X2, W, O2);
-        plain.encode(pass, X3, W, O3);
-      });
-      const h = biasAddRef(x, weights, rows, C, BIAS_OFFSET);
-      expectClose(await rt.readF32(X1, n), h, 0, 0, 'x + b');
-      expectClose(await rt.readF32(X2, n), h, 0, 0, 'h (bias_gelu)');
-      expectClose(await rt.readF32(O2, n), geluForwardRef(h), 1e-5, 1e-5, `gelu(x + b) ${rows}×${C}`);
-      expectClose(await rt.readF32(X3, n), x, 0, 0, 'h untouched without bias');
-      expectClose(await rt.readF32(O3, n), geluForwardRef(x), 1e-5, 1e-5, `gelu(x) ${rows}×${C}`);
-      rt.release(X1, X2, X3, W, O2, O3);
-      add.dispose();
-      fused.dispose();
-      plain.dispose();
-    }
-  });
+  it('add and in-place add', () =>
+    checkOp(SHAPES, {
+      name,
+      inputs: ([rows, C]) => ({ a: randomArray(rows * C, rows * C), b: randomArray(rows * C, rows * C + 1) }),
+      gpu: async (g, { a, b }) => {
+        const n = a.length;
+        const [k1, k2] = await Promise.all([g.kernel(AddKernel.create(g.rt, { n })), g.kernel(AddKernel.create(g.rt, { n, inPlace: true }))]);
+        expect(k1.vec4).toBe(n % 4 === 0);
+        const A = g.buffer('t.a', a);
+        const B = g.buffer('t.b', b);
+        const O = g.buffer('t.o', n * 4);
+        g.submit((pass) => {
+          k1.encode(pass, A, B, O);
+          k2.encode(pass, A, B); // A = a + b
+          k2.encode(pass, A, B); // A = a + 2b
+        });
+        return { 'a+b': await g.read(O, n), 'a+2b': await g.read(A, n) };
+      },
+      twin: ({ a, b }) => {
+        const sum = addRef(a, b);
+        return { 'a+b': sum, 'a+2b': addRef(sum, b) };
+      },
+      tol: { 'a+b': 'exact', 'a+2b': [1e-6, 1e-6] },
+    }));
 
-  it('GELU backward, bias gradient (accumulate / overwrite) and the fused GELU + bias gradient', async () => {
-    const rt = await gpuRuntime();
-    for (const [rows, C] of SHAPES) {
-      const n = rows * C;
-      const h = randomArray(n, 11 * n).map((v) => v * 5);
-      const dout = randomArray(n, 13 * n);
-      const grads0 = randomArray(BIAS_OFFSET + C + 3, 17);
-      const gb = await GeluBackwardKernel.create(rt, { n });
-      const accum = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET });
-      // the scalar stage 1, also where vec4 would apply
-      const over = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET, accumulate: false, forceScalar: true });
-      const fused = await BiasGradKernel.create(rt, { rows, C, gradOffset: BIAS_OFFSET, gelu: true });
-      const Hb = rt.storage('t.h', h);
-      const G1 = rt.storage('t.g1', dout);
-      const G2 = rt.storage('t.g2', dout);
-      const D1 = rt.storage('t.d1', grads0);
-      const D2 = rt.storage('t.d2', grads0);
-      const D3 = rt.storage('t.d3', grads0);
-      submit(rt, 'test', (pass) => {
-        over.encode(pass, G1, D2); // plain column sums of dout, before G1 is rewritten
-        gb.encode(pass, G1, Hb);
-        accum.encode(pass, G1, D1);
-        fused.encode(pass, G2, D3, Hb);
-      });
-      const dh = geluBackwardRef(h, dout);
-      expectClose(await rt.readF32(G1, n), dh, 1e-6, 1e-5, `dh ${rows}×${C}`);
-      expectClose(await rt.readF32(G2, n), dh, 1e-6, 1e-5, `dh fused ${rows}×${C}`);
-      const want1 = Float32Array.from(grads0);
-      const want2 = Float32Array.from(grads0);
-      const sdh = biasGradRef(dh, rows, C);
-      const sdout = biasGradRef(dout, rows, C);
-      for (let c = 0; c < C; c++) {
-        want1[BIAS_OFFSET + c] += sdh[c];
-        want2[BIAS_OFFSET + c] = sdout[c];
-      }
-      expectClose(await rt.readF32(D1), want1, 1e-5, 1e-5, `dbias accumulated ${rows}×${C}`);
-      expectClose(await rt.readF32(D3), want1, 1e-5, 1e-5, `dbias fused ${rows}×${C}`);
-      expectClose(await rt.readF32(D2), want2, 1e-5, 1e-5, `dbias overwritten ${rows}×${C}`);
-      rt.release(Hb, G1, G2, D1, D2, D3);
-      for (const k of [gb, accum, over, fused]) k.dispose();
-    }
-  });
+  it('bias add, and bias + GELU forward (keeps h for the backward)', () =>
+    checkOp(SHAPES, {
+      name,
+      inputs: ([rows, C]) => ({ x: randomArray(rows * C, 3 * rows * C).map((v) => v * 4), weights: randomArray(BIAS_OFFSET + C + 5, 7) }),
+      gpu: async (g, { x, weights }, [rows, C]) => {
+        const n = rows * C;
+        const add = await g.kernel(BiasActKernel.create(g.rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'none' }));
+        const fused = await g.kernel(BiasActKernel.create(g.rt, { rows, C, biasOffset: BIAS_OFFSET, activation: 'gelu' }));
+        const plain = await g.kernel(BiasActKernel.create(g.rt, { rows, C, biasOffset: null, activation: 'gelu' }));
+        expect(fused.vec4).toBe(C % 4 === 0);
+        const [X1, X2, X3] = [1, 2, 3].map((i) => g.buffer(`t.x${i}`, x));
+        const W = g.buffer('t.w', weights);
+        const O2 = g.buffer('t.o2', n * 4);
+        const O3 = g.buffer('t.o3', n * 4);
+        g.submit((pass) => {
+          add.encode(pass, X1, W);
+          fused.encode(pass, X2, W, O2);
+          plain.encode(pass, X3, W, O3);
+        });
+        return {
+          'x + b': await g.read(X1, n),
+          'h (bias_gelu)': await g.read(X2, n),
+          'gelu(x + b)': await g.read(O2, n),
+          'h untouched without bias': await g.read(X3, n),
+          'gelu(x)': await g.read(O3, n),
+        };
+      },
+      twin: ({ x, weights }, [rows, C]) => {
+        const h = biasAddRef(x, weights, rows, C, BIAS_OFFSET);
+        return { 'x + b': h, 'h (bias_gelu)': h, 'gelu(x + b)': geluForwardRef(h), 'h untouched without bias': x, 'gelu(x)': geluForwardRef(x) };
+      },
+      tol: { 'x + b': [0, 0], 'h (bias_gelu)': [0, 0], 'gelu(x + b)': [1e-5, 1e-5], 'h untouched without bias': [0, 0], 'gelu(x)': [1e-5, 1e-5] },
+    }));
 
-  it('refuses bindings too small for the shape', async () => {
-    const rt = await gpuRuntime();
-    const k = await BiasGradKernel.create(rt, { rows: 4, C: 8, gradOffset: 64 });
-    const dout = rt.storage('t.dout', 32 * 4);
-    const grads = rt.storage('t.grads', 70 * 4); // needs 64 + 8
-    submit(rt, 'test', (pass) => {
-      expect(() => k.encode(pass, dout, grads)).toThrow(/bias grad: grads holds 70 elements, needs 72/);
-      expect(() => k.encode(pass, { buffer: dout, offset: 0, size: 64 }, grads)).toThrow(/dout holds 16 elements, needs 32/);
-    });
-    rt.release(dout, grads);
-    k.dispose();
-  });
+  it('GELU backward, bias gradient (accumulate / overwrite) and the fused GELU + bias gradient', () =>
+    checkOp(SHAPES, {
+      name,
+      inputs: ([rows, C]) => ({
+        h: randomArray(rows * C, 11 * rows * C).map((v) => v * 5),
+        dout: randomArray(rows * C, 13 * rows * C),
+        grads0: randomArray(BIAS_OFFSET + C + 3, 17),
+      }),
+      gpu: async (g, { h, dout, grads0 }, [rows, C]) => {
+        const n = rows * C;
+        const gb = await g.kernel(GeluBackwardKernel.create(g.rt, { n }));
+        const accum = await g.kernel(BiasGradKernel.create(g.rt, { rows, C, gradOffset: BIAS_OFFSET }));
+        // the scalar stage 1, also where vec4 would apply
+        const over = await g.kernel(BiasGradKernel.create(g.rt, { rows, C, gradOffset: BIAS_OFFSET, accumulate: false, forceScalar: true }));
+        const fused = await g.kernel(BiasGradKernel.create(g.rt, { rows, C, gradOffset: BIAS_OFFSET, gelu: true }));
+        const Hb = g.buffer('t.h', h);
+        const G1 = g.buffer('t.g1', dout);
+        const G2 = g.buffer('t.g2', dout);
+        const [D1, D2, D3] = [1, 2, 3].map((i) => g.buffer(`t.d${i}`, grads0));
+        g.submit((pass) => {
+          over.encode(pass, G1, D2); // plain column sums of dout, before G1 is rewritten
+          gb.encode(pass, G1, Hb);
+          accum.encode(pass, G1, D1);
+          fused.encode(pass, G2, D3, Hb);
+        });
+        return {
+          dh: await g.read(G1, n),
+          'dh fused': await g.read(G2, n),
+          'dbias accumulated': await g.read(D1),
+          'dbias fused': await g.read(D3),
+          'dbias overwritten': await g.read(D2),
+        };
+      },
+      twin: ({ h, dout, grads0 }, [rows, C]) => {
+        const dh = geluBackwardRef(h, dout);
+        const want1 = Float32Array.from(grads0);
+        const want2 = Float32Array.from(grads0);
+        const sdh = biasGradRef(dh, rows, C);
+        const sdout = biasGradRef(dout, rows, C);
+        for (let c = 0; c < C; c++) {
+          want1[BIAS_OFFSET + c] += sdh[c];
+          want2[BIAS_OFFSET + c] = sdout[c];
+        }
+        return { dh, 'dh fused': dh, 'dbias accumulated': want1, 'dbias fused': want1, 'dbias overwritten': want2 };
+      },
+      tol: { dh: [1e-6, 1e-5], 'dh fused': [1e-6, 1e-5], 'dbias accumulated': [1e-5, 1e-5], 'dbias fused': [1e-5, 1e-5], 'dbias overwritten': [1e-5, 1e-5] },
+    }));
+
+  it('refuses bindings too small for the shape', async () =>
+    withScope(await gpuRuntime(), async (g) => {
+      const k = await g.kernel(BiasGradKernel.create(g.rt, { rows: 4, C: 8, gradOffset: 64 }));
+      const dout = g.buffer('t.dout', 32 * 4);
+      const grads = g.buffer('t.grads', 70 * 4); // needs 64 + 8
+      g.submit((pass) => {
+        expect(() => k.encode(pass, dout, grads)).toThrow(/bias grad: grads holds 70 elements, needs 72/);
+        expect(() => k.encode(pass, { buffer: dout, offset: 0, size: 64 }, grads)).toThrow(/dout holds 16 elements, needs 32/);
+      });
+    }));
 
   it('spills large grids into y', async () => {
-    const base = await gpuRuntime();
-    const rt = withGridLimit(base, 5);
-    for (const n of [6000 /* vec4: 6 workgroups */, 4101 /* scalar: 17 */]) {
-      const a = randomArray(n, 1);
-      const b = randomArray(n, 2);
-      const k = await AddKernel.create(rt, { n });
-      const A = base.storage('t.a', a);
-      const B = base.storage('t.b', b);
-      const O = base.storage('t.o', n * 4);
-      submit(base, 'test', (pass) => k.encode(pass, A, B, O));
-      expect(Array.from(await base.readF32(O))).toEqual(Array.from(addRef(a, b)));
-      base.release(A, B, O);
-      k.dispose();
-    }
+    const small = withGridLimit(await gpuRuntime(), 5);
+    await checkOp([6000 /* vec4: 6 workgroups */, 4101 /* scalar: 17 */], {
+      inputs: (n) => ({ a: randomArray(n, 1), b: randomArray(n, 2) }),
+      gpu: async (g, { a, b }, n) => {
+        const k = await g.kernel(AddKernel.create(small, { n }));
+        const O = g.buffer('t.o', n * 4);
+        g.submit((pass) => k.encode(pass, g.buffer('t.a', a), g.buffer('t.b', b), O));
+        return { 'a+b': await g.read(O) };
+      },
+      twin: ({ a, b }) => ({ 'a+b': addRef(a, b) }),
+      tol: { 'a+b': 'exact' },
+    });
   });
 
   it('is deterministic and leaves no buffers behind', async () => {
-    const rt = await gpuRuntime();
-    const before = rt.stats().live;
-    const rows = 70;
-    const C = 130;
-    const dout = randomArray(rows * C, 5);
-    const k = await BiasGradKernel.create(rt, { rows, C, gradOffset: 0, accumulate: false });
-    const G = rt.storage('t.g', dout);
-    const D = rt.storage('t.d', C * 4);
-    const results: Float32Array[] = [];
-    for (let i = 0; i < 2; i++) {
-      submit(rt, 'test', (pass) => k.encode(pass, G, D));
-      results.push(await rt.readF32(D));
-    }
-    expect(Array.from(results[1])).toEqual(Array.from(results[0]));
-    rt.release(G, D);
-    k.dispose();
-    expect(rt.stats().live).toBe(before);
+    // withScope fails the test if the runtime holds more buffers after it than before.
+    await withScope(await gpuRuntime(), async (g) => {
+      const rows = 70;
+      const C = 130;
+      const k = await g.kernel(BiasGradKernel.create(g.rt, { rows, C, gradOffset: 0, accumulate: false }));
+      const G = g.buffer('t.g', randomArray(rows * C, 5));
+      const D = g.buffer('t.d', C * 4);
+      const results: Float32Array[] = [];
+      for (let i = 0; i < 2; i++) {
+        g.submit((pass) => k.encode(pass, G, D));
+        results.push(await g.read(D));
+      }
+      expect(Array.from(results[1])).toEqual(Array.from(results[0]));
+    });
   });
 });

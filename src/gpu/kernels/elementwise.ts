@@ -2,11 +2,12 @@
 // every launcher, each class is built once per shape and encoded into any compute pass as often
 // as needed (the shared toolkit is ./common.ts).
 import code from '../../../shaders/elementwise.wgsl?raw';
+import gelu from '../../../shaders/gelu.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkDims, checkOffset, elementwiseGrid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkDims, checkOffset, elementwiseGrid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code);
+const ELEMENTWISE_SHADER = wgsl('elementwise.wgsl', code, { ...GRID_INCLUDE, 'gelu.wgsl': gelu });
 
 /** Rows per stage-1 block of a column sum: enough blocks to spread over cores, few enough to keep stage 2 short. */
 function rowsPerBlockFor(rows: number): number {

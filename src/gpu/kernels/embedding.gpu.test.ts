@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { embeddingBackwardRef, embeddingForwardF16Ref, embeddingForwardRef, type EmbeddingShape } from '../../reference/embedding.ts';
 import { packedWords, packF16Rows } from '../../reference/f16.ts';
 import type { GpuRuntime } from '../runtime.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { withGridLimit } from '../testing/submit.ts';
-import { submit } from './common.ts';
 import { EmbeddingKernel } from './embedding.ts';
 
 const align64 = (n: number) => Math.ceil(n / 64) * 64;
@@ -27,31 +27,31 @@ async function check(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset' | 'w
   const tokens = tokensFor(base.rows, base.vocab, seed + 2);
   const dout = randomArray(base.rows * base.C, seed + 3);
 
-  const k = await EmbeddingKernel.create(rt, shape, { forceScalar });
-  if (offset) k.setPositionOffset(offset);
-  const ref = { ...shape, wpeOffset: wpeOffset + offset * base.C };
-  expect(k.vec4).toBe(base.C % 4 === 0 && !forceScalar);
-  const tok = rt.storage('t.tokens', base.rows * 4);
-  const csr = rt.storage('t.csr', k.csrBytes);
-  k.writeBatch(tok, tokens, csr);
-  const W = rt.storage('t.w', weights);
-  const X = rt.storage('t.x', base.rows * base.C * 4);
-  const D = rt.storage('t.dout', dout);
-  const G = rt.storage('t.g', grads0);
-  submit(rt, 'test', (pass) => {
-    k.encodeForward(pass, tok, W, X);
-    k.encodeBackward(pass, csr, D, G);
+  await withScope(rt, async (g) => {
+    const k = await g.kernel(EmbeddingKernel.create(rt, shape, { forceScalar }));
+    if (offset) k.setPositionOffset(offset);
+    const ref = { ...shape, wpeOffset: wpeOffset + offset * base.C };
+    expect(k.vec4).toBe(base.C % 4 === 0 && !forceScalar);
+    const tok = g.buffer('t.tokens', base.rows * 4);
+    const csr = g.buffer('t.csr', k.csrBytes);
+    k.writeBatch(tok, tokens, csr);
+    const W = g.buffer('t.w', weights);
+    const X = g.buffer('t.x', base.rows * base.C * 4);
+    const D = g.buffer('t.dout', dout);
+    const G = g.buffer('t.g', grads0);
+    g.submit((pass) => {
+      k.encodeForward(pass, tok, W, X);
+      k.encodeBackward(pass, csr, D, G);
+    });
+    const what = JSON.stringify(base);
+    expectClose(await g.read(X), embeddingForwardRef(tokens, weights, ref), 0, 0, `x ${what}`);
+    const got = await g.read(G);
+    expectClose(got, embeddingBackwardRef(tokens, dout, grads0.slice(), ref), 1e-5, 1e-5, `grads ${what}`);
+    // Second run on the same inputs: bit-identical (accumulating again from the same start).
+    rt.write(G, grads0);
+    g.submit((pass) => k.encodeBackward(pass, csr, D, G));
+    expect(Array.from(await g.read(G))).toEqual(Array.from(got));
   });
-  const what = JSON.stringify(base);
-  expectClose(await rt.readF32(X), embeddingForwardRef(tokens, weights, ref), 0, 0, `x ${what}`);
-  const got = await rt.readF32(G);
-  expectClose(got, embeddingBackwardRef(tokens, dout, grads0.slice(), ref), 1e-5, 1e-5, `grads ${what}`);
-  // Second run on the same inputs: bit-identical (accumulating again from the same start).
-  rt.write(G, grads0);
-  submit(rt, 'test', (pass) => k.encodeBackward(pass, csr, D, G));
-  expect(Array.from(await rt.readF32(G))).toEqual(Array.from(got));
-  rt.release(tok, csr, W, X, D, G);
-  k.dispose();
 }
 
 /** The table [vocab, C] cut at `cuts` (row boundaries), each piece at an awkward offset of its own buffer; wpe in a third. */
@@ -62,37 +62,37 @@ async function checkPieces(rt: GpuRuntime, base: Omit<EmbeddingShape, 'wteOffset
   const tokens = Array.from(randomArray(rows, seed + 2), (v, i) => (i % 4 === 0 ? cuts[1] - 1 : Math.floor(((v + 1) / 2) * vocab) % vocab));
   const dout = randomArray(rows * C, seed + 3);
   const whole = { ...base, wteOffset: 0, wpeOffset: 64 };
-  const P = rt.storage('t.wpe', wpe);
-  const dP = rt.storage('t.dwpe', wpe.length * 4);
-  const tok = rt.storage('t.tokens', rows * 4);
-  const X = rt.storage('t.x', rows * C * 4);
-  const D = rt.storage('t.dout', dout);
-  const pieces: { k: EmbeddingKernel; at: number; lo: number; hi: number; W: GPUBuffer; G: GPUBuffer }[] = [];
-  for (let i = 0; i + 1 < cuts.length; i++) {
-    const [lo, hi] = [cuts[i], cuts[i + 1]];
-    const at = 64 * (i + 1);
-    const data = new Float32Array(at + (hi - lo) * C);
-    data.set(wte.subarray(lo * C, hi * C), at);
-    const k = await EmbeddingKernel.create(rt, { ...whole, wteOffset: at, tokenStart: lo, tokenEnd: hi });
-    pieces.push({ k, at, lo, hi, W: rt.storage('t.w', data), G: rt.storage('t.g', data.length * 4) });
-  }
-  const csr = rt.storage('t.csr', pieces[0].k.csrBytes);
-  pieces[0].k.writeBatch(tok, tokens, csr);
-  submit(rt, 'test', (pass) => {
-    for (const p of pieces) p.k.encodeForward(pass, tok, p.W, X, P);
-    pieces.forEach((p, i) => p.k.encodeBackward(pass, csr, D, p.G, i === 0 ? dP : false));
+  await withScope(rt, async (g) => {
+    const P = g.buffer('t.wpe', wpe);
+    const dP = g.buffer('t.dwpe', wpe.length * 4);
+    const tok = g.buffer('t.tokens', rows * 4);
+    const X = g.buffer('t.x', rows * C * 4);
+    const D = g.buffer('t.dout', dout);
+    const pieces: { k: EmbeddingKernel; at: number; lo: number; hi: number; W: GPUBuffer; G: GPUBuffer }[] = [];
+    for (let i = 0; i + 1 < cuts.length; i++) {
+      const [lo, hi] = [cuts[i], cuts[i + 1]];
+      const at = 64 * (i + 1);
+      const data = new Float32Array(at + (hi - lo) * C);
+      data.set(wte.subarray(lo * C, hi * C), at);
+      const k = await g.kernel(EmbeddingKernel.create(rt, { ...whole, wteOffset: at, tokenStart: lo, tokenEnd: hi }));
+      pieces.push({ k, at, lo, hi, W: g.buffer('t.w', data), G: g.buffer('t.g', data.length * 4) });
+    }
+    const csr = g.buffer('t.csr', pieces[0].k.csrBytes);
+    pieces[0].k.writeBatch(tok, tokens, csr);
+    g.submit((pass) => {
+      for (const p of pieces) p.k.encodeForward(pass, tok, p.W, X, P);
+      pieces.forEach((p, i) => p.k.encodeBackward(pass, csr, D, p.G, i === 0 ? dP : false));
+    });
+    const what = `${JSON.stringify(base)} cut at ${cuts.join(', ')}`;
+    expectClose(await g.read(X), embeddingForwardRef(tokens, wte, whole, undefined, wpe), 0, 0, `x ${what}`);
+    const want = new Float32Array(vocab * C);
+    const wantPos = new Float32Array(wpe.length);
+    embeddingBackwardRef(tokens, dout, want, whole, wantPos);
+    const got = new Float32Array(vocab * C);
+    for (const p of pieces) got.set((await g.read(p.G)).subarray(p.at), p.lo * C);
+    expectClose(got, want, 1e-5, 1e-5, `dwte ${what}`);
+    expectClose(await g.read(dP), base.learnedPositions ? wantPos : new Float32Array(wpe.length), 1e-5, 1e-5, `dwpe ${what}`);
   });
-  const what = `${JSON.stringify(base)} cut at ${cuts.join(', ')}`;
-  expectClose(await rt.readF32(X), embeddingForwardRef(tokens, wte, whole, undefined, wpe), 0, 0, `x ${what}`);
-  const want = new Float32Array(vocab * C);
-  const wantPos = new Float32Array(wpe.length);
-  embeddingBackwardRef(tokens, dout, want, whole, wantPos);
-  const got = new Float32Array(vocab * C);
-  for (const p of pieces) got.set((await rt.readF32(p.G)).subarray(p.at), p.lo * C);
-  expectClose(got, want, 1e-5, 1e-5, `dwte ${what}`);
-  expectClose(await rt.readF32(dP), base.learnedPositions ? wantPos : new Float32Array(wpe.length), 1e-5, 1e-5, `dwpe ${what}`);
-  rt.release(P, dP, tok, X, D, csr, ...pieces.flatMap((p) => [p.W, p.G]));
-  for (const p of pieces) p.k.dispose();
 }
 
 describe('embedding kernels vs reference', () => {
@@ -158,38 +158,35 @@ describe('embedding from an f16 token table (packed rows)', () => {
     const wpe = randomArray(T * C + 64, seed + 1);
     const tokens = tokensFor(rows, vocab, seed + 2);
     const bounds = [0, ...cuts, vocab];
-    const X = rt.storage('t.x', rows * C * 4);
-    const P = rt.storage('t.wpe', wpe);
-    const T0 = rt.storage('t.tokens', rows * 4);
-    const want = embeddingForwardRef(tokens, wte, { ...base, wteOffset: 0, wpeOffset: 64 }, undefined, wpe);
-    const made: { k: EmbeddingKernel; W: GPUBuffer; words: Uint32Array; shape: EmbeddingShape }[] = [];
-    for (let i = 0; i + 1 < bounds.length; i++) {
-      const [lo, hi] = [bounds[i], bounds[i + 1]];
-      const wteOffset = 3 + i;
-      const words = new Uint32Array(wteOffset + packedWords(hi - lo, C)).fill(0x63d063d0);
-      packF16Rows(wte, hi - lo, C, lo * C, words, wteOffset);
-      const shape = { ...base, wteOffset, wpeOffset: 64, tokenStart: lo, tokenEnd: hi };
-      const k = await EmbeddingKernel.create(rt, shape, { f16: true });
-      made.push({ k, W: rt.storage('t.wte', words), words, shape });
-    }
-    made[0].k.writeBatch(T0, tokens);
-    submit(rt, 'test', (pass) => made.forEach(({ k, W }) => k.encodeForward(pass, T0, W, X, P)));
-    const got = await rt.readF32(X);
-    // Each piece's rows as its twin writes them, the others left alone.
-    const twin = new Float32Array(rows * C);
-    for (const { words, shape } of made) {
-      const part = embeddingForwardF16Ref(tokens, words, shape, wpe);
-      tokens.forEach((t, r) => t >= shape.tokenStart! && t < shape.tokenEnd! && twin.set(part.subarray(r * C, (r + 1) * C), r * C));
-    }
-    expectClose(got, twin, 0, 0, `x ${JSON.stringify(base)}`);
-    // And within f16 rounding of the f32 table.
-    expectClose(got, want, 1e-3, 1e-3, 'x against the f32 table');
-    expect(() => made[0].k.encodeBackward({} as GPUComputePassEncoder, T0, X, X)).toThrow(/f16 weights is for inference/);
-    for (const { k, W } of made) {
-      k.dispose();
-      rt.release(W);
-    }
-    rt.release(X, P, T0);
+    await withScope(rt, async (g) => {
+      const X = g.buffer('t.x', rows * C * 4);
+      const P = g.buffer('t.wpe', wpe);
+      const T0 = g.buffer('t.tokens', rows * 4);
+      const want = embeddingForwardRef(tokens, wte, { ...base, wteOffset: 0, wpeOffset: 64 }, undefined, wpe);
+      const made: { k: EmbeddingKernel; W: GPUBuffer; words: Uint32Array; shape: EmbeddingShape }[] = [];
+      for (let i = 0; i + 1 < bounds.length; i++) {
+        const [lo, hi] = [bounds[i], bounds[i + 1]];
+        const wteOffset = 3 + i;
+        const words = new Uint32Array(wteOffset + packedWords(hi - lo, C)).fill(0x63d063d0);
+        packF16Rows(wte, hi - lo, C, lo * C, words, wteOffset);
+        const shape = { ...base, wteOffset, wpeOffset: 64, tokenStart: lo, tokenEnd: hi };
+        const k = await g.kernel(EmbeddingKernel.create(rt, shape, { f16: true }));
+        made.push({ k, W: g.buffer('t.wte', words), words, shape });
+      }
+      made[0].k.writeBatch(T0, tokens);
+      g.submit((pass) => made.forEach(({ k, W }) => k.encodeForward(pass, T0, W, X, P)));
+      const got = await g.read(X);
+      // Each piece's rows as its twin writes them, the others left alone.
+      const twin = new Float32Array(rows * C);
+      for (const { words, shape } of made) {
+        const part = embeddingForwardF16Ref(tokens, words, shape, wpe);
+        tokens.forEach((t, r) => t >= shape.tokenStart! && t < shape.tokenEnd! && twin.set(part.subarray(r * C, (r + 1) * C), r * C));
+      }
+      expectClose(got, twin, 0, 0, `x ${JSON.stringify(base)}`);
+      // And within f16 rounding of the f32 table.
+      expectClose(got, want, 1e-3, 1e-3, 'x against the f32 table');
+      expect(() => made[0].k.encodeBackward({} as GPUComputePassEncoder, T0, X, X)).toThrow(/f16 weights is for inference/);
+    });
   }
 
   it('odd width (a padded half per row), learned positions, one piece and three', async () => {

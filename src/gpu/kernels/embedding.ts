@@ -5,9 +5,9 @@ import code from '../../../shaders/embedding.wgsl?raw';
 import { resolveEmbeddingShape, type EmbeddingShape, type ResolvedEmbeddingShape } from '../../reference/embedding.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkOffset, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const EMBEDDING_SHADER = wgsl('embedding.wgsl', code);
+const EMBEDDING_SHADER = wgsl('embedding.wgsl', code, GRID_INCLUDE);
 
 /** Distinct tokens a batch of `rows` tokens over `vocab` can hold: fixes the CSR size and the backward grid. */
 function maxDistinctTokens(rows: number, vocab: number): number {

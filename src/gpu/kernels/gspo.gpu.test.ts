@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { groupAdvantages, gspoRef, type GspoInput } from '../../reference/gspo.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { GspoKernel } from './gspo.ts';
-import { submit } from './common.ts';
 
 function make(
   lengths: number[],
@@ -22,18 +22,18 @@ function make(
 
 async function check(x: GspoInput) {
   const rt = await gpuRuntime();
-  const k = await GspoKernel.create(rt, { numSeqs: x.numSeqs, Lmax: x.Lmax, epsLow: x.epsLow, epsHigh: x.epsHigh });
-  const bufs = [
-    rt.storage('t.new', Float32Array.from(x.logpNew)),
-    rt.storage('t.old', Float32Array.from(x.logpOld)),
-    rt.storage('t.len', Uint32Array.from(x.lengths)),
-    rt.storage('t.adv', Float32Array.from(x.advantages)),
-    rt.storage('t.grad', randomArray(x.numSeqs * x.Lmax, 3)),
-    rt.storage('t.seq', x.numSeqs * 16),
-    rt.storage('t.stats', 16),
-  ];
-  try {
-    submit(rt, 'test', (pass) => {
+  return withScope(rt, async (g) => {
+    const k = await g.kernel(GspoKernel.create(rt, { numSeqs: x.numSeqs, Lmax: x.Lmax, epsLow: x.epsLow, epsHigh: x.epsHigh }));
+    const bufs = [
+      g.buffer('t.new', Float32Array.from(x.logpNew)),
+      g.buffer('t.old', Float32Array.from(x.logpOld)),
+      g.buffer('t.len', Uint32Array.from(x.lengths)),
+      g.buffer('t.adv', Float32Array.from(x.advantages)),
+      g.buffer('t.grad', randomArray(x.numSeqs * x.Lmax, 3)),
+      g.buffer('t.seq', x.numSeqs * 16),
+      g.buffer('t.stats', 16),
+    ];
+    g.submit((pass) => {
       k.encode(pass, ...(bufs as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer]));
     });
     // The twin sees the same f32-rounded inputs as the GPU.
@@ -43,7 +43,7 @@ async function check(x: GspoInput) {
     expect(got.loss).toBeCloseTo(want.loss, 5);
     expect(got.clipFraction).toBeCloseTo(want.clipFraction, 6);
     expect(got.meanRatio).toBeCloseTo(want.meanRatio, 5);
-    const seq = await rt.readF32(bufs[5]);
+    const seq = await g.read(bufs[5]);
     expectClose(
       seq.filter((_, i) => i % 4 === 0),
       want.ratios,
@@ -57,12 +57,9 @@ async function check(x: GspoInput) {
         (c) => c === 1,
       ),
     ).toEqual(want.clipped);
-    expectClose(await rt.readF32(bufs[4]), want.grad, 1e-8, 1e-4, 'grad');
+    expectClose(await g.read(bufs[4]), want.grad, 1e-8, 1e-4, 'grad');
     return want;
-  } finally {
-    rt.release(...bufs);
-    k.dispose();
-  }
+  });
 }
 
 describe('gspo kernel vs reference', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { headNormBackwardRef, headNormForwardRef, type HeadNormShape } from '../../reference/headnorm.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { expectClose, randomArray } from '../testing/compare.ts';
+import { checkOp } from '../testing/checkOp.ts';
+import { randomArray } from '../testing/compare.ts';
 import { HeadNormKernel } from './headnorm.ts';
-import { submit } from './common.ts';
 
 // Gains at offsets that are not multiples of 4 or 64; one row; more rows than one stage-1 block;
 // head sizes 4 to 128; one k/v head, and as many k/v heads as q heads.
@@ -16,44 +16,57 @@ const SHAPES: HeadNormShape[] = [
 
 describe('headnorm kernel vs reference', () => {
   for (const s of SHAPES) {
-    it(`forward and backward ${JSON.stringify(s)}`, async () => {
-      const rt = await gpuRuntime();
-      const W = (s.H + 2 * s.kvH) * s.D;
-      const x = randomArray(s.rows * W, s.rows + s.D);
-      const dy = randomArray(s.rows * W, s.rows + s.D + 1);
-      const weights = randomArray(400, 3).map((v) => 1 + 0.5 * v);
-      const grads0 = randomArray(400, 4);
-      const k = await HeadNormKernel.create(rt, s);
-      const bx = rt.storage('t.x', x);
-      const bw = rt.storage('t.w', weights);
-      const braw = rt.storage('t.raw', k.rawSize * 4);
-      const bstats = rt.storage('t.stats', k.statsSize * 4);
-      const bdy = rt.storage('t.dy', dy);
-      const bg = rt.storage('t.g', grads0);
-      try {
-        submit(rt, 'test', (pass) => {
-          k.encodeForward(pass, bx, bw, braw, bstats);
-          k.encodeBackward(pass, bdy, bw, braw, bstats, bg);
-        });
-        const y = Float64Array.from(x);
-        const { raw, stats } = headNormForwardRef(y, weights, s);
-        expectClose(await rt.readF32(bx), y, 1e-5, 1e-5, 'normalised qkv');
-        expectClose(await rt.readF32(braw), raw, 0, 0, 'raw');
-        expectClose(await rt.readF32(bstats), stats, 1e-6, 1e-5, 'rstd');
-        const dx = Float64Array.from(dy);
-        const dgain = headNormBackwardRef(dx, raw, stats, weights, s);
-        expectClose(await rt.readF32(bdy), dx, 1e-5, 1e-4, 'dqkv');
-        const want = Float64Array.from(grads0);
-        for (let d = 0; d < s.D; d++) {
-          want[s.qOffset + d] += dgain[d];
-          want[s.kOffset + d] += dgain[s.D + d];
-        }
-        expectClose(await rt.readF32(bg), want, 1e-4, 1e-4, 'grads (gains accumulated, the rest untouched)');
-      } finally {
-        rt.release(bx, bw, braw, bstats, bdy, bg);
-        k.dispose();
-      }
-    });
+    it(`forward and backward ${JSON.stringify(s)}`, () =>
+      checkOp([s], {
+        inputs: (s) => {
+          const W = (s.H + 2 * s.kvH) * s.D;
+          return {
+            x: randomArray(s.rows * W, s.rows + s.D),
+            dy: randomArray(s.rows * W, s.rows + s.D + 1),
+            weights: randomArray(400, 3).map((v) => 1 + 0.5 * v),
+            grads0: randomArray(400, 4),
+          };
+        },
+        gpu: async (g, { x, dy, weights, grads0 }, s) => {
+          const k = await g.kernel(HeadNormKernel.create(g.rt, s));
+          const bx = g.buffer('t.x', x);
+          const bw = g.buffer('t.w', weights);
+          const braw = g.buffer('t.raw', k.rawSize * 4);
+          const bstats = g.buffer('t.stats', k.statsSize * 4);
+          const bdy = g.buffer('t.dy', dy);
+          const bg = g.buffer('t.g', grads0);
+          g.submit((pass) => {
+            k.encodeForward(pass, bx, bw, braw, bstats);
+            k.encodeBackward(pass, bdy, bw, braw, bstats, bg);
+          });
+          return {
+            'normalised qkv': await g.read(bx),
+            raw: await g.read(braw),
+            rstd: await g.read(bstats),
+            dqkv: await g.read(bdy),
+            'grads (gains accumulated, the rest untouched)': await g.read(bg),
+          };
+        },
+        twin: ({ x, dy, weights, grads0 }, s) => {
+          const y = Float64Array.from(x);
+          const { raw, stats } = headNormForwardRef(y, weights, s);
+          const dx = Float64Array.from(dy);
+          const dgain = headNormBackwardRef(dx, raw, stats, weights, s);
+          const want = Float64Array.from(grads0);
+          for (let d = 0; d < s.D; d++) {
+            want[s.qOffset + d] += dgain[d];
+            want[s.kOffset + d] += dgain[s.D + d];
+          }
+          return { 'normalised qkv': y, raw, rstd: stats, dqkv: dx, 'grads (gains accumulated, the rest untouched)': want };
+        },
+        tol: {
+          'normalised qkv': [1e-5, 1e-5],
+          raw: [0, 0],
+          rstd: [1e-6, 1e-5],
+          dqkv: [1e-5, 1e-4],
+          'grads (gains accumulated, the rest untouched)': [1e-4, 1e-4],
+        },
+      }));
   }
 
   it('leaves no buffers behind', async () => {

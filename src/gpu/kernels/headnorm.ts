@@ -4,9 +4,9 @@ import code from '../../../shaders/headnorm.wgsl?raw';
 import { checkHeadNormShape, type HeadNormShape } from '../../reference/headnorm.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkGridFits, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkGridFits, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const HEADNORM_SHADER = wgsl('headnorm.wgsl', code);
+const HEADNORM_SHADER = wgsl('headnorm.wgsl', code, GRID_INCLUDE);
 
 /**
  * encodeForward(pass, qkv, weights, raw, stats): normalises the q and k heads of qkv in place,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { logprobBackwardRef, logprobRef } from '../../reference/logprob.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { expectClose, randomArray } from '../testing/compare.ts';
+import { checkOp } from '../testing/checkOp.ts';
+import { randomArray } from '../testing/compare.ts';
 import { LogprobKernel } from './logprob.ts';
-import { submit } from './common.ts';
 
 const CASES = [
   { N: 1, V: 1, temperature: 1 },
@@ -14,35 +14,32 @@ const CASES = [
 
 describe('logprob kernel vs reference', () => {
   for (const s of CASES) {
-    it(`forward and backward ${JSON.stringify(s)}`, async () => {
-      const rt = await gpuRuntime();
-      const logits = randomArray(s.N * s.V, s.N + s.V);
-      for (let i = 0; i < logits.length; i++) logits[i] *= 8;
-      const targets = Uint32Array.from({ length: s.N }, (_, r) => (r * 7919 + 3) % s.V);
-      const g = randomArray(s.N, 5);
-      const k = await LogprobKernel.create(rt, s);
-      const bufs = {
-        logits: rt.storage('t.logits', logits),
-        targets: rt.storage('t.targets', targets),
-        logp: rt.storage('t.logp', s.N * 4),
-        lse: rt.storage('t.lse', s.N * 4),
-        g: rt.storage('t.g', g),
-        d: rt.storage('t.d', randomArray(s.N * s.V, 9)),
-      };
-      try {
-        submit(rt, 'test', (pass) => {
-          k.encode(pass, bufs.logits, bufs.targets, bufs.logp, bufs.lse);
-          k.encodeBackward(pass, bufs.logits, bufs.targets, bufs.lse, bufs.g, bufs.d);
-        });
-        const want = logprobRef(logits, targets, s.N, s.V, s.temperature);
-        expectClose(await rt.readF32(bufs.logp), want.logp, 2e-5, 2e-5, 'logp');
-        expectClose(await rt.readF32(bufs.lse), want.lse, 2e-5, 2e-5, 'lse');
-        expectClose(await rt.readF32(bufs.d), logprobBackwardRef(logits, targets, g, s.N, s.V, s.temperature), 1e-6, 1e-4, 'dlogits');
-      } finally {
-        rt.release(...Object.values(bufs));
-        k.dispose();
-      }
-    });
+    it(`forward and backward ${JSON.stringify(s)}`, () =>
+      checkOp([s], {
+        inputs: (s) => ({
+          logits: randomArray(s.N * s.V, s.N + s.V).map((v) => v * 8),
+          targets: Uint32Array.from({ length: s.N }, (_, r) => (r * 7919 + 3) % s.V),
+          dlogp: randomArray(s.N, 5),
+        }),
+        gpu: async (g, { logits, targets, dlogp }, s) => {
+          const k = await g.kernel(LogprobKernel.create(g.rt, s));
+          const bLogits = g.buffer('t.logits', logits);
+          const bTargets = g.buffer('t.targets', targets);
+          const bLogp = g.buffer('t.logp', s.N * 4);
+          const bLse = g.buffer('t.lse', s.N * 4);
+          const bD = g.buffer('t.d', randomArray(s.N * s.V, 9));
+          g.submit((pass) => {
+            k.encode(pass, bLogits, bTargets, bLogp, bLse);
+            k.encodeBackward(pass, bLogits, bTargets, bLse, g.buffer('t.g', dlogp), bD);
+          });
+          return { logp: await g.read(bLogp), lse: await g.read(bLse), dlogits: await g.read(bD) };
+        },
+        twin: ({ logits, targets, dlogp }, s) => {
+          const want = logprobRef(logits, targets, s.N, s.V, s.temperature);
+          return { logp: want.logp, lse: want.lse, dlogits: logprobBackwardRef(logits, targets, dlogp, s.N, s.V, s.temperature) };
+        },
+        tol: { logp: [2e-5, 2e-5], lse: [2e-5, 2e-5], dlogits: [1e-6, 1e-4] },
+      }));
   }
 
   it('leaves no buffers behind', async () => {

@@ -2,13 +2,16 @@
 // buffer and pipeline are reused), then encoded into any compute pass as often as needed, so a
 // training step can put all its matmuls into one submission.
 import code from '../../../shaders/matmul.wgsl?raw';
+import rows from '../../../shaders/matmul_rows.wgsl?raw';
+import tiled from '../../../shaders/matmul_tiled.wgsl?raw';
 import { matmulExtents, packedBExtent, resolveMatmulShape, resolvePackedBShape, type MatmulShape, type ResolvedMatmulShape } from '../../reference/matmul.ts';
 import type { GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords, submit } from './common.ts';
-import { MATMUL_ROWS_N, MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
+import { MATMUL_CONSTS, MATMUL_ROWS_N, MATMUL_TILE_M, MATMUL_TILE_N } from './tiles.ts';
 
-const MATMUL_SHADER = wgsl('matmul.wgsl', code);
+/** shaders/matmul.wgsl as the launcher composes it (exported for the tests). */
+export const MATMUL_SHADER = wgsl('matmul.wgsl', code, { ...MATMUL_CONSTS, 'matmul_tiled.wgsl': tiled, 'matmul_rows.wgsl': rows });
 
 /** vec4 loads are legal when every contiguous dimension, stride and offset is a multiple of 4 (with f16 B: A's, B being read in pairs). */
 function canUseVec4(s: ResolvedMatmulShape, f16B = false): boolean {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { normBackwardRef, normForwardRef, type NormKind, type NormShape } from '../../reference/norm.ts';
 import type { GpuRuntime } from '../runtime.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { expectClose, randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { withGridLimit } from '../testing/submit.ts';
-import { submit } from './common.ts';
 import { NormKernel } from './norm.ts';
 
 // 1 element; C below one workgroup; C spanning several threads per column set (130 → 128
@@ -36,41 +36,41 @@ async function check(
   const dy = randomArray(rows * C, seed + 2);
   const dx0 = randomArray(rows * C, seed + 3);
   const grads0 = randomArray(total, seed + 4);
-  const k = await NormKernel.create(rt, shape, { accumulateDx: opts.accumulateDx, forceScalar: opts.forceScalar });
-  expect(k.vec4).toBe(C % 4 === 0 && !opts.forceScalar);
-  const X = rt.storage('t.x', x);
-  const W = rt.storage('t.w', weights);
-  const Y = rt.storage('t.y', rows * C * 4);
-  const S = rt.storage('t.stats', k.statsBytes);
-  const DY = rt.storage('t.dy', dy);
-  const DX = rt.storage('t.dx', dx0);
-  const G = rt.storage('t.g', grads0);
-  submit(rt, 'test', (pass) => {
-    k.encodeForward(pass, X, W, Y, S);
-    k.encodeBackward(pass, DY, X, W, S, DX, G);
+  await withScope(rt, async (g) => {
+    const k = await g.kernel(NormKernel.create(rt, shape, { accumulateDx: opts.accumulateDx, forceScalar: opts.forceScalar }));
+    expect(k.vec4).toBe(C % 4 === 0 && !opts.forceScalar);
+    const X = g.buffer('t.x', x);
+    const W = g.buffer('t.w', weights);
+    const Y = g.buffer('t.y', rows * C * 4);
+    const S = g.buffer('t.stats', k.statsBytes);
+    const DY = g.buffer('t.dy', dy);
+    const DX = g.buffer('t.dx', dx0);
+    const G = g.buffer('t.g', grads0);
+    g.submit((pass) => {
+      k.encodeForward(pass, X, W, Y, S);
+      k.encodeBackward(pass, DY, X, W, S, DX, G);
+    });
+    const what = `${kind} ${rows}×${C}${opts.shift ? ` shift ${opts.shift}` : ''}`;
+    const ref = normForwardRef(x, weights, shape);
+    expectClose(await g.read(Y), ref.y, 2e-5, 2e-5, `y ${what}`);
+    const stats = await g.read(S);
+    expectClose(stats, ref.stats, 1e-5, 1e-5, `stats ${what}`);
+    const back = normBackwardRef(dy, x, weights, ref.stats, shape);
+    const wantDx = opts.accumulateDx ? back.dx.map((v, i) => v + dx0[i]) : back.dx;
+    expectClose(await g.read(DX), wantDx, 5e-5, 5e-5, `dx ${what}`);
+    const wantG = grads0.slice();
+    for (let c = 0; c < C; c++) {
+      wantG[64 + c] += back.dgamma[c];
+      if (kind === 'layer') wantG[shape.betaOffset! + c] += back.dbeta[c];
+    }
+    const gotG = await g.read(G);
+    expectClose(gotG, wantG, 5e-5, 5e-5, `grads ${what}`);
+    // Determinism: the same backward again from the same starting gradients.
+    rt.write(G, grads0);
+    rt.write(DX, dx0);
+    g.submit((pass) => k.encodeBackward(pass, DY, X, W, S, DX, G));
+    expect(Array.from(await g.read(G))).toEqual(Array.from(gotG));
   });
-  const what = `${kind} ${rows}×${C}${opts.shift ? ` shift ${opts.shift}` : ''}`;
-  const ref = normForwardRef(x, weights, shape);
-  expectClose(await rt.readF32(Y), ref.y, 2e-5, 2e-5, `y ${what}`);
-  const stats = await rt.readF32(S);
-  expectClose(stats, ref.stats, 1e-5, 1e-5, `stats ${what}`);
-  const back = normBackwardRef(dy, x, weights, ref.stats, shape);
-  const wantDx = opts.accumulateDx ? back.dx.map((v, i) => v + dx0[i]) : back.dx;
-  expectClose(await rt.readF32(DX), wantDx, 5e-5, 5e-5, `dx ${what}`);
-  const wantG = grads0.slice();
-  for (let c = 0; c < C; c++) {
-    wantG[64 + c] += back.dgamma[c];
-    if (kind === 'layer') wantG[shape.betaOffset! + c] += back.dbeta[c];
-  }
-  const gotG = await rt.readF32(G);
-  expectClose(gotG, wantG, 5e-5, 5e-5, `grads ${what}`);
-  // Determinism: the same backward again from the same starting gradients.
-  rt.write(G, grads0);
-  rt.write(DX, dx0);
-  submit(rt, 'test', (pass) => k.encodeBackward(pass, DY, X, W, S, DX, G));
-  expect(Array.from(await rt.readF32(G))).toEqual(Array.from(gotG));
-  rt.release(X, W, Y, S, DY, DX, G);
-  k.dispose();
 }
 
 describe('norm kernels vs reference', () => {

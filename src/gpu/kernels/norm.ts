@@ -5,9 +5,9 @@ import code from '../../../shaders/norm.wgsl?raw';
 import { resolveNormShape, type NormShape, type ResolvedNormShape } from '../../reference/norm.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkOffset, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkOffset, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const NORM_SHADER = wgsl('norm.wgsl', code);
+const NORM_SHADER = wgsl('norm.wgsl', code, GRID_INCLUDE);
 
 export interface NormOptions {
   /** Add dx into the dx binding (e.g. the residual stream's gradient) instead of overwriting it. Default false. */

@@ -8,9 +8,10 @@ import { checkPrefixAttentionShape, checkPrefixLength, type PrefixAttentionShape
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
 import { BindGroupCache, checkGridFits, ParamWords } from './common.ts';
-import { ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
+import { ATTENTION_CONSTS, ATTENTION_MAX_BC, ATTENTION_TILE_VEC4 } from './tiles.ts';
 
-const SHADER = wgsl('prefix_attention.wgsl', code, { 'attention_common.wgsl': common });
+/** shaders/prefix_attention.wgsl as the launcher composes it (exported for the tests). */
+export const PREFIX_ATTENTION_SHADER = wgsl('prefix_attention.wgsl', code, { ...ATTENTION_CONSTS, 'attention_common.wgsl': common });
 
 // Binding numbers of shaders/prefix_attention.wgsl.
 const B_PARAMS = 0,
@@ -72,7 +73,7 @@ export class PrefixAttentionKernel {
     const constants = { FIXED_D4: specialise ? shape.D / 4 : 0, BR: br };
     const backward = options.backward ?? true;
     const entries = backward ? (['pa_forward', 'pa_backward_dq', 'pa_backward_dkv', 'pa_backward_dkv_prefix'] as const) : (['pa_forward'] as const);
-    const [forward, dq, dkv, dkvPrefix] = await Promise.all(entries.map((e) => rt.pipeline(SHADER, e, constants)));
+    const [forward, dq, dkv, dkvPrefix] = await Promise.all(entries.map((e) => rt.pipeline(PREFIX_ATTENTION_SHADER, e, constants)));
     const params = rt.uniform('prefix_attention.params', paramsBytes(shape, 0));
     const dvec = backward ? rt.storage('prefix_attention.dvec', shape.G * shape.H * shape.Tc * 4) : null;
     return new PrefixAttentionKernel(rt, shape, { forward, dq, dkv, dkvPrefix }, params, dvec, br);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ropeRef, type RopeShape } from '../../reference/rope.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
-import { expectClose, randomArray } from '../testing/compare.ts';
+import { checkOp, withScope } from '../testing/checkOp.ts';
+import { randomArray } from '../testing/compare.ts';
 import { RopeKernel } from './rope.ts';
-import { submit } from './common.ts';
 
 const CASES: [RopeShape, number][] = [
   [{ rows: 74, T: 37, H: 3, D: 8 }, 0],
@@ -16,35 +16,34 @@ const CASES: [RopeShape, number][] = [
 
 describe('rope kernel vs reference', () => {
   for (const [s, offset] of CASES) {
-    it(`forward and backward ${JSON.stringify(s)} at offset ${offset}`, async () => {
-      const rt = await gpuRuntime();
-      const n = s.rows * (s.H + 2 * (s.kvH ?? s.H)) * s.D;
-      const x = randomArray(n, s.rows + s.D);
-      const dy = randomArray(n, s.rows + s.D + 1);
-      const k = await RopeKernel.create(rt, s, { maxPositions: 1024 });
-      const bx = rt.storage('t.x', x);
-      const bd = rt.storage('t.dy', dy);
-      try {
-        submit(rt, 'test', (pass) => {
-          k.encode(pass, bx, offset);
-          k.encodeBackward(pass, bd, offset);
-        });
-        expectClose(await rt.readF32(bx), ropeRef(Float64Array.from(x), s, offset), 1e-6, 1e-5, 'rotated qkv');
-        expectClose(await rt.readF32(bd), ropeRef(Float64Array.from(dy), s, offset, -1), 1e-6, 1e-5, 'dqkv');
-      } finally {
-        rt.release(bx, bd);
-        k.dispose();
-      }
-    });
+    it(`forward and backward ${JSON.stringify(s)} at offset ${offset}`, () =>
+      checkOp([s], {
+        inputs: (s) => {
+          const n = s.rows * (s.H + 2 * (s.kvH ?? s.H)) * s.D;
+          return { x: randomArray(n, s.rows + s.D), dy: randomArray(n, s.rows + s.D + 1) };
+        },
+        gpu: async (g, { x, dy }, s) => {
+          const k = await g.kernel(RopeKernel.create(g.rt, s, { maxPositions: 1024 }));
+          const bx = g.buffer('t.x', x);
+          const bd = g.buffer('t.dy', dy);
+          g.submit((pass) => {
+            k.encode(pass, bx, offset);
+            k.encodeBackward(pass, bd, offset);
+          });
+          return { 'rotated qkv': await g.read(bx), dqkv: await g.read(bd) };
+        },
+        twin: ({ x, dy }, s) => ({ 'rotated qkv': ropeRef(Float64Array.from(x), s, offset), dqkv: ropeRef(Float64Array.from(dy), s, offset, -1) }),
+        tol: { 'rotated qkv': [1e-6, 1e-5], dqkv: [1e-6, 1e-5] },
+      }));
   }
 
   it('rejects positions past the table', async () => {
     const rt = await gpuRuntime();
-    const k = await RopeKernel.create(rt, { rows: 2, T: 2, H: 1, D: 8 }, { maxPositions: 16 });
-    const b = rt.storage('t.x', 2 * 24 * 4);
-    submit(rt, 'test', (pass) => expect(() => k.encode(pass, b, 15)).toThrow(/outside the table/));
-    rt.release(b);
-    k.dispose();
+    await withScope(rt, async (g) => {
+      const k = await g.kernel(RopeKernel.create(g.rt, { rows: 2, T: 2, H: 1, D: 8 }, { maxPositions: 16 }));
+      const b = g.buffer('t.x', 2 * 24 * 4);
+      g.submit((pass) => expect(() => k.encode(pass, b, 15)).toThrow(/outside the table/));
+    });
     expect(rt.stats().live).toBe(0);
   });
 });

@@ -1,21 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { seqGatherRef, seqScatterRef } from '../../reference/seqgather.ts';
+import { withScope } from '../testing/checkOp.ts';
 import { randomArray } from '../testing/compare.ts';
 import { gpuRuntime } from '../testing/runtime.ts';
 import { SeqGatherKernel } from './seqgather.ts';
-import { submit } from './common.ts';
 
 describe('seqgather kernel vs reference', () => {
   it('gathers responses into [S, L] and scatters them back, zero elsewhere', async () => {
-    const rt = await gpuRuntime();
     const S = 3;
     const T = 37;
     const L = 20;
-    const k = await SeqGatherKernel.create(rt, { S, T, L });
-    const rowsBuf = rt.storage('t.rows', randomArray(S * T, 1));
-    const packedBuf = rt.storage('t.packed', S * L * 4);
-    const backBuf = rt.storage('t.back', S * T * 4);
-    try {
+    await withScope(await gpuRuntime(), async (g) => {
+      const k = await g.kernel(SeqGatherKernel.create(g.rt, { S, T, L }));
+      const rowsBuf = g.buffer('t.rows', randomArray(S * T, 1));
+      const packedBuf = g.buffer('t.packed', S * L * 4);
+      const backBuf = g.buffer('t.back', S * T * 4);
       for (const spans of [
         [
           { start: 0, len: 20 },
@@ -29,14 +28,14 @@ describe('seqgather kernel vs reference', () => {
         ],
       ]) {
         k.setSpans(spans);
-        submit(rt, 'test', (pass) => {
+        g.submit((pass) => {
           k.encodeGather(pass, rowsBuf, packedBuf);
           k.encodeScatter(pass, packedBuf, backBuf);
         });
-        const rows = await rt.readF32(rowsBuf);
+        const rows = await g.read(rowsBuf);
         const packed = seqGatherRef(rows, spans, T, L);
-        expect(Array.from(await rt.readF32(packedBuf))).toEqual(Array.from(packed));
-        expect(Array.from(await rt.readF32(backBuf))).toEqual(Array.from(seqScatterRef(packed, spans, T, L)));
+        expect(Array.from(await g.read(packedBuf))).toEqual(Array.from(packed));
+        expect(Array.from(await g.read(backBuf))).toEqual(Array.from(seqScatterRef(packed, spans, T, L)));
       }
       expect(() =>
         k.setSpans([
@@ -45,9 +44,6 @@ describe('seqgather kernel vs reference', () => {
           { start: 0, len: 1 },
         ]),
       ).toThrow(/runs past T/);
-    } finally {
-      k.dispose();
-      rt.release(rowsBuf, packedBuf, backBuf);
-    }
+    });
   });
 });

@@ -3,9 +3,9 @@ import code from '../../../shaders/seqgather.wgsl?raw';
 import { checkSpans, type SeqSpan } from '../../reference/seqgather.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkDims, grid } from './common.ts';
+import { BindGroupCache, checkDims, grid, GRID_INCLUDE } from './common.ts';
 
-const SEQGATHER_SHADER = wgsl('seqgather.wgsl', code);
+const SEQGATHER_SHADER = wgsl('seqgather.wgsl', code, GRID_INCLUDE);
 
 /**
  * setSpans(spans) uploads where each sequence's response sits (a write: takes effect at the

@@ -4,9 +4,9 @@ import code from '../../../shaders/swiglu.wgsl?raw';
 import { checkSwigluShape, type SwigluShape } from '../../reference/swiglu.ts';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
 
-const SWIGLU_SHADER = wgsl('swiglu.wgsl', code);
+const SWIGLU_SHADER = wgsl('swiglu.wgsl', code, GRID_INCLUDE);
 
 /** encodeForward(pass, h [rows, 2F], out [rows, F]); encodeBackward(pass, h, dout [rows, F], dh [rows, 2F]). */
 export class SwigluKernel {

@@ -4,9 +4,11 @@
 import code from '../../../shaders/xent.wgsl?raw';
 import type { BufferBinding, GpuRuntime } from '../runtime.ts';
 import { wgsl } from '../shaders.ts';
-import { BindGroupCache, checkDims, grid, needWords, ParamWords } from './common.ts';
+import { BindGroupCache, checkDims, grid, GRID_INCLUDE, needWords, ParamWords } from './common.ts';
+import { XENT_CONSTS, XENT_SEGMENT } from './tiles.ts';
 
-const XENT_SHADER = wgsl('xent.wgsl', code);
+/** shaders/xent.wgsl as the launcher composes it (exported for the tests). */
+export const XENT_SHADER = wgsl('xent.wgsl', code, { ...GRID_INCLUDE, ...XENT_CONSTS });
 
 export interface XentShape {
   /** Rows (tokens). */
@@ -18,9 +20,6 @@ export interface XentShape {
   /** Use the scalar row kernel even when V is a multiple of 4 (tests). */
   forceScalar?: boolean;
 }
-
-/** Columns per thread segment (SEG in the shader). */
-export const XENT_SEGMENT = 512;
 
 /**
  * encode(pass, logits, targets, weights, nll, lossOut?):
