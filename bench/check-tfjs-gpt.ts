@@ -11,7 +11,7 @@ import { presetConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { ReferenceTrainer, gptLossAndGrad } from '../src/reference/gpt.ts';
-import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../src/reference/tinyData.ts';
 import { TfjsGpt } from './tfjs-gpt.ts';
 
 const B = 8;

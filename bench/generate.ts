@@ -14,7 +14,7 @@
 import { presetConfig } from '../src/core/model/config.ts';
 import { GpuGenerator } from '../src/model/generate.ts';
 import { initParams } from '../src/model/init.ts';
-import { toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyCorpus } from '../src/reference/tinyData.ts';
 import { median, spread, type BenchRecord, type Suite } from './common.ts';
 
 const CONTEXT = 256;

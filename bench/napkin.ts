@@ -1,7 +1,7 @@
 // Napkin maths of the kernels the `kernels` bench suite measures (bench/kernels.ts): FLOPs and
 // bytes of global-memory traffic per launcher call, llm.c style. Each formula is written once
 // more, as a `napkin(<kernel>): flops = …; bytes = …` line, in the header of the kernel's shader
-// (shaders/<family>.wgsl); src/gpu/kernel-napkin.test.ts evaluates those lines and checks them
+// (shaders/<family>.wgsl); src/gpu/kernelNapkin.test.ts evaluates those lines and checks them
 // against these functions, so the two cannot drift.
 //
 // Conventions: f32 is 4 bytes; `bytes` counts every input read once and every output written

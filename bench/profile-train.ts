@@ -12,7 +12,7 @@ import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { GpuTrainer } from '../src/model/trainer.ts';
 import { presetConfig } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
-import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../src/reference/tinyData.ts';
 import { median } from './common.ts';
 
 const { values } = parseArgs({

@@ -14,7 +14,7 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { GpuTrainer } from '../src/model/trainer.ts';
 import { presetConfig, trainStepFlops } from '../src/core/model/config.ts';
 import { initParams } from '../src/model/init.ts';
-import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../src/reference/tinyData.ts';
 import type { TokenBatch } from '../src/reference/gpt.ts';
 import { countDispatches, median, spread, type BenchRecord, type Suite } from './common.ts';
 import { TfjsGpt } from './tfjs-gpt.ts';

@@ -3,7 +3,7 @@
 // `import x from './file.wgsl?raw'` work in Node the way it does in Vite.
 // Commands that use the GPU (Dawn) need the Vulkan environment set before the process starts
 // (the dynamic linker reads LD_LIBRARY_PATH only then), so for those we re-run ourselves with it.
-// Which commands those are, by their arguments, is decided in src/cli/gpu-use.ts.
+// Which commands those are, by their arguments, is decided in src/cli/gpuUse.ts.
 import { spawn } from 'node:child_process';
 import { register } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import { gpuEnv } from '../scripts/chromium.mjs';
 
 const args = process.argv.slice(2);
 registerTsx();
-const { needsGpu } = await import('../src/cli/gpu-use.ts');
+const { needsGpu } = await import('../src/cli/gpuUse.ts');
 if (needsGpu(args) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });

@@ -13,7 +13,7 @@ import { GpuTrainer } from '../src/model/trainer.ts';
 import { initParams } from '../src/model/init.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { ReferenceTrainer } from '../src/reference/gpt.ts';
-import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../src/reference/tinyData.ts';
 import { SharedPrefixGspo } from '../src/model/sharedPrefix.ts';
 import { runTraining, type Stage } from '../src/train/pipeline.ts';
 import { rowUpdates } from '../src/train/stages/rl.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBackend } from '../src/backends/open.ts';
 import { nodeSource } from '../src/backends/node.ts';
-import { awbMessages, turnRequestFromRecord } from '../src/core/bench/awb-layout.ts';
+import { awbMessages, turnRequestFromRecord } from '../src/core/bench/awbLayout.ts';
 import { inferRecords } from '../src/core/bench/infer.ts';
 import type { AwbSampleRecord } from '../src/core/bench/records.ts';
 import { toAgentWorldBenchRecords } from '../src/core/formats/agentworldbench.ts';

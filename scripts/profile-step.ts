@@ -7,7 +7,7 @@ import { GpuRuntime } from '../src/gpu/runtime.ts';
 import { presetConfig, type PresetName } from '../src/core/model/config.ts';
 import { GpuTrainer } from '../src/model/trainer.ts';
 import { initParams } from '../src/model/init.ts';
-import { toyBatch, toyCorpus } from '../src/reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../src/reference/tinyData.ts';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);

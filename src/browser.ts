@@ -2,7 +2,7 @@
 // API (src/index.ts), and a source for models in a page: a checkpoint's bytes (fetched or
 // dropped), a Hugging Face or ONNX folder as File objects (an <input webkitdirectory> pick), an
 // endpoint with its key, on the page's WebGPU (navigator.gpu).
-import type { BackendRef } from './core/backend-ref.ts';
+import type { BackendRef } from './core/backendRef.ts';
 import type { BackendSource } from './backends/open.ts';
 import { BackendError } from './backends/errors.ts';
 import { GpuRuntime } from './gpu/runtime.ts';

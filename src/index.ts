@@ -7,7 +7,7 @@
 export { openModel, type SimulateOptions, type Turn, type WorldModel } from './lib/model.ts';
 export { judgeTurn, type TurnJudgement } from './lib/judge.ts';
 export { openEnvironment, type EnvironmentEpisode } from './lib/environment.ts';
-export type { BackendRef, CheckpointRef, EndpointRef, HfModelRef, OnnxModelRef } from './core/backend-ref.ts';
+export type { BackendRef, CheckpointRef, EndpointRef, HfModelRef, OnnxModelRef } from './core/backendRef.ts';
 export type { BackendSource, ModelInfo } from './backends/open.ts';
 export type { SystemPrompt, SpanLabel } from './core/schema/types.ts';
 export { DOMAINS } from './core/schema/types.ts';

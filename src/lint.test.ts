@@ -45,4 +45,11 @@ describe('the lint and format check', () => {
     expect(r.out).toMatch(/src\/style\.ts format/);
     expect(biome('format', 'styled.ts', "export const a = { b: 'c' };\n").code).toBe(0);
   });
+  it('fails on a module of src/ whose file name is not camelCase or PascalCase', () => {
+    const r = biome('lint', 'gpu-use.ts', 'export const a = 1;\n');
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/src\/gpu-use\.ts lint\/style\/useFilenamingConvention/);
+    expect(biome('lint', 'gpuUse.test.ts', 'export const a = 1;\n').code).toBe(0);
+    expect(biome('lint', 'TrainView.tsx', 'export const a = 1;\n').code).toBe(0);
+  });
 });

@@ -2,7 +2,7 @@
 // and opening a model by its path, as the `lwm` commands do: a checkpoint file, a Hugging Face
 // folder or an ONNX folder, on Dawn's WebGPU (or onnxruntime's WASM); an endpoint or a baseline by
 // its reference.
-import type { BackendRef } from './core/backend-ref.ts';
+import type { BackendRef } from './core/backendRef.ts';
 import { nodeSource, refFromPath, type PathOptions } from './backends/node.ts';
 import { openModel as openFrom, type WorldModel } from './lib/model.ts';
 

@@ -4,7 +4,7 @@
 // rejection-sampling teacher, the Playground and the Bench), so all of them prompt the model the
 // same way. A full fine-tune of a pretrained Hugging Face model (metadata hf_base: the base's
 // config, tokenizer and chat template files) carries no tokenizer of ours: it is served with the
-// base's tokenizer in the layout it was trained on (./trained-chat.ts: the trained template inside
+// base's tokenizer in the layout it was trained on (./trainedChat.ts: the trained template inside
 // the model's chat format, the same prompt ids as the SFT pipeline's), stopping at the base's stop
 // ids, its text at the observation's closing tag.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
@@ -21,7 +21,7 @@ import { baseFromJson, openHfBase, type OpenedBase } from '../model/hf/base.ts';
 import type { WeightStorage } from '../model/halfWeights.ts';
 import { localBackend } from './local.ts';
 import { decodeStream } from './stream.ts';
-import { stopAtClose, trainedChat, type TrainedChat } from './trained-chat.ts';
+import { stopAtClose, trainedChat, type TrainedChat } from './trainedChat.ts';
 
 /** The templates a checkpoint knows (built-in plus the run's own) and the one it was trained with. */
 export interface TrainedTemplates {

@@ -4,7 +4,7 @@
 // (fetch, AbortController, ReadableStream, TextDecoder only).
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backend.ts';
 import { isChatRequest, isTurnRequest } from '../core/backend.ts';
-import { awbMessages } from '../core/bench/awb-layout.ts';
+import { awbMessages } from '../core/bench/awbLayout.ts';
 import type { ChatMessage } from '../core/chat.ts';
 import { createLlmJudge, sleepFor, type ChatComplete, type LlmJudgeOptions } from '../core/judge/llm.ts';
 import type { Judge } from '../core/judge/types.ts';
@@ -420,7 +420,7 @@ const DONE = Symbol('done');
 
 /**
  * The endpoint as an LWM backend: a turn request in the AgentWorldBench message layout
- * (src/core/bench/awb-layout.ts), chat requests as they are, prompt requests as one user message.
+ * (src/core/bench/awbLayout.ts), chat requests as they are, prompt requests as one user message.
  */
 export function endpointBackend(config: EndpointConfig): LwmBackend {
   const client = new EndpointClient(config);

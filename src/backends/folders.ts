@@ -3,9 +3,9 @@
 // objects a page picked, a directory in Node: src/model/hf/files.ts's ModelFiles); every error a
 // folder can cause becomes a BackendError that names the file at fault.
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { ChatWrapError } from '../core/templates/chat-wrap.ts';
+import { ChatWrapError } from '../core/templates/chatWrap.ts';
 import { HfTokenizerError } from '../core/tokenizer/hf.ts';
-import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings, type OnnxExecution } from '../core/backend-ref.ts';
+import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings, type OnnxExecution } from '../core/backendRef.ts';
 import type { LwmBackend } from '../core/backend.ts';
 import { configFromHf, HfConfigError } from '../model/hf/config.ts';
 import { HfFolderError, readJsonFile, type ModelFiles } from '../model/hf/files.ts';

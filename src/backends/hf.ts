@@ -1,7 +1,7 @@
 // A pretrained Hugging Face model (a folder loaded by src/model/hf/load.ts) as an LwmBackend on
 // the GPU. Unlike a checkpoint of ours, it was never trained on our turn layout: a turn request is
 // rendered with the model's own chat template, in the AgentWorldBench message layout an endpoint
-// is sent (src/core/bench/awb-layout.ts: the system prompt as the system message, earlier turns as
+// is sent (src/core/bench/awbLayout.ts: the system prompt as the system message, earlier turns as
 // alternating user / assistant messages, the current action as the last user message), with the
 // generation prompt added, and encoded with the model's own tokenizer. Generation stops at the
 // model's end-of-sequence ids (generation_config.json). The KV rows of recent prompts are kept, so
@@ -9,10 +9,10 @@
 //
 // An export of one of our fine-tunes of such a model (`lwm export … --to hf`, the Train view's
 // downloads) holds lwm_template.json beside the chat template: it is served in the layout it was
-// trained on instead (./trained-chat.ts: our template wrapped in the chat format, the same ids as
+// trained on instead (./trainedChat.ts: our template wrapped in the chat format, the same ids as
 // the SFT pipeline's), and its text stops at the observation's closing tag.
 import { isChatRequest, isTurnRequest, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
-import { awbMessages } from '../core/bench/awb-layout.ts';
+import { awbMessages } from '../core/bench/awbLayout.ts';
 import type { ContextPart, ContextReport } from '../core/playground/context.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
@@ -22,7 +22,7 @@ import { ParamBuffers, planFor } from '../model/shards.ts';
 import type { WeightStorage } from '../model/halfWeights.ts';
 import type { LoadedHfModel } from '../model/hf/load.ts';
 import { decodeStream } from './stream.ts';
-import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat.ts';
+import { folderTrainedChat, stopAtClose, type TrainedChat } from './trainedChat.ts';
 
 /** A request that cannot be rendered for this model (no tokenizer, no chat template, too long). */
 export class HfPromptError extends Error {

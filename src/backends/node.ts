@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { BackendRef } from '../core/backend-ref.ts';
+import type { BackendRef } from '../core/backendRef.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { nodeFolder } from '../model/hf/node.ts';
 import { BackendError } from './errors.ts';

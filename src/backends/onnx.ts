@@ -2,14 +2,14 @@
 // WASM — so a browser without WebGPU can still query and judge a model). How a request becomes
 // token ids depends on the folder:
 //   - with a chat template (a pretrained instruct model): chat requests as given, turn requests
-//     in the AgentWorldBench message layout an endpoint is sent (src/core/bench/awb-layout.ts),
+//     in the AgentWorldBench message layout an endpoint is sent (src/core/bench/awbLayout.ts),
 //     rendered with the template and its generation prompt;
 //   - without one (our own checkpoints exported with `lwm export --to onnx`): turn and chat
 //     requests rendered with our prompt template (the one the checkpoint was trained with, which
 //     the export keeps in lwm_template.json; else the default), up to the opening tag of the predicted
 //     observation, as the local backend lays them out, and generation also stops at its closing tag;
 //   - with both a chat template and lwm_template.json (an export of one of our fine-tunes of a
-//     pretrained model): turn and chat requests in the layout it was trained on (./trained-chat.ts:
+//     pretrained model): turn and chat requests in the layout it was trained on (./trainedChat.ts:
 //     our template wrapped in the chat format, fitted by the training policy, the same ids as the
 //     SFT pipeline's), its text stopping at the observation's closing tag;
 //   - a raw prompt: tokenized as transformers' tokenizer(text) does.
@@ -18,7 +18,7 @@
 // one); a raw prompt keeps its end. onnxruntime-web is
 // loaded by the model loader (src/model/onnx/session.ts) on first use only.
 import { isChatRequest, isTurnRequest, type GenerateOptions, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
-import { awbMessages } from '../core/bench/awb-layout.ts';
+import { awbMessages } from '../core/bench/awbLayout.ts';
 import { fitPrompt } from '../core/templates/fit.ts';
 import { BUILTIN_TEMPLATES, DEFAULT_STAGE_TEMPLATES, type PromptTemplate } from '../core/templates/index.ts';
 import type { ChatMessage, HfTokenizer } from '../core/tokenizer/hf.ts';
@@ -27,7 +27,7 @@ import type { LoadedOnnxModel } from '../model/onnx/load.ts';
 import { hfPrompt } from './hf.ts';
 import { chatAsTurn } from './local.ts';
 import { decodeStream } from './stream.ts';
-import { folderTrainedChat, stopAtClose, type TrainedChat } from './trained-chat.ts';
+import { folderTrainedChat, stopAtClose, type TrainedChat } from './trainedChat.ts';
 
 /** What a turn request without a template is rendered with when the folder has no chat template (the local backend's choice). */
 const DEFAULT_TEMPLATE = BUILTIN_TEMPLATES[Object.keys(DEFAULT_STAGE_TEMPLATES.eval)[0]];

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backendKey, type BackendRef } from '../core/backend-ref.ts';
+import { backendKey, type BackendRef } from '../core/backendRef.ts';
 import { generateText } from '../core/backend.ts';
 import { generateTrajectories } from '../envs/index.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';

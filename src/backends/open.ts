@@ -1,4 +1,4 @@
-// The one opener: a BackendRef (src/core/backend-ref.ts) in, a backend ready to generate out, for
+// The one opener: a BackendRef (src/core/backendRef.ts) in, a backend ready to generate out, for
 // every caller: the Playground's, Bench's and optimiser's jobs in the worker, `lwm infer` and
 // `lwm optimize`, and the server. Where a model's bytes come from is the caller's BackendSource
 // (the worker reads browser storage and the files a page picked; Node reads paths); everything
@@ -15,7 +15,7 @@ import {
   type EndpointRef,
   type FolderRef,
   type GenerationSettings,
-} from '../core/backend-ref.ts';
+} from '../core/backendRef.ts';
 import type { GenerateOptions, LwmBackend, TurnRequest } from '../core/backend.ts';
 import { requestFormFor, type RequestForm } from '../core/optimize/evaluate.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
@@ -251,11 +251,7 @@ async function openHf(ref: Extract<BackendRef, { kind: 'hf' }>, source: BackendS
 }
 
 async function openOnnx(ref: Extract<BackendRef, { kind: 'onnx' }>, source: BackendSource, o: OpenOptions): Promise<OpenedBackend> {
-  const [{ openOnnxFolder }, { hfContextReport }, { trainedChat }] = await Promise.all([
-    import('./folders.ts'),
-    import('./hf.ts'),
-    import('./trained-chat.ts'),
-  ]);
+  const [{ openOnnxFolder }, { hfContextReport }, { trainedChat }] = await Promise.all([import('./folders.ts'), import('./hf.ts'), import('./trainedChat.ts')]);
   const files = await source.folder(ref.onnx, 'onnx');
   const opened = await openOnnxFolder(files, {
     ...(ref.onnx.file !== undefined && { file: ref.onnx.file }),

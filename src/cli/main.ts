@@ -1,6 +1,6 @@
 // The `lwm` command line: one entry, one module per command under ./commands.
 // Exit codes: 0 fine, 1 invalid input or no GPU (errors on stderr, one per line), 2 usage error.
-// Whether a command needs the GPU's environment (bin/lwm.mjs sets it) is decided in ./gpu-use.ts.
+// Whether a command needs the GPU's environment (bin/lwm.mjs sets it) is decided in ./gpuUse.ts.
 import { WebGPUUnavailableError } from '../gpu/errors.ts';
 import type { CliIO, Command } from './io.ts';
 import { FileError, nodeIO, safeIO, UsageError } from './io.ts';

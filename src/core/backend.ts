@@ -12,7 +12,7 @@ import type { ChatMessage } from './chat.ts';
 /**
  * One turn of a world to predict the observation of, structured, so every backend lays it out
  * its own way: the local model renders it with the template it was trained with; an endpoint
- * gets the AgentWorldBench message layout (src/core/bench/awb-layout.ts); the baselines read
+ * gets the AgentWorldBench message layout (src/core/bench/awbLayout.ts); the baselines read
  * the fields they need (copy-last the previous observation or the initial state, reference the
  * real observation).
  */

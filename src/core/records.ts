@@ -2,7 +2,7 @@
 // versions, cached tokenizers, training runs with their checkpoints and metrics, benches with their
 // results, prompt optimisations. Plain data, so the worker, the CLI, storage and the app all read
 // the same types; how they are kept (stores, keys, indexes, upgrades) is storage's.
-import type { BackendRef } from './backend-ref.ts';
+import type { BackendRef } from './backendRef.ts';
 import type { Trajectory } from './schema/types.ts';
 import type { PromptTemplate } from './templates/index.ts';
 import type { TokenizerJSON } from './tokenizer/index.ts';
@@ -114,7 +114,7 @@ export interface RunMetric {
 
 /** A backend a benchmark runs (no secret: an endpoint's API key is never stored). */
 /**
- * A backend of a benchmark: a model (src/core/backend-ref.ts; a folder is stored as what it was,
+ * A backend of a benchmark: a model (src/core/backendRef.ts; a folder is stored as what it was,
  * never its files: File handles are not stored, so a resumed bench needs the same folder picked
  * again, found by `folderId`), or the predictions of an imported file.
  */

@@ -5,7 +5,7 @@
 // src/backends/open.ts with this source.
 import type { BackendSource } from '../backends/open.ts';
 import { BackendError } from '../backends/errors.ts';
-import { checkpointLabel, FILE_KEY_PREFIX, type FolderRef } from '../core/backend-ref.ts';
+import { checkpointLabel, FILE_KEY_PREFIX, type FolderRef } from '../core/backendRef.ts';
 import { MODEL_NOT_LOADED } from './protocol.ts';
 import { filesFolder } from '../model/hf/files.ts';
 import { CheckpointError } from '../core/model/checkpoint.ts';

@@ -4,7 +4,7 @@
 // numbers equal to the CLI's protocol (inferRecords → judgeRecord → scoreJudged).
 import { describe, expect, it } from 'vitest';
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../core/backend.ts';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { inferRecords } from '../core/bench/infer.ts';
 import type { AwbPredictionRecord, AwbSampleRecord } from '../core/bench/records.ts';
 import { judgeRecord, scoreJudged } from '../core/bench/runner.ts';

@@ -6,8 +6,8 @@
 // and adding a judge later judges only what that judge has not seen. Generation goes through
 // the core's inferRecords (the same as `lwm infer`), judging through judgeRecord (`lwm judge`).
 import type { LwmBackend } from '../core/backend.ts';
-import { needsGpu, type BackendRef } from '../core/backend-ref.ts';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { needsGpu, type BackendRef } from '../core/backendRef.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { inferRecords } from '../core/bench/infer.ts';
 import type { AwbSampleRecord } from '../core/bench/records.ts';
 import { judgeRecord } from '../core/bench/runner.ts';

@@ -18,7 +18,7 @@ import type { BenchRecord, OptimisationRecord, RunRecord } from '../core/records
 import type { OptimizeProgress } from './optimize.ts';
 import { MODEL_NOT_LOADED, type GenerateJobResult } from './playground.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { saveCheckpoint } from '../core/model/checkpoint.ts';
 import { presetConfig } from '../core/model/config.ts';

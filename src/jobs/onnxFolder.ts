@@ -10,7 +10,7 @@ import { formatGiB, type HfFolderFile } from '../train/hfFolder.ts';
  * Where onnxruntime-web runs the model: 'auto' is WebGPU, with WASM when WebGPU cannot take it;
  * 'wasm' is WASM only (what a page without WebGPU asks: its worker may still see WebGPU).
  */
-export type { OnnxExecution } from '../core/backend-ref.ts';
+export type { OnnxExecution } from '../core/backendRef.ts';
 
 /** One model file of the folder (a variant). */
 export interface OnnxVariant {

@@ -6,7 +6,7 @@
 // small writes blank lines whatever its prompt, so its scores tie at the judge's floor; the e2e
 // test (e2e/optimize.spec.ts) is where candidates score apart.
 import { describe, expect, it } from 'vitest';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../core/bench/runner.ts';
 import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';

@@ -4,7 +4,7 @@
 // was scored; a template that cannot render is refused with the reason.
 import { describe, expect, it } from 'vitest';
 import { isTurnRequest, type GenerateRequest, type LwmBackend, type TurnRequest } from '../core/backend.ts';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../core/bench/runner.ts';
 import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';

@@ -7,7 +7,7 @@
 // the Prompts view draws the lineage as it grows, and a reload resumes without redoing finished
 // rounds (candidates already scored keep their scores; the one cut off is scored again).
 import type { GenerateRequest } from '../core/backend.ts';
-import { benchSampleRecords } from '../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { sampleFromRecord, turnRequestOf, type BenchSample } from '../core/bench/runner.ts';
 import { benchEvaluator, splitForOptimisation, templateRender, templateValidator, type OptimisationSplits } from '../core/optimize/evaluate.ts';
 import { newLoopState, plannedEvaluations, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../core/optimize/loop.ts';

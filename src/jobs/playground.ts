@@ -6,12 +6,12 @@
 // messages) with its token rate ('progress'). The opened model stays between turns (and jobs), so
 // each turn costs only its generation; another model, a release request or a new device replaces it.
 import type { TurnRequest } from '../core/backend.ts';
-import { backendKey, needsGpu, type BackendRef } from '../core/backend-ref.ts';
+import { backendKey, needsGpu, type BackendRef } from '../core/backendRef.ts';
 import type { ContextReport } from '../core/playground/context.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import { generationFor, openBackend, type ModelInfo, type OpenedBackend } from '../backends/open.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
-import { FILE_KEY_PREFIX } from '../core/backend-ref.ts';
+import { FILE_KEY_PREFIX } from '../core/backendRef.ts';
 import { workerSource } from './backendSource.ts';
 import type { HfFolderFile } from '../train/hfFolder.ts';
 import { UserFacingError, type JobContext } from '../train/context.ts';

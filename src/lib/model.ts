@@ -1,7 +1,7 @@
 // A world model, as a program uses one: opened from a BackendRef through the product's one opener,
 // asked for the observation that follows an action, streamed.
 import type { TurnRequest } from '../core/backend.ts';
-import type { BackendRef } from '../core/backend-ref.ts';
+import type { BackendRef } from '../core/backendRef.ts';
 import { systemPromptFromText } from '../core/formats/systemPromptText.ts';
 import { extractPrediction } from '../core/judge/extract.ts';
 import type { SystemPrompt } from '../core/schema/types.ts';

@@ -5,7 +5,7 @@ import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { expectClose } from '../gpu/testing/compare.ts';
 import { logprobRef } from '../reference/logprob.ts';
 import { ReferenceTrainer, gptLogits, gptLossAndGrad } from '../reference/gpt.ts';
-import { toyBatch, toyCorpus } from '../reference/tiny-data.ts';
+import { toyBatch, toyCorpus } from '../reference/tinyData.ts';
 import { presetConfig, type ModelConfig } from '../core/model/config.ts';
 import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';

@@ -18,7 +18,7 @@ import { initLora, loraLayout, loraSettings } from './lora.ts';
 import { paramLayout } from '../core/model/params.ts';
 import { ParamBuffers, planFor } from './shards.ts';
 import type { WeightStorage } from './halfWeights.ts';
-import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tiny-fixtures.ts';
+import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tinyFixtures.ts';
 
 /** Max |a − b| / max(|b|, 1) (maxRelError's measure, for two flat arrays). */
 function rel(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -14,7 +14,7 @@ import type { ModelBatch } from './gpt.ts';
 import { GpuTrainer } from './trainer.ts';
 import { initLora, loraLayout, loraSettings, mergeLora, type LoraLayout, type LoraTarget } from './lora.ts';
 import { GpuLora } from './loraGpu.ts';
-import { loadTinyModel, TINY_ARCHS } from './hf/tiny-fixtures.ts';
+import { loadTinyModel, TINY_ARCHS } from './hf/tinyFixtures.ts';
 import { GpuGenerator } from './generate.ts';
 
 // Grouped-query attention with odd widths: q 3·4 = 12, k and v 1·4 = 4, C = 10, F = 7.

@@ -1,7 +1,7 @@
 // GPU memory must not grow with training: every buffer a step needs is allocated once.
 import { describe, expect, it } from 'vitest';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
-import { toyBatch, toyCorpus, unigramEntropy } from '../reference/tiny-data.ts';
+import { toyBatch, toyCorpus, unigramEntropy } from '../reference/tinyData.ts';
 import { presetConfig } from '../core/model/config.ts';
 import { GpuTrainer } from './trainer.ts';
 import { initParams } from './init.ts';

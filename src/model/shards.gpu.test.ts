@@ -15,7 +15,7 @@ import { initParams } from './init.ts';
 import { paramLayout } from '../core/model/params.ts';
 import { planFor } from './shards.ts';
 import { lrAt, type LrSchedule } from '../core/model/optim.ts';
-import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tiny-fixtures.ts';
+import { loadTinyModel, maxRelError, TINY_ARCHS } from './hf/tinyFixtures.ts';
 
 const schedule: LrSchedule = { maxLr: 3e-3, minLr: 3e-4, warmupSteps: 1, totalSteps: 6 };
 

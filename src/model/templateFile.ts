@@ -3,7 +3,7 @@
 // tags). Our own checkpoints' exports (GPT-2 `--to hf`, `--to onnx`) carry it because their folder
 // has no chat template; a fine-tune of a pretrained Hugging Face model carries it beside the
 // model's chat template, holding our template UNWRAPPED: the backends wrap it in the chat format
-// again (src/core/templates/chat-wrap.ts), as training did. Without this file a turn would be
+// again (src/core/templates/chatWrap.ts), as training did. Without this file a turn would be
 // rendered with a default layout instead of the one the weights learned. The ONNX and Hugging
 // Face folder loaders read it back (checked as the Prompts view checks a template); errors name
 // the file.

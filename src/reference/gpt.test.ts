@@ -6,7 +6,7 @@ import { ADAMW_DEFAULTS } from '../core/model/optim.ts';
 import { paramLayout, tensorSegments } from '../core/model/params.ts';
 import { adamwStepRef, buildDecayMask } from './adamw.ts';
 import { ReferenceTrainer, generateRef, gptLogits, gptLoss, gptLossAndGrad, weightedCrossEntropy, type TokenBatch } from './gpt.ts';
-import { compactVocab, toyBatch, toyCorpus, unigramEntropy } from './tiny-data.ts';
+import { compactVocab, toyBatch, toyCorpus, unigramEntropy } from './tinyData.ts';
 
 /** A micro-like model shrunk until finite differences over it take milliseconds. */
 function tinyConfig(over: Partial<ModelConfig> = {}): ModelConfig {

@@ -14,7 +14,7 @@
 // - Errors are OpenAI's error JSON with OpenAI's status codes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { GenerateOptions, GenerateRequest, TurnRequest } from '../core/backend.ts';
-import { turnRequestFromRecord } from '../core/bench/awb-layout.ts';
+import { turnRequestFromRecord } from '../core/bench/awbLayout.ts';
 import type { AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 import type { ChatMessage } from '../core/chat.ts';
 import { BackendError } from '../backends/errors.ts';

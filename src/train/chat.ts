@@ -1,5 +1,5 @@
 // Training a pretrained Hugging Face model in its own chat format: our templates wrapped in the
-// model's chat (src/core/templates/chat-wrap.ts, shared with the backends that serve the
+// model's chat (src/core/templates/chatWrap.ts, shared with the backends that serve the
 // fine-tune), with its errors as the user's (a chat template that cannot carry our samples).
 import {
   chatTokenizer as coreChatTokenizer,
@@ -7,13 +7,13 @@ import {
   ChatWrapError,
   wrapTemplates as coreWrapTemplates,
   type ChatWrap,
-} from '../core/templates/chat-wrap.ts';
+} from '../core/templates/chatWrap.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { HfTokenizer } from '../core/tokenizer/hf.ts';
 import type { Tokenizer } from '../core/tokenizer/index.ts';
 import { UserFacingError } from './context.ts';
 
-export { wrapTemplate, type ChatWrap } from '../core/templates/chat-wrap.ts';
+export { wrapTemplate, type ChatWrap } from '../core/templates/chatWrap.ts';
 
 function userFacing<T>(f: () => T): T {
   try {
@@ -29,7 +29,7 @@ export function chatWrap(tok: HfTokenizer): ChatWrap {
   return userFacing(() => coreChatWrap(tok));
 }
 
-/** The model's tokenizer where the pipeline expects ours (see chat-wrap.ts). */
+/** The model's tokenizer where the pipeline expects ours (see chatWrap.ts). */
 export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tokenizer {
   return userFacing(() => coreChatTokenizer(tok, stopIds));
 }

@@ -6,7 +6,7 @@
 // only the worker runs).
 
 import type { HfFolderRef } from '../core/trainSpec.ts';
-import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings } from '../core/backend-ref.ts';
+import { DEFAULT_FOLDER_CONTEXT, folderSettingsProblem, type FolderRunSettings } from '../core/backendRef.ts';
 export { F16_WEIGHTS, formatBytes } from '../model/hf/memory.ts';
 
 /** One file of a folder: its path inside the folder ('/'-separated) and its contents. */
@@ -15,7 +15,7 @@ export interface HfFolderFile {
   file: Blob;
 }
 
-/** The run a folder is checked and loaded for (src/core/backend-ref.ts). */
+/** The run a folder is checked and loaded for (src/core/backendRef.ts). */
 export type HfRunSettings = FolderRunSettings;
 
 /** Context when none is asked: the model's maximum, but no more than this (the KV cache and the prefill grow with it). */

@@ -45,7 +45,7 @@ export { evalBatchesOf, evalRows, judgedEvalSamples, labelledRows, stageRows, tr
 /**
  * A pretrained model sees every sample in its own chat format (chat.ts): the run's templates are
  * wrapped in it; its checkpoints keep them as written (p.hf.templates), which a backend wraps again
- * to serve the fine-tune the same way (src/backends/trained-chat.ts). Nothing for a model of ours.
+ * to serve the fine-tune the same way (src/backends/trainedChat.ts). Nothing for a model of ours.
  */
 export function wrapRunTemplates(spec: ResolvedSpec, p: Prepared): void {
   if (!p.hf) return;

@@ -6,7 +6,7 @@
 // ones set up on this device (stores/endpoints.ts, shared with the Playground): their API keys
 // stay in that store's memory, or its "remember on this device" storage, and go to the worker
 // with each job; a bench's stored record and its exports name an endpoint's URL and model only.
-import type { HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
+import type { HfModelRef, OnnxModelRef } from '../../core/backendRef.ts';
 import { create, type StoreApi } from 'zustand';
 import type { CheckpointTag, RunRecord } from '../../core/records.ts';
 import { deleteBench, getBench, listBenches, loadResults, newBenchId, putBench, saveImportedBench, updateBench } from '../../storage/bench.ts';

@@ -8,7 +8,7 @@
 // A Hugging Face or ONNX folder picked in this page (stores/hfFolders.ts, stores/onnxFolders.ts) is
 // recorded by what it was, as the Bench records it; its files go with each job (start and resume)
 // while the page has them; after a reload the job asks for the same folder to be picked again.
-import type { CheckpointRef, HfModelRef, OnnxModelRef } from '../../core/backend-ref.ts';
+import type { CheckpointRef, HfModelRef, OnnxModelRef } from '../../core/backendRef.ts';
 import { create, type StoreApi } from 'zustand';
 import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../core/records.ts';
 import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';

@@ -11,7 +11,7 @@ import { createJSONStorage, persist } from 'zustand/middleware';
 import { copyLastBackend, referenceBackend } from '../../backends/baselines.ts';
 import { EndpointError, endpointBackend } from '../../backends/endpoint.ts';
 import type { LwmBackend, TurnRequest } from '../../core/backend.ts';
-import { awbMessages } from '../../core/bench/awb-layout.ts';
+import { awbMessages } from '../../core/bench/awbLayout.ts';
 import { decorateAction, decorateObservation } from '../../core/formats/agentworldbench.ts';
 import { estimatedReport, type ContextReport } from '../../core/playground/context.ts';
 import {
@@ -37,7 +37,7 @@ import { appendTrajectories } from '../../storage/datasets.ts';
 import { JobError, missingWebGpu, type JobClient } from '../../jobs/client.ts';
 import type { GenerateJobSpec, PlaygroundModelInfo } from '../../jobs/playground.ts';
 import { workerBackend, type WorkerBackend } from '../../jobs/workerBackend.ts';
-import { FILE_KEY_PREFIX } from '../../core/backend-ref.ts';
+import { FILE_KEY_PREFIX } from '../../core/backendRef.ts';
 import { endpointConfig, endpointProblems, useEndpointStore, type EndpointSettings } from './endpoints.ts';
 import { useHfFolderStore, type PickedFolder } from './hfFolders.ts';
 import { chosenFile, pageExecution, useOnnxFolderStore } from './onnxFolders.ts';
@@ -226,14 +226,14 @@ function gpuProblem(deps: PlaygroundDeps, b: LocalChoice): { message: string; he
   return { message: `${b.kind === 'hf' ? 'A Hugging Face model' : 'A checkpoint'} runs on the GPU, and ${problem.message}`, help: problem.help };
 }
 
-/** Whether the worker's model is the one chosen (a folder with any run settings; the model's id is src/core/backend-ref.ts's backendKey). */
+/** Whether the worker's model is the one chosen (a folder with any run settings; the model's id is src/core/backendRef.ts's backendKey). */
 export function isLoaded(b: BackendChoice | null, model: PlaygroundModelInfo | null): boolean {
   if (!model || !isLocalChoice(b)) return false;
   if (b.kind === 'hf' || b.kind === 'onnx') return model.id.startsWith(`${b.kind}:${b.id}:`);
   return model.id.startsWith(`checkpoint:${b.kind === 'run' ? b.key : `${FILE_KEY_PREFIX}${b.id}`}:`);
 }
 
-/** What a generate job is told to load for a choice (src/core/backend-ref.ts), with the files it needs; a folder no longer picked in this page is an error saying so. */
+/** What a generate job is told to load for a choice (src/core/backendRef.ts), with the files it needs; a folder no longer picked in this page is an error saying so. */
 function localModel(
   { deps, v }: StoreCtx,
   b: LocalChoice,

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import type { AwbJudgedRecord } from '../../core/bench/records.ts';
 import { agreementScore } from '../../core/bench/agreement.ts';
-import { readRecordFile } from './record-file.ts';
+import { readRecordFile } from './recordFile.ts';
 import { judgeAgreement, type JudgedScore } from '../../core/judge/agree.ts';
 
 const HELP = `Usage: lwm agree FILE... [--json]

@@ -12,8 +12,8 @@ import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/
 import { checkpointSideFiles, hfFolderSideFiles, onnxExportFiles } from '../../model/onnx/export.ts';
 import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model/templateFile.ts';
 import { SafetensorsError } from '../../core/model/safetensors.ts';
-import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './export-hf.ts';
-import { HF_INPUT_ERRORS } from './train-hf.ts';
+import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './exportHf.ts';
+import { HF_INPUT_ERRORS } from './trainHf.ts';
 import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 
 const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]

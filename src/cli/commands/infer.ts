@@ -6,10 +6,10 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
-import type { BackendRef } from '../../core/backend-ref.ts';
+import type { BackendRef } from '../../core/backendRef.ts';
 import { inferRecords, sharedPrefixOrder } from '../../core/bench/infer.ts';
 import { parseJsonl, readRecords, sampleKey, type AwbPredictionRecord, type AwbSampleRecord } from '../../core/bench/records.ts';
-import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
+import { evalTurnRecords } from '../../core/bench/evalTurns.ts';
 import { BackendError } from '../../backends/errors.ts';
 import { nodeSource } from '../../backends/node.ts';
 import { openReady, type ReadyBackend } from '../../backends/open.ts';
@@ -264,7 +264,7 @@ async function loadInputRecords(a: InferArgs, io: CliIO): Promise<AwbSampleRecor
   return records;
 }
 
-/** The model the command line names (src/core/backend-ref.ts), and its name in records. */
+/** The model the command line names (src/core/backendRef.ts), and its name in records. */
 export function inferRef(a: InferArgs): { ref: BackendRef; name?: string } {
   switch (a.kind) {
     case 'local':

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkOutputPath, inputFileProblem, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 import { toJsonl, type AwbJudgedRecord, type AwbPredictionRecord } from '../../core/bench/records.ts';
-import { readRecordFile } from './record-file.ts';
+import { readRecordFile } from './recordFile.ts';
 import { judgedRecord, judgeRecord, scoreJudged } from '../../core/bench/runner.ts';
 import { formatScoreTable } from '../../core/bench/score.ts';
 import { localJudge } from '../../core/judge/rubric.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awbMessages, turnRequestFromRecord } from '../../core/bench/awb-layout.ts';
+import { awbMessages, turnRequestFromRecord } from '../../core/bench/awbLayout.ts';
 import type { AwbSampleRecord } from '../../core/bench/records.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint.ts';

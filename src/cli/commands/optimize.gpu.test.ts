@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import optimize from './optimize.ts';
 import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
-import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';

@@ -3,13 +3,13 @@
 // line. Each round scores the best template so far on the dev samples with the simulator and the
 // judge, asks the optimiser for candidates, scores them, and keeps a candidate only when the
 // paired comparison with its parent supports it; the final best is scored on the held-out test
-// samples. Everything is written to DIR after every step (optimize-output.ts), so --resume
+// samples. Everything is written to DIR after every step (optimizeOutput.ts), so --resume
 // continues a run that was stopped, or extends a finished one with more rounds.
 import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoText, FileError, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
-import { evalTurnRecords } from '../../core/bench/eval-turns.ts';
+import { evalTurnRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord, type BenchSample } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { benchEvaluator, layoutSampleOf, splitForOptimisation, templateValidator, type OptimisationSplits } from '../../core/optimize/evaluate.ts';
@@ -33,10 +33,10 @@ import {
   type DataSource,
   type OptimizeArgs,
   type OptimizeValues,
-} from './optimize-args.ts';
-import { formatRun, splitsFingerprint, writeRunFiles, writeState } from './optimize-output.ts';
+} from './optimizeArgs.ts';
+import { formatRun, splitsFingerprint, writeRunFiles, writeState } from './optimizeOutput.ts';
 import { loadFile } from './validate.ts';
-import { progressLine } from './optimize-progress.ts';
+import { progressLine } from './optimizeProgress.ts';
 
 const HELP = `Usage: lwm optimize --template FILE (--data FILE | --domain D) --backend B [--judge J] -o DIR [options]
 

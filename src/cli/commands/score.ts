@@ -1,7 +1,7 @@
 // `lwm score JUDGED.jsonl [--format table|official|json]`: the AgentWorldBench table of a judged file.
 import { parseCommandArgs, UsageError, type CliIO } from '../io.ts';
 import type { AwbJudgedRecord } from '../../core/bench/records.ts';
-import { readRecordFile } from './record-file.ts';
+import { readRecordFile } from './recordFile.ts';
 import { scoreJudged } from '../../core/bench/runner.ts';
 import { formatOfficial, formatScoreTable } from '../../core/bench/score.ts';
 

@@ -1,8 +1,8 @@
 // `lwm serve --model M`: a world model behind an OpenAI-compatible HTTP API (src/serve/openai.ts),
 // opened by the one opener every backend goes through (src/backends/open.ts, Node's source).
 import { basename } from 'node:path';
-import type { BackendRef } from '../../core/backend-ref.ts';
-import { DEFAULT_FOLDER_CONTEXT } from '../../core/backend-ref.ts';
+import type { BackendRef } from '../../core/backendRef.ts';
+import { DEFAULT_FOLDER_CONTEXT } from '../../core/backendRef.ts';
 import { openBackend } from '../../backends/open.ts';
 import { BackendError } from '../../backends/errors.ts';
 import { nodeSource, refFromPath } from '../../backends/node.ts';

@@ -22,17 +22,7 @@ import type { SftLabel } from '../../train/rejection.ts';
 import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
 import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
-import {
-  checkLoraOutput,
-  HF_INPUT_ERRORS,
-  isFolder,
-  LORA_OPTIONS,
-  loraAdapterConfig,
-  loraOption,
-  memoryGib,
-  readHfStart,
-  writeLoraFolder,
-} from './train-hf.ts';
+import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './trainHf.ts';
 
 const USAGE = `lwm train --recipe quick --domain D [-o CKPT] [--metrics FILE]
                                                    (a whole recipe: fresh data, model, tokenizer, template, stages,

@@ -6,7 +6,7 @@
 // each as soon as it and every record before it are done, so a caller can write them as it goes.
 import type { GenerateOptions, GenerateRequest, LwmBackend } from '../backend.ts';
 import { isFatal } from '../judge/llm.ts';
-import { turnRequestFromRecord } from './awb-layout.ts';
+import { turnRequestFromRecord } from './awbLayout.ts';
 import type { AwbPredictionRecord, AwbSampleRecord } from './records.ts';
 
 export interface InferProgress {

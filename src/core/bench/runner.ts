@@ -3,7 +3,7 @@
 // src/core/backend.ts; the implementations in src/backends/ are handed in by the caller).
 import type { GenerateOptions, GenerateRequest, LwmBackend, TurnRequest } from '../backend.ts';
 import { systemPromptFromText } from '../formats/systemPromptText.ts';
-import { turnRequestFromRecord } from './awb-layout.ts';
+import { turnRequestFromRecord } from './awbLayout.ts';
 import { isFatal } from '../judge/llm.ts';
 import { DIMENSIONS, type HistoryTurn, type Judge, type Verdict } from '../judge/types.ts';
 import { verify, type VerifierResult } from '../judge/verifier.ts';
@@ -88,7 +88,7 @@ export function defaultRequest(s: BenchSample): GenerateRequest {
 
 /**
  * The sample as a turn request (src/core/backend.ts): what every backend serves, the baselines
- * included; an endpoint lays it out as the public inference script does (awb-layout.ts).
+ * included; an endpoint lays it out as the public inference script does (awbLayout.ts).
  */
 export function turnRequestOf(s: BenchSample): TurnRequest {
   if (s.record) return turnRequestFromRecord(s.record);

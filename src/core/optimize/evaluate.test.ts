@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTurnRequest, type GenerateRequest, type LwmBackend, type TurnRequest } from '../backend.ts';
-import { benchSampleRecords } from '../bench/eval-turns.ts';
+import { benchSampleRecords } from '../bench/evalTurns.ts';
 import { sampleFromRecord, type BenchSample } from '../bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { localJudge } from '../judge/rubric.ts';

@@ -9,7 +9,7 @@ import { ADAMW_DEFAULTS, lrAt, type LrSchedule } from '../../core/model/optim.ts
 import { GpuGenerator } from '../generate.ts';
 import { GpuModel } from '../gpt.ts';
 import { GpuTrainer } from '../trainer.ts';
-import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
+import { loadTinyModel, maxRelError, TINY_ARCHS } from './tinyFixtures.ts';
 
 describe('Hugging Face tiny models on the GPU', () => {
   for (const arch of TINY_ARCHS) {

@@ -7,7 +7,7 @@ import { paramLayout } from '../../core/model/params.ts';
 import { forwardFlops, paramCount, presetConfig } from '../../core/model/config.ts';
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint.ts';
 import { configFromHf, generationConfigFromHf, HfConfigError } from './config.ts';
-import { loadTinyModel, maxRelError, TINY_ARCHS } from './tiny-fixtures.ts';
+import { loadTinyModel, maxRelError, TINY_ARCHS } from './tinyFixtures.ts';
 import { paramsFromHf, paramsToHf, type HfTensor } from './weights.ts';
 
 function argmax(row: ArrayLike<number>, from = 0, n = row.length): number {

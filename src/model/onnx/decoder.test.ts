@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { gptLogits } from '../../reference/gpt.ts';
 import { loadCheckpoint } from '../../core/model/checkpoint.ts';
 import { presetConfig, type ModelConfig } from '../../core/model/config.ts';
-import { loadTinyModel, TINY_ARCHS } from '../hf/tiny-fixtures.ts';
+import { loadTinyModel, TINY_ARCHS } from '../hf/tinyFixtures.ts';
 import { initParams } from '../init.ts';
 import { decoderModel } from './decoder.ts';
 import { decodeModel, onnx } from './graph.ts';

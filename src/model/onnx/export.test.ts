@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { trainBpe } from '../../core/tokenizer/train.ts';
 import { presetConfig } from '../../core/model/config.ts';
 import { configFromHf } from '../hf/config.ts';
-import { loadTinyModel, TINY_ARCHS } from '../hf/tiny-fixtures.ts';
+import { loadTinyModel, TINY_ARCHS } from '../hf/tinyFixtures.ts';
 import { initParams } from '../init.ts';
 import { blockPlan } from '../../core/model/plan.ts';
 import { checkpointSideFiles, llamaFamilyConfigJson, onnxExportFiles } from './export.ts';

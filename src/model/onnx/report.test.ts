@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../core/model/checkpoint.ts';
-import { loadTinyModel, TINY_ARCHS } from '../hf/tiny-fixtures.ts';
+import { loadTinyModel, TINY_ARCHS } from '../hf/tinyFixtures.ts';
 import { decoderModel } from './decoder.ts';
 
 interface Checked {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TurnRequest } from '../core/backend.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
-import { chatTokenizer, chatWrap, wrapTemplate } from '../core/templates/chat-wrap.ts';
+import { chatTokenizer, chatWrap, wrapTemplate } from '../core/templates/chatWrap.ts';
 import { BUILTIN_TEMPLATES, renderSample, renderTrajectory, templateLiterals, type PromptTemplate } from '../core/templates/index.ts';
 import { HfTokenizer } from '../core/tokenizer/hf.ts';
 import { hfTokenizerJson } from '../core/tokenizer/hfExport.ts';
@@ -17,7 +17,7 @@ import type { TurnSample } from '../core/turns/index.ts';
 import { hfPrompt } from '../backends/hf.ts';
 import { localPromptIds } from '../backends/local.ts';
 import { onnxPromptIdsIn } from '../backends/onnx.ts';
-import { trainedChat } from '../backends/trained-chat.ts';
+import { trainedChat } from '../backends/trainedChat.ts';
 import { encodePrompt, encodeSftSample } from './data.ts';
 import { labelledRows, stageRows } from './stages/rows.ts';
 

@@ -2,7 +2,7 @@
 // request for the same template text and sample: the CLI's form is what `lwm infer`'s openInferBackend
 // chooses for its --backend, the app's what the job renders with for the same kind of backend.
 import { describe, expect, it } from 'vitest';
-import { benchSampleRecords } from '../../core/bench/eval-turns.ts';
+import { benchSampleRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';

@@ -1,7 +1,7 @@
 // `lwm mask`, `expand` and `validate` on data whose domains and ids are Object.prototype's keys:
 // every domain reported with its counts, and nothing written onto Object.prototype.
 import { describe, expect, it } from 'vitest';
-import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from '../../core/prototype-keys.fixture.ts';
+import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from '../../core/prototypeKeys.fixture.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@ import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../formats/agentworldbench.ts';
 import { systemPromptToText } from '../formats/systemPromptText.ts';
 import { expandTurns } from '../turns/index.ts';
-import { awbMessages, turnRequestFromRecord } from './awb-layout.ts';
+import { awbMessages, turnRequestFromRecord } from './awbLayout.ts';
 import type { AwbSampleRecord } from './records.ts';
 import { sampleFromTurn, turnRequestOf } from './runner.ts';
 

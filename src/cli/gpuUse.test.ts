@@ -1,7 +1,7 @@
 // Which commands bin/lwm.mjs starts with the Vulkan environment: every command of main.ts has an
-// entry in gpu-use.ts and cases here, so a new command cannot run without the decision.
+// entry in gpuUse.ts and cases here, so a new command cannot run without the decision.
 import { describe, expect, it } from 'vitest';
-import { GPU_USE, needsGpu } from './gpu-use.ts';
+import { GPU_USE, needsGpu } from './gpuUse.ts';
 import { commandNames } from './main.ts';
 
 const FOLDER = 'src/model/fixtures/hf/llama-chat';

@@ -13,7 +13,7 @@ import type { GpuRuntime } from '../../gpu/runtime.ts';
 import type { HfBase } from '../../model/hf/base.ts';
 import { LORA_CHECKPOINT_FORMAT } from '../../model/hf/adapter.ts';
 import { readSafetensors } from '../../core/model/safetensors.ts';
-import { adapterBaseDir } from './export-hf.ts';
+import { adapterBaseDir } from './exportHf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */
 export const HF_INPUT_ERRORS = [

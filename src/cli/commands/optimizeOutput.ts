@@ -17,7 +17,7 @@ import type { BenchSample } from '../../core/bench/runner.ts';
 import { formatScoreTable } from '../../core/bench/score.ts';
 import type { LoopState, Version } from '../../core/optimize/loop.ts';
 import { TARGET_CLOSE, TARGET_OPEN } from '../../core/templates/builtin.ts';
-import { RUN_FILE, STATE_FILE } from './optimize-args.ts';
+import { RUN_FILE, STATE_FILE } from './optimizeArgs.ts';
 
 const json = (v: unknown): string => JSON.stringify(v, null, 2) + '\n';
 

@@ -1,6 +1,6 @@
 // A fine-tune of a pretrained Hugging Face model served in the layout it was trained on. SFT and
 // GSPO rendered every sample with our template wrapped in the model's chat format
-// (src/core/templates/chat-wrap.ts: the system text as the system message, history and action as
+// (src/core/templates/chatWrap.ts: the system text as the system message, history and action as
 // the user message, `<predicted_observation>…</predicted_observation>` + end of turn as the
 // assistant's reply) and encoded it with the model's tokenizer adding no special tokens. Its
 // checkpoint (metadata hf_base + the run's spec) and its exports (lwm_template.json beside the chat
@@ -16,7 +16,7 @@
 // sent: a backend gets the text the local backend returns for our own models, the observation alone.
 import { isChatRequest, type GenerateOptions, type GenerateRequest, type TurnRequest } from '../core/backend.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
-import { chatTokenizer, chatWrap, wrapTemplate, type ChatWrap } from '../core/templates/chat-wrap.ts';
+import { chatTokenizer, chatWrap, wrapTemplate, type ChatWrap } from '../core/templates/chatWrap.ts';
 import { fitPrompt, type FittedPrompt } from '../core/templates/fit.ts';
 import type { PromptTemplate } from '../core/templates/index.ts';
 import type { HfTokenizer } from '../core/tokenizer/hf.ts';

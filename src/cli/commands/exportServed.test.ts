@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import exportCommand from './export.ts';
 import { captureIO } from '../testing.ts';
 import type { TurnRequest } from '../../core/backend.ts';
-import { awbMessages } from '../../core/bench/awb-layout.ts';
+import { awbMessages } from '../../core/bench/awbLayout.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
 import { expandTurns } from '../../core/turns/index.ts';
@@ -24,7 +24,7 @@ import { loadHfModel } from '../../model/hf/load.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { saveLoraCheckpoint } from '../../model/hf/adapter.ts';
 import { initLora, loraLayout, loraSettings } from '../../model/lora.ts';
-import { loraAdapterConfig, writeLoraFolder } from './train-hf.ts';
+import { loraAdapterConfig, writeLoraFolder } from './trainHf.ts';
 import { loadOnnxModel, type LoadedOnnxModel } from '../../model/onnx/load.ts';
 import { templateFromJson } from '../../model/templateFile.ts';
 import { hfCheckpointMetadata, prepare, resolveSpec, stageRows, wrapRunTemplates, type TrainSpec } from '../../train/pipeline.ts';
@@ -32,7 +32,7 @@ import { checkpointTrainedChat, trainedTemplates } from '../../backends/checkpoi
 import { hfPrompt, hfServedPrompt } from '../../backends/hf.ts';
 import { onnxBackend, onnxPromptIdsIn } from '../../backends/onnx.ts';
 import { decodeStream } from '../../backends/stream.ts';
-import { stopAtClose } from '../../backends/trained-chat.ts';
+import { stopAtClose } from '../../backends/trainedChat.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
 const LIMITS = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false };

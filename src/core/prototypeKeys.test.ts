@@ -1,8 +1,8 @@
 // Domain names and ids that are also Object.prototype's keys must behave like any other name:
 // no exception, correct counts, and nothing written onto Object.prototype. The CLI side
-// (lwm mask, expand, validate) is in src/cli/commands/prototype-keys.test.ts.
+// (lwm mask, expand, validate) is in src/cli/commands/prototypeKeys.test.ts.
 import { describe, expect, it } from 'vitest';
-import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from './prototype-keys.fixture.ts';
+import { dataset, guardObjectPrototype, jsonl, NAMES, turnsOf } from './prototypeKeys.fixture.ts';
 import { importText } from './formats/index.ts';
 import { agentInstructDomain } from './formats/agentinstruct.ts';
 import { expandTurns, rlPool, splitByTrajectory, summarizeExpansion } from './turns/index.ts';

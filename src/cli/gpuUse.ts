@@ -1,7 +1,7 @@
 // Which `lwm` commands open a GPU device (Dawn), by their arguments: the one place that decides.
 // bin/lwm.mjs re-runs itself with the Vulkan environment (scripts/chromium.mjs gpuEnv: the
 // SwiftShader driver and the Vulkan loader Debian's chromium ships) for these, since the dynamic
-// linker reads LD_LIBRARY_PATH only when a process starts. gpu-use.test.ts holds every command of
+// linker reads LD_LIBRARY_PATH only when a process starts. gpuUse.test.ts holds every command of
 // main.ts to an entry here. A command that may open a device says yes: the environment costs
 // nothing where no device is opened, and without it Dawn finds no adapter.
 // Imports nothing, so that the entry decides before it loads any of the CLI.

@@ -1,7 +1,7 @@
 // On the GPU: a full fine-tune's checkpoint of the tiny chat Llama, opened by the checkpoint
 // backend (`lwm infer --backend local`, the Playground, the Bench), and its `lwm export --to hf`
 // folder, opened by the Hugging Face backend, generate from the prompt of the trained layout
-// (export-served.test.ts shows those ids are the SFT pipeline's): the same text from both, and it
+// (exportServed.test.ts shows those ids are the SFT pipeline's): the same text from both, and it
 // is the greedy continuation of exactly those ids.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
