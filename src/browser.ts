@@ -7,7 +7,7 @@ import type { BackendSource } from './backends/open.ts';
 import { BackendError } from './backends/errors.ts';
 import { GpuRuntime } from './gpu/runtime.ts';
 import { filesFolder } from './model/hf/files.ts';
-import { openModel as openFrom, type WorldModel } from './lib/model.ts';
+import { openOwned, type WorldModel } from './lib/model.ts';
 
 export * from './index.ts';
 
@@ -51,19 +51,5 @@ export function browserSource(models: PageModels = {}): BackendSource & { releas
 
 /** Opens the model `ref` names from what the page holds (`models`); closing it frees the GPU device it opened. */
 export async function openModel(ref: BackendRef, models: PageModels = {}): Promise<WorldModel> {
-  const source = browserSource(models);
-  let opened: WorldModel;
-  try {
-    opened = await openFrom(ref, source);
-  } catch (e) {
-    source.release();
-    throw e;
-  }
-  return {
-    ...opened,
-    close() {
-      opened.close();
-      source.release();
-    },
-  };
+  return openOwned(ref, browserSource(models));
 }

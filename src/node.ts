@@ -4,7 +4,7 @@
 // its reference.
 import type { BackendRef } from './core/backendRef.ts';
 import { nodeSource, refFromPath, type PathOptions } from './backends/node.ts';
-import { openModel as openFrom, type WorldModel } from './lib/model.ts';
+import { openOwned, type WorldModel } from './lib/model.ts';
 
 export * from './index.ts';
 export { refFromPath, type PathOptions } from './backends/node.ts';
@@ -18,19 +18,5 @@ export { refFromPath, type PathOptions } from './backends/node.ts';
 export async function openModel(model: string | BackendRef, options: PathOptions & { apiKey?: string } = {}): Promise<WorldModel> {
   const { apiKey, ...path } = options;
   const ref = typeof model === 'string' ? refFromPath(model, path) : model;
-  const source = nodeSource(apiKey !== undefined ? { apiKey } : {});
-  let opened: WorldModel;
-  try {
-    opened = await openFrom(ref, source);
-  } catch (e) {
-    source.release();
-    throw e;
-  }
-  return {
-    ...opened,
-    close() {
-      opened.close();
-      source.release();
-    },
-  };
+  return openOwned(ref, nodeSource(apiKey !== undefined ? { apiKey } : {}));
 }

@@ -87,29 +87,7 @@ describe('a device lost during a benchmark', () => {
       const p = m.type === 'progress' && m.jobId === 'bench-a' ? (m.data as BenchProgress) : null;
       if (p?.phase === 'generate' && p.backend === 'ckpt' && ++checkpointPredictions === 2) device.handle('destroy');
     });
-    // A stored checkpoint of an untrained micro model (its predictions are noise; the judge scores them all the same).
-    const tok = trainBpe(
-      data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
-      { vocabSize: 300 },
-    );
-    const config = presetConfig('micro', { vocabSize: tok.vocabSize, contextLength: 64 });
-    const runId = `bench-lost-${Math.random().toString(36).slice(2, 8)}`;
-    const bytes = saveCheckpoint({ config, params: initParams(config, 5), step: 2, extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(tok.toJSON()) } });
-    await putRun({
-      id: runId,
-      name: runId,
-      createdAt: 1,
-      updatedAt: 1,
-      stage: 'sft',
-      spec: { ...spec, steps: 2 },
-      data: { name: 'terminal×8', trajectories: data.length },
-      from: null,
-      state: 'done',
-      step: 2,
-      checkpoints: {},
-      resumes: [],
-    } as unknown as RunRecord);
-    const stored = await storeCheckpoint(runId, 'last', bytes, { step: 2 });
+    const { key, runId } = await storedMicroCheckpoint('bench-lost');
     const samples = benchSampleRecords(data, { evalFraction: 1, seed: 0 }).slice(0, 5);
     const benchId = `lost-${runId}`;
     const bench: BenchRecord = {
@@ -123,7 +101,7 @@ describe('a device lost during a benchmark', () => {
       samples,
       backends: [
         { id: 'copy-last', name: 'copy-last', kind: 'copy-last' },
-        { id: 'ckpt', name: 'local:sft-2', kind: 'checkpoint', checkpoint: { key: stored.key, runId, runName: runId, tag: 'last', step: 2 } },
+        { id: 'ckpt', name: 'local:sft-2', kind: 'checkpoint', checkpoint: { key, runId, runName: runId, tag: 'last', step: 2 } },
       ],
       judges: [{ id: 'local-rubric', kind: 'local' }],
       generation: { maxTokens: 6 },

@@ -74,3 +74,21 @@ export async function openModel(ref: BackendRef, source: BackendSource): Promise
     close: () => opened.dispose(),
   };
 }
+
+/** openModel from a source made for this one model: closing the model releases the source too (its GPU device). */
+export async function openOwned(ref: BackendRef, source: BackendSource & { release(): void }): Promise<WorldModel> {
+  let opened: WorldModel;
+  try {
+    opened = await openModel(ref, source);
+  } catch (e) {
+    source.release();
+    throw e;
+  }
+  return {
+    ...opened,
+    close() {
+      opened.close();
+      source.release();
+    },
+  };
+}

@@ -5,34 +5,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import infer from './infer.ts';
-import { captureIO } from '../testing.ts';
+import { captureIO, microCheckpoint } from '../testing.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
-import { trainBpe } from '../../core/tokenizer/index.ts';
-import { presetConfig } from '../../core/model/config.ts';
-import { initParams } from '../../model/init.ts';
-import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 
 describe('lwm infer --backend local', () => {
   it('writes one prediction per record from a micro checkpoint, greedy and repeatable', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
     try {
       const data = generateTrajectories('terminal', 2, 5);
-      const tok = trainBpe(
-        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
-        { vocabSize: 300 },
-      );
-      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      await writeFile(
-        ckpt,
-        saveCheckpoint({
-          config,
-          params: initParams(config, 3),
-          step: 0,
-          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v1: 1 } }) },
-        }),
-      );
+      await writeFile(ckpt, microCheckpoint(data, { template: 'v1' }));
       const records = toAgentWorldBenchRecords(data[0]).slice(0, 2);
       await writeFile(join(dir, 'awb.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       const run = async (...more: string[]) => {
@@ -70,22 +53,8 @@ describe('lwm infer --backend local', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-infer-gpu-'));
     try {
       const data = generateTrajectories('terminal', 2, 5);
-      const tok = trainBpe(
-        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
-        { vocabSize: 300 },
-      );
-      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      const params = initParams(config, 3).map((x) => 10 * x); // sharp: a wrong cache row shows in the tokens
-      await writeFile(
-        ckpt,
-        saveCheckpoint({
-          config,
-          params,
-          step: 0,
-          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { compact: 1 } }) },
-        }),
-      );
+      await writeFile(ckpt, microCheckpoint(data, { template: 'compact', scale: 10 })); // sharp: a wrong cache row shows in the tokens
       // Turn-major, as a file sorted by turn: the two trajectories' turns interleaved.
       const [x, y] = data.map((t) => toAgentWorldBenchRecords(t).slice(0, 3));
       const records = [x[0], y[0], x[1], y[1], x[2], y[2]];

@@ -13,34 +13,17 @@ import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import { optimisationRender } from '../../jobs/optimize.ts';
-import { captureIO } from '../testing.ts';
+import { captureIO, microCheckpoint } from '../testing.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import type { LoopState } from '../../core/optimize/loop.ts';
-import { trainBpe } from '../../core/tokenizer/index.ts';
-import { presetConfig } from '../../core/model/config.ts';
-import { initParams } from '../../model/init.ts';
-import { saveCheckpoint } from '../../core/model/checkpoint.ts';
 
 describe('lwm optimize --backend local', () => {
   it('runs 2 offline rounds with a micro checkpoint and the local judge, deterministically', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-optimize-gpu-'));
     try {
       const data = generateTrajectories('terminal', 4, 0);
-      const tok = trainBpe(
-        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
-        { vocabSize: 300 },
-      );
-      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      await writeFile(
-        ckpt,
-        saveCheckpoint({
-          config,
-          params: initParams(config, 3),
-          step: 0,
-          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v0: 1 } }) },
-        }),
-      );
+      await writeFile(ckpt, microCheckpoint(data, { template: 'v0' }));
       const run = async (out: string) => {
         const io = captureIO();
         const code = await optimize(

@@ -12,13 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { openBackend } from '../../backends/open.ts';
 import { nodeSource } from '../../backends/node.ts';
 import { toAgentWorldBenchRecords } from '../../core/formats/agentworldbench.ts';
-import { presetConfig } from '../../core/model/config.ts';
-import { saveCheckpoint } from '../../core/model/checkpoint.ts';
-import { trainBpe } from '../../core/tokenizer/index.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
-import { initParams } from '../../model/init.ts';
 import { listen, OpenAIService } from '../../serve/openai.ts';
-import { captureIO } from '../testing.ts';
+import { captureIO, microCheckpoint } from '../testing.ts';
 import infer from './infer.ts';
 import { parseServeArgs, serveRef } from './serve.ts';
 
@@ -52,21 +48,8 @@ describe('lwm serve on the GPU', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lwm-serve-gpu-'));
     try {
       const data = generateTrajectories('terminal', 2, 5);
-      const tok = trainBpe(
-        data.flatMap((t) => t.turns.flatMap((u) => [u.action, u.observation])),
-        { vocabSize: 300 },
-      );
-      const config = presetConfig('micro', { vocabSize: tok.vocabSize, positions: 'rope', contextLength: 256 });
       const ckpt = join(dir, 'micro.safetensors');
-      await writeFile(
-        ckpt,
-        saveCheckpoint({
-          config,
-          params: initParams(config, 3).map((x) => 10 * x), // sharp: a different prompt shows in the tokens
-          step: 0,
-          extraMetadata: { tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { v1: 1 } }) },
-        }),
-      );
+      await writeFile(ckpt, microCheckpoint(data, { template: 'v1', scale: 10 })); // sharp: a different prompt shows in the tokens
       const awb = toAgentWorldBenchRecords(data[0]).slice(0, 3);
       const file = join(dir, 'awb.jsonl');
       await writeFile(file, awb.map((r) => JSON.stringify(r)).join('\n') + '\n');
