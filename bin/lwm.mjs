@@ -16,8 +16,11 @@ const { needsGpu } = await import('../src/cli/gpuUse.ts');
 if (needsGpu(args) && !process.env.LWM_GPU_ENV) {
   const env = { ...gpuEnv(), LWM_GPU_ENV: '1' };
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit', env });
-  // A stop asked of this process (Ctrl-C, a service manager's SIGTERM) is the child's to honour.
-  for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => child.kill(s));
+  // A stop is the child's to honour. Ctrl-C reaches the child from the terminal itself (one process
+  // group), so here it is only kept from ending this process; SIGTERM (a service manager's, sent to
+  // this process alone) is passed on.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
   const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   process.exit(code);
 }

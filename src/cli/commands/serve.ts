@@ -148,12 +148,15 @@ export function serveRef(a: ServeArgs): BackendRef {
   }
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
+/** Resolves on the first SIGINT or SIGTERM; a second one ends the process at once. */
 function stopSignal(): Promise<string> {
   return new Promise((resolve) => {
     const on = (s: string) => () => {
       process.off('SIGINT', int);
       process.off('SIGTERM', term);
+      const force = () => process.exit(130);
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
       resolve(s);
     };
     const int = on('SIGINT');
