@@ -30,7 +30,8 @@ function readmeExample(): string {
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'lwm-package-'));
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', project], { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const [packed] = JSON.parse(out.slice(out.indexOf('['))) as { filename: string; files: { path: string }[] }[];
+  // The build's log (prepack) comes first on stdout; npm's JSON report is the array at the end.
+  const [packed] = JSON.parse(out.slice(out.search(/^\[\s*\{/m))) as { filename: string; files: { path: string }[] }[];
   files = packed.files.map((f) => f.path);
   const target = join(project, 'node_modules', pkg.name);
   mkdirSync(target, { recursive: true });
