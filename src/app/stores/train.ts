@@ -193,7 +193,7 @@ async function showJobFailure(runId: string, message: string, set: SetState, get
   if (run?.state === 'failed' && run.error === message) {
     const stored = run;
     set((s) => ({ runs: s.runs.map((r) => (r.id === stored.id ? stored : r)) }));
-  } else set({ error: message });
+  } else set((s) => ({ error: message, runs: withFailures(s.runs) })); // the list and the message change together, whatever a refresh in flight read
   await get().refreshRuns();
 }
 
