@@ -83,7 +83,8 @@ interface Episode {
   busy: boolean;
 }
 
-function isRecord(x: unknown): x is Record<string, unknown> {
+/** A JSON object (not an array, not null): what a request body must be. */
+export function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 

@@ -19,7 +19,7 @@ import type { AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 import type { ChatMessage } from '../core/chat.ts';
 import { BackendError } from '../backends/errors.ts';
 import { generationFor, type OpenedBackend } from '../backends/open.ts';
-import { EnvApiError, EnvService, type EnvLimits } from './envs.ts';
+import { EnvApiError, EnvService, isRecord, type EnvLimits } from './envs.ts';
 
 export interface ServeOptions {
   /** The id clients name the model by (GET /v1/models lists it). */
@@ -107,10 +107,6 @@ export class FairQueue {
 }
 
 type Body = Record<string, unknown>;
-
-function isRecord(x: unknown): x is Body {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 function num(body: Body, key: string, lo: number, hi: number, integer = false): number | undefined {
   const v = body[key];
