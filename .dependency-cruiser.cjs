@@ -63,10 +63,16 @@ module.exports = {
     ),
     onlyImports('envs-beside-core', 'envs', ['core'], 'the simulated environments are plain TypeScript over core: no model, GPU or storage.'),
     onlyImports(
+      'hub-beside-core',
+      'hub',
+      ['core'],
+      "the Hugging Face Hub downloader (ids, the cache's layout, the Hub's protocol over fetch, the cache on disk in node.ts) knows no model, GPU or UI: it fetches files into a folder.",
+    ),
+    onlyImports(
       'backends-beside-train',
       'backends',
-      ['model', 'gpu', 'core'],
-      'a backend wraps a model or an endpoint; it does not reach into training, jobs or storage.',
+      ['hub', 'model', 'gpu', 'core'],
+      'a backend wraps a model or an endpoint (a Hub id becomes a folder through src/hub/); it does not reach into training, jobs or storage.',
     ),
     onlyImports(
       'train-below-jobs',

@@ -29,6 +29,8 @@ const CASES: [string, string, string[]][] = [
   // a rejection-sampling teacher or an endpoint reward judge: train may use a backend
   ['src/train/rejection.ts', "import { endpointBackend } from '../backends/endpoint.ts';", []],
   ['src/backends/local.ts', "import type { TrainStage } from '../train/pipeline.ts';", ['backends-beside-train']],
+  ['src/hub/download.ts', "import { loadHfModel } from '../model/hf/load.ts';", ['hub-beside-core']],
+  ['src/hub/node.ts', "import { BackendError } from '../backends/errors.ts';", ['hub-beside-core']],
   ['src/reference/matmul.ts', "import { matmul } from '../gpu/kernels/matmul.ts';", ['reference-imports-core']],
   ['src/lib/judge.ts', "import { runTraining } from '../train/pipeline.ts';", ['lib-is-the-package-api']],
   ['src/cli/commands/agree.ts', "import { judgeTurn } from '../../lib/judge.ts';", ['nothing-imports-the-package']],
@@ -57,6 +59,7 @@ const CASES: [string, string, string[]][] = [
   ['src/storage/runs.ts', "import type { RunRecord } from '../core/records.ts';", []],
   ['src/envs/registry.ts', "import { mulberry32 } from '../core/random.ts';", []],
   ['src/backends/endpoint.ts', "import type { LwmBackend } from '../core/backend.ts';", []],
+  ['src/backends/node.ts', "import { resolveHubPath } from '../hub/node.ts';", []],
   ['src/cli/commands/train.ts', "import { runTraining } from '../../train/pipeline.ts';", []],
   ['src/core/formats/index.ts', "import { validate } from '../schema/validate.ts';", []],
   // a test may wire layers together

@@ -1,6 +1,8 @@
 // The opener's source in Node (the `lwm` CLI, the server, the library): a checkpoint is a path, a
 // folder a directory, the GPU Dawn's WebGPU (acquired on first use, once, and released with the
-// source), an endpoint's key the one given, else $LWM_API_KEY, then $OPENAI_API_KEY.
+// source), an endpoint's key the one given, else $LWM_API_KEY, then $OPENAI_API_KEY. Where a
+// model is named by the user, modelPath() is the one place a Hugging Face Hub id
+// (`org/name[@revision]`) becomes a folder: its snapshot in the Hugging Face cache (src/hub/).
 // Node-only: the app never imports this file.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -8,6 +10,8 @@ import { basename, join } from 'node:path';
 import type { BackendRef } from '../core/backendRef.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { nodeFolder } from '../model/hf/node.ts';
+import { HubError } from '../hub/errors.ts';
+import { progressLines, resolveHubPath } from '../hub/node.ts';
 import { BackendError } from './errors.ts';
 import type { BackendSource } from './open.ts';
 
@@ -53,6 +57,36 @@ export interface PathOptions {
   memoryGiB?: number;
   /** An ONNX folder's model file (fp16, q4, … or a file name). */
   variant?: string;
+}
+
+/**
+ * The path on disk `model` names: itself when it exists or is written as a path (`./x`, `/x`,
+ * `x/`); a Hugging Face Hub id (`org/name`, `org/name@revision`) otherwise, downloaded into the
+ * Hugging Face cache or found there ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub;
+ * HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), its progress written to `log` line by line. A Hub
+ * failure is a BackendError about the folder, one paragraph naming the id.
+ */
+export async function modelPath(model: string, o: { log?: (line: string) => void; signal?: AbortSignal } = {}): Promise<string> {
+  try {
+    const r = await resolveHubPath(model, {
+      ...(o.log && { progress: progressLines(o.log), log: (m: string) => o.log!(`${m}\n`) }),
+      ...(o.signal && { signal: o.signal }),
+    });
+    return r.path;
+  } catch (e) {
+    if (e instanceof HubError) throw new BackendError(e.message, 'folder');
+    throw e;
+  }
+}
+
+/** refFromPath for a path or a Hub id (modelPath): a Hub model is named by its id. */
+export async function refFromModel(model: string, o: PathOptions = {}, log?: (line: string) => void): Promise<BackendRef> {
+  const path = await modelPath(model, log ? { log } : {});
+  const ref = refFromPath(path, o);
+  if (path === model) return ref;
+  if (ref.kind === 'hf') return { ...ref, hf: { ...ref.hf, name: model } };
+  if (ref.kind === 'onnx') return { ...ref, onnx: { ...ref.onnx, name: model } };
+  return ref;
 }
 
 /**

@@ -139,8 +139,7 @@ async function readJson(res: Response, label: string, what: string): Promise<unk
 async function cachedModel(c: HubClient, id: HubId, commit: string): Promise<string[] | null> {
   const files = await c.storage.snapshotFiles(id.repo, commit);
   if (!files) return null;
-  const listed = files.map((path) => ({ path, size: null, blobId: null, lfs: null }));
-  const weights = weightFiles(listed);
+  const weights = weightFiles(files.map((path) => ({ path })));
   if (!weights) return null;
   if (weights[0] === INDEX_FILE) {
     let shards: string[];

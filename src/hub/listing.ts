@@ -174,12 +174,17 @@ export const INDEX_FILE = 'model.safetensors.index.json';
 
 /**
  * The weights to fetch: the index (its shards come once it is read), else model.safetensors, else a
- * PEFT adapter's, else every top-level *.safetensors. Null when the revision has none.
+ * PEFT adapter's, else every top-level *.safetensors; a repo without safetensors but with an ONNX
+ * export, its default model `onnx/model.onnx` and the external data beside it. Null when the
+ * revision has none of these.
  */
-export function weightFiles(files: HubFile[]): string[] | null {
+export function weightFiles(files: { path: string }[]): string[] | null {
   const names = new Set(files.map((f) => f.path));
   if (names.has(INDEX_FILE)) return [INDEX_FILE];
   for (const one of ['model.safetensors', 'adapter_model.safetensors']) if (names.has(one)) return [one];
   const top = [...names].filter((n) => !n.includes('/') && n.endsWith('.safetensors')).sort();
-  return top.length ? top : null;
+  if (top.length) return top;
+  for (const onnx of ['onnx/model.onnx', 'model.onnx'])
+    if (names.has(onnx)) return [onnx, ...[...names].filter((n) => n.startsWith(`${onnx}_data`) || n.startsWith(`${onnx}.data`)).sort()];
+  return null;
 }

@@ -1,10 +1,27 @@
 // What several commands do the same way: read the training data (the built-in dataset without
 // --data), read a whole file, open the GPU through Dawn, take the endpoint key from the
-// environment, and tell an error the user can act on from a bug.
+// environment, turn a model argument that is a Hugging Face Hub id into its folder, and tell an
+// error the user can act on from a bug.
 import { readFileSync } from 'node:fs';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
-import type { CliIO } from '../io.ts';
+import { FileError, type CliIO } from '../io.ts';
 import { DEFAULT_DATASET, loadFile } from './validate.ts';
+
+/**
+ * The path a model argument names (--model, --from, export's CKPT): itself when it is on disk or
+ * written as a path, else a Hugging Face Hub id (`org/name[@revision]`) downloaded into the
+ * Hugging Face cache or found there (src/backends/node.ts modelPath), its progress on stderr; a
+ * Hub failure is a FileError naming the id.
+ */
+export async function modelArg(io: CliIO, model: string): Promise<string> {
+  const { modelPath } = await import('../../backends/node.ts');
+  const { BackendError } = await import('../../backends/errors.ts');
+  try {
+    return await modelPath(model, { log: (line) => io.err(line) });
+  } catch (e) {
+    throw e instanceof BackendError ? new FileError(e.message) : e;
+  }
+}
 
 /** The endpoint API key when no flag gives one. */
 export function envApiKey(): string | undefined {

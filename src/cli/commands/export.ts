@@ -14,6 +14,7 @@ import { TEMPLATE_FILE, TemplateFileError, templateFileBytes } from '../../model
 import { SafetensorsError } from '../../core/model/safetensors.ts';
 import { adapterExportFiles, fullFineTuneFiles, hfCheckpointBase, isAdapterFolder } from './exportHf.ts';
 import { HF_INPUT_ERRORS } from './trainHf.ts';
+import { modelArg } from './common.ts';
 import { errnoText, FileError, inputFileProblem, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO } from '../io.ts';
 
 const USAGE = `lwm export CKPT --to hf|onnx -o DIR [--unmerged]
@@ -66,7 +67,7 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
   if (values.to === undefined) throw new UsageError(`--to is required (one of: ${FORMATS.join(', ')})\nusage: ${USAGE}`);
   if (!FORMATS.includes(values.to)) throw new UsageError(`--to ${values.to}: unknown format (known: ${FORMATS.join(', ')})`);
   if (!values.output) throw new UsageError(`-o DIR is required\nusage: ${USAGE}`);
-  const ckPath = positionals[0];
+  const ckPath = await modelArg(io, positionals[0]);
   const dir = values.output;
   const adapter = isAdapterFolder(ckPath);
   const isFolder = values.to === 'onnx' && !adapter && isDirectory(ckPath);
@@ -78,8 +79,9 @@ export default async function exportCommand(argv: string[], io: CliIO): Promise<
 
   let files;
   try {
-    if (adapter && values.to === 'onnx') files = await adapterAsOnnx(ckPath);
-    else if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged);
+    const log = (line: string) => io.err(line);
+    if (adapter && values.to === 'onnx') files = await adapterAsOnnx(ckPath, log);
+    else if (adapter) files = await adapterExportFiles(ckPath, !!values.unmerged, log);
     else if (isFolder) files = await hfFolderAsOnnx(ckPath);
     else if (values.to === 'onnx') files = checkpointAsOnnx(new Uint8Array(readFileSync(ckPath)), ckPath);
     else files = checkpointExportFiles(new Uint8Array(readFileSync(ckPath)), ckPath);
@@ -149,8 +151,8 @@ function checkpointExportFiles(bytes: Uint8Array, source: string): { name: strin
 }
 
 /** A LoRA adapter folder merged into its base, as ONNX beside the base's config and tokenizer files (its chat template included). */
-async function adapterAsOnnx(dir: string) {
-  const merged = await adapterExportFiles(dir, false);
+async function adapterAsOnnx(dir: string, log: (line: string) => void) {
+  const merged = await adapterExportFiles(dir, false, log);
   const { filesFolder } = await import('../../model/hf/files.ts');
   const { loadHfModel } = await import('../../model/hf/load.ts');
   const m = await loadHfModel(

@@ -44,13 +44,25 @@ export function adapterBaseDir(dir: string, base: string): string {
 }
 
 /**
+ * adapterBaseDir, or, when no such folder is on disk and the name is a Hugging Face Hub id (as
+ * PEFT writes it), that model's folder in the Hugging Face cache, downloaded if need be.
+ */
+export async function adapterBase(dir: string, base: string, log?: (line: string) => void): Promise<string> {
+  const local = adapterBaseDir(dir, base);
+  if (existsSync(local)) return local;
+  const { modelPath } = await import('../../backends/node.ts');
+  const found = await modelPath(base, log ? { log } : {});
+  return found === base ? local : found;
+}
+
+/**
  * A LoRA adapter folder (ours or PEFT's): merged into its base (a whole model folder), or unmerged
  * (PEFT's folder, the adapter alone, plus the base's tokenizer files). Ours also keeps the template
  * the run trained with (its adapter_model.safetensors carries the run's spec) as lwm_template.json.
  */
-export async function adapterExportFiles(dir: string, unmerged: boolean): Promise<Files> {
+export async function adapterExportFiles(dir: string, unmerged: boolean, log?: (line: string) => void): Promise<Files> {
   const adapterConfig = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path?: string };
-  const baseDir = adapterBaseDir(dir, adapterConfig.base_model_name_or_path ?? '');
+  const baseDir = await adapterBase(dir, adapterConfig.base_model_name_or_path ?? '', log);
   const { base, params } = await readHfBase(await nodeFolder(baseDir), { limits: CPU_LIMITS }, adapterConfig.base_model_name_or_path ?? baseDir);
   const config = openHfBase(base).config;
   const weights = new Uint8Array(readFileSync(join(dir, 'adapter_model.safetensors')));

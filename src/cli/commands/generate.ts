@@ -9,6 +9,7 @@
 // and no safetensors).
 import { readFileSync, statSync } from 'node:fs';
 import { intOption, parseCommandArgs, UsageError, FileError, type CliIO } from '../io.ts';
+import { modelArg } from './common.ts';
 import type { SamplingOptions } from '../../model/generate.ts';
 import type { ModelConfig } from '../../core/model/config.ts';
 import { paramLayout } from '../../core/model/params.ts';
@@ -219,6 +220,7 @@ export default async function generate(argv: string[], io: CliIO): Promise<numbe
     io.out(HELP);
     return 0;
   }
+  args.model = await modelArg(io, args.model);
   let isDir: boolean;
   try {
     isDir = statSync(args.model).isDirectory();

@@ -16,6 +16,7 @@ import { openReady, type ReadyBackend } from '../../backends/open.ts';
 import type { WeightStorage } from '../../model/halfWeights.ts';
 import { loadFile } from './validate.ts';
 import { parseSeed } from './convert.ts';
+import { modelArg } from './common.ts';
 
 const BACKENDS = ['local', 'onnx', 'endpoint', 'copy-last', 'reference'] as const;
 type BackendKind = (typeof BACKENDS)[number];
@@ -303,7 +304,11 @@ export type InferBackend = ReadyBackend & { summary?: () => string };
 
 /** The backend the command line names, with its generation settings; null after saying why it cannot be opened. */
 export async function openInferBackend(a: InferArgs, todo: number, io: CliIO, command = 'lwm infer'): Promise<InferBackend | null> {
-  const { ref, name } = inferRef(a);
+  // A Hugging Face Hub id for a local model or an ONNX folder: its snapshot in the Hugging Face cache, named by its id.
+  const named = a.model;
+  if ((a.kind === 'local' || a.kind === 'onnx') && a.model !== undefined && todo > 0) a = { ...a, model: await modelArg(io, a.model) };
+  const { ref, name: byPath } = inferRef(a);
+  const name = named !== undefined && named !== a.model ? `${a.kind}:${named}` : byPath;
   const asked = {
     ...(a.maxTokens !== undefined && { maxTokens: a.maxTokens }),
     ...(a.temperature !== undefined && { temperature: a.temperature }),

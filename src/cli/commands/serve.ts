@@ -8,6 +8,7 @@ import { BackendError } from '../../backends/errors.ts';
 import { nodeSource, refFromPath } from '../../backends/node.ts';
 import { listen, OpenAIService } from '../../serve/openai.ts';
 import { FileError, intOption, parseCommandArgs, UsageError, type CliIO } from '../io.ts';
+import { modelArg } from './common.ts';
 
 const HELP = `Usage: lwm serve --model M [--envs] [options]
        lwm serve --envs [options]
@@ -172,6 +173,8 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
     io.out(HELP);
     return 0;
   }
+  const named = a.model;
+  if (a.model) a.model = await modelArg(io, a.model);
   const ref = a.model ? serveRef(a) : null;
   const source = nodeSource({ log: (m) => io.err(`lwm serve: ${m}\n`) });
   const opened =
@@ -180,7 +183,9 @@ export default async function serve(argv: string[], io: CliIO): Promise<number> 
       source.release();
       throw e instanceof BackendError ? new FileError(`${a.model}: ${e.message}`) : e;
     }));
-  const modelId = a.modelId ?? (!ref ? '' : ref.kind === 'copy-last' ? 'copy-last' : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
+  const modelId =
+    a.modelId ??
+    (!ref ? '' : ref.kind === 'copy-last' ? 'copy-last' : named !== a.model ? named : basename(a.model.replace(/[/\\]+$/, '')).replace(/\.safetensors$/, ''));
   const service = new OpenAIService(opened, {
     modelId,
     ...(a.apiKey && { apiKey: a.apiKey }),

@@ -7,6 +7,7 @@
 // folder against Python.
 import type { CliIO } from '../io.ts';
 import { parseCommandArgs, UsageError } from '../io.ts';
+import { modelArg } from './common.ts';
 import { HfFolderError, loadHfTokenizer } from '../../model/hf/files.ts';
 import { nodeFolder } from '../../model/hf/node.ts';
 import { HfTokenizerError, type ChatMessage } from '../../core/tokenizer/hf.ts';
@@ -43,7 +44,7 @@ export default async function tokenize(argv: string[], io: CliIO): Promise<numbe
   if (values.system !== undefined && values.chat === undefined) throw new UsageError('--system goes with --chat');
   if (values['no-special'] && values.chat !== undefined) throw new UsageError('--no-special goes with --text (a chat template writes its own special tokens)');
   try {
-    const tok = await loadHfTokenizer(await nodeFolder(values.model));
+    const tok = await loadHfTokenizer(await nodeFolder(await modelArg(io, values.model)));
     let text: string;
     let ids: number[];
     if (values.chat !== undefined) {

@@ -21,7 +21,7 @@ import { LR_MIN_FRACTION, MIN_SEQUENCE_TOKENS } from '../../core/trainSpec.ts';
 import type { SftLabel } from '../../train/rejection.ts';
 import type { TrainResult } from '../../train/pipeline.ts';
 import { readMaskConfigFile } from './mask.ts';
-import { envApiKey, isUserError, loadTrainingData, openNodeRuntime, readWhole } from './common.ts';
+import { envApiKey, isUserError, loadTrainingData, modelArg, openNodeRuntime, readWhole } from './common.ts';
 import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './trainHf.ts';
 
 const USAGE = `lwm train --recipe quick --domain D [-o CKPT] [--metrics FILE]
@@ -273,6 +273,7 @@ const train: Command = async (argv, io) => {
   if (values.recipe !== undefined) return trainRecipe(values, io);
   const spec = trainSpec(values, io);
   if (!spec) return 1;
+  if (values.from !== undefined) values.from = await modelArg(io, values.from);
   const hfFrom = values.from !== undefined && isFolder(values.from);
   if (spec.lora && !hfFrom) throw new UsageError('--lora needs --from HF_FOLDER (a Hugging Face model folder)');
 

@@ -13,7 +13,7 @@ import type { GpuRuntime } from '../../gpu/runtime.ts';
 import type { HfBase } from '../../model/hf/base.ts';
 import { LORA_CHECKPOINT_FORMAT } from '../../model/hf/adapter.ts';
 import { readSafetensors } from '../../core/model/safetensors.ts';
-import { adapterBaseDir } from './exportHf.ts';
+import { adapterBase } from './exportHf.ts';
 
 /** Errors of a model folder or adapter that are the input's fault (one line, exit 1). */
 export const HF_INPUT_ERRORS = [
@@ -129,7 +129,11 @@ export async function readHfStart(
   let rank = run.lora;
   if (existsSync(join(folder, ADAPTER_CONFIG))) {
     const config = JSON.parse(readFileSync(join(folder, ADAPTER_CONFIG), 'utf8')) as { base_model_name_or_path?: string; r?: number };
-    baseDir = adapterBaseDir(folder, config.base_model_name_or_path ?? '');
+    try {
+      baseDir = await adapterBase(folder, config.base_model_name_or_path ?? '', (line) => io.err(line));
+    } catch (e) {
+      throw e instanceof Error && e.name === 'BackendError' ? new FileError(e.message) : e;
+    }
     rank = config.r;
     const weights = join(folder, ADAPTER_WEIGHTS);
     const opt = optimizerFileName(weights);
