@@ -81,10 +81,13 @@ describe('Hub ids into the huggingface_hub cache', () => {
         .map(([n, b]) => (n.endsWith('.safetensors') ? sha256(b) : gitBlobId(b)))
         .sort(),
     );
+    expect(readFileSync(join(cache, 'CACHEDIR.TAG'), 'utf8')).toMatch(/^Signature: 8a477f597d28d172789f06886806bc55\n/);
     expect(lines.some((l) => l.startsWith('downloading org/tiny: model.safetensors (0.2 MB)'))).toBe(true);
     expect(lines).toContain('  org/tiny: model.safetensors: done\n');
     // The LFS file came from the other host, with no token sent there (none was set here either).
     expect(hub.requests.some((q) => q.server === 'cdn' && q.method === 'GET')).toBe(true);
+    // Its HEAD stopped at the Hub's redirect (X-Linked-Etag, X-Linked-Size), as huggingface_hub's does.
+    expect(hub.requests.some((q) => q.server === 'cdn' && q.method === 'HEAD')).toBe(false);
     hub.requests.length = 0;
     const again = await get('org/tiny');
     expect(again.path).toBe(r.path);

@@ -84,15 +84,17 @@ function statusError(c: HubClient, label: string, res: Response, what: string, i
 
 /**
  * One request, following redirects by hand so the token goes to the endpoint's origin only; with
- * `crossOrigin` false a redirect to another origin is returned as it is (huggingface_hub's HEAD
- * follows relative redirects only). A browser's opaque redirect is followed by the browser.
+ * `otherHosts` false a redirect to another host is returned as it is: huggingface_hub's HEAD
+ * (`_httpx_follow_hub_redirects_with_backoff`) follows redirects on the same host name and stops
+ * at one to a CDN, whose response carries the file's X-Linked-Etag and X-Linked-Size. A browser's
+ * opaque redirect is followed by the browser.
  */
 async function send(
   c: HubClient,
   label: string,
   url: string,
   init: { method: 'GET' | 'HEAD'; headers?: Record<string, string> },
-  crossOrigin: boolean,
+  otherHosts: boolean,
 ): Promise<Response> {
   const f = c.fetch ?? fetch;
   const endpoint = new URL(c.settings.endpoint).origin;
@@ -119,7 +121,7 @@ async function send(
     }
     if (next.protocol !== 'https:' && next.protocol !== 'http:')
       throw new HubError(`${label}: the Hub redirected to a ${next.protocol} URL; refused`, 'listing');
-    if (!crossOrigin && next.origin !== new URL(current).origin) return res;
+    if (!otherHosts && next.hostname !== new URL(current).hostname) return res;
     await res.body?.cancel();
     current = next.href;
   }

@@ -55,6 +55,21 @@ async function walk(dir: string, prefix: string, out: string[]): Promise<void> {
   }
 }
 
+/** The cache directory tag (https://bford.info/cachedir/) huggingface_hub also writes at the cache's top, so backup tools skip it. */
+const CACHEDIR_TAG =
+  'Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face Hub cache.\n# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n';
+
+async function tagCache(cacheDir: string): Promise<void> {
+  const tag = join(cacheDir, 'CACHEDIR.TAG');
+  if (existsSync(tag)) return;
+  try {
+    await mkdir(cacheDir, { recursive: true });
+    await writeFile(tag, CACHEDIR_TAG, { flag: 'wx' });
+  } catch {
+    // Best effort, as huggingface_hub's: a cache without the tag works the same.
+  }
+}
+
 /** huggingface_hub's cache layout under `cacheDir`. */
 export function nodeHubStorage(cacheDir: string): HubStorage {
   const root = (repo: string) => join(cacheDir, repoFolderName(repo));
@@ -97,6 +112,7 @@ export function nodeHubStorage(cacheDir: string): HubStorage {
       const done = blob(repo, etag);
       const path = `${done}.incomplete`;
       let fh: FileHandle | null;
+      await tagCache(cacheDir);
       try {
         await mkdir(dirname(path), { recursive: true });
         fh = await open(path, 'a');

@@ -4,8 +4,10 @@
 // for sizes and LFS hashes), the tree API (`/api/models/{repo}/tree/{rev}`), and
 // `/{repo}/resolve/{rev}/{path}`, which redirects a regular file relatively to
 // `/api/resolve-cache/models/{repo}/{commit}/{path}` (ETag: its git blob id) and an LFS file
-// (*.safetensors) with a 302 to a second server on another port, the "CDN" (X-Linked-Etag: its
-// sha256, X-Linked-Size), which answers Range requests. It can cut a file off midway once, give a
+// (*.safetensors) with a 302 to a second server, the "CDN" (X-Linked-Etag: its sha256,
+// X-Linked-Size), which answers Range requests. Both listen on 127.0.0.1; the CDN is named
+// `localhost` in redirects, another host name as huggingface_hub tells a CDN from the Hub (it
+// follows a HEAD's redirect on the same host name only). It can cut a file off midway once, give a
 // file a wrong size or wrong bytes, and keep a repo gated behind a token. Tests only.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -258,7 +260,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
     );
   });
   const port = await listen(hub, o.port ?? 0);
-  cdnOrigin = `http://127.0.0.1:${await listen(cdn, o.cdnPort ?? 0)}`;
+  cdnOrigin = `http://localhost:${await listen(cdn, o.cdnPort ?? 0)}`;
   const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
