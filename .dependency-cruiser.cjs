@@ -1,6 +1,7 @@
 // The import boundaries of src/ (docs/architecture.md draws them): dependencies point one way,
 //
 //   app, cli  →  jobs  →  train  →  backends, storage  →  model  →  gpu  →  reference (per-op twins)  →  core
+//                                   backends  →  hub (Hugging Face Hub ids → the Hugging Face cache)  →  core
 //         cli  →  serve (the HTTP server)  →  backends
 //   the package (src/index.ts, node.ts, browser.ts, lib/)  →  backends, envs, core
 //                    envs (the simulated environments) beside, above core
