@@ -29,6 +29,7 @@ beforeAll(async () => {
   hub = await startMockHub([
     { repo: 'org/tiny', refs: { main: 1, v1: 0 }, commits: [tiny, changed] },
     { repo: 'org/cut', refs: { main: 0 }, commits: [tiny], cutOnce: ['model.safetensors', 'tokenizer.json'] },
+    { repo: 'org/stall', refs: { main: 0 }, commits: [tiny], stallOnce: ['model.safetensors'] },
     { repo: 'org/wrong-size', refs: { main: 0 }, commits: [tiny], wrongSize: ['model.safetensors'] },
     { repo: 'org/corrupt', refs: { main: 0 }, commits: [tiny], corrupt: ['model.safetensors'] },
     { repo: 'org/corrupt-json', refs: { main: 0 }, commits: [tiny], corrupt: ['config.json'] },
@@ -151,6 +152,22 @@ describe('Hub ids into the huggingface_hub cache', () => {
     expect(new Uint8Array(readFileSync(join(r.path, 'model.safetensors')))).toEqual(tiny['model.safetensors']);
     expect(new Uint8Array(readFileSync(join(r.path, 'tokenizer.json')))).toEqual(tiny['tokenizer.json']);
     expect(readdirSync(blobs).filter((f) => f.endsWith('.incomplete'))).toEqual([]);
+  });
+
+  it('a download that stalls ends after HF_HUB_DOWNLOAD_TIMEOUT with its bytes kept, and resumes', async () => {
+    const quick = { HF_HUB_DOWNLOAD_TIMEOUT: '0.5' };
+    const e = await hubError(get('org/stall', quick));
+    expect(e.about).toBe('network');
+    expect(e.message).toMatch(
+      /^org\/stall: model\.safetensors: the download stopped at \d+ of 245008 bytes \(no data for 0\.5 s\); run the command again to resume it$/,
+    );
+    hub.requests.length = 0;
+    const r = await get('org/stall', quick);
+    expect(new Uint8Array(readFileSync(join(r.path, 'model.safetensors')))).toEqual(tiny['model.safetensors']);
+    expect(hub.requests.filter((q) => q.server === 'cdn').map((q) => q.range)).toEqual([expect.stringMatching(/^bytes=\d+-$/)]);
+    expect((await hubError(get('org/stall', { HF_HUB_DOWNLOAD_TIMEOUT: 'soon' }))).message).toBe(
+      "HF_HUB_DOWNLOAD_TIMEOUT='soon' must be a number of seconds above 0",
+    );
   });
 
   it('a wrong size or wrong bytes is a clean error and nothing of that file is kept', async () => {

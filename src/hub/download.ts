@@ -95,6 +95,7 @@ async function send(
   url: string,
   init: { method: 'GET' | 'HEAD'; headers?: Record<string, string> },
   otherHosts: boolean,
+  timeoutMs: number,
 ): Promise<Response> {
   const f = c.fetch ?? fetch;
   const endpoint = new URL(c.settings.endpoint).origin;
@@ -102,14 +103,31 @@ async function send(
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const headers = new Headers(init.headers);
     if (c.settings.token !== null && new URL(current).origin === endpoint) headers.set('authorization', `Bearer ${c.settings.token}`);
-    const req: RequestInit = { method: init.method, headers, redirect: 'manual', ...(c.signal && { signal: c.signal }) };
+    // The answer's headers must come within the timeout (its body is timed by the reader); the caller's signal stops it too.
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    c.signal?.addEventListener('abort', onAbort);
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      ctl.abort();
+    }, timeoutMs);
+    const req: RequestInit = { method: init.method, headers, redirect: 'manual', signal: ctl.signal };
     let res: Response;
     try {
       res = await f(current, req);
       if (res.type === 'opaqueredirect') res = await f(current, { ...req, redirect: 'follow' });
     } catch (e) {
       if (c.signal?.aborted) throw e;
+      if (late)
+        throw new HubError(
+          `${label}: the Hugging Face Hub at ${new URL(current).origin} did not answer within ${timeoutMs / 1000} s; try again (HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT set longer waits)`,
+          'network',
+        );
       throw networkError(c, label, e);
+    } finally {
+      clearTimeout(timer);
+      c.signal?.removeEventListener('abort', onAbort);
     }
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
     if (location === null) return res;
@@ -176,7 +194,7 @@ export async function hubSnapshot(id: HubId, c: HubClient): Promise<Snapshot> {
   const infoUrl = `${c.settings.endpoint}/api/models/${id.repo}/revision/${encodeURIComponent(id.revision)}?blobs=true`;
   let res: Response;
   try {
-    res = await send(c, label, infoUrl, { method: 'GET' }, true);
+    res = await send(c, label, infoUrl, { method: 'GET' }, true, c.settings.etagTimeoutMs ?? 10_000);
   } catch (e) {
     // As huggingface_hub: the Hub out of reach, a complete snapshot in the cache is used.
     if (e instanceof HubError && e.about === 'network') {
@@ -224,7 +242,7 @@ async function fetchFile(c: HubClient, id: HubId, commit: string, f: HubFile): P
   const label = formatHubId(id);
   if (await c.storage.hasSnapshotFile(id.repo, commit, f.path)) return 0;
   const url = `${c.settings.endpoint}/${id.repo}/resolve/${commit}/${urlPath(f.path)}`;
-  const head = await send(c, label, url, { method: 'HEAD' }, false);
+  const head = await send(c, label, url, { method: 'HEAD' }, false, c.settings.etagTimeoutMs ?? 10_000);
   if (!(head.ok || (head.status >= 300 && head.status < 400))) throw statusError(c, label, head, f.path, id);
   const meta = fileMetadata(head.headers, `${label}: ${f.path}`);
   if (meta.commit !== null && meta.commit !== commit)
@@ -281,7 +299,8 @@ async function download(c: HubClient, id: HubId, url: string, path: string, etag
     if (have > 0 && hasher) for await (const chunk of part.read()) hasher.update(chunk);
     c.progress?.({ repo: id.repo, path, done: have, total: size, phase: 'start' });
     if (size === null || have < size) {
-      const res = await send(c, label, url, { method: 'GET', ...(have > 0 && { headers: { range: `bytes=${have}-` } }) }, true);
+      const wait = c.settings.downloadTimeoutMs ?? 10_000;
+      const res = await send(c, label, url, { method: 'GET', ...(have > 0 && { headers: { range: `bytes=${have}-` } }) }, true, wait);
       if (have > 0 && res.status === 200) {
         // The server ignored the range: start over.
         await part.truncate();
@@ -300,14 +319,22 @@ async function download(c: HubClient, id: HubId, url: string, path: string, etag
       try {
         for (;;) {
           let r: ReadableStreamReadResult<Uint8Array>;
+          let timer: ReturnType<typeof setTimeout> | undefined;
           try {
-            r = await reader.read();
+            // A stalled connection: no bytes for the timeout ends the read, the bytes so far kept for a resume.
+            const stalled = new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`no data for ${wait / 1000} s`)), wait);
+            });
+            r = await Promise.race([reader.read(), stalled]);
           } catch (e) {
+            await reader.cancel().catch(() => undefined);
             if (c.signal?.aborted) throw e;
             throw new HubError(
               `${where}: the download stopped at ${have} of ${size ?? '?'} bytes (${(e as Error).message}); run the command again to resume it`,
               'network',
             );
+          } finally {
+            clearTimeout(timer);
           }
           if (r.done) break;
           if (size !== null && have + r.value.length > size) {

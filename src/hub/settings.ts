@@ -2,7 +2,8 @@
 // (constants.py): HF_HOME (default $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface),
 // HF_HUB_CACHE (default $HF_HOME/hub), HF_ENDPOINT (default https://huggingface.co),
 // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE: 1, ON, YES, TRUE), HF_TOKEN, else the token file
-// (HF_TOKEN_PATH, default $HF_HOME/token). Pure: the caller gives the environment, the home folder
+// (HF_TOKEN_PATH, default $HF_HOME/token), HF_HUB_ETAG_TIMEOUT and HF_HUB_DOWNLOAD_TIMEOUT
+// (seconds, default 10). Pure: the caller gives the environment, the home folder
 // and how to read a file, so the browser can give its own.
 import { HubError } from './errors.ts';
 
@@ -14,6 +15,10 @@ export interface HubSettings {
   offline: boolean;
   /** Sent as `Authorization: Bearer …` to the endpoint only; never printed. */
   token: string | null;
+  /** How long the Hub may take to answer a listing or a file's headers (HF_HUB_ETAG_TIMEOUT, seconds; default 10). */
+  etagTimeoutMs?: number;
+  /** How long a download may wait for its answer or its next bytes (HF_HUB_DOWNLOAD_TIMEOUT, seconds; default 10). */
+  downloadTimeoutMs?: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -32,6 +37,15 @@ function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
+/** A timeout in seconds from the environment (a positive number), in milliseconds. */
+function seconds(env: Env, name: string, fallback: number): number {
+  const v = nonEmpty(env[name]);
+  if (v === undefined) return fallback * 1000;
+  const n = Number(v);
+  if (!(n > 0 && Number.isFinite(n))) throw new HubError(`${name}='${v}' must be a number of seconds above 0`, 'id');
+  return n * 1000;
+}
+
 export function hubSettings(env: Env, o: { home: string; readText: (path: string) => string | null }): HubSettings {
   const hfHome = nonEmpty(env.HF_HOME) ?? joinPath(nonEmpty(env.XDG_CACHE_HOME) ?? joinPath(o.home, '.cache'), 'huggingface');
   const cacheDir = nonEmpty(env.HF_HUB_CACHE) ?? nonEmpty(env.HUGGINGFACE_HUB_CACHE) ?? joinPath(hfHome, 'hub');
@@ -48,5 +62,12 @@ export function hubSettings(env: Env, o: { home: string; readText: (path: string
     const file = nonEmpty(env.HF_TOKEN_PATH) ?? joinPath(hfHome, 'token');
     token = o.readText(file)?.trim() || null;
   }
-  return { cacheDir, endpoint: raw, offline: envTrue(env.HF_HUB_OFFLINE) || envTrue(env.TRANSFORMERS_OFFLINE), token };
+  return {
+    cacheDir,
+    endpoint: raw,
+    offline: envTrue(env.HF_HUB_OFFLINE) || envTrue(env.TRANSFORMERS_OFFLINE),
+    token,
+    etagTimeoutMs: seconds(env, 'HF_HUB_ETAG_TIMEOUT', 10),
+    downloadTimeoutMs: seconds(env, 'HF_HUB_DOWNLOAD_TIMEOUT', 10),
+  };
 }

@@ -26,6 +26,8 @@ export interface MockRepo {
   gatedToken?: string;
   /** Paths whose first GET is cut off after half the bytes. */
   cutOnce?: string[];
+  /** Paths whose first GET stops sending after half the bytes and keeps the connection open. */
+  stallOnce?: string[];
   /** Paths the listing and headers say are 7 bytes longer than they are. */
   wrongSize?: string[];
   /** Paths served with one byte changed (the right size, the wrong hash). */
@@ -109,10 +111,18 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
     copy[copy.length >> 1] ^= 0xff;
     return copy;
   };
+  const faultOf = (repo: MockRepo, path: string) =>
+    repo.cutOnce?.includes(path) || repo.stallOnce?.includes(path) ? { key: `${repo.repo}/${path}`, stall: !!repo.stallOnce?.includes(path) } : null;
   const claimed = (repo: MockRepo, path: string, bytes: Uint8Array) => bytes.length + (repo.wrongSize?.includes(path) ? 7 : 0);
 
-  /** Serves bytes with Range support; the first GET of a cut-off path stops halfway. */
-  function sendBytes(req: IncomingMessage, res: ServerResponse, bytes: Uint8Array, headers: Record<string, string>, cutKey: string | null): void {
+  /** Serves bytes with Range support; the first GET of a cut-off path stops halfway (closing, or stalling with the connection open). */
+  function sendBytes(
+    req: IncomingMessage,
+    res: ServerResponse,
+    bytes: Uint8Array,
+    headers: Record<string, string>,
+    fault: { key: string; stall: boolean } | null,
+  ): void {
     const range = parseRange(req.headers.range, bytes.length);
     const [start, end] = range ?? [0, bytes.length];
     res.writeHead(range ? 206 : 200, {
@@ -122,10 +132,10 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
       ...(range && { 'content-range': `bytes ${start}-${end - 1}/${bytes.length}` }),
     });
     if (req.method === 'HEAD') return void res.end();
-    if (cutKey !== null && !cut.has(cutKey)) {
-      cut.add(cutKey);
+    if (fault !== null && !cut.has(fault.key)) {
+      cut.add(fault.key);
       const half = start + ((end - start) >> 1);
-      res.write(bytes.subarray(start, half), () => res.destroy());
+      res.write(bytes.subarray(start, half), () => fault.stall || res.destroy());
       return;
     }
     res.end(bytes.subarray(start, end));
@@ -232,13 +242,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
         });
         return res.end();
       }
-      return sendBytes(
-        req,
-        res,
-        served(entry.repo, file, bytes),
-        { ...common, etag: `"${gitBlobId(bytes)}"` },
-        entry.repo.cutOnce?.includes(file) ? `${repoName}/${file}` : null,
-      );
+      return sendBytes(req, res, served(entry.repo, file, bytes), { ...common, etag: `"${gitBlobId(bytes)}"` }, faultOf(entry.repo, file));
     }
     error(res, 404, 'NotFound', `no route ${url.pathname}`);
   });
@@ -251,13 +255,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
       res.writeHead(404);
       return res.end();
     }
-    sendBytes(
-      req,
-      res,
-      served(obj.repo, obj.path, obj.bytes),
-      { etag: `"${m![2]}"` },
-      obj.repo.cutOnce?.includes(obj.path) ? `${obj.repo.repo}/${obj.path}` : null,
-    );
+    sendBytes(req, res, served(obj.repo, obj.path, obj.bytes), { etag: `"${m![2]}"` }, faultOf(obj.repo, obj.path));
   });
   const port = await listen(hub, o.port ?? 0);
   cdnOrigin = `http://localhost:${await listen(cdn, o.cdnPort ?? 0)}`;

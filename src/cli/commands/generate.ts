@@ -23,7 +23,9 @@ and prints the text.
 
   --model PATH        a checkpoint of ours (FILE.safetensors, its own tokenizer), a Hugging Face
                       model folder (config.json, *.safetensors, tokenizer.json; Llama, Qwen2, Qwen3)
-                      or an ONNX causal-LM folder (onnx/model.onnx, config.json, tokenizer.json)
+                      or an ONNX causal-LM folder (onnx/model.onnx, config.json, tokenizer.json);
+                      or a Hugging Face Hub id, org/name[@revision], downloaded into the Hugging
+                      Face cache (HF_HUB_CACHE, HF_TOKEN, HF_HUB_OFFLINE: docs/cli.md)
   --prompt TEXT       the prompt, tokenized as Hugging Face's tokenizer(TEXT) does (special tokens
                       its post-processor adds included)
   --chat TEXT         one user message, rendered with the model's chat template and the

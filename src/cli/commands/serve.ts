@@ -20,8 +20,9 @@ use it unchanged.
 
   --model M            a checkpoint of ours (FILE.safetensors), a Hugging Face model folder
                        (config.json, *.safetensors, tokenizer.json) or an ONNX causal-LM folder
-                       (onnx/model.onnx); or copy-last, the baseline that repeats the last
-                       observation (no model)
+                       (onnx/model.onnx), or a Hugging Face Hub id org/name[@revision] (downloaded
+                       into the Hugging Face cache); or copy-last, the baseline that repeats the
+                       last observation (no model)
   --model-id ID        the id clients name the model by (default: the file or folder name)
   --host H             address to bind (default 127.0.0.1: this machine only)
   --port N             port (default 8000; 0 picks a free one)

@@ -14,7 +14,8 @@ import { HfTokenizerError, type ChatMessage } from '../../core/tokenizer/hf.ts';
 
 const USAGE = `lwm tokenize --model HF_FOLDER (--text TEXT | --chat TEXT) [--system TEXT] [--no-special] [--json]
 
-  --model HF_FOLDER  a Hugging Face model folder (tokenizer.json, tokenizer_config.json)
+  --model HF_FOLDER  a Hugging Face model folder (tokenizer.json, tokenizer_config.json), or a
+                     Hub id org/name[@revision] (downloaded into the Hugging Face cache)
   --text TEXT        tokenize TEXT as tokenizer(TEXT) does (special tokens added by default)
   --chat TEXT        one user message (after --system's, if given) in the chat template,
                      ending with the generation prompt; the messages are text

@@ -39,7 +39,8 @@ lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data 
   [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
                                                     log-probs are those of the same tempered distribution)
   [--from HF_FOLDER [--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down] [--weights f32|f16]] [--memory-gib G]]
-                                                   (fine-tune a Hugging Face Llama / Qwen2 / Qwen3 folder in its
+                                                   (fine-tune a Hugging Face Llama / Qwen2 / Qwen3 folder, or a Hub
+                                                    id org/name[@revision] downloaded into the Hugging Face cache, in its
                                                     chat format: full, or a LoRA adapter (alpha default 2R) written
                                                     as a PEFT folder -o DIR; --from DIR resumes it; --weights f16
                                                     holds the frozen base in f16: half its memory, f32 accumulation)
