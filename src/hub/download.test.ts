@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import { folderFiles, gitBlobId, startMockHub, type MockHub } from './testing.ts
 const TINY = fileURLToPath(new URL('../model/fixtures/hf/llama-chat', import.meta.url));
 const SHARDED = fileURLToPath(new URL('../model/hf/fixtures/safetensors/sharded-f16', import.meta.url));
 const tiny = folderFiles(TINY, { skip: ['generate.json'] });
-const changed = { ...tiny, 'generation_config.json': new TextEncoder().encode('{"max_new_tokens": 7}\n') };
+const changed: Record<string, Uint8Array> = { ...tiny, 'generation_config.json': new TextEncoder().encode('{"max_new_tokens": 7}\n') };
 const TOKEN = 'hf_test_secret_token_123';
 
 let hub: MockHub;
@@ -210,6 +210,19 @@ describe('Hub ids into the huggingface_hub cache', () => {
     cache = join(root, 'cache-token-file');
     const byFile = await resolveHubPath('org/gated', { env: { HF_ENDPOINT: hub.endpoint, HF_HUB_CACHE: cache, HF_HOME: home } });
     expect(existsSync(join(byFile.path, 'config.json'))).toBe(true);
+  });
+
+  it('two downloads of one model at once: one writer a blob, both complete; a lock left by an ended process is taken over', async () => {
+    const stale = join(cache, '.locks', 'models--org--tiny', `${sha256(changed['model.safetensors'])}.lwm.lock`);
+    await mkdir(join(cache, '.locks', 'models--org--tiny'), { recursive: true });
+    await writeFile(stale, `99999999@${hostname()}\n`);
+    const [a, b] = await Promise.all([get('org/tiny'), get('org/tiny')]);
+    expect(a.path).toBe(b.path);
+    for (const [name, bytes] of Object.entries(changed)) expect(new Uint8Array(readFileSync(join(a.path, name))), name).toEqual(bytes);
+    // Each file's bytes were fetched once.
+    expect((a.snapshot?.downloaded ?? 0) + (b.snapshot?.downloaded ?? 0)).toBe(Object.values(changed).reduce((n, x) => n + x.length, 0));
+    expect(readdirSync(join(cache, '.locks', 'models--org--tiny'))).toEqual([]);
+    expect(readdirSync(join(cache, 'models--org--tiny', 'blobs')).filter((f) => !/^[0-9a-f]+$/.test(f))).toEqual([]);
   });
 
   it('a sharded model: the index and every shard it names', async () => {

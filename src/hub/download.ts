@@ -254,8 +254,19 @@ async function fetchFile(c: HubClient, id: HubId, commit: string, f: HubFile): P
     throw new HubError(`${label}: ${f.path}: the Hub's listing says ${f.size} bytes and its headers ${meta.size}`, 'integrity');
   const size = f.size ?? meta.size;
   let downloaded = 0;
-  const kept = await c.storage.blobSize(id.repo, etag);
-  if (kept === null || (size !== null && kept !== size)) downloaded = await download(c, id, url, f.path, etag, size, f.lfs !== null);
+  const complete = async () => {
+    const kept = await c.storage.blobSize(id.repo, etag);
+    return kept !== null && (size === null || kept === size);
+  };
+  if (!(await complete())) {
+    // One writer a blob: a second download of it (another process, or this one's other call) waits, then finds it done.
+    const release = await c.storage.lock(id.repo, etag, c.signal);
+    try {
+      if (!(await complete())) downloaded = await download(c, id, url, f.path, etag, size, f.lfs !== null);
+    } finally {
+      await release();
+    }
+  }
   await c.storage.link(id.repo, commit, f.path, etag);
   return downloaded;
 }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, type Stats } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, symlink, writeFile, type FileHandle } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { HubError } from './errors.ts';
 import { hubSnapshot, type HubProgress, type Snapshot } from './download.ts';
@@ -67,6 +67,57 @@ async function tagCache(cacheDir: string): Promise<void> {
     await writeFile(tag, CACHEDIR_TAG, { flag: 'wx' });
   } catch {
     // Best effort, as huggingface_hub's: a cache without the tag works the same.
+  }
+}
+
+/** Whether the process a lock file names still runs (a lock from another machine counts as held). */
+function holderAlive(text: string): boolean {
+  const m = /^(\d+)@(.*)$/.exec(text.trim());
+  if (!m) return false;
+  if (m[2] !== hostname()) return true;
+  try {
+    process.kill(Number(m[1]), 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const LOCK_POLL_MS = 200;
+
+/**
+ * `.locks/models--{org}--{name}/{etag}.lwm.lock`, made with O_EXCL and holding `pid@host`: the
+ * blob's one writer. A lock whose process has ended is taken over. (huggingface_hub's own locks
+ * beside it are `{etag}.lock`, held with flock; a download by both at once is still told apart
+ * by the size and hash checks.)
+ */
+async function lockBlob(cacheDir: string, repo: string, etag: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+  const path = join(cacheDir, '.locks', repoFolderName(repo), `${etag}.lwm.lock`);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch (e) {
+    throw storageError(path, e);
+  }
+  for (;;) {
+    try {
+      await writeFile(path, `${process.pid}@${hostname()}\n`, { flag: 'wx' });
+      return () => rm(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw storageError(path, e);
+    }
+    let text = '';
+    try {
+      text = await readFile(path, 'utf8');
+    } catch {
+      continue; // released meanwhile
+    }
+    // Our own process's lock is another call of ours under way: wait for it like any live holder.
+    if (text && !holderAlive(text)) {
+      await rm(path, { force: true });
+      continue;
+    }
+    if (signal?.aborted) throw signal.reason;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   }
 }
 
@@ -167,6 +218,7 @@ export function nodeHubStorage(cacheDir: string): HubStorage {
         throw storageError(p, e);
       }
     },
+    lock: (repo, etag, signal) => lockBlob(cacheDir, repo, etag, signal),
     snapshotLocation: (repo, commit) => snap(repo, commit),
   };
 }

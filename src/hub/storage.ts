@@ -47,6 +47,11 @@ export interface HubStorage {
   blobSize(repo: string, etag: string): Promise<number | null>;
   /** The blob's download under way, opened for appending (created empty if none). */
   partial(repo: string, etag: string): Promise<PartialBlob>;
+  /**
+   * Holds the blob for this download alone (another process or call downloading it waits), until
+   * the returned release is called.
+   */
+  lock(repo: string, etag: string, signal?: AbortSignal): Promise<() => Promise<void>>;
   /** Links `snapshots/{commit}/{path}` to `blobs/{etag}`. */
   link(repo: string, commit: string, path: string, etag: string): Promise<void>;
   /** How the snapshot is named for a caller (its folder on disk). */
