@@ -257,6 +257,16 @@ describe('Hub ids into the huggingface_hub cache', () => {
     const fallback = await resolveHubPath('org/tiny', { env: env(down), log: (m) => logs.push(m) });
     expect(fallback.path).toBe(online.path);
     expect(logs).toEqual([`org/tiny: the Hub cannot be reached; using the cached snapshot ${hub.commit('org/tiny', 1)}`]);
+    // A Hub in trouble (503): the cached snapshot, said; a model not cached, the error.
+    hub.apiDown = true;
+    try {
+      const logged: string[] = [];
+      expect((await resolveHubPath('org/tiny', { env: env(), log: (m) => logged.push(m) })).path).toBe(online.path);
+      expect(logged).toEqual([`org/tiny: the Hub answered HTTP 503; using the cached snapshot ${hub.commit('org/tiny', 1)}`]);
+      expect((await hubError(get('org/sharded'))).message).toBe('org/sharded: the Hub answered HTTP 503 for the model; try again later');
+    } finally {
+      hub.apiDown = false;
+    }
     // A folder on disk wins; what is written as a path is never looked up.
     hub.requests.length = 0;
     const local = join(root, 'org');

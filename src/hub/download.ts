@@ -146,8 +146,37 @@ async function send(
   throw new HubError(`${label}: the Hub redirected more than ${MAX_REDIRECTS} times`, 'network');
 }
 
+/** The most a listing or an index may take: the Hub's largest model listings are a few MB. */
+const MAX_JSON_BYTES = 64 << 20;
+
 async function readJson(res: Response, label: string, what: string): Promise<unknown> {
-  const text = await res.text();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw new HubError(`${label}: the Hub's answer for ${what} was cut off (${(e as Error).message})`, 'network');
+      }
+      if (r.done) break;
+      total += r.value.length;
+      if (total > MAX_JSON_BYTES) {
+        await reader.cancel();
+        throw new HubError(`${label}: the Hub's answer for ${what} is over ${MAX_JSON_BYTES >> 20} MiB; refused`, 'listing');
+      }
+      chunks.push(r.value);
+    }
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  const text = new TextDecoder().decode(bytes);
   try {
     return JSON.parse(text);
   } catch {
@@ -206,7 +235,14 @@ export async function hubSnapshot(id: HubId, c: HubClient): Promise<Snapshot> {
     }
     throw e;
   }
-  if (!res.ok) throw statusError(c, label, res, 'the model', id);
+  if (!res.ok) {
+    const error = statusError(c, label, res, 'the model', id);
+    // As huggingface_hub: a Hub that fails (5xx), a complete snapshot in the cache is used.
+    const cached = error.about === 'network' ? await fromCache(c, id) : null;
+    if (!cached) throw error;
+    c.log?.(`${label}: the Hub answered HTTP ${res.status}; using the cached snapshot ${cached.commit}`);
+    return cached;
+  }
   const info = parseRevisionInfo(await readJson(res, label, 'the model'), label);
   if (isCommitSha(id.revision) && info.commit !== id.revision)
     throw new HubError(`${label}: the Hub answered commit ${info.commit} for commit ${id.revision}`, 'listing');

@@ -46,6 +46,8 @@ export interface MockRequest {
 export interface MockHub {
   endpoint: string;
   requests: MockRequest[];
+  /** Set: every API request (listings) answers 503, as a Hub having trouble. */
+  apiDown: boolean;
   /** The sha of commit `i` of `repo`. */
   commit(repo: string, i: number): string;
   close(): Promise<void>;
@@ -97,6 +99,7 @@ function parseRange(h: string | undefined, size: number): [number, number] | nul
 
 export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPort?: number } = {}): Promise<MockHub> {
   const requests: MockRequest[] = [];
+  const mock = { apiDown: false } as MockHub;
   const table = new Map<string, { repo: MockRepo; commits: Commit[] }>();
   for (const r of repos) table.set(r.repo, { repo: r, commits: r.commits.map((files, i) => ({ sha: commitSha(r.repo, i, files), files })) });
   const cut = new Set<string>();
@@ -166,6 +169,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
       auth: !!req.headers.authorization,
     });
     let m = /^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree)\/(.+?)(?:\/)?$/.exec(url.pathname);
+    if (m && req.method === 'GET' && mock.apiDown) return error(res, 503, 'ServiceUnavailable', 'Service temporarily unavailable');
     if (m && req.method === 'GET') {
       const found = lookup(decodeURIComponent(m[1]), decodeURIComponent(m[3]));
       if (found.status === 'no-repo') return error(res, 401, 'RepoNotFound', 'Repository not found');
@@ -260,10 +264,10 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
   const port = await listen(hub, o.port ?? 0);
   cdnOrigin = `http://localhost:${await listen(cdn, o.cdnPort ?? 0)}`;
   const endpoint = `http://127.0.0.1:${port}`;
-  return {
+  Object.assign(mock, {
     endpoint,
     requests,
-    commit: (repo, i) => table.get(repo)!.commits[i].sha,
+    commit: (repo: string, i: number) => table.get(repo)!.commits[i].sha,
     close: () =>
       Promise.all(
         [hub, cdn].map(
@@ -274,5 +278,6 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
             }),
         ),
       ).then(() => undefined),
-  };
+  });
+  return mock;
 }
