@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HubError } from './errors.ts';
-import { progressLines, resolveHubPath } from './node.ts';
+import { hubSnapshot } from './download.ts';
+import { nodeHash, nodeHubSettings, nodeHubStorage, progressLines, resolveHubPath } from './node.ts';
 import { folderFiles, gitBlobId, startMockHub, type MockHub } from './testing.ts';
 
 const TINY = fileURLToPath(new URL('../model/fixtures/hf/llama-chat', import.meta.url));
@@ -223,6 +224,22 @@ describe('Hub ids into the huggingface_hub cache', () => {
     expect((a.snapshot?.downloaded ?? 0) + (b.snapshot?.downloaded ?? 0)).toBe(Object.values(changed).reduce((n, x) => n + x.length, 0));
     expect(readdirSync(join(cache, '.locks', 'models--org--tiny'))).toEqual([]);
     expect(readdirSync(join(cache, 'models--org--tiny', 'blobs')).filter((f) => !/^[0-9a-f]+$/.test(f))).toEqual([]);
+  });
+
+  it('a fetch that follows redirects itself, as a browser does: the listing names and sizes the files, the same layout', async () => {
+    const followed: string[] = [];
+    const browserLike = (async (url: string | URL | Request, init?: RequestInit) => {
+      const res = await fetch(url, { ...init, redirect: 'follow' });
+      if (res.redirected) followed.push(`${init?.method} ${res.url}`);
+      return res;
+    }) as typeof fetch;
+    const settings = nodeHubSettings(env());
+    const snap = await hubSnapshot({ repo: 'org/tiny', revision: 'main' }, { settings, storage: nodeHubStorage(cache), hash: nodeHash, fetch: browserLike });
+    expect(followed.some((l) => l.startsWith('HEAD http://localhost:'))).toBe(true);
+    for (const [name, bytes] of Object.entries(changed)) {
+      expect(readlinkSync(join(snap.location, name)), name).toBe(`../../blobs/${name.endsWith('.safetensors') ? sha256(bytes) : gitBlobId(bytes)}`);
+      expect(new Uint8Array(readFileSync(join(snap.location, name))), name).toEqual(bytes);
+    }
   });
 
   it('a sharded model: the index and every shard it names', async () => {

@@ -280,7 +280,9 @@ async function fetchFile(c: HubClient, id: HubId, commit: string, f: HubFile): P
   const url = `${c.settings.endpoint}/${id.repo}/resolve/${commit}/${urlPath(f.path)}`;
   const head = await send(c, label, url, { method: 'HEAD' }, false, c.settings.etagTimeoutMs ?? 10_000);
   if (!(head.ok || (head.status >= 300 && head.status < 400))) throw statusError(c, label, head, f.path, id);
-  const meta = fileMetadata(head.headers, `${label}: ${f.path}`);
+  // A browser follows a redirect itself (an opaque one cannot be read): the headers are then the
+  // storage's, not the Hub's, and the listing alone names and sizes the file.
+  const meta = head.redirected ? { commit: null, etag: null, size: null } : fileMetadata(head.headers, `${label}: ${f.path}`);
   if (meta.commit !== null && meta.commit !== commit)
     throw new HubError(`${label}: ${f.path}: the Hub resolved it at commit ${meta.commit}, not ${commit}`, 'listing');
   const etag = meta.etag ?? f.lfs?.sha256 ?? f.blobId;
