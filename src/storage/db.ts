@@ -15,9 +15,9 @@
 //        and settings of one Bench run (or an imported judged file), its state and progress;
 //      benchResults: keyPath ['benchId', 'backend', 'index']; one sample's prediction and its
 //        judged records by judge, written as each finishes (what a resumed run skips).
-//   4  prompt optimisations (src/storage/optimize.ts):
-//      optimisations: keyPath 'id', index 'byCreatedAt'; an OptimisationRecord: the starting
-//        template, data, backend, judge, optimiser and loop settings, and the loop's resumable
+//   4  prompt optimizations (src/storage/optimize.ts):
+//      optimizations: keyPath 'id', index 'byCreatedAt'; an OptimizationRecord: the starting
+//        template, data, backend, judge, optimizer and loop settings, and the loop's resumable
 //        state (src/core/optimize/loop.ts), written after every evaluation.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type {
@@ -30,7 +30,7 @@ import type {
   RunMetric,
   BenchRecord,
   BenchResult,
-  OptimisationRecord,
+  OptimizationRecord,
 } from '../core/records.ts';
 
 export const DB_NAME = 'lwm-studio';
@@ -46,7 +46,7 @@ export interface StudioDB extends DBSchema {
   runMetrics: { key: [string, number]; value: RunMetric };
   benches: { key: string; value: BenchRecord; indexes: { byCreatedAt: number } };
   benchResults: { key: [string, string, number]; value: BenchResult };
-  optimisations: { key: string; value: OptimisationRecord; indexes: { byCreatedAt: number } };
+  optimizations: { key: string; value: OptimizationRecord; indexes: { byCreatedAt: number } };
 }
 
 let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
@@ -74,7 +74,7 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
         db.createObjectStore('benchResults', { keyPath: ['benchId', 'backend', 'index'] });
       }
       if (oldVersion < 4) {
-        const opts = db.createObjectStore('optimisations', { keyPath: 'id' });
+        const opts = db.createObjectStore('optimizations', { keyPath: 'id' });
         opts.createIndex('byCreatedAt', 'createdAt');
       }
     },

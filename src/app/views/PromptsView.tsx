@@ -4,19 +4,19 @@ import { Link, Route, Switch, useLocation } from 'wouter';
 import { DatasetError, useDatasets } from '../components/DatasetGate.tsx';
 import { RawTrajectoryEditor } from './prompts/RawTrajectoryEditor.tsx';
 import { TemplateEditor } from './prompts/TemplateEditor.tsx';
-import { OptimiseView } from './prompts/OptimiseView.tsx';
+import { OptimizeView } from './prompts/OptimizeView.tsx';
 
 function Tabs() {
   const [location] = useLocation();
   const raw = location.startsWith('/raw');
-  const optimise = location.startsWith('/optimise');
+  const optimize = location.startsWith('/optimize');
   return (
     <nav className="tabs" aria-label="Prompt editor modes">
-      <Link href="/" className="tab" aria-current={!raw && !optimise ? 'page' : undefined}>
+      <Link href="/" className="tab" aria-current={!raw && !optimize ? 'page' : undefined}>
         Templates
       </Link>
-      <Link href="/optimise" className="tab" aria-current={optimise ? 'page' : undefined}>
-        Optimise
+      <Link href="/optimize" className="tab" aria-current={optimize ? 'page' : undefined}>
+        Optimize
       </Link>
       <Link href="/raw" className="tab" aria-current={raw ? 'page' : undefined}>
         Raw trajectory
@@ -34,9 +34,9 @@ export default function PromptsView() {
       <Tabs />
       <Switch>
         <Route path="/raw/:id">{(p) => <RawTrajectoryEditor id={p.id} />}</Route>
-        <Route path="/optimise/:from">{(p) => <OptimiseView from={p.from} />}</Route>
-        <Route path="/optimise">
-          <OptimiseView />
+        <Route path="/optimize/:from">{(p) => <OptimizeView from={p.from} />}</Route>
+        <Route path="/optimize">
+          <OptimizeView />
         </Route>
         <Route path="/raw">
           <RawTrajectoryEditor />

@@ -1,7 +1,7 @@
 // `lwm optimize`: every bad argument or file gets an error naming it; the whole CLI (bin/lwm.mjs)
 // runs 3 offline rounds with the copy-last baseline and the local judge, deterministically, and
 // writes the lineage; an OpenAI-compatible server here on 127.0.0.1 plays the simulator and the
-// optimiser LLM (a malformed reply and one that drops a placeholder are refused with the reason
+// optimizer LLM (a malformed reply and one that drops a placeholder are refused with the reason
 // kept, and the loop goes on); --resume continues a run without redoing its rounds, after a
 // finished run and after a killed one.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -173,7 +173,7 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const dir = path('run');
     expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).code).toBe(0);
     expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).stderr).toMatch(
-      /run already holds an optimisation run \(state\.json\); add --resume/,
+      /run already holds an optimization run \(state\.json\); add --resume/,
     );
     expect((await lwm('--resume', '-o', path('nothing'))).stderr).toMatch(/nothing: nothing to resume \(no state\.json and run\.json/);
     const other = await lwm('--resume', '--seed', '5', '-o', dir);
@@ -260,7 +260,7 @@ describe('lwm optimize: the whole command (bin/lwm.mjs)', () => {
     expect(c.scores.perSample[0]).toEqual({ task: expect.any(String), id: expect.any(String), turn_idx: expect.any(Number), objective: expect.any(Number) });
     expect(c.scores.table.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(['mcp', 'terminal']);
     expect(readFileSync(join(dir, 'versions', 'r1c1.jinja'), 'utf8')).toBe(c.text);
-    expect(c.text).toContain('{# optimiser instructions #}');
+    expect(c.text).toContain('{# optimizer instructions #}');
     expect(readJson(join(dir, 'best.json'))).toMatchObject({ version: 'opt-v0', text: BUILTIN_TEMPLATES.v1.text });
     expect(JSON.stringify(readJson(join(dir, 'run.json')).options)).not.toMatch(/api-key/);
     const again = runBin(path('b'));
@@ -284,7 +284,7 @@ beforeAll(async () => {
       seen.push(body);
       if (hang && seen.filter((b) => b.model === 'sim').length > hang.after) return hang.hit();
       const last = [...body.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
-      // "picky" simulates only when its system prompt holds one of the offline optimiser's instruction lines.
+      // "picky" simulates only when its system prompt holds one of the offline optimizer's instruction lines.
       const obeys = body.model !== 'picky' || /\n- [A-Z]/.test(body.messages[0]?.content ?? '');
       const content =
         body.model === 'opt'
@@ -311,7 +311,7 @@ beforeEach(() => {
 
 const sim = () => ['--backend', 'endpoint', '--base-url', base, '--model', 'sim', '--no-stream', '--concurrency', '1'];
 
-describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () => {
+describe('lwm optimize with an OpenAI-compatible optimizer and simulator', () => {
   it('refuses a malformed reply and one that drops a placeholder, keeps why, and goes on to score a valid one', async () => {
     const v1 = BUILTIN_TEMPLATES.v1.text;
     const better = v1.replace('Do not explain or comment.', 'Do not explain or comment. Never invent files.');
@@ -351,7 +351,7 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect(r.code).toBe(0);
     const s = readJson(join(dir, 'state.json')) as LoopState;
     const byId = Object.fromEntries(s.versions.map((v) => [v.id, v]));
-    expect(byId.r1c1).toMatchObject({ status: 'invalid', optimiser: 'endpoint' });
+    expect(byId.r1c1).toMatchObject({ status: 'invalid', optimizer: 'endpoint' });
     expect(byId.r1c1.reason).toMatch(/the reply holds no template/);
     expect(byId.r1c2).toMatchObject({ status: 'invalid', note: 'shorter action block' });
     expect(byId.r1c2.reason).toMatch(/dropped placeholder\(s\) \{\{ action \}\}/);
@@ -361,7 +361,7 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect(byId.r2c1.comparison?.n).toBe(8);
     expect(byId.r2c2).toMatchObject({ status: 'invalid', reason: 'the reply is the current template unchanged' });
     expect(s.rounds.map((x) => x.round)).toEqual([1, 2]);
-    // The optimiser saw the errors and the lineage, the refusals included.
+    // The optimizer saw the errors and the lineage, the refusals included.
     const asks = seen.filter((b) => b.model === 'opt');
     expect(asks).toHaveLength(4);
     expect(asks[2].messages[1].content).toMatch(/r1c2 \(from v0\): invalid; shorter action block — the reply dropped placeholder/);
@@ -377,12 +377,12 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect([...systems].filter((m) => rendered(better).has(m.content)).length).toBeGreaterThan(0);
     expect([...systems].some((m) => m.content.includes('Never invent files.'))).toBe(true);
     expect(readFileSync(join(dir, 'versions', 'r1c2.jinja'), 'utf8')).toContain('the action');
-    expect(r.stdout).toMatch(/\nr1c1 +v0 +invalid +- +- +the optimiser gave no note — the reply holds no template/);
+    expect(r.stdout).toMatch(/\nr1c1 +v0 +invalid +- +- +the optimizer gave no note — the reply holds no template/);
   });
 });
 
 describe('lwm optimize: a candidate that helps is accepted', () => {
-  it('with a simulator that follows instructions, the offline optimiser finds one and the paired test accepts it', async () => {
+  it('with a simulator that follows instructions, the offline optimizer finds one and the paired test accepts it', async () => {
     const dir = path('picky');
     const r = await lwm(
       '--template',

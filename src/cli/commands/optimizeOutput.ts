@@ -47,7 +47,7 @@ function lineageEntry(v: Version) {
     parent: v.parent,
     round: v.round,
     status: v.status,
-    optimiser: v.optimiser,
+    optimizer: v.optimizer,
     note: v.note,
     ...(v.reason !== undefined && { reason: v.reason }),
     mean: v.mean ?? null,

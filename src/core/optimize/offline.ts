@@ -1,15 +1,15 @@
-// The offline optimiser (issue 16 item 2): no endpoint, no model. It edits a template's text by
+// The offline optimizer (issue 16 item 2): no endpoint, no model. It edits a template's text by
 // adding, removing or moving instructions drawn from a library keyed to the judge's dimensions and
 // the verifier's mismatch rules, guided by the error analysis: the weakest dimension first, the
 // most frequent mismatch next, and the words the judge's weaknesses use. The instructions live in
 // one block of the template delimited by two Jinja comments (which render to nothing), so the
-// optimiser only ever touches its own lines and the rest of the template stays the author's.
+// optimizer only ever touches its own lines and the rest of the template stays the author's.
 import { Rng } from '../random.ts';
 import type { Dimension } from '../judge/types.ts';
 import type { ErrorAnalysis } from './analysis.ts';
 
-export const BLOCK_BEGIN = '{# optimiser instructions #}';
-export const BLOCK_END = '{# end of optimiser instructions #}';
+export const BLOCK_BEGIN = '{# optimizer instructions #}';
+export const BLOCK_END = '{# end of optimizer instructions #}';
 
 export interface Instruction {
   id: string;
