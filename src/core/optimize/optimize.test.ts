@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyseErrors, formatAnalysis, sampleObjective } from './analysis.ts';
 import { newLoopState, plannedEvaluations, runOptimization, checkLoopConfig, type LoopConfig, type LoopEnv, type LoopState, type Optimizer } from './loop.ts';
-import { BLOCK_BEGIN, BLOCK_END, blockInstructions, proposeOffline, withInstructions } from './offline.ts';
+import { BLOCK_BEGIN, BLOCK_END, blockInstructions, OLD_BLOCK_BEGIN, OLD_BLOCK_END, proposeOffline, withCurrentMarkers, withInstructions } from './offline.ts';
 import { BUILTIN_TEMPLATES, checkTemplateText } from '../templates/builtin.ts';
 import { renderSystem } from '../templates/render.ts';
 import { placeholderNames } from '../templates/jinja.ts';
@@ -89,6 +89,41 @@ describe('offline optimizer', () => {
   it('without the anchor, puts its block just before the history loop', () => {
     const text = withInstructions('Be {{ domain }}.\n{% for turn in history %}{{ turn.action }}{% endfor %}{{ action }}', ['x']);
     expect(text).toBe(`Be {{ domain }}.\n\n${BLOCK_BEGIN}\n- x\n${BLOCK_END}\n{% for turn in history %}{{ turn.action }}{% endfor %}{{ action }}`);
+  });
+
+  it('reads the block of a template saved with the old markers, and its next edit writes the current ones in their place', () => {
+    const lines = [
+      'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.',
+      'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.',
+    ];
+    const current = withInstructions(TEMPLATE, lines);
+    const saved = current.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END);
+    expect(saved).not.toContain(BLOCK_BEGIN);
+    expect(blockInstructions(saved)).toEqual(lines);
+    // Rewritten in place: one block, the current markers, the author's text around it unchanged.
+    expect(withInstructions(saved, lines)).toBe(current);
+    const edited = withInstructions(saved, [lines[1]]);
+    expect(edited).not.toContain(OLD_BLOCK_BEGIN);
+    expect(edited).not.toContain(OLD_BLOCK_END);
+    expect(edited.split(BLOCK_BEGIN)).toHaveLength(2);
+    expect(blockInstructions(edited)).toEqual([lines[1]]);
+    // The offline optimizer's candidates from such a template move or remove its lines, not add a second block.
+    const proposals = proposeOffline(saved, analysis, 10, 1);
+    expect(proposals.length).toBeGreaterThan(0);
+    for (const p of proposals) {
+      expect(p.text).not.toContain(OLD_BLOCK_BEGIN);
+      expect(p.text.split(BLOCK_BEGIN)).toHaveLength(2);
+    }
+    expect(proposals.some((p) => /^moved the factuality instruction to the top/.test(p.note))).toBe(true);
+    // None differs from the template, or from a version tried with the current markers, by the markers alone.
+    expect(proposals.map((p) => p.text)).not.toContain(current);
+    const tried = proposeOffline(current, analysis, 10, 1).map((p) => p.text);
+    expect(proposals.map((p) => p.text)).toEqual(tried);
+    const triedSaved = new Set(tried.slice(0, 2).map((t) => t.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END)));
+    expect(proposeOffline(saved, analysis, 10, 1, { exclude: triedSaved }).map((p) => p.text)).toEqual(tried.slice(2));
+    expect(withCurrentMarkers(saved)).toBe(current);
+    expect(withCurrentMarkers(current)).toBe(current);
+    expect(withCurrentMarkers(TEMPLATE)).toBe(TEMPLATE);
   });
 
   it('moves and removes instructions once there are some', () => {
