@@ -125,6 +125,30 @@ export function plannedEvaluations(c: LoopConfig): number {
   return 1 + c.rounds * c.candidates + (c.testSize > 0 ? 1 : 0);
 }
 
+/**
+ * The key a version's optimizer was stored under before the project settled on one spelling: in
+ * IndexedDB's records (a version 4 database) and in `lwm optimize`'s state.json files written then.
+ * Read only; nothing writes it.
+ */
+export const OLD_OPTIMIZER_KEY = 'optimiser'; // old spelling, read for stored data
+
+/** Moves `o`'s value under OLD_OPTIMIZER_KEY to `optimizer` (in place) when it has no `optimizer` yet; returns `o`. */
+export function withOptimizerKey<T>(o: T): T {
+  if (o && typeof o === 'object' && Object.hasOwn(o, OLD_OPTIMIZER_KEY) && !Object.hasOwn(o, 'optimizer')) {
+    const r = o as Record<string, unknown>;
+    r.optimizer = r[OLD_OPTIMIZER_KEY];
+    delete r[OLD_OPTIMIZER_KEY];
+  }
+  return o;
+}
+
+/** A loop state as stored (state.json, an IndexedDB record), its versions in the current field names whichever spelling wrote them (in place). */
+export function storedLoopState<T>(s: T): T {
+  const versions = (s as { versions?: unknown } | null)?.versions;
+  if (Array.isArray(versions)) for (const v of versions) withOptimizerKey(v);
+  return s;
+}
+
 export function newLoopState(config: LoopConfig): LoopState {
   const errors = checkLoopConfig(config);
   if (errors.length) throw new RangeError(errors.join('; '));
