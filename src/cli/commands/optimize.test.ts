@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
-import type { LoopState } from '../../core/optimize/loop.ts';
+import { OLD_OPTIMIZER_KEY, type LoopState } from '../../core/optimize/loop.ts';
+import { BLOCK_BEGIN, BLOCK_END, OLD_BLOCK_BEGIN, OLD_BLOCK_END } from '../../core/optimize/offline.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import { renderSystem } from '../../core/templates/render.ts';
 import { candidateTemplate } from '../../core/optimize/evaluate.ts';
@@ -443,6 +444,35 @@ describe('lwm optimize --resume', () => {
     expect(again.code).toBe(0);
     expect(again.stderr).not.toMatch(/ on dev: /);
     expect(readJson(path('part/state.json'))).toEqual(end);
+  });
+
+  it('resumes a run whose state.json has the older spelling (the optimizer key, the instruction markers) to the same end', async () => {
+    const whole = await lwm('--template', 'v2', ...BASE, '--rounds', '2', '--seed', '4', '-o', path('whole'));
+    expect(whole.code).toBe(0);
+    expect((await lwm('--template', 'v2', ...BASE, '--rounds', '1', '--seed', '4', '-o', path('part'))).code).toBe(0);
+    const first = readJson(path('part/state.json')) as LoopState;
+    const oldText = (t: string) => t.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END);
+    const old = {
+      ...first,
+      versions: first.versions.map(({ optimizer, ...v }) => ({ ...v, text: oldText(v.text), [OLD_OPTIMIZER_KEY]: optimizer })),
+    };
+    expect(old.versions.some((v) => v.text.includes(OLD_BLOCK_BEGIN))).toBe(true);
+    await writeFile(path('part/state.json'), JSON.stringify(old));
+
+    const resumed = await lwm('--resume', '--rounds', '2', '-o', path('part'));
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/resuming .*part: 1 round\(s\) done, 3 version\(s\)/);
+    const end = readJson(path('part/state.json')) as LoopState;
+    const w = readJson(path('whole/state.json')) as LoopState;
+    // Written back in the current names; the stored round-1 texts as they were, the rest as the whole run's.
+    expect(JSON.stringify(end)).not.toContain(`"${OLD_OPTIMIZER_KEY}"`);
+    expect(end.versions.slice(0, 3)).toEqual(first.versions.map((v) => ({ ...v, text: oldText(v.text) })));
+    expect(end.versions.slice(3)).toEqual(w.versions.slice(3));
+    expect(end.rounds).toEqual(w.rounds);
+    expect(end.test).toEqual(w.test);
+    const lineage = readJson(path('part/lineage.json')) as { format: string; version: number; versions: { id: string; optimizer: string }[] };
+    expect(lineage).toMatchObject({ format: 'lwm-optimize-lineage', version: 2 });
+    expect(lineage.versions.map((v) => v.optimizer)).toEqual(w.versions.map((v) => v.optimizer));
   });
 
   it('a run killed in the middle of a round resumes to the same end as a run that was not', async () => {

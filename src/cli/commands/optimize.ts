@@ -13,7 +13,7 @@ import { evalTurnRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord, type BenchSample } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { benchEvaluator, layoutSampleOf, splitForOptimization, templateValidator, type OptimizationSplits } from '../../core/optimize/evaluate.ts';
-import { newLoopState, runOptimization, type LoopConfig, type LoopState, type Optimizer } from '../../core/optimize/loop.ts';
+import { newLoopState, runOptimization, storedLoopState, type LoopConfig, type LoopState, type Optimizer } from '../../core/optimize/loop.ts';
 import { endpointOptimizer, offlineOptimizer } from '../../core/optimize/optimizers.ts';
 import { SYSTEM_PROMPT_FIELDS, type KnownDomain } from '../../core/schema/types.ts';
 import { TEMPLATE_VARIABLE_NAMES } from '../../core/templates/jinja.ts';
@@ -240,7 +240,8 @@ function loopState(a: OptimizeArgs, splits: OptimizationSplits): LoopState {
     ...(a.budget !== undefined && { budget: { modelCalls: a.budget, judgeCalls: a.budget } }),
   };
   if (!a.resume) return newLoopState(config);
-  const s = readRunFile<LoopState>(a.dir, STATE_FILE);
+  // A state.json written before the spelling settled loads too (its versions' optimizer key).
+  const s = storedLoopState(readRunFile<LoopState>(a.dir, STATE_FILE));
   if (!Array.isArray(s?.versions) || typeof s.round !== 'number' || !s.config) throw new FileError(`${join(a.dir, STATE_FILE)}: not an optimization state`);
   if (a.rounds < s.round) throw new UsageError(`--rounds ${a.rounds}: the run in ${a.dir} has already done ${s.round} round(s)`);
   newLoopState(config); // checks the new settings
