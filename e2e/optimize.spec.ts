@@ -144,6 +144,27 @@ async function startOptimization(page: Page, name: string, base: string | null) 
   await expect(page.getByTestId('optimize-form-errors')).toHaveCount(0);
 }
 
+test('a link saved with the old spelling of the Optimize path opens the Optimize tab, the version it names chosen', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  const old = '/optimise'; // old spelling, read for stored data
+  await page.goto(`./#/prompts${old}/v0`);
+  await expect(page).toHaveURL(/#\/prompts\/optimize\/v0$/);
+  const form = page.getByTestId('optimize-form');
+  await expect(form.getByLabel('Start from')).toHaveValue('v0');
+  await expect(form.getByRole('heading', { name: 'Optimize a template' })).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Prompt editor modes' }).getByRole('link', { name: 'Optimize' })).toHaveAttribute('aria-current', 'page');
+  await snap(page, 'optimize-form');
+  await page.goto(`./#/prompts${old}`);
+  await expect(page).toHaveURL(/#\/prompts\/optimize$/);
+  await expect(page.getByTestId('optimize-form')).toBeVisible();
+  // Back goes to where the user was before, not to the old path (replaced, not pushed).
+  await page.goBack();
+  await expect(page).toHaveURL(/#\/prompts\/optimize\/v0$/);
+  expect(foreign).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
 test('Optimize v0 against an endpoint: 3 rounds twice alike, lineage, diff, resume after reload, promote into the SFT mix, an SFT run uses it', async ({
   page,
 }) => {

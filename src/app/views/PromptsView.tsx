@@ -1,10 +1,19 @@
 // Prompts: the system-prompt template editor (Monaco, loaded with this view's first editor) and
 // the raw-trajectory JSON editor. The URL names the mode and the trajectory being edited.
-import { Link, Route, Switch, useLocation } from 'wouter';
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { DatasetError, useDatasets } from '../components/DatasetGate.tsx';
 import { RawTrajectoryEditor } from './prompts/RawTrajectoryEditor.tsx';
 import { TemplateEditor } from './prompts/TemplateEditor.tsx';
 import { OptimizeView } from './prompts/OptimizeView.tsx';
+
+/** The Optimize tab's path as it was spelt before: links and bookmarks saved then still open the tab (redirected). */
+const OLD_OPTIMIZE_PATH = '/optimise'; // old spelling, read for stored data
+
+/** Sends an old-spelling path to the same place under /optimize (a template version's name included, as it was encoded). */
+function OldOptimizePath() {
+  const [location] = useLocation();
+  return <Redirect to={`/optimize${location.slice(OLD_OPTIMIZE_PATH.length)}`} replace />;
+}
 
 function Tabs() {
   const [location] = useLocation();
@@ -37,6 +46,12 @@ export default function PromptsView() {
         <Route path="/optimize/:from">{(p) => <OptimizeView from={p.from} />}</Route>
         <Route path="/optimize">
           <OptimizeView />
+        </Route>
+        <Route path={`${OLD_OPTIMIZE_PATH}/:from`}>
+          <OldOptimizePath />
+        </Route>
+        <Route path={OLD_OPTIMIZE_PATH}>
+          <OldOptimizePath />
         </Route>
         <Route path="/raw">
           <RawTrajectoryEditor />
