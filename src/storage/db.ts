@@ -86,7 +86,9 @@ async function moveOldOptimizations(
     }
     (db as unknown as IDBPDatabase).deleteObjectStore(OLD_OPTIMIZATIONS_STORE);
   } catch (e) {
-    upgradeFailure = e as Error;
+    // The transaction's own error when the browser aborted it (a full quota), else what failed.
+    const failure = tx.error ?? (e as Error);
+    upgradeFailure = new Error(failure.message ? `${failure.name}: ${failure.message}` : failure.name);
     try {
       tx.abort();
     } catch {
@@ -126,7 +128,11 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
       if (oldVersion < 5) {
         const opts = db.createObjectStore('optimizations', { keyPath: 'id' });
         opts.createIndex('byCreatedAt', 'createdAt');
-        if (oldVersion === 4) void moveOldOptimizations(db, transaction);
+        if (oldVersion === 4) {
+          void moveOldOptimizations(db, transaction);
+          // An abort is reported by the open's rejection (with its reason), not as well by this promise.
+          transaction.done.catch(() => undefined);
+        }
       }
     },
     blocked() {

@@ -1,9 +1,10 @@
 // Prompt optimizations in IndexedDB (fake-indexeddb): a version 4 database, whose store and
 // record fields have the older spelling, upgrades to version 5 with every record moved to
 // 'optimizations' under the current field names, nothing else touched, and the app's reads and
-// writes working on the moved records.
+// writes working on the moved records; an upgrade cut off by a full quota leaves version 4 as it
+// was and says why, and the next open moves everything.
 import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
+import { IDBFactory, IDBObjectStore as FDBObjectStore } from 'fake-indexeddb';
 import { openDB } from 'idb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OptimizationRecord } from '../core/records.ts';
@@ -136,6 +137,39 @@ describe('database upgrade 4 → 5', () => {
     const again = await openStudioDB();
     expect(await again.count('optimizations')).toBe(expected.length);
     expect(await getOptimization('opt-1')).toEqual(expected[1]);
+  });
+
+  it('a full quota during the move leaves version 4 as it was, says why, and the next open moves every record', async () => {
+    const expected = records();
+    await version4(expected.map(oldShaped));
+    // The browser aborts the transaction with QuotaExceededError at the 10th record.
+    const proto = FDBObjectStore.prototype as unknown as { add: (...a: unknown[]) => unknown };
+    const add = proto.add;
+    let calls = 0;
+    proto.add = function (this: { transaction: { _abort(name: string): void } }, ...args: unknown[]) {
+      const req = add.apply(this, args);
+      if (++calls === 10) this.transaction._abort('QuotaExceededError');
+      return req;
+    };
+    try {
+      await expect(openStudioDB()).rejects.toThrow(
+        /^Could not move the stored prompt optimizations to version 5 of the browser database \(.*quota.*\); nothing was changed, and they stay stored as they were\.$/i,
+      );
+    } finally {
+      proto.add = add;
+    }
+    await closeStudioDB();
+    const v4 = await openDB(DB_NAME);
+    expect(v4.version).toBe(4);
+    expect([...v4.objectStoreNames]).toContain(OLD_OPTIMIZATIONS_STORE);
+    expect([...v4.objectStoreNames]).not.toContain('optimizations');
+    const byId = <T extends { id: unknown }>(xs: T[]) => [...xs].sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    expect(await v4.getAll(OLD_OPTIMIZATIONS_STORE)).toEqual(byId(expected.map(oldShaped) as { id: unknown }[]));
+    v4.close();
+
+    const db = await openStudioDB();
+    expect(db.version).toBe(DB_VERSION);
+    expect(await db.getAll('optimizations')).toEqual(byId(expected));
   });
 
   it('an empty version 4 store upgrades to an empty new one', async () => {
