@@ -28,7 +28,7 @@ const DAWN_ONLY = [
   'src/train/recipe.gpu.test.ts',
   'src/jobs/recipeJob.gpu.test.ts',
   // Long runs: the 1,000-step memory test, the learning tests (pipeline, LoRA fine-tuning) and the
-  // optimisation job over a checkpoint it trains first.
+  // optimization job over a checkpoint it trains first.
   'src/model/memory.gpu.test.ts',
   'src/train/pipeline.gpu.test.ts',
   'src/train/lora.gpu.test.ts',
