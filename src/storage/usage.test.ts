@@ -20,7 +20,7 @@ class MemoryCaches {
   readonly caches = new Map<string, Map<string, Response>>();
   put(name: string, url: string, body: Uint8Array) {
     if (!this.caches.has(name)) this.caches.set(name, new Map());
-    this.caches.get(name)!.set(url, new Response(body));
+    this.caches.get(name)!.set(url, new Response(body as Uint8Array<ArrayBuffer>));
   }
   async keys() {
     return [...this.caches.keys()];
@@ -103,7 +103,15 @@ async function seed(caches: MemoryCaches) {
   await appendMetrics('r1', [{ step: 1, values: { loss: 2 } }]);
   await appendMetrics('r2', [{ step: 1, values: { loss: 3 } }]);
   await putBench(bench('b1'));
-  await putResults([{ benchId: 'b1', backend: 'copy-last', index: 0, prediction: { task: 'terminal', id: 's0', turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g' }, judged: {} }]);
+  await putResults([
+    {
+      benchId: 'b1',
+      backend: 'copy-last',
+      index: 0,
+      prediction: { task: 'terminal', id: 's0', turn_idx: 1, prompt: ['a'], response: ['o'], gen: 'g' },
+      judged: {},
+    },
+  ]);
   await putOptimisation({ id: 'o1', name: 'opt one', createdAt: 3, updatedAt: 3, state: 'done', data: { datasetId: 'ds-a' } } as unknown as OptimisationRecord);
   caches.put('hub-models', 'http://127.0.0.1/model.safetensors', new Uint8Array(7000));
   caches.put('hub-models', 'http://127.0.0.1/config.json', new Uint8Array(300));

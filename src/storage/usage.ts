@@ -249,7 +249,9 @@ async function runsAndCheckpoints(db: IDBPDatabase<StudioDB>): Promise<[KindUsag
   return [kindOf('runs', [...runs.values()]), kindOf('checkpoints', checkpoints)];
 }
 
-async function recordsUsage(db: IDBPDatabase<StudioDB>): Promise<{ benches: KindUsage; optimizations: KindUsage; templates: KindUsage; users: Map<string, string[]> }> {
+async function recordsUsage(
+  db: IDBPDatabase<StudioDB>,
+): Promise<{ benches: KindUsage; optimizations: KindUsage; templates: KindUsage; users: Map<string, string[]> }> {
   const users = new Map<string, string[]>();
   const use = (datasetId: string | null, who: string) => {
     if (datasetId) users.set(datasetId, [...(users.get(datasetId) ?? []), who]);

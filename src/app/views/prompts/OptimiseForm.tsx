@@ -16,6 +16,7 @@ import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore } from '../../stores/onnxFolders.ts';
 import { OPTIMISE_DEFAULTS, parseOptimiseNumbers, type OptimiseNumberFields } from './optimiseForm.ts';
 import { Field } from '../../components/Field.tsx';
+import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
 
 type Kind = 'local' | 'endpoint';
 type BackendChoice = { value: string; label: string; backend: OptimiseDraft['backend'] };
@@ -291,7 +292,8 @@ export function OptimiseForm({ from }: { from?: string }) {
     e.preventDefault();
     const checked = checkChoices({ ...c, version, datasetId, domains }, { backends, noGpu });
     setErrors(checked.errors);
-    if (checked.draft) void create(checked.draft);
+    const draft = checked.draft;
+    if (draft) guardJob(OPTIMIZE_WRITE, () => void create(draft));
   }
   const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => (
     <NumberField
