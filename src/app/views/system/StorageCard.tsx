@@ -38,6 +38,13 @@ interface Pending {
   all: boolean;
 }
 
+/** A share of the quota: whole percent, one decimal under 10%, and "under 0.1%" for a sliver. */
+function percent(part: number, whole: number): string {
+  const p = (100 * part) / whole;
+  if (p > 0 && p < 0.1) return 'under 0.1%';
+  return `${p.toFixed(p < 10 ? 1 : 0)}%`;
+}
+
 const list = (names: string[]) => (names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`);
 
 /** What a deletion removes, and what it leaves, in words. */
@@ -172,7 +179,7 @@ function Usage() {
         {e && e.quota > 0 ? (
           <>
             <progress value={e.usage} max={e.quota} aria-label="Storage used of the quota" />
-            {formatBytes(e.usage)} of {formatBytes(e.quota)} ({((100 * e.usage) / e.quota).toFixed(e.usage < e.quota * 0.01 ? 1 : 0)}%)
+            {formatBytes(e.usage)} of {formatBytes(e.quota)} ({percent(e.usage, e.quota)})
           </>
         ) : (
           'the browser gives no estimate'
