@@ -95,6 +95,13 @@ describe('deleting from the Storage card', () => {
     await held.store.getState().remove('checkpoints', [key]);
     expect(held.store.getState().error).toContain('in use by a job');
 
+    // All runs while a job trains one that the last measure did not see yet.
+    const other = setup(null, [runLockName('run-started-since')]);
+    await other.store.getState().refresh();
+    await other.store.getState().remove('runs', 'all');
+    expect(other.store.getState().error).toBe('A job is writing training runs (in this tab or another): stop it, then delete.');
+    expect(await getRun('r1')).toBeDefined();
+
     const free = setup(null);
     await free.store.getState().refresh();
     await free.store.getState().remove('runs', ['r1']);

@@ -11,7 +11,7 @@ import type { RunRecord } from '../../core/records.ts';
 import type { NewTrainJob, RecipeJobSpec } from '../../jobs/jobs.ts';
 import { benchLockName, optimizeLockName, runLockName } from '../../jobs/protocol.ts';
 import { quotaWarning, trainWriteBytes, type JobWrite, type QuotaWarning } from '../../storage/quota.ts';
-import { browserStorageEnv, deleteStored, measureStorage, type StorageEnv, type StorageReport, type StoredKind } from '../../storage/usage.ts';
+import { browserStorageEnv, deleteStored, KIND_LABELS, measureStorage, type StorageEnv, type StorageReport, type StoredKind } from '../../storage/usage.ts';
 import { recipeByName } from '../../train/recipe.ts';
 import { heldLocks } from '../lib/locks.ts';
 
@@ -95,6 +95,12 @@ export function createStorageStore(deps: StorageDeps): UseBoundStore<StoreApi<St
       });
       if (busy) {
         set({ error: `${busy.name} is in use by a job that is running (in this tab or another): stop it, then delete.` });
+        return;
+      }
+      // All of a kind takes what a job started since the last measure too: refused while any job of that kind runs.
+      const prefix = kind === 'checkpoints' ? runLockName('') : lockOf(kind, '', () => null);
+      if (ids === 'all' && prefix !== null && [...locks].some((l) => l.startsWith(prefix))) {
+        set({ error: `A job is writing ${KIND_LABELS[kind].toLowerCase()} (in this tab or another): stop it, then delete.` });
         return;
       }
       set({ deleting: ids === 'all' ? kind : `${kind}:${ids.join(',')}`, error: null });
