@@ -151,6 +151,9 @@ describe('measureStorage', () => {
     expect(checkpoints.bytes).toBeGreaterThanOrEqual(120_000);
     expect(checkpoints.bytes).toBeLessThan(120_000 + 3 * 200);
     expect(checkpoints.items.find((i) => i.runId === 'r2')?.detail).toBe('last');
+    // Sized from the runs' pointers without reading the bytes: the same as measuring each record.
+    const db = await openStudioDB();
+    for (const i of checkpoints.items) expect(i.bytes).toBe(sizeOf(await db.get('checkpoints', i.id)));
 
     const runs = kind(r, 'runs');
     expect(runs.count).toBe(2);
@@ -191,6 +194,15 @@ describe('deleteStored', () => {
     expect(kind(after, 'datasets').items.map((i) => [i.id, i.bytes])).toEqual(kind(before, 'datasets').items.map((i) => [i.id, i.bytes]));
     expect(kind(after, 'datasets').items.find((i) => i.id === 'ds-a')?.usedBy).toEqual(['bench bench b1', 'optimisation opt one']);
     expect(kind(after, 'checkpoints').bytes).toBe(kind(before, 'checkpoints').bytes - before.kinds[1].items.find((i) => i.id === 'r1')!.checkpoints!.bytes);
+  });
+
+  it('a checkpoint no run points at is read to be sized, and listed as such', async () => {
+    await seed(new MemoryCaches());
+    const db = await openStudioDB();
+    await db.put('checkpoints', { key: 'stray', runId: 'r1', step: 2, createdAt: 5, bytes: new ArrayBuffer(9000) });
+    const stray = kind(await measureStorage(env()), 'checkpoints').items.find((i) => i.id === 'stray');
+    expect(stray).toMatchObject({ runId: 'r1', detail: 'not current (left by an interrupted write)', bytes: sizeOf(await db.get('checkpoints', 'stray')) });
+    expect(stray!.bytes).toBeGreaterThan(9000);
   });
 
   it('a checkpoint goes with the run pointers that name it; the run stays', async () => {

@@ -14,7 +14,9 @@
 // payload, measured as V8's serializer writes it (sizeOf below): binary data by its byte length,
 // a string one byte a character when every character fits in Latin-1 and two otherwise, a number
 // eight bytes, object keys as strings; per-record overhead, indexes and compression are not
-// counted. navigator.storage.estimate() gives the origin's own figure beside it.
+// counted. A checkpoint a run points at is sized from that pointer, not read (runsAndCheckpoints);
+// every other record is read once, one at a time, to be measured (a dataset's chunks among them).
+// navigator.storage.estimate() gives the origin's own figure beside it.
 //
 // Deletion is one readwrite transaction per call (write() in runs.ts), so a failure midway
 // aborts it and leaves everything as it was. Deleting a run deletes its checkpoints and metrics
@@ -23,7 +25,7 @@
 // optimisations that used it (they keep their own copy of its name; a bench keeps its samples):
 // the report names them so the confirmation can.
 import type { IDBPDatabase, StoreNames } from 'idb';
-import type { CheckpointTag } from '../core/records.ts';
+import type { CheckpointRef, CheckpointTag } from '../core/records.ts';
 import { openStudioDB, type StudioDB } from './db.ts';
 import { write } from './runs.ts';
 
@@ -174,7 +176,7 @@ export function sizeOf(value: unknown): number {
   return n;
 }
 
-/** Visits every record of a store, one at a time (a checkpoint's bytes are never all in memory at once). */
+/** Visits every record of a store, one at a time (a large store is never all in memory at once). */
 async function scan<S extends Store>(db: IDBPDatabase<StudioDB>, store: S, each: (value: StudioDB[S]['value']) => void): Promise<void> {
   const tx = db.transaction(store, 'readonly');
   let cursor = await tx.store.openCursor();
@@ -218,34 +220,59 @@ async function datasetsUsage(db: IDBPDatabase<StudioDB>, users: Map<string, stri
   return kindOf('datasets', [...items.values()]);
 }
 
+/** A checkpoint record as runs.ts writes it, its bytes left out: what sizeOf counts besides them. */
+function checkpointOverhead(key: string, runId: string, step: number, createdAt: number): number {
+  return sizeOf({ key, runId, step, createdAt, bytes: new ArrayBuffer(0) });
+}
+
+/**
+ * Runs with their metrics, and checkpoints. A checkpoint a run points at is measured from the
+ * pointer (its size is the record's byte length, its step and time the record's: runs.ts writes
+ * them together), so the System view never reads a checkpoint's bytes to size it; only a record no
+ * run points at (left by an interrupted write) is read.
+ */
 async function runsAndCheckpoints(db: IDBPDatabase<StudioDB>): Promise<[KindUsage, KindUsage]> {
   const runs = new Map<string, StoredItem>();
-  const tags = new Map<string, CheckpointTag[]>();
+  const refs = new Map<string, { runId: string; ref: CheckpointRef; tags: CheckpointTag[] }>();
   await scan(db, 'runs', (r) => {
     const i = item(r.id, r.name, r.createdAt, `${r.stage}, ${r.state}, step ${r.step}`);
     i.bytes = sizeOf(r);
     i.checkpoints = { count: 0, bytes: 0 };
     runs.set(r.id, i);
-    for (const [tag, ref] of Object.entries(r.checkpoints)) if (ref) tags.set(ref.key, [...(tags.get(ref.key) ?? []), tag as CheckpointTag]);
+    for (const [tag, ref] of Object.entries(r.checkpoints)) {
+      if (!ref) continue;
+      const known = refs.get(ref.key) ?? { runId: r.id, ref, tags: [] };
+      known.tags.push(tag as CheckpointTag);
+      refs.set(ref.key, known);
+    }
   });
   await scan(db, 'runMetrics', (m) => {
     const r = runs.get(m.runId);
     if (r) r.bytes += sizeOf(m);
   });
   const checkpoints: StoredItem[] = [];
-  await scan(db, 'checkpoints', (c) => {
-    const run = runs.get(c.runId);
-    const bytes = sizeOf(c);
-    const t = tags.get(c.key) ?? [];
-    const i = item(c.key, `${run?.name ?? 'no run'} · step ${c.step}`, c.createdAt, t.length ? t.join(', ') : 'not current (left by an interrupted write)');
-    i.bytes = bytes;
-    i.runId = run ? c.runId : null;
+  for (const key of await db.getAllKeys('checkpoints')) {
+    const known = refs.get(key);
+    let record: { runId: string; step: number; createdAt: number; bytes: number } | undefined;
+    if (known) {
+      const { runId, ref } = known;
+      record = { runId, step: ref.step, createdAt: ref.createdAt, bytes: checkpointOverhead(key, runId, ref.step, ref.createdAt) + ref.size };
+    } else {
+      const c = await db.get('checkpoints', key);
+      if (c) record = { runId: c.runId, step: c.step, createdAt: c.createdAt, bytes: sizeOf(c) };
+    }
+    if (!record) continue; // deleted since the keys were read
+    const run = runs.get(record.runId);
+    const detail = known ? known.tags.join(', ') : 'not current (left by an interrupted write)';
+    const i = item(key, `${run?.name ?? 'no run'} · step ${record.step}`, record.createdAt, detail);
+    i.bytes = record.bytes;
+    i.runId = run ? record.runId : null;
     checkpoints.push(i);
     if (run?.checkpoints) {
       run.checkpoints.count++;
-      run.checkpoints.bytes += bytes;
+      run.checkpoints.bytes += record.bytes;
     }
-  });
+  }
   return [kindOf('runs', [...runs.values()]), kindOf('checkpoints', checkpoints)];
 }
 
