@@ -1,6 +1,7 @@
 // Browser storage as a person meets it: the System view's Storage card shows each kind of stored
-// thing with its size (runs, their checkpoints, a Cache Storage cache as a model cache would be);
-// deleting a run after the confirmation removes it and its checkpoints, and the sizes drop. With
+// thing with its size (a dataset, runs, their checkpoints, a Cache Storage cache as a model cache
+// would be); deleting a run after the confirmation removes it and its checkpoints, and the sizes
+// drop; deleting a dataset names the run that used it, which stays. With
 // a small quota (the page's navigator.storage.estimate answering so), starting a bench or a
 // training run first warns; "Free space" opens the Storage card, "Start anyway" starts the job.
 import { expect, test, type Page } from '@playwright/test';
@@ -16,8 +17,28 @@ async function seed(page: Page) {
       open.onerror = () => reject(open.error);
       open.onsuccess = () => {
         const db = open.result;
-        const tx = db.transaction(['runs', 'checkpoints', 'runMetrics'], 'readwrite');
+        const tx = db.transaction(['runs', 'checkpoints', 'runMetrics', 'datasets', 'datasetChunks'], 'readwrite');
         const now = Date.now();
+        // A dataset run B trained on: 200 trajectories of about 1 KiB.
+        const trajectories = Array.from({ length: 200 }, (_, i) => ({
+          id: `t${i}`,
+          domain: 'terminal',
+          turns: [{ action: 'ls', observation: 'x'.repeat(1000) }],
+        }));
+        tx.objectStore('datasets').put({
+          id: 'ds-notes',
+          name: 'notes.jsonl',
+          createdAt: now,
+          origin: 'import',
+          formats: ['lwm'],
+          files: ['notes.jsonl'],
+          trajectories: 200,
+          turns: 200,
+          domains: ['terminal'],
+          errorCount: 0,
+          chunks: 1,
+        });
+        tx.objectStore('datasetChunks').put({ datasetId: 'ds-notes', index: 0, trajectories });
         const runs: [string, string, number[]][] = [
           ['run-a', 'Run A', [3, 2]],
           ['run-b', 'Run B', [1]],
@@ -31,7 +52,7 @@ async function seed(page: Page) {
             updatedAt: now,
             stage: 'sft',
             spec: { kind: 'train', stage: 'sft', preset: 'micro', steps: 4 },
-            data: { datasetId: null, name: 'x', trajectories: 1 },
+            data: { datasetId: id === 'run-b' ? 'ds-notes' : null, name: 'x', trajectories: 1 },
             from: null,
             state: 'done',
             step: 4,
@@ -75,6 +96,7 @@ test('the Storage card shows what is stored; deleting a run takes its checkpoint
   await expect(cached.size).toHaveText('512 KiB');
   await expect(card.getByTestId('storage-usage')).toContainText(/ of .*\((under )?\d+(\.\d)?%\)/);
 
+  await expect(kindRow(page, 'datasets').size).toHaveText(/^2\d\d KiB$/);
   await card.getByRole('button', { name: 'Show training runs' }).click();
   await card.getByRole('button', { name: 'Show cached models and files' }).click();
   const runA = card.locator('tr[data-item="run-a"]');
@@ -110,6 +132,19 @@ test('the Storage card shows what is stored; deleting a run takes its checkpoint
   );
   expect(JSON.parse(left)).toEqual([['run-b'], ['run-b/ck0'], [['run-b', 1]]]);
   await expect(cached.size).toHaveText('512 KiB');
+
+  // A dataset a run used: the confirmation names the run, which stays.
+  const datasets = kindRow(page, 'datasets');
+  await expect(datasets.count).toHaveText('1');
+  await card.getByRole('button', { name: 'Show datasets' }).click();
+  await card.getByRole('button', { name: 'Delete dataset notes.jsonl' }).click();
+  const ask = page.getByRole('dialog', { name: 'Delete this dataset?' });
+  await expect(ask).toContainText('The dataset notes.jsonl (');
+  await expect(ask).toContainText('Kept, though they used it: run Run B.');
+  await ask.getByRole('button', { name: 'Delete dataset' }).click();
+  await expect(datasets.count).toHaveText('0');
+  await expect(datasets.size).toHaveText('0 B');
+  await expect(runs.count).toHaveText('1');
 
   // The cache as a whole, after its own confirmation.
   await card.getByRole('button', { name: 'Delete all cached models and files' }).click();
