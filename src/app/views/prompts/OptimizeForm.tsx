@@ -16,6 +16,7 @@ import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore } from '../../stores/onnxFolders.ts';
 import { OPTIMIZE_DEFAULTS, parseOptimizeNumbers, type OptimizeNumberFields } from './optimizeForm.ts';
 import { Field } from '../../components/Field.tsx';
+import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
 
 type Kind = 'local' | 'endpoint';
 type BackendChoice = { value: string; label: string; backend: OptimizeDraft['backend'] };
@@ -291,7 +292,8 @@ export function OptimizeForm({ from }: { from?: string }) {
     e.preventDefault();
     const checked = checkChoices({ ...c, version, datasetId, domains }, { backends, noGpu });
     setErrors(checked.errors);
-    if (checked.draft) void create(checked.draft);
+    const draft = checked.draft;
+    if (draft) guardJob(OPTIMIZE_WRITE, () => void create(draft));
   }
   const num = (field: keyof OptimizeNumberFields, label: string, hint?: string) => (
     <NumberField

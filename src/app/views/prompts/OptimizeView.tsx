@@ -12,6 +12,7 @@ import type { HfFolderFile } from '../../../train/hfFolder.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { Lineage } from './Lineage.tsx';
 import { OptimizeForm } from './OptimizeForm.tsx';
+import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
 
 /** For a folder simulator whose folder is not open in this page (a reload since): what to pick before resuming. */
 function FolderNeeded({ o }: { o: OptimizationRecord }) {
@@ -43,7 +44,7 @@ function Interrupted() {
           </p>
           <FolderNeeded o={o} />
           <div className="toolbar">
-            <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+            <button type="button" onClick={() => guardJob(OPTIMIZE_WRITE, () => void resume(o.id))} disabled={!!live}>
               Resume
             </button>
             <button type="button" className="secondary" onClick={() => void dismissInterrupted(o.id)}>
@@ -136,7 +137,7 @@ function Chosen() {
       {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? <FolderNeeded o={o} /> : null}
       {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? (
         <div className="toolbar">
-          <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+          <button type="button" onClick={() => guardJob(OPTIMIZE_WRITE, () => void resume(o.id))} disabled={!!live}>
             {o.state === 'failed' ? 'Try again (keeps what was scored)' : 'Continue'}
           </button>
         </div>
