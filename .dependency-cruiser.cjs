@@ -104,7 +104,7 @@ module.exports = {
       'jobs-below-app',
       'jobs',
       ['train', 'storage', 'backends', 'model', 'gpu', 'reference', 'envs', 'core'],
-      'the jobs worker and its jobs (train, bench, Playground, optimise, folders) run below the app and the CLI, which start them.',
+      'the jobs worker and its jobs (train, bench, Playground, optimize, folders) run below the app and the CLI, which start them.',
     ),
     {
       name: 'app-never-touches-the-gpu',

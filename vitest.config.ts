@@ -13,11 +13,11 @@ const chromium = findChromium();
 
 // The two GPU projects run side by side (Vitest starts the browser pool beside the forks pool, each
 // one file at a time), so on a small machine the suite lasts as long as the longer of the two.
-// The kernels, the runtime and what the app does in a page (jobs in a Web Worker, IndexedDB, a lost
-// device, picked File objects) run on both. A model- or training-level file runs the same WGSL on
-// the same adapter through either runtime, so it runs on one: on Dawn where it needs Node (files,
-// processes, node:crypto) or is a long learning run, in Chromium otherwise, which keeps the two
-// runs about the same length.
+// The kernels and the runtime run on both. A model-, training- or job-level file runs the same WGSL
+// on the same adapter through either runtime, so it runs on one: on Dawn where it needs Node (files,
+// processes, node:crypto) or is a long learning run, in Chromium where it is what the app does in a
+// page (jobs in a Web Worker, IndexedDB, a lost device) or otherwise, which keeps the two runs about
+// the same length.
 const DAWN_ONLY = [
   // The CLI's GPU tests drive the Node command (files, processes).
   'src/cli/**',
@@ -28,13 +28,19 @@ const DAWN_ONLY = [
   'src/train/recipe.gpu.test.ts',
   'src/jobs/recipeJob.gpu.test.ts',
   // Long runs: the 1,000-step memory test, the learning tests (pipeline, LoRA fine-tuning) and the
-  // optimisation job over a checkpoint it trains first.
+  // optimization job over a checkpoint it trains first.
   'src/model/memory.gpu.test.ts',
   'src/train/pipeline.gpu.test.ts',
   'src/train/lora.gpu.test.ts',
   'src/jobs/optimize.gpu.test.ts',
 ];
 const CHROMIUM_ONLY = [
+  // The app's jobs as a page runs them: the worker, the job registry, the Playground's turns and
+  // device loss in every job kind (their WGSL is the kernels' and the models', tested on both).
+  'src/jobs/worker.gpu.test.ts',
+  'src/jobs/jobs.gpu.test.ts',
+  'src/jobs/playground.gpu.test.ts',
+  'src/jobs/lost.gpu.test.ts',
   // Model parity: the reference GPT, the Hugging Face models, f16 weights, split bindings, LoRA,
   // PEFT adapters, KV-cache generation and the shared-prefix GSPO pass.
   'src/model/gpt.gpu.test.ts',
@@ -84,6 +90,11 @@ export default defineConfig({
           hookTimeout: 120_000,
           pool: 'forks',
           fileParallelism: false,
+          // One process for every file, so the device each file's runtime is opened on, with the
+          // pipelines compiled on it, is kept for the next (src/gpu/testing/runtime.ts): on
+          // SwiftShader compiling the training pipelines costs about 25 s of CPU per process.
+          // No GPU test mocks modules or globals.
+          isolate: false,
         },
       },
       {

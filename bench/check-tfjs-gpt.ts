@@ -1,4 +1,4 @@
-// Diagnostic, not a suite: is bench/tfjs-gpt.ts the same network and optimiser as ours? Runs it
+// Diagnostic, not a suite: is bench/tfjs-gpt.ts the same network and optimizer as ours? Runs it
 // on tfjs's CPU backend beside the plain-TypeScript reference (src/reference/gpt.ts, the oracle
 // the GPU model is tested against): first-step gradients tensor by tensor, then a few AdamW
 // steps' losses. Run: npx tsx bench/check-tfjs-gpt.ts [--backend cpu|wasm|webgpu]

@@ -9,7 +9,7 @@
 //
 // onnxruntime-web runs through the app's own ONNX decoder (src/model/onnx/session.ts, what the
 // Playground, the Bench and `lwm infer` run), so this measures what users get: the onnxruntime-web
-// build the app loads (its WebGPU provider is JSEP), graph optimisation 'all', and on WebGPU the
+// build the app loads (its WebGPU provider is JSEP), graph optimization 'all', and on WebGPU the
 // present.N.* outputs left on the GPU and fed back as the next past_key_values, as transformers.js
 // does; only the logits come back to the CPU, where the greedy choice is made (our reference
 // sampler at temperature 0: an argmax). WASM runs on one thread. Ours samples on the GPU and reads one id.

@@ -4,7 +4,7 @@
 // cross-entropy) and starts from the same flat initParams weights, so its first loss on a
 // batch equals ours and the two loss curves can be compared in the log.
 //
-// Optimiser: tf.train.adam (bias-corrected Adam, same β1, β2, ε as our ADAMW_DEFAULTS) plus the
+// Optimizer: tf.train.adam (bias-corrected Adam, same β1, β2, ε as our ADAMW_DEFAULTS) plus the
 // two things AdamW adds in our engine, written as tf ops so the peer does the same work per
 // step: global gradient-norm clipping (one reduction over every gradient, no read-back) and
 // decoupled weight decay w ← w·(1 − lr·wd) on the matrices only (not embeddings, norms, biases).

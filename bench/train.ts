@@ -1,4 +1,4 @@
-// `train` suite: one optimiser step of the bench model (2 layers, d_model 64, 4 heads, context
+// `train` suite: one optimizer step of the bench model (2 layers, d_model 64, 4 heads, context
 // 64, vocab 256) on 8 × 64 tokens, in our engine and in the same network written in tfjs on
 // its WebGPU and WASM backends. Every engine starts from the same initParams weights, sees the
 // same sequence of toy-corpus batches, and reads its loss back after every step (what a
@@ -133,7 +133,7 @@ export const trainSuite: Suite = async (rt, log) => {
   for (const [engine, run] of engines) {
     try {
       const r = await run();
-      // Same weights, same batches, same optimiser: every engine should follow our loss curve
+      // Same weights, same batches, same optimizer: every engine should follow our loss curve
       // (the reference's). One that does not is not doing the same work, and its time says less.
       if (engine === 'lwm-wgsl') ourLosses = r.losses;
       else if (ourLosses) {

@@ -43,7 +43,7 @@
 
 struct Params {
   n: u32,
-  step: u32,        // 0-based index of this optimiser step
+  step: u32,        // 0-based index of this optimizer step
   numPartials: u32, // ceil(n / 2048)·64 (sumsq_final: of every shard together)
   partialBase: u32, // where this shard's partials start
 

@@ -1,6 +1,7 @@
 import { Suspense } from 'react';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { useHashLocation } from 'wouter/use-hash-location';
+import { QuotaWarningDialog } from './components/QuotaWarningDialog.tsx';
 import { DEFAULT_VIEW, VIEWS } from './views.tsx';
 
 function Nav() {
@@ -59,6 +60,7 @@ export function App() {
           </Switch>
         </Suspense>
       </main>
+      <QuotaWarningDialog />
     </Router>
   );
 }

@@ -1,5 +1,5 @@
 // The one opener: a BackendRef (src/core/backendRef.ts) in, a backend ready to generate out, for
-// every caller: the Playground's, Bench's and optimiser's jobs in the worker, `lwm infer` and
+// every caller: the Playground's, Bench's and optimizer's jobs in the worker, `lwm infer` and
 // `lwm optimize`, and the server. Where a model's bytes come from is the caller's BackendSource
 // (the worker reads browser storage and the files a page picked; Node reads paths); everything
 // else (which loader, which request layout, the model's generation defaults, what the Playground
@@ -76,7 +76,7 @@ export interface OpenedBackend {
   /** Tokens a prompt and its generation may take together; null: not known here (an endpoint, a baseline). */
   contextLength: number | null;
   /**
-   * How the backend lays out a request given a template (prompt optimisation): 'turn' when it
+   * How the backend lays out a request given a template (prompt optimization): 'turn' when it
    * renders a turn request with the request's template (our checkpoints, ONNX exports without a
    * chat template, the baselines), 'chat' when it is sent chat messages (an endpoint, a folder
    * with a chat template of its own and no trained template).
@@ -348,7 +348,7 @@ export async function openBackend(ref: BackendRef, source: BackendSource, o: Ope
   }
 }
 
-/** An opened backend with the generation options it runs a batch of turns with (a benchmark, an optimisation, `lwm infer`). */
+/** An opened backend with the generation options it runs a batch of turns with (a benchmark, an optimization, `lwm infer`). */
 export interface ReadyBackend extends OpenedBackend {
   generate: Omit<GenerateOptions, 'signal'>;
 }

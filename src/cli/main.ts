@@ -80,5 +80,8 @@ export async function main(argv: string[], rawIO: CliIO = nodeIO()): Promise<num
       return 1;
     }
     throw e;
+  } finally {
+    // The command is done with the GPU: a device kept for a next runtime would keep the process running.
+    (await import('../gpu/node.ts')).closeNodeRuntimes();
   }
 }

@@ -1,5 +1,5 @@
 // Which model answers a turn, as plain data: the one description the Playground, the Bench and
-// the prompt optimiser (in the page and the jobs worker), the `lwm` CLI and the server share.
+// the prompt optimizer (in the page and the jobs worker), the `lwm` CLI and the server share.
 // A reference names a model; it never holds one. Where its bytes come from (browser storage, a
 // file dropped in the page, a folder on disk) is the opener's business: src/backends/open.ts
 // reads them through a BackendSource of the place it runs in.

@@ -1,6 +1,6 @@
 // The records the app stores (src/storage/db.ts keeps them in IndexedDB): datasets, template
 // versions, cached tokenizers, training runs with their checkpoints and metrics, benches with their
-// results, prompt optimisations. Plain data, so the worker, the CLI, storage and the app all read
+// results, prompt optimizations. Plain data, so the worker, the CLI, storage and the app all read
 // the same types; how they are kept (stores, keys, indexes, upgrades) is storage's.
 import type { BackendRef } from './backendRef.ts';
 import type { Trajectory } from './schema/types.ts';
@@ -184,16 +184,16 @@ export interface BenchResult {
   judged: Record<string, AwbJudgedRecord>;
 }
 
-/** The optimiser of a prompt optimisation (no secret: an endpoint's API key is never stored). */
-export type OptimiserRef = { kind: 'offline' } | { kind: 'endpoint'; endpoint: { baseUrl: string; model: string } };
+/** The optimizer of a prompt optimization (no secret: an endpoint's API key is never stored). */
+export type OptimizerRef = { kind: 'offline' } | { kind: 'endpoint'; endpoint: { baseUrl: string; model: string } };
 
 /**
- * One prompt optimisation (issue 16): a starting template version improved round by round on a
+ * One prompt optimization (issue 16): a starting template version improved round by round on a
  * dataset's dev split, run in the worker ('optimize' job, src/jobs/optimize.ts). `loop` is the
  * loop's own state, stored after every evaluation, so a reload resumes without redoing finished
  * rounds or scored candidates.
  */
-export interface OptimisationRecord {
+export interface OptimizationRecord {
   id: string;
   name: string;
   createdAt: number;
@@ -206,7 +206,7 @@ export interface OptimisationRecord {
   /** The simulated model (the Bench's backend kinds, not imported). */
   backend: BenchBackendRef;
   judge: BenchJudgeRef;
-  optimiser: OptimiserRef;
+  optimizer: OptimizerRef;
   generation: BenchGeneration;
   /** Rounds, candidates, margin, level, seed and budget; the split sizes are filled in when the run first starts. */
   config: Omit<LoopConfig, 'devSize' | 'testSize'>;

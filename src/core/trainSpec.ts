@@ -45,7 +45,7 @@ export interface LabelSettings {
 export interface RlSettings {
   /** Samples per prompt (G). Default 4. */
   groupSize?: number;
-  /** Prompts (groups) per rollout batch; each is one optimiser step. Default 2. */
+  /** Prompts (groups) per rollout batch; each is one optimizer step. Default 2. */
   promptsPerStep?: number;
   /** Longest response. Default 32. */
   maxNewTokens?: number;

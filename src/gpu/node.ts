@@ -1,7 +1,7 @@
 // WebGPU in Node through Dawn (npm `webgpu`). Node-only: the app never imports this file.
 // On machines whose only Vulkan driver is SwiftShader, start Node with the environment from
 // scripts/chromium.mjs gpuEnv() (VK_ICD_FILENAMES etc.); `npm test` and `lwm` do.
-import { GpuRuntime, type AcquireOptions } from './runtime.ts';
+import { DeviceKeeper, type AcquireOptions, type GpuRuntime } from './runtime.ts';
 
 /** What to install when Dawn finds no adapter: one paragraph, for the command line. */
 export const NODE_WEBGPU_HELP = [
@@ -35,7 +35,24 @@ export async function installNodeGpu(): Promise<GPU> {
   return gpu;
 }
 
-/** A GPU runtime on Dawn; without an adapter, a WebGPUUnavailableError that says what to install (NODE_WEBGPU_HELP). */
+const keepers = new Map<string, DeviceKeeper>();
+
+/**
+ * A GPU runtime on Dawn; without an adapter, a WebGPUUnavailableError that says what to install
+ * (NODE_WEBGPU_HELP). Runtimes opened one after another in this process share one kept device and
+ * its compiled pipelines (DeviceKeeper); one opened while another is live gets a device of its own.
+ */
 export async function nodeRuntime(options: Omit<AcquireOptions, 'gpu' | 'help'> = {}): Promise<GpuRuntime> {
-  return GpuRuntime.create({ ...options, gpu: await nodeGpu(), help: NODE_WEBGPU_HELP });
+  const key = JSON.stringify(options);
+  let keeper = keepers.get(key);
+  if (!keeper) {
+    keeper = new DeviceKeeper({ ...options, gpu: await nodeGpu(), help: NODE_WEBGPU_HELP });
+    keepers.set(key, keeper);
+  }
+  return keeper.open();
+}
+
+/** Destroy the devices kept for the next runtime, so the process can end at once (lwm does after each command). */
+export function closeNodeRuntimes(): void {
+  for (const k of keepers.values()) k.close();
 }

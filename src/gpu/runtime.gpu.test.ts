@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ShaderCompileError } from './errors.ts';
 import { makeBindGroup } from './kernels/common.ts';
 import { wgsl } from './shaders.ts';
+import { DeviceKeeper } from './runtime.ts';
 import { gpuRuntime } from './testing/runtime.ts';
 
 describe('GpuRuntime', () => {
@@ -106,5 +107,107 @@ describe('GpuRuntime', () => {
     if (rt.report.features.timestampQuery) expect(t.gpuMs === null || t.gpuMs >= 0).toBe(true);
     expect(Array.from(await rt.readU32(out))).toEqual([4]);
     rt.release(out);
+  });
+});
+
+describe('DeviceKeeper', () => {
+  const SRC = wgsl(
+    'keeper-example.wgsl',
+    '@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1)\nfn main() { o[0] = 7u; }\n',
+  );
+
+  async function runOnce(rt: Awaited<ReturnType<DeviceKeeper['open']>>): Promise<number> {
+    const p = await rt.pipeline(SRC, 'main');
+    const out = rt.storage('keeper.out', 4);
+    const enc = rt.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(p);
+    pass.setBindGroup(0, makeBindGroup(rt, p, [out]));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    rt.device.queue.submit([enc.finish()]);
+    return (await rt.readU32(out))[0];
+  }
+
+  it('lends one device to runtimes opened one after another, with its compiled pipelines; each frees its own buffers', async () => {
+    const keeper = new DeviceKeeper();
+    try {
+      const a = await keeper.open();
+      expect(keeper.idle).toBe(false);
+      expect(await runOnce(a)).toBe(7);
+      const pa = await a.pipeline(SRC, 'main');
+      const held = a.storage('keeper.held', 16);
+      a.dispose();
+      expect(keeper.idle).toBe(true);
+      expect(a.stats().live).toBe(0);
+      const b = await keeper.open();
+      // The buffer went with its runtime (writing it is an error now); the device did not.
+      b.device.pushErrorScope('validation');
+      b.device.queue.writeBuffer(held, 0, new Uint32Array(4));
+      expect(await b.device.popErrorScope()).not.toBeNull();
+      expect(b.device).toBe(a.device);
+      expect(await b.pipeline(SRC, 'main')).toBe(pa);
+      expect(await runOnce(b)).toBe(7);
+      expect(b.stats().live).toBe(1);
+      b.dispose();
+    } finally {
+      keeper.close();
+    }
+  });
+
+  it('a runtime opened while the kept device is lent gets its own device, destroyed with it', async () => {
+    const keeper = new DeviceKeeper();
+    try {
+      const a = await keeper.open();
+      const b = await keeper.open();
+      expect(b.device).not.toBe(a.device);
+      expect(await runOnce(b)).toBe(7);
+      const lost = b.device.lost;
+      b.dispose();
+      expect((await lost).reason).toBe('destroyed');
+      a.dispose();
+      expect(keeper.idle).toBe(true);
+    } finally {
+      keeper.close();
+    }
+  });
+
+  it('a lost kept device is not lent again; its runtime hears of the loss, and a runtime disposed before it does not', async () => {
+    const keeper = new DeviceKeeper();
+    try {
+      const first = await keeper.open();
+      const stale: string[] = [];
+      first.on((e) => stale.push(e.type));
+      first.dispose();
+      const a = await keeper.open();
+      const events: string[] = [];
+      a.on((e) => events.push(e.type));
+      a.device.destroy();
+      await a.device.lost;
+      await new Promise((r) => setTimeout(r, 0));
+      expect(events).toEqual(['lost']);
+      expect(stale).toEqual([]);
+      expect(a.lost).not.toBeNull();
+      a.dispose();
+      expect(keeper.idle).toBe(false);
+      const b = await keeper.open();
+      expect(b.device).not.toBe(a.device);
+      expect(await runOnce(b)).toBe(7);
+      b.dispose();
+    } finally {
+      keeper.close();
+    }
+  });
+
+  it('a released device is destroyed after the idle time unless a runtime takes it first', async () => {
+    const keeper = new DeviceKeeper({}, 50);
+    const a = await keeper.open();
+    const device = a.device;
+    a.dispose();
+    const b = await keeper.open();
+    expect(b.device).toBe(device);
+    b.dispose();
+    expect((await device.lost).reason).toBe('destroyed');
+    expect(keeper.idle).toBe(false);
   });
 });

@@ -94,6 +94,53 @@ async function requestAdapter(options: AcquireOptions = {}): Promise<GPUAdapter>
   return adapter;
 }
 
+/** An adapter and a device with the features and the adapter's largest limits (buffer and binding sizes included). */
+async function acquireDevice(options: AcquireOptions): Promise<{ device: GPUDevice; report: AdapterReport }> {
+  if (options.maxBindingBytes !== undefined && !(Number.isInteger(options.maxBindingBytes) && options.maxBindingBytes >= 4)) {
+    throw new RangeError(`maxBindingBytes must be an integer of at least 4 bytes, got ${options.maxBindingBytes}`);
+  }
+  const adapter = await requestAdapter(options);
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const requiredLimits: Record<string, number> = {};
+  for (const name of WANTED_LIMITS) {
+    const v = (adapter.limits as unknown as Record<string, number>)[name];
+    if (typeof v === 'number') requiredLimits[name] = v;
+  }
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'lwm-studio' });
+  } catch (e) {
+    throw new WebGPUUnavailableError(`The GPU adapter refused to create a device: ${(e as Error).message}.`, options.help ?? WEBGPU_HELP);
+  }
+  const info = (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info ?? ({} as GPUAdapterInfo);
+  const isFallback = Boolean(
+    (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter ?? (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter,
+  );
+  const lim = device.limits;
+  const report: AdapterReport = {
+    vendor: info.vendor || 'unknown',
+    architecture: info.architecture || 'unknown',
+    device: info.device || '',
+    description: info.description || '',
+    isFallbackAdapter: isFallback,
+    features: {
+      shaderF16: device.features.has('shader-f16'),
+      subgroups: device.features.has('subgroups'),
+      timestampQuery: device.features.has('timestamp-query'),
+    },
+    limits: {
+      maxStorageBufferBindingSize: lim.maxStorageBufferBindingSize,
+      maxBufferSize: lim.maxBufferSize,
+      maxComputeWorkgroupStorageSize: lim.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: lim.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: lim.maxComputeWorkgroupSizeX,
+      maxComputeWorkgroupsPerDimension: lim.maxComputeWorkgroupsPerDimension,
+      maxStorageBuffersPerShaderStage: lim.maxStorageBuffersPerShaderStage,
+    },
+  };
+  return { device, report };
+}
+
 export class GpuRuntime {
   readonly device: GPUDevice;
   readonly report: AdapterReport;
@@ -101,28 +148,32 @@ export class GpuRuntime {
   private bytes = 0;
   private peakBytes = 0;
   private peakLive = 0;
-  private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
-  private readonly modules = new Map<string, Promise<GPUShaderModule>>();
+  private readonly pipelines: Map<string, Promise<GPUComputePipeline>>;
+  private readonly modules: Map<string, Promise<GPUShaderModule>>;
   private readonly listeners = new Set<(e: RuntimeEvent) => void>();
   private lostError: DeviceLostError | null = null;
+  private readonly onUncaptured = (ev: Event) => {
+    if (this.disposed) return;
+    this.emit({ type: 'error', message: (ev as GPUUncapturedErrorEvent).error.message });
+  };
 
   private constructor(
     device: GPUDevice,
     report: AdapterReport,
     private readonly options: AcquireOptions,
+    private readonly lease: DeviceLease | null = null,
   ) {
     this.device = device;
     this.report = report;
+    this.pipelines = lease?.pipelines ?? new Map();
+    this.modules = lease?.modules ?? new Map();
     device.lost.then((info) => {
-      // 'destroyed' is our own doing (dispose); anything else is news for the app.
-      if (info.reason === 'destroyed' && this.disposed) return;
+      // After dispose the device is ours to destroy, or a kept device another runtime now uses.
+      if (this.disposed) return;
       this.lostError = new DeviceLostError(info.reason ?? 'unknown', info.message);
       this.emit({ type: 'lost', error: this.lostError });
     });
-    device.addEventListener('uncapturederror', (ev) => {
-      const err = (ev as GPUUncapturedErrorEvent).error;
-      this.emit({ type: 'error', message: err.message });
-    });
+    device.addEventListener('uncapturederror', this.onUncaptured);
   }
 
   private disposed = false;
@@ -147,50 +198,18 @@ export class GpuRuntime {
 
   /** Acquire an adapter and a device with the features and the adapter's largest limits (buffer and binding sizes included). */
   static async create(options: AcquireOptions = {}): Promise<GpuRuntime> {
-    if (options.maxBindingBytes !== undefined && !(Number.isInteger(options.maxBindingBytes) && options.maxBindingBytes >= 4)) {
-      throw new RangeError(`maxBindingBytes must be an integer of at least 4 bytes, got ${options.maxBindingBytes}`);
-    }
-    const adapter = await requestAdapter(options);
-    const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
-    const requiredLimits: Record<string, number> = {};
-    for (const name of WANTED_LIMITS) {
-      const v = (adapter.limits as unknown as Record<string, number>)[name];
-      if (typeof v === 'number') requiredLimits[name] = v;
-    }
-    let device: GPUDevice;
-    try {
-      device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'lwm-studio' });
-    } catch (e) {
-      throw new WebGPUUnavailableError(`The GPU adapter refused to create a device: ${(e as Error).message}.`, options.help ?? WEBGPU_HELP);
-    }
-    const info = (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info ?? ({} as GPUAdapterInfo);
-    const isFallback = Boolean(
-      (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter ??
-        (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter,
-    );
-    const lim = device.limits;
-    const report: AdapterReport = {
-      vendor: info.vendor || 'unknown',
-      architecture: info.architecture || 'unknown',
-      device: info.device || '',
-      description: info.description || '',
-      isFallbackAdapter: isFallback,
-      features: {
-        shaderF16: device.features.has('shader-f16'),
-        subgroups: device.features.has('subgroups'),
-        timestampQuery: device.features.has('timestamp-query'),
-      },
-      limits: {
-        maxStorageBufferBindingSize: lim.maxStorageBufferBindingSize,
-        maxBufferSize: lim.maxBufferSize,
-        maxComputeWorkgroupStorageSize: lim.maxComputeWorkgroupStorageSize,
-        maxComputeInvocationsPerWorkgroup: lim.maxComputeInvocationsPerWorkgroup,
-        maxComputeWorkgroupSizeX: lim.maxComputeWorkgroupSizeX,
-        maxComputeWorkgroupsPerDimension: lim.maxComputeWorkgroupsPerDimension,
-        maxStorageBuffersPerShaderStage: lim.maxStorageBuffersPerShaderStage,
-      },
-    };
+    const { device, report } = await acquireDevice(options);
     return new GpuRuntime(device, report, options);
+  }
+
+  /** A runtime owning a device acquired elsewhere (it destroys the device on dispose). */
+  static onDevice(device: GPUDevice, report: AdapterReport, options: AcquireOptions): GpuRuntime {
+    return new GpuRuntime(device, report, options);
+  }
+
+  /** A runtime on a kept device (DeviceKeeper): the device's compiled shaders and pipelines come with it. */
+  static onLease(lease: DeviceLease, options: AcquireOptions): GpuRuntime {
+    return new GpuRuntime(lease.device, lease.report, options, lease);
   }
 
   /** A fresh runtime on a new device, for after a loss. Buffers of the old one are gone. */
@@ -417,12 +436,98 @@ export class GpuRuntime {
 
   /** Release every tracked buffer and destroy the device. */
   dispose(): void {
+    if (this.disposed) return;
     this.disposed = true;
     for (const b of this.buffers.keys()) b.destroy();
     this.buffers.clear();
     this.bytes = 0;
+    this.device.removeEventListener('uncapturederror', this.onUncaptured);
+    if (this.lease) {
+      // A kept device outlives its runtimes: its pipelines stay compiled for the next one.
+      this.lease.release();
+      return;
+    }
     this.pipelines.clear();
     this.modules.clear();
     this.device.destroy();
+  }
+}
+
+/** A kept device lent to one runtime at a time (see DeviceKeeper). */
+export interface DeviceLease {
+  readonly device: GPUDevice;
+  readonly report: AdapterReport;
+  readonly pipelines: Map<string, Promise<GPUComputePipeline>>;
+  readonly modules: Map<string, Promise<GPUShaderModule>>;
+  release(): void;
+}
+
+/**
+ * Keeps one device for runtimes opened one after another in a long-lived process (a server, a
+ * program using the library, a test file running several commands), so each does not compile every
+ * shader again: on a CPU adapter (SwiftShader) compiling the training pipelines takes tens of
+ * seconds. A runtime opened while the kept device is lent gets a device of its own, as does every
+ * runtime after the kept device is lost. Each runtime tracks and frees its own buffers.
+ */
+export class DeviceKeeper {
+  private kept: (Omit<DeviceLease, 'release'> & { busy: boolean }) | null = null;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * `idleMs`: how long a released device is kept for the next runtime before it is destroyed (a
+   * live device keeps a Node process running, so a program that is done exits at most this late).
+   */
+  constructor(
+    private readonly options: AcquireOptions = {},
+    private readonly idleMs = 5_000,
+  ) {}
+
+  async open(): Promise<GpuRuntime> {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    if (this.kept?.busy) return GpuRuntime.create(this.options);
+    if (!this.kept) {
+      const { device, report } = await acquireDevice(this.options);
+      // Another open() may have kept a device meanwhile: this one is then the new runtime's own.
+      if (this.kept) return GpuRuntime.onDevice(device, report, this.options);
+      const kept = { device, report, pipelines: new Map(), modules: new Map(), busy: false };
+      device.lost.then(() => {
+        if (this.kept === kept) this.kept = null;
+      });
+      this.kept = kept;
+    }
+    return this.lend(this.kept);
+  }
+
+  /** Whether a device is kept and free: the next open() reuses it. */
+  get idle(): boolean {
+    return this.kept !== null && !this.kept.busy;
+  }
+
+  /** Destroy the kept device now (the process is done with the GPU); a runtime using it loses it. */
+  close(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    const kept = this.kept;
+    this.kept = null;
+    kept?.device.destroy();
+  }
+
+  private lend(kept: NonNullable<DeviceKeeper['kept']>): GpuRuntime {
+    kept.busy = true;
+    let released = false;
+    const lease: DeviceLease = {
+      ...kept,
+      release: () => {
+        if (released) return;
+        released = true;
+        kept.busy = false;
+        if (this.kept !== kept) return;
+        this.idleTimer = setTimeout(() => {
+          if (this.kept === kept && !kept.busy) this.close();
+        }, this.idleMs);
+      },
+    };
+    return GpuRuntime.onLease(lease, this.options);
   }
 }

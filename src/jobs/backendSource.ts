@@ -1,7 +1,7 @@
 // Where a model a job opens comes from, in the jobs worker: a run's checkpoint from browser
 // storage, a file the page dropped (its bytes sent with the job), the files of a folder the page
 // picked (File handles sent with the job), the worker's GPU device. Every job that opens a model
-// (the Playground's generate, the Bench, prompt optimisation) opens it through
+// (the Playground's generate, the Bench, prompt optimization) opens it through
 // src/backends/open.ts with this source.
 import type { BackendSource } from '../backends/open.ts';
 import { BackendError } from '../backends/errors.ts';

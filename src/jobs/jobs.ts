@@ -590,6 +590,6 @@ export const JOB_RUNNERS: { [K in JobKind]: KindRunner<K> } = {
   /** A benchmark: infer → judge for its backends and judges, persisted as it goes (bench.ts). */
   // Baselines, endpoints and the local judge need no GPU: only a checkpoint backend acquires it.
   bench: onDemand<'bench'>(runBenchJob),
-  /** A prompt optimisation: the loop over a stored optimisation, its state stored after every evaluation (optimize.ts); the GPU only for a checkpoint. */
+  /** A prompt optimization: the loop over a stored optimization, its state stored after every evaluation (optimize.ts); the GPU only for a checkpoint. */
   optimize: onDemand<'optimize'>(runOptimizeJob),
 };

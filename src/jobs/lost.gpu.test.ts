@@ -2,7 +2,7 @@
 // Training: the job fails at once with a message that says the run can be resumed, its last
 // checkpoint is intact, and resuming it acquires a fresh device and finishes the run. A benchmark:
 // the job fails as a device loss, every prediction stored before the loss is kept, and resuming
-// it on a fresh device makes only the missing ones. A prompt optimisation: the job fails as a
+// it on a fresh device makes only the missing ones. A prompt optimization: the job fails as a
 // device loss, the loop state stored before the loss is kept, and resuming it on a fresh device
 // continues from that state (the scored versions are not scored again) to the end. The
 // Playground: a generation fails as a device loss, the model it kept loaded is not used again
@@ -14,7 +14,7 @@ import { JOB_RUNNERS, type TrainJobSpec } from './jobs.ts';
 import type { TrainSpec } from '../train/pipeline.ts';
 import type { FromWorker } from './protocol.ts';
 import type { BenchProgress } from './bench.ts';
-import type { BenchRecord, OptimisationRecord, RunRecord } from '../core/records.ts';
+import type { BenchRecord, OptimizationRecord, RunRecord } from '../core/records.ts';
 import type { OptimizeProgress } from './optimize.ts';
 import { MODEL_NOT_LOADED, type GenerateJobResult } from './playground.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
@@ -28,7 +28,7 @@ import { initParams } from '../model/init.ts';
 if (typeof indexedDB === 'undefined') await import('fake-indexeddb/auto');
 const { getRun, putRun, saveCheckpoint: storeCheckpoint } = await import('../storage/runs.ts');
 const { getBench, loadResults, putBench } = await import('../storage/bench.ts');
-const { getOptimisation, putOptimisation } = await import('../storage/optimize.ts');
+const { getOptimization, putOptimization } = await import('../storage/optimize.ts');
 const { saveDataset, newDatasetId } = await import('../storage/datasets.ts');
 
 const data = generateTrajectories('terminal', 8, 4);
@@ -163,7 +163,7 @@ async function storedMicroCheckpoint(prefix: string): Promise<{ key: string; run
   return { key: stored.key, runId };
 }
 
-describe('a device lost during a prompt optimisation', () => {
+describe('a device lost during a prompt optimization', () => {
   it('fails the job as a device loss, keeps the stored loop state, and a resume on a fresh device goes on from it', async () => {
     // Destroy the device once the start template has been scored and the first round's first candidate is being scored.
     let states = 0;
@@ -182,7 +182,7 @@ describe('a device lost during a prompt optimisation', () => {
       data,
     );
     const optId = `opt-lost-${runId}`;
-    const record: OptimisationRecord = {
+    const record: OptimizationRecord = {
       id: optId,
       name: 'lost',
       createdAt: 1,
@@ -192,20 +192,20 @@ describe('a device lost during a prompt optimisation', () => {
       data: { datasetId: dataset.id, name: dataset.name, domains: [], evalFraction: 1, seed: 0, devPerDomain: 3, testPerDomain: 2 },
       backend: { id: 'ck', name: 'local:micro', kind: 'checkpoint', checkpoint: { key, runId, runName: runId, tag: 'last', step: 2 } },
       judge: { id: 'local-rubric', kind: 'local' },
-      optimiser: { kind: 'offline' },
+      optimizer: { kind: 'offline' },
       generation: { maxTokens: 4 },
       config: { rounds: 1, candidates: 2, margin: 0, level: 0.95, seed: 5 },
       loop: null,
     };
-    await putOptimisation(record);
+    await putOptimization(record);
 
     host.handle({ type: 'start', jobId: 'opt-a', spec: { kind: 'optimize', optId } });
     expect(await finished('opt-a')).toMatchObject({ state: 'failed' });
     expect(destroyed).toBe(true);
     const error = events.find((e) => e.type === 'error' && e.jobId === 'opt-a') as Extract<FromWorker, { type: 'error' }>;
     expect(error).toMatchObject({ kind: 'device-lost', message: expect.stringMatching(/^The GPU device was lost \(destroyed\)/) });
-    for (let i = 0; i < 400 && (await getOptimisation(optId))?.state === 'running'; i++) await tick();
-    const failed = (await getOptimisation(optId))!;
+    for (let i = 0; i < 400 && (await getOptimization(optId))?.state === 'running'; i++) await tick();
+    const failed = (await getOptimization(optId))!;
     expect(failed.state).toBe('failed');
     // The start template's score, stored before the loss, is kept.
     const v0 = failed.loop!.versions.find((v) => v.id === 'v0')!;
@@ -214,7 +214,7 @@ describe('a device lost during a prompt optimisation', () => {
     host.handle({ type: 'start', jobId: 'opt-b', spec: { kind: 'optimize', optId } });
     expect(await finished('opt-b')).toMatchObject({ state: 'done' });
     expect(held).toHaveLength(2);
-    const done = (await getOptimisation(optId))!;
+    const done = (await getOptimization(optId))!;
     expect(done.state).toBe('done');
     expect(done.loop!.rounds.map((r) => r.round)).toEqual([1]);
     // Resumed, not restarted: v0 is the one scored before the loss.

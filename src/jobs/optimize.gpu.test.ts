@@ -1,7 +1,7 @@
 // The 'optimize' job with a checkpoint of ours on a real GPU (Dawn): a micro checkpoint (a few
 // dozen SFT steps on the terminal domain) simulates each candidate template through the turn
 // request the job renders (the template travels with the turn, the model lays it out), the local
-// judge scores, the offline optimiser proposes: 3 rounds, twice with the same seed, give the same
+// judge scores, the offline optimizer proposes: 3 rounds, twice with the same seed, give the same
 // lineage and scores, and every scored candidate's text reached the model. A checkpoint this
 // small writes blank lines whatever its prompt, so its scores tie at the judge's floor; the e2e
 // test (e2e/optimize.spec.ts) is where candidates score apart.
@@ -10,12 +10,12 @@ import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../core/bench/runner.ts';
 import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
-import { offlineOptimiser } from '../core/optimize/optimisers.ts';
+import { offlineOptimizer } from '../core/optimize/optimizers.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { openCheckpointBackend } from '../backends/checkpoint.ts';
 import { isTurnRequest } from '../core/backend.ts';
-import type { OptimisationRecord } from '../core/records.ts';
+import type { OptimizationRecord } from '../core/records.ts';
 import { runOptimize, type OptimizeDeps } from './optimize.ts';
 import { runTraining } from '../train/pipeline.ts';
 
@@ -23,7 +23,7 @@ const STEPS = Number(process.env.LWM_OPT_STEPS ?? 40);
 const trajectories = generateTrajectories('terminal', 8, 0);
 const samples = benchSampleRecords(trajectories, { evalFraction: 1, seed: 0 }).map(sampleFromRecord);
 
-function record(): OptimisationRecord {
+function record(): OptimizationRecord {
   return {
     id: 'opt-gpu',
     name: 'gpu',
@@ -34,7 +34,7 @@ function record(): OptimisationRecord {
     data: { datasetId: 'd', name: 'generated', domains: [], evalFraction: 1, seed: 0, devPerDomain: 4, testPerDomain: 2 },
     backend: { id: 'ck', name: 'micro', kind: 'checkpoint', checkpoint: { runId: 'r', runName: 'micro', tag: 'last', step: 0, key: 'k' } },
     judge: { id: 'local-rubric', kind: 'local' },
-    optimiser: { kind: 'offline' },
+    optimizer: { kind: 'offline' },
     generation: { maxTokens: 6 },
     config: { rounds: 3, candidates: 2, margin: 0, level: 0.95, seed: 5 },
     loop: null,
@@ -70,7 +70,7 @@ async function run(rt: Awaited<ReturnType<typeof gpuRuntime>>, bytes: Uint8Array
       };
     },
     openJudge: () => ({ judge: localJudge, concurrency: 1 }),
-    optimiser: () => offlineOptimiser(),
+    optimizer: () => offlineOptimizer(),
     signal: new AbortController().signal,
     progress() {},
     log() {},

@@ -1,5 +1,5 @@
-// The 'optimize' job's logic without a worker: a stored optimisation runs the loop over generated
-// trajectories with the local judge and the offline optimiser; a stop part-way leaves a state
+// The 'optimize' job's logic without a worker: a stored optimization runs the loop over generated
+// trajectories with the local judge and the offline optimizer; a stop part-way leaves a state
 // that a second run resumes to the same end as an uninterrupted run, without scoring again what
 // was scored; a template that cannot render is refused with the reason.
 import { describe, expect, it } from 'vitest';
@@ -9,16 +9,16 @@ import { sampleFromRecord } from '../core/bench/runner.ts';
 import { generateTrajectories } from '../envs/generate.ts';
 import { localJudge } from '../core/judge/rubric.ts';
 import { templateRequest } from '../core/optimize/evaluate.ts';
-import { offlineOptimiser } from '../core/optimize/optimisers.ts';
+import { offlineOptimizer } from '../core/optimize/optimizers.ts';
 import { BUILTIN_TEMPLATES } from '../core/templates/index.ts';
-import type { OptimisationRecord } from '../core/records.ts';
+import type { OptimizationRecord } from '../core/records.ts';
 import { StopRequested } from '../train/context.ts';
-import { backendFolderFiles, evaluationsDone, optimisationRender, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
+import { backendFolderFiles, evaluationsDone, optimizationRender, runOptimize, type OptimizeDeps, type OptimizeProgress } from './optimize.ts';
 
 const trajectories = [...generateTrajectories('terminal', 24, 3), ...generateTrajectories('mcp', 24, 3)];
 const samples = benchSampleRecords(trajectories, { evalFraction: 0.5, seed: 1 }).map(sampleFromRecord);
 
-function record(): OptimisationRecord {
+function record(): OptimizationRecord {
   return {
     id: 'opt-1',
     name: 'test',
@@ -29,14 +29,14 @@ function record(): OptimisationRecord {
     data: { datasetId: 'd', name: 'generated', domains: [], evalFraction: 0.5, seed: 1, devPerDomain: 5, testPerDomain: 3 },
     backend: { id: 'copy-last', name: 'copy-last', kind: 'copy-last' },
     judge: { id: 'local-rubric', kind: 'local' },
-    optimiser: { kind: 'offline' },
+    optimizer: { kind: 'offline' },
     generation: {},
     config: { rounds: 2, candidates: 2, margin: 0, level: 0.95, seed: 3 },
     loop: null,
   };
 }
 
-/** A simulator that answers with the real observation when its template asks it to compute counts from the state (one of the offline optimiser's instructions) on the terminal, and with the last observation otherwise. */
+/** A simulator that answers with the real observation when its template asks it to compute counts from the state (one of the offline optimizer's instructions) on the terminal, and with the last observation otherwise. */
 function obedient(calls: { n: number }): LwmBackend {
   return {
     name: 'obedient',
@@ -50,7 +50,7 @@ function obedient(calls: { n: number }): LwmBackend {
   };
 }
 
-function deps(store: Map<string, OptimisationRecord>, calls: { n: number }, o: { stopAfterStates?: number; progress?: OptimizeProgress[] } = {}): OptimizeDeps {
+function deps(store: Map<string, OptimizationRecord>, calls: { n: number }, o: { stopAfterStates?: number; progress?: OptimizeProgress[] } = {}): OptimizeDeps {
   const ctl = new AbortController();
   let states = 0;
   return {
@@ -64,7 +64,7 @@ function deps(store: Map<string, OptimisationRecord>, calls: { n: number }, o: {
     loadSamples: async () => samples,
     openBackend: async () => ({ backend: obedient(calls), generate: { maxTokens: 64, temperature: 0 }, concurrency: 1, form: 'turn' as const, dispose() {} }),
     openJudge: () => ({ judge: localJudge, concurrency: 1 }),
-    optimiser: () => offlineOptimiser(),
+    optimizer: () => offlineOptimizer(),
     signal: ctl.signal,
     progress(p) {
       o.progress?.push(p);
@@ -132,8 +132,8 @@ describe('the optimize job', () => {
     expect(other.versions.map((v) => v.note)).not.toEqual(a.versions.map((v) => v.note));
   });
 
-  it('a missing optimisation and a dataset too small are errors that say what to do', async () => {
-    await expect(runOptimize('nope', deps(new Map(), { n: 0 }))).rejects.toThrow(/no stored prompt optimisation nope/);
+  it('a missing optimization and a dataset too small are errors that say what to do', async () => {
+    await expect(runOptimize('nope', deps(new Map(), { n: 0 }))).rejects.toThrow(/no stored prompt optimization nope/);
     const small = record();
     small.data.domains = ['terminal'];
     const store = new Map([['opt-1', small]]);
@@ -148,12 +148,12 @@ describe('the optimize job', () => {
 describe("rendering a candidate: core's templateRender in the form lwm optimize uses", () => {
   const dev = samples.filter((x) => x.history.length > 0).slice(0, 3);
   const text = `${BUILTIN_TEMPLATES.v0.text}\nCompute counts.`;
-  const withBackend = (backend: OptimisationRecord['backend']) => ({ ...record(), backend });
+  const withBackend = (backend: OptimizationRecord['backend']) => ({ ...record(), backend });
   const endpoint = { id: 'e', name: 'e', kind: 'endpoint' as const, endpoint: { baseUrl: 'http://x/v1', model: 'm' } };
   const checkpoint = { id: 'c', name: 'c', kind: 'checkpoint' as const, checkpoint: { runId: 'r', runName: 'r', tag: 'last' as const, step: 1, key: 'k' } };
   it('a checkpoint and the baselines get the turn with the text as its template and no AgentWorldBench texts', () => {
     for (const backend of [checkpoint, record().backend]) {
-      const turn = optimisationRender(withBackend(backend), { form: 'turn' })(text, dev[0]) as TurnRequest;
+      const turn = optimizationRender(withBackend(backend), { form: 'turn' })(text, dev[0]) as TurnRequest;
       expect(turn.template?.text).toBe(text);
       expect(turn.template?.domains).toBeUndefined();
       expect(turn.awb).toBeUndefined();
@@ -162,7 +162,7 @@ describe("rendering a candidate: core's templateRender in the form lwm optimize 
   });
   it('an endpoint, and a folder with a chat template, get the rendered system text and the turns as user/assistant messages', () => {
     const world = text.replace('You are the environment.', 'You are the world.');
-    const chat = optimisationRender(withBackend(endpoint), { form: 'chat' })(world, dev[0]) as {
+    const chat = optimizationRender(withBackend(endpoint), { form: 'chat' })(world, dev[0]) as {
       system: string;
       messages: { role: string; content: string }[];
     };
@@ -173,15 +173,15 @@ describe("rendering a candidate: core's templateRender in the form lwm optimize 
     // The opener decides a folder's form (src/backends/open.test.ts): a chat model gets the same messages.
     const hf = { id: 'h', name: 'h', kind: 'hf' as const, hf: { folderId: 'h', name: 'h', context: null, memoryGiB: 1 } };
     const onnx = { id: 'o', name: 'o', kind: 'onnx' as const, onnx: { folderId: 'o', name: 'o', execution: 'wasm' as const } };
-    expect(optimisationRender(withBackend(hf), { form: 'chat' })(world, dev[0])).toEqual(chat);
-    expect(optimisationRender(withBackend(onnx), { form: 'chat' })(world, dev[0])).toEqual(chat);
+    expect(optimizationRender(withBackend(hf), { form: 'chat' })(world, dev[0])).toEqual(chat);
+    expect(optimizationRender(withBackend(onnx), { form: 'chat' })(world, dev[0])).toEqual(chat);
     // Our ONNX export has no chat template: it renders the turn with the template, as a checkpoint does.
-    expect(isTurnRequest(optimisationRender(withBackend(onnx), { form: 'turn' })(world, dev[0]))).toBe(true);
+    expect(isTurnRequest(optimizationRender(withBackend(onnx), { form: 'turn' })(world, dev[0]))).toBe(true);
   });
   it("keeps the start template's prediction tags", () => {
     const o = withBackend(checkpoint);
     o.start.template = { ...o.start.template, targetOpen: '<obs>\n', targetClose: '\n</obs>' };
-    const turn = optimisationRender(o, { form: 'turn' })(text, dev[0]) as TurnRequest;
+    const turn = optimizationRender(o, { form: 'turn' })(text, dev[0]) as TurnRequest;
     expect([turn.template!.targetOpen, turn.template!.targetClose]).toEqual(['<obs>\n', '\n</obs>']);
   });
 });
@@ -208,7 +208,7 @@ describe('a folder simulator: the files the page sent with the job', () => {
 
   it("none sent (a reload since), or another folder's, is an error that names the folder and says to pick it again", () => {
     expect(() => backendFolderFiles(onnx, undefined)).toThrow(
-      /onnx:TinyOnnx: the folder TinyOnnx is not open in this page .*Pick the same folder again in the Optimise form \(Simulated model: an ONNX folder\), then resume/,
+      /onnx:TinyOnnx: the folder TinyOnnx is not open in this page .*Pick the same folder again in the Optimize form \(Simulated model: an ONNX folder\), then resume/,
     );
     expect(() => backendFolderFiles(hf, { id: 'Other#z', files })).toThrow(/the folder Tiny is not open in this page.*a Hugging Face folder/);
   });

@@ -1,24 +1,24 @@
-// The 'optimize' job: the prompt-optimisation loop (src/core/optimize/loop.ts) in the worker that
-// owns the GPU, for a stored OptimisationRecord (src/storage/optimize.ts). The simulated model is
+// The 'optimize' job: the prompt-optimization loop (src/core/optimize/loop.ts) in the worker that
+// owns the GPU, for a stored OptimizationRecord (src/storage/optimize.ts). The simulated model is
 // opened as the Bench opens its backends (baselines, a stored checkpoint, a Hugging Face or ONNX
 // folder from the files the page sends with the job, an endpoint), the judge
-// as the Bench's judges; the optimiser is the offline one or an endpoint LLM. The loop's state is
+// as the Bench's judges; the optimizer is the offline one or an endpoint LLM. The loop's state is
 // written into the record after every evaluation and sent to the page in a progress record, so
 // the Prompts view draws the lineage as it grows, and a reload resumes without redoing finished
 // rounds (candidates already scored keep their scores; the one cut off is scored again).
 import type { GenerateRequest } from '../core/backend.ts';
 import { benchSampleRecords } from '../core/bench/evalTurns.ts';
 import { sampleFromRecord, turnRequestOf, type BenchSample } from '../core/bench/runner.ts';
-import { benchEvaluator, splitForOptimisation, templateRender, templateValidator, type OptimisationSplits } from '../core/optimize/evaluate.ts';
-import { newLoopState, plannedEvaluations, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../core/optimize/loop.ts';
-import { endpointOptimiser, offlineOptimiser } from '../core/optimize/optimisers.ts';
+import { benchEvaluator, splitForOptimization, templateRender, templateValidator, type OptimizationSplits } from '../core/optimize/evaluate.ts';
+import { newLoopState, plannedEvaluations, runOptimization, type LoopConfig, type LoopState, type Optimizer } from '../core/optimize/loop.ts';
+import { endpointOptimizer, offlineOptimizer } from '../core/optimize/optimizers.ts';
 import { SYSTEM_PROMPT_FIELDS } from '../core/schema/types.ts';
 import { TEMPLATE_VARIABLE_NAMES } from '../core/templates/index.ts';
 import type { Judge } from '../core/judge/types.ts';
 import { EndpointClient } from '../backends/endpoint.ts';
 import { loadTrajectories } from '../storage/datasets.ts';
-import type { BenchBackendRef, BenchJudgeRef, OptimisationRecord } from '../core/records.ts';
-import { getOptimisation, updateOptimisation } from '../storage/optimize.ts';
+import type { BenchBackendRef, BenchJudgeRef, OptimizationRecord } from '../core/records.ts';
+import { getOptimization, updateOptimization } from '../storage/optimize.ts';
 import { openBenchBackend, openBenchJudge, type BenchBackend } from './bench.ts';
 import type { HfFolderFile } from '../train/hfFolder.ts';
 import { StopRequested, UserFacingError, userMessage, type JobContext } from '../train/context.ts';
@@ -26,10 +26,10 @@ import { optimizeLockName } from './protocol.ts';
 
 export interface OptimizeJobSpec {
   kind: 'optimize';
-  /** The stored optimisation to run (or continue). */
+  /** The stored optimization to run (or continue). */
   optId: string;
-  /** Endpoint API keys of the backend, the judge and the optimiser: used, never stored. */
-  secrets?: { apiKeys?: Partial<Record<'backend' | 'judge' | 'optimiser', string>> };
+  /** Endpoint API keys of the backend, the judge and the optimizer: used, never stored. */
+  secrets?: { apiKeys?: Partial<Record<'backend' | 'judge' | 'optimizer', string>> };
   /** The files of the backend's Hugging Face or ONNX folder (File handles from the page), by its folder id: used, never stored. */
   folder?: { id: string; files: HfFolderFile[] };
 }
@@ -58,13 +58,13 @@ export interface OptimizeJobResult {
 
 /** Everything the job touches, injected so tests run it without a worker, a GPU or IndexedDB. */
 export interface OptimizeDeps {
-  get(id: string): Promise<OptimisationRecord | undefined>;
-  update(id: string, change: (o: OptimisationRecord) => void): Promise<OptimisationRecord>;
+  get(id: string): Promise<OptimizationRecord | undefined>;
+  update(id: string, change: (o: OptimizationRecord) => void): Promise<OptimizationRecord>;
   /** The dataset's held-out turns as bench samples (before the dev/test split). */
-  loadSamples(o: OptimisationRecord): Promise<BenchSample[]>;
-  openBackend(ref: BenchBackendRef, o: OptimisationRecord): Promise<BenchBackend>;
+  loadSamples(o: OptimizationRecord): Promise<BenchSample[]>;
+  openBackend(ref: BenchBackendRef, o: OptimizationRecord): Promise<BenchBackend>;
   openJudge(ref: BenchJudgeRef): { judge: Judge; concurrency: number };
-  optimiser(o: OptimisationRecord, splits: OptimisationSplits): Optimiser;
+  optimizer(o: OptimizationRecord, splits: OptimizationSplits): Optimizer;
   signal: AbortSignal;
   progress(p: OptimizeProgress): void;
   log(message: string): void;
@@ -76,15 +76,15 @@ export interface OptimizeDeps {
  * sends the same backend (requestFormFor: 'chat' for an endpoint or a folder with a chat template,
  * 'turn' for a checkpoint and the baselines), with the start template's prediction tags.
  */
-export function optimisationRender(
-  o: Pick<OptimisationRecord, 'start' | 'backend'>,
+export function optimizationRender(
+  o: Pick<OptimizationRecord, 'start' | 'backend'>,
   opened: Pick<BenchBackend, 'form'>,
 ): (text: string, s: BenchSample) => GenerateRequest {
   if (o.backend.kind === 'imported') throw new UserFacingError(`${o.backend.name}: an imported backend cannot be run again.`);
   return templateRender(opened.form, o.start.template);
 }
 
-/** A few dev samples' system-prompt fields as text, for the endpoint optimiser's prompt. */
+/** A few dev samples' system-prompt fields as text, for the endpoint optimizer's prompt. */
 export function sampleFieldsText(dev: readonly BenchSample[], n = 2, clip = 600): string {
   return dev
     .slice(0, n)
@@ -154,12 +154,12 @@ class Tracker {
 /** The dev/test split and the loop's state: a stored one (resume) or a new one, checked against the data. */
 async function splitsAndState(
   optId: string,
-  o: OptimisationRecord,
+  o: OptimizationRecord,
   deps: OptimizeDeps,
-): Promise<{ splits: OptimisationSplits; config: LoopConfig; state: LoopState }> {
+): Promise<{ splits: OptimizationSplits; config: LoopConfig; state: LoopState }> {
   deps.progress({ optId, phase: 'samples', evaluations: { done: evaluationsDone(o.loop), planned: 0 }, etaMs: null });
   const samples = await deps.loadSamples(o);
-  const splits = splitForOptimisation(samples, { devPerDomain: o.data.devPerDomain, testPerDomain: o.data.testPerDomain, seed: o.data.seed });
+  const splits = splitForOptimization(samples, { devPerDomain: o.data.devPerDomain, testPerDomain: o.data.testPerDomain, seed: o.data.seed });
   if (splits.dev.length < 2)
     throw new UserFacingError(
       `The dataset ${o.data.name} gives ${splits.dev.length} dev sample(s) for these settings; the loop needs at least 2 (raise the eval share or the dev samples per domain, or choose other domains).`,
@@ -167,14 +167,14 @@ async function splitsAndState(
   const config: LoopConfig = { ...o.config, devSize: splits.dev.length, testSize: splits.test.length };
   if (o.loop && (o.loop.config.devSize !== config.devSize || o.loop.config.testSize !== config.testSize)) {
     throw new UserFacingError(
-      `The dataset ${o.data.name} changed since this optimisation began (${config.devSize} dev samples now, ${o.loop.config.devSize} then); start a new optimisation.`,
+      `The dataset ${o.data.name} changed since this optimization began (${config.devSize} dev samples now, ${o.loop.config.devSize} then); start a new optimization.`,
     );
   }
   let state: LoopState;
   try {
     state = o.loop ?? newLoopState(config);
   } catch (e) {
-    throw new UserFacingError(`The optimisation's settings cannot be used: ${(e as Error).message}`);
+    throw new UserFacingError(`The optimization's settings cannot be used: ${(e as Error).message}`);
   }
   deps.log(
     o.loop
@@ -215,10 +215,10 @@ async function recordEnd(deps: OptimizeDeps, optId: string, e: unknown): Promise
     .catch(() => {});
 }
 
-/** Runs (or continues) a stored optimisation to its end; its state and lineage are kept in the record. */
+/** Runs (or continues) a stored optimization to its end; its state and lineage are kept in the record. */
 export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<OptimizeJobResult> {
   const initial = await deps.get(optId);
-  if (!initial) throw new UserFacingError(`There is no stored prompt optimisation ${optId}; it may have been deleted.`);
+  if (!initial) throw new UserFacingError(`There is no stored prompt optimization ${optId}; it may have been deleted.`);
   const o = await deps.update(optId, (r) => {
     r.state = 'running';
     r.error = undefined;
@@ -235,19 +235,19 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
       backend: opened.backend,
       judge,
       splits,
-      render: optimisationRender(o, opened),
+      render: optimizationRender(o, opened),
       generate: opened.generate,
       concurrency: opened.concurrency,
       onProgress: (p) => tracker.sample(p.split, p.done, p.total),
     });
     const env = {
-      optimiser: deps.optimiser(o, splits),
+      optimizer: deps.optimizer(o, splits),
       evaluate,
       validate: templateValidator(splits.dev, { tags: o.start.template }),
       onState: writer.onState,
       signal: deps.signal,
     };
-    const final = await runOptimisation(env, state, { text: o.start.template.text, note: `${o.start.version} as it was` });
+    const final = await runOptimization(env, state, { text: o.start.template.text, note: `${o.start.version} as it was` });
     await writer.settle();
     await deps.update(optId, (r) => {
       r.loop = structuredClone(final);
@@ -264,12 +264,12 @@ export async function runOptimize(optId: string, deps: OptimizeDeps): Promise<Op
   }
 }
 
-/** The optimiser of a record: offline, or an endpoint LLM with the key sent with the job. */
-export function openOptimiser(o: Pick<OptimisationRecord, 'optimiser'>, splits: OptimisationSplits, apiKey: string | undefined): Optimiser {
-  if (o.optimiser.kind === 'offline') return offlineOptimiser();
-  const { baseUrl, model } = o.optimiser.endpoint;
+/** The optimizer of a record: offline, or an endpoint LLM with the key sent with the job. */
+export function openOptimizer(o: Pick<OptimizationRecord, 'optimizer'>, splits: OptimizationSplits, apiKey: string | undefined): Optimizer {
+  if (o.optimizer.kind === 'offline') return offlineOptimizer();
+  const { baseUrl, model } = o.optimizer.endpoint;
   const client = new EndpointClient({ baseUrl, model, apiKey, maxConcurrency: 1 });
-  return endpointOptimiser({ complete: client.asChatComplete, samples: sampleFieldsText(splits.dev), variables: TEMPLATE_VARIABLE_NAMES });
+  return endpointOptimizer({ complete: client.asChatComplete, samples: sampleFieldsText(splits.dev), variables: TEMPLATE_VARIABLE_NAMES });
 }
 
 /**
@@ -281,7 +281,7 @@ export function backendFolderFiles(ref: BenchBackendRef, folder: OptimizeJobSpec
   if (!f) return undefined;
   if (folder?.id === f.folderId && folder.files.length) return folder.files;
   throw new UserFacingError(
-    `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimise form (Simulated model: ${ref.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}), then resume.`,
+    `${ref.name}: the folder ${f.name} is not open in this page (folders are not kept after a reload). Pick the same folder again in the Optimize form (Simulated model: ${ref.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}), then resume.`,
   );
 }
 
@@ -295,8 +295,8 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
   });
   const body = () =>
     runOptimize(spec.optId, {
-      get: getOptimisation,
-      update: updateOptimisation,
+      get: getOptimization,
+      update: updateOptimization,
       async loadSamples(o) {
         const trajectories = await loadTrajectories(o.data.datasetId);
         if (!trajectories.length)
@@ -306,7 +306,7 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
       // The Bench's backends read only the generation settings of their bench.
       openBackend: async (ref, o) => openBenchBackend(ref, o, ctx, keys.backend, backendFolderFiles(ref, spec.folder)),
       openJudge: (ref) => openBenchJudge(ref, keys.judge),
-      optimiser: (o, splits) => openOptimiser(o, splits, keys.optimiser),
+      optimizer: (o, splits) => openOptimizer(o, splits, keys.optimizer),
       signal: stop.signal,
       progress: (p) => ctx.progress(p),
       log: (m) => ctx.log(m),
@@ -315,7 +315,7 @@ export async function runOptimizeJob(spec: OptimizeJobSpec, ctx: JobContext): Pr
   try {
     if (!locks) return await body();
     return await locks.request(optimizeLockName(spec.optId), { ifAvailable: true }, async (lock) => {
-      if (!lock) throw new UserFacingError('This optimisation is running in another tab of LWM Studio; watch it there or close that tab first.');
+      if (!lock) throw new UserFacingError('This optimization is running in another tab of LWM Studio; watch it there or close that tab first.');
       return body();
     });
   } finally {

@@ -90,7 +90,7 @@ export function benchLockName(benchId: string): string {
   return `lwm-bench:${benchId}`;
 }
 
-/** The Web Lock an optimize job holds on its optimisation (src/jobs/optimize.ts), so two tabs never run the same one. */
+/** The Web Lock an optimize job holds on its optimization (src/jobs/optimize.ts), so two tabs never run the same one. */
 export function optimizeLockName(optId: string): string {
   return `lwm-optimize:${optId}`;
 }

@@ -46,7 +46,7 @@ describe('GPU GPT vs reference', () => {
     try {
       trainer.setParams(init);
       const batch = toyBatch(corpus, B, T, 5);
-      // The optimiser clears gradients as it applies them, so compare through the norm it reads:
+      // The optimizer clears gradients as it applies them, so compare through the norm it reads:
       // ‖g‖ over every parameter is sensitive to any wrong gradient element.
       const r = await trainer.trainStep(batch, 0, { loss: true, gradNorm: true });
       const want = gptLossAndGrad(init, config, batch);

@@ -361,7 +361,7 @@ export class SharedPrefixGspo {
     return this.rt.readF32(b.packed, this.options.G * this.options.Lmax);
   }
 
-  /** One GSPO optimiser step on the group (GpuTrainer.gspoStep's contract, the prompt processed once). */
+  /** One GSPO optimizer step on the group (GpuTrainer.gspoStep's contract, the prompt processed once). */
   async gspoStep(
     group: SharedGroup,
     logpOld: Float32Array | 'current',

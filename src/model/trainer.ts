@@ -78,7 +78,7 @@ interface TrainKernels {
 }
 
 export class GpuTrainer {
-  /** Optimiser steps taken (the next step's 0-based index). */
+  /** Optimizer steps taken (the next step's 0-based index). */
   step = 0;
   /** Dispatches in one training step (for the benchmark's report). */
   readonly dispatchesPerStep: number;
@@ -171,7 +171,7 @@ export class GpuTrainer {
     return this.model.config;
   }
 
-  // ---- parameters and optimiser state ----------------------------------------------------
+  // ---- parameters and optimizer state ----------------------------------------------------
 
   /** Uploads weights (flat layout); optionally Adam state and the step counter. */
   setParams(params: Float32Array, optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
@@ -199,7 +199,7 @@ export class GpuTrainer {
     return { m: await this.m.read(), v: await this.v.read(), step: this.step };
   }
 
-  /** The training state as a checkpoint (weights, config, optimiser state, step). */
+  /** The training state as a checkpoint (weights, config, optimizer state, step). */
   async toCheckpoint(extra: Pick<Checkpoint, 'tokenizer' | 'extraMetadata'> = {}): Promise<Checkpoint> {
     return { config: this.config, params: await this.model.getParams(), step: this.step, optimizer: await this.getOptimizerState(), ...extra };
   }
@@ -256,7 +256,7 @@ export class GpuTrainer {
   // ---- supervised steps ------------------------------------------------------------------
 
   /**
-   * One optimiser step on `batch` with learning rate `lr`, in one submission: forward, loss
+   * One optimizer step on `batch` with learning rate `lr`, in one submission: forward, loss
    * and dlogits, backward, gradient-norm clipping and AdamW. Reading the loss or the gradient
    * norm costs a small read-back after the step; skip it on steps you don't log.
    */
@@ -324,7 +324,7 @@ export class GpuTrainer {
   }
 
   /**
-   * One GSPO optimiser step (docs/method.md §6) in one submission: forward, per-token log-probs, the
+   * One GSPO optimizer step (docs/method.md §6) in one submission: forward, per-token log-probs, the
    * sequence ratios against `logpOld` (packed [B, Lmax], from responseLogprobs at rollout
    * time), the clipped objective and its gradient into the logits, backward, AdamW.
    * logpOld 'current': π_old is the current weights (the first update after a rollout), so the
@@ -385,7 +385,7 @@ export class GpuTrainer {
     return this.k.adamw;
   }
 
-  /** Bytes of GPU memory training holds (the model's weights and activations, gradients, optimiser state, scratch). */
+  /** Bytes of GPU memory training holds (the model's weights and activations, gradients, optimizer state, scratch). */
   bytes(): number {
     const sets = [this.grads, this.m, this.v].reduce((n, p) => n + p.bytes, 0);
     return this.model.bytes() + this.owned.reduce((n, b) => n + b.size, 0) + sets;

@@ -1,6 +1,6 @@
 // Plain-TypeScript twin of shaders/adamw.wgsl — AdamW with bias correction, decoupled weight
 // decay on the tensors marked for it, and global gradient-norm clipping over the flat gradient
-// buffer. Arithmetic in f64; the optimiser state (m, v) is kept in f32 arrays, as on the GPU.
+// buffer. Arithmetic in f64; the optimizer state (m, v) is kept in f32 arrays, as on the GPU.
 // The default settings and the learning-rate schedule the host feeds it: src/core/model/optim.ts.
 import type { AdamWConfig } from '../core/model/optim.ts';
 

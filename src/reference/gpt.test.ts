@@ -190,7 +190,7 @@ describe('reference GPT: forward and inference', () => {
   });
 });
 
-describe('reference GPT: optimiser', () => {
+describe('reference GPT: optimizer', () => {
   it('AdamW: bias-corrected first step, decay on matrices only, global clipping', () => {
     const c = tinyConfig();
     const L = paramLayout(c);

@@ -239,7 +239,7 @@ export function gptForward(
   layout: ParamLayout = paramLayout(c),
 ): ForwardResult {
   checkParams(params, layout);
-  // One f64 copy keeps every loop below on a single array type (V8 optimises those best).
+  // One f64 copy keeps every loop below on a single array type (V8 optimizes those best).
   const p = params instanceof Float64Array ? params : Float64Array.from(params);
   const rows = B * T;
   checkInputs(c, inputs, rows, T, positionOffset);

@@ -6,7 +6,7 @@
 //   s_i    = exp(Δ_i)                                   sequence importance ratio
 //   term_i = min(s_i A_i, clip(s_i, 1 − ε_low, 1 + ε_high) A_i)
 //   J      = (1/numSeqs) Σ_i term_i                      maximised
-//   L      = −J                                          what an optimiser minimises
+//   L      = −J                                          what an optimizer minimises
 // Sequence i is "clipped" when the clipped branch is the one taken and differs from the
 // unclipped one: A_i > 0 and s_i > 1 + ε_high, or A_i < 0 and s_i < 1 − ε_low. A clipped
 // sequence's term is constant in θ, so it passes no gradient. Otherwise

@@ -1,6 +1,7 @@
 // The app's IndexedDB database: one versioned schema for everything the browser keeps between
 // sessions. Upgrades run in order from the version the user has to DB_VERSION, so a user who
-// skipped releases still gets every store; nothing already stored is rewritten by an upgrade.
+// skipped releases still gets every store; an upgrade rewrites stored records only to move them
+// (version 5), never dropping one.
 //
 // Version history (add a step to `upgrade` and a line here for each new version):
 //   1  datasets, datasetChunks, templates, tokenizers
@@ -15,11 +16,17 @@
 //        and settings of one Bench run (or an imported judged file), its state and progress;
 //      benchResults: keyPath ['benchId', 'backend', 'index']; one sample's prediction and its
 //        judged records by judge, written as each finishes (what a resumed run skips).
-//   4  prompt optimisations (src/storage/optimize.ts):
-//      optimisations: keyPath 'id', index 'byCreatedAt'; an OptimisationRecord: the starting
-//        template, data, backend, judge, optimiser and loop settings, and the loop's resumable
+//   4  prompt optimizations (src/storage/optimize.ts), in a store and record fields named in the
+//      older spelling (OLD_OPTIMIZATIONS_STORE here, OLD_OPTIMIZER_KEY in src/core/optimize/loop.ts).
+//   5  the prompt optimizations under the one spelling the project uses:
+//      optimizations: keyPath 'id', index 'byCreatedAt'; an OptimizationRecord: the starting
+//        template, data, backend, judge, optimizer and loop settings, and the loop's resumable
 //        state (src/core/optimize/loop.ts), written after every evaluation.
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+//      From version 4 every record moves to it, its optimizer and its versions' optimizer under
+//      the new key, in the upgrade's one transaction (all of them or, on any failure, none: the
+//      database stays at version 4 as it was), and the old store is deleted.
+import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { storedLoopState, withOptimizerKey } from '../core/optimize/loop.ts';
 import type {
   DatasetMeta,
   DatasetChunk,
@@ -30,11 +37,14 @@ import type {
   RunMetric,
   BenchRecord,
   BenchResult,
-  OptimisationRecord,
+  OptimizationRecord,
 } from '../core/records.ts';
 
 export const DB_NAME = 'lwm-studio';
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
+
+/** Version 4's store of prompt optimizations; version 5 moves its records to 'optimizations'. */
+export const OLD_OPTIMIZATIONS_STORE = 'optimisations'; // old spelling, read for stored data
 
 export interface StudioDB extends DBSchema {
   datasets: { key: string; value: DatasetMeta };
@@ -46,14 +56,54 @@ export interface StudioDB extends DBSchema {
   runMetrics: { key: [string, number]; value: RunMetric };
   benches: { key: string; value: BenchRecord; indexes: { byCreatedAt: number } };
   benchResults: { key: [string, string, number]; value: BenchResult };
-  optimisations: { key: string; value: OptimisationRecord; indexes: { byCreatedAt: number } };
+  optimizations: { key: string; value: OptimizationRecord; indexes: { byCreatedAt: number } };
+}
+
+/** A record of version 4's store in the current field names (in place): its optimizer, and its loop's versions'. */
+export function optimizationFromStored(o: unknown): OptimizationRecord {
+  withOptimizerKey(o);
+  storedLoopState((o as { loop?: unknown }).loop);
+  return o as OptimizationRecord;
+}
+
+/**
+ * Copies every record of version 4's store into 'optimizations' and deletes the old store, within
+ * the upgrade's transaction. Any failure aborts that transaction, so the database stays at
+ * version 4 with every record where it was (the open fails with the reason; nothing is lost).
+ */
+async function moveOldOptimizations(
+  db: IDBPDatabase<StudioDB>,
+  transaction: IDBPTransaction<StudioDB, StoreNames<StudioDB>[], 'versionchange'>,
+): Promise<void> {
+  // The old store is no part of the schema's types.
+  const tx = transaction as unknown as IDBPTransaction<unknown, string[], 'versionchange'>;
+  try {
+    const to = tx.objectStore('optimizations');
+    let cursor = await tx.objectStore(OLD_OPTIMIZATIONS_STORE).openCursor();
+    while (cursor) {
+      await to.add(optimizationFromStored(cursor.value));
+      cursor = await cursor.continue();
+    }
+    (db as unknown as IDBPDatabase).deleteObjectStore(OLD_OPTIMIZATIONS_STORE);
+  } catch (e) {
+    // The transaction's own error when the browser aborted it (a full quota), else what failed.
+    const failure = tx.error ?? (e as Error);
+    upgradeFailure = new Error(failure.message ? `${failure.name}: ${failure.message}` : failure.name);
+    try {
+      tx.abort();
+    } catch {
+      // Already aborted by the failed request.
+    }
+  }
 }
 
 let dbPromise: Promise<IDBPDatabase<StudioDB>> | null = null;
+/** Why the last upgrade's record move failed (the open then fails with this reason, not the bare abort). */
+let upgradeFailure: Error | null = null;
 
 export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
   dbPromise ??= openDB<StudioDB>(DB_NAME, DB_VERSION, {
-    upgrade(db, oldVersion) {
+    upgrade(db, oldVersion, _newVersion, transaction) {
       // Each step brings the schema one version forward, so every older version gets them all.
       if (oldVersion < 1) {
         db.createObjectStore('datasets', { keyPath: 'id' });
@@ -73,9 +123,16 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
         benches.createIndex('byCreatedAt', 'createdAt');
         db.createObjectStore('benchResults', { keyPath: ['benchId', 'backend', 'index'] });
       }
-      if (oldVersion < 4) {
-        const opts = db.createObjectStore('optimisations', { keyPath: 'id' });
+      // Version 4 made the optimizations' store under its old name; version 5 makes it under the
+      // new one (before 4: simply made) and moves what version 4 stored.
+      if (oldVersion < 5) {
+        const opts = db.createObjectStore('optimizations', { keyPath: 'id' });
         opts.createIndex('byCreatedAt', 'createdAt');
+        if (oldVersion === 4) {
+          void moveOldOptimizations(db, transaction);
+          // An abort is reported by the open's rejection (with its reason), not as well by this promise.
+          transaction.done.catch(() => undefined);
+        }
       }
     },
     blocked() {
@@ -86,6 +143,13 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
       void dbPromise?.then((db) => db.close());
       dbPromise = null;
     },
+  }).catch((e: unknown) => {
+    const failure = upgradeFailure;
+    upgradeFailure = null;
+    if (!failure) throw e;
+    throw new Error(
+      `Could not move the stored prompt optimizations to version ${DB_VERSION} of the browser database (${failure.message}); nothing was changed, and they stay stored as they were.`,
+    );
   });
   return dbPromise;
 }

@@ -107,7 +107,7 @@ describe('database upgrade', () => {
       'checkpoints',
       'datasetChunks',
       'datasets',
-      'optimisations',
+      'optimizations',
       'runMetrics',
       'runs',
       'templates',

@@ -18,7 +18,7 @@ import { openStudioDB, type StudioDB } from './db.ts';
 import type { CheckpointRef, CheckpointTag, RunMetric, RunRecord, RunState } from '../core/records.ts';
 
 export const STORAGE_FULL_MESSAGE =
-  'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), then try again. Nothing already stored was lost.';
+  'Browser storage is full: delete old runs or checkpoints (Train view) or datasets (Data view), or see what takes the space in System → Browser storage, then try again. Nothing already stored was lost.';
 
 export class StorageFullError extends Error {
   constructor(cause?: unknown) {

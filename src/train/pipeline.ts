@@ -8,7 +8,7 @@
 //   RL   GSPO on the RL pool (one turn per trajectory): G samples per prompt from a shared-prefix
 //        rollout, rewards by the chosen kind (rubric judge + rule verifier 0.9 / 0.1, or the
 //        binary reference comparison or Turing test) from the local or an endpoint judge,
-//        advantages normalised within each group, one optimiser step per group so later groups
+//        advantages normalised within each group, one optimizer step per group so later groups
 //        of a rollout batch see a policy that has moved (the ratio matters). Evaluation writes
 //        greedy predictions for held-out turns and keeps the best checkpoint by their reward.
 //

@@ -1,5 +1,5 @@
 // A labelled form field with its hint and error (ids `${id}-hint`, `${id}-error`), shared by the
-// Train, Bench and Optimise forms.
+// Train, Bench and Optimize forms.
 import type { ReactNode } from 'react';
 
 export function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: ReactNode; children: ReactNode }) {

@@ -1,17 +1,17 @@
-// Prompt optimisation in the app (issue 16): stored optimisations (IndexedDB,
+// Prompt optimization in the app (issue 16): stored optimizations (IndexedDB,
 // src/storage/optimize.ts), the one on screen with its lineage, and the live 'optimize' job in the
 // worker (src/jobs/optimize.ts). The worker stores the loop's state after every evaluation and
 // sends it in a progress record; this store puts it in place so the lineage grows as the run goes,
 // and after a reload offers to resume a run that was cut off (the job continues from the stored
-// state). Endpoint keys (backend, judge, optimiser) come from the endpoint store (memory, or
+// state). Endpoint keys (backend, judge, optimizer) come from the endpoint store (memory, or
 // remembered on this device) and go to the worker with each job; the record names URL and model only.
 // A Hugging Face or ONNX folder picked in this page (stores/hfFolders.ts, stores/onnxFolders.ts) is
 // recorded by what it was, as the Bench records it; its files go with each job (start and resume)
 // while the page has them; after a reload the job asks for the same folder to be picked again.
 import type { CheckpointRef, HfModelRef, OnnxModelRef } from '../../core/backendRef.ts';
 import { create, type StoreApi } from 'zustand';
-import type { BenchBackendRef, BenchGeneration, OptimisationRecord, OptimiserRef, RunRecord } from '../../core/records.ts';
-import { deleteOptimisation, getOptimisation, listOptimisations, newOptimisationId, putOptimisation, updateOptimisation } from '../../storage/optimize.ts';
+import type { BenchBackendRef, BenchGeneration, OptimizationRecord, OptimizerRef, RunRecord } from '../../core/records.ts';
+import { deleteOptimization, getOptimization, listOptimizations, newOptimizationId, putOptimization, updateOptimization } from '../../storage/optimize.ts';
 import { listRuns } from '../../storage/runs.ts';
 import type { LoopConfig, Version } from '../../core/optimize/loop.ts';
 import type { PromptTemplate } from '../../core/templates/index.ts';
@@ -26,7 +26,7 @@ import { useHfFolderStore } from './hfFolders.ts';
 import { useOnnxFolderStore } from './onnxFolders.ts';
 import { heldLocks } from '../lib/locks.ts';
 
-export interface OptimiseDraft {
+export interface OptimizeDraft {
   name?: string;
   /** The template version to start from, and its template. */
   version: string;
@@ -47,33 +47,33 @@ export interface OptimiseDraft {
     /** An ONNX folder picked in this page: its model file and where it runs (the Bench's ref). */
     | { kind: 'onnx'; onnx: OnnxModelRef };
   judge: BenchDraft['judge'];
-  optimiser: { kind: 'offline' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
+  optimizer: { kind: 'offline' } | { kind: 'endpoint'; endpoint: BenchEndpoint };
   generation: BenchGeneration;
   loop: Omit<LoopConfig, 'devSize' | 'testSize'>;
 }
 
-export interface LiveOptimisation {
+export interface LiveOptimization {
   jobId: string;
   optId: string;
   state: JobState;
   progress: OptimizeProgress | null;
 }
 
-interface OptimiseState {
+interface OptimizeState {
   status: 'idle' | 'loading' | 'ready' | 'error';
-  list: OptimisationRecord[];
+  list: OptimizationRecord[];
   /** Runs with checkpoints, for the backend picker. */
   runs: RunRecord[];
   selectedId: string | null;
-  live: LiveOptimisation | null;
-  /** Optimisations whose stored state says they were running when the page went away. */
-  interrupted: OptimisationRecord[];
+  live: LiveOptimization | null;
+  /** Optimizations whose stored state says they were running when the page went away. */
+  interrupted: OptimizationRecord[];
   logs: string[];
   error: string | null;
   init(): Promise<void>;
   refresh(): Promise<void>;
   select(id: string | null): void;
-  create(draft: OptimiseDraft): Promise<string | null>;
+  create(draft: OptimizeDraft): Promise<string | null>;
   resume(id: string): Promise<void>;
   stop(): void;
   remove(id: string): Promise<void>;
@@ -84,12 +84,12 @@ interface OptimiseState {
 }
 
 const ACTIVE = ['queued', 'running', 'paused', 'stopping'];
-const ONE_JOB = 'A prompt optimisation is running; cancel it first (one at a time shares the GPU).';
+const ONE_JOB = 'A prompt optimization is running; cancel it first (one at a time shares the GPU).';
 const FLUSH_MS = 150;
 const MAX_LOGS = 100;
 
 /** The backend ref of a draft (the Bench's shapes and names). */
-function backendRef(b: OptimiseDraft['backend']): BenchBackendRef {
+function backendRef(b: OptimizeDraft['backend']): BenchBackendRef {
   if (b.kind === 'checkpoint') {
     const { stage, ...c } = b.checkpoint;
     return { id: `ckpt:${c.key}`, name: `local:${stage}-${c.tag}-${c.step}`, kind: 'checkpoint', checkpoint: c };
@@ -101,15 +101,15 @@ function backendRef(b: OptimiseDraft['backend']): BenchBackendRef {
   return { id: `endpoint:${endpoint.model}`, name: `endpoint:${endpoint.model}`, kind: 'endpoint', endpoint };
 }
 
-function optimiserRef(o: OptimiseDraft['optimiser']): OptimiserRef {
+function optimizerRef(o: OptimizeDraft['optimizer']): OptimizerRef {
   return o.kind === 'offline' ? o : { kind: 'endpoint', endpoint: { baseUrl: normalBaseUrl(o.endpoint.baseUrl), model: o.endpoint.model.trim() } };
 }
 
-/** The stored record of a new optimisation (no key in it). */
-export function optimisationFromDraft(d: OptimiseDraft, id: string, now: number): OptimisationRecord {
+/** The stored record of a new optimization (no key in it). */
+export function optimizationFromDraft(d: OptimizeDraft, id: string, now: number): OptimizationRecord {
   return {
     id,
-    name: d.name?.trim() || `Optimise ${d.version} · ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
+    name: d.name?.trim() || `Optimize ${d.version} · ${new Date(now).toISOString().slice(0, 16).replace('T', ' ')}`,
     createdAt: now,
     updatedAt: now,
     state: 'queued',
@@ -125,16 +125,16 @@ export function optimisationFromDraft(d: OptimiseDraft, id: string, now: number)
     },
     backend: backendRef(d.backend),
     judge: judgeRef(d.judge),
-    optimiser: optimiserRef(d.optimiser),
+    optimizer: optimizerRef(d.optimizer),
     generation: d.generation,
     config: d.loop,
     loop: null,
   };
 }
 
-/** The job's API keys: the backend's, the judge's and the optimiser's endpoint keys found in the endpoint store. */
-export function optimisationKeys(
-  o: Pick<OptimisationRecord, 'backend' | 'judge' | 'optimiser'>,
+/** The job's API keys: the backend's, the judge's and the optimizer's endpoint keys found in the endpoint store. */
+export function optimizationKeys(
+  o: Pick<OptimizationRecord, 'backend' | 'judge' | 'optimizer'>,
   endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints,
 ): NonNullable<OptimizeJobSpec['secrets']>['apiKeys'] {
   const out: Record<string, string> = {};
@@ -145,13 +145,13 @@ export function optimisationKeys(
   };
   if (o.backend.kind === 'endpoint') add('backend', o.backend.endpoint);
   if (o.judge.kind === 'endpoint') add('judge', o.judge.endpoint);
-  if (o.optimiser.kind === 'endpoint') add('optimiser', o.optimiser.endpoint);
+  if (o.optimizer.kind === 'endpoint') add('optimizer', o.optimizer.endpoint);
   return out;
 }
 
-/** The files of an optimisation's folder backend, when that folder is open in this page (none for other backends). */
-export function optimisationFolder(
-  o: Pick<OptimisationRecord, 'backend'>,
+/** The files of an optimization's folder backend, when that folder is open in this page (none for other backends). */
+export function optimizationFolder(
+  o: Pick<OptimizationRecord, 'backend'>,
   hfFiles: (folderId: string) => HfFolderFile[] | undefined,
   onnxFiles: (folderId: string) => HfFolderFile[] | undefined,
 ): OptimizeJobSpec['folder'] {
@@ -162,14 +162,14 @@ export function optimisationFolder(
   return files?.length ? { id, files } : undefined;
 }
 
-/** The job of a stored optimisation: its keys, and its folder's files when the page has them. */
-export function optimisationJobSpec(
-  o: OptimisationRecord,
+/** The job of a stored optimization: its keys, and its folder's files when the page has them. */
+export function optimizationJobSpec(
+  o: OptimizationRecord,
   hfFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useHfFolderStore.getState().get(id)?.files,
   onnxFiles: (folderId: string) => HfFolderFile[] | undefined = (id) => useOnnxFolderStore.getState().get(id)?.files,
 ): OptimizeJobSpec {
-  const folder = optimisationFolder(o, hfFiles, onnxFiles);
-  return { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimisationKeys(o) }, ...(folder && { folder }) };
+  const folder = optimizationFolder(o, hfFiles, onnxFiles);
+  return { kind: 'optimize', optId: o.id, secrets: { apiKeys: optimizationKeys(o) }, ...(folder && { folder }) };
 }
 
 /** The template a candidate's text makes: the start's, with one text for every domain. */
@@ -181,19 +181,19 @@ export function candidateTemplate(start: PromptTemplate, text: string): Omit<Pro
 }
 
 /** The template version a promoted candidate derives from: its parent's promoted version, else the start's. */
-export function promotedParent(o: Pick<OptimisationRecord, 'start' | 'promoted'>, v: Version): string {
+export function promotedParent(o: Pick<OptimizationRecord, 'start' | 'promoted'>, v: Version): string {
   const p = v.parent && o.promoted && Object.hasOwn(o.promoted, v.parent) ? o.promoted[v.parent] : null;
   return p ?? o.start.version;
 }
 
-type SetState = StoreApi<OptimiseState>['setState'];
-type GetState = StoreApi<OptimiseState>['getState'];
+type SetState = StoreApi<OptimizeState>['setState'];
+type GetState = StoreApi<OptimizeState>['getState'];
 
 /** The latest progress not yet applied (a fast backend sends many a second). */
 const pending: { progress: OptimizeProgress | null; timer: ReturnType<typeof setTimeout> | null } = { progress: null, timer: null };
 let initPromise: Promise<void> | null = null;
 
-/** Applies buffered progress: the live record, and the loop's state into its optimisation in the list. */
+/** Applies buffered progress: the live record, and the loop's state into its optimization in the list. */
 function flush(set: SetState, get: GetState) {
   const live = get().live;
   const p = pending.progress;
@@ -214,7 +214,7 @@ function onProgress(p: OptimizeProgress, set: SetState, get: GetState) {
 }
 
 /** The live job's status: buffered progress first; a finished job's record is read back. */
-function onStatus(state: JobState, live: LiveOptimisation, set: SetState, get: GetState) {
+function onStatus(state: JobState, live: LiveOptimization, set: SetState, get: GetState) {
   const finished = state === 'done' || state === 'stopped' || state === 'failed';
   if (pending.timer) {
     clearTimeout(pending.timer);
@@ -225,7 +225,7 @@ function onStatus(state: JobState, live: LiveOptimisation, set: SetState, get: G
 }
 
 /**
- * Optimisations whose lock was held when the page opened: another tab's, or the job of the page
+ * Optimizations whose lock was held when the page opened: another tab's, or the job of the page
  * just reloaded, whose worker may not have let go yet. Looked at again a few times; one whose lock
  * is gone and whose record still says it runs was cut off.
  */
@@ -234,8 +234,8 @@ function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number)
     const locks = await heldLocks();
     const freed = ids.filter((id) => !locks.has(optimizeLockName(id)) && get().live?.optId !== id);
     if (freed.length) {
-      const fresh = (await Promise.all(freed.map((id) => getOptimisation(id).catch(() => undefined)))).filter(
-        (o): o is OptimisationRecord => !!o && ACTIVE.includes(o.state),
+      const fresh = (await Promise.all(freed.map((id) => getOptimization(id).catch(() => undefined)))).filter(
+        (o): o is OptimizationRecord => !!o && ACTIVE.includes(o.state),
       );
       set((s) => ({ interrupted: [...s.interrupted, ...fresh.filter((o) => !s.interrupted.some((x) => x.id === o.id))] }));
     }
@@ -244,43 +244,43 @@ function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number)
   }, 1000);
 }
 
-/** Reading, choosing, removing and dismissing stored optimisations. */
+/** Reading, choosing, removing and dismissing stored optimizations. */
 function storedActions(set: SetState, get: GetState) {
   return {
     init() {
       initPromise ??= (async () => {
         set({ status: 'loading' });
         try {
-          const [list, runs, locks] = await Promise.all([listOptimisations(), listRuns(), heldLocks()]);
-          // No job runs in this fresh page yet: a running-looking optimisation was cut off, unless another tab holds it.
+          const [list, runs, locks] = await Promise.all([listOptimizations(), listRuns(), heldLocks()]);
+          // No job runs in this fresh page yet: a running-looking optimization was cut off, unless another tab holds it.
           const interrupted = list.filter((o) => ACTIVE.includes(o.state) && !locks.has(optimizeLockName(o.id)));
           set({ list, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best), interrupted, status: 'ready' });
           const held = list.filter((o) => ACTIVE.includes(o.state) && locks.has(optimizeLockName(o.id))).map((o) => o.id);
           if (held.length) recheckHeld(held, set, get, 5);
           if (!get().selectedId && list[0]) set({ selectedId: (interrupted[0] ?? list[0]).id });
         } catch (e) {
-          set({ status: 'error', error: `Could not read prompt optimisations from browser storage: ${(e as Error).message}` });
+          set({ status: 'error', error: `Could not read prompt optimizations from browser storage: ${(e as Error).message}` });
         }
       })();
       return initPromise;
     },
     async refresh() {
       try {
-        const [list, runs] = await Promise.all([listOptimisations(), listRuns()]);
+        const [list, runs] = await Promise.all([listOptimizations(), listRuns()]);
         set({ list, runs: runs.filter((r) => r.checkpoints.last || r.checkpoints.best) });
       } catch (e) {
-        set({ error: `Could not read prompt optimisations from browser storage: ${(e as Error).message}` });
+        set({ error: `Could not read prompt optimizations from browser storage: ${(e as Error).message}` });
       }
     },
     select(id: string | null) {
       set({ selectedId: id });
     },
     async remove(id: string) {
-      if (get().live?.optId === id) return set({ error: 'This optimisation is running; cancel it before deleting it.' });
+      if (get().live?.optId === id) return set({ error: 'This optimization is running; cancel it before deleting it.' });
       try {
-        await deleteOptimisation(id);
+        await deleteOptimization(id);
       } catch (e) {
-        set({ error: `Could not delete the optimisation: ${(e as Error).message}` });
+        set({ error: `Could not delete the optimization: ${(e as Error).message}` });
       }
       set((s) => ({ selectedId: s.selectedId === id ? null : s.selectedId, interrupted: s.interrupted.filter((o) => o.id !== id) }));
       await get().refresh();
@@ -288,7 +288,7 @@ function storedActions(set: SetState, get: GetState) {
     async dismissInterrupted(id: string) {
       set((s) => ({ interrupted: s.interrupted.filter((o) => o.id !== id) }));
       try {
-        await updateOptimisation(id, (o) => {
+        await updateOptimization(id, (o) => {
           if (ACTIVE.includes(o.state)) o.state = 'stopped';
         });
       } catch (e) {
@@ -299,12 +299,12 @@ function storedActions(set: SetState, get: GetState) {
   };
 }
 
-/** Saves a candidate as a template version, records it in the optimisation, and adds it to the SFT mix when asked. */
+/** Saves a candidate as a template version, records it in the optimization, and adds it to the SFT mix when asked. */
 async function promoteCandidate(optId: string, candidateId: string, addToSft: boolean, set: SetState, get: GetState): Promise<string | null> {
-  const o = await getOptimisation(optId).catch(() => undefined);
+  const o = await getOptimization(optId).catch(() => undefined);
   const v = o?.loop?.versions.find((x) => x.id === candidateId);
   if (!o || !v) {
-    set({ error: `There is no candidate ${candidateId} in this optimisation.` });
+    set({ error: `There is no candidate ${candidateId} in this optimization.` });
     return null;
   }
   if (v.status === 'invalid' || !v.text) {
@@ -320,11 +320,11 @@ async function promoteCandidate(optId: string, candidateId: string, addToSft: bo
   try {
     if (templates.status !== 'ready') await templates.load();
     const score = typeof v.mean === 'number' ? `, dev ${v.mean.toFixed(1)}` : '';
-    const note = `optimised (${o.name}, ${candidateId}${score}): ${v.note}`.slice(0, 300);
+    const note = `optimized (${o.name}, ${candidateId}${score}): ${v.note}`.slice(0, 300);
     version = await useTemplateStore
       .getState()
       .createVersion({ ...candidateTemplate(o.start.template, v.text), description: v.note.slice(0, 200) }, promotedParent(o, v), note);
-    await updateOptimisation(optId, (r) => (r.promoted = { ...r.promoted, [candidateId]: version }));
+    await updateOptimization(optId, (r) => (r.promoted = { ...r.promoted, [candidateId]: version }));
   } catch (e) {
     set({ error: `Could not save ${candidateId} as a template version: ${(e as Error).message}` });
     return null;
@@ -338,16 +338,16 @@ async function promoteCandidate(optId: string, candidateId: string, addToSft: bo
   return version;
 }
 
-export const useOptimiseStore = create<OptimiseState>()((set, get) => {
-  function startJob(o: OptimisationRecord) {
-    let live: LiveOptimisation | null = null;
+export const useOptimizeStore = create<OptimizeState>()((set, get) => {
+  function startJob(o: OptimizationRecord) {
+    let live: LiveOptimization | null = null;
     const isLive = () => live !== null && get().live?.jobId === live.jobId;
-    const { jobId, outcome } = jobClient().run(optimisationJobSpec(o), {
+    const { jobId, outcome } = jobClient().run(optimizationJobSpec(o), {
       onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
       onLog: (message) => (isLive() ? set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })) : undefined),
       onStatus: (state) => (live && isLive() ? onStatus(state, live, set, get) : undefined),
     });
-    // The worker records an optimisation's end; one that failed before it began (another tab holds
+    // The worker records an optimization's end; one that failed before it began (another tab holds
     // it) left the record as it was, which is right: the page shows the message and reads the list back.
     void outcome.then((end) => {
       if (end.state !== 'failed') return;
@@ -376,16 +376,16 @@ export const useOptimiseStore = create<OptimiseState>()((set, get) => {
     logs: [],
     error: null,
     ...storedActions(set, get),
-    async create(draft: OptimiseDraft) {
+    async create(draft: OptimizeDraft) {
       if (get().live) {
         set({ error: ONE_JOB });
         return null;
       }
-      const o = optimisationFromDraft(draft, newOptimisationId(), Date.now());
+      const o = optimizationFromDraft(draft, newOptimizationId(), Date.now());
       try {
-        await putOptimisation(o);
+        await putOptimization(o);
       } catch (e) {
-        set({ error: `Could not store the optimisation: ${(e as Error).message}` });
+        set({ error: `Could not store the optimization: ${(e as Error).message}` });
         return null;
       }
       set((s) => ({ list: [o, ...s.list] }));
@@ -394,8 +394,8 @@ export const useOptimiseStore = create<OptimiseState>()((set, get) => {
     },
     async resume(id: string) {
       if (get().live) return set({ error: ONE_JOB });
-      const o = await getOptimisation(id).catch((e: Error) => {
-        set({ error: `Could not read the optimisation: ${e.message}` });
+      const o = await getOptimization(id).catch((e: Error) => {
+        set({ error: `Could not read the optimization: ${e.message}` });
         return undefined;
       });
       if (!o) return;

@@ -13,6 +13,7 @@ import { BackendProblems } from './bench/BackendProblems.tsx';
 import { Agreement, BenchResults } from './bench/BenchResults.tsx';
 import { NewBenchForm } from './bench/NewBenchForm.tsx';
 import { SampleBrowser } from './bench/SampleBrowser.tsx';
+import { BENCH_WRITE, guardJob } from '../stores/storage.ts';
 
 /**
  * Keys for a bench's endpoints that are not at hand (kept in memory by a page since closed, or
@@ -58,7 +59,7 @@ function ResumeButton({ bench, label }: { bench: BenchRecord; label: string }) {
         type="button"
         disabled={!!live}
         onClick={() => {
-          void resume(bench.id, keys);
+          guardJob(BENCH_WRITE, () => void resume(bench.id, keys));
           setKeys({});
         }}
       >

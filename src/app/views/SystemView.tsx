@@ -1,10 +1,12 @@
 // System: what GPU the app runs on, what it allows, what the app holds on it, and whether our
-// kernels compute correctly here (the self-test). All of it is the jobs worker's device, as the
-// worker reports it (stores/gpu.ts): the page opens no device of its own.
+// kernels compute correctly here (the self-test); and what the app stores in this browser
+// (system/StorageCard.tsx). The GPU figures are the jobs worker's device, as the worker reports
+// it (stores/gpu.ts): the page opens no device of its own.
 import { useEffect, type ReactNode } from 'react';
 import type { AdapterReport } from '../../jobs/protocol.ts';
 import { TableHead } from '../components/Table.tsx';
 import { useGpuStore, type SelfTestState } from '../stores/gpu.ts';
+import { StorageCard } from './system/StorageCard.tsx';
 
 const KIB = 1024;
 /** How often the page asks the worker for its GPU memory figures: they move with each training step. */
@@ -210,6 +212,9 @@ export default function SystemView() {
           <SelfTestCard />
         </>
       ) : null}
+
+      {/* Storage needs no GPU: it is shown whatever the device's state. */}
+      <StorageCard />
     </section>
   );
 }

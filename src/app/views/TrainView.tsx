@@ -11,6 +11,7 @@ import { RunPanel } from './train/RunPanel.tsx';
 import { FolderAgain } from './train/RunFolder.tsx';
 import { runFolderProblem, useTrainFolderStore } from '../stores/trainFolder.ts';
 import { folderNeeded } from '../../train/hfFolder.ts';
+import { guardJob, resumeWrite } from '../stores/storage.ts';
 
 function Interrupted() {
   const { interrupted, resumeRun, dismissInterrupted, live } = useTrainStore();
@@ -30,7 +31,11 @@ function Interrupted() {
           </p>
           {folderNeeded(r) ? <FolderAgain run={r} purpose="resume" /> : null}
           <div className="toolbar">
-            <button type="button" disabled={!!live || (folderNeeded(r) && runFolderProblem(r, folder) !== null)} onClick={() => void resumeRun(r.id)}>
+            <button
+              type="button"
+              disabled={!!live || (folderNeeded(r) && runFolderProblem(r, folder) !== null)}
+              onClick={() => guardJob(resumeWrite(r), () => void resumeRun(r.id))}
+            >
               {r.checkpoints.last ? `Resume from step ${r.checkpoints.last.step}` : 'Restart it'}
             </button>
             <button type="button" className="secondary" onClick={() => void dismissInterrupted(r.id)}>

@@ -1,7 +1,7 @@
 // `lwm optimize --backend local`: a micro checkpoint (random weights, its tokenizer and training
 // spec in the metadata) as the simulator on the GPU, prompted with each candidate template, the
-// local judge and the offline optimiser: 2 rounds, the same files twice (greedy decoding); the
-// app's optimisation job builds the same requests for a checkpoint as this command does.
+// local judge and the offline optimizer: 2 rounds, the same files twice (greedy decoding); the
+// app's optimization job builds the same requests for a checkpoint as this command does.
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { benchSampleRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
-import { optimisationRender } from '../../jobs/optimize.ts';
+import { optimizationRender } from '../../jobs/optimize.ts';
 import { captureIO, microCheckpoint } from '../testing.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import type { LoopState } from '../../core/optimize/loop.ts';
@@ -64,11 +64,11 @@ describe('lwm optimize --backend local', () => {
       expect(a.calls.model).toBe(3 * (1 + a.versions.filter((v) => v.round > 0 && v.status !== 'invalid').length) + 2);
       const b = await run('b');
       expect(b).toEqual(a);
-      // The app's optimisation job sends a checkpoint the same requests as --backend local.
+      // The app's optimization job sends a checkpoint the same requests as --backend local.
       const opened = (await openInferBackend(parseInferArgs(['-', '--backend', 'local', '--model', ckpt]) as InferArgs, 1, captureIO(), 'lwm optimize'))!;
       opened.dispose();
       expect(opened.form).toBe('turn');
-      const app = optimisationRender(
+      const app = optimizationRender(
         { start: { version: 'v1', template: BUILTIN_TEMPLATES.v1 }, backend: { id: 'c', name: 'c', kind: 'checkpoint', checkpoint: { key: ckpt } } },
         opened,
       );

@@ -1,7 +1,7 @@
 // `lwm optimize`: every bad argument or file gets an error naming it; the whole CLI (bin/lwm.mjs)
 // runs 3 offline rounds with the copy-last baseline and the local judge, deterministically, and
 // writes the lineage; an OpenAI-compatible server here on 127.0.0.1 plays the simulator and the
-// optimiser LLM (a malformed reply and one that drops a placeholder are refused with the reason
+// optimizer LLM (a malformed reply and one that drops a placeholder are refused with the reason
 // kept, and the loop goes on); --resume continues a run without redoing its rounds, after a
 // finished run and after a killed one.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
-import type { LoopState } from '../../core/optimize/loop.ts';
+import { OLD_OPTIMIZER_KEY, type LoopState } from '../../core/optimize/loop.ts';
+import { BLOCK_BEGIN, BLOCK_END, OLD_BLOCK_BEGIN, OLD_BLOCK_END } from '../../core/optimize/offline.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
 import { renderSystem } from '../../core/templates/render.ts';
 import { candidateTemplate } from '../../core/optimize/evaluate.ts';
@@ -173,7 +174,7 @@ describe('lwm optimize: argument and file errors say what and where', () => {
     const dir = path('run');
     expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).code).toBe(0);
     expect((await lwm('--template', 'v0', ...BASE, '--rounds', '1', '-o', dir)).stderr).toMatch(
-      /run already holds an optimisation run \(state\.json\); add --resume/,
+      /run already holds an optimization run \(state\.json\); add --resume/,
     );
     expect((await lwm('--resume', '-o', path('nothing'))).stderr).toMatch(/nothing: nothing to resume \(no state\.json and run\.json/);
     const other = await lwm('--resume', '--seed', '5', '-o', dir);
@@ -260,7 +261,7 @@ describe('lwm optimize: the whole command (bin/lwm.mjs)', () => {
     expect(c.scores.perSample[0]).toEqual({ task: expect.any(String), id: expect.any(String), turn_idx: expect.any(Number), objective: expect.any(Number) });
     expect(c.scores.table.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(['mcp', 'terminal']);
     expect(readFileSync(join(dir, 'versions', 'r1c1.jinja'), 'utf8')).toBe(c.text);
-    expect(c.text).toContain('{# optimiser instructions #}');
+    expect(c.text).toContain('{# optimizer instructions #}');
     expect(readJson(join(dir, 'best.json'))).toMatchObject({ version: 'opt-v0', text: BUILTIN_TEMPLATES.v1.text });
     expect(JSON.stringify(readJson(join(dir, 'run.json')).options)).not.toMatch(/api-key/);
     const again = runBin(path('b'));
@@ -284,7 +285,7 @@ beforeAll(async () => {
       seen.push(body);
       if (hang && seen.filter((b) => b.model === 'sim').length > hang.after) return hang.hit();
       const last = [...body.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
-      // "picky" simulates only when its system prompt holds one of the offline optimiser's instruction lines.
+      // "picky" simulates only when its system prompt holds one of the offline optimizer's instruction lines.
       const obeys = body.model !== 'picky' || /\n- [A-Z]/.test(body.messages[0]?.content ?? '');
       const content =
         body.model === 'opt'
@@ -311,7 +312,7 @@ beforeEach(() => {
 
 const sim = () => ['--backend', 'endpoint', '--base-url', base, '--model', 'sim', '--no-stream', '--concurrency', '1'];
 
-describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () => {
+describe('lwm optimize with an OpenAI-compatible optimizer and simulator', () => {
   it('refuses a malformed reply and one that drops a placeholder, keeps why, and goes on to score a valid one', async () => {
     const v1 = BUILTIN_TEMPLATES.v1.text;
     const better = v1.replace('Do not explain or comment.', 'Do not explain or comment. Never invent files.');
@@ -351,7 +352,7 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect(r.code).toBe(0);
     const s = readJson(join(dir, 'state.json')) as LoopState;
     const byId = Object.fromEntries(s.versions.map((v) => [v.id, v]));
-    expect(byId.r1c1).toMatchObject({ status: 'invalid', optimiser: 'endpoint' });
+    expect(byId.r1c1).toMatchObject({ status: 'invalid', optimizer: 'endpoint' });
     expect(byId.r1c1.reason).toMatch(/the reply holds no template/);
     expect(byId.r1c2).toMatchObject({ status: 'invalid', note: 'shorter action block' });
     expect(byId.r1c2.reason).toMatch(/dropped placeholder\(s\) \{\{ action \}\}/);
@@ -361,7 +362,7 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect(byId.r2c1.comparison?.n).toBe(8);
     expect(byId.r2c2).toMatchObject({ status: 'invalid', reason: 'the reply is the current template unchanged' });
     expect(s.rounds.map((x) => x.round)).toEqual([1, 2]);
-    // The optimiser saw the errors and the lineage, the refusals included.
+    // The optimizer saw the errors and the lineage, the refusals included.
     const asks = seen.filter((b) => b.model === 'opt');
     expect(asks).toHaveLength(4);
     expect(asks[2].messages[1].content).toMatch(/r1c2 \(from v0\): invalid; shorter action block — the reply dropped placeholder/);
@@ -377,12 +378,12 @@ describe('lwm optimize with an OpenAI-compatible optimiser and simulator', () =>
     expect([...systems].filter((m) => rendered(better).has(m.content)).length).toBeGreaterThan(0);
     expect([...systems].some((m) => m.content.includes('Never invent files.'))).toBe(true);
     expect(readFileSync(join(dir, 'versions', 'r1c2.jinja'), 'utf8')).toContain('the action');
-    expect(r.stdout).toMatch(/\nr1c1 +v0 +invalid +- +- +the optimiser gave no note — the reply holds no template/);
+    expect(r.stdout).toMatch(/\nr1c1 +v0 +invalid +- +- +the optimizer gave no note — the reply holds no template/);
   });
 });
 
 describe('lwm optimize: a candidate that helps is accepted', () => {
-  it('with a simulator that follows instructions, the offline optimiser finds one and the paired test accepts it', async () => {
+  it('with a simulator that follows instructions, the offline optimizer finds one and the paired test accepts it', async () => {
     const dir = path('picky');
     const r = await lwm(
       '--template',
@@ -443,6 +444,35 @@ describe('lwm optimize --resume', () => {
     expect(again.code).toBe(0);
     expect(again.stderr).not.toMatch(/ on dev: /);
     expect(readJson(path('part/state.json'))).toEqual(end);
+  });
+
+  it('resumes a run whose state.json has the older spelling (the optimizer key, the instruction markers) to the same end', async () => {
+    const whole = await lwm('--template', 'v2', ...BASE, '--rounds', '2', '--seed', '4', '-o', path('whole'));
+    expect(whole.code).toBe(0);
+    expect((await lwm('--template', 'v2', ...BASE, '--rounds', '1', '--seed', '4', '-o', path('part'))).code).toBe(0);
+    const first = readJson(path('part/state.json')) as LoopState;
+    const oldText = (t: string) => t.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END);
+    const old = {
+      ...first,
+      versions: first.versions.map(({ optimizer, ...v }) => ({ ...v, text: oldText(v.text), [OLD_OPTIMIZER_KEY]: optimizer })),
+    };
+    expect(old.versions.some((v) => v.text.includes(OLD_BLOCK_BEGIN))).toBe(true);
+    await writeFile(path('part/state.json'), JSON.stringify(old));
+
+    const resumed = await lwm('--resume', '--rounds', '2', '-o', path('part'));
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/resuming .*part: 1 round\(s\) done, 3 version\(s\)/);
+    const end = readJson(path('part/state.json')) as LoopState;
+    const w = readJson(path('whole/state.json')) as LoopState;
+    // Written back in the current names; the stored round-1 texts as they were, the rest as the whole run's.
+    expect(JSON.stringify(end)).not.toContain(`"${OLD_OPTIMIZER_KEY}"`);
+    expect(end.versions.slice(0, 3)).toEqual(first.versions.map((v) => ({ ...v, text: oldText(v.text) })));
+    expect(end.versions.slice(3)).toEqual(w.versions.slice(3));
+    expect(end.rounds).toEqual(w.rounds);
+    expect(end.test).toEqual(w.test);
+    const lineage = readJson(path('part/lineage.json')) as { format: string; version: number; versions: { id: string; optimizer: string }[] };
+    expect(lineage).toMatchObject({ format: 'lwm-optimize-lineage', version: 2 });
+    expect(lineage.versions.map((v) => v.optimizer)).toEqual(w.versions.map((v) => v.optimizer));
   });
 
   it('a run killed in the middle of a round resumes to the same end as a run that was not', async () => {

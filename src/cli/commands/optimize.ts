@@ -1,7 +1,7 @@
 // `lwm optimize --template FILE --data FILE|--domain D --backend B --judge J -o DIR`: the prompt
-// optimisation loop (src/core/optimize, the same code the app's worker runs) from the command
+// optimization loop (src/core/optimize, the same code the app's worker runs) from the command
 // line. Each round scores the best template so far on the dev samples with the simulator and the
-// judge, asks the optimiser for candidates, scores them, and keeps a candidate only when the
+// judge, asks the optimizer for candidates, scores them, and keeps a candidate only when the
 // paired comparison with its parent supports it; the final best is scored on the held-out test
 // samples. Everything is written to DIR after every step (optimizeOutput.ts), so --resume
 // continues a run that was stopped, or extends a finished one with more rounds.
@@ -12,9 +12,9 @@ import { errnoText, FileError, parseCommandArgs, UsageError, type CliIO } from '
 import { evalTurnRecords } from '../../core/bench/evalTurns.ts';
 import { sampleFromRecord, type BenchSample } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
-import { benchEvaluator, layoutSampleOf, splitForOptimisation, templateValidator, type OptimisationSplits } from '../../core/optimize/evaluate.ts';
-import { newLoopState, runOptimisation, type LoopConfig, type LoopState, type Optimiser } from '../../core/optimize/loop.ts';
-import { endpointOptimiser, offlineOptimiser } from '../../core/optimize/optimisers.ts';
+import { benchEvaluator, layoutSampleOf, splitForOptimization, templateValidator, type OptimizationSplits } from '../../core/optimize/evaluate.ts';
+import { newLoopState, runOptimization, storedLoopState, type LoopConfig, type LoopState, type Optimizer } from '../../core/optimize/loop.ts';
+import { endpointOptimizer, offlineOptimizer } from '../../core/optimize/optimizers.ts';
 import { SYSTEM_PROMPT_FIELDS, type KnownDomain } from '../../core/schema/types.ts';
 import { TEMPLATE_VARIABLE_NAMES } from '../../core/templates/jinja.ts';
 import { EndpointClient } from '../../backends/endpoint.ts';
@@ -42,7 +42,7 @@ const HELP = `Usage: lwm optimize --template FILE (--data FILE | --domain D) --b
 
 Improves a prompt template by measured error analysis (docs/method.md §9). Each round scores the
 best template so far on the dev samples (the simulator predicts, the judge and the verifier score),
-the optimiser proposes candidates from the errors, each is scored on the same samples, and one
+the optimizer proposes candidates from the errors, each is scored on the same samples, and one
 replaces its parent only when the paired comparison (mean difference over the samples and its
 confidence interval) clears --margin. The best version is scored once on held-out test samples.
 Progress goes to standard error, the round and version tables to standard output.
@@ -51,7 +51,7 @@ The template and the samples
   --template FILE         a template JSON (as the Prompts view stores it, or an old JSON
                           template), a template text (docs/templates.md), or a built-in version
                           (v0, v1, v2, compact)
-  --text-for DOMAIN       a template with per-domain texts: optimise that domain's text
+  --text-for DOMAIN       a template with per-domain texts: optimize that domain's text
   --data FILE             AgentWorldBench records, or trajectories (any format lwm reads; every
                           turn is a sample unless --eval-fraction keeps only held-out ones)
   --eval-fraction F       trajectories: use only the eval split of this share (default 1: all)
@@ -74,7 +74,7 @@ The judge (as lwm judge)
   --judge-temperature T, --judge-prompts DIR, --judge-concurrency N, --judge-retries N,
   --judge-timeout S
 
-The optimiser
+The optimizer
   --optimizer offline|endpoint   offline (default): instructions from a library keyed to the
                           judge's dimensions and the verifier's rules, added, moved or removed;
                           endpoint: an OpenAI-compatible LLM rewrites the template (its reply is
@@ -91,7 +91,7 @@ The loop
                           lower end of the interval (default 0)
   --level L               confidence level of the interval (default 0.95)
   --budget N              at most N model calls and N judge calls in the whole run, test included
-  --seed S                the loop's seed (splits, offline optimiser; default 0)
+  --seed S                the loop's seed (splits, offline optimizer; default 0)
   -o, --output DIR        where the run is written (required; see docs/optimize.md)
   --resume                continue the run in DIR (its options are kept; --rounds, --budget and
                           connection options may change); a finished run gets more rounds
@@ -167,7 +167,7 @@ async function loadSamples(d: DataSource, io: CliIO): Promise<BenchSample[] | nu
   return records.map(sampleFromRecord);
 }
 
-/** A few dev samples' system-prompt fields, for the endpoint optimiser's prompt (one per domain, at most three). */
+/** A few dev samples' system-prompt fields, for the endpoint optimizer's prompt (one per domain, at most three). */
 function samplesText(dev: BenchSample[]): string {
   const seen = new Set<string>();
   const out: string[] = [];
@@ -181,9 +181,9 @@ function samplesText(dev: BenchSample[]): string {
   return out.join('\n');
 }
 
-function openOptimiser(a: OptimizeArgs, dev: BenchSample[]): Optimiser {
-  const o = a.optimiser;
-  if (o.kind === 'offline') return offlineOptimiser();
+function openOptimizer(a: OptimizeArgs, dev: BenchSample[]): Optimizer {
+  const o = a.optimizer;
+  if (o.kind === 'offline') return offlineOptimizer();
   const client = new EndpointClient({
     baseUrl: o.baseUrl!,
     model: o.model!,
@@ -192,7 +192,7 @@ function openOptimiser(a: OptimizeArgs, dev: BenchSample[]): Optimiser {
     pageOrigin: null,
     maxConcurrency: 1,
   });
-  return endpointOptimiser({
+  return endpointOptimizer({
     complete: client.asChatComplete,
     samples: samplesText(dev),
     variables: TEMPLATE_VARIABLE_NAMES,
@@ -212,8 +212,8 @@ function readRunFile<T>(dir: string, name: string): T {
 }
 
 /** The splits, checked against the run being resumed; null after saying why not. */
-function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): OptimisationSplits | null {
-  const splits = splitForOptimisation(samples, { devPerDomain: a.devPerDomain, testPerDomain: a.testPerDomain, seed: a.seed });
+function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): OptimizationSplits | null {
+  const splits = splitForOptimization(samples, { devPerDomain: a.devPerDomain, testPerDomain: a.testPerDomain, seed: a.seed });
   if (splits.dev.length < 2)
     return (void io.err(`lwm optimize: only ${splits.dev.length} dev sample(s) in the data; the paired comparison needs at least 2\n`), null);
   if (a.resume) {
@@ -228,7 +228,7 @@ function checkSplits(a: OptimizeArgs, samples: BenchSample[], io: CliIO): Optimi
 }
 
 /** A new state, or the saved one with this invocation's rounds and budget (a finished run opens again when there are rounds left). */
-function loopState(a: OptimizeArgs, splits: OptimisationSplits): LoopState {
+function loopState(a: OptimizeArgs, splits: OptimizationSplits): LoopState {
   const config: LoopConfig = {
     rounds: a.rounds,
     candidates: a.candidates,
@@ -240,8 +240,9 @@ function loopState(a: OptimizeArgs, splits: OptimisationSplits): LoopState {
     ...(a.budget !== undefined && { budget: { modelCalls: a.budget, judgeCalls: a.budget } }),
   };
   if (!a.resume) return newLoopState(config);
-  const s = readRunFile<LoopState>(a.dir, STATE_FILE);
-  if (!Array.isArray(s?.versions) || typeof s.round !== 'number' || !s.config) throw new FileError(`${join(a.dir, STATE_FILE)}: not an optimisation state`);
+  // A state.json written before the spelling settled loads too (its versions' optimizer key).
+  const s = storedLoopState(readRunFile<LoopState>(a.dir, STATE_FILE));
+  if (!Array.isArray(s?.versions) || typeof s.round !== 'number' || !s.config) throw new FileError(`${join(a.dir, STATE_FILE)}: not an optimization state`);
   if (a.rounds < s.round) throw new UsageError(`--rounds ${a.rounds}: the run in ${a.dir} has already done ${s.round} round(s)`);
   newLoopState(config); // checks the new settings
   s.config = { ...s.config, rounds: a.rounds, budget: config.budget };
@@ -300,7 +301,7 @@ async function runLoop(
   a: OptimizeArgs,
   state: LoopState,
   start: { text: string; note: string },
-  splits: OptimisationSplits,
+  splits: OptimizationSplits,
   o: Opened,
   io: CliIO,
 ): Promise<number> {
@@ -316,7 +317,7 @@ async function runLoop(
     onProgress: (p) => progress.sample(p.split, p.done, p.total, p.failed),
   });
   const env = {
-    optimiser: openOptimiser(a, splits.dev),
+    optimizer: openOptimizer(a, splits.dev),
     evaluate: (text: string, split: 'dev' | 'test', signal?: AbortSignal) => (progress.begin(text, split), evaluate(text, split, signal)),
     validate: templateValidator(splits.dev),
     onState: (s: LoopState) => writeState(a.dir, s, splits.dev, written),
@@ -324,7 +325,7 @@ async function runLoop(
   writeState(a.dir, state, splits.dev, written);
   let s: LoopState;
   try {
-    s = await runOptimisation(env, state, start);
+    s = await runOptimization(env, state, start);
   } catch (e) {
     if (e instanceof UsageError || e instanceof FileError) throw e;
     if (/^the starting template cannot be used/.test((e as Error).message)) return (void io.err(`lwm optimize: --template: ${(e as Error).message}\n`), 1);

@@ -45,7 +45,7 @@ export const OPTIONS = {
   'judge-concurrency': { type: 'string' },
   'judge-retries': { type: 'string' },
   'judge-timeout': { type: 'string' },
-  // The optimiser.
+  // The optimizer.
   optimizer: { type: 'string' },
   'optimizer-base-url': { type: 'string' },
   'optimizer-model': { type: 'string' },
@@ -98,7 +98,7 @@ const LOCKED = [
   'level',
   'seed',
 ] as const;
-/** What a locked option is when not given (the loop's, the data's and the optimiser's defaults). */
+/** What a locked option is when not given (the loop's, the data's and the optimizer's defaults). */
 const DEFAULTS = {
   'eval-fraction': '1',
   'split-seed': '0',
@@ -153,7 +153,7 @@ export function resumeValues(dir: string, given: OptimizeValues): OptimizeValues
     const now = given[k];
     if (now !== undefined && !sameOption(k, now, stored[k]))
       throw new UsageError(
-        `--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimiser and seed`,
+        `--${k} ${JSON.stringify(now)} differs from the run being resumed in ${dir} (${stored[k] === undefined ? 'not given' : JSON.stringify(stored[k])}); a resumed run keeps its template, data, splits, simulator, judge, optimizer and seed`,
       );
   }
   const merged: Record<string, unknown> = { ...stored };
@@ -203,7 +203,7 @@ function dataSource(values: OptimizeValues): DataSource {
   return { kind: 'domain', domains, n: int(values, 'n', dflt('n'), 1, 10_000), seed: int(values, 'gen-seed', dflt('gen-seed'), 0, 0xffffffff) };
 }
 
-export interface OptimiserArgs {
+export interface OptimizerArgs {
   kind: 'offline' | 'endpoint';
   baseUrl?: string;
   model?: string;
@@ -213,7 +213,7 @@ export interface OptimiserArgs {
   timeout: number;
 }
 
-function optimiserArgs(values: OptimizeValues): OptimiserArgs {
+function optimizerArgs(values: OptimizeValues): OptimizerArgs {
   const kind = values.optimizer ?? DEFAULTS.optimizer;
   if (kind !== 'offline' && kind !== 'endpoint') throw new UsageError(`--optimizer must be offline or endpoint, got ${JSON.stringify(kind)}`);
   const endpointOnly = [
@@ -252,7 +252,7 @@ export interface OptimizeArgs {
   dir: string;
   resume: boolean;
   data: DataSource;
-  optimiser: OptimiserArgs;
+  optimizer: OptimizerArgs;
   devPerDomain: number;
   testPerDomain: number;
   rounds: number;
@@ -279,7 +279,7 @@ export function checkOptimizeArgs(values: OptimizeValues, positionals: string[])
     dir: values.output,
     resume: values.resume ?? false,
     data: dataSource(values),
-    optimiser: optimiserArgs(values),
+    optimizer: optimizerArgs(values),
     devPerDomain: int(values, 'dev', dflt('dev'), 2, 100_000),
     testPerDomain: int(values, 'test', dflt('test'), 0, 100_000),
     rounds: int(values, 'rounds', 3, 1, 100),
@@ -302,7 +302,7 @@ export function checkOutputDir(dir: string, resume: boolean): void {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new FileError(`${dir}: cannot write the run there (${errnoText(e)}) (-o)`);
   }
   if (!resume && isDir && existsSync(join(dir, STATE_FILE)))
-    throw new UsageError(`${dir} already holds an optimisation run (${STATE_FILE}); add --resume to continue it, or choose another -o DIR`);
+    throw new UsageError(`${dir} already holds an optimization run (${STATE_FILE}); add --resume to continue it, or choose another -o DIR`);
 }
 
 /** The starting template: a file (template JSON, old JSON template, or template text) or a built-in version; errors name the file and line. */
@@ -323,7 +323,7 @@ export function readStartTemplate(spec: string, textFor: string | undefined): { 
     );
   if (textFor === undefined && template.domains && Object.keys(template.domains).length)
     throw new UsageError(
-      `${source} has per-domain texts (${Object.keys(template.domains).join(', ')}); the loop optimises one text: pick one with --text-for DOMAIN (or strip "domains" to optimise the main text)`,
+      `${source} has per-domain texts (${Object.keys(template.domains).join(', ')}); the loop optimizes one text: pick one with --text-for DOMAIN (or strip "domains" to optimize the main text)`,
     );
   const text = textFor === undefined ? template.text : templateTextFor(template, textFor);
   const problems = checkTemplateText(text);

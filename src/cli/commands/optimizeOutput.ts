@@ -47,7 +47,7 @@ function lineageEntry(v: Version) {
     parent: v.parent,
     round: v.round,
     status: v.status,
-    optimiser: v.optimiser,
+    optimizer: v.optimizer,
     note: v.note,
     ...(v.reason !== undefined && { reason: v.reason }),
     mean: v.mean ?? null,
@@ -84,7 +84,8 @@ export function writeState(dir: string, s: LoopState, dev: BenchSample[], writte
   }
   const lineage = {
     format: 'lwm-optimize-lineage',
-    version: 1,
+    // 2: each version's optimizer under the key `optimizer` (version 1 spelt it the British way).
+    version: 2,
     best: s.best,
     round: s.round,
     rounds: s.rounds,

@@ -1,4 +1,4 @@
-// The app's optimisation job (src/jobs/optimize.ts) and `lwm optimize` send a simulator the same
+// The app's optimization job (src/jobs/optimize.ts) and `lwm optimize` send a simulator the same
 // request for the same template text and sample: the CLI's form is what `lwm infer`'s openInferBackend
 // chooses for its --backend, the app's what the job renders with for the same kind of backend.
 import { describe, expect, it } from 'vitest';
@@ -7,9 +7,9 @@ import { sampleFromRecord } from '../../core/bench/runner.ts';
 import { generateTrajectories } from '../../envs/generate.ts';
 import { templateRender } from '../../core/optimize/evaluate.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/builtin.ts';
-import type { BenchBackendRef, OptimisationRecord } from '../../core/records.ts';
+import type { BenchBackendRef, OptimizationRecord } from '../../core/records.ts';
 import { openBenchBackend } from '../../jobs/bench.ts';
-import { optimisationRender } from '../../jobs/optimize.ts';
+import { optimizationRender } from '../../jobs/optimize.ts';
 import { captureIO } from '../testing.ts';
 import { openInferBackend, parseInferArgs, type InferArgs } from './infer.ts';
 
@@ -18,11 +18,11 @@ const samples = benchSampleRecords([...generateTrajectories('terminal', 6, 0), .
 );
 const text = BUILTIN_TEMPLATES.v2.text.replace('{{ action }}', 'Never invent files.\n{{ action }}');
 
-/** The app's side: the optimisation job opens the backend (src/backends/open.ts), which decides the request form. */
+/** The app's side: the optimization job opens the backend (src/backends/open.ts), which decides the request form. */
 async function app(backend: BenchBackendRef) {
   const opened = await openBenchBackend(backend, { generation: {} }, { gpu: () => Promise.reject(new Error('no GPU in this test')) }, undefined);
   opened.dispose();
-  return optimisationRender({ start: { version: 'v2', template: BUILTIN_TEMPLATES.v2 }, backend } as Pick<OptimisationRecord, 'start' | 'backend'>, opened);
+  return optimizationRender({ start: { version: 'v2', template: BUILTIN_TEMPLATES.v2 }, backend } as Pick<OptimizationRecord, 'start' | 'backend'>, opened);
 }
 
 async function cli(argv: string[]) {

@@ -87,7 +87,7 @@ export interface OptimizerState {
   m: Float32Array;
   /** Adam second moment, flat layout. */
   v: Float32Array;
-  /** Optimiser steps taken (t in the bias correction 1 - β^t). */
+  /** Optimizer steps taken (t in the bias correction 1 - β^t). */
   step: number;
 }
 

@@ -1,10 +1,10 @@
-// The optimiser's settings and the learning-rate schedule: one definition, used by the GPU model
+// The optimizer's settings and the learning-rate schedule: one definition, used by the GPU model
 // (GpuTrainer fills its AdamW kernel from ADAMW_DEFAULTS), the training pipeline (lrAt per step) and
 // the CPU oracle (src/reference/gpt.ts's ReferenceTrainer), so the parity test compares two
 // engines under the same settings rather than two copies of them. It is plain data, so it lives in
 // core/model/, where every layer may read it.
 //
-// Step convention everywhere: `step` is the 0-based index of the optimiser step about to be
+// Step convention everywhere: `step` is the 0-based index of the optimizer step about to be
 // taken (Adam's bias-correction t is step + 1, inside the kernel and its twin).
 
 /** AdamW's settings (the kernel's and its twin's; defaults: ADAMW_DEFAULTS below). */

@@ -1,6 +1,6 @@
 // Where every parameter lives. All parameters of a model sit in ONE flat Float32Array; the GPU
 // mirrors it in one buffer, and the gradient and Adam's m and v use the same layout, so the
-// optimiser and the gradient-norm reduction are single passes over one buffer.
+// optimizer and the gradient-norm reduction are single passes over one buffer.
 //
 // Each tensor starts at an element offset that is a multiple of 64 (256 bytes: WebGPU's
 // minimum storage-buffer binding offset alignment), so any tensor can be bound on its own.

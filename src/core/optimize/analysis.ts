@@ -1,4 +1,4 @@
-// Error analysis of one evaluation (issue 16 item 1): what the optimisers read. From the judged
+// Error analysis of one evaluation (issue 16 item 1): what the optimizers read. From the judged
 // records of a template on the dev samples: each sample's objective score, the lowest-scoring
 // samples, the judge's weaknesses grouped by dimension (with the dimension's mean), and the
 // verifier's mismatches grouped by rule (the kind of deterministic region the prediction got
@@ -181,7 +181,7 @@ export function analyseErrors(records: readonly AwbJudgedRecord[], options: { lo
   };
 }
 
-/** The analysis as text for an optimiser's prompt (bounded length). */
+/** The analysis as text for an optimizer's prompt (bounded length). */
 export function formatAnalysis(a: ErrorAnalysis): string {
   const lines: string[] = [
     `Mean score ${a.mean === null ? 'n/a' : a.mean.toFixed(1)} / 100 over ${a.objectives.length} samples; verifier exact match ${a.verifier.matched}/${a.verifier.checked}.`,

@@ -6,17 +6,17 @@ import { generateTrajectories } from '../../envs/generate.ts';
 import { localJudge } from '../judge/rubric.ts';
 import { BUILTIN_TEMPLATES, TARGET_OPEN } from '../templates/builtin.ts';
 import { renderContext, renderSystem } from '../templates/render.ts';
-import { benchEvaluator, layoutSampleOf, requestFormFor, splitForOptimisation, templateRequest, templateValidator } from './evaluate.ts';
-import { newLoopState, runOptimisation } from './loop.ts';
-import { offlineOptimiser } from './optimisers.ts';
+import { benchEvaluator, layoutSampleOf, requestFormFor, splitForOptimization, templateRequest, templateValidator } from './evaluate.ts';
+import { newLoopState, runOptimization } from './loop.ts';
+import { offlineOptimizer } from './optimizers.ts';
 
 const trajectories = [...generateTrajectories('terminal', 30, 3), ...generateTrajectories('mcp', 30, 3)];
 const samples = benchSampleRecords(trajectories, { evalFraction: 0.5, seed: 1 }).map(sampleFromRecord);
 
-describe('splitForOptimisation', () => {
+describe('splitForOptimization', () => {
   const o = { devPerDomain: 6, testPerDomain: 4, seed: 9 };
   it('fills each domain, and no trajectory is on both sides', () => {
-    const { dev, test } = splitForOptimisation(samples, o);
+    const { dev, test } = splitForOptimization(samples, o);
     for (const d of ['terminal', 'mcp']) {
       expect(dev.filter((s) => s.domain === d)).toHaveLength(6);
       expect(test.filter((s) => s.domain === d)).toHaveLength(4);
@@ -26,8 +26,8 @@ describe('splitForOptimisation', () => {
   });
   it('does not depend on the input order', () => {
     const key = (xs: BenchSample[]) => xs.map((s) => `${s.id}#${s.turnIdx}`).sort();
-    const a = splitForOptimisation(samples, o);
-    const b = splitForOptimisation([...samples].reverse(), o);
+    const a = splitForOptimization(samples, o);
+    const b = splitForOptimization([...samples].reverse(), o);
     expect(key(b.dev)).toEqual(key(a.dev));
     expect(key(b.test)).toEqual(key(a.test));
   });
@@ -104,11 +104,11 @@ function obedientSimulator(): LwmBackend {
 
 describe('the loop on generated trajectories with the local judge', () => {
   it('runs 3 rounds deterministically from a built-in template and finds the instruction that helps', async () => {
-    const splits = splitForOptimisation(samples, { devPerDomain: 5, testPerDomain: 3, seed: 2 });
+    const splits = splitForOptimization(samples, { devPerDomain: 5, testPerDomain: 3, seed: 2 });
     const run = async () => {
       const evaluate = benchEvaluator({ backend: obedientSimulator(), judge: localJudge, splits, generate: { maxTokens: 64, temperature: 0 } });
       const config = { rounds: 3, candidates: 3, margin: 0, level: 0.95, seed: 1, devSize: splits.dev.length, testSize: splits.test.length };
-      return runOptimisation({ optimiser: offlineOptimiser(), evaluate, validate: templateValidator(splits.dev) }, newLoopState(config), {
+      return runOptimization({ optimizer: offlineOptimizer(), evaluate, validate: templateValidator(splits.dev) }, newLoopState(config), {
         text: BUILTIN_TEMPLATES.v0.text,
         note: 'start',
       });

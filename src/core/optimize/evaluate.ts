@@ -16,7 +16,7 @@ import { renderContext, renderProblems, renderSystem } from '../templates/render
 import type { LayoutSample } from '../templates/layout.ts';
 import type { TurnSample } from '../turns/index.ts';
 
-export interface OptimisationSplits {
+export interface OptimizationSplits {
   dev: BenchSample[];
   test: BenchSample[];
 }
@@ -37,7 +37,7 @@ const trajectoryOf = (s: BenchSample): string => String(s.record?.id ?? s.id);
  * go to dev until it holds `devPerDomain` samples, the rest to test. The same data and seed give
  * the same splits whatever the input order; the splits keep the input order.
  */
-export function splitForOptimisation(samples: readonly BenchSample[], o: SplitOptions): OptimisationSplits {
+export function splitForOptimization(samples: readonly BenchSample[], o: SplitOptions): OptimizationSplits {
   const byDomain = new Map<string, Map<string, number[]>>();
   samples.forEach((s, i) => {
     let trajs = byDomain.get(s.domain);
@@ -72,7 +72,7 @@ export type TargetTags = Pick<PromptTemplate, 'targetOpen' | 'targetClose'>;
 export function candidateTemplate(text: string, version = 'candidate', tags?: TargetTags): PromptTemplate {
   return {
     version,
-    description: 'a prompt-optimisation candidate',
+    description: 'a prompt-optimization candidate',
     text,
     targetOpen: tags?.targetOpen ?? TARGET_OPEN,
     targetClose: tags?.targetClose ?? TARGET_CLOSE,
@@ -99,7 +99,7 @@ export const REQUEST_FORMS: readonly RequestForm[] = ['turn', 'chat', 'prompt'];
 
 /**
  * The form a simulator is sent a template's requests in, as `lwm infer` / `lwm optimize` and the
- * app's optimisation job choose it: 'chat' for an endpoint, and for a model folder with a chat
+ * app's optimization job choose it: 'chat' for an endpoint, and for a model folder with a chat
  * template of its own (a Hugging Face folder, an ONNX folder that has one), which lays out chat
  * messages and would otherwise never see the candidate text; 'turn' for our checkpoints, an ONNX
  * export without a chat template (both render the request's template) and the baselines.
@@ -155,7 +155,7 @@ export function templateValidator(samples: readonly BenchSample[], options: { ma
 export interface EvaluatorOptions {
   backend: LwmBackend;
   judge: Judge;
-  splits: OptimisationSplits;
+  splits: OptimizationSplits;
   /** The sample rendered with a template text: the request the simulator gets (default: templateRender(form)). */
   render?: (text: string, sample: BenchSample) => GenerateRequest;
   /** The form of templateRender's requests when `render` is not given (default 'turn'). */

@@ -1,6 +1,6 @@
-// The prompt-optimisation loop (docs/method.md §9, issue 16 item 1), one implementation for the app's
+// The prompt-optimization loop (docs/method.md §9, issue 16 item 1), one implementation for the app's
 // worker and the CLI. Start from a template; each round analyses the current best template's
-// errors on the dev split, asks the optimiser for K candidates, validates each (an invalid one is
+// errors on the dev split, asks the optimizer for K candidates, validates each (an invalid one is
 // kept, marked invalid, with the reason), scores each valid one on the same dev samples, and lets
 // a candidate replace its parent only when the paired comparison supports it (paired.ts). The
 // final best is scored once on the test split the loop never looked at.
@@ -20,9 +20,9 @@ export interface Version {
   parent: string | null;
   round: number;
   text: string;
-  /** The optimiser's one-line note (what it changed and why). */
+  /** The optimizer's one-line note (what it changed and why). */
   note: string;
-  optimiser: string;
+  optimizer: string;
   status: VersionStatus;
   /** Why it was accepted, rejected or invalid (the comparison, or the validation error). */
   reason?: string;
@@ -34,9 +34,9 @@ export interface Version {
 
 export interface Candidate {
   note: string;
-  /** The template text (absent when the optimiser's reply could not be used at all). */
+  /** The template text (absent when the optimizer's reply could not be used at all). */
   text?: string;
-  /** Set by the optimiser when it refused its own reply (the reason is kept). */
+  /** Set by the optimizer when it refused its own reply (the reason is kept). */
   rejected?: string;
 }
 
@@ -49,7 +49,7 @@ export interface ProposeContext {
   lineage: readonly Version[];
 }
 
-export interface Optimiser {
+export interface Optimizer {
   name: string;
   propose(ctx: ProposeContext, signal?: AbortSignal): Promise<Candidate[]>;
 }
@@ -95,7 +95,7 @@ export interface LoopState {
 }
 
 export interface LoopEnv {
-  optimiser: Optimiser;
+  optimizer: Optimizer;
   /** Scores a template text on a split: judged records in sample order (the simulator + judge + verifier). */
   evaluate(text: string, split: 'dev' | 'test', signal?: AbortSignal): Promise<AwbJudgedRecord[]>;
   /** Why a template text cannot be used (placeholders lost, does not render on a dev sample); empty when valid. */
@@ -125,6 +125,30 @@ export function plannedEvaluations(c: LoopConfig): number {
   return 1 + c.rounds * c.candidates + (c.testSize > 0 ? 1 : 0);
 }
 
+/**
+ * The key a version's optimizer was stored under before the project settled on one spelling: in
+ * IndexedDB's records (a version 4 database) and in `lwm optimize`'s state.json files written then.
+ * Read only; nothing writes it.
+ */
+export const OLD_OPTIMIZER_KEY = 'optimiser'; // old spelling, read for stored data
+
+/** Moves `o`'s value under OLD_OPTIMIZER_KEY to `optimizer` (in place) when it has no `optimizer` yet; returns `o`. */
+export function withOptimizerKey<T>(o: T): T {
+  if (o && typeof o === 'object' && Object.hasOwn(o, OLD_OPTIMIZER_KEY) && !Object.hasOwn(o, 'optimizer')) {
+    const r = o as Record<string, unknown>;
+    r.optimizer = r[OLD_OPTIMIZER_KEY];
+    delete r[OLD_OPTIMIZER_KEY];
+  }
+  return o;
+}
+
+/** A loop state as stored (state.json, an IndexedDB record), its versions in the current field names whichever spelling wrote them (in place). */
+export function storedLoopState<T>(s: T): T {
+  const versions = (s as { versions?: unknown } | null)?.versions;
+  if (Array.isArray(versions)) for (const v of versions) withOptimizerKey(v);
+  return s;
+}
+
 export function newLoopState(config: LoopConfig): LoopState {
   const errors = checkLoopConfig(config);
   if (errors.length) throw new RangeError(errors.join('; '));
@@ -133,7 +157,7 @@ export function newLoopState(config: LoopConfig): LoopState {
 
 const byId = (s: LoopState, id: string): Version => {
   const v = s.versions.find((x) => x.id === id);
-  if (!v) throw new Error(`optimisation state: no version ${id}`);
+  if (!v) throw new Error(`optimization state: no version ${id}`);
   return v;
 };
 
@@ -162,7 +186,7 @@ async function startVersion(env: LoopEnv, s: LoopState, text: string, note: stri
   const errors = env.validate(text);
   if (errors.length) throw new Error(`the starting template cannot be used: ${errors.join('; ')}`);
   const analysis = analyseErrors(await scoreOn(env, s, text, 'dev'));
-  s.versions.push({ id: 'v0', parent: null, round: 0, text, note, optimiser: 'start', status: 'start', mean: analysis.mean, analysis });
+  s.versions.push({ id: 'v0', parent: null, round: 0, text, note, optimizer: 'start', status: 'start', mean: analysis.mean, analysis });
   s.best = 'v0';
   env.onState?.(s);
 }
@@ -170,7 +194,7 @@ async function startVersion(env: LoopEnv, s: LoopState, text: string, note: stri
 async function proposeRound(env: LoopEnv, s: LoopState): Promise<boolean> {
   const round = s.round + 1;
   const parent = byId(s, s.best) as Version & { analysis: ErrorAnalysis };
-  const proposals = await env.optimiser.propose({ round, k: s.config.candidates, seed: s.config.seed, parent, lineage: s.versions }, env.signal);
+  const proposals = await env.optimizer.propose({ round, k: s.config.candidates, seed: s.config.seed, parent, lineage: s.versions }, env.signal);
   proposals.slice(0, s.config.candidates).forEach((p, i) => {
     const v: Version = {
       id: `r${round}c${i + 1}`,
@@ -178,7 +202,7 @@ async function proposeRound(env: LoopEnv, s: LoopState): Promise<boolean> {
       round,
       text: p.text ?? '',
       note: p.note,
-      optimiser: env.optimiser.name,
+      optimizer: env.optimizer.name,
       status: 'rejected',
     };
     const invalid = p.rejected ?? (p.text === undefined ? 'no template in the reply' : env.validate(p.text).join('; '));
@@ -222,7 +246,7 @@ async function runRound(env: LoopEnv, s: LoopState): Promise<StopReason | null> 
     if (!(await proposeRound(env, s))) return 'no-candidates';
   }
   while (s.pending.length) {
-    if (env.signal?.aborted) throw env.signal.reason ?? new Error('the optimisation was cancelled');
+    if (env.signal?.aborted) throw env.signal.reason ?? new Error('the optimization was cancelled');
     if (!fits(s, s.config.devSize, s.config.testSize > 0)) {
       for (const id of s.pending) byId(s, id).reason = 'not scored: the budget ran out';
       s.pending = [];
@@ -251,7 +275,7 @@ async function finalTest(env: LoopEnv, s: LoopState): Promise<void> {
  * Runs (or resumes) the loop to its end. `state` from an earlier `onState` resumes; a new state
  * starts from `start`. Returns the final state; `stopped` says why it ended.
  */
-export async function runOptimisation(env: LoopEnv, state: LoopState, start: { text: string; note: string }): Promise<LoopState> {
+export async function runOptimization(env: LoopEnv, state: LoopState, start: { text: string; note: string }): Promise<LoopState> {
   const s = state;
   if (s.stopped) return s;
   if (!s.best) await startVersion(env, s, start.text, start.note);
@@ -264,7 +288,7 @@ export async function runOptimisation(env: LoopEnv, state: LoopState, start: { t
     }
     if (r === 'no-candidates') {
       await finalTest(env, s);
-      stop(s, env, 'no-candidates', `the optimiser proposed nothing in round ${s.round + 1}`);
+      stop(s, env, 'no-candidates', `the optimizer proposed nothing in round ${s.round + 1}`);
       return s;
     }
   }

@@ -1,15 +1,35 @@
-// The offline optimiser (issue 16 item 2): no endpoint, no model. It edits a template's text by
+// The offline optimizer (issue 16 item 2): no endpoint, no model. It edits a template's text by
 // adding, removing or moving instructions drawn from a library keyed to the judge's dimensions and
 // the verifier's mismatch rules, guided by the error analysis: the weakest dimension first, the
 // most frequent mismatch next, and the words the judge's weaknesses use. The instructions live in
 // one block of the template delimited by two Jinja comments (which render to nothing), so the
-// optimiser only ever touches its own lines and the rest of the template stays the author's.
+// optimizer only ever touches its own lines and the rest of the template stays the author's.
 import { Rng } from '../random.ts';
 import type { Dimension } from '../judge/types.ts';
 import type { ErrorAnalysis } from './analysis.ts';
 
-export const BLOCK_BEGIN = '{# optimiser instructions #}';
-export const BLOCK_END = '{# end of optimiser instructions #}';
+export const BLOCK_BEGIN = '{# optimizer instructions #}';
+export const BLOCK_END = '{# end of optimizer instructions #}';
+/**
+ * The block's markers as written before the project settled on one spelling: templates saved then
+ * (template versions, promoted candidates, a stored loop's versions, best.json files) still have
+ * them. Read as the block; the next edit writes the current markers in their place.
+ */
+export const OLD_BLOCK_BEGIN = '{# optimiser instructions #}'; // old spelling, read for stored data
+export const OLD_BLOCK_END = '{# end of optimiser instructions #}'; // old spelling, read for stored data
+
+/** Where a template's block is: its begin marker's offset, its lines' span, and the offset after its end marker. */
+function findBlock(text: string): { at: number; body: [number, number]; after: number } | null {
+  for (const [begin, end] of [
+    [BLOCK_BEGIN, BLOCK_END],
+    [OLD_BLOCK_BEGIN, OLD_BLOCK_END],
+  ]) {
+    const b = text.indexOf(begin);
+    const e = text.indexOf(end, b + 1);
+    if (b >= 0 && e >= 0) return { at: b, body: [b + begin.length, e], after: e + end.length };
+  }
+  return null;
+}
 
 export interface Instruction {
   id: string;
@@ -127,13 +147,20 @@ export const INSTRUCTIONS: readonly Instruction[] = [
   },
 ];
 
+/** The text with an old-marker block's markers replaced by the current ones (as it is when it has none). */
+export function withCurrentMarkers(text: string): string {
+  const found = findBlock(text);
+  if (!found || text.startsWith(BLOCK_BEGIN, found.at)) return text;
+  const [from, to] = found.body;
+  return `${text.slice(0, found.at)}${BLOCK_BEGIN}${text.slice(from, to)}${BLOCK_END}${text.slice(found.after)}`;
+}
+
 /** The instruction lines currently in a template's block (empty when it has no block). */
 export function blockInstructions(text: string): string[] {
-  const b = text.indexOf(BLOCK_BEGIN);
-  const e = text.indexOf(BLOCK_END, b + 1);
-  if (b < 0 || e < 0) return [];
+  const block = findBlock(text);
+  if (!block) return [];
   return text
-    .slice(b + BLOCK_BEGIN.length, e)
+    .slice(...block.body)
     .split('\n')
     .map((l) => l.replace(/^\s*-\s*/u, '').trim())
     .filter(Boolean);
@@ -179,9 +206,8 @@ function insertionPoint(text: string, anchor: RegExp): { at: number; before: boo
 export function withInstructions(text: string, lines: readonly string[], anchor: RegExp = DEFAULT_ANCHOR): string {
   const body = lines.map((l) => `- ${l}`).join('\n');
   const block = lines.length ? `${BLOCK_BEGIN}\n${body}\n${BLOCK_END}` : `${BLOCK_BEGIN}\n${BLOCK_END}`;
-  const b = text.indexOf(BLOCK_BEGIN);
-  const e = text.indexOf(BLOCK_END, b + 1);
-  if (b >= 0 && e >= 0) return text.slice(0, b) + block + text.slice(e + BLOCK_END.length);
+  const found = findBlock(text);
+  if (found) return text.slice(0, found.at) + block + text.slice(found.after);
   const p = insertionPoint(text, new RegExp(anchor.source, anchor.flags.replace('g', '')));
   if (p?.before) return `${text.slice(0, p.at)}\n${block}\n${text.slice(p.at)}`;
   if (p) return `${text.slice(0, p.at)}\n\n${block}${text.slice(p.at)}`;
@@ -267,12 +293,16 @@ function reorderEdits(analysis: ErrorAnalysis, lines: readonly string[]): Edit[]
  * already tried) are skipped.
  */
 export function proposeOffline(
-  text: string,
+  template: string,
   analysis: ErrorAnalysis,
   k: number,
   seed: number | string,
   options: { anchor?: RegExp; exclude?: ReadonlySet<string> } = {},
 ): Proposal[] {
+  // A template saved with the old markers is the same template: no candidate differs from it, or
+  // from a version already tried, by the markers alone.
+  const text = withCurrentMarkers(template);
+  const exclude = new Set([...(options.exclude ?? [])].map(withCurrentMarkers));
   const rng = new Rng(`offline:${seed}`);
   const lines = blockInstructions(text);
   const present = new Set(lines);
@@ -282,7 +312,7 @@ export function proposeOffline(
   for (const e of edits) {
     if (out.length >= k) break;
     const candidate = withInstructions(text, e.apply(lines), options.anchor);
-    if (candidate === text || seen.has(candidate) || options.exclude?.has(candidate)) continue;
+    if (candidate === text || seen.has(candidate) || exclude.has(candidate)) continue;
     seen.add(candidate);
     out.push({ text: candidate, note: e.note });
   }

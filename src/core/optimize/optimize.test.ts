@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { analyseErrors, formatAnalysis, sampleObjective } from './analysis.ts';
-import { newLoopState, plannedEvaluations, runOptimisation, checkLoopConfig, type LoopConfig, type LoopEnv, type LoopState, type Optimiser } from './loop.ts';
-import { BLOCK_BEGIN, BLOCK_END, blockInstructions, proposeOffline, withInstructions } from './offline.ts';
+import { newLoopState, plannedEvaluations, runOptimization, checkLoopConfig, type LoopConfig, type LoopEnv, type LoopState, type Optimizer } from './loop.ts';
+import { BLOCK_BEGIN, BLOCK_END, blockInstructions, OLD_BLOCK_BEGIN, OLD_BLOCK_END, proposeOffline, withCurrentMarkers, withInstructions } from './offline.ts';
 import { BUILTIN_TEMPLATES, checkTemplateText } from '../templates/builtin.ts';
 import { renderSystem } from '../templates/render.ts';
 import { placeholderNames } from '../templates/jinja.ts';
-import { candidateProblems, endpointOptimiser, offlineOptimiser, readOptimiserReply, templateVariables } from './optimisers.ts';
+import { candidateProblems, endpointOptimizer, offlineOptimizer, readOptimizerReply, templateVariables } from './optimizers.ts';
 import { fakeEvaluate, judged } from './testing.ts';
 
 const TEMPLATE = 'You simulate {{ domain }}.\n\n{{ task_description }}\n\n{{ simulation_instruction }}\n\nHistory:\n{{ history }}';
@@ -46,7 +46,7 @@ describe('analyseErrors', () => {
   });
 });
 
-describe('offline optimiser', () => {
+describe('offline optimizer', () => {
   const analysis = analyseErrors(fakeEvaluate(6, 'dev')(TEMPLATE));
 
   it('adds its block after the simulation instruction, and edits only its block', () => {
@@ -91,6 +91,41 @@ describe('offline optimiser', () => {
     expect(text).toBe(`Be {{ domain }}.\n\n${BLOCK_BEGIN}\n- x\n${BLOCK_END}\n{% for turn in history %}{{ turn.action }}{% endfor %}{{ action }}`);
   });
 
+  it('reads the block of a template saved with the old markers, and its next edit writes the current ones in their place', () => {
+    const lines = [
+      'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.',
+      'Never invent files, directories, names or values that were not created or shown earlier in the session; reproduce values already shown exactly.',
+    ];
+    const current = withInstructions(TEMPLATE, lines);
+    const saved = current.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END);
+    expect(saved).not.toContain(BLOCK_BEGIN);
+    expect(blockInstructions(saved)).toEqual(lines);
+    // Rewritten in place: one block, the current markers, the author's text around it unchanged.
+    expect(withInstructions(saved, lines)).toBe(current);
+    const edited = withInstructions(saved, [lines[1]]);
+    expect(edited).not.toContain(OLD_BLOCK_BEGIN);
+    expect(edited).not.toContain(OLD_BLOCK_END);
+    expect(edited.split(BLOCK_BEGIN)).toHaveLength(2);
+    expect(blockInstructions(edited)).toEqual([lines[1]]);
+    // The offline optimizer's candidates from such a template move or remove its lines, not add a second block.
+    const proposals = proposeOffline(saved, analysis, 10, 1);
+    expect(proposals.length).toBeGreaterThan(0);
+    for (const p of proposals) {
+      expect(p.text).not.toContain(OLD_BLOCK_BEGIN);
+      expect(p.text.split(BLOCK_BEGIN)).toHaveLength(2);
+    }
+    expect(proposals.some((p) => /^moved the factuality instruction to the top/.test(p.note))).toBe(true);
+    // None differs from the template, or from a version tried with the current markers, by the markers alone.
+    expect(proposals.map((p) => p.text)).not.toContain(current);
+    const tried = proposeOffline(current, analysis, 10, 1).map((p) => p.text);
+    expect(proposals.map((p) => p.text)).toEqual(tried);
+    const triedSaved = new Set(tried.slice(0, 2).map((t) => t.replace(BLOCK_BEGIN, OLD_BLOCK_BEGIN).replace(BLOCK_END, OLD_BLOCK_END)));
+    expect(proposeOffline(saved, analysis, 10, 1, { exclude: triedSaved }).map((p) => p.text)).toEqual(tried.slice(2));
+    expect(withCurrentMarkers(saved)).toBe(current);
+    expect(withCurrentMarkers(current)).toBe(current);
+    expect(withCurrentMarkers(TEMPLATE)).toBe(TEMPLATE);
+  });
+
   it('moves and removes instructions once there are some', () => {
     const withTwo = withInstructions(TEMPLATE, [
       'Reuse the identifiers, paths and ordering already established in the session; do not renumber or rename anything.',
@@ -101,7 +136,7 @@ describe('offline optimiser', () => {
   });
 });
 
-describe('endpoint optimiser replies', () => {
+describe('endpoint optimizer replies', () => {
   it('templateVariables is the template language placeholder names (bound names, attributes and filters left out)', () => {
     expect(templateVariables('{{ a }} {%- if b %}{{ c | trim }}{% endif %}{% for t in history %}{{ t.action }}{% endfor %}')).toEqual([
       'a',
@@ -113,9 +148,9 @@ describe('endpoint optimiser replies', () => {
     expect(templateVariables('{% set x = domain %}{{ x }} {{ "{{ not_a_name }}" }}')).toEqual(['domain']);
   });
   it('rejects a reply that does not parse or names an unknown variable, with the line', () => {
-    const broken = readOptimiserReply(`<template>${VALID}\n{% if domain %}unclosed</template>\nNOTE: x`, VALID);
+    const broken = readOptimizerReply(`<template>${VALID}\n{% if domain %}unclosed</template>\nNOTE: x`, VALID);
     expect(broken.rejected).toMatch(/not a usable template: line \d+: \{% if %\} is never closed/);
-    const unknown = readOptimiserReply(`<template>${VALID}\n{{ tool_list }}</template>`, VALID);
+    const unknown = readOptimizerReply(`<template>${VALID}\n{{ tool_list }}</template>`, VALID);
     expect(unknown.rejected).toMatch(/line 5: unknown variable "tool_list"/);
     expect(candidateProblems(`${VALID}\nMore.`, VALID)).toEqual([]);
     // A problem the parent already has is not the candidate's doing.
@@ -123,33 +158,33 @@ describe('endpoint optimiser replies', () => {
   });
   it('a renamed loop variable is not a dropped placeholder', () => {
     const renamed = VALID.replace(/turn/g, 'step_');
-    expect(readOptimiserReply(`<template>${renamed}</template>\nNOTE: rename`, VALID)).toEqual({ note: 'rename', text: renamed });
+    expect(readOptimizerReply(`<template>${renamed}</template>\nNOTE: rename`, VALID)).toEqual({ note: 'rename', text: renamed });
   });
   it('uses a tagged template with its note', () => {
-    const c = readOptimiserReply(`<template>\n${TEMPLATE}\nBe exact.\n</template>\nNOTE: asked for exactness`, TEMPLATE);
+    const c = readOptimizerReply(`<template>\n${TEMPLATE}\nBe exact.\n</template>\nNOTE: asked for exactness`, TEMPLATE);
     expect(c).toEqual({ note: 'asked for exactness', text: `${TEMPLATE}\nBe exact.` });
   });
   it('repairs a fenced reply and CRLF line ends, saying so', () => {
-    const c = readOptimiserReply(`Here it is:\r\n\`\`\`jinja\r\n${TEMPLATE}\r\nBe exact.\r\n\`\`\`\r\nNOTE: exactness`, TEMPLATE);
+    const c = readOptimizerReply(`Here it is:\r\n\`\`\`jinja\r\n${TEMPLATE}\r\nBe exact.\r\n\`\`\`\r\nNOTE: exactness`, TEMPLATE);
     expect(c.text).toBe(`${TEMPLATE}\nBe exact.`);
     expect(c.note).toMatch(/exactness \(repaired: the template came in a code fence/);
     expect(c.rejected).toBeUndefined();
   });
   it('rejects a reply with no template, one that drops a placeholder, and an unchanged one', () => {
-    expect(readOptimiserReply('I think the template is fine.', TEMPLATE).rejected).toMatch(/no template/);
-    expect(readOptimiserReply(`<template>${TEMPLATE.replace('{{ history }}', '')}</template>`, TEMPLATE).rejected).toMatch(
+    expect(readOptimizerReply('I think the template is fine.', TEMPLATE).rejected).toMatch(/no template/);
+    expect(readOptimizerReply(`<template>${TEMPLATE.replace('{{ history }}', '')}</template>`, TEMPLATE).rejected).toMatch(
       /dropped placeholder\(s\) \{\{ history \}\}/,
     );
-    expect(readOptimiserReply(`<template>${TEMPLATE}</template>`, TEMPLATE).rejected).toMatch(/unchanged/);
+    expect(readOptimizerReply(`<template>${TEMPLATE}</template>`, TEMPLATE).rejected).toMatch(/unchanged/);
   });
 });
 
 const CONFIG: LoopConfig = { rounds: 3, candidates: 3, margin: 0, level: 0.95, seed: 7, devSize: 12, testSize: 6 };
 
-function env(config = CONFIG, optimiser: Optimiser = offlineOptimiser(), extra: Partial<LoopEnv> = {}): LoopEnv & { evaluations: string[] } {
+function env(config = CONFIG, optimizer: Optimizer = offlineOptimizer(), extra: Partial<LoopEnv> = {}): LoopEnv & { evaluations: string[] } {
   const evaluations: string[] = [];
   return {
-    optimiser,
+    optimizer,
     evaluations,
     async evaluate(text, split) {
       evaluations.push(split);
@@ -160,10 +195,10 @@ function env(config = CONFIG, optimiser: Optimiser = offlineOptimiser(), extra: 
   };
 }
 
-describe('runOptimisation', () => {
+describe('runOptimization', () => {
   it('improves the weak dimension over 3 rounds, keeps rejected candidates, scores the test split once', async () => {
     const e = env();
-    const s = await runOptimisation(e, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
+    const s = await runOptimization(e, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
     expect(s.stopped).toBe('done');
     expect(s.rounds).toHaveLength(3);
     const best = s.versions.find((v) => v.id === s.best)!;
@@ -178,42 +213,42 @@ describe('runOptimisation', () => {
   });
 
   it('is deterministic, and a run cancelled midway resumes to the same end', async () => {
-    const whole = await runOptimisation(env(), newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
+    const whole = await runOptimization(env(), newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' });
     let saved: LoopState | null = null;
     const controller = new AbortController();
     let n = 0;
-    const first = env(CONFIG, offlineOptimiser(), {
+    const first = env(CONFIG, offlineOptimizer(), {
       signal: controller.signal,
       onState: (s) => {
         saved = structuredClone(s);
         if (++n === 4) controller.abort(new Error('cancelled'));
       },
     });
-    await expect(runOptimisation(first, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' })).rejects.toThrow(/cancelled/);
+    await expect(runOptimization(first, newLoopState(CONFIG), { text: TEMPLATE, note: 'v0' })).rejects.toThrow(/cancelled/);
     expect(saved!.stopped).toBeUndefined();
-    const resumed = await runOptimisation(env(), JSON.parse(JSON.stringify(saved)), { text: TEMPLATE, note: 'v0' });
+    const resumed = await runOptimization(env(), JSON.parse(JSON.stringify(saved)), { text: TEMPLATE, note: 'v0' });
     expect(resumed).toEqual(whole);
   });
 
   it('respects the budget and keeps room for the test split', async () => {
     const config = { ...CONFIG, budget: { modelCalls: 12 * 3 + 6 } };
-    const s = await runOptimisation(env(config), newLoopState(config), { text: TEMPLATE, note: 'v0' });
+    const s = await runOptimization(env(config), newLoopState(config), { text: TEMPLATE, note: 'v0' });
     expect(s.stopped).toBe('budget');
     expect(s.calls.model).toBeLessThanOrEqual(42);
     expect(s.test).toBeDefined();
     expect(s.versions.some((v) => v.reason === 'not scored: the budget ran out')).toBe(true);
   });
 
-  it('an endpoint optimiser: malformed and placeholder-dropping replies are recorded as invalid with the reason', async () => {
+  it('an endpoint optimizer: malformed and placeholder-dropping replies are recorded as invalid with the reason', async () => {
     const replies = [
       'Sorry, I cannot help with that.',
       `<template>${TEMPLATE.replace('{{ history }}', 'no history')}</template>\nNOTE: shorter`,
       `\`\`\`\n${TEMPLATE}\nNever invent files.\n\`\`\`\nNOTE: no inventing`,
     ];
     let i = 0;
-    const opt = endpointOptimiser({ complete: async () => replies[i++ % replies.length], samples: 'task: list files', variables: ['domain', 'history'] });
+    const opt = endpointOptimizer({ complete: async () => replies[i++ % replies.length], samples: 'task: list files', variables: ['domain', 'history'] });
     const config = { ...CONFIG, rounds: 1 };
-    const s = await runOptimisation(env(config, opt), newLoopState(config), { text: TEMPLATE, note: 'v0' });
+    const s = await runOptimization(env(config, opt), newLoopState(config), { text: TEMPLATE, note: 'v0' });
     const r1 = s.versions.filter((v) => v.round === 1);
     expect(r1.map((v) => v.status)).toEqual(['invalid', 'invalid', 'accepted']);
     expect(r1[0].reason).toMatch(/no template/);
@@ -224,7 +259,7 @@ describe('runOptimisation', () => {
 
   it('refuses a bad configuration and a starting template that does not validate', async () => {
     expect(checkLoopConfig({ ...CONFIG, rounds: 0, level: 1.5 })).toEqual([expect.stringMatching(/rounds/), expect.stringMatching(/confidence level/)]);
-    await expect(runOptimisation(env(), newLoopState(CONFIG), { text: 'no history here', note: 'v0' })).rejects.toThrow(
+    await expect(runOptimization(env(), newLoopState(CONFIG), { text: 'no history here', note: 'v0' })).rejects.toThrow(
       /starting template cannot be used: the template lost/,
     );
   });

@@ -1,5 +1,5 @@
-// Test helpers for the optimisation loop: judged records with chosen scores, and a fake simulator
-// + judge whose scores depend on the template's instructions (so optimisers have something to find).
+// Test helpers for the optimization loop: judged records with chosen scores, and a fake simulator
+// + judge whose scores depend on the template's instructions (so optimizers have something to find).
 import type { AwbJudgedRecord } from '../bench/records.ts';
 import { DIMENSIONS, type Dimension } from '../judge/types.ts';
 import { keyedUniform } from '../random.ts';

@@ -1,5 +1,5 @@
 // The prompt template shape and the built-in templates v0, v1, v2 and compact (docs/method.md §5), plus the
-// check that a template (built in, imported or proposed by the prompt-optimisation loop) is
+// check that a template (built in, imported or proposed by the prompt-optimization loop) is
 // usable. A template is a text in a Jinja dialect (jinja.ts; docs/templates.md) that lays out
 // the whole context: the system text with the five fields, the history, the current action.
 import { SPECIAL_TOKENS } from '../tokenizer/index.ts';

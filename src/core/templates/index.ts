@@ -1,6 +1,6 @@
 // System-prompt templates (docs/method.md §5, §9): a template turns the five system-prompt fields and the
 // history/action layout into text. A template is a text in a Jinja dialect (docs/templates.md),
-// so the prompt-optimisation loop can propose new versions and people can paste in prose.
+// so the prompt-optimization loop can propose new versions and people can paste in prose.
 // This file is the front door: the template shape and built-ins (builtin.ts), the language
 // (jinja.ts), rendering (render.ts), old JSON templates (legacy.ts), folders of per-domain
 // prompts (folder.ts) and the per-stage template mix (stages.ts) are re-exported.

@@ -11,7 +11,7 @@ import { AdamWKernel } from './adamw.ts';
 const SCHEDULE = { warmupSteps: 2, totalSteps: 10, maxLr: 1e-2, minLr: 1e-3 };
 
 /**
- * Three optimiser steps on the GPU and on the twin from the same start. gradScales[k] scales
+ * Three optimizer steps on the GPU and on the twin from the same start. gradScales[k] scales
  * step k's random gradients, so a large one forces clipping.
  */
 async function run(rt: GpuRuntime, size: number, segments: DecaySegment[], gradScales: number[], zeroGrads: boolean, seed: number) {

@@ -1,4 +1,4 @@
-// Launcher for shaders/adamw.wgsl: the optimiser step over the flat parameter / gradient / m / v
+// Launcher for shaders/adamw.wgsl: the optimizer step over the flat parameter / gradient / m / v
 // buffers — Σ g² in two deterministic stages, then the AdamW update, which reads the clip factor
 // from the GPU (no CPU round trip). The host writes the step's (step, lr) with setStep before
 // submitting; the gradient norm stays readable for logging.

@@ -1,9 +1,13 @@
 // The GPU runtime every *.gpu.test.ts shares within a file. A missing adapter is a failure,
 // never a skip: a GPU suite that silently passes without a GPU proves nothing.
+// Its device is kept (DeviceKeeper) for the next file run in the same process (the gpu-node
+// project runs its files in one process, vitest.config.ts), so a file does not compile again the
+// pipelines an earlier one compiled; each file's runtime still tracks and frees its own buffers.
 import { afterAll } from 'vitest';
-import { GpuRuntime } from '../runtime.ts';
+import { DeviceKeeper, type GpuRuntime } from '../runtime.ts';
 
 let runtime: Promise<GpuRuntime> | null = null;
+const keeper = new DeviceKeeper({}, 120_000);
 
 function suiteName(): string {
   return typeof window === 'undefined' ? 'gpu-node (Dawn)' : 'gpu-browser (Chromium)';
@@ -11,7 +15,7 @@ function suiteName(): string {
 
 export function gpuRuntime(): Promise<GpuRuntime> {
   if (!runtime) {
-    runtime = GpuRuntime.create().then(
+    runtime = keeper.open().then(
       (rt) => {
         console.log(`[${suiteName()}] adapter: ${rt.describe()}`);
         return rt;

@@ -1,7 +1,7 @@
 // The RL stage (docs/method.md §6–§7): GSPO on the RL pool (one turn per trajectory). Each step draws
 // `promptsPerStep` prompts, samples G completions per prompt from a shared-prefix rollout, rewards
 // them (rubric judge + rule verifier, or a binary comparison), normalises advantages within each
-// group and takes one optimiser step per group. Every spec.evalEvery steps the policy is
+// group and takes one optimizer step per group. Every spec.evalEvery steps the policy is
 // evaluated on held-out turns and the best checkpoint kept by that reward.
 import { extractPrediction } from '../../core/judge/extract.ts';
 import { groupRewards, rewardOf, type RewardJudges, type SampleReward } from '../../core/judge/reward.ts';
@@ -195,7 +195,7 @@ interface RlUpdate {
 
 /**
  * The GSPO passes over one group (prompt + G responses): π's log-probs of the responses and one
- * optimiser step. Two layouts give the same numbers: G full prompt + response rows, or the
+ * optimizer step. Two layouts give the same numbers: G full prompt + response rows, or the
  * prompt processed once with its K/V shared by the G responses (docs/method.md §10, the default).
  */
 export interface GroupUpdates {

@@ -12,6 +12,7 @@ import { useBenchStore } from '../../stores/bench.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
 import { backendTables, benchAgreement, comparison, exportJudged, exportPredictions, orderedBackends } from '../../stores/benchModel.ts';
 import { EndpointSelect } from '../../components/EndpointForm.tsx';
+import { guardJob, JUDGE_WRITE } from '../../stores/storage.ts';
 
 /** Two decimals as `lwm score` prints them (Python's rounding of the exact value). */
 export const fmt2 = (x: number | null): string => (x === null ? '–' : pyFixed(x, 2));
@@ -290,8 +291,8 @@ function JudgeAgainForm({ bench }: { bench: BenchRecord }) {
     if (kind === 'endpoint') {
       const endpoint = known.find((x) => x.id === judgeId);
       setError(endpoint ? '' : 'Choose the judge’s endpoint, or add one.');
-      if (endpoint) void addJudge(bench.id, { kind: 'endpoint', endpoint });
-    } else void addJudge(bench.id, { kind: 'local' });
+      if (endpoint) guardJob(JUDGE_WRITE, () => void addJudge(bench.id, { kind: 'endpoint', endpoint }));
+    } else guardJob(JUDGE_WRITE, () => void addJudge(bench.id, { kind: 'local' }));
   }
   return (
     <form onSubmit={submit} className="bench-form" aria-label="Judge again" style={{ maxWidth: '32rem' }}>

@@ -15,6 +15,7 @@ import { useEndpointStore } from '../../stores/endpoints.ts';
 import { missingWebGpu } from '../../../jobs/client.ts';
 import { parseBenchNumbers, type BenchNumberFields } from './form.ts';
 import { Field } from '../../components/Field.tsx';
+import { BENCH_WRITE, guardJob } from '../../stores/storage.ts';
 
 type Baseline = 'copy-last' | 'reference';
 type CheckpointChoice = { value: string; label: string; ref: BenchDraft['checkpoints'][number] };
@@ -338,7 +339,8 @@ export function NewBenchForm() {
       judgeEndpoint: known.find((ep) => ep.id === judgeId),
     });
     setErrors(checked.errors);
-    if (checked.draft) void create(checked.draft);
+    const draft = checked.draft;
+    if (draft) guardJob(BENCH_WRITE, () => void create(draft));
   }
 
   const num = (field: keyof BenchNumberFields, label: string, hint?: string) => (

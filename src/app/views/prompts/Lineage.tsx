@@ -1,13 +1,13 @@
-// One optimisation's lineage: the chart of the best dev score per round, the winner with its
+// One optimization's lineage: the chart of the best dev score per round, the winner with its
 // test-split score, the rounds as columns of candidate cards (score as mean ± 95% interval, the
-// paired test against the parent with p and effect, the optimiser's note, why it was accepted or
+// paired test against the parent with p and effect, the optimizer's note, why it was accepted or
 // not), and for the chosen candidate its diff against its parent (Monaco) and "promote".
 import { useState } from 'react';
 import type { LoopState, Version } from '../../../core/optimize/loop.ts';
 import { formatComparison } from '../../../core/optimize/paired.ts';
-import type { OptimisationRecord } from '../../../core/records.ts';
+import type { OptimizationRecord } from '../../../core/records.ts';
 import { DiffEditor } from '../../components/monaco/CodeEditor.tsx';
-import { useOptimiseStore } from '../../stores/optimize.ts';
+import { useOptimizeStore } from '../../stores/optimize.ts';
 import { bestPerRound, fmtP, fmtScore, fmtSigned, meanInterval, pairedEffect, pairedP, roundsOf, ancestry } from './lineage.ts';
 
 const STATUS_PILL: Record<Version['status'], string> = { start: 'off', accepted: 'ok', rejected: 'off', invalid: 'bad' };
@@ -134,7 +134,7 @@ export function BestChart({ state }: { state: LoopState }) {
   );
 }
 
-function Winner({ o, state }: { o: OptimisationRecord; state: LoopState }) {
+function Winner({ o, state }: { o: OptimizationRecord; state: LoopState }) {
   const best = state.versions.find((v) => v.id === state.best);
   if (!best) return null;
   const start = state.versions[0];
@@ -176,8 +176,8 @@ function Winner({ o, state }: { o: OptimisationRecord; state: LoopState }) {
   );
 }
 
-function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: LoopState }) {
-  const promote = useOptimiseStore((s) => s.promote);
+function Details({ o, v, state }: { o: OptimizationRecord; v: Version; state: LoopState }) {
+  const promote = useOptimizeStore((s) => s.promote);
   const [addToSft, setAddToSft] = useState(false);
   const [busy, setBusy] = useState(false);
   const parent = v.parent ? state.versions.find((x) => x.id === v.parent) : undefined;
@@ -218,7 +218,7 @@ function Details({ o, v, state }: { o: OptimisationRecord; v: Version; state: Lo
   );
 }
 
-export function Lineage({ o }: { o: OptimisationRecord }) {
+export function Lineage({ o }: { o: OptimizationRecord }) {
   const state = o.loop;
   const [chosen, setChosen] = useState<string | null>(null);
   if (!state?.versions.length) return <p className="muted">The starting template is being scored on the dev samples…</p>;

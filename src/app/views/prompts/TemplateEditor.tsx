@@ -136,8 +136,8 @@ function Versions({ selected, setSelected }: { selected: [string, string]; setSe
             <td>{v.note}</td>
             <td>{v.builtin ? 'built in' : new Date(v.createdAt).toLocaleString()}</td>
             <td>
-              <Link href={`/optimise/${encodeURIComponent(v.version)}`} aria-label={`Optimise ${v.version}`}>
-                Optimise
+              <Link href={`/optimize/${encodeURIComponent(v.version)}`} aria-label={`Optimize ${v.version}`}>
+                Optimize
               </Link>
             </td>
           </tr>

@@ -1,4 +1,4 @@
-// What the lineage view shows of an optimisation's loop state, pure: a version's dev score as
+// What the lineage view shows of an optimization's loop state, pure: a version's dev score as
 // mean ± the half-width of its confidence interval, the paired test against its parent with its
 // two-sided p-value, and the rounds as columns of candidates. The interval and the p-value use
 // the Student t of the loop's own paired comparison (src/core/optimize/paired.ts).

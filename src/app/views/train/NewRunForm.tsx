@@ -33,6 +33,7 @@ import {
 } from './form.ts';
 import { REWARD_KINDS, type RewardKind } from '../../../core/judge/reward.ts';
 import type { DatasetMeta } from '../../../core/records.ts';
+import { guardJob, newTrainWrite } from '../../stores/storage.ts';
 
 /** An OpenAI-compatible endpoint's address, model and key, for the judge or the teacher. */
 function EndpointFields({ errors, who }: { errors: FormErrors; who: 'judge' | 'teacher' }) {
@@ -345,9 +346,11 @@ export function NewRunForm() {
       if (first) document.getElementById(`train-${first}`)?.focus();
       return;
     }
-    // A step being measured would hold the device: the run starts when it stops.
-    cancelMeasure();
-    start(spec);
+    guardJob(newTrainWrite(spec), () => {
+      // A step being measured would hold the device: the run starts when it stops.
+      cancelMeasure();
+      start(spec);
+    });
   }
 
   const idle = recipe ? 'Train the quick recipe' : 'Start training';

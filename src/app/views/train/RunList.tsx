@@ -9,6 +9,7 @@ import { useTrainFormStore } from '../../stores/trainForm.ts';
 import { nextStage } from './form.ts';
 import { recipeRunText } from './metrics.ts';
 import { runModel, StatePill } from './RunPanel.tsx';
+import { guardJob, resumeWrite } from '../../stores/storage.ts';
 
 const KB = 1024;
 const MB = 1024 * KB;
@@ -148,7 +149,7 @@ function RunRow({ run: r, selected, onDelete }: { run: RunRecord; selected: bool
       <td>
         <div className="actions">
           {!live && r.state !== 'done' && r.step < r.spec.steps ? (
-            <button type="button" className="secondary small" onClick={() => void resumeRun(r.id)}>
+            <button type="button" className="secondary small" onClick={() => guardJob(resumeWrite(r), () => void resumeRun(r.id))}>
               Resume
             </button>
           ) : null}

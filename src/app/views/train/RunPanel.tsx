@@ -25,6 +25,7 @@ import {
   templateMixText,
   type LatestMetric,
 } from './metrics.ts';
+import { guardJob, resumeWrite } from '../../stores/storage.ts';
 
 /** The loss-mask settings of an SFT run, in a few words. */
 function maskNote(run: RunRecord): string {
@@ -118,7 +119,7 @@ function RunControls({ run, state, isLive, unfinished }: { run: RunRecord | unde
           </button>
         ) : null}
         {canResume ? (
-          <button type="button" onClick={() => void resumeRun(run.id)}>
+          <button type="button" onClick={() => guardJob(resumeWrite(run), () => void resumeRun(run.id))}>
             Resume from {run.checkpoints.last ? `step ${run.checkpoints.last.step}` : 'the start'}
           </button>
         ) : null}

@@ -40,9 +40,9 @@ describe('the template mix in the run panel', () => {
     expect(templateMixText({ stage: 'sft', spec: {} }).mix).toBe('v0 30% · v1 20% · v2 20% · compact 30%');
     const run = {
       stage: 'sft' as const,
-      spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimised (Optimise v0, r2c1): added a line' } } },
+      spec: { templates: { v0: 1, v3: 1, v1: 0 }, templateSet: { v3: { description: 'optimized (Optimize v0, r2c1): added a line' } } },
     };
-    expect(templateMixText(run)).toEqual({ mix: 'v0 50% · v3 50%', own: ['v3: optimised (Optimise v0, r2c1): added a line'] });
+    expect(templateMixText(run)).toEqual({ mix: 'v0 50% · v3 50%', own: ['v3: optimized (Optimize v0, r2c1): added a line'] });
   });
 
   it('put the per-domain evaluation figures in a table of their own, a row per domain', () => {

@@ -160,7 +160,7 @@ export function retentionLines(values: Record<string, number>): string[] {
 /**
  * The template versions a run renders its samples with: the stage's mix as shares, and each of
  * the user's own versions it names (from the Prompts view, carried in the run's spec) with its
- * description, e.g. a version promoted from a prompt optimisation.
+ * description, e.g. a version promoted from a prompt optimization.
  */
 export function templateMixText(run: {
   stage: TrainingStage;

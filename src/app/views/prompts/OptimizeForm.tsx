@@ -1,28 +1,29 @@
-// The form that starts a prompt optimisation from a template version: the dataset's held-out
+// The form that starts a prompt optimization from a template version: the dataset's held-out
 // turns (domains, dev and test samples per domain), the simulated model (a baseline, a stored
 // checkpoint, a Hugging Face or ONNX folder picked in this page, an endpoint: the Bench's backends
-// and its folder pickers), the judge, the optimiser (offline, or an LLM at
+// and its folder pickers), the judge, the optimizer (offline, or an LLM at
 // an endpoint, its key kept in memory as the Bench's), rounds, candidates, margin and budget.
 import { useMemo, useState } from 'react';
 import { EndpointSelect } from '../../components/EndpointForm.tsx';
 import { useDatasetStore } from '../../stores/datasets.ts';
 import { useEndpointStore } from '../../stores/endpoints.ts';
-import { useOptimiseStore, type OptimiseDraft } from '../../stores/optimize.ts';
+import { useOptimizeStore, type OptimizeDraft } from '../../stores/optimize.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { missingWebGpu } from '../../../jobs/client.ts';
 import { HfFolderPicker } from '../../components/HfFolderPicker.tsx';
 import { OnnxFolderPicker } from '../../components/OnnxFolderPicker.tsx';
 import { usable, useHfFolderStore } from '../../stores/hfFolders.ts';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore } from '../../stores/onnxFolders.ts';
-import { OPTIMISE_DEFAULTS, parseOptimiseNumbers, type OptimiseNumberFields } from './optimiseForm.ts';
+import { OPTIMIZE_DEFAULTS, parseOptimizeNumbers, type OptimizeNumberFields } from './optimizeForm.ts';
 import { Field } from '../../components/Field.tsx';
+import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
 
 type Kind = 'local' | 'endpoint';
-type BackendChoice = { value: string; label: string; backend: OptimiseDraft['backend'] };
+type BackendChoice = { value: string; label: string; backend: OptimizeDraft['backend'] };
 
 /** Baselines, then each run's last (and best, when another) checkpoint. */
 function useBackendChoices(): BackendChoice[] {
-  const runs = useOptimiseStore((s) => s.runs);
+  const runs = useOptimizeStore((s) => s.runs);
   return useMemo(() => {
     const out: BackendChoice[] = [
       { value: 'copy-last', label: 'copy-last baseline (repeats the last observation)', backend: { kind: 'copy-last' } },
@@ -49,20 +50,20 @@ interface Choices {
   version: string;
   datasetId: string;
   domains: string[];
-  numbers: OptimiseNumberFields;
+  numbers: OptimizeNumberFields;
   backend: string;
   backendEndpoint: string;
   /** The Hugging Face or ONNX folder of the page taken as the simulated model (by id). */
   backendFolder: string;
   judge: Kind;
   judgeEndpoint: string;
-  optimiser: 'offline' | 'endpoint';
-  optimiserEndpoint: string;
+  optimizer: 'offline' | 'endpoint';
+  optimizerEndpoint: string;
   name: string;
 }
 
 /** The picked folder taken as the simulated model, as the Bench records it, or what is wrong. */
-function folderBackend(kind: 'hf' | 'onnx', id: string, noGpu: string | null): { backend: OptimiseDraft['backend'] } | { error: string } {
+function folderBackend(kind: 'hf' | 'onnx', id: string, noGpu: string | null): { backend: OptimizeDraft['backend'] } | { error: string } {
   if (kind === 'hf') {
     const f = useHfFolderStore.getState().get(id);
     if (!f) return { error: 'Pick a Hugging Face folder below and press “Use as the simulated model”.' };
@@ -89,8 +90,8 @@ function folderBackend(kind: 'hf' | 'onnx', id: string, noGpu: string | null): {
 }
 
 /** The draft of a filled form, or what is wrong with it (each message names its field). */
-function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: string | null }): { errors: Record<string, string>; draft: OptimiseDraft | null } {
-  const { values, errors: numErrors } = parseOptimiseNumbers(c.numbers);
+function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: string | null }): { errors: Record<string, string>; draft: OptimizeDraft | null } {
+  const { values, errors: numErrors } = parseOptimizeNumbers(c.numbers);
   const errors: Record<string, string> = { ...numErrors } as Record<string, string>;
   const template = useTemplateStore.getState().versions.find((v) => v.version === c.version)?.template;
   const dataset = useDatasetStore.getState().datasets.find((d) => d.id === c.datasetId);
@@ -106,9 +107,9 @@ function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: strin
   const folder = c.backend === 'hf' || c.backend === 'onnx' ? folderBackend(c.backend, c.backendFolder, ctx.noGpu) : null;
   if (folder && 'error' in folder) errors.backend = folder.error;
   if (c.judge === 'endpoint' && !endpoint(c.judgeEndpoint)) errors.judge = 'Choose the judge’s endpoint, or add one.';
-  if (c.optimiser === 'endpoint' && !endpoint(c.optimiserEndpoint)) errors.optimiser = 'Choose the optimiser’s endpoint, or add one.';
+  if (c.optimizer === 'endpoint' && !endpoint(c.optimizerEndpoint)) errors.optimizer = 'Choose the optimizer’s endpoint, or add one.';
   if (Object.keys(errors).length || !values || !template || !dataset || !choice) return { errors, draft: null };
-  const backend: OptimiseDraft['backend'] =
+  const backend: OptimizeDraft['backend'] =
     c.backend === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.backendEndpoint)! } : folder && 'backend' in folder ? folder.backend : choice.backend;
   return {
     errors,
@@ -125,7 +126,7 @@ function checkChoices(c: Choices, ctx: { backends: BackendChoice[]; noGpu: strin
       testPerDomain: values.testPerDomain,
       backend,
       judge: c.judge === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.judgeEndpoint)! } : { kind: 'local' },
-      optimiser: c.optimiser === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.optimiserEndpoint)! } : { kind: 'offline' },
+      optimizer: c.optimizer === 'endpoint' ? { kind: 'endpoint', endpoint: endpoint(c.optimizerEndpoint)! } : { kind: 'offline' },
       generation: values.generation,
       loop: {
         rounds: values.rounds,
@@ -192,22 +193,22 @@ function ModelFields({ c, set, backends, errors }: { c: Choices; set(p: Partial<
         />
       ) : null}
       <Field
-        id="opt-optimiser"
-        label="Optimiser"
+        id="opt-optimizer"
+        label="Optimizer"
         hint="offline: edits from a library of instructions keyed to the judge’s weak dimensions; endpoint: an LLM rewrites the template"
       >
-        <select id="opt-optimiser" value={c.optimiser} onChange={(e) => set({ optimiser: e.target.value as Choices['optimiser'] })}>
+        <select id="opt-optimizer" value={c.optimizer} onChange={(e) => set({ optimizer: e.target.value as Choices['optimizer'] })}>
           <option value="offline">Offline (no endpoint)</option>
           <option value="endpoint">LLM at an endpoint</option>
         </select>
       </Field>
-      {c.optimiser === 'endpoint' ? (
+      {c.optimizer === 'endpoint' ? (
         <EndpointSelect
-          id="opt-optimiser-endpoint"
-          label="Optimiser endpoint"
-          value={c.optimiserEndpoint}
-          onChange={(id) => set({ optimiserEndpoint: id })}
-          error={errors.optimiser}
+          id="opt-optimizer-endpoint"
+          label="Optimizer endpoint"
+          value={c.optimizerEndpoint}
+          onChange={(id) => set({ optimizerEndpoint: id })}
+          error={errors.optimizer}
         />
       ) : null}
     </>
@@ -258,25 +259,25 @@ function DomainsField({ all, chosen, onChange, error }: { all: string[]; chosen:
   );
 }
 
-export function OptimiseForm({ from }: { from?: string }) {
+export function OptimizeForm({ from }: { from?: string }) {
   const versions = useTemplateStore((s) => s.versions);
   const datasets = useDatasetStore((s) => s.datasets);
   const activeId = useDatasetStore((s) => s.activeId);
-  const { live, create } = useOptimiseStore();
+  const { live, create } = useOptimizeStore();
   const backends = useBackendChoices();
   const noGpu = useMemo(() => missingWebGpu()?.message ?? null, []);
   const [c, setC] = useState<Choices>({
     version: from ?? 'v0',
     datasetId: '',
     domains: [],
-    numbers: OPTIMISE_DEFAULTS,
+    numbers: OPTIMIZE_DEFAULTS,
     backend: 'copy-last',
     backendEndpoint: '',
     backendFolder: '',
     judge: 'local',
     judgeEndpoint: '',
-    optimiser: 'offline',
-    optimiserEndpoint: '',
+    optimizer: 'offline',
+    optimizerEndpoint: '',
     name: '',
   });
   const [domainsTouched, setDomainsTouched] = useState(false);
@@ -291,9 +292,10 @@ export function OptimiseForm({ from }: { from?: string }) {
     e.preventDefault();
     const checked = checkChoices({ ...c, version, datasetId, domains }, { backends, noGpu });
     setErrors(checked.errors);
-    if (checked.draft) void create(checked.draft);
+    const draft = checked.draft;
+    if (draft) guardJob(OPTIMIZE_WRITE, () => void create(draft));
   }
-  const num = (field: keyof OptimiseNumberFields, label: string, hint?: string) => (
+  const num = (field: keyof OptimizeNumberFields, label: string, hint?: string) => (
     <NumberField
       field={field}
       label={label}
@@ -304,8 +306,8 @@ export function OptimiseForm({ from }: { from?: string }) {
     />
   );
   return (
-    <form className="card bench-form" onSubmit={submit} aria-labelledby="opt-form-title" noValidate data-testid="optimise-form">
-      <h2 id="opt-form-title">Optimise a template</h2>
+    <form className="card bench-form" onSubmit={submit} aria-labelledby="opt-form-title" noValidate data-testid="optimize-form">
+      <h2 id="opt-form-title">Optimize a template</h2>
       <div className="train-grid">
         <Field id="opt-version" label="Start from" error={errors.version}>
           <select id="opt-version" value={version} onChange={(e) => set({ version: e.target.value })}>
@@ -346,13 +348,13 @@ export function OptimiseForm({ from }: { from?: string }) {
         <input id="opt-name" type="text" value={c.name} onChange={(e) => set({ name: e.target.value })} />
       </Field>
       {Object.keys(errors).length ? (
-        <p className="error-text small" role="alert" data-testid="optimise-form-errors">
+        <p className="error-text small" role="alert" data-testid="optimize-form-errors">
           {Object.values(errors).join(' ')}
         </p>
       ) : null}
       <div className="toolbar">
         <button type="submit" disabled={!!live}>
-          Start optimisation
+          Start optimization
         </button>
       </div>
     </form>

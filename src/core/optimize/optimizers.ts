@@ -1,4 +1,4 @@
-// The loop's two optimisers (issue 16 item 2). The offline one wraps offline.ts (no endpoint).
+// The loop's two optimizers (issue 16 item 2). The offline one wraps offline.ts (no endpoint).
 // The endpoint one asks an LLM for a revised template: it is shown the template, sample
 // system-prompt fields, the grouped errors and the lineage so far, and must answer with the whole
 // template inside <template> tags and a NOTE line. Its reply is repaired where that is safe (no
@@ -9,7 +9,7 @@ import type { ChatComplete } from '../judge/llm.ts';
 import { checkTemplateText } from '../templates/builtin.ts';
 import { placeholderNames } from '../templates/jinja.ts';
 import { formatAnalysis } from './analysis.ts';
-import type { Candidate, Optimiser, ProposeContext, Version } from './loop.ts';
+import type { Candidate, Optimizer, ProposeContext, Version } from './loop.ts';
 import { proposeOffline } from './offline.ts';
 
 /**
@@ -37,7 +37,7 @@ export function candidateProblems(text: string, parentText: string): string[] {
     .map((p) => `line ${p.line}: ${p.message}`);
 }
 
-export function offlineOptimiser(options: { anchor?: RegExp } = {}): Optimiser {
+export function offlineOptimizer(options: { anchor?: RegExp } = {}): Optimizer {
   return {
     name: 'offline',
     async propose(ctx: ProposeContext): Promise<Candidate[]> {
@@ -47,7 +47,7 @@ export function offlineOptimiser(options: { anchor?: RegExp } = {}): Optimiser {
   };
 }
 
-export interface EndpointOptimiserOptions {
+export interface EndpointOptimizerOptions {
   complete: ChatComplete;
   /** A few dev samples' five system-prompt fields, as text (the caller renders them). */
   samples: string;
@@ -74,7 +74,7 @@ function lineageText(lineage: readonly Version[]): string {
     .join('\n');
 }
 
-export function optimiserMessages(ctx: ProposeContext, o: Pick<EndpointOptimiserOptions, 'samples' | 'variables'>, attempt: number): ChatMessage[] {
+export function optimizerMessages(ctx: ProposeContext, o: Pick<EndpointOptimizerOptions, 'samples' | 'variables'>, attempt: number): ChatMessage[] {
   const user = [
     `Round ${ctx.round}, candidate ${attempt + 1} of ${ctx.k}.${attempt > 0 ? ' Propose a different change from the earlier candidates of this round.' : ''}`,
     `Variables available: ${o.variables.join(', ')}.`,
@@ -99,8 +99,8 @@ export function optimiserMessages(ctx: ProposeContext, o: Pick<EndpointOptimiser
   ];
 }
 
-/** The template and note in an optimiser's reply: used as is, repaired, or rejected with the reason. */
-export function readOptimiserReply(reply: string, parentText: string): Candidate {
+/** The template and note in an optimizer's reply: used as is, repaired, or rejected with the reason. */
+export function readOptimizerReply(reply: string, parentText: string): Candidate {
   const text0 = reply.replace(/^\uFEFF/u, '').replace(/\r\n?/gu, '\n');
   const note = /^\s*NOTE:\s*(.+)$/mu.exec(text0)?.[1]?.trim() ?? '';
   const repairs: string[] = [];
@@ -122,7 +122,7 @@ export function readOptimiserReply(reply: string, parentText: string): Candidate
       repairs.push('a code fence inside the tags was removed');
     }
   }
-  const base = note || 'the optimiser gave no note';
+  const base = note || 'the optimizer gave no note';
   if (body === null || !body.trim()) return { note: base, rejected: 'the reply holds no template (no <template> tags and no code fence)' };
   const problems = candidateProblems(body, parentText);
   if (problems.length)
@@ -131,7 +131,7 @@ export function readOptimiserReply(reply: string, parentText: string): Candidate
   return { note: repairs.length ? `${base} (repaired: ${repairs.join('; ')})` : base, text: body };
 }
 
-export function endpointOptimiser(o: EndpointOptimiserOptions): Optimiser {
+export function endpointOptimizer(o: EndpointOptimizerOptions): Optimizer {
   return {
     name: 'endpoint',
     async propose(ctx: ProposeContext, signal?: AbortSignal): Promise<Candidate[]> {
@@ -139,13 +139,13 @@ export function endpointOptimiser(o: EndpointOptimiserOptions): Optimiser {
       for (let i = 0; i < ctx.k; i++) {
         let reply: string;
         try {
-          reply = await o.complete(optimiserMessages(ctx, o, i), { temperature: o.temperature ?? 0.7, maxTokens: o.maxTokens ?? 4096, signal });
+          reply = await o.complete(optimizerMessages(ctx, o, i), { temperature: o.temperature ?? 0.7, maxTokens: o.maxTokens ?? 4096, signal });
         } catch (e) {
           if (signal?.aborted) throw e;
-          out.push({ note: 'the optimiser endpoint failed', rejected: `endpoint error: ${(e as Error).message}` });
+          out.push({ note: 'the optimizer endpoint failed', rejected: `endpoint error: ${(e as Error).message}` });
           continue;
         }
-        out.push(readOptimiserReply(reply, ctx.parent.text));
+        out.push(readOptimizerReply(reply, ctx.parent.text));
       }
       return out;
     },

@@ -1,7 +1,7 @@
-// The optimisation form's numbers, checked as typed (pure): each error names its field and what it got.
+// The optimization form's numbers, checked as typed (pure): each error names its field and what it got.
 import type { BenchGeneration } from '../../../core/records.ts';
 
-export interface OptimiseNumberFields {
+export interface OptimizeNumberFields {
   rounds: string;
   candidates: string;
   devPerDomain: string;
@@ -14,7 +14,7 @@ export interface OptimiseNumberFields {
   temperature: string;
 }
 
-export interface OptimiseNumbers {
+export interface OptimizeNumbers {
   rounds: number;
   candidates: number;
   devPerDomain: number;
@@ -27,7 +27,7 @@ export interface OptimiseNumbers {
   generation: BenchGeneration;
 }
 
-export const OPTIMISE_DEFAULTS: OptimiseNumberFields = {
+export const OPTIMIZE_DEFAULTS: OptimizeNumberFields = {
   rounds: '2',
   candidates: '2',
   devPerDomain: '6',
@@ -48,7 +48,7 @@ function whole(errors: Record<string, string>, key: string, label: string, text:
   return n;
 }
 
-function generationOf(f: OptimiseNumberFields, errors: Record<string, string>): BenchGeneration {
+function generationOf(f: OptimizeNumberFields, errors: Record<string, string>): BenchGeneration {
   const g: BenchGeneration = {};
   if (f.maxTokens.trim()) {
     const n = whole(errors, 'maxTokens', 'Max new tokens', f.maxTokens, 1, 1_000_000);
@@ -62,7 +62,7 @@ function generationOf(f: OptimiseNumberFields, errors: Record<string, string>): 
   return g;
 }
 
-export function parseOptimiseNumbers(f: OptimiseNumberFields): { values: OptimiseNumbers | null; errors: Partial<Record<keyof OptimiseNumberFields, string>> } {
+export function parseOptimizeNumbers(f: OptimizeNumberFields): { values: OptimizeNumbers | null; errors: Partial<Record<keyof OptimizeNumberFields, string>> } {
   const errors: Record<string, string> = {};
   const rounds = whole(errors, 'rounds', 'Rounds', f.rounds, 1, 100);
   const candidates = whole(errors, 'candidates', 'Candidates per round', f.candidates, 1, 20);

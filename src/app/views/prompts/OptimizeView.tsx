@@ -1,39 +1,40 @@
-// The Prompts view's optimisation page: optimisations cut off by a reload (offered for resuming),
-// the live one's progress and cancel, the stored optimisations, the form that starts one from a
+// The Prompts view's optimization page: optimizations cut off by a reload (offered for resuming),
+// the live one's progress and cancel, the stored optimizations, the form that starts one from a
 // template version, and the chosen one's lineage (Lineage.tsx); a stopped or failed one is
 // continued from its stored state (a folder backend's folder picked again first, when the job says so).
 import { useEffect } from 'react';
 import { formatDuration } from '../../stores/benchModel.ts';
-import { optimisationFolder, useOptimiseStore } from '../../stores/optimize.ts';
+import { optimizationFolder, useOptimizeStore } from '../../stores/optimize.ts';
 import { useHfFolderStore } from '../../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../../stores/onnxFolders.ts';
-import type { OptimisationRecord } from '../../../core/records.ts';
+import type { OptimizationRecord } from '../../../core/records.ts';
 import type { HfFolderFile } from '../../../train/hfFolder.ts';
 import { useTemplateStore } from '../../stores/templates.ts';
 import { Lineage } from './Lineage.tsx';
-import { OptimiseForm } from './OptimiseForm.tsx';
+import { OptimizeForm } from './OptimizeForm.tsx';
+import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
 
 /** For a folder simulator whose folder is not open in this page (a reload since): what to pick before resuming. */
-function FolderNeeded({ o }: { o: OptimisationRecord }) {
+function FolderNeeded({ o }: { o: OptimizationRecord }) {
   const hf = useHfFolderStore((s) => s.folders);
   const onnx = useOnnxFolderStore((s) => s.folders);
   const f = o.backend.kind === 'hf' ? o.backend.hf : o.backend.kind === 'onnx' ? o.backend.onnx : undefined;
   const find = (list: { id: string; files: HfFolderFile[] }[]) => (id: string) => list.find((x) => x.id === id)?.files;
-  if (!f || optimisationFolder(o, find(hf), find(onnx))) return null;
+  if (!f || optimizationFolder(o, find(hf), find(onnx))) return null;
   return (
-    <p className="small" data-testid="optimise-folder-needed">
-      Its simulated model is the folder {f.name}, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimise form
+    <p className="small" data-testid="optimize-folder-needed">
+      Its simulated model is the folder {f.name}, not open in this page (folders are not kept after a reload): pick the same folder again in the Optimize form
       (Simulated model: {o.backend.kind === 'hf' ? 'a Hugging Face folder' : 'an ONNX folder'}) before resuming.
     </p>
   );
 }
 
 function Interrupted() {
-  const { interrupted, resume, dismissInterrupted, live } = useOptimiseStore();
+  const { interrupted, resume, dismissInterrupted, live } = useOptimizeStore();
   return (
     <>
       {interrupted.map((o) => (
-        <div key={o.id} className="callout" role="status" data-testid="optimise-interrupted">
+        <div key={o.id} className="callout" role="status" data-testid="optimize-interrupted">
           <p>
             <strong>{o.name}</strong> was running when the page closed
             {o.loop
@@ -43,7 +44,7 @@ function Interrupted() {
           </p>
           <FolderNeeded o={o} />
           <div className="toolbar">
-            <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+            <button type="button" onClick={() => guardJob(OPTIMIZE_WRITE, () => void resume(o.id))} disabled={!!live}>
               Resume
             </button>
             <button type="button" className="secondary" onClick={() => void dismissInterrupted(o.id)}>
@@ -57,7 +58,7 @@ function Interrupted() {
 }
 
 function Progress() {
-  const { live, stop } = useOptimiseStore();
+  const { live, stop } = useOptimizeStore();
   if (!live) return null;
   const p = live.progress;
   const ev = p?.evaluations;
@@ -71,10 +72,10 @@ function Progress() {
         ? `scoring on the ${p.split} split: ${p.samples?.done ?? 0} / ${p.samples?.total ?? 0} samples`
         : 'proposing candidates';
   return (
-    <div className="card" data-testid="optimise-progress" role="status" aria-live="polite">
+    <div className="card" data-testid="optimize-progress" role="status" aria-live="polite">
       <div className="run-progress">
-        <progress max={ev?.planned || 1} value={ev?.done ?? 0} aria-label="Optimisation progress" />
-        <span className="small" data-testid="optimise-progress-text">
+        <progress max={ev?.planned || 1} value={ev?.done ?? 0} aria-label="Optimization progress" />
+        <span className="small" data-testid="optimize-progress-text">
           {ev?.planned ? `${ev.done} / ${ev.planned} evaluations` : '…'}
           {p && ev && ev.done < ev.planned ? (p.etaMs === null ? ' · estimating time left' : ` · about ${formatDuration(p.etaMs)} left`) : ''}
         </span>
@@ -89,12 +90,12 @@ function Progress() {
   );
 }
 
-function OptimisationList() {
-  const { list, selectedId, select, remove, live } = useOptimiseStore();
+function OptimizationList() {
+  const { list, selectedId, select, remove, live } = useOptimizeStore();
   if (!list.length) return null;
   return (
-    <section className="card" aria-labelledby="opt-list-title" data-testid="optimise-list">
-      <h2 id="opt-list-title">Optimisations</h2>
+    <section className="card" aria-labelledby="opt-list-title" data-testid="optimize-list">
+      <h2 id="opt-list-title">Optimizations</h2>
       <ul className="plain opt-list">
         {list.map((o) => (
           <li key={o.id} className="opt-row">
@@ -102,7 +103,7 @@ function OptimisationList() {
               {o.name}
             </button>
             <span className="small muted">
-              {o.state} · {o.backend.name} · {o.optimiser.kind} optimiser{o.loop ? ` · best ${o.loop.best}` : ''}
+              {o.state} · {o.backend.name} · {o.optimizer.kind} optimizer{o.loop ? ` · best ${o.loop.best}` : ''}
             </span>
             <button type="button" className="secondary small" onClick={() => void remove(o.id)} disabled={live?.optId === o.id} aria-label={`Delete ${o.name}`}>
               Delete
@@ -115,7 +116,7 @@ function OptimisationList() {
 }
 
 function Chosen() {
-  const { list, selectedId, live, resume } = useOptimiseStore();
+  const { list, selectedId, live, resume } = useOptimizeStore();
   const o = list.find((x) => x.id === selectedId);
   if (!o) return null;
   return (
@@ -125,7 +126,7 @@ function Chosen() {
       </h2>
       <p className="small muted">
         From {o.start.version} on {o.data.name} ({o.data.domains.join(', ')}) · {o.backend.name} · {o.judge.kind === 'local' ? 'local judge' : o.judge.id} ·{' '}
-        {o.optimiser.kind === 'offline' ? 'offline optimiser' : `optimiser ${o.optimiser.endpoint.model}`}
+        {o.optimizer.kind === 'offline' ? 'offline optimizer' : `optimizer ${o.optimizer.endpoint.model}`}
         {o.loop?.stopNote ? ` · ${o.loop.stopNote}` : ''}
       </p>
       {o.error ? (
@@ -136,7 +137,7 @@ function Chosen() {
       {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? <FolderNeeded o={o} /> : null}
       {(o.state === 'failed' || o.state === 'stopped') && live?.optId !== o.id ? (
         <div className="toolbar">
-          <button type="button" onClick={() => void resume(o.id)} disabled={!!live}>
+          <button type="button" onClick={() => guardJob(OPTIMIZE_WRITE, () => void resume(o.id))} disabled={!!live}>
             {o.state === 'failed' ? 'Try again (keeps what was scored)' : 'Continue'}
           </button>
         </div>
@@ -146,8 +147,8 @@ function Chosen() {
   );
 }
 
-export function OptimiseView({ from }: { from?: string }) {
-  const { init, error, dismissError } = useOptimiseStore();
+export function OptimizeView({ from }: { from?: string }) {
+  const { init, error, dismissError } = useOptimizeStore();
   const templatesStatus = useTemplateStore((s) => s.status);
   const loadTemplates = useTemplateStore((s) => s.load);
   useEffect(() => {
@@ -155,7 +156,7 @@ export function OptimiseView({ from }: { from?: string }) {
     if (templatesStatus === 'idle') void loadTemplates();
   }, [init, templatesStatus, loadTemplates]);
   return (
-    <div className="optimise">
+    <div className="optimize">
       {error ? (
         <div className="callout error" role="alert">
           <p>{error}</p>
@@ -166,10 +167,10 @@ export function OptimiseView({ from }: { from?: string }) {
       ) : null}
       <Interrupted />
       <Progress />
-      <div className="optimise-layout">
+      <div className="optimize-layout">
         <div>
-          <OptimiseForm key={from ?? ''} from={from} />
-          <OptimisationList />
+          <OptimizeForm key={from ?? ''} from={from} />
+          <OptimizationList />
         </div>
         <Chosen />
       </div>
