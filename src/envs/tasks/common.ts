@@ -24,6 +24,12 @@ export function normalizeAnswer(s: string): string {
     .toLowerCase();
 }
 
+/** Replaces the environment's own goal in its task description; a layout that changed is an error. */
+export function replaceGoal(description: string, pattern: RegExp, goal: string): string {
+  if (!pattern.test(description)) throw new Error(`task description has no goal to replace (${pattern}): ${description.slice(0, 80)}`);
+  return description.replace(pattern, goal);
+}
+
 /** Words for goals: short, lower case, distinct, none a shell keyword or a command name. */
 export const WORDS: readonly string[] = (
   'amber basil cobalt delta ember fjord garnet harbor indigo jasper kettle lantern maple nectar orbit pepper quartz raven ' +

@@ -4,12 +4,16 @@ import type { KnownDomain, SystemPrompt } from '../../core/schema/types.ts';
 import { hash128, Rng } from '../../core/random.ts';
 import type { Agent } from '../agent.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
+import { mcpTasks } from './mcp.ts';
+import { searchTasks } from './search.ts';
 import { terminalTasks } from './terminal.ts';
 import type { DomainTasks, Task, TaskFamily, TaskSplit, Verdict } from './types.ts';
 
 /** The domains that have tasks so far, each with its families. */
 export const TASK_DOMAINS: Partial<Record<KnownDomain, DomainTasks>> = {
   terminal: terminalTasks as unknown as DomainTasks,
+  mcp: mcpTasks as unknown as DomainTasks,
+  search: searchTasks as unknown as DomainTasks,
 };
 
 /**

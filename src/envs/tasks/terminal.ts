@@ -3,7 +3,7 @@
 import type { Agent } from '../agent.ts';
 import { splitLines, type FsNode } from '../terminal/fs.ts';
 import { TerminalEnv } from '../terminal/index.ts';
-import { fail, pass, plan, str, WORDS } from './common.ts';
+import { fail, pass, plan, replaceGoal, str, WORDS } from './common.ts';
 import type { DomainTasks, TaskFamily, TaskParams, Verdict } from './types.ts';
 
 const FILES = ['note.txt', 'word.txt', 'answer.txt', 'result.txt', 'memo.txt', 'flag.txt', 'out.txt', 'label.txt', 'tag.txt', 'key.txt'];
@@ -224,9 +224,3 @@ export const terminalTasks: DomainTasks<TerminalEnv> = {
   families: TERMINAL_TASK_FAMILIES,
   describe: (d, goal) => replaceGoal(d, /Its goal: [\s\S]*$/, `Its goal: ${goal}.`),
 };
-
-/** Replaces the environment's own goal in its task description; a layout that changed is an error. */
-export function replaceGoal(description: string, pattern: RegExp, goal: string): string {
-  if (!pattern.test(description)) throw new Error(`task description has no goal to replace (${pattern}): ${description.slice(0, 80)}`);
-  return description.replace(pattern, goal);
-}
