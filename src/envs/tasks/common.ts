@@ -17,9 +17,7 @@ export const str = (p: TaskParams, key: string): string => {
 /** Lower case, single spaces, no surrounding quotes or final full stop: how answers are compared. */
 export function normalizeAnswer(s: string): string {
   return s
-    .trim()
-    .replace(/^["'`]+|["'`]+$/g, '')
-    .replace(/[.!]+$/, '')
+    .replace(/^[\s"'`]+|[\s"'`.!]+$/g, '')
     .replace(/\s+/g, ' ')
     .toLowerCase();
 }

@@ -137,8 +137,9 @@ const completeTodo: F = {
   name: 'complete_todo',
   level: 2,
   draw: (rng, env) => {
+    // Three or more open items, so that completing a remembered id rarely hits the right one.
     const open = env.todos.filter((t) => !t.done);
-    if (!open.length) return null;
+    if (open.length < 3) return null;
     const t = rng.pick(open);
     return { goal: `mark the todo item "${t.text}" done and leave the others as they are`, params: { text: t.text } };
   },

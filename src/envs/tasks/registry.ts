@@ -5,6 +5,7 @@ import { hash128, Rng } from '../../core/random.ts';
 import type { Agent } from '../agent.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
 import { mcpTasks } from './mcp.ts';
+import { osTasks } from './os.ts';
 import { searchTasks } from './search.ts';
 import { terminalTasks } from './terminal.ts';
 import type { DomainTasks, Task, TaskFamily, TaskSplit, Verdict } from './types.ts';
@@ -14,6 +15,7 @@ export const TASK_DOMAINS: Partial<Record<KnownDomain, DomainTasks>> = {
   terminal: terminalTasks as unknown as DomainTasks,
   mcp: mcpTasks as unknown as DomainTasks,
   search: searchTasks as unknown as DomainTasks,
+  os: osTasks as unknown as DomainTasks,
 };
 
 /**

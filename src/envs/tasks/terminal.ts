@@ -12,13 +12,14 @@ const VERBS = ['check', 'call', 'buy', 'fix', 'move', 'clean', 'paint', 'order',
 const LEVELS = ['ERROR', 'WARN', 'INFO'] as const;
 const VARS = ['APP_ENV', 'APP_MODE', 'DEPLOY_TARGET', 'LOG_LEVEL', 'REGION'];
 
-const node = (env: TerminalEnv, abs: string): FsNode | undefined => env.shell?.fs.get(abs);
+/** The node at an absolute path; none for the empty path of a missing parameter. */
+const node = (env: TerminalEnv, abs: string): FsNode | undefined => (abs ? env.shell?.fs.get(abs) : undefined);
 const fileText = (env: TerminalEnv, abs: string): string | undefined => {
   const n = node(env, abs);
   return n?.type === 'file' ? n.content : undefined;
 };
 /** The absolute path of a goal's `~/...` path. */
-const abs = (p: TaskParams, rel: string) => `${str(p, 'home')}/${rel}`;
+const abs = (p: TaskParams, rel: string) => (str(p, 'home') && rel ? `${str(p, 'home')}/${rel}` : '');
 /** What a file held in the task's starting world. */
 const original = (start: () => TerminalEnv, p: TaskParams, rel: string): string | undefined => fileText(start(), abs(p, rel));
 
