@@ -22,3 +22,15 @@ export {
   type EpisodeTurn,
 } from './registry.ts';
 export { normalizeAnswer } from './common.ts';
+export {
+  fitPolicyPrompt,
+  encodePolicyRow,
+  policyTarget,
+  policyText,
+  episodeSamples,
+  trajectorySamples,
+  type PolicySample,
+  type PolicyTurn,
+  type PolicyFit,
+  type PartsEncoder,
+} from './policy.ts';
