@@ -4,10 +4,13 @@ import type { KnownDomain, SystemPrompt } from '../../core/schema/types.ts';
 import { hash128, Rng } from '../../core/random.ts';
 import type { Agent } from '../agent.ts';
 import type { Environment, EnvReset, StepResult } from '../types.ts';
+import { androidTasks } from './android.ts';
 import { mcpTasks } from './mcp.ts';
 import { osTasks } from './os.ts';
 import { searchTasks } from './search.ts';
+import { sweTasks } from './swe.ts';
 import { terminalTasks } from './terminal.ts';
+import { webTasks } from './web.ts';
 import type { DomainTasks, Task, TaskFamily, TaskSplit, Verdict } from './types.ts';
 
 /** The domains that have tasks so far, each with its families. */
@@ -16,6 +19,9 @@ export const TASK_DOMAINS: Partial<Record<KnownDomain, DomainTasks>> = {
   mcp: mcpTasks as unknown as DomainTasks,
   search: searchTasks as unknown as DomainTasks,
   os: osTasks as unknown as DomainTasks,
+  swe: sweTasks as unknown as DomainTasks,
+  android: androidTasks as unknown as DomainTasks,
+  web: webTasks as unknown as DomainTasks,
 };
 
 /**

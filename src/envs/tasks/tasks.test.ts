@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KnownDomain } from '../../core/schema/types.ts';
+import { DOMAINS as ALL_DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import { Rng } from '../../core/random.ts';
 import { PlanAgent } from '../agent.ts';
 import { ENV_DOMAINS } from '../registry.ts';
@@ -121,6 +121,10 @@ describe.each(FAMILIES)('%s tasks of family %s', (domain, family) => {
 });
 
 describe('train and held-out seeds', () => {
+  it('exist for every built-in environment', () => {
+    expect([...DOMAINS].sort()).toEqual([...ALL_DOMAINS].sort());
+  });
+
   it('never overlap, and each task says its split', () => {
     expect(SEED_RANGES.train.end).toBeLessThanOrEqual(SEED_RANGES.heldout.start);
     const train = listTasks({ split: 'train', count: 5 });
@@ -150,7 +154,7 @@ describe('train and held-out seeds', () => {
     expect(() => seedSplit(1.5)).toThrow(/task seed 1.5/);
     expect(() => seedSplit(2 ** 31)).toThrow(/not a whole number/);
     expect(() => splitSeed('heldout', 2 ** 31)).toThrow(/outside the heldout range/);
-    expect(() => makeTask('android', 'tap', 1)).toThrow(/no tasks for domain 'android'/);
+    expect(() => makeTask('nowhere' as KnownDomain, 'tap', 1)).toThrow(/no tasks for domain 'nowhere'; domains with tasks: terminal, /);
     expect(() => makeTask('terminal', 'nope', 1)).toThrow(/no task family 'nope' in domain 'terminal'; families: write_word/);
     expect(() => listTasks({ split: 'train', count: 1, families: ['nope'] })).toThrow(/no task family 'nope'/);
     expect(() => taskById('terminal/write_word')).toThrow(/not domain\/family\/seed/);
