@@ -28,3 +28,27 @@ export function knowledgeText(domain: KnownDomain): string {
   if (!def) throw new Error(`no built-in environment for domain '${domain}'`);
   return def.knowledge();
 }
+
+// Tasks with goals (docs/method.md §12): what an agent policy is trained on and measured by.
+export {
+  listTasks,
+  makeTask,
+  taskById,
+  taskFamilies,
+  makeTaskEnv,
+  TaskEnv,
+  runEpisode,
+  solveTask,
+  seedSplit,
+  SEED_RANGES,
+  TASK_DOMAINS,
+  episodeSamples,
+  trajectorySamples,
+  fitPolicyPrompt,
+  encodePolicyRow,
+  type Task,
+  type TaskSplit,
+  type Verdict,
+  type Episode,
+  type PolicySample,
+} from './tasks/index.ts';

@@ -26,6 +26,8 @@ export class SearchEnv implements Environment {
   private clock!: FakeClock;
   private seen = new Set<string>();
   page: Doc | null = null;
+  /** Every answer submitted with answer(...), in order (what a task's success check reads). */
+  answers: string[] = [];
   task!: { doc: Doc; key: string; answer: string; question: string };
 
   reset(seed: number): EnvReset {
@@ -33,6 +35,7 @@ export class SearchEnv implements Environment {
     this.clock = new FakeClock(this.rng);
     this.seen.clear();
     this.page = null;
+    this.answers = [];
     const docs = corpus();
     const doc = this.rng.pick(docs);
     const key = this.rng.pick(Object.keys(doc.facts));
@@ -138,6 +141,7 @@ export class SearchEnv implements Environment {
       }
       case 'answer':
         if (typeof arg !== 'string' && typeof arg !== 'number') return needString('the answer');
+        this.answers.push(String(arg));
         st.det(`Answer submitted: ${String(arg)}`);
         return true;
       default:

@@ -64,7 +64,8 @@ export class WebEnv extends GuiEnv {
   choice = { color: '', qty: 1 };
   cart: CartLine[] = [];
   form = { name: '', address: '', city: '' };
-  orders: { no: string; total: number }[] = [];
+  /** Placed orders: what was bought and where it goes (what a task's success check reads). */
+  orders: { no: string; total: number; items: { name: string; color: string; qty: number }[]; shipTo: { name: string; address: string; city: string } }[] = [];
   private history: Page[] = [];
 
   protected init(rng: Rng) {
@@ -288,7 +289,12 @@ export class WebEnv extends GuiEnv {
                 this.toast = `Alert: please fill in ${missing.join(', ')}`;
                 return;
               }
-              this.orders.push({ no: String(this.rng.int(100000, 999999)), total: this.cartTotal() });
+              this.orders.push({
+                no: String(this.rng.int(100000, 999999)),
+                total: this.cartTotal(),
+                items: this.cart.map((l) => ({ name: l.product.name, color: l.color, qty: l.qty })),
+                shipTo: { ...this.form },
+              });
               this.cart = [];
               this.go('done');
             },
