@@ -89,7 +89,10 @@ describe('the Hub cache in Cache Storage', () => {
   it('downloads a model into its cache, checks it, and reads it back as Blobs with the same bytes', async () => {
     const s = storage();
     const progress: HubProgress[] = [];
-    const snap = await hubSnapshot({ repo: 'org/tiny', revision: 'main' }, { settings: settings(), storage: s, hash: browserHash, progress: (p) => progress.push(p) });
+    const snap = await hubSnapshot(
+      { repo: 'org/tiny', revision: 'main' },
+      { settings: settings(), storage: s, hash: browserHash, progress: (p) => progress.push(p) },
+    );
     expect(snap.commit).toBe(hub.commit('org/tiny', 0));
     expect(snap.downloaded).toBe(Object.values(tiny).reduce((a, b) => a + b.length, 0));
     expect(await caches.keys()).toEqual([hubCacheName('org/tiny')]);
@@ -100,7 +103,11 @@ describe('the Hub cache in Cache Storage', () => {
     for (const b of blobs) expect(new Uint8Array(await b.blob.arrayBuffer())).toEqual(tiny[b.path]);
     // Bytes per file, ending at its size.
     const done = progress.filter((p) => p.phase === 'done');
-    expect(done.map((p) => [p.path, p.done]).sort()).toEqual(Object.entries(tiny).map(([p, b]) => [p, b.length]).sort());
+    expect(done.map((p) => [p.path, p.done]).sort()).toEqual(
+      Object.entries(tiny)
+        .map(([p, b]) => [p, b.length])
+        .sort(),
+    );
     expect(await describeHubCache((await caches.open(hubCacheName('org/tiny'))) as unknown as Cache)).toEqual({
       refs: { main: snap.commit },
       commits: [snap.commit],
@@ -108,7 +115,10 @@ describe('the Hub cache in Cache Storage', () => {
 
     // Again, offline: the ref and the snapshot are found in the cache, with no request.
     hub.requests.length = 0;
-    const again = await hubSnapshot({ repo: 'org/tiny', revision: 'main' }, { settings: { ...settings(), offline: true }, storage: storage(), hash: browserHash });
+    const again = await hubSnapshot(
+      { repo: 'org/tiny', revision: 'main' },
+      { settings: { ...settings(), offline: true }, storage: storage(), hash: browserHash },
+    );
     expect(again).toMatchObject({ commit: snap.commit, downloaded: 0 });
     expect(hub.requests).toEqual([]);
   });

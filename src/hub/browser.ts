@@ -1,5 +1,5 @@
 // The Hub's cache in a browser: huggingface_hub's layout (storage.ts) kept in Cache Storage, one
-// cache per repo named `lwm-hub:models--{org}--{name}`, its entries keyed by the cache's paths
+// cache per repo named `lwm-hub:models--{org}--{name}` (src/core/hubCache.ts), its entries keyed by the cache's paths
 // under a fixed URL that is never fetched (`https://hub-cache.invalid/blobs/{etag}`,
 // `refs/{revision}`, `snapshots/{commit}/{path}`). A blob is one entry (a disk-backed Response);
 // a snapshot file's entry holds its blob's etag (the link); a download under way is
@@ -9,29 +9,17 @@
 // and the System view's storage card already lists and deletes its caches. Web APIs only
 // (Cache Storage, crypto.subtle, navigator.locks when there); the page's own code never fetches
 // these keys.
+import { HUB_CACHE_KEY_BASE, hubCacheName, hubCachePath } from '../core/hubCache.ts';
 import { HubError } from './errors.ts';
-import { repoFolderName, type HashFactory, type HubStorage, type PartialBlob } from './storage.ts';
+import type { HashFactory, HubStorage, PartialBlob } from './storage.ts';
 
-/** The prefix of the Hub's caches in Cache Storage. */
-export const HUB_CACHE_PREFIX = 'lwm-hub:';
-/** The URL the entries are keyed under (a reserved name: nothing is ever fetched from it). */
-const KEY_BASE = 'https://hub-cache.invalid/';
+export { describeHubCache, HUB_CACHE_PREFIX, hubCacheName, repoOfHubCache } from '../core/hubCache.ts';
+
 /** Bytes a partial download holds in memory before it writes them as a piece (a cut-off download keeps the pieces written). */
 const PIECE_BYTES = 4 << 20;
 
-export function hubCacheName(repo: string): string {
-  return HUB_CACHE_PREFIX + repoFolderName(repo);
-}
-
-/** The repo (`org/name`) a cache of the Hub holds, or null for another cache. */
-export function repoOfHubCache(cacheName: string): string | null {
-  if (!cacheName.startsWith(HUB_CACHE_PREFIX)) return null;
-  const parts = cacheName.slice(HUB_CACHE_PREFIX.length).split('--');
-  return parts.length === 3 && parts[0] === 'models' && parts[1] && parts[2] ? `${parts[1]}/${parts[2]}` : null;
-}
-
-const key = (path: string) => KEY_BASE + path.split('/').map(encodeURIComponent).join('/');
-const pathOf = (url: string) => url.slice(KEY_BASE.length).split('/').map(decodeURIComponent).join('/');
+const key = (path: string) => HUB_CACHE_KEY_BASE + path.split('/').map(encodeURIComponent).join('/');
+const pathOf = (url: string) => hubCachePath(url) ?? '';
 
 /**
  * sha256 and sha1 with crypto.subtle: it hashes whole buffers only, so the bytes are held until
@@ -216,9 +204,7 @@ export function cacheHubStorage(caches: CacheStorage, o: { locks?: Locks | null;
       const name = `${hubCacheName(repo)}/blobs/${etag}`;
       if (!locks) return localLock(name);
       return new Promise((resolve, reject) => {
-        locks
-          .request(name, signal ? { signal } : {}, () => new Promise<void>((done) => resolve(async () => done())))
-          .catch(reject);
+        locks.request(name, signal ? { signal } : {}, () => new Promise<void>((done) => resolve(async () => done()))).catch(reject);
       });
     },
     link: (repo, commit, path, etag) => put(repo, `snapshots/${commit}/${path}`, etag),
@@ -234,19 +220,4 @@ export function cacheHubStorage(caches: CacheStorage, o: { locks?: Locks | null;
       return out;
     },
   };
-}
-
-/** What a cache of the Hub holds: the revisions it names (branch or tag → commit) and the snapshots' commits. */
-export async function describeHubCache(cache: Cache): Promise<{ refs: Record<string, string>; commits: string[] }> {
-  const refs: Record<string, string> = {};
-  const commits = new Set<string>();
-  for (const req of await cache.keys()) {
-    if (!req.url.startsWith(KEY_BASE)) continue;
-    const path = pathOf(req.url);
-    if (path.startsWith('refs/')) {
-      const res = await cache.match(req);
-      if (res) refs[path.slice(5)] = (await res.text()).trim();
-    } else if (path.startsWith('snapshots/')) commits.add(path.split('/')[1]);
-  }
-  return { refs, commits: [...commits].sort() };
 }

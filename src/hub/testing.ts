@@ -8,7 +8,8 @@
 // X-Linked-Size), which answers Range requests. Both listen on 127.0.0.1; the CDN is named
 // `localhost` in redirects, another host name as huggingface_hub tells a CDN from the Hub (it
 // follows a HEAD's redirect on the same host name only). It can cut a file off midway once, give a
-// file a wrong size or wrong bytes, and keep a repo gated behind a token. Tests only.
+// file a wrong size or wrong bytes, and keep a repo gated behind a token. It sends the Hub's CORS
+// headers, so the app in a browser can use it too. Tests only.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -97,6 +98,26 @@ function parseRange(h: string | undefined, size: number): [number, number] | nul
   return start < size && start < end ? [start, end] : null;
 }
 
+/**
+ * The CORS headers huggingface.co sends, so a page on another origin (the app's end-to-end tests)
+ * can read the answers; a preflight (OPTIONS) is answered here and not recorded. True when answered.
+ */
+function cors(req: IncomingMessage, res: ServerResponse): boolean {
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader(
+    'access-control-expose-headers',
+    'x-repo-commit, x-linked-etag, x-linked-size, x-error-code, x-error-message, etag, content-range, content-length, location',
+  );
+  if (req.method !== 'OPTIONS') return false;
+  res.writeHead(204, {
+    'access-control-allow-methods': 'GET, HEAD',
+    'access-control-allow-headers': 'authorization, range',
+    'access-control-max-age': '600',
+  });
+  res.end();
+  return true;
+}
+
 export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPort?: number } = {}): Promise<MockHub> {
   const requests: MockRequest[] = [];
   const mock = { apiDown: false } as MockHub;
@@ -159,6 +180,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
 
   let cdnOrigin = '';
   const hub = createServer((req, res) => {
+    if (cors(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = decodeURIComponent(url.pathname);
     requests.push({
@@ -251,6 +273,7 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
     error(res, 404, 'NotFound', `no route ${url.pathname}`);
   });
   const cdn = createServer((req, res) => {
+    if (cors(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     requests.push({ server: 'cdn', method: req.method ?? '', path: url.pathname, range: req.headers.range ?? null, auth: !!req.headers.authorization });
     const m = /^\/lfs\/([^/]+\/[^/]+)\/([0-9a-f]{64})$/.exec(url.pathname);

@@ -6,6 +6,7 @@
 import 'fake-indexeddb/auto';
 import { IDBFactory, IDBObjectStore as FDBObjectStore } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hubCacheName } from '../core/hubCache.ts';
 import type { BenchRecord, OptimizationRecord, RunRecord } from '../core/records.ts';
 import type { Trajectory } from '../core/schema/types.ts';
 import { putBench, putResults } from './bench.ts';
@@ -175,6 +176,29 @@ describe('measureStorage', () => {
       ['cache:other', 10],
     ]);
     expect(cached.items[0].detail).toBe('Cache Storage, 2 entries');
+  });
+});
+
+describe('a Hugging Face Hub model cached by the app (src/core/hubCache.ts)', () => {
+  it('is listed by its id, with the revisions fetched and its size, and deleted by it', async () => {
+    const caches = new MemoryCaches();
+    const name = hubCacheName('org/tiny');
+    const commit = 'a'.repeat(40);
+    const at = (path: string) => `https://hub-cache.invalid/${path}`;
+    const text = (t: string) => new TextEncoder().encode(t);
+    caches.put(name, at('refs/main'), text(commit));
+    caches.put(name, at(`snapshots/${commit}/model.safetensors`), text('f'.repeat(64)));
+    caches.put(name, at(`blobs/${'f'.repeat(64)}`), new Uint8Array(5000));
+    caches.put(name, at(`snapshots/${'b'.repeat(40)}/config.json`), text('c'.repeat(40)));
+    caches.put(name, at(`blobs/${'c'.repeat(40)}`), new Uint8Array(200));
+    caches.put('other', 'http://127.0.0.1/x', new Uint8Array(10));
+    const r = await measureStorage(env(caches));
+    const hub = kind(r, 'caches').items.find((i) => i.id === `cache:${name}`)!;
+    expect(hub.name).toBe('org/tiny');
+    expect(hub.detail).toBe(`Hugging Face Hub model, revision main (aaaaaaa), bbbbbbb`);
+    expect(hub.bytes).toBe(40 + 64 + 5000 + 40 + 200);
+    await deleteStored('caches', [`cache:${name}`], env(caches));
+    expect(kind(await measureStorage(env(caches)), 'caches').items.map((i) => i.name)).toEqual(['other']);
   });
 });
 

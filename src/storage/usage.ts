@@ -7,7 +7,8 @@
 //   benches        'benches' + 'benchResults'
 //   optimizations  the prompt optimizations' store
 //   templates      'templates' (the prompt lineage; listed, deleted in the Prompts view only)
-//   caches         Cache Storage caches (listed generically by name: Hub model caches appear here)
+//   caches         Cache Storage caches (by name; a Hugging Face Hub model's cache, src/core/hubCache.ts,
+//                  by its id, with the revisions fetched)
 //                  and the origin private file system's top-level entries
 //
 // Sizes are an estimate of what the browser stores for each record: its structured-clone
@@ -26,6 +27,7 @@
 // the report names them so the confirmation can.
 import type { IDBPDatabase, StoreNames } from 'idb';
 import type { CheckpointRef, CheckpointTag } from '../core/records.ts';
+import { describeHubCache, repoOfHubCache } from '../core/hubCache.ts';
 import { openStudioDB, type StudioDB } from './db.ts';
 import { write } from './runs.ts';
 
@@ -339,13 +341,27 @@ async function entryBytes(handle: FileSystemHandle): Promise<{ bytes: number; fi
 
 const plural = (n: number, one: string) => `${n.toLocaleString('en')} ${one}${n === 1 ? '' : 's'}`;
 
+/** A Hub model's cache as the card describes it: the revisions fetched and the commits they named. */
+async function hubModelDetail(cache: Cache): Promise<string> {
+  const { refs, commits } = await describeHubCache(cache);
+  const named = new Set(Object.values(refs));
+  const revisions = [
+    ...Object.entries(refs).map(([rev, commit]) => `${rev} (${commit.slice(0, 7)})`),
+    ...commits.filter((c) => !named.has(c)).map((c) => c.slice(0, 7)),
+  ];
+  return `Hugging Face Hub model, ${revisions.length ? `revision ${revisions.join(', ')}` : 'download not finished'}`;
+}
+
 async function cachesUsage(env: StorageEnv): Promise<KindUsage> {
   const items: StoredItem[] = [];
   if (env.caches) {
     for (const name of await env.caches.keys()) {
       const cache = await env.caches.open(name);
       const requests = await cache.keys();
-      const i = item(`cache:${name}`, name, null, `Cache Storage, ${plural(requests.length, 'entry')}`.replace('entrys', 'entries'));
+      const repo = repoOfHubCache(name);
+      const i = repo
+        ? item(`cache:${name}`, repo, null, await hubModelDetail(cache))
+        : item(`cache:${name}`, name, null, `Cache Storage, ${plural(requests.length, 'entry')}`.replace('entrys', 'entries'));
       for (const req of requests) i.bytes += await responseBytes(await cache.match(req));
       items.push(i);
     }

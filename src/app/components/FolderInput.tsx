@@ -54,12 +54,15 @@ export function FolderDropBox({
   intro,
   input,
   onFiles,
+  extra,
   children,
 }: {
   testId: string;
   intro: ReactNode;
   input: { label: string; text: string; testId: string };
   onFiles(files: HfFolderFile[]): void;
+  /** Shown under the folder input (the "From the Hub" field). */
+  extra?: ReactNode;
   children: ReactNode[];
 }) {
   const { dragging, handlers } = useFolderDrop(onFiles);
@@ -67,6 +70,7 @@ export function FolderDropBox({
     <div className={dragging ? 'hf-picker dropzone dragging' : 'hf-picker dropzone'} data-testid={testId} {...handlers}>
       <p className="small">{intro}</p>
       <FolderInput {...input} onFiles={onFiles} />
+      {extra}
       {children.length ? <ul className="plain">{children}</ul> : null}
     </div>
   );

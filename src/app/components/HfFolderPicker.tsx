@@ -3,9 +3,11 @@
 // files. Each picked folder is checked by the worker before anything is loaded (stores/hfFolders.ts):
 // its name, architecture, parameter count and memory estimate against the adapter are shown, with
 // the refusal and what would fit instead when it does not fit, or the message naming the file at
-// fault. Nothing is downloaded and nothing is kept after a reload.
+// fault. A picked folder is not kept after a reload; a model typed as a Hub id ("From the Hub",
+// HubIdField) is downloaded into this browser's storage and found there again.
 import { useState, type KeyboardEvent } from 'react';
 import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
+import { HubIdField } from './HubIdField.tsx';
 import { usable, useHfFolderStore, type PickedFolder } from '../stores/hfFolders.ts';
 import { useOnnxFolderStore } from '../stores/onnxFolders.ts';
 import { isOnnxFiles } from '../../jobs/onnxFolder.ts';
@@ -155,6 +157,7 @@ export function HfFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
       intro={intro}
       input={{ label: 'Open a Hugging Face model folder', text: 'Open a Hugging Face folder…', testId: `${idPrefix}-hf-input` }}
       onFiles={take}
+      extra={<HubIdField scope={idPrefix} onFiles={take} />}
     >
       {folders.map((f) => (
         <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />

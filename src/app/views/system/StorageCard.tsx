@@ -29,7 +29,7 @@ const WHERE: Record<StoredKind, string> = {
   benches: 'samples, predictions and judgements',
   optimizations: 'rounds, candidates and scores',
   templates: 'the prompt lineage; edited in the Prompts view',
-  caches: 'Cache Storage caches and private files, by name (model caches appear here)',
+  caches: 'Cache Storage caches and private files, by name; a model fetched from the Hugging Face Hub by its id',
 };
 
 interface Pending {

@@ -6,6 +6,7 @@
 // q, k, v, o, gate, up, down).
 import { useEffect, type ReactNode } from 'react';
 import { FolderInput, useFolderDrop } from '../../components/FolderInput.tsx';
+import { HubIdField } from '../../components/HubIdField.tsx';
 import { useTrainFolderStore, type TrainCheck } from '../../stores/trainFolder.ts';
 import type { TrainForm } from '../../stores/trainForm.ts';
 import { chatProblem, describeTrainFit, formatCount, formatGiB, HF_NOT_KEPT, type HfFolderInfo } from '../../../train/hfFolder.ts';
@@ -119,6 +120,7 @@ export function HfStartFields({ errors }: { errors: FormErrors }) {
         chat format. {HF_NOT_KEPT}
       </p>
       <FolderInput label="Open a Hugging Face model folder" text="Open a Hugging Face folder…" testId="train-hf-input" onFiles={(files) => void pick(files)} />
+      <HubIdField scope="train" onFiles={(files) => void pick(files)} />
       <FolderStatus check={shape} />
       <div className="train-grid">
         {select(
