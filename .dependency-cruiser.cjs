@@ -67,7 +67,7 @@ module.exports = {
       'hub-beside-core',
       'hub',
       ['core'],
-      "the Hugging Face Hub downloader (ids, the cache's layout, the Hub's protocol over fetch, the cache on disk in node.ts) knows no model, GPU or UI: it fetches files into a folder.",
+      "the Hugging Face Hub downloader (ids, the cache's layout, the Hub's protocol over fetch, the cache on disk in node.ts, in a browser's Cache Storage in browser.ts) knows no model, GPU or UI: it fetches files into a folder.",
     ),
     onlyImports(
       'backends-beside-train',

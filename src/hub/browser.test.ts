@@ -38,6 +38,9 @@ class MemoryCaches {
   async keys() {
     return [...this.caches.keys()];
   }
+  async has(name: string) {
+    return this.caches.has(name);
+  }
   async delete(name: string) {
     return this.caches.delete(name);
   }
@@ -145,6 +148,12 @@ describe('the Hub cache in Cache Storage', () => {
     const e = await hubError(hubSnapshot({ repo: 'org/corrupt', revision: 'main' }, { settings: settings(), storage: storage(), hash: browserHash }));
     expect(e.about).toBe('integrity');
     expect(e.message).toMatch(/config\.json: its sha1 is [0-9a-f]{40}, not/);
+    // An id the Hub does not know leaves no cache behind.
+    await hubError(hubSnapshot({ repo: 'org/nothing', revision: 'main' }, { settings: settings(), storage: storage(), hash: browserHash }));
+    await hubError(
+      hubSnapshot({ repo: 'org/nothing', revision: 'main' }, { settings: { ...settings(), offline: true }, storage: storage(), hash: browserHash }),
+    );
+    expect(await caches.keys()).toEqual([hubCacheName('org/corrupt')]);
     const cache = caches.caches.get(hubCacheName('org/corrupt'))!;
     expect([...cache.entries.keys()].some((k) => k.includes('.incomplete/') || k.endsWith(`/blobs/${gitBlobId(tiny['config.json'])}`))).toBe(false);
   });

@@ -93,8 +93,11 @@ export interface CacheHubStorage extends HubStorage {
 export function cacheHubStorage(caches: CacheStorage, o: { locks?: Locks | null; pieceBytes?: number } = {}): CacheHubStorage {
   const pieceBytes = o.pieceBytes ?? PIECE_BYTES;
   const open = (repo: string) => caches.open(hubCacheName(repo));
+  /** The repo's cache when there is one: reading never creates an empty cache (an unknown id leaves nothing behind). */
+  const existing = async (repo: string): Promise<Cache | null> => ((await caches.has(hubCacheName(repo))) ? open(repo) : null);
+  const match = async (repo: string, url: string) => (await existing(repo))?.match(url);
   const text = async (repo: string, path: string): Promise<string | null> => {
-    const res = await (await open(repo)).match(key(path));
+    const res = await match(repo, key(path));
     return res ? (await res.text()).trim() : null;
   };
   const put = async (repo: string, path: string, body: BodyInit) => {
@@ -105,7 +108,7 @@ export function cacheHubStorage(caches: CacheStorage, o: { locks?: Locks | null;
     }
   };
   const blobOf = async (repo: string, etag: string): Promise<Blob | null> => {
-    const res = await (await open(repo)).match(key(`blobs/${etag}`));
+    const res = await match(repo, key(`blobs/${etag}`));
     return res ? res.blob() : null;
   };
   /** The pieces of a download under way, in order. */
@@ -126,12 +129,13 @@ export function cacheHubStorage(caches: CacheStorage, o: { locks?: Locks | null;
     writeRef: (repo, revision, commit) => put(repo, `refs/${revision}`, commit),
     async hasSnapshotFile(repo, commit, path) {
       const etag = await text(repo, `snapshots/${commit}/${path}`);
-      return etag !== null && (await (await open(repo)).match(key(`blobs/${etag}`))) !== undefined;
+      return etag !== null && (await match(repo, key(`blobs/${etag}`))) !== undefined;
     },
     async snapshotFiles(repo, commit) {
       const prefix = key(`snapshots/${commit}/`);
       const files: string[] = [];
-      for (const req of await (await open(repo)).keys()) if (req.url.startsWith(prefix)) files.push(pathOf(req.url).slice(`snapshots/${commit}/`.length));
+      for (const req of (await (await existing(repo))?.keys()) ?? [])
+        if (req.url.startsWith(prefix)) files.push(pathOf(req.url).slice(`snapshots/${commit}/`.length));
       return files.length ? files.sort() : null;
     },
     async readSnapshotFile(repo, commit, path) {

@@ -11,7 +11,7 @@ import { FolderError } from './FolderInput.tsx';
 
 function FileLine({ f }: { f: FileProgress }) {
   return (
-    <li data-testid="hub-file">
+    <li data-testid="hub-file" data-path={f.path}>
       <span className="mono">{f.path}</span> <progress max={f.total ?? undefined} value={f.done} aria-label={`${f.path} downloaded`} />{' '}
       <span className="muted small">
         {formatBytes(f.done)}
