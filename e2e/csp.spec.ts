@@ -45,6 +45,8 @@ test('the built site carries a CSP without unsafe-eval, and every view runs unde
   for (const policy of [header, meta]) {
     expect(policy).toContain("default-src 'self'");
     expect(policy).toMatch(/connect-src 'self' http:\/\/localhost:\* http:\/\/127\.0\.0\.1:\*/);
+    // The Hugging Face Hub and its download hosts (From the Hub), as no VITE_HF_ENDPOINT names a mirror.
+    expect(policy).toContain('https://huggingface.co https://*.huggingface.co https://*.hf.co');
     expect(policy).not.toContain("'unsafe-eval'");
     expect(policy).not.toMatch(/script-src[^;]*'unsafe-inline'/);
   }

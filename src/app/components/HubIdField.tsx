@@ -11,12 +11,15 @@ import { FolderError } from './FolderInput.tsx';
 
 function FileLine({ f }: { f: FileProgress }) {
   return (
-    <li data-testid="hub-file" data-path={f.path}>
-      <span className="mono">{f.path}</span> <progress max={f.total ?? undefined} value={f.done} aria-label={`${f.path} downloaded`} />{' '}
-      <span className="muted small">
-        {formatBytes(f.done)}
-        {f.total !== null ? ` of ${formatBytes(f.total)}` : ''}
-      </span>
+    <li className="hub-file" data-testid="hub-file" data-path={f.path}>
+      <div className="hub-file-head">
+        <span className="mono small">{f.path}</span>
+        <span className="muted small">
+          {formatBytes(f.done)}
+          {f.total !== null ? ` of ${formatBytes(f.total)}` : ''}
+        </span>
+      </div>
+      <progress max={f.total ?? undefined} value={f.done} aria-label={`${f.path} downloaded`} />
     </li>
   );
 }
