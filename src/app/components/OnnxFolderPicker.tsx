@@ -6,9 +6,12 @@
 // file when it has several, or the message naming the file at fault. onnxruntime-web runs it on
 // WebGPU where this page has it, else on WASM, so it works in a browser without WebGPU.
 import { FolderDropBox, FolderError, PickedFolderCard } from './FolderInput.tsx';
+import { HubIdField } from './HubIdField.tsx';
+import { useHfFolderStore } from '../stores/hfFolders.ts';
 import { chosenFile, pageExecution, usableOnnx, useOnnxFolderStore, type PickedOnnxFolder } from '../stores/onnxFolders.ts';
 import { HF_NOT_KEPT } from '../../train/hfFolder.ts';
-import { describeOnnxFolder, onnxFolderProblem, variantLabel } from '../../jobs/onnxFolder.ts';
+import { describeOnnxFolder, isOnnxFiles, onnxFolderProblem, variantLabel } from '../../jobs/onnxFolder.ts';
+import type { HfFolderFile } from '../../train/hfFolder.ts';
 
 interface Props {
   /** Prefix of the element ids (two pickers may share a page). */
@@ -81,6 +84,9 @@ function FolderCard({
 export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
   const folders = useOnnxFolderStore((s) => s.folders);
   const add = useOnnxFolderStore((s) => s.add);
+  const addHf = useHfFolderStore((s) => s.add);
+  // A repo fetched here that holds safetensors, not ONNX, goes to the Hugging Face folders (HfFolderPicker does the converse).
+  const take = (files: HfFolderFile[]) => void (isOnnxFiles(files) ? add(files) : addHf(files));
   const where = pageExecution() === 'wasm' ? 'on WASM (this browser has no WebGPU)' : 'on WebGPU, or WASM where WebGPU cannot take it';
   const intro = (
     <>
@@ -94,6 +100,7 @@ export function OnnxFolderPicker({ idPrefix, useLabel, onUse, isUsed }: Props) {
       intro={intro}
       input={{ label: 'Open an ONNX model folder', text: 'Open an ONNX folder…', testId: `${idPrefix}-onnx-input` }}
       onFiles={(files) => void add(files)}
+      extra={<HubIdField scope={`${idPrefix}-onnx`} onFiles={take} />}
     >
       {folders.map((f) => (
         <FolderCard key={f.id} folder={f} idPrefix={idPrefix} useLabel={useLabel} onUse={onUse} used={isUsed?.(f.id) ?? false} />

@@ -8,10 +8,20 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCaches } from '../../hub/cacheStorage.testing.ts';
 import { folderFiles, startMockHub, type MockHub } from '../../hub/testing.ts';
 import { DEFAULT_HUB_ENDPOINT, hubEndpoint, TEST_HUB_ENDPOINT_KEY } from '../lib/hubEndpoint.ts';
+import { isOnnxFiles } from '../../jobs/onnxFolder.ts';
 import { createHubModelsStore } from './hubModels.ts';
 
 const tiny = folderFiles(fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url)), { skip: ['generate.json'] });
 const TOKEN = 'hf_store_token';
+/** An ONNX export as transformers.js lays it out: config and tokenizer at the top, the graph and its external data under onnx/. */
+const onnxRepo: Record<string, Uint8Array> = {
+  'config.json': tiny['config.json'],
+  'tokenizer.json': tiny['tokenizer.json'],
+  'tokenizer_config.json': tiny['tokenizer_config.json'],
+  'onnx/model.onnx': new Uint8Array([8, 7, 18, 4, 108, 119, 109, 0]),
+  'onnx/model.onnx_data': new Uint8Array(4096).map((_, i) => i % 251),
+  'README.md': new TextEncoder().encode('# tiny onnx\n'),
+};
 let hub: MockHub;
 let caches: MemoryCaches;
 let token: string | null;
@@ -20,6 +30,7 @@ beforeAll(async () => {
   hub = await startMockHub([
     { repo: 'org/tiny', refs: { main: 0 }, commits: [tiny] },
     { repo: 'org/gated', refs: { main: 0 }, commits: [tiny], gatedToken: TOKEN },
+    { repo: 'org/tiny-onnx', refs: { main: 0 }, commits: [onnxRepo] },
   ]);
 });
 afterAll(() => hub.close());
@@ -88,6 +99,18 @@ describe('fetching a model by its Hub id', () => {
     expect(files?.length).toBe(Object.keys(tiny).length);
     expect(hub.requests.filter((r) => r.server === 'hub').every((r) => r.auth)).toBe(true);
     expect(hub.requests.filter((r) => r.server === 'cdn').some((r) => r.auth)).toBe(false);
+  });
+});
+
+describe('an ONNX export by its Hub id', () => {
+  it('downloads the graph with its external data, config and tokenizer, and gives files the ONNX folders take', async () => {
+    const files = (await store().getState().fetchModel('pg-onnx', 'org/tiny-onnx'))!;
+    expect(files.map((f) => f.path).sort()).toEqual(
+      ['config.json', 'onnx/model.onnx', 'onnx/model.onnx_data', 'tokenizer.json', 'tokenizer_config.json'].map((p) => `org/tiny-onnx/${p}`),
+    );
+    for (const f of files) expect(new Uint8Array(await f.file.arrayBuffer())).toEqual(onnxRepo[f.path.slice('org/tiny-onnx/'.length)]);
+    expect(isOnnxFiles(files)).toBe(true);
+    expect(isOnnxFiles((await store().getState().fetchModel('pg', 'org/tiny'))!)).toBe(false);
   });
 });
 
