@@ -12,8 +12,10 @@
 // headers, so the app in a browser can use it too. Tests only.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface MockRepo {
@@ -303,4 +305,36 @@ export async function startMockHub(repos: MockRepo[], o: { port?: number; cdnPor
       ).then(() => undefined),
   });
   return mock;
+}
+
+/** What a test file that runs commands against the mock Hub holds: the Hub and the temporary folder of its cache. */
+export interface MockHubEnv {
+  hub: MockHub;
+  root: string;
+  /** Start the Hub and point HF_ENDPOINT, HF_HOME and HF_HUB_CACHE at it and a fresh folder (no token, online). */
+  start(): Promise<void>;
+  /** Put the environment back, stop the Hub and remove the folder. */
+  stop(): Promise<void>;
+}
+
+/** The mock Hub as a test file's environment: `start()` in beforeAll, `stop()` in afterAll. */
+export function mockHubEnv(repos: MockRepo[], prefix: string): MockHubEnv {
+  const saved = { ...process.env };
+  const env: MockHubEnv = {
+    hub: null as unknown as MockHub,
+    root: '',
+    async start() {
+      env.hub = await startMockHub(repos);
+      env.root = await mkdtemp(join(tmpdir(), prefix));
+      for (const k of ['HF_TOKEN', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'HF_TOKEN_PATH', 'HUGGINGFACE_HUB_CACHE']) delete process.env[k];
+      Object.assign(process.env, { HF_ENDPOINT: env.hub.endpoint, HF_HOME: join(env.root, 'hf'), HF_HUB_CACHE: join(env.root, 'hub') });
+    },
+    async stop() {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+      await env.hub?.close();
+      if (env.root) await rm(env.root, { recursive: true, force: true });
+    },
+  };
+  return env;
 }

@@ -3,35 +3,23 @@
 // fixture folder itself, with the download's progress on stderr the first time only; an unknown
 // id, a gated one and an id missing offline are one-line errors naming the id (exit 1).
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderFiles, startMockHub, type MockHub } from '../../hub/testing.ts';
+import { folderFiles, mockHubEnv } from '../../hub/testing.ts';
 import { main } from '../main.ts';
 import { captureIO } from '../testing.ts';
 
 const TINY = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
-let hub: MockHub;
-let root: string;
-const saved = { ...process.env };
-
-beforeAll(async () => {
-  hub = await startMockHub([
+const env = mockHubEnv(
+  [
     { repo: 'org/tiny', refs: { main: 0 }, commits: [folderFiles(TINY, { skip: ['generate.json'] })] },
     { repo: 'org/gated', refs: { main: 0 }, commits: [folderFiles(TINY, { skip: ['generate.json'] })], gatedToken: 'hf_secret' },
-  ]);
-  root = await mkdtemp(join(tmpdir(), 'lwm-hub-cli-'));
-  for (const k of ['HF_TOKEN', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'HF_TOKEN_PATH', 'HUGGINGFACE_HUB_CACHE']) delete process.env[k];
-  Object.assign(process.env, { HF_ENDPOINT: hub.endpoint, HF_HOME: join(root, 'hf'), HF_HUB_CACHE: join(root, 'hub') });
-});
-
-afterAll(async () => {
-  process.env = saved;
-  await hub.close();
-  await rm(root, { recursive: true, force: true });
-});
+  ],
+  'lwm-hub-cli-',
+);
+beforeAll(env.start);
+afterAll(env.stop);
 
 async function run(...argv: string[]) {
   const io = captureIO();
@@ -50,11 +38,11 @@ describe('Hub ids on the command line', () => {
     expect(first.err).toContain('  org/tiny: tokenizer.json: done\n');
     const second = await run('tokenize', '--model', 'org/tiny', '--chat', 'ls -la', '--json');
     expect(second).toEqual({ code: 0, out: local.out, err: '' });
-    const out = join(root, 'onnx');
+    const out = join(env.root, 'onnx');
     const exported = await run('export', 'org/tiny', '--to', 'onnx', '-o', out);
     expect(exported.code, exported.err).toBe(0);
     expect(existsSync(join(out, 'onnx', 'model.onnx'))).toBe(true);
-    expect(readdirSync(join(root, 'hub')).sort()).toEqual(['.locks', 'CACHEDIR.TAG', 'models--org--tiny']);
+    expect(readdirSync(join(env.root, 'hub')).sort()).toEqual(['.locks', 'CACHEDIR.TAG', 'models--org--tiny']);
   });
 
   it('an unknown id, a gated one, one missing offline: one line naming the id, exit 1', async () => {
@@ -62,19 +50,19 @@ describe('Hub ids on the command line', () => {
     expect(none).toEqual({
       code: 1,
       out: '',
-      err: `lwm generate: org/none: no such model on ${hub.endpoint} (if it is private or gated, set HF_TOKEN to an access token)\n`,
+      err: `lwm generate: org/none: no such model on ${env.hub.endpoint} (if it is private or gated, set HF_TOKEN to an access token)\n`,
     });
     const gated = await run('train', '--stage', 'sft', '--preset', 'micro', '--from', 'org/gated', '--steps', '1');
     expect(gated.code).toBe(1);
     expect(gated.err).toBe(
-      `lwm train: org/gated: is a gated model on ${hub.endpoint}; accept its terms on its page, then set HF_TOKEN to an access token (or log in with \`hf auth login\`)\n`,
+      `lwm train: org/gated: is a gated model on ${env.hub.endpoint}; accept its terms on its page, then set HF_TOKEN to an access token (or log in with \`hf auth login\`)\n`,
     );
     process.env.HF_HUB_OFFLINE = '1';
     try {
       const offline = await run('serve', '--model', 'org/gated', '--port', '0');
       expect(offline.code).toBe(1);
       expect(offline.err).toBe(
-        `lwm serve: org/gated: is not in the Hugging Face cache (${join(root, 'hub')}) and HF_HUB_OFFLINE is set; download it once without HF_HUB_OFFLINE (or point HF_HUB_CACHE at a cache that has it)\n`,
+        `lwm serve: org/gated: is not in the Hugging Face cache (${join(env.root, 'hub')}) and HF_HUB_OFFLINE is set; download it once without HF_HUB_OFFLINE (or point HF_HUB_CACHE at a cache that has it)\n`,
       );
     } finally {
       delete process.env.HF_HUB_OFFLINE;

@@ -3,32 +3,17 @@
 // greedy ids (scripts/fixtures/hf_tiny_models.py recorded them in generate.json); the second run
 // reads the cache alone (HF_HUB_OFFLINE) and generates the same.
 import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderFiles, startMockHub, type MockHub } from '../../hub/testing.ts';
+import { folderFiles, mockHubEnv } from '../../hub/testing.ts';
 import { captureIO } from '../testing.ts';
 import generate from './generate.ts';
 
 const FOLDER = fileURLToPath(new URL('../../model/fixtures/hf/llama-chat', import.meta.url));
-let hub: MockHub;
-let root: string;
-const saved = { ...process.env };
-
-beforeAll(async () => {
-  hub = await startMockHub([{ repo: 'org/tiny', refs: { main: 0 }, commits: [folderFiles(FOLDER, { skip: ['generate.json'] })] }]);
-  root = await mkdtemp(join(tmpdir(), 'lwm-hub-generate-'));
-  for (const k of ['HF_TOKEN', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'HF_TOKEN_PATH', 'HUGGINGFACE_HUB_CACHE']) delete process.env[k];
-  Object.assign(process.env, { HF_ENDPOINT: hub.endpoint, HF_HOME: join(root, 'hf'), HF_HUB_CACHE: join(root, 'hub') });
-});
-
-afterAll(async () => {
-  process.env = saved;
-  await hub.close();
-  await rm(root, { recursive: true, force: true });
-});
+const env = mockHubEnv([{ repo: 'org/tiny', refs: { main: 0 }, commits: [folderFiles(FOLDER, { skip: ['generate.json'] })] }], 'lwm-hub-generate-');
+beforeAll(env.start);
+afterAll(env.stop);
 
 describe('lwm generate from the Hugging Face Hub', () => {
   it("downloads org/tiny into the cache and generates transformers' greedy ids, then again offline", async () => {
@@ -40,8 +25,8 @@ describe('lwm generate from the Hugging Face Hub', () => {
     expect(out.prompt_ids).toEqual(want.prompt_ids);
     expect(out.ids).toEqual(want.ids.slice(0, 4));
     expect(io.stderr).toContain('downloading org/tiny: model.safetensors (0.2 MB)\n');
-    const commit = hub.commit('org/tiny', 0);
-    const repo = join(root, 'hub', 'models--org--tiny');
+    const commit = env.hub.commit('org/tiny', 0);
+    const repo = join(env.root, 'hub', 'models--org--tiny');
     expect(readFileSync(join(repo, 'refs', 'main'), 'utf8')).toBe(commit);
     const weights = join(repo, 'snapshots', commit, 'model.safetensors');
     expect(lstatSync(weights).isSymbolicLink()).toBe(true);
