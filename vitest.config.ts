@@ -95,6 +95,9 @@ export default defineConfig({
           // SwiftShader compiling the training pipelines costs about 25 s of CPU per process.
           // No GPU test mocks modules or globals.
           isolate: false,
+          // After the unit files (group 0), beside gpu-browser (Vitest wants a project that is not
+          // isolated in a group of its own order).
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -104,6 +107,7 @@ export default defineConfig({
           include: ['src/**/*.gpu.test.ts'],
           exclude: [...DAWN_ONLY, 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browserSetup.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 600_000,
           hookTimeout: 120_000,
           fileParallelism: false,
