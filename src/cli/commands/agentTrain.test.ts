@@ -15,6 +15,7 @@ describe('lwm agent train settings', () => {
     await expect(run('play')).rejects.toThrow(/unknown subcommand 'play'/);
     await expect(run('train', '--env', 'dream', '--domain', 'terminal', '--families', 'write_word', '-o', 'x')).rejects.toThrow(/--env must be real or model/);
     await expect(run('train', '--domain', 'terminal', '--families', 'write_word', '--world', 'w', '-o', 'x')).rejects.toThrow(/--world goes with --env model/);
+    await expect(run('train', '--env', 'model', '--domain', 'terminal', '--families', 'write_word', '-o', 'x')).rejects.toThrow(/--env model needs --world M/);
     await expect(run('train', '--families', 'write_word', '-o', 'x')).rejects.toThrow(/--domain is required/);
     await expect(run('train', '--domain', 'moon', '--families', 'write_word', '-o', 'x')).rejects.toThrow(/--domain must be one of/);
     await expect(run('train', '--domain', 'terminal', '-o', 'x')).rejects.toThrow(/--families is required/);

@@ -5,10 +5,13 @@ import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
-import { errnoText, FileError, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type Command } from '../io.ts';
+import type { BackendRef } from '../../core/backendRef.ts';
+import { errnoText, FileError, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
 import { isUserError, openNodeRuntime } from './common.ts';
 
-const USAGE = `lwm agent train --env real --domain D --families F[,F...] -o OUT
+const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
+  [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
+  [--world-max-tokens N]        most tokens of one simulated observation (default 128)
   [--policy micro|CHECKPOINT]   a fresh model of a preset (default micro), or a policy checkpoint to go on from
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
@@ -19,6 +22,7 @@ OUT/summary.json (also printed): held-out success untrained, after SFT and durin
 const OPTIONS = {
   env: { type: 'string' },
   world: { type: 'string' },
+  'world-max-tokens': { type: 'string' },
   domain: { type: 'string' },
   families: { type: 'string' },
   policy: { type: 'string' },
@@ -63,9 +67,9 @@ const agent: Command = async (argv, io) => {
     return 0;
   }
   const env = v.env ?? 'real';
-  if (env === 'model') throw new UsageError('--env model (a world model answering the actions) is not available yet; use --env real');
-  if (env !== 'real') throw new UsageError(`--env must be real or model, got '${env}'`);
-  if (v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
+  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
   if (!v.domain) throw new UsageError('--domain is required (the domain whose tasks the policy learns)');
   if (!(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}, got '${v.domain}'`);
   if (!v.families) throw new UsageError('--families is required (task families of the domain, comma-separated)');
@@ -87,7 +91,7 @@ const agent: Command = async (argv, io) => {
   let from: Uint8Array | undefined;
   if (!Object.hasOwn(PRESETS, policy)) {
     try {
-      from = readFileSync(policy);
+      from = new Uint8Array(readFileSync(policy));
     } catch (e) {
       throw new FileError(`--policy ${policy}: neither a preset (${Object.keys(PRESETS).join(', ')}) nor a readable checkpoint (${errnoText(e)})`);
     }
@@ -125,8 +129,13 @@ const agent: Command = async (argv, io) => {
   }
   const metricsPath = join(out, 'metrics.jsonl');
   writeFileAtomicSync(metricsPath, '');
+  const world = env === 'model' ? await openWorld(io, v.world!, int('world-max-tokens', 1, 128)) : null;
+  if (world === null && env === 'model') return 1;
   const rt = await openNodeRuntime(io, 'lwm agent train: ');
-  if (!rt) return 1;
+  if (!rt) {
+    world?.dispose();
+    return 1;
+  }
   io.err(`adapter: ${rt.describe()}\n`);
   const t0 = Date.now();
   const { UserFacingError } = await import('../../train/context.ts');
@@ -135,6 +144,7 @@ const agent: Command = async (argv, io) => {
       spec,
       {
         rt,
+        ...(world && { world: { backend: world.backend, options: world.generate } }),
         log: (m) => io.err(`${m}\n`),
         metric: (phase, step, values) => {
           const line = { phase, step, time_s: (Date.now() - t0) / 1000, ...values };
@@ -154,7 +164,7 @@ const agent: Command = async (argv, io) => {
     const checkpoint = join(out, 'policy.safetensors');
     writeFileAtomicSync(checkpoint, summary.checkpoint);
     const { checkpoint: _, ...rest } = summary;
-    const json = JSON.stringify({ env: 'real', checkpoint, metrics: metricsPath, ...rest });
+    const json = JSON.stringify({ env, ...(env === 'model' && { world: v.world }), checkpoint, metrics: metricsPath, ...rest });
     writeFileAtomicSync(join(out, 'summary.json'), json + '\n');
     io.out(json + '\n');
     return 0;
@@ -165,8 +175,31 @@ const agent: Command = async (argv, io) => {
     }
     throw e;
   } finally {
+    world?.dispose();
     rt.dispose();
   }
 };
+
+/** The world model named by --world, opened as `lwm infer` opens a backend (greedy answers). */
+async function openWorld(io: CliIO, world: string, maxTokens: number) {
+  const { nodeSource } = await import('../../backends/node.ts');
+  const { openReady } = await import('../../backends/open.ts');
+  const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };
+  const source = nodeSource();
+  try {
+    const opened = await openReady(ref, source, { maxTokens, temperature: 0 }, { name: `world:${world}` });
+    return {
+      ...opened,
+      dispose: () => {
+        opened.dispose();
+        source.release();
+      },
+    };
+  } catch (e) {
+    source.release();
+    io.err(`lwm agent train: --world ${world}: ${(e as Error).message}\n`);
+    return null;
+  }
+}
 
 export default agent;

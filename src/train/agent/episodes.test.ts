@@ -13,7 +13,7 @@ import {
   type AgentWorld,
   type PolicyMove,
 } from './episodes.ts';
-import { imitationSamples, movesBatch } from './run.ts';
+import { imitationSamples, movesBatch } from './samples.ts';
 
 const tasks = listTasks({ split: 'train', count: 6, domains: ['terminal'], families: ['write_word', 'copy_file'] });
 const move = (action: string, formed = true): PolicyMove => ({ action, formed, tokens: [], prompt: [] });

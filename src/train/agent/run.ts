@@ -10,14 +10,29 @@ import { presetConfig, type ModelConfig, type PresetName } from '../../core/mode
 import { lrAt } from '../../core/model/optim.ts';
 import { keyedUniform } from '../../core/random.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
-import { SPECIAL_TOKENS, Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
-import { encodePolicyRow, episodeSamples, fitPolicyPrompt, listTasks, policyText, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import { Tokenizer } from '../../core/tokenizer/index.ts';
+import { imitationSamples, movesBatch, policyTokenizer } from './samples.ts';
+import { encodePolicyRow, fitPolicyPrompt, listTasks, type Task } from '../../envs/tasks/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { initParams } from '../../model/init.ts';
 import { GpuTrainer } from '../../model/trainer.ts';
 import { UserFacingError } from '../context.ts';
-import { episodeAdvantages, episodeReward, fisherOneSided, playEpisodes, realWorld, type AgentEpisode, type AgentPolicy, type PolicyMove } from './episodes.ts';
+import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
+import {
+  episodeAdvantages,
+  episodeReward,
+  fisherOneSided,
+  playEpisodes,
+  realCheck,
+  realWorld,
+  simToRealGap,
+  type AgentEpisode,
+  type AgentPolicy,
+  type AgentWorld,
+  type PolicyMove,
+} from './episodes.ts';
+import { answerKey, simWorld } from './simWorld.ts';
 
 export interface AgentTrainSpec {
   domain: KnownDomain;
@@ -75,6 +90,11 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
 
 export interface AgentHost {
   rt: GpuRuntime;
+  /**
+   * A world model that answers the RL episodes' actions instead of the real environment
+   * (--env model); the reward then comes from its simulated check. Evaluation stays real.
+   */
+  world?: { backend: LwmBackend; options: Omit<GenerateOptions, 'signal'> };
   log(message: string): void;
   /** One metrics line: phase untrained | sft | rl, its step, its values. */
   metric(phase: string, step: number, values: Record<string, number>): void;
@@ -104,39 +124,11 @@ export interface AgentSummary {
   final: AgentEval;
   /** Fisher's exact one-sided p that the final held-out success exceeds the untrained one. */
   pFinalVsUntrained: number;
+  /** --env model: the share of simulated RL episodes whose simulated success the real check disagrees with. */
+  simToRealGap?: number | null;
+  simulatedEpisodes?: number;
   checkpoint: Uint8Array;
   seconds: number;
-}
-
-/** Solver episodes of the train tasks as policy samples, each episode ending with a "done" sample (empty action). */
-export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
-  const out: PolicySample[] = [];
-  for (const t of tasks) {
-    const e = solveTask(t);
-    if (!e.verdict.success) continue;
-    out.push(...episodeSamples(e));
-    out.push({
-      source: t.id,
-      domain: t.domain,
-      step: e.turns.length,
-      task: e.system_prompt.task_description,
-      actionSpace: e.system_prompt.action_space,
-      initialState: e.system_prompt.initial_state,
-      history: e.turns.map(({ action, observation }) => ({ action, observation })),
-      target: '',
-    });
-  }
-  return out;
-}
-
-/** The policy's tokenizer: BPE trained on the imitation samples' prompts and targets as laid out. */
-export function policyTokenizer(samples: readonly PolicySample[], vocabSize: number): Tokenizer {
-  const big = 1 << 20;
-  const corpus = samples.map((s) => {
-    const fit = fitPolicyPrompt(s, new Tokenizer([]), big);
-    return policyText([...fit.prompt, ...fit.target]);
-  });
-  return trainBpe([...corpus, ...Object.values(SPECIAL_TOKENS)], { vocabSize });
 }
 
 /** An SFT batch: B rows, loss on each row's target tokens only. */
@@ -152,22 +144,6 @@ function sftBatch(rows: { ids: number[]; promptLength: number }[], B: number, T:
     }
   });
   return { B, T, inputs, targets, weights };
-}
-
-/** GSPO rows (each its own prompt and response) as a model batch with response spans. */
-export function movesBatch(rows: readonly { prompt: number[]; response: number[] }[], T: number, Lmax: number, pad: number) {
-  const B = rows.length;
-  const inputs = new Uint32Array(B * T).fill(pad);
-  const targets = new Uint32Array(B * T).fill(pad);
-  const spans = rows.map(({ prompt, response }, i) => {
-    const seq = [...prompt, ...response.slice(0, Lmax)].slice(0, T + 1);
-    for (let t = 0; t + 1 < seq.length && t < T; t++) {
-      inputs[i * T + t] = seq[t];
-      targets[i * T + t] = seq[t + 1];
-    }
-    return { start: prompt.length - 1, len: Math.min(response.length, Lmax, T + 1 - prompt.length) };
-  });
-  return { B, T, inputs, targets, spans };
 }
 
 /** The model's policy: prompts fitted to T − maxNewTokens, identical prompts sampled together. */
@@ -206,11 +182,22 @@ function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, samp
 }
 
 /** Greedy episodes on held-out tasks in the real environment. */
-async function evaluate(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, tasks: readonly Task[], phase: string, step: number): Promise<AgentEval> {
+async function evaluate(
+  gen: GpuGenerator,
+  tok: Tokenizer,
+  spec: AgentTrainSpec,
+  tasks: readonly Task[],
+  phase: string,
+  step: number,
+  log: (m: string) => void,
+): Promise<AgentEval> {
   const worlds = tasks.map((task) => ({ task, world: realWorld(task) }));
   const eps = await playEpisodes(worlds, gpuPolicy(gen, tok, spec, { temperature: 0, seed: 0 }), spec.maxTurns);
   const succ = worlds.map((w) => w.world.check().success);
   const successes = succ.filter(Boolean).length;
+  // A few episodes in words, so a log shows what the policy does, not only how often it works.
+  for (const [i, e] of eps.slice(0, 3).entries())
+    log(`${phase} ${step}: ${e.task.goal} → ${JSON.stringify(e.moves.map((m) => m.action))} ${succ[i] ? 'solved' : 'not solved'}`);
   const mean = (f: (e: AgentEpisode) => number) => eps.reduce((n, e) => n + f(e), 0) / Math.max(1, eps.length);
   return {
     phase,
@@ -256,6 +243,14 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
     domains: [spec.domain],
     families: spec.families,
   }).slice(0, spec.evalTasks);
+  if (host.world)
+    for (const f of spec.families) {
+      try {
+        answerKey(trainTasks.find((t) => t.family === f)!);
+      } catch (e) {
+        throw new UserFacingError(`--env model: ${(e as Error).message}`);
+      }
+    }
   const samples = imitationSamples(trainTasks);
   if (!samples.length) throw new UserFacingError('the reference solvers solved none of the train tasks: nothing to imitate');
   let tok: Tokenizer;
@@ -291,7 +286,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
   const gen = new GpuGenerator(host.rt, config, model.model.params, { maxSequences: Math.max(G, 1), maxLength: T });
   const evals: AgentEval[] = [];
   const evalNow = async (phase: string, step: number) => {
-    const ev = await evaluate(gen, tok, run, evalTasks, phase, step);
+    const ev = await evaluate(gen, tok, run, evalTasks, phase, step, host.log);
     evals.push(ev);
     host.metric(phase, step, { eval_success: ev.success, eval_successes: ev.successes, eval_tasks: ev.n, eval_format: ev.format, eval_turns: ev.turns });
     return ev;
@@ -315,14 +310,38 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
     // (2) GSPO on episode rewards.
     const rlSchedule = { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: 0, totalSteps: spec.rlSteps };
     let rlStep = 0;
+    const keys = new Map<string, ReturnType<typeof answerKey>>();
+    const gapPairs = { disagree: 0, n: 0 };
     for (let step = 0; step < spec.rlSteps; step++) {
-      const items: { task: Task; world: ReturnType<typeof realWorld> }[] = [];
+      const items: { task: Task; world: AgentWorld; success: () => Promise<boolean> }[] = [];
       for (let g = 0; g < spec.tasksPerStep; g++) {
         const task = trainTasks[Math.floor(keyedUniform(`agent-rl:${step}:${g}`, spec.seed) * trainTasks.length)];
-        for (let i = 0; i < G; i++) items.push({ task, world: realWorld(task) });
+        for (let i = 0; i < G; i++) {
+          if (host.world) {
+            const w = simWorld(task, host.world.backend, host.world.options, keys.get(task.id) ?? keys.set(task.id, answerKey(task)).get(task.id));
+            items.push({ task, world: w, success: async () => (await w.simCheck()).success });
+          } else {
+            const w = realWorld(task);
+            items.push({ task, world: w, success: async () => w.check().success });
+          }
+        }
       }
       const eps = await playEpisodes(items, gpuPolicy(gen, tok, run, { temperature: spec.temperature, seed: spec.seed * 1009 + step }), spec.maxTurns);
-      const parts = eps.map((e, i) => episodeReward(items[i].world.check().success, e.moves));
+      const wins: boolean[] = [];
+      for (const it of items) wins.push(await it.success());
+      const parts = eps.map((e, i) => episodeReward(wins[i], e.moves));
+      // With a simulated world: the real check of the same actions, for the sim-to-real gap.
+      const gap = host.world
+        ? simToRealGap(
+            eps.map((e, i) => ({
+              sim: wins[i],
+              real: realCheck(
+                e.task,
+                e.turns.map((t) => t.action),
+              ).success,
+            })),
+          )
+        : null;
       let rewards = parts.map((p) => p.reward);
       if (spec.shuffleReward) {
         const perm = shuffled(rewards.length, `agent-shuffle:${spec.seed}:${step}`);
@@ -335,6 +354,10 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
         for (let i = 0; i < G; i++)
           for (const m of eps[g * G + i].moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
       }
+      if (gap) {
+        gapPairs.disagree += gap.simOnly + gap.realOnly;
+        gapPairs.n += gap.n;
+      }
       const stats = await gspoMoves(model, moves, run, pad, lrAt(rlStep, rlSchedule));
       rlStep++;
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -344,6 +367,19 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
         format: mean(parts.map((p) => p.format)),
         turns: mean(eps.map((e) => e.turns.length)),
         moves: moves.length,
+        ...(gap && {
+          real_success:
+            eps.filter(
+              (e) =>
+                realCheck(
+                  e.task,
+                  e.turns.map((t) => t.action),
+                ).success,
+            ).length / eps.length,
+          sim_real_gap: gap.gap,
+          sim_only: gap.simOnly,
+          real_only: gap.realOnly,
+        }),
         ...stats,
       });
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.rlSteps) await evalNow('rl', step + 1);
@@ -364,7 +400,9 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       untrained,
       final,
       pFinalVsUntrained: fisherOneSided(final.successes, final.n, untrained.successes, untrained.n),
-      checkpoint: saveCheckpoint(ck),
+      ...(host.world && { simToRealGap: gapPairs.n ? gapPairs.disagree / gapPairs.n : null, simulatedEpisodes: gapPairs.n }),
+      // The policy's weights, tokenizer and settings; going on from it starts Adam afresh.
+      checkpoint: saveCheckpoint({ ...ck, optimizer: undefined }),
       seconds: (performance.now() - t0) / 1000,
     };
   } finally {
