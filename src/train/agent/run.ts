@@ -70,7 +70,9 @@ export interface AgentTrainSpec {
 
 export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   preset: 'micro',
-  vocabSize: 512,
+  // Enough merges that each goal word is one token (measured on terminal/write_word: 512 cut
+  // "breeze" into four pieces, 768 keeps it whole); copying one token is what imitation can learn fast.
+  vocabSize: 1024,
   T: 256,
   trainTasks: 256,
   evalTasks: 24,
