@@ -12,7 +12,7 @@ import { keyedUniform } from '../../core/random.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
 import { imitationSamples, movesBatch, policyTokenizer } from './samples.ts';
-import { encodePolicyRow, fitPolicyPrompt, listTasks, type Task } from '../../envs/tasks/index.ts';
+import { fitPolicyPrompt, listTasks, policyTarget, type PolicySample, type Task } from '../../envs/tasks/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { initParams } from '../../model/init.ts';
@@ -148,13 +148,18 @@ function sftBatch(rows: { ids: number[]; promptLength: number }[], B: number, T:
   return { B, T, inputs, targets, weights };
 }
 
+/** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-turn token counted). */
+function policyPrompt(s: PolicySample, tok: Tokenizer, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens'>): number[] {
+  return tok.encodeParts(fitPolicyPrompt({ ...s, target: '' }, tok, spec.T - spec.maxNewTokens + 1).prompt);
+}
+
 /** The model's policy: prompts fitted to T − maxNewTokens, identical prompts sampled together. */
 function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
   const endTurn = tok.special.endTurn;
   const stop = [...tok.observationStops];
   let call = 0;
   return async (samples) => {
-    const prompts = samples.map((s) => tok.encodeParts(fitPolicyPrompt(s, tok, spec.T - spec.maxNewTokens + 1).prompt));
+    const prompts = samples.map((s) => policyPrompt(s, tok, spec));
     const byPrompt = new Map<string, number[]>();
     prompts.forEach((p, i) => {
       const k = p.join(',');
@@ -272,12 +277,21 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
   }
   const T = Math.min(spec.T, config.contextLength);
   const run = { ...spec, T };
+  // Training rows end where the policy's prompts end when it acts: the same fit, the same
+  // budget (T − maxNewTokens), so a target sits at the positions the action will. Fitting a row
+  // to the whole T put every target at the sequence's end, and the learned positions made the
+  // end of the sequence, not the prompt, what the policy answered.
   const rows = samples.map((s) => {
+    let prompt: number[];
     try {
-      return encodePolicyRow(s, tok, T);
+      prompt = policyPrompt(s, tok, run);
     } catch (e) {
-      throw new UserFacingError(`${(e as Error).message} (raise --T)`);
+      throw new UserFacingError(`${(e as Error).message} (raise --tokens)`);
     }
+    const target = tok.encodeParts(policyTarget(s));
+    if (target.length > spec.maxNewTokens)
+      throw new UserFacingError(`the action of ${s.source} step ${s.step} takes ${target.length} tokens, more than --max-new-tokens ${spec.maxNewTokens}`);
+    return { ids: [...prompt, ...target], promptLength: prompt.length };
   });
   host.log(
     `agent: ${trainTasks.length} train tasks (${samples.length} imitation samples), ${evalTasks.length} held-out tasks; model ${JSON.stringify(config)}; tokenizer ${tok.vocabSize} tokens; ${T} tokens per sequence`,
