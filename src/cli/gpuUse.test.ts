@@ -61,6 +61,7 @@ const CASES: Record<string, [string[], boolean][]> = {
     [['--stage', 'cpt', '-o', 'ck.safetensors'], true],
     [['--from', FOLDER, '--stage', 'sft', '-o', 'out'], true],
   ],
+  agent: [[['train', '--env', 'real', '--domain', 'terminal', '--families', 'write_word', '-o', 'out'], true]],
   export: [
     [['ck.safetensors', '--to', 'hf', '-o', 'out'], false],
     [['ck.safetensors', '--to', 'onnx', '-o', 'out'], false],

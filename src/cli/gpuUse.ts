@@ -52,6 +52,8 @@ export const GPU_USE: Readonly<Record<string, GpuUse>> = {
   // --teacher local: the --from checkpoint on the GPU; --teacher endpoint: a server.
   labels: (args) => option(args, 'teacher') !== 'endpoint',
   train: true,
+  // The policy trains and acts on the GPU; --help and usage errors are answered before it opens.
+  agent: true,
   // Every export path (--to hf, --to onnx, adapters merged) reads the weights on the CPU (export.ts CPU_LIMITS).
   export: false,
   gpu: true,

@@ -33,6 +33,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   agree: { summary: 'agree FILE...                 judge agreement (Spearman, Kendall, Pearson)', load: () => import('./commands/agree.ts') },
   labels: { summary: 'labels --teacher T -o FILE     SFT labels by rejection sampling (for train --labels)', load: () => import('./commands/labels.ts') },
   train: { summary: 'train --stage cpt|sft|rl ...  train a model on WebGPU (Dawn)', load: () => import('./commands/train.ts') },
+  agent: {
+    summary: 'agent train --env real --domain D --families F -o OUT  an agent policy: imitation, then GSPO on task success',
+    load: () => import('./commands/agentTrain.ts'),
+  },
   export: { summary: 'export CKPT --to hf -o DIR     a checkpoint as a Hugging Face folder', load: () => import('./commands/export.ts') },
   gpu: { summary: 'gpu                           show the WebGPU adapter and run the self-test', load: () => import('./commands/gpu.ts') },
 };

@@ -1,0 +1,205 @@
+// `lwm agent train`: an agent policy trained on tasks of one domain (src/train/agent/run.ts):
+// imitation of the reference solvers, then GSPO on episode rewards, evaluated on held-out tasks
+// in the real environment. Writes OUT/policy.safetensors, OUT/metrics.jsonl and OUT/summary.json.
+import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { PRESETS, type PresetName } from '../../core/model/config.ts';
+import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
+import type { BackendRef } from '../../core/backendRef.ts';
+import { errnoText, FileError, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
+import { isUserError, openNodeRuntime } from './common.ts';
+
+const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
+  [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
+  [--world-max-tokens N]        most tokens of one simulated observation (default 128)
+  [--policy micro|CHECKPOINT]   a fresh model of a preset (default micro), or a policy checkpoint to go on from
+  [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
+  [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
+  [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
+Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
+OUT/summary.json (also printed): held-out success untrained, after SFT and during RL.`;
+
+const OPTIONS = {
+  env: { type: 'string' },
+  world: { type: 'string' },
+  'world-max-tokens': { type: 'string' },
+  domain: { type: 'string' },
+  families: { type: 'string' },
+  policy: { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  'sft-steps': { type: 'string' },
+  'rl-steps': { type: 'string' },
+  group: { type: 'string' },
+  'tasks-per-step': { type: 'string' },
+  batch: { type: 'string' },
+  'eval-every': { type: 'string' },
+  'eval-tasks': { type: 'string' },
+  'train-tasks': { type: 'string' },
+  'max-turns': { type: 'string' },
+  'max-new-tokens': { type: 'string' },
+  tokens: { type: 'string' },
+  vocab: { type: 'string' },
+  'sft-lr': { type: 'string' },
+  'rl-lr': { type: 'string' },
+  temperature: { type: 'string' },
+  seed: { type: 'string' },
+  'shuffle-reward': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function floatOption(name: string, v: string, min: number, max: number): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= min || n > max)
+    throw new UsageError(`--${name} must be a number above ${min} and at most ${max}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+const agent: Command = async (argv, io) => {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    io.out(`Usage: ${USAGE}\n`);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'train') throw new UsageError(`unknown subcommand '${sub}'; try: lwm agent train`);
+  const { values: v } = parseCommandArgs(rest, OPTIONS, false);
+  if (v.help) {
+    io.out(`Usage: ${USAGE}\n`);
+    return 0;
+  }
+  const env = v.env ?? 'real';
+  if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
+  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
+  if (!v.domain) throw new UsageError('--domain is required (the domain whose tasks the policy learns)');
+  if (!(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}, got '${v.domain}'`);
+  if (!v.families) throw new UsageError('--families is required (task families of the domain, comma-separated)');
+  const families = v.families.split(',').map((f) => f.trim());
+  if (families.some((f) => !f)) throw new UsageError(`--families has an empty name: '${v.families}'`);
+  if (!v.out) throw new UsageError('-o OUT is required (the folder the policy, metrics and summary go to)');
+  const { AGENT_DEFAULTS, runAgentTraining } = await import('../../train/agent/run.ts');
+  const { taskFamilies } = await import('../../envs/tasks/index.ts');
+  let known: string[];
+  try {
+    known = taskFamilies(v.domain);
+  } catch (e) {
+    throw new UsageError(`--domain: ${(e as Error).message}`);
+  }
+  for (const f of families) if (!known.includes(f)) throw new UsageError(`--families: no task family '${f}' in ${v.domain}; families: ${known.join(', ')}`);
+  const int = (name: keyof typeof OPTIONS, min: number, dflt: number) => (v[name] === undefined ? dflt : intOption(name, v[name] as string, min));
+  const policy = v.policy ?? 'micro';
+  const preset = Object.hasOwn(PRESETS, policy) ? (policy as PresetName) : AGENT_DEFAULTS.preset;
+  let from: Uint8Array | undefined;
+  if (!Object.hasOwn(PRESETS, policy)) {
+    try {
+      from = new Uint8Array(readFileSync(policy));
+    } catch (e) {
+      throw new FileError(`--policy ${policy}: neither a preset (${Object.keys(PRESETS).join(', ')}) nor a readable checkpoint (${errnoText(e)})`);
+    }
+  }
+  const spec = {
+    ...AGENT_DEFAULTS,
+    domain: v.domain as KnownDomain,
+    families,
+    preset,
+    sftSteps: int('sft-steps', 0, AGENT_DEFAULTS.sftSteps),
+    rlSteps: int('rl-steps', 0, AGENT_DEFAULTS.rlSteps),
+    group: int('group', 2, AGENT_DEFAULTS.group),
+    tasksPerStep: int('tasks-per-step', 1, AGENT_DEFAULTS.tasksPerStep),
+    batch: int('batch', 1, AGENT_DEFAULTS.batch),
+    evalEvery: int('eval-every', 1, AGENT_DEFAULTS.evalEvery),
+    evalTasks: int('eval-tasks', 1, AGENT_DEFAULTS.evalTasks),
+    trainTasks: int('train-tasks', 1, AGENT_DEFAULTS.trainTasks),
+    maxTurns: int('max-turns', 1, AGENT_DEFAULTS.maxTurns),
+    maxNewTokens: int('max-new-tokens', 2, AGENT_DEFAULTS.maxNewTokens),
+    T: int('tokens', 16, AGENT_DEFAULTS.T),
+    vocabSize: int('vocab', 300, AGENT_DEFAULTS.vocabSize),
+    seed: int('seed', 0, AGENT_DEFAULTS.seed),
+    sftLr: v['sft-lr'] === undefined ? AGENT_DEFAULTS.sftLr : floatOption('sft-lr', v['sft-lr'], 0, 1),
+    rlLr: v['rl-lr'] === undefined ? AGENT_DEFAULTS.rlLr : floatOption('rl-lr', v['rl-lr'], 0, 1),
+    temperature: v.temperature === undefined ? AGENT_DEFAULTS.temperature : floatOption('temperature', v.temperature, 0, 10),
+    shuffleReward: !!v['shuffle-reward'],
+  };
+  const out = v.out;
+  try {
+    if (statSync(out, { throwIfNoEntry: false })?.isFile()) throw new FileError(`${out}: is a file; -o names the folder the run writes to`);
+    mkdirSync(out, { recursive: true });
+  } catch (e) {
+    if (e instanceof FileError) throw e;
+    throw new FileError(`${out}: cannot create the folder (${errnoText(e)})`);
+  }
+  const metricsPath = join(out, 'metrics.jsonl');
+  writeFileAtomicSync(metricsPath, '');
+  const world = env === 'model' ? await openWorld(io, v.world!, int('world-max-tokens', 1, 128)) : null;
+  if (world === null && env === 'model') return 1;
+  const rt = await openNodeRuntime(io, 'lwm agent train: ');
+  if (!rt) {
+    world?.dispose();
+    return 1;
+  }
+  io.err(`adapter: ${rt.describe()}\n`);
+  const t0 = Date.now();
+  const { UserFacingError } = await import('../../train/context.ts');
+  try {
+    const summary = await runAgentTraining(
+      spec,
+      {
+        rt,
+        ...(world && { world: { backend: world.backend, options: world.generate } }),
+        log: (m) => io.err(`${m}\n`),
+        metric: (phase, step, values) => {
+          const line = { phase, step, time_s: (Date.now() - t0) / 1000, ...values };
+          try {
+            appendFileSync(metricsPath, JSON.stringify(line) + '\n');
+          } catch (e) {
+            throw new FileError(`${metricsPath}: cannot write (${errnoText(e)})`);
+          }
+          const shown = Object.entries(values)
+            .map(([k, x]) => `${k} ${Number.isInteger(x) ? x : x.toPrecision(4)}`)
+            .join('  ');
+          io.err(`[${phase} ${step}] ${shown}\n`);
+        },
+      },
+      from,
+    );
+    const checkpoint = join(out, 'policy.safetensors');
+    writeFileAtomicSync(checkpoint, summary.checkpoint);
+    const { checkpoint: _, ...rest } = summary;
+    const json = JSON.stringify({ env, ...(env === 'model' && { world: v.world }), checkpoint, metrics: metricsPath, ...rest });
+    writeFileAtomicSync(join(out, 'summary.json'), json + '\n');
+    io.out(json + '\n');
+    return 0;
+  } catch (e) {
+    if (isUserError(e, [UserFacingError])) {
+      io.err(`lwm agent train: ${(e as Error).message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    world?.dispose();
+    rt.dispose();
+  }
+};
+
+/** The world model named by --world, opened as `lwm infer` opens a backend (greedy answers). */
+async function openWorld(io: CliIO, world: string, maxTokens: number) {
+  const { nodeSource } = await import('../../backends/node.ts');
+  const { openReady } = await import('../../backends/open.ts');
+  const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };
+  const source = nodeSource();
+  try {
+    const opened = await openReady(ref, source, { maxTokens, temperature: 0 }, { name: `world:${world}` });
+    return {
+      ...opened,
+      dispose: () => {
+        opened.dispose();
+        source.release();
+      },
+    };
+  } catch (e) {
+    source.release();
+    io.err(`lwm agent train: --world ${world}: ${(e as Error).message}\n`);
+    return null;
+  }
+}
+
+export default agent;

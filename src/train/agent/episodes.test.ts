@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { listTasks, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import {
+  episodeAdvantages,
+  episodeReward,
+  fisherOneSided,
+  FORMAT_WEIGHT,
+  playEpisodes,
+  realCheck,
+  realWorld,
+  simToRealGap,
+  type AgentPolicy,
+  type AgentWorld,
+  type PolicyMove,
+} from './episodes.ts';
+import { imitationSamples, movesBatch } from './samples.ts';
+
+const tasks = listTasks({ split: 'train', count: 6, domains: ['terminal'], families: ['write_word', 'copy_file'] });
+const move = (action: string, formed = true): PolicyMove => ({ action, formed, tokens: [], prompt: [] });
+
+/** A scripted policy: each task's reference actions in order, then done; every sample it saw is kept. */
+function scripted(seen: PolicySample[], extra: (t: Task) => string[] = () => []): AgentPolicy {
+  return async (samples) =>
+    samples.map((s) => {
+      seen.push(s);
+      const task = tasks.find((t) => t.id === s.source)!;
+      const plan = [...solveTask(task).turns.map((t) => t.action), ...extra(task)];
+      return move(plan[s.step] ?? '');
+    });
+}
+
+describe('episodes of a policy against the real environment', () => {
+  it('play the policy turn by turn, show it the history, end on done, and the check sees the result', async () => {
+    const seen: PolicySample[] = [];
+    const worlds = tasks.map((task) => ({ task, world: realWorld(task) }));
+    const eps = await playEpisodes(worlds, scripted(seen), 10);
+    eps.forEach((e, i) => {
+      const solved = solveTask(tasks[i]);
+      expect(e.turns).toEqual(solved.turns);
+      // The reference actions, then one "done" move that the world never sees.
+      expect(e.moves.map((m) => m.action)).toEqual([...solved.turns.map((t) => t.action), '']);
+      expect(worlds[i].world.check().success).toBe(true);
+      expect(
+        realCheck(
+          tasks[i],
+          e.turns.map((t) => t.action),
+        ).success,
+      ).toBe(true);
+    });
+    // Each sample holds the task's goal and exactly the turns before it.
+    for (const s of seen) {
+      const e = eps.find((x) => x.task.id === s.source)!;
+      expect(s.task).toContain(e.task.goal);
+      expect(s.history).toEqual(e.turns.slice(0, s.step).map(({ action, observation }) => ({ action, observation })));
+    }
+  });
+
+  it('stop at the turn limit and after a malformed action, and a wrong action fails the check', async () => {
+    const t = tasks.find((x) => x.family === 'write_word')!;
+    const chatty: AgentPolicy = async (ss) => ss.map((s) => move(`echo ${s.step} > ${String(t.params.file)}`));
+    const [long] = await playEpisodes([{ task: t, world: realWorld(t) }], chatty, 3);
+    expect(long.turns.length).toBe(3);
+    expect(
+      realCheck(
+        t,
+        long.turns.map((x) => x.action),
+      ).success,
+    ).toBe(false);
+    const cut: AgentPolicy = async (ss) => ss.map(() => move(`echo ${String(t.params.word)} > ${String(t.params.file)}`, false));
+    const w = realWorld(t);
+    const [short] = await playEpisodes([{ task: t, world: w }], cut, 3);
+    expect(short.turns.length).toBe(1);
+    // The cut-off action still ran: the check reads the world as it is.
+    expect(w.check().success).toBe(true);
+    const [none] = await playEpisodes([{ task: t, world: realWorld(t) }], chatty, 0);
+    expect(none.moves).toEqual([]);
+  });
+
+  it('take the world as given: a simulated world answers whatever it likes', async () => {
+    const t = tasks[0];
+    const answers: string[] = [];
+    const sim: AgentWorld = {
+      reset: () => realWorld(t).reset(),
+      step: (a) => {
+        answers.push(a);
+        return { observation: `sim:${a}`, ok: true };
+      },
+    };
+    const seen: PolicySample[] = [];
+    const [e] = await playEpisodes(
+      [{ task: t, world: sim }],
+      scripted(seen, () => ['ls']),
+      5,
+    );
+    expect(e.turns.map((x) => x.observation)).toEqual(answers.map((a) => `sim:${a}`));
+    expect(seen[seen.length - 1].history.at(-1)?.observation).toBe('sim:ls');
+  });
+});
+
+describe('the episode reward and GSPO group advantages', () => {
+  it('give success 1 and a small format term that never outranks success', () => {
+    expect(episodeReward(true, [{ formed: true }, { formed: true }])).toEqual({ reward: 1 + FORMAT_WEIGHT, success: 1, format: 1 });
+    expect(episodeReward(false, [{ formed: true }, { formed: false }])).toEqual({ reward: FORMAT_WEIGHT / 2, success: 0, format: 0.5 });
+    expect(episodeReward(true, [{ formed: false }]).reward).toBeGreaterThan(episodeReward(false, [{ formed: true }]).reward);
+    expect(episodeReward(false, []).reward).toBe(0);
+  });
+  it('normalise within the group: zero mean, unit spread, the better episode ahead, nothing for a group of equals', () => {
+    const adv = Array.from(episodeAdvantages([1.1, 0, 0.1, 0]));
+    expect(adv.reduce((a, b) => a + b, 0)).toBeCloseTo(0, 9);
+    const sd = Math.sqrt(adv.reduce((a, b) => a + b * b, 0) / adv.length);
+    expect(sd).toBeCloseTo(1, 3);
+    expect(adv[0]).toBeGreaterThan(adv[2]);
+    expect(adv[2]).toBeGreaterThan(adv[1]);
+    expect(Array.from(episodeAdvantages([0.1, 0.1, 0.1]))).toEqual([0, 0, 0]);
+  });
+});
+
+describe('the sim-to-real gap', () => {
+  it('is the share of simulated episodes the real check disagrees with, by direction', () => {
+    const pairs = [
+      { sim: true, real: true },
+      { sim: true, real: false },
+      { sim: true, real: false },
+      { sim: false, real: true },
+      { sim: false, real: false },
+    ];
+    expect(simToRealGap(pairs)).toEqual({ gap: 3 / 5, simOnly: 2, realOnly: 1, n: 5 });
+    expect(simToRealGap([])).toEqual({ gap: 0, simOnly: 0, realOnly: 0, n: 0 });
+  });
+});
+
+describe("Fisher's exact test, one-sided", () => {
+  it('matches the hypergeometric tail computed by hand', () => {
+    // 7/20 against 0/20: only the observed table is as extreme, C(20,7)·C(20,0)/C(40,7).
+    expect(fisherOneSided(7, 20, 0, 20)).toBeCloseTo(77520 / 18643560, 10);
+    // 3/4 against 1/4: P(X ≥ 3) = (C(4,3)C(4,1) + C(4,4)C(4,0)) / C(8,4) = 17/70.
+    expect(fisherOneSided(3, 4, 1, 4)).toBeCloseTo(17 / 70, 10);
+    expect(fisherOneSided(0, 10, 0, 10)).toBeCloseTo(1, 10);
+    expect(fisherOneSided(2, 10, 5, 10)).toBeGreaterThan(0.9);
+  });
+});
+
+describe('imitation samples and GSPO rows', () => {
+  it('are the solver episodes, each ending with a done sample (an empty action after the whole history)', () => {
+    const ss = imitationSamples(tasks);
+    for (const t of tasks) {
+      const e = solveTask(t);
+      const mine = ss.filter((s) => s.source === t.id);
+      expect(mine.map((s) => s.target)).toEqual([...e.turns.map((x) => x.action), '']);
+      expect(mine.at(-1)!.history.length).toBe(e.turns.length);
+    }
+  });
+  it('lay out each move after its own prompt, the response span where the action is', () => {
+    const b = movesBatch(
+      [
+        { prompt: [5, 6, 7], response: [8, 9] },
+        { prompt: [1, 2], response: [3, 4, 5, 6] },
+      ],
+      6,
+      3,
+      0,
+    );
+    expect(Array.from(b.inputs)).toEqual([5, 6, 7, 8, 0, 0, 1, 2, 3, 4, 0, 0]);
+    expect(Array.from(b.targets)).toEqual([6, 7, 8, 9, 0, 0, 2, 3, 4, 5, 0, 0]);
+    expect(b.spans).toEqual([
+      { start: 2, len: 2 },
+      { start: 1, len: 3 },
+    ]);
+  });
+});

@@ -1,0 +1,51 @@
+// The agent policy's training rows on the CPU (docs/method.md §13): the imitation samples of the
+// reference solvers' episodes, the policy's tokenizer, and GSPO rows of moves as a model batch.
+import { SPECIAL_TOKENS, Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
+import { episodeSamples, fitPolicyPrompt, policyText, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+
+/** Solver episodes of the train tasks as policy samples, each episode ending with a "done" sample (empty action). */
+export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
+  const out: PolicySample[] = [];
+  for (const t of tasks) {
+    const e = solveTask(t);
+    if (!e.verdict.success) continue;
+    out.push(...episodeSamples(e));
+    out.push({
+      source: t.id,
+      domain: t.domain,
+      step: e.turns.length,
+      task: e.system_prompt.task_description,
+      actionSpace: e.system_prompt.action_space,
+      initialState: e.system_prompt.initial_state,
+      history: e.turns.map(({ action, observation }) => ({ action, observation })),
+      target: '',
+    });
+  }
+  return out;
+}
+
+/** The policy's tokenizer: BPE trained on the imitation samples' prompts and targets as laid out. */
+export function policyTokenizer(samples: readonly PolicySample[], vocabSize: number): Tokenizer {
+  const big = 1 << 20;
+  const corpus = samples.map((s) => {
+    const fit = fitPolicyPrompt(s, new Tokenizer([]), big);
+    return policyText([...fit.prompt, ...fit.target]);
+  });
+  return trainBpe([...corpus, ...Object.values(SPECIAL_TOKENS)], { vocabSize });
+}
+
+/** GSPO rows (each its own prompt and response) as a model batch with response spans. */
+export function movesBatch(rows: readonly { prompt: number[]; response: number[] }[], T: number, Lmax: number, pad: number) {
+  const B = rows.length;
+  const inputs = new Uint32Array(B * T).fill(pad);
+  const targets = new Uint32Array(B * T).fill(pad);
+  const spans = rows.map(({ prompt, response }, i) => {
+    const seq = [...prompt, ...response.slice(0, Lmax)].slice(0, T + 1);
+    for (let t = 0; t + 1 < seq.length && t < T; t++) {
+      inputs[i * T + t] = seq[t];
+      targets[i * T + t] = seq[t + 1];
+    }
+    return { start: prompt.length - 1, len: Math.min(response.length, Lmax, T + 1 - prompt.length) };
+  });
+  return { B, T, inputs, targets, spans };
+}
