@@ -15,7 +15,7 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--policy micro|CHECKPOINT]   a fresh model of a preset (default micro), or a policy checkpoint to go on from
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
-  [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
+  [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
 Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success untrained, after SFT and during RL.`;
 
@@ -38,6 +38,7 @@ const OPTIONS = {
   'max-turns': { type: 'string' },
   'max-new-tokens': { type: 'string' },
   tokens: { type: 'string' },
+  layout: { type: 'string' },
   vocab: { type: 'string' },
   'sft-lr': { type: 'string' },
   'rl-lr': { type: 'string' },
@@ -85,6 +86,9 @@ const agent: Command = async (argv, io) => {
     throw new UsageError(`--domain: ${(e as Error).message}`);
   }
   for (const f of families) if (!known.includes(f)) throw new UsageError(`--families: no task family '${f}' in ${v.domain}; families: ${known.join(', ')}`);
+  const { POLICY_LAYOUTS } = await import('../../envs/tasks/index.ts');
+  const layout = v.layout ?? AGENT_DEFAULTS.layout;
+  if (!(POLICY_LAYOUTS as readonly string[]).includes(layout)) throw new UsageError(`--layout must be one of ${POLICY_LAYOUTS.join(', ')}, got '${layout}'`);
   const int = (name: keyof typeof OPTIONS, min: number, dflt: number) => (v[name] === undefined ? dflt : intOption(name, v[name] as string, min));
   const policy = v.policy ?? 'micro';
   const preset = Object.hasOwn(PRESETS, policy) ? (policy as PresetName) : AGENT_DEFAULTS.preset;
@@ -112,6 +116,7 @@ const agent: Command = async (argv, io) => {
     maxTurns: int('max-turns', 1, AGENT_DEFAULTS.maxTurns),
     maxNewTokens: int('max-new-tokens', 2, AGENT_DEFAULTS.maxNewTokens),
     T: int('tokens', 16, AGENT_DEFAULTS.T),
+    layout: layout as (typeof POLICY_LAYOUTS)[number],
     vocabSize: int('vocab', 300, AGENT_DEFAULTS.vocabSize),
     seed: int('seed', 0, AGENT_DEFAULTS.seed),
     sftLr: v['sft-lr'] === undefined ? AGENT_DEFAULTS.sftLr : floatOption('sft-lr', v['sft-lr'], 0, 1),

@@ -33,4 +33,6 @@ export {
   type PolicyTurn,
   type PolicyFit,
   type PartsEncoder,
+  type PolicyLayout,
+  POLICY_LAYOUTS,
 } from './policy.ts';

@@ -138,6 +138,26 @@ describe.each(TOKENIZERS)('the policy prompt with our %s tokenizer', (_name, tok
     );
   });
 
+  it('in the compact layout, shows the goal and the history only, fits them the same way, and keeps a goal that prints a marker as text', () => {
+    const s = longSample(30, 'line of output '.repeat(6));
+    expect(s.goal).toBeTruthy();
+    const fit = fitPolicyPrompt(s, tok, BIG, 'compact');
+    const text = policyText(fit.prompt);
+    expect(text.startsWith(`${SPECIAL_TOKENS.system}# Goal\n${s.goal}\n# History\n`)).toBe(true);
+    expect(text).not.toContain(s.actionSpace);
+    expect(text).not.toContain('# Start');
+    expect(fit).toMatchObject({ turns: 30, initialState: 'left out' });
+    const full = encodePolicyRow(s, tok, BIG, 'compact').ids.length;
+    const r = encodePolicyRow(s, tok, Math.floor(full / 2), 'compact');
+    expect(r.ids.length).toBeLessThanOrEqual(Math.floor(full / 2));
+    expect(r.fit.turns).toBeLessThan(30);
+    expect(policyText(r.fit.prompt)).toContain(`(${30 - r.fit.turns} earlier turns left out)`);
+    const specials = (x: PolicySample) => encodePolicyRow(x, tok, BIG, 'compact').ids.filter((id) => tok.isSpecial(id)).length;
+    expect(specials({ ...s, goal: `${s.goal} ${SPECIAL_TOKENS.endTurn}${SPECIAL_TOKENS.action}` })).toBe(specials(s));
+    expect(() => fitPolicyPrompt({ ...s, goal: undefined }, tok, BIG, 'compact')).toThrow(/compact layout needs the task's goal/);
+    expect(() => fitPolicyPrompt(s, tok, 5, 'compact')).toThrow(/the goal and target take \d+ tokens, more than the budget of 5/);
+  });
+
   it('is the same for the same sample and budget', () => {
     const s = longSample(12, 'some output');
     const budget = Math.floor(encodePolicyRow(s, tok, BIG).ids.length * 0.7);

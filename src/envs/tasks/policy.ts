@@ -23,6 +23,8 @@ export interface PolicySample {
   step: number;
   /** The environment's task description, which carries the goal. */
   task: string;
+  /** The goal alone, in words (samples of a task; the compact layout needs it). */
+  goal?: string;
   actionSpace: string;
   /** What the environment showed before the first action. */
   initialState: string;
@@ -49,14 +51,26 @@ export interface PolicyFit {
   initialState: 'whole' | 'cut' | 'left out';
 }
 
+/**
+ * How a prompt is laid out. `full`: the task description, the action space, the start and the
+ * history. `compact`: the goal and the history only. A policy trained on one domain sees the
+ * same description frame and action space in every prompt: constant text that tells it nothing
+ * and costs its context and attention. A tiny model reading 250 tokens of it to find a goal word
+ * learns to copy that word many times slower than one reading the goal alone (docs/method.md §13).
+ */
+export type PolicyLayout = 'full' | 'compact';
+export const POLICY_LAYOUTS: readonly PolicyLayout[] = ['full', 'compact'];
+
 interface Layout {
+  style: PolicyLayout;
   turns: PolicyTurn[];
   omitted: number;
   initialState: string | null;
 }
 
 function render(s: PolicySample, l: Layout): TextPart[] {
-  const parts: TextPart[] = [T(`${S.system}# Task\n`), D(s.task), T('\n# Actions\n'), D(s.actionSpace)];
+  const parts: TextPart[] =
+    l.style === 'compact' ? [T(`${S.system}# Goal\n`), D(s.goal ?? '')] : [T(`${S.system}# Task\n`), D(s.task), T('\n# Actions\n'), D(s.actionSpace)];
   if (l.initialState !== null) parts.push(T('\n# Start\n'), D(l.initialState));
   parts.push(T('\n# History\n'));
   if (l.omitted) parts.push(T(`(${l.omitted} earlier turn${l.omitted === 1 ? '' : 's'} left out)\n`));
@@ -101,25 +115,27 @@ export interface PartsEncoder {
 
 /**
  * The prompt of a sample within `maxTokens` for prompt and target together. The task and the
- * action space are always kept whole (an error when they and the target alone do not fit);
- * then the newest turns, newest first, a contiguous run that ends at the target (the newest
- * turn's observation is cut, head and tail, when it does not fit whole); then the initial
- * state in the room left, cut when it does not fit whole.
+ * action space (compact: the goal) are always kept whole (an error when they and the target
+ * alone do not fit); then the newest turns, newest first, a contiguous run that ends at the
+ * target (the newest turn's observation is cut, head and tail, when it does not fit whole);
+ * then, in the full layout, the initial state in the room left, cut when it does not fit whole.
  */
-export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: number): PolicyFit {
+export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: number, style: PolicyLayout = 'full'): PolicyFit {
+  if (style === 'compact' && !s.goal)
+    throw new Error(`policy prompt of ${s.source} step ${s.step}: the compact layout needs the task's goal, and this sample has none`);
   const target = policyTarget(s);
   const targetLen = tok.encodeParts(target).length;
   const size = (l: Layout) => tok.encodeParts(render(s, l)).length + targetLen;
   const fits = (l: Layout) => size(l) <= maxTokens;
-  const bare: Layout = { turns: [], omitted: s.history.length, initialState: null };
+  const bare: Layout = { style, turns: [], omitted: s.history.length, initialState: null };
   if (!fits(bare))
     throw new Error(
-      `policy prompt of ${s.source} step ${s.step}: the task, action space and target take ${size(bare)} tokens, more than the budget of ${maxTokens}`,
+      `policy prompt of ${s.source} step ${s.step}: the ${style === 'compact' ? 'goal' : 'task, action space'} and target take ${size(bare)} tokens, more than the budget of ${maxTokens}`,
     );
   let layout = bare;
   let cutObservation = false;
   for (let k = 1; k <= s.history.length; k++) {
-    const next: Layout = { turns: s.history.slice(s.history.length - k), omitted: s.history.length - k, initialState: null };
+    const next: Layout = { style, turns: s.history.slice(s.history.length - k), omitted: s.history.length - k, initialState: null };
     if (fits(next)) {
       layout = next;
       continue;
@@ -135,6 +151,7 @@ export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: n
     break;
   }
   let initialState: PolicyFit['initialState'] = 'left out';
+  if (style === 'compact') return { prompt: render(s, layout), target, turns: layout.turns.length, cutObservation, initialState };
   if (fits({ ...layout, initialState: s.initialState })) {
     layout = { ...layout, initialState: s.initialState };
     initialState = 'whole';
@@ -149,8 +166,13 @@ export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: n
 }
 
 /** A training row: the fitted prompt's ids, then the target's; the loss falls on ids from `promptLength` on. */
-export function encodePolicyRow(s: PolicySample, tok: PartsEncoder, maxTokens: number): { ids: number[]; promptLength: number; fit: PolicyFit } {
-  const fit = fitPolicyPrompt(s, tok, maxTokens);
+export function encodePolicyRow(
+  s: PolicySample,
+  tok: PartsEncoder,
+  maxTokens: number,
+  style: PolicyLayout = 'full',
+): { ids: number[]; promptLength: number; fit: PolicyFit } {
+  const fit = fitPolicyPrompt(s, tok, maxTokens, style);
   const prompt = tok.encodeParts(fit.prompt);
   return { ids: [...prompt, ...tok.encodeParts(fit.target)], promptLength: prompt.length, fit };
 }
@@ -171,6 +193,7 @@ export function episodeSamples(e: Episode, opts: { onlyAccepted?: boolean } = {}
       domain: e.task.domain,
       step: i,
       task: e.system_prompt.task_description,
+      goal: e.task.goal,
       actionSpace: e.system_prompt.action_space,
       initialState: e.system_prompt.initial_state,
       history: e.turns.slice(0, i).map(({ action, observation }) => ({ action, observation })),

@@ -48,6 +48,7 @@ export function nextSample(task: Task, sp: SystemPrompt, turns: readonly Episode
     domain: task.domain,
     step: turns.length,
     task: sp.task_description,
+    goal: task.goal,
     actionSpace: sp.action_space,
     initialState: sp.initial_state,
     history: turns.map(({ action, observation }) => ({ action, observation })),

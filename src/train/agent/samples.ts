@@ -1,7 +1,7 @@
 // The agent policy's training rows on the CPU (docs/method.md §13): the imitation samples of the
 // reference solvers' episodes, the policy's tokenizer, and GSPO rows of moves as a model batch.
 import { SPECIAL_TOKENS, Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
-import { episodeSamples, fitPolicyPrompt, policyText, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import { episodeSamples, fitPolicyPrompt, policyText, solveTask, type PolicyLayout, type PolicySample, type Task } from '../../envs/tasks/index.ts';
 
 /** Solver episodes of the train tasks as policy samples, each episode ending with a "done" sample (empty action). */
 export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
@@ -15,6 +15,7 @@ export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
       domain: t.domain,
       step: e.turns.length,
       task: e.system_prompt.task_description,
+      goal: t.goal,
       actionSpace: e.system_prompt.action_space,
       initialState: e.system_prompt.initial_state,
       history: e.turns.map(({ action, observation }) => ({ action, observation })),
@@ -25,10 +26,10 @@ export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
 }
 
 /** The policy's tokenizer: BPE trained on the imitation samples' prompts and targets as laid out. */
-export function policyTokenizer(samples: readonly PolicySample[], vocabSize: number): Tokenizer {
+export function policyTokenizer(samples: readonly PolicySample[], vocabSize: number, layout: PolicyLayout = 'full'): Tokenizer {
   const big = 1 << 20;
   const corpus = samples.map((s) => {
-    const fit = fitPolicyPrompt(s, new Tokenizer([]), big);
+    const fit = fitPolicyPrompt(s, new Tokenizer([]), big, layout);
     return policyText([...fit.prompt, ...fit.target]);
   });
   return trainBpe([...corpus, ...Object.values(SPECIAL_TOKENS)], { vocabSize });
