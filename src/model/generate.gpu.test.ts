@@ -80,6 +80,36 @@ describe('GPU generation', () => {
     }
   });
 
+  it('a batch of different prompts of one length: each row follows the reference with its row index, greedy or sampled', async () => {
+    const rt = await gpuRuntime();
+    const config = presetConfig('micro', { positions: 'learned' });
+    const params = initParams(config, 9).map((x) => 4 * x);
+    const buf = rt.storage('test.params', params);
+    const gen = new GpuGenerator(rt, config, buf, { maxSequences: 3, maxLength: 32 });
+    try {
+      const prompts = [0, 1, 2].map((r) => Array.from({ length: 9 }, (_, i) => (i * 31 + r * 101 + 5) % 256));
+      prompts[2] = [...prompts[0]]; // two equal prompts: sampled on their own rows
+      const greedy = await gen.generateBatch(prompts, { maxNewTokens: 7, sampling: { temperature: 0 } });
+      for (let r = 0; r < 3; r++) expect(greedy[r]).toEqual(generateRef(params, config, prompts[r], { maxNewTokens: 7, temperature: 0 }));
+      const sampling = { temperature: 1.5, seed: 12 };
+      const sampled = await gen.generateBatch(prompts, { maxNewTokens: 7, sampling });
+      for (let r = 0; r < 3; r++) expect(sampled[r]).toEqual(generateRef(params, config, prompts[r], { maxNewTokens: 7, ...sampling, row: r }));
+      expect(sampled[2]).not.toEqual(sampled[0]);
+      // A stop token ends its row only.
+      const stopAt = greedy[1][1];
+      const stopped = await gen.generateBatch(prompts, { maxNewTokens: 7, sampling: { temperature: 0 }, stop: [stopAt] });
+      expect(stopped[1]).toEqual(greedy[1].slice(0, 2));
+      expect(await gen.generateBatch([], { maxNewTokens: 3, sampling: { temperature: 0 } })).toEqual([]);
+      await expect(gen.generateBatch([prompts[0], prompts[1].slice(1)], { maxNewTokens: 3, sampling: { temperature: 0 } })).rejects.toThrow(
+        /prompt 1 has 8 tokens, prompt 0 has 9/,
+      );
+      await expect(gen.generateBatch([...prompts, prompts[0]], { maxNewTokens: 3, sampling: { temperature: 0 } })).rejects.toThrow(/4 sequences exceed/);
+    } finally {
+      gen.dispose();
+      rt.release(buf);
+    }
+  });
+
   it('reuses the KV rows of kept prompts and generates exactly the tokens of a full prefill', async () => {
     const rt = await gpuRuntime();
     const config = presetConfig('micro', { positions: 'rope' });

@@ -423,33 +423,59 @@ export class GpuGenerator {
     timing?: { prefillMs: number; decodeMs: number },
   ): Promise<number[][]> {
     this.check(prompt, o.maxNewTokens, G);
+    if (o.shared ?? true) return this.decodeRows(G, prompt.length, o, timing, prompt);
+    return this.decodeRows(G, prompt.length, o, timing, null, Array.from({ length: G }, () => prompt).flat());
+  }
+
+  /**
+   * One continuation of each prompt, all in one batch: the prompts have the same length (each
+   * its own rows of the cache, prefilled together) and are decoded side by side, each sampled
+   * with its own row of the sampler (so two equal prompts may differ when sampled). Episodes of
+   * different tasks, or of one task after different turns, are rolled out this way.
+   */
+  async generateBatch(prompts: readonly number[][], o: GenerateOptions, timing?: { prefillMs: number; decodeMs: number }): Promise<number[][]> {
+    if (!prompts.length) return [];
+    const P = prompts[0].length;
+    for (const [i, p] of prompts.entries()) {
+      if (p.length !== P) throw new RangeError(`generateBatch: prompt ${i} has ${p.length} tokens, prompt 0 has ${P}; a batch's prompts have one length`);
+      this.check(p, o.maxNewTokens, prompts.length);
+    }
+    return this.decodeRows(prompts.length, P, o, timing, null, prompts.flat());
+  }
+
+  /** Prefill (one shared prompt, or N own prompts of length P laid end to end), then decode N rows to a stop or maxNewTokens. */
+  private async decodeRows(
+    N: number,
+    P: number,
+    o: GenerateOptions,
+    timing: { prefillMs: number; decodeMs: number } | undefined,
+    sharedPrompt: number[] | null,
+    ownPrompts?: number[],
+  ): Promise<number[][]> {
     const settings = this.settings(o.sampling);
-    const shared = o.shared ?? true;
-    const P = prompt.length;
     const seq = this.caches('seq');
     const t0 = performance.now();
     let first: Uint32Array;
     let prefix: { len: number; caches?: Caches };
-    if (shared) {
+    if (sharedPrompt) {
       const pc = this.caches('prefix');
-      first = await this.run(await this.graph(1, P), prompt, pc, 0, { len: 0 }, await this.sampler(G, true, settings), 0);
+      first = await this.run(await this.graph(1, P), sharedPrompt, pc, 0, { len: 0 }, await this.sampler(N, true, settings), 0);
       prefix = { len: P, caches: pc };
     } else {
-      const tokens = Array.from({ length: G }, () => prompt).flat();
-      first = await this.run(await this.graph(G, P), tokens, seq, 0, { len: 0 }, await this.sampler(G, false, settings), 0);
+      first = await this.run(await this.graph(N, P), ownPrompts!, seq, 0, { len: 0 }, await this.sampler(N, false, settings), 0);
       prefix = { len: 0 };
     }
     const t1 = performance.now();
     const out = Array.from(first, (t) => [t]);
     const stop = new Set(o.stop ?? []);
     const done = out.map((s) => stop.has(s[0]));
-    const decode = await this.graph(G, 1);
-    const sampler = await this.sampler(G, false, settings);
+    const decode = await this.graph(N, 1);
+    const sampler = await this.sampler(N, false, settings);
     for (let i = 1; i < o.maxNewTokens && !done.every(Boolean); i++) {
       if (o.signal?.aborted) break;
       const last = out.map((s) => s[s.length - 1]);
       // Own-cache rows so far: the continuation minus the token being fed (plus the prompt when not shared).
-      const pastLen = (shared ? 0 : P) + i - 1;
+      const pastLen = (sharedPrompt ? 0 : P) + i - 1;
       const next = await this.run(decode, last, seq, pastLen, prefix, sampler, i);
       next.forEach((t, g) => {
         if (done[g]) return;
