@@ -12,7 +12,7 @@ import { keyedUniform } from '../../core/random.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
 import { imitationSamples, movesBatch, policyTokenizer } from './samples.ts';
-import { fitPolicyPrompt, listTasks, policyTarget, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import { fitPolicyPrompt, listTasks, policyTarget, type PolicyLayout, type PolicySample, type Task } from '../../envs/tasks/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
 import { GpuGenerator } from '../../model/generate.ts';
 import { initParams } from '../../model/init.ts';
@@ -43,6 +43,8 @@ export interface AgentTrainSpec {
   vocabSize: number;
   /** Tokens per sequence: prompt and action. */
   T: number;
+  /** The policy's prompt layout (envs/tasks/policy.ts): `compact` (goal and history) or `full`. */
+  layout: PolicyLayout;
   /** Train-split tasks whose solver episodes the SFT stage imitates (and RL draws from). */
   trainTasks: number;
   /** Held-out tasks of each evaluation. */
@@ -73,7 +75,9 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   // Enough merges that each goal word is one token (measured on terminal/write_word: 512 cut
   // "breeze" into four pieces, 768 keeps it whole); copying one token is what imitation can learn fast.
   vocabSize: 1024,
-  T: 256,
+  // The compact layout's prompts (goal and history) of a level-1 task take 20–60 tokens.
+  T: 128,
+  layout: 'compact',
   trainTasks: 256,
   evalTasks: 24,
   sftSteps: 60,
@@ -149,40 +153,41 @@ function sftBatch(rows: { ids: number[]; promptLength: number }[], B: number, T:
 }
 
 /** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-turn token counted). */
-function policyPrompt(s: PolicySample, tok: Tokenizer, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens'>): number[] {
-  return tok.encodeParts(fitPolicyPrompt({ ...s, target: '' }, tok, spec.T - spec.maxNewTokens + 1).prompt);
+function policyPrompt(s: PolicySample, tok: Tokenizer, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens' | 'layout'>): number[] {
+  return tok.encodeParts(fitPolicyPrompt({ ...s, target: '' }, tok, spec.T - spec.maxNewTokens + 1, spec.layout).prompt);
 }
 
-/** The model's policy: prompts fitted to T − maxNewTokens, identical prompts sampled together. */
+/** Sequences a policy rolls out side by side (the generator's batch). */
+export const POLICY_BATCH = 16;
+
+/**
+ * The model's policy: prompts fitted to T − maxNewTokens; the moves of many episodes are
+ * generated in batches of prompts of one length (generateBatch), each sampled on its own row.
+ */
 function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
   const endTurn = tok.special.endTurn;
   const stop = [...tok.observationStops];
   let call = 0;
   return async (samples) => {
     const prompts = samples.map((s) => policyPrompt(s, tok, spec));
-    const byPrompt = new Map<string, number[]>();
-    prompts.forEach((p, i) => {
-      const k = p.join(',');
-      byPrompt.set(k, [...(byPrompt.get(k) ?? []), i]);
-    });
+    const byLength = new Map<number, number[]>();
+    prompts.forEach((p, i) => byLength.set(p.length, [...(byLength.get(p.length) ?? []), i]));
     const out: PolicyMove[] = new Array(samples.length);
-    for (const idx of byPrompt.values()) {
-      const prompt = prompts[idx[0]];
-      const seed = sampling.seed * 7919 + call++;
-      const greedy = sampling.temperature === 0;
-      const o = { maxNewTokens: spec.maxNewTokens, sampling: { temperature: sampling.temperature, seed }, stop };
-      let responses: number[][];
-      if (greedy || idx.length === 1) {
-        const r: number[] = [];
-        for await (const t of gen.generate(prompt, o)) r.push(t);
-        responses = idx.map(() => r);
-      } else responses = await gen.generateGroup(prompt, idx.length, { ...o, shared: true });
-      idx.forEach((i, k) => {
-        const tokens = responses[k];
-        const formed = tokens.length > 0 && tokens[tokens.length - 1] === endTurn;
-        const body = formed ? tokens.slice(0, -1) : tokens.filter((t) => !stop.includes(t));
-        out[i] = { action: formed && body.length === 0 ? '' : tok.decode(body).trim() || (formed ? '' : ' '), formed, tokens, prompt };
-      });
+    for (const all of byLength.values()) {
+      for (let c = 0; c < all.length; c += gen.limits.maxSequences) {
+        const idx = all.slice(c, c + gen.limits.maxSequences);
+        const seed = sampling.seed * 7919 + call++;
+        const o = { maxNewTokens: spec.maxNewTokens, sampling: { temperature: sampling.temperature, seed }, stop };
+        // Always a full batch (copies of the first prompt fill it): one compiled shape per prompt length, whatever the count.
+        const rows = Array.from({ length: gen.limits.maxSequences }, (_, k) => prompts[idx[k] ?? idx[0]]);
+        const responses = await gen.generateBatch(rows, o);
+        idx.forEach((i, k) => {
+          const tokens = responses[k];
+          const formed = tokens.length > 0 && tokens[tokens.length - 1] === endTurn;
+          const body = formed ? tokens.slice(0, -1) : tokens.filter((t) => !stop.includes(t));
+          out[i] = { action: formed && body.length === 0 ? '' : tok.decode(body).trim() || (formed ? '' : ' '), formed, tokens, prompt: prompts[i] };
+        });
+      }
     }
     return out;
   };
@@ -239,177 +244,248 @@ function checkSpec(s: AgentTrainSpec): void {
   if (s.maxNewTokens >= s.T - 8) throw new UserFacingError(`maxNewTokens (${s.maxNewTokens}) leaves no room for a prompt in ${s.T} tokens`);
 }
 
-/** Runs imitation, then GSPO, evaluating on held-out tasks; returns the summary with the final checkpoint. */
-export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, from?: Uint8Array): Promise<AgentSummary> {
-  checkSpec(spec);
-  const t0 = performance.now();
-  const trainTasks = listTasks({ split: 'train', count: spec.trainTasks, domains: [spec.domain], families: spec.families });
-  const evalTasks = listTasks({
-    split: 'heldout',
-    count: Math.ceil(spec.evalTasks / spec.families.length),
-    domains: [spec.domain],
-    families: spec.families,
-  }).slice(0, spec.evalTasks);
-  if (host.world)
-    for (const f of spec.families) {
-      try {
-        answerKey(trainTasks.find((t) => t.family === f)!);
-      } catch (e) {
-        throw new UserFacingError(`--env model: ${(e as Error).message}`);
-      }
-    }
-  const samples = imitationSamples(trainTasks);
-  if (!samples.length) throw new UserFacingError('the reference solvers solved none of the train tasks: nothing to imitate');
-  let tok: Tokenizer;
-  let config: ModelConfig;
-  let params: Float32Array;
-  if (from) {
-    const ck = loadCheckpoint(from, { source: 'the starting policy' });
-    const tj = ck.extraMetadata?.tokenizer;
-    if (!tj) throw new UserFacingError('the starting policy has no tokenizer in its metadata; it was not written by LWM Studio training');
-    tok = Tokenizer.fromJSON(JSON.parse(tj));
-    config = ck.config;
-    params = ck.params;
-  } else {
-    tok = policyTokenizer(samples, spec.vocabSize);
-    config = presetConfig(spec.preset, { vocabSize: tok.vocabSize, contextLength: spec.T });
-    params = initParams(config, spec.seed);
-  }
-  const T = Math.min(spec.T, config.contextLength);
-  const run = { ...spec, T };
-  // Training rows end where the policy's prompts end when it acts: the same fit, the same
-  // budget (T − maxNewTokens), so a target sits at the positions the action will. Fitting a row
-  // to the whole T put every target at the sequence's end, and the learned positions made the
-  // end of the sequence, not the prompt, what the policy answered.
-  const rows = samples.map((s) => {
-    let prompt: number[];
-    try {
-      prompt = policyPrompt(s, tok, run);
-    } catch (e) {
-      throw new UserFacingError(`${(e as Error).message} (raise --tokens)`);
-    }
-    const target = tok.encodeParts(policyTarget(s));
-    if (target.length > spec.maxNewTokens)
-      throw new UserFacingError(`the action of ${s.source} step ${s.step} takes ${target.length} tokens, more than --max-new-tokens ${spec.maxNewTokens}`);
-    return { ids: [...prompt, ...target], promptLength: prompt.length };
-  });
-  host.log(
-    `agent: ${trainTasks.length} train tasks (${samples.length} imitation samples), ${evalTasks.length} held-out tasks; model ${JSON.stringify(config)}; tokenizer ${tok.vocabSize} tokens; ${T} tokens per sequence`,
-  );
-  const G = spec.group;
-  const model = await GpuTrainer.create(host.rt, config, { batch: spec.batch, T, rl: { Lmax: spec.maxNewTokens, temperature: spec.temperature } });
-  model.setParams(params);
-  const gen = new GpuGenerator(host.rt, config, model.model.params, { maxSequences: Math.max(G, 1), maxLength: T });
-  const evals: AgentEval[] = [];
-  const evalNow = async (phase: string, step: number) => {
-    const ev = await evaluate(gen, tok, run, evalTasks, phase, step, host.log);
-    evals.push(ev);
-    host.metric(phase, step, { eval_success: ev.success, eval_successes: ev.successes, eval_tasks: ev.n, eval_format: ev.format, eval_turns: ev.turns });
-    return ev;
-  };
-  try {
-    const untrained = await evalNow('untrained', 0);
-    // (1) Imitation.
-    const pad = tok.special.pad;
-    const sftSchedule = { maxLr: spec.sftLr, minLr: spec.sftLr / 10, warmupSteps: Math.min(10, spec.sftSteps), totalSteps: spec.sftSteps };
-    let order: number[] = [];
-    for (let step = 0; step < spec.sftSteps; step++) {
-      const batch: typeof rows = [];
-      for (let b = 0; b < spec.batch; b++) {
-        if (!order.length) order = shuffled(rows.length, `agent-sft:${spec.seed}:${step}`);
-        batch.push(rows[order.pop()!]);
-      }
-      const r = await model.trainStep(sftBatch(batch, spec.batch, T, pad), lrAt(step, sftSchedule), { loss: true });
-      host.metric('sft', step + 1, { loss: r.loss ?? NaN });
-    }
-    if (spec.sftSteps > 0) await evalNow('sft', spec.sftSteps);
-    // (2) GSPO on episode rewards.
-    const rlSchedule = { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: 0, totalSteps: spec.rlSteps };
-    let rlStep = 0;
-    const keys = new Map<string, ReturnType<typeof answerKey>>();
-    const gapPairs = { disagree: 0, n: 0 };
-    for (let step = 0; step < spec.rlSteps; step++) {
-      const items: { task: Task; world: AgentWorld; success: () => Promise<boolean> }[] = [];
-      for (let g = 0; g < spec.tasksPerStep; g++) {
-        const task = trainTasks[Math.floor(keyedUniform(`agent-rl:${step}:${g}`, spec.seed) * trainTasks.length)];
-        for (let i = 0; i < G; i++) {
-          if (host.world) {
-            const w = simWorld(task, host.world.backend, host.world.options, keys.get(task.id) ?? keys.set(task.id, answerKey(task)).get(task.id));
-            items.push({ task, world: w, success: async () => (await w.simCheck()).success });
-          } else {
-            const w = realWorld(task);
-            items.push({ task, world: w, success: async () => w.check().success });
-          }
+/** What an RL step measured: its metrics line and, with a simulated world, the sim-to-real pairs. */
+export interface AgentRlStep {
+  values: Record<string, number>;
+  gap: { disagree: number; n: number } | null;
+}
+
+/**
+ * One policy being trained: its tokenizer, model, generator, train and held-out tasks and
+ * imitation rows. `runAgentTraining` and the four-agent experiment (experiment.ts) drive it
+ * phase by phase: evaluations, SFT steps, RL steps in the real or the simulated world.
+ */
+export class AgentSession {
+  private gapKeys = new Map<string, ReturnType<typeof answerKey>>();
+  private epochOrder: { epoch: number; order: number[] } | null = null;
+
+  private constructor(
+    readonly spec: AgentTrainSpec,
+    readonly host: AgentHost,
+    readonly tok: Tokenizer,
+    readonly config: ModelConfig,
+    readonly trainTasks: Task[],
+    readonly evalTasks: Task[],
+    private readonly rows: { ids: number[]; promptLength: number }[],
+    private readonly model: GpuTrainer,
+    private readonly gen: GpuGenerator,
+  ) {}
+
+  /** Tasks, tokenizer, model and rows of a run; `from`: a policy checkpoint to go on from (its tokenizer and weights). */
+  static async open(spec: AgentTrainSpec, host: AgentHost, from?: Uint8Array): Promise<AgentSession> {
+    checkSpec(spec);
+    const trainTasks = listTasks({ split: 'train', count: spec.trainTasks, domains: [spec.domain], families: spec.families });
+    const evalTasks = listTasks({
+      split: 'heldout',
+      count: Math.ceil(spec.evalTasks / spec.families.length),
+      domains: [spec.domain],
+      families: spec.families,
+    }).slice(0, spec.evalTasks);
+    if (host.world)
+      for (const f of spec.families) {
+        try {
+          answerKey(trainTasks.find((t) => t.family === f)!);
+        } catch (e) {
+          throw new UserFacingError(`--env model: ${(e as Error).message}`);
         }
       }
-      const eps = await playEpisodes(items, gpuPolicy(gen, tok, run, { temperature: spec.temperature, seed: spec.seed * 1009 + step }), spec.maxTurns);
-      const wins: boolean[] = [];
-      for (const it of items) wins.push(await it.success());
-      const parts = eps.map((e, i) => episodeReward(wins[i], e.moves));
-      // With a simulated world: the real check of the same actions, for the sim-to-real gap.
-      const gap = host.world
-        ? simToRealGap(
-            eps.map((e, i) => ({
-              sim: wins[i],
-              real: realCheck(
-                e.task,
-                e.turns.map((t) => t.action),
-              ).success,
-            })),
-          )
-        : null;
-      let rewards = parts.map((p) => p.reward);
-      if (spec.shuffleReward) {
-        const perm = shuffled(rewards.length, `agent-shuffle:${spec.seed}:${step}`);
-        rewards = perm.map((j) => rewards[j]);
+    const samples = imitationSamples(trainTasks);
+    if (!samples.length) throw new UserFacingError('the reference solvers solved none of the train tasks: nothing to imitate');
+    let tok: Tokenizer;
+    let config: ModelConfig;
+    let params: Float32Array;
+    if (from) {
+      const ck = loadCheckpoint(from, { source: 'the starting policy' });
+      const tj = ck.extraMetadata?.tokenizer;
+      if (!tj) throw new UserFacingError('the starting policy has no tokenizer in its metadata; it was not written by LWM Studio training');
+      tok = Tokenizer.fromJSON(JSON.parse(tj));
+      config = ck.config;
+      params = ck.params;
+    } else {
+      tok = policyTokenizer(samples, spec.vocabSize, spec.layout);
+      config = presetConfig(spec.preset, { vocabSize: tok.vocabSize, contextLength: spec.T });
+      params = initParams(config, spec.seed);
+    }
+    const T = Math.min(spec.T, config.contextLength);
+    const run = { ...spec, T };
+    // Training rows end where the policy's prompts end when it acts: the same fit, the same
+    // budget (T − maxNewTokens), so a target sits at the positions the action will. Fitting a row
+    // to the whole T put every target at the sequence's end, and the learned positions made the
+    // end of the sequence, not the prompt, what the policy answered.
+    const rows = samples.map((s) => {
+      let prompt: number[];
+      try {
+        prompt = policyPrompt(s, tok, run);
+      } catch (e) {
+        throw new UserFacingError(`${(e as Error).message} (raise --tokens)`);
       }
-      // Every move of an episode is one sequence with the episode's advantage (normalised in its group).
-      const moves: { prompt: number[]; response: number[]; adv: number }[] = [];
-      for (let g = 0; g < spec.tasksPerStep; g++) {
-        const adv = episodeAdvantages(rewards.slice(g * G, (g + 1) * G));
-        for (let i = 0; i < G; i++)
-          for (const m of eps[g * G + i].moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
+      const target = tok.encodeParts(policyTarget(s));
+      if (target.length > spec.maxNewTokens)
+        throw new UserFacingError(`the action of ${s.source} step ${s.step} takes ${target.length} tokens, more than --max-new-tokens ${spec.maxNewTokens}`);
+      return { ids: [...prompt, ...target], promptLength: prompt.length };
+    });
+    host.log(
+      `agent: ${trainTasks.length} train tasks (${samples.length} imitation samples), ${evalTasks.length} held-out tasks; model ${JSON.stringify(config)}; tokenizer ${tok.vocabSize} tokens; ${T} tokens per sequence`,
+    );
+    const model = await GpuTrainer.create(host.rt, config, { batch: spec.batch, T, rl: { Lmax: spec.maxNewTokens, temperature: spec.temperature } });
+    let gen: GpuGenerator | undefined;
+    try {
+      model.setParams(params);
+      gen = new GpuGenerator(host.rt, config, model.model.params, { maxSequences: POLICY_BATCH, maxLength: T });
+    } catch (e) {
+      model.dispose();
+      throw e;
+    }
+    return new AgentSession(run, host, tok, config, trainTasks, evalTasks, rows, model, gen);
+  }
+
+  /** Greedy episodes on the held-out tasks in the real environment, reported as a metric of `phase`. */
+  async evaluate(phase: string, step: number): Promise<AgentEval> {
+    const ev = await evaluate(this.gen, this.tok, this.spec, this.evalTasks, phase, step, this.host.log);
+    this.host.metric(phase, step, { eval_success: ev.success, eval_successes: ev.successes, eval_tasks: ev.n, eval_format: ev.format, eval_turns: ev.turns });
+    return ev;
+  }
+
+  /** Imitation steps [from, to) of the SFT schedule (its length is spec.sftSteps). */
+  async sft(from: number, to: number, phase = 'sft'): Promise<void> {
+    const { spec } = this;
+    const pad = this.tok.special.pad;
+    const schedule = { maxLr: spec.sftLr, minLr: spec.sftLr / 10, warmupSteps: Math.min(10, spec.sftSteps), totalSteps: spec.sftSteps };
+    for (let step = from; step < to; step++) {
+      // Each step's rows come from a keyed shuffle of the epoch it falls in: any step range gives the same batches.
+      const batch: typeof this.rows = [];
+      for (let b = 0; b < spec.batch; b++) {
+        const k = step * spec.batch + b;
+        const epoch = Math.floor(k / this.rows.length);
+        if (this.epochOrder?.epoch !== epoch) this.epochOrder = { epoch, order: shuffled(this.rows.length, `agent-sft:${spec.seed}:${epoch}`) };
+        batch.push(this.rows[this.epochOrder.order[k % this.rows.length]]);
       }
-      if (gap) {
-        gapPairs.disagree += gap.simOnly + gap.realOnly;
-        gapPairs.n += gap.n;
+      const r = await this.model.trainStep(sftBatch(batch, spec.batch, spec.T, pad), lrAt(step, schedule), { loss: true });
+      this.host.metric(phase, step + 1, { loss: r.loss ?? NaN });
+    }
+  }
+
+  /**
+   * RL step `step` of a schedule of `total` steps: G sampled episodes on each of tasksPerStep
+   * train tasks, in the real environment or the world model (`simulated`), then GSPO on their moves.
+   */
+  async rlStep(step: number, total: number, simulated: boolean, phase = 'rl'): Promise<AgentRlStep> {
+    const { spec, host } = this;
+    const G = spec.group;
+    if (simulated && !host.world) throw new UserFacingError('an RL step in the world model needs a world model (--world)');
+    const items: { task: Task; world: AgentWorld; success: () => Promise<boolean> }[] = [];
+    for (let g = 0; g < spec.tasksPerStep; g++) {
+      const task = this.trainTasks[Math.floor(keyedUniform(`agent-rl:${step}:${g}`, spec.seed) * this.trainTasks.length)];
+      for (let i = 0; i < G; i++) {
+        if (simulated && host.world) {
+          const key = this.gapKeys.get(task.id) ?? this.gapKeys.set(task.id, answerKey(task)).get(task.id);
+          const w = simWorld(task, host.world.backend, host.world.options, key);
+          items.push({ task, world: w, success: async () => (await w.simCheck()).success });
+        } else {
+          const w = realWorld(task);
+          items.push({ task, world: w, success: async () => w.check().success });
+        }
       }
-      const stats = await gspoMoves(model, moves, run, pad, lrAt(rlStep, rlSchedule));
-      rlStep++;
-      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-      host.metric('rl', step + 1, {
-        reward: mean(parts.map((p) => p.reward)),
-        success: mean(parts.map((p) => p.success)),
-        format: mean(parts.map((p) => p.format)),
-        turns: mean(eps.map((e) => e.turns.length)),
-        moves: moves.length,
-        ...(gap && {
-          real_success:
-            eps.filter(
-              (e) =>
-                realCheck(
-                  e.task,
-                  e.turns.map((t) => t.action),
-                ).success,
-            ).length / eps.length,
+    }
+    const eps = await playEpisodes(items, gpuPolicy(this.gen, this.tok, spec, { temperature: spec.temperature, seed: spec.seed * 1009 + step }), spec.maxTurns);
+    const wins: boolean[] = [];
+    for (const it of items) wins.push(await it.success());
+    const parts = eps.map((e, i) => episodeReward(wins[i], e.moves));
+    // With a simulated world: the real check of the same actions, for the sim-to-real gap.
+    const real = simulated
+      ? eps.map(
+          (e) =>
+            realCheck(
+              e.task,
+              e.turns.map((t) => t.action),
+            ).success,
+        )
+      : null;
+    const gap = real ? simToRealGap(eps.map((_, i) => ({ sim: wins[i], real: real[i] }))) : null;
+    let rewards = parts.map((p) => p.reward);
+    if (spec.shuffleReward) {
+      const perm = shuffled(rewards.length, `agent-shuffle:${spec.seed}:${step}`);
+      rewards = perm.map((j) => rewards[j]);
+    }
+    // Every move of an episode is one sequence with the episode's advantage (normalised in its group).
+    const moves: { prompt: number[]; response: number[]; adv: number }[] = [];
+    for (let g = 0; g < spec.tasksPerStep; g++) {
+      const adv = episodeAdvantages(rewards.slice(g * G, (g + 1) * G));
+      for (let i = 0; i < G; i++) for (const m of eps[g * G + i].moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
+    }
+    const schedule = { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: 0, totalSteps: total };
+    const stats = await gspoMoves(this.model, moves, spec, this.tok.special.pad, lrAt(step, schedule));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    const values: Record<string, number> = {
+      reward: mean(parts.map((p) => p.reward)),
+      success: mean(parts.map((p) => p.success)),
+      format: mean(parts.map((p) => p.format)),
+      turns: mean(eps.map((e) => e.turns.length)),
+      moves: moves.length,
+      ...(gap &&
+        real && {
+          real_success: real.filter(Boolean).length / eps.length,
           sim_real_gap: gap.gap,
           sim_only: gap.simOnly,
           real_only: gap.realOnly,
         }),
-        ...stats,
-      });
+      ...stats,
+    };
+    host.metric(phase, step + 1, values);
+    return { values, gap: gap && { disagree: gap.simOnly + gap.realOnly, n: gap.n } };
+  }
+
+  /** The policy as a checkpoint: weights, tokenizer and settings; with `optimizer`, Adam's state too (to resume). */
+  async checkpoint(optimizer = false): Promise<Uint8Array> {
+    const ck = await this.model.toCheckpoint({
+      extraMetadata: { stage: 'agent', tokenizer: JSON.stringify(this.tok.toJSON()), spec: JSON.stringify(this.spec) },
+    });
+    return saveCheckpoint(optimizer ? ck : { ...ck, optimizer: undefined });
+  }
+
+  /** Restores a checkpoint of this session's model (weights, and Adam's state when it has one). */
+  restore(bytes: Uint8Array, source: string): void {
+    this.model.loadCheckpoint(loadCheckpoint(bytes, { source, config: this.config }));
+  }
+
+  dispose(): void {
+    this.gen.dispose();
+    this.model.dispose();
+  }
+}
+
+/** Runs imitation, then GSPO, evaluating on held-out tasks; returns the summary with the final checkpoint. */
+export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, from?: Uint8Array): Promise<AgentSummary> {
+  const t0 = performance.now();
+  const session = await AgentSession.open(spec, host, from);
+  try {
+    const evals: AgentEval[] = [];
+    const evalNow = async (phase: string, step: number) => {
+      const ev = await session.evaluate(phase, step);
+      evals.push(ev);
+      return ev;
+    };
+    const untrained = await evalNow('untrained', 0);
+    // (1) Imitation.
+    await session.sft(0, spec.sftSteps);
+    if (spec.sftSteps > 0) await evalNow('sft', spec.sftSteps);
+    // (2) GSPO on episode rewards, in the world model when there is one.
+    const gapPairs = { disagree: 0, n: 0 };
+    for (let step = 0; step < spec.rlSteps; step++) {
+      const r = await session.rlStep(step, spec.rlSteps, !!host.world);
+      if (r.gap) {
+        gapPairs.disagree += r.gap.disagree;
+        gapPairs.n += r.gap.n;
+      }
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.rlSteps) await evalNow('rl', step + 1);
     }
     const final = evals[evals.length - 1];
-    const ck = await model.toCheckpoint({
-      extraMetadata: { stage: 'agent', tokenizer: JSON.stringify(tok.toJSON()), spec: JSON.stringify(run) },
-    });
     return {
       domain: spec.domain,
       families: spec.families,
-      config,
-      tokenizer: tok.vocabSize,
-      T,
+      config: session.config,
+      tokenizer: session.tok.vocabSize,
+      T: session.spec.T,
       sftSteps: spec.sftSteps,
       rlSteps: spec.rlSteps,
       evals,
@@ -418,12 +494,11 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       pFinalVsUntrained: fisherOneSided(final.successes, final.n, untrained.successes, untrained.n),
       ...(host.world && { simToRealGap: gapPairs.n ? gapPairs.disagree / gapPairs.n : null, simulatedEpisodes: gapPairs.n }),
       // The policy's weights, tokenizer and settings; going on from it starts Adam afresh.
-      checkpoint: saveCheckpoint({ ...ck, optimizer: undefined }),
+      checkpoint: await session.checkpoint(),
       seconds: (performance.now() - t0) / 1000,
     };
   } finally {
-    gen.dispose();
-    model.dispose();
+    session.dispose();
   }
 }
 

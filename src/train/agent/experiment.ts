@@ -1,0 +1,201 @@
+// The Sim RL experiment (docs/method.md §13): four agents on the same held-out tasks, measured in
+// the real environment. All start from one imitation policy (SFT on the reference solvers):
+//   imitation   no RL: the imitation policy itself, a flat line;
+//   real        GSPO in the real environment;
+//   model       GSPO in the world model (its reward from the simulated check);
+//   model-real  the model arm's final policy, then as many GSPO steps in the real environment.
+// The state is plain data (checkpoints as bytes) saved after every evaluation, so a run goes on
+// after a reload from its last saved evaluation, with the same batches and seeds.
+import { UserFacingError } from '../context.ts';
+import { fisherOneSided } from './episodes.ts';
+import { type AgentEval, type AgentHost, AgentSession, type AgentTrainSpec } from './run.ts';
+
+export type AgentArm = 'imitation' | 'real' | 'model' | 'model-real';
+export const AGENT_ARMS: readonly AgentArm[] = ['imitation', 'real', 'model', 'model-real'];
+
+/** What each arm is, in words (UI legends, logs). */
+export const ARM_LABELS: Record<AgentArm, string> = {
+  imitation: 'untrained by RL (imitation only)',
+  real: 'RL in the real environment',
+  model: 'RL in the world model',
+  'model-real': 'RL in the world model, then in the real environment',
+};
+
+export interface AgentExperimentSpec {
+  /** The settings all arms share; rlSteps is each RL stage's length. */
+  train: AgentTrainSpec;
+  /** The arms to run, in this order ('model' and 'model-real' need a world model). */
+  arms: AgentArm[];
+  /** The world model's name, as the user gave it (shown beside the curves). */
+  world?: string;
+}
+
+export interface AgentArmRecord {
+  arm: AgentArm;
+  /** Held-out evaluations along the arm's RL steps (step 0: the imitation policy; model-real goes on from rlSteps). */
+  evals: AgentEval[];
+  /** One metrics line per RL step (reward, success, sim_real_gap, ...). */
+  steps: { step: number; values: Record<string, number> }[];
+  /** Simulated episodes whose simulated success the real check disagreed with, and how many were simulated. */
+  gap: { disagree: number; n: number };
+  done: boolean;
+}
+
+export interface AgentExperimentState {
+  version: 1;
+  spec: AgentExperimentSpec;
+  /** The fresh policy's held-out evaluation (the untrained agent). */
+  untrained: AgentEval | null;
+  /** The imitation policy every arm starts from (with Adam's state), once SFT is done. */
+  imitation: Uint8Array | null;
+  imitationEval: AgentEval | null;
+  arms: AgentArmRecord[];
+  /** Where the arm in progress stands: its policy (with Adam's state) after `step` RL steps. */
+  cursor: { arm: number; step: number; checkpoint: Uint8Array } | null;
+  /** The model arm's final policy, which model-real goes on from. */
+  modelFinal: Uint8Array | null;
+  done: boolean;
+}
+
+export interface AgentExperimentHost extends AgentHost {
+  /** Stores the state (after each evaluation); the run resumes from the last one saved. */
+  save(state: AgentExperimentState): Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** A new experiment's state; checks the arms against the world model's presence. */
+export function newAgentExperiment(spec: AgentExperimentSpec): AgentExperimentState {
+  if (!spec.arms.length) throw new UserFacingError('an experiment needs at least one arm');
+  const seen = new Set<string>();
+  for (const a of spec.arms) {
+    if (!AGENT_ARMS.includes(a)) throw new UserFacingError(`unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
+    if (seen.has(a)) throw new UserFacingError(`arm '${a}' is named twice`);
+    seen.add(a);
+  }
+  if (seen.has('model-real') && !seen.has('model')) throw new UserFacingError("arm 'model-real' goes on from the 'model' arm: add it");
+  if (spec.train.rlSteps < 1 && spec.arms.some((a) => a !== 'imitation')) throw new UserFacingError('the RL arms need rlSteps ≥ 1');
+  // model-real goes on from the model arm's final policy, so the model arm runs before it.
+  const arms = [...spec.arms].sort((a, b) => AGENT_ARMS.indexOf(a) - AGENT_ARMS.indexOf(b));
+  return {
+    version: 1,
+    spec: { ...spec, arms },
+    untrained: null,
+    imitation: null,
+    imitationEval: null,
+    arms: arms.map((arm) => ({ arm, evals: [], steps: [], gap: { disagree: 0, n: 0 }, done: false })),
+    cursor: null,
+    modelFinal: null,
+    done: false,
+  };
+}
+
+/** True when an arm needs the world model (model-real's first stage is the model arm's). */
+export const needsWorld = (arms: readonly AgentArm[]) => arms.some((a) => a === 'model' || a === 'model-real');
+
+function aborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('the experiment was stopped', 'AbortError');
+}
+
+/**
+ * Runs (or goes on with) an experiment: the untrained and imitation evaluations, then each arm's
+ * RL steps with an evaluation every evalEvery steps. Returns the final state (also saved).
+ */
+export async function runAgentExperiment(state: AgentExperimentState, host: AgentExperimentHost): Promise<AgentExperimentState> {
+  if (state.version !== 1) throw new UserFacingError(`this experiment was stored by another version (${state.version}); start it again`);
+  const { train } = state.spec;
+  if (needsWorld(state.spec.arms) && !host.world) throw new UserFacingError(`arms ${state.spec.arms.join(', ')} need a world model`);
+  if (state.done) return state;
+  const s: AgentExperimentState = structuredClone(state);
+  const session = await AgentSession.open(train, host);
+  const save = async () => {
+    aborted(host.signal);
+    await host.save(structuredClone(s));
+  };
+  try {
+    // The untrained agent and the imitation policy every arm starts from.
+    if (!s.untrained) {
+      s.untrained = await session.evaluate('untrained', 0);
+      await save();
+    }
+    if (!s.imitation) {
+      await session.sft(0, train.sftSteps);
+      aborted(host.signal);
+      s.imitationEval = await session.evaluate('sft', train.sftSteps);
+      s.imitation = await session.checkpoint(true);
+      await save();
+    }
+    for (let a = 0; a < s.arms.length; a++) {
+      const rec = s.arms[a];
+      if (rec.done) continue;
+      const arm = rec.arm;
+      const offset = arm === 'model-real' ? train.rlSteps : 0;
+      let start = 0;
+      if (s.cursor?.arm === a) {
+        session.restore(s.cursor.checkpoint, `the stored ${arm} policy`);
+        start = s.cursor.step;
+      } else if (arm === 'model-real') {
+        if (!s.modelFinal) throw new UserFacingError('model-real goes on from the model arm, which has not finished');
+        session.restore(s.modelFinal, 'the model arm’s final policy');
+        const last = s.arms.find((r) => r.arm === 'model')?.evals.at(-1);
+        if (last && !rec.evals.length) rec.evals.push({ ...last, phase: arm });
+      } else {
+        session.restore(s.imitation!, 'the imitation policy');
+        if (!rec.evals.length && s.imitationEval) rec.evals.push({ ...s.imitationEval, phase: arm, step: 0 });
+      }
+      if (arm === 'imitation') {
+        rec.done = true;
+        s.cursor = null;
+        await save();
+        continue;
+      }
+      const simulated = arm === 'model';
+      for (let step = start; step < train.rlSteps; step++) {
+        aborted(host.signal);
+        const r = await session.rlStep(step, train.rlSteps, simulated, arm);
+        rec.steps.push({ step: offset + step + 1, values: r.values });
+        if (r.gap) {
+          rec.gap.disagree += r.gap.disagree;
+          rec.gap.n += r.gap.n;
+        }
+        if ((step + 1) % train.evalEvery === 0 || step + 1 === train.rlSteps) {
+          const ev = await session.evaluate(arm, offset + step + 1);
+          rec.evals.push(ev);
+          s.cursor = { arm: a, step: step + 1, checkpoint: await session.checkpoint(true) };
+          await save();
+        }
+      }
+      rec.done = true;
+      if (arm === 'model') s.modelFinal = s.cursor?.arm === a ? s.cursor.checkpoint : await session.checkpoint(true);
+      s.cursor = null;
+      await save();
+    }
+    s.done = true;
+    await host.save(structuredClone(s));
+    return s;
+  } finally {
+    session.dispose();
+  }
+}
+
+/** The sim-to-real gap of an arm: the share of its simulated episodes the real check disagreed with. */
+export function armGap(rec: AgentArmRecord): number | null {
+  return rec.gap.n ? rec.gap.disagree / rec.gap.n : null;
+}
+
+/** Each arm's final held-out success and Fisher's one-sided p that it beats the untrained and the imitation policy. */
+export interface AgentArmResult {
+  arm: AgentArm;
+  final: AgentEval | null;
+  pVsUntrained: number | null;
+  pVsImitation: number | null;
+  simToRealGap: number | null;
+  simulatedEpisodes: number;
+}
+
+export function experimentResults(s: AgentExperimentState): AgentArmResult[] {
+  return s.arms.map((rec) => {
+    const final = rec.evals.at(-1) ?? null;
+    const p = (base: AgentEval | null) => (final && base ? fisherOneSided(final.successes, final.n, base.successes, base.n) : null);
+    return { arm: rec.arm, final, pVsUntrained: p(s.untrained), pVsImitation: p(s.imitationEval), simToRealGap: armGap(rec), simulatedEpisodes: rec.gap.n };
+  });
+}
