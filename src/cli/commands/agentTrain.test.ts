@@ -42,4 +42,29 @@ describe('lwm agent train settings', () => {
     expect(io.stdout).toContain('--rl-steps N');
     expect(await agent([], captureIO())).toBe(2);
   });
+
+  it('checks the experiment settings and a stored experiment before any training', async () => {
+    const exp = ['experiment', '--domain', 'terminal', '--families', 'write_word'];
+    await expect(run('fly')).rejects.toThrow(/try: lwm agent train, lwm agent experiment/);
+    await expect(run(...exp, '--arms', 'real,moon', '-o', 'x')).rejects.toThrow(/--arms: unknown arm 'moon'; arms: imitation, real, model, model-real/);
+    await expect(run(...exp, '-o', 'x')).rejects.toThrow(/--world M is required for the model arms/);
+    await expect(run(...exp, '--arms', 'real,model-real', '--world', 'copy-last', '-o', 'x')).rejects.toThrow(/'model-real' goes on from the 'model' arm/);
+    await expect(run(...exp, '--arms', 'real', '--env', 'real', '-o', 'x')).rejects.toThrow(/--env goes with lwm agent train/);
+    await expect(run(...exp, '--arms', 'real', '--rl-steps', '0', '-o', 'x')).rejects.toThrow(/RL arms need rlSteps ≥ 1/);
+    await expect(run(...base, '-o', 'x', '--resume')).rejects.toThrow(/--arms and --resume go with lwm agent experiment/);
+    const dir = mkdtempSync(join(tmpdir(), 'lwm-exp-'));
+    await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(/experiment.json: cannot read the experiment to resume/);
+    writeFileSync(join(dir, 'experiment.json'), '{"version": 1, "arms": [], "spec": {}, "imitation": "../../etc/passwd.safetensors"}');
+    await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(
+      /names a policy file "..\/..\/etc\/passwd.safetensors" outside its folder/,
+    );
+    writeFileSync(join(dir, 'experiment.json'), '[1, 2');
+    await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(FileError);
+    writeFileSync(join(dir, 'experiment.json'), '{"version": 7}');
+    await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(/not an experiment saved by lwm agent experiment/);
+    await expect(run(...exp, '--arms', 'real', '--rl-steps', '2', '-o', dir)).rejects.toThrow(/an experiment is already there; go on with --resume/);
+    const io = captureIO();
+    expect(await agent(['experiment', '--help'], io)).toBe(0);
+    expect(io.stdout).toContain('lwm agent experiment --world M');
+  });
 });

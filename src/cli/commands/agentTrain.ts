@@ -1,7 +1,7 @@
 // `lwm agent train`: an agent policy trained on tasks of one domain (src/train/agent/run.ts):
 // imitation of the reference solvers, then GSPO on episode rewards, evaluated on held-out tasks
 // in the real environment. Writes OUT/policy.safetensors, OUT/metrics.jsonl and OUT/summary.json.
-import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
@@ -17,7 +17,15 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
 Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
-OUT/summary.json (also printed): held-out success untrained, after SFT and during RL.`;
+OUT/summary.json (also printed): held-out success untrained, after SFT and during RL.
+
+lwm agent experiment --world M --domain D --families F[,F...] -o OUT [--arms A,...] [--resume]
+  [the training settings above]
+The Sim RL experiment: from one imitation policy, agents trained by GSPO in the real environment
+(real), in the world model (model), in the world model then the real environment (model-real),
+and none (imitation), each evaluated on the same held-out tasks in the real environment every
+--eval-every steps. Arms default to all four. Saves OUT/experiment.json (and its policies) after
+every evaluation; --resume goes on from there. Writes OUT/metrics.jsonl and OUT/summary.json.`;
 
 const OPTIONS = {
   env: { type: 'string' },
@@ -45,6 +53,8 @@ const OPTIONS = {
   temperature: { type: 'string' },
   seed: { type: 'string' },
   'shuffle-reward': { type: 'boolean' },
+  arms: { type: 'string' },
+  resume: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -61,24 +71,27 @@ const agent: Command = async (argv, io) => {
     io.out(`Usage: ${USAGE}\n`);
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'train') throw new UsageError(`unknown subcommand '${sub}'; try: lwm agent train`);
+  if (sub !== 'train' && sub !== 'experiment') throw new UsageError(`unknown subcommand '${sub}'; try: lwm agent train, lwm agent experiment`);
   const { values: v } = parseCommandArgs(rest, OPTIONS, false);
   if (v.help) {
     io.out(`Usage: ${USAGE}\n`);
     return 0;
   }
-  const env = v.env ?? 'real';
-  if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
-  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
-  if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
+  return sub === 'train' ? train(v, io) : experiment(v, io);
+};
+
+type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
+/** The training settings shared by train and experiment, checked before any GPU work. */
+async function trainSpec(v: Values) {
   if (!v.domain) throw new UsageError('--domain is required (the domain whose tasks the policy learns)');
   if (!(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}, got '${v.domain}'`);
   if (!v.families) throw new UsageError('--families is required (task families of the domain, comma-separated)');
   const families = v.families.split(',').map((f) => f.trim());
   if (families.some((f) => !f)) throw new UsageError(`--families has an empty name: '${v.families}'`);
   if (!v.out) throw new UsageError('-o OUT is required (the folder the policy, metrics and summary go to)');
-  const { AGENT_DEFAULTS, runAgentTraining } = await import('../../train/agent/run.ts');
-  const { taskFamilies } = await import('../../envs/tasks/index.ts');
+  const { AGENT_DEFAULTS } = await import('../../train/agent/run.ts');
+  const { taskFamilies, POLICY_LAYOUTS } = await import('../../envs/tasks/index.ts');
   let known: string[];
   try {
     known = taskFamilies(v.domain);
@@ -86,7 +99,6 @@ const agent: Command = async (argv, io) => {
     throw new UsageError(`--domain: ${(e as Error).message}`);
   }
   for (const f of families) if (!known.includes(f)) throw new UsageError(`--families: no task family '${f}' in ${v.domain}; families: ${known.join(', ')}`);
-  const { POLICY_LAYOUTS } = await import('../../envs/tasks/index.ts');
   const layout = v.layout ?? AGENT_DEFAULTS.layout;
   if (!(POLICY_LAYOUTS as readonly string[]).includes(layout)) throw new UsageError(`--layout must be one of ${POLICY_LAYOUTS.join(', ')}, got '${layout}'`);
   const int = (name: keyof typeof OPTIONS, min: number, dflt: number) => (v[name] === undefined ? dflt : intOption(name, v[name] as string, min));
@@ -124,7 +136,11 @@ const agent: Command = async (argv, io) => {
     temperature: v.temperature === undefined ? AGENT_DEFAULTS.temperature : floatOption('temperature', v.temperature, 0, 10),
     shuffleReward: !!v['shuffle-reward'],
   };
-  const out = v.out;
+  return { spec, from, out: v.out, worldMaxTokens: int('world-max-tokens', 1, 128) };
+}
+
+/** The output folder, made if missing. */
+function outFolder(out: string): void {
   try {
     if (statSync(out, { throwIfNoEntry: false })?.isFile()) throw new FileError(`${out}: is a file; -o names the folder the run writes to`);
     mkdirSync(out, { recursive: true });
@@ -132,9 +148,36 @@ const agent: Command = async (argv, io) => {
     if (e instanceof FileError) throw e;
     throw new FileError(`${out}: cannot create the folder (${errnoText(e)})`);
   }
+}
+
+/** A metrics sink: one JSON line per step or evaluation in `path`, and a short line on stderr. */
+function metricsSink(io: CliIO, path: string, t0: number) {
+  return (phase: string, step: number, values: Record<string, number>) => {
+    const line = { phase, step, time_s: (Date.now() - t0) / 1000, ...values };
+    try {
+      appendFileSync(path, JSON.stringify(line) + '\n');
+    } catch (e) {
+      throw new FileError(`${path}: cannot write (${errnoText(e)})`);
+    }
+    const shown = Object.entries(values)
+      .map(([k, x]) => `${k} ${Number.isInteger(x) ? x : x.toPrecision(4)}`)
+      .join('  ');
+    io.err(`[${phase} ${step}] ${shown}\n`);
+  };
+}
+
+async function train(v: Values, io: CliIO): Promise<number> {
+  const env = v.env ?? 'real';
+  if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
+  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
+  if (v.arms !== undefined || v.resume) throw new UsageError('--arms and --resume go with lwm agent experiment');
+  const { spec, from, out, worldMaxTokens } = await trainSpec(v);
+  const { runAgentTraining } = await import('../../train/agent/run.ts');
+  outFolder(out);
   const metricsPath = join(out, 'metrics.jsonl');
   writeFileAtomicSync(metricsPath, '');
-  const world = env === 'model' ? await openWorld(io, v.world!, int('world-max-tokens', 1, 128)) : null;
+  const world = env === 'model' ? await openWorld(io, v.world!, worldMaxTokens) : null;
   if (world === null && env === 'model') return 1;
   const rt = await openNodeRuntime(io, 'lwm agent train: ');
   if (!rt) {
@@ -151,18 +194,7 @@ const agent: Command = async (argv, io) => {
         rt,
         ...(world && { world: { backend: world.backend, options: world.generate } }),
         log: (m) => io.err(`${m}\n`),
-        metric: (phase, step, values) => {
-          const line = { phase, step, time_s: (Date.now() - t0) / 1000, ...values };
-          try {
-            appendFileSync(metricsPath, JSON.stringify(line) + '\n');
-          } catch (e) {
-            throw new FileError(`${metricsPath}: cannot write (${errnoText(e)})`);
-          }
-          const shown = Object.entries(values)
-            .map(([k, x]) => `${k} ${Number.isInteger(x) ? x : x.toPrecision(4)}`)
-            .join('  ');
-          io.err(`[${phase} ${step}] ${shown}\n`);
-        },
+        metric: metricsSink(io, metricsPath, t0),
       },
       from,
     );
@@ -183,7 +215,134 @@ const agent: Command = async (argv, io) => {
     world?.dispose();
     rt.dispose();
   }
-};
+}
+
+/** The experiment state on disk: experiment.json with its policies as safetensors files beside it. */
+const STATE_FILES = { imitation: 'imitation.safetensors', cursor: 'cursor.safetensors', modelFinal: 'model-final.safetensors' } as const;
+
+function writeState(out: string, s: import('../../train/agent/experiment.ts').AgentExperimentState): void {
+  // Policies first, then the JSON that names them: a cut write leaves the previous JSON, whose files are still whole.
+  const tag = s.cursor ? `${s.cursor.arm}-${s.cursor.step}` : 'none';
+  const files: Record<string, string | null> = { imitation: null, cursor: null, modelFinal: null };
+  if (s.imitation) writeFileAtomicSync(join(out, STATE_FILES.imitation), s.imitation);
+  if (s.imitation) files.imitation = STATE_FILES.imitation;
+  if (s.cursor) {
+    const name = `cursor-${tag}.safetensors`;
+    writeFileAtomicSync(join(out, name), s.cursor.checkpoint);
+    files.cursor = name;
+  }
+  if (s.modelFinal) {
+    writeFileAtomicSync(join(out, STATE_FILES.modelFinal), s.modelFinal);
+    files.modelFinal = STATE_FILES.modelFinal;
+  }
+  const json = { ...s, imitation: files.imitation, modelFinal: files.modelFinal, cursor: s.cursor && { ...s.cursor, checkpoint: files.cursor } };
+  writeFileAtomicSync(join(out, 'experiment.json'), JSON.stringify(json, null, 1) + '\n');
+  // Earlier cursors are no longer named by the JSON.
+  for (const f of readdirSync(out)) if (/^cursor-.*\.safetensors$/.test(f) && f !== files.cursor) rmSync(join(out, f), { force: true });
+}
+
+function readState(out: string): import('../../train/agent/experiment.ts').AgentExperimentState {
+  const path = join(out, 'experiment.json');
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new FileError(`${path}: cannot read the experiment to resume (${e instanceof SyntaxError ? e.message : errnoText(e)})`);
+  }
+  if (typeof json !== 'object' || json === null || json.version !== 1 || !Array.isArray(json.arms) || typeof json.spec !== 'object')
+    throw new FileError(`${path}: not an experiment saved by lwm agent experiment`);
+  const bytes = (name: unknown): Uint8Array | null => {
+    if (name === null || name === undefined) return null;
+    if (typeof name !== 'string' || name.includes('/') || name.includes('\\') || !name.endsWith('.safetensors'))
+      throw new FileError(`${path}: names a policy file ${JSON.stringify(name)} outside its folder`);
+    try {
+      return new Uint8Array(readFileSync(join(out, name)));
+    } catch (e) {
+      throw new FileError(`${join(out, name)}: cannot read (${errnoText(e)})`);
+    }
+  };
+  const cursor = json.cursor as { arm: number; step: number; checkpoint: unknown } | null;
+  return {
+    ...(json as unknown as import('../../train/agent/experiment.ts').AgentExperimentState),
+    imitation: bytes(json.imitation),
+    modelFinal: bytes(json.modelFinal),
+    cursor: cursor && { ...cursor, checkpoint: bytes(cursor.checkpoint)! },
+  };
+}
+
+async function experiment(v: Values, io: CliIO): Promise<number> {
+  if (v.env !== undefined) throw new UsageError('--env goes with lwm agent train; an experiment runs the arms --arms names');
+  const { AGENT_ARMS, newAgentExperiment, needsWorld, runAgentExperiment, experimentResults, ARM_LABELS } = await import('../../train/agent/experiment.ts');
+  const arms = (v.arms ?? AGENT_ARMS.join(',')).split(',').map((a) => a.trim());
+  for (const a of arms) if (!(AGENT_ARMS as readonly string[]).includes(a)) throw new UsageError(`--arms: unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
+  if (needsWorld(arms as never) && v.world === undefined)
+    throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, or copy-last)');
+  const { spec, from, out, worldMaxTokens } = await trainSpec(v);
+  if (from) throw new UsageError('an experiment trains its policy from a preset (--policy micro|bench|…); a policy checkpoint goes with lwm agent train');
+  const { UserFacingError } = await import('../../train/context.ts');
+  let state;
+  try {
+    state = v.resume ? readState(out) : newAgentExperiment({ train: spec, arms: arms as never, ...(v.world !== undefined && { world: v.world }) });
+  } catch (e) {
+    if (e instanceof UserFacingError) throw new UsageError(e.message);
+    throw e;
+  }
+  if (!v.resume) {
+    outFolder(out);
+    if (statSync(join(out, 'experiment.json'), { throwIfNoEntry: false }))
+      throw new FileError(`${join(out, 'experiment.json')}: an experiment is already there; go on with --resume, or name another folder`);
+  }
+  const metricsPath = join(out, 'metrics.jsonl');
+  if (!v.resume) writeFileAtomicSync(metricsPath, '');
+  const worldName = state.spec.world;
+  const world = needsWorld(state.spec.arms) && worldName ? await openWorld(io, worldName, worldMaxTokens) : null;
+  if (world === null && needsWorld(state.spec.arms)) return 1;
+  const rt = await openNodeRuntime(io, 'lwm agent experiment: ');
+  if (!rt) {
+    world?.dispose();
+    return 1;
+  }
+  io.err(`adapter: ${rt.describe()}\n`);
+  const t0 = Date.now();
+  try {
+    const final = await runAgentExperiment(state, {
+      rt,
+      ...(world && { world: { backend: world.backend, options: world.generate } }),
+      log: (m) => io.err(`${m}\n`),
+      metric: metricsSink(io, metricsPath, t0),
+      save: async (s) => writeState(out, s),
+    });
+    const results = experimentResults(final);
+    const fmt = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d));
+    io.err(`\narm          success   p vs untrained  p vs imitation  sim-to-real gap\n`);
+    for (const r of results)
+      io.err(
+        `${r.arm.padEnd(12)} ${`${r.final?.successes ?? 0}/${r.final?.n ?? 0}`.padEnd(9)} ${fmt(r.pVsUntrained).padEnd(15)} ${fmt(r.pVsImitation).padEnd(15)} ${fmt(r.simToRealGap)}   ${ARM_LABELS[r.arm]}\n`,
+      );
+    const json = JSON.stringify({
+      world: worldName ?? null,
+      untrained: final.untrained,
+      imitation: final.imitationEval,
+      arms: results,
+      curves: Object.fromEntries(final.arms.map((a) => [a.arm, a.evals.map((e) => ({ step: e.step, success: e.success }))])),
+      experiment: join(out, 'experiment.json'),
+      metrics: metricsPath,
+      seconds: (Date.now() - t0) / 1000,
+    });
+    writeFileAtomicSync(join(out, 'summary.json'), json + '\n');
+    io.out(json + '\n');
+    return 0;
+  } catch (e) {
+    if (isUserError(e, [UserFacingError])) {
+      io.err(`lwm agent experiment: ${(e as Error).message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    world?.dispose();
+    rt.dispose();
+  }
+}
 
 /** The world model named by --world, opened as `lwm infer` opens a backend (greedy answers). */
 async function openWorld(io: CliIO, world: string, maxTokens: number) {
