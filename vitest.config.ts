@@ -107,6 +107,11 @@ export default defineConfig({
           include: ['src/**/*.gpu.test.ts'],
           exclude: [...DAWN_ONLY, 'node_modules/**'],
           setupFiles: ['src/gpu/testing/browserSetup.ts'],
+          // One page for every file, as gpu-node's one process: the runtime's kept device, with the
+          // pipelines compiled on it, serves the next file (on SwiftShader a file's own device
+          // compiled them again: the three model files gpt, shards and sharedPrefix took 247 s
+          // that way and 142 s on the kept device). No GPU test mocks modules or globals.
+          isolate: false,
           sequence: { groupOrder: 1 },
           testTimeout: 600_000,
           hookTimeout: 120_000,
