@@ -1,8 +1,9 @@
 // The GPU runtime every *.gpu.test.ts shares within a file. A missing adapter is a failure,
 // never a skip: a GPU suite that silently passes without a GPU proves nothing.
-// Its device is kept (DeviceKeeper) for the next file run in the same process (the gpu-node
-// project runs its files in one process, vitest.config.ts), so a file does not compile again the
-// pipelines an earlier one compiled; each file's runtime still tracks and frees its own buffers.
+// Its device is kept (DeviceKeeper) for the next file run in the same process or page (gpu-node
+// runs its files in one process, gpu-browser in one page: vitest.config.ts), so a file does not
+// compile again the pipelines an earlier one compiled; each file's runtime still tracks and frees
+// its own buffers.
 import { afterAll } from 'vitest';
 import { DeviceKeeper, type GpuRuntime } from '../runtime.ts';
 
