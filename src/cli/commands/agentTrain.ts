@@ -12,7 +12,7 @@ import { isUserError, openNodeRuntime } from './common.ts';
 const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
   [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
   [--world-max-tokens N]        most tokens of one simulated observation (default 128)
-  [--policy micro|CHECKPOINT]   a fresh model of a preset (default micro), or a policy checkpoint to go on from
+  [--policy PRESET|CHECKPOINT]  a fresh model of a preset (default bench), or a policy checkpoint to go on from
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
@@ -102,7 +102,7 @@ async function trainSpec(v: Values) {
   const layout = v.layout ?? AGENT_DEFAULTS.layout;
   if (!(POLICY_LAYOUTS as readonly string[]).includes(layout)) throw new UsageError(`--layout must be one of ${POLICY_LAYOUTS.join(', ')}, got '${layout}'`);
   const int = (name: keyof typeof OPTIONS, min: number, dflt: number) => (v[name] === undefined ? dflt : intOption(name, v[name] as string, min));
-  const policy = v.policy ?? 'micro';
+  const policy = v.policy ?? AGENT_DEFAULTS.preset;
   const preset = Object.hasOwn(PRESETS, policy) ? (policy as PresetName) : AGENT_DEFAULTS.preset;
   let from: Uint8Array | undefined;
   if (!Object.hasOwn(PRESETS, policy)) {

@@ -71,25 +71,29 @@ export interface AgentTrainSpec {
 }
 
 export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
-  preset: 'micro',
-  // Enough merges that each goal word is one token (measured on terminal/write_word: 512 cut
-  // "breeze" into four pieces, 768 keeps it whole); copying one token is what imitation can learn fast.
+  // 2 layers of width 64, 4 heads, learned positions. Measured on terminal/write_word (PyTorch,
+  // the same rows): it copies the goal's word and file from about 250–300 imitation steps on;
+  // width 32 (micro) needs twice as many (docs/method.md §13).
+  preset: 'bench',
+  // Enough merges that each goal word is one token; the compact layout's corpus stops merging
+  // near 530 tokens, so this is a ceiling.
   vocabSize: 1024,
-  // The compact layout's prompts (goal and history) of a level-1 task take 20–60 tokens.
-  T: 128,
+  // The compact layout's prompts of a level-1 task (goal and one turn) take 25–40 tokens; harder
+  // families need more (--tokens), and their errors say so.
+  T: 64,
   layout: 'compact',
-  trainTasks: 256,
-  evalTasks: 24,
-  sftSteps: 60,
-  rlSteps: 0,
-  batch: 8,
-  group: 4,
+  trainTasks: 1024,
+  evalTasks: 32,
+  sftSteps: 400,
+  rlSteps: 10,
+  batch: 16,
+  group: 8,
   tasksPerStep: 2,
   sftLr: 3e-3,
-  rlLr: 3e-4,
+  rlLr: 1e-3,
   temperature: 1,
-  maxNewTokens: 20,
-  maxTurns: 3,
+  maxNewTokens: 12,
+  maxTurns: 2,
   evalEvery: 5,
   seed: 0,
 };
