@@ -153,7 +153,10 @@ describe('database upgrade 4 → 5', () => {
     };
     try {
       await expect(openStudioDB()).rejects.toThrow(
-        /^Could not move the stored prompt optimizations to version 5 of the browser database \(.*quota.*\); nothing was changed, and they stay stored as they were\.$/i,
+        new RegExp(
+          `^Could not move the stored prompt optimizations to version ${DB_VERSION} of the browser database \\(.*quota.*\\); nothing was changed, and they stay stored as they were\\.$`,
+          'i',
+        ),
       );
     } finally {
       proto.add = add;
