@@ -33,19 +33,21 @@ const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'char
 
 function Checks<T extends string>({
   id,
+  name,
   items,
   label,
   chosen,
   onChange,
 }: {
   id: string;
+  name: string;
   items: readonly T[];
   label(x: T): string;
   chosen: readonly T[];
   onChange(v: T[]): void;
 }) {
   return (
-    <div className="checks" id={id} role="group">
+    <div className="checks" id={id} role="group" aria-label={name}>
       {items.map((x) => (
         <label key={x} className="check">
           <input
@@ -106,19 +108,26 @@ function SimRlFormCard() {
         Four agents from one imitation policy, measured on the same held-out tasks in the real environment: no RL, RL in the real environment, RL in a world
         model, and RL in the world model then in the real environment.
       </p>
-      <Field id="simrl-name" label="Name" hint="optional">
+      <Field id="simrl-name" label="Experiment name" hint="optional">
         <input id="simrl-name" type="text" value={form.name} onChange={(e) => set({ name: e.target.value })} />
       </Field>
-      <Field id="simrl-domain" label="Domain" error={errors.domain}>
+      <Field id="simrl-domain" label="Task domain" error={errors.domain}>
         <select id="simrl-domain" value={form.domain} onChange={(e) => set({ domain: e.target.value, families: taskFamilies(e.target.value).slice(0, 1) })}>
           <Options items={SIMRL_DOMAINS} />
         </select>
       </Field>
       <Field id="simrl-families" label="Task families" error={errors.families} hint="easiest first">
-        <Checks id="simrl-families" items={taskFamilies(form.domain)} label={(x) => x} chosen={form.families} onChange={(families) => set({ families })} />
+        <Checks
+          id="simrl-families"
+          name="Task families"
+          items={taskFamilies(form.domain)}
+          label={(x) => x}
+          chosen={form.families}
+          onChange={(families) => set({ families })}
+        />
       </Field>
       <Field id="simrl-arms" label="Agents" error={errors.arms}>
-        <Checks id="simrl-arms" items={AGENT_ARMS} label={(a) => ARM_LABELS[a]} chosen={form.arms} onChange={(arms) => set({ arms })} />
+        <Checks id="simrl-arms" name="Agents" items={AGENT_ARMS} label={(a) => ARM_LABELS[a]} chosen={form.arms} onChange={(arms) => set({ arms })} />
       </Field>
       <Field
         id="simrl-world"

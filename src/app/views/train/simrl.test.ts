@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../../core/records.ts';
 import { taskFamilies } from '../../../envs/tasks/index.ts';
-import { newAgentExperiment, type AgentEval } from '../../../train/agent/experiment.ts';
+import { newAgentExperiment } from '../../../train/agent/experiment.ts';
+import type { AgentEval } from '../../../train/agent/run.ts';
 import { fisherOneSided } from '../../../train/agent/episodes.ts';
 import { experimentView } from '../../../jobs/simrlView.ts';
 import { armCurves, armResults, curvesXMax, defaultSimRlForm, experimentStage, formatP, simRlDraft, worldChoices } from './simrl.ts';

@@ -11,14 +11,14 @@ import type { ExperimentDraft } from '../../stores/simrl.ts';
 
 /** The numeric fields, in the form's order: each with its least value and a hint. */
 export const SIMRL_NUMBERS = {
-  T: { min: 16, label: 'Tokens per sequence (T)', hint: 'prompt and action; the preset’s context caps it' },
+  T: { min: 16, label: 'Policy context (T)', hint: 'prompt and action; the preset’s context caps it' },
   trainTasks: { min: 1, label: 'Train tasks', hint: 'train-split tasks imitated (and drawn for RL)' },
   evalTasks: { min: 1, label: 'Held-out tasks', hint: 'tasks of each evaluation, checked in the real environment' },
   sftSteps: { min: 0, label: 'Imitation steps', hint: 'SFT on the reference solvers, shared by all arms' },
   rlSteps: { min: 1, label: 'RL steps per arm', hint: 'GSPO steps of each RL stage' },
-  evalEvery: { min: 1, label: 'Evaluate every', hint: 'RL steps between held-out evaluations' },
-  batch: { min: 1, label: 'Batch', hint: 'rows per optimizer step' },
-  group: { min: 2, label: 'Group', hint: 'episodes per task in a GSPO group' },
+  evalEvery: { min: 1, label: 'Held-out evaluation every', hint: 'RL steps between held-out evaluations' },
+  batch: { min: 1, label: 'Rows per update', hint: 'rows per optimizer step' },
+  group: { min: 2, label: 'Episodes per group', hint: 'episodes per task in a GSPO group' },
   tasksPerStep: { min: 1, label: 'Tasks per RL step', hint: 'GSPO groups per step' },
   seed: { min: 0, label: 'Seed', hint: 'batches, rollouts and the model’s initialization' },
   worldMaxTokens: { min: 1, label: 'World model answer tokens', hint: 'most tokens of one simulated observation' },
@@ -95,7 +95,7 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
     else n[k] = v;
   }
   const domain = form.domain as KnownDomain;
-  if (!SIMRL_DOMAINS.includes(domain)) errors.domain = `Domain: one of ${SIMRL_DOMAINS.join(', ')}, not '${form.domain}'.`;
+  if (!SIMRL_DOMAINS.includes(domain)) errors.domain = `Task domain: one of ${SIMRL_DOMAINS.join(', ')}, not '${form.domain}'.`;
   else {
     const known = taskFamilies(domain);
     const unknown = form.families.filter((f) => !known.includes(f));
@@ -105,13 +105,13 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
   if (!form.arms.length) errors.arms = 'Agents: pick at least one.';
   else if (form.arms.includes('model-real') && !form.arms.includes('model'))
     errors.arms = 'Agents: “then in the real environment” goes on from the world-model agent; pick that one too.';
-  if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
+  if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Policy model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
   const world = needsWorld(form.arms) ? (form.world === 'copy-last' ? ({ kind: 'copy-last' } as const) : worlds.find((w) => w.key === form.world)) : null;
   if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint or copy-last.';
   if (n.T !== undefined && AGENT_DEFAULTS.maxNewTokens >= n.T - 8)
-    errors.T = `Tokens per sequence (T): above ${AGENT_DEFAULTS.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${AGENT_DEFAULTS.maxNewTokens} tokens.`;
+    errors.T = `Policy context (T): above ${AGENT_DEFAULTS.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${AGENT_DEFAULTS.maxNewTokens} tokens.`;
   if (n.evalEvery !== undefined && n.rlSteps !== undefined && n.evalEvery > n.rlSteps)
-    errors.evalEvery = `Evaluate every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
+    errors.evalEvery = `Held-out evaluation every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
   if (Object.keys(errors).length) return { errors };
   const worldRef = world === null || world === undefined ? null : 'kind' in world ? world : { kind: 'checkpoint' as const, checkpoint: world.ref };
   const worldName = worldRef === null ? undefined : worldRef.kind === 'copy-last' ? 'copy-last' : worldRef.checkpoint.label;
