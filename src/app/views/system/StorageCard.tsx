@@ -84,6 +84,12 @@ function consequences({ kind, items, all }: Pending): { title: string; text: str
         users,
         text: `${what} (${size}) ${all ? 'are' : 'is'} removed from this browser. Template versions saved from ${all ? 'them' : 'it'} stay.`,
       };
+    case 'experiments':
+      return {
+        title,
+        users,
+        text: `${what} (${size}) ${all ? 'are' : 'is'} removed from this browser: ${all ? 'their' : 'its'} curves, results and the policies to resume from. The world models ${all ? 'they' : 'it'} used stay.`,
+      };
     default:
       return {
         title,

@@ -171,7 +171,15 @@ function Curves({ e }: { e: ExperimentSummary }) {
     : [];
   const markers = v.spec.arms.includes('model-real') ? [{ x: v.spec.train.rlSteps, label: 'then real' }] : [];
   return (
-    <LineChart title="Held-out success (%) by RL step" testId="simrl-chart" series={series} references={references} markers={markers} xMax={curvesXMax(v)} />
+    <LineChart
+      title="Held-out success (%) by RL step"
+      testId="simrl-chart"
+      series={series}
+      references={references}
+      markers={markers}
+      xMax={curvesXMax(v)}
+      yFixed={[0, 100]}
+    />
   );
 }
 
