@@ -2,7 +2,7 @@
 // versions, cached tokenizers, training runs with their checkpoints and metrics, benches with their
 // results, prompt optimizations. Plain data, so the worker, the CLI, storage and the app all read
 // the same types; how they are kept (stores, keys, indexes, upgrades) is storage's.
-import type { BackendRef } from './backendRef.ts';
+import type { BackendRef, CheckpointRef as ModelCheckpointRef } from './backendRef.ts';
 import type { Trajectory } from './schema/types.ts';
 import type { PromptTemplate } from './templates/index.ts';
 import type { TokenizerJSON } from './tokenizer/index.ts';
@@ -214,4 +214,24 @@ export interface OptimizationRecord {
   loop: LoopState | null;
   /** Candidates saved as template versions: candidate id → version name. */
   promoted?: Record<string, string>;
+}
+
+/**
+ * One Sim RL experiment (docs/method.md §13): four agents trained and measured on held-out tasks,
+ * run in the worker ('simrl' job, src/jobs/simrl.ts). `experiment` is the experiment's own
+ * resumable state (AgentExperimentState of src/train/agent/experiment.ts: plain data, its
+ * checkpoints as bytes), stored after every evaluation, so a reload resumes from the last one.
+ */
+export interface ExperimentRecord<S = unknown> {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  state: RunState;
+  error?: string;
+  /** The world model the model arms simulate with (null: no arm needs one). */
+  world: { kind: 'copy-last' } | { kind: 'checkpoint'; checkpoint: ModelCheckpointRef } | null;
+  /** Most tokens of one simulated observation. */
+  worldMaxTokens: number;
+  experiment: S;
 }

@@ -37,6 +37,7 @@ import { runOnnxInspectJob } from './onnx.ts';
 import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, type Recipe } from '../train/recipe.ts';
 import { runStepTimeJob, type StepTimeResult, type StepTimeSpec } from './steptime.ts';
 import type { OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
+import { runSimRlJob, type SimRlJobResult, type SimRlJobSpec, type SimRlProgress } from './simrl.ts';
 
 /** The kernel self-test on the worker's device (the System view's button). */
 export type SelfTestSpec = { kind: 'selftest' };
@@ -542,6 +543,7 @@ export interface JobKinds {
   'hf-export': { spec: HfExportJobSpec; progress: never; result: HfExportResult };
   bench: { spec: BenchJobSpec; progress: BenchProgress; result: BenchJobResult };
   optimize: { spec: OptimizeJobSpec; progress: OptimizeProgress; result: OptimizeJobResult };
+  simrl: { spec: SimRlJobSpec; progress: SimRlProgress; result: SimRlJobResult };
 }
 
 export type JobKind = keyof JobKinds;
@@ -592,4 +594,6 @@ export const JOB_RUNNERS: { [K in JobKind]: KindRunner<K> } = {
   bench: onDemand<'bench'>(runBenchJob),
   /** A prompt optimization: the loop over a stored optimization, its state stored after every evaluation (optimize.ts); the GPU only for a checkpoint. */
   optimize: onDemand<'optimize'>(runOptimizeJob),
+  /** A Sim RL experiment: four agents' RL runs and held-out evaluations, its state stored after every evaluation (simrl.ts). */
+  simrl: runSimRlJob,
 };

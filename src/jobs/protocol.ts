@@ -95,6 +95,11 @@ export function optimizeLockName(optId: string): string {
   return `lwm-optimize:${optId}`;
 }
 
+/** The Web Lock a Sim RL job holds on its experiment (src/jobs/simrl.ts), so two tabs never run the same one. */
+export function experimentLockName(expId: string): string {
+  return `lwm-simrl:${expId}`;
+}
+
 export function isToWorker(x: unknown): x is ToWorker {
   if (!x || typeof x !== 'object') return false;
   const t = (x as { type?: unknown }).type;

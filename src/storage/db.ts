@@ -25,6 +25,10 @@
 //      From version 4 every record moves to it, its optimizer and its versions' optimizer under
 //      the new key, in the upgrade's one transaction (all of them or, on any failure, none: the
 //      database stays at version 4 as it was), and the old store is deleted.
+//   6  Sim RL experiments (src/storage/experiments.ts):
+//      experiments: keyPath 'id', index 'byCreatedAt'; an ExperimentRecord: its settings, world
+//        model and the experiment's resumable state (checkpoints as bytes), written after every
+//        evaluation. A new store only: nothing stored before is touched.
 import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { storedLoopState, withOptimizerKey } from '../core/optimize/loop.ts';
 import type {
@@ -38,10 +42,11 @@ import type {
   BenchRecord,
   BenchResult,
   OptimizationRecord,
+  ExperimentRecord,
 } from '../core/records.ts';
 
 export const DB_NAME = 'lwm-studio';
-export const DB_VERSION = 5;
+export const DB_VERSION = 6;
 
 /** Version 4's store of prompt optimizations; version 5 moves its records to 'optimizations'. */
 export const OLD_OPTIMIZATIONS_STORE = 'optimisations'; // old spelling, read for stored data
@@ -57,6 +62,7 @@ export interface StudioDB extends DBSchema {
   benches: { key: string; value: BenchRecord; indexes: { byCreatedAt: number } };
   benchResults: { key: [string, string, number]; value: BenchResult };
   optimizations: { key: string; value: OptimizationRecord; indexes: { byCreatedAt: number } };
+  experiments: { key: string; value: ExperimentRecord; indexes: { byCreatedAt: number } };
 }
 
 /** A record of version 4's store in the current field names (in place): its optimizer, and its loop's versions'. */
@@ -133,6 +139,10 @@ export function openStudioDB(): Promise<IDBPDatabase<StudioDB>> {
           // An abort is reported by the open's rejection (with its reason), not as well by this promise.
           transaction.done.catch(() => undefined);
         }
+      }
+      if (oldVersion < 6) {
+        const experiments = db.createObjectStore('experiments', { keyPath: 'id' });
+        experiments.createIndex('byCreatedAt', 'createdAt');
       }
     },
     blocked() {

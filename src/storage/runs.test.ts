@@ -107,6 +107,7 @@ describe('database upgrade', () => {
       'checkpoints',
       'datasetChunks',
       'datasets',
+      'experiments',
       'optimizations',
       'runMetrics',
       'runs',

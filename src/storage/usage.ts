@@ -6,6 +6,7 @@
 //   checkpoints    'checkpoints' (safetensors bytes; each belongs to a run)
 //   benches        'benches' + 'benchResults'
 //   optimizations  the prompt optimizations' store
+//   experiments    'experiments' (Sim RL experiments, their policies' checkpoints inside)
 //   templates      'templates' (the prompt lineage; listed, deleted in the Prompts view only)
 //   caches         Cache Storage caches (by name; a Hugging Face Hub model's cache, src/core/hubCache.ts,
 //                  by its id, with the revisions fetched)
@@ -36,7 +37,7 @@ type Store = StoreNames<StudioDB>;
 /** The prompt optimizations' object store (one name to change when the store is renamed). */
 const OPTIMIZATIONS = 'optimizations' satisfies Store;
 
-export type StoredKind = 'datasets' | 'runs' | 'checkpoints' | 'benches' | 'optimizations' | 'templates' | 'caches';
+export type StoredKind = 'datasets' | 'runs' | 'checkpoints' | 'benches' | 'optimizations' | 'experiments' | 'templates' | 'caches';
 
 /** The object stores of each IndexedDB kind, in the order the report lists kinds. */
 export const KIND_STORES: Record<Exclude<StoredKind, 'caches'>, readonly Store[]> = {
@@ -45,6 +46,7 @@ export const KIND_STORES: Record<Exclude<StoredKind, 'caches'>, readonly Store[]
   checkpoints: ['checkpoints'],
   benches: ['benches', 'benchResults'],
   optimizations: [OPTIMIZATIONS],
+  experiments: ['experiments'],
   templates: ['templates'],
 };
 
@@ -54,12 +56,13 @@ export const KIND_LABELS: Record<StoredKind, string> = {
   checkpoints: 'Checkpoints',
   benches: 'Benches',
   optimizations: 'Prompt optimizations',
+  experiments: 'Sim RL experiments',
   templates: 'Template versions',
   caches: 'Cached models and files',
 };
 
 /** Kinds the Storage card deletes (template versions are the Prompts view's). */
-export const DELETABLE: readonly StoredKind[] = ['datasets', 'runs', 'checkpoints', 'benches', 'optimizations', 'caches'];
+export const DELETABLE: readonly StoredKind[] = ['datasets', 'runs', 'checkpoints', 'benches', 'optimizations', 'experiments', 'caches'];
 
 export interface StoredItem {
   /** The record's key (a cache: 'cache:NAME'; a file-system entry: 'opfs:NAME'). */
@@ -280,7 +283,7 @@ async function runsAndCheckpoints(db: IDBPDatabase<StudioDB>): Promise<[KindUsag
 
 async function recordsUsage(
   db: IDBPDatabase<StudioDB>,
-): Promise<{ benches: KindUsage; optimizations: KindUsage; templates: KindUsage; users: Map<string, string[]> }> {
+): Promise<{ benches: KindUsage; optimizations: KindUsage; experiments: KindUsage; templates: KindUsage; users: Map<string, string[]> }> {
   const users = new Map<string, string[]>();
   const use = (datasetId: string | null, who: string) => {
     if (datasetId) users.set(datasetId, [...(users.get(datasetId) ?? []), who]);
@@ -305,6 +308,12 @@ async function recordsUsage(
     optimizations.push(i);
     use(o.data.datasetId, `optimization ${o.name}`);
   });
+  const experiments: StoredItem[] = [];
+  await scan(db, 'experiments', (e) => {
+    const i = item(e.id, e.name, e.createdAt, e.state);
+    i.bytes = sizeOf(e);
+    experiments.push(i);
+  });
   const templates: StoredItem[] = [];
   await scan(db, 'templates', (t) => {
     const i = item(t.version, t.version, t.createdAt || null, t.builtin ? 'built in' : t.note);
@@ -314,6 +323,7 @@ async function recordsUsage(
   return {
     benches: kindOf('benches', [...benches.values()]),
     optimizations: kindOf('optimizations', optimizations),
+    experiments: kindOf('experiments', experiments),
     templates: kindOf('templates', templates),
     users,
   };
@@ -387,7 +397,7 @@ export async function measureStorage(env: StorageEnv = browserStorageEnv()): Pro
   const caches = await cachesUsage(env);
   const [estimate, persisted] = await Promise.all([env.estimate().catch(() => null), env.persisted().catch(() => null)]);
   return {
-    kinds: [datasets, runs, checkpoints, records.benches, records.optimizations, records.templates, caches],
+    kinds: [datasets, runs, checkpoints, records.benches, records.optimizations, records.experiments, records.templates, caches],
     estimate,
     persisted,
   };
@@ -475,6 +485,12 @@ export async function deleteStored(kind: StoredKind, ids: readonly string[] | 'a
     case 'optimizations':
       return write(db, [OPTIMIZATIONS], async (tx) => {
         const store = tx.objectStore(OPTIMIZATIONS);
+        if (ids === 'all') await store.clear();
+        else for (const id of ids) await store.delete(id);
+      });
+    case 'experiments':
+      return write(db, ['experiments'], async (tx) => {
+        const store = tx.objectStore('experiments');
         if (ids === 'all') await store.clear();
         else for (const id of ids) await store.delete(id);
       });

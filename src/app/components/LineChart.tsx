@@ -21,6 +21,8 @@ export interface ChartProps {
   markers?: { x: number; label: string }[];
   /** The x range to show (steps); defaults to the data's. */
   xMax?: number;
+  /** A fixed y range (a share in percent: 0 to 100), for data that always lies in it; defaults to the data's. */
+  yFixed?: [number, number];
   testId?: string;
 }
 
@@ -95,11 +97,11 @@ function Legend({ series, references }: { series: ChartSeries[]; references: { n
   );
 }
 
-export function LineChart({ title, series, references = [], markers = [], xMax, testId }: ChartProps) {
+export function LineChart({ title, series, references = [], markers = [], xMax, yFixed, testId }: ChartProps) {
   const id = useId();
   const all = series.flatMap((s) => s.points).filter(([, y]) => Number.isFinite(y));
   const x1 = Math.max(xMax ?? 0, ...all.map(([x]) => x), 1);
-  const [y0, y1] = yRange(all, references);
+  const [y0, y1] = yFixed ?? yRange(all, references);
   const sx = (x: number) => PAD.left + (x / x1) * (W - PAD.left - PAD.right);
   const sy = (y: number) => PAD.top + (1 - (y - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
   const path = (pts: [number, number][]) =>

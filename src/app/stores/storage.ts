@@ -9,7 +9,7 @@
 import { create, type StoreApi, type UseBoundStore } from 'zustand';
 import type { RunRecord } from '../../core/records.ts';
 import type { NewTrainJob, RecipeJobSpec } from '../../jobs/jobs.ts';
-import { benchLockName, optimizeLockName, runLockName } from '../../jobs/protocol.ts';
+import { benchLockName, experimentLockName, optimizeLockName, runLockName } from '../../jobs/protocol.ts';
 import { quotaWarning, trainWriteBytes, type JobWrite, type QuotaWarning } from '../../storage/quota.ts';
 import { browserStorageEnv, deleteStored, KIND_LABELS, measureStorage, type StorageEnv, type StorageReport, type StoredKind } from '../../storage/usage.ts';
 import { recipeByName } from '../../train/recipe.ts';
@@ -59,6 +59,7 @@ function lockOf(kind: StoredKind, id: string, runOf: (checkpointKey: string) => 
   }
   if (kind === 'benches') return benchLockName(id);
   if (kind === 'optimizations') return optimizeLockName(id);
+  if (kind === 'experiments') return experimentLockName(id);
   return null;
 }
 
@@ -188,6 +189,7 @@ async function storesRead(kind: StoredKind, ids: readonly string[] | 'all'): Pro
     if (gone(opt.selectedId)) opt.select(null);
     await opt.refresh();
   }
+  if (kind === 'experiments') await (await import('./simrl.ts')).useSimRlStore.getState().refresh();
 }
 
 export const useStorageStore = createStorageStore({

@@ -8,6 +8,7 @@ import { useTrainStore } from '../stores/train.ts';
 import { NewRunForm } from './train/NewRunForm.tsx';
 import { RunList } from './train/RunList.tsx';
 import { RunPanel } from './train/RunPanel.tsx';
+import { SimRlPanel } from './train/SimRlPanel.tsx';
 import { FolderAgain } from './train/RunFolder.tsx';
 import { runFolderProblem, useTrainFolderStore } from '../stores/trainFolder.ts';
 import { folderNeeded } from '../../train/hfFolder.ts';
@@ -75,6 +76,7 @@ export default function TrainView() {
         <RunPanel />
       </div>
       <RunList />
+      <SimRlPanel />
     </section>
   );
 }

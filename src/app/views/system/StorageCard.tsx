@@ -1,5 +1,5 @@
 // The System view's Storage card: what the app keeps in this browser by kind (datasets, runs,
-// checkpoints, benches, prompt optimizations, template versions, cached models and files), each
+// checkpoints, benches, prompt optimizations, Sim RL experiments, template versions, cached models and files), each
 // kind's count and size, the origin's usage against its quota, whether the browser keeps it
 // under pressure; a kind's items on request, and deleting an item or a whole kind after a
 // confirmation that names what goes (and, for a dataset, what stays that used it).
@@ -17,6 +17,7 @@ const ITEM: Record<StoredKind, string> = {
   checkpoints: 'checkpoint',
   benches: 'bench',
   optimizations: 'prompt optimization',
+  experiments: 'Sim RL experiment',
   templates: 'template version',
   caches: 'cache',
 };
@@ -28,6 +29,7 @@ const WHERE: Record<StoredKind, string> = {
   checkpoints: 'weights and optimizer state of each run',
   benches: 'samples, predictions and judgements',
   optimizations: 'rounds, candidates and scores',
+  experiments: 'curves, results and the policies to resume from',
   templates: 'the prompt lineage; edited in the Prompts view',
   caches: 'Cache Storage caches and private files, by name; a model fetched from the Hugging Face Hub by its id',
 };
@@ -81,6 +83,12 @@ function consequences({ kind, items, all }: Pending): { title: string; text: str
         title,
         users,
         text: `${what} (${size}) ${all ? 'are' : 'is'} removed from this browser. Template versions saved from ${all ? 'them' : 'it'} stay.`,
+      };
+    case 'experiments':
+      return {
+        title,
+        users,
+        text: `${what} (${size}) ${all ? 'are' : 'is'} removed from this browser: ${all ? 'their' : 'its'} curves, results and the policies to resume from. The world models ${all ? 'they' : 'it'} used stay.`,
       };
     default:
       return {

@@ -1,0 +1,103 @@
+// The Sim RL panel (Train view) as a person uses it, in real Chromium (SwiftShader in CI), with
+// tiny shapes: the micro preset, T 64, 3 imitation steps, 2 RL steps per arm evaluated after each
+// on 4 held-out tasks, the copy-last world model. Start the four-agent experiment, see the
+// untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
+// evaluation, see it finish with every arm's result, then find it in System → Browser storage and
+// delete it there.
+import { expect, test, type Page } from '@playwright/test';
+import { collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests } from './helpers.ts';
+
+async function openTrain(page: Page) {
+  await page.goto('./#/train');
+  await expect(page.getByRole('heading', { name: 'Train', level: 1 })).toBeVisible();
+  // The custom form: the quick recipe's form times a training step by itself, which would hold the worker.
+  await page.getByRole('radio', { name: /^Custom run/ }).check();
+}
+
+test('Sim RL: four agents’ curves, resumed after a reload, finished, listed and deleted in browser storage', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  await openTrain(page);
+  const form = page.getByTestId('simrl-form');
+  await expect(form.getByLabel('Task domain')).toHaveValue('terminal');
+  await expect(form.getByRole('group', { name: 'Agents' }).getByRole('checkbox', { checked: true })).toHaveCount(4);
+
+  // Inputs meet clear errors: no family, bad numbers.
+  await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox', { checked: true }).uncheck();
+  await form.getByLabel('RL steps per arm').fill('0');
+  await form.getByLabel('Episodes per group').fill('x');
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+  await expect(form).toContainText('Task families: pick at least one of');
+  await expect(form).toContainText("RL steps per arm: a whole number ≥ 1, not '0'.");
+  await expect(form).toContainText("Episodes per group: a whole number ≥ 2, not 'x'.");
+  await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+
+  // The tiny experiment.
+  await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox').first().check();
+  await form.getByLabel('Experiment name').fill('Tiny Sim RL');
+  await form.getByLabel('Policy model').selectOption('micro');
+  await expect(form.getByLabel('World model', { exact: true })).toHaveValue('copy-last');
+  const fields: [string, string][] = [
+    ['Policy context (T)', '64'],
+    ['Train tasks', '8'],
+    ['Held-out tasks', '4'],
+    ['Imitation steps', '3'],
+    ['RL steps per arm', '2'],
+    ['Held-out evaluation every', '1'],
+    ['Rows per update', '2'],
+    ['Episodes per group', '2'],
+    ['Tasks per RL step', '1'],
+    ['World model answer tokens', '16'],
+  ];
+  for (const [label, value] of fields) await form.getByLabel(label, { exact: true }).fill(value);
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+
+  const card = page.getByTestId('simrl-experiment');
+  await expect(card.getByRole('heading', { name: 'Tiny Sim RL' })).toBeVisible();
+  // The untrained agent's evaluation is stored and drawn as the reference line.
+  await expect(card.getByTestId('simrl-status')).toContainText('imitation (3 SFT steps)', { timeout: 240_000 });
+  await expect(card.getByTestId('simrl-chart')).toContainText('untrained');
+
+  // Reload mid-run: the experiment is offered to resume from its last stored evaluation.
+  await page.reload();
+  const offer = page.getByTestId('simrl-resume-offer');
+  await expect(offer).toContainText('Tiny Sim RL was running when the page closed', { timeout: 30_000 });
+  await offer.getByRole('button', { name: 'Resume experiment' }).click();
+  await expect(offer).toHaveCount(0);
+  await expect(card.getByTestId('simrl-status')).toContainText('running');
+
+  // It finishes: four curves, every arm's final success, p-values and the model arm's sim-to-real gap.
+  await expect(card.getByTestId('simrl-status')).toContainText('done · finished', { timeout: 420_000 });
+  const chart = card.getByTestId('simrl-chart');
+  for (const label of [
+    'untrained by RL (imitation only)',
+    'RL in the real environment',
+    'RL in the world model',
+    'RL in the world model, then in the real environment',
+  ])
+    await expect(chart).toContainText(label);
+  const results = card.getByTestId('simrl-results');
+  for (const arm of ['imitation', 'real', 'model', 'model-real'])
+    await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(1)).toHaveText(/^\d+% \(\d\/4\)$/);
+  await expect(results.locator('tr[data-arm="model"] td').nth(4)).toHaveText(/^\d+% of \d+$/);
+  await expect(results.locator('tr[data-arm="real"] td').nth(4)).toHaveText('—');
+  await expect(results.locator('tr[data-arm="real"] td').nth(2)).toHaveText(/^(\d\.\d{3}|\d\.\de-\d+)$/);
+  await card.screenshot({ path: docScreenshotPath('train-simrl') });
+
+  // Browser storage lists it as its own kind, and deletes it.
+  await page.goto('./#/system');
+  const storage = page.getByRole('article', { name: 'Browser storage' });
+  const row = storage.getByTestId('storage-table').locator('tr[data-kind="experiments"]');
+  await expect(row).toContainText('Sim RL experiments');
+  await storage.getByRole('button', { name: 'Show Sim RL experiments' }).click();
+  await storage.getByRole('button', { name: 'Delete Sim RL experiment Tiny Sim RL' }).click();
+  await page.getByRole('dialog', { name: 'Delete this Sim RL experiment?' }).getByRole('button', { name: 'Delete Sim RL experiment' }).click();
+  await expect(storage.getByRole('button', { name: /^(Show|Hide) sim rl experiments$/i })).toHaveCount(0);
+  await expect(storage.getByRole('button', { name: 'Delete Sim RL experiment Tiny Sim RL' })).toHaveCount(0);
+  await page.goto('./#/train');
+  await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+
+  expect(foreign).toEqual([]);
+  await expectNoPageErrors(page, errors);
+});

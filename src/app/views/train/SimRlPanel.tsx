@@ -1,0 +1,309 @@
+// Train view → Sim RL: the four-agent experiment (docs/method.md §13) in the jobs worker. The
+// form picks the domain, task families, agents, world model and sizes; the experiment runs as a
+// 'simrl' job and is stored after every evaluation, so a reload offers to resume it. The chart
+// draws each agent's held-out success by RL step, with the untrained agent as a reference line;
+// the table gives each agent's final success, Fisher's p against the untrained and the imitation
+// policy, and the sim-to-real gap of its simulated episodes.
+import { useEffect, useMemo, useState } from 'react';
+import { PRESETS } from '../../../core/model/config.ts';
+import { taskFamilies } from '../../../envs/tasks/index.ts';
+import { AGENT_ARMS, ARM_LABELS, needsWorld, type AgentArm } from '../../../train/agent/experiment.ts';
+import { Field } from '../../components/Field.tsx';
+import { LineChart } from '../../components/LineChart.tsx';
+import { Options } from '../../components/Options.tsx';
+import { type ExperimentSummary, useSimRlStore } from '../../stores/simrl.ts';
+import { useTrainStore } from '../../stores/train.ts';
+import {
+  SIMRL_DOMAINS,
+  SIMRL_NUMBERS,
+  armCurves,
+  armResults,
+  curvesXMax,
+  defaultSimRlForm,
+  experimentStage,
+  formatP,
+  simRlDraft,
+  worldChoices,
+  type SimRlErrors,
+  type SimRlForm,
+  type SimRlNumber,
+} from './simrl.ts';
+
+const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', model: 'chart-s1', 'model-real': 'chart-s4' };
+
+function Checks<T extends string>({
+  id,
+  name,
+  items,
+  label,
+  chosen,
+  onChange,
+}: {
+  id: string;
+  name: string;
+  items: readonly T[];
+  label(x: T): string;
+  chosen: readonly T[];
+  onChange(v: T[]): void;
+}) {
+  return (
+    <div className="checks" id={id} role="group" aria-label={name}>
+      {items.map((x) => (
+        <label key={x} className="check">
+          <input
+            type="checkbox"
+            checked={chosen.includes(x)}
+            onChange={(e) => onChange(e.target.checked ? items.filter((y) => y === x || chosen.includes(y)) : chosen.filter((y) => y !== x))}
+          />{' '}
+          {label(x)}
+        </label>
+      ))}
+    </div>
+  );
+}
+
+function SimRlFormCard() {
+  const { runs, live, create } = useSimRlStore();
+  const worker = useTrainStore((s) => s.worker);
+  const trainLive = useTrainStore((s) => s.live);
+  const [form, setForm] = useState<SimRlForm>(() => defaultSimRlForm());
+  const [errors, setErrors] = useState<SimRlErrors>({});
+  const worlds = useMemo(() => worldChoices(runs), [runs]);
+  const set = (patch: Partial<SimRlForm>) => setForm((f) => ({ ...f, ...patch }));
+  const number = (k: SimRlNumber) => {
+    const f = SIMRL_NUMBERS[k];
+    return (
+      <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
+        <input
+          id={`simrl-${k}`}
+          type="text"
+          inputMode="numeric"
+          value={form[k]}
+          onChange={(e) => set({ [k]: e.target.value })}
+          aria-invalid={errors[k] ? true : undefined}
+          aria-describedby={errors[k] ? `simrl-${k}-error` : `simrl-${k}-hint`}
+        />
+      </Field>
+    );
+  };
+  const start = () => {
+    const checked = simRlDraft(form, worlds);
+    if ('errors' in checked) return setErrors(checked.errors);
+    setErrors({});
+    void create(checked.draft);
+  };
+  const busy = !!live || !!trainLive;
+  return (
+    <form
+      className="card"
+      aria-labelledby="simrl-form-title"
+      data-testid="simrl-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        start();
+      }}
+    >
+      <h2 id="simrl-form-title">New Sim RL experiment</h2>
+      <p className="muted small">
+        Four agents from one imitation policy, measured on the same held-out tasks in the real environment: no RL, RL in the real environment, RL in a world
+        model, and RL in the world model then in the real environment.
+      </p>
+      <Field id="simrl-name" label="Experiment name" hint="optional">
+        <input id="simrl-name" type="text" value={form.name} onChange={(e) => set({ name: e.target.value })} />
+      </Field>
+      <Field id="simrl-domain" label="Task domain" error={errors.domain}>
+        <select id="simrl-domain" value={form.domain} onChange={(e) => set({ domain: e.target.value, families: taskFamilies(e.target.value).slice(0, 1) })}>
+          <Options items={SIMRL_DOMAINS} />
+        </select>
+      </Field>
+      <Field id="simrl-families" label="Task families" error={errors.families} hint="easiest first">
+        <Checks
+          id="simrl-families"
+          name="Task families"
+          items={taskFamilies(form.domain)}
+          label={(x) => x}
+          chosen={form.families}
+          onChange={(families) => set({ families })}
+        />
+      </Field>
+      <Field id="simrl-arms" label="Agents" error={errors.arms}>
+        <Checks id="simrl-arms" name="Agents" items={AGENT_ARMS} label={(a) => ARM_LABELS[a]} chosen={form.arms} onChange={(arms) => set({ arms })} />
+      </Field>
+      <Field
+        id="simrl-world"
+        label="World model"
+        error={errors.world}
+        hint={
+          needsWorld(form.arms)
+            ? 'answers the world-model agents’ actions (greedy); a stored checkpoint, or the copy-last baseline'
+            : 'no agent picked needs one'
+        }
+      >
+        <select id="simrl-world" value={form.world} disabled={!needsWorld(form.arms)} onChange={(e) => set({ world: e.target.value })}>
+          <option value="copy-last">copy-last (baseline: repeats the last observation)</option>
+          {worlds.map((w) => (
+            <option key={w.key} value={w.key}>
+              {w.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field id="simrl-preset" label="Policy model" error={errors.preset} hint="a fresh model of this preset">
+        <select id="simrl-preset" value={form.preset} onChange={(e) => set({ preset: e.target.value })}>
+          <Options items={Object.keys(PRESETS)} />
+        </select>
+      </Field>
+      <div className="field-grid">{(Object.keys(SIMRL_NUMBERS) as SimRlNumber[]).map(number)}</div>
+      <div className="toolbar">
+        <button type="submit" disabled={busy || worker !== 'ready'} title={busy ? 'A job is running: start when it has ended' : undefined}>
+          Start experiment
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Curves({ e }: { e: ExperimentSummary }) {
+  const v = e.experiment;
+  const series = armCurves(v).map((c) => ({ name: ARM_LABELS[c.arm], points: c.points, className: ARM_CLASS[c.arm], dots: true }));
+  const references = v.untrained
+    ? [{ name: `untrained (${(100 * v.untrained.success).toFixed(0)}%)`, y: 100 * v.untrained.success, className: 'chart-ref' }]
+    : [];
+  const markers = v.spec.arms.includes('model-real') ? [{ x: v.spec.train.rlSteps, label: 'then real' }] : [];
+  return (
+    <LineChart
+      title="Held-out success (%) by RL step"
+      testId="simrl-chart"
+      series={series}
+      references={references}
+      markers={markers}
+      xMax={curvesXMax(v)}
+      yFixed={[0, 100]}
+    />
+  );
+}
+
+function Results({ e }: { e: ExperimentSummary }) {
+  const rows = armResults(e.experiment);
+  return (
+    <table className="table small" data-testid="simrl-results">
+      <thead>
+        <tr>
+          <th>Agent</th>
+          <th className="num">Final success</th>
+          <th className="num">p vs untrained</th>
+          <th className="num">p vs imitation</th>
+          <th className="num" title="share of simulated episodes whose simulated success the real check disagreed with">
+            Sim-to-real gap
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.arm} data-arm={r.arm}>
+            <td>{ARM_LABELS[r.arm]}</td>
+            <td className="num">{r.final ? `${(100 * r.final.success).toFixed(0)}% (${r.final.successes}/${r.final.n})` : '—'}</td>
+            <td className="num">{formatP(r.pVsUntrained)}</td>
+            <td className="num">{formatP(r.pVsImitation)}</td>
+            <td className="num">{r.simToRealGap === null ? '—' : `${(100 * r.simToRealGap).toFixed(0)}% of ${r.simulatedEpisodes}`}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ExperimentCard() {
+  const { list, selectedId, select, live, stop, resume, remove, logs } = useSimRlStore();
+  const e = list.find((x) => x.id === selectedId) ?? list[0];
+  if (!e) return null;
+  const running = live?.expId === e.id;
+  const t = e.experiment.spec.train;
+  return (
+    <section className="card" aria-labelledby="simrl-exp-title" data-testid="simrl-experiment">
+      <div className="card-head">
+        <h2 id="simrl-exp-title">{e.name}</h2>
+        {list.length > 1 ? (
+          <select aria-label="Experiment" value={e.id} onChange={(ev) => select(ev.target.value)}>
+            {list.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.name} ({x.state})
+              </option>
+            ))}
+          </select>
+        ) : null}
+      </div>
+      <p className="small" data-testid="simrl-status">
+        <strong>{running ? (live?.state === 'stopping' ? 'stopping' : 'running') : e.state}</strong> · {experimentStage(e.experiment)}
+        {running && live?.step ? ` · ${live.step.arm} step ${live.step.step}` : ''} · {t.domain} ({t.families.join(', ')}), {t.preset}, T {t.T}
+        {e.experiment.spec.world ? ` · world model ${e.experiment.spec.world}` : ''}
+      </p>
+      {e.error ? <p className="error-text small">{e.error}</p> : null}
+      <Curves e={e} />
+      <Results e={e} />
+      <div className="toolbar">
+        {running ? (
+          <button type="button" className="secondary" onClick={stop} disabled={live?.state === 'stopping'}>
+            Stop
+          </button>
+        ) : e.state !== 'done' ? (
+          <button type="button" onClick={() => void resume(e.id)} disabled={!!live}>
+            Resume
+          </button>
+        ) : null}
+        <button type="button" className="secondary" disabled={running} onClick={() => void remove(e.id)}>
+          Delete
+        </button>
+      </div>
+      {running && logs.length ? <pre className="log small">{logs.slice(-6).join('\n')}</pre> : null}
+    </section>
+  );
+}
+
+function InterruptedExperiments() {
+  const { interrupted, resume, dismissInterrupted, live } = useSimRlStore();
+  return (
+    <>
+      {interrupted.map((e) => (
+        <div key={e.id} className="callout warn" role="region" aria-label="Interrupted experiment" data-testid="simrl-resume-offer">
+          <p>
+            <strong>{e.name}</strong> was running when the page closed ({experimentStage(e.experiment)}). It goes on from its last stored evaluation.
+          </p>
+          <div className="toolbar">
+            <button type="button" disabled={!!live} onClick={() => void resume(e.id)}>
+              Resume experiment
+            </button>
+            <button type="button" className="secondary" onClick={() => void dismissInterrupted(e.id)}>
+              Leave it stopped
+            </button>
+          </div>
+        </div>
+      ))}
+    </>
+  );
+}
+
+export function SimRlPanel() {
+  const { init, error, dismissError } = useSimRlStore();
+  useEffect(() => {
+    void init();
+  }, [init]);
+  return (
+    <section className="simrl" aria-labelledby="simrl-title" data-testid="simrl-panel">
+      <h2 id="simrl-title">Sim RL</h2>
+      <InterruptedExperiments />
+      {error ? (
+        <div className="callout error" role="alert" data-testid="simrl-error">
+          <p>{error}</p>
+          <button type="button" className="secondary small" onClick={dismissError}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      <div className="train-layout">
+        <SimRlFormCard />
+        <ExperimentCard />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../../core/records.ts';
+import { taskFamilies } from '../../../envs/tasks/index.ts';
+import { newAgentExperiment } from '../../../train/agent/experiment.ts';
+import type { AgentEval } from '../../../train/agent/run.ts';
+import { fisherOneSided } from '../../../train/agent/episodes.ts';
+import { experimentView } from '../../../jobs/simrlView.ts';
+import { armCurves, armResults, curvesXMax, defaultSimRlForm, experimentStage, formatP, simRlDraft, worldChoices } from './simrl.ts';
+
+const run = {
+  id: 'r1',
+  name: 'world run',
+  checkpoints: { last: { key: 'r1:last:9', step: 9 }, best: { key: 'r1:best:5', step: 5, evalLoss: 1 } },
+} as unknown as RunRecord;
+
+describe('Sim RL form', () => {
+  it('defaults to a laptop-sized experiment of the lead’s shape and checks into a draft', () => {
+    const form = defaultSimRlForm('terminal');
+    expect(form).toMatchObject({ preset: 'bench', T: '64', world: 'copy-last', arms: ['imitation', 'real', 'model', 'model-real'] });
+    expect(form.families).toEqual(taskFamilies('terminal').slice(0, 1));
+    const out = simRlDraft(form, []);
+    if (!('draft' in out)) throw new Error(JSON.stringify(out.errors));
+    expect(out.draft.world).toEqual({ kind: 'copy-last' });
+    expect(out.draft.spec).toMatchObject({
+      arms: form.arms,
+      world: 'copy-last',
+      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20 },
+    });
+    // The library takes it as it is.
+    expect(newAgentExperiment(out.draft.spec).arms.map((a) => a.arm)).toEqual(form.arms);
+  });
+
+  it('offers each run’s last and best checkpoint as the world model and stores the picked one', () => {
+    const worlds = worldChoices([run]);
+    expect(worlds.map((w) => w.label)).toEqual(['world run · last (step 9)', 'world run · best (step 5)']);
+    const out = simRlDraft({ ...defaultSimRlForm('terminal'), world: 'r1:best:5' }, worlds);
+    if (!('draft' in out)) throw new Error(JSON.stringify(out.errors));
+    expect(out.draft.world).toEqual({
+      kind: 'checkpoint',
+      checkpoint: { key: 'r1:best:5', label: 'world run · best (step 5)', runId: 'r1', runName: 'world run', tag: 'best', step: 5 },
+    });
+    expect(out.draft.spec.world).toBe('world run · best (step 5)');
+  });
+
+  it('says what is wrong with each field', () => {
+    const bad = {
+      ...defaultSimRlForm('terminal'),
+      families: [],
+      world: 'gone-key',
+      rlSteps: '0',
+      group: '1',
+      T: 'abc',
+      evalTasks: '-3',
+      seed: '1.5',
+      preset: 'huge',
+    };
+    const out = simRlDraft(bad, []);
+    if (!('errors' in out)) throw new Error('expected errors');
+    expect(out.errors.families).toMatch(/pick at least one/);
+    expect(out.errors.world).toMatch(/world-model agents need one/);
+    expect(out.errors.rlSteps).toMatch(/whole number ≥ 1, not '0'/);
+    expect(out.errors.group).toMatch(/≥ 2/);
+    expect(out.errors.T).toMatch(/not 'abc'/);
+    expect(out.errors.evalTasks).toMatch(/not '-3'/);
+    expect(out.errors.seed).toMatch(/not '1.5'/);
+    expect(out.errors.preset).toMatch(/not 'huge'/);
+    const arms = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['real', 'model-real'] }, []);
+    expect('errors' in arms && arms.errors.arms).toMatch(/pick that one too/);
+    const none = simRlDraft({ ...defaultSimRlForm('terminal'), arms: [] }, []);
+    expect('errors' in none && none.errors.arms).toMatch(/at least one/);
+    const fam = simRlDraft({ ...defaultSimRlForm('terminal'), families: ['no_such'] }, []);
+    expect('errors' in fam && fam.errors.families).toMatch(/no_such is not in terminal/);
+    const t = simRlDraft({ ...defaultSimRlForm('terminal'), T: '20' }, []);
+    expect('errors' in t && t.errors.T).toMatch(/room for a prompt/);
+    const every = simRlDraft({ ...defaultSimRlForm('terminal'), rlSteps: '3', evalEvery: '5' }, []);
+    expect('errors' in every && every.errors.evalEvery).toMatch(/at most the RL steps \(3\)/);
+    // No world model needed: none asked for.
+    const real = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['imitation', 'real'], world: 'gone-key' }, []);
+    expect('draft' in real && real.draft.world).toBeNull();
+  });
+});
+
+const ev = (phase: string, step: number, successes: number, n = 8): AgentEval => ({ phase, step, success: successes / n, successes, n, format: 1, turns: 1 });
+
+describe('Sim RL curves and results', () => {
+  it('draw each arm’s held-out success by RL step, imitation flat, and give p and the sim-to-real gap', () => {
+    const form = defaultSimRlForm('terminal');
+    const out = simRlDraft({ ...form, rlSteps: '4', evalEvery: '2' }, []);
+    if (!('draft' in out)) throw new Error('draft');
+    const s = newAgentExperiment(out.draft.spec);
+    s.untrained = ev('untrained', 0, 1);
+    s.imitationEval = ev('sft', 60, 2);
+    s.imitation = new Uint8Array(8);
+    s.arms[0].evals = [ev('imitation', 0, 2)];
+    s.arms[0].done = true;
+    s.arms[1].evals = [ev('real', 0, 2), ev('real', 2, 4), ev('real', 4, 7)];
+    s.arms[1].done = true;
+    s.arms[2].evals = [ev('model', 0, 2), ev('model', 2, 3)];
+    s.arms[2].gap = { disagree: 3, n: 12 };
+    s.cursor = { arm: 2, step: 2, checkpoint: new Uint8Array(8) };
+    const v = experimentView(s);
+    expect(JSON.stringify(v)).not.toContain('checkpoint');
+    expect(v.cursor).toEqual({ arm: 2, step: 2 });
+    expect(curvesXMax(v)).toBe(8);
+    expect(armCurves(v)).toEqual([
+      {
+        arm: 'imitation',
+        points: [
+          [0, 25],
+          [4, 25],
+        ],
+      },
+      {
+        arm: 'real',
+        points: [
+          [0, 25],
+          [2, 50],
+          [4, 87.5],
+        ],
+      },
+      {
+        arm: 'model',
+        points: [
+          [0, 25],
+          [2, 37.5],
+        ],
+      },
+      { arm: 'model-real', points: [] },
+    ]);
+    const r = armResults(v);
+    expect(r.map((x) => x.arm)).toEqual(['imitation', 'real', 'model', 'model-real']);
+    expect(r[1].pVsUntrained).toBeCloseTo(fisherOneSided(7, 8, 1, 8), 12);
+    expect(r[1].pVsImitation).toBeCloseTo(fisherOneSided(7, 8, 2, 8), 12);
+    expect(r[2].simToRealGap).toBe(0.25);
+    expect(r[2].simulatedEpisodes).toBe(12);
+    expect(r[3].final).toBeNull();
+    expect(experimentStage(v)).toBe('model: 2 of 4 RL steps stored');
+    expect(formatP(null)).toBe('—');
+    expect(formatP(0.04321)).toBe('0.043');
+    expect(formatP(0.00002)).toBe('2.0e-5');
+  });
+});

@@ -1,0 +1,184 @@
+// The Sim RL panel's pure parts: its form (strings as typed) checked into an experiment draft
+// with an error per field, and the curves and results drawn from an experiment's state.
+import type { KnownDomain } from '../../../core/schema/types.ts';
+import { PRESETS, type PresetName } from '../../../core/model/config.ts';
+import type { RunRecord } from '../../../core/records.ts';
+import { TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
+import { AGENT_DEFAULTS } from '../../../train/agent/run.ts';
+import { AGENT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
+import type { ExperimentView } from '../../../jobs/simrlView.ts';
+import type { ExperimentDraft } from '../../stores/simrl.ts';
+
+/** The numeric fields, in the form's order: each with its least value and a hint. */
+export const SIMRL_NUMBERS = {
+  T: { min: 16, label: 'Policy context (T)', hint: 'prompt and action; the preset’s context caps it' },
+  trainTasks: { min: 1, label: 'Train tasks', hint: 'train-split tasks imitated (and drawn for RL)' },
+  evalTasks: { min: 1, label: 'Held-out tasks', hint: 'tasks of each evaluation, checked in the real environment' },
+  sftSteps: { min: 0, label: 'Imitation steps', hint: 'SFT on the reference solvers, shared by all arms' },
+  rlSteps: { min: 1, label: 'RL steps per arm', hint: 'GSPO steps of each RL stage' },
+  evalEvery: { min: 1, label: 'Held-out evaluation every', hint: 'RL steps between held-out evaluations' },
+  batch: { min: 1, label: 'Rows per update', hint: 'rows per optimizer step' },
+  group: { min: 2, label: 'Episodes per group', hint: 'episodes per task in a GSPO group' },
+  tasksPerStep: { min: 1, label: 'Tasks per RL step', hint: 'GSPO groups per step' },
+  seed: { min: 0, label: 'Seed', hint: 'batches, rollouts and the model’s initialization' },
+  worldMaxTokens: { min: 1, label: 'World model answer tokens', hint: 'most tokens of one simulated observation' },
+} as const;
+
+export type SimRlNumber = keyof typeof SIMRL_NUMBERS;
+
+export interface SimRlForm extends Record<SimRlNumber, string> {
+  name: string;
+  domain: string;
+  families: string[];
+  arms: AgentArm[];
+  preset: string;
+  /** 'copy-last', or a stored checkpoint's key. */
+  world: string;
+}
+
+export type SimRlErrors = Partial<Record<keyof SimRlForm, string>>;
+
+/** Domains with task families (src/envs/tasks). */
+export const SIMRL_DOMAINS = Object.keys(TASK_DOMAINS) as KnownDomain[];
+
+/** A form small enough for a laptop: the lead's CLI runs' shape (bench preset, compact layout, T 64) and AGENT_DEFAULTS. */
+export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('terminal') ? 'terminal' : SIMRL_DOMAINS[0]): SimRlForm {
+  const d = AGENT_DEFAULTS;
+  return {
+    name: '',
+    domain,
+    families: taskFamilies(domain).slice(0, 1),
+    arms: [...AGENT_ARMS],
+    preset: 'bench',
+    world: 'copy-last',
+    T: '64',
+    trainTasks: String(d.trainTasks),
+    evalTasks: String(d.evalTasks),
+    sftSteps: String(d.sftSteps),
+    rlSteps: '20',
+    evalEvery: String(d.evalEvery),
+    batch: String(d.batch),
+    group: String(d.group),
+    tasksPerStep: String(d.tasksPerStep),
+    seed: String(d.seed),
+    worldMaxTokens: '64',
+  };
+}
+
+/** A stored checkpoint the world-model picker offers: a run's last or best. */
+export interface WorldChoice {
+  key: string;
+  label: string;
+  ref: { key: string; label: string; runId: string; runName: string; tag: 'last' | 'best'; step: number };
+}
+
+export function worldChoices(runs: readonly RunRecord[]): WorldChoice[] {
+  const out: WorldChoice[] = [];
+  for (const r of runs)
+    for (const tag of ['last', 'best'] as const) {
+      const c = r.checkpoints[tag];
+      if (!c) continue;
+      const label = `${r.name} · ${tag} (step ${c.step})`;
+      out.push({ key: c.key, label, ref: { key: c.key, label, runId: r.id, runName: r.name, tag, step: c.step } });
+    }
+  return out;
+}
+
+/** The form checked: a draft to start, or what is wrong with each field. */
+export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { draft: ExperimentDraft } | { errors: SimRlErrors } {
+  const errors: SimRlErrors = {};
+  const n: Partial<Record<SimRlNumber, number>> = {};
+  for (const [k, f] of Object.entries(SIMRL_NUMBERS) as [SimRlNumber, (typeof SIMRL_NUMBERS)[SimRlNumber]][]) {
+    const text = form[k].trim();
+    const v = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(v) || v < f.min) errors[k] = `${f.label}: a whole number ≥ ${f.min}, not '${form[k]}'.`;
+    else n[k] = v;
+  }
+  const domain = form.domain as KnownDomain;
+  if (!SIMRL_DOMAINS.includes(domain)) errors.domain = `Task domain: one of ${SIMRL_DOMAINS.join(', ')}, not '${form.domain}'.`;
+  else {
+    const known = taskFamilies(domain);
+    const unknown = form.families.filter((f) => !known.includes(f));
+    if (!form.families.length) errors.families = `Task families: pick at least one of ${known.join(', ')}.`;
+    else if (unknown.length) errors.families = `Task families: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not in ${domain}.`;
+  }
+  if (!form.arms.length) errors.arms = 'Agents: pick at least one.';
+  else if (form.arms.includes('model-real') && !form.arms.includes('model'))
+    errors.arms = 'Agents: “then in the real environment” goes on from the world-model agent; pick that one too.';
+  if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Policy model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
+  const world = needsWorld(form.arms) ? (form.world === 'copy-last' ? ({ kind: 'copy-last' } as const) : worlds.find((w) => w.key === form.world)) : null;
+  if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint or copy-last.';
+  if (n.T !== undefined && AGENT_DEFAULTS.maxNewTokens >= n.T - 8)
+    errors.T = `Policy context (T): above ${AGENT_DEFAULTS.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${AGENT_DEFAULTS.maxNewTokens} tokens.`;
+  if (n.evalEvery !== undefined && n.rlSteps !== undefined && n.evalEvery > n.rlSteps)
+    errors.evalEvery = `Held-out evaluation every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
+  if (Object.keys(errors).length) return { errors };
+  const worldRef = world === null || world === undefined ? null : 'kind' in world ? world : { kind: 'checkpoint' as const, checkpoint: world.ref };
+  const worldName = worldRef === null ? undefined : worldRef.kind === 'copy-last' ? 'copy-last' : worldRef.checkpoint.label;
+  return {
+    draft: {
+      name: form.name,
+      spec: {
+        train: {
+          ...AGENT_DEFAULTS,
+          domain,
+          families: [...form.families],
+          preset: form.preset as PresetName,
+          T: n.T!,
+          trainTasks: n.trainTasks!,
+          evalTasks: n.evalTasks!,
+          sftSteps: n.sftSteps!,
+          rlSteps: n.rlSteps!,
+          evalEvery: n.evalEvery!,
+          batch: n.batch!,
+          group: n.group!,
+          tasksPerStep: n.tasksPerStep!,
+          seed: n.seed!,
+        },
+        arms: [...form.arms],
+        ...(worldName && { world: worldName }),
+      },
+      world: worldRef,
+      worldMaxTokens: n.worldMaxTokens!,
+    },
+  };
+}
+
+/** One chart line per arm: held-out success (%) by RL step; the imitation arm a flat line across the RL steps. */
+export function armCurves(v: ExperimentView): { arm: AgentArm; points: [number, number][] }[] {
+  const rl = v.spec.train.rlSteps;
+  return v.arms.map((rec) => {
+    const points = rec.evals.map((e) => [e.step, 100 * e.success] as [number, number]);
+    if (rec.arm === 'imitation' && points.length) return { arm: rec.arm, points: [points[0], [rl, points[0][1]]] };
+    return { arm: rec.arm, points };
+  });
+}
+
+/** The x range of the chart: model-real goes on from rlSteps to 2·rlSteps. */
+export function curvesXMax(v: ExperimentView): number {
+  const rl = v.spec.train.rlSteps;
+  return v.spec.arms.includes('model-real') ? 2 * rl : rl;
+}
+
+/** Each arm's final success, Fisher p against the untrained and the imitation policy, and its sim-to-real gap. */
+export function armResults(v: ExperimentView): AgentArmResult[] {
+  return experimentResults({ ...v, imitation: null, modelFinal: null, cursor: null });
+}
+
+/** A p-value for a table: three significant digits, small ones as powers of ten. */
+export function formatP(p: number | null): string {
+  if (p === null) return '—';
+  if (p < 0.001) return p.toExponential(1);
+  return p.toFixed(3);
+}
+
+/** What the experiment is doing, in words, from its stored state. */
+export function experimentStage(v: ExperimentView): string {
+  if (v.done) return 'finished';
+  if (!v.untrained) return 'evaluating the untrained agent';
+  if (!v.imitationEval) return `imitation (${v.spec.train.sftSteps} SFT steps)`;
+  const a = v.arms.find((r) => !r.done);
+  if (!a) return 'finishing';
+  const step = v.cursor && v.arms[v.cursor.arm] === a ? v.cursor.step : 0;
+  return `${a.arm}: ${step} of ${v.spec.train.rlSteps} RL steps stored`;
+}

@@ -1,0 +1,119 @@
+// The 'simrl' job: the Sim RL experiment (src/train/agent/experiment.ts) in the worker that owns
+// the GPU, for a stored ExperimentRecord (src/storage/experiments.ts). The world model of the
+// model arms is opened as the Playground and the Bench open a model (src/backends/open.ts: a
+// stored checkpoint, or the copy-last baseline), answering greedily. The experiment's state is
+// written into the record after every evaluation and sent to the page without its checkpoint
+// bytes, so the Train view draws the curves as they grow, and a reload resumes from the last
+// evaluation stored.
+import { openReady, type ReadyBackend } from '../backends/open.ts';
+import type { ExperimentRecord } from '../core/records.ts';
+import { getExperiment, updateExperiment } from '../storage/experiments.ts';
+import { runAgentExperiment, needsWorld, type AgentExperimentState } from '../train/agent/experiment.ts';
+import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from '../train/context.ts';
+import { workerSource } from './backendSource.ts';
+import { experimentLockName } from './protocol.ts';
+import { experimentView, type SimRlProgress } from './simrlView.ts';
+
+export type { ExperimentView, SimRlProgress } from './simrlView.ts';
+
+export interface SimRlJobSpec {
+  kind: 'simrl';
+  /** The stored experiment to run (or go on with). */
+  expId: string;
+}
+
+export interface SimRlJobResult {
+  expId: string;
+  done: boolean;
+}
+
+type StoredExperiment = ExperimentRecord<AgentExperimentState>;
+
+/** The record's world model, opened to answer greedily (null when no arm needs one). */
+async function openWorld(e: StoredExperiment, ctx: JobContext): Promise<ReadyBackend | null> {
+  if (!needsWorld(e.experiment.spec.arms)) return null;
+  if (!e.world)
+    throw new UserFacingError(
+      `The arms ${e.experiment.spec.arms.join(', ')} need a world model; this experiment names none. Start a new one with a world model.`,
+    );
+  const ref = e.world;
+  try {
+    return await openReady(ref, workerSource(ctx), { maxTokens: e.worldMaxTokens, temperature: 0 }, { name: `world:${e.experiment.spec.world ?? ref.kind}` });
+  } catch (err) {
+    throw new UserFacingError(`The world model ${e.experiment.spec.world ?? ref.kind} could not be opened: ${(err as Error).message}`);
+  }
+}
+
+async function runStored(expId: string, ctx: JobContext, signal: AbortSignal): Promise<SimRlJobResult> {
+  const initial = (await getExperiment(expId)) as StoredExperiment | undefined;
+  if (!initial) throw new UserFacingError(`There is no stored Sim RL experiment ${expId}; it may have been deleted.`);
+  const e = (await updateExperiment(expId, (r) => {
+    r.state = 'running';
+    r.error = undefined;
+  })) as StoredExperiment;
+  let world: ReadyBackend | null = null;
+  // A lost device ends the job at once (JobHost reports it failed): record that now.
+  const offLost = ctx.rt.on((ev) => {
+    if (ev.type === 'lost')
+      void updateExperiment(expId, (r) => {
+        r.state = 'failed';
+        r.error = userMessage(ctx.lost ?? new DeviceLostDuringJob(ev.error));
+      }).catch(() => {});
+  });
+  try {
+    world = await openWorld(e, ctx);
+    const s = e.experiment;
+    ctx.log(s.untrained ? `resuming: ${s.arms.filter((a) => a.done).length} of ${s.arms.length} arms done` : `starting: arms ${s.spec.arms.join(', ')}`);
+    const final = await runAgentExperiment(s, {
+      rt: ctx.rt,
+      ...(world && { world: { backend: world.backend, options: world.generate } }),
+      log: (m) => ctx.log(m),
+      metric: (phase, step, values) => {
+        if (phase === 'real' || phase === 'model' || phase === 'model-real')
+          ctx.progress({ expId, step: { arm: phase, step, values } } satisfies SimRlProgress);
+      },
+      async save(state) {
+        await updateExperiment(expId, (r) => (r.experiment = state));
+        ctx.progress({ expId, state: experimentView(state) } satisfies SimRlProgress);
+      },
+      signal,
+    });
+    if (ctx.lost) throw ctx.lost;
+    await updateExperiment(expId, (r) => {
+      r.experiment = final;
+      r.state = 'done';
+    });
+    return { expId, done: final.done };
+  } catch (err) {
+    const stop = err instanceof StopRequested || signal.aborted;
+    const failure = stop ? null : await ctx.failure(err);
+    await updateExperiment(expId, (r) => {
+      r.state = stop ? 'stopped' : 'failed';
+      r.error = failure ? userMessage(failure as Error) : undefined;
+    }).catch(() => {});
+    if (stop && !(err instanceof StopRequested)) throw new StopRequested();
+    throw failure ?? err;
+  } finally {
+    offLost();
+    world?.dispose();
+  }
+}
+
+/** The job runner: the stored experiment on the worker's device, stoppable between steps, locked against a second tab. */
+export async function runSimRlJob(spec: SimRlJobSpec, ctx: JobContext): Promise<SimRlJobResult> {
+  if (!spec.expId) throw new UserFacingError('a simrl job needs an expId');
+  const stop = new AbortController();
+  const offState = ctx.onState((s) => {
+    if (s === 'stopping') stop.abort(new StopRequested());
+  });
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  try {
+    if (!locks) return await runStored(spec.expId, ctx, stop.signal);
+    return await locks.request(experimentLockName(spec.expId), { ifAvailable: true }, async (lock) => {
+      if (!lock) throw new UserFacingError('This experiment is running in another tab of LWM Studio; watch it there or close that tab first.');
+      return runStored(spec.expId, ctx, stop.signal);
+    });
+  } finally {
+    offState();
+  }
+}
