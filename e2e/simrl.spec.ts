@@ -44,7 +44,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     ['Held-out tasks', '4'],
     ['Imitation steps', '3'],
     ['RL steps per arm', '2'],
-    ['Held-out evaluation every', '1'],
+    ['Held-out evaluation every', '2'],
     ['Rows per update', '2'],
     ['Episodes per group', '2'],
     ['Tasks per RL step', '1'],
