@@ -135,11 +135,11 @@ export async function runAgentExperiment(state: AgentExperimentState, host: Agen
         start = s.cursor.step;
       } else if (arm === 'model-real') {
         if (!s.modelFinal) throw new UserFacingError('model-real goes on from the model arm, which has not finished');
-        session.restore(s.modelFinal, 'the model arm’s final policy');
+        session.restore(s.modelFinal, 'the model arm’s final policy', false);
         const last = s.arms.find((r) => r.arm === 'model')?.evals.at(-1);
         if (last && !rec.evals.length) rec.evals.push({ ...last, phase: arm });
       } else {
-        session.restore(s.imitation!, 'the imitation policy');
+        session.restore(s.imitation!, 'the imitation policy', false);
         if (!rec.evals.length && s.imitationEval) rec.evals.push({ ...s.imitationEval, phase: arm, step: 0 });
       }
       if (arm === 'imitation') {
