@@ -14,6 +14,7 @@ import { Agreement, BenchResults } from './bench/BenchResults.tsx';
 import { NewBenchForm } from './bench/NewBenchForm.tsx';
 import { SampleBrowser } from './bench/SampleBrowser.tsx';
 import { BENCH_WRITE, guardJob } from '../stores/storage.ts';
+import { ErrorCallout } from '../components/ErrorCallout.tsx';
 
 /**
  * Keys for a bench's endpoints that are not at hand (kept in memory by a page since closed, or
@@ -246,14 +247,7 @@ export default function BenchView() {
       <LoadProgress />
       <DatasetError />
       <Interrupted />
-      {error ? (
-        <div className="callout error" role="alert" data-testid="bench-error">
-          <p style={{ whiteSpace: 'pre-wrap' }}>{error}</p>
-          <button type="button" className="secondary small" onClick={dismissError}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      <ErrorCallout error={error} onDismiss={dismissError} testId="bench-error" />
       <div className="bench-layout">
         <NewBenchForm />
         <div>

@@ -13,6 +13,7 @@ import { FolderAgain } from './train/RunFolder.tsx';
 import { runFolderProblem, useTrainFolderStore } from '../stores/trainFolder.ts';
 import { folderNeeded } from '../../train/hfFolder.ts';
 import { guardJob, resumeWrite } from '../stores/storage.ts';
+import { ErrorCallout } from '../components/ErrorCallout.tsx';
 
 function Interrupted() {
   const { interrupted, resumeRun, dismissInterrupted, live } = useTrainStore();
@@ -63,14 +64,7 @@ export default function TrainView() {
       <LoadProgress />
       <DatasetError />
       <Interrupted />
-      {error ? (
-        <div className="callout error" role="alert" data-testid="train-error">
-          <p>{error}</p>
-          <button type="button" className="secondary small" onClick={dismissError}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      <ErrorCallout error={error} onDismiss={dismissError} testId="train-error" />
       <div className="train-layout">
         <NewRunForm />
         <RunPanel />

@@ -13,6 +13,7 @@ import { useTemplateStore } from '../../stores/templates.ts';
 import { Lineage } from './Lineage.tsx';
 import { OptimizeForm } from './OptimizeForm.tsx';
 import { guardJob, OPTIMIZE_WRITE } from '../../stores/storage.ts';
+import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 
 /** For a folder simulator whose folder is not open in this page (a reload since): what to pick before resuming. */
 function FolderNeeded({ o }: { o: OptimizationRecord }) {
@@ -157,14 +158,7 @@ export function OptimizeView({ from }: { from?: string }) {
   }, [init, templatesStatus, loadTemplates]);
   return (
     <div className="optimize">
-      {error ? (
-        <div className="callout error" role="alert">
-          <p>{error}</p>
-          <button type="button" className="secondary" onClick={dismissError}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      <ErrorCallout error={error} onDismiss={dismissError} />
       <Interrupted />
       <Progress />
       <div className="optimize-layout">

@@ -9,6 +9,7 @@ import { DELETABLE, KIND_LABELS, type KindUsage, type StoredItem, type StoredKin
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { ACTIONS_COLUMN, ScrollTable, type Column } from '../../components/Table.tsx';
 import { useStorageStore } from '../../stores/storage.ts';
+import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 
 /** One item of a kind, for buttons and titles. */
 const ITEM: Record<StoredKind, string> = {
@@ -251,14 +252,7 @@ export function StorageCard() {
         What the app keeps in this browser. Sizes are the stored data as the browser serialises it; the browser's own total adds its bookkeeping.
       </p>
       {report ? <Usage /> : null}
-      {error ? (
-        <div className="callout error" role="alert">
-          <p>{error}</p>
-          <button type="button" className="secondary small" onClick={dismissError}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      <ErrorCallout error={error} onDismiss={dismissError} />
       {report ? (
         <ScrollTable testId="storage-table" caption="What is stored, by kind" columns={COLUMNS}>
           {report.kinds.map((k) => (

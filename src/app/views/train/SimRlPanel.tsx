@@ -28,6 +28,7 @@ import {
   type SimRlForm,
   type SimRlNumber,
 } from './simrl.ts';
+import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 
 const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', model: 'chart-s1', 'model-real': 'chart-s4' };
 
@@ -292,14 +293,7 @@ export function SimRlPanel() {
     <section className="simrl" aria-labelledby="simrl-title" data-testid="simrl-panel">
       <h2 id="simrl-title">Sim RL</h2>
       <InterruptedExperiments />
-      {error ? (
-        <div className="callout error" role="alert" data-testid="simrl-error">
-          <p>{error}</p>
-          <button type="button" className="secondary small" onClick={dismissError}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
+      <ErrorCallout error={error} onDismiss={dismissError} testId="simrl-error" />
       <div className="train-layout">
         <SimRlFormCard />
         <ExperimentCard />
