@@ -1,11 +1,13 @@
 // `lwm agent train` settings that are checked before the GPU starts.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileError, UsageError } from '../io.ts';
 import { captureIO } from '../testing.ts';
-import agent from './agentTrain.ts';
+import agent, { readState, writeState } from './agentTrain.ts';
+import { newAgentExperiment } from '../../train/agent/experiment.ts';
+import { AGENT_DEFAULTS } from '../../train/agent/run.ts';
 
 const run = (...a: string[]) => agent(a, captureIO());
 const base = ['train', '--env', 'real', '--domain', 'terminal', '--families', 'write_word'];
@@ -66,5 +68,24 @@ describe('lwm agent train settings', () => {
     const io = captureIO();
     expect(await agent(['experiment', '--help'], io)).toBe(0);
     expect(io.stdout).toContain('lwm agent experiment --world M');
+  });
+
+  it('stores an experiment as JSON beside its policies and reads back the same state, the newest cursor only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lwm-exp-state-'));
+    const s = newAgentExperiment({ train: { ...AGENT_DEFAULTS, domain: 'terminal', families: ['write_word'] }, arms: ['imitation', 'real'] });
+    s.untrained = { phase: 'untrained', step: 0, success: 0, successes: 0, n: 32, format: 0, turns: 0 };
+    s.imitation = Uint8Array.from([1, 2, 3]);
+    s.cursor = { arm: 1, step: 5, checkpoint: Uint8Array.from([4, 5]) };
+    const written = new Set<string>();
+    writeState(dir, s, written);
+    expect(readState(dir)).toEqual(s);
+    const next = { ...s, cursor: { arm: 1, step: 10, checkpoint: Uint8Array.from([6]) } };
+    writeState(dir, next, written);
+    expect(readState(dir)).toEqual(next);
+    expect(readdirSync(dir).sort()).toEqual(['cursor-1-10.safetensors', 'experiment.json', 'imitation.safetensors']);
+    // The imitation policy, set once, is not written again at the next save.
+    writeFileSync(join(dir, 'imitation.safetensors'), Uint8Array.from([9]));
+    writeState(dir, next, written);
+    expect([...readFileSync(join(dir, 'imitation.safetensors'))]).toEqual([9]);
   });
 });

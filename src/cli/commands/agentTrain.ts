@@ -218,30 +218,35 @@ async function train(v: Values, io: CliIO): Promise<number> {
 }
 
 /** The experiment state on disk: experiment.json with its policies as safetensors files beside it. */
-const STATE_FILES = { imitation: 'imitation.safetensors', cursor: 'cursor.safetensors', modelFinal: 'model-final.safetensors' } as const;
+const STATE_FILES = { imitation: 'imitation.safetensors', modelFinal: 'model-final.safetensors' } as const;
 
-function writeState(out: string, s: import('../../train/agent/experiment.ts').AgentExperimentState): void {
-  // Policies first, then the JSON that names them: a cut write leaves the previous JSON, whose files are still whole.
-  const tag = s.cursor ? `${s.cursor.arm}-${s.cursor.step}` : 'none';
-  const files: Record<string, string | null> = { imitation: null, cursor: null, modelFinal: null };
-  if (s.imitation) writeFileAtomicSync(join(out, STATE_FILES.imitation), s.imitation);
-  if (s.imitation) files.imitation = STATE_FILES.imitation;
-  if (s.cursor) {
-    const name = `cursor-${tag}.safetensors`;
-    writeFileAtomicSync(join(out, name), s.cursor.checkpoint);
-    files.cursor = name;
-  }
-  if (s.modelFinal) {
-    writeFileAtomicSync(join(out, STATE_FILES.modelFinal), s.modelFinal);
-    files.modelFinal = STATE_FILES.modelFinal;
-  }
-  const json = { ...s, imitation: files.imitation, modelFinal: files.modelFinal, cursor: s.cursor && { ...s.cursor, checkpoint: files.cursor } };
+/**
+ * Writes the state: the policies first, then the JSON that names them, so a cut write leaves the
+ * previous JSON, whose files are still whole. The imitation and the model arm's final policy
+ * never change once set: `written` holds the names already written by this process, which are
+ * not written again at every save.
+ */
+export function writeState(out: string, s: import('../../train/agent/experiment.ts').AgentExperimentState, written = new Set<string>()): void {
+  const once = (name: string, bytes: Uint8Array | null): string | null => {
+    if (!bytes) return null;
+    if (!written.has(name)) writeFileAtomicSync(join(out, name), bytes);
+    written.add(name);
+    return name;
+  };
+  const cursor = s.cursor ? `cursor-${s.cursor.arm}-${s.cursor.step}.safetensors` : null;
+  if (s.cursor && cursor) writeFileAtomicSync(join(out, cursor), s.cursor.checkpoint);
+  const json = {
+    ...s,
+    imitation: once(STATE_FILES.imitation, s.imitation),
+    modelFinal: once(STATE_FILES.modelFinal, s.modelFinal),
+    cursor: s.cursor && { ...s.cursor, checkpoint: cursor },
+  };
   writeFileAtomicSync(join(out, 'experiment.json'), JSON.stringify(json, null, 1) + '\n');
   // Earlier cursors are no longer named by the JSON.
-  for (const f of readdirSync(out)) if (/^cursor-.*\.safetensors$/.test(f) && f !== files.cursor) rmSync(join(out, f), { force: true });
+  for (const f of readdirSync(out)) if (/^cursor-.*\.safetensors$/.test(f) && f !== cursor) rmSync(join(out, f), { force: true });
 }
 
-function readState(out: string): import('../../train/agent/experiment.ts').AgentExperimentState {
+export function readState(out: string): import('../../train/agent/experiment.ts').AgentExperimentState {
   const path = join(out, 'experiment.json');
   let json: Record<string, unknown>;
   try {
@@ -304,13 +309,14 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   }
   io.err(`adapter: ${rt.describe()}\n`);
   const t0 = Date.now();
+  const written = new Set<string>();
   try {
     const final = await runAgentExperiment(state, {
       rt,
       ...(world && { world: { backend: world.backend, options: world.generate } }),
       log: (m) => io.err(`${m}\n`),
       metric: metricsSink(io, metricsPath, t0),
-      save: async (s) => writeState(out, s),
+      save: async (s) => writeState(out, s, written),
     });
     const results = experimentResults(final);
     const fmt = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d));

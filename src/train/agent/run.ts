@@ -175,7 +175,11 @@ function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, samp
   return async (samples) => {
     const prompts = samples.map((s) => policyPrompt(s, tok, spec));
     const byLength = new Map<number, number[]>();
-    prompts.forEach((p, i) => byLength.set(p.length, [...(byLength.get(p.length) ?? []), i]));
+    prompts.forEach((p, i) => {
+      const same = byLength.get(p.length);
+      if (same) same.push(i);
+      else byLength.set(p.length, [i]);
+    });
     const out: PolicyMove[] = new Array(samples.length);
     for (const all of byLength.values()) {
       for (let c = 0; c < all.length; c += gen.limits.maxSequences) {
