@@ -119,6 +119,12 @@ export interface AgentEval {
   n: number;
   format: number;
   turns: number;
+  /**
+   * The same held-out tasks played once more with actions sampled at the rollout temperature
+   * (the distribution GSPO trains), with one fixed seed for every evaluation: RL can raise this
+   * while greedy success is already at its ceiling. Absent in evaluations stored before it existed.
+   */
+  sampledSuccesses?: number;
 }
 
 export interface AgentSummary {
@@ -215,6 +221,10 @@ async function evaluate(
   const eps = await playEpisodes(worlds, gpuPolicy(gen, tok, spec, { temperature: 0, seed: 0 }), spec.maxTurns);
   const succ = worlds.map((w) => w.world.check().success);
   const successes = succ.filter(Boolean).length;
+  // Sampled: the seed is the evaluation's own (never an RL step's), the same at every evaluation.
+  const sampledWorlds = tasks.map((task) => ({ task, world: realWorld(task) }));
+  await playEpisodes(sampledWorlds, gpuPolicy(gen, tok, spec, { temperature: spec.temperature, seed: EVAL_SAMPLE_SEED + spec.seed }), spec.maxTurns);
+  const sampledSuccesses = sampledWorlds.filter((w) => w.world.check().success).length;
   // A few episodes in words, so a log shows what the policy does, not only how often it works.
   for (const [i, e] of eps.slice(0, 3).entries())
     log(`${phase} ${step}: ${e.task.goal} → ${JSON.stringify(e.moves.map((m) => m.action))} ${succ[i] ? 'solved' : 'not solved'}`);
@@ -227,8 +237,12 @@ async function evaluate(
     n: tasks.length,
     format: mean((e) => episodeReward(false, e.moves).format),
     turns: mean((e) => e.turns.length),
+    sampledSuccesses,
   };
 }
+
+/** The sampling seed of held-out evaluations (far from the RL steps' seeds, seed × 1009 + step). */
+const EVAL_SAMPLE_SEED = 1_000_003;
 
 function checkSpec(s: AgentTrainSpec): void {
   const ints: [keyof AgentTrainSpec, number][] = [
@@ -350,7 +364,14 @@ export class AgentSession {
   /** Greedy episodes on the held-out tasks in the real environment, reported as a metric of `phase`. */
   async evaluate(phase: string, step: number): Promise<AgentEval> {
     const ev = await evaluate(this.gen, this.tok, this.spec, this.evalTasks, phase, step, this.host.log);
-    this.host.metric(phase, step, { eval_success: ev.success, eval_successes: ev.successes, eval_tasks: ev.n, eval_format: ev.format, eval_turns: ev.turns });
+    this.host.metric(phase, step, {
+      eval_success: ev.success,
+      eval_successes: ev.successes,
+      eval_tasks: ev.n,
+      eval_format: ev.format,
+      eval_turns: ev.turns,
+      eval_sampled_successes: ev.sampledSuccesses ?? 0,
+    });
     return ev;
   }
 
