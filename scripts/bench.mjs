@@ -14,11 +14,14 @@ import { chromiumArgs, findChromium, gpuEnv, HOW_TO_GET_CHROMIUM } from './chrom
 import { appendRecords, parseRecords, speedupRecords } from './bench-records.mjs';
 
 const BROWSER_SUITES = ['matmul', 'kernels', 'train', 'generate', 'rollout', 'llm'];
-const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer', 'serve'];
+const NODE_SUITES = ['tokenizer', 'judge', 'pipeline', 'infer', 'serve', 'agent'];
 // Run only when named: `llm` at its default size (SmolLM2-135M's shape) takes long without a real GPU.
 const ON_REQUEST = ['llm'];
-// Options passed to the browser suites (`--suite llm --layers 2`); bench/llm-shape.ts reads and checks them.
-const SUITE_OPTIONS = ['layers', 'prompt-tokens', 'decode-tokens', 'reps', 'lora-rank', 'train-tokens'];
+// Options passed to the suites (`--suite llm --layers 2`): the browser suites get them all
+// (bench/llm-shape.ts reads and checks its own); a Node suite gets those NODE_OPTIONS names for
+// it, as `--NAME VALUE` arguments.
+const NODE_OPTIONS = { agent: ['episodes', 'turns', 'world-max-tokens', 'batch-tokens', 'reps'] };
+const SUITE_OPTIONS = [...new Set(['layers', 'prompt-tokens', 'decode-tokens', 'reps', 'lora-rank', 'train-tokens', ...Object.values(NODE_OPTIONS).flat()])];
 
 const { values } = parseArgs({
   options: {
@@ -101,7 +104,8 @@ function runNodeSuite(name) {
   const tmp = join(tmpdir(), `lwm-bench-${process.pid}-${name}.jsonl`);
   rmSync(tmp, { force: true });
   console.log(`\n[bench] ${name}: npx tsx ${script}`);
-  const r = spawnSync('npx', ['tsx', '--import', './bin/raw-hook.mjs', script, '--json', tmp], { stdio: 'inherit', env: gpuEnv() });
+  const options = (NODE_OPTIONS[name] ?? []).filter((o) => suiteOptions[o] !== undefined).flatMap((o) => [`--${o}`, suiteOptions[o]]);
+  const r = spawnSync('npx', ['tsx', '--import', './bin/raw-hook.mjs', script, ...options, '--json', tmp], { stdio: 'inherit', env: gpuEnv() });
   if (r.status !== 0) {
     failed.push(name);
     console.error(`bench: suite '${name}' failed (exit ${r.status}); keeping the records it wrote before failing`);

@@ -350,8 +350,11 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   }
 }
 
-/** The world model named by --world, opened as `lwm infer` opens a backend (greedy answers). */
-async function openWorld(io: CliIO, world: string, maxTokens: number) {
+/**
+ * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
+ * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
+ */
+export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens: number) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
   const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };

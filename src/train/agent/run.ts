@@ -173,8 +173,9 @@ export const POLICY_BATCH = 16;
 /**
  * The model's policy: prompts fitted to T − maxNewTokens; the moves of many episodes are
  * generated in batches of prompts of one length (generateBatch), each sampled on its own row.
+ * Exported for the `agent` benchmark (scripts/bench-agent.ts), which plays an RL step's episodes with it.
  */
-function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
+export function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
   const endTurn = tok.special.endTurn;
   const stop = [...tok.observationStops];
   let call = 0;
