@@ -191,7 +191,7 @@ export function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpe
     for (const all of byLength.values()) {
       for (let c = 0; c < all.length; c += gen.limits.maxSequences) {
         const idx = all.slice(c, c + gen.limits.maxSequences);
-        const seed = sampling.seed * 7919 + call++;
+        const seed = (sampling.seed * 7919 + call++) >>> 0;
         const o = { maxNewTokens: spec.maxNewTokens, sampling: { temperature: sampling.temperature, seed }, stop };
         // Always a full batch (copies of the first prompt fill it): one compiled shape per prompt length, whatever the count.
         const rows = Array.from({ length: gen.limits.maxSequences }, (_, k) => prompts[idx[k] ?? idx[0]]);
