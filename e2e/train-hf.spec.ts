@@ -43,6 +43,8 @@ async function loraForm(page: Page, steps: number, evalEvery: number) {
   await page.getByLabel('Tokens per sequence').fill('64');
   await page.getByLabel('Evaluate every').fill(String(evalEvery));
   await page.getByLabel('Judged samples').fill('0');
+  // Start waits for the folder's estimate of these settings, as the form says.
+  await expect(page.getByTestId('train-hf-estimate')).toContainText(`LoRA rank 4, 2 × 64 tokens per step`, { timeout: 120_000 });
 }
 
 /** Collects the downloads one click gives (several files), saved under e2e/artifacts/DIR. */

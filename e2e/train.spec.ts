@@ -13,6 +13,11 @@ import { ARTIFACTS, collectPageErrors, forbidForeignRequests, openCustomTrainFor
 const STEPS = 120;
 const EVAL_EVERY = 8;
 
+// The file's tests share nothing (each has its own page and storage): they may run in both
+// workers at once. This file holds two of the longest tests and comes late in file
+// order, where a worker would otherwise take a whole file while the other sits idle.
+test.describe.configure({ mode: 'parallel' });
+
 /** The custom run's form (the default dataset is stored on first start; the form lists it once it is). */
 async function openTrain(page: Page) {
   await openCustomTrainForm(page);
