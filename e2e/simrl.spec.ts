@@ -78,12 +78,21 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   ])
     await expect(chart).toContainText(label);
   const results = card.getByTestId('simrl-results');
-  for (const arm of ['imitation', 'real', 'model', 'model-real'])
+  // Columns: agent, final success (greedy), sampled, p vs untrained, p vs imitation, sim-to-real gap.
+  for (const arm of ['imitation', 'real', 'model', 'model-real']) {
     await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(1)).toHaveText(/^\d+% \(\d\/4\)$/);
-  await expect(results.locator('tr[data-arm="model"] td').nth(4)).toHaveText(/^\d+% of \d+$/);
-  await expect(results.locator('tr[data-arm="real"] td').nth(4)).toHaveText('—');
-  await expect(results.locator('tr[data-arm="real"] td').nth(2)).toHaveText(/^(\d\.\d{3}|\d\.\de-\d+)$/);
+    await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(2)).toHaveText(/^\d+% \(\d\/4\)$/);
+  }
+  await expect(results.locator('tr[data-arm="model"] td').nth(5)).toHaveText(/^\d+% of \d+$/);
+  await expect(results.locator('tr[data-arm="real"] td').nth(5)).toHaveText('—');
+  await expect(results.locator('tr[data-arm="real"] td').nth(3)).toHaveText(/^(\d\.\d{3}|\d\.\de-\d+)$/);
   await card.screenshot({ path: docScreenshotPath('train-simrl') });
+  // The curves of the sampled episodes (what RL trains), and back.
+  await card.getByRole('radio', { name: /actions sampled at temperature 1/ }).check();
+  await expect(chart).toContainText('sampled actions');
+  for (const label of ['RL in the real environment', 'RL in the world model']) await expect(chart).toContainText(label);
+  await card.getByRole('radio', { name: 'greedy actions' }).check();
+  await expect(chart).toContainText('greedy actions');
 
   // Browser storage lists it as its own kind, and deletes it.
   await page.goto('./#/system');

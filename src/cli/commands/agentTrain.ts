@@ -320,17 +320,21 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
     });
     const results = experimentResults(final);
     const fmt = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d));
-    io.err(`\narm          success   p vs untrained  p vs imitation  sim-to-real gap\n`);
-    for (const r of results)
+    io.err(`\narm          success   sampled   p vs untrained  p vs imitation  sim-to-real gap\n`);
+    for (const r of results) {
+      const sampled = r.final?.sampledSuccesses === undefined ? '—' : `${r.final.sampledSuccesses}/${r.final.n}`;
       io.err(
-        `${r.arm.padEnd(12)} ${`${r.final?.successes ?? 0}/${r.final?.n ?? 0}`.padEnd(9)} ${fmt(r.pVsUntrained).padEnd(15)} ${fmt(r.pVsImitation).padEnd(15)} ${fmt(r.simToRealGap)}   ${ARM_LABELS[r.arm]}\n`,
+        `${r.arm.padEnd(12)} ${`${r.final?.successes ?? 0}/${r.final?.n ?? 0}`.padEnd(9)} ${sampled.padEnd(9)} ${fmt(r.pVsUntrained).padEnd(15)} ${fmt(r.pVsImitation).padEnd(15)} ${fmt(r.simToRealGap)}   ${ARM_LABELS[r.arm]}\n`,
       );
+    }
     const json = JSON.stringify({
       world: worldName ?? null,
       untrained: final.untrained,
       imitation: final.imitationEval,
       arms: results,
-      curves: Object.fromEntries(final.arms.map((a) => [a.arm, a.evals.map((e) => ({ step: e.step, success: e.success }))])),
+      curves: Object.fromEntries(
+        final.arms.map((a) => [a.arm, a.evals.map((e) => ({ step: e.step, success: e.success, sampledSuccesses: e.sampledSuccesses ?? null }))]),
+      ),
       experiment: join(out, 'experiment.json'),
       metrics: metricsPath,
       seconds: (Date.now() - t0) / 1000,

@@ -1,13 +1,15 @@
 // Train view → Sim RL: the four-agent experiment (docs/method.md §13) in the jobs worker. The
 // form picks the domain, task families, agents, world model and sizes; the experiment runs as a
 // 'simrl' job and is stored after every evaluation, so a reload offers to resume it. The chart
-// draws each agent's held-out success by RL step, with the untrained agent as a reference line;
-// the table gives each agent's final success, Fisher's p against the untrained and the imitation
-// policy, and the sim-to-real gap of its simulated episodes.
+// draws each agent's held-out success by RL step (greedy or sampled actions), with the untrained
+// agent as a reference line; the table gives each agent's final success (greedy and sampled),
+// Fisher's p against the untrained and the imitation policy, and the sim-to-real gap of its
+// simulated episodes.
 import { useEffect, useMemo, useState } from 'react';
 import { PRESETS } from '../../../core/model/config.ts';
 import { taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_ARMS, ARM_LABELS, needsWorld, type AgentArm } from '../../../train/agent/experiment.ts';
+import type { AgentEval } from '../../../train/agent/run.ts';
 import { Field } from '../../components/Field.tsx';
 import { LineChart } from '../../components/LineChart.tsx';
 import { Options } from '../../components/Options.tsx';
@@ -20,6 +22,7 @@ import {
   armResults,
   curvesXMax,
   defaultSimRlForm,
+  evalPercent,
   experimentStage,
   formatP,
   simRlDraft,
@@ -27,6 +30,7 @@ import {
   type SimRlErrors,
   type SimRlForm,
   type SimRlNumber,
+  type SuccessMeasure,
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 
@@ -166,22 +170,41 @@ function SimRlFormCard() {
 
 function Curves({ e }: { e: ExperimentSummary }) {
   const v = e.experiment;
-  const series = armCurves(v).map((c) => ({ name: ARM_LABELS[c.arm], points: c.points, className: ARM_CLASS[c.arm], dots: true }));
-  const references = v.untrained
-    ? [{ name: `untrained (${(100 * v.untrained.success).toFixed(0)}%)`, y: 100 * v.untrained.success, className: 'chart-ref' }]
-    : [];
+  const [measure, setMeasure] = useState<SuccessMeasure>('greedy');
+  const series = armCurves(v, measure).map((c) => ({ name: ARM_LABELS[c.arm], points: c.points, className: ARM_CLASS[c.arm], dots: true }));
+  const base = v.untrained ? evalPercent(v.untrained, measure) : null;
+  const references = base === null ? [] : [{ name: `untrained (${base.toFixed(0)}%)`, y: base, className: 'chart-ref' }];
   const markers = v.spec.arms.includes('model-real') ? [{ x: v.spec.train.rlSteps, label: 'then real' }] : [];
   return (
-    <LineChart
-      title="Held-out success (%) by RL step"
-      testId="simrl-chart"
-      series={series}
-      references={references}
-      markers={markers}
-      xMax={curvesXMax(v)}
-      yFixed={[0, 100]}
-    />
+    <>
+      <fieldset className="simrl-measure">
+        <legend>Held-out episodes played with</legend>
+        <label className="check">
+          <input type="radio" name="simrl-measure" checked={measure === 'greedy'} onChange={() => setMeasure('greedy')} />
+          <span>greedy actions</span>
+        </label>
+        <label className="check">
+          <input type="radio" name="simrl-measure" checked={measure === 'sampled'} onChange={() => setMeasure('sampled')} />
+          <span>actions sampled at temperature {v.spec.train.temperature} (what RL trains)</span>
+        </label>
+      </fieldset>
+      <LineChart
+        title={`Held-out success (%) by RL step, ${measure === 'greedy' ? 'greedy' : 'sampled'} actions`}
+        testId="simrl-chart"
+        series={series}
+        references={references}
+        markers={markers}
+        xMax={curvesXMax(v)}
+        yFixed={[0, 100]}
+      />
+    </>
   );
+}
+
+/** An evaluation's sampled success as a table cell. */
+function sampledCell(e: AgentEval | null): string {
+  if (!e || e.sampledSuccesses === undefined) return '—';
+  return `${((100 * e.sampledSuccesses) / e.n).toFixed(0)}% (${e.sampledSuccesses}/${e.n})`;
 }
 
 function Results({ e }: { e: ExperimentSummary }) {
@@ -192,6 +215,9 @@ function Results({ e }: { e: ExperimentSummary }) {
         <tr>
           <th>Agent</th>
           <th className="num">Final success</th>
+          <th className="num" title="the same held-out tasks, actions sampled at the rollout temperature">
+            Sampled
+          </th>
           <th className="num">p vs untrained</th>
           <th className="num">p vs imitation</th>
           <th className="num" title="share of simulated episodes whose simulated success the real check disagreed with">
@@ -204,6 +230,7 @@ function Results({ e }: { e: ExperimentSummary }) {
           <tr key={r.arm} data-arm={r.arm}>
             <td>{ARM_LABELS[r.arm]}</td>
             <td className="num">{r.final ? `${(100 * r.final.success).toFixed(0)}% (${r.final.successes}/${r.final.n})` : '—'}</td>
+            <td className="num">{sampledCell(r.final)}</td>
             <td className="num">{formatP(r.pVsUntrained)}</td>
             <td className="num">{formatP(r.pVsImitation)}</td>
             <td className="num">{r.simToRealGap === null ? '—' : `${(100 * r.simToRealGap).toFixed(0)}% of ${r.simulatedEpisodes}`}</td>

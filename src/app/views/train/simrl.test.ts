@@ -5,7 +5,7 @@ import { newAgentExperiment } from '../../../train/agent/experiment.ts';
 import type { AgentEval } from '../../../train/agent/run.ts';
 import { fisherOneSided } from '../../../train/agent/episodes.ts';
 import { experimentView } from '../../../jobs/simrlView.ts';
-import { armCurves, armResults, curvesXMax, defaultSimRlForm, experimentStage, formatP, simRlDraft, worldChoices } from './simrl.ts';
+import { armCurves, armResults, curvesXMax, defaultSimRlForm, evalPercent, experimentStage, formatP, simRlDraft, worldChoices } from './simrl.ts';
 
 const run = {
   id: 'r1',
@@ -127,6 +127,20 @@ describe('Sim RL curves and results', () => {
       },
       { arm: 'model-real', points: [] },
     ]);
+    // Sampled actions: the same evaluations' sampled successes; one stored before evaluations had them is no point.
+    s.arms[1].evals = [{ ...ev('real', 0, 2), sampledSuccesses: 1 }, ev('real', 2, 4), { ...ev('real', 4, 7), sampledSuccesses: 6 }];
+    const sampled = armCurves(experimentView(s), 'sampled');
+    expect(sampled[1]).toEqual({
+      arm: 'real',
+      points: [
+        [0, 12.5],
+        [4, 75],
+      ],
+    });
+    expect(sampled[0]).toEqual({ arm: 'imitation', points: [] });
+    expect(evalPercent({ ...ev('x', 0, 3), sampledSuccesses: 2 }, 'sampled')).toBe(25);
+    expect(evalPercent({ ...ev('x', 0, 3), sampledSuccesses: 2 }, 'greedy')).toBe(37.5);
+    expect(evalPercent(ev('x', 0, 3), 'sampled')).toBeNull();
     const r = armResults(v);
     expect(r.map((x) => x.arm)).toEqual(['imitation', 'real', 'model', 'model-real']);
     expect(r[1].pVsUntrained).toBeCloseTo(fisherOneSided(7, 8, 1, 8), 12);

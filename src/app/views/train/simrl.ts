@@ -4,7 +4,7 @@ import type { KnownDomain } from '../../../core/schema/types.ts';
 import { PRESETS, type PresetName } from '../../../core/model/config.ts';
 import type { RunRecord } from '../../../core/records.ts';
 import { TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
-import { AGENT_DEFAULTS } from '../../../train/agent/run.ts';
+import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
 import { AGENT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
 import type { ExperimentDraft } from '../../stores/simrl.ts';
@@ -144,11 +144,26 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
   };
 }
 
+/**
+ * What a held-out evaluation's success is read from: the greedy episodes, or the episodes with
+ * actions sampled at the rollout temperature (the distribution GSPO trains; docs/method.md §13).
+ */
+export type SuccessMeasure = 'greedy' | 'sampled';
+
+/** An evaluation's success (%) by `measure`; null for a sampled one stored before evaluations had it. */
+export function evalPercent(e: AgentEval, measure: SuccessMeasure): number | null {
+  if (measure === 'greedy') return 100 * e.success;
+  return e.sampledSuccesses === undefined ? null : (100 * e.sampledSuccesses) / e.n;
+}
+
 /** One chart line per arm: held-out success (%) by RL step; the imitation arm a flat line across the RL steps. */
-export function armCurves(v: ExperimentView): { arm: AgentArm; points: [number, number][] }[] {
+export function armCurves(v: ExperimentView, measure: SuccessMeasure = 'greedy'): { arm: AgentArm; points: [number, number][] }[] {
   const rl = v.spec.train.rlSteps;
   return v.arms.map((rec) => {
-    const points = rec.evals.map((e) => [e.step, 100 * e.success] as [number, number]);
+    const points = rec.evals.flatMap((e) => {
+      const y = evalPercent(e, measure);
+      return y === null ? [] : [[e.step, y] as [number, number]];
+    });
     if (rec.arm === 'imitation' && points.length) return { arm: rec.arm, points: [points[0], [rl, points[0][1]]] };
     return { arm: rec.arm, points };
   });
