@@ -8,7 +8,7 @@
 import { openReady, type ReadyBackend } from '../backends/open.ts';
 import type { ExperimentRecord } from '../core/records.ts';
 import { getExperiment, updateExperiment } from '../storage/experiments.ts';
-import { runAgentExperiment, needsWorld, type AgentExperimentState } from '../train/agent/experiment.ts';
+import { AGENT_ARMS, runAgentExperiment, needsWorld, type AgentExperimentState } from '../train/agent/experiment.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from '../train/context.ts';
 import { workerSource } from './backendSource.ts';
 import { experimentLockName } from './protocol.ts';
@@ -69,7 +69,7 @@ async function runStored(expId: string, ctx: JobContext, signal: AbortSignal): P
       ...(world && { world: { backend: world.backend, options: world.generate } }),
       log: (m) => ctx.log(m),
       metric: (phase, step, values) => {
-        if (phase === 'real' || phase === 'model' || phase === 'model-real')
+        if ((AGENT_ARMS as readonly string[]).includes(phase) && phase !== 'imitation')
           ctx.progress({ expId, step: { arm: phase, step, values } } satisfies SimRlProgress);
       },
       async save(state) {

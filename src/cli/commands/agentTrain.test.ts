@@ -48,7 +48,9 @@ describe('lwm agent train settings', () => {
   it('checks the experiment settings and a stored experiment before any training', async () => {
     const exp = ['experiment', '--domain', 'terminal', '--families', 'write_word'];
     await expect(run('fly')).rejects.toThrow(/try: lwm agent train, lwm agent experiment/);
-    await expect(run(...exp, '--arms', 'real,moon', '-o', 'x')).rejects.toThrow(/--arms: unknown arm 'moon'; arms: imitation, real, model, model-real/);
+    await expect(run(...exp, '--arms', 'real,moon', '-o', 'x')).rejects.toThrow(
+      /--arms: unknown arm 'moon'; arms: imitation, real, shuffled, model, model-real/,
+    );
     await expect(run(...exp, '-o', 'x')).rejects.toThrow(/--world M is required for the model arms/);
     await expect(run(...exp, '--arms', 'real,model-real', '--world', 'copy-last', '-o', 'x')).rejects.toThrow(/'model-real' goes on from the 'model' arm/);
     await expect(run(...exp, '--arms', 'real', '--env', 'real', '-o', 'x')).rejects.toThrow(/--env goes with lwm agent train/);

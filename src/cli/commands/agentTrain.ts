@@ -24,7 +24,9 @@ lwm agent experiment --world M --domain D --families F[,F...] -o OUT [--arms A,.
 The Sim RL experiment: from one imitation policy, agents trained by GSPO in the real environment
 (real), in the world model (model), in the world model then the real environment (model-real),
 and none (imitation), each evaluated on the same held-out tasks in the real environment every
---eval-every steps. Arms default to all four. Saves OUT/experiment.json (and its policies) after
+--eval-every steps. Arms default to these four; shuffled, a control asked for by name, is the
+real arm with each step's rewards permuted across its episodes (the table then gives each arm's
+p against it). Saves OUT/experiment.json (and its policies) after
 every evaluation; --resume goes on from there. Writes OUT/metrics.jsonl and OUT/summary.json.`;
 
 const OPTIONS = {
@@ -277,8 +279,10 @@ export function readState(out: string): import('../../train/agent/experiment.ts'
 
 async function experiment(v: Values, io: CliIO): Promise<number> {
   if (v.env !== undefined) throw new UsageError('--env goes with lwm agent train; an experiment runs the arms --arms names');
-  const { AGENT_ARMS, newAgentExperiment, needsWorld, runAgentExperiment, experimentResults, ARM_LABELS } = await import('../../train/agent/experiment.ts');
-  const arms = (v.arms ?? AGENT_ARMS.join(',')).split(',').map((a) => a.trim());
+  const { AGENT_ARMS, DEFAULT_ARMS, newAgentExperiment, needsWorld, runAgentExperiment, experimentResults, ARM_LABELS } = await import(
+    '../../train/agent/experiment.ts'
+  );
+  const arms = (v.arms ?? DEFAULT_ARMS.join(',')).split(',').map((a) => a.trim());
   for (const a of arms) if (!(AGENT_ARMS as readonly string[]).includes(a)) throw new UsageError(`--arms: unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
   if (needsWorld(arms as never) && v.world === undefined)
     throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, or copy-last)');
@@ -320,11 +324,14 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
     });
     const results = experimentResults(final);
     const fmt = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d));
-    io.err(`\narm          success   sampled   p vs untrained  p vs imitation  sim-to-real gap\n`);
+    // With the shuffled-reward control: p that each RL arm beats it, greedy / sampled.
+    const control = final.spec.arms.includes('shuffled');
+    io.err(`\narm          success   sampled   p vs untrained  p vs imitation  ${control ? 'p vs shuffled   ' : ''}sim-to-real gap\n`);
     for (const r of results) {
       const sampled = r.final?.sampledSuccesses === undefined ? '—' : `${r.final.sampledSuccesses}/${r.final.n}`;
+      const vsControl = control ? `${(r.pVsShuffled === null ? '—' : `${fmt(r.pVsShuffled)}/${fmt(r.pSampledVsShuffled)}`).padEnd(15)} ` : '';
       io.err(
-        `${r.arm.padEnd(12)} ${`${r.final?.successes ?? 0}/${r.final?.n ?? 0}`.padEnd(9)} ${sampled.padEnd(9)} ${fmt(r.pVsUntrained).padEnd(15)} ${fmt(r.pVsImitation).padEnd(15)} ${fmt(r.simToRealGap)}   ${ARM_LABELS[r.arm]}\n`,
+        `${r.arm.padEnd(12)} ${`${r.final?.successes ?? 0}/${r.final?.n ?? 0}`.padEnd(9)} ${sampled.padEnd(9)} ${fmt(r.pVsUntrained).padEnd(15)} ${fmt(r.pVsImitation).padEnd(15)} ${vsControl}${fmt(r.simToRealGap)}   ${ARM_LABELS[r.arm]}\n`,
       );
     }
     const json = JSON.stringify({

@@ -14,6 +14,7 @@ import {
   type PolicyMove,
 } from './episodes.ts';
 import { imitationSamples, movesBatch } from './samples.ts';
+import { stepAdvantages } from './run.ts';
 
 const tasks = listTasks({ split: 'train', count: 6, domains: ['terminal'], families: ['write_word', 'copy_file'] });
 const move = (action: string, formed = true): PolicyMove => ({ action, formed, tokens: [], prompt: [] });
@@ -112,6 +113,31 @@ describe('the episode reward and GSPO group advantages', () => {
     expect(adv[0]).toBeGreaterThan(adv[2]);
     expect(adv[2]).toBeGreaterThan(adv[1]);
     expect(Array.from(episodeAdvantages([0.1, 0.1, 0.1]))).toEqual([0, 0, 0]);
+  });
+  it('of a step: each group of G normalised on its own; the control permutes the rewards across the step first, the same way for the same key', () => {
+    const rewards = [1.1, 0.1, 0.1, 0.1, 0, 0, 0, 1.1];
+    const plain = Array.from(stepAdvantages(rewards, 4, null));
+    expect(plain).toEqual([...episodeAdvantages(rewards.slice(0, 4)), ...episodeAdvantages(rewards.slice(4))]);
+    // The rewarded episodes (0 and 7) are ahead of the rest of their groups.
+    expect(plain[0]).toBeGreaterThan(Math.max(...plain.slice(1, 4)));
+    expect(plain[7]).toBeGreaterThan(Math.max(...plain.slice(4, 7)));
+    // Shuffled: over many keys, an episode's advantage no longer follows its own reward, and the
+    // rewards (a permutation of the step's) stay the same multiset; one key gives one order.
+    const key = 'agent-shuffle:0:3';
+    expect(Array.from(stepAdvantages(rewards, 4, key))).toEqual(Array.from(stepAdvantages(rewards, 4, key)));
+    let firstAhead = 0;
+    const keys = 200;
+    for (let k = 0; k < keys; k++) {
+      const adv = stepAdvantages(rewards, 4, `agent-shuffle:0:${k}`);
+      if (adv[0] > 0) firstAhead++;
+      // Every group's advantages still sum to zero (rewards normalised within the group).
+      expect(adv.slice(0, 4).reduce((a, b) => a + b, 0)).toBeCloseTo(0, 9);
+    }
+    // Unshuffled, episode 0 (reward 1.1) is ahead of its group's mean for every key. Shuffled, it is
+    // ahead in 5/14 of all permutations (counted over the 8! orders of these rewards); a binomial of
+    // 200 at p = 5/14 (mean 71) lies in (40, 105) with probability above 1 − 2e-6.
+    expect(firstAhead).toBeGreaterThan(40);
+    expect(firstAhead).toBeLessThan(105);
   });
 });
 

@@ -1,4 +1,4 @@
-// The four-agent Sim RL experiment on the GPU, at CI shapes: every arm's curve on the same
+// The four-agent Sim RL experiment (and its shuffled-reward control) on the GPU, at CI shapes: every arm's curve on the same
 // held-out tasks, the sim-to-real gap of a world model that flatters every probe, and a run cut
 // off after any saved state goes on to exactly the state of a run never cut off.
 import { describe, expect, it } from 'vitest';
@@ -75,21 +75,25 @@ const shape = (s: AgentExperimentState) => ({
 
 describe('the Sim RL experiment (micro, CI shapes)', () => {
   it('evaluates every arm on the same held-out tasks, measures the gap in the world model, and resumes a cut run to the same end', async () => {
-    const spec = { train: TRAIN, arms: ['model-real', 'imitation', 'model', 'real'] as const, world: 'flatterer' };
+    const spec = { train: TRAIN, arms: ['model-real', 'imitation', 'model', 'shuffled', 'real'] as const, world: 'flatterer' };
     const whole = await run(newAgentExperiment({ ...spec, arms: [...spec.arms] }));
     const s = whole.final!;
     expect(s.done).toBe(true);
     // Arms in their fixed order; model-real after model, whose policy it goes on from.
-    expect(s.arms.map((a) => a.arm)).toEqual(['imitation', 'real', 'model', 'model-real']);
+    expect(s.arms.map((a) => a.arm)).toEqual(['imitation', 'real', 'shuffled', 'model', 'model-real']);
     expect(s.untrained).toMatchObject({ phase: 'untrained', n: 3 });
     expect(s.imitationEval).toMatchObject({ phase: 'sft', step: 2, n: 3 });
     const steps = Object.fromEntries(s.arms.map((a) => [a.arm, a.evals.map((e) => e.step)]));
-    expect(steps).toEqual({ imitation: [0], real: [0, 2], model: [0, 2], 'model-real': [2, 4] });
+    expect(steps).toEqual({ imitation: [0], real: [0, 2], shuffled: [0, 2], model: [0, 2], 'model-real': [2, 4] });
     for (const a of s.arms) for (const e of a.evals) expect(e.n).toBe(3);
     // Each arm starts where the imitation policy (or, for model-real, the model arm) ended.
     const byArm = Object.fromEntries(s.arms.map((a) => [a.arm, a]));
     expect(byArm.real.evals[0].success).toBe(s.imitationEval!.success);
     expect(byArm['model-real'].evals[0].success).toBe(byArm.model.evals[1].success);
+    // The control's first step plays the real arm's episodes (same policy, tasks and seeds); only the rewards' order differs.
+    expect(byArm.shuffled.evals[0].success).toBe(s.imitationEval!.success);
+    for (const k of ['reward', 'success', 'format', 'turns', 'moves']) expect(byArm.shuffled.steps[0].values[k]).toBe(byArm.real.steps[0].values[k]);
+    expect(byArm.shuffled.gap.n).toBe(0);
     // The flatterer's simulated episodes all look solved; the real check disagrees wherever they failed.
     const model = byArm.model;
     expect(model.gap.n).toBe(TRAIN.rlSteps * TRAIN.group * TRAIN.tasksPerStep);
@@ -99,15 +103,17 @@ describe('the Sim RL experiment (micro, CI shapes)', () => {
     expect(byArm.real.gap.n).toBe(0);
     expect(byArm['model-real'].gap.n).toBe(0);
     const results = experimentResults(s);
-    expect(results.map((r) => r.arm)).toEqual(['imitation', 'real', 'model', 'model-real']);
+    expect(results.map((r) => r.arm)).toEqual(['imitation', 'real', 'shuffled', 'model', 'model-real']);
     for (const r of results) {
       expect(r.pVsUntrained).toBeGreaterThan(0);
       expect(r.pVsUntrained).toBeLessThanOrEqual(1);
     }
-    expect(results[2].simToRealGap).toBe(model.gap.disagree / model.gap.n);
+    expect(results[3].simToRealGap).toBe(model.gap.disagree / model.gap.n);
     expect(results[0].simToRealGap).toBeNull();
+    // Each RL arm has its p against the control; the control and the imitation arm none.
+    for (const r of results) expect(r.pVsShuffled === null).toBe(r.arm === 'imitation' || r.arm === 'shuffled');
     // Saved after the untrained evaluation, imitation, and each RL evaluation and arm's end.
-    expect(whole.saved.length).toBe(10);
+    expect(whole.saved.length).toBe(12);
     expect(whole.saved.at(-1)!.done).toBe(true);
 
     // Cut off after the 4th save (the real arm's policy after its RL steps), then resumed from that saved state.

@@ -3,20 +3,27 @@
 //   imitation   no RL: the imitation policy itself, a flat line;
 //   real        GSPO in the real environment;
 //   model       GSPO in the world model (its reward from the simulated check);
-//   model-real  the model arm's final policy, then as many GSPO steps in the real environment.
+//   model-real  the model arm's final policy, then as many GSPO steps in the real environment;
+//   shuffled    (a control, asked for by name) GSPO in the real environment with each step's
+//               rewards permuted across its episodes: the real arm's run with no link between an
+//               episode and its reward, so what the real arm gains over it the reward taught.
 // The state is plain data (checkpoints as bytes) saved after every evaluation, so a run goes on
 // after a reload from its last saved evaluation, with the same batches and seeds.
 import { UserFacingError } from '../context.ts';
 import { fisherOneSided } from './episodes.ts';
 import { type AgentEval, type AgentHost, AgentSession, type AgentTrainSpec } from './run.ts';
 
-export type AgentArm = 'imitation' | 'real' | 'model' | 'model-real';
-export const AGENT_ARMS: readonly AgentArm[] = ['imitation', 'real', 'model', 'model-real'];
+export type AgentArm = 'imitation' | 'real' | 'shuffled' | 'model' | 'model-real';
+/** Every arm, in the order they run. */
+export const AGENT_ARMS: readonly AgentArm[] = ['imitation', 'real', 'shuffled', 'model', 'model-real'];
+/** The four agents the experiment compares when no arms are named (the control is asked for by name). */
+export const DEFAULT_ARMS: readonly AgentArm[] = ['imitation', 'real', 'model', 'model-real'];
 
 /** What each arm is, in words (UI legends, logs). */
 export const ARM_LABELS: Record<AgentArm, string> = {
   imitation: 'untrained by RL (imitation only)',
   real: 'RL in the real environment',
+  shuffled: 'RL in the real environment, rewards shuffled (control)',
   model: 'RL in the world model',
   'model-real': 'RL in the world model, then in the real environment',
 };
@@ -151,7 +158,7 @@ export async function runAgentExperiment(state: AgentExperimentState, host: Agen
       const simulated = arm === 'model';
       for (let step = start; step < train.rlSteps; step++) {
         aborted(host.signal);
-        const r = await session.rlStep(step, train.rlSteps, simulated, arm);
+        const r = await session.rlStep(step, train.rlSteps, simulated, arm, arm === 'shuffled');
         rec.steps.push({ step: offset + step + 1, values: r.values });
         if (r.gap) {
           rec.gap.disagree += r.gap.disagree;
@@ -182,20 +189,43 @@ export function armGap(rec: AgentArmRecord): number | null {
   return rec.gap.n ? rec.gap.disagree / rec.gap.n : null;
 }
 
-/** Each arm's final held-out success and Fisher's one-sided p that it beats the untrained and the imitation policy. */
+/**
+ * Each arm's final held-out success and Fisher's one-sided p that it beats the untrained and the
+ * imitation policy, and, with the control arm in the experiment, the control's final success
+ * (greedy, and sampled where both have it).
+ */
 export interface AgentArmResult {
   arm: AgentArm;
   final: AgentEval | null;
   pVsUntrained: number | null;
   pVsImitation: number | null;
+  /** p that the arm's final greedy success beats the shuffled-reward control's; null without the control (or for it). */
+  pVsShuffled: number | null;
+  /** The same on the sampled episodes (the distribution RL trains). */
+  pSampledVsShuffled: number | null;
   simToRealGap: number | null;
   simulatedEpisodes: number;
 }
 
 export function experimentResults(s: AgentExperimentState): AgentArmResult[] {
+  const control = s.arms.find((r) => r.arm === 'shuffled')?.evals.at(-1) ?? null;
   return s.arms.map((rec) => {
     const final = rec.evals.at(-1) ?? null;
     const p = (base: AgentEval | null) => (final && base ? fisherOneSided(final.successes, final.n, base.successes, base.n) : null);
-    return { arm: rec.arm, final, pVsUntrained: p(s.untrained), pVsImitation: p(s.imitationEval), simToRealGap: armGap(rec), simulatedEpisodes: rec.gap.n };
+    const rl = rec.arm !== 'imitation' && rec.arm !== 'shuffled';
+    const sampled =
+      rl && final?.sampledSuccesses !== undefined && control?.sampledSuccesses !== undefined
+        ? fisherOneSided(final.sampledSuccesses, final.n, control.sampledSuccesses, control.n)
+        : null;
+    return {
+      arm: rec.arm,
+      final,
+      pVsUntrained: p(s.untrained),
+      pVsImitation: p(s.imitationEval),
+      pVsShuffled: rl ? p(control) : null,
+      pSampledVsShuffled: sampled,
+      simToRealGap: armGap(rec),
+      simulatedEpisodes: rec.gap.n,
+    };
   });
 }

@@ -397,9 +397,10 @@ export class AgentSession {
 
   /**
    * RL step `step` of a schedule of `total` steps: G sampled episodes on each of tasksPerStep
-   * train tasks, in the real environment or the world model (`simulated`), then GSPO on their moves.
+   * train tasks, in the real environment or the world model (`simulated`), then GSPO on their
+   * moves; with `shuffle`, the rewards permuted across the step's episodes first (the control).
    */
-  async rlStep(step: number, total: number, simulated: boolean, phase = 'rl'): Promise<AgentRlStep> {
+  async rlStep(step: number, total: number, simulated: boolean, phase = 'rl', shuffle = this.spec.shuffleReward ?? false): Promise<AgentRlStep> {
     const { spec, host } = this;
     const G = spec.group;
     if (simulated && !host.world) throw new UserFacingError('an RL step in the world model needs a world model (--world)');
@@ -432,17 +433,16 @@ export class AgentSession {
         )
       : null;
     const gap = real ? simToRealGap(eps.map((_, i) => ({ sim: wins[i], real: real[i] }))) : null;
-    let rewards = parts.map((p) => p.reward);
-    if (spec.shuffleReward) {
-      const perm = shuffled(rewards.length, `agent-shuffle:${spec.seed}:${step}`);
-      rewards = perm.map((j) => rewards[j]);
-    }
+    const adv = stepAdvantages(
+      parts.map((p) => p.reward),
+      G,
+      shuffle ? `agent-shuffle:${spec.seed}:${step}` : null,
+    );
     // Every move of an episode is one sequence with the episode's advantage (normalised in its group).
     const moves: { prompt: number[]; response: number[]; adv: number }[] = [];
-    for (let g = 0; g < spec.tasksPerStep; g++) {
-      const adv = episodeAdvantages(rewards.slice(g * G, (g + 1) * G));
-      for (let i = 0; i < G; i++) for (const m of eps[g * G + i].moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
-    }
+    eps.forEach((e, i) => {
+      for (const m of e.moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
+    });
     const schedule = { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: 0, totalSteps: total };
     const stats = await gspoMoves(this.model, moves, spec, this.tok.special.pad, lrAt(step, schedule));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -584,6 +584,18 @@ async function gspoMoves(
     out.mean_ratio += s.meanRatio / batches.length;
     out.grad_norm += (s.gradNorm ?? 0) / batches.length;
   }
+  return out;
+}
+
+/**
+ * The advantages of one RL step's episodes, G per group in order: each group's rewards normalised
+ * within the group. With a `shuffleKey` (the control run), the rewards are first permuted across
+ * all the step's episodes in a keyed order, so an episode's advantage says nothing about it.
+ */
+export function stepAdvantages(rewards: readonly number[], G: number, shuffleKey: string | null): Float64Array {
+  const r = shuffleKey === null ? rewards : shuffled(rewards.length, shuffleKey).map((j) => rewards[j]);
+  const out = new Float64Array(r.length);
+  for (let g = 0; g < r.length; g += G) out.set(episodeAdvantages(r.slice(g, g + G)), g);
   return out;
 }
 

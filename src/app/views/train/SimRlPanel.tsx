@@ -34,7 +34,7 @@ import {
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 
-const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', model: 'chart-s1', 'model-real': 'chart-s4' };
+const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', shuffled: 'chart-s5', model: 'chart-s1', 'model-real': 'chart-s4' };
 
 function Checks<T extends string>({
   id,
@@ -209,6 +209,8 @@ function sampledCell(e: AgentEval | null): string {
 
 function Results({ e }: { e: ExperimentSummary }) {
   const rows = armResults(e.experiment);
+  // With the shuffled-reward control: p that an RL agent beats it, greedy and sampled.
+  const control = e.experiment.spec.arms.includes('shuffled');
   return (
     <table className="table small" data-testid="simrl-results">
       <thead>
@@ -220,6 +222,11 @@ function Results({ e }: { e: ExperimentSummary }) {
           </th>
           <th className="num">p vs untrained</th>
           <th className="num">p vs imitation</th>
+          {control ? (
+            <th className="num" title="Fisher's one-sided p that the agent's final success beats the shuffled-reward control's: greedy / sampled">
+              p vs shuffled reward
+            </th>
+          ) : null}
           <th className="num" title="share of simulated episodes whose simulated success the real check disagreed with">
             Sim-to-real gap
           </th>
@@ -233,6 +240,7 @@ function Results({ e }: { e: ExperimentSummary }) {
             <td className="num">{sampledCell(r.final)}</td>
             <td className="num">{formatP(r.pVsUntrained)}</td>
             <td className="num">{formatP(r.pVsImitation)}</td>
+            {control ? <td className="num">{r.pVsShuffled === null ? '—' : `${formatP(r.pVsShuffled)} / ${formatP(r.pSampledVsShuffled)}`}</td> : null}
             <td className="num">{r.simToRealGap === null ? '—' : `${(100 * r.simToRealGap).toFixed(0)}% of ${r.simulatedEpisodes}`}</td>
           </tr>
         ))}

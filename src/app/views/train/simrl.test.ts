@@ -153,4 +153,28 @@ describe('Sim RL curves and results', () => {
     expect(formatP(0.04321)).toBe('0.043');
     expect(formatP(0.00002)).toBe('2.0e-5');
   });
+  it('give each RL agent’s p against the shuffled-reward control when the experiment has it', () => {
+    const form = defaultSimRlForm('terminal');
+    expect(form.arms).toEqual(['imitation', 'real', 'model', 'model-real']);
+    const out = simRlDraft({ ...form, arms: ['imitation', 'real', 'shuffled'], rlSteps: '4', evalEvery: '4' }, []);
+    if (!('draft' in out)) throw new Error('draft');
+    expect(out.draft.world).toBeNull();
+    const s = newAgentExperiment(out.draft.spec);
+    s.untrained = { ...ev('untrained', 0, 0, 32), sampledSuccesses: 0 };
+    s.imitationEval = { ...ev('sft', 400, 32, 32), sampledSuccesses: 6 };
+    s.arms[0].evals = [{ ...s.imitationEval, phase: 'imitation' }];
+    s.arms[1].evals = [{ ...ev('real', 4, 30, 32), sampledSuccesses: 20 }];
+    s.arms[2].evals = [{ ...ev('shuffled', 4, 12, 32), sampledSuccesses: 3 }];
+    const r = armResults(experimentView(s));
+    expect(r.map((x) => x.arm)).toEqual(['imitation', 'real', 'shuffled']);
+    expect(r[1].pVsShuffled).toBeCloseTo(fisherOneSided(30, 32, 12, 32), 12);
+    expect(r[1].pSampledVsShuffled).toBeCloseTo(fisherOneSided(20, 32, 3, 32), 12);
+    expect(r[1].pVsShuffled!).toBeLessThan(1e-4);
+    expect(r[0].pVsShuffled).toBeNull();
+    expect(r[2].pVsShuffled).toBeNull();
+    // Without the control, no arm has one.
+    const noControl = newAgentExperiment({ ...out.draft.spec, arms: ['imitation', 'real'] });
+    noControl.arms[1].evals = [ev('real', 4, 30, 32)];
+    expect(armResults(experimentView(noControl)).map((x) => x.pVsShuffled)).toEqual([null, null]);
+  });
 });

@@ -5,7 +5,7 @@ import { PRESETS, type PresetName } from '../../../core/model/config.ts';
 import type { RunRecord } from '../../../core/records.ts';
 import { TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
-import { AGENT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
+import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
 import type { ExperimentDraft } from '../../stores/simrl.ts';
 
@@ -48,7 +48,7 @@ export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('termin
     name: '',
     domain,
     families: taskFamilies(domain).slice(0, 1),
-    arms: [...AGENT_ARMS],
+    arms: [...DEFAULT_ARMS],
     preset: 'bench',
     world: 'copy-last',
     T: '64',
