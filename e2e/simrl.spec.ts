@@ -2,8 +2,8 @@
 // tiny shapes: the micro preset, T 64, 3 imitation steps, 2 RL steps per arm evaluated after each
 // on 4 held-out tasks, the copy-last world model. Start the four-agent experiment, see the
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
-// evaluation, see it finish with every arm's result, then find it in System → Browser storage and
-// delete it there.
+// evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
+// beside the four agents), then find it in System → Browser storage and delete it there.
 import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests } from './helpers.ts';
 
@@ -36,6 +36,8 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   // The tiny experiment.
   await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox').first().check();
   await form.getByLabel('Experiment name').fill('Tiny Sim RL');
+  // The shuffled-reward control is asked for by hand.
+  await form.getByRole('group', { name: 'Agents' }).getByRole('checkbox', { name: 'RL in the real environment, rewards shuffled (control)' }).check();
   await form.getByLabel('Policy model').selectOption('micro');
   await expect(form.getByLabel('World model', { exact: true })).toHaveValue('copy-last');
   const fields: [string, string][] = [
@@ -75,17 +77,21 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     'RL in the real environment',
     'RL in the world model',
     'RL in the world model, then in the real environment',
+    'RL in the real environment, rewards shuffled (control)',
   ])
     await expect(chart).toContainText(label);
   const results = card.getByTestId('simrl-results');
-  // Columns: agent, final success (greedy), sampled, p vs untrained, p vs imitation, sim-to-real gap.
-  for (const arm of ['imitation', 'real', 'model', 'model-real']) {
+  // Columns: agent, final success (greedy), sampled, p vs untrained, p vs imitation, p vs the control (greedy / sampled), sim-to-real gap.
+  for (const arm of ['imitation', 'real', 'shuffled', 'model', 'model-real']) {
     await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(1)).toHaveText(/^\d+% \(\d\/4\)$/);
     await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(2)).toHaveText(/^\d+% \(\d\/4\)$/);
   }
-  await expect(results.locator('tr[data-arm="model"] td').nth(5)).toHaveText(/^\d+% of \d+$/);
-  await expect(results.locator('tr[data-arm="real"] td').nth(5)).toHaveText('—');
-  await expect(results.locator('tr[data-arm="real"] td').nth(3)).toHaveText(/^(\d\.\d{3}|\d\.\de-\d+)$/);
+  const P = '(\\d\\.\\d{3}|\\d\\.\\de-\\d+)';
+  await expect(results.locator('tr[data-arm="model"] td').nth(6)).toHaveText(/^\d+% of \d+$/);
+  await expect(results.locator('tr[data-arm="real"] td').nth(6)).toHaveText('—');
+  await expect(results.locator('tr[data-arm="real"] td').nth(3)).toHaveText(new RegExp(`^${P}$`));
+  await expect(results.locator('tr[data-arm="real"] td').nth(5)).toHaveText(new RegExp(`^${P} / ${P}$`));
+  await expect(results.locator('tr[data-arm="shuffled"] td').nth(5)).toHaveText('—');
   await card.screenshot({ path: docScreenshotPath('train-simrl') });
   // The curves of the sampled episodes (what RL trains), and back.
   await card.getByRole('radio', { name: /actions sampled at temperature 1/ }).check();
