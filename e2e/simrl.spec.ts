@@ -92,7 +92,10 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(results.locator('tr[data-arm="real"] td').nth(3)).toHaveText(new RegExp(`^${P}$`));
   await expect(results.locator('tr[data-arm="real"] td').nth(5)).toHaveText(new RegExp(`^${P} / ${P}$`));
   await expect(results.locator('tr[data-arm="shuffled"] td').nth(5)).toHaveText('—');
+  // Tall enough for the whole card: the sticky header would otherwise cover its top in the picture.
+  await page.setViewportSize({ width: 1280, height: 1100 });
   await card.screenshot({ path: docScreenshotPath('train-simrl') });
+  await page.setViewportSize({ width: 1280, height: 800 });
   // The curves of the sampled episodes (what RL trains), and back.
   await card.getByRole('radio', { name: /actions sampled at temperature 1/ }).check();
   await expect(chart).toContainText('sampled actions');
