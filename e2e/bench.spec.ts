@@ -247,6 +247,10 @@ test('Bench: an endpoint model, then an endpoint LLM judge beside the local one,
     const judgeId = `judge:judge@${new URL(server.base).host}`;
     const agreement = page.getByTestId('bench-agreement').locator('tbody tr');
     await expect(agreement).toHaveCount(1);
+    // The progress bar may not have appeared yet when the wait above ran: the row fills in as the
+    // judge goes, so wait for its final counts (3 samples, 18 paired scores) before reading it.
+    await expect(agreement.locator('td').nth(2)).toHaveText('3', { timeout: 120_000 });
+    await expect(agreement.locator('td').nth(3)).toHaveText('18', { timeout: 120_000 });
     const cells = await agreement.locator('td').allTextContents();
     expect(cells.slice(0, 4)).toEqual([judgeId, 'local-rubric', '3', '18']);
     expect(cells[4]).toMatch(/^-?\d\.\d{3}$/);
