@@ -121,8 +121,7 @@ describe('the episode reward and GSPO group advantages', () => {
     // The rewarded episodes (0 and 7) are ahead of the rest of their groups.
     expect(plain[0]).toBeGreaterThan(Math.max(...plain.slice(1, 4)));
     expect(plain[7]).toBeGreaterThan(Math.max(...plain.slice(4, 7)));
-    // Shuffled: over many keys, an episode's advantage no longer follows its own reward, and the
-    // rewards (a permutation of the step's) stay the same multiset; one key gives one order.
+    // Shuffled: one key gives one order; over many keys, an episode's advantage no longer follows its own reward.
     const key = 'agent-shuffle:0:3';
     expect(Array.from(stepAdvantages(rewards, 4, key))).toEqual(Array.from(stepAdvantages(rewards, 4, key)));
     let firstAhead = 0;
@@ -133,7 +132,7 @@ describe('the episode reward and GSPO group advantages', () => {
       // Every group's advantages still sum to zero (rewards normalised within the group).
       expect(adv.slice(0, 4).reduce((a, b) => a + b, 0)).toBeCloseTo(0, 9);
     }
-    // Unshuffled, episode 0 (reward 1.1) is ahead of its group's mean for every key. Shuffled, it is
+    // Unshuffled, episode 0 (reward 1.1) is always ahead of its group's mean (above). Shuffled, it is
     // ahead in 5/14 of all permutations (counted over the 8! orders of these rewards); a binomial of
     // 200 at p = 5/14 (mean 71) lies in (40, 105) with probability above 1 − 2e-6.
     expect(firstAhead).toBeGreaterThan(40);

@@ -9,7 +9,6 @@ import { useEffect, useMemo, useState } from 'react';
 import { PRESETS } from '../../../core/model/config.ts';
 import { taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_ARMS, ARM_LABELS, needsWorld, type AgentArm } from '../../../train/agent/experiment.ts';
-import type { AgentEval } from '../../../train/agent/run.ts';
 import { Field } from '../../components/Field.tsx';
 import { LineChart } from '../../components/LineChart.tsx';
 import { Options } from '../../components/Options.tsx';
@@ -201,10 +200,10 @@ function Curves({ e }: { e: ExperimentSummary }) {
   );
 }
 
-/** An evaluation's sampled success as a table cell. */
-function sampledCell(e: AgentEval | null): string {
-  if (!e || e.sampledSuccesses === undefined) return '—';
-  return `${((100 * e.sampledSuccesses) / e.n).toFixed(0)}% (${e.sampledSuccesses}/${e.n})`;
+/** Successes of n as a table cell; '—' where there is no count (no evaluation, or a sampled one stored before evaluations had it). */
+function successCell(successes: number | undefined, n: number | undefined): string {
+  if (successes === undefined || n === undefined) return '—';
+  return `${((100 * successes) / n).toFixed(0)}% (${successes}/${n})`;
 }
 
 function Results({ e }: { e: ExperimentSummary }) {
@@ -236,8 +235,8 @@ function Results({ e }: { e: ExperimentSummary }) {
         {rows.map((r) => (
           <tr key={r.arm} data-arm={r.arm}>
             <td>{ARM_LABELS[r.arm]}</td>
-            <td className="num">{r.final ? `${(100 * r.final.success).toFixed(0)}% (${r.final.successes}/${r.final.n})` : '—'}</td>
-            <td className="num">{sampledCell(r.final)}</td>
+            <td className="num">{successCell(r.final?.successes, r.final?.n)}</td>
+            <td className="num">{successCell(r.final?.sampledSuccesses, r.final?.n)}</td>
             <td className="num">{formatP(r.pVsUntrained)}</td>
             <td className="num">{formatP(r.pVsImitation)}</td>
             {control ? <td className="num">{r.pVsShuffled === null ? '—' : `${formatP(r.pVsShuffled)} / ${formatP(r.pSampledVsShuffled)}`}</td> : null}
