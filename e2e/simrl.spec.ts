@@ -27,10 +27,12 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox', { checked: true }).uncheck();
   await form.getByLabel('RL steps per arm').fill('0');
   await form.getByLabel('Episodes per group').fill('x');
+  await form.getByLabel('RL learning rate').fill('fast');
   await form.getByRole('button', { name: 'Start experiment' }).click();
   await expect(form).toContainText('Task families: pick at least one of');
   await expect(form).toContainText("RL steps per arm: a whole number ≥ 1, not '0'.");
   await expect(form).toContainText("Episodes per group: a whole number ≥ 2, not 'x'.");
+  await expect(form).toContainText("RL learning rate: a number such as 0.0003, not 'fast'.");
   await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
 
   // The tiny experiment.
@@ -51,6 +53,8 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     ['Episodes per group', '2'],
     ['Tasks per RL step', '1'],
     ['World model answer tokens', '16'],
+    ['RL learning rate', '3e-4'],
+    ['Rollout temperature', '0.7'],
   ];
   for (const [label, value] of fields) await form.getByLabel(label, { exact: true }).fill(value);
   await form.getByRole('button', { name: 'Start experiment' }).click();
@@ -97,7 +101,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await card.screenshot({ path: docScreenshotPath('train-simrl') });
   await page.setViewportSize({ width: 1280, height: 800 });
   // The curves of the sampled episodes (what RL trains), and back.
-  await card.getByRole('radio', { name: /actions sampled at temperature 1/ }).check();
+  await card.getByRole('radio', { name: /actions sampled at temperature 0\.7 / }).check();
   await expect(chart).toContainText('sampled actions');
   for (const label of ['RL in the real environment', 'RL in the world model']) await expect(chart).toContainText(label);
   await card.getByRole('radio', { name: 'greedy actions' }).check();

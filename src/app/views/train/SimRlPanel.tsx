@@ -17,6 +17,7 @@ import { useTrainStore } from '../../stores/train.ts';
 import {
   SIMRL_DOMAINS,
   SIMRL_NUMBERS,
+  SIMRL_REALS,
   armCurves,
   armResults,
   curvesXMax,
@@ -29,6 +30,7 @@ import {
   type SimRlErrors,
   type SimRlForm,
   type SimRlNumber,
+  type SimRlReal,
   type SuccessMeasure,
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
@@ -82,6 +84,22 @@ function SimRlFormCard() {
           id={`simrl-${k}`}
           type="text"
           inputMode="numeric"
+          value={form[k]}
+          onChange={(e) => set({ [k]: e.target.value })}
+          aria-invalid={errors[k] ? true : undefined}
+          aria-describedby={errors[k] ? `simrl-${k}-error` : `simrl-${k}-hint`}
+        />
+      </Field>
+    );
+  };
+  const real = (k: SimRlReal) => {
+    const f = SIMRL_REALS[k];
+    return (
+      <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
+        <input
+          id={`simrl-${k}`}
+          type="text"
+          inputMode="decimal"
           value={form[k]}
           onChange={(e) => set({ [k]: e.target.value })}
           aria-invalid={errors[k] ? true : undefined}
@@ -157,7 +175,10 @@ function SimRlFormCard() {
           <Options items={Object.keys(PRESETS)} />
         </select>
       </Field>
-      <div className="field-grid">{(Object.keys(SIMRL_NUMBERS) as SimRlNumber[]).map(number)}</div>
+      <div className="field-grid">
+        {(Object.keys(SIMRL_NUMBERS) as SimRlNumber[]).map(number)}
+        {(Object.keys(SIMRL_REALS) as SimRlReal[]).map(real)}
+      </div>
       <div className="toolbar">
         <button type="submit" disabled={busy || worker !== 'ready'} title={busy ? 'A job is running: start when it has ended' : undefined}>
           Start experiment

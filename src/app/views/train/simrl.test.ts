@@ -24,8 +24,12 @@ describe('Sim RL form', () => {
     expect(out.draft.spec).toMatchObject({
       arms: form.arms,
       world: 'copy-last',
-      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20 },
+      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20, rlLr: 3e-4, sftLr: 3e-3, temperature: 1 },
     });
+    // The real-valued fields take the forms people type.
+    const typed = simRlDraft({ ...form, rlLr: ' 1e-4 ', sftLr: '0.002', temperature: '0.5' }, []);
+    if (!('draft' in typed)) throw new Error(JSON.stringify(typed.errors));
+    expect(typed.draft.spec.train).toMatchObject({ rlLr: 1e-4, sftLr: 0.002, temperature: 0.5 });
     // The library takes it as it is.
     expect(newAgentExperiment(out.draft.spec).arms.map((a) => a.arm)).toEqual(form.arms);
   });
@@ -53,6 +57,9 @@ describe('Sim RL form', () => {
       evalTasks: '-3',
       seed: '1.5',
       preset: 'huge',
+      sftLr: 'fast',
+      rlLr: '1',
+      temperature: '0',
     };
     const out = simRlDraft(bad, []);
     if (!('errors' in out)) throw new Error('expected errors');
@@ -64,6 +71,11 @@ describe('Sim RL form', () => {
     expect(out.errors.evalTasks).toMatch(/not '-3'/);
     expect(out.errors.seed).toMatch(/not '1.5'/);
     expect(out.errors.preset).toMatch(/not 'huge'/);
+    expect(out.errors.sftLr).toMatch(/^Imitation learning rate: a number such as 0.003, not 'fast'/);
+    expect(out.errors.rlLr).toMatch(/^RL learning rate: above 0 and below 1, not 1/);
+    expect(out.errors.temperature).toMatch(/^Rollout temperature: above 0 and at most 10, not 0/);
+    const blank = simRlDraft({ ...defaultSimRlForm('terminal'), temperature: ' ' }, []);
+    expect('errors' in blank && blank.errors.temperature).toMatch(/not ' '/);
     const arms = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['real', 'model-real'] }, []);
     expect('errors' in arms && arms.errors.arms).toMatch(/pick that one too/);
     const none = simRlDraft({ ...defaultSimRlForm('terminal'), arms: [] }, []);

@@ -26,7 +26,16 @@ export const SIMRL_NUMBERS = {
 
 export type SimRlNumber = keyof typeof SIMRL_NUMBERS;
 
-export interface SimRlForm extends Record<SimRlNumber, string> {
+/** The real-valued fields: each above 0 and at most its max (below it where the max is open). */
+export const SIMRL_REALS = {
+  sftLr: { max: 1, open: true, label: 'Imitation learning rate', hint: 'peak of the SFT stage’s schedule' },
+  rlLr: { max: 1, open: true, label: 'RL learning rate', hint: 'peak of each GSPO stage; above 3e-4 it can wreck the imitation policy (method §13)' },
+  temperature: { max: 10, open: false, label: 'Rollout temperature', hint: 'sampling temperature of the RL episodes' },
+} as const;
+
+export type SimRlReal = keyof typeof SIMRL_REALS;
+
+export interface SimRlForm extends Record<SimRlNumber | SimRlReal, string> {
   name: string;
   domain: string;
   families: string[];
@@ -62,6 +71,9 @@ export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('termin
     tasksPerStep: String(d.tasksPerStep),
     seed: String(d.seed),
     worldMaxTokens: '64',
+    sftLr: String(d.sftLr),
+    rlLr: String(d.rlLr),
+    temperature: String(d.temperature),
   };
 }
 
@@ -93,6 +105,14 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
     const v = /^\d+$/.test(text) ? Number(text) : Number.NaN;
     if (!Number.isSafeInteger(v) || v < f.min) errors[k] = `${f.label}: a whole number ≥ ${f.min}, not '${form[k]}'.`;
     else n[k] = v;
+  }
+  const r: Partial<Record<SimRlReal, number>> = {};
+  for (const [k, f] of Object.entries(SIMRL_REALS) as [SimRlReal, (typeof SIMRL_REALS)[SimRlReal]][]) {
+    const text = form[k].trim();
+    const v = text === '' ? Number.NaN : Number(text);
+    if (!Number.isFinite(v)) errors[k] = `${f.label}: a number such as ${String(AGENT_DEFAULTS[k])}, not '${form[k]}'.`;
+    else if (!(v > 0 && (f.open ? v < f.max : v <= f.max))) errors[k] = `${f.label}: above 0 and ${f.open ? 'below' : 'at most'} ${f.max}, not ${v}.`;
+    else r[k] = v;
   }
   const domain = form.domain as KnownDomain;
   if (!SIMRL_DOMAINS.includes(domain)) errors.domain = `Task domain: one of ${SIMRL_DOMAINS.join(', ')}, not '${form.domain}'.`;
@@ -134,6 +154,9 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
           group: n.group!,
           tasksPerStep: n.tasksPerStep!,
           seed: n.seed!,
+          sftLr: r.sftLr!,
+          rlLr: r.rlLr!,
+          temperature: r.temperature!,
         },
         arms: [...form.arms],
         ...(worldName && { world: worldName }),
