@@ -17,7 +17,7 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
 Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
-OUT/summary.json (also printed): held-out success untrained, after SFT and during RL.
+OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
 
 lwm agent experiment --world M --domain D --families F[,F...] -o OUT [--arms A,...] [--resume]
   [the training settings above]

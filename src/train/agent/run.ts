@@ -111,7 +111,7 @@ export interface AgentHost {
    */
   world?: { backend: LwmBackend; options: Omit<GenerateOptions, 'signal'> };
   log(message: string): void;
-  /** One metrics line: phase untrained | sft | rl, its step, its values. */
+  /** One metrics line: phase untrained (or start, from a policy checkpoint) | sft | rl, its step, its values. */
   metric(phase: string, step: number, values: Record<string, number>): void;
 }
 
@@ -141,10 +141,14 @@ export interface AgentSummary {
   sftSteps: number;
   rlSteps: number;
   evals: AgentEval[];
-  untrained: AgentEval;
+  /**
+   * The first evaluation, before any training: of the untrained policy (phase `untrained`), or,
+   * going on from a policy checkpoint, of that policy (phase `start`).
+   */
+  start: AgentEval;
   final: AgentEval;
-  /** Fisher's exact one-sided p that the final held-out success exceeds the untrained one. */
-  pFinalVsUntrained: number;
+  /** Fisher's exact one-sided p that the final held-out success exceeds the starting one. */
+  pFinalVsStart: number;
   /** --env model: the share of simulated RL episodes whose simulated success the real check disagrees with. */
   simToRealGap?: number | null;
   simulatedEpisodes?: number;
@@ -515,7 +519,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       evals.push(ev);
       return ev;
     };
-    const untrained = await evalNow('untrained', 0);
+    const start = await evalNow(from ? 'start' : 'untrained', 0);
     // (1) Imitation.
     await session.sft(0, spec.sftSteps);
     if (spec.sftSteps > 0) await evalNow('sft', spec.sftSteps);
@@ -540,9 +544,9 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       sftSteps: spec.sftSteps,
       rlSteps: spec.rlSteps,
       evals,
-      untrained,
+      start,
       final,
-      pFinalVsUntrained: fisherOneSided(final.successes, final.n, untrained.successes, untrained.n),
+      pFinalVsStart: fisherOneSided(final.successes, final.n, start.successes, start.n),
       ...(host.world && { simToRealGap: gapPairs.n ? gapPairs.disagree / gapPairs.n : null, simulatedEpisodes: gapPairs.n }),
       // The policy's weights, tokenizer and settings; going on from it starts Adam afresh.
       checkpoint: await session.checkpoint(),
