@@ -78,7 +78,7 @@ test("LoRA SFT from a Hugging Face folder: the estimate before starting, the liv
   await openTrain(page);
   await loraForm(page, 12, 4);
   // The random tiny model moves visibly in a few steps at a higher rate than the stage default.
-  await page.getByLabel('Learning rate').fill('1e-2');
+  await page.getByLabel('Learning rate', { exact: true }).fill('1e-2');
   // What the run needs, by what holds it: the adapter's AdamW state only, not the base's.
   await expect(page.getByTestId('train-hf-estimate')).toContainText(
     /^LoRA rank 4, 2 × 64 tokens per step: needs [\d.]+ (KiB|MiB) of the 4\.00 GiB budget \(weights [\d.]+ (KiB|MiB), LoRA adapter [\d.]+ KiB, gradients [\d.]+ KiB, AdamW state \(adapter only\) [\d.]+ KiB, activations [\d.]+ (KiB|MiB)\)$/,
