@@ -76,38 +76,22 @@ function SimRlFormCard() {
   const [errors, setErrors] = useState<SimRlErrors>({});
   const worlds = useMemo(() => worldChoices(runs), [runs]);
   const set = (patch: Partial<SimRlForm>) => setForm((f) => ({ ...f, ...patch }));
-  const number = (k: SimRlNumber) => {
-    const f = SIMRL_NUMBERS[k];
-    return (
-      <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
-        <input
-          id={`simrl-${k}`}
-          type="text"
-          inputMode="numeric"
-          value={form[k]}
-          onChange={(e) => set({ [k]: e.target.value })}
-          aria-invalid={errors[k] ? true : undefined}
-          aria-describedby={errors[k] ? `simrl-${k}-error` : `simrl-${k}-hint`}
-        />
-      </Field>
-    );
-  };
-  const real = (k: SimRlReal) => {
-    const f = SIMRL_REALS[k];
-    return (
-      <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
-        <input
-          id={`simrl-${k}`}
-          type="text"
-          inputMode="decimal"
-          value={form[k]}
-          onChange={(e) => set({ [k]: e.target.value })}
-          aria-invalid={errors[k] ? true : undefined}
-          aria-describedby={errors[k] ? `simrl-${k}-error` : `simrl-${k}-hint`}
-        />
-      </Field>
-    );
-  };
+  /** One text field of the form: a whole number (numeric keypad) or a real one (decimal keypad). */
+  const input = (k: SimRlNumber | SimRlReal, f: { label: string; hint?: string }, inputMode: 'numeric' | 'decimal') => (
+    <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
+      <input
+        id={`simrl-${k}`}
+        type="text"
+        inputMode={inputMode}
+        value={form[k]}
+        onChange={(e) => set({ [k]: e.target.value })}
+        aria-invalid={errors[k] ? true : undefined}
+        aria-describedby={errors[k] ? `simrl-${k}-error` : `simrl-${k}-hint`}
+      />
+    </Field>
+  );
+  const number = (k: SimRlNumber) => input(k, SIMRL_NUMBERS[k], 'numeric');
+  const real = (k: SimRlReal) => input(k, SIMRL_REALS[k], 'decimal');
   const start = () => {
     const checked = simRlDraft(form, worlds);
     if ('errors' in checked) return setErrors(checked.errors);
