@@ -30,6 +30,7 @@ describe('lwm agent train settings', () => {
     await expect(run(...base, '-o', 'x', '--sft-steps', 'many')).rejects.toThrow(UsageError);
     await expect(run(...base, '-o', 'x', '--temperature', '0')).rejects.toThrow(/--temperature must be a number above 0/);
     await expect(run(...base, '-o', 'x', '--rl-lr', 'fast')).rejects.toThrow(/--rl-lr must be a number/);
+    await expect(run(...base, '-o', 'x', '--rl-warmup', '1.5')).rejects.toThrow(/--rl-warmup must be an integer from 0/);
     await expect(run(...base, '-o', 'x', '--layout', 'wide')).rejects.toThrow(/--layout must be one of full, compact, got 'wide'/);
     await expect(run(...base, '-o', 'x', '--policy', '/nonexistent/policy.safetensors')).rejects.toThrow(FileError);
     const dir = mkdtempSync(join(tmpdir(), 'lwm-agent-'));

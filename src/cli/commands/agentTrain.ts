@@ -15,7 +15,7 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--policy PRESET|CHECKPOINT]  a fresh model of a preset (default bench), or a policy checkpoint to go on from
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
-  [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--temperature X] [--seed N] [--shuffle-reward]
+  [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--rl-warmup N] [--temperature X] [--seed N] [--shuffle-reward]
 Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
 
@@ -52,6 +52,7 @@ const OPTIONS = {
   vocab: { type: 'string' },
   'sft-lr': { type: 'string' },
   'rl-lr': { type: 'string' },
+  'rl-warmup': { type: 'string' },
   temperature: { type: 'string' },
   seed: { type: 'string' },
   'shuffle-reward': { type: 'boolean' },
@@ -135,6 +136,7 @@ async function trainSpec(v: Values) {
     seed: int('seed', 0, AGENT_DEFAULTS.seed),
     sftLr: v['sft-lr'] === undefined ? AGENT_DEFAULTS.sftLr : floatOption('sft-lr', v['sft-lr'], 0, 1),
     rlLr: v['rl-lr'] === undefined ? AGENT_DEFAULTS.rlLr : floatOption('rl-lr', v['rl-lr'], 0, 1),
+    rlWarmup: int('rl-warmup', 0, AGENT_DEFAULTS.rlWarmup ?? 0),
     temperature: v.temperature === undefined ? AGENT_DEFAULTS.temperature : floatOption('temperature', v.temperature, 0, 10),
     shuffleReward: !!v['shuffle-reward'],
   };

@@ -14,7 +14,8 @@ import {
   type PolicyMove,
 } from './episodes.ts';
 import { imitationSamples, movesBatch } from './samples.ts';
-import { stepAdvantages } from './run.ts';
+import { rlSchedule, stepAdvantages } from './run.ts';
+import { lrAt } from '../../core/model/optim.ts';
 
 const tasks = listTasks({ split: 'train', count: 6, domains: ['terminal'], families: ['write_word', 'copy_file'] });
 const move = (action: string, formed = true): PolicyMove => ({ action, formed, tokens: [], prompt: [] });
@@ -191,5 +192,17 @@ describe('imitation samples and GSPO rows', () => {
       { start: 2, len: 2 },
       { start: 1, len: 3 },
     ]);
+  });
+  it('RL learning rate: a warm-up of N steps rises linearly to rlLr; none (a run stored before the setting) starts at rlLr; both end at a tenth', () => {
+    const lrs = (spec: { rlLr: number; rlWarmup?: number }, total: number) => Array.from({ length: total }, (_, s) => lrAt(s, rlSchedule(spec, total)));
+    const warm = lrs({ rlLr: 3e-4, rlWarmup: 4 }, 20);
+    expect(warm.slice(0, 4).map((x) => x / 3e-4)).toEqual([0.25, 0.5, 0.75, 1].map((x) => expect.closeTo(x, 12)));
+    expect(warm[4]).toBeCloseTo(3e-4, 12);
+    expect(warm[19]).toBeLessThan(warm[4]);
+    expect(lrs({ rlLr: 3e-4 }, 20)[0]).toBeCloseTo(3e-4, 12);
+    expect(lrs({ rlLr: 3e-4, rlWarmup: 0 }, 20)).toEqual(lrs({ rlLr: 3e-4 }, 20));
+    expect(lrAt(20, rlSchedule({ rlLr: 3e-4, rlWarmup: 4 }, 20))).toBeCloseTo(3e-5, 12);
+    // A warm-up longer than the stage is cut to it: the last step still reaches rlLr.
+    expect(lrs({ rlLr: 3e-4, rlWarmup: 50 }, 5)[4]).toBeCloseTo(3e-4, 12);
   });
 });

@@ -7,7 +7,7 @@
 // and before and after each stage, greedy episodes on held-out tasks in the real environment.
 import { saveCheckpoint, loadCheckpoint } from '../../core/model/checkpoint.ts';
 import { presetConfig, type ModelConfig, type PresetName } from '../../core/model/config.ts';
-import { lrAt } from '../../core/model/optim.ts';
+import { lrAt, type LrSchedule } from '../../core/model/optim.ts';
 import { keyedUniform } from '../../core/random.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
@@ -59,6 +59,12 @@ export interface AgentTrainSpec {
   tasksPerStep: number;
   sftLr: number;
   rlLr: number;
+  /**
+   * RL steps over which each GSPO stage's learning rate rises linearly to rlLr. A stage starts
+   * with a fresh Adam, whose first updates move every weight by about the full learning rate
+   * whatever its gradient. Absent in runs stored before it existed: no warm-up.
+   */
+  rlWarmup?: number;
   temperature: number;
   /** Most tokens of one action (its end-of-turn token included). */
   maxNewTokens: number;
@@ -96,6 +102,7 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   // with shuffled rewards); at 3e-4 the real reward holds it and raises its sampled success while
   // the shuffled control falls; at 1e-4 nothing moves in 20 steps.
   rlLr: 3e-4,
+  rlWarmup: 0,
   temperature: 1,
   maxNewTokens: 12,
   maxTurns: 2,
@@ -272,6 +279,8 @@ function checkSpec(s: AgentTrainSpec): void {
     const v = s[k] as number;
     if (!Number.isInteger(v) || v < min) throw new UserFacingError(`${k} must be an integer ≥ ${min}; got ${v}`);
   }
+  if (s.rlWarmup !== undefined && !(Number.isInteger(s.rlWarmup) && s.rlWarmup >= 0))
+    throw new UserFacingError(`rlWarmup must be an integer ≥ 0; got ${s.rlWarmup}`);
   if (!(s.temperature > 0)) throw new UserFacingError(`temperature must be above 0 (GSPO's rollouts are sampled); got ${s.temperature}`);
   if (s.maxNewTokens >= s.T - 8) throw new UserFacingError(`maxNewTokens (${s.maxNewTokens}) leaves no room for a prompt in ${s.T} tokens`);
 }
@@ -452,8 +461,7 @@ export class AgentSession {
     eps.forEach((e, i) => {
       for (const m of e.moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
     });
-    const schedule = { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: 0, totalSteps: total };
-    const stats = await gspoMoves(this.model, moves, spec, this.tok.special.pad, lrAt(step, schedule));
+    const stats = await gspoMoves(this.model, moves, spec, this.tok.special.pad, lrAt(step, rlSchedule(spec, total)));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     const values: Record<string, number> = {
       reward: mean(parts.map((p) => p.reward)),
@@ -594,6 +602,11 @@ async function gspoMoves(
     out.grad_norm += (s.gradNorm ?? 0) / batches.length;
   }
   return out;
+}
+
+/** The learning rate schedule of a GSPO stage of `total` steps: warm-up, then cosine down to a tenth. */
+export function rlSchedule(spec: Pick<AgentTrainSpec, 'rlLr' | 'rlWarmup'>, total: number): LrSchedule {
+  return { maxLr: spec.rlLr, minLr: spec.rlLr / 10, warmupSteps: Math.min(spec.rlWarmup ?? 0, total), totalSteps: total };
 }
 
 /**
