@@ -24,12 +24,14 @@ describe('Sim RL form', () => {
     expect(out.draft.spec).toMatchObject({
       arms: form.arms,
       world: 'copy-last',
-      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20, rlLr: 3e-4, sftLr: 3e-3, temperature: 1 },
+      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20, rlWarmup: 0, rlLr: 3e-4, sftLr: 3e-3, temperature: 1 },
     });
     // The real-valued fields take the forms people type.
     const typed = simRlDraft({ ...form, rlLr: ' 1e-4 ', sftLr: '0.002', temperature: '0.5' }, []);
     if (!('draft' in typed)) throw new Error(JSON.stringify(typed.errors));
     expect(typed.draft.spec.train).toMatchObject({ rlLr: 1e-4, sftLr: 0.002, temperature: 0.5 });
+    const warm = simRlDraft({ ...form, rlWarmup: '5' }, []);
+    expect('draft' in warm && warm.draft.spec.train.rlWarmup).toBe(5);
     // The library takes it as it is.
     expect(newAgentExperiment(out.draft.spec).arms.map((a) => a.arm)).toEqual(form.arms);
   });
@@ -52,6 +54,7 @@ describe('Sim RL form', () => {
       families: [],
       world: 'gone-key',
       rlSteps: '0',
+      rlWarmup: 'two',
       group: '1',
       T: 'abc',
       evalTasks: '-3',
@@ -66,6 +69,7 @@ describe('Sim RL form', () => {
     expect(out.errors.families).toMatch(/pick at least one/);
     expect(out.errors.world).toMatch(/world-model agents need one/);
     expect(out.errors.rlSteps).toMatch(/whole number ≥ 1, not '0'/);
+    expect(out.errors.rlWarmup).toMatch(/^RL warm-up steps: a whole number ≥ 0, not 'two'/);
     expect(out.errors.group).toMatch(/≥ 2/);
     expect(out.errors.T).toMatch(/not 'abc'/);
     expect(out.errors.evalTasks).toMatch(/not '-3'/);
