@@ -55,6 +55,8 @@ interface Eval {
   format: number;
   turns: number;
   sampledSuccesses?: number;
+  solved?: string;
+  sampledSolved?: string;
 }
 
 describe('lwm agent train (micro, CI shapes)', () => {
@@ -76,9 +78,21 @@ describe('lwm agent train (micro, CI shapes)', () => {
       expect(e.successes).toBeGreaterThanOrEqual(0);
       expect(e.successes).toBeLessThanOrEqual(2);
       expect(e.sampledSuccesses).toBeGreaterThanOrEqual(0);
+      // Which held-out tasks each solved, in order, for the paired test.
+      expect(e.solved).toMatch(/^[01]{2}$/);
+      expect([...e.solved!].filter((c) => c === '1').length).toBe(e.successes);
+      expect([...e.sampledSolved!].filter((c) => c === '1').length).toBe(e.sampledSuccesses);
     }
-    expect(summary.pFinalVsStart).toBeGreaterThan(0);
-    expect(summary.pFinalVsStart).toBeLessThanOrEqual(1);
+    const { gained, lost } = summary.tasksVsStart;
+    const solvedAt = (e: Eval, i: number) => e.solved![i] === '1';
+    expect(gained).toBe([0, 1].filter((i) => solvedAt(summary.final, i) && !solvedAt(summary.start, i)).length);
+    expect(lost).toBe([0, 1].filter((i) => !solvedAt(summary.final, i) && solvedAt(summary.start, i)).length);
+    // McNemar's exact one-sided p: P(X ≥ gained), X binomial(gained + lost, ½).
+    const disagree = gained + lost;
+    const C = (n: number, k: number): number => (k === 0 || k === n ? 1 : C(n - 1, k - 1) + C(n - 1, k));
+    let p = 0;
+    for (let x = gained; x <= disagree; x++) p += C(disagree, x) / 2 ** disagree;
+    expect(summary.pFinalVsStart).toBeCloseTo(p, 12);
     // No world model: no sim-to-real gap.
     expect(summary).not.toHaveProperty('simToRealGap');
     const metrics = (await readFile(join(first, 'metrics.jsonl'), 'utf8'))

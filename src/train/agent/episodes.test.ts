@@ -3,7 +3,9 @@ import { listTasks, solveTask, type PolicySample, type Task } from '../../envs/t
 import {
   episodeAdvantages,
   episodeReward,
+  evalP,
   fisherOneSided,
+  pairedOneSided,
   FORMAT_WEIGHT,
   playEpisodes,
   realCheck,
@@ -163,6 +165,29 @@ describe("Fisher's exact test, one-sided", () => {
     expect(fisherOneSided(3, 4, 1, 4)).toBeCloseTo(17 / 70, 10);
     expect(fisherOneSided(0, 10, 0, 10)).toBeCloseTo(1, 10);
     expect(fisherOneSided(2, 10, 5, 10)).toBeGreaterThan(0.9);
+  });
+});
+
+describe("McNemar's exact test, one-sided, and which test an evaluation pair gets", () => {
+  it('counts only the tasks the two evaluations disagree on', () => {
+    // 7 gained, 1 lost (and 2 both solved, 2 both failed): P(X ≥ 7), X ~ binomial(8, ½) = (8 + 1)/256.
+    const before = '000000011100';
+    const after = '111111101100';
+    expect(pairedOneSided(after, before)).toEqual({ p: expect.closeTo(9 / 256, 12), gained: 7, lost: 1 });
+    // The reverse direction: P(X ≥ 1) = 1 − 1/256.
+    expect(pairedOneSided(before, after).p).toBeCloseTo(255 / 256, 12);
+    // No disagreement: nothing to show.
+    expect(pairedOneSided('1100', '1100')).toEqual({ p: 1, gained: 0, lost: 0 });
+    expect(() => pairedOneSided('101', '10')).toThrow(/of one length, got 3 and 2/);
+    expect(() => pairedOneSided('1x', '10')).toThrow(/strings of 0 and 1/);
+  });
+  it('pairs evaluations that have per-task outcomes; counts alone (stored before them) get Fisher', () => {
+    // 30 against 23 of 64 where the same 23 are kept and 7 gained: paired p = 2^-7; Fisher on the counts is far weaker.
+    const before = '1'.repeat(23) + '0'.repeat(41);
+    const after = '1'.repeat(30) + '0'.repeat(34);
+    expect(evalP({ successes: 30, n: 64, solved: after }, { successes: 23, n: 64, solved: before })).toBeCloseTo(2 ** -7, 12);
+    expect(evalP({ successes: 30, n: 64 }, { successes: 23, n: 64, solved: before })).toBeCloseTo(fisherOneSided(30, 64, 23, 64), 12);
+    expect(fisherOneSided(30, 64, 23, 64)).toBeGreaterThan(0.1);
   });
 });
 

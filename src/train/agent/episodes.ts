@@ -154,6 +154,46 @@ export function fisherOneSided(a: number, n1: number, b: number, n2: number): nu
   return Math.min(1, p);
 }
 
+/**
+ * The one-sided p-value of McNemar's exact test that `after` solves more of the same tasks than
+ * `before` by more than chance. Each is one character per task in one order, '1' solved, '0'
+ * not. Only the tasks on which they differ count: with b gained and c lost, P(X ≥ b) for X
+ * binomial(b + c, ½). Two evaluations of the same held-out tasks are paired, and the pairing
+ * removes the tasks both solve or both fail, which Fisher's test of the two counts cannot.
+ */
+export function pairedOneSided(after: string, before: string): { p: number; gained: number; lost: number } {
+  if (after.length !== before.length || !/^[01]*$/.test(after + before))
+    throw new Error(`paired outcomes: two strings of 0 and 1 of one length, got ${after.length} and ${before.length} characters`);
+  let gained = 0;
+  let lost = 0;
+  for (let i = 0; i < after.length; i++) {
+    if (after[i] === '1' && before[i] === '0') gained++;
+    if (after[i] === '0' && before[i] === '1') lost++;
+  }
+  const m = gained + lost;
+  let p = 0;
+  for (let x = gained; x <= m; x++) p += Math.exp(lnFact(m) - lnFact(x) - lnFact(m - x) - m * Math.LN2);
+  return { p: Math.min(1, p), gained, lost };
+}
+
+/** Outcomes of one evaluation: its success count of n tasks, and per task where it was stored. */
+export interface EvalOutcomes {
+  successes: number;
+  n: number;
+  /** One character per held-out task, '1' solved; absent in evaluations stored before it existed. */
+  solved?: string;
+}
+
+/**
+ * p that `final` beats `base`: McNemar's exact test when both have per-task outcomes on the same
+ * number of tasks (the evaluations of one run or experiment play the same held-out tasks),
+ * Fisher's exact test of the counts otherwise.
+ */
+export function evalP(final: EvalOutcomes, base: EvalOutcomes): number {
+  if (final.solved !== undefined && base.solved !== undefined && final.solved.length === base.solved.length) return pairedOneSided(final.solved, base.solved).p;
+  return fisherOneSided(final.successes, final.n, base.successes, base.n);
+}
+
 function lnFact(n: number): number {
   let s = 0;
   for (let i = 2; i <= n; i++) s += Math.log(i);

@@ -10,7 +10,7 @@
 // The state is plain data (checkpoints as bytes) saved after every evaluation, so a run goes on
 // after a reload from its last saved evaluation, with the same batches and seeds.
 import { UserFacingError } from '../context.ts';
-import { fisherOneSided } from './episodes.ts';
+import { evalP } from './episodes.ts';
 import { type AgentEval, type AgentHost, AgentSession, type AgentTrainSpec } from './run.ts';
 
 export type AgentArm = 'imitation' | 'real' | 'shuffled' | 'model' | 'model-real';
@@ -190,8 +190,9 @@ export function armGap(rec: AgentArmRecord): number | null {
 }
 
 /**
- * Each arm's final held-out success and Fisher's one-sided p that it beats the untrained and the
- * imitation policy, and, with the control arm in the experiment, the control's final success
+ * Each arm's final held-out success and the one-sided p that it beats the untrained and the
+ * imitation policy (McNemar's exact test on the shared held-out tasks; Fisher's on the counts for
+ * evaluations stored before per-task outcomes, `evalP`), and, with the control arm in the experiment, the control's final success
  * (greedy, and sampled where both have it).
  */
 export interface AgentArmResult {
@@ -209,21 +210,20 @@ export interface AgentArmResult {
 
 export function experimentResults(s: AgentExperimentState): AgentArmResult[] {
   const control = s.arms.find((r) => r.arm === 'shuffled')?.evals.at(-1) ?? null;
+  const sampled = (e: AgentEval) => (e.sampledSuccesses === undefined ? null : { successes: e.sampledSuccesses, n: e.n, solved: e.sampledSolved });
   return s.arms.map((rec) => {
     const final = rec.evals.at(-1) ?? null;
-    const p = (base: AgentEval | null) => (final && base ? fisherOneSided(final.successes, final.n, base.successes, base.n) : null);
+    const p = (base: AgentEval | null) => (final && base ? evalP(final, base) : null);
     const rl = rec.arm !== 'imitation' && rec.arm !== 'shuffled';
-    const sampled =
-      rl && final?.sampledSuccesses !== undefined && control?.sampledSuccesses !== undefined
-        ? fisherOneSided(final.sampledSuccesses, final.n, control.sampledSuccesses, control.n)
-        : null;
+    const fs = final && sampled(final);
+    const cs = control && sampled(control);
     return {
       arm: rec.arm,
       final,
       pVsUntrained: p(s.untrained),
       pVsImitation: p(s.imitationEval),
       pVsShuffled: rl ? p(control) : null,
-      pSampledVsShuffled: sampled,
+      pSampledVsShuffled: rl && fs && cs ? evalP(fs, cs) : null,
       simToRealGap: armGap(rec),
       simulatedEpisodes: rec.gap.n,
     };

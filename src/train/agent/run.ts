@@ -22,7 +22,8 @@ import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
 import {
   episodeAdvantages,
   episodeReward,
-  fisherOneSided,
+  evalP,
+  pairedOneSided,
   playEpisodes,
   realCheck,
   realWorld,
@@ -137,6 +138,10 @@ export interface AgentEval {
    * while greedy success is already at its ceiling. Absent in evaluations stored before it existed.
    */
   sampledSuccesses?: number;
+  /** Per held-out task in order, '1' if the greedy episode solved it (for paired tests; absent in evaluations stored before it). */
+  solved?: string;
+  /** The same for the sampled episodes. */
+  sampledSolved?: string;
 }
 
 export interface AgentSummary {
@@ -154,8 +159,13 @@ export interface AgentSummary {
    */
   start: AgentEval;
   final: AgentEval;
-  /** Fisher's exact one-sided p that the final held-out success exceeds the starting one. */
+  /**
+   * One-sided p that the final held-out success exceeds the starting one: McNemar's exact test on
+   * the held-out tasks (the same in every evaluation), by `tasksVsStart`.
+   */
   pFinalVsStart: number;
+  /** Held-out tasks the final policy solves that the starting one did not (gained), and the reverse (lost). */
+  tasksVsStart: { gained: number; lost: number };
   /** --env model: the share of simulated RL episodes whose simulated success the real check disagrees with. */
   simToRealGap?: number | null;
   simulatedEpisodes?: number;
@@ -241,7 +251,9 @@ async function evaluate(
   // Sampled: the seed is the evaluation's own (never an RL step's), the same at every evaluation.
   const sampledWorlds = tasks.map((task) => ({ task, world: realWorld(task) }));
   await playEpisodes(sampledWorlds, gpuPolicy(gen, tok, spec, { temperature: spec.temperature, seed: EVAL_SAMPLE_SEED + spec.seed }), spec.maxTurns);
-  const sampledSuccesses = sampledWorlds.filter((w) => w.world.check().success).length;
+  const sampledSucc = sampledWorlds.map((w) => w.world.check().success);
+  const sampledSuccesses = sampledSucc.filter(Boolean).length;
+  const bits = (xs: boolean[]) => xs.map((x) => (x ? '1' : '0')).join('');
   // A few episodes in words, so a log shows what the policy does, not only how often it works.
   for (const [i, e] of eps.slice(0, 3).entries())
     log(`${phase} ${step}: ${e.task.goal} → ${JSON.stringify(e.moves.map((m) => m.action))} ${succ[i] ? 'solved' : 'not solved'}`);
@@ -255,6 +267,8 @@ async function evaluate(
     format: mean((e) => episodeReward(false, e.moves).format),
     turns: mean((e) => e.turns.length),
     sampledSuccesses,
+    solved: bits(succ),
+    sampledSolved: bits(sampledSucc),
   };
 }
 
@@ -554,7 +568,8 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       evals,
       start,
       final,
-      pFinalVsStart: fisherOneSided(final.successes, final.n, start.successes, start.n),
+      pFinalVsStart: evalP(final, start),
+      tasksVsStart: (({ gained, lost }) => ({ gained, lost }))(pairedOneSided(final.solved!, start.solved!)),
       ...(host.world && { simToRealGap: gapPairs.n ? gapPairs.disagree / gapPairs.n : null, simulatedEpisodes: gapPairs.n }),
       // The policy's weights, tokenizer and settings; going on from it starts Adam afresh.
       checkpoint: await session.checkpoint(),

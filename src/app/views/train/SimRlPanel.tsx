@@ -3,7 +3,8 @@
 // 'simrl' job and is stored after every evaluation, so a reload offers to resume it. The chart
 // draws each agent's held-out success by RL step (greedy or sampled actions), with the untrained
 // agent as a reference line; the table gives each agent's final success (greedy and sampled),
-// Fisher's p against the untrained and the imitation policy, and the sim-to-real gap of its
+// one-sided p against the untrained and the imitation policy (McNemar's exact test on the shared
+// held-out tasks), and the sim-to-real gap of its
 // simulated episodes.
 import { useEffect, useMemo, useState } from 'react';
 import { PRESETS } from '../../../core/model/config.ts';
@@ -34,6 +35,10 @@ import {
   type SuccessMeasure,
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
+
+/** What the p columns are. */
+const P_TITLE =
+  "one-sided p that the agent's final success beats the other's by more than chance: McNemar's exact test on the held-out tasks both played (Fisher's exact test of the counts for evaluations stored without per-task outcomes)";
 
 const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', shuffled: 'chart-s5', model: 'chart-s1', 'model-real': 'chart-s4' };
 
@@ -224,10 +229,14 @@ function Results({ e }: { e: ExperimentSummary }) {
           <th className="num" title="the same held-out tasks, actions sampled at the rollout temperature">
             Sampled
           </th>
-          <th className="num">p vs untrained</th>
-          <th className="num">p vs imitation</th>
+          <th className="num" title={P_TITLE}>
+            p vs untrained
+          </th>
+          <th className="num" title={P_TITLE}>
+            p vs imitation
+          </th>
           {control ? (
-            <th className="num" title="Fisher's one-sided p that the agent's final success beats the shuffled-reward control's: greedy / sampled">
+            <th className="num" title={`${P_TITLE}; against the shuffled-reward control's: greedy / sampled`}>
               p vs shuffled reward
             </th>
           ) : null}

@@ -193,4 +193,22 @@ describe('Sim RL curves and results', () => {
     noControl.arms[1].evals = [ev('real', 4, 30, 32)];
     expect(armResults(experimentView(noControl)).map((x) => x.pVsShuffled)).toEqual([null, null]);
   });
+  it('pair the held-out tasks when the evaluations say which each solved (McNemar), greedy and sampled', () => {
+    const out = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['imitation', 'real', 'shuffled'], rlSteps: '4', evalEvery: '4' }, []);
+    if (!('draft' in out)) throw new Error('draft');
+    const s = newAgentExperiment(out.draft.spec);
+    const bits = (ones: number, n = 16) => '1'.repeat(ones) + '0'.repeat(n - ones);
+    const e = (phase: string, k: number, sk: number) => ({ ...ev(phase, 4, k, 16), solved: bits(k), sampledSuccesses: sk, sampledSolved: bits(sk) });
+    s.untrained = e('untrained', 0, 0);
+    s.imitationEval = e('sft', 5, 1);
+    s.arms[0].evals = [{ ...s.imitationEval, phase: 'imitation' }];
+    s.arms[1].evals = [e('real', 11, 4)];
+    s.arms[2].evals = [e('shuffled', 3, 1)];
+    const r = armResults(experimentView(s));
+    // 11 of 16 against the imitation's 5, the same 5 kept: 6 gained, none lost, p = 2^-6.
+    expect(r[1].pVsImitation).toBeCloseTo(2 ** -6, 12);
+    expect(r[1].pVsImitation!).toBeLessThan(fisherOneSided(11, 16, 5, 16));
+    expect(r[1].pVsShuffled).toBeCloseTo(2 ** -8, 12);
+    expect(r[1].pSampledVsShuffled).toBeCloseTo(2 ** -3, 12);
+  });
 });

@@ -201,7 +201,7 @@ export function curvesXMax(v: ExperimentView): number {
   return v.spec.arms.includes('model-real') ? 2 * rl : rl;
 }
 
-/** Each arm's final success, Fisher p against the untrained and the imitation policy, and its sim-to-real gap. */
+/** Each arm's final success, its p against the untrained and the imitation policy (`evalP`), and its sim-to-real gap. */
 export function armResults(v: ExperimentView): AgentArmResult[] {
   return experimentResults({ ...v, imitation: null, modelFinal: null, cursor: null });
 }
