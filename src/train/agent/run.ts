@@ -103,7 +103,10 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   // with shuffled rewards); at 3e-4 the real reward holds it and raises its sampled success while
   // the shuffled control falls; at 1e-4 nothing moves in 20 steps.
   rlLr: 3e-4,
-  rlWarmup: 0,
+  // From a 300-step imitation policy (23/64 held-out), 30 steps at 3e-4 without warm-up fell to
+  // 5/64 in ten steps and ended at 19; with 5 warm-up steps they rose to 27 and ended at 30
+  // (8 tasks gained, 1 lost: McNemar p = 0.02), while the shuffled-reward control fell (method §13).
+  rlWarmup: 5,
   temperature: 1,
   maxNewTokens: 12,
   maxTurns: 2,

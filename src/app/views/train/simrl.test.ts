@@ -24,7 +24,7 @@ describe('Sim RL form', () => {
     expect(out.draft.spec).toMatchObject({
       arms: form.arms,
       world: 'copy-last',
-      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20, rlWarmup: 0, rlLr: 3e-4, sftLr: 3e-3, temperature: 1 },
+      train: { domain: 'terminal', preset: 'bench', layout: 'compact', T: 64, rlSteps: 20, rlWarmup: 5, rlLr: 3e-4, sftLr: 3e-3, temperature: 1 },
     });
     // The real-valued fields take the forms people type.
     const typed = simRlDraft({ ...form, rlLr: ' 1e-4 ', sftLr: '0.002', temperature: '0.5' }, []);
