@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readSafetensors } from '../../core/model/safetensors.ts';
 import { captureIO } from '../testing.ts';
 import agent from './agentTrain.ts';
+import type { AgentEval as Eval } from '../../train/agent/run.ts';
 
 const TINY = [
   '--domain',
@@ -45,18 +46,6 @@ async function train(...argv: string[]) {
   const io = captureIO();
   const code = await agent(['train', ...argv], io);
   return { code, stdout: io.stdout, stderr: io.stderr };
-}
-
-interface Eval {
-  phase: string;
-  step: number;
-  successes: number;
-  n: number;
-  format: number;
-  turns: number;
-  sampledSuccesses?: number;
-  solved?: string;
-  sampledSolved?: string;
 }
 
 describe('lwm agent train (micro, CI shapes)', () => {
