@@ -1,5 +1,5 @@
 // A measured Sim RL experiment in the browser, for the README's picture of one (not part of
-// `npm test`: it trains for about half an hour on a CPU-emulated adapter). Run it with
+// `npm test`: it trains for about 17 minutes on a CPU-emulated adapter). Run it with
 // `npm run screenshots -- --config playwright.measure.config.ts`; it writes
 // docs/screenshots/train-simrl-measured.png and prints each arm's results.
 // Terminal write_word, the bench policy, 300 imitation steps (a policy that solves about a third
