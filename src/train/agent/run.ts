@@ -22,7 +22,6 @@ import type { GenerateOptions, LwmBackend } from '../../core/backend.ts';
 import {
   episodeAdvantages,
   episodeReward,
-  evalP,
   pairedOneSided,
   playEpisodes,
   realCheck,
@@ -147,6 +146,9 @@ export interface AgentEval {
   sampledSolved?: string;
 }
 
+/** An evaluation made now, with its per-task outcomes (only stored ones can lack them). */
+export type FreshAgentEval = AgentEval & { solved: string; sampledSolved: string };
+
 export interface AgentSummary {
   domain: string;
   families: string[];
@@ -246,7 +248,7 @@ async function evaluate(
   phase: string,
   step: number,
   log: (m: string) => void,
-): Promise<AgentEval> {
+): Promise<FreshAgentEval> {
   const worlds = tasks.map((task) => ({ task, world: realWorld(task) }));
   const eps = await playEpisodes(worlds, gpuPolicy(gen, tok, spec, { temperature: 0, seed: 0 }), spec.maxTurns);
   const succ = worlds.map((w) => w.world.check().success);
@@ -398,7 +400,7 @@ export class AgentSession {
   }
 
   /** Greedy episodes on the held-out tasks in the real environment, reported as a metric of `phase`. */
-  async evaluate(phase: string, step: number): Promise<AgentEval> {
+  async evaluate(phase: string, step: number): Promise<FreshAgentEval> {
     const ev = await evaluate(this.gen, this.tok, this.spec, this.evalTasks, phase, step, this.host.log);
     this.host.metric(phase, step, {
       eval_success: ev.success,
@@ -538,7 +540,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
   const t0 = performance.now();
   const session = await AgentSession.open(spec, host, from);
   try {
-    const evals: AgentEval[] = [];
+    const evals: FreshAgentEval[] = [];
     const evalNow = async (phase: string, step: number) => {
       const ev = await session.evaluate(phase, step);
       evals.push(ev);
@@ -560,6 +562,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       if ((step + 1) % spec.evalEvery === 0 || step + 1 === spec.rlSteps) await evalNow('rl', step + 1);
     }
     const final = evals[evals.length - 1];
+    const vsStart = pairedOneSided(final.solved, start.solved);
     return {
       domain: spec.domain,
       families: spec.families,
@@ -571,8 +574,8 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       evals,
       start,
       final,
-      pFinalVsStart: evalP(final, start),
-      tasksVsStart: (({ gained, lost }) => ({ gained, lost }))(pairedOneSided(final.solved!, start.solved!)),
+      pFinalVsStart: vsStart.p,
+      tasksVsStart: { gained: vsStart.gained, lost: vsStart.lost },
       ...(host.world && { simToRealGap: gapPairs.n ? gapPairs.disagree / gapPairs.n : null, simulatedEpisodes: gapPairs.n }),
       // The policy's weights, tokenizer and settings; going on from it starts Adam afresh.
       checkpoint: await session.checkpoint(),
