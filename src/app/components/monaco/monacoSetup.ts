@@ -7,6 +7,7 @@ import * as monaco from 'monaco-editor/esm/vs/editor/edcore.main.js';
 import 'monaco-editor/esm/vs/language/json/monaco.contribution.js';
 import EditorWorker from 'monaco-editor/esm/vs/editor/editor.worker.js?worker';
 import JsonWorker from 'monaco-editor/esm/vs/language/json/json.worker.js?worker';
+import { isCancellationError } from 'monaco-editor/esm/vs/base/common/errors.js';
 import { SYSTEM_PROMPT_FIELDS } from '../../../core/schema/types.ts';
 import { SPECIAL_TOKENS } from '../../../core/tokenizer/index.ts';
 import { TEMPLATE_VARIABLE_NAMES, TEMPLATE_VARIABLES } from '../../../core/templates/index.ts';
@@ -18,6 +19,14 @@ export { monaco };
     return label === 'json' ? new JsonWorker() : new EditorWorker();
   },
 };
+
+// Disposing an editor cancels Monaco's pending delayed work (its Delayer rejects with a
+// CancellationError that nothing awaits), which the browser reports as an uncaught rejection
+// although nothing failed (microsoft/monaco-editor#4702, #4859). Only that exact error is
+// silenced, by Monaco's own test for it; every other rejection is reported as before.
+globalThis.addEventListener('unhandledrejection', (event) => {
+  if (isCancellationError(event.reason)) event.preventDefault();
+});
 
 export const TEMPLATE_LANGUAGE = 'lwm-template';
 

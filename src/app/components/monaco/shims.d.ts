@@ -4,3 +4,7 @@ declare module 'monaco-editor/esm/vs/editor/edcore.main.js' {
   export * from 'monaco-editor';
 }
 declare module 'monaco-editor/esm/vs/language/json/monaco.contribution.js';
+declare module 'monaco-editor/esm/vs/base/common/errors.js' {
+  /** True for Monaco's CancellationError (name and message 'Canceled'). */
+  export function isCancellationError(error: unknown): boolean;
+}
