@@ -45,6 +45,7 @@ import { GpuGenerator } from '../src/model/generate.ts';
 import { initParams } from '../src/model/init.ts';
 import { playEpisodes, realWorld, type AgentPolicy, type AgentWorld } from '../src/train/agent/episodes.ts';
 import { AGENT_DEFAULTS, gpuPolicy, POLICY_BATCH, type AgentTrainSpec } from '../src/train/agent/run.ts';
+import { ourCodec } from '../src/train/agent/codec.ts';
 import { imitationSamples, policyTokenizer } from '../src/train/agent/samples.ts';
 import { answerKey, simWorld } from '../src/train/agent/simWorld.ts';
 
@@ -146,7 +147,7 @@ async function round(engine: Engine, rep: number): Promise<Round> {
       return o;
     },
   });
-  const policy = gpuPolicy(gen, tok, spec, { temperature: spec.temperature, seed: spec.seed * 1009 + rep });
+  const policy = gpuPolicy(gen, ourCodec(tok), spec, { temperature: spec.temperature, seed: spec.seed * 1009 + rep });
   const shaped: AgentPolicy = async (samples) => {
     const t0 = performance.now();
     const moves = await policy(samples);

@@ -180,7 +180,7 @@ export class GpuTrainer {
   }
 
   /** Clears the gradient; sets Adam's moments and the step counter (without `optimizer`: zeros and step 0). */
-  private setOptimizer(optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
+  setOptimizer(optimizer?: { m: Float32Array; v: Float32Array; step: number }): void {
     this.grads.clear();
     if (optimizer) {
       checkFlat(optimizer.m, 'GpuTrainer: optimizer m', this.trainSize);

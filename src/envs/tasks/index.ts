@@ -34,5 +34,7 @@ export {
   type PolicyFit,
   type PartsEncoder,
   type PolicyLayout,
+  type PolicyFormat,
+  TOKENS_FORMAT,
   POLICY_LAYOUTS,
 } from './policy.ts';

@@ -61,6 +61,16 @@ export interface PolicyFit {
 export type PolicyLayout = 'full' | 'compact';
 export const POLICY_LAYOUTS: readonly PolicyLayout[] = ['full', 'compact'];
 
+/**
+ * The tokens the layout is written in. `tokens`: our tokenizer's markers (the system, action,
+ * observation and end-of-turn tokens). `chat`: a pretrained model's chat format, the text around
+ * a chat template's system, user and assistant messages (core/templates/chatWrap.ts's ChatWrap):
+ * the task section is the system message, the history the user message, the next action the
+ * assistant's reply, ended by `close` (the template's end of turn, trailing whitespace dropped).
+ */
+export type PolicyFormat = { kind: 'tokens' } | { kind: 'chat'; sysOpen: string; sysToUser: string; userToAssistant: string; close: string };
+export const TOKENS_FORMAT: PolicyFormat = { kind: 'tokens' };
+
 interface Layout {
   style: PolicyLayout;
   turns: PolicyTurn[];
@@ -68,12 +78,23 @@ interface Layout {
   initialState: string | null;
 }
 
-function render(s: PolicySample, l: Layout): TextPart[] {
+function render(s: PolicySample, l: Layout, f: PolicyFormat): TextPart[] {
+  const head = f.kind === 'chat' ? f.sysOpen : S.system;
   const parts: TextPart[] =
-    l.style === 'compact' ? [T(`${S.system}# Goal\n`), D(s.goal ?? '')] : [T(`${S.system}# Task\n`), D(s.task), T('\n# Actions\n'), D(s.actionSpace)];
+    l.style === 'compact' ? [T(`${head}# Goal\n`), D(s.goal ?? '')] : [T(`${head}# Task\n`), D(s.task), T('\n# Actions\n'), D(s.actionSpace)];
   if (l.initialState !== null) parts.push(T('\n# Start\n'), D(l.initialState));
+  const earlier = `(${l.omitted} earlier turn${l.omitted === 1 ? '' : 's'} left out)`;
+  if (f.kind === 'chat') {
+    // Separators before each line, none after the last: chat templates trim a message's edges.
+    parts.push(T(`${f.sysToUser}# History`));
+    if (l.omitted) parts.push(T(`\n${earlier}`));
+    if (!l.turns.length && !l.omitted) parts.push(T('\n(none yet)'));
+    for (const t of l.turns) parts.push(T('\nAction: '), D(t.action), T('\nObservation: '), D(t.observation));
+    parts.push(T(f.userToAssistant));
+    return parts;
+  }
   parts.push(T('\n# History\n'));
-  if (l.omitted) parts.push(T(`(${l.omitted} earlier turn${l.omitted === 1 ? '' : 's'} left out)\n`));
+  if (l.omitted) parts.push(T(`${earlier}\n`));
   if (!l.turns.length && !l.omitted) parts.push(T('(none yet)\n'));
   for (const t of l.turns) parts.push(T(S.action), D(t.action), T(S.observation), D(t.observation), T(S.endTurn));
   parts.push(T(S.action));
@@ -81,8 +102,8 @@ function render(s: PolicySample, l: Layout): TextPart[] {
 }
 
 /** The target of a sample: the action, then the token that ends it. */
-export function policyTarget(s: PolicySample): TextPart[] {
-  return [D(s.target), T(S.endTurn)];
+export function policyTarget(s: PolicySample, f: PolicyFormat = TOKENS_FORMAT): TextPart[] {
+  return [D(s.target), T(f.kind === 'chat' ? f.close : S.endTurn)];
 }
 
 /** Text cut to about `keep` characters: two thirds from its head, the rest from its tail, around '…'. */
@@ -120,12 +141,18 @@ export interface PartsEncoder {
  * target (the newest turn's observation is cut, head and tail, when it does not fit whole);
  * then, in the full layout, the initial state in the room left, cut when it does not fit whole.
  */
-export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: number, style: PolicyLayout = 'full'): PolicyFit {
+export function fitPolicyPrompt(
+  s: PolicySample,
+  tok: PartsEncoder,
+  maxTokens: number,
+  style: PolicyLayout = 'full',
+  format: PolicyFormat = TOKENS_FORMAT,
+): PolicyFit {
   if (style === 'compact' && !s.goal)
     throw new Error(`policy prompt of ${s.source} step ${s.step}: the compact layout needs the task's goal, and this sample has none`);
-  const target = policyTarget(s);
+  const target = policyTarget(s, format);
   const targetLen = tok.encodeParts(target).length;
-  const size = (l: Layout) => tok.encodeParts(render(s, l)).length + targetLen;
+  const size = (l: Layout) => tok.encodeParts(render(s, l, format)).length + targetLen;
   const fits = (l: Layout) => size(l) <= maxTokens;
   const bare: Layout = { style, turns: [], omitted: s.history.length, initialState: null };
   if (!fits(bare))
@@ -151,7 +178,7 @@ export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: n
     break;
   }
   let initialState: PolicyFit['initialState'] = 'left out';
-  if (style === 'compact') return { prompt: render(s, layout), target, turns: layout.turns.length, cutObservation, initialState };
+  if (style === 'compact') return { prompt: render(s, layout, format), target, turns: layout.turns.length, cutObservation, initialState };
   if (fits({ ...layout, initialState: s.initialState })) {
     layout = { ...layout, initialState: s.initialState };
     initialState = 'whole';
@@ -162,7 +189,7 @@ export function fitPolicyPrompt(s: PolicySample, tok: PartsEncoder, maxTokens: n
       initialState = 'cut';
     }
   }
-  return { prompt: render(s, layout), target, turns: layout.turns.length, cutObservation, initialState };
+  return { prompt: render(s, layout, format), target, turns: layout.turns.length, cutObservation, initialState };
 }
 
 /** A training row: the fitted prompt's ids, then the target's; the loss falls on ids from `promptLength` on. */
@@ -171,8 +198,9 @@ export function encodePolicyRow(
   tok: PartsEncoder,
   maxTokens: number,
   style: PolicyLayout = 'full',
+  format: PolicyFormat = TOKENS_FORMAT,
 ): { ids: number[]; promptLength: number; fit: PolicyFit } {
-  const fit = fitPolicyPrompt(s, tok, maxTokens, style);
+  const fit = fitPolicyPrompt(s, tok, maxTokens, style, format);
   const prompt = tok.encodeParts(fit.prompt);
   return { ids: [...prompt, ...tok.encodeParts(fit.target)], promptLength: prompt.length, fit };
 }

@@ -5,12 +5,18 @@
 // real environment), reward = the task's success check plus a small format term (episodes.ts);
 // every move of an episode is one GSPO sequence with its episode's advantage. (3) Every N steps,
 // and before and after each stage, greedy episodes on held-out tasks in the real environment.
+// The policy is a model of ours, or a Hugging Face folder's model in its chat format (codec.ts),
+// trained whole or through a LoRA adapter.
 import { saveCheckpoint, loadCheckpoint } from '../../core/model/checkpoint.ts';
 import { presetConfig, type ModelConfig, type PresetName } from '../../core/model/config.ts';
 import { lrAt, type LrSchedule } from '../../core/model/optim.ts';
 import { keyedUniform } from '../../core/random.ts';
 import type { KnownDomain } from '../../core/schema/types.ts';
 import { Tokenizer } from '../../core/tokenizer/index.ts';
+import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from '../../model/hf/adapter.ts';
+import { baseFromJson, baseToJson, openHfBase, type HfBase } from '../../model/hf/base.ts';
+import { initLora, loraLayout, loraSettings, type LoraLayout } from '../../model/lora.ts';
+import { chatCodec, ourCodec, type PolicyCodec } from './codec.ts';
 import { imitationSamples, movesBatch, policyTokenizer } from './samples.ts';
 import { fitPolicyPrompt, listTasks, policyTarget, type PolicyLayout, type PolicySample, type Task } from '../../envs/tasks/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
@@ -193,9 +199,9 @@ function sftBatch(rows: { ids: number[]; promptLength: number }[], B: number, T:
   return { B, T, inputs, targets, weights };
 }
 
-/** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-turn token counted). */
-function policyPrompt(s: PolicySample, tok: Tokenizer, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens' | 'layout'>): number[] {
-  return tok.encodeParts(fitPolicyPrompt({ ...s, target: '' }, tok, spec.T - spec.maxNewTokens + 1, spec.layout).prompt);
+/** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-action token counted). */
+function policyPrompt(s: PolicySample, codec: PolicyCodec, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens' | 'layout'>): number[] {
+  return codec.encodeParts(fitPolicyPrompt({ ...s, target: '' }, codec, spec.T - spec.maxNewTokens + 1, spec.layout, codec.format).prompt);
 }
 
 /** Sequences a policy rolls out side by side (the generator's batch). */
@@ -206,12 +212,12 @@ export const POLICY_BATCH = 16;
  * generated in batches of prompts of one length (generateBatch), each sampled on its own row.
  * Exported for the `agent` benchmark (scripts/bench-agent.ts), which plays an RL step's episodes with it.
  */
-export function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
-  const endTurn = tok.special.endTurn;
-  const stop = [...tok.observationStops];
+export function gpuPolicy(gen: GpuGenerator, codec: PolicyCodec, spec: AgentTrainSpec, sampling: { temperature: number; seed: number }): AgentPolicy {
+  const endAction = codec.endAction;
+  const stop = [...codec.stops];
   let call = 0;
   return async (samples) => {
-    const prompts = samples.map((s) => policyPrompt(s, tok, spec));
+    const prompts = samples.map((s) => policyPrompt(s, codec, spec));
     const byLength = new Map<number, number[]>();
     prompts.forEach((p, i) => {
       const same = byLength.get(p.length);
@@ -229,9 +235,9 @@ export function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpe
         const responses = await gen.generateBatch(rows, o);
         idx.forEach((i, k) => {
           const tokens = responses[k];
-          const formed = tokens.length > 0 && tokens[tokens.length - 1] === endTurn;
+          const formed = tokens.length > 0 && tokens[tokens.length - 1] === endAction;
           const body = formed ? tokens.slice(0, -1) : tokens.filter((t) => !stop.includes(t));
-          out[i] = { action: formed && body.length === 0 ? '' : tok.decode(body).trim() || (formed ? '' : ' '), formed, tokens, prompt: prompts[i] };
+          out[i] = { action: formed && body.length === 0 ? '' : codec.decode(body).trim() || (formed ? '' : ' '), formed, tokens, prompt: prompts[i] };
         });
       }
     }
@@ -242,7 +248,7 @@ export function gpuPolicy(gen: GpuGenerator, tok: Tokenizer, spec: AgentTrainSpe
 /** Greedy episodes on held-out tasks in the real environment. */
 async function evaluate(
   gen: GpuGenerator,
-  tok: Tokenizer,
+  codec: PolicyCodec,
   spec: AgentTrainSpec,
   tasks: readonly Task[],
   phase: string,
@@ -250,12 +256,12 @@ async function evaluate(
   log: (m: string) => void,
 ): Promise<FreshAgentEval> {
   const worlds = tasks.map((task) => ({ task, world: realWorld(task) }));
-  const eps = await playEpisodes(worlds, gpuPolicy(gen, tok, spec, { temperature: 0, seed: 0 }), spec.maxTurns);
+  const eps = await playEpisodes(worlds, gpuPolicy(gen, codec, spec, { temperature: 0, seed: 0 }), spec.maxTurns);
   const succ = worlds.map((w) => w.world.check().success);
   const successes = succ.filter(Boolean).length;
   // Sampled: the seed is the evaluation's own (never an RL step's), the same at every evaluation.
   const sampledWorlds = tasks.map((task) => ({ task, world: realWorld(task) }));
-  await playEpisodes(sampledWorlds, gpuPolicy(gen, tok, spec, { temperature: spec.temperature, seed: EVAL_SAMPLE_SEED + spec.seed }), spec.maxTurns);
+  await playEpisodes(sampledWorlds, gpuPolicy(gen, codec, spec, { temperature: spec.temperature, seed: EVAL_SAMPLE_SEED + spec.seed }), spec.maxTurns);
   const sampledSucc = sampledWorlds.map((w) => w.world.check().success);
   const sampledSuccesses = sampledSucc.filter(Boolean).length;
   const bits = (xs: boolean[]) => xs.map((x) => (x ? '1' : '0')).join('');
@@ -304,6 +310,104 @@ function checkSpec(s: AgentTrainSpec): void {
   if (s.maxNewTokens >= s.T - 8) throw new UserFacingError(`maxNewTokens (${s.maxNewTokens}) leaves no room for a prompt in ${s.T} tokens`);
 }
 
+/** A Hugging Face folder's model as the policy: its base (text files and weights), trained whole or through a LoRA adapter. */
+export interface AgentHfStart {
+  hfBase: { base: HfBase; params: Float32Array };
+  /** A fresh adapter of these settings; absent (and no `adapter`): the model is fine-tuned whole. */
+  lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' };
+  /** A LoRA checkpoint of an adapter on this base to go on from (its own settings). */
+  adapter?: Uint8Array;
+}
+
+/** Where a policy starts: a checkpoint's bytes, or a Hugging Face folder's model. */
+export type AgentStart = Uint8Array | AgentHfStart;
+
+/** What a policy is: a model of ours with its tokenizer, a Hugging Face model fine-tuned whole, or an adapter on one. */
+type PolicyKind =
+  | { kind: 'ours'; tok: Tokenizer }
+  | { kind: 'hf'; base: HfBase }
+  | { kind: 'lora'; base: HfBase; layout: LoraLayout; baseWeights: 'f32' | 'f16' };
+
+function describePolicy(k: PolicyKind): string {
+  if (k.kind === 'ours') return 'model';
+  if (k.kind === 'hf') return `${k.base.name} (fine-tuned whole)`;
+  return `${k.base.name} with a LoRA adapter of rank ${k.layout.settings.rank}`;
+}
+
+interface PreparedPolicy {
+  kind: PolicyKind;
+  codec: PolicyCodec;
+  config: ModelConfig;
+  /** The model's weights (LoRA: the frozen base's). */
+  params: Float32Array;
+  /** LoRA: the adapter's weights. */
+  adapter?: Float32Array;
+}
+
+/** A Hugging Face base's config and chat codec; its problems as the user's. */
+function openBase(base: HfBase): { config: ModelConfig; codec: PolicyCodec } {
+  try {
+    const o = openHfBase(base);
+    return { config: o.config, codec: chatCodec(o.tokenizer, o.stopIds) };
+  } catch (e) {
+    throw new UserFacingError(`the policy model ${base.name}: ${(e as Error).message}`);
+  }
+}
+
+/** The policy's kind, codec, config and starting weights (see AgentSession.open). */
+function preparePolicy(spec: AgentTrainSpec, samples: readonly PolicySample[], from: AgentStart | undefined): PreparedPolicy {
+  if (from === undefined) {
+    const tok = policyTokenizer(samples, spec.vocabSize, spec.layout);
+    const config = presetConfig(spec.preset, { vocabSize: tok.vocabSize, contextLength: spec.T });
+    return { kind: { kind: 'ours', tok }, codec: ourCodec(tok), config, params: initParams(config, spec.seed) };
+  }
+  if (from instanceof Uint8Array) {
+    if (isLoraCheckpoint(from))
+      throw new UserFacingError('the starting policy is a LoRA adapter: it goes on from its folder (adapter_config.json beside it), with its base model');
+    const ck = loadCheckpoint(from, { source: 'the starting policy' });
+    const hfBase = ck.extraMetadata?.hf_base;
+    if (hfBase) {
+      let base: HfBase;
+      try {
+        base = baseFromJson(hfBase);
+      } catch (e) {
+        throw new UserFacingError(`the starting policy: ${(e as Error).message}`);
+      }
+      const { codec } = openBase(base);
+      return { kind: { kind: 'hf', base }, codec, config: ck.config, params: ck.params };
+    }
+    const tj = ck.extraMetadata?.tokenizer;
+    if (!tj) throw new UserFacingError('the starting policy has no tokenizer in its metadata; it was not written by LWM Studio training');
+    const tok = Tokenizer.fromJSON(JSON.parse(tj));
+    return { kind: { kind: 'ours', tok }, codec: ourCodec(tok), config: ck.config, params: ck.params };
+  }
+  const { base, params } = from.hfBase;
+  const { codec, config } = openBase(base);
+  const baseWeights = from.lora?.baseWeights ?? 'f32';
+  if (from.adapter) {
+    let ck;
+    try {
+      ck = loadLoraCheckpoint(from.adapter, 'the starting adapter');
+    } catch (e) {
+      throw new UserFacingError((e as Error).message);
+    }
+    if (JSON.stringify(Object.entries(ck.config).sort()) !== JSON.stringify(Object.entries(config).sort()))
+      throw new UserFacingError(`the starting adapter was trained on another model than ${base.name}`);
+    const layout = loraLayout(ck.config, ck.settings);
+    return { kind: { kind: 'lora', base, layout, baseWeights }, codec, config, params, adapter: ck.lora };
+  }
+  if (from.lora) {
+    let layout: LoraLayout;
+    try {
+      layout = loraLayout(config, loraSettings(from.lora.rank, from.lora.alpha, from.lora.targets));
+    } catch (e) {
+      throw new UserFacingError((e as Error).message);
+    }
+    return { kind: { kind: 'lora', base, layout, baseWeights }, codec, config, params, adapter: initLora(layout, spec.seed) };
+  }
+  return { kind: { kind: 'hf', base }, codec, config, params };
+}
+
 /** What an RL step measured: its metrics line and, with a simulated world, the sim-to-real pairs. */
 export interface AgentRlStep {
   values: Record<string, number>;
@@ -322,7 +426,9 @@ export class AgentSession {
   private constructor(
     readonly spec: AgentTrainSpec,
     readonly host: AgentHost,
-    readonly tok: Tokenizer,
+    readonly codec: PolicyCodec,
+    /** What the policy is, which says how it is saved. */
+    private readonly kind: PolicyKind,
     readonly config: ModelConfig,
     readonly trainTasks: Task[],
     readonly evalTasks: Task[],
@@ -331,8 +437,12 @@ export class AgentSession {
     private readonly gen: GpuGenerator,
   ) {}
 
-  /** Tasks, tokenizer, model and rows of a run; `from`: a policy checkpoint to go on from (its tokenizer and weights). */
-  static async open(spec: AgentTrainSpec, host: AgentHost, from?: Uint8Array): Promise<AgentSession> {
+  /**
+   * Tasks, tokenizer, model and rows of a run. `from`: a policy to go on from: a checkpoint of
+   * ours (its tokenizer and weights, or a Hugging Face model's full fine-tune with its base's
+   * files), or a Hugging Face folder's model (whole, a fresh adapter, or an adapter to go on from).
+   */
+  static async open(spec: AgentTrainSpec, host: AgentHost, from?: AgentStart): Promise<AgentSession> {
     checkSpec(spec);
     const trainTasks = listTasks({ split: 'train', count: spec.trainTasks, domains: [spec.domain], families: spec.families });
     const evalTasks = listTasks({
@@ -351,21 +461,8 @@ export class AgentSession {
       }
     const samples = imitationSamples(trainTasks);
     if (!samples.length) throw new UserFacingError('the reference solvers solved none of the train tasks: nothing to imitate');
-    let tok: Tokenizer;
-    let config: ModelConfig;
-    let params: Float32Array;
-    if (from) {
-      const ck = loadCheckpoint(from, { source: 'the starting policy' });
-      const tj = ck.extraMetadata?.tokenizer;
-      if (!tj) throw new UserFacingError('the starting policy has no tokenizer in its metadata; it was not written by LWM Studio training');
-      tok = Tokenizer.fromJSON(JSON.parse(tj));
-      config = ck.config;
-      params = ck.params;
-    } else {
-      tok = policyTokenizer(samples, spec.vocabSize, spec.layout);
-      config = presetConfig(spec.preset, { vocabSize: tok.vocabSize, contextLength: spec.T });
-      params = initParams(config, spec.seed);
-    }
+    const p = preparePolicy(spec, samples, from);
+    const { codec, config } = p;
     const T = Math.min(spec.T, config.contextLength);
     const run = { ...spec, T };
     // Training rows end where the policy's prompts end when it acts: the same fit, the same
@@ -375,33 +472,45 @@ export class AgentSession {
     const rows = samples.map((s) => {
       let prompt: number[];
       try {
-        prompt = policyPrompt(s, tok, run);
+        prompt = policyPrompt(s, codec, run);
       } catch (e) {
-        throw new UserFacingError(`${(e as Error).message} (raise --tokens)`);
+        throw new UserFacingError(`${(e as Error).message} (raise --tokens${T < spec.T ? `; the model's context is ${T}` : ''})`);
       }
-      const target = tok.encodeParts(policyTarget(s));
+      const target = codec.encodeParts(policyTarget(s, codec.format));
       if (target.length > spec.maxNewTokens)
         throw new UserFacingError(`the action of ${s.source} step ${s.step} takes ${target.length} tokens, more than --max-new-tokens ${spec.maxNewTokens}`);
       return { ids: [...prompt, ...target], promptLength: prompt.length };
     });
+    const lora = p.kind.kind === 'lora' ? p.kind : null;
     host.log(
-      `agent: ${trainTasks.length} train tasks (${samples.length} imitation samples), ${evalTasks.length} held-out tasks; model ${JSON.stringify(config)}; tokenizer ${tok.vocabSize} tokens; ${T} tokens per sequence`,
+      `agent: ${trainTasks.length} train tasks (${samples.length} imitation samples), ${evalTasks.length} held-out tasks; ${describePolicy(p.kind)} ${JSON.stringify(config)}; tokenizer ${codec.vocabSize} tokens; ${T} tokens per sequence`,
     );
-    const model = await GpuTrainer.create(host.rt, config, { batch: spec.batch, T, rl: { Lmax: spec.maxNewTokens, temperature: spec.temperature } });
+    const model = await GpuTrainer.create(host.rt, config, {
+      batch: spec.batch,
+      T,
+      rl: { Lmax: spec.maxNewTokens, temperature: spec.temperature },
+      ...(lora && { lora: lora.layout, weights: lora.baseWeights }),
+    });
     let gen: GpuGenerator | undefined;
     try {
-      model.setParams(params);
-      gen = new GpuGenerator(host.rt, config, model.model.params, { maxSequences: POLICY_BATCH, maxLength: T });
+      model.setParams(p.params);
+      if (lora) model.model.setLora(p.adapter!);
+      const adapter = model.model.adapter;
+      gen = new GpuGenerator(host.rt, config, model.model.params, {
+        maxSequences: POLICY_BATCH,
+        maxLength: T,
+        ...(lora && adapter && { lora: { layout: lora.layout, params: adapter.only } }),
+      });
     } catch (e) {
       model.dispose();
       throw e;
     }
-    return new AgentSession(run, host, tok, config, trainTasks, evalTasks, rows, model, gen);
+    return new AgentSession(run, host, codec, p.kind, config, trainTasks, evalTasks, rows, model, gen);
   }
 
   /** Greedy episodes on the held-out tasks in the real environment, reported as a metric of `phase`. */
   async evaluate(phase: string, step: number): Promise<FreshAgentEval> {
-    const ev = await evaluate(this.gen, this.tok, this.spec, this.evalTasks, phase, step, this.host.log);
+    const ev = await evaluate(this.gen, this.codec, this.spec, this.evalTasks, phase, step, this.host.log);
     this.host.metric(phase, step, {
       eval_success: ev.success,
       eval_successes: ev.successes,
@@ -416,7 +525,7 @@ export class AgentSession {
   /** Imitation steps [from, to) of the SFT schedule (its length is spec.sftSteps). */
   async sft(from: number, to: number, phase = 'sft'): Promise<void> {
     const { spec } = this;
-    const pad = this.tok.special.pad;
+    const pad = this.codec.pad;
     const schedule = { maxLr: spec.sftLr, minLr: spec.sftLr / 10, warmupSteps: Math.min(10, spec.sftSteps), totalSteps: spec.sftSteps };
     for (let step = from; step < to; step++) {
       // Each step's rows come from a keyed shuffle of the epoch it falls in: any step range gives the same batches.
@@ -455,7 +564,11 @@ export class AgentSession {
         }
       }
     }
-    const eps = await playEpisodes(items, gpuPolicy(this.gen, this.tok, spec, { temperature: spec.temperature, seed: spec.seed * 1009 + step }), spec.maxTurns);
+    const eps = await playEpisodes(
+      items,
+      gpuPolicy(this.gen, this.codec, spec, { temperature: spec.temperature, seed: spec.seed * 1009 + step }),
+      spec.maxTurns,
+    );
     const wins: boolean[] = [];
     for (const it of items) wins.push(await it.success());
     const parts = eps.map((e, i) => episodeReward(wins[i], e.moves));
@@ -480,7 +593,7 @@ export class AgentSession {
     eps.forEach((e, i) => {
       for (const m of e.moves) if (m.tokens.length) moves.push({ prompt: m.prompt, response: m.tokens, adv: adv[i] });
     });
-    const stats = await gspoMoves(this.model, moves, spec, this.tok.special.pad, lrAt(step, rlSchedule(spec, total)));
+    const stats = await gspoMoves(this.model, moves, spec, this.codec.pad, lrAt(step, rlSchedule(spec, total)));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     const values: Record<string, number> = {
       reward: mean(parts.map((p) => p.reward)),
@@ -501,19 +614,44 @@ export class AgentSession {
     return { values, gap: gap && { disagree: gap.simOnly + gap.realOnly, n: gap.n } };
   }
 
-  /** The policy as a checkpoint: weights, tokenizer and settings; with `optimizer`, Adam's state too (to resume). */
+  /**
+   * The policy as a checkpoint: weights, tokenizer and settings (ours); the weights and the base's
+   * files (a Hugging Face model fine-tuned whole); or the adapter in PEFT's names (LoRA). With
+   * `optimizer`, Adam's state too (to resume).
+   */
   async checkpoint(optimizer = false): Promise<Uint8Array> {
-    const ck = await this.model.toCheckpoint({
-      extraMetadata: { stage: 'agent', tokenizer: JSON.stringify(this.tok.toJSON()), spec: JSON.stringify(this.spec) },
-    });
+    const k = this.kind;
+    const spec = JSON.stringify(this.spec);
+    if (k.kind === 'lora')
+      return saveLoraCheckpoint({
+        config: this.config,
+        settings: k.layout.settings,
+        baseModel: k.base.name,
+        lora: await this.model.model.getLora(),
+        step: this.model.step,
+        ...(optimizer && { optimizer: await this.model.getOptimizerState() }),
+        extraMetadata: { stage: 'agent', spec },
+      });
+    const extraMetadata: Record<string, string> =
+      k.kind === 'ours' ? { stage: 'agent', tokenizer: JSON.stringify(k.tok.toJSON()), spec } : { stage: 'agent', hf_base: baseToJson(k.base), spec };
+    const ck = await this.model.toCheckpoint({ extraMetadata });
     return saveCheckpoint(optimizer ? ck : { ...ck, optimizer: undefined });
   }
 
   /**
-   * Restores a checkpoint of this session's model: its weights, and Adam's state when it has
-   * one and `optimizer` is true; otherwise Adam starts afresh (zero moments, step 0).
+   * Restores a checkpoint of this session's model (written by `checkpoint`): its weights (LoRA:
+   * its adapter), and Adam's state when it has one and `optimizer` is true; otherwise Adam starts
+   * afresh (zero moments, step 0).
    */
   restore(bytes: Uint8Array, source: string, optimizer = true): void {
+    if (this.kind.kind === 'lora') {
+      const ck = loadLoraCheckpoint(bytes, source);
+      if (JSON.stringify(ck.settings) !== JSON.stringify(this.kind.layout.settings))
+        throw new UserFacingError(`${source}: another adapter's settings than this run's`);
+      this.model.model.setLora(ck.lora);
+      this.model.setOptimizer(optimizer ? ck.optimizer : undefined);
+      return;
+    }
     const ck = loadCheckpoint(bytes, { source, config: this.config });
     if (optimizer) this.model.loadCheckpoint(ck);
     else this.model.setParams(ck.params);
@@ -525,8 +663,8 @@ export class AgentSession {
    * steps whose advantages are all zero (measured: a perfect imitation policy fell from 32/32 to
    * 13/32 held-out successes in five RL steps with no reward signal at all).
    */
-  async freshOptimizer(): Promise<void> {
-    this.model.setParams(await this.model.model.getParams());
+  freshOptimizer(): void {
+    this.model.setOptimizer();
   }
 
   dispose(): void {
@@ -536,7 +674,7 @@ export class AgentSession {
 }
 
 /** Runs imitation, then GSPO, evaluating on held-out tasks; returns the summary with the final checkpoint. */
-export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, from?: Uint8Array): Promise<AgentSummary> {
+export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, from?: AgentStart): Promise<AgentSummary> {
   const t0 = performance.now();
   const session = await AgentSession.open(spec, host, from);
   try {
@@ -550,7 +688,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
     // (1) Imitation.
     await session.sft(0, spec.sftSteps);
     if (spec.sftSteps > 0) await evalNow('sft', spec.sftSteps);
-    if (spec.sftSteps > 0 && spec.rlSteps > 0) await session.freshOptimizer();
+    if (spec.sftSteps > 0 && spec.rlSteps > 0) session.freshOptimizer();
     // (2) GSPO on episode rewards, in the world model when there is one.
     const gapPairs = { disagree: 0, n: 0 };
     for (let step = 0; step < spec.rlSteps; step++) {
@@ -567,7 +705,7 @@ export async function runAgentTraining(spec: AgentTrainSpec, host: AgentHost, fr
       domain: spec.domain,
       families: spec.families,
       config: session.config,
-      tokenizer: session.tok.vocabSize,
+      tokenizer: session.codec.vocabSize,
       T: session.spec.T,
       sftSteps: spec.sftSteps,
       rlSteps: spec.rlSteps,

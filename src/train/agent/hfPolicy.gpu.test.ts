@@ -1,0 +1,112 @@
+// A Hugging Face folder's model as the agent policy (CI shapes: the 2-layer llama-chat fixture):
+// through a LoRA adapter and fine-tuned whole, in its chat format, imitation then GSPO, evaluated
+// in the real environment; the saved policy (a PEFT adapter, or our checkpoint carrying the base's
+// files) goes on exactly where it stopped.
+import { describe, expect, it } from 'vitest';
+import { loadCheckpoint } from '../../core/model/checkpoint.ts';
+import { gpuRuntime } from '../../gpu/testing/runtime.ts';
+import { isLoraCheckpoint, loadLoraCheckpoint } from '../../model/hf/adapter.ts';
+import { readHfBase } from '../../model/hf/base.ts';
+import { filesFolder } from '../../model/hf/files.ts';
+import { AGENT_DEFAULTS, AgentSession, runAgentTraining, type AgentHost, type AgentTrainSpec } from './run.ts';
+
+const FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
+
+async function llamaChat(mode: { kind: 'lora'; rank: number } | { kind: 'full' }) {
+  const fs = await import('node:fs/promises');
+  const entries = await Promise.all(
+    FILES.map(async (n) => ({
+      path: `llama-chat/${n}`,
+      file: new Blob([new Uint8Array(await fs.readFile(new URL(`../../model/fixtures/hf/llama-chat/${n}`, import.meta.url)))]),
+    })),
+  );
+  const limits = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27, memoryBudget: 2 ** 30, shaderF16: false };
+  return readHfBase(filesFolder(entries, 'llama-chat'), { limits, mode }, 'llama-chat');
+}
+
+const SPEC: AgentTrainSpec = {
+  ...AGENT_DEFAULTS,
+  domain: 'terminal',
+  families: ['write_word'],
+  T: 96,
+  trainTasks: 8,
+  evalTasks: 2,
+  sftSteps: 12,
+  sftLr: 1e-2,
+  rlSteps: 1,
+  rlWarmup: 0,
+  batch: 4,
+  group: 2,
+  tasksPerStep: 1,
+  evalEvery: 1,
+  maxTurns: 1,
+  maxNewTokens: 20,
+  seed: 3,
+};
+
+function host(rt: AgentHost['rt'], metrics: { phase: string; step: number; values: Record<string, number> }[] = [], log: string[] = []): AgentHost {
+  return { rt, log: (m) => log.push(m), metric: (phase, step, values) => metrics.push({ phase, step, values }) };
+}
+
+describe('a Hugging Face policy (llama-chat, CI shapes)', () => {
+  it('LoRA: imitation lowers the loss, GSPO runs on its moves, and the adapter (PEFT names) goes on exactly where it stopped', async () => {
+    const rt = await gpuRuntime();
+    const hfBase = await llamaChat({ kind: 'lora', rank: 4 });
+    const metrics: { phase: string; step: number; values: Record<string, number> }[] = [];
+    const log: string[] = [];
+    const summary = await runAgentTraining(SPEC, host(rt, metrics, log), { hfBase, lora: { rank: 4 } });
+    expect(log[0]).toMatch(/llama-chat with a LoRA adapter of rank 4/);
+    const loss = metrics.filter((m) => m.phase === 'sft' && 'loss' in m.values).map((m) => m.values.loss);
+    expect(loss).toHaveLength(SPEC.sftSteps);
+    expect(loss.every(Number.isFinite)).toBe(true);
+    expect(loss[loss.length - 1]).toBeLessThan(loss[0] - 1);
+    const rl = metrics.find((m) => m.phase === 'rl' && 'moves' in m.values);
+    // G episodes of one task, one move each (maxTurns 1).
+    expect(rl?.values.moves).toBe(SPEC.group);
+    expect(summary.evals.map((e) => e.phase)).toEqual(['start', 'sft', 'rl']);
+    expect(summary.final.solved).toHaveLength(SPEC.evalTasks);
+
+    // The saved policy is the adapter on its base, in PEFT's names, with the run's settings.
+    expect(isLoraCheckpoint(summary.checkpoint)).toBe(true);
+    const ck = loadLoraCheckpoint(summary.checkpoint);
+    expect(ck.baseModel).toBe('llama-chat');
+    expect(ck.settings.rank).toBe(4);
+    expect(ck.extraMetadata?.stage).toBe('agent');
+    expect(JSON.parse(ck.extraMetadata!.spec).sftSteps).toBe(SPEC.sftSteps);
+    expect(ck.lora.some((x) => x !== 0)).toBe(true);
+
+    // Going on from it: the same adapter, and the same greedy episodes on the held-out tasks.
+    const again = await AgentSession.open({ ...SPEC, sftSteps: 0, rlSteps: 0 }, host(rt), { hfBase, adapter: summary.checkpoint });
+    try {
+      expect(loadLoraCheckpoint(await again.checkpoint()).lora).toEqual(ck.lora);
+      const ev = await again.evaluate('start', 0);
+      expect({ solved: ev.solved, format: ev.format, turns: ev.turns }).toEqual({
+        solved: summary.final.solved,
+        format: summary.final.format,
+        turns: summary.final.turns,
+      });
+    } finally {
+      again.dispose();
+    }
+    // An adapter is not a policy checkpoint of its own: it goes on with its base.
+    await expect(AgentSession.open(SPEC, host(rt), summary.checkpoint)).rejects.toThrow(/LoRA adapter: it goes on from its folder/);
+  });
+
+  it('fine-tuned whole: the checkpoint carries the base’s files and goes on to the same weights', async () => {
+    const rt = await gpuRuntime();
+    const hfBase = await llamaChat({ kind: 'full' });
+    const spec = { ...SPEC, sftSteps: 2, rlSteps: 0 };
+    const summary = await runAgentTraining(spec, host(rt), { hfBase });
+    expect(isLoraCheckpoint(summary.checkpoint)).toBe(false);
+    const ck = loadCheckpoint(summary.checkpoint);
+    expect(ck.extraMetadata?.tokenizer).toBeUndefined();
+    expect(JSON.parse(ck.extraMetadata!.hf_base).name).toBe('llama-chat');
+    expect(ck.params).not.toEqual(hfBase.params);
+    const again = await AgentSession.open({ ...spec, sftSteps: 0 }, host(rt), summary.checkpoint);
+    try {
+      expect(loadCheckpoint(await again.checkpoint()).params).toEqual(ck.params);
+    } finally {
+      again.dispose();
+    }
+  });
+});
