@@ -2,7 +2,7 @@
 // imitation then GSPO in the real environment, and that policy going on by GSPO in a world model
 // (copy-last), with the files each run writes and the summary it prints.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSafetensors } from '../../core/model/safetensors.ts';
@@ -111,5 +111,45 @@ describe('lwm agent train (micro, CI shapes)', () => {
     expect(s2.simulatedEpisodes).toBe(2);
     expect(s2.simToRealGap).toBeGreaterThanOrEqual(0);
     expect(s2.simToRealGap).toBeLessThanOrEqual(1);
+  });
+});
+
+const LLAMA_CHAT = new URL('../../model/fixtures/hf/llama-chat/', import.meta.url).pathname;
+const HF_TINY = TINY.map((a, i) => (TINY[i - 1] === '--tokens' ? '96' : TINY[i - 1] === '--max-new-tokens' ? '20' : TINY[i - 1] === '--eval-tasks' ? '1' : a));
+
+describe('lwm agent train with a Hugging Face policy (llama-chat, CI shapes)', () => {
+  it('trains a LoRA adapter written as a PEFT folder, goes on from that folder, and refuses a folder without a chat template', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-agent-hf-'));
+    dirs.push(dir);
+    const out = join(dir, 'lora');
+    const r = await train('--env', 'real', '--policy', LLAMA_CHAT, '--lora', '2', ...HF_TINY, '--sft-steps', '1', '--rl-steps', '0', '-o', out);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/llama-chat with a LoRA adapter of rank 2/);
+    const summary = JSON.parse(r.stdout);
+    expect(summary).toMatchObject({ checkpoint: join(out, 'policy'), T: 96, tokenizer: 1461 });
+    expect(summary.evals.map((e: Eval) => `${e.phase}:${e.step}`)).toEqual(['start:0', 'sft:1']);
+    // PEFT's layout: the adapter's config names its base, which is how --policy OUT/policy finds it.
+    const config = JSON.parse(await readFile(join(out, 'policy', 'adapter_config.json'), 'utf8'));
+    expect(config).toMatchObject({ peft_type: 'LORA', r: 2 });
+    expect(config.base_model_name_or_path.replace(/\/$/, '')).toBe(LLAMA_CHAT.replace(/\/$/, ''));
+    expect(readSafetensors(new Uint8Array(await readFile(join(out, 'policy', 'adapter_model.safetensors')))).tensors.length).toBeGreaterThan(0);
+
+    // Going on from the adapter folder: its first evaluation is the first run's last one.
+    const again = await train('--env', 'real', '--policy', join(out, 'policy'), ...HF_TINY, '--sft-steps', '0', '--rl-steps', '0', '-o', join(dir, 'again'));
+    expect(again.code, again.stderr).toBe(0);
+    const { phase: _a, ...start } = JSON.parse(again.stdout).start as Eval;
+    const { phase: _b, step: _c, ...last } = summary.final as Eval;
+    expect({ ...start, step: 0 }).toEqual({ ...last, step: 0 });
+    await expect(train('--policy', join(out, 'policy'), '--lora', '4', ...HF_TINY, '-o', join(dir, 'x'))).rejects.toThrow(/is an adapter folder/);
+
+    // A model folder without a chat template: said in one line, nothing trained.
+    const bare = join(dir, 'bare');
+    await mkdir(bare);
+    for (const f of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json']) await copyFile(join(LLAMA_CHAT, f), join(bare, f));
+    const { chat_template: _t, ...tokConfig } = JSON.parse(await readFile(join(LLAMA_CHAT, 'tokenizer_config.json'), 'utf8'));
+    await writeFile(join(bare, 'tokenizer_config.json'), JSON.stringify(tokConfig));
+    const b = await train('--policy', bare, ...HF_TINY, '--sft-steps', '1', '--rl-steps', '0', '-o', join(dir, 'bare-out'));
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(/lwm agent train: the policy model .*bare: the model folder has no chat template/);
   });
 });

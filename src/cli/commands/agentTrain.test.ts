@@ -33,6 +33,13 @@ describe('lwm agent train settings', () => {
     await expect(run(...base, '-o', 'x', '--rl-warmup', '1.5')).rejects.toThrow(/--rl-warmup must be an integer from 0/);
     await expect(run(...base, '-o', 'x', '--layout', 'wide')).rejects.toThrow(/--layout must be one of full, compact, got 'wide'/);
     await expect(run(...base, '-o', 'x', '--policy', '/nonexistent/policy.safetensors')).rejects.toThrow(FileError);
+    await expect(run(...base, '-o', 'x', '--lora', '4')).rejects.toThrow(/--lora needs --policy HF_FOLDER/);
+    await expect(run(...base, '-o', 'x', '--memory-gib', '2')).rejects.toThrow(/--memory-gib goes with --policy HF_FOLDER/);
+    const adapter = mkdtempSync(join(tmpdir(), 'lwm-adapter-'));
+    writeFileSync(join(adapter, 'adapter_config.json'), '{"r": 2}');
+    await expect(run(...base, '-o', 'x', '--policy', adapter, '--lora', '4')).rejects.toThrow(/is an adapter folder, which goes on with its own settings/);
+    await expect(run(...base, '-o', 'x', '--policy', adapter, '--lora', '0')).rejects.toThrow(/--lora must be a rank from 1/);
+    await expect(run(...base, '-o', 'x', '--policy', adapter, '--memory-gib', 'lots')).rejects.toThrow(/--memory-gib must be a number above 0/);
     const dir = mkdtempSync(join(tmpdir(), 'lwm-agent-'));
     const file = join(dir, 'taken');
     writeFileSync(file, 'x');
@@ -57,6 +64,8 @@ describe('lwm agent train settings', () => {
     await expect(run(...exp, '--arms', 'real', '--env', 'real', '-o', 'x')).rejects.toThrow(/--env goes with lwm agent train/);
     await expect(run(...exp, '--arms', 'real', '--rl-steps', '0', '-o', 'x')).rejects.toThrow(/RL arms need rlSteps ≥ 1/);
     await expect(run(...base, '-o', 'x', '--resume')).rejects.toThrow(/--arms and --resume go with lwm agent experiment/);
+    const folder = mkdtempSync(join(tmpdir(), 'lwm-hf-policy-'));
+    await expect(run(...exp, '--arms', 'real', '--policy', folder, '-o', 'x')).rejects.toThrow(/an experiment trains its policy from a preset/);
     const dir = mkdtempSync(join(tmpdir(), 'lwm-exp-'));
     await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(/experiment.json: cannot read the experiment to resume/);
     writeFileSync(join(dir, 'experiment.json'), '{"version": 1, "arms": [], "spec": {}, "imitation": "../../etc/passwd.safetensors"}');

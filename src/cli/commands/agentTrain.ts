@@ -1,22 +1,42 @@
 // `lwm agent train`: an agent policy trained on tasks of one domain (src/train/agent/run.ts):
 // imitation of the reference solvers, then GSPO on episode rewards, evaluated on held-out tasks
-// in the real environment. Writes OUT/policy.safetensors, OUT/metrics.jsonl and OUT/summary.json.
+// in the real environment. Writes OUT/policy.safetensors (a LoRA policy: the adapter folder
+// OUT/policy), OUT/metrics.jsonl and OUT/summary.json.
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import type { BackendRef } from '../../core/backendRef.ts';
 import { errnoText, FileError, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
-import { isUserError, openNodeRuntime } from './common.ts';
+import { isUserError, modelArg, openNodeRuntime } from './common.ts';
+import {
+  ADAPTER_CONFIG,
+  checkLoraOutput,
+  HF_INPUT_ERRORS,
+  isFolder,
+  LORA_OPTIONS,
+  loraAdapterConfig,
+  loraOption,
+  memoryGib,
+  readHfStart,
+  writeLoraFolder,
+} from './trainHf.ts';
 
 const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
   [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
   [--world-max-tokens N]        most tokens of one simulated observation (default 128)
-  [--policy PRESET|CHECKPOINT]  a fresh model of a preset (default bench), or a policy checkpoint to go on from
+  [--policy PRESET|CHECKPOINT|HF_FOLDER|ADAPTER_DIR]
+                                a fresh model of a preset (default bench); a policy checkpoint to go on from; a
+                                Hugging Face model folder or Hub id (Llama / Qwen2 / Qwen3 with a chat template),
+                                prompted in its chat format and fine-tuned whole, or through a LoRA adapter with
+                                --lora R; or an adapter folder this command wrote (OUT/policy) to go on from
+  [--lora R [--lora-alpha A] [--lora-targets q,k,v,o,gate,up,down] [--weights f32|f16]] [--memory-gib G]
+                                LoRA on a Hugging Face policy, as lwm train --from HF_FOLDER takes it
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--rl-warmup N] [--temperature X] [--seed N] [--shuffle-reward]
-Writes OUT/policy.safetensors, OUT/metrics.jsonl (one JSON line per step and evaluation) and
+Writes OUT/policy.safetensors (a LoRA policy: OUT/policy, an adapter folder in PEFT's layout),
+OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
 
 lwm agent experiment --world M --domain D --families F[,F...] -o OUT [--arms A,...] [--resume]
@@ -58,6 +78,7 @@ const OPTIONS = {
   'shuffle-reward': { type: 'boolean' },
   arms: { type: 'string' },
   resume: { type: 'boolean' },
+  ...LORA_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -86,7 +107,7 @@ const agent: Command = async (argv, io) => {
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
 /** The training settings shared by train and experiment, checked before any GPU work. */
-async function trainSpec(v: Values) {
+async function trainSpec(v: Values, io: CliIO) {
   if (!v.domain) throw new UsageError('--domain is required (the domain whose tasks the policy learns)');
   if (!(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}, got '${v.domain}'`);
   if (!v.families) throw new UsageError('--families is required (task families of the domain, comma-separated)');
@@ -108,13 +129,25 @@ async function trainSpec(v: Values) {
   const policy = v.policy ?? AGENT_DEFAULTS.preset;
   const preset = Object.hasOwn(PRESETS, policy) ? (policy as PresetName) : AGENT_DEFAULTS.preset;
   let from: Uint8Array | undefined;
+  // A Hugging Face folder (or a Hub id, downloaded into the cache): read once the GPU runtime gives its memory.
+  let folder: string | undefined;
+  const { lora } = loraOption(v);
   if (!Object.hasOwn(PRESETS, policy)) {
-    try {
-      from = new Uint8Array(readFileSync(policy));
-    } catch (e) {
-      throw new FileError(`--policy ${policy}: neither a preset (${Object.keys(PRESETS).join(', ')}) nor a readable checkpoint (${errnoText(e)})`);
-    }
+    const path = await modelArg(io, policy);
+    if (isFolder(path)) folder = path;
+    else
+      try {
+        from = new Uint8Array(readFileSync(path));
+      } catch (e) {
+        throw new FileError(
+          `--policy ${policy}: neither a preset (${Object.keys(PRESETS).join(', ')}), a readable checkpoint nor a model folder (${errnoText(e)})`,
+        );
+      }
   }
+  if (lora && !folder) throw new UsageError('--lora needs --policy HF_FOLDER (a Hugging Face model folder)');
+  if (lora && folder && statSync(join(folder, ADAPTER_CONFIG), { throwIfNoEntry: false }))
+    throw new UsageError(`--lora: ${folder} is an adapter folder, which goes on with its own settings; leave --lora out`);
+  if (v['memory-gib'] !== undefined && !folder) throw new UsageError('--memory-gib goes with --policy HF_FOLDER');
   const spec = {
     ...AGENT_DEFAULTS,
     domain: v.domain as KnownDomain,
@@ -140,7 +173,13 @@ async function trainSpec(v: Values) {
     temperature: v.temperature === undefined ? AGENT_DEFAULTS.temperature : floatOption('temperature', v.temperature, 0, 10),
     shuffleReward: !!v['shuffle-reward'],
   };
-  return { spec, from, out: v.out, worldMaxTokens: int('world-max-tokens', 1, 128) };
+  return {
+    spec,
+    from,
+    hf: folder && { folder, ...(lora && { lora }), memoryGib: memoryGib(v['memory-gib']) },
+    out: v.out,
+    worldMaxTokens: int('world-max-tokens', 1, 128),
+  };
 }
 
 /** The output folder, made if missing. */
@@ -176,9 +215,11 @@ async function train(v: Values, io: CliIO): Promise<number> {
   if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
   if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
   if (v.arms !== undefined || v.resume) throw new UsageError('--arms and --resume go with lwm agent experiment');
-  const { spec, from, out, worldMaxTokens } = await trainSpec(v);
+  const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
   const { runAgentTraining } = await import('../../train/agent/run.ts');
   outFolder(out);
+  const loraPolicy = !!hf && (!!hf.lora || !!statSync(join(hf.folder, ADAPTER_CONFIG), { throwIfNoEntry: false }));
+  if (loraPolicy) checkLoraOutput(join(out, 'policy'));
   const metricsPath = join(out, 'metrics.jsonl');
   writeFileAtomicSync(metricsPath, '');
   const world = env === 'model' ? await openWorld(io, v.world!, worldMaxTokens) : null;
@@ -192,6 +233,18 @@ async function train(v: Values, io: CliIO): Promise<number> {
   const t0 = Date.now();
   const { UserFacingError } = await import('../../train/context.ts');
   try {
+    let start: import('../../train/agent/run.ts').AgentStart | undefined = from;
+    if (hf) {
+      const read = await readHfStart(io, hf.folder, {
+        rt,
+        lora: hf.lora?.rank,
+        T: spec.T,
+        batch: spec.batch,
+        memoryGib: hf.memoryGib,
+        baseWeights: hf.lora?.baseWeights,
+      });
+      start = { hfBase: read.hfBase, ...(hf.lora && { lora: hf.lora }), ...(read.from && { adapter: read.from }) };
+    }
     const summary = await runAgentTraining(
       spec,
       {
@@ -200,17 +253,20 @@ async function train(v: Values, io: CliIO): Promise<number> {
         log: (m) => io.err(`${m}\n`),
         metric: metricsSink(io, metricsPath, t0),
       },
-      from,
+      start,
     );
-    const checkpoint = join(out, 'policy.safetensors');
-    writeFileAtomicSync(checkpoint, summary.checkpoint);
+    // A LoRA policy is its adapter folder (PEFT's layout; --policy OUT/policy goes on from it).
+    const adapterConfig = loraAdapterConfig(summary.checkpoint);
+    const checkpoint = join(out, adapterConfig === null ? 'policy.safetensors' : 'policy');
+    if (adapterConfig === null) writeFileAtomicSync(checkpoint, summary.checkpoint);
+    else writeLoraFolder(checkpoint, summary.checkpoint, adapterConfig);
     const { checkpoint: _, ...rest } = summary;
     const json = JSON.stringify({ env, ...(env === 'model' && { world: v.world }), checkpoint, metrics: metricsPath, ...rest });
     writeFileAtomicSync(join(out, 'summary.json'), json + '\n');
     io.out(json + '\n');
     return 0;
   } catch (e) {
-    if (isUserError(e, [UserFacingError])) {
+    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name)) {
       io.err(`lwm agent train: ${(e as Error).message}\n`);
       return 1;
     }
@@ -288,8 +344,8 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   for (const a of arms) if (!(AGENT_ARMS as readonly string[]).includes(a)) throw new UsageError(`--arms: unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
   if (needsWorld(arms as never) && v.world === undefined)
     throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, or copy-last)');
-  const { spec, from, out, worldMaxTokens } = await trainSpec(v);
-  if (from) throw new UsageError('an experiment trains its policy from a preset (--policy micro|bench|…); a policy checkpoint goes with lwm agent train');
+  const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
+  if (from || hf) throw new UsageError('an experiment trains its policy from a preset (--policy micro|bench|…); a policy checkpoint goes with lwm agent train');
   const { UserFacingError } = await import('../../train/context.ts');
   let state;
   try {
