@@ -89,14 +89,34 @@ export function wrapTemplates(set: Readonly<Record<string, PromptTemplate>>, w: 
 }
 
 /**
+ * The chat template's end of an assistant message (trailing whitespace dropped) and its id when
+ * it is one token; null id when it is more (or nothing). For Llama 3 and Qwen this is the end of
+ * turn (`<|eot_id|>`, `<|im_end|>`), which the folder's first end-of-sequence id need not be.
+ */
+export function chatTurnEnd(tok: HfTokenizer, w: ChatWrap): { text: string; id: number | null } {
+  const text = w.assistantClose.replace(/\s+$/u, '');
+  const ids = text ? tok.encodeParts([{ text }]) : [];
+  return { text, id: ids.length === 1 ? ids[0] : null };
+}
+
+/**
  * The model's tokenizer where the pipeline expects ours: encode without added special tokens (the
  * chat text carries them; data, with allowSpecial false or as encodeParts' data parts, never
  * becomes an added token), decode as transformers does, and the special ids the pipeline asks for
- * (pad, bos, eos, the closing tag's stop) mapped onto the model's own: the end of turn for the
- * stops, the pad token (else the end of turn) for padding.
+ * (pad, bos, eos, the closing tag's stop) mapped onto the model's own: the chat template's end of
+ * turn (else the first end-of-sequence id) for the stops, the pad token (else that) for padding.
  */
 export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tokenizer {
-  const stop = stopIds[0] ?? tok.eosTokenId;
+  // What a reply trained in the chat format ends with: the template's end of turn, when one token.
+  let end: number | null = null;
+  if (tok.chatTemplateNames.length) {
+    try {
+      end = chatTurnEnd(tok, chatWrap(tok)).id;
+    } catch (e) {
+      if (!(e instanceof ChatWrapError)) throw e;
+    }
+  }
+  const stop = end ?? stopIds[0] ?? tok.eosTokenId;
   if (stop === null || stop === undefined)
     throw new ChatWrapError('the model has no end-of-sequence token (generation_config.json or tokenizer_config.json) to stop generation at');
   const pad = tok.tokenId('<|finetune_right_pad_id|>') ?? tok.tokenId('<|endoftext|>') ?? tok.tokenId('<pad>') ?? stop;
@@ -106,8 +126,8 @@ export function chatTokenizer(tok: HfTokenizer, stopIds: readonly number[]): Tok
   const adapter = {
     vocabSize: tok.vocabSize,
     special,
-    // A reply ends at the model's end of turn: the one stop for every structural token of ours.
-    observationStops: [stop],
+    // A reply ends at the model's end of turn; generation also stops at any end-of-sequence id.
+    observationStops: [stop, ...stopIds.filter((id) => id !== stop)],
     encode: (text: string, options: { allowSpecial?: boolean } = {}) =>
       options.allowSpecial === false ? tok.encodeText(text) : tok.encode(text, { addSpecialTokens: false }),
     encodeParts: (parts: readonly TextPart[]) => tok.encodeParts(parts),

@@ -3,7 +3,7 @@
 // HfTokenizer.encodeChat matches: hf.test.ts) and whose actions end with the template's end of turn.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatWrapError } from '../../core/templates/chatWrap.ts';
+import { chatTokenizer, ChatWrapError } from '../../core/templates/chatWrap.ts';
 import { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import { fitPolicyPrompt, listTasks, policyTarget, type PolicySample } from '../../envs/tasks/index.ts';
 import { chatCodec, ourCodec } from './codec.ts';
@@ -109,5 +109,18 @@ describe('ourCodec', () => {
     expect(c.pad).toBe(tok.special.pad);
     const target = c.encodeParts(policyTarget(SAMPLE, c.format));
     expect(target[target.length - 1]).toBe(tok.special.endTurn);
+  });
+});
+
+describe("the training pipeline's chat tokenizer stops where the codec does", () => {
+  it('Llama 3 style (end of text first among the end-of-sequence ids): the end of turn leads the stops', () => {
+    const tok = llama();
+    const t = chatTokenizer(tok, [1, 4]);
+    // SFT's targets end with the template's <|eot_id|>; RL's rollouts and judged samples stop there, and at any end of sequence.
+    expect([...t.observationStops]).toEqual([4, 1]);
+    expect(t.special.endTurn).toBe(4);
+    // Without a chat template, the first end-of-sequence id.
+    const { chat_template: _, ...bare } = json(`${LLAMA}tokenizer_config.json`);
+    expect([...chatTokenizer(llama(bare), [1, 4]).observationStops]).toEqual([1, 4]);
   });
 });

@@ -4,7 +4,7 @@
 // template: the task section the system message, the history the user message, the action the
 // assistant's reply) and ends an action with the template's end of turn, which must be one
 // token: that token, not the folder's end-of-sequence id, is what says the action is complete.
-import { chatWrap, ChatWrapError } from '../../core/templates/chatWrap.ts';
+import { chatTurnEnd, chatWrap, ChatWrapError } from '../../core/templates/chatWrap.ts';
 import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import type { TextPart, Tokenizer } from '../../core/tokenizer/index.ts';
 import { TOKENS_FORMAT, type PolicyFormat } from '../../envs/tasks/index.ts';
@@ -43,13 +43,11 @@ export function ourCodec(tok: Tokenizer): PolicyCodec {
  */
 export function chatCodec(tok: HfTokenizer, stopIds: readonly number[]): PolicyCodec {
   const w = chatWrap(tok);
-  const close = w.assistantClose.replace(/\s+$/u, '');
-  const ids = close ? tok.encodeParts([{ text: close }]) : [];
-  if (ids.length !== 1)
+  const { text: close, id: endAction } = chatTurnEnd(tok, w);
+  if (endAction === null)
     throw new ChatWrapError(
-      `the chat template ends an assistant message with ${JSON.stringify(close)}, ${ids.length} tokens; an agent policy needs one token to end its action`,
+      `the chat template ends an assistant message with ${JSON.stringify(close)}, ${close ? tok.encodeParts([{ text: close }]).length : 0} tokens; an agent policy needs one token to end its action`,
     );
-  const endAction = ids[0];
   const pad = tok.tokenId('<|finetune_right_pad_id|>') ?? tok.tokenId('<|endoftext|>') ?? tok.tokenId('<pad>') ?? endAction;
   return {
     vocabSize: tok.vocabSize,
