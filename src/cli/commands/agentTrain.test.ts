@@ -64,8 +64,11 @@ describe('lwm agent train settings', () => {
     await expect(run(...exp, '--arms', 'real', '--env', 'real', '-o', 'x')).rejects.toThrow(/--env goes with lwm agent train/);
     await expect(run(...exp, '--arms', 'real', '--rl-steps', '0', '-o', 'x')).rejects.toThrow(/RL arms need rlSteps ≥ 1/);
     await expect(run(...base, '-o', 'x', '--resume')).rejects.toThrow(/--arms and --resume go with lwm agent experiment/);
-    const folder = mkdtempSync(join(tmpdir(), 'lwm-hf-policy-'));
-    await expect(run(...exp, '--arms', 'real', '--policy', folder, '-o', 'x')).rejects.toThrow(/an experiment trains its policy from a preset/);
+    const ckpt = join(mkdtempSync(join(tmpdir(), 'lwm-policy-')), 'policy.safetensors');
+    writeFileSync(ckpt, 'bytes');
+    await expect(run(...exp, '--arms', 'real', '--policy', ckpt, '-o', 'x')).rejects.toThrow(
+      /an experiment trains its policy from a preset .* or a Hugging Face folder/,
+    );
     const dir = mkdtempSync(join(tmpdir(), 'lwm-exp-'));
     await expect(run(...exp, '--arms', 'real', '--resume', '-o', dir)).rejects.toThrow(/experiment.json: cannot read the experiment to resume/);
     writeFileSync(join(dir, 'experiment.json'), '{"version": 1, "arms": [], "spec": {}, "imitation": "../../etc/passwd.safetensors"}');

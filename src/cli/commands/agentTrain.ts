@@ -40,14 +40,15 @@ OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
 
 lwm agent experiment --world M --domain D --families F[,F...] -o OUT [--arms A,...] [--resume]
-  [the training settings above]
+  [the training settings above; --policy a preset, or a Hugging Face folder (with --lora R)]
 The Sim RL experiment: from one imitation policy, agents trained by GSPO in the real environment
 (real), in the world model (model), in the world model then the real environment (model-real),
 and none (imitation), each evaluated on the same held-out tasks in the real environment every
 --eval-every steps. Arms default to these four; shuffled, a control asked for by name, is the
 real arm with each step's rewards permuted across its episodes (the table then gives each arm's
 p against it). Saves OUT/experiment.json (and its policies) after
-every evaluation; --resume goes on from there. Writes OUT/metrics.jsonl and OUT/summary.json.`;
+every evaluation; --resume goes on from there (a Hugging Face policy's folder, named in
+experiment.json, is read again). Writes OUT/metrics.jsonl and OUT/summary.json.`;
 
 const OPTIONS = {
   env: { type: 'string' },
@@ -176,7 +177,7 @@ async function trainSpec(v: Values, io: CliIO) {
   return {
     spec,
     from,
-    hf: folder && { folder, ...(lora && { lora }), memoryGib: memoryGib(v['memory-gib']) },
+    hf: folder ? { folder, ...(lora && { lora }), memoryGib: memoryGib(v['memory-gib']) } : undefined,
     out: v.out,
     worldMaxTokens: int('world-max-tokens', 1, 128),
   };
@@ -233,18 +234,7 @@ async function train(v: Values, io: CliIO): Promise<number> {
   const t0 = Date.now();
   const { UserFacingError } = await import('../../train/context.ts');
   try {
-    let start: import('../../train/agent/run.ts').AgentStart | undefined = from;
-    if (hf) {
-      const read = await readHfStart(io, hf.folder, {
-        rt,
-        lora: hf.lora?.rank,
-        T: spec.T,
-        batch: spec.batch,
-        memoryGib: hf.memoryGib,
-        baseWeights: hf.lora?.baseWeights,
-      });
-      start = { hfBase: read.hfBase, ...(hf.lora && { lora: hf.lora }), ...(read.from && { adapter: read.from }) };
-    }
+    const start = hf ? await hfPolicy(io, rt, hf, spec) : from;
     const summary = await runAgentTraining(
       spec,
       {
@@ -275,6 +265,26 @@ async function train(v: Values, io: CliIO): Promise<number> {
     world?.dispose();
     rt.dispose();
   }
+}
+
+type HfPolicyArgs = { folder: string; lora?: NonNullable<ReturnType<typeof loraOption>['lora']>; memoryGib: number };
+
+/** A Hugging Face policy's folder read for the run (its memory checked first): a model folder, or an adapter folder with its base. */
+async function hfPolicy(
+  io: CliIO,
+  rt: import('../../gpu/runtime.ts').GpuRuntime,
+  hf: HfPolicyArgs,
+  spec: { T: number; batch: number },
+): Promise<import('../../train/agent/run.ts').AgentHfStart> {
+  const read = await readHfStart(io, hf.folder, {
+    rt,
+    lora: hf.lora?.rank,
+    T: spec.T,
+    batch: spec.batch,
+    memoryGib: hf.memoryGib,
+    baseWeights: hf.lora?.baseWeights,
+  });
+  return { hfBase: read.hfBase, ...(hf.lora && { lora: hf.lora }), ...(read.from && { adapter: read.from }) };
 }
 
 /** The experiment state on disk: experiment.json with its policies as safetensors files beside it. */
@@ -345,11 +355,21 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   if (needsWorld(arms as never) && v.world === undefined)
     throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, or copy-last)');
   const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
-  if (from || hf) throw new UsageError('an experiment trains its policy from a preset (--policy micro|bench|…); a policy checkpoint goes with lwm agent train');
+  if (from)
+    throw new UsageError(
+      'an experiment trains its policy from a preset (--policy micro|bench|…) or a Hugging Face folder; a policy checkpoint goes with lwm agent train',
+    );
   const { UserFacingError } = await import('../../train/context.ts');
   let state;
   try {
-    state = v.resume ? readState(out) : newAgentExperiment({ train: spec, arms: arms as never, ...(v.world !== undefined && { world: v.world }) });
+    state = v.resume
+      ? readState(out)
+      : newAgentExperiment({
+          train: spec,
+          arms: arms as never,
+          ...(v.world !== undefined && { world: v.world }),
+          ...(hf && { policy: { folder: hf.folder, ...(hf.lora && { lora: hf.lora }) } }),
+        });
   } catch (e) {
     if (e instanceof UserFacingError) throw new UsageError(e.message);
     throw e;
@@ -373,13 +393,20 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   const t0 = Date.now();
   const written = new Set<string>();
   try {
-    const final = await runAgentExperiment(state, {
-      rt,
-      ...(world && { world: { backend: world.backend, options: world.generate } }),
-      log: (m) => io.err(`${m}\n`),
-      metric: metricsSink(io, metricsPath, t0),
-      save: async (s) => writeState(out, s, written),
-    });
+    // A Hugging Face policy: its folder (named in the stored experiment when going on) read again.
+    const policy = state.spec.policy;
+    const start = policy ? await hfPolicy(io, rt, { ...policy, memoryGib: hf?.memoryGib ?? memoryGib(undefined) }, state.spec.train) : undefined;
+    const final = await runAgentExperiment(
+      state,
+      {
+        rt,
+        ...(world && { world: { backend: world.backend, options: world.generate } }),
+        log: (m) => io.err(`${m}\n`),
+        metric: metricsSink(io, metricsPath, t0),
+        save: async (s) => writeState(out, s, written),
+      },
+      start,
+    );
     const results = experimentResults(final);
     const fmt = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '—' : x.toFixed(d));
     // With the shuffled-reward control: p that each RL arm beats it, greedy / sampled.
@@ -408,7 +435,7 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
     io.out(json + '\n');
     return 0;
   } catch (e) {
-    if (isUserError(e, [UserFacingError])) {
+    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name)) {
       io.err(`lwm agent experiment: ${(e as Error).message}\n`);
       return 1;
     }

@@ -11,7 +11,7 @@
 // after a reload from its last saved evaluation, with the same batches and seeds.
 import { UserFacingError } from '../context.ts';
 import { evalP } from './episodes.ts';
-import { type AgentEval, type AgentHost, AgentSession, type AgentTrainSpec } from './run.ts';
+import { type AgentEval, type AgentHost, AgentSession, type AgentStart, type AgentTrainSpec } from './run.ts';
 
 export type AgentArm = 'imitation' | 'real' | 'shuffled' | 'model' | 'model-real';
 /** Every arm, in the order they run. */
@@ -35,6 +35,12 @@ export interface AgentExperimentSpec {
   arms: AgentArm[];
   /** The world model's name, as the user gave it (shown beside the curves). */
   world?: string;
+  /**
+   * A Hugging Face policy instead of a fresh model of the preset: its folder (a model folder, or an
+   * adapter folder on one) and, for a fresh adapter, its LoRA settings. The run is given the
+   * folder's weights again when it goes on (runAgentExperiment's `start`).
+   */
+  policy?: { folder: string; lora?: { rank: number; alpha?: number; targets?: string[]; baseWeights?: 'f32' | 'f16' } };
 }
 
 export interface AgentArmRecord {
@@ -106,14 +112,21 @@ function aborted(signal?: AbortSignal): void {
 /**
  * Runs (or goes on with) an experiment: the untrained and imitation evaluations, then each arm's
  * RL steps with an evaluation every evalEvery steps. Returns the final state (also saved).
+ * `start`: the Hugging Face policy the spec names (its folder read), whose saved states the run restores.
  */
-export async function runAgentExperiment(state: AgentExperimentState, host: AgentExperimentHost): Promise<AgentExperimentState> {
+export async function runAgentExperiment(state: AgentExperimentState, host: AgentExperimentHost, start?: AgentStart): Promise<AgentExperimentState> {
   if (state.version !== 1) throw new UserFacingError(`this experiment was stored by another version (${state.version}); start it again`);
   const { train } = state.spec;
   if (needsWorld(state.spec.arms) && !host.world) throw new UserFacingError(`arms ${state.spec.arms.join(', ')} need a world model`);
   if (state.done) return state;
+  if (!!state.spec.policy !== !!start)
+    throw new UserFacingError(
+      state.spec.policy
+        ? `this experiment's policy is the Hugging Face folder ${state.spec.policy.folder}, which was not given`
+        : 'this experiment trains a fresh policy of its preset',
+    );
   const s: AgentExperimentState = structuredClone(state);
-  const session = await AgentSession.open(train, host);
+  const session = await AgentSession.open(train, host, start);
   const save = async () => {
     aborted(host.signal);
     await host.save(structuredClone(s));

@@ -8,6 +8,7 @@ import { gpuRuntime } from '../../gpu/testing/runtime.ts';
 import { isLoraCheckpoint, loadLoraCheckpoint } from '../../model/hf/adapter.ts';
 import { readHfBase } from '../../model/hf/base.ts';
 import { filesFolder } from '../../model/hf/files.ts';
+import { type AgentExperimentState, newAgentExperiment, runAgentExperiment } from './experiment.ts';
 import { AGENT_DEFAULTS, AgentSession, runAgentTraining, type AgentHost, type AgentTrainSpec } from './run.ts';
 
 const FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
@@ -109,4 +110,48 @@ describe('a Hugging Face policy (llama-chat, CI shapes)', () => {
       again.dispose();
     }
   });
+
+  it('the experiment with a LoRA policy: its saved adapters restore, so a run cut after the real arm’s first evaluation goes on to the same end', async () => {
+    const rt = await gpuRuntime();
+    const hfBase = await llamaChat({ kind: 'lora', rank: 2 });
+    const start = { hfBase, lora: { rank: 2 } };
+    const train = { ...SPEC, sftSteps: 2, rlSteps: 2, evalTasks: 1 };
+    const spec = { train, arms: ['imitation' as const, 'real' as const], policy: { folder: 'llama-chat', lora: { rank: 2 } } };
+    const go = async (state: AgentExperimentState, cutAfter = Infinity) => {
+      const saved: AgentExperimentState[] = [];
+      try {
+        const final = await runAgentExperiment(
+          state,
+          {
+            ...host(rt),
+            async save(x) {
+              saved.push(x);
+              if (saved.length >= cutAfter) throw new Error('cut');
+            },
+          },
+          start,
+        );
+        return { final, saved };
+      } catch (e) {
+        if ((e as Error).message !== 'cut') throw e;
+        return { final: null, saved };
+      }
+    };
+    const whole = (await go(newAgentExperiment(spec))).final!;
+    expect(whole.done).toBe(true);
+    expect(isLoraCheckpoint(whole.imitation!)).toBe(true);
+    expect(whole.arms.map((a) => a.evals.map((e) => e.step))).toEqual([[0], [0, 1, 2]]);
+    // Cut after the 4th save: untrained, imitation, the imitation arm, the real arm after step 1 (its cursor, an adapter with Adam's state).
+    const cut = await go(newAgentExperiment(spec), 4);
+    const last = cut.saved.at(-1)!;
+    expect(last.cursor).toMatchObject({ arm: 1, step: 1 });
+    expect(loadLoraCheckpoint(last.cursor!.checkpoint).optimizer).toBeDefined();
+    const resumed = (await go(last)).final!;
+    const bare = (x: AgentExperimentState) => ({ ...x, imitation: null, modelFinal: null, cursor: null });
+    expect(bare(resumed)).toEqual(bare(whole));
+    // A stored experiment of a Hugging Face policy needs its folder again.
+    await expect(runAgentExperiment(last, { ...host(rt), save: async () => {} })).rejects.toThrow(
+      /policy is the Hugging Face folder llama-chat, which was not given/,
+    );
+  }, 600_000);
 });
