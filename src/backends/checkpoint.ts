@@ -45,13 +45,23 @@ export function trainedTemplates(ck: Pick<Checkpoint, 'extraMetadata'>): Trained
   return { templates, trained: mix[0]?.[0] ?? 'v0' };
 }
 
+/** The stage of an agent policy's checkpoint (lwm agent train): it acts, it does not simulate, and has no world-model template. */
+export const AGENT_STAGE = 'agent';
+
+/** The world-model template a checkpoint of ours trained with, which its exports keep (lwm_template.json); null for an agent policy. */
+export function exportedTemplate(ck: Pick<Checkpoint, 'extraMetadata'>): PromptTemplate | null {
+  if (ck.extraMetadata?.stage === AGENT_STAGE) return null;
+  const { templates, trained } = trainedTemplates(ck);
+  return templates[trained];
+}
+
 /**
  * The template a fine-tune of a Hugging Face model trained with, as written (its checkpoint keeps
  * the run's templates unwrapped; training put them inside the model's chat format): what its
  * exports keep as lwm_template.json. null without a spec (an adapter trained elsewhere).
  */
 export function hfTrainedTemplate(meta: Readonly<Record<string, string>> | undefined): PromptTemplate | null {
-  if (!meta?.spec) return null;
+  if (!meta?.spec || meta.stage === AGENT_STAGE) return null;
   const { templates, trained } = trainedTemplates({ extraMetadata: { ...meta } });
   return templates[trained] ?? null;
 }

@@ -63,6 +63,16 @@ describe('lwm export --to hf', () => {
     expect(sha(existing)).toEqual({ ...expected.untied.files, [TEMPLATE_FILE]: kept, 'README.md': createHash('sha256').update('kept').digest('hex') });
   });
 
+  it('an agent policy (lwm agent train) is exported without a world-model template', async () => {
+    const ck = loadCheckpoint(new Uint8Array(readFileSync(CKPT)));
+    const agent = join(tmp, 'agent.safetensors');
+    writeFileSync(agent, saveCheckpoint({ ...ck, extraMetadata: { ...ck.extraMetadata, stage: 'agent' } }));
+    const dir = join(tmp, 'agent');
+    const r = await run(agent, '--to', 'hf', '-o', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(sha(dir)).toEqual(expected.untied.files);
+  });
+
   it('one line and exit 1 for a missing parent, a file in the way, a missing checkpoint', async () => {
     const missing = await run(CKPT, '--to', 'hf', '-o', join(tmp, 'no', 'such', 'dir'));
     expect(missing.code).toBe(1);

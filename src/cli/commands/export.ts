@@ -5,7 +5,7 @@
 // Qwen3) as an ONNX causal-LM folder with a KV cache (src/model/onnx/export.ts).
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { checkpointTokenizer, hfTrainedTemplate, trainedTemplates } from '../../backends/checkpoint.ts';
+import { checkpointTokenizer, exportedTemplate, hfTrainedTemplate } from '../../backends/checkpoint.ts';
 import { HfExportError } from '../../core/tokenizer/hfExport.ts';
 import { CheckpointError, loadCheckpoint } from '../../core/model/checkpoint.ts';
 import { HfExportRefused, hfExportFiles, hfLlamaExportFiles } from '../../model/hf/export.ts';
@@ -135,8 +135,7 @@ function checkpointAsOnnx(bytes: Uint8Array, source: string) {
       ck,
       hfLlamaExportFiles(ck.config, ck.params, base, hfTrainedTemplate(ck.extraMetadata)).filter((f) => f.name !== 'model.safetensors'),
     );
-  const { templates, trained } = trainedTemplates(ck);
-  return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, templates[trained]));
+  return onnxExportFiles(ck, checkpointSideFiles(ck, checkpointTokenizer(ck, source), source, exportedTemplate(ck) ?? undefined));
 }
 
 /**
@@ -146,8 +145,8 @@ function checkpointAsOnnx(bytes: Uint8Array, source: string) {
 function checkpointExportFiles(bytes: Uint8Array, source: string): { name: string; bytes: Uint8Array }[] {
   if (hfCheckpointBase(bytes)) return fullFineTuneFiles(bytes, source);
   const ck = loadCheckpoint(bytes, { source });
-  const { templates, trained } = trainedTemplates(ck);
-  return [...hfExportFiles(ck, checkpointTokenizer(ck, source), source), { name: TEMPLATE_FILE, bytes: templateFileBytes(templates[trained]) }];
+  const template = exportedTemplate(ck);
+  return [...hfExportFiles(ck, checkpointTokenizer(ck, source), source), ...(template ? [{ name: TEMPLATE_FILE, bytes: templateFileBytes(template) }] : [])];
 }
 
 /** A LoRA adapter folder merged into its base, as ONNX beside the base's config and tokenizer files (its chat template included). */
