@@ -32,6 +32,8 @@ const DAWN_ONLY = [
   'src/model/memory.gpu.test.ts',
   'src/train/lora.gpu.test.ts',
   'src/jobs/optimize.gpu.test.ts',
+  // A Hugging Face agent policy: the fixture folder read from disk.
+  'src/train/agent/hfPolicy.gpu.test.ts',
 ];
 const CHROMIUM_ONLY = [
   // The app's jobs as a page runs them: the worker, the job registry, the Playground's turns and
@@ -40,6 +42,8 @@ const CHROMIUM_ONLY = [
   'src/jobs/jobs.gpu.test.ts',
   'src/jobs/playground.gpu.test.ts',
   'src/jobs/lost.gpu.test.ts',
+  // The Sim RL experiment's arms, cut and resumed (the Sim RL panel runs it as a job in a page).
+  'src/train/agent/experiment.gpu.test.ts',
   // Model parity: the reference GPT, the Hugging Face models, f16 weights, split bindings, LoRA,
   // PEFT adapters, KV-cache generation and the shared-prefix GSPO pass.
   'src/model/gpt.gpu.test.ts',

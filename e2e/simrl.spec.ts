@@ -4,8 +4,11 @@
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
 // evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
 // beside the four agents), then find it in System → Browser storage and delete it there.
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests } from './helpers.ts';
+import { collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 async function openTrain(page: Page) {
   await page.goto('./#/train');
@@ -119,6 +122,70 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(storage.getByRole('button', { name: 'Delete Sim RL experiment Tiny Sim RL' })).toHaveCount(0);
   await page.goto('./#/train');
   await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+
+  expect(foreign).toEqual([]);
+  await expectNoPageErrors(page, errors);
+});
+
+/** A copy of the chat Llama's folder (src/model/fixtures/hf/llama-chat) named `name`, its model files only. */
+function chatFolder(name: string): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'lwm-simrl-hf-')), name);
+  cpSync('src/model/fixtures/hf/llama-chat', dir, { recursive: true, filter: (src) => !src.endsWith('/generate.json') });
+  return dir;
+}
+
+test('Sim RL with a Hugging Face policy: a LoRA adapter on the picked folder, cut by a reload, the folder picked again, finished', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors = collectPageErrors(page);
+  const foreign = forbidForeignRequests(page);
+  await openTrain(page);
+  const form = page.getByTestId('simrl-form');
+  await form.getByLabel('Policy model').selectOption({ label: 'Hugging Face folder…' });
+  await form.getByLabel('LoRA rank').fill('two');
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+  await expect(form).toContainText('Hugging Face folder: pick the model folder');
+  await expect(form).toContainText("LoRA rank: a whole number from 1 to 4096, or blank to fine-tune every weight; not 'two'.");
+  await form.getByLabel("Open the policy's Hugging Face folder").setInputFiles(chatFolder('ChatPolicy'));
+  await expect(form.getByTestId('simrl-hf-folder')).toContainText('ChatPolicy');
+  await form.getByLabel('LoRA rank').fill('2');
+  await form.scrollIntoViewIfNeeded();
+  await snap(page, 'simrl-hf-form');
+  // Two agents, no world model: imitation only, and RL in the real environment.
+  const agents = form.getByRole('group', { name: 'Agents' });
+  await agents.getByRole('checkbox', { name: 'RL in the world model', exact: true }).uncheck();
+  await agents.getByRole('checkbox', { name: 'RL in the world model, then in the real environment' }).uncheck();
+  await form.getByLabel('Experiment name').fill('Chat policy');
+  const fields: [string, string][] = [
+    ['Policy context (T)', '96'],
+    ['Action tokens', '20'],
+    ['Train tasks', '4'],
+    ['Held-out tasks', '1'],
+    ['Imitation steps', '2'],
+    ['RL steps per arm', '2'],
+    ['Held-out evaluation every', '1'],
+    ['Rows per update', '2'],
+    ['Episodes per group', '2'],
+    ['Tasks per RL step', '1'],
+  ];
+  for (const [label, value] of fields) await form.getByLabel(label, { exact: true }).fill(value);
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+
+  const card = page.getByTestId('simrl-experiment');
+  await expect(card.getByRole('heading', { name: 'Chat policy' })).toBeVisible();
+  await expect(card.getByTestId('simrl-status')).toContainText('ChatPolicy (LoRA rank 2), T 96');
+  await expect(card.getByTestId('simrl-status')).toContainText('real: 1 of 2 RL steps stored', { timeout: 300_000 });
+
+  // A reload: the page no longer holds the folder, so resuming asks for it again.
+  await page.reload();
+  const offer = page.getByTestId('simrl-resume-offer');
+  await expect(offer).toContainText('Chat policy was running when the page closed', { timeout: 30_000 });
+  await snap(page, 'simrl-hf-resume');
+  await offer.getByLabel('Resume experiment: pick ChatPolicy again').setInputFiles(chatFolder('ChatPolicy'));
+  await expect(offer).toHaveCount(0);
+  await expect(card.getByTestId('simrl-status')).toContainText('done · finished', { timeout: 300_000 });
+  const results = card.getByTestId('simrl-results');
+  for (const arm of ['imitation', 'real']) await expect(results.locator(`tr[data-arm="${arm}"] td`).nth(1)).toHaveText(/^\d+% \(\d\/1\)$/);
+  await card.screenshot({ path: 'e2e/artifacts/simrl-hf-done.png' });
 
   expect(foreign).toEqual([]);
   await expectNoPageErrors(page, errors);

@@ -233,5 +233,10 @@ export interface ExperimentRecord<S = unknown> {
   world: { kind: 'copy-last' } | { kind: 'checkpoint'; checkpoint: ModelCheckpointRef } | null;
   /** Most tokens of one simulated observation. */
   worldMaxTokens: number;
+  /**
+   * A Hugging Face policy: the folder picked (its fingerprint; the page does not keep its files
+   * after a reload, so going on asks for the same folder again) and the memory the run may take.
+   */
+  policy?: { folder: HfFolderRef; memoryGiB: number };
   experiment: S;
 }

@@ -9,6 +9,9 @@ import { openReady, type ReadyBackend } from '../backends/open.ts';
 import type { ExperimentRecord } from '../core/records.ts';
 import { getExperiment, updateExperiment } from '../storage/experiments.ts';
 import { AGENT_ARMS, runAgentExperiment, needsWorld, type AgentExperimentState } from '../train/agent/experiment.ts';
+import { POLICY_BATCH, type AgentHfStart } from '../train/agent/run.ts';
+import { folderFingerprint, folderMismatch, type HfTrainFolder } from '../train/hfFolder.ts';
+import { openFolderFor } from '../train/hfTrain.ts';
 import { DeviceLostDuringJob, StopRequested, UserFacingError, userMessage, type JobContext } from '../train/context.ts';
 import { workerSource } from './backendSource.ts';
 import { experimentLockName } from './protocol.ts';
@@ -20,6 +23,8 @@ export interface SimRlJobSpec {
   kind: 'simrl';
   /** The stored experiment to run (or go on with). */
   expId: string;
+  /** Its Hugging Face policy's folder, when it has one (the files the page picked). */
+  folder?: HfTrainFolder;
 }
 
 export interface SimRlJobResult {
@@ -44,7 +49,28 @@ async function openWorld(e: StoredExperiment, ctx: JobContext): Promise<ReadyBac
   }
 }
 
-async function runStored(expId: string, ctx: JobContext, signal: AbortSignal): Promise<SimRlJobResult> {
+/** The record's Hugging Face policy, read from the folder given (checked to be the one it began with); undefined for a fresh policy. */
+async function openPolicy(e: StoredExperiment, folder: HfTrainFolder | undefined, ctx: JobContext): Promise<AgentHfStart | undefined> {
+  const policy = e.experiment.spec.policy;
+  if (!policy || !e.policy) return undefined;
+  if (!folder?.files.length)
+    throw new UserFacingError(
+      `${e.name} trains the Hugging Face folder ${e.policy.folder.name}, which the page does not keep after a reload: pick that folder again to go on.`,
+    );
+  const mismatch = folderMismatch(e.policy.folder, await folderFingerprint(folder.files, folder.name ?? e.policy.folder.name));
+  if (mismatch) throw new UserFacingError(mismatch);
+  const t = e.experiment.spec.train;
+  const lora = policy.lora;
+  const opened = await openFolderFor(
+    ctx.rt,
+    { ...folder, memoryGiB: e.policy.memoryGiB },
+    { tuning: lora ? 'lora' : 'full', ...(lora && { rank: lora.rank }), batch: Math.max(t.batch, POLICY_BATCH), generates: true },
+    t.T,
+  );
+  return { hfBase: opened.hfBase, ...(lora && { lora }) };
+}
+
+async function runStored(expId: string, ctx: JobContext, signal: AbortSignal, folder?: HfTrainFolder): Promise<SimRlJobResult> {
   const initial = (await getExperiment(expId)) as StoredExperiment | undefined;
   if (!initial) throw new UserFacingError(`There is no stored Sim RL experiment ${expId}; it may have been deleted.`);
   const e = (await updateExperiment(expId, (r) => {
@@ -62,22 +88,27 @@ async function runStored(expId: string, ctx: JobContext, signal: AbortSignal): P
   });
   try {
     world = await openWorld(e, ctx);
+    const start = await openPolicy(e, folder, ctx);
     const s = e.experiment;
     ctx.log(s.untrained ? `resuming: ${s.arms.filter((a) => a.done).length} of ${s.arms.length} arms done` : `starting: arms ${s.spec.arms.join(', ')}`);
-    const final = await runAgentExperiment(s, {
-      rt: ctx.rt,
-      ...(world && { world: { backend: world.backend, options: world.generate } }),
-      log: (m) => ctx.log(m),
-      metric: (phase, step, values) => {
-        if ((AGENT_ARMS as readonly string[]).includes(phase) && phase !== 'imitation')
-          ctx.progress({ expId, step: { arm: phase, step, values } } satisfies SimRlProgress);
+    const final = await runAgentExperiment(
+      s,
+      {
+        rt: ctx.rt,
+        ...(world && { world: { backend: world.backend, options: world.generate } }),
+        log: (m) => ctx.log(m),
+        metric: (phase, step, values) => {
+          if ((AGENT_ARMS as readonly string[]).includes(phase) && phase !== 'imitation')
+            ctx.progress({ expId, step: { arm: phase, step, values } } satisfies SimRlProgress);
+        },
+        async save(state) {
+          await updateExperiment(expId, (r) => (r.experiment = state));
+          ctx.progress({ expId, state: experimentView(state) } satisfies SimRlProgress);
+        },
+        signal,
       },
-      async save(state) {
-        await updateExperiment(expId, (r) => (r.experiment = state));
-        ctx.progress({ expId, state: experimentView(state) } satisfies SimRlProgress);
-      },
-      signal,
-    });
+      start,
+    );
     if (ctx.lost) throw ctx.lost;
     await updateExperiment(expId, (r) => {
       r.experiment = final;
@@ -108,10 +139,10 @@ export async function runSimRlJob(spec: SimRlJobSpec, ctx: JobContext): Promise<
   });
   const locks = (globalThis.navigator as Navigator | undefined)?.locks;
   try {
-    if (!locks) return await runStored(spec.expId, ctx, stop.signal);
+    if (!locks) return await runStored(spec.expId, ctx, stop.signal, spec.folder);
     return await locks.request(experimentLockName(spec.expId), { ifAvailable: true }, async (lock) => {
       if (!lock) throw new UserFacingError('This experiment is running in another tab of LWM Studio; watch it there or close that tab first.');
-      return runStored(spec.expId, ctx, stop.signal);
+      return runStored(spec.expId, ctx, stop.signal, spec.folder);
     });
   } finally {
     offState();

@@ -32,13 +32,21 @@ export function trainShape(spec: TrainSpec): HfTrainShape {
 
 /** Reads a folder for a run (HfMemoryError's refusal, with what would fit, before any tensor is read). */
 export async function openTrainFolder(rt: GpuRuntime, folder: HfTrainFolder, spec: TrainSpec): Promise<OpenedTrainFolder> {
+  return openFolderFor(rt, folder, trainShape(spec), spec.T);
+}
+
+/**
+ * Reads a folder for a run of this shape, at `T` tokens per sequence (capped by the model's
+ * context; absent: the model's): its fingerprint, its text files and its weights, the memory checked first.
+ */
+export async function openFolderFor(rt: GpuRuntime, folder: HfTrainFolder, train: HfTrainShape, T?: number): Promise<OpenedTrainFolder> {
   const files = folderOf(folder.files, folder.name);
   const problem = settingsProblem({ context: null, memoryGiB: folder.memoryGiB });
   if (problem) throw new UserFacingError(problem);
   try {
     const ref = await folderFingerprint(folder.files, files.label);
     const maxContext = configFromHf(await readJsonFile(files, 'config.json')).config.contextLength;
-    const shape = runShape(trainShape(spec), Math.min(spec.T ?? maxContext, maxContext));
+    const shape = runShape(train, Math.min(T ?? maxContext, maxContext));
     const limits = limitsFromReport(rt.report, Math.floor(folder.memoryGiB * 2 ** 30));
     const hfBase = await readHfBase(
       files,

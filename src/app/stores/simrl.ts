@@ -8,6 +8,7 @@ import { listRuns } from '../../storage/runs.ts';
 import { experimentView, type ExperimentView, type SimRlProgress } from '../../jobs/simrlView.ts';
 import { experimentLockName, type JobState } from '../../jobs/protocol.ts';
 import { newAgentExperiment, type AgentExperimentSpec, type AgentExperimentState } from '../../train/agent/experiment.ts';
+import { folderFingerprint, type HfTrainFolder } from '../../train/hfFolder.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
 
@@ -28,6 +29,8 @@ export interface ExperimentDraft {
   spec: AgentExperimentSpec;
   world: ExperimentRecord['world'];
   worldMaxTokens: number;
+  /** A Hugging Face policy's folder (spec.policy names it). */
+  folder?: HfTrainFolder;
 }
 
 interface SimRlState {
@@ -37,6 +40,8 @@ interface SimRlState {
   runs: RunRecord[];
   selectedId: string | null;
   live: LiveExperiment | null;
+  /** The Hugging Face folders of experiments picked in this page (never stored: a reload asks for them again). */
+  folders: Record<string, HfTrainFolder>;
   /** Experiments whose stored state says they were running when the page went away. */
   interrupted: ExperimentSummary[];
   logs: string[];
@@ -45,7 +50,8 @@ interface SimRlState {
   refresh(): Promise<void>;
   select(id: string | null): void;
   create(draft: ExperimentDraft): Promise<string | null>;
-  resume(id: string): Promise<void>;
+  /** Goes on with a stored experiment; `folder`: its Hugging Face policy's folder, picked again. */
+  resume(id: string, folder?: HfTrainFolder): Promise<void>;
   stop(): void;
   remove(id: string): Promise<void>;
   dismissInterrupted(id: string): Promise<void>;
@@ -61,8 +67,8 @@ export function experimentSummary(r: ExperimentRecord): ExperimentSummary {
   return { ...r, experiment: experimentView(r.experiment as AgentExperimentState) };
 }
 
-/** The stored record of a new experiment (its state checked and made by the library). */
-export function experimentFromDraft(d: ExperimentDraft, id: string, now: number): ExperimentRecord<AgentExperimentState> {
+/** The stored record of a new experiment (its state checked and made by the library); `policy`: its Hugging Face folder's fingerprint. */
+export function experimentFromDraft(d: ExperimentDraft, id: string, now: number, policy?: ExperimentRecord['policy']): ExperimentRecord<AgentExperimentState> {
   const experiment = newAgentExperiment(d.spec);
   return {
     id,
@@ -72,6 +78,7 @@ export function experimentFromDraft(d: ExperimentDraft, id: string, now: number)
     state: 'queued',
     world: d.world,
     worldMaxTokens: d.worldMaxTokens,
+    ...(policy && { policy }),
     experiment,
   };
 }
@@ -108,8 +115,9 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
   function startJob(id: string) {
     let live: LiveExperiment | null = null;
     const isLive = () => live !== null && get().live?.jobId === live.jobId;
+    const folder = get().folders[id];
     const { jobId, outcome } = jobClient().run(
-      { kind: 'simrl', expId: id },
+      { kind: 'simrl', expId: id, ...(folder && { folder }) },
       {
         onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
         onLog: (message) => (isLive() ? set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })) : undefined),
@@ -136,6 +144,7 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
     runs: [],
     selectedId: null,
     live: null,
+    folders: {},
     interrupted: [],
     logs: [],
     error: null,
@@ -178,8 +187,12 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
         return null;
       }
       let record: ExperimentRecord;
+      const id = newExperimentId();
       try {
-        record = experimentFromDraft(draft, newExperimentId(), Date.now());
+        const folder = draft.folder;
+        const policy = folder && { folder: await folderFingerprint(folder.files, folder.name), memoryGiB: folder.memoryGiB };
+        record = experimentFromDraft(draft, id, Date.now(), policy);
+        if (folder) set((s) => ({ folders: { ...s.folders, [id]: folder } }));
       } catch (e) {
         set({ error: (e as Error).message });
         return null;
@@ -194,8 +207,9 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
       startJob(record.id);
       return record.id;
     },
-    async resume(id) {
+    async resume(id, folder) {
       if (get().live) return set({ error: ONE_JOB });
+      if (folder) set((s) => ({ folders: { ...s.folders, [id]: folder } }));
       startJob(id);
     },
     stop() {

@@ -9,7 +9,7 @@ import { isLoraCheckpoint, loadLoraCheckpoint } from '../../model/hf/adapter.ts'
 import { readHfBase } from '../../model/hf/base.ts';
 import { filesFolder } from '../../model/hf/files.ts';
 import { type AgentExperimentState, newAgentExperiment, runAgentExperiment } from './experiment.ts';
-import { AGENT_DEFAULTS, AgentSession, runAgentTraining, type AgentHost, type AgentTrainSpec } from './run.ts';
+import { AGENT_DEFAULTS, AgentSession, type AgentHost, type AgentTrainSpec } from './run.ts';
 
 const FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
 
@@ -55,21 +55,30 @@ describe('a Hugging Face policy (llama-chat, CI shapes)', () => {
     const hfBase = await llamaChat({ kind: 'lora', rank: 4 });
     const metrics: { phase: string; step: number; values: Record<string, number> }[] = [];
     const log: string[] = [];
-    const summary = await runAgentTraining(SPEC, host(rt, metrics, log), { hfBase, lora: { rank: 4 } });
-    expect(log[0]).toMatch(/llama-chat with a LoRA adapter of rank 4/);
-    const loss = metrics.filter((m) => m.phase === 'sft' && 'loss' in m.values).map((m) => m.values.loss);
-    expect(loss).toHaveLength(SPEC.sftSteps);
-    expect(loss.every(Number.isFinite)).toBe(true);
-    expect(loss[loss.length - 1]).toBeLessThan(loss[0] - 1);
-    const rl = metrics.find((m) => m.phase === 'rl' && 'moves' in m.values);
-    // G episodes of one task, one move each (maxTurns 1).
-    expect(rl?.values.moves).toBe(SPEC.group);
-    expect(summary.evals.map((e) => e.phase)).toEqual(['start', 'sft', 'rl']);
-    expect(summary.final.solved).toHaveLength(SPEC.evalTasks);
+    const session = await AgentSession.open(SPEC, host(rt, metrics, log), { hfBase, lora: { rank: 4 } });
+    let bytes: Uint8Array;
+    let final;
+    try {
+      expect(log[0]).toMatch(/llama-chat with a LoRA adapter of rank 4/);
+      await session.sft(0, SPEC.sftSteps);
+      const loss = metrics.filter((m) => m.phase === 'sft').map((m) => m.values.loss);
+      expect(loss).toHaveLength(SPEC.sftSteps);
+      expect(loss.every(Number.isFinite)).toBe(true);
+      expect(loss[loss.length - 1]).toBeLessThan(loss[0] - 1);
+      session.freshOptimizer();
+      const rl = await session.rlStep(0, 1, false);
+      // G episodes of one task, one move each (maxTurns 1).
+      expect(rl.values.moves).toBe(SPEC.group);
+      final = await session.evaluate('rl', 1);
+      expect(final.solved).toHaveLength(SPEC.evalTasks);
+      bytes = await session.checkpoint();
+    } finally {
+      session.dispose();
+    }
 
     // The saved policy is the adapter on its base, in PEFT's names, with the run's settings.
-    expect(isLoraCheckpoint(summary.checkpoint)).toBe(true);
-    const ck = loadLoraCheckpoint(summary.checkpoint);
+    expect(isLoraCheckpoint(bytes)).toBe(true);
+    const ck = loadLoraCheckpoint(bytes);
     expect(ck.baseModel).toBe('llama-chat');
     expect(ck.settings.rank).toBe(4);
     expect(ck.extraMetadata?.stage).toBe('agent');
@@ -77,33 +86,36 @@ describe('a Hugging Face policy (llama-chat, CI shapes)', () => {
     expect(ck.lora.some((x) => x !== 0)).toBe(true);
 
     // Going on from it: the same adapter, and the same greedy episodes on the held-out tasks.
-    const again = await AgentSession.open({ ...SPEC, sftSteps: 0, rlSteps: 0 }, host(rt), { hfBase, adapter: summary.checkpoint });
+    const again = await AgentSession.open({ ...SPEC, sftSteps: 0, rlSteps: 0 }, host(rt), { hfBase, adapter: bytes });
     try {
       expect(loadLoraCheckpoint(await again.checkpoint()).lora).toEqual(ck.lora);
       const ev = await again.evaluate('start', 0);
-      expect({ solved: ev.solved, format: ev.format, turns: ev.turns }).toEqual({
-        solved: summary.final.solved,
-        format: summary.final.format,
-        turns: summary.final.turns,
-      });
+      expect({ solved: ev.solved, format: ev.format, turns: ev.turns }).toEqual({ solved: final.solved, format: final.format, turns: final.turns });
     } finally {
       again.dispose();
     }
     // An adapter is not a policy checkpoint of its own: it goes on with its base.
-    await expect(AgentSession.open(SPEC, host(rt), summary.checkpoint)).rejects.toThrow(/LoRA adapter: it goes on from its folder/);
+    await expect(AgentSession.open(SPEC, host(rt), bytes)).rejects.toThrow(/LoRA adapter: it goes on from its folder/);
   });
 
   it('fine-tuned whole: the checkpoint carries the base’s files and goes on to the same weights', async () => {
     const rt = await gpuRuntime();
     const hfBase = await llamaChat({ kind: 'full' });
-    const spec = { ...SPEC, sftSteps: 2, rlSteps: 0 };
-    const summary = await runAgentTraining(spec, host(rt), { hfBase });
-    expect(isLoraCheckpoint(summary.checkpoint)).toBe(false);
-    const ck = loadCheckpoint(summary.checkpoint);
+    const spec = { ...SPEC, sftSteps: 1, rlSteps: 0 };
+    const session = await AgentSession.open(spec, host(rt), { hfBase });
+    let bytes: Uint8Array;
+    try {
+      await session.sft(0, 1);
+      bytes = await session.checkpoint();
+    } finally {
+      session.dispose();
+    }
+    expect(isLoraCheckpoint(bytes)).toBe(false);
+    const ck = loadCheckpoint(bytes);
     expect(ck.extraMetadata?.tokenizer).toBeUndefined();
     expect(JSON.parse(ck.extraMetadata!.hf_base).name).toBe('llama-chat');
     expect(ck.params).not.toEqual(hfBase.params);
-    const again = await AgentSession.open({ ...spec, sftSteps: 0 }, host(rt), summary.checkpoint);
+    const again = await AgentSession.open({ ...spec, sftSteps: 0 }, host(rt), bytes);
     try {
       expect(loadCheckpoint(await again.checkpoint()).params).toEqual(ck.params);
     } finally {

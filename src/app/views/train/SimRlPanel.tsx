@@ -19,6 +19,7 @@ import {
   SIMRL_DOMAINS,
   SIMRL_NUMBERS,
   SIMRL_REALS,
+  HF_POLICY,
   armCurves,
   armResults,
   curvesXMax,
@@ -35,6 +36,8 @@ import {
   type SuccessMeasure,
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
+import { FolderInput } from '../../components/FolderInput.tsx';
+import { folderName, HF_NOT_KEPT, type HfFolderFile } from '../../../train/hfFolder.ts';
 
 /** What the p columns are. */
 const P_TITLE =
@@ -159,11 +162,50 @@ function SimRlFormCard() {
           ))}
         </select>
       </Field>
-      <Field id="simrl-preset" label="Policy model" error={errors.preset} hint="a fresh model of this preset">
+      <Field
+        id="simrl-preset"
+        label="Policy model"
+        error={errors.preset}
+        hint={form.preset === HF_POLICY ? 'a Hugging Face model in its chat format' : 'a fresh model of this preset'}
+      >
         <select id="simrl-preset" value={form.preset} onChange={(e) => set({ preset: e.target.value })}>
           <Options items={Object.keys(PRESETS)} />
+          <option value={HF_POLICY}>Hugging Face folder…</option>
         </select>
       </Field>
+      {form.preset === HF_POLICY ? (
+        <fieldset className="hf-start" data-testid="simrl-hf">
+          <legend>Hugging Face policy</legend>
+          <p className="small">
+            Llama, Qwen2 or Qwen3 with a chat template (or an adapter folder of this panel's runs beside its base): the agent is prompted in its chat format.{' '}
+            {HF_NOT_KEPT}
+          </p>
+          <FolderInput
+            label="Open the policy's Hugging Face folder"
+            text="Open a Hugging Face folder…"
+            testId="simrl-hf-input"
+            onFiles={(hfFiles) => set({ hfFiles })}
+          />
+          {form.hfFiles.length ? (
+            <p className="small" data-testid="simrl-hf-folder">
+              <strong>{folderName(form.hfFiles) ?? 'the picked files'}</strong> ({form.hfFiles.length} files)
+            </p>
+          ) : null}
+          {errors.hfFiles ? (
+            <p className="error-text small" role="alert">
+              {errors.hfFiles}
+            </p>
+          ) : null}
+          <div className="field-grid">
+            <Field id="simrl-loraRank" label="LoRA rank" error={errors.loraRank} hint="blank: fine-tune every weight">
+              <input id="simrl-loraRank" type="text" inputMode="numeric" value={form.loraRank} onChange={(e) => set({ loraRank: e.target.value })} />
+            </Field>
+            <Field id="simrl-memoryGiB" label="GPU memory (GiB)" error={errors.memoryGiB} hint="WebGPU does not report it: what the run may take">
+              <input id="simrl-memoryGiB" type="text" inputMode="decimal" value={form.memoryGiB} onChange={(e) => set({ memoryGiB: e.target.value })} />
+            </Field>
+          </div>
+        </fieldset>
+      ) : null}
       <div className="field-grid">
         {(Object.keys(SIMRL_NUMBERS) as SimRlNumber[]).map(number)}
         {(Object.keys(SIMRL_REALS) as SimRlReal[]).map(real)}
@@ -263,7 +305,7 @@ function Results({ e }: { e: ExperimentSummary }) {
 }
 
 function ExperimentCard() {
-  const { list, selectedId, select, live, stop, resume, remove, logs } = useSimRlStore();
+  const { list, selectedId, select, live, stop, remove, logs } = useSimRlStore();
   const e = list.find((x) => x.id === selectedId) ?? list[0];
   if (!e) return null;
   const running = live?.expId === e.id;
@@ -284,7 +326,7 @@ function ExperimentCard() {
       </div>
       <p className="small" data-testid="simrl-status">
         <strong>{running ? (live?.state === 'stopping' ? 'stopping' : 'running') : e.state}</strong> · {experimentStage(e.experiment)}
-        {running && live?.step ? ` · ${live.step.arm} step ${live.step.step}` : ''} · {t.domain} ({t.families.join(', ')}), {t.preset}, T {t.T}
+        {running && live?.step ? ` · ${live.step.arm} step ${live.step.step}` : ''} · {t.domain} ({t.families.join(', ')}), {policyName(e)}, T {t.T}
         {e.experiment.spec.world ? ` · world model ${e.experiment.spec.world}` : ''}
       </p>
       {e.error ? <p className="error-text small">{e.error}</p> : null}
@@ -296,9 +338,7 @@ function ExperimentCard() {
             Stop
           </button>
         ) : e.state !== 'done' ? (
-          <button type="button" onClick={() => void resume(e.id)} disabled={!!live}>
-            Resume
-          </button>
+          <ResumeButton e={e} label="Resume" />
         ) : null}
         <button type="button" className="secondary" disabled={running} onClick={() => void remove(e.id)}>
           Delete
@@ -309,8 +349,40 @@ function ExperimentCard() {
   );
 }
 
+/** The policy an experiment trains: a preset's fresh model, or a Hugging Face folder (with its LoRA rank). */
+function policyName(e: ExperimentSummary): string {
+  const p = e.experiment.spec.policy;
+  if (!p) return e.experiment.spec.train.preset;
+  return `${p.folder}${p.lora ? ` (LoRA rank ${p.lora.rank})` : ' (fine-tuned whole)'}`;
+}
+
+/**
+ * Resume: at once, or, for a Hugging Face policy whose folder this page no longer holds (after a
+ * reload), once that folder is picked again (the worker checks it is the same folder).
+ */
+function ResumeButton({ e, label }: { e: ExperimentSummary; label: string }) {
+  const { resume, live, folders } = useSimRlStore();
+  const policy = e.policy;
+  if (policy && !folders[e.id])
+    return (
+      <FolderInput
+        label={`${label}: pick ${policy.folder.name} again`}
+        text={`Pick ${policy.folder.name} again to resume…`}
+        testId="simrl-resume-folder"
+        onFiles={(files: HfFolderFile[]) => void resume(e.id, { ...withName(folderName(files)), files, memoryGiB: policy.memoryGiB })}
+      />
+    );
+  return (
+    <button type="button" disabled={!!live} onClick={() => void resume(e.id)}>
+      {label}
+    </button>
+  );
+}
+
+const withName = (name: string | null) => (name === null ? {} : { name });
+
 function InterruptedExperiments() {
-  const { interrupted, resume, dismissInterrupted, live } = useSimRlStore();
+  const { interrupted, dismissInterrupted } = useSimRlStore();
   return (
     <>
       {interrupted.map((e) => (
@@ -319,9 +391,7 @@ function InterruptedExperiments() {
             <strong>{e.name}</strong> was running when the page closed ({experimentStage(e.experiment)}). It goes on from its last stored evaluation.
           </p>
           <div className="toolbar">
-            <button type="button" disabled={!!live} onClick={() => void resume(e.id)}>
-              Resume experiment
-            </button>
+            <ResumeButton e={e} label="Resume experiment" />
             <button type="button" className="secondary" onClick={() => void dismissInterrupted(e.id)}>
               Leave it stopped
             </button>

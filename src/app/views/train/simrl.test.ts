@@ -5,7 +5,7 @@ import { newAgentExperiment } from '../../../train/agent/experiment.ts';
 import type { AgentEval } from '../../../train/agent/run.ts';
 import { fisherOneSided } from '../../../train/agent/episodes.ts';
 import { experimentView } from '../../../jobs/simrlView.ts';
-import { armCurves, armResults, curvesXMax, defaultSimRlForm, evalPercent, experimentStage, formatP, simRlDraft, worldChoices } from './simrl.ts';
+import { armCurves, armResults, curvesXMax, defaultSimRlForm, evalPercent, experimentStage, formatP, HF_POLICY, simRlDraft, worldChoices } from './simrl.ts';
 
 const run = {
   id: 'r1',
@@ -93,6 +93,34 @@ describe('Sim RL form', () => {
     // No world model needed: none asked for.
     const real = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['imitation', 'real'], world: 'gone-key' }, []);
     expect('draft' in real && real.draft.world).toBeNull();
+  });
+});
+
+describe('Sim RL form with a Hugging Face policy', () => {
+  const file = (path: string) => ({ path: `llama-chat/${path}`, file: new File(['{}'], path.split('/').pop()!) });
+  const files = ['config.json', 'model.safetensors', 'tokenizer.json'].map(file);
+
+  it('draws the folder, its LoRA rank and memory into the draft; blank rank: fine-tuned whole', () => {
+    const form = { ...defaultSimRlForm('terminal'), preset: HF_POLICY, hfFiles: files, loraRank: '4', memoryGiB: '2', T: '96', maxNewTokens: '20' };
+    const out = simRlDraft(form, []);
+    if (!('draft' in out)) throw new Error(JSON.stringify(out.errors));
+    expect(out.draft.spec.policy).toEqual({ folder: 'llama-chat', lora: { rank: 4 } });
+    expect(out.draft.spec.train).toMatchObject({ T: 96, maxNewTokens: 20 });
+    expect(out.draft.folder).toEqual({ name: 'llama-chat', files, memoryGiB: 2 });
+    const whole = simRlDraft({ ...form, loraRank: ' ' }, []);
+    expect('draft' in whole && whole.draft.spec.policy).toEqual({ folder: 'llama-chat' });
+    // A preset's experiment has neither.
+    const preset = simRlDraft(defaultSimRlForm('terminal'), []);
+    expect('draft' in preset && [preset.draft.spec.policy, preset.draft.folder]).toEqual([undefined, undefined]);
+  });
+
+  it('says what is missing or wrong: the folder, the rank, the memory, an action longer than the context allows', () => {
+    const out = simRlDraft({ ...defaultSimRlForm('terminal'), preset: HF_POLICY, loraRank: 'r8', memoryGiB: '0', maxNewTokens: '60' }, []);
+    if (!('errors' in out)) throw new Error('expected errors');
+    expect(out.errors.hfFiles).toMatch(/^Hugging Face folder: pick the model folder/);
+    expect(out.errors.loraRank).toMatch(/^LoRA rank: a whole number from 1 to 4096, or blank .*not 'r8'/);
+    expect(out.errors.memoryGiB).toMatch(/^GPU memory: a number of GiB above 0, not '0'/);
+    expect(out.errors.T).toMatch(/above 68, to leave room for a prompt beside an action of up to 60 tokens/);
   });
 });
 

@@ -8,10 +8,12 @@ import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
 import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
 import type { ExperimentDraft } from '../../stores/simrl.ts';
+import { folderName, type HfFolderFile } from '../../../train/hfFolder.ts';
 
 /** The numeric fields, in the form's order: each with its least value and a hint. */
 export const SIMRL_NUMBERS = {
-  T: { min: 16, label: 'Policy context (T)', hint: 'prompt and action; the preset’s context caps it' },
+  T: { min: 16, label: 'Policy context (T)', hint: 'prompt and action; the model’s context caps it' },
+  maxNewTokens: { min: 2, label: 'Action tokens', hint: 'most tokens of one action, its end included' },
   trainTasks: { min: 1, label: 'Train tasks', hint: 'train-split tasks imitated (and drawn for RL)' },
   evalTasks: { min: 1, label: 'Held-out tasks', hint: 'tasks of each evaluation, checked in the real environment' },
   sftSteps: { min: 0, label: 'Imitation steps', hint: 'SFT on the reference solvers, shared by all arms' },
@@ -41,10 +43,22 @@ export interface SimRlForm extends Record<SimRlNumber | SimRlReal, string> {
   domain: string;
   families: string[];
   arms: AgentArm[];
+  /** A preset's name, or HF_POLICY (a Hugging Face folder). */
   preset: string;
   /** 'copy-last', or a stored checkpoint's key. */
   world: string;
+  /** The Hugging Face folder's files (preset HF_POLICY). */
+  hfFiles: HfFolderFile[];
+  /** Its LoRA rank; blank: fine-tuned whole. */
+  loraRank: string;
+  /** The GPU memory the run may take, GiB (WebGPU does not report it). */
+  memoryGiB: string;
 }
+
+const withName = (name: string | null) => (name === null ? {} : { name });
+
+/** The policy choice that is a Hugging Face folder rather than a preset. */
+export const HF_POLICY = 'hf-folder';
 
 export type SimRlErrors = Partial<Record<keyof SimRlForm, string>>;
 
@@ -61,7 +75,11 @@ export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('termin
     arms: [...DEFAULT_ARMS],
     preset: 'bench',
     world: 'copy-last',
+    hfFiles: [],
+    loraRank: '',
+    memoryGiB: '4',
     T: '64',
+    maxNewTokens: String(d.maxNewTokens),
     trainTasks: String(d.trainTasks),
     evalTasks: String(d.evalTasks),
     sftSteps: String(d.sftSteps),
@@ -127,11 +145,19 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
   if (!form.arms.length) errors.arms = 'Agents: pick at least one.';
   else if (form.arms.includes('model-real') && !form.arms.includes('model'))
     errors.arms = 'Agents: “then in the real environment” goes on from the world-model agent; pick that one too.';
-  if (!Object.hasOwn(PRESETS, form.preset)) errors.preset = `Policy model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
+  const hf = form.preset === HF_POLICY;
+  if (!hf && !Object.hasOwn(PRESETS, form.preset)) errors.preset = `Policy model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
+  if (hf && !form.hfFiles.length) errors.hfFiles = 'Hugging Face folder: pick the model folder (or an adapter folder beside its base) to train.';
+  const rankText = form.loraRank.trim();
+  const rank = rankText === '' ? null : /^\d+$/.test(rankText) ? Number(rankText) : Number.NaN;
+  if (hf && rank !== null && !(Number.isSafeInteger(rank) && rank >= 1 && rank <= 4096))
+    errors.loraRank = `LoRA rank: a whole number from 1 to 4096, or blank to fine-tune every weight; not '${form.loraRank}'.`;
+  const memoryGiB = Number(form.memoryGiB.trim() || Number.NaN);
+  if (hf && !(memoryGiB > 0 && Number.isFinite(memoryGiB))) errors.memoryGiB = `GPU memory: a number of GiB above 0, not '${form.memoryGiB}'.`;
   const world = needsWorld(form.arms) ? (form.world === 'copy-last' ? ({ kind: 'copy-last' } as const) : worlds.find((w) => w.key === form.world)) : null;
   if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint or copy-last.';
-  if (n.T !== undefined && AGENT_DEFAULTS.maxNewTokens >= n.T - 8)
-    errors.T = `Policy context (T): above ${AGENT_DEFAULTS.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${AGENT_DEFAULTS.maxNewTokens} tokens.`;
+  if (n.T !== undefined && n.maxNewTokens !== undefined && n.maxNewTokens >= n.T - 8)
+    errors.T = `Policy context (T): above ${n.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${n.maxNewTokens} tokens.`;
   if (n.evalEvery !== undefined && n.rlSteps !== undefined && n.evalEvery > n.rlSteps)
     errors.evalEvery = `Held-out evaluation every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
   if (Object.keys(errors).length) return { errors };
@@ -145,8 +171,9 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
           ...AGENT_DEFAULTS,
           domain,
           families: [...form.families],
-          preset: form.preset as PresetName,
+          preset: (hf ? AGENT_DEFAULTS.preset : form.preset) as PresetName,
           T: n.T!,
+          maxNewTokens: n.maxNewTokens!,
           trainTasks: n.trainTasks!,
           evalTasks: n.evalTasks!,
           sftSteps: n.sftSteps!,
@@ -163,9 +190,11 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
         },
         arms: [...form.arms],
         ...(worldName && { world: worldName }),
+        ...(hf && { policy: { folder: folderName(form.hfFiles) ?? 'the picked folder', ...(rank !== null && { lora: { rank } }) } }),
       },
       world: worldRef,
       worldMaxTokens: n.worldMaxTokens!,
+      ...(hf && { folder: { ...withName(folderName(form.hfFiles)), files: [...form.hfFiles], memoryGiB } }),
     },
   };
 }
