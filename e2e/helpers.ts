@@ -1,7 +1,20 @@
 import { expect, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export const ARTIFACTS = 'e2e/artifacts';
+
+/** The test chat Llama's folder (config.json, model.safetensors, tokenizer.json with a chat template). */
+export const CHAT_LLAMA = 'src/model/fixtures/hf/llama-chat';
+
+/** A copy of the chat Llama's folder named `name`, without the files left out (and config.json changed by `config`). */
+export function chatLlamaCopy(name: string, leaveOut: string[], config?: (text: string) => string): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'lwm-hf-')), name);
+  cpSync(CHAT_LLAMA, dir, { recursive: true, filter: (src) => !leaveOut.some((f) => src.endsWith(`/${f}`)) });
+  if (config) writeFileSync(join(dir, 'config.json'), config(readFileSync(join(dir, 'config.json'), 'utf8')));
+  return dir;
+}
 
 /** Saves a screenshot as a test artefact (kept in e2e/artifacts/, git-ignored). */
 export async function snap(page: Page, name: string): Promise<string> {

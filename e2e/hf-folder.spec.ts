@@ -6,24 +6,14 @@
 // folder without config.json (the message names the file) while the session is kept. Also: the
 // folder as a Bench backend beside copy-last, and its files dropped on the Playground instead of
 // picked.
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
-
-const CHAT_LLAMA = 'src/model/fixtures/hf/llama-chat';
+import { CHAT_LLAMA, chatLlamaCopy, collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 async function openPlayground(page: Page) {
   await page.goto('./#/playground');
   await expect(page.getByRole('heading', { name: 'Playground', level: 1 })).toBeVisible();
-}
-
-/** A copy of the chat Llama's folder under `name`, without the files left out. */
-function folderCopy(name: string, leaveOut: string[]): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'lwm-hf-')), name);
-  cpSync(CHAT_LLAMA, dir, { recursive: true, filter: (src) => !leaveOut.some((f) => src.endsWith(`/${f}`)) });
-  return dir;
 }
 
 test('a Hugging Face folder: estimate before loading, load, an action streamed through its chat template, kept across views', async ({ page }) => {
@@ -32,7 +22,7 @@ test('a Hugging Face folder: estimate before loading, load, an action streamed t
   const foreign = forbidForeignRequests(page);
   await openPlayground(page);
   await expect(page.getByText('pick the folder again after a reload').first()).toBeVisible();
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   // What the worker read from config.json and the safetensors headers, before any weight is loaded.
   const info = page.getByTestId('hf-folder-info');
   await expect(info).toContainText(
@@ -94,7 +84,7 @@ test('errors: a budget the folder does not fit is refused with what would fit; a
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.getByTestId('turn-1').getByLabel('Predicted observation')).toBeVisible({ timeout: 60_000 });
 
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   await expect(page.getByTestId('hf-folder-info')).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
   await page.getByLabel('GPU memory (GiB)').fill('0.0004');
   await page.getByLabel('GPU memory (GiB)').press('Enter');
@@ -108,7 +98,7 @@ test('errors: a budget the folder does not fit is refused with what would fit; a
   await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });
   await expect(page.getByRole('button', { name: 'Load in the Playground' })).toBeEnabled();
 
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('NoConfig', ['config.json', 'generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('NoConfig', ['config.json', 'generate.json']));
   await expect(page.getByTestId('hf-folder-error')).toHaveText(
     /^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/,
     { timeout: 120_000 },
@@ -133,7 +123,7 @@ test('Bench: a Hugging Face folder beside copy-last on one held-out turn, judged
   await page.getByLabel('Samples per domain').fill('1');
   const backends = page.getByRole('group', { name: 'Backends' });
   await backends.getByRole('checkbox', { name: /^reference/ }).uncheck();
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   await expect(page.getByTestId('hf-folder-info')).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
   await page.getByRole('button', { name: 'Add to the benchmark' }).click();
   await expect(page.getByRole('button', { name: 'Add to the benchmark ✓' })).toHaveAttribute('aria-pressed', 'true');
@@ -168,7 +158,7 @@ test('f16 weights: the estimate halves the weights, a budget only f16 fits offer
   test.setTimeout(600_000);
   const errors = collectPageErrors(page);
   await openPlayground(page);
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   const info = page.getByTestId('hf-folder-info');
   await expect(info).toContainText('TinyChat: LlamaForCausalLM', { timeout: 120_000 });
   const needs = async () => {

@@ -4,11 +4,8 @@
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
 // evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
 // beside the four agents), then find it in System → Browser storage and delete it there.
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { chatLlamaCopy, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 async function openTrain(page: Page) {
   await page.goto('./#/train');
@@ -127,13 +124,6 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expectNoPageErrors(page, errors);
 });
 
-/** A copy of the chat Llama's folder (src/model/fixtures/hf/llama-chat) named `name`, its model files only. */
-function chatFolder(name: string): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'lwm-simrl-hf-')), name);
-  cpSync('src/model/fixtures/hf/llama-chat', dir, { recursive: true, filter: (src) => !src.endsWith('/generate.json') });
-  return dir;
-}
-
 test('Sim RL with a Hugging Face policy: a LoRA adapter on the picked folder, cut by a reload, the folder picked again, finished', async ({ page }) => {
   test.setTimeout(600_000);
   const errors = collectPageErrors(page);
@@ -145,7 +135,7 @@ test('Sim RL with a Hugging Face policy: a LoRA adapter on the picked folder, cu
   await form.getByRole('button', { name: 'Start experiment' }).click();
   await expect(form).toContainText('Hugging Face folder: pick the model folder');
   await expect(form).toContainText("LoRA rank: a whole number from 1 to 4096, or blank to fine-tune every weight; not 'two'.");
-  await form.getByLabel("Open the policy's Hugging Face folder").setInputFiles(chatFolder('ChatPolicy'));
+  await form.getByLabel("Open the policy's Hugging Face folder").setInputFiles(chatLlamaCopy('ChatPolicy', ['generate.json']));
   await expect(form.getByTestId('simrl-hf-folder')).toContainText('ChatPolicy');
   await form.getByLabel('LoRA rank').fill('2');
   await form.scrollIntoViewIfNeeded();
@@ -180,7 +170,7 @@ test('Sim RL with a Hugging Face policy: a LoRA adapter on the picked folder, cu
   const offer = page.getByTestId('simrl-resume-offer');
   await expect(offer).toContainText('Chat policy was running when the page closed', { timeout: 30_000 });
   await snap(page, 'simrl-hf-resume');
-  await offer.getByLabel('Resume experiment: pick ChatPolicy again').setInputFiles(chatFolder('ChatPolicy'));
+  await offer.getByLabel('Resume experiment: pick ChatPolicy again').setInputFiles(chatLlamaCopy('ChatPolicy', ['generate.json']));
   await expect(offer).toHaveCount(0);
   await expect(card.getByTestId('simrl-status')).toContainText('done · finished', { timeout: 300_000 });
   const results = card.getByTestId('simrl-results');

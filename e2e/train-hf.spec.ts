@@ -5,21 +5,9 @@
 // the merged model folder. A paused LoRA run resumes after a reload only once the same folder is
 // picked again (another one is refused with what differs). Errors: a budget the run does not fit
 // (refused with what would fit) and a folder without config.json (named).
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { expect, test, type Download, type Page } from '@playwright/test';
-import { ARTIFACTS, collectPageErrors, forbidForeignRequests, openCustomTrainForm, snap } from './helpers.ts';
-
-const CHAT_LLAMA = 'src/model/fixtures/hf/llama-chat';
-
-/** A copy of the chat Llama's folder under `name`, without the files left out (and config.json changed by `config`). */
-function folderCopy(name: string, leaveOut: string[], config?: (text: string) => string): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'lwm-hf-train-')), name);
-  cpSync(CHAT_LLAMA, dir, { recursive: true, filter: (src) => !leaveOut.some((f) => src.endsWith(`/${f}`)) });
-  if (config) writeFileSync(join(dir, 'config.json'), config(readFileSync(join(dir, 'config.json'), 'utf8')));
-  return dir;
-}
+import { ARTIFACTS, chatLlamaCopy, collectPageErrors, forbidForeignRequests, openCustomTrainForm, snap } from './helpers.ts';
 
 async function openTrain(page: Page) {
   await openCustomTrainForm(page);
@@ -31,7 +19,7 @@ async function loraForm(page: Page, steps: number, evalEvery: number) {
   await page.getByLabel('Stage').selectOption('sft');
   await page.getByLabel('Start from').selectOption({ label: 'A Hugging Face folder' });
   await expect(page.getByTestId('train-hf')).toContainText('pick the folder again after a reload');
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   await expect(page.getByTestId('hf-folder-info')).toContainText(
     /^LlamaForCausalLM, [\d.]+K parameters \(2 layers × 32, 4 heads \/ 2 KV heads, vocabulary 1461\), context 128 · its chat template is the prompt format/,
     { timeout: 120_000 },
@@ -183,10 +171,10 @@ test('a paused LoRA run resumes after a reload once the same folder is picked ag
   const resume = offer.getByRole('button', { name: /^Resume from step \d+$/ });
   await expect(resume).toBeDisabled();
   // Same name, same sizes, another rope_theta: not the same model.
-  await offer.getByLabel('Pick the folder TinyChat again').setInputFiles(folderCopy('TinyChat', ['generate.json'], (t) => t.replace('10000.0', '20000.0')));
+  await offer.getByLabel('Pick the folder TinyChat again').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json'], (t) => t.replace('10000.0', '20000.0')));
   await expect(offer.getByTestId('hf-again-error')).toHaveText('TinyChat is not the folder this run trained on (TinyChat): config.json differs.');
   await expect(resume).toBeDisabled();
-  await offer.getByLabel('Pick the folder TinyChat again').setInputFiles(folderCopy('TinyChat', ['generate.json']));
+  await offer.getByLabel('Pick the folder TinyChat again').setInputFiles(chatLlamaCopy('TinyChat', ['generate.json']));
   await expect(offer.getByTestId('hf-again-ok')).toHaveText('✓ TinyChat is the folder this run trained on (TinyChat).');
   const at = Number(/step (\d+)/.exec((await resume.textContent()) ?? '')?.[1]);
   await resume.click();
@@ -220,7 +208,7 @@ test('errors: a budget the run does not fit is refused with what would fit; a fo
   await expect(page.getByTestId('hf-folder-refusal')).toHaveCount(0, { timeout: 60_000 });
   await expect(page.getByTestId('train-hf-estimate')).toContainText(/^LoRA rank 4, 1 × 64 tokens per step: needs [\d.]+ MiB of the 1\.5 MiB budget/);
 
-  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(folderCopy('NoConfig', ['config.json', 'generate.json']));
+  await page.getByLabel('Open a Hugging Face model folder').setInputFiles(chatLlamaCopy('NoConfig', ['config.json', 'generate.json']));
   await expect(page.getByTestId('hf-folder-error')).toHaveText(
     /^NoConfig: has no config\.json \(found: generation_config\.json, model\.safetensors, tokenizer\.json, tokenizer_config\.json\)/,
     { timeout: 120_000 },
