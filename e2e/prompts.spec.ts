@@ -4,15 +4,27 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
-/** Replaces text in the focused Monaco editor through its own find/replace widget, as a user would. */
+/**
+ * Replaces text in a Monaco editor through its own find/replace widget, as a user would. Each step
+ * waits for the widget to say it has done it: Monaco keeps a closed widget in the page (moved out
+ * of view, still fillable), and under load a step that runs on the closed one changes nothing.
+ */
 async function replaceInEditor(page: Page, editor: ReturnType<Page['getByTestId']>, find: string, replace: string) {
   await editor.locator('.view-lines').click();
   await page.keyboard.press('Control+H');
-  const findInput = editor.getByRole('textbox', { name: 'Find' });
+  const widget = editor.locator('.find-widget.visible.replaceToggled');
+  await expect(widget).toBeVisible();
+  const findInput = widget.getByRole('textbox', { name: 'Find' });
+  const count = widget.locator('.matchesCount');
+  await findInput.fill('');
   await findInput.fill(find);
-  await editor.getByRole('textbox', { name: 'Replace' }).fill(replace);
-  await editor.getByRole('button', { name: /Replace All/ }).click();
+  await expect(count).toHaveText(/ of \d+/);
+  await widget.getByRole('textbox', { name: 'Replace' }).fill(replace);
+  await widget.getByRole('button', { name: /Replace All/ }).click();
+  // The replaced text no longer matches (a change of case would: Monaco's find ignores case).
+  if (!replace.toLowerCase().includes(find.toLowerCase())) await expect(count).toHaveText('No results');
   await page.keyboard.press('Escape');
+  await expect(editor.locator('.find-widget.visible')).toHaveCount(0);
 }
 
 test('Monaco loads only with the Prompts view, from this site, workers included', async ({ page }) => {
