@@ -4,7 +4,7 @@
 // template: the task section the system message, the history the user message, the action the
 // assistant's reply) and ends an action with the template's end of turn, which must be one
 // token: that token, not the folder's end-of-sequence id, is what says the action is complete.
-import { chatTurnEnd, chatWrap, ChatWrapError } from '../../core/templates/chatWrap.ts';
+import { chatTokenizer, chatTurnEnd, chatWrap, ChatWrapError } from '../../core/templates/chatWrap.ts';
 import type { HfTokenizer } from '../../core/tokenizer/hf.ts';
 import type { TextPart, Tokenizer } from '../../core/tokenizer/index.ts';
 import { TOKENS_FORMAT, type PolicyFormat } from '../../envs/tasks/index.ts';
@@ -48,12 +48,13 @@ export function chatCodec(tok: HfTokenizer, stopIds: readonly number[]): PolicyC
     throw new ChatWrapError(
       `the chat template ends an assistant message with ${JSON.stringify(close)}, ${close ? tok.encodeParts([{ text: close }]).length : 0} tokens; an agent policy needs one token to end its action`,
     );
-  const pad = tok.tokenId('<|finetune_right_pad_id|>') ?? tok.tokenId('<|endoftext|>') ?? tok.tokenId('<pad>') ?? endAction;
+  // The pipeline's chat tokenizer already leads its stops with that end of turn and picks the pad.
+  const t = chatTokenizer(tok, stopIds);
   return {
     vocabSize: tok.vocabSize,
-    pad,
+    pad: t.special.pad,
     endAction,
-    stops: [endAction, ...stopIds.filter((id) => id !== endAction)],
+    stops: [...t.observationStops],
     format: { kind: 'chat', sysOpen: w.sysOpen, sysToUser: w.sysToUser, userToAssistant: w.userToAssistant, close },
     encodeParts: (parts) => tok.encodeParts(parts),
     decode: (ids) => tok.decode(ids, { skipSpecialTokens: true }),
