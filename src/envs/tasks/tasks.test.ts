@@ -120,6 +120,26 @@ describe.each(FAMILIES)('%s tasks of family %s', (domain, family) => {
   });
 });
 
+const PROBED = FAMILIES.filter(([d, f]) => taskFamily(d, f).probe);
+
+describe.each(PROBED)('%s tasks of family %s, with a probe,', (domain, family) => {
+  it("show by their probe's observation the solver's episode apart from a mistake's and from doing nothing", () => {
+    const probe = taskFamily(domain, family).probe!;
+    const tasks = tasksOf(domain, family);
+    const seen = (t: (typeof tasks)[number], agent: Parameters<typeof runEpisode>[1]) => {
+      const env = makeTaskEnv(t);
+      env.reset();
+      const a = agent(env);
+      for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
+      return env.step(probe(t.params)).observation;
+    };
+    for (const t of tasks) {
+      const solved = seen(t, (env) => env.solver());
+      for (const miss of [() => new PlanAgent([]), ...makeTaskEnv(t).nearMisses()]) expect(seen(t, miss), t.id).not.toBe(solved);
+    }
+  });
+});
+
 describe('train and held-out seeds', () => {
   it('exist for every built-in environment', () => {
     expect([...DOMAINS].sort()).toEqual([...ALL_DOMAINS].sort());

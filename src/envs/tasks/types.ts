@@ -55,6 +55,13 @@ export interface TaskFamily<E extends Environment = Environment> {
    * for a freshly reset environment whose episode must fail the check.
    */
   nearMisses(params: TaskParams): ((env: E) => Agent)[];
+  /**
+   * A read-only check action whose observation shows whether the goal was reached (`cat` of the
+   * file the goal names): what a world model is asked after a simulated episode (docs/method.md
+   * §13), and the last turn of the family's task-play trajectories. Families without one cannot
+   * be rewarded in a simulation.
+   */
+  probe?(params: TaskParams): string;
 }
 
 /** A domain's families and how its system prompt carries a task's goal. */

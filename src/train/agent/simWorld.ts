@@ -6,31 +6,23 @@
 // probe after the reference solver's episode: the task's answer key, computed once from the
 // task's definition, never from the policy's episode.
 import { generateText, type GenerateOptions, type LwmBackend } from '../../core/backend.ts';
-import type { SystemPrompt, Turn } from '../../core/schema/types.ts';
-import { makeTaskEnv, solveTask, type Task } from '../../envs/tasks/index.ts';
+import type { KnownDomain, SystemPrompt, Turn } from '../../core/schema/types.ts';
+import { makeTaskEnv, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task } from '../../envs/tasks/index.ts';
 import type { AgentWorld } from './episodes.ts';
 
-/** The probe of a family: a read-only action whose observation shows whether the goal was reached. */
-const PROBES: Record<string, (p: Task['params']) => string> = {
-  'terminal/write_word': (p) => `cat ${String(p.home)}/${String(p.file)}`,
-  'terminal/append_line': (p) => `cat ${String(p.home)}/${String(p.file)}`,
-  'terminal/count_lines': (p) => `cat ${String(p.home)}/${String(p.out)}`,
-  'terminal/sort_unique': (p) => `cat ${String(p.home)}/${String(p.out)}`,
-  'terminal/grep_to_dir': (p) => `cat ${String(p.home)}/${String(p.out)}`,
-  // cd into it: its prompt line shows the directory, or an error that it is none.
-  'terminal/make_dir': (p) => `cd ${String(p.home)}/${String(p.dir)}`,
-};
-
-/** The families a simulated episode can be rewarded on. */
+/** The families a simulated episode can be rewarded on (`domain/family`): those with a probe. */
 export function probedFamilies(): string[] {
-  return Object.keys(PROBES);
+  return (Object.keys(TASK_DOMAINS) as KnownDomain[]).flatMap((d) =>
+    taskFamilies(d)
+      .filter((f) => taskFamily(d, f).probe)
+      .map((f) => `${d}/${f}`),
+  );
 }
 
 /** A task's probe and the observation the real environment gives for it once the goal is reached. */
 export function answerKey(task: Task): { probe: string; expected: string } {
-  const make = PROBES[`${task.domain}/${task.family}`];
-  if (!make) throw new Error(`no simulated check for ${task.domain}/${task.family}; families with one: ${probedFamilies().join(', ')}`);
-  const probe = make(task.params);
+  const probe = taskFamily(task.domain, task.family).probe?.(task.params);
+  if (!probe) throw new Error(`no simulated check for ${task.domain}/${task.family}; families with one: ${probedFamilies().join(', ')}`);
   const env = makeTaskEnv(task);
   env.reset();
   for (const t of solveTask(task).turns) env.step(t.action);
