@@ -151,5 +151,12 @@ describe('lwm agent train with a Hugging Face policy (llama-chat, CI shapes)', (
     const b = await train('--policy', bare, ...HF_TINY, '--sft-steps', '1', '--rl-steps', '0', '-o', join(dir, 'bare-out'));
     expect(b.code).toBe(1);
     expect(b.stderr).toMatch(/lwm agent train: the policy model .*bare: the model folder has no chat template/);
+
+    // Memory is checked for the rollouts too, as the app checks it: their batch of 16 with its KV cache.
+    const tight = await train('--policy', LLAMA_CHAT, ...HF_TINY, '--memory-gib', '0.004', '-o', join(dir, 'tight'));
+    expect(tight.code).toBe(1);
+    expect(tight.stderr).toMatch(
+      /llama-chat\/? needs .* for full fine-tuning, context 96, batch 16, f32 weights \(.*KV cache .*\), more than the 4\.1 MiB budget/,
+    );
   });
 });

@@ -269,18 +269,24 @@ async function train(v: Values, io: CliIO): Promise<number> {
 
 type HfPolicyArgs = { folder: string; lora?: NonNullable<ReturnType<typeof loraOption>['lora']>; memoryGib: number };
 
-/** A Hugging Face policy's folder read for the run (its memory checked first): a model folder, or an adapter folder with its base. */
+/**
+ * A Hugging Face policy's folder read for the run (its memory checked first, as the app's Sim RL
+ * panel checks it: the larger of the trainer's rows and the rollouts' batch, with their KV cache):
+ * a model folder, or an adapter folder with its base.
+ */
 async function hfPolicy(
   io: CliIO,
   rt: import('../../gpu/runtime.ts').GpuRuntime,
   hf: HfPolicyArgs,
   spec: { T: number; batch: number },
 ): Promise<import('../../train/agent/run.ts').AgentHfStart> {
+  const { POLICY_BATCH } = await import('../../train/agent/run.ts');
   const read = await readHfStart(io, hf.folder, {
     rt,
     lora: hf.lora?.rank,
     T: spec.T,
-    batch: spec.batch,
+    batch: Math.max(spec.batch, POLICY_BATCH),
+    generates: true,
     memoryGib: hf.memoryGib,
     baseWeights: hf.lora?.baseWeights,
   });

@@ -119,7 +119,7 @@ export interface HfStart {
 export async function readHfStart(
   io: CliIO,
   folder: string,
-  run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number; baseWeights?: 'f32' | 'f16' },
+  run: { rt: GpuRuntime; lora?: number; T?: number; batch: number; memoryGib: number; baseWeights?: 'f32' | 'f16'; generates?: boolean },
 ): Promise<HfStart> {
   const { nodeFolder } = await import('../../model/hf/node.ts');
   const { readHfBase } = await import('../../model/hf/base.ts');
@@ -150,6 +150,7 @@ export async function readHfStart(
       limits: limitsFromReport(run.rt.report, run.memoryGib * 2 ** 30),
       mode: rank ? { kind: 'lora', rank } : { kind: 'full' },
       batch: run.batch,
+      ...(run.generates && { generates: true }),
       ...(run.T && { context: run.T }),
       ...(rank && run.baseWeights && { weights: run.baseWeights }),
     },
