@@ -12,7 +12,8 @@
 // --steps N writes only the first N steps' batches (the schedule still spans the whole stage);
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
-// replaces the recipe's row kind.
+// replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
+// (`lwm train --recipe --tasks`).
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ import type { KnownDomain } from '../src/core/schema/types.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { paramLayout } from '../src/core/model/params.ts';
 import { BatchSampler, type TokenBatch } from '../src/train/data.ts';
-import { recipeByName, recipeSpecs, recipeTrajectories } from '../src/train/recipe.ts';
+import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories } from '../src/train/recipe.ts';
 import { checkpointBytes, prepare, resolveSpec } from '../src/train/stages/common.ts';
 import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     batch: { type: 'string' },
     mask: { type: 'string' },
     rows: { type: 'string' },
+    tasks: { type: 'string' },
   },
 });
 if (!values.out) throw new Error('--out DIR is required');
@@ -48,6 +50,10 @@ const spec = resolveSpec({
   ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }),
 });
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
+if (values.tasks) {
+  const families = values.tasks === 'probed' ? undefined : values.tasks.split(',');
+  trajectories.push(...recipeTaskPlay(recipe, values.domain as KnownDomain, trajectories.length, families));
+}
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');
 const host = { rt: undefined as unknown as GpuRuntime, step: async () => {}, metric: () => {}, log, checkpoint: () => {} };

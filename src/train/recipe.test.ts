@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { generateTrajectory } from '../envs/index.ts';
 import { presetConfig, trainStepFlops } from '../core/model/config.ts';
-import { LAPTOP_GPU_FLOPS, RECIPES, recipeByName, recipeCost, recipeSeconds, recipeSpecs, recipeTrajectories, stageTurns, type Recipe } from './recipe.ts';
+import { taskPlayTrajectories } from '../envs/tasks/index.ts';
+import {
+  LAPTOP_GPU_FLOPS,
+  RECIPES,
+  recipeByName,
+  recipeCost,
+  recipeSeconds,
+  recipeSpecs,
+  recipeTaskPlay,
+  recipeTrajectories,
+  stageTurns,
+  TASK_PLAY_SHARE,
+  type Recipe,
+} from './recipe.ts';
 import { resolveSpec } from './stages/common.ts';
 
 /** The quick recipe cut to a few steps, so the data it needs is generated in milliseconds. */
@@ -52,6 +65,14 @@ describe('recipes', () => {
     expect(fewer).toBeLessThan(stageTurns(s));
     ts.forEach((t, i) => expect(t).toEqual(generateTrajectory('terminal', small.dataSeed, i)));
     expect(recipeTrajectories(small, 'terminal')).toEqual(ts);
+  });
+
+  it('adds task-play trajectories on request: half as many as its own, exactly those `lwm gen --tasks --seed dataSeed` gives', () => {
+    const play = recipeTaskPlay(RECIPES.quick, 'terminal', 9, ['write_word']);
+    expect(play).toHaveLength(Math.round(9 * TASK_PLAY_SHARE));
+    expect(play).toEqual(taskPlayTrajectories('terminal', ['write_word'], play.length, RECIPES.quick.dataSeed));
+    expect(new Set(recipeTaskPlay(RECIPES.quick, 'terminal', 40).map((t) => String(t.metadata!.task).split('/')[1])).size).toBeGreaterThan(3);
+    expect(() => recipeTaskPlay(RECIPES.quick, 'terminal', 4, ['record_env'])).toThrow(/has no probe/);
   });
 
   it('refuses a domain without an environment', () => {

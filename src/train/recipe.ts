@@ -7,6 +7,7 @@
 // Data is unlimited and compute is not: a recipe generates as many trajectories as its steps
 // consume, so no training row is seen twice (docs/fidelity.md).
 import { generateTrajectory } from '../envs/index.ts';
+import { playableFamilies, taskPlayTrajectories } from '../envs/tasks/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
 import { paramCount, presetConfig, trainStepFlops } from '../core/model/config.ts';
 import type { TrainSpec } from '../core/trainSpec.ts';
@@ -124,6 +125,19 @@ export function recipeTrajectories(recipe: Recipe, domain: KnownDomain, onProgre
     if (onProgress && out.length % 500 === 0) onProgress(out.length);
   }
   return out;
+}
+
+/** Task-play trajectories a recipe adds per trajectory of its own when asked for (`lwm train --recipe --tasks`). */
+export const TASK_PLAY_SHARE = 0.5;
+
+/**
+ * Task-play trajectories for a recipe's data (docs/method.md §13): TASK_PLAY_SHARE of `count`
+ * (the recipe's own trajectories) of the domain's `families` (all with a probe when left out),
+ * from the recipe's data seed. A world model trained on them has seen what each family's probe
+ * shows after the solver's attempt and after near misses, which a Sim RL reward asks of it.
+ */
+export function recipeTaskPlay(recipe: Recipe, domain: KnownDomain, count: number, families?: readonly string[]): Trajectory[] {
+  return taskPlayTrajectories(domain, playableFamilies(domain, families), Math.round(TASK_PLAY_SHARE * count), recipe.dataSeed);
 }
 
 /** Trajectory `index` of a recipe's data: what a stored recipe run regenerates (its domain, seed and count). */

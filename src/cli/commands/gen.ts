@@ -1,15 +1,20 @@
 // lwm gen --domain D|all --n N --seed S [-o FILE]: trajectories from the built-in environments,
-// as native JSONL, byte-identical for the same arguments.
+// as native JSONL, byte-identical for the same arguments. With --tasks F[,F…]: task-play
+// trajectories instead (a task's attempt, then its family's probe; docs/method.md §13).
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import { generateTrajectory } from '../../envs/index.ts';
+import { playableFamilies, taskPlayTrajectory } from '../../envs/tasks/index.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 
 /** Trajectories per domain at most: ids number them with five digits (env-D-S-00000). */
 export const MAX_GEN_N = 100_000;
 
-const HELP = `Usage: lwm gen --domain ${DOMAINS.join('|')}|all --n N --seed S [-o FILE]   (N from 1 to ${MAX_GEN_N})
+const HELP = `Usage: lwm gen --domain ${DOMAINS.join('|')}|all --n N --seed S [--tasks F[,F…]|probed] [-o FILE]   (N from 1 to ${MAX_GEN_N})
 Runs the scripted agents in the built-in environments and writes one trajectory per line.
 With --domain all, N trajectories are made for each of the seven domains.
+With --tasks, N task-play trajectories of those task families of one domain (probed: every family
+with a probe): a train-split task, the reference solver's attempt, a near miss or no action, then the
+family's probe, the data a world model needs to reward simulated episodes (docs/method.md §13).
 `;
 
 export function parseInt10(name: string, v: string | undefined, min: number, max = 0xffffffff): number {
@@ -22,6 +27,7 @@ export default async function gen(argv: string[], io: CliIO): Promise<number> {
     domain: { type: 'string' },
     n: { type: 'string' },
     seed: { type: 'string' },
+    tasks: { type: 'string' },
     output: { type: 'string', short: 'o' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -38,6 +44,21 @@ export default async function gen(argv: string[], io: CliIO): Promise<number> {
   const seed = parseInt10('seed', values.seed, 0);
   const domains: KnownDomain[] = domain === 'all' ? [...DOMAINS] : [domain as KnownDomain];
   if (values.output !== undefined) checkOutputPath(values.output);
+  if (values.tasks !== undefined) {
+    if (domain === 'all') throw new UsageError('--tasks needs one --domain: task families belong to one domain');
+    let families: string[];
+    try {
+      families = playableFamilies(domain as KnownDomain, values.tasks === 'probed' ? undefined : values.tasks.split(',').map((f) => f.trim()));
+    } catch (e) {
+      throw new UsageError(`--tasks: ${(e as Error).message}`);
+    }
+    const playLines = function* () {
+      for (let i = 0; i < n; i++) yield JSON.stringify(taskPlayTrajectory(domain as KnownDomain, families, seed, i)) + '\n';
+    };
+    await writeOutput(io, values.output, playLines());
+    if (values.output) io.err(`wrote ${n} task-play trajectories of ${families.join(', ')} to ${values.output}\n`);
+    return 0;
+  }
   // One trajectory at a time, so memory stays flat and a slow reader holds generation back.
   function* lines() {
     for (const d of domains) for (let i = 0; i < n; i++) yield JSON.stringify(generateTrajectory(d, seed, i)) + '\n';

@@ -27,6 +27,25 @@ describe('lwm gen', () => {
         .map((l) => JSON.parse(l).domain),
     ).toEqual(['mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os']);
   });
+  it('writes task-play trajectories with --tasks, and refuses a family without a probe or more than one domain', async () => {
+    const io = captureIO();
+    expect(await main(['gen', '--domain', 'terminal', '--tasks', 'write_word', '--n', '4', '--seed', '2'], io)).toBe(0);
+    const ts = io.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(ts.map((t) => t.id)).toEqual(['task-terminal-2-00000', 'task-terminal-2-00001', 'task-terminal-2-00002', 'task-terminal-2-00003']);
+    for (const t of ts) expect(t.turns.at(-1).action).toMatch(/^cat \/home\/\w+\/\w+\.txt$/);
+    for (const [argv, why] of [
+      [['--domain', 'terminal', '--tasks', 'record_env'], /--tasks: task family 'terminal\/record_env' has no probe/],
+      [['--domain', 'all', '--tasks', 'probed'], /--tasks needs one --domain/],
+      [['--domain', 'web', '--tasks', 'probed'], /--tasks: no task family of web has a probe/],
+    ] as const) {
+      const bad = captureIO();
+      expect(await main(['gen', ...argv, '--n', '1', '--seed', '1'], bad)).toBe(2);
+      expect(bad.stderr).toMatch(why);
+    }
+  });
   it('exits 2 on bad usage', async () => {
     for (const argv of [
       ['gen'],

@@ -64,9 +64,14 @@ describe('lwm train --recipe', () => {
       /--recipe quick sets the stage, model, data, steps and schedule itself; drop --preset, --steps/,
     );
     await expect(run('--recipe', 'quick', '--domain', 'terminal', '--data', 'x.jsonl')).rejects.toThrow(/drop --data/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--tasks', 'record_env')).rejects.toThrow(
+      /--tasks: task family 'terminal\/record_env' has no probe.*families with one: write_word/,
+    );
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--tasks', 'nope')).rejects.toThrow(/--tasks: no task family 'nope' in domain 'terminal'/);
+    await expect(run('--stage', 'sft', '--tasks', 'write_word')).rejects.toThrow(/--tasks adds task-play data to a --recipe run/);
     await expect(run('--recipe', 'quick', '--domain', 'terminal', '-o', '/nonexistent-dir/x.safetensors')).rejects.toThrow(/nonexistent-dir/);
     const help = captureIO();
     expect(await train(['--help'], help)).toBe(0);
-    expect(help.stdout).toContain('lwm train --recipe quick --domain D');
+    expect(help.stdout).toContain('lwm train --recipe quick --domain D [--tasks F[,F…]|probed]');
   }, 60_000); // the recipe's modules load on first use: slow on a loaded machine
 });

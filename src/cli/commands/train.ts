@@ -24,9 +24,11 @@ import { readMaskConfigFile } from './mask.ts';
 import { envApiKey, isUserError, loadTrainingData, modelArg, openNodeRuntime, readWhole } from './common.ts';
 import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterConfig, loraOption, memoryGib, readHfStart, writeLoraFolder } from './trainHf.ts';
 
-const USAGE = `lwm train --recipe quick --domain D [-o CKPT] [--metrics FILE]
+const USAGE = `lwm train --recipe quick --domain D [--tasks F[,F…]|probed] [-o CKPT] [--metrics FILE]
                                                    (a whole recipe: fresh data, model, tokenizer, template, stages,
-                                                    steps and schedule; docs/fidelity.md)
+                                                    steps and schedule; docs/fidelity.md; --tasks adds task-play
+                                                    trajectories of those task families, half as many as the
+                                                    recipe's own: what a Sim RL world model needs, method.md §13)
 lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]
   [--reward rubric|reference-ab|turing]            (RL: the reward; default rubric = 0.9 judge + 0.1 verifier)
@@ -69,6 +71,7 @@ const OPTIONS = {
   domain: { type: 'string', multiple: true },
   steps: { type: 'string' },
   recipe: { type: 'string' },
+  tasks: { type: 'string' },
   from: { type: 'string' },
   out: { type: 'string', short: 'o' },
   metrics: { type: 'string' },
@@ -272,6 +275,8 @@ const train: Command = async (argv, io) => {
     return 0;
   }
   if (values.recipe !== undefined) return trainRecipe(values, io);
+  if (values.tasks !== undefined)
+    throw new UsageError('--tasks adds task-play data to a --recipe run; for a stage of your own, write it with lwm gen --tasks and train on it with --data');
   const spec = trainSpec(values, io);
   if (!spec) return 1;
   if (values.from !== undefined) values.from = await modelArg(io, values.from);
@@ -367,7 +372,7 @@ const RECIPE_SETS = [
 
 /** `lwm train --recipe NAME --domain D`: the recipe's data generated here, then its stages in order, each from the last one's weights. */
 async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
-  const { recipeByName, recipeCost, recipeSpecs, recipeTrajectories, LAPTOP_GPU_FLOPS } = await import('../../train/recipe.ts');
+  const { recipeByName, recipeCost, recipeSpecs, recipeTaskPlay, recipeTrajectories, LAPTOP_GPU_FLOPS } = await import('../../train/recipe.ts');
   const { DOMAINS } = await import('../../core/schema/types.ts');
   let recipe;
   try {
@@ -388,10 +393,26 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   io.err(
     `recipe ${recipe.name} on ${domain}: ${(cost.params / 1e6).toFixed(2)}M parameters, ${(cost.tokens / 1e6).toFixed(1)}M tokens, ${cost.flops.toExponential(2)} FLOPs (~${Math.round(cost.flops / LAPTOP_GPU_FLOPS / 60)} min at ${LAPTOP_GPU_FLOPS / 1e9} GFLOP/s)\n`,
   );
+  let taskFamilies: string[] | undefined;
+  if (values.tasks !== undefined) {
+    const { playableFamilies } = await import('../../envs/tasks/index.ts');
+    try {
+      taskFamilies = playableFamilies(domain, values.tasks === 'probed' ? undefined : values.tasks.split(',').map((f) => f.trim()));
+    } catch (e) {
+      throw new UsageError(`--tasks: ${(e as Error).message}`);
+    }
+  }
   const trajectories = recipeTrajectories(recipe, domain);
   io.err(
     `generated ${trajectories.length} ${domain} trajectories (lwm gen --domain ${domain} --seed ${recipe.dataSeed}), ${trajectories.reduce((n, t) => n + t.turns.length, 0)} turns\n`,
   );
+  if (taskFamilies) {
+    const play = recipeTaskPlay(recipe, domain, trajectories.length, taskFamilies);
+    trajectories.push(...play);
+    io.err(
+      `and ${play.length} task-play trajectories of ${taskFamilies.join(', ')} (lwm gen --domain ${domain} --tasks ${taskFamilies.join(',')} --n ${play.length} --seed ${recipe.dataSeed}), ${play.reduce((n, t) => n + t.turns.length, 0)} turns\n`,
+    );
+  }
   const opened = await openTraining(io);
   if (!opened) return 1;
   const { runTraining, UserFacingError, rt } = opened;
