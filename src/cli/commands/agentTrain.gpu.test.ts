@@ -6,8 +6,9 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSafetensors } from '../../core/model/safetensors.ts';
-import { captureIO } from '../testing.ts';
-import agent from './agentTrain.ts';
+import { generateTrajectories } from '../../envs/index.ts';
+import { captureIO, microCheckpoint } from '../testing.ts';
+import agent, { openWorld } from './agentTrain.ts';
 import type { AgentEval as Eval } from '../../train/agent/run.ts';
 
 const TINY = [
@@ -158,5 +159,25 @@ describe('lwm agent train with a Hugging Face policy (llama-chat, CI shapes)', (
     expect(tight.stderr).toMatch(
       /llama-chat\/? needs .* for full fine-tuning, context 96, batch 16, f32 weights \(.*KV cache .*\), more than the 4\.1 MiB budget/,
     );
+  });
+});
+
+describe('the world model of lwm agent train --env model', () => {
+  it("answers with at most a quarter of its context by default, as lwm infer does, leaving the rest to the prompt's history", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-agent-world-'));
+    dirs.push(dir);
+    const ckpt = join(dir, 'world.safetensors');
+    await writeFile(ckpt, microCheckpoint(generateTrajectories('terminal', 2, 5), { template: 'compact' }));
+    const io = captureIO();
+    const byDefault = await openWorld(io, ckpt);
+    expect(byDefault, io.stderr).not.toBeNull();
+    expect(byDefault!.contextLength).toBeGreaterThan(0);
+    expect(byDefault!.generate).toMatchObject({ maxTokens: Math.floor(byDefault!.contextLength! / 4), temperature: 0 });
+    byDefault!.dispose();
+    const asked = await openWorld(io, ckpt, 7);
+    expect(asked!.generate.maxTokens).toBe(7);
+    asked!.dispose();
+    expect(await openWorld(io, join(dir, 'missing.safetensors'))).toBeNull();
+    expect(io.stderr).toMatch(/lwm agent train: --world .*missing\.safetensors: /);
   });
 });

@@ -24,7 +24,8 @@ import {
 
 const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
   [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
-  [--world-max-tokens N]        most tokens of one simulated observation (default 128)
+  [--world-max-tokens N]        most tokens of one simulated observation (default a quarter of the world model's
+                                context, as lwm infer: the rest is the room of its prompt, history included)
   [--policy PRESET|CHECKPOINT|HF_FOLDER|ADAPTER_DIR]
                                 a fresh model of a preset (default bench); a policy checkpoint to go on from; a
                                 Hugging Face model folder or Hub id (Llama / Qwen2 / Qwen3 with a chat template),
@@ -179,7 +180,7 @@ async function trainSpec(v: Values, io: CliIO) {
     from,
     hf: folder ? { folder, ...(lora && { lora }), memoryGib: memoryGib(v['memory-gib']) } : undefined,
     out: v.out,
-    worldMaxTokens: int('world-max-tokens', 1, 128),
+    worldMaxTokens: v['world-max-tokens'] === undefined ? undefined : int('world-max-tokens', 1, 1),
   };
 }
 
@@ -456,15 +457,20 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
  * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
  * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
  */
-export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens: number) {
+export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
   const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };
   const source = nodeSource();
   try {
-    const opened = await openReady(ref, source, { maxTokens, temperature: 0 }, { name: `world:${world}` });
+    const opened = await openReady(ref, source, { maxTokens: maxTokens ?? 1, temperature: 0 }, { name: `world:${world}` });
+    // By default a quarter of its context, as `lwm infer` and the recipe's evaluation answer: a
+    // longer budget leaves the prompt less room, and the fit drops the history first.
+    const context = opened.contextLength ?? 0;
+    const generate = { ...opened.generate, maxTokens: maxTokens ?? (context > 0 ? Math.max(1, Math.floor(context / 4)) : 64) };
     return {
       ...opened,
+      generate,
       dispose: () => {
         opened.dispose();
         source.release();
