@@ -67,7 +67,7 @@ describe('recipes', () => {
     expect(recipeTrajectories(small, 'terminal')).toEqual(ts);
   });
 
-  it('adds task-play trajectories on request: half as many as its own, exactly those `lwm gen --tasks --seed dataSeed` gives', () => {
+  it('adds task-play trajectories on request: as many as its own, exactly those `lwm gen --tasks --seed dataSeed` gives', () => {
     const play = recipeTaskPlay(RECIPES.quick, 'terminal', 9, ['write_word']);
     expect(play).toHaveLength(Math.round(9 * TASK_PLAY_SHARE));
     expect(play).toEqual(taskPlayTrajectories('terminal', ['write_word'], play.length, RECIPES.quick.dataSeed));

@@ -128,7 +128,7 @@ export function recipeTrajectories(recipe: Recipe, domain: KnownDomain, onProgre
 }
 
 /** Task-play trajectories a recipe adds per trajectory of its own when asked for (`lwm train --recipe --tasks`). */
-export const TASK_PLAY_SHARE = 0.5;
+export const TASK_PLAY_SHARE = 1;
 
 /**
  * Task-play trajectories for a recipe's data (docs/method.md §13): TASK_PLAY_SHARE of `count`

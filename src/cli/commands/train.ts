@@ -27,7 +27,7 @@ import { checkLoraOutput, HF_INPUT_ERRORS, isFolder, LORA_OPTIONS, loraAdapterCo
 const USAGE = `lwm train --recipe quick --domain D [--tasks F[,F…]|probed] [-o CKPT] [--metrics FILE]
                                                    (a whole recipe: fresh data, model, tokenizer, template, stages,
                                                     steps and schedule; docs/fidelity.md; --tasks adds task-play
-                                                    trajectories of those task families, half as many as the
+                                                    trajectories of those task families, as many as the
                                                     recipe's own: what a Sim RL world model needs, method.md §13)
 lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data FILE | --domain D] [--steps N] [--from CKPT] [-o CKPT] [--metrics FILE]
   [--batch B] [--tokens T] [--seed S] [--eval-every N] [--lr PEAK] [--vocab V] [--mask-config CFG]

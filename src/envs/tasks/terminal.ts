@@ -58,7 +58,7 @@ const writeWord: F = {
   },
   check: (env, p) => holdsLines(env, p, str(p, 'file'), [str(p, 'word')]),
   solver: (_env, p) => plan(`echo ${str(p, 'word')} > ${str(p, 'file')}`),
-  probe: (p) => `cat ${abs(p, str(p, 'file'))}`,
+  probe: (p) => `cat ${str(p, 'file')}`,
   nearMisses: (p) => {
     const other = WORDS[(WORDS.indexOf(str(p, 'word')) + 1) % WORDS.length];
     const otherFile = FILES[(FILES.indexOf(str(p, 'file')) + 1) % FILES.length];
@@ -77,7 +77,7 @@ const makeDir: F = {
     node(env, abs(p, str(p, 'dir')))?.type === 'dir' ? pass(`~/${str(p, 'dir')} is a directory`) : fail(`~/${str(p, 'dir')} is not a directory`),
   solver: (_env, p) => plan(`mkdir ${str(p, 'dir')}`),
   // cd into it: its prompt line shows the directory, or an error that it is none.
-  probe: (p) => `cd ${abs(p, str(p, 'dir'))}`,
+  probe: (p) => `cd ${str(p, 'dir')}`,
   nearMisses: (p) => [actions(`touch ${str(p, 'dir')}`), actions(`mkdir ${str(p, 'dir').split('/').pop()}`)],
 };
 
@@ -95,7 +95,7 @@ const appendLine: F = {
     return holdsLines(env, p, str(p, 'file'), [...splitLines(before), str(p, 'line')]);
   },
   solver: (_env, p) => plan(`echo "${str(p, 'line')}" >> ${str(p, 'file')}`),
-  probe: (p) => `cat ${abs(p, str(p, 'file'))}`,
+  probe: (p) => `cat ${str(p, 'file')}`,
   nearMisses: (p) => [actions(`echo "${str(p, 'line')}" > ${str(p, 'file')}`), actions(`echo "${str(p, 'line')}" >> notes.txt`)],
 };
 
@@ -115,7 +115,7 @@ const countLevel: F = {
   },
   check: (env, p) => holdsNumber(env, p, str(p, 'out'), str(p, 'count')),
   solver: (_env, p) => plan(`grep -c ${str(p, 'level')} ${str(p, 'log')}`, `grep -c ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),
-  probe: (p) => `cat ${abs(p, str(p, 'out'))}`,
+  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [actions(`wc -l ${str(p, 'log')} > ${str(p, 'out')}`), actions(`grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`)],
 };
 
@@ -156,7 +156,7 @@ const sortUnique: F = {
     return holdsLines(env, p, str(p, 'out'), want);
   },
   solver: (_env, p) => plan(`cat ${str(p, 'src')}`, `sort -u ${str(p, 'src')} > ${str(p, 'out')}`),
-  probe: (p) => `cat ${abs(p, str(p, 'out'))}`,
+  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [actions(`sort -r -u ${str(p, 'src')} > ${str(p, 'out')}`), actions(`sort -u ${str(p, 'src')}`)],
 };
 
@@ -188,7 +188,7 @@ const grepToFile: F = {
     );
   },
   solver: (_env, p) => plan(`mkdir ${str(p, 'dir')}`, `grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`, `cat ${str(p, 'out')}`),
-  probe: (p) => `cat ${abs(p, str(p, 'out'))}`,
+  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [
     actions(`grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),
     actions(`mkdir ${str(p, 'dir')}`, `grep -v ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),
