@@ -13,7 +13,7 @@
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
 // replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
-// (`lwm train --recipe --tasks`).
+// (`lwm train --recipe --tasks`), --task-n N that many of them instead of the recipe's share.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import type { KnownDomain } from '../src/core/schema/types.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { paramLayout } from '../src/core/model/params.ts';
 import { BatchSampler, type TokenBatch } from '../src/train/data.ts';
-import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories } from '../src/train/recipe.ts';
+import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories, TASK_PLAY_SHARE } from '../src/train/recipe.ts';
 import { checkpointBytes, prepare, resolveSpec } from '../src/train/stages/common.ts';
 import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     mask: { type: 'string' },
     rows: { type: 'string' },
     tasks: { type: 'string' },
+    'task-n': { type: 'string' },
   },
 });
 if (!values.out) throw new Error('--out DIR is required');
@@ -52,7 +53,8 @@ const spec = resolveSpec({
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
 if (values.tasks) {
   const families = values.tasks === 'probed' ? undefined : values.tasks.split(',');
-  trajectories.push(...recipeTaskPlay(recipe, values.domain as KnownDomain, trajectories.length, families));
+  const count = values['task-n'] ? Number(values['task-n']) / TASK_PLAY_SHARE : trajectories.length;
+  trajectories.push(...recipeTaskPlay(recipe, values.domain as KnownDomain, count, families));
 }
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');

@@ -40,6 +40,8 @@ def write_batches(args, work):
         cmd += ["--batch", str(args.batch)]
     if args.tasks:
         cmd += ["--tasks", args.tasks]
+    if args.task_n:
+        cmd += ["--task-n", str(args.task_n)]
     subprocess.run(cmd, cwd=ROOT, check=True)
 
 
@@ -173,6 +175,7 @@ def main():
     ap.add_argument("--domain", default="terminal")
     ap.add_argument("-o", "--out", required=True, help="the checkpoint to write (our safetensors format)")
     ap.add_argument("--tasks", help="add the recipe's task-play trajectories of these task families (lwm train --recipe --tasks)")
+    ap.add_argument("--task-n", type=int, help="with --tasks: this many task-play trajectories instead of the recipe's share")
     ap.add_argument("--work", help="folder for the batches (default: OUT's name + .batches)")
     ap.add_argument("--steps", type=int, help="train only the first N steps (the schedule still spans the recipe)")
     ap.add_argument("--batch", type=int, help="rows per step instead of the recipe's (the parity fixture's smaller batch)")

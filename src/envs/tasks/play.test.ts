@@ -29,6 +29,9 @@ describe('task-play trajectories', () => {
       expect(t.system_prompt).toEqual(makeTaskEnv(task).reset().system_prompt);
       const last = t.turns[t.turns.length - 1];
       expect(last.action).toBe(taskFamily('terminal', task.family).probe!(task.params));
+      // The probe trains at full weight whatever its mask category; the attempt's turns by their category.
+      expect(last.metadata!.loss_weight_override).toBe(1);
+      for (const turn of t.turns.slice(0, -1)) expect(turn.metadata!.loss_weight_override).toBeUndefined();
       // The same actions in a fresh environment give the same observations and the same verdict.
       const env = makeTaskEnv(task);
       env.reset();

@@ -49,15 +49,18 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
   const k = pickAttempt();
   const agent: Agent = k === 0 ? env.solver() : k <= misses.length ? misses[k - 1](env) : new PlanAgent([]);
   const turns: Turn[] = [];
-  const play = (action: string): StepResult => {
+  const play = (action: string, probe = false): StepResult => {
     const r = env.step(action);
-    turns.push({ action, observation: r.observation, metadata: { timestamp: r.timestamp, spans: r.spans } });
+    // The probe's observation trains at full weight: it is what a simulated episode's reward
+    // asks for. The mask's boilerplate rule would give it 0.1 (the same word follows `cat` of
+    // several files across tasks), but here it depends on what the earlier action wrote.
+    turns.push({ action, observation: r.observation, metadata: { timestamp: r.timestamp, spans: r.spans, ...(probe && { loss_weight_override: 1 }) } });
     return r;
   };
   let last: StepResult | null = null;
   for (let action = agent.next(last); action !== null && turns.length < 40; action = agent.next(last)) last = play(action);
   const probe = taskFamily(domain, family).probe!(task.params);
-  play(probe);
+  play(probe, true);
   return {
     id: `task-${domain}-${seed}-${String(index).padStart(5, '0')}`,
     domain,
