@@ -180,4 +180,27 @@ describe('the world model of lwm agent train --env model', () => {
     expect(await openWorld(io, join(dir, 'missing.safetensors'))).toBeNull();
     expect(io.stderr).toMatch(/lwm agent train: --world .*missing\.safetensors: /);
   });
+
+  it('lwm agent probe checks its simulated reward against the real check, by attempt', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-agent-probe-'));
+    dirs.push(dir);
+    const ckpt = join(dir, 'world.safetensors');
+    await writeFile(ckpt, microCheckpoint(generateTrajectories('terminal', 2, 5), { template: 'compact' }));
+    const io = captureIO();
+    const code = await agent(
+      ['probe', '--world', ckpt, '--domain', 'terminal', '--families', 'write_word', '--eval-tasks', '1', '--world-max-tokens', '4'],
+      io,
+    );
+    expect(code, io.stderr).toBe(0);
+    const out = JSON.parse(io.stdout);
+    expect(out).toMatchObject({ domain: 'terminal', families: ['write_word'], tasks: 1 });
+    expect(out.attempts.map((r: { attempt: string }) => r.attempt)).toEqual(['solver', 'near miss 1', 'near miss 2', 'near miss 3', 'nothing']);
+    for (const r of out.attempts) {
+      expect(r.episodes).toBe(1);
+      expect(r.realSuccesses).toBe(r.attempt === 'solver' ? 1 : 0);
+      // Agreement is the simulated reward equal to the real one, whatever this random model says.
+      expect(r.agree).toBe(r.simSuccesses === r.realSuccesses ? 1 : 0);
+    }
+    expect(io.stderr).toMatch(/\| attempt \| episodes \| agree \| real successes \| simulated successes \|/);
+  });
 });

@@ -104,3 +104,20 @@ describe('lwm agent train settings', () => {
     expect([...readFileSync(join(dir, 'imitation.safetensors'))]).toEqual([9]);
   });
 });
+
+describe('lwm agent probe settings', () => {
+  it('needs a world model checkpoint, a domain and families with a probe, checked before the GPU starts', async () => {
+    const base = ['probe', '--domain', 'terminal', '--families', 'write_word'];
+    await expect(run('probe', '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/--world CKPT is required/);
+    await expect(run(...base, '--world', 'copy-last')).rejects.toThrow(/--world CKPT is required/);
+    await expect(run('probe', '--world', 'w.safetensors', '--families', 'write_word')).rejects.toThrow(/--domain must be one of/);
+    await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal')).rejects.toThrow(/--families is required/);
+    await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal', '--families', 'record_env')).rejects.toThrow(
+      /'terminal\/record_env' has no probe; families with one: terminal\/write_word/,
+    );
+    await expect(run(...base, '--world', 'w.safetensors', '--eval-tasks', '0')).rejects.toThrow(UsageError);
+    const help = captureIO();
+    expect(await agent(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('lwm agent probe --world CKPT');
+  });
+});

@@ -49,7 +49,13 @@ and none (imitation), each evaluated on the same held-out tasks in the real envi
 real arm with each step's rewards permuted across its episodes (the table then gives each arm's
 p against it). Saves OUT/experiment.json (and its policies) after
 every evaluation; --resume goes on from there (a Hugging Face policy's folder, named in
-experiment.json, is read again). Writes OUT/metrics.jsonl and OUT/summary.json.`;
+experiment.json, is read again). Writes OUT/metrics.jsonl and OUT/summary.json.
+
+lwm agent probe --world CKPT --domain D --families F[,F...] [--eval-tasks N] [--world-max-tokens N]
+Checks a world model as a Sim RL world before any RL: on N held-out tasks (default 16), the
+reference solver's episode, each near miss and no action are replayed in the world model, and its
+answer to the family's probe (the simulated reward) is compared with the real check. Prints a
+table by attempt on stderr and the counts as JSON on stdout.`;
 
 const OPTIONS = {
   env: { type: 'string' },
@@ -97,14 +103,46 @@ const agent: Command = async (argv, io) => {
     io.out(`Usage: ${USAGE}\n`);
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'train' && sub !== 'experiment') throw new UsageError(`unknown subcommand '${sub}'; try: lwm agent train, lwm agent experiment`);
+  if (sub !== 'train' && sub !== 'experiment' && sub !== 'probe')
+    throw new UsageError(`unknown subcommand '${sub}'; try: lwm agent train, lwm agent experiment, lwm agent probe`);
   const { values: v } = parseCommandArgs(rest, OPTIONS, false);
   if (v.help) {
     io.out(`Usage: ${USAGE}\n`);
     return 0;
   }
-  return sub === 'train' ? train(v, io) : experiment(v, io);
+  return sub === 'train' ? train(v, io) : sub === 'probe' ? probe(v, io) : experiment(v, io);
 };
+
+/** `lwm agent probe`: a world model's simulated reward against the real check, by attempt. */
+async function probe(v: Values, io: CliIO): Promise<number> {
+  if (!v.world || v.world === 'copy-last') throw new UsageError('--world CKPT is required (the world model whose probe answers are checked)');
+  if (!v.domain || !(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}`);
+  if (!v.families) throw new UsageError('--families is required (task families with a probe, comma-separated)');
+  const families = v.families.split(',').map((f) => f.trim());
+  const { listTasks } = await import('../../envs/tasks/index.ts');
+  const { probedFamilies, probeAgreement } = await import('../../train/agent/simWorld.ts');
+  const probed = probedFamilies();
+  for (const f of families)
+    if (!probed.includes(`${v.domain}/${f}`)) throw new UsageError(`--families: '${v.domain}/${f}' has no probe; families with one: ${probed.join(', ')}`);
+  const n = v['eval-tasks'] === undefined ? 16 : intOption('eval-tasks', v['eval-tasks'], 1);
+  const maxTokens = v['world-max-tokens'] === undefined ? undefined : intOption('world-max-tokens', v['world-max-tokens'], 1);
+  const tasks = listTasks({ split: 'heldout', count: n, domains: [v.domain as KnownDomain], families });
+  const world = await openWorld(io, v.world, maxTokens);
+  if (!world) return 1;
+  try {
+    const rows = await probeAgreement(tasks, world.backend, world.generate);
+    io.err(`${v.world}: its probe answers against the real check, ${tasks.length} held-out tasks of ${families.join(', ')}\n`);
+    io.err('| attempt | episodes | agree | real successes | simulated successes |\n|---|---|---|---|---|\n');
+    for (const r of rows) io.err(`| ${r.attempt} | ${r.episodes} | ${r.agree} | ${r.realSuccesses} | ${r.simSuccesses} |\n`);
+    for (const r of rows)
+      if (r.example)
+        io.err(`${r.attempt}, ${r.example.task}: ${JSON.stringify(r.example.actions)} → the world model: ${JSON.stringify(r.example.observation)}\n`);
+    io.out(JSON.stringify({ world: v.world, domain: v.domain, families, tasks: tasks.length, attempts: rows }) + '\n');
+    return 0;
+  } finally {
+    world.dispose();
+  }
+}
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isTurnRequest, type LwmBackend } from '../../core/backend.ts';
-import { listTasks, makeTaskEnv, type Task } from '../../envs/tasks/index.ts';
+import { listTasks, makeTaskEnv, taskById, type Task } from '../../envs/tasks/index.ts';
 import { playEpisodes, realCheck, simToRealGap, type AgentPolicy } from './episodes.ts';
-import { answerKey, sameObservation, simWorld } from './simWorld.ts';
+import { answerKey, probeAgreement, sameObservation, simWorld } from './simWorld.ts';
 
 const tasks = listTasks({ split: 'heldout', count: 4, domains: ['terminal'], families: ['write_word', 'make_dir'] });
 
@@ -83,5 +83,26 @@ describe('a world model as the world', () => {
     expect(() => answerKey(listTasks({ split: 'train', count: 1, domains: ['terminal'], families: ['record_env'] })[0])).toThrow(
       /no simulated check for terminal\/record_env/,
     );
+  });
+
+  it("measures a world model's probe against the real check on the solver's, each near miss's and no attempt", async () => {
+    const options = { maxTokens: 64, temperature: 0 };
+    const right = await probeAgreement(tasks, faithful(), options);
+    expect(right.map((r) => r.attempt)).toEqual(['solver', 'near miss 1', 'near miss 2', 'near miss 3', 'nothing']);
+    for (const r of right) {
+      expect(r.agree, r.attempt).toBe(r.episodes);
+      expect(r.example).toBeUndefined();
+      expect(r.simSuccesses).toBe(r.realSuccesses);
+    }
+    expect(right[0]).toMatchObject({ episodes: tasks.length, realSuccesses: tasks.length });
+    // Three near misses for write_word, two for make_dir: the third row has only the write_word tasks.
+    expect(right[3].episodes).toBe(tasks.filter((t) => t.family === 'write_word').length);
+    // A world model that shows every goal as reached is right on the solver's episodes only.
+    const flat = await probeAgreement(tasks, flatterer(), options);
+    expect(flat[0]).toMatchObject({ attempt: 'solver', agree: tasks.length, simSuccesses: tasks.length });
+    for (const r of flat.slice(1)) {
+      expect(r, r.attempt).toMatchObject({ agree: 0, realSuccesses: 0, simSuccesses: r.episodes });
+      expect(r.example!.observation).toBe(answerKey(taskById(r.example!.task)).expected);
+    }
   });
 });

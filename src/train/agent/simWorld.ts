@@ -7,7 +7,8 @@
 // task's definition, never from the policy's episode.
 import { generateText, type GenerateOptions, type LwmBackend } from '../../core/backend.ts';
 import type { KnownDomain, SystemPrompt, Turn } from '../../core/schema/types.ts';
-import { makeTaskEnv, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task } from '../../envs/tasks/index.ts';
+import { PlanAgent, type Agent } from '../../envs/agent.ts';
+import { makeTaskEnv, runEpisode, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task } from '../../envs/tasks/index.ts';
 import type { AgentWorld } from './episodes.ts';
 
 /** The families a simulated episode can be rewarded on (`domain/family`): those with a probe. */
@@ -69,4 +70,54 @@ export function simWorld(
       return { success: sameObservation(observation, key.expected), observation };
     },
   };
+}
+
+/** How often a world model's simulated probe agrees with the real check, for one kind of attempt. */
+export interface ProbeAgreement {
+  /** `solver`, `near miss K` or `nothing`. */
+  attempt: string;
+  episodes: number;
+  /** The simulated reward equals the real check's verdict. */
+  agree: number;
+  /** The real check passed (the solver's attempts; none of the others). */
+  realSuccesses: number;
+  /** The simulation rewarded the attempt. */
+  simSuccesses: number;
+  /** One disagreement, to read: the actions and what the world model answered the probe. */
+  example?: { task: string; actions: string[]; observation: string };
+}
+
+/**
+ * A world model's fitness as a Sim RL world, before any RL: every task's reference solver, each
+ * of its near misses and no action at all are played in the real environment, their actions
+ * replayed in the world model (`simWorld`), and its simulated probe compared with the real
+ * check. A world model whose reward is right on these attempts can teach; one that rewards no
+ * solver episode, or every near miss, cannot. Grouped by attempt, in that order.
+ */
+export async function probeAgreement(tasks: readonly Task[], backend: LwmBackend, options: Omit<GenerateOptions, 'signal'>): Promise<ProbeAgreement[]> {
+  const rows = new Map<string, ProbeAgreement>();
+  for (const task of tasks) {
+    const key = answerKey(task);
+    const misses = makeTaskEnv(task).nearMisses();
+    const attempts: [string, (env: ReturnType<typeof makeTaskEnv>) => Agent][] = [
+      ['solver', (env) => env.solver()],
+      ...misses.map((m, k) => [`near miss ${k + 1}`, m] as [string, (env: ReturnType<typeof makeTaskEnv>) => Agent]),
+      ['nothing', () => new PlanAgent([])],
+    ];
+    for (const [attempt, make] of attempts) {
+      const episode = runEpisode(task, make);
+      const world = simWorld(task, backend, options, key);
+      world.reset();
+      for (const t of episode.turns) await world.step(t.action);
+      const sim = await world.simCheck();
+      const row = rows.get(attempt) ?? rows.set(attempt, { attempt, episodes: 0, agree: 0, realSuccesses: 0, simSuccesses: 0 }).get(attempt)!;
+      row.episodes++;
+      if (episode.verdict.success) row.realSuccesses++;
+      if (sim.success) row.simSuccesses++;
+      if (sim.success === episode.verdict.success) row.agree++;
+      else row.example ??= { task: task.id, actions: episode.turns.map((t) => t.action), observation: sim.observation };
+    }
+  }
+  const order = (a: string) => (a === 'solver' ? 0 : a === 'nothing' ? 2 : 1);
+  return [...rows.values()].sort((a, b) => order(a.attempt) - order(b.attempt) || a.attempt.localeCompare(b.attempt));
 }
