@@ -31,7 +31,9 @@ function flatterer(): LwmBackend {
     name: 'flatterer',
     async *generate(r) {
       if (!isTurnRequest(r)) throw new Error('turn requests only');
-      const task = tasks.find((t) => answerKey(t).probe === r.sample.action);
+      // Probes name files from home (`cat note.txt`), so several tasks share one: the goal in the prompt tells which.
+      const desc = typeof r.sample.systemPrompt === 'string' ? r.sample.systemPrompt : r.sample.systemPrompt.task_description;
+      const task = tasks.find((t) => answerKey(t).probe === r.sample.action && desc.includes(t.goal));
       yield task ? answerKey(task).expected : 'ok';
     },
   };
