@@ -22,7 +22,8 @@ import type { KnownDomain } from '../src/core/schema/types.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { paramLayout } from '../src/core/model/params.ts';
 import { BatchSampler, type TokenBatch } from '../src/train/data.ts';
-import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories, TASK_PLAY_SHARE } from '../src/train/recipe.ts';
+import { taskPlayFamilies, taskPlayTrajectories } from '../src/envs/tasks/index.ts';
+import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories } from '../src/train/recipe.ts';
 import { checkpointBytes, prepare, resolveSpec } from '../src/train/stages/common.ts';
 import { evalBatchesOf } from '../src/train/stages/rows.ts';
 import { supervisedRows } from '../src/train/stages/sft.ts';
@@ -52,9 +53,13 @@ const spec = resolveSpec({
 });
 const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
 if (values.tasks) {
-  const families = values.tasks === 'probed' ? undefined : values.tasks.split(',');
-  const count = values['task-n'] ? Number(values['task-n']) / TASK_PLAY_SHARE : trajectories.length;
-  trajectories.push(...recipeTaskPlay(recipe, values.domain as KnownDomain, count, families));
+  const domain = values.domain as KnownDomain;
+  const families = taskPlayFamilies(domain, values.tasks);
+  trajectories.push(
+    ...(values['task-n']
+      ? taskPlayTrajectories(domain, families, Number(values['task-n']), recipe.dataSeed)
+      : recipeTaskPlay(recipe, domain, trajectories.length, families)),
+  );
 }
 const p = prepare(spec, trajectories);
 const log = (m: string) => process.stderr.write(m + '\n');

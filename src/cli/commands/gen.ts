@@ -3,7 +3,7 @@
 // trajectories instead (a task's attempt, then its family's probe; docs/method.md §13).
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import { generateTrajectory } from '../../envs/index.ts';
-import { playableFamilies, taskPlayTrajectory } from '../../envs/tasks/index.ts';
+import { taskPlayFamilies, taskPlayTrajectory } from '../../envs/tasks/index.ts';
 import { checkOutputPath, intOption, parseCommandArgs, UsageError, writeOutput, type CliIO } from '../io.ts';
 
 /** Trajectories per domain at most: ids number them with five digits (env-D-S-00000). */
@@ -48,7 +48,7 @@ export default async function gen(argv: string[], io: CliIO): Promise<number> {
     if (domain === 'all') throw new UsageError('--tasks needs one --domain: task families belong to one domain');
     let families: string[];
     try {
-      families = playableFamilies(domain as KnownDomain, values.tasks === 'probed' ? undefined : values.tasks.split(',').map((f) => f.trim()));
+      families = taskPlayFamilies(domain as KnownDomain, values.tasks);
     } catch (e) {
       throw new UsageError(`--tasks: ${(e as Error).message}`);
     }

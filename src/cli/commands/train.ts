@@ -395,9 +395,9 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   );
   let taskFamilies: string[] | undefined;
   if (values.tasks !== undefined) {
-    const { playableFamilies } = await import('../../envs/tasks/index.ts');
+    const { taskPlayFamilies } = await import('../../envs/tasks/index.ts');
     try {
-      taskFamilies = playableFamilies(domain, values.tasks === 'probed' ? undefined : values.tasks.split(',').map((f) => f.trim()));
+      taskFamilies = taskPlayFamilies(domain, values.tasks);
     } catch (e) {
       throw new UsageError(`--tasks: ${(e as Error).message}`);
     }

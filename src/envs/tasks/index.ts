@@ -38,4 +38,4 @@ export {
   TOKENS_FORMAT,
   POLICY_LAYOUTS,
 } from './policy.ts';
-export { taskPlayTrajectory, taskPlayTrajectories, playableFamilies, SOLVER_SHARE } from './play.ts';
+export { taskPlayTrajectory, taskPlayTrajectories, playableFamilies, taskPlayFamilies, SOLVER_SHARE } from './play.ts';

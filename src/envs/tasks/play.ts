@@ -9,25 +9,28 @@ import { hash128, Rng } from '../../core/random.ts';
 import type { KnownDomain, Trajectory, Turn } from '../../core/schema/types.ts';
 import { PlanAgent, type Agent } from '../agent.ts';
 import type { StepResult } from '../types.ts';
-import { makeTask, makeTaskEnv, SEED_RANGES, splitSeed, taskFamilies, taskFamily } from './registry.ts';
+import { makeTask, makeTaskEnv, MAX_EPISODE_STEPS, SEED_RANGES, splitSeed, taskFamilies, taskFamily } from './registry.ts';
 
 /** Share of task-play episodes played by the reference solver; the rest are near misses or nothing. */
 export const SOLVER_SHARE = 0.5;
 
 /** The families of `domain` that have a probe, for task play; an error names a family without one. */
 export function playableFamilies(domain: KnownDomain, families?: readonly string[]): string[] {
-  const all = taskFamilies(domain);
-  const chosen = families ?? all.filter((f) => taskFamily(domain, f).probe);
+  const withProbe = taskFamilies(domain).filter((f) => taskFamily(domain, f).probe);
+  const chosen = families ?? withProbe;
   if (!chosen.length) throw new Error(`no task family of ${domain} has a probe`);
   for (const f of chosen) {
-    if (!taskFamily(domain, f).probe) {
-      const withProbe = all.filter((x) => taskFamily(domain, x).probe);
+    if (!taskFamily(domain, f).probe)
       throw new Error(
         `task family '${domain}/${f}' has no probe, so it cannot be played for a world model; families with one: ${withProbe.join(', ') || 'none'}`,
       );
-    }
   }
   return [...chosen];
+}
+
+/** The families a `--tasks` value names: `probed` (every family with a probe) or F[,F…]. */
+export function taskPlayFamilies(domain: KnownDomain, spec: string): string[] {
+  return playableFamilies(domain, spec === 'probed' ? undefined : spec.split(',').map((f) => f.trim()));
 }
 
 /**
@@ -45,8 +48,7 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
   const { system_prompt } = env.reset();
   const misses = env.nearMisses();
   // 0: the solver; 1..misses: a near miss; misses + 1: no action before the probe.
-  const pickAttempt = () => (rng.chance(SOLVER_SHARE) ? 0 : rng.int(1, misses.length + 1));
-  const k = pickAttempt();
+  const k = rng.chance(SOLVER_SHARE) ? 0 : rng.int(1, misses.length + 1);
   const agent: Agent = k === 0 ? env.solver() : k <= misses.length ? misses[k - 1](env) : new PlanAgent([]);
   const turns: Turn[] = [];
   const play = (action: string, probe = false): StepResult => {
@@ -58,7 +60,7 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
     return r;
   };
   let last: StepResult | null = null;
-  for (let action = agent.next(last); action !== null && turns.length < 40; action = agent.next(last)) last = play(action);
+  for (let action = agent.next(last); action !== null && turns.length < MAX_EPISODE_STEPS; action = agent.next(last)) last = play(action);
   const probe = taskFamily(domain, family).probe!(task.params);
   play(probe, true);
   return {

@@ -8,7 +8,7 @@
 import { generateText, type GenerateOptions, type LwmBackend } from '../../core/backend.ts';
 import type { KnownDomain, SystemPrompt, Turn } from '../../core/schema/types.ts';
 import { PlanAgent, type Agent } from '../../envs/agent.ts';
-import { makeTaskEnv, runEpisode, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task } from '../../envs/tasks/index.ts';
+import { makeTaskEnv, runEpisode, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task, type TaskEnv } from '../../envs/tasks/index.ts';
 import type { AgentWorld } from './episodes.ts';
 
 /** The families a simulated episode can be rewarded on (`domain/family`): those with a probe. */
@@ -99,9 +99,9 @@ export async function probeAgreement(tasks: readonly Task[], backend: LwmBackend
   for (const task of tasks) {
     const key = answerKey(task);
     const misses = makeTaskEnv(task).nearMisses();
-    const attempts: [string, (env: ReturnType<typeof makeTaskEnv>) => Agent][] = [
+    const attempts: [string, (env: TaskEnv) => Agent][] = [
       ['solver', (env) => env.solver()],
-      ...misses.map((m, k) => [`near miss ${k + 1}`, m] as [string, (env: ReturnType<typeof makeTaskEnv>) => Agent]),
+      ...misses.map((m, k): [string, (env: TaskEnv) => Agent] => [`near miss ${k + 1}`, m]),
       ['nothing', () => new PlanAgent([])],
     ];
     for (const [attempt, make] of attempts) {
