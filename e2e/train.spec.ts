@@ -29,7 +29,9 @@ async function shownStep(page: Page): Promise<number> {
   return Number(/step (\d+)/.exec(text)?.[1] ?? -1);
 }
 
-test('the quick recipe, the default: a time estimate naming the CPU fallback; it generates its data, takes a step, and stops', async ({ page }) => {
+test('the quick recipe, the default: a time estimate naming the CPU fallback; with task play it generates its data, takes a step, and stops', async ({
+  page,
+}) => {
   test.setTimeout(900_000);
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
@@ -59,14 +61,29 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   );
   await page.getByRole('radio', { name: /^Quick recipe/ }).check();
 
-  // One click: the worker generates the data, then trains; a step appears.
+  // Task play (for a Sim RL world model): none by default; the terminal families with a check;
+  // a domain without any says so, and switching back offers them again.
+  const play = page.getByLabel('Task play', { exact: true });
+  await expect(play).toHaveValue('');
+  await expect(play.locator('option')).toContainText(['none', /^every family with a check \(\d+\)$/, 'write_word', 'make_dir']);
+  await domain.selectOption('mcp');
+  await expect(play).toBeDisabled();
+  await expect(page.locator('#train-recipeTasks-hint')).toHaveText('no task family of mcp has a check yet');
+  await domain.selectOption('terminal');
+  await play.selectOption('write_word');
+  await expect(page.locator('#train-recipeTasks-hint')).toContainText('for a Sim RL world model');
+
+  // One click: the worker generates the data (the recipe's and the task play), then trains; a step appears.
   await page.getByRole('button', { name: 'Train the quick recipe' }).click();
   await expect(page.getByTestId('run-summary')).toContainText('Quick recipe · terminal', { timeout: 60_000 });
   await expect(page.getByTestId('run-preparing')).toContainText(/terminal trajectories/, { timeout: 120_000 });
   await expect.poll(() => shownStep(page), { timeout: 420_000 }).toBeGreaterThanOrEqual(1);
-  await expect(page.getByTestId('run-summary')).toContainText(/Quick recipe · terminal · SFT · quick · [\d,]+ generated trajectories/);
+  await expect(page.getByTestId('run-summary')).toContainText(
+    /Quick recipe · terminal · task play of write_word \([\d,]+\) · SFT · quick · [\d,]+ generated trajectories/,
+  );
   const log = page.locator('pre.train-log');
   await expect(log).toContainText(/generated \d+ terminal trajectories \(lwm gen --domain terminal --seed 7001\)/);
+  await expect(log).toContainText(/and \d+ task-play trajectories of write_word \(lwm gen --domain terminal --tasks write_word --n \d+ --seed 7001\)/);
   const generated = /generated (\d+) terminal trajectories/.exec((await log.textContent()) ?? '')![1];
 
   // A reload mid-run: the page offers to take the run up again (no checkpoint yet: from its
@@ -75,7 +92,7 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   // the recipe trains; a second step would cost as much again here).
   await page.reload();
   const offer = page.getByTestId('resume-offer');
-  await expect(offer).toContainText('Quick recipe · terminal was training when the page closed', { timeout: 60_000 });
+  await expect(offer).toContainText('Quick recipe · terminal · task play was training when the page closed', { timeout: 60_000 });
   await offer.getByRole('button', { name: 'Restart it' }).click();
   const count = Number(generated).toLocaleString('en-US');
   await expect(page.getByTestId('run-preparing')).toContainText(
@@ -85,7 +102,7 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; it
   await expect(page.getByTestId('run-state')).toHaveText('running');
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-state')).toHaveText('stopped', { timeout: 180_000 });
-  await expect(page.getByTestId('run-list')).toContainText('Quick recipe · terminal');
+  await expect(page.getByTestId('run-list')).toContainText('Quick recipe · terminal · task play');
   await snap(page, 'train-recipe-run');
   expect(errors).toEqual([]);
   expect(foreign).toEqual([]);

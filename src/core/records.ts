@@ -92,9 +92,11 @@ export interface RunRecord {
   /**
    * A stage of a recipe run (src/train/recipe.ts): its data was generated in the worker, trajectory
    * i being `generateTrajectory(domain, dataSeed, i)` for i < data.trajectories, so a resume
-   * regenerates the same trajectories instead of reading a dataset.
+   * regenerates the same trajectories instead of reading a dataset. `tasks`: task-play
+   * trajectories of these families follow them (`taskPlayTrajectory(domain, families, dataSeed, i)`
+   * for i < count; count is set once the data is generated).
    */
-  recipe?: { name: string; domain: string; dataSeed: number; stage: number; stages: number };
+  recipe?: { name: string; domain: string; dataSeed: number; stage: number; stages: number; tasks?: { families: string[]; count?: number } };
 }
 
 export interface StoredCheckpoint {

@@ -34,7 +34,8 @@ import type { HfFolderInfo, HfInspectJobSpec, HfTrainFolder } from '../train/hfF
 import { runHfExportJob, type HfExportJobSpec, type HfExportResult } from './hfExport.ts';
 import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from '../train/hfTrain.ts';
 import { runOnnxInspectJob } from './onnx.ts';
-import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, type Recipe } from '../train/recipe.ts';
+import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, TASK_PLAY_SHARE, type Recipe } from '../train/recipe.ts';
+import { playableFamilies, taskPlayTrajectory } from '../envs/tasks/index.ts';
 import { runStepTimeJob, type StepTimeResult, type StepTimeSpec } from './steptime.ts';
 import type { OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
 import { runSimRlJob, type SimRlJobResult, type SimRlJobSpec, type SimRlProgress } from './simrl.ts';
@@ -50,9 +51,11 @@ export type TrainData =
   | { trajectories: Trajectory[]; name: string }
   /**
    * Trajectories the worker generates (a recipe's data): `count` of them from index 0 of the
-   * domain's generator with `dataSeed`, or as many as the recipe needs when `count` is absent.
+   * domain's generator with `dataSeed`, or as many as the recipe needs when `count` is absent;
+   * then, with `tasks`, task-play trajectories of those families (docs/method.md §13): `tasks.count`
+   * of them, or TASK_PLAY_SHARE of the recipe's count when absent.
    */
-  | { generate: { recipe: string; domain: KnownDomain; dataSeed: number; count?: number }; name: string };
+  | { generate: { recipe: string; domain: KnownDomain; dataSeed: number; count?: number; tasks?: { families: string[]; count?: number } }; name: string };
 
 /**
  * A recipe run (recipe.ts): the worker generates the recipe's data for the domain and trains its
@@ -63,7 +66,8 @@ export type RecipeJobSpec = {
   kind: 'train';
   runId: string;
   resume?: false;
-  recipe: { name: string; domain: KnownDomain };
+  /** `tasks`: task families whose task play joins the recipe's data (a world model for Sim RL). */
+  recipe: { name: string; domain: KnownDomain; tasks?: string[] };
   name?: string;
 };
 
@@ -166,6 +170,34 @@ async function generateData(
   }
   report();
   ctx.log(`generated ${out.length} ${g.domain} trajectories (lwm gen --domain ${g.domain} --seed ${g.dataSeed}), ${turns} turns`);
+  if (g.tasks) out.push(...(await generateTaskPlay(g.domain, g.tasks, g.dataSeed, out.length, ctx)));
+  return out;
+}
+
+/** A recipe run's task-play trajectories (after its own): `tasks.count`, or TASK_PLAY_SHARE of the recipe's `recipeCount`. */
+async function generateTaskPlay(
+  domain: KnownDomain,
+  tasks: { families: string[]; count?: number },
+  dataSeed: number,
+  recipeCount: number,
+  ctx: JobContext,
+): Promise<Trajectory[]> {
+  let families: string[];
+  try {
+    families = playableFamilies(domain, tasks.families);
+  } catch (e) {
+    throw new UserFacingError(`Task play: ${(e as Error).message}.`);
+  }
+  const n = tasks.count ?? Math.round(TASK_PLAY_SHARE * recipeCount);
+  const out: Trajectory[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push(taskPlayTrajectory(domain, families, dataSeed, i));
+    if (out.length % GENERATE_CHUNK === 0) {
+      await new Promise((r) => setTimeout(r, 0));
+      await ctx.step();
+    }
+  }
+  ctx.log(`and ${n} task-play trajectories of ${families.join(', ')} (lwm gen --domain ${domain} --tasks ${families.join(',')} --n ${n} --seed ${dataSeed})`);
   return out;
 }
 
@@ -278,9 +310,17 @@ async function startNewRun(spec: NewTrainJob, existing: RunRecord | undefined, c
 /** Where a stored run's data comes from again: its dataset, or (a recipe run) the same trajectories regenerated. */
 function storedData(run: RunRecord): TrainData {
   if (run.recipe) {
-    const { name, domain, dataSeed } = run.recipe;
+    const { name, domain, dataSeed, tasks } = run.recipe;
+    // Task play follows the recipe's own trajectories; a run stopped before its data was all there has no counts yet.
+    const whole = run.data.trajectories > 0 && (!tasks || tasks.count !== undefined);
     return {
-      generate: { recipe: name, domain: domain as KnownDomain, dataSeed, ...(run.data.trajectories > 0 && { count: run.data.trajectories }) },
+      generate: {
+        recipe: name,
+        domain: domain as KnownDomain,
+        dataSeed,
+        ...(whole && { count: run.data.trajectories - (tasks?.count ?? 0) }),
+        ...(tasks && { tasks: { families: tasks.families, ...(whole && { count: tasks.count }) } }),
+      },
       name: run.data.name,
     };
   }
@@ -343,7 +383,11 @@ async function runTrainJob(
     try {
       trajectories = stage?.trajectories ?? (await loadData(start.data, ctx, recipes));
       // A resumed run keeps its count, unless its data was never all there (a recipe run stopped while generating).
-      if (!spec.resume || run.data.trajectories === 0) run = await updateRun(run.id, (r) => (r.data.trajectories = trajectories.length));
+      if (!spec.resume || run.data.trajectories === 0)
+        run = await updateRun(run.id, (r) => {
+          r.data.trajectories = trajectories.length;
+          if (r.recipe?.tasks) r.recipe.tasks.count = trajectories.filter(isTaskPlay).length;
+        });
     } catch (e) {
       // A stop while the data is generated ends the run stopped; it resumes from its beginning.
       await updateRun(run.id, (r) => {
@@ -376,7 +420,7 @@ async function runTrainOrRecipe(spec: TrainJobSpec, ctx: JobContext, recipes: Re
     recipe,
     r.domain as KnownDomain,
     r.stage + 1,
-    { runId: firstId, name: run.name.replace(/ · stage \d+ of \d+$/, '') },
+    { runId: firstId, name: run.name.replace(/ · stage \d+ of \d+$/, ''), ...(r.tasks && { tasks: r.tasks.families }) },
     trajectories,
     ctx,
     recipes,
@@ -389,14 +433,22 @@ async function runRecipeJob(spec: RecipeJobSpec, ctx: JobContext, recipes: Reado
   const recipe = recipeNamed(spec.recipe.name, recipes);
   if (!(DOMAINS as readonly string[]).includes(spec.recipe.domain))
     throw new UserFacingError(`The ${recipe.name} recipe trains on one of the domains ${DOMAINS.join(', ')}; got '${spec.recipe.domain}'.`);
-  return recipeStages(recipe, spec.recipe.domain, 0, { runId: spec.runId, name: spec.name }, undefined, ctx, recipes);
+  const tasks = spec.recipe.tasks;
+  if (tasks !== undefined && (!Array.isArray(tasks) || !tasks.length || tasks.some((f) => typeof f !== 'string')))
+    throw new UserFacingError('Task play names one or more task families (strings); leave it out for none.');
+  return recipeStages(recipe, spec.recipe.domain, 0, { runId: spec.runId, name: spec.name, ...(tasks && { tasks }) }, undefined, ctx, recipes);
+}
+
+/** A task-play trajectory (src/envs/tasks/play.ts) among a recipe run's data. */
+function isTaskPlay(t: Trajectory): boolean {
+  return t.metadata?.generator === 'lwm-tasks';
 }
 
 async function recipeStages(
   recipe: Recipe,
   domain: KnownDomain,
   first: number,
-  base: { runId: string; name?: string },
+  base: { runId: string; name?: string; tasks?: string[] },
   data: Trajectory[] | undefined,
   ctx: JobContext,
   recipes: Readonly<Record<string, Recipe>>,
@@ -421,11 +473,21 @@ async function recipeStages(
       runId,
       name: specs.length > 1 ? `${name} · stage ${i + 1} of ${specs.length}` : name,
       train: specs[i],
-      data: { generate: { recipe: recipe.name, domain, dataSeed: recipe.dataSeed }, name: `${recipe.name} recipe data · ${domain}` },
+      data: {
+        generate: { recipe: recipe.name, domain, dataSeed: recipe.dataSeed, ...(base.tasks && { tasks: { families: base.tasks } }) },
+        name: `${recipe.name} recipe data${base.tasks ? ' and task play' : ''} · ${domain}`,
+      },
       from,
     };
     const stage: RecipeStageStart = {
-      recipe: { name: recipe.name, domain, dataSeed: recipe.dataSeed, stage: i, stages: specs.length },
+      recipe: {
+        name: recipe.name,
+        domain,
+        dataSeed: recipe.dataSeed,
+        stage: i,
+        stages: specs.length,
+        ...(base.tasks && { tasks: { families: base.tasks, ...(trajectories && { count: trajectories.filter(isTaskPlay).length }) } }),
+      },
       ...(trajectories && { trajectories }),
     };
     const done = await runTrainJob(job, ctx, recipes, stage);

@@ -11,7 +11,7 @@ import type { JobHost } from './host.ts';
 import { testJobHost } from './jobs.testing.ts';
 import { JOB_RUNNERS, stageRunId, trainJobRunner, type RecipeJobSpec, type TrainJobSpec } from './jobs.ts';
 import type { FromWorker } from './protocol.ts';
-import { recipeTrajectories, type Recipe, type RecipeStage } from '../train/recipe.ts';
+import { recipeTaskPlay, recipeTrajectories, TASK_PLAY_SHARE, type Recipe, type RecipeStage } from '../train/recipe.ts';
 import type { StepTimeResult } from './steptime.ts';
 
 // @ts-expect-error -- the package's types do not resolve through its exports map
@@ -115,6 +115,57 @@ describe('recipe job', () => {
     const curve = losses(await loadMetrics(b.runId));
     expect(curve.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6]);
     for (let i = 0; i < curve.length; i++) expect(curve[i][1]).toBeCloseTo(reference[i][1], 5);
+  });
+
+  it('adds task play to the recipe’s data, records it, and regenerates the same data on resume', async () => {
+    const whole = makeHost();
+    const w: RecipeJobSpec = { kind: 'train', runId: `play-whole-${suffix()}`, recipe: { name: 'tiny', domain: 'terminal', tasks: ['write_word'] } };
+    whole.host.handle({ type: 'start', jobId: 'w', spec: w });
+    expect(await whole.finished('w')).toMatchObject({ state: 'done' });
+    const reference = losses(await loadMetrics(w.runId));
+    const { host, finished, progress } = makeHost((m, h) => {
+      if (m.type === 'metric' && m.jobId === 'p1' && m.step === 3) h.handle({ type: 'stop', jobId: 'p1' });
+    });
+    const spec: RecipeJobSpec = { kind: 'train', runId: `play-${suffix()}`, recipe: { name: 'tiny', domain: 'terminal', tasks: ['write_word'] } };
+    host.handle({ type: 'start', jobId: 'p1', spec });
+    expect(await finished('p1')).toMatchObject({ state: 'stopped' });
+    const own = recipeTrajectories(TINY, 'terminal');
+    const play = recipeTaskPlay(TINY, 'terminal', own.length, ['write_word']);
+    expect(play.length).toBe(Math.round(TASK_PLAY_SHARE * own.length));
+    const stopped = (await getRun(spec.runId))!;
+    expect(stopped).toMatchObject({
+      data: { trajectories: own.length + play.length, name: 'tiny recipe data and task play · terminal' },
+      recipe: { name: 'tiny', domain: 'terminal', tasks: { families: ['write_word'], count: play.length } },
+    });
+    // The resume regenerates as many of each as the run recorded, and trains on to the end.
+    host.handle({ type: 'start', jobId: 'p2', spec: { kind: 'train', runId: spec.runId, resume: true } satisfies TrainJobSpec });
+    expect(await finished('p2')).toMatchObject({ state: 'done' });
+    expect(
+      progress('p2')
+        .filter((p) => p.kind === 'generate')
+        .at(-1),
+    ).toMatchObject({ done: own.length, total: own.length, unit: 'trajectories' });
+    expect((await getRun(spec.runId))!).toMatchObject({ state: 'done', step: 6, data: { trajectories: own.length + play.length } });
+    // The same rows as the uninterrupted run: the same loss curve.
+    const curve = losses(await loadMetrics(spec.runId));
+    expect(curve.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (let i = 0; i < curve.length; i++) expect(curve[i][1]).toBeCloseTo(reference[i][1], 5);
+  });
+
+  it('names a task family that cannot be played', async () => {
+    const { host, events, finished } = makeHost();
+    host.handle({
+      type: 'start',
+      jobId: 'q',
+      spec: { kind: 'train', runId: `q-${suffix()}`, recipe: { name: 'tiny', domain: 'terminal', tasks: ['fly_kite'] } },
+    });
+    await finished('q');
+    expect((events.find((e) => e.type === 'error') as { message: string }).message).toMatch(/^Task play: .*fly_kite/);
+    host.handle({ type: 'start', jobId: 'r', spec: { kind: 'train', runId: `r-${suffix()}`, recipe: { name: 'tiny', domain: 'terminal', tasks: [] } } });
+    await finished('r');
+    expect(events.filter((e) => e.type === 'error').at(-1)).toMatchObject({
+      message: 'Task play names one or more task families (strings); leave it out for none.',
+    });
   });
 
   it('names an unknown recipe or domain', async () => {

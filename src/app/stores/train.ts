@@ -326,6 +326,8 @@ async function historyUpTo(runId: string, step: number): Promise<MetricPoint[]> 
 function onMetric(jobId: string, step: number, values: Record<string, number>, set: SetState, get: GetState) {
   const live = get().live;
   if (!live || live.jobId !== jobId) return;
+  // The first step after the data was prepared: the stored run now holds its data's counts.
+  if (get().liveProgress && 'loss' in values) void get().refreshRuns();
   set((s) => ({
     // The first training step ends the preparation the run panel was showing.
     ...(s.liveProgress && 'loss' in values && { liveProgress: null }),

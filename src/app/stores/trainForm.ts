@@ -13,6 +13,11 @@ export interface TrainForm {
   mode: 'recipe' | 'custom';
   /** The built-in domain the recipe generates and trains on. */
   recipeDomain: KnownDomain;
+  /**
+   * Task play added to the recipe's data (a world model for Sim RL, docs/method.md §13): '' for
+   * none, 'probed' for every task family of the domain with a probe, or one family's name.
+   */
+  recipeTasks: string;
   name: string;
   datasetId: string;
   /** '' for every domain of the dataset. */
@@ -74,6 +79,7 @@ export const SECRET_FIELDS = ['judgeApiKey', 'teacherApiKey'] as const;
 export const DEFAULT_FORM: TrainForm = {
   mode: 'recipe',
   recipeDomain: 'terminal',
+  recipeTasks: '',
   name: '',
   datasetId: '',
   domain: '',

@@ -11,7 +11,7 @@ import { useStepTimeStore } from '../../stores/stepTime.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import { useTrainFormStore } from '../../stores/trainForm.ts';
 import { cpuFallbackName, customTimeText, formatFlops, measuredText, recipeStepTimeSpec, recipeTimeText, type CustomRunShape } from './estimate.ts';
-import { QUICK_RECIPE, type FormErrors } from './form.ts';
+import { QUICK_RECIPE, recipeTaskChoices, type FormErrors } from './form.ts';
 
 /** The form measures a step by itself this long after it shows the recipe with a ready worker (a quick switch to the custom form skips it). */
 const AUTO_MEASURE_DELAY_MS = 1500;
@@ -99,7 +99,9 @@ function Estimate({ text, warn, testId, children }: { text: string; warn: boolea
 /** The recipe's domain, what it trains, and its expected time here and on a laptop GPU. */
 export function RecipeFields({ errors }: { errors: FormErrors }) {
   const domain = useTrainFormStore((s) => s.form.recipeDomain);
+  const tasks = useTrainFormStore((s) => s.form.recipeTasks);
   const setForm = useTrainFormStore((s) => s.set);
+  const choices = recipeTaskChoices(domain);
   const adapter = useTrainStore((s) => s.adapter);
   const result = useStepTimeStore((s) => s.result);
   const cost = recipeCost(QUICK_RECIPE);
@@ -114,10 +116,39 @@ export function RecipeFields({ errors }: { errors: FormErrors }) {
         <select
           id="train-recipeDomain"
           value={domain}
-          onChange={(e) => setForm({ recipeDomain: e.target.value as KnownDomain })}
+          onChange={(e) => {
+            const next = e.target.value as KnownDomain;
+            // Task play stays on where the new domain has it: all families, or the same one.
+            const keep = tasks === 'probed' ? recipeTaskChoices(next).length > 0 : recipeTaskChoices(next).includes(tasks);
+            setForm({ recipeDomain: next, ...(tasks && !keep && { recipeTasks: '' }) });
+          }}
           aria-invalid={errors.recipeDomain ? true : undefined}
         >
           <Options items={[...DOMAINS]} />
+        </select>
+      </Field>
+      <Field
+        id="train-recipeTasks"
+        label="Task play"
+        error={errors.recipeTasks}
+        hint={
+          choices.length
+            ? 'for a Sim RL world model: as many episodes of the domain’s tasks as the recipe’s own trajectories, each ended by its check (a right attempt or a near miss), so the model learns what the check shows'
+            : `no task family of ${domain} has a check yet`
+        }
+      >
+        <select
+          id="train-recipeTasks"
+          value={tasks}
+          disabled={!choices.length && !tasks}
+          onChange={(e) => setForm({ recipeTasks: e.target.value })}
+          aria-describedby="train-recipeTasks-hint"
+          aria-invalid={errors.recipeTasks ? true : undefined}
+        >
+          <option value="">none</option>
+          {choices.length > 1 && <option value="probed">every family with a check ({choices.length})</option>}
+          <Options items={choices} />
+          {tasks && tasks !== 'probed' && !choices.includes(tasks) && <option value={tasks}>{tasks}</option>}
         </select>
       </Field>
       <p className="small" data-testid="recipe-cost">

@@ -149,7 +149,7 @@ function SimRlFormCard() {
         error={errors.world}
         hint={
           needsWorld(form.arms)
-            ? 'answers the world-model agents’ actions (greedy); a stored checkpoint, or the copy-last baseline'
+            ? 'answers the world-model agents’ actions (greedy); a stored checkpoint (the quick recipe with task play of these families trains one that has seen their check), or the copy-last baseline'
             : 'no agent picked needs one'
         }
       >

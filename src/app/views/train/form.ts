@@ -6,6 +6,7 @@ import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
 import type { NewTrainJob, RecipeJobSpec } from '../../../jobs/jobs.ts';
 import { RECIPES } from '../../../train/recipe.ts';
+import { taskFamilies, taskFamily } from '../../../envs/tasks/index.ts';
 import { DOMAINS, type KnownDomain } from '../../../core/schema/types.ts';
 import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../core/trainSpec.ts';
 import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
@@ -334,15 +335,29 @@ export function recipeTitle(name: string): string {
  * recipe fixes its data, model and schedule; or the problems by field.
  */
 export function buildRecipeSpec(
-  form: Pick<TrainForm, 'recipeDomain' | 'name'>,
+  form: Pick<TrainForm, 'recipeDomain' | 'recipeTasks' | 'name'>,
   ctx: Pick<FormContext, 'webgpuProblem'>,
 ): { spec: Omit<RecipeJobSpec, 'runId'> | null; errors: FormErrors } {
   const errors: FormErrors = {};
   if (ctx.webgpuProblem) errors.webgpu = ctx.webgpuProblem;
+  let tasks: string[] | undefined;
   if (!(DOMAINS as readonly string[]).includes(form.recipeDomain))
     errors.recipeDomain = `Pick the domain the recipe trains on: ${DOMAINS.join(', ')}; got '${form.recipeDomain}'.`;
+  else if (form.recipeTasks) {
+    const playable = recipeTaskChoices(form.recipeDomain as KnownDomain);
+    if (!playable.length) errors.recipeTasks = `No task family of ${form.recipeDomain} has a check to play yet; pick none.`;
+    else if (form.recipeTasks === 'probed') tasks = playable;
+    else if (playable.includes(form.recipeTasks)) tasks = [form.recipeTasks];
+    else
+      errors.recipeTasks = `'${form.recipeTasks}' is not a task family of ${form.recipeDomain} with a check to play; pick none, all, or one of ${playable.join(', ')}.`;
+  }
   if (Object.keys(errors).length) return { spec: null, errors };
   const domain = form.recipeDomain as KnownDomain;
-  const name = form.name.trim() || `${recipeTitle(QUICK_RECIPE.name)} · ${domain}`;
-  return { spec: { kind: 'train', recipe: { name: QUICK_RECIPE.name, domain }, name }, errors };
+  const name = form.name.trim() || `${recipeTitle(QUICK_RECIPE.name)} · ${domain}${tasks ? ' · task play' : ''}`;
+  return { spec: { kind: 'train', recipe: { name: QUICK_RECIPE.name, domain, ...(tasks && { tasks }) }, name }, errors };
+}
+
+/** The task families of `domain` whose task play a recipe can add: those with a probe (src/envs/tasks/play.ts). */
+export function recipeTaskChoices(domain: KnownDomain): string[] {
+  return taskFamilies(domain).filter((f) => taskFamily(domain, f).probe);
 }

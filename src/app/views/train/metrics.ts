@@ -187,5 +187,8 @@ export function preparingText(p: TrainProgress | null): string | null {
 export function recipeRunText(run: Pick<RunRecord, 'recipe'>): string | null {
   const r = run.recipe;
   if (!r) return null;
-  return `${recipeTitle(r.name)} · ${r.domain}${r.stages > 1 ? ` · stage ${r.stage + 1} of ${r.stages}` : ''}`;
+  const play = r.tasks
+    ? ` · task play of ${r.tasks.families.join(', ')}${r.tasks.count !== undefined ? ` (${r.tasks.count.toLocaleString('en-US')})` : ''}`
+    : '';
+  return `${recipeTitle(r.name)} · ${r.domain}${play}${r.stages > 1 ? ` · stage ${r.stage + 1} of ${r.stages}` : ''}`;
 }

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { DOMAINS } from '../../../core/schema/types.ts';
 import { DEFAULT_FORM } from '../../stores/trainForm.ts';
-import { buildRecipeSpec } from './form.ts';
+import { buildRecipeSpec, recipeTaskChoices } from './form.ts';
+import { probedFamilies } from '../../../train/agent/simWorld.ts';
 import { preparingText, recipeRunText } from './metrics.ts';
 
 describe('Train form, quick recipe', () => {
@@ -17,15 +18,44 @@ describe('Train form, quick recipe', () => {
       spec: { kind: 'train', recipe: { name: 'quick', domain: 'terminal' }, name: 'Quick recipe · terminal' },
       errors: {},
     });
-    expect(buildRecipeSpec({ recipeDomain: 'web', name: ' my web model ' }, { webgpuProblem: null }).spec).toEqual({
+    expect(buildRecipeSpec({ recipeDomain: 'web', recipeTasks: '', name: ' my web model ' }, { webgpuProblem: null }).spec).toEqual({
       kind: 'train',
       recipe: { name: 'quick', domain: 'web' },
       name: 'my web model',
     });
   });
 
+  it('adds task play of one family or of every family with a check, for a Sim RL world model', () => {
+    expect(recipeTaskChoices('terminal')).toEqual(
+      probedFamilies()
+        .filter((f) => f.startsWith('terminal/'))
+        .map((f) => f.slice('terminal/'.length)),
+    );
+    expect(recipeTaskChoices('terminal')).toContain('write_word');
+    expect(buildRecipeSpec({ recipeDomain: 'terminal', recipeTasks: 'write_word', name: '' }, { webgpuProblem: null }).spec).toEqual({
+      kind: 'train',
+      recipe: { name: 'quick', domain: 'terminal', tasks: ['write_word'] },
+      name: 'Quick recipe · terminal · task play',
+    });
+    expect(buildRecipeSpec({ recipeDomain: 'terminal', recipeTasks: 'probed', name: '' }, { webgpuProblem: null }).spec?.recipe.tasks).toEqual(
+      recipeTaskChoices('terminal'),
+    );
+    // A family that is not one of the domain's is named, with the choices there are.
+    const typo = buildRecipeSpec({ recipeDomain: 'terminal', recipeTasks: 'write_wrod', name: '' }, { webgpuProblem: null });
+    expect(typo.spec).toBeNull();
+    expect(typo.errors.recipeTasks).toBe(
+      `'write_wrod' is not a task family of terminal with a check to play; pick none, all, or one of ${recipeTaskChoices('terminal').join(', ')}.`,
+    );
+    // A domain without probed families (task play left on from terminal) says so.
+    expect(recipeTaskChoices('mcp')).toEqual([]);
+    for (const recipeTasks of ['write_word', 'probed'])
+      expect(buildRecipeSpec({ recipeDomain: 'mcp', recipeTasks, name: '' }, { webgpuProblem: null }).errors).toEqual({
+        recipeTasks: 'No task family of mcp has a check to play yet; pick none.',
+      });
+  });
+
   it('names a bad domain and a missing WebGPU', () => {
-    const bad = buildRecipeSpec({ recipeDomain: 'chess' as never, name: '' }, { webgpuProblem: 'navigator.gpu is missing.' });
+    const bad = buildRecipeSpec({ recipeDomain: 'chess' as never, recipeTasks: '', name: '' }, { webgpuProblem: 'navigator.gpu is missing.' });
     expect(bad.spec).toBeNull();
     expect(bad.errors).toEqual({
       webgpu: 'navigator.gpu is missing.',
@@ -50,6 +80,9 @@ describe('Train form, quick recipe', () => {
   it('a recipe run says so in the run list and panel', () => {
     expect(recipeRunText({ recipe: { name: 'quick', domain: 'terminal', dataSeed: 7001, stage: 0, stages: 1 } })).toBe('Quick recipe · terminal');
     expect(recipeRunText({ recipe: { name: 'long', domain: 'web', dataSeed: 1, stage: 1, stages: 2 } })).toBe('Long recipe · web · stage 2 of 2');
+    expect(
+      recipeRunText({ recipe: { name: 'quick', domain: 'terminal', dataSeed: 7001, stage: 0, stages: 1, tasks: { families: ['write_word'], count: 3976 } } }),
+    ).toBe('Quick recipe · terminal · task play of write_word (3,976)');
     expect(recipeRunText({})).toBeNull();
   });
 });
