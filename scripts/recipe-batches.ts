@@ -13,7 +13,10 @@
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
 // replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
-// (`lwm train --recipe --tasks`), --task-n N that many of them instead of the recipe's share.
+// (`lwm train --recipe --tasks`), --task-n N that many of them instead of the recipe's share;
+// --answer-room N lays rows out as a generator leaving N tokens for its answer sees them
+// (TrainSpec.answerRoom); --tasks-only trains on those task-play trajectories alone (a world model of the task families
+// only, as `lwm gen --tasks` then `lwm train --data` would train it).
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +43,8 @@ const { values } = parseArgs({
     rows: { type: 'string' },
     tasks: { type: 'string' },
     'task-n': { type: 'string' },
+    'tasks-only': { type: 'boolean' },
+    'answer-room': { type: 'string' },
   },
 });
 if (!values.out) throw new Error('--out DIR is required');
@@ -50,8 +55,11 @@ const spec = resolveSpec({
   ...(values.batch && { batch: Number(values.batch) }),
   ...(values.mask && { mask: JSON.parse(values.mask) }),
   ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }),
+  ...(values['answer-room'] && { answerRoom: Number(values['answer-room']) }),
 });
-const trajectories = recipeTrajectories(recipe, values.domain as KnownDomain);
+if (values['tasks-only'] && !(values.tasks && values['task-n']))
+  throw new Error('--tasks-only needs --tasks F and --task-n N (the task-play trajectories to train on)');
+const trajectories = values['tasks-only'] ? [] : recipeTrajectories(recipe, values.domain as KnownDomain);
 if (values.tasks) {
   const domain = values.domain as KnownDomain;
   const families = taskPlayFamilies(domain, values.tasks);

@@ -42,6 +42,12 @@ def write_batches(args, work):
         cmd += ["--tasks", args.tasks]
     if args.task_n:
         cmd += ["--task-n", str(args.task_n)]
+    if args.rows:
+        cmd += ["--rows", args.rows]
+    if args.tasks_only:
+        cmd += ["--tasks-only"]
+    if args.answer_room:
+        cmd += ["--answer-room", str(args.answer_room)]
     subprocess.run(cmd, cwd=ROOT, check=True)
 
 
@@ -176,6 +182,9 @@ def main():
     ap.add_argument("-o", "--out", required=True, help="the checkpoint to write (our safetensors format)")
     ap.add_argument("--tasks", help="add the recipe's task-play trajectories of these task families (lwm train --recipe --tasks)")
     ap.add_argument("--task-n", type=int, help="with --tasks: this many task-play trajectories instead of the recipe's share")
+    ap.add_argument("--tasks-only", action="store_true", help="with --tasks and --task-n: train on the task-play trajectories alone, not the recipe's")
+    ap.add_argument("--answer-room", type=int, help="lay rows out as a generator leaving N tokens for its answer sees them (TrainSpec.answerRoom)")
+    ap.add_argument("--rows", choices=("turn", "trajectory"), help="the row kind instead of the recipe's (lwm train --rows)")
     ap.add_argument("--work", help="folder for the batches (default: OUT's name + .batches)")
     ap.add_argument("--steps", type=int, help="train only the first N steps (the schedule still spans the recipe)")
     ap.add_argument("--batch", type=int, help="rows per step instead of the recipe's (the parity fixture's smaller batch)")

@@ -108,6 +108,14 @@ export interface TrainSpec {
    * are turn rows either way, so eval losses compare across the two.
    */
   rows?: 'turn' | 'trajectory';
+  /**
+   * SFT: lay each row out as a generator that leaves this many tokens for its answer sees the
+   * sample (src/core/templates/fit.ts FitOptions.answerRoom; `lwm infer`, the bench and a Sim RL
+   * world leave a quarter of the context by default). Without it a short target follows a longer
+   * prompt than any generator gives, and a small model can learn to need that length
+   * (docs/method.md §5). A whole number from 1 to half the row length.
+   */
+  answerRoom?: number;
   /** The loss mask's thresholds and ratios (SFT); missing keys take the defaults (docs/masking.md). */
   mask?: Partial<MaskConfig>;
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_TEMPLATES, renderSample, templateLiterals } from '../core/templates/index.ts';
+import { fitPrompt } from '../core/templates/fit.ts';
 import { trainBpe } from '../core/tokenizer/index.ts';
 import { emptySystemPrompt, type Trajectory } from '../core/schema/types.ts';
 import { expandTurns } from '../core/turns/index.ts';
@@ -139,6 +140,33 @@ describe('trajectory rows', () => {
       expect(row.weights.filter((w) => w > 0).length).toBeGreaterThanOrEqual(same.weights.filter((w) => w > 0).length);
     }
     expect(rows.length).toBeLessThan(all.length);
+  });
+
+  it('with answerRoom, gives every row the prompt a generator leaving that room is given, and still trains each observation once', () => {
+    const budget = 400;
+    const answerRoom = 60;
+    for (const encode of [encodeTrajectoryRows, encodeSftSamples]) {
+      const rows = encode(ttok, all, weightOf, { compact: 1 }, { maxTokens: budget, answerRoom });
+      const plain = encode(ttok, all, weightOf, { compact: 1 }, { maxTokens: budget });
+      for (const row of rows) {
+        const s = all.find((x) => x.trajectoryId === row.trajectoryId && x.turnIndex === row.turnIndex)!;
+        const prompt = fitPrompt(ttok, BUILTIN_TEMPLATES.compact, s, budget - 1 - answerRoom).ids;
+        expect(row.ids.slice(0, prompt.length)).toEqual(prompt);
+        expect(row.ids.length).toBeLessThanOrEqual(budget);
+      }
+      if (encode === encodeSftSamples) {
+        // One row a turn either way: a short target's prompt is shorter than without it (the context
+        // no longer takes the room the target left), a long one's longer (no longer half the row).
+        expect(rows.some((r, i) => r.promptLength < plain[i].promptLength)).toBe(true);
+        expect(rows.some((r, i) => r.promptLength > plain[i].promptLength)).toBe(true);
+      } else {
+        // Shorter contexts show fewer history turns whole: more rows, each observation still trained once.
+        expect(rows.length).toBeGreaterThanOrEqual(plain.length);
+        const trained = new Set<number>();
+        for (const row of rows) for (const [w] of runs(row)) trained.add(w);
+        expect(trained.size).toBe(new Set(all.map(weightOf)).size);
+      }
+    }
   });
 
   it('leaves a history turn without a sample of its own untrained', () => {

@@ -64,11 +64,13 @@ export interface SftEncodeOptions {
    * closing it) where the row shows that turn whole; history carries no loss without it.
    */
   historyWeight?: (turn: number) => number;
+  /** Fit each row's context as a generator leaving this many tokens for its answer would (FitOptions.answerRoom). */
+  answerRoom?: number;
 }
 
 /** Encodes a turn sample with a template, cut to `maxTokens` by the truncation policy (fit.ts). */
 export function encodeSftSample(tok: Tokenizer, sample: TurnSample, template: PromptTemplate, targetWeight: number, options: SftEncodeOptions): EncodedRow {
-  const fitted = fitTurn(tok, template, sample, { budget: options.maxTokens, reasoning: options.reasoning });
+  const fitted = fitTurn(tok, template, sample, { budget: options.maxTokens, reasoning: options.reasoning, answerRoom: options.answerRoom });
   const ids: number[] = [];
   const weights: number[] = [];
   for (const s of fitted.segments) {

@@ -36,6 +36,18 @@ describe('lwm train --rows', () => {
   }, 60_000);
 });
 
+describe('lwm train --answer-room', () => {
+  it('takes a whole number for SFT, and says what is wrong otherwise', async () => {
+    await expect(run('--stage', 'sft', '--answer-room', '0')).rejects.toThrow(/--answer-room/);
+    await expect(run('--stage', 'sft', '--answer-room', 'many')).rejects.toThrow(/--answer-room/);
+    await expect(run('--stage', 'cpt', '--answer-room', '64')).rejects.toThrow(/--answer-room is for --stage sft/);
+    await expect(run('--recipe', 'quick', '--domain', 'terminal', '--answer-room', '64')).rejects.toThrow(/drop --answer-room/);
+    const help = captureIO();
+    expect(await train(['--help'], help)).toBe(0);
+    expect(help.stdout).toContain('--answer-room N');
+  }, 60_000);
+});
+
 describe('lwm train LoRA settings', () => {
   it('checks --lora, --lora-alpha and --lora-targets before anything runs', async () => {
     await expect(run('--stage', 'sft', '--lora', '0', '--from', '.')).rejects.toThrow(/--lora must be a rank from 1 to 4096, got '0'/);

@@ -37,6 +37,8 @@ lwm train --stage cpt|sft|rl --preset ${Object.keys(PRESETS).join('|')} [--data 
   [--labels LABELS.jsonl]                          (SFT: train on chosen labels, e.g. from lwm labels)
   [--rows turn|trajectory]                         (SFT: one turn sample a row (default), or trajectory rows that also
                                                     train every history observation a row shows; docs/method.md §5)
+  [--answer-room N]                                (SFT: lay rows out as a generator leaving N tokens for its answer is
+                                                    prompted, e.g. a quarter of --tokens, as lwm infer leaves; §5)
   [--group G] [--prompts P] [--max-new N]          (RL: samples per prompt, prompts per step, response length)
   [--temperature T]                                (RL: rollout sampling temperature, > 0, default 1; GSPO's
                                                     log-probs are those of the same tempered distribution)
@@ -87,6 +89,7 @@ const OPTIONS = {
   temperature: { type: 'string' },
   'mask-config': { type: 'string' },
   rows: { type: 'string' },
+  'answer-room': { type: 'string' },
   labels: { type: 'string' },
   reward: { type: 'string' },
   'reward-judge': { type: 'string' },
@@ -126,6 +129,8 @@ function trainSpec(values: TrainValues, io: CliIO) {
   const rows = values.rows;
   if (rows !== undefined && rows !== 'turn' && rows !== 'trajectory') throw new UsageError(`--rows must be turn or trajectory; got '${rows}'`);
   if (rows !== undefined && stage !== 'sft') throw new UsageError('--rows is for --stage sft');
+  if (values['answer-room'] !== undefined && stage !== 'sft') throw new UsageError('--answer-room is for --stage sft');
+  const answerRoom = int('answer-room', values['answer-room'], 1);
   const rlOnly = ['reward', 'reward-judge', 'judge-base-url', 'judge-model', 'eval-samples'].filter((k) => values[k as keyof typeof values] !== undefined);
   if (stage !== 'rl' && rlOnly.length) throw new UsageError(`--${rlOnly[0]} is for --stage rl`);
   const spec = {
@@ -153,6 +158,7 @@ function trainSpec(values: TrainValues, io: CliIO) {
     },
     ...(mask && { mask }),
     ...(rows && { rows: rows as 'turn' | 'trajectory' }),
+    ...(answerRoom !== undefined && { answerRoom }),
     ...loraOption(values),
   };
   spec.rl = Object.fromEntries(Object.entries(spec.rl).filter(([, v]) => v !== undefined)) as typeof spec.rl;
@@ -360,6 +366,7 @@ const RECIPE_SETS = [
   'labels',
   'mask-config',
   'rows',
+  'answer-room',
   'group',
   'prompts',
   'max-new',

@@ -202,6 +202,27 @@ describe('the truncation policy', () => {
       expect(fitContext(tok, T, sample, budget - completion).ids).toEqual(row.ids.slice(0, row.contextLength));
     }
   });
+
+  it('with answerRoom, lays a training row out exactly as a generator leaving that room sees the sample', () => {
+    const T0 = full + 8;
+    for (const answerRoom of [4, 9, 20, 40])
+      for (const target of ['done', 'x'.repeat(15), 'y'.repeat(60)]) {
+        const s = { ...sample, targetObservation: target };
+        // A row of T0 + 1 tokens (inputs and targets overlap); a generator with T0 positions and maxTokens = answerRoom.
+        const row = fitTurn(tok, T, s, { budget: T0 + 1, answerRoom });
+        const prompt = fitPrompt(tok, T, s, T0 - answerRoom);
+        expect(row.ids.slice(0, prompt.ids.length), `room ${answerRoom}, target ${target.length}`).toEqual(prompt.ids);
+        expect(row.contextLength + len(T.targetOpen)).toBe(prompt.ids.length);
+        // The target keeps what fits after that prompt: all of it up to the answer room, more when the row has space.
+        const kept = row.segments.find((g) => g.part === 'target')!.ids.length;
+        expect(kept).toBe(Math.min(target.length, T0 + 1 - prompt.ids.length));
+        expect(row.ids.length).toBeLessThanOrEqual(T0 + 1);
+      }
+    // Without it, a short target's row gives the context all the room the target leaves: a longer prompt.
+    const plain = fitTurn(tok, T, { ...sample, targetObservation: 'done' }, { budget: T0 - 30 });
+    const roomy = fitTurn(tok, T, { ...sample, targetObservation: 'done' }, { budget: T0 - 30, answerRoom: 40 });
+    expect(roomy.contextLength).toBeLessThan(plain.contextLength);
+  });
 });
 
 describe('the truncation policy on the built-in text templates', () => {

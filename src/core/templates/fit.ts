@@ -88,6 +88,16 @@ export interface FitOptions {
   reasoning?: string;
   /** Share of the budget the completion may take first (its opening). Default DEFAULT_TARGET_SHARE. */
   targetShare?: number;
+  /**
+   * A training row laid out as a generator will see it: the room a generator leaves for its answer
+   * (its maxTokens). The context is then fitted to budget − 1 − answerRoom − the completion's fixed
+   * tokens, the generator's context with a budget − 1 − answerRoom token prompt, so the target
+   * follows exactly the prompt the model will be given, and keeps as much of itself as the row has
+   * room for after it (a target longer than that is cut, as the generator would stop). Without it the context takes
+   * all the room a short target leaves: a longer prompt than a generator's, which a small model
+   * can learn to need.
+   */
+  answerRoom?: number;
 }
 
 // ---- parts -----------------------------------------------------------------------------------
@@ -453,7 +463,9 @@ export function fitTurn(tok: Tokenizer | PromptEncoder, template: PromptTemplate
   // 1. The completion's opening: at most `share` of what the frame leaves, at least one target token.
   const frame = sp.frame + (sp.action.full - sp.action.content);
   const fixed = reasoning.length + open.length;
-  const opening = Math.min(completionFull, Math.max(fixed + Math.min(1, target.length), Math.ceil((budget - frame) * share)));
+  const shared = Math.min(completionFull, Math.max(fixed + Math.min(1, target.length), Math.ceil((budget - frame) * share)));
+  // The generator's room: its answer, the fixed tokens before it, and the one token a row has beyond its inputs.
+  const opening = options.answerRoom !== undefined ? fixed + options.answerRoom + 1 : shared;
   const ctx = fitParts(sp, budget - opening, marker);
   // The completion takes the room the context left: the target keeps its opening; the closing tag
   // comes only after the whole target and only when it fits.

@@ -136,6 +136,8 @@ export function resolveSpec(spec: TrainSpec) {
   if (evalProblems.length) throw new UserFacingError(`the evaluation template mix: ${evalProblems.join('; ')}`);
   const rows = spec.rows ?? 'turn';
   if (rows !== 'turn' && rows !== 'trajectory') throw new UserFacingError(`rows must be turn or trajectory; got '${String(rows)}'`);
+  if (spec.answerRoom !== undefined && (!Number.isSafeInteger(spec.answerRoom) || spec.answerRoom < 1))
+    throw new UserFacingError(`answerRoom must be a whole number of tokens, at least 1; got ${String(spec.answerRoom)}`);
   let mask: MaskConfig;
   try {
     mask = spec.mask ? maskConfigFromJson(spec.mask, 'the mask configuration') : maskConfig();

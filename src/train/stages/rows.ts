@@ -43,6 +43,8 @@ export function stageRows(
   masks: ReadonlyMap<string, TrajectoryMask> = new Map(stage === 'cpt' ? [] : categorizeDataset(trajectories).map((m) => [m.id, m])),
   /** SFT: one turn sample per row, or trajectory rows (TrainSpec.rows). */
   rowKind: 'turn' | 'trajectory' = 'turn',
+  /** SFT: rows laid out as a generator leaving this many tokens for its answer sees them (TrainSpec.answerRoom). */
+  answerRoom?: number,
 ): EncodedRow[] {
   if (stage === 'cpt') {
     const texts: (string | TextPart[])[] = [];
@@ -57,7 +59,7 @@ export function stageRows(
     samples,
     (s) => masks.get(s.trajectoryId)?.turns[s.turnIndex]?.weight ?? 1,
     templates,
-    { maxTokens: p.T + 1, seed, templates: templateSet },
+    { maxTokens: p.T + 1, seed, templates: templateSet, ...(answerRoom !== undefined && { answerRoom }) },
   );
 }
 

@@ -87,10 +87,12 @@ export async function supervisedRows(
       metric: (step, v) => host.metric(step, v),
     });
   }
+  if (spec.answerRoom !== undefined && spec.answerRoom > p.T / 2)
+    throw new UserFacingError(`answerRoom ${spec.answerRoom} leaves the prompt less than half of the ${p.T}-token rows; at most ${Math.floor(p.T / 2)}`);
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
   const rows = labelled
     ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet)
-    : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows);
+    : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows, spec.answerRoom);
   if (spec.stage === 'sft' && spec.rows === 'trajectory' && !labelled)
     host.log(`trajectory rows: ${rows.length} rows train the ${expandTurns(p.train).length} observations of ${p.train.length} trajectories`);
   else if (spec.stage === 'sft') host.log(templateCountsLine(spec.templates, labelled ? labelled.map((l) => l.sample) : expandTurns(p.train), spec.seed));
