@@ -177,8 +177,8 @@ function SimRlFormCard() {
         <fieldset className="hf-start" data-testid="simrl-hf">
           <legend>Hugging Face policy</legend>
           <p className="small">
-            Llama, Qwen2 or Qwen3 with a chat template (or an adapter folder of this panel's runs beside its base): the agent is prompted in its chat format.{' '}
-            {HF_NOT_KEPT}
+            Llama, Qwen2 or Qwen3 with a chat template, the model folder itself: the agent is prompted in its chat format (a LoRA policy&apos;s adapter folder
+            goes on from the command line, <code>lwm agent train --policy OUT/policy</code>). {HF_NOT_KEPT}
           </p>
           <FolderInput
             label="Open the policy's Hugging Face folder"

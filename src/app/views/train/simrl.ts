@@ -147,7 +147,7 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
     errors.arms = 'Agents: “then in the real environment” goes on from the world-model agent; pick that one too.';
   const hf = form.preset === HF_POLICY;
   if (!hf && !Object.hasOwn(PRESETS, form.preset)) errors.preset = `Policy model: one of ${Object.keys(PRESETS).join(', ')}, not '${form.preset}'.`;
-  if (hf && !form.hfFiles.length) errors.hfFiles = 'Hugging Face folder: pick the model folder (or an adapter folder beside its base) to train.';
+  if (hf && !form.hfFiles.length) errors.hfFiles = 'Hugging Face folder: pick the model folder to train.';
   const rankText = form.loraRank.trim();
   const rank = rankText === '' ? null : /^\d+$/.test(rankText) ? Number(rankText) : Number.NaN;
   if (hf && rank !== null && !(Number.isSafeInteger(rank) && rank >= 1 && rank <= 4096))
