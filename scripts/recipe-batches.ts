@@ -13,7 +13,8 @@
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
 // replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
-// (`lwm train --recipe --tasks`), --task-n N that many of them instead of the recipe's share;
+// (`lwm train --recipe --tasks`, rows laid out for the Sim RL world's answer budget as there),
+// --task-n N that many of them instead of the recipe's share;
 // --answer-room N lays rows out as a generator leaving N tokens for its answer sees them
 // (TrainSpec.answerRoom); --tasks-only trains on those task-play trajectories alone (a world model of the task families
 // only, as `lwm gen --tasks` then `lwm train --data` would train it).
@@ -49,7 +50,7 @@ const { values } = parseArgs({
 });
 if (!values.out) throw new Error('--out DIR is required');
 const recipe = recipeByName(values.recipe!);
-const stage = recipeSpecs(recipe, values.domain as KnownDomain)[0];
+const stage = recipeSpecs(recipe, values.domain as KnownDomain, { taskPlay: !!values.tasks })[0];
 const spec = resolveSpec({
   ...stage,
   ...(values.batch && { batch: Number(values.batch) }),

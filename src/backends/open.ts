@@ -16,7 +16,7 @@ import {
   type FolderRef,
   type GenerationSettings,
 } from '../core/backendRef.ts';
-import type { GenerateOptions, LwmBackend, TurnRequest } from '../core/backend.ts';
+import { defaultAnswerTokens, type GenerateOptions, type LwmBackend, type TurnRequest } from '../core/backend.ts';
 import { requestFormFor, type RequestForm } from '../core/optimize/evaluate.ts';
 import { contextReport, type ContextReport } from '../core/playground/context.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
@@ -131,7 +131,7 @@ export function generationFor(
   const { ref, contextLength: context } = opened;
   if (ref.kind === 'copy-last' || ref.kind === 'reference') return { maxTokens: 1, temperature: 0 };
   if (ref.kind === 'endpoint' || context === null) return { maxTokens: asked.maxTokens ?? 32768, temperature: asked.temperature ?? 0.6, ...sampling };
-  const maxTokens = asked.maxTokens ?? Math.max(1, Math.floor(context / 4));
+  const maxTokens = asked.maxTokens ?? defaultAnswerTokens(context);
   if (!(maxTokens >= 1) || maxTokens >= context) {
     throw new BackendError(
       `${opened.backend.name}: ${maxTokens} new tokens leave no room for a prompt in the model's ${context}-token context; choose from 1 to ${context - 1} (a few less leaves the prompt more room).`,

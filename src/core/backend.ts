@@ -66,6 +66,15 @@ export function isChatRequest(r: GenerateRequest): r is { system: string; messag
   return 'messages' in r;
 }
 
+/**
+ * The answer budget a local model gets when none is asked for: a quarter of its context, the rest
+ * left to the prompt. `lwm infer`, the benchmark, a Sim RL world and the OpenAI server use it, and
+ * a recipe with task play trains its rows for it (TrainSpec.answerRoom).
+ */
+export function defaultAnswerTokens(contextLength: number): number {
+  return Math.max(1, Math.floor(contextLength / 4));
+}
+
 /** Drains a backend's stream into one string (what the benchmark and the judges need). */
 export async function generateText(backend: LwmBackend, request: GenerateRequest, options: GenerateOptions): Promise<string> {
   let text = '';

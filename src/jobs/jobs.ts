@@ -453,7 +453,7 @@ async function recipeStages(
   ctx: JobContext,
   recipes: Readonly<Record<string, Recipe>>,
 ): Promise<TrainJobResult> {
-  const specs = recipeSpecs(recipe, domain);
+  const specs = recipeSpecs(recipe, domain, { taskPlay: !!base.tasks });
   const name = base.name ?? `${recipe.name[0].toUpperCase()}${recipe.name.slice(1)} recipe · ${domain}`;
   let trajectories = data;
   let result: TrainJobResult | undefined;

@@ -136,6 +136,8 @@ describe('recipe job', () => {
     expect(stopped).toMatchObject({
       data: { trajectories: own.length + play.length, name: 'tiny recipe data and task play · terminal' },
       recipe: { name: 'tiny', domain: 'terminal', tasks: { families: ['write_word'], count: play.length } },
+      // Rows laid out for the answer budget a Sim RL world gives the model: a quarter of T.
+      spec: { answerRoom: STAGE.T! / 4 },
     });
     // The resume regenerates as many of each as the run recorded, and trains on to the end.
     host.handle({ type: 'start', jobId: 'p2', spec: { kind: 'train', runId: spec.runId, resume: true } satisfies TrainJobSpec });

@@ -13,7 +13,7 @@
 //   finds `maxQueue` others waiting is refused with 503 and Retry-After.
 // - Errors are OpenAI's error JSON with OpenAI's status codes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { GenerateOptions, GenerateRequest, TurnRequest } from '../core/backend.ts';
+import { defaultAnswerTokens, type GenerateOptions, type GenerateRequest, type TurnRequest } from '../core/backend.ts';
 import { turnRequestFromRecord } from '../core/bench/awbLayout.ts';
 import type { AwbSampleRecord } from '../core/schema/agentworldbench.ts';
 import type { ChatMessage } from '../core/chat.ts';
@@ -457,7 +457,7 @@ export class OpenAIService {
   private budget(request: GenerateRequest, asked: number): number {
     const context = this.opened.contextLength;
     if (context === null || asked < context) return asked;
-    const fallback = Math.max(1, Math.floor(context / 4));
+    const fallback = defaultAnswerTokens(context);
     if (!('sample' in request)) return fallback;
     const full = this.opened.contextReport(request, 1)?.full;
     return full !== undefined && context - full >= 1 ? Math.min(asked, context - full) : fallback;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultAnswerTokens } from '../core/backend.ts';
 import { generateTrajectory } from '../envs/index.ts';
 import { presetConfig, trainStepFlops } from '../core/model/config.ts';
 import { taskPlayTrajectories } from '../envs/tasks/index.ts';
@@ -25,6 +26,14 @@ describe('recipes', () => {
     expect(recipeByName('quick')).toBe(RECIPES.quick);
     expect(() => recipeByName('slow')).toThrow(/unknown recipe 'slow'; known: quick/);
     expect(() => recipeByName('__proto__')).toThrow(/unknown recipe/);
+  });
+
+  it('with task play, lays its SFT rows out for the answer budget a Sim RL world gives the model', () => {
+    expect(recipeSpecs(RECIPES.quick, 'terminal')[0]).not.toHaveProperty('answerRoom');
+    const played = recipeSpecs(RECIPES.quick, 'terminal', { taskPlay: true })[0];
+    expect(played.answerRoom).toBe(defaultAnswerTokens(256));
+    expect(played.answerRoom).toBe(64);
+    expect(resolveSpec(played).answerRoom).toBe(64);
   });
 
   it('gives every stage a spec the pipeline accepts, on the one domain asked for', () => {

@@ -11,6 +11,7 @@ import { playableFamilies, taskPlayTrajectories } from '../envs/tasks/index.ts';
 import { DOMAINS, type KnownDomain, type Trajectory } from '../core/schema/types.ts';
 import { paramCount, presetConfig, trainStepFlops } from '../core/model/config.ts';
 import type { TrainSpec } from '../core/trainSpec.ts';
+import { defaultAnswerTokens } from '../core/backend.ts';
 
 /** A stage of a recipe: a TrainSpec without the data selection (the recipe's domain fills it in). */
 export type RecipeStage = Omit<TrainSpec, 'kind' | 'domains'> &
@@ -78,10 +79,21 @@ export function recipeByName(name: string): Recipe {
   return RECIPES[name];
 }
 
-/** The run specs of a recipe on one domain, in stage order. */
-export function recipeSpecs(recipe: Recipe, domain: KnownDomain): TrainSpec[] {
+/**
+ * The run specs of a recipe on one domain, in stage order. With task play (a world model for Sim
+ * RL), SFT rows are laid out for the answer budget a Sim RL world gives the model (answerRoom: a
+ * quarter of the context, defaultAnswerTokens): a world model trained on rows whose prompt
+ * took all the room a short observation left answered the world's shorter prompts wrongly
+ * (docs/method.md §13).
+ */
+export function recipeSpecs(recipe: Recipe, domain: KnownDomain, options: { taskPlay?: boolean } = {}): TrainSpec[] {
   // turnsPerRow sizes the data; the run itself does not read it.
-  return recipe.stages.map(({ turnsPerRow: _sizing, ...s }) => ({ ...s, kind: 'train', domains: [domain] }));
+  return recipe.stages.map(({ turnsPerRow: _sizing, ...s }) => ({
+    ...s,
+    kind: 'train',
+    domains: [domain],
+    ...(options.taskPlay && s.stage === 'sft' && s.T !== undefined && { answerRoom: s.answerRoom ?? defaultAnswerTokens(s.T) }),
+  }));
 }
 
 /** Rows a stage trains on: steps × batch. */

@@ -8,7 +8,7 @@ import { BUILTIN_TEMPLATES, renderSystem, type PromptTemplate } from '../core/te
 import type { TurnSample } from '../core/turns/index.ts';
 import { endpointBackend, endpointJudge, type EndpointConfig } from '../backends/endpoint.ts';
 import { openCheckpointBackend, type CheckpointBackend } from '../backends/checkpoint.ts';
-import type { GenerateRequest, LwmBackend } from '../core/backend.ts';
+import { defaultAnswerTokens, type GenerateRequest, type LwmBackend } from '../core/backend.ts';
 import type { GpuRuntime } from '../gpu/runtime.ts';
 import { CheckpointError } from '../core/model/checkpoint.ts';
 import { UserFacingError } from './context.ts';
@@ -60,7 +60,7 @@ export function localTeacher(rt: GpuRuntime, checkpoint: Uint8Array, template: P
     backend: local.backend,
     request: promptRequest(template),
     /** The longest response: a quarter of the context, as the SFT evaluation generates. */
-    maxTokens: Math.max(1, Math.floor(local.config.contextLength / 4)),
+    maxTokens: defaultAnswerTokens(local.config.contextLength),
     dispose: () => local.dispose(),
   };
 }

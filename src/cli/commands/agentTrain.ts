@@ -498,6 +498,7 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
 export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
+  const { defaultAnswerTokens } = await import('../../core/backend.ts');
   const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };
   const source = nodeSource();
   try {
@@ -505,7 +506,7 @@ export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens
     // By default a quarter of its context, as `lwm infer` and the recipe's evaluation answer: a
     // longer budget leaves the prompt less room, and the fit drops the history first.
     const context = opened.contextLength ?? 0;
-    const generate = { ...opened.generate, maxTokens: maxTokens ?? (context > 0 ? Math.max(1, Math.floor(context / 4)) : 64) };
+    const generate = { ...opened.generate, maxTokens: maxTokens ?? (context > 0 ? defaultAnswerTokens(context) : 64) };
     return {
       ...opened,
       generate,

@@ -426,7 +426,7 @@ async function trainRecipe(values: TrainValues, io: CliIO): Promise<number> {
   const t0 = Date.now();
   try {
     let from: Uint8Array | undefined;
-    const specs = recipeSpecs(recipe, domain);
+    const specs = recipeSpecs(recipe, domain, { taskPlay: !!taskFamilies });
     for (const [i, spec] of specs.entries()) {
       const cli = { ...spec, rl: spec.rl ?? {} } as TrainCommandSpec;
       io.err(`stage ${i + 1} of ${specs.length}: ${spec.stage}, ${spec.steps} steps of ${spec.batch} × ${spec.T} tokens\n`);
