@@ -34,8 +34,8 @@ import type { HfFolderInfo, HfInspectJobSpec, HfTrainFolder } from '../train/hfF
 import { runHfExportJob, type HfExportJobSpec, type HfExportResult } from './hfExport.ts';
 import { openTrainFolder, reopenTrainFolder, type OpenedTrainFolder } from '../train/hfTrain.ts';
 import { runOnnxInspectJob } from './onnx.ts';
-import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, TASK_PLAY_SHARE, type Recipe } from '../train/recipe.ts';
-import { playableFamilies, taskPlayTrajectory } from '../envs/tasks/index.ts';
+import { RECIPES, recipeSpecs, recipeTrajectory, recipeTrajectoryStream, recipeTurnsNeeded, taskPlayCount, type Recipe } from '../train/recipe.ts';
+import { isTaskPlay, playableFamilies, taskPlayTrajectory } from '../envs/tasks/index.ts';
 import { runStepTimeJob, type StepTimeResult, type StepTimeSpec } from './steptime.ts';
 import type { OnnxFolderInfo, OnnxInspectJobSpec } from './onnxFolder.ts';
 import { runSimRlJob, type SimRlJobResult, type SimRlJobSpec, type SimRlProgress } from './simrl.ts';
@@ -174,7 +174,7 @@ async function generateData(
   return out;
 }
 
-/** A recipe run's task-play trajectories (after its own): `tasks.count`, or TASK_PLAY_SHARE of the recipe's `recipeCount`. */
+/** A recipe run's task-play trajectories (after its own): `tasks.count`, or taskPlayCount of the recipe's `recipeCount`. */
 async function generateTaskPlay(
   domain: KnownDomain,
   tasks: { families: string[]; count?: number },
@@ -188,7 +188,7 @@ async function generateTaskPlay(
   } catch (e) {
     throw new UserFacingError(`Task play: ${(e as Error).message}.`);
   }
-  const n = tasks.count ?? Math.round(TASK_PLAY_SHARE * recipeCount);
+  const n = tasks.count ?? taskPlayCount(recipeCount);
   const out: Trajectory[] = [];
   for (let i = 0; i < n; i++) {
     out.push(taskPlayTrajectory(domain, families, dataSeed, i));
@@ -437,11 +437,6 @@ async function runRecipeJob(spec: RecipeJobSpec, ctx: JobContext, recipes: Reado
   if (tasks !== undefined && (!Array.isArray(tasks) || !tasks.length || tasks.some((f) => typeof f !== 'string')))
     throw new UserFacingError('Task play names one or more task families (strings); leave it out for none.');
   return recipeStages(recipe, spec.recipe.domain, 0, { runId: spec.runId, name: spec.name, ...(tasks && { tasks }) }, undefined, ctx, recipes);
-}
-
-/** A task-play trajectory (src/envs/tasks/play.ts) among a recipe run's data. */
-function isTaskPlay(t: Trajectory): boolean {
-  return t.metadata?.generator === 'lwm-tasks';
 }
 
 async function recipeStages(

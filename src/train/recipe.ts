@@ -149,7 +149,12 @@ export const TASK_PLAY_SHARE = 1;
  * shows after the solver's attempt and after near misses, which a Sim RL reward asks of it.
  */
 export function recipeTaskPlay(recipe: Recipe, domain: KnownDomain, count: number, families?: readonly string[]): Trajectory[] {
-  return taskPlayTrajectories(domain, playableFamilies(domain, families), Math.round(TASK_PLAY_SHARE * count), recipe.dataSeed);
+  return taskPlayTrajectories(domain, playableFamilies(domain, families), taskPlayCount(count), recipe.dataSeed);
+}
+
+/** How many task-play trajectories join a recipe's `count` own: TASK_PLAY_SHARE of them. */
+export function taskPlayCount(count: number): number {
+  return Math.round(TASK_PLAY_SHARE * count);
 }
 
 /** Trajectory `index` of a recipe's data: what a stored recipe run regenerates (its domain, seed and count). */

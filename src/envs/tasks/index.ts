@@ -38,4 +38,13 @@ export {
   TOKENS_FORMAT,
   POLICY_LAYOUTS,
 } from './policy.ts';
-export { taskPlayTrajectory, taskPlayTrajectories, playableFamilies, taskPlayFamilies, SOLVER_SHARE } from './play.ts';
+export {
+  taskPlayTrajectory,
+  taskPlayTrajectories,
+  playableFamilies,
+  probedTaskFamilies,
+  taskPlayFamilies,
+  isTaskPlay,
+  TASK_PLAY_GENERATOR,
+  SOLVER_SHARE,
+} from './play.ts';

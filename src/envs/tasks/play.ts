@@ -14,9 +14,22 @@ import { makeTask, makeTaskEnv, MAX_EPISODE_STEPS, SEED_RANGES, splitSeed, taskF
 /** Share of task-play episodes played by the reference solver; the rest are near misses or nothing. */
 export const SOLVER_SHARE = 0.5;
 
+/** The generator a task-play trajectory's metadata names. */
+export const TASK_PLAY_GENERATOR = 'lwm-tasks';
+
+/** A task-play trajectory (its metadata's generator), e.g. among a recipe run's data. */
+export function isTaskPlay(t: Trajectory): boolean {
+  return t.metadata?.generator === TASK_PLAY_GENERATOR;
+}
+
+/** The task families of `domain` that have a probe (none for a domain without any). */
+export function probedTaskFamilies(domain: KnownDomain): string[] {
+  return taskFamilies(domain).filter((f) => taskFamily(domain, f).probe);
+}
+
 /** The families of `domain` that have a probe, for task play; an error names a family without one. */
 export function playableFamilies(domain: KnownDomain, families?: readonly string[]): string[] {
-  const withProbe = taskFamilies(domain).filter((f) => taskFamily(domain, f).probe);
+  const withProbe = probedTaskFamilies(domain);
   const chosen = families ?? withProbe;
   if (!chosen.length) throw new Error(`no task family of ${domain} has a probe`);
   for (const f of chosen) {
@@ -70,7 +83,7 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
     turns,
     source: { format: 'env' },
     metadata: {
-      generator: 'lwm-tasks',
+      generator: TASK_PLAY_GENERATOR,
       seed,
       index,
       task: task.id,

@@ -8,16 +8,12 @@
 import { generateText, type GenerateOptions, type LwmBackend } from '../../core/backend.ts';
 import type { KnownDomain, SystemPrompt, Turn } from '../../core/schema/types.ts';
 import { PlanAgent, type Agent } from '../../envs/agent.ts';
-import { makeTaskEnv, runEpisode, solveTask, TASK_DOMAINS, taskFamilies, taskFamily, type Task, type TaskEnv } from '../../envs/tasks/index.ts';
+import { makeTaskEnv, probedTaskFamilies, runEpisode, solveTask, TASK_DOMAINS, taskFamily, type Task, type TaskEnv } from '../../envs/tasks/index.ts';
 import type { AgentWorld } from './episodes.ts';
 
 /** The families a simulated episode can be rewarded on (`domain/family`): those with a probe. */
 export function probedFamilies(): string[] {
-  return (Object.keys(TASK_DOMAINS) as KnownDomain[]).flatMap((d) =>
-    taskFamilies(d)
-      .filter((f) => taskFamily(d, f).probe)
-      .map((f) => `${d}/${f}`),
-  );
+  return (Object.keys(TASK_DOMAINS) as KnownDomain[]).flatMap((d) => probedTaskFamilies(d).map((f) => `${d}/${f}`));
 }
 
 /** A task's probe and the observation the real environment gives for it once the goal is reached. */

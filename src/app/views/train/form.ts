@@ -6,7 +6,7 @@ import type { TemplateDistribution } from '../../../core/templates/index.ts';
 import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
 import type { NewTrainJob, RecipeJobSpec } from '../../../jobs/jobs.ts';
 import { RECIPES } from '../../../train/recipe.ts';
-import { taskFamilies, taskFamily } from '../../../envs/tasks/index.ts';
+import { probedTaskFamilies } from '../../../envs/tasks/index.ts';
 import { DOMAINS, type KnownDomain } from '../../../core/schema/types.ts';
 import { LR_MIN_FRACTION, MIN_PROMPT_TOKENS, MIN_SEQUENCE_TOKENS, type Stage, type TrainSpec } from '../../../core/trainSpec.ts';
 import { HF_START, type TrainForm } from '../../stores/trainForm.ts';
@@ -359,5 +359,5 @@ export function buildRecipeSpec(
 
 /** The task families of `domain` whose task play a recipe can add: those with a probe (src/envs/tasks/play.ts). */
 export function recipeTaskChoices(domain: KnownDomain): string[] {
-  return taskFamilies(domain).filter((f) => taskFamily(domain, f).probe);
+  return probedTaskFamilies(domain);
 }
