@@ -37,4 +37,20 @@ describe('answerRoom', () => {
       expect(row.ids.slice(0, prompt.length)).toEqual(prompt);
     }
   });
+
+  it('lays out rows of chosen labels the same way', async () => {
+    const spec = resolveSpec({ ...base, answerRoom: 16 });
+    const p = prepare(spec, trajectories);
+    // Labels as rejection sampling gives them: the sample with another target.
+    const sftLabels = expandTurns(p.train).map((sample) => ({ sample: { ...sample, targetObservation: `label of ${sample.trajectoryId}` } }));
+    const { rows } = await supervisedRows(spec, p, host, undefined, { sftLabels });
+    expect(rows.length).toBe(sftLabels.length);
+    for (const [i, row] of rows.entries()) {
+      const prompt = fitPrompt(p.tok, BUILTIN_TEMPLATES.compact, sftLabels[i]!.sample, p.T - 16).ids;
+      expect(row.ids.slice(0, prompt.length)).toEqual(prompt);
+    }
+    // The room is what laid them out: without it the same labels' contexts are fitted otherwise.
+    const plain = await supervisedRows(resolveSpec(base), p, host, undefined, { sftLabels });
+    expect(plain.rows.map((r) => r.promptLength)).not.toEqual(rows.map((r) => r.promptLength));
+  });
 });

@@ -152,10 +152,17 @@ export function labelledRows(
   seed: number,
   templateSet: Readonly<Record<string, PromptTemplate>> = BUILTIN_TEMPLATES,
   reasoningWeight = 0.5,
+  /** Rows laid out as a generator leaving this many tokens for its answer sees them (TrainSpec.answerRoom), as stageRows's. */
+  answerRoom?: number,
 ): EncodedRow[] {
   // The trace sits between the context and the tag: it has its own (lower) weight.
   return labelled.map(({ sample, reasoning, weight }) =>
-    encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, { maxTokens: p.T + 1, reasoning, reasoningWeight }),
+    encodeSftSample(p.tok, sample, templateForSample(templates, sample, seed, templateSet), weight ?? 1, {
+      maxTokens: p.T + 1,
+      reasoning,
+      reasoningWeight,
+      ...(answerRoom !== undefined && { answerRoom }),
+    }),
   );
 }
 

@@ -91,7 +91,7 @@ export async function supervisedRows(
     throw new UserFacingError(`answerRoom ${spec.answerRoom} leaves the prompt less than half of the ${p.T}-token rows; at most ${Math.floor(p.T / 2)}`);
   const labelled = spec.stage === 'sft' && sftLabels?.length ? trainLabels(sftLabels, p, masks, host) : null;
   const rows = labelled
-    ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet)
+    ? labelledRows(p, labelled, spec.templates, spec.seed, spec.templateSet, undefined, spec.answerRoom)
     : stageRows(spec.stage, p, p.train, spec.templates, spec.seed, true, spec.templateSet, masks, spec.rows, spec.answerRoom);
   if (spec.stage === 'sft' && spec.rows === 'trajectory' && !labelled)
     host.log(`trajectory rows: ${rows.length} rows train the ${expandTurns(p.train).length} observations of ${p.train.length} trajectories`);
