@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readSafetensors } from '../../core/model/safetensors.ts';
 import { generateTrajectories } from '../../envs/index.ts';
 import { captureIO, microCheckpoint } from '../testing.ts';
+import { main } from '../main.ts';
 import agent, { openWorld } from './agentTrain.ts';
 import type { AgentEval as Eval } from '../../train/agent/run.ts';
 
@@ -202,5 +203,32 @@ describe('the world model of lwm agent train --env model', () => {
       expect(r.agree).toBe(r.simSuccesses === r.realSuccesses ? 1 : 0);
     }
     expect(io.stderr).toMatch(/\| attempt \| episodes \| agree \| real successes \| simulated successes \|/);
+  });
+
+  it("takes the world model's ONNX export (onnxruntime's WASM engine) and gets its answers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lwm-agent-onnx-world-'));
+    dirs.push(dir);
+    const ckpt = join(dir, 'world.safetensors');
+    await writeFile(ckpt, microCheckpoint(generateTrajectories('terminal', 2, 5), { template: 'compact' }));
+    const onnxDir = join(dir, 'world-onnx');
+    const exported = captureIO();
+    expect(await main(['export', ckpt, '--to', 'onnx', '-o', onnxDir], exported), exported.stderr).toBe(0);
+    const probe = async (world: string) => {
+      const io = captureIO();
+      const code = await agent(
+        ['probe', '--world', world, '--domain', 'terminal', '--families', 'write_word', '--eval-tasks', '2', '--world-max-tokens', '6'],
+        io,
+      );
+      expect(code, io.stderr).toBe(0);
+      return { ...JSON.parse(io.stdout), stderr: io.stderr };
+    };
+    const viaOnnx = await probe(onnxDir);
+    const viaCheckpoint = await probe(ckpt);
+    expect(viaOnnx.world).toBe(onnxDir);
+    // The same model in another engine: the same greedy answers, so the same simulated rewards and examples.
+    expect(viaOnnx.attempts).toEqual(viaCheckpoint.attempts);
+    const world = await openWorld(captureIO(), onnxDir, 5);
+    expect(world!.ref.kind).toBe('onnx');
+    world!.dispose();
   });
 });

@@ -1,11 +1,11 @@
 // `lwm agent train` settings that are checked before the GPU starts.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileError, UsageError } from '../io.ts';
 import { captureIO } from '../testing.ts';
-import agent, { readState, writeState } from './agentTrain.ts';
+import agent, { readState, worldRef, writeState } from './agentTrain.ts';
 import { newAgentExperiment } from '../../train/agent/experiment.ts';
 import { AGENT_DEFAULTS } from '../../train/agent/run.ts';
 
@@ -108,8 +108,8 @@ describe('lwm agent train settings', () => {
 describe('lwm agent probe settings', () => {
   it('needs a world model checkpoint, a domain and families with a probe, checked before the GPU starts', async () => {
     const base = ['probe', '--domain', 'terminal', '--families', 'write_word'];
-    await expect(run('probe', '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/--world CKPT is required/);
-    await expect(run(...base, '--world', 'copy-last')).rejects.toThrow(/--world CKPT is required/);
+    await expect(run('probe', '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/--world CKPT\|ONNX_DIR is required/);
+    await expect(run(...base, '--world', 'copy-last')).rejects.toThrow(/--world CKPT\|ONNX_DIR is required/);
     await expect(run('probe', '--world', 'w.safetensors', '--families', 'write_word')).rejects.toThrow(/--domain must be one of/);
     await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal')).rejects.toThrow(/--families is required/);
     await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal', '--families', 'record_env')).rejects.toThrow(
@@ -119,5 +119,17 @@ describe('lwm agent probe settings', () => {
     const help = captureIO();
     expect(await agent(['--help'], help)).toBe(0);
     expect(help.stdout).toContain('lwm agent probe --world CKPT');
+  });
+});
+
+describe('--world', () => {
+  it('names copy-last, an ONNX export (a folder holding onnx/) or a checkpoint of ours', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lwm-world-ref-'));
+    mkdirSync(join(dir, 'export', 'onnx'), { recursive: true });
+    mkdirSync(join(dir, 'plain'));
+    expect(worldRef('copy-last')).toEqual({ kind: 'copy-last' });
+    expect(worldRef(join(dir, 'export'))).toEqual({ kind: 'onnx', onnx: { folderId: join(dir, 'export'), name: 'export', execution: 'wasm' } });
+    // Anything else is a checkpoint: opening it says what is wrong (a folder, a missing file).
+    for (const w of [join(dir, 'plain'), join(dir, 'w.safetensors')]) expect(worldRef(w)).toEqual({ kind: 'checkpoint', checkpoint: { key: w, label: w } });
   });
 });

@@ -2,8 +2,8 @@
 // imitation of the reference solvers, then GSPO on episode rewards, evaluated on held-out tasks
 // in the real environment. Writes OUT/policy.safetensors (a LoRA policy: the adapter folder
 // OUT/policy), OUT/metrics.jsonl and OUT/summary.json.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import type { BackendRef } from '../../core/backendRef.ts';
@@ -23,7 +23,10 @@ import {
 } from './trainHf.ts';
 
 const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
-  [--world CKPT|copy-last]      --env model: the world model that answers the RL episodes' actions
+  [--world CKPT|ONNX_DIR|copy-last]
+                                --env model: the world model that answers the RL episodes' actions: a checkpoint
+                                of ours (on the GPU), or its ONNX export (lwm export --to onnx; onnxruntime's WASM
+                                engine, on the CPU)
   [--world-max-tokens N]        most tokens of one simulated observation (default a quarter of the world model's
                                 context, as lwm infer: the rest is the room of its prompt, history included)
   [--policy PRESET|CHECKPOINT|HF_FOLDER|ADAPTER_DIR]
@@ -51,7 +54,7 @@ p against it). Saves OUT/experiment.json (and its policies) after
 every evaluation; --resume goes on from there (a Hugging Face policy's folder, named in
 experiment.json, is read again). Writes OUT/metrics.jsonl and OUT/summary.json.
 
-lwm agent probe --world CKPT --domain D --families F[,F...] [--eval-tasks N] [--world-max-tokens N]
+lwm agent probe --world CKPT|ONNX_DIR --domain D --families F[,F...] [--eval-tasks N] [--world-max-tokens N]
 Checks a world model as a Sim RL world before any RL: on N held-out tasks (default 16), the
 reference solver's episode, each near miss and no action are replayed in the world model, and its
 answer to the family's probe (the simulated reward) is compared with the real check. Prints a
@@ -115,7 +118,7 @@ const agent: Command = async (argv, io) => {
 
 /** `lwm agent probe`: a world model's simulated reward against the real check, by attempt. */
 async function probe(v: Values, io: CliIO): Promise<number> {
-  if (!v.world || v.world === 'copy-last') throw new UsageError('--world CKPT is required (the world model whose probe answers are checked)');
+  if (!v.world || v.world === 'copy-last') throw new UsageError('--world CKPT|ONNX_DIR is required (the world model whose probe answers are checked)');
   if (!v.domain || !(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}`);
   if (!v.families) throw new UsageError('--families is required (task families with a probe, comma-separated)');
   const families = v.families.split(',').map((f) => f.trim());
@@ -253,7 +256,8 @@ async function train(v: Values, io: CliIO): Promise<number> {
   const env = v.env ?? 'real';
   if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
   if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
-  if (env === 'model' && v.world === undefined) throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, or copy-last)');
+  if (env === 'model' && v.world === undefined)
+    throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, its ONNX export, or copy-last)');
   if (v.arms !== undefined || v.resume) throw new UsageError('--arms and --resume go with lwm agent experiment');
   const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
   const { runAgentTraining } = await import('../../train/agent/run.ts');
@@ -398,7 +402,7 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   const arms = (v.arms ?? DEFAULT_ARMS.join(',')).split(',').map((a) => a.trim());
   for (const a of arms) if (!(AGENT_ARMS as readonly string[]).includes(a)) throw new UsageError(`--arms: unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
   if (needsWorld(arms as never) && v.world === undefined)
-    throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, or copy-last)');
+    throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, its ONNX export, or copy-last)');
   const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
   if (from)
     throw new UsageError(
@@ -495,11 +499,23 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
  * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
  * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
  */
+/**
+ * What --world names: copy-last, an ONNX causal-LM folder (a directory holding onnx/, as `lwm
+ * export --to onnx` writes it; run by onnxruntime-web's WASM engine, as `lwm infer --backend
+ * onnx`), or a checkpoint of ours (on the GPU).
+ */
+export function worldRef(world: string): BackendRef {
+  if (world === 'copy-last') return { kind: 'copy-last' };
+  if (existsSync(join(world, 'onnx')) && statSync(world).isDirectory())
+    return { kind: 'onnx', onnx: { folderId: world, name: basename(world), execution: 'wasm' } };
+  return { kind: 'checkpoint', checkpoint: { key: world, label: world } };
+}
+
 export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
   const { defaultAnswerTokens } = await import('../../core/backend.ts');
-  const ref: BackendRef = world === 'copy-last' ? { kind: 'copy-last' } : { kind: 'checkpoint', checkpoint: { key: world, label: world } };
+  const ref = worldRef(world);
   const source = nodeSource();
   try {
     const opened = await openReady(ref, source, { maxTokens: maxTokens ?? 1, temperature: 0 }, { name: `world:${world}` });
