@@ -86,7 +86,7 @@ class Gpt:
             # src/reference/rope.ts: pairs (i, i + hs/2) rotated by t * base^(-2i/hs), q and k only.
             freq = c["ropeBase"] ** (-2 * torch.arange(hs // 2, dtype=torch.float64) / hs)
             theta = torch.arange(T, dtype=torch.float64)[:, None] * freq[None, :]
-            cos, sin = theta.cos().float(), theta.sin().float()
+            cos, sin = theta.cos().float().to(x.device), theta.sin().float().to(x.device)
         for i in range(c["layers"]):
             q = f"h.{i}."
             h = F.layer_norm(x, (d,), p[q + "ln_1.weight"], p[q + "ln_1.bias"], eps)
@@ -162,17 +162,21 @@ def save(params, metadata, step, path):
     """Our checkpoint: the initial checkpoint's metadata (config, tokenizer, template, spec) with the trained weights."""
     meta = dict(metadata)
     meta["step"] = str(step)
-    save_file({k: v.detach().contiguous() for k, v in params.items()}, path, metadata=meta)
+    save_file({k: v.detach().cpu().contiguous() for k, v in params.items()}, path, metadata=meta)
 
 
-def evaluate(model, batches):
+def batch_at(batches, k, device):
     inputs, targets, weights = batches
+    return (torch.from_numpy(inputs[k].astype(np.int64)).to(device), torch.from_numpy(targets[k].astype(np.int64)).to(device), torch.from_numpy(weights[k]).to(device))
+
+
+def evaluate(model, batches, device):
     total = 0.0
     with torch.no_grad():
-        for k in range(inputs.shape[0]):
-            s, w = weighted_ce(model, torch.from_numpy(inputs[k].astype(np.int64)), torch.from_numpy(targets[k].astype(np.int64)), torch.from_numpy(weights[k]))
+        for k in range(batches[0].shape[0]):
+            s, w = weighted_ce(model, *batch_at(batches, k, device))
             total += float(s / w) if float(w) > 0 else 0.0
-    return total / max(1, inputs.shape[0])
+    return total / max(1, batches[0].shape[0])
 
 
 def main():
@@ -191,6 +195,7 @@ def main():
     ap.add_argument("--metrics", help="JSON lines as `lwm train --metrics` writes them")
     ap.add_argument("--parity", help="write the losses of the trained steps as the GPU parity test's fixture")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    ap.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda); the batches and the checkpoint are the same either way")
     ap.add_argument("--reuse", action="store_true", help="reuse the batches already in --work")
     ap.add_argument("--checkpoint-every", type=int, default=0, help="also write OUT.stepN.safetensors every N steps (score against FLOPs)")
     args = ap.parse_args()
@@ -206,7 +211,7 @@ def main():
     init_path = os.path.join(work, "init.safetensors")
     with safe_open(init_path, framework="pt") as f:
         metadata = f.metadata()
-        params = {k: f.get_tensor(k).float().clone().requires_grad_(True) for k in f.keys()}
+        params = {k: f.get_tensor(k).float().to(args.device).clone().requires_grad_(True) for k in f.keys()}
     model = Gpt(man["config"], params)
     opt = AdamW(params, man["decayed"], man["adamw"])
     metrics = open(args.metrics, "w") if args.metrics else None
@@ -222,7 +227,7 @@ def main():
 
     for step in range(steps):
         lr = lr_at(step, man["schedule"])
-        s, w = weighted_ce(model, torch.from_numpy(train[0][step].astype(np.int64)), torch.from_numpy(train[1][step].astype(np.int64)), torch.from_numpy(train[2][step]))
+        s, w = weighted_ce(model, *batch_at(train, step, args.device))
         (s / man["loss_norm"]).backward()
         norm = opt.step(step, lr)
         loss = float(s.detach() / w) if float(w) > 0 else 0.0
@@ -232,7 +237,7 @@ def main():
         record["lrs"].append(lr)
         emit({"step": step + 1, "loss": loss, "lr": lr, "grad_norm": norm, "tokens_per_s": tokens / max(1e-9, time.time() - t0)})
         if (step + 1) % man["eval_every"] == 0 or step + 1 == steps:
-            ev = evaluate(model, evals)
+            ev = evaluate(model, evals, args.device)
             emit({"step": step + 1, "eval_loss": ev})
             print(f"[sft {step + 1}/{steps}] loss {loss:.4f}  eval_loss {ev:.4f}  {tokens / (time.time() - t0):.0f} tokens/s", file=sys.stderr, flush=True)
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 and step + 1 < steps:
