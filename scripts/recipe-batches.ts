@@ -14,7 +14,8 @@
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
 // replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
 // (`lwm train --recipe --tasks`, rows laid out for the Sim RL world's answer budget as there),
-// --task-n N that many of them instead of the recipe's share;
+// --task-n N that many of them instead of the recipe's share; --task-solver-share X the share of
+// them the reference solver plays (default 0.5; the rest are near misses and doing nothing);
 // --answer-room N lays rows out as a generator leaving N tokens for its answer sees them
 // (TrainSpec.answerRoom); --tasks-only trains on those task-play trajectories alone (a world model of the task families
 // only, as `lwm gen --tasks` then `lwm train --data` would train it).
@@ -26,7 +27,7 @@ import type { KnownDomain } from '../src/core/schema/types.ts';
 import { ADAMW_DEFAULTS } from '../src/core/model/optim.ts';
 import { paramLayout } from '../src/core/model/params.ts';
 import { BatchSampler, type TokenBatch } from '../src/train/data.ts';
-import { taskPlayFamilies, taskPlayTrajectories } from '../src/envs/tasks/index.ts';
+import { SOLVER_SHARE, taskPlayFamilies, taskPlayTrajectories } from '../src/envs/tasks/index.ts';
 import { recipeByName, recipeSpecs, recipeTaskPlay, recipeTrajectories } from '../src/train/recipe.ts';
 import { checkpointBytes, prepare, resolveSpec } from '../src/train/stages/common.ts';
 import { evalBatchesOf } from '../src/train/stages/rows.ts';
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     tasks: { type: 'string' },
     'task-n': { type: 'string' },
     'tasks-only': { type: 'boolean' },
+    'task-solver-share': { type: 'string' },
     'answer-room': { type: 'string' },
   },
 });
@@ -60,13 +62,16 @@ const spec = resolveSpec({
 });
 if (values['tasks-only'] && !(values.tasks && values['task-n']))
   throw new Error('--tasks-only needs --tasks F and --task-n N (the task-play trajectories to train on)');
+if (values['task-solver-share'] && !(values.tasks && values['task-n']))
+  throw new Error('--task-solver-share needs --tasks F and --task-n N (the task-play trajectories it shapes)');
+const solverShare = values['task-solver-share'] === undefined ? SOLVER_SHARE : Number(values['task-solver-share']);
 const trajectories = values['tasks-only'] ? [] : recipeTrajectories(recipe, values.domain as KnownDomain);
 if (values.tasks) {
   const domain = values.domain as KnownDomain;
   const families = taskPlayFamilies(domain, values.tasks);
   trajectories.push(
     ...(values['task-n']
-      ? taskPlayTrajectories(domain, families, Number(values['task-n']), recipe.dataSeed)
+      ? taskPlayTrajectories(domain, families, Number(values['task-n']), recipe.dataSeed, solverShare)
       : recipeTaskPlay(recipe, domain, trajectories.length, families)),
   );
 }

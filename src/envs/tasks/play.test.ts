@@ -41,6 +41,20 @@ describe('task-play trajectories', () => {
     }
   });
 
+  it('play the solver at the share asked for, the same tasks otherwise', () => {
+    const quarter = taskPlayTrajectories('terminal', ['write_word'], 200, 7, 0.25);
+    const half = taskPlayTrajectories('terminal', ['write_word'], 200, 7);
+    const solver = quarter.filter((t) => t.metadata!.attempt === 'solver').length;
+    // Binomial(200, 1/4): about 4.9 standard deviations either side.
+    expect(Math.abs(solver - 50)).toBeLessThan(30);
+    expect(solver).toBeLessThan(half.filter((t) => t.metadata!.attempt === 'solver').length);
+    expect(quarter.map((t) => t.metadata!.task)).toEqual(half.map((t) => t.metadata!.task));
+    for (const t of quarter) expect(t.metadata!.success).toBe(t.metadata!.attempt === 'solver');
+    expect(taskPlayTrajectories('terminal', ['write_word'], 5, 7, 0).some((t) => t.metadata!.attempt === 'solver')).toBe(false);
+    for (const bad of [-0.1, 1.5, Number.NaN])
+      expect(() => taskPlayTrajectories('terminal', ['write_word'], 1, 7, bad)).toThrow(`the solver's share of task play must be between 0 and 1; got ${bad}`);
+  });
+
   it('play the solver about half the time, and each near miss and doing nothing in the rest', () => {
     const attempts = new Map<string, number>();
     for (const t of ts) attempts.set(String(t.metadata!.attempt), (attempts.get(String(t.metadata!.attempt)) ?? 0) + 1);

@@ -51,7 +51,15 @@ export function taskPlayFamilies(domain: KnownDomain, spec: string): string[] {
  * task, an attempt at it in the real environment, then the family's probe. The same arguments
  * give the same trajectory.
  */
-export function taskPlayTrajectory(domain: KnownDomain, families: readonly string[], seed: number, index: number): Trajectory {
+export function taskPlayTrajectory(
+  domain: KnownDomain,
+  families: readonly string[],
+  seed: number,
+  index: number,
+  /** Share of episodes the solver plays (default SOLVER_SHARE); the rest split evenly among the near misses and doing nothing. */
+  solverShare = SOLVER_SHARE,
+): Trajectory {
+  if (!(solverShare >= 0 && solverShare <= 1)) throw new Error(`the solver's share of task play must be between 0 and 1; got ${solverShare}`);
   const names = playableFamilies(domain, families);
   const rng = new Rng(`task-play:${domain}:${seed}:${index}`);
   const family = rng.pick(names);
@@ -61,7 +69,7 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
   const { system_prompt } = env.reset();
   const misses = env.nearMisses();
   // 0: the solver; 1..misses: a near miss; misses + 1: no action before the probe.
-  const k = rng.chance(SOLVER_SHARE) ? 0 : rng.int(1, misses.length + 1);
+  const k = rng.chance(solverShare) ? 0 : rng.int(1, misses.length + 1);
   const agent: Agent = k === 0 ? env.solver() : k <= misses.length ? misses[k - 1](env) : new PlanAgent([]);
   const turns: Turn[] = [];
   const play = (action: string, probe = false): StepResult => {
@@ -94,6 +102,6 @@ export function taskPlayTrajectory(domain: KnownDomain, families: readonly strin
 }
 
 /** `n` task-play trajectories from index 0. */
-export function taskPlayTrajectories(domain: KnownDomain, families: readonly string[], n: number, seed: number): Trajectory[] {
-  return Array.from({ length: n }, (_, i) => taskPlayTrajectory(domain, families, seed, i));
+export function taskPlayTrajectories(domain: KnownDomain, families: readonly string[], n: number, seed: number, solverShare = SOLVER_SHARE): Trajectory[] {
+  return Array.from({ length: n }, (_, i) => taskPlayTrajectory(domain, families, seed, i, solverShare));
 }
