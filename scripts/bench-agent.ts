@@ -1,9 +1,11 @@
 // Episodes per second of one RL step of `lwm agent train` (docs/method.md §13) with the world as
-// the real environment of the tasks, and as a world model from a local checkpoint, same run, same
-// policy, same tasks. Both worlds are opened as `lwm agent train` opens them: the world model
-// through openWorld (the checkpoint backend `lwm infer --backend local` and the app use, greedy,
-// at most --world-max-tokens per observation, on a GPU device of its own), the policy through
-// gpuPolicy (moves of up to 16 episodes generated as one batch) on the command's runtime.
+// the real environment of the tasks, as a world model from a local checkpoint, and as the same
+// world model's ONNX export, same run, same policy, same tasks. The worlds are opened as `lwm
+// agent train` opens them: the world model through openWorld (the checkpoint backend `lwm infer
+// --backend local` and the app use, greedy, at most --world-max-tokens per observation, on a GPU
+// device of its own; the export as `lwm infer --backend onnx` runs it, onnxruntime-web's WASM
+// engine), the policy through gpuPolicy (moves of up to 16 episodes generated as one batch) on
+// the command's runtime.
 //
 // The shapes are the command's defaults: the policy is AGENT_DEFAULTS' (bench preset, BPE of the
 // imitation samples, T 64, 12 new tokens per move, temperature 1, up to 16 moves per batch); the
@@ -21,8 +23,8 @@
 // log prints how many tokens the real answers take).
 //
 // One RL step's episodes, timed: reset, the policy's moves, the world's answers, then each
-// episode's success (the real check, or the world model's answer to the family's probe). The two
-// worlds alternate, so a burst of load hits both; the log splits each step's time into policy,
+// episode's success (the real check, or the world model's answer to the family's probe). The
+// worlds alternate, so a burst of load hits each; the log splits each step's time into policy,
 // world answers and success checks. Then what answering one episode at a time costs: the world
 // model's generator answering the step's episodes one after another against as one batch.
 //   npx tsx --import ./bin/raw-hook.mjs scripts/bench-agent.ts [--episodes 8] [--turns 1]
@@ -32,6 +34,8 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWorld } from '../src/cli/commands/agentTrain.ts';
+import { main as lwm } from '../src/cli/main.ts';
+import { captureIO } from '../src/cli/testing.ts';
 import { saveCheckpoint } from '../src/core/model/checkpoint.ts';
 import { presetConfig } from '../src/core/model/config.ts';
 import { keyedUniform } from '../src/core/random.ts';
@@ -90,8 +94,21 @@ writeFileSync(
     extraMetadata: { stage: 'sft', tokenizer: JSON.stringify(worldTok.toJSON()), spec: JSON.stringify({ stage: 'sft', templates: { compact: 1 } }) },
   }),
 );
+// The same weights exported as `lwm export --to onnx` writes them, opened as --world ONNX_DIR opens
+// them. Exported first: the command ends by closing the GPU devices it may have opened.
+const onnxDir = join(dir, 'world-onnx');
+const exportIo = captureIO();
+if ((await lwm(['export', worldPath, '--to', 'onnx', '-o', onnxDir], exportIo)) !== 0) {
+  process.stderr.write(exportIo.stderr);
+  process.exit(1);
+}
 const world = await openWorld({ err: (m) => process.stderr.write(m) }, worldPath, worldMaxTokens);
 if (!world) process.exit(1);
+const onnxWorld = await openWorld({ err: (m) => process.stderr.write(m) }, onnxDir, worldMaxTokens);
+if (!onnxWorld) process.exit(1);
+type WorldEngine = 'lwm-world-model' | 'lwm-world-onnx';
+const worlds: Record<WorldEngine, NonNullable<typeof world>> = { 'lwm-world-model': world, 'lwm-world-onnx': onnxWorld };
+const ENGINES = ['real-env', 'lwm-world-model', 'lwm-world-onnx'] as const;
 // The command's runtime, opened after the world as `lwm agent train` does (a device of its own while the world's is live).
 const rt = await nodeRuntime();
 console.log(`adapter: ${rt.describe()}`);
@@ -116,7 +133,7 @@ gen.generateBatch = (prompts, o, timing) => {
   return generateBatch(prompts, o, timing);
 };
 
-type Engine = 'real-env' | 'lwm-world-model';
+type Engine = (typeof ENGINES)[number];
 interface Round {
   ms: number;
   policyMs: number;
@@ -132,8 +149,10 @@ interface Round {
 /** One RL step's episodes in `engine`'s world, timed, with its time split into policy, world answers and success checks. */
 async function round(engine: Engine, rep: number): Promise<Round> {
   const r: Round = { ms: 0, policyMs: 0, batches: 0, worldMs: 0, checkMs: 0, moves: 0, answers: 0, observations: [], worldTokens: 0 };
-  // Tokens the world model generated: its decode steps, plus the one each prefill samples.
-  const generated = () => (world!.stats?.decodeTokens ?? 0) + (world!.stats?.prompts ?? 0);
+  const wm = engine === 'real-env' ? null : worlds[engine];
+  // Tokens the world model generated: its decode steps, plus the one each prefill samples (the
+  // checkpoint backend counts them; the ONNX one does not).
+  const generated = () => (wm?.stats?.decodeTokens ?? 0) + (wm?.stats?.prompts ?? 0);
   const generated0 = generated();
   const batches0 = policyBatches;
   const timed = (w: AgentWorld): AgentWorld => ({
@@ -161,7 +180,7 @@ async function round(engine: Engine, rep: number): Promise<Round> {
       const w = realWorld(task);
       return { task, world: timed(w), success: async () => w.check().success };
     }
-    const w = simWorld(task, world!.backend, world!.generate, keys.get(task.id));
+    const w = simWorld(task, wm!.backend, wm!.generate, keys.get(task.id));
     return { task, world: timed(w), success: async () => (await w.simCheck()).success };
   });
   await playEpisodes(items, shaped, maxTurns);
@@ -178,14 +197,16 @@ try {
   // Warm-up, untimed: the policy's graphs for the prompt lengths of the first repetition in the
   // real environment (the same seed: the same moves), the world model's pipelines.
   await round('real-env', 0);
-  const warm = simWorld(tasks[0], world.backend, { ...world.generate, maxTokens: 2 }, keys.get(tasks[0].id));
-  await warm.reset();
-  await warm.step('ls');
+  for (const w of Object.values(worlds)) {
+    const warm = simWorld(tasks[0], w.backend, { ...w.generate, maxTokens: 2 }, keys.get(tasks[0].id));
+    await warm.reset();
+    await warm.step('ls');
+  }
 
-  const runs: Record<Engine, Round[]> = { 'real-env': [], 'lwm-world-model': [] };
+  const runs: Record<Engine, Round[]> = { 'real-env': [], 'lwm-world-model': [], 'lwm-world-onnx': [] };
   const before = { ...world.stats! };
   for (let rep = 0; rep < reps; rep++)
-    for (const engine of ['real-env', 'lwm-world-model'] as const) {
+    for (const engine of ENGINES) {
       const x = await round(engine, rep);
       runs[engine].push(x);
       console.log(
@@ -197,17 +218,17 @@ try {
   console.log(`\n${c}`);
   console.log('engine           episodes/s  ms/episode  policy ms/ep  answers ms/ep  check ms/ep  world tokens/answer');
   const eps: Partial<Record<Engine, number>> = {};
-  for (const engine of ['real-env', 'lwm-world-model'] as const) {
+  for (const engine of ENGINES) {
     const xs = runs[engine];
     const ms = median(xs.map((x) => x.ms));
     const per = (f: (x: Round) => number) => median(xs.map(f)) / episodes;
-    const probes = engine === 'lwm-world-model' ? episodes : 0;
+    const probes = engine === 'real-env' ? 0 : episodes;
     const tokensPerAnswer = median(xs.map((x) => x.worldTokens / Math.max(1, x.answers + probes)));
     eps[engine] = episodes / (ms / 1000);
     record(c, engine, 'episodes_per_s', eps[engine]!, 'episodes/s');
     record(c, engine, 'ms_per_episode', ms / episodes, 'ms');
     // Where the world model's time goes (the real environment's is the policy's, to the millisecond).
-    if (engine === 'lwm-world-model') {
+    if (engine !== 'real-env') {
       record(
         c,
         engine,
@@ -229,7 +250,7 @@ try {
         per((x) => x.checkMs),
         'ms',
       );
-      record(c, engine, 'world_tokens_per_answer', tokensPerAnswer, 'tokens');
+      if (engine === 'lwm-world-model') record(c, engine, 'world_tokens_per_answer', tokensPerAnswer, 'tokens');
     }
     console.log(
       `${engine.padEnd(15)}  ${eps[engine]!.toFixed(3).padStart(10)}  ${(ms / episodes).toFixed(0).padStart(10)}  ${per((x) => x.policyMs)
@@ -238,10 +259,13 @@ try {
         .toFixed(0)
         .padStart(13)}  ${per((x) => x.checkMs)
         .toFixed(0)
-        .padStart(11)}  ${engine === 'real-env' ? '' : tokensPerAnswer.toFixed(0).padStart(19)}`,
+        .padStart(11)}  ${engine === 'lwm-world-model' ? tokensPerAnswer.toFixed(0).padStart(19) : ''}`,
     );
   }
   console.log(`world model ÷ real environment: ${(eps['lwm-world-model']! / eps['real-env']!).toFixed(4)}× the episodes per second`);
+  console.log(
+    `its ONNX export ÷ real environment: ${(eps['lwm-world-onnx']! / eps['real-env']!).toFixed(4)}×; ONNX export ÷ checkpoint: ${(eps['lwm-world-onnx']! / eps['lwm-world-model']!).toFixed(2)}×`,
+  );
   const prompt = after.promptTokens - before.promptTokens;
   const decode = after.decodeTokens - before.decodeTokens;
   console.log(
@@ -315,6 +339,7 @@ try {
   rt.release(params);
   rt.dispose();
   world.dispose();
+  onnxWorld.dispose();
   closeNodeRuntimes();
   rmSync(dir, { recursive: true, force: true });
 }
