@@ -16,6 +16,8 @@
 // (`lwm train --recipe --tasks`, rows laid out for the Sim RL world's answer budget as there),
 // --task-n N that many of them instead of the recipe's share; --task-solver-share X the share of
 // them the reference solver plays (default 0.5; the rest are near misses and doing nothing);
+// --seed N the run's seed instead of the recipe's (initial weights, split, row order; the same
+// generated trajectories), a replicate of a recipe experiment;
 // --answer-room N lays rows out as a generator leaving N tokens for its answer sees them
 // (TrainSpec.answerRoom); --tasks-only trains on those task-play trajectories alone (a world model of the task families
 // only, as `lwm gen --tasks` then `lwm train --data` would train it).
@@ -47,6 +49,7 @@ const { values } = parseArgs({
     'task-n': { type: 'string' },
     'tasks-only': { type: 'boolean' },
     'task-solver-share': { type: 'string' },
+    seed: { type: 'string' },
     'answer-room': { type: 'string' },
   },
 });
@@ -59,6 +62,7 @@ const spec = resolveSpec({
   ...(values.mask && { mask: JSON.parse(values.mask) }),
   ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }),
   ...(values['answer-room'] && { answerRoom: Number(values['answer-room']) }),
+  ...(values.seed && { seed: Number(values.seed) }),
 });
 if (values['tasks-only'] && !(values.tasks && values['task-n']))
   throw new Error('--tasks-only needs --tasks F and --task-n N (the task-play trajectories to train on)');

@@ -46,6 +46,8 @@ def write_batches(args, work):
         cmd += ["--rows", args.rows]
     if args.tasks_only:
         cmd += ["--tasks-only"]
+    if args.seed is not None:
+        cmd += ["--seed", str(args.seed)]
     if args.task_solver_share is not None:
         cmd += ["--task-solver-share", str(args.task_solver_share)]
     if args.answer_room:
@@ -189,6 +191,7 @@ def main():
     ap.add_argument("--tasks", help="add the recipe's task-play trajectories of these task families (lwm train --recipe --tasks)")
     ap.add_argument("--task-n", type=int, help="with --tasks: this many task-play trajectories instead of the recipe's share")
     ap.add_argument("--tasks-only", action="store_true", help="with --tasks and --task-n: train on the task-play trajectories alone, not the recipe's")
+    ap.add_argument("--seed", type=int, help="the run's seed instead of the recipe's (initial weights, split, row order), a replicate")
     ap.add_argument("--task-solver-share", type=float, help="with --tasks and --task-n: the share of task-play episodes the reference solver plays (default 0.5)")
     ap.add_argument("--answer-room", type=int, help="lay rows out as a generator leaving N tokens for its answer sees them (TrainSpec.answerRoom)")
     ap.add_argument("--rows", choices=("turn", "trajectory"), help="the row kind instead of the recipe's (lwm train --rows)")
