@@ -130,6 +130,8 @@ describe('--world', () => {
     expect(worldRef('copy-last')).toEqual({ kind: 'copy-last' });
     expect(worldRef(join(dir, 'export'))).toEqual({ kind: 'onnx', onnx: { folderId: join(dir, 'export'), name: 'export', execution: 'wasm' } });
     // Anything else is a checkpoint: opening it says what is wrong (a folder, a missing file).
-    for (const w of [join(dir, 'plain'), join(dir, 'w.safetensors')]) expect(worldRef(w)).toEqual({ kind: 'checkpoint', checkpoint: { key: w, label: w } });
+    writeFileSync(join(dir, 'ckpt.safetensors'), '');
+    for (const w of [join(dir, 'plain'), join(dir, 'w.safetensors'), join(dir, 'ckpt.safetensors')])
+      expect(worldRef(w)).toEqual({ kind: 'checkpoint', checkpoint: { key: w, label: w } });
   });
 });

@@ -496,21 +496,21 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
 }
 
 /**
- * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
- * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
- */
-/**
  * What --world names: copy-last, an ONNX causal-LM folder (a directory holding onnx/, as `lwm
  * export --to onnx` writes it; run by onnxruntime-web's WASM engine, as `lwm infer --backend
  * onnx`), or a checkpoint of ours (on the GPU).
  */
 export function worldRef(world: string): BackendRef {
   if (world === 'copy-last') return { kind: 'copy-last' };
-  if (existsSync(join(world, 'onnx')) && statSync(world).isDirectory())
-    return { kind: 'onnx', onnx: { folderId: world, name: basename(world), execution: 'wasm' } };
+  // existsSync is false for a path under a file (a checkpoint), where statSync would throw.
+  if (existsSync(join(world, 'onnx'))) return { kind: 'onnx', onnx: { folderId: world, name: basename(world), execution: 'wasm' } };
   return { kind: 'checkpoint', checkpoint: { key: world, label: world } };
 }
 
+/**
+ * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
+ * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
+ */
 export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
