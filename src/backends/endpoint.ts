@@ -233,43 +233,40 @@ export class EndpointClient {
     return { res, arm, disarm, timedOut: () => timedOut };
   }
 
-  private networkError(e: unknown, timedOut: boolean, signal: AbortSignal | undefined, timeoutMs: number): EndpointError {
+  private networkError(e: unknown, timedOut: boolean, signal: AbortSignal | undefined, timeoutMs: number, url = this.url): EndpointError {
     if (timedOut)
       return new EndpointError(
         'timeout',
-        this.url,
-        `no answer from ${this.url} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (timeout); the server may be overloaded or the model still loading`,
+        url,
+        `no answer from ${url} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (timeout); the server may be overloaded or the model still loading`,
       );
-    if (signal?.aborted) return new EndpointError('aborted', this.url, 'the request was cancelled');
+    if (signal?.aborted) return new EndpointError('aborted', url, 'the request was cancelled');
     const cause = e instanceof Error ? (e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
-    const target = new URL(this.url).origin;
+    const target = new URL(url).origin;
     if (this.pageOrigin && target !== this.pageOrigin && e instanceof TypeError) {
       return new EndpointError(
         'cors',
-        this.url,
-        `the browser could not call ${this.url} from this page (${this.pageOrigin}). Either the server is down, or it does not allow cross-origin requests from ${this.pageOrigin}. ` +
+        url,
+        `the browser could not call ${url} from this page (${this.pageOrigin}). Either the server is down, or it does not allow cross-origin requests from ${this.pageOrigin}. ` +
           `To allow the origin: vLLM: start with --allowed-origins '["${this.pageOrigin}"]'; Ollama: set OLLAMA_ORIGINS=${this.pageOrigin} before \`ollama serve\`; ` +
           `SGLang allows every origin by default (if it is blocked, a proxy in front drops the header); other servers and hosted APIs that refuse browsers: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${this.pageOrigin} (and answers the OPTIONS preflight).`,
       );
     }
     return new EndpointError(
       'unreachable',
-      this.url,
-      `cannot reach ${this.url} (${cause}); is the server running, and is the base URL right (e.g. http://127.0.0.1:8000/v1)?`,
+      url,
+      `cannot reach ${url} (${cause}); is the server running, and is the base URL right (e.g. http://127.0.0.1:8000/v1)?`,
     );
   }
 
-  private httpError(res: Response, text: string): EndpointError {
+  private httpError(res: Response, text: string, url = this.url): EndpointError {
     const detail = excerpt(errorMessageOf(text) ?? text) || res.statusText;
     if (res.status === 401 || res.status === 403)
-      return new EndpointError(
-        'auth',
-        this.url,
-        `the endpoint ${this.url} refused the API key (HTTP ${res.status}: ${detail}); check --api-key or the key in settings`,
-        { status: res.status },
-      );
+      return new EndpointError('auth', url, `the endpoint ${url} refused the API key (HTTP ${res.status}: ${detail}); check --api-key or the key in settings`, {
+        status: res.status,
+      });
     if (res.status === 429)
-      return new EndpointError('rate_limit', this.url, `the endpoint ${this.url} is rate limiting (HTTP 429: ${detail})`, {
+      return new EndpointError('rate_limit', url, `the endpoint ${url} is rate limiting (HTTP 429: ${detail})`, {
         status: 429,
         retryAfterMs: retryAfter(res),
       });
@@ -279,7 +276,7 @@ export class EndpointClient {
         : res.status === 400 && /max_tokens|max_completion_tokens|context length|maximum context/i.test(detail)
           ? ' (the request asks for more tokens than the model allows; lower the max tokens, e.g. --max-tokens)'
           : '';
-    return new EndpointError('http', this.url, `HTTP ${res.status} from ${this.url}: ${detail}${hint}`, { status: res.status, retryAfterMs: retryAfter(res) });
+    return new EndpointError('http', url, `HTTP ${res.status} from ${url}: ${detail}${hint}`, { status: res.status, retryAfterMs: retryAfter(res) });
   }
 
   private backoff(attempt: number, e: EndpointError): number {
@@ -299,6 +296,45 @@ export class EndpointClient {
         await this.sleep(this.backoff(attempt, e), signal);
       }
     }
+  }
+
+  /** The model ids the server lists (GET {base}/models, OpenAI's `{"data": [{"id": …}]}`), retried as completions are. */
+  async models(signal?: AbortSignal): Promise<string[]> {
+    const url = this.url.replace(/\/chat\/completions$/, '/models');
+    const timeoutMs = this.config.timeoutMs ?? 120_000;
+    const headers: Record<string, string> = { Accept: 'application/json', ...this.config.headers };
+    if (this.config.apiKey) headers.Authorization = `Bearer ${this.config.apiKey}`;
+    return this.withRetries(signal, async () => {
+      const ctl = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, timeoutMs);
+      const onAbort = () => ctl.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let text: string;
+      try {
+        const res = await this.fetchImpl(url, { method: 'GET', headers, signal: ctl.signal });
+        text = await res.text();
+        if (!res.ok) throw this.httpError(res, text, url);
+      } catch (e) {
+        throw e instanceof EndpointError ? e : this.networkError(e, timedOut, signal, timeoutMs, url);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new EndpointError('protocol', url, `the endpoint ${url} answered with something that is not JSON: ${excerpt(text)}`);
+      }
+      const data = (json as { data?: unknown })?.data;
+      if (!Array.isArray(data) || data.some((m) => typeof (m as { id?: unknown })?.id !== 'string'))
+        throw new EndpointError('protocol', url, `the endpoint ${url} answered without a list of models ({"data": [{"id": …}]}): ${excerpt(text)}`);
+      return data.map((m) => (m as { id: string }).id);
+    });
   }
 
   /** A whole chat completion (non-streamed). */

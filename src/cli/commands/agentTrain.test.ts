@@ -1,11 +1,19 @@
 // `lwm agent train` settings that are checked before the GPU starts.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileError, UsageError } from '../io.ts';
-import { captureIO } from '../testing.ts';
-import agent, { readState, worldRef, writeState } from './agentTrain.ts';
+import { captureIO, microCheckpoint } from '../testing.ts';
+import agent, { openWorld, readState, worldRef, writeState } from './agentTrain.ts';
+import exportCommand from './export.ts';
+import { parseServeArgs, serveRef } from './serve.ts';
+import { nodeSource } from '../../backends/node.ts';
+import { openBackend } from '../../backends/open.ts';
+import { generateTrajectories } from '../../envs/generate.ts';
+import { listen, OpenAIService } from '../../serve/openai.ts';
 import { newAgentExperiment } from '../../train/agent/experiment.ts';
 import { AGENT_DEFAULTS } from '../../train/agent/run.ts';
 
@@ -108,8 +116,8 @@ describe('lwm agent train settings', () => {
 describe('lwm agent probe settings', () => {
   it('needs a world model checkpoint, a domain and families with a probe, checked before the GPU starts', async () => {
     const base = ['probe', '--domain', 'terminal', '--families', 'write_word'];
-    await expect(run('probe', '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/--world CKPT\|ONNX_DIR is required/);
-    await expect(run(...base, '--world', 'copy-last')).rejects.toThrow(/--world CKPT\|ONNX_DIR is required/);
+    await expect(run('probe', '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/--world M is required/);
+    await expect(run(...base, '--world', 'copy-last')).rejects.toThrow(/--world M is required/);
     await expect(run('probe', '--world', 'w.safetensors', '--families', 'write_word')).rejects.toThrow(/--domain must be one of/);
     await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal')).rejects.toThrow(/--families is required/);
     await expect(run('probe', '--world', 'w.safetensors', '--domain', 'terminal', '--families', 'record_env')).rejects.toThrow(
@@ -118,20 +126,115 @@ describe('lwm agent probe settings', () => {
     await expect(run(...base, '--world', 'w.safetensors', '--eval-tasks', '0')).rejects.toThrow(UsageError);
     const help = captureIO();
     expect(await agent(['--help'], help)).toBe(0);
-    expect(help.stdout).toContain('lwm agent probe --world CKPT');
+    expect(help.stdout).toContain('lwm agent probe --world M');
   });
 });
 
+/** An OpenAI-compatible server on 127.0.0.1 that lists `models` and records the paths asked for. */
+async function modelList(models: string[], status = 200) {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    paths.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(status === 200 ? { object: 'list', data: models.map((id) => ({ id, object: 'model' })) } : { error: { message: 'nope' } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/v1`, paths, close: () => new Promise((r) => server.close(r)) };
+}
+
 describe('--world', () => {
-  it('names copy-last, an ONNX export (a folder holding onnx/) or a checkpoint of ours', () => {
+  it('names copy-last, a checkpoint, an ONNX export, a Hugging Face folder; anything else is an error that names it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lwm-world-ref-'));
     mkdirSync(join(dir, 'export', 'onnx'), { recursive: true });
+    mkdirSync(join(dir, 'hf'));
+    writeFileSync(join(dir, 'hf', 'model.safetensors'), '');
     mkdirSync(join(dir, 'plain'));
-    expect(worldRef('copy-last')).toEqual({ kind: 'copy-last' });
-    expect(worldRef(join(dir, 'export'))).toEqual({ kind: 'onnx', onnx: { folderId: join(dir, 'export'), name: 'export', execution: 'wasm' } });
-    // Anything else is a checkpoint: opening it says what is wrong (a folder, a missing file).
     writeFileSync(join(dir, 'ckpt.safetensors'), '');
-    for (const w of [join(dir, 'plain'), join(dir, 'w.safetensors'), join(dir, 'ckpt.safetensors')])
-      expect(worldRef(w)).toEqual({ kind: 'checkpoint', checkpoint: { key: w, label: w } });
+    expect(await worldRef('copy-last')).toEqual({ kind: 'copy-last' });
+    expect(await worldRef(join(dir, 'export'))).toEqual({ kind: 'onnx', onnx: { folderId: join(dir, 'export'), name: 'export', execution: 'wasm' } });
+    expect(await worldRef(join(dir, 'ckpt.safetensors'))).toEqual({
+      kind: 'checkpoint',
+      checkpoint: { key: join(dir, 'ckpt.safetensors'), label: 'ckpt.safetensors' },
+    });
+    expect(await worldRef(join(dir, 'hf'))).toMatchObject({ kind: 'hf', hf: { folderId: join(dir, 'hf'), name: 'hf' } });
+    await expect(worldRef(join(dir, 'w.safetensors'))).rejects.toThrow(/w\.safetensors: no such file or folder/);
+    await expect(worldRef(join(dir, 'plain'))).rejects.toThrow(/plain: a folder without \*\.safetensors or onnx\/\*\.onnx is not a model folder/);
+    await expect(worldRef(join(dir, 'ckpt.safetensors'), { model: 'm' })).rejects.toThrow(/--world-model goes with an endpoint --world URL/);
+    // openWorld says why a world cannot be opened, and the command ends with 1.
+    const io = captureIO();
+    expect(await openWorld(io, join(dir, 'plain'))).toBeNull();
+    expect(io.stderr).toMatch(/lwm agent train: --world .*plain: a folder without/);
+  });
+
+  it('names an endpoint by its base URL: the model --world-model names, or the only one it lists', async () => {
+    const one = await modelList(['served-world']);
+    const two = await modelList(['a', 'b']);
+    const none = await modelList([]);
+    const refused = await modelList([], 401);
+    const saved = process.env.LWM_API_KEY;
+    process.env.LWM_API_KEY = 'k-test';
+    try {
+      const endpoint = (model: string, baseUrl: string) => ({ kind: 'endpoint', endpoint: { baseUrl, model, stream: false, concurrency: 8 } });
+      expect(await worldRef(one.url)).toEqual(endpoint('served-world', one.url));
+      // The listing carries the key, as the completions will.
+      expect(one.paths).toEqual(['GET /v1/models Bearer k-test']);
+      expect(await worldRef(two.url, { model: 'b' })).toEqual(endpoint('b', two.url));
+      expect(two.paths).toEqual([]);
+      await expect(worldRef(two.url)).rejects.toThrow(/serves 2 models \(a, b\); name the world model with --world-model NAME/);
+      await expect(worldRef(none.url)).rejects.toThrow(/serves no model/);
+      await expect(worldRef(refused.url)).rejects.toThrow(/refused the API key \(HTTP 401: nope\)/);
+      await expect(worldRef('http://user:pw@127.0.0.1:1/v1')).rejects.toThrow(/must not hold a user name or password/);
+      await expect(worldRef('http://127.0.0.1:1/v1')).rejects.toThrow(/cannot reach http:\/\/127\.0\.0\.1:1\/v1\/models/);
+      // A URL world's model only with a URL; and --world-model goes with a world.
+      await expect(run('train', '--env', 'real', '--domain', 'terminal', '--families', 'write_word', '--world-model', 'm', '-o', 'x')).rejects.toThrow(
+        /--world goes with --env model/,
+      );
+      await expect(run('probe', '--world', two.url, '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/serves 2 models/);
+    } finally {
+      if (saved === undefined) delete process.env.LWM_API_KEY;
+      else process.env.LWM_API_KEY = saved;
+      await Promise.all([one, two, none, refused].map((s) => s.close()));
+    }
+  });
+
+  it('a world model behind lwm serve answers the probe as the model itself does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lwm-world-served-'));
+    const ckpt = join(dir, 'world.safetensors');
+    writeFileSync(ckpt, microCheckpoint(generateTrajectories('terminal', 2, 5), { template: 'compact', scale: 8 }));
+    const onnxDir = join(dir, 'world-onnx');
+    const exported = captureIO();
+    expect(await exportCommand([ckpt, '--to', 'onnx', '-o', onnxDir], exported), exported.stderr).toBe(0);
+    const probe = async (...world: string[]) => {
+      const io = captureIO();
+      const code = await agent(
+        ['probe', '--world', ...world, '--domain', 'terminal', '--families', 'write_word', '--eval-tasks', '2', '--world-max-tokens', '6'],
+        io,
+      );
+      expect(code, io.stderr).toBe(0);
+      return JSON.parse(io.stdout);
+    };
+    const direct = await probe(onnxDir);
+    // This random model (its weights scaled up) says something in each example, so equal answers are a check.
+    const said = direct.attempts.flatMap((r: { example?: { observation: string } }) => (r.example ? [r.example.observation] : []));
+    expect(said.length).toBeGreaterThan(0);
+    for (const o of said) expect(o.trim()).not.toBe('');
+    // What `lwm serve --model DIR --domain terminal` serves, in this process.
+    const args = parseServeArgs(['--model', onnxDir, '--domain', 'terminal'], {});
+    if (args === 'help') throw new Error('help');
+    const source = nodeSource();
+    const opened = await openBackend(serveRef(args), source);
+    const { server, url } = await listen(new OpenAIService(opened, { modelId: 'world', domain: 'terminal' }), '127.0.0.1', 0);
+    try {
+      const served = await probe(`${url}/v1`);
+      expect(served.world).toBe(`${url}/v1`);
+      // The turn goes out in the AgentWorldBench layout and the server lays it out again: the same prompt, the same greedy answers.
+      expect(served.attempts).toEqual(direct.attempts);
+      expect((await probe(`${url}/v1`, '--world-model', 'world')).attempts).toEqual(direct.attempts);
+    } finally {
+      await new Promise((r) => server.close(r));
+      opened.dispose();
+      source.release();
+    }
   });
 });

@@ -2,13 +2,13 @@
 // imitation of the reference solvers, then GSPO on episode rewards, evaluated on held-out tasks
 // in the real environment. Writes OUT/policy.safetensors (a LoRA policy: the adapter folder
 // OUT/policy), OUT/metrics.jsonl and OUT/summary.json.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { PRESETS, type PresetName } from '../../core/model/config.ts';
 import { DOMAINS, type KnownDomain } from '../../core/schema/types.ts';
 import type { BackendRef } from '../../core/backendRef.ts';
 import { errnoText, FileError, intOption, parseCommandArgs, UsageError, writeFileAtomicSync, type CliIO, type Command } from '../io.ts';
-import { isUserError, modelArg, openNodeRuntime } from './common.ts';
+import { envApiKey, isUserError, modelArg, openNodeRuntime } from './common.ts';
 import {
   ADAPTER_CONFIG,
   checkLoraOutput,
@@ -23,10 +23,13 @@ import {
 } from './trainHf.ts';
 
 const USAGE = `lwm agent train --env real|model [--world M] --domain D --families F[,F...] -o OUT
-  [--world CKPT|ONNX_DIR|copy-last]
+  [--world CKPT|ONNX_DIR|HF_FOLDER|URL|copy-last] [--world-model NAME]
                                 --env model: the world model that answers the RL episodes' actions: a checkpoint
-                                of ours (on the GPU), or its ONNX export (lwm export --to onnx; onnxruntime's WASM
-                                engine, on the CPU)
+                                of ours (on the GPU); its ONNX export (lwm export --to onnx; onnxruntime's WASM
+                                engine, on the CPU); a Hugging Face model folder or Hub id; or an OpenAI-compatible
+                                endpoint's base URL, such as lwm serve's (http://127.0.0.1:8000/v1; key from
+                                $LWM_API_KEY, then $OPENAI_API_KEY), its model --world-model NAME or the only one
+                                it lists
   [--world-max-tokens N]        most tokens of one simulated observation (default a quarter of the world model's
                                 context, as lwm infer: the rest is the room of its prompt, history included)
   [--policy PRESET|CHECKPOINT|HF_FOLDER|ADAPTER_DIR]
@@ -54,7 +57,7 @@ p against it). Saves OUT/experiment.json (and its policies) after
 every evaluation; --resume goes on from there (a Hugging Face policy's folder, named in
 experiment.json, is read again). Writes OUT/metrics.jsonl and OUT/summary.json.
 
-lwm agent probe --world CKPT|ONNX_DIR --domain D --families F[,F...] [--eval-tasks N] [--world-max-tokens N]
+lwm agent probe --world M [--world-model NAME] --domain D --families F[,F...] [--eval-tasks N] [--world-max-tokens N]
 Checks a world model as a Sim RL world before any RL: on N held-out tasks (default 16), the
 reference solver's episode, each near miss and no action are replayed in the world model, and its
 answer to the family's probe (the simulated reward) is compared with the real check. Prints a
@@ -63,6 +66,7 @@ table by attempt on stderr and the counts as JSON on stdout.`;
 const OPTIONS = {
   env: { type: 'string' },
   world: { type: 'string' },
+  'world-model': { type: 'string' },
   'world-max-tokens': { type: 'string' },
   domain: { type: 'string' },
   families: { type: 'string' },
@@ -118,7 +122,8 @@ const agent: Command = async (argv, io) => {
 
 /** `lwm agent probe`: a world model's simulated reward against the real check, by attempt. */
 async function probe(v: Values, io: CliIO): Promise<number> {
-  if (!v.world || v.world === 'copy-last') throw new UsageError('--world CKPT|ONNX_DIR is required (the world model whose probe answers are checked)');
+  if (!v.world || v.world === 'copy-last')
+    throw new UsageError('--world M is required (the world model whose probe answers are checked: a checkpoint, a model folder, or an endpoint URL)');
   if (!v.domain || !(DOMAINS as readonly string[]).includes(v.domain)) throw new UsageError(`--domain must be one of ${DOMAINS.join(', ')}`);
   if (!v.families) throw new UsageError('--families is required (task families with a probe, comma-separated)');
   const families = v.families.split(',').map((f) => f.trim());
@@ -130,7 +135,7 @@ async function probe(v: Values, io: CliIO): Promise<number> {
   const n = v['eval-tasks'] === undefined ? 16 : intOption('eval-tasks', v['eval-tasks'], 1);
   const maxTokens = v['world-max-tokens'] === undefined ? undefined : intOption('world-max-tokens', v['world-max-tokens'], 1);
   const tasks = listTasks({ split: 'heldout', count: n, domains: [v.domain as KnownDomain], families });
-  const world = await openWorld(io, v.world, maxTokens);
+  const world = await openWorld(io, v.world, maxTokens, v['world-model']);
   if (!world) return 1;
   try {
     const rows = await probeAgreement(tasks, world.backend, world.generate);
@@ -255,9 +260,9 @@ function metricsSink(io: CliIO, path: string, t0: number) {
 async function train(v: Values, io: CliIO): Promise<number> {
   const env = v.env ?? 'real';
   if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
-  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (env === 'real' && (v.world !== undefined || v['world-model'] !== undefined)) throw new UsageError('--world goes with --env model');
   if (env === 'model' && v.world === undefined)
-    throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, its ONNX export, or copy-last)');
+    throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, its ONNX export, a model folder, an endpoint URL, or copy-last)');
   if (v.arms !== undefined || v.resume) throw new UsageError('--arms and --resume go with lwm agent experiment');
   const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
   const { runAgentTraining } = await import('../../train/agent/run.ts');
@@ -266,7 +271,7 @@ async function train(v: Values, io: CliIO): Promise<number> {
   if (loraPolicy) checkLoraOutput(join(out, 'policy'));
   const metricsPath = join(out, 'metrics.jsonl');
   writeFileAtomicSync(metricsPath, '');
-  const world = env === 'model' ? await openWorld(io, v.world!, worldMaxTokens) : null;
+  const world = env === 'model' ? await openWorld(io, v.world!, worldMaxTokens, v['world-model']) : null;
   if (world === null && env === 'model') return 1;
   const rt = await openNodeRuntime(io, 'lwm agent train: ');
   if (!rt) {
@@ -294,7 +299,15 @@ async function train(v: Values, io: CliIO): Promise<number> {
     if (adapterConfig === null) writeFileAtomicSync(checkpoint, summary.checkpoint);
     else writeLoraFolder(checkpoint, summary.checkpoint, adapterConfig);
     const { checkpoint: _, ...rest } = summary;
-    const json = JSON.stringify({ env, ...(env === 'model' && { world: v.world }), checkpoint, metrics: metricsPath, ...rest });
+    const worldModel = world?.ref.kind === 'endpoint' ? world.ref.endpoint.model : undefined;
+    const json = JSON.stringify({
+      env,
+      ...(env === 'model' && { world: v.world }),
+      ...(worldModel && { worldModel }),
+      checkpoint,
+      metrics: metricsPath,
+      ...rest,
+    });
     writeFileAtomicSync(join(out, 'summary.json'), json + '\n');
     io.out(json + '\n');
     return 0;
@@ -402,7 +415,9 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   const arms = (v.arms ?? DEFAULT_ARMS.join(',')).split(',').map((a) => a.trim());
   for (const a of arms) if (!(AGENT_ARMS as readonly string[]).includes(a)) throw new UsageError(`--arms: unknown arm '${a}'; arms: ${AGENT_ARMS.join(', ')}`);
   if (needsWorld(arms as never) && v.world === undefined)
-    throw new UsageError('--world M is required for the model arms (a world-model checkpoint of ours, its ONNX export, or copy-last)');
+    throw new UsageError(
+      '--world M is required for the model arms (a world-model checkpoint of ours, its ONNX export, a model folder, an endpoint URL, or copy-last)',
+    );
   const { spec, from, hf, out, worldMaxTokens } = await trainSpec(v, io);
   if (from)
     throw new UsageError(
@@ -417,6 +432,7 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
           train: spec,
           arms: arms as never,
           ...(v.world !== undefined && { world: v.world }),
+          ...(v['world-model'] !== undefined && { worldModel: v['world-model'] }),
           ...(hf && { policy: { folder: hf.folder, ...(hf.lora && { lora: hf.lora }) } }),
         });
   } catch (e) {
@@ -431,7 +447,7 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   const metricsPath = join(out, 'metrics.jsonl');
   if (!v.resume) writeFileAtomicSync(metricsPath, '');
   const worldName = state.spec.world;
-  const world = needsWorld(state.spec.arms) && worldName ? await openWorld(io, worldName, worldMaxTokens) : null;
+  const world = needsWorld(state.spec.arms) && worldName ? await openWorld(io, worldName, worldMaxTokens, state.spec.worldModel ?? v['world-model']) : null;
   if (world === null && needsWorld(state.spec.arms)) return 1;
   const rt = await openNodeRuntime(io, 'lwm agent experiment: ');
   if (!rt) {
@@ -496,31 +512,54 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
 }
 
 /**
- * What --world names: copy-last, an ONNX causal-LM folder (a directory holding onnx/, as `lwm
- * export --to onnx` writes it; run by onnxruntime-web's WASM engine, as `lwm infer --backend
- * onnx`), or a checkpoint of ours (on the GPU).
+ * What --world names: copy-last; an OpenAI-compatible endpoint's base URL (`http://…/v1`, e.g.
+ * what `lwm serve` prints), its model the one `model` names or else the only one it lists; or, as
+ * `lwm serve --model` takes it, a checkpoint of ours (on the GPU), an ONNX folder (onnxruntime's
+ * WASM engine, as `lwm infer --backend onnx`), a Hugging Face model folder, or a Hub id of one.
  */
-export function worldRef(world: string): BackendRef {
-  if (world === 'copy-last') return { kind: 'copy-last' };
-  // existsSync is false for a path under a file (a checkpoint), where statSync would throw.
-  if (existsSync(join(world, 'onnx'))) return { kind: 'onnx', onnx: { folderId: world, name: basename(world), execution: 'wasm' } };
-  return { kind: 'checkpoint', checkpoint: { key: world, label: world } };
+export async function worldRef(world: string, o: { model?: string; log?: (line: string) => void } = {}): Promise<BackendRef> {
+  if (/^https?:\/\//i.test(world)) {
+    let url: URL;
+    try {
+      url = new URL(world);
+    } catch {
+      throw new UsageError(`--world ${JSON.stringify(world)} is not a URL (an endpoint's base URL, e.g. http://127.0.0.1:8000/v1)`);
+    }
+    if (url.username || url.password) throw new UsageError('--world must not hold a user name or password; pass the key in $LWM_API_KEY');
+    const { EndpointClient } = await import('../../backends/endpoint.ts');
+    let model = o.model;
+    if (model === undefined) {
+      const listed = await new EndpointClient({ baseUrl: world, model: '', apiKey: envApiKey(), timeoutMs: 30_000, retries: 1 }).models();
+      if (listed.length !== 1)
+        throw new UsageError(
+          `--world ${world} serves ${listed.length === 0 ? 'no model' : `${listed.length} models (${listed.join(', ')})`}; name the world model with --world-model NAME`,
+        );
+      model = listed[0];
+    }
+    // Whole replies (the answers are short and greedy), eight episodes' turns in flight at once.
+    return { kind: 'endpoint', endpoint: { baseUrl: world, model, stream: false, concurrency: 8 } };
+  }
+  if (o.model !== undefined) throw new UsageError('--world-model goes with an endpoint --world URL (the model it serves)');
+  const { refFromModel } = await import('../../backends/node.ts');
+  return refFromModel(world, {}, o.log);
 }
 
 /**
- * The world model named by --world, opened as `lwm infer` opens a backend (greedy answers); null
- * (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its world here too.
+ * The world model named by --world (worldRef), opened as `lwm infer` opens a backend (greedy
+ * answers); null (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its
+ * world here too.
  */
-export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number) {
+export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number, model?: string) {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
   const { defaultAnswerTokens } = await import('../../core/backend.ts');
-  const ref = worldRef(world);
   const source = nodeSource();
   try {
+    const ref = await worldRef(world, { ...(model !== undefined && { model }), log: (line) => io.err(line) });
     const opened = await openReady(ref, source, { maxTokens: maxTokens ?? 1, temperature: 0 }, { name: `world:${world}` });
     // By default a quarter of its context, as `lwm infer` and the recipe's evaluation answer: a
-    // longer budget leaves the prompt less room, and the fit drops the history first.
+    // longer budget leaves the prompt less room, and the fit drops the history first. An endpoint
+    // does not say its context: 64 tokens.
     const context = opened.contextLength ?? 0;
     const generate = { ...opened.generate, maxTokens: maxTokens ?? (context > 0 ? defaultAnswerTokens(context) : 64) };
     return {
@@ -533,6 +572,7 @@ export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens
     };
   } catch (e) {
     source.release();
+    if (e instanceof UsageError) throw e;
     io.err(`lwm agent train: --world ${world}: ${(e as Error).message}\n`);
     return null;
   }

@@ -35,6 +35,8 @@ export interface AgentExperimentSpec {
   arms: AgentArm[];
   /** The world model's name, as the user gave it (shown beside the curves). */
   world?: string;
+  /** An endpoint world's model id, where the user named one (lwm agent experiment --world-model). */
+  worldModel?: string;
   /**
    * A Hugging Face policy instead of a fresh model of the preset: its folder (a model folder, or an
    * adapter folder on one) and, for a fresh adapter, its LoRA settings. The run is given the
