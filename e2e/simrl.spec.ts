@@ -1,11 +1,57 @@
 // The Sim RL panel (Train view) as a person uses it, in real Chromium (SwiftShader in CI), with
 // tiny shapes: the micro preset, T 64, 3 imitation steps, 2 RL steps per arm evaluated after each
-// on 4 held-out tasks, the copy-last world model. Start the four-agent experiment, see the
+// on 4 held-out tasks, a world model behind an OpenAI-compatible endpoint on 127.0.0.1 (as `lwm
+// serve` serves one), added in the panel with a remembered key, its replies streamed. Start the four-agent experiment, see the
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
 // evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
 // beside the four agents), then find it in System → Browser storage and delete it there.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
 import { chatLlamaCopy, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+
+/**
+ * A world model behind an OpenAI-compatible endpoint that lets the page in (CORS): it answers every
+ * turn with the action it was sent (streamed when asked), and records each request's Authorization header.
+ */
+async function worldEndpoint() {
+  const auth = new Set<string>();
+  let requests = 0;
+  const server = createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const b = JSON.parse(body) as { stream?: boolean; messages: { content: string }[] };
+      requests++;
+      auth.add(String(req.headers.authorization));
+      const content = b.messages.at(-1)!.content.slice(0, 40);
+      if (b.stream) {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\ndata: [DONE]\n\n`);
+      } else {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    auth,
+    requests: () => requests,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+let closeWorld: (() => Promise<void>) | null = null;
+test.afterEach(async () => {
+  await closeWorld?.();
+  closeWorld = null;
+});
 
 async function openTrain(page: Page) {
   await page.goto('./#/train');
@@ -18,6 +64,8 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   test.setTimeout(600_000);
   const errors = collectPageErrors(page);
   const foreign = forbidForeignRequests(page);
+  const world = await worldEndpoint();
+  closeWorld = world.close;
   await openTrain(page);
   const form = page.getByTestId('simrl-form');
   await expect(form.getByLabel('Task domain')).toHaveValue('terminal');
@@ -42,6 +90,17 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await form.getByRole('group', { name: 'Agents' }).getByRole('checkbox', { name: 'RL in the real environment, rewards shuffled (control)' }).check();
   await form.getByLabel('Policy model').selectOption('micro');
   await expect(form.getByLabel('World model', { exact: true })).toHaveValue('copy-last');
+  // The world model: an endpoint added here, its key remembered on this device for the resume.
+  await form.getByLabel('World model', { exact: true }).selectOption('Add an endpoint…');
+  const added = form.getByRole('form', { name: 'World model: new endpoint' });
+  await added.getByLabel('Base URL').fill(world.base);
+  await added.getByLabel('Model name').fill('world');
+  await added.getByLabel('API key').fill('sk-world');
+  await added.getByRole('checkbox', { name: /Remember the key on this device/ }).check();
+  await snap(page, 'simrl-world-endpoint');
+  await added.getByRole('button', { name: 'Use this endpoint' }).click();
+  await expect(added).toHaveCount(0);
+  await expect(form.getByLabel('World model', { exact: true }).locator('option:checked')).toHaveText(`world at ${world.base} (key remembered on this device)`);
   const fields: [string, string][] = [
     ['Policy context (T)', '64'],
     ['Train tasks', '8'],
@@ -84,6 +143,10 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     'RL in the real environment, rewards shuffled (control)',
   ])
     await expect(chart).toContainText(label);
+  await expect(card).toContainText(`world model world at ${world.base}`);
+  // Every simulated turn went to the endpoint with the key, before the reload and after it.
+  expect(world.requests()).toBeGreaterThan(0);
+  expect([...world.auth]).toEqual(['Bearer sk-world']);
   const results = card.getByTestId('simrl-results');
   // Columns: agent, final success (greedy), sampled, p vs untrained, p vs imitation, p vs the control (greedy / sampled), sim-to-real gap.
   for (const arm of ['imitation', 'real', 'shuffled', 'model', 'model-real']) {

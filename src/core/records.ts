@@ -2,7 +2,7 @@
 // versions, cached tokenizers, training runs with their checkpoints and metrics, benches with their
 // results, prompt optimizations. Plain data, so the worker, the CLI, storage and the app all read
 // the same types; how they are kept (stores, keys, indexes, upgrades) is storage's.
-import type { BackendRef, CheckpointRef as ModelCheckpointRef } from './backendRef.ts';
+import type { BackendRef, EndpointRef, CheckpointRef as ModelCheckpointRef } from './backendRef.ts';
 import type { Trajectory } from './schema/types.ts';
 import type { PromptTemplate } from './templates/index.ts';
 import type { TokenizerJSON } from './tokenizer/index.ts';
@@ -232,7 +232,7 @@ export interface ExperimentRecord<S = unknown> {
   state: RunState;
   error?: string;
   /** The world model the model arms simulate with (null: no arm needs one). */
-  world: { kind: 'copy-last' } | { kind: 'checkpoint'; checkpoint: ModelCheckpointRef } | null;
+  world: { kind: 'copy-last' } | { kind: 'checkpoint'; checkpoint: ModelCheckpointRef } | { kind: 'endpoint'; endpoint: EndpointRef } | null;
   /** Most tokens of one simulated observation. */
   worldMaxTokens: number;
   /**

@@ -1,7 +1,8 @@
 // The 'simrl' job: the Sim RL experiment (src/train/agent/experiment.ts) in the worker that owns
 // the GPU, for a stored ExperimentRecord (src/storage/experiments.ts). The world model of the
 // model arms is opened as the Playground and the Bench open a model (src/backends/open.ts: a
-// stored checkpoint, or the copy-last baseline), answering greedily. The experiment's state is
+// stored checkpoint, an endpoint with the key the page sent, or the copy-last baseline), answering
+// greedily. The experiment's state is
 // written into the record after every evaluation and sent to the page without its checkpoint
 // bytes, so the Train view draws the curves as they grow, and a reload resumes from the last
 // evaluation stored.
@@ -25,6 +26,8 @@ export interface SimRlJobSpec {
   expId: string;
   /** Its Hugging Face policy's folder, when it has one (the files the page picked). */
   folder?: HfTrainFolder;
+  /** An endpoint world's API key (the page keeps keys; the record never holds one). */
+  apiKey?: string;
 }
 
 export interface SimRlJobResult {
@@ -34,8 +37,8 @@ export interface SimRlJobResult {
 
 type StoredExperiment = ExperimentRecord<AgentExperimentState>;
 
-/** The record's world model, opened to answer greedily (null when no arm needs one). */
-async function openWorld(e: StoredExperiment, ctx: JobContext): Promise<ReadyBackend | null> {
+/** The record's world model, opened to answer greedily (null when no arm needs one); `apiKey`: an endpoint's, from the page. */
+export async function openWorld(e: StoredExperiment, ctx: Pick<JobContext, 'gpu'>, apiKey: string | undefined): Promise<ReadyBackend | null> {
   if (!needsWorld(e.experiment.spec.arms)) return null;
   if (!e.world)
     throw new UserFacingError(
@@ -43,7 +46,12 @@ async function openWorld(e: StoredExperiment, ctx: JobContext): Promise<ReadyBac
     );
   const ref = e.world;
   try {
-    return await openReady(ref, workerSource(ctx), { maxTokens: e.worldMaxTokens, temperature: 0 }, { name: `world:${e.experiment.spec.world ?? ref.kind}` });
+    return await openReady(
+      ref,
+      workerSource(ctx, { ...(apiKey && { apiKey }) }),
+      { maxTokens: e.worldMaxTokens, temperature: 0 },
+      { name: `world:${e.experiment.spec.world ?? ref.kind}` },
+    );
   } catch (err) {
     throw new UserFacingError(`The world model ${e.experiment.spec.world ?? ref.kind} could not be opened: ${(err as Error).message}`);
   }
@@ -70,7 +78,7 @@ async function openPolicy(e: StoredExperiment, folder: HfTrainFolder | undefined
   return { hfBase: opened.hfBase, ...(lora && { lora }) };
 }
 
-async function runStored(expId: string, ctx: JobContext, signal: AbortSignal, folder?: HfTrainFolder): Promise<SimRlJobResult> {
+async function runStored(expId: string, ctx: JobContext, signal: AbortSignal, folder?: HfTrainFolder, apiKey?: string): Promise<SimRlJobResult> {
   const initial = (await getExperiment(expId)) as StoredExperiment | undefined;
   if (!initial) throw new UserFacingError(`There is no stored Sim RL experiment ${expId}; it may have been deleted.`);
   const e = (await updateExperiment(expId, (r) => {
@@ -87,7 +95,7 @@ async function runStored(expId: string, ctx: JobContext, signal: AbortSignal, fo
       }).catch(() => {});
   });
   try {
-    world = await openWorld(e, ctx);
+    world = await openWorld(e, ctx, apiKey);
     const start = await openPolicy(e, folder, ctx);
     const s = e.experiment;
     ctx.log(s.untrained ? `resuming: ${s.arms.filter((a) => a.done).length} of ${s.arms.length} arms done` : `starting: arms ${s.spec.arms.join(', ')}`);
@@ -139,10 +147,10 @@ export async function runSimRlJob(spec: SimRlJobSpec, ctx: JobContext): Promise<
   });
   const locks = (globalThis.navigator as Navigator | undefined)?.locks;
   try {
-    if (!locks) return await runStored(spec.expId, ctx, stop.signal, spec.folder);
+    if (!locks) return await runStored(spec.expId, ctx, stop.signal, spec.folder, spec.apiKey);
     return await locks.request(experimentLockName(spec.expId), { ifAvailable: true }, async (lock) => {
       if (!lock) throw new UserFacingError('This experiment is running in another tab of LWM Studio; watch it there or close that tab first.');
-      return runStored(spec.expId, ctx, stop.signal, spec.folder);
+      return runStored(spec.expId, ctx, stop.signal, spec.folder, spec.apiKey);
     });
   } finally {
     offState();

@@ -10,6 +10,7 @@ import { experimentLockName, type JobState } from '../../jobs/protocol.ts';
 import { newAgentExperiment, type AgentExperimentSpec, type AgentExperimentState } from '../../train/agent/experiment.ts';
 import { folderFingerprint, type HfTrainFolder } from '../../train/hfFolder.ts';
 import { jobClient } from './jobClient.ts';
+import { apiKey, findEndpoint, useEndpointStore, type KeyStorage } from './endpoints.ts';
 import { heldLocks } from '../lib/locks.ts';
 
 /** A stored experiment as the page keeps it: its state without the policies' bytes. */
@@ -103,6 +104,13 @@ function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number)
   }, 1000);
 }
 
+/** An endpoint world's key, from the endpoints set up on this device (the record holds none); undefined for any other world. */
+export function worldKey(world: ExperimentRecord['world'], storage?: KeyStorage | null): string | undefined {
+  if (world?.kind !== 'endpoint') return undefined;
+  const known = findEndpoint(useEndpointStore.getState().endpoints, world.endpoint, storage);
+  return (known && apiKey(known.id, storage)) || undefined;
+}
+
 function onProgress(p: SimRlProgress, set: SetState, get: GetState) {
   const live = get().live;
   if (!live || p.expId !== live.expId) return;
@@ -116,8 +124,9 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
     let live: LiveExperiment | null = null;
     const isLive = () => live !== null && get().live?.jobId === live.jobId;
     const folder = get().folders[id];
+    const apiKey = worldKey(get().list.find((e) => e.id === id)?.world ?? null);
     const { jobId, outcome } = jobClient().run(
-      { kind: 'simrl', expId: id, ...(folder && { folder }) },
+      { kind: 'simrl', expId: id, ...(folder && { folder }), ...(apiKey && { apiKey }) },
       {
         onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
         onLog: (message) => (isLive() ? set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })) : undefined),

@@ -28,6 +28,7 @@ import {
   experimentStage,
   formatP,
   simRlDraft,
+  endpointWorldKey,
   worldChoices,
   type SimRlErrors,
   type SimRlForm,
@@ -36,12 +37,17 @@ import {
   type SuccessMeasure,
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
+import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
+import { useEndpointStore } from '../../stores/endpoints.ts';
 import { FolderInput } from '../../components/FolderInput.tsx';
 import { folderName, HF_NOT_KEPT, type HfFolderFile } from '../../../train/hfFolder.ts';
 
 /** What the p columns are. */
 const P_TITLE =
   "one-sided p that the agent's final success beats the other's by more than chance: McNemar's exact test on the held-out tasks both played (Fisher's exact test of the counts for evaluations stored without per-task outcomes)";
+
+/** The world picker's choice that opens the new-endpoint form. */
+const ADD_ENDPOINT = 'add-endpoint';
 
 const ARM_CLASS: Record<AgentArm, string> = { imitation: 'chart-s3', real: 'chart-s0', shuffled: 'chart-s5', model: 'chart-s1', 'model-real': 'chart-s4' };
 
@@ -82,7 +88,9 @@ function SimRlFormCard() {
   const trainLive = useTrainStore((s) => s.live);
   const [form, setForm] = useState<SimRlForm>(() => defaultSimRlForm());
   const [errors, setErrors] = useState<SimRlErrors>({});
-  const worlds = useMemo(() => worldChoices(runs), [runs]);
+  const endpoints = useEndpointStore((s) => s.endpoints);
+  const worlds = useMemo(() => worldChoices(runs, endpoints), [runs, endpoints]);
+  const [addingEndpoint, setAddingEndpoint] = useState(false);
   const set = (patch: Partial<SimRlForm>) => setForm((f) => ({ ...f, ...patch }));
   /** One text field of the form: a whole number (numeric keypad) or a real one (decimal keypad). */
   const input = (k: SimRlNumber | SimRlReal, f: { label: string; hint?: string }, inputMode: 'numeric' | 'decimal') => (
@@ -149,19 +157,53 @@ function SimRlFormCard() {
         error={errors.world}
         hint={
           needsWorld(form.arms)
-            ? 'answers the world-model agents’ actions (greedy); a stored checkpoint (the quick recipe with task play of these families trains one that has seen their check), or the copy-last baseline'
+            ? 'answers the world-model agents’ actions (greedy); a stored checkpoint (the quick recipe with task play of these families trains one that has seen their check), an endpoint (lwm serve serves any world model at one), or the copy-last baseline'
             : 'no agent picked needs one'
         }
       >
-        <select id="simrl-world" value={form.world} disabled={!needsWorld(form.arms)} onChange={(e) => set({ world: e.target.value })}>
+        <select
+          id="simrl-world"
+          value={addingEndpoint ? ADD_ENDPOINT : form.world}
+          disabled={!needsWorld(form.arms)}
+          onChange={(e) => {
+            setAddingEndpoint(e.target.value === ADD_ENDPOINT);
+            if (e.target.value !== ADD_ENDPOINT) set({ world: e.target.value });
+          }}
+        >
           <option value="copy-last">copy-last (baseline: repeats the last observation)</option>
-          {worlds.map((w) => (
-            <option key={w.key} value={w.key}>
-              {w.label}
-            </option>
-          ))}
+          {worlds.some((w) => w.ref.kind === 'checkpoint') ? (
+            <optgroup label="Stored checkpoints">
+              {worlds
+                .filter((w) => w.ref.kind === 'checkpoint')
+                .map((w) => (
+                  <option key={w.key} value={w.key}>
+                    {w.label}
+                  </option>
+                ))}
+            </optgroup>
+          ) : null}
+          {worlds.some((w) => w.ref.kind === 'endpoint') ? (
+            <optgroup label="Endpoints">
+              {endpoints.map((ep) => (
+                <option key={ep.id} value={endpointWorldKey(ep.id)}>
+                  {worlds.find((w) => w.key === endpointWorldKey(ep.id))?.label} ({keyStatus(ep.id)})
+                </option>
+              ))}
+            </optgroup>
+          ) : null}
+          <option value={ADD_ENDPOINT}>Add an endpoint…</option>
         </select>
       </Field>
+      {addingEndpoint && needsWorld(form.arms) ? (
+        <EndpointForm
+          initial={null}
+          label="World model: new endpoint"
+          onDone={(id) => {
+            setAddingEndpoint(false);
+            if (id) set({ world: endpointWorldKey(id) });
+          }}
+        />
+      ) : null}
       <Field
         id="simrl-preset"
         label="Policy model"

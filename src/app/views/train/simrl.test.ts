@@ -5,7 +5,19 @@ import { newAgentExperiment } from '../../../train/agent/experiment.ts';
 import type { AgentEval } from '../../../train/agent/run.ts';
 import { fisherOneSided } from '../../../train/agent/episodes.ts';
 import { experimentView } from '../../../jobs/simrlView.ts';
-import { armCurves, armResults, curvesXMax, defaultSimRlForm, evalPercent, experimentStage, formatP, HF_POLICY, simRlDraft, worldChoices } from './simrl.ts';
+import {
+  armCurves,
+  armResults,
+  curvesXMax,
+  defaultSimRlForm,
+  evalPercent,
+  experimentStage,
+  formatP,
+  HF_POLICY,
+  simRlDraft,
+  worldChoices,
+  endpointWorldKey,
+} from './simrl.ts';
 
 const run = {
   id: 'r1',
@@ -46,6 +58,24 @@ describe('Sim RL form', () => {
       checkpoint: { key: 'r1:best:5', label: 'world run · best (step 5)', runId: 'r1', runName: 'world run', tag: 'best', step: 5 },
     });
     expect(out.draft.spec.world).toBe('world run · best (step 5)');
+  });
+
+  it('offers the endpoints set up on this device as the world model, after the checkpoints', () => {
+    const endpoints = [{ id: 'ep-1', baseUrl: ' http://127.0.0.1:8000/v1/ ', model: ' world ', contextLength: null, stream: true }];
+    const worlds = worldChoices([run], endpoints);
+    expect(worlds.map((w) => [w.key, w.label])).toEqual([
+      ['r1:last:9', 'world run · last (step 9)'],
+      ['r1:best:5', 'world run · best (step 5)'],
+      ['endpoint:ep-1', 'world at http://127.0.0.1:8000/v1'],
+    ]);
+    const out = simRlDraft({ ...defaultSimRlForm('terminal'), world: endpointWorldKey('ep-1') }, worlds);
+    if (!('draft' in out)) throw new Error(JSON.stringify(out.errors));
+    // No key in the draft: the page keeps it, and each job carries it.
+    expect(out.draft.world).toEqual({ kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'world', stream: true, concurrency: 8 } });
+    expect(out.draft.spec.world).toBe('world at http://127.0.0.1:8000/v1');
+    // An endpoint removed since: an error, not another world.
+    const gone = simRlDraft({ ...defaultSimRlForm('terminal'), world: endpointWorldKey('ep-2') }, worlds);
+    expect('errors' in gone && gone.errors.world).toMatch(/pick a stored checkpoint, an endpoint or copy-last/);
   });
 
   it('says what is wrong with each field', () => {

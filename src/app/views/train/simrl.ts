@@ -8,6 +8,7 @@ import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
 import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
 import type { ExperimentDraft } from '../../stores/simrl.ts';
+import { normalBaseUrl, type EndpointSettings } from '../../stores/endpoints.ts';
 import { folderName, type HfFolderFile } from '../../../train/hfFolder.ts';
 
 /** The numeric fields, in the form's order: each with its least value and a hint. */
@@ -45,7 +46,7 @@ export interface SimRlForm extends Record<SimRlNumber | SimRlReal, string> {
   arms: AgentArm[];
   /** A preset's name, or HF_POLICY (a Hugging Face folder). */
   preset: string;
-  /** 'copy-last', or a stored checkpoint's key. */
+  /** 'copy-last', a stored checkpoint's key, or an endpoint's (endpointWorldKey). */
   world: string;
   /** The Hugging Face folder's files (preset HF_POLICY). */
   hfFiles: HfFolderFile[];
@@ -97,22 +98,39 @@ export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('termin
   };
 }
 
-/** A stored checkpoint the world-model picker offers: a run's last or best. */
+/** A world model the picker offers: a run's last or best checkpoint, or an endpoint set up on this device. */
 export interface WorldChoice {
   key: string;
   label: string;
-  ref: { key: string; label: string; runId: string; runName: string; tag: 'last' | 'best'; step: number };
+  /** The world as the experiment stores it. */
+  ref: Exclude<ExperimentDraft['world'], null | { kind: 'copy-last' }>;
 }
 
-export function worldChoices(runs: readonly RunRecord[]): WorldChoice[] {
+/** The key of an endpoint's choice (a checkpoint's is its storage key). */
+export const endpointWorldKey = (id: string) => `endpoint:${id}`;
+
+/**
+ * The picker's choices: each run's stored checkpoints, then the endpoints set up here (`lwm serve`
+ * serves a world model there; the key stays on this device and goes with each job).
+ */
+export function worldChoices(runs: readonly RunRecord[], endpoints: readonly EndpointSettings[] = []): WorldChoice[] {
   const out: WorldChoice[] = [];
   for (const r of runs)
     for (const tag of ['last', 'best'] as const) {
       const c = r.checkpoints[tag];
       if (!c) continue;
       const label = `${r.name} · ${tag} (step ${c.step})`;
-      out.push({ key: c.key, label, ref: { key: c.key, label, runId: r.id, runName: r.name, tag, step: c.step } });
+      out.push({ key: c.key, label, ref: { kind: 'checkpoint', checkpoint: { key: c.key, label, runId: r.id, runName: r.name, tag, step: c.step } } });
     }
+  for (const e of endpoints) {
+    const baseUrl = normalBaseUrl(e.baseUrl);
+    // Eight episodes' turns in flight at once, as lwm agent train --world URL asks.
+    out.push({
+      key: endpointWorldKey(e.id),
+      label: `${e.model.trim()} at ${baseUrl}`,
+      ref: { kind: 'endpoint', endpoint: { baseUrl, model: e.model.trim(), stream: e.stream, concurrency: 8 } },
+    });
+  }
   return out;
 }
 
@@ -155,14 +173,14 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
   const memoryGiB = Number(form.memoryGiB.trim() || Number.NaN);
   if (hf && !(memoryGiB > 0 && Number.isFinite(memoryGiB))) errors.memoryGiB = `GPU memory: a number of GiB above 0, not '${form.memoryGiB}'.`;
   const world = needsWorld(form.arms) ? (form.world === 'copy-last' ? ({ kind: 'copy-last' } as const) : worlds.find((w) => w.key === form.world)) : null;
-  if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint or copy-last.';
+  if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint, an endpoint or copy-last.';
   if (n.T !== undefined && n.maxNewTokens !== undefined && n.maxNewTokens >= n.T - 8)
     errors.T = `Policy context (T): above ${n.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${n.maxNewTokens} tokens.`;
   if (n.evalEvery !== undefined && n.rlSteps !== undefined && n.evalEvery > n.rlSteps)
     errors.evalEvery = `Held-out evaluation every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
   if (Object.keys(errors).length) return { errors };
-  const worldRef = world === null || world === undefined ? null : 'kind' in world ? world : { kind: 'checkpoint' as const, checkpoint: world.ref };
-  const worldName = worldRef === null ? undefined : worldRef.kind === 'copy-last' ? 'copy-last' : worldRef.checkpoint.label;
+  const worldRef = world === null || world === undefined ? null : 'kind' in world ? world : world.ref;
+  const worldName = world === null || world === undefined ? undefined : 'kind' in world ? 'copy-last' : world.label;
   return {
     draft: {
       name: form.name,

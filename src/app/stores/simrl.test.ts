@@ -1,0 +1,65 @@
+// The Sim RL store with a fake worker: an experiment whose world model is an endpoint is stored
+// without its API key, and each job for it (the start, a resume after a reload) carries the key
+// the endpoint store has at hand for that endpoint.
+import 'fake-indexeddb/auto';
+import { describe, expect, it, vi } from 'vitest';
+import { fakeJobs } from './testing/fakeJobs.ts';
+
+vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
+const { started, emit } = fakeJobs();
+
+/** This device's localStorage: it outlives a reload, the modules' memory does not. */
+const device = new Map<string, string>();
+Object.defineProperty(globalThis, 'localStorage', {
+  configurable: true,
+  value: {
+    getItem: (k: string) => device.get(k) ?? null,
+    setItem: (k: string, v: string) => void device.set(k, String(v)),
+    removeItem: (k: string) => void device.delete(k),
+    clear: () => device.clear(),
+    key: (i: number) => [...device.keys()][i] ?? null,
+    get length() {
+      return device.size;
+    },
+  },
+});
+const WORLD = { id: 'ep-world', baseUrl: 'http://127.0.0.1:8000/v1/', model: 'world', contextLength: null, stream: false };
+
+describe('Sim RL store: an endpoint world model', () => {
+  it('is stored without its key; the job gets the key this device has for it, before and after a reload', async () => {
+    const { getExperiment } = await import('../../storage/experiments.ts');
+    const { useEndpointStore, setApiKey } = await import('./endpoints.ts');
+    const { useSimRlStore, worldKey } = await import('./simrl.ts');
+    const { AGENT_DEFAULTS } = await import('../../train/agent/run.ts');
+    useEndpointStore.getState().save(WORLD);
+    setApiKey(WORLD.id, 'sk-world', true);
+    // What the panel's form gives for this endpoint (views/train/simrl.test.ts checks that).
+    const world = { kind: 'endpoint' as const, endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'world', stream: false, concurrency: 8 } };
+    const spec = {
+      train: { ...AGENT_DEFAULTS, domain: 'terminal' as const, families: ['write_word'] },
+      arms: ['model' as const],
+      world: 'world at http://127.0.0.1:8000/v1',
+    };
+    await useSimRlStore.getState().init();
+    const id = (await useSimRlStore.getState().create({ spec, world, worldMaxTokens: 16 }))!;
+    const stored = await getExperiment(id);
+    expect(stored!.world).toEqual(world);
+    expect(JSON.stringify(stored)).not.toContain('sk-');
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-world' });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    // Another world has no key to send; neither has an endpoint that is not set up here.
+    expect(worldKey({ kind: 'copy-last' })).toBeUndefined();
+    expect(worldKey({ kind: 'endpoint', endpoint: { baseUrl: 'http://127.0.0.1:9/v1', model: 'world' } })).toBeUndefined();
+
+    vi.resetModules(); // a reload: the remembered key is still on this device
+    const reloaded = await import('./simrl.ts');
+    await reloaded.useSimRlStore.getState().init();
+    await reloaded.useSimRlStore.getState().resume(id);
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-world' });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    // Forgotten on this device: the job goes without one (the endpoint says whether it needs one).
+    (await import('./endpoints.ts')).forgetApiKey(WORLD.id);
+    await reloaded.useSimRlStore.getState().resume(id);
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id });
+  });
+});
