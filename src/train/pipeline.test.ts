@@ -174,3 +174,31 @@ describe('evaluation across domains', () => {
     expect(judgedEvalSamples(p, 0, 8)).toEqual(eight);
   });
 });
+
+describe('a fresh model', () => {
+  it('has the context of its rows, so it is never served positions it did not train; its other weights are the preset’s', async () => {
+    const { presetConfig } = await import('../core/model/config.ts');
+    const { paramLayout } = await import('../core/model/params.ts');
+    const { initParams } = await import('../model/init.ts');
+    const { prepare } = await import('./pipeline.ts');
+    // micro: learned positions, a context of 64.
+    const short = prepare(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, T: 40 }), data);
+    expect(short.T).toBe(40);
+    expect(short.config.contextLength).toBe(40);
+    const layout = paramLayout(short.config);
+    const wpe = layout.tensors.find((t) => t.name === 'wpe')!;
+    expect(wpe.shape[0]).toBe(40);
+    // The preset's full context, initialised with the same seed: the same first 40 positions and the same other tensors.
+    const fullConfig = presetConfig('micro', { vocabSize: short.config.vocabSize });
+    const fullLayout = paramLayout(fullConfig);
+    const full = initParams(fullConfig, resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 }).seed, fullLayout);
+    for (const t of layout.tensors) {
+      const f = fullLayout.tensors.find((x) => x.name === t.name)!;
+      expect(short.start.params.subarray(t.offset, t.offset + t.size), t.name).toEqual(full.subarray(f.offset, f.offset + t.size));
+    }
+    // Rows as long as the context, or no T at all: the preset's context.
+    expect(prepare(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, T: 64 }), data).config.contextLength).toBe(64);
+    expect(prepare(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1, T: 500 }), data).config.contextLength).toBe(64);
+    expect(prepare(resolveSpec({ kind: 'train', stage: 'sft', preset: 'micro', steps: 1 }), data).config.contextLength).toBe(64);
+  });
+});

@@ -244,7 +244,10 @@ export function prepare(spec: ResolvedSpec, trajectories: Trajectory[], from?: U
     const base = presetConfig(spec.preset);
     const vocab = spec.vocabSize ?? Math.max(384, base.vocabSize);
     tok = trainBpe(tokenizerCorpus(split.train, [...new Set(data.map((t) => t.domain))]), { vocabSize: vocab });
-    config = presetConfig(spec.preset, { vocabSize: tok.vocabSize });
+    // Its context is the rows' length: a model is never served prompts at positions it did not
+    // train (learned positions past T would be their initial noise). Each tensor draws from its
+    // own stream (initParams), so the other weights are those of the preset's full context.
+    config = presetConfig(spec.preset, { vocabSize: tok.vocabSize, contextLength: Math.min(spec.T ?? base.contextLength, base.contextLength) });
     start = { params: initParams(config, spec.seed), step: 0 };
   }
   const T = Math.min(spec.T ?? config.contextLength, config.contextLength);
