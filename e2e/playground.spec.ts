@@ -99,7 +99,8 @@ test('a micro checkpoint trained here: streamed observation with tokens/s, conte
   const backend = page.getByLabel('Backend');
   const option = backend.locator('option', { hasText: /SFT .* step 4/ }).first();
   await backend.selectOption({ label: (await option.textContent())! });
-  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: local:sft-4 .* context 64 tokens .* trained template/, { timeout: 120_000 });
+  // Trained on 48-token rows: its context is 48, the positions it learned.
+  await expect(page.getByTestId('pg-model')).toContainText(/Loaded on the GPU: local:sft-4 .* context 48 tokens .* trained template/, { timeout: 120_000 });
   await page.getByLabel('Max tokens').fill('12');
   await page.getByLabel('Action 1').fill('ls');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -117,9 +118,9 @@ test('a micro checkpoint trained here: streamed observation with tokens/s, conte
   const t1 = await expectJudgedTurn(page, 1, 'ls');
   console.log(`[e2e] live stream seen: ${sawStream}`);
   await expect(t1.getByTestId('turn-meta')).toContainText(/local:sft-4 · teacher forcing · \d+ tokens? · [\d.]+ tokens\/s/);
-  // The context bar: exact counts against the model’s 64 tokens, and what the policy cut to fit.
-  await expect(page.getByTestId('context-bar')).toContainText('context 64');
-  await expect(page.getByTestId('context-cut')).toContainText(/The prompt needs \d+ tokens; 52 fit \(context 64 − 12 max tokens\)/);
+  // The context bar: exact counts against the model’s 48 tokens, and what the policy cut to fit.
+  await expect(page.getByTestId('context-bar')).toContainText('context 48');
+  await expect(page.getByTestId('context-cut')).toContainText(/The prompt needs \d+ tokens; 36 fit \(context 48 − 12 max tokens\)/);
   await page.getByLabel('Action 2').fill('pwd');
   await page.getByRole('button', { name: 'Send' }).click();
   await expectJudgedTurn(page, 2, 'pwd');
