@@ -1,14 +1,15 @@
 // The Sim RL panel (Train view) as a person uses it, in real Chromium (SwiftShader in CI), with
 // tiny shapes: the micro preset, T 64, 3 imitation steps, 2 RL steps per arm evaluated after each
 // on 4 held-out tasks, a world model behind an OpenAI-compatible endpoint on 127.0.0.1 (as `lwm
-// serve` serves one), added in the panel with a remembered key, its replies streamed. Start the four-agent experiment, see the
+// serve` serves one), added in the panel with a key kept in memory and typed again on resume, its
+// replies streamed. Start the four-agent experiment, see the
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
 // evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
 // beside the four agents), then find it in System → Browser storage and delete it there.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
-import { chatLlamaCopy, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { ARTIFACTS, chatLlamaCopy, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 /**
  * A world model behind an OpenAI-compatible endpoint that lets the page in (CORS): it answers every
@@ -90,17 +91,16 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await form.getByRole('group', { name: 'Agents' }).getByRole('checkbox', { name: 'RL in the real environment, rewards shuffled (control)' }).check();
   await form.getByLabel('Policy model').selectOption('micro');
   await expect(form.getByLabel('World model', { exact: true })).toHaveValue('copy-last');
-  // The world model: an endpoint added here, its key remembered on this device for the resume.
+  // The world model: an endpoint added here, its key kept in this page's memory only.
   await form.getByLabel('World model', { exact: true }).selectOption('Add an endpoint…');
   const added = form.getByRole('form', { name: 'World model: new endpoint' });
   await added.getByLabel('Base URL').fill(world.base);
   await added.getByLabel('Model name').fill('world');
   await added.getByLabel('API key').fill('sk-world');
-  await added.getByRole('checkbox', { name: /Remember the key on this device/ }).check();
   await snap(page, 'simrl-world-endpoint');
   await added.getByRole('button', { name: 'Use this endpoint' }).click();
   await expect(added).toHaveCount(0);
-  await expect(form.getByLabel('World model', { exact: true }).locator('option:checked')).toHaveText(`world at ${world.base} (key remembered on this device)`);
+  await expect(form.getByLabel('World model', { exact: true }).locator('option:checked')).toHaveText(`world at ${world.base} (key in memory only)`);
   const fields: [string, string][] = [
     ['Policy context (T)', '64'],
     ['Train tasks', '8'],
@@ -128,6 +128,9 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await page.reload();
   const offer = page.getByTestId('simrl-resume-offer');
   await expect(offer).toContainText('Tiny Sim RL was running when the page closed', { timeout: 30_000 });
+  // The key went with the page's memory: the resume asks for it again.
+  await offer.getByLabel(`API key for the world model (world at ${world.base})`).fill('sk-world');
+  await offer.screenshot({ path: `${ARTIFACTS}/simrl-resume-key.png` });
   await offer.getByRole('button', { name: 'Resume experiment' }).click();
   await expect(offer).toHaveCount(0);
   await expect(card.getByTestId('simrl-status')).toContainText('running');

@@ -18,7 +18,7 @@ import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
 import { useHfFolderStore } from './hfFolders.ts';
 import { useOnnxFolderStore } from './onnxFolders.ts';
-import { apiKey, findEndpoint, newEndpointId, normalBaseUrl, setApiKey, useEndpointStore, type EndpointSettings } from './endpoints.ts';
+import { apiKey, findEndpoint, normalBaseUrl, provideEndpointKey, useEndpointStore, type EndpointSettings, type TypedKey } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
 
@@ -469,12 +469,6 @@ export function benchFolderFiles(
   return out;
 }
 
-/** A key the user typed for an endpoint on resume, and whether to remember it on this device. */
-export interface TypedKey {
-  key: string;
-  remember: boolean;
-}
-
 export interface EndpointRef {
   /** The backend's or judge's id in the bench. */
   id: string;
@@ -516,15 +510,4 @@ export function missingKeys(
 ): EndpointRef[] {
   const have = benchKeys(bench, endpoints);
   return endpointRefs(bench).filter((r) => !have[r.id]);
-}
-
-/** Gives the endpoint store a key for a bench's endpoint, setting the endpoint up here when it is not yet. */
-export function provideEndpointKey(endpoint: BenchEndpoint, key: string, remember: boolean): void {
-  const store = useEndpointStore.getState();
-  let e = findEndpoint(store.endpoints, endpoint);
-  if (!e) {
-    e = { id: newEndpointId(), baseUrl: endpoint.baseUrl, model: endpoint.model, contextLength: null, stream: true };
-    store.save(e);
-  }
-  setApiKey(e.id, key, remember);
 }

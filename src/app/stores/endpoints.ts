@@ -131,3 +131,23 @@ export const useEndpointStore = create<EndpointState>()(
     },
   ),
 );
+
+/** A key the user typed for an endpoint on resume, and whether to remember it on this device. */
+export interface TypedKey {
+  key: string;
+  remember: boolean;
+}
+
+/**
+ * Gives this device a key for an endpoint a stored record names (a bench's, a Sim RL world's),
+ * setting the endpoint up here when it is not yet; remembered when asked.
+ */
+export function provideEndpointKey(endpoint: { baseUrl: string; model: string }, key: string, remember: boolean): void {
+  const store = useEndpointStore.getState();
+  let e = findEndpoint(store.endpoints, endpoint);
+  if (!e) {
+    e = { id: newEndpointId(), baseUrl: endpoint.baseUrl, model: endpoint.model, contextLength: null, stream: true };
+    store.save(e);
+  }
+  setApiKey(e.id, key, remember);
+}

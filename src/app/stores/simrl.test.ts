@@ -1,6 +1,6 @@
 // The Sim RL store with a fake worker: an experiment whose world model is an endpoint is stored
 // without its API key, and each job for it (the start, a resume after a reload) carries the key
-// the endpoint store has at hand for that endpoint.
+// the endpoint store has at hand for that endpoint; a key not at hand is asked for on resume.
 import 'fake-indexeddb/auto';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeJobs } from './testing/fakeJobs.ts';
@@ -57,9 +57,25 @@ describe('Sim RL store: an endpoint world model', () => {
     await reloaded.useSimRlStore.getState().resume(id);
     expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-world' });
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
-    // Forgotten on this device: the job goes without one (the endpoint says whether it needs one).
-    (await import('./endpoints.ts')).forgetApiKey(WORLD.id);
-    await reloaded.useSimRlStore.getState().resume(id);
+    // Forgotten on this device: the resume asks for it; left blank, the job goes without one.
+    const endpoints = await import('./endpoints.ts');
+    endpoints.forgetApiKey(WORLD.id);
+    expect(reloaded.worldKeyMissing(stored!.world)).toBe(true);
+    await reloaded.useSimRlStore.getState().resume(id, undefined, { key: '', remember: false });
     expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    // Typed on resume: the job has it, this page keeps it in memory (not ticked), the record never.
+    await reloaded.useSimRlStore.getState().resume(id, undefined, { key: 'sk-typed', remember: false });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-typed' });
+    emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
+    expect(reloaded.worldKeyMissing(stored!.world)).toBe(false);
+    expect([...device.values()].some((v) => v.includes('sk-typed'))).toBe(false);
+    expect(JSON.stringify(await getExperiment(id))).not.toContain('sk-');
+    // The endpoint removed here since: the typed key sets it up again.
+    endpoints.useEndpointStore.getState().remove(WORLD.id);
+    expect(reloaded.worldKeyMissing(stored!.world)).toBe(true);
+    await reloaded.useSimRlStore.getState().resume(id, undefined, { key: 'sk-again', remember: true });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-again' });
+    expect(endpoints.useEndpointStore.getState().endpoints.map((e) => [e.baseUrl, e.model])).toEqual([['http://127.0.0.1:8000/v1', 'world']]);
   });
 });

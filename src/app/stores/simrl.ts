@@ -10,7 +10,7 @@ import { experimentLockName, type JobState } from '../../jobs/protocol.ts';
 import { newAgentExperiment, type AgentExperimentSpec, type AgentExperimentState } from '../../train/agent/experiment.ts';
 import { folderFingerprint, type HfTrainFolder } from '../../train/hfFolder.ts';
 import { jobClient } from './jobClient.ts';
-import { apiKey, findEndpoint, useEndpointStore, type KeyStorage } from './endpoints.ts';
+import { apiKey, findEndpoint, provideEndpointKey, useEndpointStore, type KeyStorage, type TypedKey } from './endpoints.ts';
 import { heldLocks } from '../lib/locks.ts';
 
 /** A stored experiment as the page keeps it: its state without the policies' bytes. */
@@ -51,8 +51,11 @@ interface SimRlState {
   refresh(): Promise<void>;
   select(id: string | null): void;
   create(draft: ExperimentDraft): Promise<string | null>;
-  /** Goes on with a stored experiment; `folder`: its Hugging Face policy's folder, picked again. */
-  resume(id: string, folder?: HfTrainFolder): Promise<void>;
+  /**
+   * Goes on with a stored experiment; `folder`: its Hugging Face policy's folder, picked again;
+   * `key`: its endpoint world's key, typed again (worldKeyMissing), kept here as the Playground keeps keys.
+   */
+  resume(id: string, folder?: HfTrainFolder, key?: TypedKey): Promise<void>;
   stop(): void;
   remove(id: string): Promise<void>;
   dismissInterrupted(id: string): Promise<void>;
@@ -102,6 +105,14 @@ function recheckHeld(ids: string[], set: SetState, get: GetState, tries: number)
     const still = ids.filter((id) => !freed.includes(id));
     if (still.length && tries > 1) recheckHeld(still, set, get, tries - 1);
   }, 1000);
+}
+
+/**
+ * Whether an experiment's world is an endpoint whose key this device does not have (never given,
+ * or kept in memory by a page since closed): a resume asks for it, and one that needs no key may be left blank.
+ */
+export function worldKeyMissing(world: ExperimentRecord['world']): boolean {
+  return world?.kind === 'endpoint' && worldKey(world) === undefined;
 }
 
 /** An endpoint world's key, from the endpoints set up on this device (the record holds none); undefined for any other world. */
@@ -216,9 +227,11 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
       startJob(record.id);
       return record.id;
     },
-    async resume(id, folder) {
+    async resume(id, folder, key) {
       if (get().live) return set({ error: ONE_JOB });
       if (folder) set((s) => ({ folders: { ...s.folders, [id]: folder } }));
+      const world = get().list.find((e) => e.id === id)?.world;
+      if (key?.key && world?.kind === 'endpoint') provideEndpointKey(world.endpoint, key.key, key.remember);
       startJob(id);
     },
     stop() {

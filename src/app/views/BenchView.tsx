@@ -5,8 +5,8 @@
 // sample with its diff and verdict, judge agreement, import of a judged file and export.
 import { useEffect, useRef, useState } from 'react';
 import { DatasetError, LoadProgress, useDatasets } from '../components/DatasetGate.tsx';
-import { missingKeys, useBenchStore, type TypedKey } from '../stores/bench.ts';
-import { useEndpointStore } from '../stores/endpoints.ts';
+import { missingKeys, useBenchStore } from '../stores/bench.ts';
+import { useEndpointStore, type TypedKey } from '../stores/endpoints.ts';
 import { formatDuration } from '../stores/benchModel.ts';
 import type { BenchRecord } from '../../core/records.ts';
 import { BackendProblems } from './bench/BackendProblems.tsx';

@@ -13,7 +13,7 @@ import { AGENT_ARMS, ARM_LABELS, needsWorld, type AgentArm } from '../../../trai
 import { Field } from '../../components/Field.tsx';
 import { LineChart } from '../../components/LineChart.tsx';
 import { Options } from '../../components/Options.tsx';
-import { type ExperimentSummary, useSimRlStore } from '../../stores/simrl.ts';
+import { type ExperimentSummary, useSimRlStore, worldKeyMissing } from '../../stores/simrl.ts';
 import { useTrainStore } from '../../stores/train.ts';
 import {
   SIMRL_DOMAINS,
@@ -38,7 +38,7 @@ import {
 } from './simrl.ts';
 import { ErrorCallout } from '../../components/ErrorCallout.tsx';
 import { EndpointForm, keyStatus } from '../../components/EndpointForm.tsx';
-import { useEndpointStore } from '../../stores/endpoints.ts';
+import { useEndpointStore, type TypedKey } from '../../stores/endpoints.ts';
 import { FolderInput } from '../../components/FolderInput.tsx';
 import { folderName, HF_NOT_KEPT, type HfFolderFile } from '../../../train/hfFolder.ts';
 
@@ -402,22 +402,54 @@ function policyName(e: ExperimentSummary): string {
  * Resume: at once, or, for a Hugging Face policy whose folder this page no longer holds (after a
  * reload), once that folder is picked again (the worker checks it is the same folder).
  */
+/**
+ * Resume, with what the page lost in a reload: the Hugging Face policy's folder (picked again) and
+ * the endpoint world's key (typed again, blank if it needs none; kept as the Playground keeps keys).
+ */
 function ResumeButton({ e, label }: { e: ExperimentSummary; label: string }) {
   const { resume, live, folders } = useSimRlStore();
+  useEndpointStore((s) => s.endpoints); // a key given elsewhere on this page hides the field
+  const [typed, setTyped] = useState<TypedKey>({ key: '', remember: false });
   const policy = e.policy;
+  const keyField =
+    e.world?.kind === 'endpoint' && worldKeyMissing(e.world) ? (
+      <div className="field">
+        <label htmlFor={`simrl-key-${e.id}`}>
+          API key for the world model ({e.world.endpoint.model} at {e.world.endpoint.baseUrl})
+        </label>
+        <input
+          id={`simrl-key-${e.id}`}
+          type="password"
+          autoComplete="off"
+          placeholder="blank if it needs none"
+          value={typed.key}
+          onChange={(ev) => setTyped({ ...typed, key: ev.target.value })}
+        />
+        <label className="check small">
+          <input type="checkbox" checked={typed.remember} onChange={(ev) => setTyped({ ...typed, remember: ev.target.checked })} />
+          <span>Remember the key on this device</span>
+        </label>
+      </div>
+    ) : null;
   if (policy && !folders[e.id])
     return (
-      <FolderInput
-        label={`${label}: pick ${policy.folder.name} again`}
-        text={`Pick ${policy.folder.name} again to resume…`}
-        testId="simrl-resume-folder"
-        onFiles={(files: HfFolderFile[]) => void resume(e.id, { ...withName(folderName(files)), files, memoryGiB: policy.memoryGiB })}
-      />
+      <>
+        {keyField}
+        <FolderInput
+          label={`${label}: pick ${policy.folder.name} again`}
+          text={`Pick ${policy.folder.name} again to resume…`}
+          testId="simrl-resume-folder"
+          onFiles={(files: HfFolderFile[]) => void resume(e.id, { ...withName(folderName(files)), files, memoryGiB: policy.memoryGiB }, typed)}
+        />
+      </>
     );
   return (
-    <button type="button" disabled={!!live} onClick={() => void resume(e.id)}>
-      {label}
-    </button>
+    <>
+      {keyField}
+      <button type="button" disabled={!!live} onClick={() => void resume(e.id, undefined, typed)}>
+        {label}
+      </button>
+    </>
   );
 }
 
