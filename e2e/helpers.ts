@@ -1,5 +1,7 @@
 import { expect, type Page } from '@playwright/test';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -83,4 +85,42 @@ export async function trainMicroSft(page: Page, options: { tokens: number; timeo
   await page.getByLabel('Judged samples').fill('0');
   await page.getByRole('button', { name: 'Start training' }).click();
   await expect(page.getByTestId('run-state')).toHaveText('done', { timeout: options.timeout });
+}
+
+/** A chat completions request as a mock server reads it. */
+export interface ChatBody {
+  model: string;
+  stream?: boolean;
+  messages: { role: string; content: string }[];
+}
+
+/**
+ * An OpenAI-compatible chat completions server on 127.0.0.1 that lets the page in (CORS): each
+ * request is answered with `reply(body, request)`, streamed as server-sent events when it asks.
+ */
+export async function chatServer(reply: (body: ChatBody, req: IncomingMessage) => string) {
+  const server = createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text) as ChatBody;
+      const content = reply(body, req);
+      if (body.stream) {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\ndata: [DONE]\n\n`);
+      } else {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

@@ -6,10 +6,8 @@
 // untrained agent's point and the curves appear, reload mid-run and resume it from its last stored
 // evaluation, see it finish with every arm's result (the shuffled-reward control ticked by hand
 // beside the four agents), then find it in System → Browser storage and delete it there.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
-import { ARTIFACTS, chatLlamaCopy, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
+import { ARTIFACTS, chatLlamaCopy, chatServer, collectPageErrors, docScreenshotPath, expectNoPageErrors, forbidForeignRequests, snap } from './helpers.ts';
 
 /**
  * A world model behind an OpenAI-compatible endpoint that lets the page in (CORS): it answers every
@@ -18,34 +16,12 @@ import { ARTIFACTS, chatLlamaCopy, collectPageErrors, docScreenshotPath, expectN
 async function worldEndpoint() {
   const auth = new Set<string>();
   let requests = 0;
-  const server = createServer((req, res) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
-    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const b = JSON.parse(body) as { stream?: boolean; messages: { content: string }[] };
-      requests++;
-      auth.add(String(req.headers.authorization));
-      const content = b.messages.at(-1)!.content.slice(0, 40);
-      if (b.stream) {
-        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-        res.end(`data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\ndata: [DONE]\n\n`);
-      } else {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-      }
-    });
+  const server = await chatServer((body, req) => {
+    requests++;
+    auth.add(String(req.headers.authorization));
+    return body.messages.at(-1)!.content.slice(0, 40);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    auth,
-    requests: () => requests,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { ...server, auth, requests: () => requests };
 }
 
 let closeWorld: (() => Promise<void>) | null = null;

@@ -5,26 +5,14 @@
 // storage) a remembered key is used and an unremembered one is asked for again.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { deviceStorage } from './testing/deviceStorage.ts';
 import { fakeJobs } from './testing/fakeJobs.ts';
 
 vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
 const { started, emit } = fakeJobs();
 
 /** This device's localStorage: it outlives a reload, the modules' memory does not. */
-const device = new Map<string, string>();
-Object.defineProperty(globalThis, 'localStorage', {
-  configurable: true,
-  value: {
-    getItem: (k: string) => device.get(k) ?? null,
-    setItem: (k: string, v: string) => void device.set(k, String(v)),
-    removeItem: (k: string) => void device.delete(k),
-    clear: () => device.clear(),
-    key: (i: number) => [...device.keys()][i] ?? null,
-    get length() {
-      return device.size;
-    },
-  },
-});
+const device = deviceStorage();
 const MODEL = { id: 'ep-model', baseUrl: 'http://127.0.0.1:8000/v1/', model: 'qwen', contextLength: null, stream: true };
 const JUDGE = { id: 'ep-judge', baseUrl: 'http://127.0.0.1:9000/v1', model: 'big', contextLength: 32768, stream: false };
 

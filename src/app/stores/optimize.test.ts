@@ -7,26 +7,15 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it, vi } from 'vitest';
 import type { LoopState } from '../../core/optimize/loop.ts';
 import { BUILTIN_TEMPLATES } from '../../core/templates/index.ts';
+import { deviceStorage } from './testing/deviceStorage.ts';
 import { fakeJobs } from './testing/fakeJobs.ts';
 import type { OptimizeDraft } from './optimize.ts';
 
 vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
 const { started, emit } = fakeJobs();
 
-const device = new Map<string, string>();
-Object.defineProperty(globalThis, 'localStorage', {
-  configurable: true,
-  value: {
-    getItem: (k: string) => device.get(k) ?? null,
-    setItem: (k: string, v: string) => void device.set(k, String(v)),
-    removeItem: (k: string) => void device.delete(k),
-    clear: () => device.clear(),
-    key: (i: number) => [...device.keys()][i] ?? null,
-    get length() {
-      return device.size;
-    },
-  },
-});
+/** This device's localStorage: it outlives a reload, the modules' memory does not. */
+deviceStorage();
 const OPTIMIZER = { id: 'ep-opt', baseUrl: 'http://127.0.0.1:8000/v1', model: 'writer', contextLength: null, stream: true };
 
 function draft(): OptimizeDraft {

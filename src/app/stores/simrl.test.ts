@@ -3,26 +3,14 @@
 // the endpoint store has at hand for that endpoint; a key not at hand is asked for on resume.
 import 'fake-indexeddb/auto';
 import { describe, expect, it, vi } from 'vitest';
+import { deviceStorage } from './testing/deviceStorage.ts';
 import { fakeJobs } from './testing/fakeJobs.ts';
 
 vi.mock('./jobClient.ts', async () => (await import('./testing/fakeJobs.ts')).jobClientModule());
 const { started, emit } = fakeJobs();
 
 /** This device's localStorage: it outlives a reload, the modules' memory does not. */
-const device = new Map<string, string>();
-Object.defineProperty(globalThis, 'localStorage', {
-  configurable: true,
-  value: {
-    getItem: (k: string) => device.get(k) ?? null,
-    setItem: (k: string, v: string) => void device.set(k, String(v)),
-    removeItem: (k: string) => void device.delete(k),
-    clear: () => device.clear(),
-    key: (i: number) => [...device.keys()][i] ?? null,
-    get length() {
-      return device.size;
-    },
-  },
-});
+const device = deviceStorage();
 const WORLD = { id: 'ep-world', baseUrl: 'http://127.0.0.1:8000/v1/', model: 'world', contextLength: null, stream: false };
 
 describe('Sim RL store: an endpoint world model', () => {
