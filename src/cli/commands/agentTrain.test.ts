@@ -186,11 +186,34 @@ describe('--world', () => {
       await expect(worldRef(refused.url)).rejects.toThrow(/refused the API key \(HTTP 401: nope\)/);
       await expect(worldRef('http://user:pw@127.0.0.1:1/v1')).rejects.toThrow(/must not hold a user name or password/);
       await expect(worldRef('http://127.0.0.1:1/v1')).rejects.toThrow(/cannot reach http:\/\/127\.0\.0\.1:1\/v1\/models/);
-      // A URL world's model only with a URL; and --world-model goes with a world.
+      // --world-model goes with an endpoint world.
       await expect(run('train', '--env', 'real', '--domain', 'terminal', '--families', 'write_word', '--world-model', 'm', '-o', 'x')).rejects.toThrow(
-        /--world goes with --env model/,
+        /--world-model goes with an endpoint --world URL/,
       );
       await expect(run('probe', '--world', two.url, '--domain', 'terminal', '--families', 'write_word')).rejects.toThrow(/serves 2 models/);
+      // Named, the model is not listed first: the refused key is met at the first turn, and said in one line (exit 1).
+      const io = captureIO();
+      const code = await agent(
+        ['probe', '--world', refused.url, '--world-model', 'm', '--domain', 'terminal', '--families', 'write_word', '--eval-tasks', '1'],
+        io,
+      );
+      expect(code).toBe(1);
+      expect(io.stderr).toMatch(
+        /^lwm agent probe: --world http:\/\/127\.0\.0\.1:\d+\/v1: the endpoint .* refused the API key \(HTTP 401: nope\).*\(lwm agent sends \$LWM_API_KEY, else \$OPENAI_API_KEY\)\n$/,
+      );
+      // A resumed experiment keeps the endpoint model it began with.
+      const dir = mkdtempSync(join(tmpdir(), 'lwm-exp-world-'));
+      const state = newAgentExperiment({
+        train: { ...AGENT_DEFAULTS, domain: 'terminal', families: ['write_word'] },
+        arms: ['model'],
+        world: two.url,
+        worldModel: 'a',
+      });
+      writeState(dir, state, new Set());
+      const exp = ['experiment', '--domain', 'terminal', '--families', 'write_word', '--world', two.url, '--resume', '-o', dir];
+      await expect(run(...exp, '--world-model', 'b')).rejects.toThrow(
+        /--world-model b: this experiment's world model is a; a resumed experiment keeps its world/,
+      );
     } finally {
       if (saved === undefined) delete process.env.LWM_API_KEY;
       else process.env.LWM_API_KEY = saved;

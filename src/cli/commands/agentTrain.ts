@@ -135,10 +135,17 @@ async function probe(v: Values, io: CliIO): Promise<number> {
   const n = v['eval-tasks'] === undefined ? 16 : intOption('eval-tasks', v['eval-tasks'], 1);
   const maxTokens = v['world-max-tokens'] === undefined ? undefined : intOption('world-max-tokens', v['world-max-tokens'], 1);
   const tasks = listTasks({ split: 'heldout', count: n, domains: [v.domain as KnownDomain], families });
-  const world = await openWorld(io, v.world, maxTokens, v['world-model']);
+  const world = await openWorld(io, v.world, maxTokens, v['world-model'], 'lwm agent probe');
   if (!world) return 1;
   try {
-    const rows = await probeAgreement(tasks, world.backend, world.generate);
+    let rows;
+    try {
+      rows = await probeAgreement(tasks, world.backend, world.generate);
+    } catch (e) {
+      if (!isWorldError(e)) throw e;
+      io.err(`lwm agent probe: ${worldErrorText(e, v.world)}\n`);
+      return 1;
+    }
     io.err(`${v.world}: its probe answers against the real check, ${tasks.length} held-out tasks of ${families.join(', ')}\n`);
     io.err('| attempt | episodes | agree | real successes | simulated successes |\n|---|---|---|---|---|\n');
     for (const r of rows) io.err(`| ${r.attempt} | ${r.episodes} | ${r.agree} | ${r.realSuccesses} | ${r.simSuccesses} |\n`);
@@ -260,7 +267,8 @@ function metricsSink(io: CliIO, path: string, t0: number) {
 async function train(v: Values, io: CliIO): Promise<number> {
   const env = v.env ?? 'real';
   if (env !== 'real' && env !== 'model') throw new UsageError(`--env must be real or model, got '${env}'`);
-  if (env === 'real' && (v.world !== undefined || v['world-model'] !== undefined)) throw new UsageError('--world goes with --env model');
+  if (env === 'real' && v.world !== undefined) throw new UsageError('--world goes with --env model');
+  if (v['world-model'] !== undefined && v.world === undefined) throw new UsageError('--world-model goes with an endpoint --world URL (the model it serves)');
   if (env === 'model' && v.world === undefined)
     throw new UsageError('--env model needs --world M (a world-model checkpoint of ours, its ONNX export, a model folder, an endpoint URL, or copy-last)');
   if (v.arms !== undefined || v.resume) throw new UsageError('--arms and --resume go with lwm agent experiment');
@@ -312,8 +320,8 @@ async function train(v: Values, io: CliIO): Promise<number> {
     io.out(json + '\n');
     return 0;
   } catch (e) {
-    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name)) {
-      io.err(`lwm agent train: ${(e as Error).message}\n`);
+    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name) || isWorldError(e)) {
+      io.err(`lwm agent train: ${isWorldError(e) ? worldErrorText(e, v.world) : (e as Error).message}\n`);
       return 1;
     }
     throw e;
@@ -447,7 +455,13 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
   const metricsPath = join(out, 'metrics.jsonl');
   if (!v.resume) writeFileAtomicSync(metricsPath, '');
   const worldName = state.spec.world;
-  const world = needsWorld(state.spec.arms) && worldName ? await openWorld(io, worldName, worldMaxTokens, state.spec.worldModel ?? v['world-model']) : null;
+  const named = v['world-model'];
+  if (v.resume && named !== undefined && state.spec.worldModel !== undefined && named !== state.spec.worldModel)
+    throw new UsageError(`--world-model ${named}: this experiment's world model is ${state.spec.worldModel}; a resumed experiment keeps its world`);
+  const world =
+    needsWorld(state.spec.arms) && worldName ? await openWorld(io, worldName, worldMaxTokens, state.spec.worldModel ?? named, 'lwm agent experiment') : null;
+  // An endpoint's model, named or the one it listed, is kept with the experiment: a resume asks that one again.
+  if (world?.ref.kind === 'endpoint') state.spec.worldModel = world.ref.endpoint.model;
   if (world === null && needsWorld(state.spec.arms)) return 1;
   const rt = await openNodeRuntime(io, 'lwm agent experiment: ');
   if (!rt) {
@@ -500,8 +514,8 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
     io.out(json + '\n');
     return 0;
   } catch (e) {
-    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name)) {
-      io.err(`lwm agent experiment: ${(e as Error).message}\n`);
+    if (isUserError(e, [UserFacingError]) || HF_INPUT_ERRORS.includes((e as Error).name) || isWorldError(e)) {
+      io.err(`lwm agent experiment: ${isWorldError(e) ? worldErrorText(e, worldName) : (e as Error).message}\n`);
       return 1;
     }
     throw e;
@@ -509,6 +523,18 @@ async function experiment(v: Values, io: CliIO): Promise<number> {
     world?.dispose();
     rt.dispose();
   }
+}
+
+/** An endpoint world's failure (refused key, server gone, bad reply), met when opening it or mid-run. */
+function isWorldError(e: unknown): boolean {
+  return (e as Error)?.name === 'EndpointError';
+}
+
+/** An error of the world model, said with the --world it came from; an endpoint's refused key names where the key is read. */
+function worldErrorText(e: unknown, world: string | undefined): string {
+  const err = e as Error & { kind?: string };
+  const where = isWorldError(e) && err.kind === 'auth' ? ' (lwm agent sends $LWM_API_KEY, else $OPENAI_API_KEY)' : '';
+  return `--world ${world}: ${err.message}${where}`;
 }
 
 /**
@@ -549,7 +575,7 @@ export async function worldRef(world: string, o: { model?: string; log?: (line: 
  * answers); null (with the reason on `io.err`) when it cannot be. The `agent` benchmark opens its
  * world here too.
  */
-export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number, model?: string) {
+export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens?: number, model?: string, command = 'lwm agent train') {
   const { nodeSource } = await import('../../backends/node.ts');
   const { openReady } = await import('../../backends/open.ts');
   const { defaultAnswerTokens } = await import('../../core/backend.ts');
@@ -573,7 +599,7 @@ export async function openWorld(io: Pick<CliIO, 'err'>, world: string, maxTokens
   } catch (e) {
     source.release();
     if (e instanceof UsageError) throw e;
-    io.err(`lwm agent train: --world ${world}: ${(e as Error).message}\n`);
+    io.err(`${command}: ${worldErrorText(e, world)}\n`);
     return null;
   }
 }

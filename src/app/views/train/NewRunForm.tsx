@@ -27,6 +27,7 @@ import {
   FALLBACK_CONTEXT,
   HF_DEFAULT_TOKENS,
   REWARD_LABEL,
+  runContext,
   STAGE_LABEL,
   type CheckpointChoice,
   type FormErrors,
@@ -292,9 +293,9 @@ function CustomFields({
   const context =
     form.from === HF_START
       ? Math.min(hfFolder.info?.maxContext ?? HF_DEFAULT_TOKENS, HF_DEFAULT_TOKENS)
-      : fromChoice?.run.hf
-        ? (fromChoice.run.spec.T ?? FALLBACK_CONTEXT)
-        : (PRESETS[(fromChoice?.run.spec.preset ?? form.preset) as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
+      : fromChoice
+        ? runContext(fromChoice.run)
+        : (PRESETS[form.preset as PresetName]?.contextLength ?? FALLBACK_CONTEXT);
   const tokens = form.tokens.trim() === '' ? context : Number(form.tokens);
   const shape = {
     stage: form.stage,

@@ -6,7 +6,7 @@
 // one-sided p against the untrained and the imitation policy (McNemar's exact test on the shared
 // held-out tasks), and the sim-to-real gap of its
 // simulated episodes.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 import { PRESETS } from '../../../core/model/config.ts';
 import { taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_ARMS, ARM_LABELS, needsWorld, type AgentArm } from '../../../train/agent/experiment.ts';
@@ -399,26 +399,28 @@ function policyName(e: ExperimentSummary): string {
 }
 
 /**
- * Resume: at once, or, for a Hugging Face policy whose folder this page no longer holds (after a
- * reload), once that folder is picked again (the worker checks it is the same folder).
- */
-/**
- * Resume, with what the page lost in a reload: the Hugging Face policy's folder (picked again) and
- * the endpoint world's key (typed again, blank if it needs none; kept as the Playground keeps keys).
+ * Resume, with what the page lost in a reload: the Hugging Face policy's folder (picked again; the
+ * worker checks it is the same folder) and the endpoint world's key (typed again, blank if it
+ * needs none; kept as the Playground keeps keys).
  */
 function ResumeButton({ e, label }: { e: ExperimentSummary; label: string }) {
   const { resume, live, folders } = useSimRlStore();
   useEndpointStore((s) => s.endpoints); // a key given elsewhere on this page hides the field
   const [typed, setTyped] = useState<TypedKey>({ key: '', remember: false });
+  const keyId = useId();
+  const go = (folder?: Parameters<typeof resume>[1]) => {
+    void resume(e.id, folder, typed);
+    setTyped({ key: '', remember: false });
+  };
   const policy = e.policy;
   const keyField =
     e.world?.kind === 'endpoint' && worldKeyMissing(e.world) ? (
       <div className="field">
-        <label htmlFor={`simrl-key-${e.id}`}>
+        <label htmlFor={keyId}>
           API key for the world model ({e.world.endpoint.model} at {e.world.endpoint.baseUrl})
         </label>
         <input
-          id={`simrl-key-${e.id}`}
+          id={keyId}
           type="password"
           autoComplete="off"
           placeholder="blank if it needs none"
@@ -439,14 +441,14 @@ function ResumeButton({ e, label }: { e: ExperimentSummary; label: string }) {
           label={`${label}: pick ${policy.folder.name} again`}
           text={`Pick ${policy.folder.name} again to resume…`}
           testId="simrl-resume-folder"
-          onFiles={(files: HfFolderFile[]) => void resume(e.id, { ...withName(folderName(files)), files, memoryGiB: policy.memoryGiB }, typed)}
+          onFiles={(files: HfFolderFile[]) => go({ ...withName(folderName(files)), files, memoryGiB: policy.memoryGiB })}
         />
       </>
     );
   return (
     <>
       {keyField}
-      <button type="button" disabled={!!live} onClick={() => void resume(e.id, undefined, typed)}>
+      <button type="button" disabled={!!live} onClick={() => go()}>
         {label}
       </button>
     </>

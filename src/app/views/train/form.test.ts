@@ -3,7 +3,7 @@ import { DEFAULT_STAGE_TEMPLATES } from '../../../core/templates/index.ts';
 import { PRESETS } from '../../../core/model/config.ts';
 import type { DatasetMeta, RunRecord } from '../../../core/records.ts';
 import { DEFAULT_FORM, type TrainForm } from '../../stores/trainForm.ts';
-import { buildSpec, checkpointChoices, type FormContext } from './form.ts';
+import { buildSpec, checkpointChoices, runContext, type FormContext } from './form.ts';
 
 const dataset: DatasetMeta = {
   id: 'default',
@@ -123,6 +123,13 @@ describe('Train form', () => {
     expect(sft.spec).toMatchObject({ from: { runId: 'r1', key: 'k20', stage: 'cpt', step: 20 }, train: { preset: 'micro', stage: 'sft' } });
     expect(buildSpec(form({ from: 'r1|last', stage: 'cpt', steps: '8', evalEvery: '4' }), ctx({ runs: [cptRun] })).errors.steps).toMatch(/more than 20/);
     expect(buildSpec(form({ from: 'gone|last' }), ctx()).errors.from).toMatch(/no longer stored/);
+    // A run of 40-token rows left a checkpoint of context 40 (micro's is 64): a blank field means 40, and more is refused.
+    const short = { ...cptRun, spec: { ...cptRun.spec, T: 40 } };
+    expect(runContext(short)).toBe(40);
+    expect(runContext(cptRun)).toBe(64);
+    const next = buildSpec(form({ from: 'r1|last', stage: 'sft', steps: '8', evalEvery: '4', tokens: '' }), ctx({ runs: [short] }));
+    expect(next.spec?.train.T).toBe(40);
+    expect(buildSpec(form({ from: 'r1|last', stage: 'sft', steps: '8', evalEvery: '4', tokens: '64' }), ctx({ runs: [short] })).errors.tokens).toMatch(/40/);
   });
 
   it("passes a template mix with the user's own versions on to the job (which attaches them)", () => {

@@ -92,6 +92,17 @@ type Secrets = NonNullable<NewJobSpec['secrets']>;
 /** Bounds the length fields while the preset is not a known one (its own error says so). */
 export const FALLBACK_CONTEXT = 64;
 
+/**
+ * The context of a stored run's checkpoints: a folder's run, its sequence length (the folder's
+ * context is not stored); a fresh model, its rows' length within its preset's context, as
+ * training gives it (src/train/stages/common.ts).
+ */
+export function runContext(run: Pick<RunRecord, 'spec' | 'hf'>): number {
+  if (run.hf) return run.spec.T ?? FALLBACK_CONTEXT;
+  const preset = run.spec.preset in PRESETS ? PRESETS[run.spec.preset as keyof typeof PRESETS].contextLength : FALLBACK_CONTEXT;
+  return Math.min(run.spec.T ?? preset, preset);
+}
+
 /** The dataset to train on, or the reason it cannot be used. */
 function checkDataset(form: TrainForm, ctx: FormContext, errors: FormErrors): DatasetMeta | undefined {
   const dataset = ctx.datasets.find((d) => d.id === form.datasetId);
@@ -177,8 +188,7 @@ function checkStart(form: TrainForm, ctx: FormContext, errors: FormErrors): Star
     preset: choice.run.spec.preset,
     // The same stage continues the checkpoint's step count (its schedule and batches).
     minSteps: choice.run.stage === form.stage ? ref.step + 1 : 1,
-    // A folder's model: its context is not stored, the run's sequence length is the bound.
-    context: choice.run.hf ? (choice.run.spec.T ?? FALLBACK_CONTEXT) : contextOf(choice.run.spec.preset),
+    context: runContext(choice.run),
     ...(choice.run.spec.lora && { lora: choice.run.spec.lora }),
     ...(choice.run.hf && { model: modelName(choice.run.hf.folder.name, choice.run.spec.lora) }),
   };
