@@ -18,7 +18,7 @@ import type { HfFolderFile } from '../../train/hfFolder.ts';
 import { importJudgedFile } from './benchModel.ts';
 import { useHfFolderStore } from './hfFolders.ts';
 import { useOnnxFolderStore } from './onnxFolders.ts';
-import { apiKey, findEndpoint, normalBaseUrl, provideEndpointKey, useEndpointStore, type EndpointSettings, type TypedKey } from './endpoints.ts';
+import { keyFor, normalBaseUrl, provideEndpointKey, useEndpointStore, type EndpointSettings, type TypedKey } from './endpoints.ts';
 import { jobClient } from './jobClient.ts';
 import { heldLocks } from '../lib/locks.ts';
 
@@ -493,8 +493,7 @@ export function benchKeys(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const r of endpointRefs(bench)) {
-    const e = findEndpoint(endpoints, r.endpoint);
-    const key = e ? apiKey(e.id) : '';
+    const key = keyFor(r.endpoint, endpoints);
     if (key) out[r.id] = key;
   }
   return out;

@@ -99,6 +99,16 @@ export function findEndpoint(
   return same.find((x) => apiKey(x.id, storage)) ?? same[0];
 }
 
+/** The key this device has for the endpoint a stored record names (findEndpoint's), or '' for none. */
+export function keyFor(
+  e: { baseUrl: string; model: string },
+  endpoints: readonly EndpointSettings[] = useEndpointStore.getState().endpoints,
+  storage: KeyStorage | null = pageStorage(),
+): string {
+  const known = findEndpoint(endpoints, e, storage);
+  return known ? apiKey(known.id, storage) : '';
+}
+
 export function newEndpointId(): string {
   return `ep-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 }

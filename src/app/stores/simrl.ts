@@ -10,7 +10,7 @@ import { experimentLockName, type JobState } from '../../jobs/protocol.ts';
 import { newAgentExperiment, type AgentExperimentSpec, type AgentExperimentState } from '../../train/agent/experiment.ts';
 import { folderFingerprint, type HfTrainFolder } from '../../train/hfFolder.ts';
 import { jobClient } from './jobClient.ts';
-import { apiKey, findEndpoint, provideEndpointKey, useEndpointStore, type KeyStorage, type TypedKey } from './endpoints.ts';
+import { keyFor, provideEndpointKey, type KeyStorage, type TypedKey } from './endpoints.ts';
 import { heldLocks } from '../lib/locks.ts';
 
 /** A stored experiment as the page keeps it: its state without the policies' bytes. */
@@ -118,8 +118,7 @@ export function worldKeyMissing(world: ExperimentRecord['world']): boolean {
 /** An endpoint world's key, from the endpoints set up on this device (the record holds none); undefined for any other world. */
 export function worldKey(world: ExperimentRecord['world'], storage?: KeyStorage | null): string | undefined {
   if (world?.kind !== 'endpoint') return undefined;
-  const known = findEndpoint(useEndpointStore.getState().endpoints, world.endpoint, storage);
-  return (known && apiKey(known.id, storage)) || undefined;
+  return keyFor(world.endpoint, undefined, storage) || undefined;
 }
 
 function onProgress(p: SimRlProgress, set: SetState, get: GetState) {

@@ -138,14 +138,7 @@ async function probe(v: Values, io: CliIO): Promise<number> {
   const world = await openWorld(io, v.world, maxTokens, v['world-model'], 'lwm agent probe');
   if (!world) return 1;
   try {
-    let rows;
-    try {
-      rows = await probeAgreement(tasks, world.backend, world.generate);
-    } catch (e) {
-      if (!isWorldError(e)) throw e;
-      io.err(`lwm agent probe: ${worldErrorText(e, v.world)}\n`);
-      return 1;
-    }
+    const rows = await probeAgreement(tasks, world.backend, world.generate);
     io.err(`${v.world}: its probe answers against the real check, ${tasks.length} held-out tasks of ${families.join(', ')}\n`);
     io.err('| attempt | episodes | agree | real successes | simulated successes |\n|---|---|---|---|---|\n');
     for (const r of rows) io.err(`| ${r.attempt} | ${r.episodes} | ${r.agree} | ${r.realSuccesses} | ${r.simSuccesses} |\n`);
@@ -154,6 +147,10 @@ async function probe(v: Values, io: CliIO): Promise<number> {
         io.err(`${r.attempt}, ${r.example.task}: ${JSON.stringify(r.example.actions)} → the world model: ${JSON.stringify(r.example.observation)}\n`);
     io.out(JSON.stringify({ world: v.world, domain: v.domain, families, tasks: tasks.length, attempts: rows }) + '\n');
     return 0;
+  } catch (e) {
+    if (!isWorldError(e)) throw e;
+    io.err(`lwm agent probe: ${worldErrorText(e, v.world)}\n`);
+    return 1;
   } finally {
     world.dispose();
   }
@@ -562,8 +559,9 @@ export async function worldRef(world: string, o: { model?: string; log?: (line: 
         );
       model = listed[0];
     }
-    // Whole replies (the answers are short and greedy), eight episodes' turns in flight at once.
-    return { kind: 'endpoint', endpoint: { baseUrl: world, model, stream: false, concurrency: 8 } };
+    const { ENDPOINT_WORLD_CONCURRENCY } = await import('../../train/agent/simWorld.ts');
+    // Whole replies: the answers are short and greedy.
+    return { kind: 'endpoint', endpoint: { baseUrl: world, model, stream: false, concurrency: ENDPOINT_WORLD_CONCURRENCY } };
   }
   if (o.model !== undefined) throw new UsageError('--world-model goes with an endpoint --world URL (the model it serves)');
   const { refFromModel } = await import('../../backends/node.ts');

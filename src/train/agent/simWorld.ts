@@ -11,6 +11,9 @@ import { PlanAgent, type Agent } from '../../envs/agent.ts';
 import { makeTaskEnv, probedTaskFamilies, runEpisode, solveTask, TASK_DOMAINS, taskFamily, type Task, type TaskEnv } from '../../envs/tasks/index.ts';
 import type { AgentWorld } from './episodes.ts';
 
+/** Turns an endpoint world answers at once (lwm agent --world URL, the Sim RL panel's endpoint): eight episodes in flight. */
+export const ENDPOINT_WORLD_CONCURRENCY = 8;
+
 /** The families a simulated episode can be rewarded on (`domain/family`): those with a probe. */
 export function probedFamilies(): string[] {
   return (Object.keys(TASK_DOMAINS) as KnownDomain[]).flatMap((d) => probedTaskFamilies(d).map((f) => `${d}/${f}`));

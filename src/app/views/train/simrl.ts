@@ -5,6 +5,7 @@ import { PRESETS, type PresetName } from '../../../core/model/config.ts';
 import type { RunRecord } from '../../../core/records.ts';
 import { TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
+import { ENDPOINT_WORLD_CONCURRENCY } from '../../../train/agent/simWorld.ts';
 import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
 import type { ExperimentDraft } from '../../stores/simrl.ts';
@@ -124,11 +125,10 @@ export function worldChoices(runs: readonly RunRecord[], endpoints: readonly End
     }
   for (const e of endpoints) {
     const baseUrl = normalBaseUrl(e.baseUrl);
-    // Eight episodes' turns in flight at once, as lwm agent train --world URL asks.
     out.push({
       key: endpointWorldKey(e.id),
       label: `${e.model.trim()} at ${baseUrl}`,
-      ref: { kind: 'endpoint', endpoint: { baseUrl, model: e.model.trim(), stream: e.stream, concurrency: 8 } },
+      ref: { kind: 'endpoint', endpoint: { baseUrl, model: e.model.trim(), stream: e.stream, concurrency: ENDPOINT_WORLD_CONCURRENCY } },
     });
   }
   return out;
