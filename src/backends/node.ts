@@ -74,9 +74,19 @@ export async function modelPath(model: string, o: { log?: (line: string) => void
     });
     return r.path;
   } catch (e) {
-    if (e instanceof HubError) throw new BackendError(e.message, 'folder');
+    if (e instanceof HubError) throw new BackendError(`${e.message}${pathHint(model)}`, 'folder');
     throw e;
   }
+}
+
+/**
+ * What a Hub failure adds when the id's first part is a folder here: the user most likely meant a
+ * path in it (`runs/w` with no `w` in runs/), and a path is written so (`./runs/w`).
+ */
+function pathHint(model: string): string {
+  const [dir, rest] = model.split('/');
+  if (!rest || !existsSync(dir) || !statSync(dir).isDirectory()) return '';
+  return ` (${dir}/ is a folder here without ${rest.split('@')[0]} in it; a path is written ./${model})`;
 }
 
 /** refFromPath for a path or a Hub id (modelPath): a Hub model is named by its id. */

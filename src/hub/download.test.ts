@@ -298,6 +298,9 @@ describe('Hub ids into the huggingface_hub cache', () => {
     expect((await get('./org/tiny')).path).toBe('./org/tiny');
     expect((await get('org/tiny/')).path).toBe('org/tiny/');
     expect((await get('/abs/model')).path).toBe('/abs/model');
+    // A model file's name is a (mistyped) path, never a repository: runs/w.safetensors.
+    expect((await get('runs/w.safetensors')).path).toBe('runs/w.safetensors');
+    expect((await get('org/model.ONNX')).path).toBe('org/model.ONNX');
     expect(hub.requests).toEqual([]);
   });
 });

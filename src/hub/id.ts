@@ -20,9 +20,16 @@ export function isCommitSha(revision: string): boolean {
   return COMMIT.test(revision);
 }
 
-/** Whether `s` is written as a path (never an id): starts with `.`, `/`, `~` or a drive letter, ends with `/`, or holds a backslash. */
+/** A model file's extension: a name ending in one is a file on disk, never a Hub repository. */
+const MODEL_FILE = /\.(safetensors|onnx|gguf|bin|pt|pth|ckpt)$/i;
+
+/**
+ * Whether `s` is written as a path (never an id): starts with `.`, `/`, `~` or a drive letter,
+ * ends with `/`, holds a backslash, or names a model file (`runs/w.safetensors`: a mistyped
+ * path, not a repository to look up on the Hub).
+ */
 export function writtenAsPath(s: string): boolean {
-  return /^[./~]/.test(s) || s.endsWith('/') || s.includes('\\') || /^[A-Za-z]:/.test(s);
+  return /^[./~]/.test(s) || s.endsWith('/') || s.includes('\\') || /^[A-Za-z]:/.test(s) || MODEL_FILE.test(s.split('@')[0]);
 }
 
 function checkName(part: string): boolean {

@@ -3,6 +3,7 @@
 // fixture folder itself, with the download's progress on stderr the first time only; an unknown
 // id, a gated one and an id missing offline are one-line errors naming the id (exit 1).
 import { existsSync, readdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,30 @@ describe('Hub ids on the command line', () => {
       );
     } finally {
       delete process.env.HF_HUB_OFFLINE;
+    }
+  });
+
+  it('a mistyped path: a model file is never looked up on the Hub; an id whose first part is a folder here says so', async () => {
+    env.hub.requests.length = 0;
+    const file = await run('serve', '--model', 'runs/w.safetensors', '--port', '0');
+    expect(file).toEqual({
+      code: 1,
+      out: '',
+      err: 'lwm serve: runs/w.safetensors: no such file or folder (a checkpoint, a Hugging Face folder, or an ONNX folder)\n',
+    });
+    expect(env.hub.requests).toEqual([]);
+    await mkdir(join(env.root, 'runs'), { recursive: true });
+    const cwd = process.cwd();
+    process.chdir(env.root);
+    try {
+      const folder = await run('generate', '--model', 'runs/world', '--prompt', 'hi');
+      expect(folder).toEqual({
+        code: 1,
+        out: '',
+        err: `lwm generate: runs/world: no such model on ${env.hub.endpoint} (if it is private or gated, set HF_TOKEN to an access token) (runs/ is a folder here without world in it; a path is written ./runs/world)\n`,
+      });
+    } finally {
+      process.chdir(cwd);
     }
   });
 });
