@@ -26,8 +26,8 @@ export interface SimRlJobSpec {
   expId: string;
   /** Its Hugging Face policy's folder, when it has one (the files the page picked). */
   folder?: HfTrainFolder;
-  /** An endpoint world's API key (the page keeps keys; the record never holds one). */
-  apiKey?: string;
+  /** An endpoint world's API key, as the Bench's and the optimization's jobs carry theirs: the page keeps keys; the record never holds one. */
+  secrets?: { apiKeys?: { world?: string } };
 }
 
 export interface SimRlJobResult {
@@ -147,10 +147,10 @@ export async function runSimRlJob(spec: SimRlJobSpec, ctx: JobContext): Promise<
   });
   const locks = (globalThis.navigator as Navigator | undefined)?.locks;
   try {
-    if (!locks) return await runStored(spec.expId, ctx, stop.signal, spec.folder, spec.apiKey);
+    if (!locks) return await runStored(spec.expId, ctx, stop.signal, spec.folder, spec.secrets?.apiKeys?.world);
     return await locks.request(experimentLockName(spec.expId), { ifAvailable: true }, async (lock) => {
       if (!lock) throw new UserFacingError('This experiment is running in another tab of LWM Studio; watch it there or close that tab first.');
-      return runStored(spec.expId, ctx, stop.signal, spec.folder, spec.apiKey);
+      return runStored(spec.expId, ctx, stop.signal, spec.folder, spec.secrets?.apiKeys?.world);
     });
   } finally {
     offState();

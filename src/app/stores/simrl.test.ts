@@ -33,7 +33,7 @@ describe('Sim RL store: an endpoint world model', () => {
     const stored = await getExperiment(id);
     expect(stored!.world).toEqual(world);
     expect(JSON.stringify(stored)).not.toContain('sk-');
-    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-world' });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, secrets: { apiKeys: { world: 'sk-world' } } });
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     // Another world has no key to send; neither has an endpoint that is not set up here.
     expect(worldKey({ kind: 'copy-last' })).toBeUndefined();
@@ -43,7 +43,7 @@ describe('Sim RL store: an endpoint world model', () => {
     const reloaded = await import('./simrl.ts');
     await reloaded.useSimRlStore.getState().init();
     await reloaded.useSimRlStore.getState().resume(id);
-    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-world' });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, secrets: { apiKeys: { world: 'sk-world' } } });
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     // Forgotten on this device: the resume asks for it; left blank, the job goes without one.
     const endpoints = await import('./endpoints.ts');
@@ -54,7 +54,7 @@ describe('Sim RL store: an endpoint world model', () => {
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     // Typed on resume: the job has it, this page keeps it in memory (not ticked), the record never.
     await reloaded.useSimRlStore.getState().resume(id, undefined, { key: 'sk-typed', remember: false });
-    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-typed' });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, secrets: { apiKeys: { world: 'sk-typed' } } });
     emit({ type: 'status', jobId: started.at(-1)!.jobId, state: 'stopped' });
     expect(reloaded.worldKeyMissing(stored!.world)).toBe(false);
     expect([...device.values()].some((v) => v.includes('sk-typed'))).toBe(false);
@@ -63,7 +63,7 @@ describe('Sim RL store: an endpoint world model', () => {
     endpoints.useEndpointStore.getState().remove(WORLD.id);
     expect(reloaded.worldKeyMissing(stored!.world)).toBe(true);
     await reloaded.useSimRlStore.getState().resume(id, undefined, { key: 'sk-again', remember: true });
-    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, apiKey: 'sk-again' });
+    expect(started.at(-1)!.spec).toEqual({ kind: 'simrl', expId: id, secrets: { apiKeys: { world: 'sk-again' } } });
     expect(endpoints.useEndpointStore.getState().endpoints.map((e) => [e.baseUrl, e.model])).toEqual([['http://127.0.0.1:8000/v1', 'world']]);
   });
 });

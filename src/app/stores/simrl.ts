@@ -136,7 +136,7 @@ export const useSimRlStore = create<SimRlState>()((set, get) => {
     const folder = get().folders[id];
     const apiKey = worldKey(get().list.find((e) => e.id === id)?.world ?? null);
     const { jobId, outcome } = jobClient().run(
-      { kind: 'simrl', expId: id, ...(folder && { folder }), ...(apiKey && { apiKey }) },
+      { kind: 'simrl', expId: id, ...(folder && { folder }), ...(apiKey && { secrets: { apiKeys: { world: apiKey } } }) },
       {
         onProgress: (p) => (isLive() ? onProgress(p, set, get) : undefined),
         onLog: (message) => (isLive() ? set((s) => ({ logs: [...s.logs.slice(-MAX_LOGS + 1), message] })) : undefined),
