@@ -5,9 +5,7 @@
 // public scorer's judged file and see its table.
 import { expect, test, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { ARTIFACTS, collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
+import { chatServer, ARTIFACTS, collectPageErrors, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const DOMAINS = ['terminal', 'mcp', 'search'];
 const PER_DOMAIN = 4;
@@ -161,45 +159,20 @@ test('Bench: a micro checkpoint against copy-last and reference, resume after re
  */
 async function fakeEndpoint() {
   const auth: Record<string, Set<string>> = { echo: new Set(), judge: new Set(), slow: new Set() };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
-    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const b = JSON.parse(body) as { model: string; stream?: boolean; messages: { role: string; content: string }[] };
+  const server = await chatServer(
+    (b, req) => {
       auth[b.model]?.add(String(req.headers.authorization));
       const last = b.messages.at(-1)!.content;
-      let reply: string;
-      if (b.model === 'judge') {
-        const sim = /<simulated>\n([\s\S]*?)\n<\/simulated>/.exec(last)?.[1] ?? '';
-        const real = /<real>\n([\s\S]*?)\n<\/real>/.exec(last)?.[1] ?? '';
-        const s = sim === real ? 5 : sim.length && real.startsWith(sim.slice(0, 8)) ? 3 : 2;
-        reply = `Compared.\n<verdict>\n${JSON.stringify({ strengths: s === 5 ? ['exact'] : [], weaknesses: s === 5 ? [] : ['differs'], scores: { format: s, factuality: s, consistency: s, realism: s, quality: s } })}\n</verdict>`;
-      } else reply = `<predicted_observation>\n${last.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}\n</predicted_observation>`;
-      // "slow" takes its time, so a run of it can be cancelled half-way.
-      setTimeout(() => send(b.stream === true, reply), b.model === 'slow' ? 1500 : 0);
-    });
-    const send = (stream: boolean, reply: string) => {
-      if (stream) {
-        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-        for (let i = 0; i < reply.length; i += 16) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: reply.slice(i, i + 16) } }] })}\n\n`);
-        res.end('data: [DONE]\n\n');
-      } else {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: reply } }] }));
-      }
-    };
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    auth,
-    closeAllConnections: () => server.closeAllConnections(),
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+      if (b.model !== 'judge') return `<predicted_observation>\n${last.replace(/^### Turn \d+\n\*\*Action:\*\*\n/, '')}\n</predicted_observation>`;
+      const sim = /<simulated>\n([\s\S]*?)\n<\/simulated>/.exec(last)?.[1] ?? '';
+      const real = /<real>\n([\s\S]*?)\n<\/real>/.exec(last)?.[1] ?? '';
+      const s = sim === real ? 5 : sim.length && real.startsWith(sim.slice(0, 8)) ? 3 : 2;
+      return `Compared.\n<verdict>\n${JSON.stringify({ strengths: s === 5 ? ['exact'] : [], weaknesses: s === 5 ? [] : ['differs'], scores: { format: s, factuality: s, consistency: s, realism: s, quality: s } })}\n</verdict>`;
+    },
+    // "slow" takes its time, so a run of it can be cancelled half-way; streams come in pieces.
+    { delayMs: (b) => (b.model === 'slow' ? 1500 : 0), chunk: 16 },
+  );
+  return { ...server, auth };
 }
 
 test('Bench: an endpoint model, then an endpoint LLM judge beside the local one, and their agreement; keys never stored', async ({ page }) => {

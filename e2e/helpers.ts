@@ -96,9 +96,10 @@ export interface ChatBody {
 
 /**
  * An OpenAI-compatible chat completions server on 127.0.0.1 that lets the page in (CORS): each
- * request is answered with `reply(body, request)`, streamed as server-sent events when it asks.
+ * request is answered with `reply(body, request)`, after `delayMs(body)` when given, streamed as
+ * server-sent events when it asks (in pieces of `chunk` characters when given, else one).
  */
-export async function chatServer(reply: (body: ChatBody, req: IncomingMessage) => string) {
+export async function chatServer(reply: (body: ChatBody, req: IncomingMessage) => string, o: { delayMs?: (body: ChatBody) => number; chunk?: number } = {}) {
   const server = createServer((req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
@@ -109,18 +110,28 @@ export async function chatServer(reply: (body: ChatBody, req: IncomingMessage) =
     req.on('end', () => {
       const body = JSON.parse(text) as ChatBody;
       const content = reply(body, req);
-      if (body.stream) {
-        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-        res.end(`data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\ndata: [DONE]\n\n`);
-      } else {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-      }
+      const send = () => {
+        if (body.stream) {
+          res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+          const step = o.chunk ?? Math.max(1, content.length);
+          for (let i = 0; i < content.length; i += step)
+            res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + step) } }] })}\n\n`);
+          res.end('data: [DONE]\n\n');
+        } else {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+        }
+      };
+      const delay = o.delayMs?.(body) ?? 0;
+      if (delay > 0) setTimeout(send, delay);
+      else send();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    /** Cuts every open connection now (a server gone mid-run). */
+    closeAllConnections: () => server.closeAllConnections(),
+    close: () => (server.closeAllConnections(), new Promise<void>((r) => server.close(() => r()))),
   };
 }

@@ -18,11 +18,9 @@
 import { expect, test, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectPageErrors, docScreenshotPath, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
+import { chatServer, collectPageErrors, docScreenshotPath, forbidForeignRequests, snap, trainMicroSft } from './helpers.ts';
 
 const ROUNDS = 3;
 // A click on something that is not there fails within a minute, not at the test's end.
@@ -38,15 +36,8 @@ function hash(text: string): number {
 /** The "picky" simulator: chat requests only (the form an endpoint gets), each answered after `delayMs`. */
 async function pickyEndpoint(delayMs: number) {
   const systems = new Set<string>();
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
-    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const b = JSON.parse(body) as { stream?: boolean; messages: { role: string; content: string }[] };
+  const server = await chatServer(
+    (b) => {
       const system = b.messages[0]?.role === 'system' ? b.messages[0].content : '';
       systems.add(system);
       const instructions = system.match(/^- [A-Z].*$/gmu) ?? [];
@@ -54,25 +45,11 @@ async function pickyEndpoint(delayMs: number) {
       const last = [...b.messages].reverse().find((m) => m.role === 'assistant')?.content ?? '';
       // Each instruction line wins over about half of the turns, its own half.
       const obeys = instructions.some((line) => hash(`${line}\n${action}`) % 2 === 0);
-      const reply = obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
-      setTimeout(() => {
-        if (b.stream === true) {
-          res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-          res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: reply } }] })}\n\n`);
-          res.end('data: [DONE]\n\n');
-        } else {
-          res.writeHead(200, { 'Content-Type': 'application/json' });
-          res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: reply } }] }));
-        }
-      }, delayMs);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    systems,
-    close: () => (server.closeAllConnections(), new Promise<void>((r) => server.close(() => r()))),
-  };
+      return obeys ? `<predicted_observation>\n${last}\n</predicted_observation>` : 'As an AI assistant I cannot run commands.';
+    },
+    { delayMs: () => delayMs },
+  );
+  return { ...server, systems };
 }
 
 /** Every card's dev score and note, by candidate id. */
