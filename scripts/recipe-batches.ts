@@ -10,6 +10,8 @@
 // DIR/eval.*              the same for the eval_loss batches: [evalBatches, B, T]
 //
 // --steps N writes only the first N steps' batches (the schedule still spans the whole stage);
+// --total-steps N makes the stage N steps long instead of the recipe's (a longer or shorter run,
+// its schedule spanning N);
 // --batch B replaces the recipe's rows per step (the GPU parity test's smaller batch); --mask JSON
 // replaces mask settings (a recipe experiment, e.g. '{"ratios":{...}}'); --rows turn|trajectory
 // replaces the recipe's row kind; --tasks F[,F…]|probed adds the recipe's task-play trajectories
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     domain: { type: 'string', default: 'terminal' },
     out: { type: 'string' },
     steps: { type: 'string' },
+    'total-steps': { type: 'string' },
     batch: { type: 'string' },
     mask: { type: 'string' },
     rows: { type: 'string' },
@@ -58,6 +61,7 @@ const recipe = recipeByName(values.recipe!);
 const stage = recipeSpecs(recipe, values.domain as KnownDomain, { taskPlay: !!values.tasks })[0];
 const spec = resolveSpec({
   ...stage,
+  ...(values['total-steps'] && { steps: Number(values['total-steps']) }),
   ...(values.batch && { batch: Number(values.batch) }),
   ...(values.mask && { mask: JSON.parse(values.mask) }),
   ...(values.rows && { rows: values.rows as 'turn' | 'trajectory' }),
