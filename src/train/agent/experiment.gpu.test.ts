@@ -49,20 +49,21 @@ async function run(state: AgentExperimentState, cutAfter = Infinity) {
   const rt = await gpuRuntime();
   const saved: AgentExperimentState[] = [];
   const metrics: string[] = [];
+  const logs: string[] = [];
   try {
     const final = await runAgentExperiment(state, {
       rt,
       world: { backend: flatterer(), options: { maxTokens: 16, temperature: 0 } },
-      log: () => {},
+      log: (m) => logs.push(m),
       metric: (phase, step) => metrics.push(`${phase}:${step}`),
       async save(s) {
         saved.push(s);
         if (saved.length >= cutAfter) throw new Cut();
       },
     });
-    return { final, saved, metrics };
+    return { final, saved, metrics, logs };
   } catch (e) {
-    if (e instanceof Cut) return { final: null, saved, metrics };
+    if (e instanceof Cut) return { final: null, saved, metrics, logs };
     throw e;
   }
 }
@@ -102,6 +103,16 @@ describe('the Sim RL experiment (micro, CI shapes)', () => {
     for (const st of model.steps) expect(st.values.success).toBe(1);
     const realWins = model.steps.reduce((n, st) => n + st.values.real_success * TRAIN.group, 0);
     expect(model.gap.disagree).toBe(model.gap.n - realWins);
+    // Each step the simulation misled the agent says where: one episode, its actions, the world
+    // model's answer to the probe and the real check's reason.
+    const misled = whole.logs.filter((l) => l.includes('rewarded by the simulation alone'));
+    const stepsMisled = model.steps.filter((st) => st.values.sim_only > 0);
+    expect(stepsMisled.length).toBeGreaterThan(0);
+    expect(misled.map((l) => Number(/alone \((\d+) of 2\)/.exec(l)?.[1]))).toEqual(stepsMisled.map((st) => st.values.sim_only));
+    for (const l of misled)
+      expect(l).toMatch(
+        /e\.g\. terminal\/write_word\/\d+, "write the word \w+ into the file ~\/\S+": \[.*\], then cat \S+ → the world model "\w+\\n\S+"; the real check: ~\/\S+ /,
+      );
     expect(byArm.real.gap.n).toBe(0);
     expect(byArm['model-real'].gap.n).toBe(0);
     const results = experimentResults(s);
