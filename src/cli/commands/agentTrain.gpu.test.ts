@@ -195,7 +195,15 @@ describe('the world model of lwm agent train --env model', () => {
     expect(code, io.stderr).toBe(0);
     const out = JSON.parse(io.stdout);
     expect(out).toMatchObject({ domain: 'terminal', families: ['write_word'], tasks: 1 });
-    expect(out.attempts.map((r: { attempt: string }) => r.attempt)).toEqual(['solver', 'near miss 1', 'near miss 2', 'near miss 3', 'nothing']);
+    expect(out.attempts.map((r: { attempt: string }) => r.attempt)).toEqual([
+      'solver',
+      'near miss 1',
+      'near miss 2',
+      'near miss 3',
+      'near miss 4',
+      'near miss 5',
+      'nothing',
+    ]);
     for (const r of out.attempts) {
       expect(r.episodes).toBe(1);
       expect(r.realSuccesses).toBe(r.attempt === 'solver' ? 1 : 0);

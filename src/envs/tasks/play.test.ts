@@ -61,7 +61,7 @@ describe('task-play trajectories', () => {
     const solver = attempts.get('solver') ?? 0;
     // Binomial(200, 1/2): 4.5 standard deviations either side.
     expect(Math.abs(solver - 200 * SOLVER_SHARE)).toBeLessThan(32);
-    expect([...attempts.keys()].sort()).toEqual(['near miss 1', 'near miss 2', 'near miss 3', 'nothing', 'solver']);
+    expect([...attempts.keys()].sort()).toEqual(['near miss 1', 'near miss 2', 'near miss 3', 'near miss 4', 'near miss 5', 'nothing', 'solver']);
     const wordTasks = ts.filter((t) => String(t.metadata!.task).includes('/write_word/'));
     expect(wordTasks.length).toBeGreaterThan(60);
     expect(new Set(wordTasks.map((t) => t.turns[0].action)).size).toBeGreaterThan(30);

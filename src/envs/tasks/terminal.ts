@@ -62,7 +62,15 @@ const writeWord: F = {
   nearMisses: (p) => {
     const other = WORDS[(WORDS.indexOf(str(p, 'word')) + 1) % WORDS.length];
     const otherFile = FILES[(FILES.indexOf(str(p, 'file')) + 1) % FILES.length];
-    return [actions(`echo ${other} > ${str(p, 'file')}`), actions(`echo ${str(p, 'word')} > ${otherFile}`), actions(`touch ${str(p, 'file')}`)];
+    return [
+      actions(`echo ${other} > ${str(p, 'file')}`),
+      actions(`echo ${str(p, 'word')} > ${otherFile}`),
+      actions(`touch ${str(p, 'file')}`),
+      // The word printed, not written: no redirect, or one cut short (a syntax error). A world
+      // model that never saw them credited them as written (docs/method.md §13).
+      actions(`echo ${str(p, 'word')}`),
+      actions(`echo ${str(p, 'word')} >`),
+    ];
   },
 };
 

@@ -90,15 +90,15 @@ describe('a world model as the world', () => {
   it("measures a world model's probe against the real check on the solver's, each near miss's and no attempt", async () => {
     const options = { maxTokens: 64, temperature: 0 };
     const right = await probeAgreement(tasks, faithful(), options);
-    expect(right.map((r) => r.attempt)).toEqual(['solver', 'near miss 1', 'near miss 2', 'near miss 3', 'nothing']);
+    expect(right.map((r) => r.attempt)).toEqual(['solver', 'near miss 1', 'near miss 2', 'near miss 3', 'near miss 4', 'near miss 5', 'nothing']);
     for (const r of right) {
       expect(r.agree, r.attempt).toBe(r.episodes);
       expect(r.example).toBeUndefined();
       expect(r.simSuccesses).toBe(r.realSuccesses);
     }
     expect(right[0]).toMatchObject({ episodes: tasks.length, realSuccesses: tasks.length });
-    // Three near misses for write_word, two for make_dir: the third row has only the write_word tasks.
-    expect(right[3].episodes).toBe(tasks.filter((t) => t.family === 'write_word').length);
+    // Five near misses for write_word, two for make_dir: the third to fifth rows have only the write_word tasks.
+    for (const k of [3, 4, 5]) expect(right[k].episodes).toBe(tasks.filter((t) => t.family === 'write_word').length);
     // A world model that shows every goal as reached is right on the solver's episodes only.
     const flat = await probeAgreement(tasks, flatterer(), options);
     expect(flat[0]).toMatchObject({ attempt: 'solver', agree: tasks.length, simSuccesses: tasks.length });
