@@ -550,27 +550,18 @@ export class AgentSession {
     const { spec, host } = this;
     const G = spec.group;
     if (simulated && !host.world) throw new UserFacingError('an RL step in the world model needs a world model (--world)');
-    // A simulated episode's check also keeps the world model's answer to the probe (`said`), to show where it misled.
-    const items: { task: Task; world: AgentWorld; success: () => Promise<boolean>; said?: string }[] = [];
+    // A simulated episode's check also returns the world model's answer to the probe (`said`), to show where it misled.
+    const items: { task: Task; world: AgentWorld; check: () => Promise<{ success: boolean; said?: string }> }[] = [];
     for (let g = 0; g < spec.tasksPerStep; g++) {
       const task = this.trainTasks[Math.floor(keyedUniform(`agent-rl:${step}:${g}`, spec.seed) * this.trainTasks.length)];
       for (let i = 0; i < G; i++) {
         if (simulated && host.world) {
           const key = this.gapKeys.get(task.id) ?? this.gapKeys.set(task.id, answerKey(task)).get(task.id);
           const w = simWorld(task, host.world.backend, host.world.options, key);
-          const item: (typeof items)[number] = {
-            task,
-            world: w,
-            success: async () => {
-              const c = await w.simCheck();
-              item.said = c.observation;
-              return c.success;
-            },
-          };
-          items.push(item);
+          items.push({ task, world: w, check: async () => w.simCheck().then((c) => ({ success: c.success, said: c.observation })) });
         } else {
           const w = realWorld(task);
-          items.push({ task, world: w, success: async () => w.check().success });
+          items.push({ task, world: w, check: async () => ({ success: w.check().success }) });
         }
       }
     }
@@ -579,8 +570,9 @@ export class AgentSession {
       gpuPolicy(this.gen, this.codec, spec, { temperature: spec.temperature, seed: spec.seed * 1009 + step }),
       spec.maxTurns,
     );
-    const wins: boolean[] = [];
-    for (const it of items) wins.push(await it.success());
+    const checks: { success: boolean; said?: string }[] = [];
+    for (const it of items) checks.push(await it.check());
+    const wins = checks.map((c) => c.success);
     const parts = eps.map((e, i) => episodeReward(wins[i], e.moves));
     // With a simulated world: the real check of the same actions, for the sim-to-real gap.
     const verdicts = simulated
@@ -593,13 +585,13 @@ export class AgentSession {
       : null;
     const real = verdicts?.map((v) => v.success) ?? null;
     const gap = real ? simToRealGap(eps.map((_, i) => ({ sim: wins[i], real: real[i] }))) : null;
-    if (real && verdicts && gap) {
+    if (verdicts && gap) {
       // Where the simulation misled the agent this step: one episode it rewarded and the real check did not.
-      const i = eps.findIndex((_, k) => wins[k] && !real[k]);
+      const i = eps.findIndex((_, k) => wins[k] && !verdicts[k].success);
       if (i >= 0) {
         const probe = this.gapKeys.get(eps[i].task.id)!.probe;
         host.log(
-          `[${phase} ${step + 1}] rewarded by the simulation alone (${gap.simOnly} of ${eps.length}), e.g. ${eps[i].task.id}, "${eps[i].task.goal}": ${JSON.stringify(eps[i].turns.map((t) => t.action))}, then ${probe} → the world model ${JSON.stringify(items[i].said ?? '')}; the real check: ${verdicts[i].reason}`,
+          `[${phase} ${step + 1}] rewarded by the simulation alone (${gap.simOnly} of ${eps.length}), e.g. ${eps[i].task.id}, "${eps[i].task.goal}": ${JSON.stringify(eps[i].turns.map((t) => t.action))}, then ${probe} → the world model ${JSON.stringify(checks[i].said ?? '')}; the real check: ${verdicts[i].reason}`,
         );
       }
     }
