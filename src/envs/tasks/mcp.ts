@@ -29,6 +29,17 @@ const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00
 const plusHour = (t: string) => `${String(Number(t.slice(0, 2)) + 1).padStart(2, '0')}${t.slice(2)}`;
 const sameText = (a: unknown, b: string) => typeof a === 'string' && a.trim().toLowerCase() === b.trim().toLowerCase();
 
+/**
+ * A probe is one read-only tools/call whose answer shows the goal's item and nothing the episode
+ * could not have shown: the written file, a future day's calendar (none of the world's own events
+ * are on it), today's calendar or the open todos (which the solver lists first). Notes and a new
+ * todo have none: listing them shows items the episode never saw, and a note is read back with its
+ * creation time, which moves with the number of actions before it. Its own request id, past any
+ * an episode of these families sends.
+ */
+const PROBE_ID = 99;
+const probeCall = (name: string, args: Record<string, unknown>) => rpc(name, args, PROBE_ID);
+
 const writeFile: F = {
   name: 'write_file',
   level: 1,
@@ -45,6 +56,7 @@ const writeFile: F = {
       : fail(`${str(p, 'path')} holds ${JSON.stringify(f.content.slice(0, 60))}`);
   },
   solver: (env, p) => calls(call('files_write', { path: str(p, 'path'), content: str(p, 'text') }))(env),
+  probe: (p) => probeCall('files_read', { path: str(p, 'path') }),
   nearMisses: (p) => [
     calls(call('files_write', { path: str(p, 'path').replace(/^[a-z]+\//, ''), content: str(p, 'text') })),
     calls(call('files_write', { path: str(p, 'path'), content: `${str(p, 'text')} and more` })),
@@ -82,6 +94,7 @@ const addEvent: F = {
       ? pass(`"${str(p, 'title')}" is on ${str(p, 'date')} at ${str(p, 'time')}`)
       : fail(`no event "${str(p, 'title')}" on ${str(p, 'date')} at ${str(p, 'time')}`),
   solver: (env, p) => calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date'), time: str(p, 'time') }))(env),
+  probe: (p) => probeCall('calendar_list', { date: str(p, 'date') }),
   nearMisses: (p) => [
     calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date') })),
     calls(call('calendar_add_event', { title: str(p, 'title'), date: addDays(str(p, 'date'), 1), time: str(p, 'time') })),
@@ -156,6 +169,7 @@ const completeTodo: F = {
       const t = e.todos.find((x) => x.text === str(p, 'text'));
       return t ? ['todo_complete', { id: t.id }] : null;
     })(env),
+  probe: () => probeCall('todo_list', {}),
   nearMisses: (p) => [
     calls(call('todo_list', {}), (e) => {
       const other = e.todos.find((x) => x.text !== str(p, 'text'));
@@ -188,6 +202,7 @@ const scheduleAfter: F = {
       const ref = e.events.find((x) => x.title === str(p, 'after') && x.date === str(p, 'date'));
       return ref?.time ? ['calendar_add_event', { title: str(p, 'title'), date: str(p, 'date'), time: plusHour(ref.time) }] : null;
     })(env),
+  probe: (p) => probeCall('calendar_list', { date: str(p, 'date') }),
   nearMisses: (p) => [
     calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date'), time: plusHour(str(p, 'time')) })),
     calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date') })),

@@ -55,6 +55,8 @@ const writeFunction: F = {
     return runAll([[str(p, 'path'), text]], parseProgram(`test "spec" {\n${asserts}\n}\n`, 'spec').tests);
   },
   solver: (_env, p) => plan(formatCall('create', str(p, 'path'), `fn ${str(p, 'name')}(x) {\n  return x ${str(p, 'op')} ${str(p, 'k')};\n}\n`)),
+  // view of the file the goal names: its numbered lines as the episode wrote them, or that it does not exist.
+  probe: (p) => formatCall('view', str(p, 'path')),
   nearMisses: (p) => [
     () => plan(formatCall('create', str(p, 'path'), `fn ${str(p, 'name')}(x) {\n  return x ${str(p, 'op') === '*' ? '+' : '*'} ${str(p, 'k')};\n}\n`)),
     () => plan(formatCall('create', str(p, 'path'), `fn ${str(p, 'name')}(y) {\n  return x ${str(p, 'op')} ${str(p, 'k')};\n}\n`)),
@@ -62,6 +64,8 @@ const writeFunction: F = {
   ],
 };
 
+// No probe: run_tests, the read that would show the fix, reports its own run time, which moves
+// with the number of actions taken before it.
 const fixBug: F = {
   name: 'fix_bug',
   level: 3,

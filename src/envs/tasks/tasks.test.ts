@@ -138,6 +138,59 @@ describe.each(PROBED)('%s tasks of family %s, with a probe,', (domain, family) =
       for (const miss of [() => new PlanAgent([]), ...makeTaskEnv(t).nearMisses()]) expect(seen(t, miss), t.id).not.toBe(solved);
     }
   });
+
+  it('leave the goal as it was, and answer by the state, not by the path to it (an earlier probe does not move the answer)', () => {
+    const probe = taskFamily(domain, family).probe!;
+    for (const t of tasksOf(domain, family).slice(0, 12)) {
+      const play = (first: string[]) => {
+        const env = makeTaskEnv(t);
+        env.reset();
+        for (const a of first) env.step(a);
+        const a = env.solver();
+        for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
+        const answer = env.step(probe(t.params)).observation;
+        return { answer, verdict: env.check() };
+      };
+      const plain = play([]);
+      // After the probe the goal is still reached (cd moves the shell, not the directory).
+      expect(plain.verdict.success, t.id).toBe(true);
+      // The probe played before the episode as well (one more action, its clock one tick on): the same answer after it.
+      expect(play([probe(t.params)]).answer, t.id).toBe(plain.answer);
+      // Nothing done: the probe alone never reaches the goal.
+      const idle = makeTaskEnv(t);
+      idle.reset();
+      idle.step(probe(t.params));
+      expect(idle.check().success, t.id).toBe(false);
+    }
+  });
+});
+
+describe('probes', () => {
+  it("exist for the terminal's file and directory tasks, the tool server's file, calendar and todo tasks, and the repository's new function", () => {
+    expect(PROBED.map(([d, f]) => `${d}/${f}`)).toEqual(
+      expect.arrayContaining([
+        'terminal/write_word',
+        'terminal/make_dir',
+        'mcp/write_file',
+        'mcp/add_event',
+        'mcp/complete_todo',
+        'mcp/schedule_after',
+        'swe/write_function',
+      ]),
+    );
+    for (const f of ['add_todo', 'create_note', 'compute_note']) expect(taskFamily('mcp', f).probe, f).toBeUndefined();
+  });
+
+  it("answer a tool server's probe with the goal's item as the solver left it", () => {
+    const [t] = listTasks({ split: 'heldout', count: 1, domains: ['mcp'], families: ['write_file'] });
+    const env = makeTaskEnv(t);
+    env.reset();
+    const a = env.solver();
+    for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
+    const answer = JSON.parse(env.step(taskFamily('mcp', 'write_file').probe!(t.params)).observation);
+    expect(answer.id).toBe(99);
+    expect(JSON.parse(answer.result.content[0].text)).toEqual({ path: t.params.path, content: t.params.text });
+  });
 });
 
 describe('train and held-out seeds', () => {

@@ -28,6 +28,7 @@ import {
   experimentStage,
   formatP,
   simRlDraft,
+  simulatedCheckFamilies,
   endpointWorldKey,
   worldChoices,
   type SimRlErrors,
@@ -143,7 +144,7 @@ function SimRlFormCard() {
           id="simrl-families"
           name="Task families"
           items={taskFamilies(form.domain)}
-          label={(x) => x}
+          label={(x) => (needsWorld(form.arms) && !simulatedCheckFamilies(form.domain).includes(x) ? `${x} (no simulated check)` : x)}
           chosen={form.families}
           onChange={(families) => set({ families })}
         />

@@ -46,11 +46,14 @@ describe('Train form, quick recipe', () => {
     expect(typo.errors.recipeTasks).toBe(
       `'write_wrod' is not a task family of terminal with a check to play; pick none, all, or one of ${recipeTaskChoices('terminal').join(', ')}.`,
     );
+    // The tool server's probed families play as well.
+    expect(recipeTaskChoices('mcp')).toEqual(['write_file', 'add_event', 'complete_todo', 'schedule_after']);
+    expect(buildRecipeSpec({ recipeDomain: 'mcp', recipeTasks: 'add_event', name: '' }, { webgpuProblem: null }).spec?.recipe.tasks).toEqual(['add_event']);
     // A domain without probed families (task play left on from terminal) says so.
-    expect(recipeTaskChoices('mcp')).toEqual([]);
+    expect(recipeTaskChoices('search')).toEqual([]);
     for (const recipeTasks of ['write_word', 'probed'])
-      expect(buildRecipeSpec({ recipeDomain: 'mcp', recipeTasks, name: '' }, { webgpuProblem: null }).errors).toEqual({
-        recipeTasks: 'No task family of mcp has a check to play yet; pick none.',
+      expect(buildRecipeSpec({ recipeDomain: 'search', recipeTasks, name: '' }, { webgpuProblem: null }).errors).toEqual({
+        recipeTasks: 'No task family of search has a check to play yet; pick none.',
       });
   });
 

@@ -123,6 +123,18 @@ describe('Sim RL form', () => {
     // No world model needed: none asked for.
     const real = simRlDraft({ ...defaultSimRlForm('terminal'), arms: ['imitation', 'real'], world: 'gone-key' }, []);
     expect('draft' in real && real.draft.world).toBeNull();
+    // The world-model agents are rewarded by a family's simulated check: a family without one is named before anything runs.
+    const copyLast = { ...defaultSimRlForm('mcp'), world: 'copy-last' };
+    const unprobed = simRlDraft({ ...copyLast, families: ['write_file', 'add_todo'] }, []);
+    expect('errors' in unprobed && unprobed.errors.families).toBe(
+      "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event, complete_todo, schedule_after.",
+    );
+    expect('draft' in simRlDraft({ ...copyLast, families: ['write_file', 'add_event'] }, [])).toBe(true);
+    expect('draft' in simRlDraft({ ...copyLast, families: ['add_todo'], arms: ['imitation', 'real', 'shuffled'] }, [])).toBe(true);
+    const search = simRlDraft({ ...defaultSimRlForm('search'), world: 'copy-last' }, []);
+    expect('errors' in search && search.errors.families).toBe(
+      'Task families: no family of search has a simulated check yet, so the world-model agents cannot be rewarded; leave them out, or pick another domain.',
+    );
   });
 });
 

@@ -3,7 +3,7 @@
 import type { KnownDomain } from '../../../core/schema/types.ts';
 import { PRESETS, type PresetName } from '../../../core/model/config.ts';
 import type { RunRecord } from '../../../core/records.ts';
-import { TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
+import { probedTaskFamilies, TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
 import { ENDPOINT_WORLD_CONCURRENCY } from '../../../train/agent/simWorld.ts';
 import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
@@ -66,6 +66,11 @@ export type SimRlErrors = Partial<Record<keyof SimRlForm, string>>;
 
 /** Domains with task families (src/envs/tasks). */
 export const SIMRL_DOMAINS = Object.keys(TASK_DOMAINS) as KnownDomain[];
+
+/** The families of `domain` the world-model agents can be rewarded on: those with a probe ([] for a domain without tasks). */
+export function simulatedCheckFamilies(domain: string): string[] {
+  return (SIMRL_DOMAINS as string[]).includes(domain) ? probedTaskFamilies(domain as KnownDomain) : [];
+}
 
 /** A form small enough for a laptop: the lead's CLI runs' shape (bench preset, compact layout, T 64) and AGENT_DEFAULTS. */
 export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('terminal') ? 'terminal' : SIMRL_DOMAINS[0]): SimRlForm {
@@ -159,6 +164,15 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
     const unknown = form.families.filter((f) => !known.includes(f));
     if (!form.families.length) errors.families = `Task families: pick at least one of ${known.join(', ')}.`;
     else if (unknown.length) errors.families = `Task families: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not in ${domain}.`;
+    else if (needsWorld(form.arms)) {
+      // The world-model agents are rewarded by the world model's answer to the family's probe: a family without one cannot be.
+      const probed = simulatedCheckFamilies(domain);
+      const without = form.families.filter((f) => !probed.includes(f));
+      if (without.length)
+        errors.families = probed.length
+          ? `Task families: ${without.join(', ')} ${without.length === 1 ? 'has' : 'have'} no simulated check, so the world-model agents cannot be rewarded on ${without.length === 1 ? 'it' : 'them'}; ${domain}'s families with one: ${probed.join(', ')}.`
+          : `Task families: no family of ${domain} has a simulated check yet, so the world-model agents cannot be rewarded; leave them out, or pick another domain.`;
+    }
   }
   if (!form.arms.length) errors.arms = 'Agents: pick at least one.';
   else if (form.arms.includes('model-real') && !form.arms.includes('model'))
