@@ -469,17 +469,26 @@ export class AgentSession {
     // budget (T − maxNewTokens), so a target sits at the positions the action will. Fitting a row
     // to the whole T put every target at the sequence's end, and the learned positions made the
     // end of the sequence, not the prompt, what the policy answered.
-    const rows = samples.map((s) => {
+    // Every action to imitate must fit the action budget: the longest is named, with the budget it needs.
+    const targets = samples.map((s) => codec.encodeParts(policyTarget(s, codec.format)));
+    const longest = targets.reduce((k, t, i) => (t.length > targets[k].length ? i : k), 0);
+    if (targets[longest].length > spec.maxNewTokens) {
+      const s = samples[longest];
+      const n = targets[longest].length;
+      throw new UserFacingError(
+        `the longest action to imitate (${s.source} step ${s.step}) takes ${n} tokens, more than the ${spec.maxNewTokens} an action may take: raise the action budget to at least ${n} (--max-new-tokens; Action tokens in the Sim RL panel)`,
+      );
+    }
+    const rows = samples.map((s, i) => {
       let prompt: number[];
       try {
         prompt = policyPrompt(s, codec, run);
       } catch (e) {
-        throw new UserFacingError(`${(e as Error).message} (raise --tokens${T < spec.T ? `; the model's context is ${T}` : ''})`);
+        throw new UserFacingError(
+          `${(e as Error).message}, which is the policy context less the action budget (${T} − ${spec.maxNewTokens} + 1): raise the policy context (--tokens; Policy context (T) in the Sim RL panel)${T < spec.T ? `; the model's context is ${T}` : ''}`,
+        );
       }
-      const target = codec.encodeParts(policyTarget(s, codec.format));
-      if (target.length > spec.maxNewTokens)
-        throw new UserFacingError(`the action of ${s.source} step ${s.step} takes ${target.length} tokens, more than --max-new-tokens ${spec.maxNewTokens}`);
-      return { ids: [...prompt, ...target], promptLength: prompt.length };
+      return { ids: [...prompt, ...targets[i]], promptLength: prompt.length };
     });
     const lora = p.kind.kind === 'lora' ? p.kind : null;
     host.log(
