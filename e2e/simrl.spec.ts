@@ -59,6 +59,20 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(form).toContainText("Episodes per group: a whole number ≥ 2, not 'x'.");
   await expect(form).toContainText("RL learning rate: a number such as 0.0003, not 'fast'.");
   await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+  // A family the world model cannot reward (no simulated check) is marked, and named before anything runs.
+  await form.getByLabel('Task domain').selectOption('mcp');
+  // The families' error was about terminal's: it goes with the change.
+  await expect(form).not.toContainText('Task families: pick at least one of');
+  await expect(form).toContainText("RL steps per arm: a whole number ≥ 1, not '0'.");
+  const families = form.getByRole('group', { name: 'Task families' });
+  await expect(families.getByRole('checkbox', { name: 'write_file', exact: true })).toBeChecked();
+  await families.getByRole('checkbox', { name: 'add_todo (no simulated check)' }).check();
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+  await expect(form).toContainText(
+    "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event, complete_todo, schedule_after.",
+  );
+  await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+  await form.getByLabel('Task domain').selectOption('terminal');
 
   // The tiny experiment.
   await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox').first().check();

@@ -92,7 +92,11 @@ function SimRlFormCard() {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const worlds = useMemo(() => worldChoices(runs, endpoints), [runs, endpoints]);
   const [addingEndpoint, setAddingEndpoint] = useState(false);
-  const set = (patch: Partial<SimRlForm>) => setForm((f) => ({ ...f, ...patch }));
+  // An edited field's error goes with the value it was about (a domain's change takes its families' error along).
+  const set = (patch: Partial<SimRlForm>) => {
+    setForm((f) => ({ ...f, ...patch }));
+    setErrors((e) => Object.fromEntries(Object.entries(e).filter(([k]) => !(k in patch))));
+  };
   /** One text field of the form: a whole number (numeric keypad) or a real one (decimal keypad). */
   const input = (k: SimRlNumber | SimRlReal, f: { label: string; hint?: string }, inputMode: 'numeric' | 'decimal') => (
     <Field key={k} id={`simrl-${k}`} label={f.label} error={errors[k]} hint={f.hint}>
