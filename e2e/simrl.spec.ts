@@ -69,7 +69,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await families.getByRole('checkbox', { name: 'add_todo (no simulated check)' }).check();
   await form.getByRole('button', { name: 'Start experiment' }).click();
   await expect(form).toContainText(
-    "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event, complete_todo, schedule_after.",
+    "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event.",
   );
   await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
   await form.getByLabel('Task domain').selectOption('terminal');

@@ -30,12 +30,16 @@ const plusHour = (t: string) => `${String(Number(t.slice(0, 2)) + 1).padStart(2,
 const sameText = (a: unknown, b: string) => typeof a === 'string' && a.trim().toLowerCase() === b.trim().toLowerCase();
 
 /**
- * A probe is one read-only tools/call whose answer shows the goal's item and nothing the episode
- * could not have shown: the written file, a future day's calendar (none of the world's own events
- * are on it), today's calendar or the open todos (which the solver lists first). Notes and a new
- * todo have none: listing them shows items the episode never saw, and a note is read back with its
- * creation time, which moves with the number of actions before it. Its own request id, past any
- * an episode of these families sends.
+ * A probe is one read-only tools/call whose answer shows the goal's item and nothing else the
+ * simulation would have to know: the written file, or a future day's calendar (none of the
+ * world's own events are on it, and the new event's id follows from the event count the system
+ * prompt gives). No other family has one. Listing notes or todos, or today's calendar, shows the
+ * world's own items, which the system prompt only counts: in a simulated episode the agent reads
+ * them from the world model, which makes them up, so its answer to the probe follows its own
+ * invention and never the real list the answer key holds (complete_todo, schedule_after and
+ * add_todo alike). A note is read back with its creation time, which moves with the number of
+ * actions before it (create_note, compute_note). Its own request id, past any an episode of
+ * these families sends.
  */
 const PROBE_ID = 99;
 const probeCall = (name: string, args: Record<string, unknown>) => rpc(name, args, PROBE_ID);
@@ -169,7 +173,6 @@ const completeTodo: F = {
       const t = e.todos.find((x) => x.text === str(p, 'text'));
       return t ? ['todo_complete', { id: t.id }] : null;
     })(env),
-  probe: () => probeCall('todo_list', {}),
   nearMisses: (p) => [
     calls(call('todo_list', {}), (e) => {
       const other = e.todos.find((x) => x.text !== str(p, 'text'));
@@ -202,7 +205,6 @@ const scheduleAfter: F = {
       const ref = e.events.find((x) => x.title === str(p, 'after') && x.date === str(p, 'date'));
       return ref?.time ? ['calendar_add_event', { title: str(p, 'title'), date: str(p, 'date'), time: plusHour(ref.time) }] : null;
     })(env),
-  probe: (p) => probeCall('calendar_list', { date: str(p, 'date') }),
   nearMisses: (p) => [
     calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date'), time: plusHour(str(p, 'time')) })),
     calls(call('calendar_add_event', { title: str(p, 'title'), date: str(p, 'date') })),

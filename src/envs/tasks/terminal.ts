@@ -89,6 +89,11 @@ const makeDir: F = {
   nearMisses: (p) => [actions(`touch ${str(p, 'dir')}`), actions(`mkdir ${str(p, 'dir').split('/').pop()}`)],
 };
 
+// append_line, count_lines, sort_unique and grep_to_dir have no probe: `cat` of their file shows
+// lines of the world's own files (the kept lines, the log's, the count of them), which the system
+// prompt does not show. In a simulated episode the agent reads them from the world model, which
+// makes them up, so its answer to the probe follows its own invention and matches the real answer
+// key only by chance (docs/method.md §13).
 const appendLine: F = {
   name: 'append_line',
   level: 1,
@@ -103,7 +108,6 @@ const appendLine: F = {
     return holdsLines(env, p, str(p, 'file'), [...splitLines(before), str(p, 'line')]);
   },
   solver: (_env, p) => plan(`echo "${str(p, 'line')}" >> ${str(p, 'file')}`),
-  probe: (p) => `cat ${str(p, 'file')}`,
   nearMisses: (p) => [actions(`echo "${str(p, 'line')}" > ${str(p, 'file')}`), actions(`echo "${str(p, 'line')}" >> notes.txt`)],
 };
 
@@ -123,7 +127,6 @@ const countLevel: F = {
   },
   check: (env, p) => holdsNumber(env, p, str(p, 'out'), str(p, 'count')),
   solver: (_env, p) => plan(`grep -c ${str(p, 'level')} ${str(p, 'log')}`, `grep -c ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),
-  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [actions(`wc -l ${str(p, 'log')} > ${str(p, 'out')}`), actions(`grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`)],
 };
 
@@ -164,7 +167,6 @@ const sortUnique: F = {
     return holdsLines(env, p, str(p, 'out'), want);
   },
   solver: (_env, p) => plan(`cat ${str(p, 'src')}`, `sort -u ${str(p, 'src')} > ${str(p, 'out')}`),
-  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [actions(`sort -r -u ${str(p, 'src')} > ${str(p, 'out')}`), actions(`sort -u ${str(p, 'src')}`)],
 };
 
@@ -196,7 +198,6 @@ const grepToFile: F = {
     );
   },
   solver: (_env, p) => plan(`mkdir ${str(p, 'dir')}`, `grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`, `cat ${str(p, 'out')}`),
-  probe: (p) => `cat ${str(p, 'out')}`,
   nearMisses: (p) => [
     actions(`grep ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),
     actions(`mkdir ${str(p, 'dir')}`, `grep -v ${str(p, 'level')} ${str(p, 'log')} > ${str(p, 'out')}`),

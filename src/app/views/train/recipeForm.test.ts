@@ -47,7 +47,7 @@ describe('Train form, quick recipe', () => {
       `'write_wrod' is not a task family of terminal with a check to play; pick none, all, or one of ${recipeTaskChoices('terminal').join(', ')}.`,
     );
     // The tool server's probed families play as well.
-    expect(recipeTaskChoices('mcp')).toEqual(['write_file', 'add_event', 'complete_todo', 'schedule_after']);
+    expect(recipeTaskChoices('mcp')).toEqual(['write_file', 'add_event']);
     expect(buildRecipeSpec({ recipeDomain: 'mcp', recipeTasks: 'add_event', name: '' }, { webgpuProblem: null }).spec?.recipe.tasks).toEqual(['add_event']);
     // A domain without probed families (task play left on from terminal) says so.
     expect(recipeTaskChoices('search')).toEqual([]);

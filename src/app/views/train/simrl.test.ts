@@ -127,7 +127,7 @@ describe('Sim RL form', () => {
     const copyLast = { ...defaultSimRlForm('mcp'), world: 'copy-last' };
     const unprobed = simRlDraft({ ...copyLast, families: ['write_file', 'add_todo'] }, []);
     expect('errors' in unprobed && unprobed.errors.families).toBe(
-      "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event, complete_todo, schedule_after.",
+      "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event.",
     );
     expect('draft' in simRlDraft({ ...copyLast, families: ['write_file', 'add_event'] }, [])).toBe(true);
     expect('draft' in simRlDraft({ ...copyLast, families: ['add_todo'], arms: ['imitation', 'real', 'shuffled'] }, [])).toBe(true);
