@@ -72,6 +72,14 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event.",
   );
   await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+  // Without the world-model agents the family needs no simulated check: its mark and its error go.
+  const arms = form.getByRole('group', { name: 'Agents' });
+  for (const name of ['RL in the world model', 'RL in the world model, then in the real environment'])
+    await arms.getByRole('checkbox', { name, exact: true }).uncheck();
+  await expect(families.getByRole('checkbox', { name: 'add_todo', exact: true })).toBeChecked();
+  await expect(form).not.toContainText('has no simulated check');
+  for (const name of ['RL in the world model', 'RL in the world model, then in the real environment'])
+    await arms.getByRole('checkbox', { name, exact: true }).check();
   await form.getByLabel('Task domain').selectOption('terminal');
 
   // The tiny experiment.

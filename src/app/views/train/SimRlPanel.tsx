@@ -92,10 +92,11 @@ function SimRlFormCard() {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const worlds = useMemo(() => worldChoices(runs, endpoints), [runs, endpoints]);
   const [addingEndpoint, setAddingEndpoint] = useState(false);
-  // An edited field's error goes with the value it was about (a domain's change takes its families' error along).
+  // An edited field's error goes with the value it was about, and so do the errors that field's value was part of.
   const set = (patch: Partial<SimRlForm>) => {
     setForm((f) => ({ ...f, ...patch }));
-    setErrors((e) => Object.fromEntries(Object.entries(e).filter(([k]) => !(k in patch))));
+    const stale = new Set(Object.keys(patch).flatMap((k) => [k, ...(ERRORS_ALSO_ABOUT[k as keyof SimRlForm] ?? [])]));
+    setErrors((e) => Object.fromEntries(Object.entries(e).filter(([k]) => !stale.has(k))));
   };
   /** One text field of the form: a whole number (numeric keypad) or a real one (decimal keypad). */
   const input = (k: SimRlNumber | SimRlReal, f: { label: string; hint?: string }, inputMode: 'numeric' | 'decimal') => (
@@ -482,6 +483,15 @@ function InterruptedExperiments() {
     </>
   );
 }
+
+/** Errors that also depend on another field's value: its edit clears them with its own (simRlDraft's cross-field checks). */
+const ERRORS_ALSO_ABOUT: Partial<Record<keyof SimRlForm, (keyof SimRlForm)[]>> = {
+  domain: ['families'],
+  arms: ['families', 'world'],
+  maxNewTokens: ['T'],
+  rlSteps: ['evalEvery'],
+  preset: ['hfFiles', 'loraRank', 'memoryGiB'],
+};
 
 export function SimRlPanel() {
   const { init, error, dismissError } = useSimRlStore();
