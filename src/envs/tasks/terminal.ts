@@ -61,7 +61,10 @@ const writeWord: F = {
   probe: (p) => `cat ${str(p, 'file')}`,
   nearMisses: (p) => {
     const other = WORDS[(WORDS.indexOf(str(p, 'word')) + 1) % WORDS.length];
-    const otherFile = FILES[(FILES.indexOf(str(p, 'file')) + 1) % FILES.length];
+    // Another of the files, which one varying with the word: every pairing of a goal's file with a
+    // wrong one comes up across tasks (always the next file left the world model's reward for the
+    // others unseen, and RL found them: docs/method.md §13).
+    const otherFile = FILES[(FILES.indexOf(str(p, 'file')) + 1 + (WORDS.indexOf(str(p, 'word')) % (FILES.length - 1))) % FILES.length];
     return [
       actions(`echo ${other} > ${str(p, 'file')}`),
       actions(`echo ${str(p, 'word')} > ${otherFile}`),
