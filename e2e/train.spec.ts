@@ -61,14 +61,16 @@ test('the quick recipe, the default: a time estimate naming the CPU fallback; wi
   );
   await page.getByRole('radio', { name: /^Quick recipe/ }).check();
 
-  // Task play (for a Sim RL world model): none by default; the terminal families with a check;
-  // a domain without any says so, and switching back offers them again.
+  // Task play (for a Sim RL world model): none by default; the terminal families with a check, and
+  // the tool server's; a domain without any says so, and switching back offers them again.
   const play = page.getByLabel('Task play', { exact: true });
   await expect(play).toHaveValue('');
   await expect(play.locator('option')).toContainText(['none', /^every family with a check \(\d+\)$/, 'write_word', 'make_dir']);
   await domain.selectOption('mcp');
+  await expect(play.locator('option')).toContainText(['none', 'every family with a check (2)', 'write_file', 'add_event']);
+  await domain.selectOption('search');
   await expect(play).toBeDisabled();
-  await expect(page.locator('#train-recipeTasks-hint')).toHaveText('no task family of mcp has a check yet');
+  await expect(page.locator('#train-recipeTasks-hint')).toHaveText('no task family of search has a check yet');
   await domain.selectOption('terminal');
   await play.selectOption('write_word');
   await expect(page.locator('#train-recipeTasks-hint')).toContainText('for a Sim RL world model');
