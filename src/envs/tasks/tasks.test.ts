@@ -122,18 +122,21 @@ describe.each(FAMILIES)('%s tasks of family %s', (domain, family) => {
 
 const PROBED = FAMILIES.filter(([d, f]) => taskFamily(d, f).probe);
 
+/** A task's episode by `agent` in the real environment (after the actions `before`), then its family's probe: the probe's answer and the check's verdict after it. */
+function probeAfter(t: Task, agent: Parameters<typeof runEpisode>[1], before: string[] = []) {
+  const env = makeTaskEnv(t);
+  env.reset();
+  for (const a of before) env.step(a);
+  const a = agent(env);
+  for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
+  const answer = env.step(taskFamily(t.domain, t.family).probe!(t.params)).observation;
+  return { answer, verdict: env.check() };
+}
+
 describe.each(PROBED)('%s tasks of family %s, with a probe,', (domain, family) => {
   it("show by their probe's observation the solver's episode apart from a mistake's and from doing nothing", () => {
-    const probe = taskFamily(domain, family).probe!;
-    const tasks = tasksOf(domain, family);
-    const seen = (t: (typeof tasks)[number], agent: Parameters<typeof runEpisode>[1]) => {
-      const env = makeTaskEnv(t);
-      env.reset();
-      const a = agent(env);
-      for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
-      return env.step(probe(t.params)).observation;
-    };
-    for (const t of tasks) {
+    const seen = (t: Task, agent: Parameters<typeof runEpisode>[1]) => probeAfter(t, agent).answer;
+    for (const t of tasksOf(domain, family)) {
       const solved = seen(t, (env) => env.solver());
       for (const miss of [() => new PlanAgent([]), ...makeTaskEnv(t).nearMisses()]) expect(seen(t, miss), t.id).not.toBe(solved);
     }
@@ -165,15 +168,7 @@ describe.each(PROBED)('%s tasks of family %s, with a probe,', (domain, family) =
   it('leave the goal as it was, and answer by the state, not by the path to it (an earlier probe does not move the answer)', () => {
     const probe = taskFamily(domain, family).probe!;
     for (const t of tasksOf(domain, family).slice(0, 12)) {
-      const play = (first: string[]) => {
-        const env = makeTaskEnv(t);
-        env.reset();
-        for (const a of first) env.step(a);
-        const a = env.solver();
-        for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
-        const answer = env.step(probe(t.params)).observation;
-        return { answer, verdict: env.check() };
-      };
+      const play = (first: string[]) => probeAfter(t, (env) => env.solver(), first);
       const plain = play([]);
       // After the probe the goal is still reached (cd moves the shell, not the directory).
       expect(plain.verdict.success, t.id).toBe(true);
@@ -201,11 +196,7 @@ describe('probes', () => {
 
   it("answer a tool server's probe with the goal's item as the solver left it", () => {
     const [t] = listTasks({ split: 'heldout', count: 1, domains: ['mcp'], families: ['write_file'] });
-    const env = makeTaskEnv(t);
-    env.reset();
-    const a = env.solver();
-    for (let last = null, action = a.next(null); action !== null; action = a.next(last)) last = env.step(action);
-    const answer = JSON.parse(env.step(taskFamily('mcp', 'write_file').probe!(t.params)).observation);
+    const answer = JSON.parse(probeAfter(t, (env) => env.solver()).answer);
     expect(answer.id).toBe(99);
     expect(JSON.parse(answer.result.content[0].text)).toEqual({ path: t.params.path, content: t.params.text });
   });

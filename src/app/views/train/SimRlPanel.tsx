@@ -92,6 +92,9 @@ function SimRlFormCard() {
   const endpoints = useEndpointStore((s) => s.endpoints);
   const worlds = useMemo(() => worldChoices(runs, endpoints), [runs, endpoints]);
   const [addingEndpoint, setAddingEndpoint] = useState(false);
+  // The families the world-model agents (when ticked) cannot be rewarded on: marked in the family list.
+  const rewardable = simulatedCheckFamilies(form.domain);
+  const unrewardable = needsWorld(form.arms) ? taskFamilies(form.domain).filter((f) => !rewardable.includes(f)) : [];
   // An edited field's error goes with the value it was about, and so do the errors that field's value was part of.
   const set = (patch: Partial<SimRlForm>) => {
     setForm((f) => ({ ...f, ...patch }));
@@ -149,7 +152,7 @@ function SimRlFormCard() {
           id="simrl-families"
           name="Task families"
           items={taskFamilies(form.domain)}
-          label={(x) => (needsWorld(form.arms) && !simulatedCheckFamilies(form.domain).includes(x) ? `${x} (no simulated check)` : x)}
+          label={(x) => (unrewardable.includes(x) ? `${x} (no simulated check)` : x)}
           chosen={form.families}
           onChange={(families) => set({ families })}
         />
