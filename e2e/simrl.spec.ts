@@ -66,6 +66,16 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(form).toContainText("RL steps per arm: a whole number ≥ 1, not '0'.");
   const families = form.getByRole('group', { name: 'Task families' });
   await expect(families.getByRole('checkbox', { name: 'write_file', exact: true })).toBeChecked();
+  // The tool server's JSON-RPC calls need a larger action budget and context: picking mcp brings them.
+  const actionTokens = form.getByLabel('Action tokens');
+  const context = form.getByLabel('Policy context (T)');
+  await expect(actionTokens).toHaveValue('42');
+  await expect(context).toHaveValue('96');
+  await families.getByRole('checkbox', { name: 'add_event', exact: true }).check();
+  await expect(actionTokens).toHaveValue('51');
+  await expect(context).toHaveValue('128');
+  await families.getByRole('checkbox', { name: 'add_event', exact: true }).uncheck();
+  await expect(actionTokens).toHaveValue('42');
   await families.getByRole('checkbox', { name: 'add_todo (no simulated check)' }).check();
   await form.getByRole('button', { name: 'Start experiment' }).click();
   await expect(form).toContainText(
@@ -78,9 +88,20 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
     await arms.getByRole('checkbox', { name, exact: true }).uncheck();
   await expect(families.getByRole('checkbox', { name: 'add_todo', exact: true })).toBeChecked();
   await expect(form).not.toContainText('has no simulated check');
+  // A budget typed too small is refused before anything runs, with what the families need.
+  await actionTokens.fill('12');
+  await form.getByRole('button', { name: 'Start experiment' }).click();
+  await expect(form).toContainText("Action tokens: at least 42, the tokens of write_file's longest action to imitate.");
+  await expect(page.getByTestId('simrl-experiment')).toHaveCount(0);
+  await snap(page, 'simrl-budget-error');
+  // A typed budget stays when the domain changes; the context, not typed, follows it back.
+  await actionTokens.fill('16');
+  await expect(form).not.toContainText('Action tokens: at least');
   for (const name of ['RL in the world model', 'RL in the world model, then in the real environment'])
     await arms.getByRole('checkbox', { name, exact: true }).check();
   await form.getByLabel('Task domain').selectOption('terminal');
+  await expect(actionTokens).toHaveValue('16');
+  await expect(context).toHaveValue('64');
 
   // The tiny experiment.
   await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox').first().check();
@@ -101,6 +122,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(form.getByLabel('World model', { exact: true }).locator('option:checked')).toHaveText(`world at ${world.base} (key in memory only)`);
   const fields: [string, string][] = [
     ['Policy context (T)', '64'],
+    ['Action tokens', '12'],
     ['Train tasks', '8'],
     ['Held-out tasks', '4'],
     ['Imitation steps', '3'],

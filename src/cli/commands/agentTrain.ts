@@ -42,6 +42,9 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--sft-steps N] [--rl-steps N] [--group G] [--tasks-per-step N] [--batch N]
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--rl-warmup N] [--temperature X] [--seed N] [--shuffle-reward]
+                                --max-new-tokens (the action budget) and --tokens (the policy context) default to what
+                                the families' longest action and goal take with a fresh policy of ours (64 and 12 on
+                                terminal write_word; 96 and 42 on mcp write_file); a run they do not fit says what does
 Writes OUT/policy.safetensors (a LoRA policy: OUT/policy, an adapter folder in PEFT's layout),
 OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
@@ -167,6 +170,7 @@ async function trainSpec(v: Values, io: CliIO) {
   if (families.some((f) => !f)) throw new UsageError(`--families has an empty name: '${v.families}'`);
   if (!v.out) throw new UsageError('-o OUT is required (the folder the policy, metrics and summary go to)');
   const { AGENT_DEFAULTS } = await import('../../train/agent/run.ts');
+  const { familyBudgets } = await import('../../train/agent/budgets.ts');
   const { taskFamilies, POLICY_LAYOUTS } = await import('../../envs/tasks/index.ts');
   let known: string[];
   try {
@@ -177,6 +181,8 @@ async function trainSpec(v: Values, io: CliIO) {
   for (const f of families) if (!known.includes(f)) throw new UsageError(`--families: no task family '${f}' in ${v.domain}; families: ${known.join(', ')}`);
   const layout = v.layout ?? AGENT_DEFAULTS.layout;
   if (!(POLICY_LAYOUTS as readonly string[]).includes(layout)) throw new UsageError(`--layout must be one of ${POLICY_LAYOUTS.join(', ')}, got '${layout}'`);
+  // The families' measured need (src/train/agent/budgets.ts), so that a run on mcp's JSON-RPC calls fits without flags.
+  const budgets = familyBudgets(v.domain, families);
   const int = (name: keyof typeof OPTIONS, min: number, dflt: number) => (v[name] === undefined ? dflt : intOption(name, v[name] as string, min));
   const policy = v.policy ?? AGENT_DEFAULTS.preset;
   const preset = Object.hasOwn(PRESETS, policy) ? (policy as PresetName) : AGENT_DEFAULTS.preset;
@@ -214,8 +220,8 @@ async function trainSpec(v: Values, io: CliIO) {
     evalTasks: int('eval-tasks', 1, AGENT_DEFAULTS.evalTasks),
     trainTasks: int('train-tasks', 1, AGENT_DEFAULTS.trainTasks),
     maxTurns: int('max-turns', 1, AGENT_DEFAULTS.maxTurns),
-    maxNewTokens: int('max-new-tokens', 2, AGENT_DEFAULTS.maxNewTokens),
-    T: int('tokens', 16, AGENT_DEFAULTS.T),
+    maxNewTokens: int('max-new-tokens', 2, budgets.maxNewTokens),
+    T: int('tokens', 16, budgets.T),
     layout: layout as (typeof POLICY_LAYOUTS)[number],
     vocabSize: int('vocab', 300, AGENT_DEFAULTS.vocabSize),
     seed: int('seed', 0, AGENT_DEFAULTS.seed),

@@ -23,6 +23,7 @@ export {
 } from './registry.ts';
 export { normalizeAnswer } from './common.ts';
 export {
+  barePromptTokens,
   fitPolicyPrompt,
   encodePolicyRow,
   policyTarget,

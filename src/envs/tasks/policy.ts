@@ -134,6 +134,20 @@ export interface PartsEncoder {
   encodeParts(parts: readonly TextPart[]): number[];
 }
 
+/** The least a prompt shows: the goal (compact) or the task and action space (full), every turn left out. */
+const bareLayout = (s: PolicySample, style: PolicyLayout): Layout => ({ style, turns: [], omitted: s.history.length, initialState: null });
+
+/**
+ * The fewest tokens fitPolicyPrompt needs for a sample's prompt and target together: its bare
+ * prompt beside `target` (the sample's own action; '' for the end-of-action token alone, as a
+ * prompt the policy acts on is fitted). Less, and fitPolicyPrompt throws.
+ */
+export function barePromptTokens(s: PolicySample, tok: PartsEncoder, style: PolicyLayout = 'full', format: PolicyFormat = TOKENS_FORMAT): number {
+  if (style === 'compact' && !s.goal)
+    throw new Error(`policy prompt of ${s.source} step ${s.step}: the compact layout needs the task's goal, and this sample has none`);
+  return tok.encodeParts(render(s, bareLayout(s, style), format)).length + tok.encodeParts(policyTarget(s, format)).length;
+}
+
 /**
  * The prompt of a sample within `maxTokens` for prompt and target together. The task and the
  * action space (compact: the goal) are always kept whole (an error when they and the target
@@ -154,7 +168,7 @@ export function fitPolicyPrompt(
   const targetLen = tok.encodeParts(target).length;
   const size = (l: Layout) => tok.encodeParts(render(s, l, format)).length + targetLen;
   const fits = (l: Layout) => size(l) <= maxTokens;
-  const bare: Layout = { style, turns: [], omitted: s.history.length, initialState: null };
+  const bare = bareLayout(s, style);
   if (!fits(bare))
     throw new Error(
       `policy prompt of ${s.source} step ${s.step}: the ${style === 'compact' ? 'goal' : 'task, action space'} and target take ${size(bare)} tokens, more than the budget of ${maxTokens}`,

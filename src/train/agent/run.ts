@@ -39,6 +39,7 @@ import {
   type PolicyMove,
 } from './episodes.ts';
 import { answerKey, simWorld } from './simWorld.ts';
+import { policyBudgets } from './budgets.ts';
 
 export interface AgentTrainSpec {
   domain: KnownDomain;
@@ -470,15 +471,12 @@ export class AgentSession {
     // to the whole T put every target at the sequence's end, and the learned positions made the
     // end of the sequence, not the prompt, what the policy answered.
     // Every action to imitate must fit the action budget: the longest is named, with the budget it needs.
-    const targets = samples.map((s) => codec.encodeParts(policyTarget(s, codec.format)));
-    const longest = targets.reduce((k, t, i) => (t.length > targets[k].length ? i : k), 0);
-    if (targets[longest].length > spec.maxNewTokens) {
-      const s = samples[longest];
-      const n = targets[longest].length;
+    const { action } = policyBudgets(samples, codec, spec.layout);
+    if (action.tokens > spec.maxNewTokens)
       throw new UserFacingError(
-        `the longest action to imitate (${s.source} step ${s.step}) takes ${n} tokens, more than the ${spec.maxNewTokens} an action may take: raise the action budget to at least ${n} (--max-new-tokens; Action tokens in the Sim RL panel)`,
+        `the longest action to imitate (${action.source} step ${action.step}) takes ${action.tokens} tokens, more than the ${spec.maxNewTokens} an action may take: raise the action budget to at least ${action.tokens} (--max-new-tokens; Action tokens in the Sim RL panel)`,
       );
-    }
+    const targets = samples.map((s) => codec.encodeParts(policyTarget(s, codec.format)));
     const rows = samples.map((s, i) => {
       let prompt: number[];
       try {

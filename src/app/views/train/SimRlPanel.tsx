@@ -26,6 +26,7 @@ import {
   defaultSimRlForm,
   evalPercent,
   experimentStage,
+  followBudgets,
   formatP,
   simRlDraft,
   simulatedCheckFamilies,
@@ -96,8 +97,9 @@ function SimRlFormCard() {
   const rewardable = simulatedCheckFamilies(form.domain);
   const unrewardable = needsWorld(form.arms) ? taskFamilies(form.domain).filter((f) => !rewardable.includes(f)) : [];
   // An edited field's error goes with the value it was about, and so do the errors that field's value was part of.
+  // A change of domain or families brings the budgets they need, unless the person typed their own.
   const set = (patch: Partial<SimRlForm>) => {
-    setForm((f) => ({ ...f, ...patch }));
+    setForm((f) => followBudgets(f, { ...f, ...patch }));
     const stale = new Set(Object.keys(patch).flatMap((k) => [k, ...(ERRORS_ALSO_ABOUT[k as keyof SimRlForm] ?? [])]));
     setErrors((e) => Object.fromEntries(Object.entries(e).filter(([k]) => !stale.has(k))));
   };
@@ -489,8 +491,10 @@ function InterruptedExperiments() {
 
 /** Errors that also depend on another field's value: its edit clears them with its own (simRlDraft's cross-field checks). */
 const ERRORS_ALSO_ABOUT: Partial<Record<keyof SimRlForm, (keyof SimRlForm)[]>> = {
-  domain: ['families'],
+  domain: ['families', 'T', 'maxNewTokens'],
+  families: ['T', 'maxNewTokens'],
   arms: ['families', 'world'],
+  trainTasks: ['T', 'maxNewTokens'],
   maxNewTokens: ['T'],
   rlSteps: ['evalEvery'],
   preset: ['hfFiles', 'loraRank', 'memoryGiB'],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../../core/records.ts';
 import { taskFamilies } from '../../../envs/tasks/index.ts';
-import { newAgentExperiment } from '../../../train/agent/experiment.ts';
+import { newAgentExperiment, type AgentArm } from '../../../train/agent/experiment.ts';
 import type { AgentEval } from '../../../train/agent/run.ts';
 import { fisherOneSided } from '../../../train/agent/episodes.ts';
 import { experimentView } from '../../../jobs/simrlView.ts';
@@ -10,6 +10,7 @@ import {
   armResults,
   curvesXMax,
   defaultSimRlForm,
+  followBudgets,
   evalPercent,
   experimentStage,
   formatP,
@@ -129,7 +130,7 @@ describe('Sim RL form', () => {
     expect('errors' in unprobed && unprobed.errors.families).toBe(
       "Task families: add_todo has no simulated check, so the world-model agents cannot be rewarded on it; mcp's families with one: write_file, add_event.",
     );
-    expect('draft' in simRlDraft({ ...copyLast, families: ['write_file', 'add_event'] }, [])).toBe(true);
+    expect('draft' in simRlDraft(followBudgets(copyLast, { ...copyLast, families: ['write_file', 'add_event'] }), [])).toBe(true);
     expect('draft' in simRlDraft({ ...copyLast, families: ['add_todo'], arms: ['imitation', 'real', 'shuffled'] }, [])).toBe(true);
     const search = simRlDraft({ ...defaultSimRlForm('search'), world: 'copy-last' }, []);
     expect('errors' in search && search.errors.families).toBe(
@@ -280,5 +281,40 @@ describe('Sim RL curves and results', () => {
     expect(r[1].pVsImitation!).toBeLessThan(fisherOneSided(11, 16, 5, 16));
     expect(r[1].pVsShuffled).toBeCloseTo(2 ** -8, 12);
     expect(r[1].pSampledVsShuffled).toBeCloseTo(2 ** -3, 12);
+  });
+});
+
+describe('Sim RL form budgets', () => {
+  it('budgets follow the domain and families until the person types their own', () => {
+    const terminal = defaultSimRlForm('terminal');
+    const mcp = followBudgets(terminal, { ...terminal, domain: 'mcp', families: ['write_file'] });
+    expect(mcp).toMatchObject({ T: '96', maxNewTokens: '42' });
+    expect(followBudgets(mcp, { ...mcp, families: ['write_file', 'add_event'] })).toMatchObject({ T: '128', maxNewTokens: '51' });
+    // A typed value stays; the other still follows.
+    const typed = { ...mcp, T: '256' };
+    expect(followBudgets(typed, { ...typed, families: ['add_event'] })).toMatchObject({ T: '256', maxNewTokens: '51' });
+    // Back to the terminal: the lead's shape again.
+    expect(followBudgets(mcp, { ...mcp, domain: 'terminal', families: ['write_word'] })).toMatchObject({ T: '64', maxNewTokens: '12' });
+    // Other edits leave them alone.
+    expect(followBudgets(mcp, { ...mcp, T: '100', rlSteps: '5' })).toMatchObject({ T: '100', maxNewTokens: '42' });
+  });
+
+  it('refuses budgets the run’s actions or goals do not fit, with what they need, before an experiment is stored', () => {
+    const mcp = { ...defaultSimRlForm('mcp'), arms: ['imitation', 'real'] as AgentArm[] };
+    const short = simRlDraft({ ...mcp, maxNewTokens: '12', T: '64' }, []);
+    expect('errors' in short && short.errors).toEqual({ maxNewTokens: "Action tokens: at least 42, the tokens of write_file's longest action to imitate." });
+    const narrow = simRlDraft({ ...mcp, maxNewTokens: '42', T: '64' }, []);
+    expect('errors' in narrow && narrow.errors).toEqual({
+      T: "Policy context (T): at least 94, to hold write_file's longest goal (53 tokens with the action's end) beside an action of up to 42 tokens.",
+    });
+    // The bound is the run's own (budgets.test.ts opens a run either side of it).
+    expect('draft' in simRlDraft({ ...mcp, maxNewTokens: '42', T: '94' }, [])).toBe(true);
+    expect('errors' in simRlDraft({ ...mcp, maxNewTokens: '42', T: '93' }, [])).toBe(true);
+    // Several families: the one that needs most is named.
+    const both = simRlDraft({ ...mcp, families: ['write_file', 'add_event'] }, []);
+    expect('errors' in both && both.errors).toEqual({ maxNewTokens: "Action tokens: at least 51, the tokens of add_event's longest action to imitate." });
+    // A Hugging Face policy's tokenizer is its folder's: the form leaves its budgets to the job.
+    const files = ['config.json', 'model.safetensors', 'tokenizer.json'].map((path) => ({ path: `llama-chat/${path}`, file: new File(['{}'], path) }));
+    expect('draft' in simRlDraft({ ...mcp, preset: HF_POLICY, hfFiles: files, maxNewTokens: '12', T: '64' }, [])).toBe(true);
   });
 });

@@ -5,6 +5,7 @@ import { PRESETS, type PresetName } from '../../../core/model/config.ts';
 import type { RunRecord } from '../../../core/records.ts';
 import { probedTaskFamilies, TASK_DOMAINS, taskFamilies } from '../../../envs/tasks/index.ts';
 import { AGENT_DEFAULTS, type AgentEval } from '../../../train/agent/run.ts';
+import { familyBudgets, familyNeeds } from '../../../train/agent/budgets.ts';
 import { ENDPOINT_WORLD_CONCURRENCY } from '../../../train/agent/simWorld.ts';
 import { DEFAULT_ARMS, experimentResults, needsWorld, type AgentArm, type AgentArmResult } from '../../../train/agent/experiment.ts';
 import type { ExperimentView } from '../../../jobs/simrlView.ts';
@@ -72,21 +73,43 @@ export function simulatedCheckFamilies(domain: string): string[] {
   return (SIMRL_DOMAINS as string[]).includes(domain) ? probedTaskFamilies(domain as KnownDomain) : [];
 }
 
-/** A form small enough for a laptop: the lead's CLI runs' shape (bench preset, compact layout, T 64) and AGENT_DEFAULTS. */
+/** The form's budgets for families of a domain (familyBudgets: what a fresh preset policy's run on them needs). */
+export function budgetDefaults(domain: string, families: readonly string[]): Pick<SimRlForm, 'T' | 'maxNewTokens'> {
+  const b = familyBudgets(domain, families);
+  return { T: String(b.T), maxNewTokens: String(b.maxNewTokens) };
+}
+
+/**
+ * `next`, a form whose domain or families changed from `prev`'s, with its budgets following them:
+ * each of T and the action budget that still held the budget offered for `prev`'s families takes
+ * the one offered for `next`'s; a value the person typed stays.
+ */
+export function followBudgets(prev: SimRlForm, next: SimRlForm): SimRlForm {
+  if (prev.domain === next.domain && prev.families.join() === next.families.join()) return next;
+  const was = budgetDefaults(prev.domain, prev.families);
+  const now = budgetDefaults(next.domain, next.families);
+  return {
+    ...next,
+    ...(next.T === was.T && { T: now.T }),
+    ...(next.maxNewTokens === was.maxNewTokens && { maxNewTokens: now.maxNewTokens }),
+  };
+}
+
+/** The form's defaults: a laptop's size (bench preset, compact layout) with AGENT_DEFAULTS, and budgets that fit the first family. */
 export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('terminal') ? 'terminal' : SIMRL_DOMAINS[0]): SimRlForm {
   const d = AGENT_DEFAULTS;
+  const families = taskFamilies(domain).slice(0, 1);
   return {
     name: '',
     domain,
-    families: taskFamilies(domain).slice(0, 1),
+    families,
     arms: [...DEFAULT_ARMS],
     preset: 'bench',
     world: 'copy-last',
     hfFiles: [],
     loraRank: '',
     memoryGiB: '4',
-    T: '64',
-    maxNewTokens: String(d.maxNewTokens),
+    ...budgetDefaults(domain, families),
     trainTasks: String(d.trainTasks),
     evalTasks: String(d.evalTasks),
     sftSteps: String(d.sftSteps),
@@ -139,7 +162,12 @@ export function worldChoices(runs: readonly RunRecord[], endpoints: readonly End
   return out;
 }
 
-/** The form checked: a draft to start, or what is wrong with each field. */
+/**
+ * The form checked: a draft to start, or what is wrong with each field. A preset policy's budgets
+ * are checked against what its families' actions and goals measured (FAMILY_BUDGETS), so a run
+ * they do not fit is refused here, before an experiment is stored; the job checks the run's own
+ * data again when it opens (a Hugging Face policy's tokenizer is the folder's: only the job can).
+ */
 export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { draft: ExperimentDraft } | { errors: SimRlErrors } {
   const errors: SimRlErrors = {};
   const n: Partial<Record<SimRlNumber, number>> = {};
@@ -190,6 +218,13 @@ export function simRlDraft(form: SimRlForm, worlds: readonly WorldChoice[]): { d
   if (needsWorld(form.arms) && !world) errors.world = 'World model: the world-model agents need one; pick a stored checkpoint, an endpoint or copy-last.';
   if (n.T !== undefined && n.maxNewTokens !== undefined && n.maxNewTokens >= n.T - 8)
     errors.T = `Policy context (T): above ${n.maxNewTokens + 8}, to leave room for a prompt beside an action of up to ${n.maxNewTokens} tokens.`;
+  const need = hf || errors.domain || errors.families ? null : familyNeeds(domain, form.families);
+  if (need && !errors.T && n.T !== undefined && n.maxNewTokens !== undefined) {
+    if (need.action.tokens > n.maxNewTokens)
+      errors.maxNewTokens = `Action tokens: at least ${need.action.tokens}, the tokens of ${need.action.family}'s longest action to imitate.`;
+    else if (need.prompt.tokens > n.T - n.maxNewTokens + 1)
+      errors.T = `Policy context (T): at least ${need.prompt.tokens + n.maxNewTokens - 1}, to hold ${need.prompt.family}'s longest goal (${need.prompt.tokens} tokens with the action's end) beside an action of up to ${n.maxNewTokens} tokens.`;
+  }
   if (n.evalEvery !== undefined && n.rlSteps !== undefined && n.evalEvery > n.rlSteps)
     errors.evalEvery = `Held-out evaluation every: at most the RL steps (${n.rlSteps}); each arm is evaluated after its last step anyway.`;
   if (Object.keys(errors).length) return { errors };
