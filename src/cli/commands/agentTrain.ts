@@ -43,8 +43,8 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--eval-every N] [--eval-tasks N] [--train-tasks N] [--max-turns N] [--max-new-tokens N]
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--rl-warmup N] [--temperature X] [--seed N] [--shuffle-reward]
                                 --max-new-tokens (the action budget) and --tokens (the policy context) default to what
-                                the families' longest action and goal take with a fresh policy of ours (64 and 12 on
-                                terminal write_word; 96 and 42 on mcp write_file); a run they do not fit says what does
+                                the families' longest action and goal take with a fresh policy of ours (12 and 64 on
+                                terminal write_word; 42 and 96 on mcp write_file); a run they do not fit says what does
 Writes OUT/policy.safetensors (a LoRA policy: OUT/policy, an adapter folder in PEFT's layout),
 OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.

@@ -21,18 +21,20 @@ export interface BudgetNeed {
  * the action budget, T − maxNewTokens + 1, must hold.
  */
 export function policyBudgets(samples: readonly PolicySample[], codec: PolicyCodec, layout: PolicyLayout): { action: BudgetNeed; prompt: BudgetNeed } {
-  const most = (size: (s: PolicySample) => number): BudgetNeed => {
-    let need: BudgetNeed = { tokens: 0, source: '', step: 0 };
-    for (const s of samples) {
-      const tokens = size(s);
-      if (tokens > need.tokens) need = { tokens, source: s.source, step: s.step };
-    }
-    return need;
-  };
   return {
-    action: most((s) => codec.encodeParts(policyTarget(s, codec.format)).length),
-    prompt: most((s) => barePromptTokens({ ...s, target: '' }, codec, layout, codec.format)),
+    action: mostTokens(samples, (s) => codec.encodeParts(policyTarget(s, codec.format)).length),
+    prompt: mostTokens(samples, (s) => barePromptTokens({ ...s, target: '' }, codec, layout, codec.format)),
   };
+}
+
+/** The sample with the most tokens by `size` (the first of equals), and that count. */
+export function mostTokens(samples: readonly PolicySample[], size: (s: PolicySample, i: number) => number): BudgetNeed {
+  let need: BudgetNeed = { tokens: 0, source: '', step: 0 };
+  samples.forEach((s, i) => {
+    const tokens = size(s, i);
+    if (tokens > need.tokens) need = { tokens, source: s.source, step: s.step };
+  });
+  return need;
 }
 
 /**
@@ -48,8 +50,8 @@ export function presetPolicyBudgets(spec: { domain: KnownDomain; families: reado
   return policyBudgets(samples, ourCodec(policyTokenizer(samples, spec.vocabSize, spec.layout)), spec.layout);
 }
 
-/** The least action budget and policy context a run starts with: the lead's shape on terminal/write_word. */
-const FLOOR = { maxNewTokens: 12, T: 64 };
+/** The least action budget and policy context a run starts with (AGENT_DEFAULTS'): the lead's shape on terminal/write_word. */
+export const BUDGET_FLOOR = { maxNewTokens: 12, T: 64 } as const;
 
 /**
  * What each family's imitation needs with a fresh preset policy at the defaults (1,024 train
@@ -115,7 +117,7 @@ export function familyNeeds(
  */
 export function familyBudgets(domain: string, families: readonly string[]): { T: number; maxNewTokens: number } {
   const need = familyNeeds(domain, families);
-  const maxNewTokens = Math.max(FLOOR.maxNewTokens, need?.action.tokens ?? 0);
+  const maxNewTokens = Math.max(BUDGET_FLOOR.maxNewTokens, need?.action.tokens ?? 0);
   const prompt = need?.prompt.tokens ?? 0;
-  return { maxNewTokens, T: Math.max(FLOOR.T, Math.ceil((prompt + maxNewTokens - 1) / 32) * 32) };
+  return { maxNewTokens, T: Math.max(BUDGET_FLOOR.T, Math.ceil((prompt + maxNewTokens - 1) / 32) * 32) };
 }

@@ -39,7 +39,7 @@ import {
   type PolicyMove,
 } from './episodes.ts';
 import { answerKey, simWorld } from './simWorld.ts';
-import { policyBudgets } from './budgets.ts';
+import { BUDGET_FLOOR, mostTokens } from './budgets.ts';
 
 export interface AgentTrainSpec {
   domain: KnownDomain;
@@ -93,7 +93,7 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   vocabSize: 1024,
   // The compact layout's prompts of a level-1 task (goal and one turn) take 25–40 tokens; harder
   // families need more (--tokens), and their errors say so.
-  T: 64,
+  T: BUDGET_FLOOR.T,
   layout: 'compact',
   trainTasks: 1024,
   evalTasks: 32,
@@ -114,7 +114,7 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   // (8 tasks gained, 1 lost: McNemar p = 0.02), while the shuffled-reward control fell (method §13).
   rlWarmup: 5,
   temperature: 1,
-  maxNewTokens: 12,
+  maxNewTokens: BUDGET_FLOOR.maxNewTokens,
   maxTurns: 2,
   evalEvery: 5,
   seed: 0,
@@ -471,12 +471,12 @@ export class AgentSession {
     // to the whole T put every target at the sequence's end, and the learned positions made the
     // end of the sequence, not the prompt, what the policy answered.
     // Every action to imitate must fit the action budget: the longest is named, with the budget it needs.
-    const { action } = policyBudgets(samples, codec, spec.layout);
+    const targets = samples.map((s) => codec.encodeParts(policyTarget(s, codec.format)));
+    const action = mostTokens(samples, (_, i) => targets[i].length);
     if (action.tokens > spec.maxNewTokens)
       throw new UserFacingError(
         `the longest action to imitate (${action.source} step ${action.step}) takes ${action.tokens} tokens, more than the ${spec.maxNewTokens} an action may take: raise the action budget to at least ${action.tokens} (--max-new-tokens; Action tokens in the Sim RL panel)`,
       );
-    const targets = samples.map((s) => codec.encodeParts(policyTarget(s, codec.format)));
     const rows = samples.map((s, i) => {
       let prompt: number[];
       try {
