@@ -71,6 +71,9 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   const context = form.getByLabel('Policy context (T)');
   await expect(actionTokens).toHaveValue('42');
   await expect(context).toHaveValue('96');
+  // So do the imitation steps: a fresh policy learns to copy write_file's path and text late.
+  const imitation = form.getByLabel('Imitation steps');
+  await expect(imitation).toHaveValue('1200');
   await families.getByRole('checkbox', { name: 'add_event', exact: true }).check();
   await expect(actionTokens).toHaveValue('51');
   await expect(context).toHaveValue('128');
@@ -102,6 +105,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await form.getByLabel('Task domain').selectOption('terminal');
   await expect(actionTokens).toHaveValue('16');
   await expect(context).toHaveValue('64');
+  await expect(imitation).toHaveValue('400');
 
   // The tiny experiment.
   await form.getByRole('group', { name: 'Task families' }).getByRole('checkbox').first().check();

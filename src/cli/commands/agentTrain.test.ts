@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileError, UsageError } from '../io.ts';
 import { captureIO, microCheckpoint } from '../testing.ts';
-import agent, { openWorld, readState, worldRef, writeState } from './agentTrain.ts';
+import agent, { agentTrainSpec, openWorld, readState, worldRef, writeState } from './agentTrain.ts';
 import exportCommand from './export.ts';
 import { parseServeArgs, serveRef } from './serve.ts';
 import { nodeSource } from '../../backends/node.ts';
@@ -59,6 +59,14 @@ describe('lwm agent train settings', () => {
     expect(io.stdout).toContain('--env real');
     expect(io.stdout).toContain('--rl-steps N');
     expect(await agent([], captureIO())).toBe(2);
+  });
+
+  it('defaults its budgets and imitation steps to what the families need; a flag overrides each', async () => {
+    const spec = (...a: string[]) => agentTrainSpec(['--domain', 'mcp', '-o', 'x', ...a], captureIO());
+    expect(await spec('--families', 'write_file')).toMatchObject({ maxNewTokens: 42, T: 96, sftSteps: 1200 });
+    expect(await spec('--families', 'add_event')).toMatchObject({ maxNewTokens: 51, T: 128, sftSteps: 400 });
+    expect(await spec('--families', 'write_file', '--sft-steps', '300', '--tokens', '160')).toMatchObject({ maxNewTokens: 42, T: 160, sftSteps: 300 });
+    expect(await agentTrainSpec([...base.slice(3), '-o', 'x'], captureIO())).toMatchObject({ maxNewTokens: 12, T: 64, sftSteps: 400 });
   });
 
   it('checks the experiment settings and a stored experiment before any training', async () => {

@@ -44,7 +44,8 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
   [--layout compact|full] [--tokens T] [--vocab V] [--sft-lr X] [--rl-lr X] [--rl-warmup N] [--temperature X] [--seed N] [--shuffle-reward]
                                 --max-new-tokens (the action budget) and --tokens (the policy context) default to what
                                 the families' longest action and goal take with a fresh policy of ours (12 and 64 on
-                                terminal write_word; 42 and 96 on mcp write_file); a run they do not fit says what does
+                                terminal write_word; 42 and 96 on mcp write_file); a run they do not fit says what does.
+                                --sft-steps defaults to the imitation the families need (400; 1200 on mcp write_file)
 Writes OUT/policy.safetensors (a LoRA policy: OUT/policy, an adapter folder in PEFT's layout),
 OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.
@@ -161,6 +162,11 @@ async function probe(v: Values, io: CliIO): Promise<number> {
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
+/** The training settings that `args` (lwm agent train's, without the subcommand) give: for tests of the defaults. */
+export async function agentTrainSpec(args: string[], io: CliIO) {
+  return (await trainSpec(parseCommandArgs(args, OPTIONS, false).values, io)).spec;
+}
+
 /** The training settings shared by train and experiment, checked before any GPU work. */
 async function trainSpec(v: Values, io: CliIO) {
   if (!v.domain) throw new UsageError('--domain is required (the domain whose tasks the policy learns)');
@@ -211,7 +217,7 @@ async function trainSpec(v: Values, io: CliIO) {
     domain: v.domain as KnownDomain,
     families,
     preset,
-    sftSteps: int('sft-steps', 0, AGENT_DEFAULTS.sftSteps),
+    sftSteps: int('sft-steps', 0, budgets.sftSteps),
     rlSteps: int('rl-steps', 0, AGENT_DEFAULTS.rlSteps),
     group: int('group', 2, AGENT_DEFAULTS.group),
     tasksPerStep: int('tasks-per-step', 1, AGENT_DEFAULTS.tasksPerStep),

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { KnownDomain } from '../../core/schema/types.ts';
 import { probedTaskFamilies, TASK_DOMAINS, taskFamilies } from '../../envs/tasks/index.ts';
 import type { GpuRuntime } from '../../gpu/runtime.ts';
-import { FAMILY_BUDGETS, familyBudgets, familyNeeds, presetPolicyBudgets } from './budgets.ts';
+import { FAMILY_BUDGETS, FAMILY_IMITATION, familyBudgets, familyNeeds, presetPolicyBudgets } from './budgets.ts';
 import { AGENT_DEFAULTS, AgentSession } from './run.ts';
 
 const DOMAINS = Object.keys(TASK_DOMAINS) as KnownDomain[];
@@ -35,17 +35,20 @@ describe('agent run budgets', () => {
       expect(b.T - b.maxNewTokens + 1, key).toBeGreaterThanOrEqual(need.prompt);
       expect(b.T % 32, key).toBe(0);
     }
-    expect(familyBudgets('terminal', ['write_word'])).toEqual({ T: 64, maxNewTokens: 12 });
-    expect(familyBudgets('mcp', ['write_file'])).toEqual({ T: 96, maxNewTokens: 42 });
+    expect(familyBudgets('terminal', ['write_word'])).toEqual({ T: 64, maxNewTokens: 12, sftSteps: 400 });
+    expect(familyBudgets('mcp', ['write_file'])).toEqual({ T: 96, maxNewTokens: 42, sftSteps: 1200 });
     // Several families: the most each needs, each named by its family.
     expect(familyNeeds('mcp', ['write_file', 'add_event', 'add_todo'])).toEqual({
       action: { tokens: 51, family: 'add_event' },
       prompt: { tokens: 54, family: 'add_event' },
     });
-    expect(familyBudgets('mcp', ['write_file', 'add_event'])).toEqual({ T: 128, maxNewTokens: 51 });
+    // The imitation steps: the slowest family's (add_event is at the floor).
+    expect(familyBudgets('mcp', ['write_file', 'add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 1200 });
+    expect(familyBudgets('mcp', ['add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 400 });
+    for (const key of Object.keys(FAMILY_IMITATION)) expect(FAMILY_BUDGETS[key], key).toBeDefined();
     // Nothing known: the floor.
     expect(familyNeeds('mcp', ['no_such'])).toBeNull();
-    expect(familyBudgets('mcp', [])).toEqual({ T: 64, maxNewTokens: 12 });
+    expect(familyBudgets('mcp', [])).toEqual({ T: 64, maxNewTokens: 12, sftSteps: 400 });
   });
 
   it('a run at the measured budgets opens past its checks; a token less of context is refused', async () => {

@@ -97,7 +97,7 @@ export const AGENT_DEFAULTS: Omit<AgentTrainSpec, 'domain' | 'families'> = {
   layout: 'compact',
   trainTasks: 1024,
   evalTasks: 32,
-  sftSteps: 400,
+  sftSteps: BUDGET_FLOOR.sftSteps,
   rlSteps: 10,
   batch: 16,
   group: 8,

@@ -288,13 +288,17 @@ describe('Sim RL form budgets', () => {
   it('budgets follow the domain and families until the person types their own', () => {
     const terminal = defaultSimRlForm('terminal');
     const mcp = followBudgets(terminal, { ...terminal, domain: 'mcp', families: ['write_file'] });
-    expect(mcp).toMatchObject({ T: '96', maxNewTokens: '42' });
-    expect(followBudgets(mcp, { ...mcp, families: ['write_file', 'add_event'] })).toMatchObject({ T: '128', maxNewTokens: '51' });
+    expect(terminal).toMatchObject({ T: '64', maxNewTokens: '12', sftSteps: '400' });
+    expect(mcp).toMatchObject({ T: '96', maxNewTokens: '42', sftSteps: '1200' });
+    expect(followBudgets(mcp, { ...mcp, families: ['write_file', 'add_event'] })).toMatchObject({ T: '128', maxNewTokens: '51', sftSteps: '1200' });
+    expect(followBudgets(mcp, { ...mcp, families: ['add_event'] })).toMatchObject({ sftSteps: '400' });
+    // Typed imitation steps stay too.
+    expect(followBudgets(mcp, { ...mcp, sftSteps: '900', families: ['add_event'] })).toMatchObject({ sftSteps: '900' });
     // A typed value stays; the other still follows.
     const typed = { ...mcp, T: '256' };
     expect(followBudgets(typed, { ...typed, families: ['add_event'] })).toMatchObject({ T: '256', maxNewTokens: '51' });
     // Back to the terminal: the lead's shape again.
-    expect(followBudgets(mcp, { ...mcp, domain: 'terminal', families: ['write_word'] })).toMatchObject({ T: '64', maxNewTokens: '12' });
+    expect(followBudgets(mcp, { ...mcp, domain: 'terminal', families: ['write_word'] })).toMatchObject({ T: '64', maxNewTokens: '12', sftSteps: '400' });
     // Other edits leave them alone.
     expect(followBudgets(mcp, { ...mcp, T: '100', rlSteps: '5' })).toMatchObject({ T: '100', maxNewTokens: '42' });
   });

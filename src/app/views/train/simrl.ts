@@ -74,9 +74,9 @@ export function simulatedCheckFamilies(domain: string): string[] {
 }
 
 /** The form's budgets for families of a domain (familyBudgets: what a fresh preset policy's run on them needs). */
-export function budgetDefaults(domain: string, families: readonly string[]): Pick<SimRlForm, 'T' | 'maxNewTokens'> {
+export function budgetDefaults(domain: string, families: readonly string[]): Pick<SimRlForm, 'T' | 'maxNewTokens' | 'sftSteps'> {
   const b = familyBudgets(domain, families);
-  return { T: String(b.T), maxNewTokens: String(b.maxNewTokens) };
+  return { T: String(b.T), maxNewTokens: String(b.maxNewTokens), sftSteps: String(b.sftSteps) };
 }
 
 /**
@@ -92,6 +92,7 @@ export function followBudgets(prev: SimRlForm, next: SimRlForm): SimRlForm {
     ...next,
     ...(next.T === was.T && { T: now.T }),
     ...(next.maxNewTokens === was.maxNewTokens && { maxNewTokens: now.maxNewTokens }),
+    ...(next.sftSteps === was.sftSteps && { sftSteps: now.sftSteps }),
   };
 }
 
@@ -112,7 +113,6 @@ export function defaultSimRlForm(domain: string = SIMRL_DOMAINS.includes('termin
     ...budgetDefaults(domain, families),
     trainTasks: String(d.trainTasks),
     evalTasks: String(d.evalTasks),
-    sftSteps: String(d.sftSteps),
     rlSteps: '20',
     rlWarmup: String(d.rlWarmup ?? 0),
     evalEvery: String(d.evalEvery),
