@@ -73,7 +73,7 @@ test('Sim RL: four agents’ curves, resumed after a reload, finished, listed an
   await expect(context).toHaveValue('96');
   // So do the imitation steps: a fresh policy learns to copy write_file's path and text late.
   const imitation = form.getByLabel('Imitation steps');
-  await expect(imitation).toHaveValue('1200');
+  await expect(imitation).toHaveValue('2000');
   await families.getByRole('checkbox', { name: 'add_event', exact: true }).check();
   await expect(actionTokens).toHaveValue('51');
   await expect(context).toHaveValue('128');

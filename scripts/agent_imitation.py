@@ -3,8 +3,8 @@ before it copies a goal's values into its action (docs/method.md §13; FAMILY_IM
 src/train/agent/budgets.ts). Reads scripts/agent-imitation-rows.ts's JSON and trains the bench
 preset's shape (GPT-2 blocks, learned positions, tied embeddings, width 64, 2 layers, 4 heads)
 on it as `lwm agent train` does: batches of 16 rows from a shuffle per epoch, loss on the action's
-tokens only, AdamW (0.9, 0.95; weight decay 0.1, here on every parameter), gradients clipped at 1,
-10 warm-up steps, then a cosine to a tenth. Every --every steps it prints the loss and how many
+tokens only, AdamW (0.9, 0.95; weight decay 0.1 on the matrices), gradients clipped at 1, 10
+warm-up steps, then a cosine to a tenth; initialised as src/model/init.ts does. Every --every steps it prints the loss and how many
 held-out first actions greedy decoding writes exactly. The initialisation and the float rounding
 are PyTorch's, so the step at which copying starts differs from the GPU trainer's, as it does
 between seeds.
@@ -43,9 +43,13 @@ class Gpt(nn.Module):
         self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(T, d)
         self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
-        for p in self.parameters():
+        # src/model/init.ts: matrices and embeddings ~ N(0, 0.02²), the residual projections
+        # scaled by 1/sqrt(2·layers); biases 0, norm gains 1.
+        for name, p in self.named_parameters():
             if p.dim() > 1:
-                nn.init.normal_(p, std=0.02)
+                nn.init.normal_(p, std=0.02 / math.sqrt(2 * layers) if name.endswith(("proj.weight", "out.weight")) else 0.02)
+            elif "ln" not in name:
+                nn.init.zeros_(p)
 
     def forward(self, x):
         h = self.wte(x) + self.wpe(torch.arange(x.shape[1]))
@@ -72,7 +76,11 @@ def main():
     V, T, pad, end = data["vocab"], data["T"], data["pad"], data["end"]
     rows, held = data["rows"], data["held"]
     model = Gpt(V, T, a.d, a.layers, a.heads)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
+    # Weight decay on the matrices only, as src/core/model/params.ts: not embeddings, norms or biases.
+    matrices = [p for n, p in model.named_parameters() if p.dim() > 1 and not n.startswith(("wte", "wpe"))]
+    others = [p for n, p in model.named_parameters() if not (p.dim() > 1 and not n.startswith(("wte", "wpe")))]
+    groups = [{"params": matrices, "weight_decay": 0.1}, {"params": others, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.95))
     gen = torch.Generator().manual_seed(a.seed)
 
     def batch(idx):

@@ -63,7 +63,7 @@ describe('lwm agent train settings', () => {
 
   it('defaults its budgets and imitation steps to what the families need; a flag overrides each', async () => {
     const spec = (...a: string[]) => agentTrainSpec(['--domain', 'mcp', '-o', 'x', ...a], captureIO());
-    expect(await spec('--families', 'write_file')).toMatchObject({ maxNewTokens: 42, T: 96, sftSteps: 1200 });
+    expect(await spec('--families', 'write_file')).toMatchObject({ maxNewTokens: 42, T: 96, sftSteps: 2000 });
     expect(await spec('--families', 'add_event')).toMatchObject({ maxNewTokens: 51, T: 128, sftSteps: 400 });
     expect(await spec('--families', 'write_file', '--sft-steps', '300', '--tokens', '160')).toMatchObject({ maxNewTokens: 42, T: 160, sftSteps: 300 });
     expect(await agentTrainSpec([...base.slice(3), '-o', 'x'], captureIO())).toMatchObject({ maxNewTokens: 12, T: 64, sftSteps: 400 });

@@ -36,14 +36,14 @@ describe('agent run budgets', () => {
       expect(b.T % 32, key).toBe(0);
     }
     expect(familyBudgets('terminal', ['write_word'])).toEqual({ T: 64, maxNewTokens: 12, sftSteps: 400 });
-    expect(familyBudgets('mcp', ['write_file'])).toEqual({ T: 96, maxNewTokens: 42, sftSteps: 1200 });
+    expect(familyBudgets('mcp', ['write_file'])).toEqual({ T: 96, maxNewTokens: 42, sftSteps: 2000 });
     // Several families: the most each needs, each named by its family.
     expect(familyNeeds('mcp', ['write_file', 'add_event', 'add_todo'])).toEqual({
       action: { tokens: 51, family: 'add_event' },
       prompt: { tokens: 54, family: 'add_event' },
     });
     // The imitation steps: the slowest family's (add_event is at the floor).
-    expect(familyBudgets('mcp', ['write_file', 'add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 1200 });
+    expect(familyBudgets('mcp', ['write_file', 'add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 2000 });
     expect(familyBudgets('mcp', ['add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 400 });
     for (const key of Object.keys(FAMILY_IMITATION)) expect(FAMILY_BUDGETS[key], key).toBeDefined();
     // Nothing known: the floor.

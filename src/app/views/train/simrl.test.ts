@@ -289,8 +289,8 @@ describe('Sim RL form budgets', () => {
     const terminal = defaultSimRlForm('terminal');
     const mcp = followBudgets(terminal, { ...terminal, domain: 'mcp', families: ['write_file'] });
     expect(terminal).toMatchObject({ T: '64', maxNewTokens: '12', sftSteps: '400' });
-    expect(mcp).toMatchObject({ T: '96', maxNewTokens: '42', sftSteps: '1200' });
-    expect(followBudgets(mcp, { ...mcp, families: ['write_file', 'add_event'] })).toMatchObject({ T: '128', maxNewTokens: '51', sftSteps: '1200' });
+    expect(mcp).toMatchObject({ T: '96', maxNewTokens: '42', sftSteps: '2000' });
+    expect(followBudgets(mcp, { ...mcp, families: ['write_file', 'add_event'] })).toMatchObject({ T: '128', maxNewTokens: '51', sftSteps: '2000' });
     expect(followBudgets(mcp, { ...mcp, families: ['add_event'] })).toMatchObject({ sftSteps: '400' });
     // Typed imitation steps stay too.
     expect(followBudgets(mcp, { ...mcp, sftSteps: '900', families: ['add_event'] })).toMatchObject({ sftSteps: '900' });
