@@ -6,10 +6,10 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { KnownDomain } from '../src/core/schema/types.ts';
-import { fitPolicyPrompt, listTasks, policyTarget, type PolicySample } from '../src/envs/tasks/index.ts';
+import { listTasks, policyTarget, type PolicySample } from '../src/envs/tasks/index.ts';
 import { familyBudgets } from '../src/train/agent/budgets.ts';
 import { ourCodec } from '../src/train/agent/codec.ts';
-import { AGENT_DEFAULTS } from '../src/train/agent/run.ts';
+import { AGENT_DEFAULTS, policyPrompt } from '../src/train/agent/run.ts';
 import { imitationSamples, policyTokenizer } from '../src/train/agent/samples.ts';
 
 const { values: v } = parseArgs({
@@ -37,8 +37,9 @@ const train = listTasks({ split: 'train', count: Number(v['train-tasks'] ?? AGEN
 const heldout = listTasks({ split: 'heldout', count: Number(v['eval-tasks'] ?? 64), domains: [domain], families });
 const samples = imitationSamples(train);
 const codec = ourCodec(policyTokenizer(samples, AGENT_DEFAULTS.vocabSize, layout));
+// The run's own prompt fit (run.ts's policyPrompt), so the rows are the ones it trains on.
 const row = (s: PolicySample) => ({
-  prompt: codec.encodeParts(fitPolicyPrompt({ ...s, target: '' }, codec, T - maxNewTokens + 1, layout, codec.format).prompt),
+  prompt: policyPrompt(s, codec, { T, maxNewTokens, layout }),
   target: codec.encodeParts(policyTarget(s, codec.format)),
 });
 const held = imitationSamples(heldout)

@@ -200,8 +200,8 @@ function sftBatch(rows: { ids: number[]; promptLength: number }[], B: number, T:
   return { B, T, inputs, targets, weights };
 }
 
-/** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-action token counted). */
-function policyPrompt(s: PolicySample, codec: PolicyCodec, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens' | 'layout'>): number[] {
+/** The policy's prompt ids for a sample: fitted to T − maxNewTokens (the empty target's end-of-action token counted). Exported for scripts/agent-imitation-rows.ts. */
+export function policyPrompt(s: PolicySample, codec: PolicyCodec, spec: Pick<AgentTrainSpec, 'T' | 'maxNewTokens' | 'layout'>): number[] {
   return codec.encodeParts(fitPolicyPrompt({ ...s, target: '' }, codec, spec.T - spec.maxNewTokens + 1, spec.layout, codec.format).prompt);
 }
 
