@@ -45,7 +45,8 @@ const USAGE = `lwm agent train --env real|model [--world M] --domain D --familie
                                 --max-new-tokens (the action budget) and --tokens (the policy context) default to what
                                 the families' longest action and goal take with a fresh policy of ours (12 and 64 on
                                 terminal write_word; 42 and 96 on mcp write_file); a run they do not fit says what does.
-                                --sft-steps defaults to the imitation the families need (400; 2000 on mcp write_file)
+                                --sft-steps defaults to the imitation the families need (400; 2000 on mcp write_file,
+                                1000 on swe write_function)
 Writes OUT/policy.safetensors (a LoRA policy: OUT/policy, an adapter folder in PEFT's layout),
 OUT/metrics.jsonl (one JSON line per step and evaluation) and
 OUT/summary.json (also printed): held-out success at the start (untrained, or the --policy checkpoint), after SFT and during RL.

@@ -45,6 +45,9 @@ describe('agent run budgets', () => {
     // The imitation steps: the slowest family's (add_event is at the floor).
     expect(familyBudgets('mcp', ['write_file', 'add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 2000 });
     expect(familyBudgets('mcp', ['add_event'])).toEqual({ T: 128, maxNewTokens: 51, sftSteps: 400 });
+    expect(familyBudgets('swe', ['write_function'])).toEqual({ T: 96, maxNewTokens: 31, sftSteps: 1000 });
+    expect(familyBudgets('swe', ['write_function', 'fix_bug']).sftSteps).toBe(1000);
+    expect(familyBudgets('swe', ['fix_bug']).sftSteps).toBe(400);
     for (const key of Object.keys(FAMILY_IMITATION)) expect(FAMILY_BUDGETS[key], key).toBeDefined();
     // Nothing known: the floor.
     expect(familyNeeds('mcp', ['no_such'])).toBeNull();
