@@ -10,6 +10,7 @@ type F = TaskFamily<McpEnv>;
 const VERBS = ['check', 'call', 'buy', 'fix', 'move', 'clean', 'paint', 'order', 'test', 'label'];
 const PEOPLE = ['Ana', 'Ben', 'Chen', 'Dara', 'Eli', 'Femi', 'Gus', 'Hana', 'Ivo', 'Jun'];
 const EVENTS = ['Standup', 'Dentist', 'Budget review', 'Demo', 'Interview', 'Haircut', 'Piano lesson', 'Retro'];
+const FOLDERS = ['docs', 'notes', 'plans'];
 const cap = (w: string) => w[0].toUpperCase() + w.slice(1);
 
 /** Calls numbered 1, 2, ... in the order the agent sends them. */
@@ -48,7 +49,7 @@ const writeFile: F = {
   name: 'write_file',
   level: 1,
   draw: (rng) => {
-    const path = `${rng.pick(['docs', 'notes', 'plans'])}/${rng.pick(WORDS)}.txt`;
+    const path = `${rng.pick(FOLDERS)}/${rng.pick(WORDS)}.txt`;
     const text = `${rng.pick(VERBS)} the ${rng.pick(WORDS)}`;
     return { goal: `write the text "${text}" to the file ${path} in the file store`, params: { path, text } };
   },
@@ -61,11 +62,22 @@ const writeFile: F = {
   },
   solver: (env, p) => calls(call('files_write', { path: str(p, 'path'), content: str(p, 'text') }))(env),
   probe: (p) => probeCall('files_read', { path: str(p, 'path') }),
-  nearMisses: (p) => [
-    calls(call('files_write', { path: str(p, 'path').replace(/^[a-z]+\//, ''), content: str(p, 'text') })),
-    calls(call('files_write', { path: str(p, 'path'), content: `${str(p, 'text')} and more` })),
-    calls(call('notes_create', { title: str(p, 'path'), body: str(p, 'text') })),
-  ],
+  nearMisses: (p) => {
+    const [folder, name] = str(p, 'path').split('/');
+    // The same file in another folder, which one varying with the file's name: every pairing of
+    // folders comes up across tasks. A policy sampled hot writes there most often, and a world
+    // model that never saw it read the goal's file back as written (docs/method.md §13).
+    const word = WORDS.indexOf(name.replace(/\.txt$/, ''));
+    const otherFolder = FOLDERS[(FOLDERS.indexOf(folder) + 1 + (Math.max(word, 0) % (FOLDERS.length - 1))) % FOLDERS.length];
+    return [
+      calls(call('files_write', { path: name, content: str(p, 'text') })),
+      calls(call('files_write', { path: str(p, 'path'), content: `${str(p, 'text')} and more` })),
+      calls(call('notes_create', { title: str(p, 'path'), body: str(p, 'text') })),
+      calls(call('files_write', { path: `${otherFolder}/${name}`, content: str(p, 'text') })),
+      // The right call cut short, so not JSON: the server answers a parse error and writes nothing.
+      () => plan(rpc('files_write', { path: str(p, 'path'), content: str(p, 'text') }, 1).slice(0, -2)),
+    ];
+  },
 };
 
 const createNote: F = {
