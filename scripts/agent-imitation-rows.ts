@@ -36,7 +36,8 @@ const layout = AGENT_DEFAULTS.layout;
 const train = listTasks({ split: 'train', count: Number(v['train-tasks'] ?? AGENT_DEFAULTS.trainTasks), domains: [domain], families });
 const heldout = listTasks({ split: 'heldout', count: Number(v['eval-tasks'] ?? 64), domains: [domain], families });
 const samples = imitationSamples(train);
-const codec = ourCodec(policyTokenizer(samples, AGENT_DEFAULTS.vocabSize, layout));
+const tokenizer = policyTokenizer(samples, AGENT_DEFAULTS.vocabSize, layout);
+const codec = ourCodec(tokenizer);
 // The run's own prompt fit (run.ts's policyPrompt), so the rows are the ones it trains on.
 const row = (s: PolicySample) => ({
   prompt: policyPrompt(s, codec, { T, maxNewTokens, layout }),
@@ -45,5 +46,6 @@ const row = (s: PolicySample) => ({
 const held = imitationSamples(heldout)
   .filter((s) => s.step === 0)
   .map(row);
-writeFileSync(v.out, JSON.stringify({ vocab: codec.vocabSize, pad: codec.pad, end: codec.endAction, T, rows: samples.map(row), held }));
+// The tokenizer too, so that scripts/agent_imitation.py --init can check a fresh policy of the run has the same one.
+writeFileSync(v.out, JSON.stringify({ vocab: codec.vocabSize, pad: codec.pad, end: codec.endAction, T, tokenizer: tokenizer.toJSON(), rows: samples.map(row), held }));
 console.log(`${samples.length} train rows, ${held.length} held-out first actions, ${codec.vocabSize} tokens, T ${T} → ${v.out}`);

@@ -10,6 +10,12 @@ are PyTorch's, so the step at which copying starts differs from the GPU trainer'
 between seeds.
 
     python scripts/agent_imitation.py rows.json --steps 1200 --lr 3e-3 --seed 0
+
+With --init CKPT --out OUT it starts from a fresh policy of the same run (`lwm agent train …
+--sft-steps 0 --rl-steps 0 -o DIR` writes DIR/policy.safetensors: the same tokenizer, shape and
+initial weights as the run's) and writes the imitated policy as OUT in our checkpoint format,
+which `lwm agent train --policy OUT` goes on from: a copying policy for RL experiments in minutes
+instead of the GPU trainer's hour on a CPU.
 """
 
 import argparse
@@ -20,6 +26,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 
 class Block(nn.Module):
@@ -58,6 +66,47 @@ class Gpt(nn.Module):
         return self.ln_f(h) @ self.wte.weight.T
 
 
+# Our checkpoint's names for the module's weights. Our matrices are stored as x @ W (Conv1D), nn.Linear's as W @ x.
+def checkpoint_names(layers):
+    names = {"wte.weight": "wte.weight", "wpe.weight": "wpe.weight", "ln_f.weight": "ln_f.weight", "ln_f.bias": "ln_f.bias"}
+    for i in range(layers):
+        for ours, mine in (("ln_1", "ln_1"), ("ln_2", "ln_2"), ("attn.c_attn", "attn"), ("attn.c_proj", "proj"), ("mlp.c_fc", "fc"), ("mlp.c_proj", "out")):
+            for kind in ("weight", "bias"):
+                names[f"h.{i}.{ours}.{kind}"] = f"blocks.{i}.{mine}.{kind}"
+    return names
+
+
+def load_init(model, path, data, a):
+    """A fresh policy checkpoint's weights into the module; its metadata, to write the trained policy with."""
+    with safe_open(path, "pt") as f:
+        meta = f.metadata()
+        config = json.loads(meta["config"])
+        want = {"vocabSize": data["vocab"], "contextLength": data["T"], "dModel": a.d, "layers": a.layers, "heads": a.heads, "positions": "learned", "norm": "layernorm", "tiedEmbeddings": True}
+        for k, v in want.items():
+            if config.get(k) != v:
+                raise SystemExit(f"{path}: config {k} is {config.get(k)!r}, the rows and options want {v!r}")
+        if "tokenizer" not in meta or json.loads(meta["tokenizer"]) != data["tokenizer"]:
+            raise SystemExit(f"{path}: its tokenizer is not the one the rows were written with (write both from the same run's settings)")
+        params = dict(model.named_parameters())
+        names = checkpoint_names(a.layers)
+        if set(f.keys()) != set(names):
+            raise SystemExit(f"{path}: weights {sorted(set(f.keys()) ^ set(names))} differ from a GPT-2 policy's")
+        with torch.no_grad():
+            for ours, mine in names.items():
+                t = f.get_tensor(ours).float()
+                params[mine].copy_(t.T if t.dim() == 2 and ours.startswith("h.") else t)
+    return meta
+
+
+def save_policy(model, meta, steps, path, layers):
+    params = dict(model.named_parameters())
+    out = {}
+    for ours, mine in checkpoint_names(layers).items():
+        t = params[mine].detach()
+        out[ours] = (t.T if t.dim() == 2 and ours.startswith("h.") else t).contiguous()
+    save_file(out, path, metadata={**meta, "step": str(steps)})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rows")
@@ -69,13 +118,18 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--every", type=int, default=100)
+    ap.add_argument("--init", help="a fresh policy checkpoint of the run to start from (its weights, checked against the rows' tokenizer)")
+    ap.add_argument("--out", help="with --init: write the trained policy here (our checkpoint format)")
     a = ap.parse_args()
+    if a.out and not a.init:
+        raise SystemExit("--out needs --init: the checkpoint takes its tokenizer and settings from the fresh policy")
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)
     data = json.load(open(a.rows))
     V, T, pad, end = data["vocab"], data["T"], data["pad"], data["end"]
     rows, held = data["rows"], data["held"]
     model = Gpt(V, T, a.d, a.layers, a.heads)
+    meta = load_init(model, a.init, data, a) if a.init else None
     # Weight decay on the matrices only, as src/core/model/params.ts: not embeddings, norms or biases.
     matrices = [p for n, p in model.named_parameters() if p.dim() > 1 and not n.startswith(("wte", "wpe"))]
     others = [p for n, p in model.named_parameters() if not (p.dim() > 1 and not n.startswith(("wte", "wpe")))]
@@ -125,6 +179,9 @@ def main():
         opt.step()
         if (step + 1) % a.every == 0:
             print(f"step {step + 1}  loss {loss.item():.3f}  held-out exact {exact()}/{len(held)}  {time.time() - t0:.0f} s", flush=True)
+    if a.out:
+        save_policy(model, meta, a.steps, a.out, a.layers)
+        print(f"policy → {a.out}", flush=True)
 
 
 if __name__ == "__main__":
