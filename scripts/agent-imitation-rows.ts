@@ -47,5 +47,8 @@ const held = imitationSamples(heldout)
   .filter((s) => s.step === 0)
   .map(row);
 // The tokenizer too, so that scripts/agent_imitation.py --init can check a fresh policy of the run has the same one.
-writeFileSync(v.out, JSON.stringify({ vocab: codec.vocabSize, pad: codec.pad, end: codec.endAction, T, tokenizer: tokenizer.toJSON(), rows: samples.map(row), held }));
+writeFileSync(
+  v.out,
+  JSON.stringify({ vocab: codec.vocabSize, pad: codec.pad, end: codec.endAction, T, tokenizer: tokenizer.toJSON(), rows: samples.map(row), held }),
+);
 console.log(`${samples.length} train rows, ${held.length} held-out first actions, ${codec.vocabSize} tokens, T ${T} → ${v.out}`);
