@@ -76,6 +76,11 @@ def checkpoint_names(layers):
     return names
 
 
+def flip(ours, t):
+    """A block's matrix between our x @ W layout and nn.Linear's W @ x (the same in both directions)."""
+    return t.T if t.dim() == 2 and ours.startswith("h.") else t
+
+
 def load_init(model, path, data, a):
     """A fresh policy checkpoint's weights into the module; its metadata, to write the trained policy with."""
     with safe_open(path, "pt") as f:
@@ -93,8 +98,7 @@ def load_init(model, path, data, a):
             raise SystemExit(f"{path}: weights {sorted(set(f.keys()) ^ set(names))} differ from a GPT-2 policy's")
         with torch.no_grad():
             for ours, mine in names.items():
-                t = f.get_tensor(ours).float()
-                params[mine].copy_(t.T if t.dim() == 2 and ours.startswith("h.") else t)
+                params[mine].copy_(flip(ours, f.get_tensor(ours).float()))
     return meta
 
 
@@ -102,8 +106,7 @@ def save_policy(model, meta, steps, path, layers):
     params = dict(model.named_parameters())
     out = {}
     for ours, mine in checkpoint_names(layers).items():
-        t = params[mine].detach()
-        out[ours] = (t.T if t.dim() == 2 and ours.startswith("h.") else t).contiguous()
+        out[ours] = flip(ours, params[mine].detach()).contiguous()
     save_file(out, path, metadata={**meta, "step": str(steps)})
 
 

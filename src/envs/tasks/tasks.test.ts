@@ -207,27 +207,17 @@ describe("the tool server's write_file near misses", () => {
     const pairs = new Set<string>();
     for (const t of listTasks({ split: 'train', count: 200, domains: ['mcp'], families: ['write_file'] })) {
       const [folder, name] = String(t.params.path).split('/');
-      const env = makeTaskEnv(t);
-      env.reset();
-      const misses = env.nearMisses();
-      const episode = (k: number) => {
-        const e = makeTaskEnv(t);
-        e.reset();
-        const a = misses[k](e);
-        const steps: { action: string; observation: string }[] = [];
-        for (let r = null, x = a.next(null); x !== null; x = a.next(r)) steps.push({ action: x, observation: (r = e.step(x)).observation });
-        return { steps, verdict: e.check() };
-      };
-      const elsewhere = episode(3);
-      const written = JSON.parse(elsewhere.steps[0].action).params.arguments;
+      const misses = makeTaskEnv(t).nearMisses();
+      const elsewhere = runEpisode(t, misses[3]);
+      const written = JSON.parse(elsewhere.turns[0].action).params.arguments;
       const [otherFolder, otherName] = written.path.split('/');
       expect(otherName, t.id).toBe(name);
       expect(otherFolder, t.id).not.toBe(folder);
       expect(written.content).toBe(t.params.text);
       pairs.add(`${folder}>${otherFolder}`);
-      const cut = episode(4);
-      expect(() => JSON.parse(cut.steps[0].action), t.id).toThrow();
-      expect(JSON.parse(cut.steps[0].observation).error.code, t.id).toBe(-32700);
+      const cut = runEpisode(t, misses[4]);
+      expect(() => JSON.parse(cut.turns[0].action), t.id).toThrow();
+      expect(JSON.parse(cut.turns[0].observation).error.code, t.id).toBe(-32700);
       expect(cut.verdict.success).toBe(false);
     }
     expect([...pairs].sort()).toEqual(['docs>notes', 'docs>plans', 'notes>docs', 'notes>plans', 'plans>docs', 'plans>notes']);
