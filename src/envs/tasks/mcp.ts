@@ -76,6 +76,9 @@ const writeFile: F = {
       calls(call('files_write', { path: `${otherFolder}/${name}`, content: str(p, 'text') })),
       // The right call cut short, so not JSON: the server answers a parse error and writes nothing.
       () => plan(rpc('files_write', { path: str(p, 'path'), content: str(p, 'text') }, 1).slice(0, -2)),
+      // Another file of the same folder, the name the one after the goal's among the words: the
+      // mistake a world model with the five above still credited most in RL (method §13).
+      calls(call('files_write', { path: `${folder}/${WORDS[(Math.max(word, 0) + 1) % WORDS.length]}.txt`, content: str(p, 'text') })),
     ];
   },
 };

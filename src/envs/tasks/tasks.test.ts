@@ -203,7 +203,7 @@ describe('probes', () => {
 });
 
 describe("the tool server's write_file near misses", () => {
-  it("write the goal's file into every other folder across tasks, and send the right call cut short, which writes nothing", () => {
+  it("write the goal's file into every other folder across tasks, send the right call cut short, which writes nothing, and write another file of the goal's folder", () => {
     const pairs = new Set<string>();
     for (const t of listTasks({ split: 'train', count: 200, domains: ['mcp'], families: ['write_file'] })) {
       const [folder, name] = String(t.params.path).split('/');
@@ -219,6 +219,13 @@ describe("the tool server's write_file near misses", () => {
       expect(() => JSON.parse(cut.turns[0].action), t.id).toThrow();
       expect(JSON.parse(cut.turns[0].observation).error.code, t.id).toBe(-32700);
       expect(cut.verdict.success).toBe(false);
+      const sibling = runEpisode(t, misses[5]);
+      const args = JSON.parse(sibling.turns[0].action).params.arguments;
+      const [siblingFolder, siblingName] = args.path.split('/');
+      expect(siblingFolder, t.id).toBe(folder);
+      expect(siblingName, t.id).not.toBe(name);
+      expect(args.content).toBe(t.params.text);
+      expect(sibling.verdict.success, t.id).toBe(false);
     }
     expect([...pairs].sort()).toEqual(['docs>notes', 'docs>plans', 'notes>docs', 'notes>plans', 'plans>docs', 'plans>notes']);
   });
