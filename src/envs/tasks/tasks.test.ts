@@ -208,24 +208,27 @@ describe("the tool server's write_file near misses", () => {
     for (const t of listTasks({ split: 'train', count: 200, domains: ['mcp'], families: ['write_file'] })) {
       const [folder, name] = String(t.params.path).split('/');
       const misses = makeTaskEnv(t).nearMisses();
-      const elsewhere = runEpisode(t, misses[3]);
-      const written = JSON.parse(elsewhere.turns[0].action).params.arguments;
-      const [otherFolder, otherName] = written.path.split('/');
-      expect(otherName, t.id).toBe(name);
-      expect(otherFolder, t.id).not.toBe(folder);
-      expect(written.content).toBe(t.params.text);
-      pairs.add(`${folder}>${otherFolder}`);
+      // Near miss i's one call: the folder and name it writes, its text, and the real check.
+      const write = (i: number) => {
+        const e = runEpisode(t, misses[i]);
+        const args = JSON.parse(e.turns[0].action).params.arguments;
+        const [f, n] = args.path.split('/');
+        return { folder: f, name: n, content: args.content, success: e.verdict.success };
+      };
+      const elsewhere = write(3);
+      expect(elsewhere.name, t.id).toBe(name);
+      expect(elsewhere.folder, t.id).not.toBe(folder);
+      expect(elsewhere.content).toBe(t.params.text);
+      pairs.add(`${folder}>${elsewhere.folder}`);
       const cut = runEpisode(t, misses[4]);
       expect(() => JSON.parse(cut.turns[0].action), t.id).toThrow();
       expect(JSON.parse(cut.turns[0].observation).error.code, t.id).toBe(-32700);
       expect(cut.verdict.success).toBe(false);
-      const sibling = runEpisode(t, misses[5]);
-      const args = JSON.parse(sibling.turns[0].action).params.arguments;
-      const [siblingFolder, siblingName] = args.path.split('/');
-      expect(siblingFolder, t.id).toBe(folder);
-      expect(siblingName, t.id).not.toBe(name);
-      expect(args.content).toBe(t.params.text);
-      expect(sibling.verdict.success, t.id).toBe(false);
+      const sibling = write(5);
+      expect(sibling.folder, t.id).toBe(folder);
+      expect(sibling.name, t.id).not.toBe(name);
+      expect(sibling.content).toBe(t.params.text);
+      expect(sibling.success, t.id).toBe(false);
     }
     expect([...pairs].sort()).toEqual(['docs>notes', 'docs>plans', 'notes>docs', 'notes>plans', 'plans>docs', 'plans>notes']);
   });
