@@ -67,8 +67,8 @@ const writeFile: F = {
     // The same file in another folder, which one varying with the file's name: every pairing of
     // folders comes up across tasks. A policy sampled hot writes there most often, and a world
     // model that never saw it read the goal's file back as written (docs/method.md §13).
-    const word = WORDS.indexOf(name.replace(/\.txt$/, ''));
-    const otherFolder = FOLDERS[(FOLDERS.indexOf(folder) + 1 + (Math.max(word, 0) % (FOLDERS.length - 1))) % FOLDERS.length];
+    const word = Math.max(WORDS.indexOf(name.replace(/\.txt$/, '')), 0);
+    const otherFolder = FOLDERS[(FOLDERS.indexOf(folder) + 1 + (word % (FOLDERS.length - 1))) % FOLDERS.length];
     return [
       calls(call('files_write', { path: name, content: str(p, 'text') })),
       calls(call('files_write', { path: str(p, 'path'), content: `${str(p, 'text')} and more` })),
@@ -78,7 +78,7 @@ const writeFile: F = {
       () => plan(rpc('files_write', { path: str(p, 'path'), content: str(p, 'text') }, 1).slice(0, -2)),
       // Another file of the same folder, the name the one after the goal's among the words: the
       // mistake a world model with the five above still credited most in RL (method §13).
-      calls(call('files_write', { path: `${folder}/${WORDS[(Math.max(word, 0) + 1) % WORDS.length]}.txt`, content: str(p, 'text') })),
+      calls(call('files_write', { path: `${folder}/${WORDS[(word + 1) % WORDS.length]}.txt`, content: str(p, 'text') })),
     ];
   },
 };
