@@ -20,11 +20,14 @@ const { values: v } = parseArgs({
     'max-new-tokens': { type: 'string' },
     'train-tasks': { type: 'string' },
     'eval-tasks': { type: 'string' },
+    'solver-share': { type: 'string' },
     out: { type: 'string', short: 'o' },
   },
 });
 if (!v.domain || !v.families || !v.out) {
-  console.error('usage: agent-imitation-rows.ts --domain D --families F[,F…] [--tokens T] [--max-new-tokens N] [--train-tasks N] [--eval-tasks N] -o OUT.json');
+  console.error(
+    'usage: agent-imitation-rows.ts --domain D --families F[,F…] [--tokens T] [--max-new-tokens N] [--train-tasks N] [--eval-tasks N] [--solver-share S] -o OUT.json',
+  );
   process.exit(2);
 }
 const domain = v.domain as KnownDomain;
@@ -35,8 +38,10 @@ const maxNewTokens = Number(v['max-new-tokens'] ?? budgets.maxNewTokens);
 const layout = AGENT_DEFAULTS.layout;
 const train = listTasks({ split: 'train', count: Number(v['train-tasks'] ?? AGENT_DEFAULTS.trainTasks), domains: [domain], families });
 const heldout = listTasks({ split: 'heldout', count: Number(v['eval-tasks'] ?? 64), domains: [domain], families });
-const samples = imitationSamples(train);
-const tokenizer = policyTokenizer(samples, AGENT_DEFAULTS.vocabSize, layout);
+// --solver-share S: a demonstrator that errs, playing a near miss on the other tasks (imitationSamples).
+const samples = imitationSamples(train, Number(v['solver-share'] ?? 1));
+// The tokenizer of the solver's episodes, as the run builds it, whatever the demonstrator did.
+const tokenizer = policyTokenizer(imitationSamples(train), AGENT_DEFAULTS.vocabSize, layout);
 const codec = ourCodec(tokenizer);
 // The run's own prompt fit (run.ts's policyPrompt), so the rows are the ones it trains on.
 const row = (s: PolicySample) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listTasks, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import { listTasks, makeTaskEnv, solveTask, type PolicySample, type Task } from '../../envs/tasks/index.ts';
 import {
   episodeAdvantages,
   episodeReward,
@@ -200,6 +200,40 @@ describe('imitation samples and GSPO rows', () => {
       expect(mine.map((s) => s.target)).toEqual([...e.turns.map((x) => x.action), '']);
       expect(mine.at(-1)!.history.length).toBe(e.turns.length);
     }
+  });
+  it('with a solver share below 1, are a demonstrator that errs: the rest of the tasks played by one of their near misses, refused actions too', () => {
+    const many = listTasks({ split: 'train', count: 400, domains: ['terminal'], families: ['write_word'] });
+    const half = imitationSamples(many, 0.5);
+    // Every task gives one episode (its action, then done), the same on every call.
+    expect(half.length).toBe(2 * many.length);
+    expect(imitationSamples(many, 0.5)).toEqual(half);
+    let solver = 0;
+    const kinds = new Set<string>();
+    for (const t of many) {
+      const [first, done] = half.filter((s) => s.source === t.id);
+      expect(done.target).toBe('');
+      const world = makeTaskEnv(t);
+      world.reset();
+      world.step(first.target);
+      if (first.target === solveTask(t).turns[0].action) solver++;
+      else {
+        // A near miss fails the task; which one it was, as a shape of its action.
+        expect(world.check().success, first.target).toBe(false);
+        kinds.add(
+          first.target
+            .replace(/\S+\.txt/, 'F')
+            .replace(t.params.word as string, 'W')
+            .replace(/^echo (?!W\b)\w+/, 'echo V'),
+        );
+      }
+    }
+    // About half the solver's (binomial(400, ½): 200 ± 10), and every near miss of the family.
+    expect(solver).toBeGreaterThan(160);
+    expect(solver).toBeLessThan(240);
+    // Another word, the word printed, cut short, another file, the file only touched.
+    expect([...kinds].sort()).toEqual(['echo V > F', 'echo W', 'echo W >', 'echo W > F', 'touch F']);
+    expect(imitationSamples(many, 1)).toEqual(imitationSamples(many));
+    expect(() => imitationSamples(many, 1.5)).toThrow(/between 0 and 1; got 1.5/);
   });
   it('lay out each move after its own prompt, the response span where the action is', () => {
     const b = movesBatch(

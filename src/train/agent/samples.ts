@@ -1,15 +1,37 @@
 // The agent policy's training rows on the CPU (docs/method.md §13): the imitation samples of the
 // reference solvers' episodes, the policy's tokenizer, and GSPO rows of moves as a model batch.
+import { Rng } from '../../core/random.ts';
 import { SPECIAL_TOKENS, Tokenizer, trainBpe } from '../../core/tokenizer/index.ts';
-import { episodeSamples, fitPolicyPrompt, policyText, solveTask, type PolicyLayout, type PolicySample, type Task } from '../../envs/tasks/index.ts';
+import {
+  episodeSamples,
+  fitPolicyPrompt,
+  makeTaskEnv,
+  policyText,
+  runEpisode,
+  solveTask,
+  type PolicyLayout,
+  type PolicySample,
+  type Task,
+} from '../../envs/tasks/index.ts';
 
-/** Solver episodes of the train tasks as policy samples, each episode ending with a "done" sample (empty action). */
-export function imitationSamples(tasks: readonly Task[]): PolicySample[] {
+/**
+ * Episodes of the train tasks as policy samples, each episode ending with a "done" sample (empty
+ * action). By default every episode is the reference solver's. With `solverShare` below 1 the
+ * demonstrator errs as task play does: each task (by its id) is played by the solver with that
+ * chance, else by one of its family's near misses, so the imitated policy makes those mistakes
+ * too and RL has something to take out (docs/method.md §13).
+ */
+export function imitationSamples(tasks: readonly Task[], solverShare = 1): PolicySample[] {
+  if (!(solverShare >= 0 && solverShare <= 1)) throw new Error(`the solver's share of the imitation episodes must be between 0 and 1; got ${solverShare}`);
   const out: PolicySample[] = [];
   for (const t of tasks) {
-    const e = solveTask(t);
-    if (!e.verdict.success) continue;
-    out.push(...episodeSamples(e));
+    const misses = solverShare < 1 ? makeTaskEnv(t).nearMisses() : [];
+    const rng = new Rng(`imitation:${t.id}`);
+    const miss = misses.length && !rng.chance(solverShare) ? misses[rng.int(0, misses.length - 1)] : null;
+    const e = miss ? runEpisode(t, miss) : solveTask(t);
+    if (!miss && !e.verdict.success) continue;
+    // A near miss's actions are the targets even where the environment refused them (one cut short).
+    out.push(...episodeSamples(e, { onlyAccepted: !miss }));
     out.push({
       source: t.id,
       domain: t.domain,
