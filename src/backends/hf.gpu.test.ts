@@ -7,19 +7,10 @@ import { emptySystemPrompt } from '../core/schema/types.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import { filesFolder } from '../model/hf/files.ts';
 import { loadHfModel } from '../model/hf/load.ts';
+import { fixtureBytes } from '../gpu/testing/fixture.ts';
 import { openHfBackend } from './hf.ts';
 
-async function fixture(file: string): Promise<Uint8Array<ArrayBuffer>> {
-  const url = new URL(`../model/fixtures/hf/llama-chat/${file}`, import.meta.url);
-  if (url.protocol === 'file:') {
-    const fs = 'node:fs/promises';
-    const { readFile } = (await import(/* @vite-ignore */ fs)) as typeof import('node:fs/promises');
-    return new Uint8Array(await readFile(url));
-  }
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`fixture ${url}: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
+const fixture = (file: string) => fixtureBytes(new URL(`../model/fixtures/hf/llama-chat/${file}`, import.meta.url));
 
 const turn = (actions: string[], observations: string[]): TurnRequest => ({
   sample: { domain: 'terminal', systemPrompt: emptySystemPrompt(), history: [], action: actions.at(-1)! },

@@ -8,6 +8,7 @@ import { generateText } from '../core/backend.ts';
 import type { BenchRecord } from '../core/records.ts';
 import { openBenchBackend } from '../jobs/bench.ts';
 import { emptySystemPrompt } from '../core/schema/types.ts';
+import { fixtureBytes } from '../gpu/testing/fixture.ts';
 import { gpuRuntime } from '../gpu/testing/runtime.ts';
 import type { JobContext } from './context.ts';
 import { runHfInspectJob } from './hf.ts';
@@ -15,25 +16,15 @@ import type { HfFolderFile, HfFolderInfo } from './hfFolder.ts';
 import type { JobState } from '../jobs/protocol.ts';
 import { releasePlaygroundModel, runGenerateJob, type GenerateJobResult, type GenerateProgress } from '../jobs/playground.ts';
 
-async function fixtureBytes(folder: string, file: string): Promise<Uint8Array<ArrayBuffer>> {
-  const url = new URL(`../model/fixtures/hf/${folder}/${file}`, import.meta.url);
-  if (url.protocol === 'file:') {
-    const fs = 'node:fs/promises';
-    const { readFile } = (await import(/* @vite-ignore */ fs)) as typeof import('node:fs/promises');
-    return new Uint8Array(await readFile(url));
-  }
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`fixture ${url}: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
+const hfFixture = (folder: string, file: string) => fixtureBytes(new URL(`../model/fixtures/hf/${folder}/${file}`, import.meta.url));
 
 /** A fixture folder as the page posts it: File objects with paths under the folder's name. */
 async function picked(folder: string, names: string[]): Promise<HfFolderFile[]> {
-  return Promise.all(names.map(async (n) => ({ path: `${folder}/${n}`, file: new File([await fixtureBytes(folder, n)], n) })));
+  return Promise.all(names.map(async (n) => ({ path: `${folder}/${n}`, file: new File([await hfFixture(folder, n)], n) })));
 }
 
 async function json(folder: string, file: string) {
-  return JSON.parse(new TextDecoder().decode(await fixtureBytes(folder, file)));
+  return JSON.parse(new TextDecoder().decode(await hfFixture(folder, file)));
 }
 
 function fakeContext(rt: JobContext['rt']) {

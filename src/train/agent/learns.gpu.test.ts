@@ -11,23 +11,12 @@
 // Measured with these settings in Chromium and through `lwm agent train` on Dawn: 101 → 134 of
 // 256 (43 tasks gained, 10 lost), while the control fell to 49.
 import { describe, expect, it } from 'vitest';
+import { fixtureBytes } from '../../gpu/testing/fixture.ts';
 import { gpuRuntime } from '../../gpu/testing/runtime.ts';
 import { pairedOneSided } from './episodes.ts';
 import { AGENT_DEFAULTS, AgentSession, type AgentTrainSpec } from './run.ts';
 
-const FIXTURE = import.meta.glob('./fixtures/write-word-half-solver.safetensors', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
-
-async function policyBytes(): Promise<Uint8Array> {
-  const key = './fixtures/write-word-half-solver.safetensors';
-  if (typeof window === 'undefined') {
-    const fs = 'node:fs/promises';
-    const { readFile } = (await import(/* @vite-ignore */ fs)) as typeof import('node:fs/promises');
-    return new Uint8Array(await readFile(new URL(key, import.meta.url)));
-  }
-  const res = await fetch(FIXTURE[key]);
-  if (!res.ok) throw new Error(`fixture ${key}: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
+const POLICY = new URL('./fixtures/write-word-half-solver.safetensors', import.meta.url);
 
 const RL_STEPS = 8;
 const SPEC: AgentTrainSpec = {
@@ -55,7 +44,7 @@ describe('GSPO in the real environment (micro write_word agent)', () => {
   it('raises sampled held-out success beyond chance, against the policy before RL and against the shuffled-reward control', async () => {
     const rt = await gpuRuntime();
     const logs: string[] = [];
-    const session = await AgentSession.open(SPEC, { rt, log: (m) => logs.push(m), metric: () => {} }, await policyBytes());
+    const session = await AgentSession.open(SPEC, { rt, log: (m) => logs.push(m), metric: () => {} }, await fixtureBytes(POLICY));
     try {
       const before = await session.evaluate('start', 0);
       const start = await session.checkpoint();
