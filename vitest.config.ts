@@ -44,7 +44,7 @@ const CHROMIUM_ONLY = [
   'src/jobs/lost.gpu.test.ts',
   // The Sim RL experiment's arms, cut and resumed (the Sim RL panel runs it as a job in a page).
   'src/train/agent/experiment.gpu.test.ts',
-  // A micro agent's GSPO against its shuffled-reward control (about 3 minutes): a learning run,
+  // A micro agent's GSPO against its shuffled-reward control (about 2 minutes): a learning run,
   // here because the Dawn side is the longer of the two GPU projects.
   'src/train/agent/learns.gpu.test.ts',
   // Model parity: the reference GPT, the Hugging Face models, f16 weights, split bindings, LoRA,
